@@ -1,0 +1,20 @@
+#===- GAAddLibrary.cmake - helpers for ga libraries ----------------------===#
+
+# add_ga_library(name src... [DEPENDS tgt...] [LINK_LIBS lib...])
+#
+# A static library linked against libMLIR.so, exported in the GA CMake package
+# as GA::<name>.
+function(add_ga_library name)
+  cmake_parse_arguments(ARG "" "" "DEPENDS;LINK_LIBS" ${ARGN})
+  add_library(${name} STATIC ${ARG_UNPARSED_ARGUMENTS})
+  set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  target_include_directories(${name} PUBLIC
+    $<BUILD_INTERFACE:${GA_SOURCE_DIR}/include>
+    $<BUILD_INTERFACE:${GA_BINARY_DIR}/include>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  add_dependencies(${name} mlir-headers GAIncGen ${ARG_DEPENDS})
+  target_link_libraries(${name} PUBLIC ${ARG_LINK_LIBS} MLIR)
+  install(TARGETS ${name} EXPORT GATargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endfunction()

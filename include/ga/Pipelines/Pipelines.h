@@ -1,0 +1,72 @@
+//===- Pipelines.h - ga pass pipelines --------------------------*- C++ -*-===//
+//
+// Each pipeline is an options struct, a builder that adds its passes to a pass
+// manager, and a registration (`--ga-accumulate`, `--ga-lower-to-cpu`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GA_PIPELINES_PIPELINES_H
+#define GA_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace mlir::ga {
+
+//===----------------------------------------------------------------------===//
+// --ga-accumulate
+//===----------------------------------------------------------------------===//
+
+/// Options of the whole gradient-accumulation rewrite.
+struct AccumulatePipelineOptions
+    : public PassPipelineOptions<AccumulatePipelineOptions> {
+  PassOptions::Option<int64_t> microBatches{
+      *this, "micro-batches", llvm::cl::desc("Number of micro-batches N (>= 1)"),
+      llvm::cl::init(1)};
+  PassOptions::ListOption<std::string> funcNames{
+      *this, "func",
+      llvm::cl::desc("Functions to rewrite (default: every function with "
+                     "ga.batch arguments)")};
+  PassOptions::ListOption<std::string> batchArgs{
+      *this, "batch-args",
+      llvm::cl::desc("Per-sample arguments as `index` or `index:dim`, for "
+                     "input without ga.batch attributes")};
+  PassOptions::Option<bool> allowGhostBatch{
+      *this, "allow-ghost-batch",
+      llvm::cl::desc("Accept batch-coupled statistics computed per "
+                     "micro-batch (inexact; a warning)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<std::string> accumulatorType{
+      *this, "accumulator-type",
+      llvm::cl::desc("Float type (f32, f64) in which narrower float "
+                     "reductions are accumulated"),
+      llvm::cl::init("")};
+  PassOptions::Option<bool> dynamicMicroBatches{
+      *this, "dynamic-micro-batches",
+      llvm::cl::desc("Append an index argument holding N at run time"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> fuse{
+      *this, "fuse",
+      llvm::cl::desc("Fuse accumulation into the producers of partial "
+                     "results"),
+      llvm::cl::init(true)};
+};
+
+/// Adds the rewrite: [mark batch args], check the contract, micro-batch loop,
+/// fuse accumulation, expand the remaining accumulations, clean up.
+void buildAccumulatePipeline(OpPassManager &pm,
+                             const AccumulatePipelineOptions &options);
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+/// Registers every ga pipeline with the global pass registry.
+void registerGAPipelines();
+
+} // namespace mlir::ga
+
+#endif // GA_PIPELINES_PIPELINES_H

@@ -1,0 +1,90 @@
+//===- GADialect.cpp - the ga dialect -------------------------------------===//
+
+#include "ga/IR/GADialect.h"
+#include "ga/IR/GAOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::ga;
+
+#include "ga/IR/GADialect.cpp.inc"
+#include "ga/IR/GAEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "ga/IR/GAAttrs.cpp.inc"
+
+void GADialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "ga/IR/GAOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "ga/IR/GAAttrs.cpp.inc"
+      >();
+}
+
+/// Verifies the argument attributes `ga.batch`, `ga.init` and `ga.range`.
+LogicalResult GADialect::verifyRegionArgAttribute(Operation *op,
+                                                  unsigned regionIndex,
+                                                  unsigned argIndex,
+                                                  NamedAttribute attribute) {
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (!fn || regionIndex != 0)
+    return op->emitOpError() << "'" << attribute.getName()
+                             << "' is only valid on function arguments";
+  Type argType = fn.getArgumentTypes()[argIndex];
+  StringRef name = attribute.getName().strref();
+  auto located = [&]() {
+    return op->emitOpError() << "argument #" << argIndex << ": ";
+  };
+
+  if (name == getBatchAttrName()) {
+    auto dim = dyn_cast<IntegerAttr>(attribute.getValue());
+    if (!dim || !dim.getType().isInteger(64))
+      return located() << "'" << name << "' must be an i64 dimension index";
+    auto tensorType = dyn_cast<RankedTensorType>(argType);
+    if (!tensorType || tensorType.getRank() == 0)
+      return located() << "'" << name
+                       << "' needs a ranked tensor of rank >= 1, got "
+                       << argType;
+    int64_t d = dim.getInt();
+    if (d < 0 || d >= tensorType.getRank())
+      return located() << "batch dimension " << d << " is out of range for "
+                       << tensorType;
+    return success();
+  }
+  if (name == getInitAttrName()) {
+    auto kind = dyn_cast<StringAttr>(attribute.getValue());
+    if (!kind || !llvm::is_contained({"normal", "uniform", "positive", "mask",
+                                      "zeros", "ones"},
+                                     kind.getValue()))
+      return located() << "'" << name
+                       << "' must be one of \"normal\", \"uniform\", "
+                          "\"positive\", \"mask\", \"zeros\", \"ones\"";
+    return success();
+  }
+  if (name == getRangeAttrName()) {
+    auto range = dyn_cast<ArrayAttr>(attribute.getValue());
+    auto isNumber = [](Attribute a) {
+      return isa<IntegerAttr, FloatAttr>(a);
+    };
+    if (!range || range.size() != 2 || !isNumber(range[0]) ||
+        !isNumber(range[1]))
+      return located() << "'" << name << "' must be [lo, hi] with two numbers";
+    auto asDouble = [](Attribute a) {
+      if (auto i = dyn_cast<IntegerAttr>(a))
+        return static_cast<double>(i.getValue().getSExtValue());
+      return cast<FloatAttr>(a).getValueAsDouble();
+    };
+    if (!(asDouble(range[0]) < asDouble(range[1])))
+      return located() << "'" << name << "' must have lo < hi";
+    return success();
+  }
+  return op->emitOpError() << "unknown ga argument attribute '" << name << "'";
+}

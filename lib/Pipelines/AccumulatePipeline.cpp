@@ -1,0 +1,32 @@
+//===- AccumulatePipeline.cpp - the --ga-accumulate pipeline --------------===//
+
+#include "ga/Pipelines/Pipelines.h"
+#include "ga/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+using namespace mlir::ga;
+
+template <typename ListT>
+static SmallVector<std::string> toVector(const ListT &list) {
+  return SmallVector<std::string>(list.begin(), list.end());
+}
+
+//===----------------------------------------------------------------------===//
+// Pipeline implementation
+//===----------------------------------------------------------------------===//
+
+void mlir::ga::buildAccumulatePipeline(
+    OpPassManager &pm, const AccumulatePipelineOptions &options) {
+  if (!options.batchArgs.empty()) {
+    MarkBatchArgsOptions mark;
+    mark.funcNames = toVector(options.funcNames);
+    mark.batchArgs = toVector(options.batchArgs);
+    pm.addPass(createMarkBatchArgs(mark));
+  }
+  if (options.fuse)
+    pm.addPass(createFuseAccumulation());
+  pm.addPass(createExpandAccumulate());
+  pm.addNestedPass<func::FuncOp>(createCleanupMicroBatchLoops());
+}

@@ -1,0 +1,57 @@
+//===- CleanupMicroBatchLoops.cpp - dead code and loop invariants ---------===//
+
+#include "ga/Transforms/Passes.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+
+namespace mlir::ga {
+#define GEN_PASS_DEF_CLEANUPMICROBATCHLOOPS
+#include "ga/Transforms/Passes.h.inc"
+} // namespace mlir::ga
+
+using namespace mlir;
+using namespace mlir::ga;
+
+namespace {
+/// Erases trivially dead ops in `block` and, recursively, in the regions of
+/// its ops. Walking each block backwards erases whole dead chains in one
+/// sweep: users are visited before their producers.
+static int64_t eraseDeadOps(Block &block) {
+  int64_t erased = 0;
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block))) {
+    if (isOpTriviallyDead(&op)) {
+      op.erase();
+      ++erased;
+      continue;
+    }
+    for (Region &region : op.getRegions())
+      for (Block &nested : region)
+        erased += eraseDeadOps(nested);
+  }
+  return erased;
+}
+
+struct CleanupMicroBatchLoopsPass
+    : public ga::impl::CleanupMicroBatchLoopsBase<
+          CleanupMicroBatchLoopsPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isDeclaration())
+      return;
+    int64_t erased = 0;
+    for (Block &block : func.getBody())
+      erased += eraseDeadOps(block);
+    // Hoist from inner loops first, so that invariants bubble outwards.
+    int64_t hoisted = 0;
+    func.walk<WalkOrder::PostOrder>([&](scf::ForOp loop) {
+      hoisted += moveLoopInvariantCode(
+          cast<LoopLikeOpInterface>(loop.getOperation()));
+    });
+    for (Block &block : func.getBody())
+      erased += eraseDeadOps(block);
+    numErased += erased;
+    numHoisted += hoisted;
+  }
+};
+} // namespace

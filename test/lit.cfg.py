@@ -1,0 +1,48 @@
+# -*- Python -*-
+# lit configuration of the ga-mlir test suite.
+
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "GA"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py",
+                   "Inputs", "consumer"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.ga_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%mlir_lib_dir", config.mlir_lib_dir))
+config.substitutions.append(("%ga_src_root", config.ga_src_root))
+config.substitutions.append(("%ga_obj_root", config.ga_obj_root))
+config.substitutions.append(
+    ("%mlir_runner_libs",
+     ",".join(os.path.join(config.mlir_lib_dir, lib) for lib in
+              ["libmlir_c_runner_utils.so", "libmlir_runner_utils.so"])))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.ga_tools_dir, config.llvm_tools_dir]
+tools = [
+    "ga-opt",
+    "ga-verify",
+    ToolSubst("mlir-runner", unresolved="ignore"),
+    ToolSubst("mlir-translate", unresolved="ignore"),
+    ToolSubst("llc", unresolved="ignore"),
+    ToolSubst("clang", unresolved="ignore"),
+]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.ga_tools_dir, append_path=True)
+
+# Optional features: tests that need them are skipped where they are absent.
+if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("ptxas")
+if shutil.which("mpirun.mpich"):
+    config.available_features.add("mpich")
