@@ -82,6 +82,56 @@ bool mlir::ga::isNeutralElement(vector::CombiningKind kind,
   return false;
 }
 
+TypedAttr mlir::ga::getNeutralElement(vector::CombiningKind kind,
+                                     Type elementType) {
+  if (!isCombiningKindValidFor(kind, elementType))
+    return {};
+  using vector::CombiningKind;
+  if (auto floatType = dyn_cast<FloatType>(elementType)) {
+    const llvm::fltSemantics &sem = floatType.getFloatSemantics();
+    switch (kind) {
+    case CombiningKind::ADD:
+      return FloatAttr::get(floatType, APFloat::getZero(sem));
+    case CombiningKind::MUL:
+      return FloatAttr::get(floatType, APFloat::getOne(sem));
+    case CombiningKind::MAXNUMF:
+    case CombiningKind::MAXIMUMF:
+      return FloatAttr::get(floatType, APFloat::getInf(sem, /*Negative=*/true));
+    case CombiningKind::MINNUMF:
+    case CombiningKind::MINIMUMF:
+      return FloatAttr::get(floatType, APFloat::getInf(sem));
+    default:
+      return {};
+    }
+  }
+  unsigned width = elementType.isIndex() ? 64 : elementType.getIntOrFloatBitWidth();
+  APInt value;
+  switch (kind) {
+  case CombiningKind::ADD:
+  case CombiningKind::OR:
+  case CombiningKind::XOR:
+  case CombiningKind::MAXUI:
+    value = APInt::getZero(width);
+    break;
+  case CombiningKind::MUL:
+    value = APInt(width, 1);
+    break;
+  case CombiningKind::AND:
+  case CombiningKind::MINUI:
+    value = APInt::getAllOnes(width);
+    break;
+  case CombiningKind::MAXSI:
+    value = APInt::getSignedMinValue(width);
+    break;
+  case CombiningKind::MINSI:
+    value = APInt::getSignedMaxValue(width);
+    break;
+  default:
+    return {};
+  }
+  return IntegerAttr::get(elementType, value);
+}
+
 //===----------------------------------------------------------------------===//
 // AccumulateOp
 //===----------------------------------------------------------------------===//

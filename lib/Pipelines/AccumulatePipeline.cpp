@@ -25,6 +25,20 @@ void mlir::ga::buildAccumulatePipeline(
     mark.batchArgs = toVector(options.batchArgs);
     pm.addPass(createMarkBatchArgs(mark));
   }
+  CheckTrainingStepOptions check;
+  check.microBatches = options.microBatches;
+  check.funcNames = toVector(options.funcNames);
+  check.allowGhostBatch = options.allowGhostBatch;
+  pm.addPass(createCheckTrainingStep(check));
+
+  MicroBatchOptions rewrite;
+  rewrite.microBatches = options.microBatches;
+  rewrite.funcNames = toVector(options.funcNames);
+  rewrite.allowGhostBatch = options.allowGhostBatch;
+  rewrite.accumulatorType = options.accumulatorType;
+  rewrite.dynamicMicroBatches = options.dynamicMicroBatches;
+  pm.addPass(createMicroBatch(rewrite));
+
   if (options.fuse)
     pm.addPass(createFuseAccumulation());
   pm.addPass(createExpandAccumulate());

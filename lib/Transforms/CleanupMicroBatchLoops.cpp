@@ -2,6 +2,7 @@
 
 #include "ga/Transforms/Passes.h"
 
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
@@ -46,7 +47,19 @@ struct CleanupMicroBatchLoopsPass
     int64_t hoisted = 0;
     func.walk<WalkOrder::PostOrder>([&](scf::ForOp loop) {
       hoisted += moveLoopInvariantCode(
-          cast<LoopLikeOpInterface>(loop.getOperation()));
+          &loop.getRegion(),
+          [&](Value value, Region *) {
+            return loop.isDefinedOutsideOfLoop(value);
+          },
+          [&](Operation *op, Region *) {
+            // Destination-style ops stay: a hoisted `linalg.fill` would be
+            // copied into a fresh buffer on every iteration after
+            // bufferization instead of being written in place.
+            return isMemoryEffectFree(op) &&
+                   !isa<DestinationStyleOpInterface>(op) &&
+                   op->getNumRegions() == 0;
+          },
+          [&](Operation *op, Region *) { loop.moveOutOfLoop(op); });
     });
     for (Block &block : func.getBody())
       erased += eraseDeadOps(block);

@@ -1,11 +1,11 @@
 //===- FuseAccumulation.cpp - accumulate inside the producer --------------===//
 
+#include "ga/Analysis/Reductions.h"
 #include "ga/IR/GAOps.h"
 #include "ga/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::ga {
@@ -18,41 +18,15 @@ using namespace mlir::ga;
 
 namespace {
 
-/// Whether `value` is a tensor filled with the neutral element of `kind`.
-static bool isNeutralTensor(Value value, vector::CombiningKind kind) {
-  Attribute element;
-  if (auto fill = value.getDefiningOp<linalg::FillOp>()) {
-    if (!matchPattern(fill.getInputs()[0], m_Constant(&element)))
-      return false;
-  } else {
-    DenseElementsAttr dense;
-    if (!matchPattern(value, m_Constant(&dense)) || !dense.isSplat())
-      return false;
-    element = dense.getSplatValue<Attribute>();
-  }
-  return isNeutralElement(kind, element);
-}
-
-/// The op combining the output block argument of `result` with the value
-/// yielded for it, if it has kind `kind` and nothing else reads the argument
-/// or the combined value: then the output's init can be replaced by any
-/// accumulator of that kind.
+/// The combiner of `result` in `op`, if it has kind `kind`: then the
+/// output's init can be replaced by any accumulator of that kind.
 static Operation *getFusableCombiner(linalg::LinalgOp op, OpResult result,
                                      vector::CombiningKind kind) {
-  OpOperand *init = op.getDpsInitOperand(result.getResultNumber());
-  BlockArgument outArg = op.getMatchingBlockArgument(init);
-  auto yield = cast<linalg::YieldOp>(op.getBlock()->getTerminator());
-  Operation *combiner =
-      yield.getOperand(result.getResultNumber()).getDefiningOp();
-  if (!combiner || combiner->getBlock() != op.getBlock() ||
-      combiner->getNumOperands() != 2 || !outArg.hasOneUse() ||
-      *outArg.getUsers().begin() != combiner || !combiner->hasOneUse())
+  std::optional<vector::CombiningKind> actual =
+      getCombinerKind(op, result.getResultNumber());
+  if (!actual || *actual != kind)
     return nullptr;
-  std::optional<vector::CombiningKind> combinerKind =
-      linalg::getCombinerOpKind(combiner);
-  if (!combinerKind || *combinerKind != kind)
-    return nullptr;
-  return combiner;
+  return matchCombiner(op, result.getResultNumber());
 }
 
 struct FuseAccumulationPass

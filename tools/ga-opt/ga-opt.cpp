@@ -22,6 +22,7 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::ga::registerAllGAPasses();
   mlir::ga::registerAllGAPipelines();
+  mlir::ga::test::registerTestGAPasses();
 
 
   mlir::DialectRegistry registry;

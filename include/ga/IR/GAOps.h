@@ -25,6 +25,10 @@ bool isCombiningKindValidFor(vector::CombiningKind kind, Type elementType);
 /// Whether combining `element` into any value with `kind` leaves that value
 /// unchanged (0 for add, -inf for max, all ones for and, ...).
 bool isNeutralElement(vector::CombiningKind kind, Attribute element);
+
+/// The neutral element of `kind` on `elementType` (0 for add, -inf for
+/// maxnumf, ...), or null if `kind` is not defined on that type.
+TypedAttr getNeutralElement(vector::CombiningKind kind, Type elementType);
 } // namespace mlir::ga
 
 #endif // GA_IR_GAOPS_H

@@ -42,6 +42,149 @@ def MarkBatchArgs : Pass<"ga-mark-batch-args", "ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// CheckTrainingStep
+//===----------------------------------------------------------------------===//
+
+def CheckTrainingStep : Pass<"ga-check-training-step", "ModuleOp"> {
+  let summary = "Check that training steps can be split into micro-batches "
+                "exactly";
+  let description = [{
+    Enforces the training-step contract (docs/TrainingStepContract.md) on every
+    function selected by `func` (default: every function with a `ga.batch`
+    argument) and reports every violation at its location, without changing
+    the IR:
+
+    * the per-sample arguments agree on the batch size, and `micro-batches`
+      does not exceed a static batch size;
+    * every op that touches per-sample values is one the batch-dependence
+      analysis understands (no unknown calls, side effects or unregistered
+      ops in the per-sample region);
+    * no statistic reduced over the batch flows back into per-sample math
+      (batch coupling, e.g. BatchNorm), unless it depends on data only (then
+      it is computed exactly in a pre-loop) or `allow-ghost-batch` is set
+      (then it is a warning);
+    * samples are not mixed by indexing (slicing, padding or concatenating
+      along the batch dimension).
+
+    A function that passes this check is rewritten by `--ga-micro-batch`
+    without further errors. Example of a refusal:
+
+    ```mlir
+    %mean = linalg.reduce ins(%h : tensor<32x8xf32>) ... dimensions = [0]
+    // error: batch coupling: per-sample computation uses a statistic reduced
+    //        over the whole batch; micro-batches would see different values
+    // note:  the statistic is reduced over the batch here
+    %c = linalg.sub ins(%h, %mean_b : ...)
+    ```
+  }];
+  let options = [
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
+           "Number of micro-batches the step will be split into">,
+    ListOption<"funcNames", "func", "std::string",
+               "Functions to check (default: every function with ga.batch "
+               "arguments)">,
+    Option<"allowGhostBatch", "allow-ghost-batch", "bool", /*default=*/"false",
+           "Accept batch coupling as per-micro-batch statistics (a warning)">
+  ];
+  let dependentDialects = ["ga::GADialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// MicroBatch
+//===----------------------------------------------------------------------===//
+
+def MicroBatch : Pass<"ga-micro-batch", "ModuleOp"> {
+  let summary = "Rewrite a training step into a loop over micro-batches";
+  let description = [{
+    The heart of gradient accumulation. Using the batch-dependence analysis
+    (uniform / batched(d) / reduced(kind) values), the pass splits each
+    selected function into:
+
+    1. the uniform part (independent of the batch), left before the loop;
+    2. one `scf.for` over `micro-batches` micro-batches that slices every
+       per-sample argument with `tensor.extract_slice`, recomputes the
+       per-sample part at micro-batch size and combines every reduction over
+       the batch into a loop-carried accumulator with `ga.accumulate`
+       (initialised with the reduction's original init, so any init is exact);
+    3. everything computed from reductions (loss normalization, gradient
+       clipping, collectives, the optimizer) after the loop, unchanged.
+
+    Exactness rules: `tensor.dim` of the batch dimension is the full batch size
+    wherever it is used as a number and the micro-batch size where it shapes a
+    tensor; `linalg.index` along the batch is offset by the micro-batch start;
+    reductions over the batch that only depend on per-sample *data* (token
+    counts of a padding mask) but feed back into per-sample math are computed
+    exactly in an earlier loop ("statistics loop"); a batch size that
+    `micro-batches` does not divide is split into micro-batches of sizes
+    ceil(B/N) and floor(B/N) (two loops when shapes are static, one loop with
+    dynamic sizes otherwise); per-sample results are assembled with
+    `tensor.insert_slice`. Anything else that would not be exact is refused
+    with a located error (see `--ga-check-training-step`).
+
+    Before:
+
+    ```mlir
+    func.func @step(%w: tensor<4x2xf32>, %x: tensor<8x4xf32> {ga.batch = 0 : i64})
+        -> tensor<4x2xf32> {
+      %dy = ... : tensor<8x2xf32>                       // per-sample
+      %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x2xf32>) -> tensor<4x2xf32>
+      %dw = linalg.matmul ins(%xt, %dy : tensor<4x8xf32>, tensor<8x2xf32>)
+                          outs(%z : tensor<4x2xf32>) -> tensor<4x2xf32>
+      %w2 = ... %w, %dw ...                             // optimizer
+      return %w2 : tensor<4x2xf32>
+    }
+    ```
+
+    After (`--ga-micro-batch=micro-batches=4`):
+
+    ```mlir
+    %acc = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %z) -> (tensor<4x2xf32>) {
+      %off = arith.muli %i, %c2 : index
+      %xs = tensor.extract_slice %x[%off, 0] [2, 4] [1, 1] : tensor<8x4xf32> to tensor<2x4xf32>
+      ...
+      %pz = linalg.fill ins(%c0 : f32) outs(%pe : tensor<4x2xf32>) -> tensor<4x2xf32>
+      %p = linalg.matmul ins(%xst, %dys : tensor<4x2xf32>, tensor<2x2xf32>)
+                         outs(%pz : tensor<4x2xf32>) -> tensor<4x2xf32>
+      %a2 = ga.accumulate <add> %p into %a : tensor<4x2xf32> into tensor<4x2xf32>
+      scf.yield %a2 : tensor<4x2xf32>
+    }
+    %w2 = ... %w, %acc ...
+    ```
+  }];
+  let options = [
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
+           "Number of micro-batches N (>= 1)">,
+    ListOption<"funcNames", "func", "std::string",
+               "Functions to rewrite (default: every function with ga.batch "
+               "arguments)">,
+    Option<"allowGhostBatch", "allow-ghost-batch", "bool", /*default=*/"false",
+           "Compute batch-coupled statistics per micro-batch (inexact; warns)">,
+    Option<"accumulatorType", "accumulator-type", "std::string",
+           /*default=*/"\"\"",
+           "Float type (f32, f64) in which narrower float reductions are "
+           "accumulated; empty keeps each reduction's own type">,
+    Option<"dynamicMicroBatches", "dynamic-micro-batches", "bool",
+           /*default=*/"false",
+           "Append an `index` argument holding N at run time (>= 1); "
+           "`micro-batches` is then ignored">
+  ];
+  let statistics = [
+    Statistic<"numFunctions", "functions", "Functions rewritten">,
+    Statistic<"numLoops", "loops", "Micro-batch loops created">,
+    Statistic<"numStatisticLoops", "statistics-loops",
+              "Loops created for data-only statistics">,
+    Statistic<"numAccumulators", "accumulators",
+              "Loop-carried accumulators">,
+    Statistic<"numPerSampleOps", "per-sample-ops",
+              "Per-sample ops placed in a loop body">
+  ];
+  let dependentDialects = [
+    "ga::GADialect", "scf::SCFDialect", "tensor::TensorDialect",
+    "arith::ArithDialect", "linalg::LinalgDialect", "cf::ControlFlowDialect"
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // FuseAccumulation
 //===----------------------------------------------------------------------===//
 
@@ -132,7 +275,9 @@ def CleanupMicroBatchLoops : Pass<"ga-cleanup", "func::FuncOp"> {
     whole `--ga-accumulate` pipeline costs less than a canonicalization of the
     same IR: it erases ops whose results became unused (the full-batch inits
     that the loop re-creates at micro-batch size, for example) and hoists
-    loop-invariant side-effect-free ops out of every `scf.for`.
+    loop-invariant side-effect-free ops out of every `scf.for`, except
+    destination-style ops (a hoisted `linalg.fill` would be copied on every
+    iteration after bufferization instead of being written in place).
 
     Before:
 

@@ -1,0 +1,38 @@
+//===- CheckTrainingStep.cpp - the training-step contract -----------------===//
+
+#include "ga/Analysis/BatchDependence.h"
+#include "ga/Transforms/Passes.h"
+
+namespace mlir::ga {
+#define GEN_PASS_DEF_CHECKTRAININGSTEP
+#include "ga/Transforms/Passes.h.inc"
+} // namespace mlir::ga
+
+using namespace mlir;
+using namespace mlir::ga;
+
+namespace {
+struct CheckTrainingStepPass
+    : public ga::impl::CheckTrainingStepBase<CheckTrainingStepPass> {
+  using CheckTrainingStepBase::CheckTrainingStepBase;
+
+  void runOnOperation() override {
+    FailureOr<SmallVector<func::FuncOp>> steps =
+        collectTrainingSteps(getOperation(), funcNames);
+    if (failed(steps))
+      return signalPassFailure();
+    // Check every step, so that one run reports every problem.
+    bool ok = true;
+    BatchDependence::Options options;
+    options.allowGhostBatch = allowGhostBatch;
+    for (func::FuncOp func : *steps) {
+      BatchDependence analysis(func, options);
+      ok &= analysis.succeeded();
+      ok &= succeeded(checkMicroBatchCount(analysis, microBatches));
+    }
+    if (!ok)
+      signalPassFailure();
+    markAllAnalysesPreserved();
+  }
+};
+} // namespace
