@@ -2,8 +2,9 @@
 
 # add_ga_library(name src... [DEPENDS tgt...] [LINK_LIBS lib...])
 #
-# A static library linked against libMLIR.so, exported in the GA CMake package
-# as GA::<name>.
+# A static library linked against libMLIR.so (and libLLVM.so, which its users
+# need for the LLVM symbols our code references directly), exported in the GA
+# CMake package as GA::<name>.
 function(add_ga_library name)
   cmake_parse_arguments(ARG "" "" "DEPENDS;LINK_LIBS" ${ARGN})
   add_library(${name} STATIC ${ARG_UNPARSED_ARGUMENTS})
@@ -13,7 +14,8 @@ function(add_ga_library name)
     $<BUILD_INTERFACE:${GA_BINARY_DIR}/include>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   add_dependencies(${name} mlir-headers GAIncGen ${ARG_DEPENDS})
-  target_link_libraries(${name} PUBLIC ${ARG_LINK_LIBS} MLIR)
+  target_link_libraries(${name} PUBLIC ${ARG_LINK_LIBS} MLIR LLVM)
+  target_compile_features(${name} PUBLIC cxx_std_17)
   install(TARGETS ${name} EXPORT GATargets
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -11,8 +11,9 @@ from lit.llvm.subst import ToolSubst
 config.name = "GA"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
+# test/consumer and test/python pick their own suffixes (lit.local.cfg).
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py",
-                   "Inputs", "consumer"]
+                   "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.ga_obj_root, "test")
 

@@ -1,0 +1,145 @@
+//===- Registration.cpp - C API of ga-mlir --------------------------------===//
+//
+// Implements include/ga-c/Registration.h on top of the C++ registration
+// functions of ga/InitAllGA.h and upstream's InitAll*.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ga-c/Registration.h"
+
+#include "ga/IR/GADialect.h"
+#include "ga/InitAllGA.h"
+
+#include "mlir/CAPI/IR.h"
+#include "mlir/CAPI/Registration.h"
+#include "mlir/CAPI/Support.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <mutex>
+#include <string>
+
+using namespace mlir;
+
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(GA, ga, mlir::ga::GADialect)
+
+void mlirGARegisterDialect(MlirDialectRegistry registry) {
+  ga::registerAllGADialects(*unwrap(registry));
+}
+
+void mlirGARegisterAllDialects(MlirDialectRegistry registry) {
+  DialectRegistry &reg = *unwrap(registry);
+  registerAllDialects(reg);
+  registerAllExtensions(reg);
+  registerAllToLLVMIRTranslations(reg);
+  ga::registerAllGADialects(reg);
+}
+
+void mlirGARegisterPasses(void) { ga::registerAllGAPasses(); }
+
+void mlirGARegisterPipelines(void) { ga::registerAllGAPipelines(); }
+
+void mlirGARegisterAllPasses(void) {
+  // The global pass registry rejects a second registration of a name, so
+  // register once per process.
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerAllPasses();
+    ga::registerAllGAPasses();
+    ga::registerAllGAPipelines();
+  });
+}
+
+/// Parses `text` into `pm`: anchored (`builtin.module(...)`) or as a list of
+/// passes and pipelines that runs on the module.
+static LogicalResult parsePipeline(StringRef text, PassManager &pm,
+                                   llvm::raw_ostream &errors) {
+  text = text.trim();
+  if (text.empty())
+    return success();
+  if (!text.starts_with(ModuleOp::getOperationName().str() + "("))
+    return parsePassPipeline(text, pm, errors);
+  FailureOr<OpPassManager> parsed = parsePassPipeline(text, errors);
+  if (failed(parsed))
+    return failure();
+  static_cast<OpPassManager &>(pm) = std::move(*parsed);
+  return success();
+}
+
+namespace {
+/// Renders one diagnostic like ga-opt does (location, source line, caret,
+/// notes) into the stream it was created with.
+struct DiagnosticRenderer : public SourceMgrDiagnosticHandler {
+  using SourceMgrDiagnosticHandler::emitDiagnostic;
+  using SourceMgrDiagnosticHandler::SourceMgrDiagnosticHandler;
+};
+} // namespace
+
+MlirLogicalResult mlirGARunPipeline(MlirStringRef input, MlirStringRef pipeline,
+                                    MlirStringCallback outputCallback,
+                                    MlirStringCallback diagnosticCallback,
+                                    void *userData) {
+  mlirGARegisterAllPasses();
+
+  DialectRegistry registry;
+  mlirGARegisterAllDialects(wrap(&registry));
+  MLIRContext context(registry);
+  // The diagnostics are for the caller, not for debugging ga-mlir: no dump of
+  // the operation under every diagnostic (ga-opt's default).
+  context.printOpOnDiagnostic(false);
+
+  // Every diagnostic is rendered and handed to the caller one at a time.
+  auto sourceMgr = std::make_shared<llvm::SourceMgr>();
+  sourceMgr->AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(unwrap(input), "<input>"),
+      llvm::SMLoc());
+  std::string rendered;
+  llvm::raw_string_ostream renderedStream(rendered);
+  DiagnosticRenderer renderer(*sourceMgr, &context, renderedStream);
+  auto report = [&](StringRef text) {
+    if (diagnosticCallback)
+      diagnosticCallback(wrap(text), userData);
+  };
+  ScopedDiagnosticHandler forwarder(&context, [&](Diagnostic &diag) {
+    rendered.clear();
+    renderer.emitDiagnostic(diag);
+    report(rendered);
+    return success();
+  });
+
+  PassManager pm(&context, ModuleOp::getOperationName());
+  std::string pipelineErrors;
+  llvm::raw_string_ostream pipelineErrorStream(pipelineErrors);
+  if (failed(parsePipeline(unwrap(pipeline), pm, pipelineErrorStream))) {
+    report("error: invalid pass pipeline '" + unwrap(pipeline).str() +
+           "': " + pipelineErrors);
+    return mlirLogicalResultFailure();
+  }
+
+  ParserConfig config(&context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
+  if (!module)
+    return mlirLogicalResultFailure();
+  if (failed(pm.run(*module)))
+    return mlirLogicalResultFailure();
+
+  if (outputCallback) {
+    std::string output;
+    llvm::raw_string_ostream outputStream(output);
+    module->print(outputStream);
+    outputCallback(wrap(StringRef(output)), userData);
+  }
+  return mlirLogicalResultSuccess();
+}
