@@ -241,15 +241,25 @@ void BatchDependence::visit(Operation *op) {
                  "ops, tensor ops and elementwise arith/math ops";
     return;
   }
+  if (isa<AllReduceOp>(op)) {
+    error(op) << "all-reduce of a per-sample value: reduce over the batch "
+                 "before synchronizing across ranks";
+    return;
+  }
+  if (!op->isRegistered()) {
+    error(op) << "unregistered op '" << op->getName()
+              << "' on per-sample values cannot be analyzed";
+    return;
+  }
+  if (isa<CallOpInterface>(op)) {
+    error(op) << "call on per-sample values cannot be analyzed; inline the "
+                 "callee first (for example with --inline)";
+    return;
+  }
   if (!isMemoryEffectFree(op)) {
     error(op) << "op with side effects on per-sample values: '"
               << op->getName()
               << "' cannot be split into micro-batches";
-    return;
-  }
-  if (isa<AllReduceOp>(op)) {
-    error(op) << "all-reduce of a per-sample value: reduce over the batch "
-                 "before synchronizing across ranks";
     return;
   }
   if (isa<tensor::TensorDialect>(op->getDialect()))
@@ -271,11 +281,6 @@ void BatchDependence::visit(Operation *op) {
   }
   if (OpTrait::hasElementwiseMappableTraits(op))
     return visitElementwise(op);
-  if (auto call = dyn_cast<CallOpInterface>(op)) {
-    error(op) << "call on per-sample values cannot be analyzed; inline the "
-                 "callee first (for example with --inline)";
-    return;
-  }
   error(op) << "'" << op->getName()
             << "' on per-sample values is not understood by the batch "
                "analysis (supported: linalg ops, tensor ops, elementwise "

@@ -27,8 +27,8 @@ struct CheckTrainingStepPass
     options.allowGhostBatch = allowGhostBatch;
     for (func::FuncOp func : *steps) {
       BatchDependence analysis(func, options);
-      ok &= analysis.succeeded();
-      ok &= succeeded(checkMicroBatchCount(analysis, microBatches));
+      ok &= analysis.succeeded() &&
+            succeeded(checkMicroBatchCount(analysis, microBatches));
     }
     if (!ok)
       signalPassFailure();

@@ -645,13 +645,11 @@ SmallVector<Accumulator> StepRewriter::makeAccumulators(const LevelPlan &plan) {
     acc.assembled = value;
     BatchClass cls = analysis.getClass(value);
     auto type = cast<RankedTensorType>(value.getType());
-    SmallVector<OpFoldResult> sizes;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      sizes.push_back(d == cls.dim ? OpFoldResult(getFullExtent(cls.factor))
-                                   : builder.getIndexAttr(type.getDimSize(d)));
-    Value empty = tensor::EmptyOp::create(builder, loc(), sizes,
-                                          type.getElementType());
-    acc.init = tensor::CastOp::create(builder, loc(), type, empty);
+    SmallVector<Value> dynamicSizes;
+    if (type.isDynamicDim(cls.dim))
+      dynamicSizes.push_back(getFullExtent(cls.factor));
+    acc.init = tensor::EmptyOp::create(builder, loc(), type.getShape(),
+                                       type.getElementType(), dynamicSizes);
     accs.push_back(acc);
   }
   numAccumulators += accs.size();
@@ -883,7 +881,7 @@ struct MicroBatchPass : public ga::impl::MicroBatchBase<MicroBatchPass> {
     if (!dynamicMicroBatches && microBatches < 1) {
       module.emitError() << "ga-micro-batch: micro-batches must be at least "
                             "1, got "
-                         << microBatches;
+                         << static_cast<int64_t>(microBatches);
       return signalPassFailure();
     }
     if (!accumulatorType.empty()) {

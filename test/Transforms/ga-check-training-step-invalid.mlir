@@ -1,0 +1,187 @@
+// RUN: ga-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect \
+// RUN:   -ga-check-training-step="micro-batches=4"
+
+// BatchNorm: the batch mean (depends on the weights) normalizes every sample.
+func.func @batchnorm(%w: tensor<3x3xf32>, %x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<f32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x3xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<8x3xf32>) -> tensor<8x3xf32>
+  %h = linalg.matmul ins(%x, %w : tensor<8x3xf32>, tensor<3x3xf32>) outs(%z : tensor<8x3xf32>) -> tensor<8x3xf32>
+  %e3 = tensor.empty() : tensor<3xf32>
+  // expected-note @+1 {{the value is reduced over the batch here}}
+  %sum = linalg.reduce { arith.addf } ins(%h : tensor<8x3xf32>) outs(%e3 : tensor<3xf32>) dimensions = [0]
+  %mb = linalg.broadcast ins(%sum : tensor<3xf32>) outs(%e : tensor<8x3xf32>) dimensions = [0]
+  // expected-error @+2 {{batch coupling: per-sample computation uses a value reduced over the whole batch}}
+  // expected-note @+1 {{it depends on parameters, so it cannot be computed in a pre-loop}}
+  %c = linalg.sub ins(%h, %mb : tensor<8x3xf32>, tensor<8x3xf32>) outs(%e : tensor<8x3xf32>) -> tensor<8x3xf32>
+  %s0 = tensor.empty() : tensor<f32>
+  %l = linalg.reduce { arith.addf } ins(%c : tensor<8x3xf32>) outs(%s0 : tensor<f32>) dimensions = [0, 1]
+  return %l : tensor<f32>
+}
+
+// -----
+
+// In-batch similarities pair every sample with every other.
+func.func @contrastive(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<8x8xf32> {
+  %e = tensor.empty() : tensor<8x8xf32>
+  // expected-error @+1 {{batch coupling: operands #0 and #1 are per-sample along different loop dimensions (d0 and d1)}}
+  %s = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %x : tensor<8x3xf32>, tensor<8x3xf32>) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %s : tensor<8x8xf32>
+}
+
+// -----
+
+// Softmax over the batch dimension.
+func.func @softmax_over_batch(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<8x3xf32> {
+  %e = tensor.empty() : tensor<8x3xf32>
+  // expected-error @+1 {{batch coupling: softmax over the batch dimension}}
+  %s = linalg.softmax dimension(0) ins(%x : tensor<8x3xf32>) outs(%e : tensor<8x3xf32>) -> tensor<8x3xf32>
+  return %s : tensor<8x3xf32>
+}
+
+// -----
+
+func.func private @opaque(tensor<8x3xf32>) -> tensor<8x3xf32>
+
+func.func @unknown_call(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<8x3xf32> {
+  // expected-error @+1 {{call on per-sample values cannot be analyzed; inline the callee first}}
+  %y = func.call @opaque(%x) : (tensor<8x3xf32>) -> tensor<8x3xf32>
+  return %y : tensor<8x3xf32>
+}
+
+// -----
+
+func.func @unregistered(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<8x3xf32> {
+  // expected-error @+1 {{unregistered op 'foo.bar' on per-sample values cannot be analyzed}}
+  %y = "foo.bar"(%x) : (tensor<8x3xf32>) -> tensor<8x3xf32>
+  return %y : tensor<8x3xf32>
+}
+
+// -----
+
+func.func @side_effects(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<8x3xf32> {
+  %m = memref.alloc() : memref<8x3xf32>
+  // expected-error @+1 {{op with side effects on per-sample values: 'bufferization.materialize_in_destination'}}
+  bufferization.materialize_in_destination %x in writable %m : (tensor<8x3xf32>, memref<8x3xf32>) -> ()
+  return %x : tensor<8x3xf32>
+}
+
+// -----
+
+func.func @select_samples(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<4x3xf32> {
+  // expected-error @+1 {{slicing along the batch dimension selects samples}}
+  %s = tensor.extract_slice %x[0, 0] [4, 3] [1, 1] : tensor<8x3xf32> to tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @read_one_sample(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> f32 {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{reading single elements of a per-sample value picks samples}}
+  %v = tensor.extract %x[%c0, %c0] : tensor<8x3xf32>
+  return %v : f32
+}
+
+// -----
+
+func.func @pad_batch(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<9x3xf32> {
+  %c = arith.constant 0.0 : f32
+  // expected-error @+1 {{padding along the batch dimension adds samples}}
+  %p = tensor.pad %x low[1, 0] high[0, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %c : f32
+  } : tensor<8x3xf32> to tensor<9x3xf32>
+  return %p : tensor<9x3xf32>
+}
+
+// -----
+
+func.func @concat_batch(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<16x3xf32> {
+  // expected-error @+1 {{concatenating along the batch dimension mixes batches}}
+  %c = tensor.concat dim(0) %x, %x : (tensor<8x3xf32>, tensor<8x3xf32>) -> tensor<16x3xf32>
+  return %c : tensor<16x3xf32>
+}
+
+// -----
+
+func.func @interleave(%x: tensor<2x8xf32> {ga.batch = 1 : i64}) -> tensor<16xf32> {
+  // expected-error @+1 {{collapsing the batch dimension into an outer dimension interleaves samples}}
+  %c = tensor.collapse_shape %x [[0, 1]] : tensor<2x8xf32> into tensor<16xf32>
+  return %c : tensor<16xf32>
+}
+
+// -----
+
+func.func @shifted_access(%x: tensor<8xf32> {ga.batch = 0 : i64}) -> tensor<7xf32> {
+  %e = tensor.empty() : tensor<7xf32>
+  // expected-error @+1 {{operand #0 is indexed by 'd0 + 1' along its per-sample dimension 0}}
+  %d = linalg.generic {indexing_maps = [affine_map<(i) -> (i + 1)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<7xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<7xf32>
+  return %d : tensor<7xf32>
+}
+
+// -----
+
+// An order-dependent update (an exponential moving average over the samples)
+// whose batch loop is not the outermost reduction loop.
+func.func @ordered_inner(%x: tensor<3x8xf32> {ga.batch = 1 : i64}) -> tensor<f32> {
+  %e = tensor.empty() : tensor<f32>
+  // expected-error @+1 {{reduction over the batch whose combiner is not a single associative op, and the batch loop d1 is not its outermost reduction loop (d0 is)}}
+  %r = linalg.generic {indexing_maps = [affine_map<(f, b) -> (f, b)>, affine_map<(f, b) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%x : tensor<3x8xf32>) outs(%e : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %h = arith.constant 0.5 : f32
+    %s = arith.mulf %acc, %h : f32
+    %n = arith.addf %s, %a : f32
+    linalg.yield %n : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{per-sample arguments disagree on the batch size: argument #0 has 8 samples, argument #1 has 6}}
+func.func @sizes_disagree(%x: tensor<8x3xf32> {ga.batch = 0 : i64}, %y: tensor<6xf32> {ga.batch = 0 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{micro-batches = 4 exceeds the batch size 3 of 'too_small'}}
+func.func @too_small(%x: tensor<3xf32> {ga.batch = 0 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{training step 'multi_block' must be a single block}}
+func.func @multi_block(%x: tensor<8xf32> {ga.batch = 0 : i64}) {
+  cf.br ^bb1
+^bb1:
+  return
+}
+
+// -----
+
+func.func @all_reduce_per_sample(%x: tensor<8xf32> {ga.batch = 0 : i64}) -> tensor<8xf32> {
+  // expected-error @+1 {{all-reduce of a per-sample value}}
+  %r = ga.all_reduce <sum> %x : tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+func.func @region_per_sample(%c: i1, %x: tensor<8xf32> {ga.batch = 0 : i64}) -> tensor<8xf32> {
+  // expected-error @+1 {{per-sample values inside the regions of 'scf.if' are not supported}}
+  %r = scf.if %c -> tensor<8xf32> {
+    scf.yield %x : tensor<8xf32>
+  } else {
+    scf.yield %x : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}

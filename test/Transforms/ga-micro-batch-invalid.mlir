@@ -1,0 +1,41 @@
+// RUN: ga-opt %s -split-input-file -verify-diagnostics -ga-micro-batch="micro-batches=4"
+// RUN: not ga-opt %s -split-input-file -ga-micro-batch="micro-batches=0" 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not ga-opt %s -split-input-file -ga-micro-batch="micro-batches=2 accumulator-type=i32" 2>&1 | FileCheck %s --check-prefix=ACC
+// RUN: not ga-opt %s -split-input-file -ga-micro-batch="micro-batches=2 func=nope" 2>&1 | FileCheck %s --check-prefix=FUNC
+
+// ZERO: micro-batches must be at least 1, got 0
+// ACC: accumulator-type must be one of f16, bf16, f32, f64, got 'i32'
+// FUNC: no function with a body named 'nope'
+
+// The rewrite refuses what the contract check refuses, at the same place.
+func.func @batchnorm(%w: tensor<3x3xf32>, %x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<f32> {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x3xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<8x3xf32>) -> tensor<8x3xf32>
+  %h = linalg.matmul ins(%x, %w : tensor<8x3xf32>, tensor<3x3xf32>) outs(%z : tensor<8x3xf32>) -> tensor<8x3xf32>
+  %e3 = tensor.empty() : tensor<3xf32>
+  // expected-note @+1 {{the value is reduced over the batch here}}
+  %sum = linalg.reduce { arith.addf } ins(%h : tensor<8x3xf32>) outs(%e3 : tensor<3xf32>) dimensions = [0]
+  %mb = linalg.broadcast ins(%sum : tensor<3xf32>) outs(%e : tensor<8x3xf32>) dimensions = [0]
+  // expected-error @+2 {{batch coupling}}
+  // expected-note @+1 {{use allow-ghost-batch to accept per-micro-batch statistics}}
+  %c = linalg.sub ins(%h, %mb : tensor<8x3xf32>, tensor<8x3xf32>) outs(%e : tensor<8x3xf32>) -> tensor<8x3xf32>
+  %s0 = tensor.empty() : tensor<f32>
+  %l = linalg.reduce { arith.addf } ins(%c : tensor<8x3xf32>) outs(%s0 : tensor<f32>) dimensions = [0, 1]
+  return %l : tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{micro-batches = 4 exceeds the batch size 2 of 'tiny'}}
+func.func @tiny(%x: tensor<2xf32> {ga.batch = 0 : i64}) -> tensor<2xf32> {
+  return %x : tensor<2xf32>
+}
+
+// -----
+
+func.func @dynamic_result(%x: tensor<8x?xf32> {ga.batch = 0 : i64}) -> tensor<8x?xf32> {
+  %c = tensor.cast %x : tensor<8x?xf32> to tensor<8x?xf32>
+  // expected-error @+1 {{per-sample result #0 has a dynamic non-batch dimension 1}}
+  return %c : tensor<8x?xf32>
+}
