@@ -155,6 +155,32 @@ private:
 // Setup
 //===----------------------------------------------------------------------===//
 
+/// Converts the float tensor `value` to `elementType` elementwise, as a
+/// `linalg.generic` (arith casts on tensors do not bufferize).
+static Value convertElements(OpBuilder &builder, Location loc, Value value,
+                             Type elementType) {
+  auto type = cast<RankedTensorType>(value.getType());
+  Value init = tensor::EmptyOp::create(
+      builder, loc, tensor::getMixedSizes(builder, loc, value), elementType);
+  AffineMap identity = builder.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      builder, loc, TypeRange{init.getType()}, ValueRange{value},
+      ValueRange{init}, ArrayRef<AffineMap>{identity, identity}, iterators,
+      [&](OpBuilder &b, Location nested, ValueRange args) {
+        Value converted =
+            elementType.getIntOrFloatBitWidth() >
+                    type.getElementType().getIntOrFloatBitWidth()
+                ? arith::ExtFOp::create(b, nested, elementType, args[0])
+                      .getResult()
+                : arith::TruncFOp::create(b, nested, elementType, args[0])
+                      .getResult();
+        linalg::YieldOp::create(b, nested, converted);
+      });
+  return generic.getResult(0);
+}
+
 Value StepRewriter::getFullExtent(int64_t factor) {
   if (Value cached = fullExtents.lookup(factor))
     return cached;
@@ -416,22 +442,21 @@ void StepRewriter::offsetBatchIndices(Instance &inst, Operation *op,
 // Cloning ops into a loop body
 //===----------------------------------------------------------------------===//
 
-/// Clones `op` with `operands` (values its regions capture are mapped through
-/// the instance), leaving the instance's mapping of its results untouched:
-/// the caller decides what the clone stands for.
+/// Clones `op` with `operands`; values its regions capture are mapped
+/// through the instance. The instance's mapping is left untouched (the
+/// caller decides what the clone stands for), and each clone gets fresh
+/// region arguments even when the same op is cloned twice in one body.
 Operation *StepRewriter::cloneDetached(Instance &inst, Operation *op,
                                        ArrayRef<Value> operands) {
-  SmallVector<Value> previous;
-  for (Value result : op->getResults())
-    previous.push_back(inst.mapping.lookupOrNull(result));
-  Operation *clone = builder.clone(*op, inst.mapping);
-  clone->setOperands(operands);
-  for (auto [result, value] : llvm::zip(op->getResults(), previous)) {
-    if (value)
-      inst.mapping.map(result, value);
-    else
-      inst.mapping.erase(result);
+  IRMapping mapping;
+  if (op->getNumRegions()) {
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op->getRegions(), captured);
+    for (Value value : captured)
+      mapping.map(value, inst.mapping.lookupOrDefault(value));
   }
+  Operation *clone = builder.clone(*op, mapping);
+  clone->setOperands(operands);
   return clone;
 }
 
@@ -586,7 +611,10 @@ void StepRewriter::cloneLocal(Instance &inst, Operation *op) {
   } else {
     // A post-reduction op of a ghost-batch statistic: same types, operands
     // from this micro-batch.
-    clone = builder.clone(*op, inst.mapping);
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands())
+      operands.push_back(inst.mapping.lookupOrDefault(operand));
+    clone = cloneDetached(inst, op, operands);
   }
   inst.mapping.map(op->getResults(), clone->getResults());
 }
@@ -631,8 +659,7 @@ SmallVector<Accumulator> StepRewriter::makeAccumulators(const LevelPlan &plan) {
         acc.init =
             linalg::FillOp::create(builder, loc(), neutral, empty).getResult(0);
       } else if (promote) {
-        acc.init = arith::ExtFOp::create(builder, loc(),
-                                         type.clone(accElementType), init);
+        acc.init = convertElements(builder, loc(), init, accElementType);
       } else {
         acc.init = init;
       }
@@ -785,8 +812,8 @@ void StepRewriter::emitLevel(unsigned level, const LevelPlan &plan,
     Value original = acc.reduction->getResult(acc.resultIndex);
     Value final = value;
     if (final.getType() != original.getType())
-      final = arith::TruncFOp::create(builder, loc(), original.getType(),
-                                      final);
+      final = convertElements(builder, loc(), final,
+                              getElementTypeOrSelf(original.getType()));
     if (acc.chainedInit)
       final = AccumulateOp::create(builder, loc(), acc.combiner, final,
                                    acc.chainedInit);

@@ -1,0 +1,30 @@
+// RUN: ga-opt %s -verify-diagnostics -ga-micro-batch="micro-batches=2 allow-ghost-batch=true" | FileCheck %s
+
+// allow-ghost-batch: the batch mean is computed per micro-batch inside the
+// loop for the per-sample math (a warning says the result differs), while
+// its exact full-batch value still accumulates for the uses after the loop.
+// CHECK-LABEL: func.func @batchnorm(
+// CHECK:         %[[LOOP:.*]]:2 = scf.for
+// CHECK:           %[[H:.*]] = linalg.matmul
+// CHECK:           %[[LOCAL:.*]] = linalg.reduce { arith.addf } ins(%[[H]] : tensor<4x3xf32>)
+// CHECK:           %[[PARTIAL:.*]] = linalg.reduce { arith.addf } ins(%[[H]] : tensor<4x3xf32>)
+// CHECK:           ga.accumulate <add> %[[PARTIAL]]
+// CHECK:           %[[MB:.*]] = linalg.broadcast ins(%[[LOCAL]] : tensor<3xf32>) outs(%{{.*}} : tensor<4x3xf32>)
+// CHECK:           linalg.sub ins(%[[H]], %[[MB]] : tensor<4x3xf32>, tensor<4x3xf32>)
+// CHECK:         return %{{.*}}, %[[LOOP]]#0
+func.func @batchnorm(%w: tensor<3x3xf32>, %x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> (tensor<f32>, tensor<3xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x3xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<8x3xf32>) -> tensor<8x3xf32>
+  %h = linalg.matmul ins(%x, %w : tensor<8x3xf32>, tensor<3x3xf32>) outs(%z : tensor<8x3xf32>) -> tensor<8x3xf32>
+  %e3 = tensor.empty() : tensor<3xf32>
+  %z3 = linalg.fill ins(%c0 : f32) outs(%e3 : tensor<3xf32>) -> tensor<3xf32>
+  // expected-note @+1 {{the statistic is reduced over the batch here}}
+  %sum = linalg.reduce { arith.addf } ins(%h : tensor<8x3xf32>) outs(%z3 : tensor<3xf32>) dimensions = [0]
+  %mb = linalg.broadcast ins(%sum : tensor<3xf32>) outs(%e : tensor<8x3xf32>) dimensions = [0]
+  // expected-warning @+1 {{ghost batch: per-sample computation uses a statistic of each micro-batch instead of the whole batch}}
+  %c = linalg.sub ins(%h, %mb : tensor<8x3xf32>, tensor<8x3xf32>) outs(%e : tensor<8x3xf32>) -> tensor<8x3xf32>
+  %s0 = tensor.empty() : tensor<f32>
+  %l = linalg.reduce { arith.addf } ins(%c : tensor<8x3xf32>) outs(%s0 : tensor<f32>) dimensions = [0, 1]
+  return %l, %sum : tensor<f32>, tensor<3xf32>
+}
