@@ -61,6 +61,44 @@ void buildAccumulatePipeline(OpPassManager &pm,
                              const AccumulatePipelineOptions &options);
 
 //===----------------------------------------------------------------------===//
+// --ga-lower-to-cpu (owned by the CPU path: lib/Pipelines/CPUPipeline.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Options of the lowering of a tensor-level step (original or rewritten) to
+/// the LLVM dialect for the host CPU.
+struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
+  PassOptions::Option<bool> openmp{
+      *this, "openmp",
+      llvm::cl::desc("Run parallel loops as OpenMP worksharing loops (the "
+                     "result needs libomp at run time)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<unsigned> numThreads{
+      *this, "num-threads",
+      llvm::cl::desc("OpenMP threads per parallel region (0: the runtime's "
+                     "default, OMP_NUM_THREADS)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<unsigned> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("Tile the innermost parallel dimension of linalg ops "
+                     "by this many elements and vectorize (0: scalar loops)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<bool> cInterface{
+      *this, "c-interface",
+      llvm::cl::desc("Emit `_mlir_ciface_<name>` wrappers (memref "
+                     "descriptors by pointer) for every public function "
+                     "definition"),
+      llvm::cl::init(false)};
+};
+
+/// Adds the lowering from tensors to the LLVM dialect: one-shot bufferization
+/// across function boundaries (identity layouts), buffer deallocation, linalg
+/// to loops (optionally vectorized / OpenMP-parallel), then scf, cf, memref,
+/// arith, math and func to LLVM. The result runs under `mlir-runner`, in
+/// `mlir::ExecutionEngine`, or through `mlir-translate --mlir-to-llvmir`.
+void buildLowerToCPUPipeline(OpPassManager &pm,
+                             const LowerToCPUOptions &options);
+
+//===----------------------------------------------------------------------===//
 // Registration
 //===----------------------------------------------------------------------===//
 
