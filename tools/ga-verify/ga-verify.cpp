@@ -1,0 +1,1391 @@
+//===- ga-verify.cpp - prove a rewritten training step exact --------------===//
+//
+// `ga-verify step.mlir --micro-batches=N` JIT-compiles the training step twice
+// in-process (mlir::ExecutionEngine): once as written (the full-batch
+// reference) and once after `ga-accumulate{micro-batches=N}` (or any pipeline
+// given with --pipeline). Both run on the same seeded inputs; every result is
+// compared (floats to a tolerance relative to the largest reference
+// magnitude, integers exactly) and printed as a table or as JSON.
+//
+// ABI: a wrapper `func.func @__ga_verify_entry` is added to each module after
+// the pipeline under test. It takes every argument of the step as a tensor
+// (scalars as 0-d tensors), calls the step and returns every result as a
+// tensor, and carries `llvm.emit_c_interface`. After bufferization all of its
+// arguments and results are memref descriptors, so one generic caller
+// (`_mlir_ciface___ga_verify_entry(results*, desc*...)`, through
+// ExecutionEngine::invokePacked) serves every step signature.
+//
+// Each invocation runs in a forked child (unless --no-fork) so that a step
+// that crashes (an out-of-range label, a failed cf.assert) is reported as an
+// error instead of taking the tool down.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ga/InitAllGA.h"
+#include "ga/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+//===----------------------------------------------------------------------===//
+// Command line
+//===----------------------------------------------------------------------===//
+
+static cl::OptionCategory verifyCategory("ga-verify options");
+
+static cl::opt<std::string> inputFilename(cl::Positional,
+                                          cl::desc("<step.mlir>"),
+                                          cl::init("-"),
+                                          cl::cat(verifyCategory));
+static cl::opt<int64_t> microBatches(
+    "micro-batches",
+    cl::desc("Number of micro-batches N for the default pipeline "
+             "ga-accumulate{micro-batches=N} (default 4)"),
+    cl::init(4), cl::cat(verifyCategory));
+static cl::opt<std::string> funcName(
+    "func",
+    cl::desc("Step function to verify (default: the only function with "
+             "ga.batch arguments, else the only public function)"),
+    cl::cat(verifyCategory));
+static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the input generator"),
+                              cl::init(0), cl::cat(verifyCategory));
+static cl::opt<double>
+    relTol("rtol",
+         cl::desc("Relative tolerance, times max|ref| of each result "
+                  "(default by element type: f64 1e-12, f32 1e-5, "
+                  "f16 3e-3, bf16 2e-2)"),
+         cl::cat(verifyCategory));
+static cl::opt<double> absTol("atol",
+                            cl::desc("Absolute tolerance (default 0)"),
+                            cl::init(0.0), cl::cat(verifyCategory));
+static cl::opt<bool> jsonOutput("json",
+                                cl::desc("Print the results as JSON"),
+                                cl::cat(verifyCategory));
+static cl::opt<std::string> pipelineText(
+    "pipeline",
+    cl::desc("Pass pipeline under test, in mlir-opt's textual form "
+             "(default: builtin.module(ga-accumulate{micro-batches=N})); "
+             "a pipeline without a builtin.module(...) anchor is wrapped in "
+             "one"),
+    cl::cat(verifyCategory));
+static cl::opt<std::string> intRange(
+    "int-range",
+    cl::desc("lo:hi, the range [lo, hi) of integer tensor arguments without "
+             "ga.range (default: [0, K) with K the smallest static "
+             "non-batch dimension >= 2 of the float arguments, a class or "
+             "vocabulary count in typical steps; integer scalars: [1, 10))"),
+    cl::cat(verifyCategory));
+static cl::opt<int64_t> batchSize(
+    "batch-size",
+    cl::desc("Size of every dynamic dimension of the arguments (default "
+             "4 * N + 3: not a multiple of N, so the remainder path runs)"),
+    cl::init(0), cl::cat(verifyCategory));
+static cl::opt<std::string> lowerOptions(
+    "lower-options",
+    cl::desc("Options of ga-lower-to-cpu for both modules, e.g. "
+             "'vector-width=8'"),
+    cl::init(""), cl::cat(verifyCategory));
+static cl::opt<unsigned> jitOptLevel("O",
+                                     cl::desc("LLVM optimization level of the "
+                                              "JIT (0-3, default 2)"),
+                                     cl::init(2), cl::cat(verifyCategory));
+static cl::opt<bool> dumpInputs("dump-inputs",
+                                cl::desc("Print a summary of every generated "
+                                         "input to stderr"),
+                                cl::cat(verifyCategory));
+static cl::opt<bool> dumpRewritten(
+    "dump-rewritten",
+    cl::desc("Print the module after the pipeline under test to stderr"),
+    cl::cat(verifyCategory));
+static cl::opt<bool> noFork("no-fork",
+                            cl::desc("Run the compiled steps in this process "
+                                     "(for debuggers; a crash is not caught)"),
+                            cl::cat(verifyCategory));
+
+//===----------------------------------------------------------------------===//
+// Host buffers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+enum class ElemKind { F16, BF16, F32, F64, I1, I8, I16, I32, I64, Index };
+
+/// A dense row-major host array with the element layout the lowered code uses.
+struct HostArray {
+  ElemKind kind;
+  SmallVector<int64_t> shape;
+  std::vector<char> bytes;
+
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+};
+
+/// How an argument's values are drawn.
+struct InitSpec {
+  std::string kind; // normal, uniform, positive, mask, zeros, ones, int
+  double lo = 0, hi = 1;
+  bool hasRange = false;
+};
+
+/// One argument or result of the step as the wrapper sees it.
+struct Slot {
+  Type type;                 // the step's type (tensor or scalar)
+  ElemKind kind;             // element kind
+  SmallVector<int64_t> dims; // shape, ShapedType::kDynamic for `?`
+  bool scalar = false;       // passed as a 0-d tensor by the wrapper
+};
+
+struct RandomStream {
+  uint64_t state;
+  explicit RandomStream(uint64_t s) : state(s) {}
+  uint64_t next() { // splitmix64
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [0, 1).
+  double uniform() { return (next() >> 11) * (1.0 / 9007199254740992.0); }
+  /// Standard normal (Box-Muller).
+  double normal() {
+    double u1 = uniform(), u2 = uniform();
+    if (u1 < 1e-300)
+      u1 = 1e-300;
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+};
+
+} // namespace
+
+static bool isFloatKind(ElemKind k) {
+  return k == ElemKind::F16 || k == ElemKind::BF16 || k == ElemKind::F32 ||
+         k == ElemKind::F64;
+}
+
+static size_t elemSize(ElemKind k) {
+  switch (k) {
+  case ElemKind::I1:
+  case ElemKind::I8:
+    return 1;
+  case ElemKind::F16:
+  case ElemKind::BF16:
+  case ElemKind::I16:
+    return 2;
+  case ElemKind::F32:
+  case ElemKind::I32:
+    return 4;
+  case ElemKind::F64:
+  case ElemKind::I64:
+  case ElemKind::Index:
+    return 8;
+  }
+  llvm_unreachable("unknown element kind");
+}
+
+static std::optional<ElemKind> getElemKind(Type t) {
+  if (t.isF16())
+    return ElemKind::F16;
+  if (t.isBF16())
+    return ElemKind::BF16;
+  if (t.isF32())
+    return ElemKind::F32;
+  if (t.isF64())
+    return ElemKind::F64;
+  if (t.isIndex())
+    return ElemKind::Index;
+  if (auto i = dyn_cast<IntegerType>(t)) {
+    switch (i.getWidth()) {
+    case 1:
+      return ElemKind::I1;
+    case 8:
+      return ElemKind::I8;
+    case 16:
+      return ElemKind::I16;
+    case 32:
+      return ElemKind::I32;
+    case 64:
+      return ElemKind::I64;
+    default:
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+static uint16_t floatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000;
+  int32_t exp = ((x >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = x & 0x7fffff;
+  if (((x >> 23) & 0xff) == 0xff)
+    return sign | 0x7c00 | (mant ? 0x200 : 0);
+  if (exp >= 31)
+    return sign | 0x7c00;
+  if (exp <= 0) {
+    if (exp < -10)
+      return sign;
+    mant |= 0x800000;
+    uint32_t shift = 14 - exp;
+    uint32_t half = mant >> shift;
+    uint32_t rem = mant & ((1u << shift) - 1);
+    uint32_t mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1)))
+      ++half;
+    return sign | half;
+  }
+  uint32_t half = sign | (exp << 10) | (mant >> 13);
+  uint32_t rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (half & 1)))
+    ++half;
+  return half;
+}
+
+static float halfToFloat(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ff;
+  uint32_t x;
+  if (exp == 0) {
+    if (mant == 0) {
+      x = sign;
+    } else {
+      exp = 127 - 15 + 1;
+      while (!(mant & 0x400)) {
+        mant <<= 1;
+        --exp;
+      }
+      mant &= 0x3ff;
+      x = sign | (exp << 23) | (mant << 13);
+    }
+  } else if (exp == 31) {
+    x = sign | 0x7f800000 | (mant << 13);
+  } else {
+    x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+static uint16_t floatToBF16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffff) > 0x7f800000)
+    return (x >> 16) | 0x40;
+  uint32_t rounding = 0x7fff + ((x >> 16) & 1);
+  return (x + rounding) >> 16;
+}
+
+static float bf16ToFloat(uint16_t b) {
+  uint32_t x = (uint32_t)b << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+/// Reads element `i` of `a` as a double (integers exactly up to 2^53).
+static double readElement(const HostArray &a, int64_t i) {
+  const char *p = a.bytes.data() + i * elemSize(a.kind);
+  switch (a.kind) {
+  case ElemKind::F16: {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return halfToFloat(v);
+  }
+  case ElemKind::BF16: {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return bf16ToFloat(v);
+  }
+  case ElemKind::F32: {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  case ElemKind::F64: {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  case ElemKind::I1:
+    return (*p & 1) ? 1 : 0;
+  case ElemKind::I8:
+    return static_cast<int8_t>(*p);
+  case ElemKind::I16: {
+    int16_t v;
+    std::memcpy(&v, p, 2);
+    return v;
+  }
+  case ElemKind::I32: {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  case ElemKind::I64:
+  case ElemKind::Index: {
+    int64_t v;
+    std::memcpy(&v, p, 8);
+    return static_cast<double>(v);
+  }
+  }
+  llvm_unreachable("unknown element kind");
+}
+
+/// Reads element `i` of an integer array exactly.
+static int64_t readInteger(const HostArray &a, int64_t i) {
+  const char *p = a.bytes.data() + i * elemSize(a.kind);
+  switch (a.kind) {
+  case ElemKind::I64:
+  case ElemKind::Index: {
+    int64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  default:
+    return static_cast<int64_t>(readElement(a, i));
+  }
+}
+
+static void writeElement(HostArray &a, int64_t i, double value) {
+  char *p = a.bytes.data() + i * elemSize(a.kind);
+  switch (a.kind) {
+  case ElemKind::F16: {
+    uint16_t v = floatToHalf(static_cast<float>(value));
+    std::memcpy(p, &v, 2);
+    return;
+  }
+  case ElemKind::BF16: {
+    uint16_t v = floatToBF16(static_cast<float>(value));
+    std::memcpy(p, &v, 2);
+    return;
+  }
+  case ElemKind::F32: {
+    float v = static_cast<float>(value);
+    std::memcpy(p, &v, 4);
+    return;
+  }
+  case ElemKind::F64:
+    std::memcpy(p, &value, 8);
+    return;
+  case ElemKind::I1:
+    *p = value != 0 ? 1 : 0;
+    return;
+  case ElemKind::I8:
+    *p = static_cast<int8_t>(value);
+    return;
+  case ElemKind::I16: {
+    int16_t v = static_cast<int16_t>(value);
+    std::memcpy(p, &v, 2);
+    return;
+  }
+  case ElemKind::I32: {
+    int32_t v = static_cast<int32_t>(value);
+    std::memcpy(p, &v, 4);
+    return;
+  }
+  case ElemKind::I64:
+  case ElemKind::Index: {
+    int64_t v = static_cast<int64_t>(value);
+    std::memcpy(p, &v, 8);
+    return;
+  }
+  }
+}
+
+static std::string typeToString(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  t.print(os);
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Step signature
+//===----------------------------------------------------------------------===//
+
+/// Describes the argument or result `index` of type `type`, or refuses.
+static llvm::Expected<Slot> describeSlot(Type type, StringRef what,
+                                         unsigned index) {
+  auto fail = [&](const llvm::Twine &why) {
+    return llvm::createStringError(llvm::formatv("{0} #{1} has type {2}: {3}",
+                                                 what, index,
+                                                 typeToString(type), why)
+                                       .str());
+  };
+  Slot slot;
+  slot.type = type;
+  Type elem = type;
+  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    if (tensor.getEncoding())
+      return fail("tensors with an encoding are not supported");
+    elem = tensor.getElementType();
+    slot.dims.assign(tensor.getShape().begin(), tensor.getShape().end());
+  } else if (isa<TensorType>(type)) {
+    return fail("unranked tensors are not supported");
+  } else if (isa<FloatType, IntegerType, IndexType>(type)) {
+    slot.scalar = true;
+  } else {
+    return fail("ga-verify runs steps on tensors and scalars (f16, bf16, "
+                "f32, f64, i1, i8, i16, i32, i64, index) only");
+  }
+  std::optional<ElemKind> kind = getElemKind(elem);
+  if (!kind)
+    return fail("unsupported element type " + typeToString(elem) +
+                " (supported: f16, bf16, f32, f64, i1, i8, i16, i32, i64, "
+                "index)");
+  slot.kind = *kind;
+  return slot;
+}
+
+/// Picks the step function (see --func).
+static llvm::Expected<func::FuncOp> findStep(ModuleOp module) {
+  if (!funcName.empty()) {
+    auto fn = module.lookupSymbol<func::FuncOp>(funcName);
+    if (!fn)
+      return llvm::createStringError("no func.func named @" + funcName +
+                                     " in the input");
+    if (fn.isExternal())
+      return llvm::createStringError("@" + funcName +
+                                     " is a declaration without a body");
+    return fn;
+  }
+  SmallVector<func::FuncOp> batched, pub;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isExternal())
+      continue;
+    if (fn.isPublic())
+      pub.push_back(fn);
+    for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+      if (fn.getArgAttr(i, "ga.batch")) {
+        batched.push_back(fn);
+        break;
+      }
+  }
+  auto names = [](ArrayRef<func::FuncOp> fns) {
+    std::string s;
+    for (auto fn : fns)
+      s += (s.empty() ? "@" : ", @") + fn.getSymName().str();
+    return s;
+  };
+  if (batched.size() == 1)
+    return batched.front();
+  if (batched.size() > 1)
+    return llvm::createStringError(
+        "several functions have ga.batch arguments (" + names(batched) +
+        "); choose one with --func");
+  if (pub.size() == 1)
+    return pub.front();
+  if (pub.empty())
+    return llvm::createStringError("the input has no public function "
+                                   "definition to verify");
+  return llvm::createStringError("several public functions (" + names(pub) +
+                                 "); choose one with --func");
+}
+
+//===----------------------------------------------------------------------===//
+// Inputs
+//===----------------------------------------------------------------------===//
+
+static llvm::Expected<std::pair<double, double>>
+parseRangeOption(StringRef text) {
+  auto [loText, hiText] = text.split(':');
+  double lo, hi;
+  if (loText.trim().getAsDouble(lo) || hiText.trim().getAsDouble(hi) ||
+      !(lo < hi))
+    return llvm::createStringError("--int-range must be lo:hi with lo < hi, "
+                                   "got '" +
+                                   text + "'");
+  return std::make_pair(lo, hi);
+}
+
+/// Reads `ga.init` / `ga.range` of argument `i` and picks the distribution.
+static InitSpec getInitSpec(func::FuncOp fn, unsigned i, const Slot &slot,
+                            std::pair<double, double> intDefault) {
+  InitSpec spec;
+  if (auto range = fn.getArgAttrOfType<ArrayAttr>(i, "ga.range")) {
+    auto asDouble = [](Attribute a) {
+      if (auto v = dyn_cast<IntegerAttr>(a))
+        return static_cast<double>(v.getValue().getSExtValue());
+      if (auto v = dyn_cast<FloatAttr>(a))
+        return v.getValueAsDouble();
+      return 0.0;
+    };
+    if (range.size() == 2) {
+      spec.lo = asDouble(range[0]);
+      spec.hi = asDouble(range[1]);
+      spec.hasRange = true;
+    }
+  }
+  if (auto init = fn.getArgAttrOfType<StringAttr>(i, "ga.init")) {
+    spec.kind = init.getValue().str();
+    return spec;
+  }
+  if (spec.hasRange) {
+    spec.kind = "uniform";
+    return spec;
+  }
+  if (slot.kind == ElemKind::I1) {
+    spec.kind = "mask";
+    return spec;
+  }
+  if (!isFloatKind(slot.kind)) {
+    spec.kind = "uniform";
+    if (slot.dims.empty() && intRange.empty()) {
+      spec.lo = 1; // integer scalars: step counters and the like
+      spec.hi = 10;
+    } else {
+      spec.lo = intDefault.first;
+      spec.hi = intDefault.second;
+    }
+    spec.hasRange = true;
+    return spec;
+  }
+  spec.kind = "normal";
+  return spec;
+}
+
+static void fillArray(HostArray &a, const InitSpec &spec, RandomStream &rng) {
+  bool isFloat = isFloatKind(a.kind);
+  int64_t n = a.numElements();
+  for (int64_t i = 0; i < n; ++i) {
+    double v = 0;
+    if (spec.kind == "zeros") {
+      v = 0;
+    } else if (spec.kind == "ones") {
+      v = 1;
+    } else if (spec.kind == "mask") {
+      v = rng.uniform() < 0.5 ? 1 : 0;
+    } else if (spec.kind == "positive") {
+      v = isFloat ? std::fabs(rng.normal()) + 0.1
+                  : 1 + std::floor(rng.uniform() *
+                                   std::max(1.0, (spec.hasRange ? spec.hi
+                                                                : 10.0) -
+                                                     1));
+    } else if (spec.kind == "uniform" || !isFloat) {
+      double lo = spec.hasRange ? spec.lo : 0.0;
+      double hi = spec.hasRange ? spec.hi : (isFloat ? 1.0 : 2.0);
+      if (isFloat) {
+        v = lo + (hi - lo) * rng.uniform();
+      } else {
+        double ilo = std::ceil(lo), ihi = std::ceil(hi); // [lo, hi)
+        v = ilo + std::floor(rng.uniform() * std::max(1.0, ihi - ilo));
+      }
+    } else { // normal
+      v = rng.normal();
+    }
+    writeElement(a, i, v);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The wrapper (ABI)
+//===----------------------------------------------------------------------===//
+
+static constexpr StringLiteral kEntryName = "__ga_verify_entry";
+
+/// Adds `func.func @__ga_verify_entry` that calls `step` with all arguments
+/// and results as tensors (scalars as 0-d tensors) and a C interface.
+static void addEntryWrapper(ModuleOp module, func::FuncOp step) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  Location loc = step.getLoc();
+  auto asTensor = [](Type t) -> Type {
+    if (isa<TensorType>(t))
+      return t;
+    return RankedTensorType::get({}, t);
+  };
+  SmallVector<Type> argTypes, resultTypes;
+  for (Type t : step.getArgumentTypes())
+    argTypes.push_back(asTensor(t));
+  for (Type t : step.getResultTypes())
+    resultTypes.push_back(asTensor(t));
+  auto entry = func::FuncOp::create(b, loc, kEntryName,
+                                    b.getFunctionType(argTypes, resultTypes));
+  entry->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                 b.getUnitAttr());
+  Block *body = entry.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  SmallVector<Value> args;
+  for (auto [arg, t] : llvm::zip(body->getArguments(), step.getArgumentTypes()))
+    args.push_back(isa<TensorType>(t) ? Value(arg)
+                                      : Value(tensor::ExtractOp::create(
+                                            b, loc, arg, ValueRange{})));
+  auto call = func::CallOp::create(b, loc, step, args);
+  SmallVector<Value> results;
+  for (Value r : call.getResults())
+    results.push_back(isa<TensorType>(r.getType())
+                          ? r
+                          : Value(tensor::FromElementsOp::create(
+                                b, loc, RankedTensorType::get({}, r.getType()),
+                                ValueRange{r})));
+  func::ReturnOp::create(b, loc, results);
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A memref descriptor built by hand: allocated, aligned, offset,
+/// sizes[rank], strides[rank] (all 8-byte words).
+struct Descriptor {
+  std::vector<int64_t> words;
+};
+
+/// A compiled module ready to run.
+struct Compiled {
+  std::unique_ptr<ExecutionEngine> engine;
+  void (*entry)(void **) = nullptr;
+};
+} // namespace
+
+static Descriptor makeDescriptor(HostArray &a) {
+  Descriptor d;
+  int64_t rank = a.shape.size();
+  d.words.resize(3 + 2 * rank);
+  int64_t ptr = reinterpret_cast<int64_t>(a.bytes.data());
+  d.words[0] = ptr;
+  d.words[1] = ptr;
+  d.words[2] = 0;
+  int64_t stride = 1;
+  for (int64_t i = rank - 1; i >= 0; --i) {
+    d.words[3 + i] = a.shape[i];
+    d.words[3 + rank + i] = stride;
+    stride *= a.shape[i];
+  }
+  return d;
+}
+
+/// Serializes result descriptors (read with their strides) as
+/// [rank, sizes..., dense bytes] per result.
+static std::string serializeResults(ArrayRef<int64_t> words,
+                                    ArrayRef<Slot> results) {
+  std::string out;
+  size_t pos = 0;
+  for (const Slot &slot : results) {
+    int64_t rank = slot.dims.size();
+    const char *aligned = reinterpret_cast<const char *>(words[pos + 1]);
+    int64_t offset = words[pos + 2];
+    SmallVector<int64_t> sizes(words.begin() + pos + 3,
+                               words.begin() + pos + 3 + rank);
+    SmallVector<int64_t> strides(words.begin() + pos + 3 + rank,
+                                 words.begin() + pos + 3 + 2 * rank);
+    pos += 3 + 2 * rank;
+    int64_t r = rank;
+    out.append(reinterpret_cast<const char *>(&r), 8);
+    int64_t n = 1;
+    for (int64_t s : sizes) {
+      out.append(reinterpret_cast<const char *>(&s), 8);
+      n *= s;
+    }
+    size_t es = elemSize(slot.kind);
+    SmallVector<int64_t> idx(rank, 0);
+    for (int64_t e = 0; e < n; ++e) {
+      int64_t lin = offset;
+      for (int64_t k = 0; k < rank; ++k)
+        lin += idx[k] * strides[k];
+      out.append(aligned + lin * es, es);
+      for (int64_t k = rank - 1; k >= 0; --k) {
+        if (++idx[k] < sizes[k])
+          break;
+        idx[k] = 0;
+      }
+    }
+  }
+  return out;
+}
+
+static llvm::Expected<std::vector<HostArray>>
+deserializeResults(StringRef data, ArrayRef<Slot> results) {
+  std::vector<HostArray> out;
+  size_t pos = 0;
+  auto read = [&](void *dst, size_t n) {
+    if (pos + n > data.size())
+      return false;
+    std::memcpy(dst, data.data() + pos, n);
+    pos += n;
+    return true;
+  };
+  for (const Slot &slot : results) {
+    HostArray a;
+    a.kind = slot.kind;
+    int64_t rank;
+    if (!read(&rank, 8) || rank != (int64_t)slot.dims.size())
+      return llvm::createStringError("truncated result data");
+    a.shape.resize(rank);
+    for (int64_t k = 0; k < rank; ++k)
+      if (!read(&a.shape[k], 8))
+        return llvm::createStringError("truncated result data");
+    a.bytes.resize(a.numElements() * elemSize(slot.kind));
+    if (!read(a.bytes.data(), a.bytes.size()))
+      return llvm::createStringError("truncated result data");
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+/// Calls the entry with `inputs` and returns the serialized results.
+static std::string invokeEntry(Compiled &compiled,
+                               std::vector<HostArray> &inputs,
+                               ArrayRef<Slot> results) {
+  std::vector<Descriptor> descs;
+  descs.reserve(inputs.size());
+  for (HostArray &a : inputs)
+    descs.push_back(makeDescriptor(a));
+  size_t resultWords = 0;
+  for (const Slot &s : results)
+    resultWords += 3 + 2 * s.dims.size();
+  std::vector<int64_t> resultStorage(resultWords, 0);
+  std::vector<void *> pointers;
+  pointers.push_back(resultStorage.data());
+  for (Descriptor &d : descs)
+    pointers.push_back(d.words.data());
+  std::vector<void *> packed;
+  for (void *&p : pointers)
+    packed.push_back(&p);
+  compiled.entry(packed.data());
+  return serializeResults(resultStorage, results);
+}
+
+/// Runs the entry, in a child process unless --no-fork.
+static llvm::Expected<std::vector<HostArray>>
+runStep(Compiled &compiled, const std::vector<HostArray> &inputs,
+        ArrayRef<Slot> results, StringRef which) {
+  if (noFork) {
+    std::vector<HostArray> copy = inputs; // the step may update in place
+    return deserializeResults(invokeEntry(compiled, copy, results), results);
+  }
+  int fds[2];
+  if (pipe(fds) != 0)
+    return llvm::createStringError("pipe() failed");
+  llvm::outs().flush();
+  llvm::errs().flush();
+  pid_t pid = fork();
+  if (pid < 0)
+    return llvm::createStringError("fork() failed");
+  if (pid == 0) {
+    close(fds[0]);
+    std::vector<HostArray> copy = inputs;
+    std::string data = invokeEntry(compiled, copy, results);
+    const char *p = data.data();
+    size_t left = data.size();
+    while (left > 0) {
+      ssize_t n = write(fds[1], p, left);
+      if (n <= 0)
+        _exit(3);
+      p += n;
+      left -= n;
+    }
+    close(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string data;
+  char buf[1 << 16];
+  while (true) {
+    ssize_t n = read(fds[0], buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    data.append(buf, n);
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status))
+    return llvm::createStringError(
+        llvm::formatv("the {0} step crashed ({1}) while running; an "
+                      "out-of-range index (check ga.range of integer "
+                      "arguments), a failed assertion, or a miscompile",
+                      which, strsignal(WTERMSIG(status)))
+            .str());
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return llvm::createStringError(
+        llvm::formatv("the {0} step exited with status {1} while running",
+                      which, WEXITSTATUS(status))
+            .str());
+  return deserializeResults(data, results);
+}
+
+/// Lowers `module` to LLVM and JIT-compiles it.
+static llvm::Expected<Compiled> compile(ModuleOp module, StringRef which) {
+  PassManager pm(module.getContext());
+  auto options = ga::LowerToCPUOptions::createFromString(lowerOptions);
+  if (!options)
+    return llvm::createStringError("invalid --lower-options '" +
+                                   lowerOptions + "'");
+  options->cInterface = false; // only the wrapper needs one
+  ga::buildLowerToCPUPipeline(pm, *options);
+  if (failed(pm.run(module)))
+    return llvm::createStringError(
+        ("lowering the " + which +
+         " step to the CPU (ga-lower-to-cpu) failed; see the diagnostics "
+         "above")
+            .str());
+  ExecutionEngineOptions engineOptions;
+  auto transformer = makeOptimizingTransformer(jitOptLevel, 0, nullptr);
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel =
+      static_cast<llvm::CodeGenOptLevel>(std::min(jitOptLevel.getValue(), 3u));
+  SmallVector<StringRef> libs;
+  std::string runnerUtils =
+      std::string(GA_MLIR_LIB_DIR) + "/libmlir_c_runner_utils.so";
+  if (llvm::sys::fs::exists(runnerUtils))
+    libs.push_back(runnerUtils);
+  engineOptions.sharedLibPaths = libs;
+  auto engine = ExecutionEngine::create(module, engineOptions);
+  if (!engine)
+    return llvm::createStringError("JIT compilation of the " + which.str() +
+                                   " step failed: " +
+                                   llvm::toString(engine.takeError()));
+  Compiled compiled;
+  compiled.engine = std::move(*engine);
+  auto entry =
+      compiled.engine->lookupPacked(("_mlir_ciface_" + kEntryName).str());
+  if (!entry)
+    return llvm::createStringError("the compiled " + which.str() +
+                                   " step has no entry point: " +
+                                   llvm::toString(entry.takeError()));
+  compiled.entry = *entry;
+  return compiled;
+}
+
+//===----------------------------------------------------------------------===//
+// Comparison
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct Comparison {
+  unsigned index;
+  std::string type;
+  bool isFloat;
+  double maxAbs = 0, maxRel = 0, maxRef = 0, tolerance = 0;
+  int64_t mismatches = 0;
+  int64_t worst = -1;
+  SmallVector<int64_t> shape;
+  std::string status; // PASS, FAIL
+  std::string note;
+};
+} // namespace
+
+static double defaultRtol(ElemKind k) {
+  switch (k) {
+  case ElemKind::F64:
+    return 1e-12;
+  case ElemKind::F16:
+    return 3e-3;
+  case ElemKind::BF16:
+    return 2e-2;
+  default:
+    return 1e-5;
+  }
+}
+
+static Comparison compareResult(unsigned index, const Slot &slot,
+                                const HostArray &ref, const HostArray &got) {
+  Comparison c;
+  c.index = index;
+  c.type = typeToString(slot.type);
+  c.isFloat = isFloatKind(slot.kind);
+  c.shape = ref.shape;
+  if (ref.shape != got.shape) {
+    c.status = "FAIL";
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "shape mismatch: reference [";
+    llvm::interleave(ref.shape, os, ",");
+    os << "], rewritten [";
+    llvm::interleave(got.shape, os, ",");
+    os << "]";
+    c.note = s;
+    c.maxAbs = c.maxRel = std::numeric_limits<double>::infinity();
+    return c;
+  }
+  int64_t n = ref.numElements();
+  if (!c.isFloat) {
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t r = readInteger(ref, i), g = readInteger(got, i);
+      c.maxRef = std::max(c.maxRef, std::fabs(static_cast<double>(r)));
+      if (r != g) {
+        ++c.mismatches;
+        double d = std::fabs(static_cast<double>(r) - static_cast<double>(g));
+        if (d > c.maxAbs || c.worst < 0) {
+          c.maxAbs = d;
+          c.worst = i;
+        }
+      }
+    }
+    c.maxRel = c.maxRef > 0 ? c.maxAbs / c.maxRef : (c.maxAbs > 0 ? 1 : 0);
+    c.tolerance = 0;
+    c.status = c.mismatches == 0 ? "PASS" : "FAIL";
+    if (c.mismatches)
+      c.note = llvm::formatv("{0} of {1} elements differ (integers must be "
+                             "exact)",
+                             c.mismatches, n)
+                   .str();
+    return c;
+  }
+  int64_t refNonFinite = 0, patternMismatch = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double r = readElement(ref, i), g = readElement(got, i);
+    bool rf = std::isfinite(r), gf = std::isfinite(g);
+    if (!rf)
+      ++refNonFinite;
+    if (!rf || !gf) {
+      bool same = (std::isnan(r) && std::isnan(g)) || r == g;
+      if (!same) {
+        ++patternMismatch;
+        if (c.worst < 0)
+          c.worst = i;
+      }
+      continue;
+    }
+    c.maxRef = std::max(c.maxRef, std::fabs(r));
+    double d = std::fabs(r - g);
+    if (d > c.maxAbs) {
+      c.maxAbs = d;
+      c.worst = i;
+    }
+  }
+  double r = relTol.getNumOccurrences() ? relTol.getValue() : defaultRtol(slot.kind);
+  c.tolerance = absTol + r * c.maxRef;
+  c.maxRel = c.maxRef > 0 ? c.maxAbs / c.maxRef
+                          : (c.maxAbs > 0
+                                 ? std::numeric_limits<double>::infinity()
+                                 : 0);
+  bool ok = c.maxAbs <= c.tolerance && patternMismatch == 0;
+  if (patternMismatch) {
+    c.maxAbs = c.maxRel = std::numeric_limits<double>::infinity();
+    c.note = llvm::formatv("{0} elements are NaN/Inf in only one of the two "
+                           "results",
+                           patternMismatch)
+                 .str();
+  }
+  if (refNonFinite && !patternMismatch) {
+    ok = false;
+    c.note = llvm::formatv("the reference has {0} NaN/Inf elements: the "
+                           "inputs are outside the step's domain (annotate "
+                           "arguments with ga.init / ga.range)",
+                           refNonFinite)
+                 .str();
+  }
+  c.status = ok ? "PASS" : "FAIL";
+  return c;
+}
+
+static std::string formatIndex(int64_t linear, ArrayRef<int64_t> shape) {
+  if (linear < 0)
+    return "-";
+  if (shape.empty())
+    return "[]";
+  SmallVector<int64_t> idx(shape.size());
+  for (int64_t k = shape.size() - 1; k >= 0; --k) {
+    idx[k] = shape[k] ? linear % shape[k] : 0;
+    linear = shape[k] ? linear / shape[k] : 0;
+  }
+  std::string s = "[";
+  for (size_t k = 0; k < idx.size(); ++k)
+    s += (k ? "," : "") + std::to_string(idx[k]);
+  return s + "]";
+}
+
+//===----------------------------------------------------------------------===//
+// Main
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct Run {
+  std::string funcName;
+  std::string pipeline;
+  int64_t batch = -1;
+  bool changed = true; // the pipeline changed the step function
+  std::vector<Comparison> comparisons;
+};
+} // namespace
+
+/// Wraps `text` in builtin.module(...) unless it is already anchored there.
+static std::string anchorPipeline(StringRef text) {
+  StringRef t = text.trim();
+  if (t.starts_with("builtin.module("))
+    return t.str();
+  return ("builtin.module(" + t + ")").str();
+}
+
+static void summarizeInput(unsigned i, const Slot &slot, const InitSpec &spec,
+                           const HostArray &a) {
+  auto &os = llvm::errs();
+  os << llvm::formatv("input #{0}: {1} init={2}", i, typeToString(slot.type),
+                      spec.kind);
+  if (spec.hasRange)
+    os << llvm::formatv(" range=[{0}, {1})", spec.lo, spec.hi);
+  os << " shape=[";
+  llvm::interleave(a.shape, os, ",");
+  os << "]";
+  int64_t n = a.numElements();
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    double v = readElement(a, k);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    sum += v;
+  }
+  if (n)
+    os << llvm::formatv(" min={0:g} max={1:g} mean={2:g}", lo, hi, sum / n);
+  os << " first=[";
+  for (int64_t k = 0; k < std::min<int64_t>(n, 6); ++k)
+    os << (k ? ", " : "") << llvm::formatv("{0:g}", readElement(a, k));
+  os << (n > 6 ? ", ...]" : "]") << "\n";
+}
+
+static int verify(MLIRContext &context, llvm::SourceMgr &sourceMgr, Run &run) {
+  auto fail = [&](const llvm::Twine &message) {
+    llvm::errs() << "ga-verify: error: " << message << "\n";
+    return 1;
+  };
+  if (microBatches < 1)
+    return fail("--micro-batches must be >= 1");
+
+  OwningOpRef<ModuleOp> original =
+      parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!original)
+    return fail("could not parse '" + inputFilename + "'");
+
+  auto stepOr = findStep(*original);
+  if (!stepOr)
+    return fail(llvm::toString(stepOr.takeError()));
+  func::FuncOp step = *stepOr;
+  run.funcName = step.getSymName().str();
+
+  // Signature: arguments and results we can feed and read.
+  SmallVector<Slot> args, results;
+  for (auto [i, t] : llvm::enumerate(step.getArgumentTypes())) {
+    auto slot = describeSlot(t, "argument", i);
+    if (!slot)
+      return fail("cannot verify @" + run.funcName + ": " +
+                  llvm::toString(slot.takeError()));
+    args.push_back(*slot);
+  }
+  for (auto [i, t] : llvm::enumerate(step.getResultTypes())) {
+    auto slot = describeSlot(t, "result", i);
+    if (!slot)
+      return fail("cannot verify @" + run.funcName + ": " +
+                  llvm::toString(slot.takeError()));
+    results.push_back(*slot);
+  }
+  if (results.empty())
+    return fail("@" + run.funcName + " has no results: nothing to compare");
+
+  // Sizes of dynamic dimensions, batch size for the report.
+  int64_t dynSize = batchSize > 0 ? batchSize.getValue() : 4 * microBatches + 3;
+  for (auto [i, slot] : llvm::enumerate(args))
+    if (auto dim = step.getArgAttrOfType<IntegerAttr>(i, "ga.batch"))
+      if (run.batch < 0 && dim.getInt() < (int64_t)slot.dims.size()) {
+        int64_t s = slot.dims[dim.getInt()];
+        run.batch = ShapedType::isDynamic(s) ? dynSize : s;
+      }
+
+  // Default integer range: [0, K), K the smallest static non-batch dim >= 2
+  // of the float tensor arguments.
+  std::pair<double, double> intDefault = {0, 2};
+  if (!intRange.empty()) {
+    auto parsed = parseRangeOption(intRange);
+    if (!parsed)
+      return fail(llvm::toString(parsed.takeError()));
+    intDefault = *parsed;
+  } else {
+    int64_t k = std::numeric_limits<int64_t>::max();
+    for (auto [i, slot] : llvm::enumerate(args)) {
+      if (!isFloatKind(slot.kind))
+        continue;
+      auto batchDim = step.getArgAttrOfType<IntegerAttr>(i, "ga.batch");
+      for (auto [d, size] : llvm::enumerate(slot.dims))
+        if (!ShapedType::isDynamic(size) && size >= 2 &&
+            (!batchDim || batchDim.getInt() != (int64_t)d))
+          k = std::min(k, size);
+    }
+    if (k != std::numeric_limits<int64_t>::max())
+      intDefault = {0, static_cast<double>(k)};
+  }
+
+  // Inputs.
+  std::vector<HostArray> inputs;
+  for (auto [i, slot] : llvm::enumerate(args)) {
+    HostArray a;
+    a.kind = slot.kind;
+    for (int64_t size : slot.dims)
+      a.shape.push_back(ShapedType::isDynamic(size) ? dynSize : size);
+    a.bytes.resize(std::max<int64_t>(a.numElements(), 1) * elemSize(a.kind));
+    InitSpec spec = getInitSpec(step, i, slot, intDefault);
+    RandomStream rng(seed * 0x100000001B3ull + 0x51ED2701ull * (i + 1));
+    rng.next();
+    fillArray(a, spec, rng);
+    if (dumpInputs)
+      summarizeInput(i, slot, spec, a);
+    inputs.push_back(std::move(a));
+  }
+
+  // The module under test: the pipeline on a clone.
+  OwningOpRef<ModuleOp> rewritten = original->clone();
+  run.pipeline = pipelineText.empty()
+                     ? llvm::formatv("builtin.module(ga-accumulate{{"
+                                     "micro-batches={0}})",
+                                     microBatches.getValue())
+                           .str()
+                     : anchorPipeline(pipelineText);
+  {
+    std::string errors;
+    llvm::raw_string_ostream errorStream(errors);
+    FailureOr<OpPassManager> parsed =
+        parsePassPipeline(run.pipeline, errorStream);
+    if (failed(parsed))
+      return fail("invalid pipeline '" + run.pipeline + "': " + errors);
+    if (parsed->getOpAnchorName() != ModuleOp::getOperationName())
+      return fail("the pipeline '" + run.pipeline +
+                  "' must be anchored on builtin.module");
+    PassManager pm(&context, ModuleOp::getOperationName());
+    static_cast<OpPassManager &>(pm) = *parsed;
+    if (failed(pm.run(*rewritten)))
+      return fail("the pipeline '" + run.pipeline + "' failed on @" +
+                  run.funcName + "; see its diagnostics above");
+  }
+  if (dumpRewritten)
+    rewritten->print(llvm::errs());
+  auto printed = [](Operation *op) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    op->print(os, OpPrintingFlags().printGenericOpForm());
+    return s;
+  };
+
+  auto rewrittenStep = rewritten->lookupSymbol<func::FuncOp>(run.funcName);
+  if (!rewrittenStep || rewrittenStep.isExternal())
+    return fail("the pipeline removed the body of @" + run.funcName);
+  run.changed = printed(step) != printed(rewrittenStep);
+  // A pipeline may append `index` arguments (a run-time micro-batch count):
+  // they get --micro-batches.
+  std::vector<HostArray> rewrittenInputs = inputs;
+  {
+    ArrayRef<Type> before = step.getArgumentTypes();
+    ArrayRef<Type> after = rewrittenStep.getArgumentTypes();
+    bool sameResults = step.getResultTypes() == rewrittenStep.getResultTypes();
+    bool prefix = after.size() >= before.size() &&
+                  after.take_front(before.size()) == before &&
+                  llvm::all_of(after.drop_front(before.size()),
+                               [](Type t) { return t.isIndex(); });
+    if (!sameResults || !prefix)
+      return fail("the pipeline changed the signature of @" + run.funcName +
+                  " from " + typeToString(step.getFunctionType()) + " to " +
+                  typeToString(rewrittenStep.getFunctionType()));
+    for (size_t k = before.size(); k < after.size(); ++k) {
+      HostArray a;
+      a.kind = ElemKind::Index;
+      a.bytes.resize(8);
+      writeElement(a, 0, static_cast<double>(microBatches));
+      rewrittenInputs.push_back(std::move(a));
+    }
+  }
+
+  addEntryWrapper(*original, step);
+  addEntryWrapper(*rewritten, rewrittenStep);
+
+  auto reference = compile(*original, "reference");
+  if (!reference)
+    return fail(llvm::toString(reference.takeError()));
+  auto test = compile(*rewritten, "rewritten");
+  if (!test)
+    return fail(llvm::toString(test.takeError()));
+
+  auto refResults = runStep(*reference, inputs, results, "reference");
+  if (!refResults)
+    return fail(llvm::toString(refResults.takeError()));
+  auto testResults = runStep(*test, rewrittenInputs, results, "rewritten");
+  if (!testResults)
+    return fail(llvm::toString(testResults.takeError()));
+
+  for (auto [i, slot] : llvm::enumerate(results))
+    run.comparisons.push_back(
+        compareResult(i, slot, (*refResults)[i], (*testResults)[i]));
+  return 0;
+}
+
+static void printTable(const Run &run) {
+  auto &os = llvm::outs();
+  os << "ga-verify: @" << run.funcName << " with " << run.pipeline;
+  if (run.batch >= 0)
+    os << ", batch " << run.batch;
+  os << ", seed " << seed << "\n";
+  if (!run.changed)
+    os << "  note: the pipeline left @" << run.funcName
+       << " unchanged (no ga.batch arguments?)\n";
+  os << llvm::formatv("  {0,-7} {1,-28} {2,-12} {3,-12} {4,-12} {5}\n",
+                      "result", "type", "max-abs-err", "max-rel-err",
+                      "tolerance", "status");
+  unsigned passed = 0;
+  for (const Comparison &c : run.comparisons) {
+    std::string type = c.type.size() > 28 ? c.type.substr(0, 25) + "..."
+                                          : c.type;
+    os << llvm::formatv("  #{0,-6} {1,-28} {2,-12} {3,-12} {4,-12} {5}",
+                        c.index, type, llvm::formatv("{0:e3}", c.maxAbs),
+                        llvm::formatv("{0:e3}", c.maxRel),
+                        c.isFloat ? llvm::formatv("{0:e3}", c.tolerance).str()
+                                  : std::string("exact"),
+                        c.status);
+    if (c.status != "PASS" && c.worst >= 0)
+      os << " at " << formatIndex(c.worst, c.shape);
+    if (!c.note.empty())
+      os << " (" << c.note << ")";
+    os << "\n";
+    passed += c.status == "PASS";
+  }
+  os << (passed == run.comparisons.size() ? "PASS" : "FAIL") << ": " << passed
+     << "/" << run.comparisons.size() << " results match\n";
+}
+
+static void printJson(const Run &run, int status, StringRef error) {
+  llvm::json::OStream j(llvm::outs(), 2);
+  auto number = [](double v) -> llvm::json::Value {
+    if (std::isfinite(v))
+      return v;
+    return nullptr;
+  };
+  j.object([&] {
+    j.attribute("file", inputFilename.getValue());
+    j.attribute("func", run.funcName);
+    j.attribute("pipeline", run.pipeline);
+    j.attribute("micro_batches", microBatches.getValue());
+    j.attribute("seed", static_cast<int64_t>(seed.getValue()));
+    if (run.batch >= 0)
+      j.attribute("batch", run.batch);
+    bool pass = status == 0 &&
+                llvm::all_of(run.comparisons, [](const Comparison &c) {
+                  return c.status == "PASS";
+                });
+    j.attribute("pass", pass);
+    j.attribute("changed", run.changed);
+    if (!error.empty())
+      j.attribute("error", error);
+    j.attributeArray("results", [&] {
+      for (const Comparison &c : run.comparisons)
+        j.object([&] {
+          j.attribute("index", c.index);
+          j.attribute("type", c.type);
+          j.attribute("max_abs_err", number(c.maxAbs));
+          j.attribute("max_rel_err", number(c.maxRel));
+          j.attribute("max_abs_ref", number(c.maxRef));
+          if (c.isFloat)
+            j.attribute("tolerance", number(c.tolerance));
+          else
+            j.attribute("mismatches", c.mismatches);
+          if (c.worst >= 0)
+            j.attribute("worst_index", formatIndex(c.worst, c.shape));
+          j.attribute("status", c.status);
+          if (!c.note.empty())
+            j.attribute("note", c.note);
+        });
+    });
+  });
+  llvm::outs() << "\n";
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+
+  registerAllPasses();
+  ga::registerAllGAPasses();
+  ga::registerAllGAPipelines();
+
+  cl::HideUnrelatedOptions(verifyCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "ga-verify: run a training step and its gradient-accumulation rewrite "
+      "on the same seeded inputs and compare every result\n\n"
+      "Exit status: 0 if every result matches, 1 otherwise (a mismatch, or "
+      "a step that cannot be verified: the message says which).\n");
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  ga::registerAllGADialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  // Diagnostics name the op by location; whole-op dumps are noise here.
+  context.printOpOnDiagnostic(false);
+
+  std::string errorMessage;
+  auto file = openInputFile(inputFilename, &errorMessage);
+  if (!file) {
+    llvm::errs() << "ga-verify: error: " << errorMessage << "\n";
+    return 1;
+  }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  // Refusals go to stderr; in JSON mode the document says so too.
+  Run run;
+  int status = verify(context, sourceMgr, run);
+  if (jsonOutput) {
+    printJson(run, status,
+              status ? "the step could not be verified (see stderr)" : "");
+  } else if (status == 0) {
+    printTable(run);
+  }
+  if (status)
+    return status;
+  return llvm::all_of(run.comparisons,
+                      [](const Comparison &c) { return c.status == "PASS"; })
+             ? 0
+             : 1;
+}
