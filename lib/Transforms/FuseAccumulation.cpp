@@ -31,30 +31,53 @@ static Operation *getFusableCombiner(linalg::LinalgOp op, OpResult result,
 
 struct FuseAccumulationPass
     : public ga::impl::FuseAccumulationBase<FuseAccumulationPass> {
+  using FuseAccumulationBase::FuseAccumulationBase;
+
   void runOnOperation() override {
     SmallVector<AccumulateOp> ops;
     getOperation()->walk([&](AccumulateOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
+    bool failedRequirement = false;
     for (AccumulateOp op : ops) {
-      if (succeeded(fuse(rewriter, op)))
+      std::string reason;
+      if (succeeded(fuse(rewriter, op, reason))) {
         ++numFused;
-      else
-        ++numNotFused;
+        continue;
+      }
+      ++numNotFused;
+      if (requireFusion) {
+        op.emitError() << "accumulation cannot be fused into its producer: "
+                       << reason;
+        failedRequirement = true;
+      }
     }
+    if (failedRequirement)
+      signalPassFailure();
   }
 
-  LogicalResult fuse(RewriterBase &rewriter, AccumulateOp op) {
-    auto partial = dyn_cast<OpResult>(op.getPartial());
-    if (!partial || !partial.hasOneUse())
+  LogicalResult fuse(RewriterBase &rewriter, AccumulateOp op,
+                     std::string &reason) {
+    auto fail = [&](StringRef why) {
+      reason = why.str();
       return failure();
+    };
+    auto partial = dyn_cast<OpResult>(op.getPartial());
+    if (!partial)
+      return fail("the partial result is not produced by an op");
+    if (!partial.hasOneUse())
+      return fail("the partial result has other uses");
     auto producer = dyn_cast<linalg::LinalgOp>(partial.getOwner());
     if (!producer || !producer.hasPureTensorSemantics())
-      return failure();
+      return fail("the partial result is not produced by a linalg op on "
+                  "tensors");
     unsigned index = partial.getResultNumber();
     OpOperand *init = producer.getDpsInitOperand(index);
-    if (!isNeutralTensor(init->get(), op.getKind()) ||
-        !getFusableCombiner(producer, partial, op.getKind()))
-      return failure();
+    if (!isNeutralTensor(init->get(), op.getKind()))
+      return fail("the producer does not start from the neutral element of "
+                  "the accumulation");
+    if (!getFusableCombiner(producer, partial, op.getKind()))
+      return fail("the producer's result is not combined with its init by "
+                  "the accumulation's kind");
 
     // Same element type: the accumulator simply becomes the init.
     if (op.getAcc().getType() == partial.getType()) {
@@ -70,7 +93,8 @@ struct FuseAccumulationPass
       FailureOr<linalg::GenericOp> generalized =
           linalg::generalizeNamedOp(rewriter, producer);
       if (failed(generalized))
-        return failure();
+        return fail("the producer cannot be generalized to compute in the "
+                    "accumulator's type");
       generic = *generalized;
     }
     Type wideType = op.getAcc().getType().getElementType();
@@ -79,7 +103,7 @@ struct FuseAccumulationPass
         cast<linalg::LinalgOp>(generic.getOperation()), genericResult,
         op.getKind());
     if (!combiner)
-      return failure();
+      return fail("the generalized producer has no single combiner");
     OpOperand *genericInit = generic.getDpsInitOperand(index);
     BlockArgument outArg = generic.getMatchingBlockArgument(genericInit);
     Value other = combiner->getOperand(0) == outArg ? combiner->getOperand(1)

@@ -219,6 +219,12 @@ def FuseAccumulation : Pass<"ga-fuse-accumulation"> {
                        outs(%acc : tensor<4x2xf32>) -> tensor<4x2xf32>
     ```
   }];
+  let options = [
+    Option<"requireFusion", "require-fusion", "bool", /*default=*/"false",
+           "Report an error at every accumulation that stays a separate "
+           "combine, with the reason (for users who rely on in-place "
+           "accumulation)">
+  ];
   let statistics = [
     Statistic<"numFused", "fused", "Accumulations fused into their producer">,
     Statistic<"numNotFused", "not-fused",
