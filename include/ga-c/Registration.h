@@ -33,8 +33,7 @@ MLIR_CAPI_EXPORTED void mlirGARegisterDialect(MlirDialectRegistry registry);
 
 /// Adds every dialect, dialect extension and LLVM IR translation that
 /// `ga-opt` knows (all upstream ones plus `ga`) to `registry`.
-MLIR_CAPI_EXPORTED void
-mlirGARegisterAllDialects(MlirDialectRegistry registry);
+MLIR_CAPI_EXPORTED void mlirGARegisterAllDialects(MlirDialectRegistry registry);
 
 /// Registers the ga passes (`ga-micro-batch`, `ga-expand-accumulate`, ...)
 /// with the global pass registry, so that textual pipelines can name them.

@@ -54,8 +54,8 @@ int main(int argc, char **argv) {
   mlirGARegisterAllDialects(registry);
   mlirContextAppendDialectRegistry(context, registry);
   mlirDialectRegistryDestroy(registry);
-  MlirDialect ga = mlirDialectHandleLoadDialect(mlirGetDialectHandle__ga__(),
-                                                context);
+  MlirDialect ga =
+      mlirDialectHandleLoadDialect(mlirGetDialectHandle__ga__(), context);
   MlirStringRef ns = mlirDialectGetNamespace(ga);
   printf("// loaded dialect: %.*s\n", (int)ns.length, ns.data);
   MlirModule module =
@@ -72,10 +72,10 @@ int main(int argc, char **argv) {
 
   /* The convenience entry point. */
   printf("// after %s:\n", argv[2]);
-  MlirLogicalResult result = mlirGARunPipeline(
-      mlirStringRefCreateFromCString(input),
-      mlirStringRefCreateFromCString(argv[2]), printToStdout, printToStdout,
-      NULL);
+  MlirLogicalResult result =
+      mlirGARunPipeline(mlirStringRefCreateFromCString(input),
+                        mlirStringRefCreateFromCString(argv[2]), printToStdout,
+                        printToStdout, NULL);
   if (mlirLogicalResultIsFailure(result))
     return 1;
 

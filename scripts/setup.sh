@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+#===- setup.sh - set up a fresh Debian machine, build, run the demo -------===#
+#
+#   bash scripts/setup.sh
+#
+# 1. Installs the Debian packages ga-mlir needs (only those missing; apt-get
+#    update first), as root or through sudo.
+# 2. Checks that LLVM/MLIR under /usr/lib/llvm-22 is 22.1.x.
+# 3. Configures (Release, clang-22, lld, Ninja) and builds into build/ (or
+#    $GA_BUILD_DIR): ga-opt, ga-verify, the libraries, libGACAPI.so, the
+#    Python package and the generated docs.
+# 4. Runs the demo: the micro-batch rewrite of a bundled training step.
+#
+# Idempotent: a second run installs nothing, re-checks, rebuilds what changed
+# and runs the demo again. Environment: GA_BUILD_DIR (build/), GA_JOBS (number
+# of parallel compile jobs; default: the number of cores), GA_SKIP_DEMO=1.
+#
+#===----------------------------------------------------------------------===#
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${GA_BUILD_DIR:-$ROOT/build}"
+JOBS="${GA_JOBS:-$(nproc)}"
+LLVM_PREFIX=/usr/lib/llvm-22
+REQUIRED_LLVM_SERIES=22.1
+
+# Exactly what is needed, and why:
+PACKAGES=(
+  llvm-22-dev      # LLVM headers, libLLVM.so, LLVMConfig.cmake
+  libmlir-22-dev   # MLIR headers, libMLIR.so, MLIRConfig.cmake, C API archives
+  mlir-22-tools    # mlir-tblgen (ODS, docs), mlir-opt, mlir-runner
+  llvm-22-tools    # lit, FileCheck, not, count, split-file
+  clang-22         # the compiler
+  lld-22           # the linker (-DLLVM_USE_LINKER=lld)
+  libomp-22-dev    # OpenMP runtime for the CPU lowering with openmp=1
+  clang-format-22  # the format check of .ci/run
+  cmake
+  ninja-build
+  python3          # lit, the ga_mlir package and its test
+  python3-numpy    # numpy references of the integration tests
+)
+
+# The demo: the micro-batch rewrite of a bundled training step.
+DEMO_INPUT="$ROOT/examples/mlp_step.mlir"
+[[ -f "$DEMO_INPUT" ]] || DEMO_INPUT="$ROOT/examples/dialect_roundtrip.mlir"
+DEMO_COMMAND=("$BUILD_DIR/bin/ga-opt" "$DEMO_INPUT" --ga-accumulate="micro-batches=4")
+
+say() { printf '\n==> %s\n' "$*"; }
+die() { printf '\nsetup.sh: error: %s\n' "$*" >&2; exit 1; }
+
+#===----------------------------------------------------------------------===#
+# 1. Packages
+#===----------------------------------------------------------------------===#
+
+say "Checking Debian packages"
+[[ -r /etc/debian_version ]] ||
+  die "this script sets up Debian (bookworm); on another system install the equivalents of: ${PACKAGES[*]}"
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  status="$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)"
+  [[ "$status" == "install ok installed" ]] || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -eq 0 ]]; then
+    SUDO=()
+  elif command -v sudo >/dev/null; then
+    SUDO=(sudo)
+  else
+    die "missing packages (${missing[*]}) and not root; run as root or install sudo"
+  fi
+  say "Installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${SUDO[@]}" apt-get update
+  "${SUDO[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
+else
+  echo "all ${#PACKAGES[@]} packages are installed"
+fi
+
+#===----------------------------------------------------------------------===#
+# 2. Versions
+#===----------------------------------------------------------------------===#
+
+say "Checking LLVM/MLIR"
+[[ -x $LLVM_PREFIX/bin/llvm-config ]] ||
+  die "$LLVM_PREFIX/bin/llvm-config not found: llvm-22-dev is not installed correctly"
+llvm_version="$("$LLVM_PREFIX/bin/llvm-config" --version)"
+mlir_version="$(dpkg-query -W -f='${Version}' libmlir-22-dev 2>/dev/null || echo none)"
+[[ $llvm_version == "$REQUIRED_LLVM_SERIES".* ]] ||
+  die "ga-mlir needs LLVM/MLIR $REQUIRED_LLVM_SERIES.x, but $LLVM_PREFIX is LLVM $llvm_version"
+[[ $mlir_version =~ ^([0-9]+:)?${REQUIRED_LLVM_SERIES//./\\.}\. ]] ||
+  die "ga-mlir needs MLIR $REQUIRED_LLVM_SERIES.x, but libmlir-22-dev is $mlir_version"
+[[ -f $LLVM_PREFIX/lib/cmake/mlir/MLIRConfig.cmake && -f $LLVM_PREFIX/lib/libMLIR.so ]] ||
+  die "MLIRConfig.cmake or libMLIR.so missing under $LLVM_PREFIX: libmlir-22-dev is broken"
+for tool in mlir-tblgen lit FileCheck not split-file ld.lld; do
+  [[ -x $LLVM_PREFIX/bin/$tool ]] || die "$LLVM_PREFIX/bin/$tool not found"
+done
+for tool in clang-22 clang++-22 clang-format-22 cmake ninja python3; do
+  command -v "$tool" >/dev/null || die "$tool not found on PATH"
+done
+/usr/bin/python3 -c 'import numpy' 2>/dev/null ||
+  die "numpy is missing for /usr/bin/python3 (the Python that lit runs): install python3-numpy"
+echo "LLVM $llvm_version, MLIR $mlir_version, $(cmake --version | head -1), ninja $(ninja --version)"
+
+#===----------------------------------------------------------------------===#
+# 3. Configure and build
+#===----------------------------------------------------------------------===#
+
+say "Configuring $BUILD_DIR"
+cmake -G Ninja -S "$ROOT" -B "$BUILD_DIR" \
+  -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+  -DLLVM_USE_LINKER=lld \
+  -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
+  -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
+  -DCMAKE_INSTALL_PREFIX="$BUILD_DIR/install" ||
+  die "CMake configuration failed"
+
+say "Building with $JOBS jobs"
+start=$SECONDS
+ninja -C "$BUILD_DIR" -j "$JOBS" || die "the build failed"
+echo "build finished in $((SECONDS - start)) s"
+
+#===----------------------------------------------------------------------===#
+# 4. Demo
+#===----------------------------------------------------------------------===#
+
+if [[ ${GA_SKIP_DEMO:-0} != 1 ]]; then
+  say "Demo: ${DEMO_COMMAND[*]#"$ROOT/"}"
+  "${DEMO_COMMAND[@]}"
+fi
+
+say "Done. Run the tests with: bash scripts/test.sh"
