@@ -48,15 +48,16 @@ LogicalResult GADialect::verifyRegionArgAttribute(Operation *op,
     auto dim = dyn_cast<IntegerAttr>(attribute.getValue());
     if (!dim || !dim.getType().isInteger(64))
       return located() << "'" << name << "' must be an i64 dimension index";
-    auto tensorType = dyn_cast<RankedTensorType>(argType);
-    if (!tensorType || tensorType.getRank() == 0)
+    // Memrefs too: the attribute survives bufferization of a step.
+    auto shapedType = dyn_cast<ShapedType>(argType);
+    if (!shapedType || !shapedType.hasRank() || shapedType.getRank() == 0)
       return located() << "'" << name
-                       << "' needs a ranked tensor of rank >= 1, got "
+                       << "' needs a ranked tensor or memref of rank >= 1, got "
                        << argType;
     int64_t d = dim.getInt();
-    if (d < 0 || d >= tensorType.getRank())
+    if (d < 0 || d >= shapedType.getRank())
       return located() << "batch dimension " << d << " is out of range for "
-                       << tensorType;
+                       << shapedType;
     return success();
   }
   if (name == getInitAttrName()) {

@@ -222,22 +222,22 @@ func.func @batch_string(%w: tensor<4xf32>, %x: tensor<8x4xf32> {ga.batch = "0"})
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument #0: 'ga.batch' needs a ranked tensor of rank >= 1, got 'tensor<f32>'}}
+// expected-error @+1 {{'func.func' op argument #0: 'ga.batch' needs a ranked tensor or memref of rank >= 1, got 'tensor<f32>'}}
 func.func @batch_rank0(%x: tensor<f32> {ga.batch = 0 : i64}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument #0: 'ga.batch' needs a ranked tensor of rank >= 1, got 'f32'}}
+// expected-error @+1 {{'func.func' op argument #0: 'ga.batch' needs a ranked tensor or memref of rank >= 1, got 'f32'}}
 func.func @batch_scalar(%x: f32 {ga.batch = 0 : i64}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument #0: 'ga.batch' needs a ranked tensor of rank >= 1, got 'memref<8x4xf32>'}}
-func.func @batch_memref(%x: memref<8x4xf32> {ga.batch = 0 : i64}) {
+// expected-error @+1 {{'func.func' op argument #0: 'ga.batch' needs a ranked tensor or memref of rank >= 1, got 'memref<*xf32>'}}
+func.func @batch_unranked(%x: memref<*xf32> {ga.batch = 0 : i64}) {
   return
 }
 

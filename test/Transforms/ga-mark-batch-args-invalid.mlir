@@ -8,7 +8,7 @@
 // RANGE: error: ga-mark-batch-args: argument index 5 is out of range (the function has 2 arguments)
 // FUNC: error: ga-mark-batch-args: no function named 'nope'
 // DIM: error: 'func.func' op argument #0: batch dimension 2 is out of range for 'tensor<32x4xf32>'
-// SCALAR: error: 'func.func' op argument #1: 'ga.batch' needs a ranked tensor of rank >= 1, got 'f32'
+// SCALAR: error: 'func.func' op argument #1: 'ga.batch' needs a ranked tensor or memref of rank >= 1, got 'f32'
 
 func.func @step(%x: tensor<32x4xf32>, %lr: f32) {
   return
