@@ -39,6 +39,8 @@ PACKAGES=(
   ninja-build
   python3          # lit, the ga_mlir package and its test
   python3-numpy    # numpy references of the integration tests
+  libmpich-dev     # MPI headers/libs: the MPI lowering and its integration tests
+  mpich            # mpirun.mpich for the multi-process tests
 )
 
 # The demo: the micro-batch rewrite of a bundled training step.
