@@ -36,6 +36,12 @@
 // RUN: not ga-opt %t/good.mlir --ga-accumulate=micro-batches=four -o %t/opt2.out 2>&1 | FileCheck %s --check-prefix=PIPELINE-OPTION
 // PIPELINE-OPTION: for the --micro-batches option: 'four' value invalid
 // RUN: not test -e %t/opt2.out
+// RUN: not ga-opt %t/step.mlir --ga-accumulate=micro-batches=0 -o %t/opt3.out 2>&1 | FileCheck %s --check-prefix=PIPELINE-VALUE
+// PIPELINE-VALUE: step.mlir:1:1: error: micro-batches must be at least 1, got 0
+// RUN: not test -e %t/opt3.out
+// RUN: not ga-opt %t/step.mlir --ga-accumulate=micro-batches=9 -o %t/opt4.out 2>&1 | FileCheck %s --check-prefix=TOO-MANY
+// TOO-MANY: step.mlir:1:1: error: micro-batches = 9 exceeds the batch size 8 of 'step'
+// RUN: not test -e %t/opt4.out
 // RUN: not ga-opt %t/good.mlir --pass-pipeline='builtin.module(ga-accumulate{micro-batches=x})' 2>&1 | FileCheck %s --check-prefix=TEXTUAL-PIPELINE
 // TEXTUAL-PIPELINE: error: failed to add `ga-accumulate` with options `micro-batches=x`
 // RUN: not ga-opt %t/good.mlir --pass-pipeline='builtin.module(ga-no-such-pass)' 2>&1 | FileCheck %s --check-prefix=UNKNOWN-PASS
@@ -107,4 +113,19 @@ func.func @f(%x: tensor<4xi32>) -> tensor<4xi32> {
 func.func @f(%p: tensor<4xf32>, %acc: tensor<4xf32>) -> tensor<4xf32> {
   %0 = ga.accumulate <add> %p into %acc : tensor<4xf32> into tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+//--- step.mlir
+func.func @step(%w: tensor<3xf32>, %x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3xf32>) -> tensor<3xf32>
+  %dw = linalg.generic {indexing_maps = [affine_map<(b, j) -> (b, j)>, affine_map<(b, j) -> (j)>],
+                        iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<8x3xf32>) outs(%z : tensor<3xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<3xf32>
+  return %dw : tensor<3xf32>
 }
