@@ -109,3 +109,10 @@ func.func @train_step(%w: tensor<784x10xf32> {ga.init = "normal"},
 func.func private @external(tensor<?x3xf32> {ga.batch = 0 : i64, ga.init = "positive"},
                             tensor<3xf32> {ga.init = "zeros"},
                             tensor<3xf32> {ga.init = "ones", ga.range = [1, 2.5]})
+
+// ga.batch stays valid after bufferization, on memrefs.
+// CHECK-LABEL: func.func private @bufferized
+// CHECK-SAME:    memref<8x4xf32> {ga.batch = 0 : i64}
+// CHECK-SAME:    memref<?x4xf32, strided<[?, 1], offset: ?>> {ga.batch = 1 : i64}
+func.func private @bufferized(memref<8x4xf32> {ga.batch = 0 : i64},
+                              memref<?x4xf32, strided<[?, 1], offset: ?>> {ga.batch = 1 : i64})
