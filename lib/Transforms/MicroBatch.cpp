@@ -145,6 +145,8 @@ private:
   SmallVector<Operation *> originalOps;
   Value batchSize;
   DenseMap<int64_t, Value> fullExtents;
+  /// The value that replaces each reduction result after its loop.
+  DenseMap<Value, Value> finalValues;
   /// Dynamic sizing: N, q = B / N and r = B % N.
   Value numMicroBatches, quotient, remainder;
 };
@@ -814,10 +816,13 @@ void StepRewriter::emitLevel(unsigned level, const LevelPlan &plan,
     if (final.getType() != original.getType())
       final = convertElements(builder, loc(), final,
                               getElementTypeOrSelf(original.getType()));
+    // A chain continues the final value of the reduction it started from,
+    // which precedes it (same or earlier loop).
     if (acc.chainedInit)
       final = AccumulateOp::create(builder, loc(), acc.combiner, final,
-                                   acc.chainedInit);
+                                   finalValues.lookup(acc.chainedInit));
     original.replaceAllUsesWith(final);
+    finalValues[original] = final;
   }
 }
 

@@ -174,3 +174,33 @@ func.func @collapse_and_broadcast(%bias: tensor<4xf32>, %x: tensor<8x3x4xf32> {g
   %s = linalg.reduce { arith.addf } ins(%h : tensor<24x4xf32>) outs(%e4 : tensor<4xf32>) dimensions = [0]
   return %s : tensor<4xf32>
 }
+
+// -----
+
+// A weight used twice: its second gradient accumulates into the first
+// (a chain). Each gets an accumulator; the chain is combined after the loop.
+// A reduction that starts from a uniform, non-neutral value accumulates from
+// that value.
+// CHECK-LABEL: func.func @tied_weights(
+// CHECK-SAME:      %{{.*}}: tensor<4x4xf32>, %[[BIAS:[a-z0-9]+]]: tensor<4xf32>,
+// CHECK:         %[[LOOP:.*]]:3 = scf.for {{.*}} iter_args(%[[A1:.*]] = %{{.*}}, %[[A2:.*]] = %{{.*}}, %[[A3:.*]] = %[[BIAS]])
+// CHECK:           %[[P1:.*]] = linalg.matmul
+// CHECK:           ga.accumulate <add> %[[P1]] into %[[A1]]
+// CHECK:           %[[P2:.*]] = linalg.matmul
+// CHECK:           ga.accumulate <add> %[[P2]] into %[[A2]]
+// CHECK:           %[[P3:.*]] = linalg.reduce
+// CHECK:           ga.accumulate <add> %[[P3]] into %[[A3]]
+// CHECK:         %[[G:.*]] = ga.accumulate <add> %[[LOOP]]#1 into %[[LOOP]]#0
+// CHECK:         return %[[G]], %[[LOOP]]#2
+func.func @tied_weights(%w: tensor<4x4xf32>, %bias: tensor<4xf32>, %x: tensor<8x4xf32> {ga.batch = 0 : i64},
+                        %y: tensor<8x4xf32> {ga.batch = 0 : i64}) -> (tensor<4x4xf32>, tensor<4xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %g1 = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %y : tensor<8x4xf32>, tensor<8x4xf32>) outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %g = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%y, %x : tensor<8x4xf32>, tensor<8x4xf32>) outs(%g1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s = linalg.reduce { arith.addf } ins(%x : tensor<8x4xf32>) outs(%bias : tensor<4xf32>) dimensions = [0]
+  return %g, %s : tensor<4x4xf32>, tensor<4xf32>
+}
