@@ -103,8 +103,15 @@ public:
 
 private:
   Location loc() { return func.getLoc(); }
+  /// An index constant, created once at function entry.
   Value indexConstant(int64_t value) {
-    return arith::ConstantIndexOp::create(builder, loc(), value);
+    Value &constant = indexConstants[value];
+    if (!constant) {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(&body);
+      constant = arith::ConstantIndexOp::create(builder, loc(), value);
+    }
+    return constant;
   }
   /// The full batch extent scaled by `factor`, defined at function entry.
   Value getFullExtent(int64_t factor);
@@ -145,6 +152,7 @@ private:
   SmallVector<Operation *> originalOps;
   Value batchSize;
   DenseMap<int64_t, Value> fullExtents;
+  DenseMap<int64_t, Value> indexConstants;
   /// The value that replaces each reduction result after its loop.
   DenseMap<Value, Value> finalValues;
   /// Dynamic sizing: N, q = B / N and r = B % N.

@@ -9,8 +9,8 @@
 
 // CHECK-LABEL: func.func @sgd(
 // CHECK-SAME:      %[[W:.*]]: tensor<4x2xf32>, %[[LR:.*]]: f32, %[[X:.*]]: tensor<8x4xf32> {ga.batch = 0 : i64}, %[[DY:.*]]: tensor<8x2xf32> {ga.batch = 0 : i64})
-// CHECK:         %[[Z:.*]] = linalg.fill {{.*}} -> tensor<4x2xf32>
-// CHECK:         %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG:     %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG:     %[[Z:.*]] = linalg.fill {{.*}} -> tensor<4x2xf32>
 // CHECK:         %[[LOOP:.*]]:2 = scf.for %[[I:.*]] = %{{.*}} to %[[C4]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[Z]], %[[ASM:.*]] = %{{.*}})
 // CHECK:           %[[OFF:.*]] = arith.muli %[[I]], %{{.*}} : index
 // CHECK:           %[[XS:.*]] = tensor.extract_slice %[[X]][%[[OFF]], 0] [2, 4] [1, 1] : tensor<8x4xf32> to tensor<2x4xf32>
@@ -25,14 +25,14 @@
 
 // 8 samples in 3 micro-batches: two of 3 samples, then one of 2.
 // REM-LABEL: func.func @sgd(
-// REM:         %[[C2:.*]] = arith.constant 2 : index
-// REM:         %[[C1:.*]] = arith.constant 1 : index
+// REM-DAG:     %[[C2:.*]] = arith.constant 2 : index
+// REM-DAG:     %[[C1:.*]] = arith.constant 1 : index
+// REM-DAG:     %[[START:.*]] = arith.constant 6 : index
 // REM:         %[[A:.*]]:2 = scf.for %[[I:.*]] = %{{.*}} to %[[C2]]
 // REM:           arith.muli %[[I]], %{{.*}}
 // REM:           tensor.extract_slice {{.*}} [3, 4] [1, 1] : tensor<8x4xf32> to tensor<3x4xf32>
 // REM:         %[[B:.*]]:2 = scf.for %[[J:.*]] = %{{.*}} to %[[C1]] {{.*}} iter_args(%{{.*}} = %[[A]]#0, %{{.*}} = %[[A]]#1)
 // REM:           %[[S:.*]] = arith.muli %[[J]], %{{.*}}
-// REM:           %[[START:.*]] = arith.constant 6 : index
 // REM:           %[[OFF:.*]] = arith.addi %[[S]], %[[START]]
 // REM:           tensor.extract_slice {{.*}}[%[[OFF]], 0] [2, 4] [1, 1] : tensor<8x4xf32> to tensor<2x4xf32>
 // REM:         return %{{.*}}, %[[B]]#1
@@ -78,7 +78,7 @@ func.func @sgd(%w: tensor<4x2xf32>, %lr: f32, %x: tensor<8x4xf32> {ga.batch = 0 
 // batch size (a constant here) although the loop body works on 2 samples.
 // linalg.index along the batch is offset by the micro-batch start.
 // CHECK-LABEL: func.func @mean_and_index(
-// CHECK:         %[[B:.*]] = arith.constant 8 : index
+// CHECK-DAG:     %[[B:.*]] = arith.constant 8 : index
 // CHECK:         %[[BI:.*]] = arith.index_cast %[[B]] : index to i64
 // CHECK:         %[[BF:.*]] = arith.sitofp %[[BI]] : i64 to f32
 // CHECK:         %[[LOOP:.*]]:2 = scf.for
