@@ -125,20 +125,18 @@ BatchClass BatchDependence::joinInputs(ArrayRef<Value> inputs) const {
   return joined;
 }
 
-bool BatchDependence::isFullExtent(OpFoldResult size, Value source,
-                                   int64_t dim, int64_t factor) const {
+bool BatchDependence::isFullExtent(OpFoldResult size, Value source, int64_t dim,
+                                   int64_t factor) const {
   int64_t extent = cast<ShapedType>(source.getType()).getDimSize(dim);
   if (std::optional<int64_t> constant = getConstantIntValue(size))
     return !ShapedType::isDynamic(extent) && *constant == extent;
-  std::optional<int64_t> sizeFactor =
-      getBatchExtentFactor(cast<Value>(size));
+  std::optional<int64_t> sizeFactor = getBatchExtentFactor(cast<Value>(size));
   return sizeFactor && *sizeFactor == factor;
 }
 
 void BatchDependence::analyze() {
   if (func.isDeclaration()) {
-    error(func) << "training step '" << func.getSymName()
-                << "' has no body";
+    error(func) << "training step '" << func.getSymName() << "' has no body";
     return;
   }
   if (!func.getBody().hasOneBlock()) {
@@ -207,8 +205,7 @@ void BatchDependence::analyze() {
     auto type = cast<RankedTensorType>(operand.get().getType());
     for (int64_t d = 0; d < type.getRank(); ++d)
       if (d != cls.dim && type.isDynamicDim(d))
-        error(terminator) << "per-sample result #"
-                          << operand.getOperandNumber()
+        error(terminator) << "per-sample result #" << operand.getOperandNumber()
                           << " has a dynamic non-batch dimension " << d
                           << "; it cannot be assembled from micro-batches";
   }
@@ -225,8 +222,8 @@ void BatchDependence::visit(Operation *op) {
     getUsedValuesDefinedAbove(op->getRegions(), captured);
     inputs.append(captured.begin(), captured.end());
   }
-  bool perSample = llvm::any_of(
-      inputs, [&](Value v) { return getClass(v).isBatched(); });
+  bool perSample =
+      llvm::any_of(inputs, [&](Value v) { return getClass(v).isBatched(); });
   if (!perSample) {
     setResults(op, joinInputs(inputs));
     return;
@@ -257,8 +254,7 @@ void BatchDependence::visit(Operation *op) {
     return;
   }
   if (!isMemoryEffectFree(op)) {
-    error(op) << "op with side effects on per-sample values: '"
-              << op->getName()
+    error(op) << "op with side effects on per-sample values: '" << op->getName()
               << "' cannot be split into micro-batches";
     return;
   }
@@ -266,7 +262,8 @@ void BatchDependence::visit(Operation *op) {
     return visitTensorOp(op);
   if (auto softmax = dyn_cast<linalg::SoftmaxOp>(op)) {
     BatchClass in = getClass(softmax.getInput());
-    if (in.isBatched() && in.dim == static_cast<int64_t>(softmax.getDimension())) {
+    if (in.isBatched() &&
+        in.dim == static_cast<int64_t>(softmax.getDimension())) {
       error(op) << "batch coupling: softmax over the batch dimension "
                    "normalizes each sample by all the others";
       return;
@@ -299,8 +296,9 @@ unsigned BatchDependence::checkCoupling(Operation *op, ArrayRef<Value> inputs,
     }
     if (!cls.isPostReduction() || llvm::is_contained(exempt, input))
       continue;
-    if (!cls.dependsOnParams) {
-      // A data-only statistic: computed exactly in an earlier loop.
+    if (!cls.dependsOnParams || options.recomputeStatistics) {
+      // Computed exactly in an earlier loop: for free for a data-only
+      // statistic, by recomputing its per-sample inputs otherwise.
       level = std::max(level, cls.level + 1);
       continue;
     }
@@ -327,9 +325,10 @@ unsigned BatchDependence::checkCoupling(Operation *op, ArrayRef<Value> inputs,
     if (cls.origin)
       diag.attachNote(cls.origin->getLoc())
           << "the value is reduced over the batch here";
-    diag.attachNote() << "it depends on parameters, so it cannot be computed "
-                         "in a pre-loop; use allow-ghost-batch to accept "
-                         "per-micro-batch statistics";
+    diag.attachNote() << "it depends on parameters: use recompute-statistics "
+                         "to compute it exactly in an earlier loop (one more "
+                         "pass over the micro-batches), or allow-ghost-batch "
+                         "to accept per-micro-batch statistics";
   }
   return level;
 }
@@ -341,8 +340,7 @@ void BatchDependence::visitLinalg(Operation *op) {
                  "rewrite works on tensors";
     return;
   }
-  SmallVector<utils::IteratorType> iterators =
-      linalgOp.getIteratorTypesArray();
+  SmallVector<utils::IteratorType> iterators = linalgOp.getIteratorTypesArray();
   int64_t loop = -1, factor = 1;
   unsigned firstOperand = 0;
   for (OpOperand &operand : op->getOpOperands()) {
@@ -370,8 +368,8 @@ void BatchDependence::visitLinalg(Operation *op) {
     if (position != loop) {
       error(op) << "batch coupling: operands #" << firstOperand << " and #"
                 << operand.getOperandNumber()
-                << " are per-sample along different loop dimensions (d"
-                << loop << " and d" << position
+                << " are per-sample along different loop dimensions (d" << loop
+                << " and d" << position
                 << "), which combines every sample with every other";
       return;
     }
@@ -726,15 +724,15 @@ void BatchDependence::placeReductions() {
           continue;
         }
         if (isBatchReduction(user) &&
-            llvm::is_contained(
-                cast<linalg::LinalgOp>(user).getDpsInits(), result) &&
+            llvm::is_contained(cast<linalg::LinalgOp>(user).getDpsInits(),
+                               result) &&
             getClass(user->getResult(0)).kind == BatchClass::Kind::Reduced &&
             cls.kind == BatchClass::Kind::Reduced) {
           // An accumulation chain: combined after the user's loop.
           need = std::min(need, getReductionLoop(user) + 1);
           continue;
         }
-        if (cls.dependsOnParams)
+        if (cls.dependsOnParams && !options.recomputeStatistics)
           continue; // A ghost-batch statistic is recomputed locally.
         unsigned userLevel = 0;
         for (Value userResult : user->getResults())
@@ -839,8 +837,8 @@ LogicalResult mlir::ga::checkMicroBatchCount(const BatchDependence &analysis,
                                              int64_t microBatches) {
   func::FuncOp func = analysis.getFunction();
   if (microBatches < 1)
-    return func.emitError() << "micro-batches must be at least 1, got "
-                            << microBatches;
+    return func.emitError()
+           << "micro-batches must be at least 1, got " << microBatches;
   int64_t batchSize = analysis.getBatchSize();
   if (!ShapedType::isDynamic(batchSize) && microBatches > batchSize)
     return func.emitError()

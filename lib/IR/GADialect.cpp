@@ -62,9 +62,9 @@ LogicalResult GADialect::verifyRegionArgAttribute(Operation *op,
   }
   if (name == getInitAttrName()) {
     auto kind = dyn_cast<StringAttr>(attribute.getValue());
-    if (!kind || !llvm::is_contained({"normal", "uniform", "positive", "mask",
-                                      "zeros", "ones"},
-                                     kind.getValue()))
+    if (!kind || !llvm::is_contained(
+                     {"normal", "uniform", "positive", "mask", "zeros", "ones"},
+                     kind.getValue()))
       return located() << "'" << name
                        << "' must be one of \"normal\", \"uniform\", "
                           "\"positive\", \"mask\", \"zeros\", \"ones\"";
@@ -72,9 +72,7 @@ LogicalResult GADialect::verifyRegionArgAttribute(Operation *op,
   }
   if (name == getRangeAttrName()) {
     auto range = dyn_cast<ArrayAttr>(attribute.getValue());
-    auto isNumber = [](Attribute a) {
-      return isa<IntegerAttr, FloatAttr>(a);
-    };
+    auto isNumber = [](Attribute a) { return isa<IntegerAttr, FloatAttr>(a); };
     if (!range || range.size() != 2 || !isNumber(range[0]) ||
         !isNumber(range[1]))
       return located() << "'" << name << "' must be [lo, hi] with two numbers";

@@ -35,8 +35,7 @@ bool mlir::ga::isCombiningKindValidFor(vector::CombiningKind kind,
   return false;
 }
 
-bool mlir::ga::isNeutralElement(vector::CombiningKind kind,
-                                Attribute element) {
+bool mlir::ga::isNeutralElement(vector::CombiningKind kind, Attribute element) {
   using vector::CombiningKind;
   if (auto f = dyn_cast_if_present<FloatAttr>(element)) {
     const APFloat &v = f.getValue();
@@ -83,7 +82,7 @@ bool mlir::ga::isNeutralElement(vector::CombiningKind kind,
 }
 
 TypedAttr mlir::ga::getNeutralElement(vector::CombiningKind kind,
-                                     Type elementType) {
+                                      Type elementType) {
   if (!isCombiningKindValidFor(kind, elementType))
     return {};
   using vector::CombiningKind;
@@ -104,7 +103,8 @@ TypedAttr mlir::ga::getNeutralElement(vector::CombiningKind kind,
       return {};
     }
   }
-  unsigned width = elementType.isIndex() ? 64 : elementType.getIntOrFloatBitWidth();
+  unsigned width =
+      elementType.isIndex() ? 64 : elementType.getIntOrFloatBitWidth();
   APInt value;
   switch (kind) {
   case CombiningKind::ADD:
@@ -140,9 +140,8 @@ LogicalResult AccumulateOp::verify() {
   auto partialType = getPartial().getType();
   auto accType = getAcc().getType();
   if (partialType.getShape() != accType.getShape())
-    return emitOpError("partial ")
-           << partialType << " and accumulator " << accType
-           << " must have the same shape";
+    return emitOpError("partial ") << partialType << " and accumulator "
+                                   << accType << " must have the same shape";
   Type partialElt = partialType.getElementType();
   Type accElt = accType.getElementType();
   if (partialElt != accElt) {

@@ -29,12 +29,14 @@ void mlir::ga::buildAccumulatePipeline(
   check.microBatches = options.microBatches;
   check.funcNames = toVector(options.funcNames);
   check.allowGhostBatch = options.allowGhostBatch;
+  check.recomputeStatistics = options.recomputeStatistics;
   pm.addPass(createCheckTrainingStep(check));
 
   MicroBatchOptions rewrite;
   rewrite.microBatches = options.microBatches;
   rewrite.funcNames = toVector(options.funcNames);
   rewrite.allowGhostBatch = options.allowGhostBatch;
+  rewrite.recomputeStatistics = options.recomputeStatistics;
   rewrite.accumulatorType = options.accumulatorType;
   rewrite.dynamicMicroBatches = options.dynamicMicroBatches;
   pm.addPass(createMicroBatch(rewrite));

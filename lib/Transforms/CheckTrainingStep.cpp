@@ -25,6 +25,7 @@ struct CheckTrainingStepPass
     bool ok = true;
     BatchDependence::Options options;
     options.allowGhostBatch = allowGhostBatch;
+    options.recomputeStatistics = recomputeStatistics;
     for (func::FuncOp func : *steps) {
       BatchDependence analysis(func, options);
       ok &= analysis.succeeded() &&

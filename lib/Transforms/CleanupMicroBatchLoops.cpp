@@ -34,8 +34,7 @@ static int64_t eraseDeadOps(Block &block) {
 }
 
 struct CleanupMicroBatchLoopsPass
-    : public ga::impl::CleanupMicroBatchLoopsBase<
-          CleanupMicroBatchLoopsPass> {
+    : public ga::impl::CleanupMicroBatchLoopsBase<CleanupMicroBatchLoopsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isDeclaration())

@@ -33,9 +33,10 @@ struct ExpandAccumulatePass
       vector::CombiningKind kind = op.getKind();
       Type accElt = accType.getElementType();
       auto generic = linalg::GenericOp::create(
-          rewriter, op.getLoc(), TypeRange{accType}, ValueRange{op.getPartial()},
-          ValueRange{op.getAcc()}, ArrayRef<AffineMap>{identity, identity},
-          iterators, [&](OpBuilder &b, Location loc, ValueRange args) {
+          rewriter, op.getLoc(), TypeRange{accType},
+          ValueRange{op.getPartial()}, ValueRange{op.getAcc()},
+          ArrayRef<AffineMap>{identity, identity}, iterators,
+          [&](OpBuilder &b, Location loc, ValueRange args) {
             Value partial = args[0];
             if (partial.getType() != accElt)
               partial = arith::ExtFOp::create(b, loc, accElt, partial);

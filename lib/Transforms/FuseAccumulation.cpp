@@ -99,9 +99,9 @@ struct FuseAccumulationPass
     }
     Type wideType = op.getAcc().getType().getElementType();
     OpResult genericResult = generic->getResult(index);
-    Operation *combiner = getFusableCombiner(
-        cast<linalg::LinalgOp>(generic.getOperation()), genericResult,
-        op.getKind());
+    Operation *combiner =
+        getFusableCombiner(cast<linalg::LinalgOp>(generic.getOperation()),
+                           genericResult, op.getKind());
     if (!combiner)
       return fail("the generalized producer has no single combiner");
     OpOperand *genericInit = generic.getDpsInitOperand(index);

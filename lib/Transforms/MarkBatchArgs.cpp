@@ -74,7 +74,8 @@ struct MarkBatchArgsPass
     for (auto func : module.getOps<func::FuncOp>())
       for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
         if (auto attr = func.getArgAttr(i, GADialect::getBatchAttrName()))
-          if (failed(getContext().getLoadedDialect<GADialect>()
+          if (failed(getContext()
+                         .getLoadedDialect<GADialect>()
                          ->verifyRegionArgAttribute(
                              func, 0, i,
                              NamedAttribute(builder.getStringAttr(

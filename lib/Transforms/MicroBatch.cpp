@@ -130,8 +130,7 @@ private:
   RankedTensorType microType(Instance &inst, Type type, int64_t dim,
                              int64_t factor);
   Value getMicro(Instance &inst, Value value);
-  Value rematerialize(Instance &inst, Value value, int64_t dim,
-                      int64_t factor);
+  Value rematerialize(Instance &inst, Value value, int64_t dim, int64_t factor);
   Value sliceFull(Instance &inst, Value full, int64_t dim, int64_t factor);
   Operation *cloneLinalg(Instance &inst, Operation *op,
                          ArrayRef<std::pair<unsigned, Value>> initOverrides);
@@ -196,11 +195,10 @@ Value StepRewriter::getFullExtent(int64_t factor) {
     return cached;
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointAfterValue(batchSize);
-  Value extent = factor == 1
-                     ? batchSize
-                     : arith::MulIOp::create(builder, loc(), batchSize,
-                                             indexConstant(factor))
-                           .getResult();
+  Value extent = factor == 1 ? batchSize
+                             : arith::MulIOp::create(builder, loc(), batchSize,
+                                                     indexConstant(factor))
+                                   .getResult();
   fullExtents[factor] = extent;
   return extent;
 }
@@ -219,13 +217,12 @@ SmallVector<Segment> StepRewriter::buildSegments() {
   }
   // Run-time sizes: iteration i covers q + (i < r) samples from
   // i * q + min(i, r).
-  numMicroBatches = config.dynamicMicroBatches
-                        ? func.getArguments().back()
-                        : indexConstant(n);
+  numMicroBatches = config.dynamicMicroBatches ? func.getArguments().back()
+                                               : indexConstant(n);
   if (config.dynamicMicroBatches) {
-    Value positive = arith::CmpIOp::create(builder, loc(),
-                                           arith::CmpIPredicate::sge,
-                                           numMicroBatches, indexConstant(1));
+    Value positive =
+        arith::CmpIOp::create(builder, loc(), arith::CmpIPredicate::sge,
+                              numMicroBatches, indexConstant(1));
     cf::AssertOp::create(builder, loc(), positive,
                          "ga: the number of micro-batches must be at least 1");
   }
@@ -275,13 +272,12 @@ LevelPlan StepRewriter::planLevel(unsigned level) {
         continue;
       // An accumulator's chained init is combined after the loop.
       if (isAccumulatorOnly &&
-          llvm::is_contained(cast<linalg::LinalgOp>(op).getDpsInits(),
-                             input) &&
+          llvm::is_contained(cast<linalg::LinalgOp>(op).getDpsInits(), input) &&
           !analysis.getClass(input).isBatched())
         continue;
       BatchClass cls = analysis.getClass(input);
-      if (cls.isBatched() || (cls.isPostReduction() &&
-                              analysis.getAvailableAfter(input) >= level))
+      if (cls.isBatched() ||
+          (cls.isPostReduction() && analysis.getAvailableAfter(input) >= level))
         plan.local.insert(def);
     }
   }
@@ -297,8 +293,8 @@ Value StepRewriter::scaledOffset(Instance &inst, int64_t factor) {
     return inst.offset;
   if (Value cached = inst.scaledOffsets.lookup(factor))
     return cached;
-  Value scaled = arith::MulIOp::create(builder, loc(), inst.offset,
-                                       indexConstant(factor));
+  Value scaled =
+      arith::MulIOp::create(builder, loc(), inst.offset, indexConstant(factor));
   inst.scaledOffsets[factor] = scaled;
   return scaled;
 }
@@ -318,8 +314,8 @@ OpFoldResult StepRewriter::scaledSize(Instance &inst, int64_t factor) {
   return scaled;
 }
 
-RankedTensorType StepRewriter::microType(Instance &inst, Type type,
-                                         int64_t dim, int64_t factor) {
+RankedTensorType StepRewriter::microType(Instance &inst, Type type, int64_t dim,
+                                         int64_t factor) {
   auto tensorType = cast<RankedTensorType>(type);
   SmallVector<int64_t> shape(tensorType.getShape());
   std::optional<int64_t> size = getConstantIntValue(inst.size);
@@ -332,13 +328,12 @@ Value StepRewriter::sliceFull(Instance &inst, Value full, int64_t dim,
   auto type = cast<RankedTensorType>(full.getType());
   SmallVector<OpFoldResult> offsets(type.getRank(), builder.getIndexAttr(0));
   SmallVector<OpFoldResult> strides(type.getRank(), builder.getIndexAttr(1));
-  SmallVector<OpFoldResult> sizes =
-      tensor::getMixedSizes(builder, loc(), full);
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(builder, loc(), full);
   offsets[dim] = scaledOffset(inst, factor);
   sizes[dim] = scaledSize(inst, factor);
-  return tensor::ExtractSliceOp::create(
-      builder, loc(), microType(inst, type, dim, factor), full, offsets,
-      sizes, strides);
+  return tensor::ExtractSliceOp::create(builder, loc(),
+                                        microType(inst, type, dim, factor),
+                                        full, offsets, sizes, strides);
 }
 
 Value StepRewriter::getMicro(Instance &inst, Value value) {
@@ -370,8 +365,9 @@ Value StepRewriter::rematerialize(Instance &inst, Value value, int64_t dim,
     auto shapedType = cast<RankedTensorType>(shaped.getType());
     for (int64_t d = 0; d < shapedType.getRank(); ++d)
       sizes.push_back(d == dim ? scaledSize(inst, factor)
-                               : tensor::getMixedSize(builder, loc(),
-                                                      inst.mapping.lookupOrDefault(shaped), d));
+                               : tensor::getMixedSize(
+                                     builder, loc(),
+                                     inst.mapping.lookupOrDefault(shaped), d));
     return sizes;
   };
   DenseElementsAttr dense;
@@ -442,8 +438,8 @@ void StepRewriter::offsetBatchIndices(Instance &inst, Operation *op,
       continue;
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointAfter(index);
-    Value global = arith::AddIOp::create(builder, index.getLoc(), index,
-                                         offset);
+    Value global =
+        arith::AddIOp::create(builder, index.getLoc(), index, offset);
     index.getResult().replaceAllUsesExcept(global, global.getDefiningOp());
   }
 }
@@ -470,9 +466,9 @@ Operation *StepRewriter::cloneDetached(Instance &inst, Operation *op,
   return clone;
 }
 
-Operation *StepRewriter::cloneLinalg(
-    Instance &inst, Operation *op,
-    ArrayRef<std::pair<unsigned, Value>> initOverrides) {
+Operation *
+StepRewriter::cloneLinalg(Instance &inst, Operation *op,
+                          ArrayRef<std::pair<unsigned, Value>> initOverrides) {
   auto linalgOp = cast<linalg::LinalgOp>(op);
   const PerSampleOpInfo *info = analysis.getOpInfo(op);
   int64_t loop = info->batchLoop, factor = info->factor;
@@ -493,9 +489,8 @@ Operation *StepRewriter::cloneLinalg(
     }
     std::optional<unsigned> position =
         linalgOp.getMatchingIndexingMap(&operand).getResultPosition(loopExpr);
-    operands.push_back(position
-                           ? rematerialize(inst, value, *position, factor)
-                           : inst.mapping.lookupOrDefault(value));
+    operands.push_back(position ? rematerialize(inst, value, *position, factor)
+                                : inst.mapping.lookupOrDefault(value));
   }
   Operation *clone = cloneDetached(inst, op, operands);
   auto cloneLinalg = cast<linalg::LinalgOp>(clone);
@@ -519,9 +514,8 @@ Operation *StepRewriter::cloneTensorOp(Instance &inst, Operation *op) {
   auto mappedList = [&](ArrayRef<OpFoldResult> list) {
     SmallVector<OpFoldResult> result;
     for (OpFoldResult ofr : list)
-      result.push_back(isa<Value>(ofr)
-                           ? OpFoldResult(mapped(cast<Value>(ofr)))
-                           : ofr);
+      result.push_back(isa<Value>(ofr) ? OpFoldResult(mapped(cast<Value>(ofr)))
+                                       : ofr);
     return result;
   };
 
@@ -543,29 +537,28 @@ Operation *StepRewriter::cloneTensorOp(Instance &inst, Operation *op) {
         analysis.getClass(insert.getSource()).isBatched()
             ? getMicro(inst, insert.getSource())
             : rematerialize(inst, insert.getSource(), sourceDim, cls.factor);
-    Value dest = analysis.getClass(insert.getDest()).isBatched()
-                     ? getMicro(inst, insert.getDest())
-                     : rematerialize(inst, insert.getDest(), cls.dim,
-                                     cls.factor);
+    Value dest =
+        analysis.getClass(insert.getDest()).isBatched()
+            ? getMicro(inst, insert.getDest())
+            : rematerialize(inst, insert.getDest(), cls.dim, cls.factor);
     SmallVector<OpFoldResult> sizes = mappedList(insert.getMixedSizes());
     sizes[cls.dim] = scaledSize(inst, cls.factor);
-    return tensor::InsertSliceOp::create(
-        builder, op->getLoc(), source, dest,
-        mappedList(insert.getMixedOffsets()), sizes,
-        mappedList(insert.getMixedStrides()));
+    return tensor::InsertSliceOp::create(builder, op->getLoc(), source, dest,
+                                         mappedList(insert.getMixedOffsets()),
+                                         sizes,
+                                         mappedList(insert.getMixedStrides()));
   }
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
-    SmallVector<OpFoldResult> shape =
-        mappedList(expand.getMixedOutputShape());
+    SmallVector<OpFoldResult> shape = mappedList(expand.getMixedOutputShape());
     shape[cls.dim] = scaledSize(inst, cls.factor);
     return tensor::ExpandShapeOp::create(
         builder, op->getLoc(), type, getMicro(inst, expand.getSrc()),
         expand.getReassociationIndices(), shape);
   }
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op))
-    return tensor::CollapseShapeOp::create(
-        builder, op->getLoc(), type, getMicro(inst, collapse.getSrc()),
-        collapse.getReassociationIndices());
+    return tensor::CollapseShapeOp::create(builder, op->getLoc(), type,
+                                           getMicro(inst, collapse.getSrc()),
+                                           collapse.getReassociationIndices());
   if (auto castOp = dyn_cast<tensor::CastOp>(op))
     return tensor::CastOp::create(builder, op->getLoc(), type,
                                   getMicro(inst, castOp.getSource()));
@@ -754,7 +747,8 @@ void StepRewriter::emitBody(Instance &inst, const LevelPlan &plan,
     auto type = cast<RankedTensorType>(acc.assembled.getType());
     SmallVector<OpFoldResult> offsets(type.getRank(), builder.getIndexAttr(0));
     SmallVector<OpFoldResult> strides(type.getRank(), builder.getIndexAttr(1));
-    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(builder, loc(), micro);
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(builder, loc(), micro);
     offsets[cls.dim] = scaledOffset(inst, cls.factor);
     yields[index] = tensor::InsertSliceOp::create(
         builder, loc(), micro, iterArgs[index], offsets, sizes, strides);
@@ -771,33 +765,29 @@ void StepRewriter::emitLevel(unsigned level, const LevelPlan &plan,
   for (const Segment &segment : segments) {
     auto loop = scf::ForOp::create(
         builder, loc(), indexConstant(0), segment.count, indexConstant(1),
-        current,
-        [&](OpBuilder &b, Location, Value iv, ValueRange iterArgs) {
+        current, [&](OpBuilder &b, Location, Value iv, ValueRange iterArgs) {
           OpBuilder::InsertionGuard guard(builder);
           builder.setInsertionPointToStart(b.getInsertionBlock());
           Instance inst;
           if (segment.size) {
-            Value scaled =
-                arith::MulIOp::create(builder, loc(), iv,
-                                      indexConstant(*segment.size));
-            inst.offset = segment.start
-                              ? arith::AddIOp::create(
-                                    builder, loc(), scaled,
-                                    indexConstant(segment.start))
-                                    .getResult()
-                              : scaled;
+            Value scaled = arith::MulIOp::create(builder, loc(), iv,
+                                                 indexConstant(*segment.size));
+            inst.offset =
+                segment.start
+                    ? arith::AddIOp::create(builder, loc(), scaled,
+                                            indexConstant(segment.start))
+                          .getResult()
+                    : scaled;
             inst.size = builder.getIndexAttr(*segment.size);
           } else {
             Value isLong = arith::CmpIOp::create(
                 builder, loc(), arith::CmpIPredicate::ult, iv, remainder);
             Value extra = arith::SelectOp::create(
                 builder, loc(), isLong, indexConstant(1), indexConstant(0));
-            inst.size =
-                arith::AddIOp::create(builder, loc(), quotient, extra)
-                    .getResult();
+            inst.size = arith::AddIOp::create(builder, loc(), quotient, extra)
+                            .getResult();
             Value base = arith::MulIOp::create(builder, loc(), iv, quotient);
-            Value shift =
-                arith::MinUIOp::create(builder, loc(), iv, remainder);
+            Value shift = arith::MinUIOp::create(builder, loc(), iv, remainder);
             inst.offset = arith::AddIOp::create(builder, loc(), base, shift);
           }
           SmallVector<Value> yields;
@@ -837,9 +827,8 @@ void StepRewriter::emitLevel(unsigned level, const LevelPlan &plan,
 LogicalResult StepRewriter::run() {
   Operation *terminator = body.getTerminator();
   if (config.dynamicMicroBatches)
-    (void)func.insertArgument(func.getNumArguments(),
-                              builder.getIndexType(), DictionaryAttr(),
-                              loc());
+    (void)func.insertArgument(func.getNumArguments(), builder.getIndexType(),
+                              DictionaryAttr(), loc());
 
   // The batch size, at function entry.
   builder.setInsertionPointToStart(&body);
@@ -848,8 +837,8 @@ LogicalResult StepRewriter::run() {
     batchSize = indexConstant(staticSize);
   } else {
     BlockArgument arg = analysis.getBatchArgs().front();
-    batchSize = tensor::DimOp::create(builder, loc(), arg,
-                                      analysis.getClass(arg).dim);
+    batchSize =
+        tensor::DimOp::create(builder, loc(), arg, analysis.getClass(arg).dim);
   }
   // `tensor.dim` of the batch dimension is the full batch size wherever it is
   // used as a number; the loop bodies size tensors themselves.
@@ -926,13 +915,12 @@ struct MicroBatchPass : public ga::impl::MicroBatchBase<MicroBatchPass> {
     }
     if (!accumulatorType.empty()) {
       MLIRContext *ctx = &getContext();
-      config.accumulatorType =
-          llvm::StringSwitch<FloatType>(accumulatorType)
-              .Case("f16", Float16Type::get(ctx))
-              .Case("bf16", BFloat16Type::get(ctx))
-              .Case("f32", Float32Type::get(ctx))
-              .Case("f64", Float64Type::get(ctx))
-              .Default(nullptr);
+      config.accumulatorType = llvm::StringSwitch<FloatType>(accumulatorType)
+                                   .Case("f16", Float16Type::get(ctx))
+                                   .Case("bf16", BFloat16Type::get(ctx))
+                                   .Case("f32", Float32Type::get(ctx))
+                                   .Case("f64", Float64Type::get(ctx))
+                                   .Default(nullptr);
       if (!config.accumulatorType) {
         module.emitError() << "ga-micro-batch: accumulator-type must be one "
                               "of f16, bf16, f32, f64, got '"
@@ -947,6 +935,7 @@ struct MicroBatchPass : public ga::impl::MicroBatchBase<MicroBatchPass> {
       return signalPassFailure();
     BatchDependence::Options options;
     options.allowGhostBatch = allowGhostBatch;
+    options.recomputeStatistics = recomputeStatistics;
     for (func::FuncOp func : *steps) {
       BatchDependence analysis(func, options);
       if (!analysis.succeeded() ||

@@ -32,6 +32,11 @@ struct TestBatchDependencePass
                                llvm::cl::desc("Accept ghost-batch couplings"),
                                llvm::cl::init(false)};
 
+  Option<bool> recomputeStatistics{
+      *this, "recompute-statistics",
+      llvm::cl::desc("Compute coupled statistics in earlier loops"),
+      llvm::cl::init(false)};
+
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       bool hasBatchArg = false;
@@ -41,6 +46,7 @@ struct TestBatchDependencePass
         continue;
       BatchDependence::Options options;
       options.allowGhostBatch = allowGhostBatch;
+      options.recomputeStatistics = recomputeStatistics;
       BatchDependence analysis(func, options);
       analysis.print(llvm::outs());
     }

@@ -24,13 +24,12 @@ int main(int argc, char **argv) {
   mlir::ga::registerAllGAPipelines();
   mlir::ga::test::registerTestGAPasses();
 
-
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   mlir::registerAllToLLVMIRTranslations(registry);
   mlir::ga::registerAllGADialects(registry);
 
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "ga-mlir optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "ga-mlir optimizer driver\n", registry));
 }

@@ -11,8 +11,8 @@
 #define GA_ANALYSIS_BATCHDEPENDENCE_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -85,6 +85,10 @@ public:
   struct Options {
     /// Accept batch coupling by per-micro-batch statistics (warns).
     bool allowGhostBatch = false;
+    /// Make batch coupling exact: a coupled statistic that depends on
+    /// parameters is computed in an earlier loop like a data-only one,
+    /// recomputing the per-sample work it needs.
+    bool recomputeStatistics = false;
   };
 
   BatchDependence(func::FuncOp func, Options options);

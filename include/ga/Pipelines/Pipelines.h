@@ -39,6 +39,12 @@ struct AccumulatePipelineOptions
       llvm::cl::desc("Accept batch-coupled statistics computed per "
                      "micro-batch (inexact; a warning)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> recomputeStatistics{
+      *this, "recompute-statistics",
+      llvm::cl::desc("Make batch coupling (BatchNorm) exact by computing each "
+                     "coupled statistic in an earlier loop over the "
+                     "micro-batches, recomputing what it depends on"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> accumulatorType{
       *this, "accumulator-type",
       llvm::cl::desc("Float type (f32, f64) in which narrower float "

@@ -84,7 +84,12 @@ def CheckTrainingStep : Pass<"ga-check-training-step", "ModuleOp"> {
                "Functions to check (default: every function with ga.batch "
                "arguments)">,
     Option<"allowGhostBatch", "allow-ghost-batch", "bool", /*default=*/"false",
-           "Accept batch coupling as per-micro-batch statistics (a warning)">
+           "Accept batch coupling as per-micro-batch statistics (a warning)">,
+    Option<"recomputeStatistics", "recompute-statistics", "bool",
+           /*default=*/"false",
+           "Make batch coupling exact: compute each coupled statistic in an "
+           "earlier loop over the micro-batches, recomputing the per-sample "
+           "work it depends on (one more pass per statistic level)">
   ];
   let dependentDialects = ["ga::GADialect"];
 }
@@ -159,6 +164,11 @@ def MicroBatch : Pass<"ga-micro-batch", "ModuleOp"> {
                "arguments)">,
     Option<"allowGhostBatch", "allow-ghost-batch", "bool", /*default=*/"false",
            "Compute batch-coupled statistics per micro-batch (inexact; warns)">,
+    Option<"recomputeStatistics", "recompute-statistics", "bool",
+           /*default=*/"false",
+           "Make batch coupling exact: compute each coupled statistic in an "
+           "earlier loop over the micro-batches, recomputing the per-sample "
+           "work it depends on (one more pass per statistic level)">,
     Option<"accumulatorType", "accumulator-type", "std::string",
            /*default=*/"\"\"",
            "Float type (f32, f64) in which narrower float reductions are "
