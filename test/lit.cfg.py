@@ -47,3 +47,18 @@ if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")
 if shutil.which("mpirun.mpich"):
     config.available_features.add("mpich")
+
+# The numerical corpus check (Integration/corpus) needs a Python with numpy; lit's own
+# interpreter may lack it, so look for one. Tests that need it say `REQUIRES: numpy`.
+config.substitutions.append(("%llvm_tools_dir", config.llvm_tools_dir))
+def _python_with_numpy():
+    import subprocess
+    import sys
+    for exe in (sys.executable, shutil.which("python3")):
+        if exe and subprocess.run([exe, "-c", "import numpy"], capture_output=True).returncode == 0:
+            return exe
+    return None
+_numpy_python = _python_with_numpy()
+if _numpy_python:
+    config.available_features.add("numpy")
+    config.substitutions.append(("%numpy_python", '"%s"' % _numpy_python))
