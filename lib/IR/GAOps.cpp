@@ -162,8 +162,9 @@ LogicalResult AccumulateOp::verify() {
 OpFoldResult AccumulateOp::fold(FoldAdaptor adaptor) {
   // Accumulating the combiner's neutral element leaves the accumulator as is.
   auto splat = dyn_cast_if_present<SplatElementsAttr>(adaptor.getPartial());
-  if (splat && getPartial().getType() == getAcc().getType() &&
-      isNeutralElement(getKind(), splat.getSplatValue<Attribute>()))
+  // The result has the accumulator's type, so this also holds for a
+  // narrower partial.
+  if (splat && isNeutralElement(getKind(), splat.getSplatValue<Attribute>()))
     return getAcc();
   return {};
 }

@@ -156,3 +156,15 @@ func.func @dead_accumulate(%p: tensor<4xf32>, %acc: tensor<4xf32>) {
   %0 = ga.accumulate <add> %p into %acc : tensor<4xf32> into tensor<4xf32>
   return
 }
+
+// -----
+
+// A narrower neutral partial folds too: the result has the accumulator's type.
+// CHECK-LABEL: func.func @narrow_neutral
+// CHECK-SAME:    (%[[ACC:.*]]: tensor<4xf32>)
+// CHECK-NEXT:    return %[[ACC]]
+func.func @narrow_neutral(%acc: tensor<4xf32>) -> tensor<4xf32> {
+  %z = arith.constant dense<0.0> : tensor<4xbf16>
+  %0 = ga.accumulate <add> %z into %acc : tensor<4xbf16> into tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
