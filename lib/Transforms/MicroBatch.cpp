@@ -841,16 +841,22 @@ LogicalResult StepRewriter::run() {
         tensor::DimOp::create(builder, loc(), arg, analysis.getClass(arg).dim);
   }
   // `tensor.dim` of the batch dimension is the full batch size wherever it is
-  // used as a number; the loop bodies size tensors themselves.
+  // used as a number; the loop bodies size tensors themselves. The other
+  // dimensions of per-sample values are static (the analysis refuses dynamic
+  // ones).
   for (Operation &op : llvm::make_early_inc_range(body)) {
     auto dim = dyn_cast<tensor::DimOp>(&op);
-    if (!dim)
+    if (!dim || !analysis.getClass(dim.getSource()).isBatched())
       continue;
     if (std::optional<int64_t> factor =
             analysis.getBatchExtentFactor(dim.getResult())) {
       dim.getResult().replaceAllUsesWith(getFullExtent(*factor));
-      dim.erase();
+    } else {
+      int64_t index = *dim.getConstantIndex();
+      dim.getResult().replaceAllUsesWith(indexConstant(
+          cast<ShapedType>(dim.getSource().getType()).getDimSize(index)));
     }
+    dim.erase();
   }
 
   // Snapshot the original ops before anything moves.

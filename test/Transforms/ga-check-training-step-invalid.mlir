@@ -12,7 +12,7 @@ func.func @batchnorm(%w: tensor<3x3xf32>, %x: tensor<8x3xf32> {ga.batch = 0 : i6
   %sum = linalg.reduce { arith.addf } ins(%h : tensor<8x3xf32>) outs(%e3 : tensor<3xf32>) dimensions = [0]
   %mb = linalg.broadcast ins(%sum : tensor<3xf32>) outs(%e : tensor<8x3xf32>) dimensions = [0]
   // expected-error @+2 {{batch coupling: per-sample computation uses a value reduced over the whole batch}}
-  // expected-note @+1 {{it depends on parameters, so it cannot be computed in a pre-loop}}
+  // expected-note @+1 {{it depends on parameters: use recompute-statistics to compute it exactly in an earlier loop}}
   %c = linalg.sub ins(%h, %mb : tensor<8x3xf32>, tensor<8x3xf32>) outs(%e : tensor<8x3xf32>) -> tensor<8x3xf32>
   %s0 = tensor.empty() : tensor<f32>
   %l = linalg.reduce { arith.addf } ins(%c : tensor<8x3xf32>) outs(%s0 : tensor<f32>) dimensions = [0, 1]

@@ -204,3 +204,21 @@ func.func @tied_weights(%w: tensor<4x4xf32>, %bias: tensor<4xf32>, %x: tensor<8x
   %s = linalg.reduce { arith.addf } ins(%x : tensor<8x4xf32>) outs(%bias : tensor<4xf32>) dimensions = [0]
   return %g, %s : tensor<4x4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// tensor.dim of a static non-batch dimension of a per-sample value is a
+// constant; of the batch dimension, the batch size.
+// CHECK-LABEL: func.func @dims(
+// CHECK-DAG:     %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG:     %[[C3:.*]] = arith.constant 3 : index
+// CHECK:         %[[P:.*]] = arith.muli %[[C8]], %[[C3]] : index
+// CHECK:         return %[[P]]
+func.func @dims(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> index {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %x, %c0 : tensor<8x3xf32>
+  %f = tensor.dim %x, %c1 : tensor<8x3xf32>
+  %n = arith.muli %b, %f : index
+  return %n : index
+}
