@@ -939,6 +939,11 @@ struct MicroBatchPass : public ga::impl::MicroBatchBase<MicroBatchPass> {
         collectTrainingSteps(module, funcNames);
     if (failed(steps))
       return signalPassFailure();
+    if (steps->empty())
+      module.emitWarning()
+          << "ga-micro-batch: no function has a `ga.batch` argument, nothing "
+             "was rewritten (mark per-sample arguments, or name them with "
+             "batch-args)";
     BatchDependence::Options options;
     options.allowGhostBatch = allowGhostBatch;
     options.recomputeStatistics = recomputeStatistics;
