@@ -67,6 +67,36 @@ struct PrepareCPUFunctionsPass
   bool cInterface;
 };
 
+/// The contract of the pipeline's output: only LLVM dialect ops (and OpenMP
+/// ops with openmp=1) inside the module. Catches a lowering that silently
+/// leaves an op behind (a partial conversion), with the op's location.
+struct VerifyLoweredToLLVMPass
+    : public PassWrapper<VerifyLoweredToLLVMPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VerifyLoweredToLLVMPass)
+
+  StringRef getArgument() const final { return "ga-verify-lowered-to-llvm"; }
+  StringRef getDescription() const final {
+    return "Check that only LLVM (and OpenMP) dialect ops are left";
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    WalkResult result = module.walk([&](Operation *op) {
+      if (op == module.getOperation())
+        return WalkResult::advance();
+      StringRef dialect = op->getName().getDialectNamespace();
+      if (dialect == "llvm" || dialect == "omp")
+        return WalkResult::advance();
+      op->emitError() << "'" << op->getName()
+                      << "' was not lowered to the LLVM dialect by "
+                         "ga-lower-to-cpu";
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -87,6 +117,8 @@ static void addBufferizationStage(OpPassManager &pm) {
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCanonicalizerPass());
   bufferization::buildBufferDeallocationPipeline(pm);
+  // The clones that deallocation inserts (e.g. to return an argument).
+  pm.addPass(createConvertBufferizationToMemRefPass());
 }
 
 /// Linalg on buffers to loops: sequential scf.for, or scf.parallel for the
@@ -129,11 +161,15 @@ static void addLLVMStage(OpPassManager &pm, const LowerToCPUOptions &options) {
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(std::make_unique<VerifyLoweredToLLVMPass>());
 }
 
 void mlir::ga::buildLowerToCPUPipeline(OpPassManager &pm,
                                        const LowerToCPUOptions &options) {
   pm.addPass(std::make_unique<PrepareCPUFunctionsPass>(options.cInterface));
+  // arith/math on whole tensors (`arith.addf %a, %b : tensor<4xf32>`) have no
+  // bufferization; as linalg.generic they do.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   addBufferizationStage(pm);
   addLoopStage(pm, options);
   addLLVMStage(pm, options);
