@@ -47,6 +47,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
@@ -126,10 +127,11 @@ static cl::opt<std::string> lowerOptions(
     cl::desc("Options of ga-lower-to-cpu for both modules, e.g. "
              "'vector-width=8'"),
     cl::init(""), cl::cat(verifyCategory));
-static cl::opt<unsigned> jitOptLevel("O",
-                                     cl::desc("LLVM optimization level of the "
-                                              "JIT (0-3, default 2)"),
-                                     cl::init(2), cl::cat(verifyCategory));
+static cl::opt<unsigned> jitOptLevel(
+    "opt-level",
+    cl::desc("LLVM optimization level of the JIT (0-3, default 2); both "
+             "steps are compiled alike"),
+    cl::init(2), cl::cat(verifyCategory));
 static cl::opt<bool> dumpInputs("dump-inputs",
                                 cl::desc("Print a summary of every generated "
                                          "input to stderr"),
@@ -142,6 +144,23 @@ static cl::opt<bool> noFork("no-fork",
                             cl::desc("Run the compiled steps in this process "
                                      "(for debuggers; a crash is not caught)"),
                             cl::cat(verifyCategory));
+
+//===----------------------------------------------------------------------===//
+// Phases (for crash reports)
+//===----------------------------------------------------------------------===//
+
+/// Write end of the pipe to the supervising process, -1 without one.
+static int phaseFd = -1;
+
+/// Tells the supervising process what the verifier is doing now, so that a
+/// crash can be reported with it.
+static void setPhase(const llvm::Twine &phase) {
+  if (phaseFd < 0)
+    return;
+  std::string line = phase.str() + "\n";
+  ssize_t unused = write(phaseFd, line.data(), line.size());
+  (void)unused;
+}
 
 //===----------------------------------------------------------------------===//
 // Host buffers
@@ -798,6 +817,7 @@ static std::string invokeEntry(Compiled &compiled,
 static llvm::Expected<std::vector<HostArray>>
 runStep(Compiled &compiled, const std::vector<HostArray> &inputs,
         ArrayRef<Slot> results, StringRef which) {
+  setPhase("running the " + which + " step");
   if (noFork) {
     std::vector<HostArray> copy = inputs; // the step may update in place
     return deserializeResults(invokeEntry(compiled, copy, results), results);
@@ -812,6 +832,13 @@ runStep(Compiled &compiled, const std::vector<HostArray> &inputs,
     return llvm::createStringError("fork() failed");
   if (pid == 0) {
     close(fds[0]);
+    // A crash of the step is reported by the parent: no LLVM stack dump here.
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP})
+      signal(sig, SIG_DFL);
+    // Whatever the step prints (cf.assert messages) goes to stderr, so that
+    // --json output on stdout stays a single document.
+    dup2(2, 1);
+    setvbuf(stdout, nullptr, _IONBF, 0);
     std::vector<HostArray> copy = inputs;
     std::string data = invokeEntry(compiled, copy, results);
     const char *p = data.data();
@@ -858,6 +885,7 @@ runStep(Compiled &compiled, const std::vector<HostArray> &inputs,
 
 /// Lowers `module` to LLVM and JIT-compiles it.
 static llvm::Expected<Compiled> compile(ModuleOp module, StringRef which) {
+  setPhase("lowering the " + which + " step with ga-lower-to-cpu");
   PassManager pm(module.getContext());
   auto options = ga::LowerToCPUOptions::createFromString(lowerOptions);
   if (!options)
@@ -871,6 +899,7 @@ static llvm::Expected<Compiled> compile(ModuleOp module, StringRef which) {
          " step to the CPU (ga-lower-to-cpu) failed; see the diagnostics "
          "above")
             .str());
+  setPhase("JIT-compiling the " + which + " step");
   ExecutionEngineOptions engineOptions;
   auto transformer = makeOptimizingTransformer(jitOptLevel, 0, nullptr);
   engineOptions.transformer = transformer;
@@ -1047,7 +1076,9 @@ struct Run {
   std::string funcName;
   std::string pipeline;
   int64_t batch = -1;
+  bool dynamicBatch = false; // some argument has a dynamic dimension
   bool changed = true; // the pipeline changed the step function
+  std::string error;    // why the step could not be verified
   std::vector<Comparison> comparisons;
 };
 } // namespace
@@ -1063,10 +1094,10 @@ static std::string anchorPipeline(StringRef text) {
 static void summarizeInput(unsigned i, const Slot &slot, const InitSpec &spec,
                            const HostArray &a) {
   auto &os = llvm::errs();
-  os << llvm::formatv("input #{0}: {1} init={2}", i, typeToString(slot.type),
-                      spec.kind);
+  os << "input #" << i << ": " << typeToString(slot.type)
+     << " init=" << spec.kind;
   if (spec.hasRange)
-    os << llvm::formatv(" range=[{0}, {1})", spec.lo, spec.hi);
+    os << llvm::format(" range=[%g, %g)", spec.lo, spec.hi);
   os << " shape=[";
   llvm::interleave(a.shape, os, ",");
   os << "]";
@@ -1079,16 +1110,17 @@ static void summarizeInput(unsigned i, const Slot &slot, const InitSpec &spec,
     sum += v;
   }
   if (n)
-    os << llvm::formatv(" min={0:g} max={1:g} mean={2:g}", lo, hi, sum / n);
+    os << llvm::format(" min=%g max=%g mean=%g", lo, hi, sum / n);
   os << " first=[";
   for (int64_t k = 0; k < std::min<int64_t>(n, 6); ++k)
-    os << (k ? ", " : "") << llvm::formatv("{0:g}", readElement(a, k));
+    os << (k ? ", " : "") << llvm::format("%g", readElement(a, k));
   os << (n > 6 ? ", ...]" : "]") << "\n";
 }
 
 static int verify(MLIRContext &context, llvm::SourceMgr &sourceMgr, Run &run) {
   auto fail = [&](const llvm::Twine &message) {
-    llvm::errs() << "ga-verify: error: " << message << "\n";
+    run.error = message.str();
+    llvm::errs() << "ga-verify: error: " << run.error << "\n";
     return 1;
   };
   if (microBatches < 1)
@@ -1126,6 +1158,8 @@ static int verify(MLIRContext &context, llvm::SourceMgr &sourceMgr, Run &run) {
 
   // Sizes of dynamic dimensions, batch size for the report.
   int64_t dynSize = batchSize > 0 ? batchSize.getValue() : 4 * microBatches + 3;
+  for (const Slot &slot : args)
+    run.dynamicBatch |= llvm::any_of(slot.dims, ShapedType::isDynamic);
   for (auto [i, slot] : llvm::enumerate(args))
     if (auto dim = step.getArgAttrOfType<IntegerAttr>(i, "ga.batch"))
       if (run.batch < 0 && dim.getInt() < (int64_t)slot.dims.size()) {
@@ -1181,6 +1215,7 @@ static int verify(MLIRContext &context, llvm::SourceMgr &sourceMgr, Run &run) {
                                      microBatches.getValue())
                            .str()
                      : anchorPipeline(pipelineText);
+  setPhase("running the pipeline '" + run.pipeline + "' on @" + run.funcName);
   {
     std::string errors;
     llvm::raw_string_ostream errorStream(errors);
@@ -1290,7 +1325,7 @@ static void printTable(const Run &run) {
      << "/" << run.comparisons.size() << " results match\n";
 }
 
-static void printJson(const Run &run, int status, StringRef error) {
+static void printJson(const Run &run, int status) {
   llvm::json::OStream j(llvm::outs(), 2);
   auto number = [](double v) -> llvm::json::Value {
     if (std::isfinite(v))
@@ -1305,14 +1340,15 @@ static void printJson(const Run &run, int status, StringRef error) {
     j.attribute("seed", static_cast<int64_t>(seed.getValue()));
     if (run.batch >= 0)
       j.attribute("batch", run.batch);
+    j.attribute("dynamic_batch", run.dynamicBatch);
     bool pass = status == 0 &&
                 llvm::all_of(run.comparisons, [](const Comparison &c) {
                   return c.status == "PASS";
                 });
     j.attribute("pass", pass);
     j.attribute("changed", run.changed);
-    if (!error.empty())
-      j.attribute("error", error);
+    if (!run.error.empty())
+      j.attribute("error", run.error);
     j.attributeArray("results", [&] {
       for (const Comparison &c : run.comparisons)
         j.object([&] {
@@ -1336,23 +1372,10 @@ static void printJson(const Run &run, int status, StringRef error) {
   llvm::outs() << "\n";
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM y(argc, argv);
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-
-  registerAllPasses();
-  ga::registerAllGAPasses();
-  ga::registerAllGAPipelines();
-
-  cl::HideUnrelatedOptions(verifyCategory);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "ga-verify: run a training step and its gradient-accumulation rewrite "
-      "on the same seeded inputs and compare every result\n\n"
-      "Exit status: 0 if every result matches, 1 otherwise (a mismatch, or "
-      "a step that cannot be verified: the message says which).\n");
-
+/// Parses, rewrites, compiles, runs and compares; prints the report. Returns
+/// the exit status.
+static int runVerifier() {
+  setPhase("parsing the input");
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
@@ -1377,8 +1400,7 @@ int main(int argc, char **argv) {
   Run run;
   int status = verify(context, sourceMgr, run);
   if (jsonOutput) {
-    printJson(run, status,
-              status ? "the step could not be verified (see stderr)" : "");
+    printJson(run, status);
   } else if (status == 0) {
     printTable(run);
   }
@@ -1388,4 +1410,75 @@ int main(int argc, char **argv) {
                       [](const Comparison &c) { return c.status == "PASS"; })
              ? 0
              : 1;
+}
+
+/// Runs the verifier in a child process and reports a crash of the child
+/// (in the pipeline under test, say) as an error naming the phase.
+static int superviseVerifier() {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return runVerifier();
+  llvm::outs().flush();
+  llvm::errs().flush();
+  pid_t pid = fork();
+  if (pid < 0)
+    return runVerifier();
+  if (pid == 0) {
+    close(fds[0]);
+    phaseFd = fds[1];
+    int status = runVerifier();
+    llvm::outs().flush();
+    llvm::errs().flush();
+    _exit(status);
+  }
+  close(fds[1]);
+  std::string phases;
+  char buf[4096];
+  while (true) {
+    ssize_t n = read(fds[0], buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    phases.append(buf, n);
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status))
+    return WEXITSTATUS(status);
+  StringRef phase = StringRef(phases).rtrim('\n').rsplit('\n').second;
+  if (phase.empty())
+    phase = StringRef(phases).rtrim('\n');
+  Run run;
+  run.error = llvm::formatv("crashed ({0}) while {1}: a bug in the code of "
+                            "that phase (see the stack dump above)",
+                            strsignal(WTERMSIG(status)), phase)
+                  .str();
+  llvm::errs() << "ga-verify: error: " << run.error << "\n";
+  if (jsonOutput)
+    printJson(run, 1);
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+
+  registerAllPasses();
+  ga::registerAllGAPasses();
+  ga::registerAllGAPipelines();
+
+  cl::HideUnrelatedOptions(verifyCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "ga-verify: run a training step and its gradient-accumulation rewrite "
+      "on the same seeded inputs and compare every result\n\n"
+      "Exit status: 0 if every result matches, 1 otherwise (a mismatch, or "
+      "a step that cannot be verified: the message says which).\n");
+
+  // Fork before the MLIRContext exists (and with it, its thread pool).
+  return noFork ? runVerifier() : superviseVerifier();
 }
