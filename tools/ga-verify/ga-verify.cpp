@@ -79,11 +79,11 @@ static cl::opt<std::string> inputFilename(cl::Positional,
                                           cl::desc("<step.mlir>"),
                                           cl::init("-"),
                                           cl::cat(verifyCategory));
-static cl::opt<int64_t> microBatches(
-    "micro-batches",
-    cl::desc("Number of micro-batches N for the default pipeline "
-             "ga-accumulate{micro-batches=N} (default 4)"),
-    cl::init(4), cl::cat(verifyCategory));
+static cl::opt<int64_t>
+    microBatches("micro-batches",
+                 cl::desc("Number of micro-batches N for the default pipeline "
+                          "ga-accumulate{micro-batches=N} (default 4)"),
+                 cl::init(4), cl::cat(verifyCategory));
 static cl::opt<std::string> funcName(
     "func",
     cl::desc("Step function to verify (default: the only function with "
@@ -93,15 +93,14 @@ static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the input generator"),
                               cl::init(0), cl::cat(verifyCategory));
 static cl::opt<double>
     relTol("rtol",
-         cl::desc("Relative tolerance, times max|ref| of each result "
-                  "(default by element type: f64 1e-12, f32 1e-5, "
-                  "f16 3e-3, bf16 2e-2)"),
-         cl::cat(verifyCategory));
+           cl::desc("Relative tolerance, times max|ref| of each result "
+                    "(default by element type: f64 1e-12, f32 1e-5, "
+                    "f16 3e-3, bf16 2e-2)"),
+           cl::cat(verifyCategory));
 static cl::opt<double> absTol("atol",
-                            cl::desc("Absolute tolerance (default 0)"),
-                            cl::init(0.0), cl::cat(verifyCategory));
-static cl::opt<bool> jsonOutput("json",
-                                cl::desc("Print the results as JSON"),
+                              cl::desc("Absolute tolerance (default 0)"),
+                              cl::init(0.0), cl::cat(verifyCategory));
+static cl::opt<bool> jsonOutput("json", cl::desc("Print the results as JSON"),
                                 cl::cat(verifyCategory));
 static cl::opt<std::string> pipelineText(
     "pipeline",
@@ -122,11 +121,11 @@ static cl::opt<int64_t> batchSize(
     cl::desc("Size of every dynamic dimension of the arguments (default "
              "4 * N + 3: not a multiple of N, so the remainder path runs)"),
     cl::init(0), cl::cat(verifyCategory));
-static cl::opt<std::string> lowerOptions(
-    "lower-options",
-    cl::desc("Options of ga-lower-to-cpu for both modules, e.g. "
-             "'vector-width=8'"),
-    cl::init(""), cl::cat(verifyCategory));
+static cl::opt<std::string>
+    lowerOptions("lower-options",
+                 cl::desc("Options of ga-lower-to-cpu for both modules, e.g. "
+                          "'vector-width=8'"),
+                 cl::init(""), cl::cat(verifyCategory));
 static cl::opt<unsigned> jitOptLevel(
     "opt-level",
     cl::desc("LLVM optimization level of the JIT (0-3, default 2); both "
@@ -621,11 +620,11 @@ static void fillArray(HostArray &a, const InitSpec &spec, RandomStream &rng) {
     } else if (spec.kind == "mask") {
       v = rng.uniform() < 0.5 ? 1 : 0;
     } else if (spec.kind == "positive") {
-      v = isFloat ? std::fabs(rng.normal()) + 0.1
-                  : 1 + std::floor(rng.uniform() *
-                                   std::max(1.0, (spec.hasRange ? spec.hi
-                                                                : 10.0) -
-                                                     1));
+      v = isFloat
+              ? std::fabs(rng.normal()) + 0.1
+              : 1 + std::floor(
+                        rng.uniform() *
+                        std::max(1.0, (spec.hasRange ? spec.hi : 10.0) - 1));
     } else if (spec.kind == "uniform" || !isFloat) {
       double lo = spec.hasRange ? spec.lo : 0.0;
       double hi = spec.hasRange ? spec.hi : (isFloat ? 1.0 : 2.0);
@@ -667,8 +666,7 @@ static void addEntryWrapper(ModuleOp module, func::FuncOp step) {
     resultTypes.push_back(asTensor(t));
   auto entry = func::FuncOp::create(b, loc, kEntryName,
                                     b.getFunctionType(argTypes, resultTypes));
-  entry->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                 b.getUnitAttr());
+  entry->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(), b.getUnitAttr());
   Block *body = entry.addEntryBlock();
   b.setInsertionPointToStart(body);
   SmallVector<Value> args;
@@ -889,8 +887,8 @@ static llvm::Expected<Compiled> compile(ModuleOp module, StringRef which) {
   PassManager pm(module.getContext());
   auto options = ga::LowerToCPUOptions::createFromString(lowerOptions);
   if (!options)
-    return llvm::createStringError("invalid --lower-options '" +
-                                   lowerOptions + "'");
+    return llvm::createStringError("invalid --lower-options '" + lowerOptions +
+                                   "'");
   options->cInterface = false; // only the wrapper needs one
   ga::buildLowerToCPUPipeline(pm, *options);
   if (failed(pm.run(module)))
@@ -913,17 +911,17 @@ static llvm::Expected<Compiled> compile(ModuleOp module, StringRef which) {
   engineOptions.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(module, engineOptions);
   if (!engine)
-    return llvm::createStringError("JIT compilation of the " + which.str() +
-                                   " step failed: " +
-                                   llvm::toString(engine.takeError()));
+    return llvm::createStringError(
+        "JIT compilation of the " + which.str() +
+        " step failed: " + llvm::toString(engine.takeError()));
   Compiled compiled;
   compiled.engine = std::move(*engine);
   auto entry =
       compiled.engine->lookupPacked(("_mlir_ciface_" + kEntryName).str());
   if (!entry)
-    return llvm::createStringError("the compiled " + which.str() +
-                                   " step has no entry point: " +
-                                   llvm::toString(entry.takeError()));
+    return llvm::createStringError(
+        "the compiled " + which.str() +
+        " step has no entry point: " + llvm::toString(entry.takeError()));
   compiled.entry = *entry;
   return compiled;
 }
@@ -1025,12 +1023,12 @@ static Comparison compareResult(unsigned index, const Slot &slot,
       c.worst = i;
     }
   }
-  double r = relTol.getNumOccurrences() ? relTol.getValue() : defaultRtol(slot.kind);
+  double r =
+      relTol.getNumOccurrences() ? relTol.getValue() : defaultRtol(slot.kind);
   c.tolerance = absTol + r * c.maxRef;
-  c.maxRel = c.maxRef > 0 ? c.maxAbs / c.maxRef
-                          : (c.maxAbs > 0
-                                 ? std::numeric_limits<double>::infinity()
-                                 : 0);
+  c.maxRel = c.maxRef > 0
+                 ? c.maxAbs / c.maxRef
+                 : (c.maxAbs > 0 ? std::numeric_limits<double>::infinity() : 0);
   bool ok = c.maxAbs <= c.tolerance && patternMismatch == 0;
   if (patternMismatch) {
     c.maxAbs = c.maxRel = std::numeric_limits<double>::infinity();
@@ -1077,8 +1075,8 @@ struct Run {
   std::string pipeline;
   int64_t batch = -1;
   bool dynamicBatch = false; // some argument has a dynamic dimension
-  bool changed = true; // the pipeline changed the step function
-  std::string error;    // why the step could not be verified
+  bool changed = true;       // the pipeline changed the step function
+  std::string error;         // why the step could not be verified
   std::vector<Comparison> comparisons;
 };
 } // namespace
@@ -1306,8 +1304,8 @@ static void printTable(const Run &run) {
                       "tolerance", "status");
   unsigned passed = 0;
   for (const Comparison &c : run.comparisons) {
-    std::string type = c.type.size() > 28 ? c.type.substr(0, 25) + "..."
-                                          : c.type;
+    std::string type =
+        c.type.size() > 28 ? c.type.substr(0, 25) + "..." : c.type;
     os << llvm::formatv("  #{0,-6} {1,-28} {2,-12} {3,-12} {4,-12} {5}",
                         c.index, type, llvm::formatv("{0:e3}", c.maxAbs),
                         llvm::formatv("{0:e3}", c.maxRel),
@@ -1341,10 +1339,10 @@ static void printJson(const Run &run, int status) {
     if (run.batch >= 0)
       j.attribute("batch", run.batch);
     j.attribute("dynamic_batch", run.dynamicBatch);
-    bool pass = status == 0 &&
-                llvm::all_of(run.comparisons, [](const Comparison &c) {
-                  return c.status == "PASS";
-                });
+    bool pass =
+        status == 0 && llvm::all_of(run.comparisons, [](const Comparison &c) {
+          return c.status == "PASS";
+        });
     j.attribute("pass", pass);
     j.attribute("changed", run.changed);
     if (!run.error.empty())
