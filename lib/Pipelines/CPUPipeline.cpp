@@ -16,7 +16,10 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -65,6 +68,194 @@ struct PrepareCPUFunctionsPass
   }
 
   bool cInterface;
+};
+
+/// Rewrites matrix products on buffers into CBLAS calls:
+/// `cblas_sgemm(RowMajor, transA, transB, M, N, K, 1, A, lda, B, ldb, 1, C,
+/// ldc)` (`cblas_dgemm` for f64). Linalg contractions accumulate into their
+/// init (C += A B), which is BLAS with beta = 1: an accumulator that the
+/// micro-batch rewrite fused into a GEMM stays fused. Handles linalg.matmul
+/// (with transposing indexing maps) and any linalg contraction with one M, one
+/// N and one K dimension, a multiply-add body, one element type, and operands
+/// whose innermost stride is 1; everything else is left to the loop lowering.
+struct ConvertContractionsToBLASPass
+    : public PassWrapper<ConvertContractionsToBLASPass,
+                         OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ConvertContractionsToBLASPass)
+
+  StringRef getArgument() const final { return "ga-contractions-to-blas"; }
+  StringRef getDescription() const final {
+    return "Rewrite f32/f64 matrix products on buffers into CBLAS gemm calls "
+           "with beta = 1";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<LLVM::LLVMDialect, memref::MemRefDialect,
+                    arith::ArithDialect, func::FuncDialect>();
+  }
+
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> candidates;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op.hasPureBufferSemantics())
+        candidates.push_back(op);
+    });
+    for (linalg::LinalgOp op : candidates)
+      (void)rewrite(op);
+  }
+
+  /// Position of the loop dimension of result `i` of `map`, if it is one.
+  static std::optional<unsigned> dimAt(AffineMap map, unsigned i) {
+    if (auto d = dyn_cast<AffineDimExpr>(map.getResult(i)))
+      return d.getPosition();
+    return std::nullopt;
+  }
+
+  /// The row-major description of one matrix operand: `outer` must be one of
+  /// its two dimensions and `k` the other. Returns whether it is transposed
+  /// (stored as [k][outer] when `outerFirst` says the math wants
+  /// [outer][k]).
+  static std::optional<bool> isTransposed(AffineMap map, unsigned outer,
+                                          unsigned k, bool outerFirst) {
+    if (map.getNumResults() != 2)
+      return std::nullopt;
+    auto d0 = dimAt(map, 0), d1 = dimAt(map, 1);
+    if (!d0 || !d1)
+      return std::nullopt;
+    unsigned first = outerFirst ? outer : k, second = outerFirst ? k : outer;
+    if (*d0 == first && *d1 == second)
+      return false;
+    if (*d0 == second && *d1 == first)
+      return true;
+    return std::nullopt;
+  }
+
+  /// Whether the innermost stride of `value`'s memref type is statically 1.
+  static bool hasUnitInnerStride(Value value) {
+    auto type = dyn_cast<MemRefType>(value.getType());
+    if (!type || type.getRank() != 2)
+      return false;
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)))
+      return false;
+    return strides[1] == 1;
+  }
+
+  func::FuncOp getOrDeclare(ModuleOp module, StringRef name, Type elem) {
+    if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+      return fn;
+    MLIRContext *ctx = module.getContext();
+    OpBuilder b(ctx);
+    b.setInsertionPointToStart(module.getBody());
+    Type i32 = b.getI32Type(), ptr = LLVM::LLVMPointerType::get(ctx);
+    auto type = b.getFunctionType({i32, i32, i32, i32, i32, i32, elem, ptr, i32,
+                                   ptr, i32, elem, ptr, i32},
+                                  {});
+    auto fn = func::FuncOp::create(b, module.getLoc(), name, type);
+    fn.setPrivate();
+    return fn;
+  }
+
+  LogicalResult rewrite(linalg::LinalgOp op) {
+    if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+        !linalg::isaContractionOpInterface(op))
+      return failure();
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(op);
+    if (failed(dims) || !dims->batch.empty() || dims->m.size() != 1 ||
+        dims->n.size() != 1 || dims->k.size() != 1)
+      return failure();
+    Value a = op.getDpsInputOperand(0)->get();
+    Value b = op.getDpsInputOperand(1)->get();
+    Value c = op.getDpsInitOperand(0)->get();
+    Type elem = getElementTypeOrSelf(c.getType());
+    if (!elem.isF32() && !elem.isF64())
+      return failure();
+    for (Value v : {a, b})
+      if (getElementTypeOrSelf(v.getType()) != elem)
+        return failure();
+    for (Value v : {a, b, c})
+      if (!hasUnitInnerStride(v))
+        return failure();
+
+    AffineMap mapA = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+    AffineMap mapB = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+    AffineMap mapC = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    if (mapC.getNumResults() != 2)
+      return failure();
+    auto row = dimAt(mapC, 0), col = dimAt(mapC, 1);
+    if (!row || !col)
+      return failure();
+    unsigned k = dims->k.front();
+    // The operand that holds C's row dimension is BLAS's A.
+    Value lhs = a, rhs = b;
+    AffineMap mapL = mapA, mapR = mapB;
+    if (!llvm::is_contained(
+            llvm::map_range(mapA.getResults(), [](AffineExpr e) { return e; }),
+            getAffineDimExpr(*row, op.getContext()))) {
+      std::swap(lhs, rhs);
+      std::swap(mapL, mapR);
+    }
+    std::optional<bool> transL = isTransposed(mapL, *row, k, true);
+    std::optional<bool> transR = isTransposed(mapR, *col, k, false);
+    if (!transL || !transR)
+      return failure();
+
+    OpBuilder builder(op);
+    Location loc = op.getLoc();
+    Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
+    Type ptrType = LLVM::LLVMPointerType::get(op.getContext());
+    int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
+    auto cst = [&](int64_t v) {
+      return arith::ConstantIntOp::create(builder, loc, i32, v).getResult();
+    };
+    auto idx = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(builder, loc, v).getResult();
+    };
+    auto toI32 = [&](Value v) {
+      return arith::IndexCastOp::create(builder, loc, i32, v).getResult();
+    };
+    // Pointer to the first element and leading dimension of a 2-d buffer.
+    auto describe = [&](Value m) -> std::pair<Value, Value> {
+      auto meta = memref::ExtractStridedMetadataOp::create(builder, loc, m);
+      Value base =
+          memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, m);
+      Value offsetBytes =
+          arith::MulIOp::create(builder, loc, meta.getOffset(), idx(elemBytes));
+      Value addr = arith::AddIOp::create(builder, loc, base, offsetBytes);
+      Value addr64 = arith::IndexCastOp::create(builder, loc, i64, addr);
+      Value ptr = LLVM::IntToPtrOp::create(builder, loc, ptrType, addr64);
+      // lda >= max(1, columns); the stride only matters with > 1 row.
+      Value ld = arith::MaxSIOp::create(builder, loc, meta.getStrides()[0],
+                                        meta.getSizes()[1]);
+      ld = arith::MaxSIOp::create(builder, loc, ld, idx(1));
+      return {ptr, toI32(ld)};
+    };
+    auto [ptrL, ldL] = describe(lhs);
+    auto [ptrR, ldR] = describe(rhs);
+    auto [ptrC, ldC] = describe(c);
+    Value m = toI32(memref::DimOp::create(builder, loc, c, 0));
+    Value n = toI32(memref::DimOp::create(builder, loc, c, 1));
+    Value kSize =
+        toI32(memref::DimOp::create(builder, loc, lhs, *transL ? 0 : 1));
+    Value one = elem.isF32()
+                    ? arith::ConstantOp::create(builder, loc,
+                                                builder.getF32FloatAttr(1.0))
+                          .getResult()
+                    : arith::ConstantOp::create(builder, loc,
+                                                builder.getF64FloatAttr(1.0))
+                          .getResult();
+    constexpr int64_t rowMajor = 101, noTrans = 111, trans = 112;
+    func::FuncOp gemm = getOrDeclare(
+        getOperation(), elem.isF32() ? "cblas_sgemm" : "cblas_dgemm", elem);
+    func::CallOp::create(builder, loc, gemm,
+                         ValueRange{cst(rowMajor),
+                                    cst(*transL ? trans : noTrans),
+                                    cst(*transR ? trans : noTrans), m, n, kSize,
+                                    one, ptrL, ldL, ptrR, ldR, one, ptrC, ldC});
+    op->erase();
+    return success();
+  }
 };
 
 /// The contract of the pipeline's output: only LLVM dialect ops (and OpenMP
@@ -121,9 +312,12 @@ static void addBufferizationStage(OpPassManager &pm) {
   pm.addPass(createConvertBufferizationToMemRefPass());
 }
 
-/// Linalg on buffers to loops: sequential scf.for, or scf.parallel for the
-/// parallel dimensions when OpenMP is requested.
+/// Linalg on buffers to loops (matrix products to CBLAS first, when asked):
+/// sequential scf.for, or scf.parallel for the parallel dimensions when
+/// OpenMP is requested.
 static void addLoopStage(OpPassManager &pm, const LowerToCPUOptions &options) {
+  if (options.blas)
+    pm.addPass(std::make_unique<ConvertContractionsToBLASPass>());
   if (options.openmp)
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   else

@@ -123,9 +123,20 @@ static cl::opt<int64_t> batchSize(
     cl::init(0), cl::cat(verifyCategory));
 static cl::opt<std::string>
     lowerOptions("lower-options",
-                 cl::desc("Options of ga-lower-to-cpu for both modules, e.g. "
-                          "'vector-width=8'"),
+                 cl::desc("Options of ga-lower-to-cpu for both steps, e.g. "
+                          "'blas=1' or 'openmp=1'"),
                  cl::init(""), cl::cat(verifyCategory));
+static cl::opt<std::string> rewrittenLowerOptions(
+    "rewritten-lower-options",
+    cl::desc("Options of ga-lower-to-cpu for the rewritten step only (default: "
+             "--lower-options); with --pipeline=canonicalize this verifies a "
+             "lowering, e.g. 'blas=1', against the plain loops"),
+    cl::cat(verifyCategory));
+static cl::list<std::string>
+    sharedLibs("shared-libs",
+               cl::desc("Libraries the compiled steps may call (comma "
+                        "separated); with blas=1 a CBLAS is found by itself"),
+               cl::CommaSeparated, cl::cat(verifyCategory));
 static cl::opt<unsigned> jitOptLevel(
     "opt-level",
     cl::desc("LLVM optimization level of the JIT (0-3, default 2); both "
@@ -881,14 +892,33 @@ runStep(Compiled &compiled, const std::vector<HostArray> &inputs,
   return deserializeResults(data, results);
 }
 
+/// A shared library that exports cblas_sgemm: OpenBLAS, else the reference
+/// BLAS (Debian's libblas.so.3 includes CBLAS). Empty if none is found.
+static std::string findCBLAS() {
+  for (const char *dir :
+       {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
+        "/usr/lib", "/usr/local/lib"})
+    for (const char *name : {"libopenblas.so.0", "libopenblas.so",
+                             "libcblas.so.3", "libblas.so.3"}) {
+      std::string path = std::string(dir) + "/" + name;
+      if (llvm::sys::fs::exists(path))
+        return path;
+    }
+  return "";
+}
+
 /// Lowers `module` to LLVM and JIT-compiles it.
 static llvm::Expected<Compiled> compile(ModuleOp module, StringRef which) {
   setPhase("lowering the " + which + " step with ga-lower-to-cpu");
   PassManager pm(module.getContext());
-  auto options = ga::LowerToCPUOptions::createFromString(lowerOptions);
+  std::string optionText =
+      which == "rewritten" && rewrittenLowerOptions.getNumOccurrences()
+          ? rewrittenLowerOptions.getValue()
+          : lowerOptions.getValue();
+  auto options = ga::LowerToCPUOptions::createFromString(optionText);
   if (!options)
-    return llvm::createStringError("invalid --lower-options '" + lowerOptions +
-                                   "'");
+    return llvm::createStringError("invalid ga-lower-to-cpu options '" +
+                                   optionText + "'");
   options->cInterface = false; // only the wrapper needs one
   ga::buildLowerToCPUPipeline(pm, *options);
   if (failed(pm.run(module)))
@@ -908,6 +938,17 @@ static llvm::Expected<Compiled> compile(ModuleOp module, StringRef which) {
       std::string(GA_MLIR_LIB_DIR) + "/libmlir_c_runner_utils.so";
   if (llvm::sys::fs::exists(runnerUtils))
     libs.push_back(runnerUtils);
+  for (const std::string &lib : sharedLibs)
+    libs.push_back(lib);
+  std::string blas;
+  if (options->blas && sharedLibs.empty()) {
+    blas = findCBLAS();
+    if (blas.empty())
+      return llvm::createStringError(
+          "blas=1 needs a CBLAS library (libopenblas0 or libblas3); none "
+          "found, give one with --shared-libs");
+    libs.push_back(blas);
+  }
   engineOptions.sharedLibPaths = libs;
   auto engine = ExecutionEngine::create(module, engineOptions);
   if (!engine)

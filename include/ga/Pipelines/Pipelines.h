@@ -83,11 +83,13 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::desc("OpenMP threads per parallel region (0: the runtime's "
                      "default, OMP_NUM_THREADS)"),
       llvm::cl::init(0)};
-  PassOptions::Option<unsigned> vectorWidth{
-      *this, "vector-width",
-      llvm::cl::desc("Tile the innermost parallel dimension of linalg ops "
-                     "by this many elements and vectorize (0: scalar loops)"),
-      llvm::cl::init(0)};
+  PassOptions::Option<bool> blas{
+      *this, "blas",
+      llvm::cl::desc("Call CBLAS cblas_sgemm/cblas_dgemm (beta = 1, so "
+                     "accumulation stays fused) for f32/f64 matrix products "
+                     "on unit-stride buffers; link a CBLAS (OpenBLAS, "
+                     "libblas.so.3)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> cInterface{
       *this, "c-interface",
       llvm::cl::desc("Emit `_mlir_ciface_<name>` wrappers (memref "
@@ -97,10 +99,11 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
 };
 
 /// Adds the lowering from tensors to the LLVM dialect: one-shot bufferization
-/// across function boundaries (identity layouts), buffer deallocation, linalg
-/// to loops (optionally vectorized / OpenMP-parallel), then scf, cf, memref,
-/// arith, math and func to LLVM. The result runs under `mlir-runner`, in
-/// `mlir::ExecutionEngine`, or through `mlir-translate --mlir-to-llvmir`.
+/// across function boundaries (identity layouts), buffer deallocation, matrix
+/// products as CBLAS calls (blas=1), linalg to loops (OpenMP-parallel with
+/// openmp=1), then scf, cf, memref, arith, math and func to LLVM. The result
+/// runs under `mlir-runner`, in `mlir::ExecutionEngine`, or through
+/// `mlir-translate --mlir-to-llvmir`.
 void buildLowerToCPUPipeline(OpPassManager &pm,
                              const LowerToCPUOptions &options);
 

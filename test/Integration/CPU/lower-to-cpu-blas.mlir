@@ -1,0 +1,42 @@
+// RUN: ga-opt %s --ga-lower-to-cpu="blas=1" | FileCheck %s
+
+// With blas=1, matrix products on buffers become CBLAS calls with beta = 1
+// (C += A B, the semantics of a linalg contraction, so an accumulator fused
+// into the GEMM stays fused): row-major (101), NoTrans (111) / Trans (112)
+// from the indexing maps, f64 through cblas_dgemm. A matrix-vector product
+// stays a loop nest.
+
+// CHECK-DAG: llvm.func @cblas_sgemm(i32, i32, i32, i32, i32, i32, f32, !llvm.ptr, i32, !llvm.ptr, i32, f32, !llvm.ptr, i32)
+// CHECK-DAG: llvm.func @cblas_dgemm(i32, i32, i32, i32, i32, i32, f64, !llvm.ptr, i32, !llvm.ptr, i32, f64, !llvm.ptr, i32)
+// CHECK-LABEL: llvm.func @products(
+// CHECK-DAG:   %[[ROW:.*]] = llvm.mlir.constant(101 : i32) : i32
+// CHECK-DAG:   %[[N:.*]] = llvm.mlir.constant(111 : i32) : i32
+// CHECK-DAG:   %[[T:.*]] = llvm.mlir.constant(112 : i32) : i32
+// CHECK:       llvm.call @cblas_sgemm(%[[ROW]], %[[N]], %[[N]],
+// CHECK:       llvm.call @cblas_sgemm(%[[ROW]], %[[N]], %[[T]],
+// CHECK:       llvm.call @cblas_sgemm(%[[ROW]], %[[T]], %[[N]],
+// CHECK:       llvm.call @cblas_dgemm(%[[ROW]], %[[N]], %[[N]],
+// CHECK-NOT:   llvm.call @cblas
+// CHECK:       llvm.return
+
+func.func @products(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>, %c: tensor<4x5xf32>,
+                    %bt: tensor<5x3xf32>, %at: tensor<3x4xf32>,
+                    %da: tensor<4x3xf64>, %db: tensor<3x5xf64>, %dc: tensor<4x5xf64>,
+                    %v: tensor<3xf32>, %w: tensor<4xf32>)
+    -> (tensor<4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>, tensor<4x5xf64>, tensor<4xf32>) {
+  %r = linalg.matmul ins(%a, %b : tensor<4x3xf32>, tensor<3x5xf32>)
+                     outs(%c : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %r2 = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                       affine_map<(m, n, k) -> (n, k)>,
+                                       affine_map<(m, n, k) -> (m, n)>]
+        ins(%a, %bt : tensor<4x3xf32>, tensor<5x3xf32>) outs(%c : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %r3 = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>,
+                                       affine_map<(m, n, k) -> (k, n)>,
+                                       affine_map<(m, n, k) -> (m, n)>]
+        ins(%at, %b : tensor<3x4xf32>, tensor<3x5xf32>) outs(%c : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %r4 = linalg.matmul ins(%da, %db : tensor<4x3xf64>, tensor<3x5xf64>)
+                      outs(%dc : tensor<4x5xf64>) -> tensor<4x5xf64>
+  %r5 = linalg.matvec ins(%a, %v : tensor<4x3xf32>, tensor<3xf32>)
+                      outs(%w : tensor<4xf32>) -> tensor<4xf32>
+  return %r, %r2, %r3, %r4, %r5 : tensor<4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>, tensor<4x5xf64>, tensor<4xf32>
+}
