@@ -940,6 +940,9 @@ static llvm::Expected<Compiled> compile(ModuleOp module, StringRef which) {
     libs.push_back(runnerUtils);
   for (const std::string &lib : sharedLibs)
     libs.push_back(lib);
+  std::string omp = std::string(GA_MLIR_LIB_DIR) + "/libomp.so";
+  if (options->openmp && llvm::sys::fs::exists(omp))
+    libs.push_back(omp);
   std::string blas;
   if (options->blas && sharedLibs.empty()) {
     blas = findCBLAS();
