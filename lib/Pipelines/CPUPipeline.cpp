@@ -70,6 +70,40 @@ struct PrepareCPUFunctionsPass
   bool cInterface;
 };
 
+/// Gives every use of a multi-use `linalg.fill` on tensors its own fill. A
+/// step often zero-initializes several reductions (or the accumulators of the
+/// micro-batch loop) from one fill; bufferization must then copy the zero
+/// buffer once per writer. A fill per use is written in place instead: a
+/// cheaper write, no read and no copy.
+struct DuplicateSharedFillsPass
+    : public PassWrapper<DuplicateSharedFillsPass,
+                         OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DuplicateSharedFillsPass)
+
+  StringRef getArgument() const final { return "ga-duplicate-shared-fills"; }
+  StringRef getDescription() const final {
+    return "Give every use of a multi-use linalg.fill on tensors its own fill";
+  }
+
+  void runOnOperation() override {
+    SmallVector<linalg::FillOp> fills;
+    getOperation().walk([&](linalg::FillOp fill) {
+      if (fill.hasPureTensorSemantics() && !fill->getResult(0).hasOneUse() &&
+          !fill->getResult(0).use_empty())
+        fills.push_back(fill);
+    });
+    for (linalg::FillOp fill : fills) {
+      SmallVector<OpOperand *> uses = llvm::map_to_vector(
+          fill->getResult(0).getUses(), [](OpOperand &use) { return &use; });
+      OpBuilder builder(fill);
+      for (OpOperand *use : llvm::drop_begin(uses)) {
+        Operation *copy = builder.clone(*fill);
+        use->set(copy->getResult(0));
+      }
+    }
+  }
+};
+
 /// Rewrites matrix products on buffers into CBLAS calls:
 /// `cblas_sgemm(RowMajor, transA, transB, M, N, K, 1, A, lda, B, ldb, 1, C,
 /// ldc)` (`cblas_dgemm` for f64). Linalg contractions accumulate into their
@@ -364,6 +398,7 @@ void mlir::ga::buildLowerToCPUPipeline(OpPassManager &pm,
   // arith/math on whole tensors (`arith.addf %a, %b : tensor<4xf32>`) have no
   // bufferization; as linalg.generic they do.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(std::make_unique<DuplicateSharedFillsPass>());
   addBufferizationStage(pm);
   addLoopStage(pm, options);
   addLLVMStage(pm, options);
