@@ -320,4 +320,91 @@ def CleanupMicroBatchLoops : Pass<"ga-cleanup", "func::FuncOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// LinalgToGPULoops
+//===----------------------------------------------------------------------===//
+
+def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
+  let summary = "Lower linalg ops on buffers to `scf.parallel` loops mapped "
+                "to GPU blocks and threads";
+  let description = [{
+    The loop-mapping stage of `--ga-lower-to-nvvm` (its output is the
+    `--ga-lower-to-gpu-loops` form, which `ga-verify` runs on the CPU). Every
+    linalg op and `memref.copy` on buffers becomes one `scf.parallel` over
+    (block, thread) with a `#gpu.loop_dim_map` mapping, i.e. one kernel after
+    `--convert-parallel-loops-to-gpu`:
+
+    * the parallel dimensions are linearized over `grid x block-size` threads
+      (a bounds check when they do not fill the grid), the dimension that
+      indexes the contiguous dimension of the first output varying fastest so
+      that a warp's stores are coalesced;
+    * each thread computes one output element; the reduction dimensions are an
+      `scf.for` nest inside the thread whose `iter_args` keep the running value
+      in a register: the output is read once before the loop and written once
+      after it. For a gradient accumulator (the buffer carried across
+      micro-batches) this is the whole accumulation: no separate kernel, no
+      extra pass over the buffer. A reduction over the samples of the
+      micro-batch (a weight gradient `dW += X^T dY`) is parallel over the
+      elements of `dW` and sequential over the micro-batch only;
+    * a `linalg.fill` of an output buffer that the op then overwrites, with
+      no other access in between, is folded into the op: it starts from the
+      fill value (one kernel and one pass over the buffer fewer);
+    * loads of device memory left on the host (`tensor.extract` of a 0-d
+      result feeding scalar math, as in gradient clipping) are moved, with the
+      pure scalar math that uses them, into every kernel that needs them (the
+      pass fails if the buffer may change between the load and the kernel).
+      A value that host code itself needs (a scalar result of the step, host
+      control flow) is read back instead: `memref.copy` of the 0-d buffer
+      into a `memref.alloca`, a device-to-host copy after the GPU lowering.
+
+    Discardable `ga.*` attributes of the linalg op are copied to its loop, and
+    `ga.kernel` names what the loop computes (`matmul`, `generic`, ...).
+
+    Before:
+
+    ```mlir
+    linalg.matmul ins(%xt, %dy : memref<16x6xf32>, memref<6x32xf32>)
+                  outs(%acc : memref<16x32xf32>)
+    ```
+
+    After (`block-size=256`):
+
+    ```mlir
+    scf.parallel (%b, %t) = (%c0, %c0) to (%c2, %c256) step (%c1, %c1) {
+      %lin = ...                          // %b * 256 + %t
+      %i = arith.divui %lin, %c32 : index
+      %j = arith.remui %lin, %c32 : index
+      %init = memref.load %acc[%i, %j] : memref<16x32xf32>
+      %sum = scf.for %k = %c0 to %c6 step %c1 iter_args(%s = %init) -> (f32) {
+        %a = memref.load %xt[%i, %k] : memref<16x6xf32>
+        %d = memref.load %dy[%k, %j] : memref<6x32xf32>
+        %p = arith.mulf %a, %d : f32
+        %n = arith.addf %s, %p : f32
+        scf.yield %n : f32
+      }
+      memref.store %sum, %acc[%i, %j] : memref<16x32xf32>
+      scf.reduce
+    } {ga.kernel = "matmul", mapping = [#gpu.loop_dim_map<processor = block_x, ...>,
+                                        #gpu.loop_dim_map<processor = thread_x, ...>]}
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "unsigned", /*default=*/"256",
+           "Threads per block (a multiple of 32, at most 1024); smaller "
+           "iteration spaces get the next multiple of 32">
+  ];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "Mapped loops (future kernels) created">,
+    Statistic<"numSunk", "sunk-host-loads",
+              "Host loads of device memory moved into kernels">,
+    Statistic<"numReadBacks", "read-backs",
+              "0-d device values copied to the host for host code">,
+    Statistic<"numFoldedFills", "folded-fills",
+              "linalg.fill ops folded into the op that overwrites them">
+  ];
+  let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
+                           "gpu::GPUDialect", "memref::MemRefDialect",
+                           "scf::SCFDialect"];
+}
+
 #endif // GA_TRANSFORMS_PASSES_TD

@@ -1,0 +1,756 @@
+//===- LinalgToGPULoops.cpp - linalg on buffers to mapped parallel loops --===//
+//
+// Lowers every linalg op (and memref.copy) on buffers to one `scf.parallel`
+// over (blocks, threads) carrying a GPU mapping, so that
+// `--convert-parallel-loops-to-gpu` turns each of them into one kernel:
+//
+// * the parallel dimensions of the op are linearized, the one that indexes
+//   the innermost (contiguous) dimension of the first output fastest, so that
+//   consecutive threads of a warp store to consecutive addresses;
+// * each thread computes one output element; the reduction dimensions become
+//   an `scf.for` nest inside the thread whose iter_args carry the running
+//   value in registers: the output (for a gradient accumulator: the buffer
+//   carried across micro-batches) is read once before the loop and written
+//   once after it;
+// * loads of device memory left on the host (a `tensor.extract` of a 0-d
+//   result, say, feeding scalar math) are rematerialized inside the kernels
+//   that use them, so that host code only computes sizes and launches.
+//
+// Executed sequentially (ga-lower-to-cpu), the output computes exactly what
+// the linalg ops computed: every thread runs the same payload in the same
+// reduction order as the linalg-to-loops lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ga/Transforms/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::ga {
+#define GEN_PASS_DEF_LINALGTOGPULOOPS
+#include "ga/Transforms/Passes.h.inc"
+} // namespace mlir::ga
+
+using namespace mlir;
+using namespace mlir::ga;
+
+/// Name of the discardable attribute that says what a mapped loop computes
+/// (the linalg op it came from); the GPU pipeline names kernels after it.
+static constexpr StringLiteral kKernelAttr = "ga.kernel";
+
+/// True if `op` is (inside) an `scf.parallel` mapped to the GPU.
+static bool isInsideMappedLoop(Operation *op) {
+  for (Operation *p = op; p; p = p->getParentOp())
+    if (auto par = dyn_cast<scf::ParallelOp>(p))
+      if (par->hasAttr(gpu::getMappingAttrName()))
+        return true;
+  return false;
+}
+
+/// The outermost mapped `scf.parallel` around `op`, or null.
+static scf::ParallelOp getOutermostMappedLoop(Operation *op) {
+  scf::ParallelOp result;
+  for (Operation *p = op; p; p = p->getParentOp())
+    if (auto par = dyn_cast<scf::ParallelOp>(p))
+      if (par->hasAttr(gpu::getMappingAttrName()))
+        result = par;
+  return result;
+}
+
+/// The allocation (or block argument) a memref value is a view of.
+static Value getRootBuffer(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    v = view.getViewSource();
+  }
+  return v;
+}
+
+static Value constIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+namespace {
+
+/// Builds one kernel-shaped loop over the iteration space `sizes` (row-major:
+/// the last size varies fastest):
+///
+///   scf.parallel (%b, %t) = (0, 0) to (%grid, %block) step (1, 1) {
+///     %lin = %b * %block + %t
+///     scf.if %lin < %total {          // unless the sizes fill the grid
+///       body(delinearize(%lin))
+///     }
+///   } {mapping = [block_x, thread_x]}
+struct KernelLoopBuilder {
+  unsigned maxBlockSize;
+
+  scf::ParallelOp
+  build(OpBuilder &b, Location loc, ArrayRef<Value> sizes,
+        function_ref<void(OpBuilder &, Location, ValueRange)> body) const {
+    // Total number of threads that do work, statically if possible.
+    std::optional<int64_t> staticTotal = 1;
+    for (Value s : sizes) {
+      std::optional<int64_t> c = getConstantIntValue(s);
+      if (c && staticTotal)
+        *staticTotal *= *c;
+      else
+        staticTotal.reset();
+    }
+    Value total;
+    if (staticTotal) {
+      total = constIndex(b, loc, *staticTotal);
+    } else {
+      total = sizes.front();
+      for (Value s : sizes.drop_front())
+        total = arith::MulIOp::create(b, loc, total, s);
+    }
+    int64_t blockSize = maxBlockSize;
+    if (staticTotal)
+      blockSize = std::min<int64_t>(
+          maxBlockSize, std::max<int64_t>(32, llvm::alignTo(*staticTotal, 32)));
+    Value block = constIndex(b, loc, blockSize);
+    Value grid;
+    bool guarded = true;
+    if (staticTotal) {
+      grid = constIndex(b, loc, llvm::divideCeil(*staticTotal, blockSize));
+      guarded = *staticTotal % blockSize != 0;
+    } else {
+      grid = arith::CeilDivUIOp::create(b, loc, total, block);
+    }
+    Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
+    auto par = scf::ParallelOp::create(
+        b, loc, ValueRange{zero, zero}, ValueRange{grid, block},
+        ValueRange{one, one},
+        [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+          Value lin = arith::AddIOp::create(
+              nb, nloc, arith::MulIOp::create(nb, nloc, ivs[0], block),
+              ivs[1]);
+          auto emitBody = [&](OpBuilder &bb, Location bl) {
+            SmallVector<Value> idx(sizes.size());
+            Value rest = lin;
+            for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0;
+                 --d) {
+              if (d == 0) {
+                idx[d] = rest;
+                break;
+              }
+              idx[d] = arith::RemUIOp::create(bb, bl, rest, sizes[d]);
+              rest = arith::DivUIOp::create(bb, bl, rest, sizes[d]);
+            }
+            body(bb, bl, idx);
+          };
+          if (guarded) {
+            Value inBounds = arith::CmpIOp::create(
+                nb, nloc, arith::CmpIPredicate::ult, lin, total);
+            scf::IfOp::create(nb, nloc, inBounds,
+                              [&](OpBuilder &tb, Location tl) {
+                                emitBody(tb, tl);
+                                scf::YieldOp::create(tb, tl);
+                              });
+          } else {
+            emitBody(nb, nloc);
+          }
+        });
+    MLIRContext *ctx = b.getContext();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
+    (void)gpu::setMappingAttr(
+        par, {gpu::ParallelLoopDimMappingAttr::get(ctx, gpu::Processor::BlockX,
+                                                   id, id),
+              gpu::ParallelLoopDimMappingAttr::get(
+                  ctx, gpu::Processor::ThreadX, id, id)});
+    return par;
+  }
+};
+
+/// Loads `operand` at the indices its indexing map gives for `ivs` (one value
+/// per loop dimension).
+static Value loadOperand(OpBuilder &b, Location loc, Value memref,
+                         AffineMap map, ArrayRef<Value> ivs) {
+  SmallVector<OpFoldResult> operands(ivs.begin(), ivs.end());
+  SmallVector<Value> indices;
+  for (unsigned i = 0, e = map.getNumResults(); i < e; ++i) {
+    OpFoldResult ofr = affine::makeComposedFoldedAffineApply(
+        b, loc, map.getSubMap({i}), operands);
+    indices.push_back(getValueOrCreateConstantIndexOp(b, loc, ofr));
+  }
+  return memref::LoadOp::create(b, loc, memref, indices);
+}
+
+static SmallVector<Value> indicesFor(OpBuilder &b, Location loc, AffineMap map,
+                                     ArrayRef<Value> ivs) {
+  SmallVector<OpFoldResult> operands(ivs.begin(), ivs.end());
+  SmallVector<Value> indices;
+  for (unsigned i = 0, e = map.getNumResults(); i < e; ++i)
+    indices.push_back(getValueOrCreateConstantIndexOp(
+        b, loc,
+        affine::makeComposedFoldedAffineApply(b, loc, map.getSubMap({i}),
+                                              operands)));
+  return indices;
+}
+
+/// Clones the payload of `op` with its block arguments bound to `args` and
+/// `linalg.index` bound to `ivs`; returns the yielded values.
+static SmallVector<Value> clonePayload(OpBuilder &b, linalg::LinalgOp op,
+                                       ValueRange args, ArrayRef<Value> ivs) {
+  Block *block = op.getBlock();
+  IRMapping map;
+  for (auto [arg, v] : llvm::zip(block->getArguments(), args))
+    if (v) // null for arguments the payload does not use
+      map.map(arg, v);
+  for (Operation &inner : block->without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      map.map(index.getResult(), ivs[index.getDim()]);
+      continue;
+    }
+    Operation *clone = b.clone(inner, map);
+    // linalg.index nested in regions of the payload (an scf.if, say).
+    clone->walk([&](linalg::IndexOp nested) {
+      nested.getResult().replaceAllUsesWith(ivs[nested.getDim()]);
+      nested.erase();
+    });
+  }
+  SmallVector<Value> results;
+  for (Value v : block->getTerminator()->getOperands())
+    results.push_back(map.lookupOrDefault(v));
+  return results;
+}
+
+/// A zero (or null pointer-like) value of a scalar type, as the initial
+/// value of an output the payload does not read.
+static Value zeroOf(OpBuilder &b, Location loc, Type type) {
+  return arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+}
+
+/// True if `op` (or an op nested in it) may access a view of `root`, or has
+/// effects we cannot see through.
+static bool mayAccess(Operation *op, Value root) {
+  WalkResult r = op->walk([&](Operation *nested) {
+    auto iface = dyn_cast<MemoryEffectOpInterface>(nested);
+    if (!iface) {
+      if (nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+        return WalkResult::advance();
+      return isMemoryEffectFree(nested) ? WalkResult::advance()
+                                        : WalkResult::interrupt();
+    }
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    iface.getEffects(effects);
+    for (auto &e : effects) {
+      if (isa<MemoryEffects::Allocate>(e.getEffect()))
+        continue;
+      Value v = e.getValue();
+      if (!v || getRootBuffer(v) == root)
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return r.wasInterrupted();
+}
+
+/// A `linalg.fill`, or a `linalg.generic` that does the same (what
+/// generalization makes of one): no shaped inputs, no reductions, one output
+/// whose value the payload does not read.
+static bool isFillLike(linalg::LinalgOp op) {
+  if (isa<linalg::FillOp>(op))
+    return true;
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0 ||
+      op.hasIndexSemantics())
+    return false;
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (isa<ShapedType>(in->get().getType()))
+      return false;
+  return !op.payloadUsesValueFromOperand(op.getDpsInitOperand(0));
+}
+
+/// A fill (see isFillLike) of exactly the buffer `init` of `op` that nothing
+/// reads
+/// before `op` overwrites every element of it: `op` can start from the fill
+/// value instead of reading it back (one kernel and one pass over the buffer
+/// fewer). Null if there is none.
+static linalg::LinalgOp findFoldableFill(linalg::LinalgOp op,
+                                         OpOperand &init) {
+  AffineMap map = op.getMatchingIndexingMap(&init);
+  auto type = dyn_cast<MemRefType>(init.get().getType());
+  if (!type || !map.isProjectedPermutation() ||
+      map.getNumResults() != static_cast<unsigned>(type.getRank()))
+    return {};
+  Value root = getRootBuffer(init.get());
+  // The op must not read the buffer through one of its inputs.
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (isa<MemRefType>(in->get().getType()) &&
+        getRootBuffer(in->get()) == root)
+      return {};
+  for (Operation *it = op->getPrevNode(); it; it = it->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::LinalgOp>(it))
+      if (fill.hasPureBufferSemantics() && isFillLike(fill) &&
+          fill.getDpsInits()[0] == init.get())
+        return fill;
+    if (mayAccess(it, root))
+      return {};
+  }
+  return {};
+}
+
+/// Erases the index arithmetic and constants that the lowering created but
+/// did not use (no canonicalization may run on mapped loops: it would fold
+/// single-block loops and drop their mapping).
+static void eraseDeadOps(Region &region) {
+  for (Block &block : region)
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block))) {
+      if (isOpTriviallyDead(&op)) {
+        op.erase();
+        continue;
+      }
+      for (Region &nested : op.getRegions())
+        eraseDeadOps(nested);
+    }
+}
+
+struct LinalgToGPULoopsPass
+    : public ga::impl::LinalgToGPULoopsBase<LinalgToGPULoopsPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+  LogicalResult lowerLinalgOp(linalg::LinalgOp op);
+  LogicalResult lowerCopy(memref::CopyOp op);
+  LogicalResult sinkHostLoads(func::FuncOp func);
+
+  /// Per linalg op, per output: the fill it absorbs (or null).
+  DenseMap<Operation *, SmallVector<linalg::LinalgOp>> foldedFills;
+
+  KernelLoopBuilder kernelBuilder() const {
+    return KernelLoopBuilder{static_cast<unsigned>(blockSize)};
+  }
+};
+
+} // namespace
+
+/// Copies the `ga.*` attributes of `from` onto the mapped loop and names it.
+static void annotateKernel(scf::ParallelOp par, Operation *from,
+                           StringRef kind) {
+  par->setAttr(kKernelAttr, StringAttr::get(par.getContext(), kind));
+  for (NamedAttribute attr : from->getDiscardableAttrs())
+    if (attr.getName().strref().starts_with("ga.") &&
+        attr.getName() != kKernelAttr)
+      par->setAttr(attr.getName(), attr.getValue());
+}
+
+/// What a linalg op computes, for kernel names: the named op, or for a
+/// `linalg.generic` its shape (`fill`, `matmul` for contractions, `reduce`,
+/// `elementwise`).
+static std::string describeKernel(linalg::LinalgOp op) {
+  if (!isa<linalg::GenericOp>(op))
+    return op->getName().stripDialect().str();
+  bool hasTensorInput = llvm::any_of(op.getDpsInputOperands(), [](OpOperand *in) {
+    return isa<ShapedType>(in->get().getType());
+  });
+  if (!hasTensorInput)
+    return "fill";
+  if (op.getNumReductionLoops() == 0)
+    return "elementwise";
+  if (linalg::isaContractionOpInterface(op))
+    return "matmul";
+  return "reduce";
+}
+
+LogicalResult LinalgToGPULoopsPass::lowerLinalgOp(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics())
+    return op->emitOpError()
+           << "expected buffer semantics (run one-shot-bufferize before "
+              "ga-linalg-to-gpu-loops)";
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  SmallVector<Range> ranges = op.createLoopRanges(b, loc);
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<Value> loopSizes;
+  for (Range r : ranges) {
+    // createLoopRanges gives offset 0 and stride 1 for every dimension.
+    loopSizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
+  }
+  SmallVector<unsigned> parallelDims, reductionDims;
+  for (auto [d, it] : llvm::enumerate(iterators))
+    (it == utils::IteratorType::parallel ? parallelDims : reductionDims)
+        .push_back(d);
+
+  // The parallel dimension that indexes the contiguous dimension of the first
+  // output becomes the fastest one: consecutive threads, consecutive stores.
+  std::optional<unsigned> fastest;
+  if (op.getNumDpsInits() > 0) {
+    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    if (outMap.getNumResults() > 0)
+      if (auto dim = dyn_cast<AffineDimExpr>(outMap.getResults().back()))
+        if (llvm::is_contained(parallelDims, dim.getPosition()))
+          fastest = dim.getPosition();
+  }
+  SmallVector<unsigned> order;
+  for (unsigned d : parallelDims)
+    if (!fastest || d != *fastest)
+      order.push_back(d);
+  if (fastest)
+    order.push_back(*fastest);
+  SmallVector<Value> orderedSizes;
+  for (unsigned d : order)
+    orderedSizes.push_back(loopSizes[d]);
+
+  // Fills of an output that the op overwrites: start from the fill value.
+  SmallVector<linalg::LinalgOp> folded = foldedFills.lookup(op);
+  folded.resize(op.getNumDpsInits());
+
+  unsigned numLoops = op.getNumLoops();
+  Block *payload = op.getBlock();
+  Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
+  auto par = kernelBuilder().build(
+      b, loc, orderedSizes,
+      [&](OpBuilder &nb, Location nloc, ValueRange pivs) {
+        SmallVector<Value> ivs(numLoops, zero);
+        for (auto [k, d] : llvm::enumerate(order))
+          ivs[d] = pivs[k];
+
+        // Inputs that only depend on parallel dimensions are loaded once,
+        // outside the reduction loop.
+        SmallVector<Value> args(payload->getNumArguments());
+        SmallVector<OpOperand *> deferred;
+        for (OpOperand *in : op.getDpsInputOperands()) {
+          unsigned argNo = in->getOperandNumber();
+          if (!isa<MemRefType>(in->get().getType())) {
+            args[argNo] = in->get();
+            continue;
+          }
+          if (!op.payloadUsesValueFromOperand(in))
+            continue;
+          AffineMap map = op.getMatchingIndexingMap(in);
+          bool usesReduction = llvm::any_of(reductionDims, [&](unsigned d) {
+            return map.isFunctionOfDim(d);
+          });
+          if (usesReduction)
+            deferred.push_back(in);
+          else
+            args[argNo] = loadOperand(nb, nloc, in->get(), map, ivs);
+        }
+        // Outputs: the current value (read once), carried in registers.
+        SmallVector<Value> outInit;
+        for (OpOperand &out : op.getDpsInitsMutable()) {
+          Type elt = getElementTypeOrSelf(out.get().getType());
+          linalg::LinalgOp fill = folded[outInit.size()];
+          if (fill && op.payloadUsesValueFromOperand(&out)) {
+            // The fill's payload with its scalar inputs: the fill value.
+            SmallVector<Value> fillArgs;
+            for (OpOperand *in : fill.getDpsInputOperands())
+              fillArgs.push_back(in->get());
+            fillArgs.push_back(Value());
+            outInit.push_back(clonePayload(nb, fill, fillArgs, ivs)[0]);
+          } else if (op.payloadUsesValueFromOperand(&out)) {
+            outInit.push_back(loadOperand(nb, nloc, out.get(),
+                                          op.getMatchingIndexingMap(&out),
+                                          ivs));
+          } else {
+            // Not read by the payload: any value (an iter_arg needs one).
+            outInit.push_back(reductionDims.empty() ? Value()
+                                                    : zeroOf(nb, nloc, elt));
+          }
+        }
+        unsigned numInputs = op.getNumDpsInputs();
+        auto computeAt = [&](OpBuilder &ib, Location il,
+                             ArrayRef<Value> allIvs,
+                             ValueRange current) -> SmallVector<Value> {
+          SmallVector<Value> bound(args);
+          for (OpOperand *in : deferred)
+            bound[in->getOperandNumber()] =
+                loadOperand(ib, il, in->get(), op.getMatchingIndexingMap(in),
+                            allIvs);
+          for (auto [k, v] : llvm::enumerate(current))
+            bound[numInputs + k] = v;
+          return clonePayload(ib, op, bound, allIvs);
+        };
+
+        SmallVector<Value> results;
+        if (reductionDims.empty()) {
+          results = computeAt(nb, nloc, ivs, outInit);
+        } else {
+          SmallVector<Value> lbs(reductionDims.size(), zero), ubs,
+              steps(reductionDims.size(), one);
+          for (unsigned d : reductionDims)
+            ubs.push_back(loopSizes[d]);
+          scf::LoopNest nest = scf::buildLoopNest(
+              nb, nloc, lbs, ubs, steps, outInit,
+              [&](OpBuilder &ib, Location il, ValueRange rivs,
+                  ValueRange iter) -> scf::ValueVector {
+                SmallVector<Value> allIvs(ivs);
+                for (auto [k, d] : llvm::enumerate(reductionDims))
+                  allIvs[d] = rivs[k];
+                SmallVector<Value> r = computeAt(ib, il, allIvs, iter);
+                return scf::ValueVector(r.begin(), r.end());
+              });
+          results.assign(nest.results.begin(), nest.results.end());
+        }
+        for (auto [out, v] : llvm::zip(op.getDpsInitsMutable(), results)) {
+          SmallVector<Value> idx = indicesFor(
+              nb, nloc, op.getMatchingIndexingMap(&out), ivs);
+          memref::StoreOp::create(nb, nloc, v, out.get(), idx);
+        }
+      });
+  annotateKernel(par, op, describeKernel(op));
+  op->erase();
+  for (linalg::LinalgOp fill : folded)
+    if (fill) {
+      fill->erase();
+      ++numFoldedFills;
+    }
+  ++numKernels;
+  return success();
+}
+
+LogicalResult LinalgToGPULoopsPass::lowerCopy(memref::CopyOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto type = cast<MemRefType>(op.getSource().getType());
+  SmallVector<Value> sizes;
+  for (int64_t d = 0, e = type.getRank(); d < e; ++d)
+    sizes.push_back(
+        getValueOrCreateConstantIndexOp(b, loc, memref::getMixedSize(
+                                                    b, loc, op.getSource(), d)));
+  Value src = op.getSource(), dst = op.getTarget();
+  auto par = kernelBuilder().build(
+      b, loc, sizes, [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+        Value v = memref::LoadOp::create(nb, nloc, src, ivs);
+        memref::StoreOp::create(nb, nloc, v, dst, ivs);
+      });
+  annotateKernel(par, op, "copy");
+  op->erase();
+  ++numKernels;
+  return success();
+}
+
+/// Returns true if `op` (or an op nested in it) may write to a view of
+/// `root`, or has effects we cannot see through.
+static bool mayWriteTo(Operation *op, Value root) {
+  WalkResult r = op->walk([&](Operation *nested) {
+    auto iface = dyn_cast<MemoryEffectOpInterface>(nested);
+    if (!iface) {
+      if (nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+        return WalkResult::advance();
+      return isa<func::CallOp>(nested) ? WalkResult::interrupt()
+                                       : WalkResult::advance();
+    }
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    iface.getEffects(effects);
+    for (auto &e : effects) {
+      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()))
+        continue;
+      Value v = e.getValue();
+      if (!v || getRootBuffer(v) == root)
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return r.wasInterrupted();
+}
+
+/// `memref.get_global` used by kernels is cloned into them: a global is
+/// copied into the GPU module with the kernel, a host address is not.
+static void sinkGlobals(func::FuncOp func) {
+  SmallVector<memref::GetGlobalOp> globals;
+  func.walk([&](memref::GetGlobalOp op) {
+    if (!isInsideMappedLoop(op))
+      globals.push_back(op);
+  });
+  for (memref::GetGlobalOp op : globals) {
+    for (OpOperand &use : llvm::make_early_inc_range(op->getUses())) {
+      scf::ParallelOp k = getOutermostMappedLoop(use.getOwner());
+      if (!k)
+        continue;
+      OpBuilder b = OpBuilder::atBlockBegin(k.getBody());
+      use.set(b.clone(*op)->getResult(0));
+    }
+    if (op->use_empty())
+      op->erase();
+  }
+}
+
+LogicalResult LinalgToGPULoopsPass::sinkHostLoads(func::FuncOp func) {
+  sinkGlobals(func);
+  SmallVector<memref::LoadOp> hostLoads;
+  func.walk([&](memref::LoadOp load) {
+    if (isInsideMappedLoop(load))
+      return;
+    Value root = getRootBuffer(load.getMemref());
+    if (Operation *def = root.getDefiningOp())
+      if (isa<memref::AllocaOp, memref::GetGlobalOp>(def))
+        return; // host memory
+    hostLoads.push_back(load);
+  });
+  for (memref::LoadOp load : hostLoads) {
+    Value root = getRootBuffer(load.getMemref());
+    // The host computation that depends on the load: pure ops without
+    // regions, in program order.
+    llvm::SetVector<Operation *> slice;
+    llvm::SetVector<scf::ParallelOp> kernels;
+    SmallVector<Value> worklist(load->getResults());
+    slice.insert(load);
+    Operation *hostUser = nullptr;
+    while (!worklist.empty() && !hostUser) {
+      Value v = worklist.pop_back_val();
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        if (scf::ParallelOp k = getOutermostMappedLoop(user)) {
+          kernels.insert(k);
+          continue;
+        }
+        if (user->getBlock() == load->getBlock() && isMemoryEffectFree(user) &&
+            user->getNumRegions() == 0 &&
+            !user->hasTrait<OpTrait::IsTerminator>()) {
+          if (slice.insert(user))
+            llvm::append_range(worklist, user->getResults());
+          continue;
+        }
+        hostUser = user;
+        break;
+      }
+    }
+    if (hostUser) {
+      // The host needs the value (a scalar result, host control flow): read
+      // it back through a host buffer, i.e. a device-to-host copy after the
+      // GPU lowering. Kernels then get the host value as an argument.
+      auto type = cast<MemRefType>(load.getMemref().getType());
+      if (type.getRank() != 0) {
+        InFlightDiagnostic diag =
+            hostUser->emitOpError()
+            << "on the host uses an element of a device buffer of rank "
+            << type.getRank()
+            << "; only 0-d buffers are read back to the host";
+        diag.attachNote(load.getLoc()) << "loaded here";
+        return failure();
+      }
+      OpBuilder b(load);
+      Location loc = load.getLoc();
+      auto hostType = MemRefType::get({}, type.getElementType());
+      Value host = memref::AllocaOp::create(b, loc, hostType);
+      memref::CopyOp::create(b, loc, load.getMemref(), host);
+      Value v = memref::LoadOp::create(b, loc, host, ValueRange{});
+      load.getResult().replaceAllUsesWith(v);
+      load->erase();
+      ++numReadBacks;
+      continue;
+    }
+    // Every operand of the slice that is not in it must be available at the
+    // start of each kernel (defined above the load): true for values defined
+    // before the load; check it anyway.
+    for (Operation *op : slice)
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          if (!slice.contains(def) && def->getBlock() == load->getBlock() &&
+              load->isBeforeInBlock(def))
+            return op->emitOpError()
+                   << "depends on a value defined after the device load it "
+                      "uses; cannot move it into the kernels";
+    // The loaded buffer must hold the same value when each kernel runs.
+    for (scf::ParallelOp k : kernels) {
+      Operation *anchor = load->getBlock()->findAncestorOpInBlock(*k);
+      if (!anchor || anchor->isBeforeInBlock(load))
+        return k->emitOpError() << "uses a device value loaded after it";
+      // Ops between the load and the kernel, and the op that holds the
+      // kernel (a loop runs it again after its own writes; the kernel itself
+      // would race with its own readers).
+      for (Operation *it = load->getNextNode(); it;
+           it = it == anchor ? nullptr : it->getNextNode())
+        if (mayWriteTo(it, root)) {
+          InFlightDiagnostic diag =
+              it->emitOpError()
+              << "may overwrite device memory that a later kernel reads "
+                 "through a host load; cannot move the load into the kernel";
+          diag.attachNote(load.getLoc()) << "loaded here";
+          return failure();
+        }
+    }
+    // Rematerialize the slice at the start of each kernel.
+    for (scf::ParallelOp k : kernels) {
+      OpBuilder b = OpBuilder::atBlockBegin(k.getBody());
+      IRMapping map;
+      for (Operation *op : slice)
+        b.clone(*op, map);
+      for (Operation *op : slice)
+        for (Value orig : op->getResults())
+          orig.replaceUsesWithIf(map.lookup(orig), [&](OpOperand &use) {
+            return k->isProperAncestor(use.getOwner());
+          });
+      ++numSunk;
+    }
+    for (Operation *op : llvm::reverse(slice))
+      if (op->use_empty())
+        op->erase();
+  }
+  return success();
+}
+
+void LinalgToGPULoopsPass::runOnOperation() {
+  func::FuncOp func = getOperation();
+  if (blockSize < 32 || blockSize > 1024 || blockSize % 32 != 0) {
+    func.emitError() << "block-size must be a multiple of 32 in [32, 1024], "
+                        "got "
+                     << static_cast<unsigned>(blockSize);
+    return signalPassFailure();
+  }
+  SmallVector<Operation *> work;
+  func.walk([&](Operation *op) {
+    if (isInsideMappedLoop(op))
+      return;
+    if (isa<linalg::LinalgOp, memref::CopyOp>(op))
+      work.push_back(op);
+  });
+  // Decide which fills fold before lowering anything: a fill comes before
+  // the op that absorbs it.
+  llvm::SmallPtrSet<Operation *, 16> absorbed;
+  for (Operation *op : work)
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+        linalgOp && !isFillLike(linalgOp)) {
+      SmallVector<linalg::LinalgOp> fills;
+      for (OpOperand &out : linalgOp.getDpsInitsMutable()) {
+        linalg::LinalgOp fill = findFoldableFill(linalgOp, out);
+        if (fill && !absorbed.insert(fill).second)
+          fill = {};
+        fills.push_back(fill);
+      }
+      foldedFills[op] = fills;
+    }
+  for (Operation *op : work) {
+    if (absorbed.contains(op))
+      continue;
+    LogicalResult r = success();
+    if (auto copy = dyn_cast<memref::CopyOp>(op))
+      r = lowerCopy(copy);
+    else
+      r = lowerLinalgOp(cast<linalg::LinalgOp>(op));
+    if (failed(r))
+      return signalPassFailure();
+  }
+  if (failed(sinkHostLoads(func)))
+    return signalPassFailure();
+  eraseDeadOps(func.getBody());
+  // Whatever else touches device memory on the host is an error: the GPU
+  // lowering could not run it.
+  WalkResult r = func.walk([&](Operation *op) {
+    if (!isa<memref::LoadOp, memref::StoreOp>(op) || isInsideMappedLoop(op))
+      return WalkResult::advance();
+    Value mem = isa<memref::LoadOp>(op) ? cast<memref::LoadOp>(op).getMemref()
+                                        : cast<memref::StoreOp>(op).getMemref();
+    if (Operation *def = getRootBuffer(mem).getDefiningOp())
+      if (isa<memref::AllocaOp, memref::GetGlobalOp>(def))
+        return WalkResult::advance();
+    op->emitOpError() << "accesses device memory on the host after "
+                         "ga-linalg-to-gpu-loops";
+    return WalkResult::interrupt();
+  });
+  if (r.wasInterrupted())
+    signalPassFailure();
+}

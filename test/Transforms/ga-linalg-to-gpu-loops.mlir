@@ -1,0 +1,202 @@
+// RUN: ga-opt %s -split-input-file -ga-linalg-to-gpu-loops -cse | FileCheck %s
+// RUN: ga-opt %s -split-input-file -ga-linalg-to-gpu-loops="block-size=64" -cse | FileCheck %s --check-prefix=B64
+
+// A weight gradient accumulated in place (dW += X^T dY, the reduction over the
+// 6 samples of a micro-batch): one mapped loop over the 16x32 elements of dW,
+// the column (contiguous in dW) fastest; each thread reads its element of the
+// accumulator once, sums the micro-batch in a register and writes once.
+// CHECK-LABEL: func.func @weight_grad(
+// CHECK-SAME:      %[[XT:.*]]: memref<16x6xf32>, %[[DY:.*]]: memref<6x32xf32>, %[[ACC:.*]]: memref<16x32xf32>)
+// CHECK:         scf.parallel (%[[B:.*]], %[[T:.*]]) = (%{{.*}}, %{{.*}}) to (%c2, %c256)
+// CHECK:           %[[LIN:.*]] = arith.addi
+// CHECK-NEXT:      %[[J:.*]] = arith.remui %[[LIN]], %c32
+// CHECK-NEXT:      %[[I:.*]] = arith.divui %[[LIN]], %c32
+// CHECK-NEXT:      %[[INIT:.*]] = memref.load %[[ACC]][%[[I]], %[[J]]]
+// CHECK-NEXT:      %[[SUM:.*]] = scf.for %[[K:.*]] = %{{.*}} to %c6 step %{{.*}} iter_args(%[[S:.*]] = %[[INIT]]) -> (f32) {
+// CHECK-NEXT:        memref.load %[[XT]][%[[I]], %[[K]]]
+// CHECK-NEXT:        memref.load %[[DY]][%[[K]], %[[J]]]
+// CHECK-NEXT:        arith.mulf
+// CHECK-NEXT:        arith.addf %[[S]]
+// CHECK-NEXT:        scf.yield
+// CHECK-NEXT:      }
+// CHECK-NEXT:      memref.store %[[SUM]], %[[ACC]][%[[I]], %[[J]]]
+// CHECK-NOT:       memref.store
+// CHECK:         } {ga.accumulates, ga.kernel = "matmul", mapping = [#gpu.loop_dim_map<processor = block_x, {{.*}}>, #gpu.loop_dim_map<processor = thread_x, {{.*}}>]}
+// B64-LABEL: func.func @weight_grad(
+// B64:         scf.parallel ({{.*}}) = ({{.*}}) to (%c8, %c64)
+func.func @weight_grad(%xt: memref<16x6xf32>, %dy: memref<6x32xf32>, %acc: memref<16x32xf32>) {
+  linalg.matmul {ga.accumulates} ins(%xt, %dy : memref<16x6xf32>, memref<6x32xf32>)
+                outs(%acc : memref<16x32xf32>)
+  return
+}
+
+// -----
+
+// A bias gradient (sum over the micro-batch, dimension 0): parallel over the
+// 10 outputs (one block of 32 threads, a bounds check), the samples in the
+// thread, not one kernel per sample.
+// CHECK-LABEL: func.func @bias_grad(
+// CHECK-SAME:      %[[DY:.*]]: memref<6x10xf32>, %[[DB:.*]]: memref<10xf32>)
+// CHECK:         scf.parallel ({{.*}}) = ({{.*}}) to (%c1, %c32)
+// CHECK:           %[[LIN:.*]] = arith.addi
+// CHECK-NEXT:      %[[IN:.*]] = arith.cmpi ult, %[[LIN]], %c10
+// CHECK-NEXT:      scf.if %[[IN]] {
+// CHECK-NEXT:        %[[INIT:.*]] = memref.load %[[DB]][%[[LIN]]]
+// CHECK-NEXT:        %[[SUM:.*]] = scf.for %[[K:.*]] = {{.*}} iter_args(%{{.*}} = %[[INIT]]) -> (f32) {
+// CHECK-NEXT:          memref.load %[[DY]][%[[K]], %[[LIN]]]
+// CHECK:             memref.store %[[SUM]], %[[DB]][%[[LIN]]]
+// CHECK:         } {ga.kernel = "reduce", mapping
+// CHECK-NOT:     scf.parallel
+func.func @bias_grad(%dy: memref<6x10xf32>, %db: memref<10xf32>) {
+  linalg.reduce ins(%dy : memref<6x10xf32>) outs(%db : memref<10xf32>) dimensions = [0]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  return
+}
+
+// -----
+
+// The loss of a micro-batch summed into a 0-d accumulator: one thread.
+// CHECK-LABEL: func.func @loss_sum(
+// CHECK:         scf.parallel ({{.*}}) = ({{.*}}) to (%c1, %c32)
+// CHECK:           arith.cmpi ult, %{{.*}}, %c1
+// CHECK:           memref.load %{{.*}}[] : memref<f32>
+// CHECK:           scf.for
+// CHECK:           memref.store %{{.*}}[] : memref<f32>
+// CHECK:         } {ga.kernel = "reduce", mapping
+func.func @loss_sum(%l: memref<6xf32>, %acc: memref<f32>) {
+  linalg.reduce ins(%l : memref<6xf32>) outs(%acc : memref<f32>) dimensions = [0]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  return
+}
+
+// -----
+
+// Coalescing follows the output: a transpose stores along the contiguous
+// dimension of %b (size 6) and reads %a with a stride.
+// CHECK-LABEL: func.func @transpose(
+// CHECK-SAME:      %[[A:.*]]: memref<6x10xf32>, %[[B:.*]]: memref<10x6xf32>)
+// CHECK:         %[[C:.*]] = arith.remui %{{.*}}, %c6
+// CHECK-NEXT:    %[[R:.*]] = arith.divui %{{.*}}, %c6
+// CHECK-NEXT:    %[[V:.*]] = memref.load %[[A]][%[[C]], %[[R]]]
+// CHECK-NEXT:    memref.store %[[V]], %[[B]][%[[R]], %[[C]]]
+func.func @transpose(%a: memref<6x10xf32>, %b: memref<10x6xf32>) {
+  linalg.transpose ins(%a : memref<6x10xf32>) outs(%b : memref<10x6xf32>) permutation = [1, 0]
+  return
+}
+
+// -----
+
+// A fill of the output that the next op overwrites is folded into it: one
+// kernel that starts from 0 instead of a fill kernel plus a read.
+// CHECK-LABEL: func.func @fill_folded(
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NOT:     linalg.fill
+// CHECK:         scf.parallel
+// CHECK:           scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (f32)
+// CHECK:         } {ga.kernel = "matmul"
+// CHECK-NOT:     scf.parallel
+func.func @fill_folded(%a: memref<6x16xf32>, %w: memref<16x32xf32>, %out: memref<6x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<6x32xf32>)
+  linalg.matmul ins(%a, %w : memref<6x16xf32>, memref<16x32xf32>) outs(%out : memref<6x32xf32>)
+  return
+}
+
+// -----
+
+// The same fill read by something else before the overwrite stays a kernel.
+// CHECK-LABEL: func.func @fill_read_in_between(
+// CHECK:         scf.parallel
+// CHECK:         } {ga.kernel = "fill"
+// CHECK:         } {ga.kernel = "copy"
+// CHECK:         } {ga.kernel = "matmul"
+func.func @fill_read_in_between(%a: memref<6x16xf32>, %w: memref<16x32xf32>, %out: memref<6x32xf32>, %keep: memref<6x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<6x32xf32>)
+  memref.copy %out, %keep : memref<6x32xf32> to memref<6x32xf32>
+  linalg.matmul ins(%a, %w : memref<6x16xf32>, memref<16x32xf32>) outs(%out : memref<6x32xf32>)
+  return
+}
+
+// -----
+
+// A 0-d device value feeding scalar math feeding a kernel (a clipping factor
+// from a gradient norm): the load and the math move into the kernel.
+// CHECK-LABEL: func.func @sink(
+// CHECK-SAME:      %[[N:.*]]: memref<f32>,
+// CHECK:         scf.parallel
+// CHECK-NEXT:      %[[V:.*]] = memref.load %[[N]][] : memref<f32>
+// CHECK-NEXT:      %[[S:.*]] = math.sqrt %[[V]] : f32
+// CHECK:           arith.mulf %{{.*}}, %[[S]] : f32
+func.func @sink(%n: memref<f32>, %p: memref<32xf32>, %q: memref<32xf32>) {
+  %v = memref.load %n[] : memref<f32>
+  %s = math.sqrt %v : f32
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%p : memref<32xf32>) outs(%q : memref<32xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %m = arith.mulf %in, %s : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// A 0-d device value the host itself needs (a scalar result) is read back
+// through a host buffer (a device-to-host copy after the GPU lowering).
+// CHECK-LABEL: func.func @read_back(
+// CHECK-SAME:      %[[N:.*]]: memref<f32>) -> f32
+// CHECK-NEXT:    %[[H:.*]] = memref.alloca() : memref<f32>
+// CHECK-NEXT:    memref.copy %[[N]], %[[H]]
+// CHECK-NEXT:    %[[V:.*]] = memref.load %[[H]][]
+// CHECK-NEXT:    return %[[V]]
+func.func @read_back(%n: memref<f32>) -> f32 {
+  %v = memref.load %n[] : memref<f32>
+  return %v : f32
+}
+
+// -----
+
+// Dynamic sizes: the grid is computed at run time, every thread checks bounds.
+// CHECK-LABEL: func.func @copy_dynamic(
+// CHECK:         %[[D:.*]] = memref.dim %{{.*}}, %c1
+// CHECK:         %[[N:.*]] = arith.muli %c4, %[[D]]
+// CHECK:         %[[G:.*]] = arith.ceildivui %[[N]], %c256
+// CHECK:         scf.parallel ({{.*}}) = ({{.*}}) to (%[[G]], %c256)
+// CHECK:           arith.cmpi ult, %{{.*}}, %[[N]]
+// CHECK:         } {ga.kernel = "copy"
+func.func @copy_dynamic(%a: memref<4x?xf32>, %b: memref<4x?xf32>) {
+  memref.copy %a, %b : memref<4x?xf32> to memref<4x?xf32>
+  return
+}
+
+// -----
+
+// linalg.index and a gather inside the payload (an embedding lookup).
+// CHECK-LABEL: func.func @gather(
+// CHECK-SAME:      %[[TOK:.*]]: memref<6xi64>, %[[EMB:.*]]: memref<20x16xf32>, %[[OUT:.*]]: memref<6x16xf32>)
+// CHECK:         %[[C:.*]] = arith.remui %{{.*}}, %c16
+// CHECK-NEXT:    %[[R:.*]] = arith.divui %{{.*}}, %c16
+// CHECK-NEXT:    %[[T:.*]] = memref.load %[[TOK]][%[[R]]]
+// CHECK-NEXT:    %[[TI:.*]] = arith.index_cast %[[T]]
+// CHECK-NEXT:    %[[E:.*]] = memref.load %[[EMB]][%[[TI]], %[[C]]]
+// CHECK-NEXT:    memref.store %[[E]], %[[OUT]][%[[R]], %[[C]]]
+func.func @gather(%tok: memref<6xi64>, %emb: memref<20x16xf32>, %out: memref<6x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, d) -> (b)>, affine_map<(b, d) -> (b, d)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%tok : memref<6xi64>) outs(%out : memref<6x16xf32>) {
+  ^bb0(%t: i64, %o: f32):
+    %d = linalg.index 1 : index
+    %ti = arith.index_cast %t : i64 to index
+    %e = memref.load %emb[%ti, %d] : memref<20x16xf32>
+    linalg.yield %e : f32
+  }
+  return
+}
