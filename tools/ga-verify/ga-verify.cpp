@@ -1341,8 +1341,8 @@ static void printTable(const Run &run) {
     os << ", batch " << run.batch;
   os << ", seed " << seed << "\n";
   if (!run.changed)
-    os << "  note: the pipeline left @" << run.funcName
-       << " unchanged (no ga.batch arguments?)\n";
+    os << "  note: the pipeline left @" << run.funcName << " unchanged"
+       << (pipelineText.empty() ? " (no ga.batch arguments?)" : "") << "\n";
   os << llvm::formatv("  {0,-7} {1,-28} {2,-12} {3,-12} {4,-12} {5}\n",
                       "result", "type", "max-abs-err", "max-rel-err",
                       "tolerance", "status");
