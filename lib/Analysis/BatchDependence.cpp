@@ -7,6 +7,7 @@
 #include "ga/IR/GAOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -232,10 +233,13 @@ void BatchDependence::visit(Operation *op) {
   // problem is reported once, not at every op downstream.
   if (isa<linalg::LinalgOp>(op))
     return visitLinalg(op);
+  if (isa<scf::IfOp, scf::ForOp>(op))
+    return visitStructured(op);
   if (op->getNumRegions() && !isa<tensor::PadOp>(op)) {
     error(op) << "per-sample values inside the regions of '" << op->getName()
               << "' are not supported: the batch analysis handles linalg "
-                 "ops, tensor ops and elementwise arith/math ops";
+                 "ops, tensor ops, elementwise arith/math ops, scf.if and "
+                 "scf.for";
     return;
   }
   if (isa<AllReduceOp>(op)) {
@@ -282,6 +286,127 @@ void BatchDependence::visit(Operation *op) {
             << "' on per-sample values is not understood by the batch "
                "analysis (supported: linalg ops, tensor ops, elementwise "
                "arith/math ops)";
+}
+
+/// The class of a value yielded for a per-sample result: batched values
+/// agree on their layout; other values (a zero tensor in one branch) are
+/// re-created at micro-batch size by the rewrite.
+static std::optional<BatchClass> joinYields(ArrayRef<BatchClass> yields) {
+  std::optional<BatchClass> batched;
+  for (const BatchClass &cls : yields) {
+    if (!cls.isBatched())
+      continue;
+    if (batched && (batched->dim != cls.dim || batched->factor != cls.factor))
+      return std::nullopt;
+    if (!batched)
+      batched = cls;
+    batched->level = std::max(batched->level, cls.level);
+    batched->dependsOnParams |= cls.dependsOnParams;
+  }
+  return batched;
+}
+
+void BatchDependence::visitStructured(Operation *op) {
+  // Control values (a condition, loop bounds) come from outside the regions
+  // and must not depend on a statistic of this micro-batch.
+  unsigned level = checkCoupling(op, SmallVector<Value>(op->getOperands()));
+  auto visitBlock = [&](Block &block) {
+    for (Operation &nested : block.without_terminator()) {
+      visit(&nested);
+      if (isBatchReduction(&nested)) {
+        error(&nested) << "reduction over the batch inside '" << op->getName()
+                       << "' is not supported: reduce after the region";
+        return false;
+      }
+    }
+    return true;
+  };
+  auto finish = [&](ArrayRef<SmallVector<BatchClass>> yieldsPerResult) {
+    bool anyBatched = false;
+    for (auto [result, yields] : llvm::zip(op->getResults(), yieldsPerResult)) {
+      std::optional<BatchClass> batched = joinYields(yields);
+      if (!batched) {
+        bool anyIn = llvm::any_of(
+            yields, [](const BatchClass &c) { return c.isBatched(); });
+        if (anyIn) {
+          error(op) << "result #" << cast<OpResult>(result).getResultNumber()
+                    << " is per-sample along different dimensions in "
+                       "different places";
+          return;
+        }
+        SmallVector<Value> none;
+        BatchClass joined;
+        for (const BatchClass &cls : yields) {
+          joined.dependsOnParams |= cls.dependsOnParams;
+          joined.level = std::max(joined.level, cls.level);
+          if (cls.isPostReduction())
+            joined.kind = BatchClass::Kind::Derived;
+        }
+        classes[result] = joined;
+        continue;
+      }
+      batched->level = std::max(batched->level, level);
+      if (!isa<RankedTensorType>(result.getType())) {
+        error(op) << "per-sample result #"
+                  << cast<OpResult>(result).getResultNumber()
+                  << " must be a ranked tensor";
+        return;
+      }
+      classes[result] = *batched;
+      anyBatched = true;
+    }
+    (void)anyBatched;
+    opInfo[op] = PerSampleOpInfo();
+  };
+
+  if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+    if (!visitBlock(ifOp.getThenRegion().front()) ||
+        (!ifOp.getElseRegion().empty() &&
+         !visitBlock(ifOp.getElseRegion().front())))
+      return;
+    SmallVector<SmallVector<BatchClass>> yields(op->getNumResults());
+    for (Region *region : {&ifOp.getThenRegion(), &ifOp.getElseRegion()}) {
+      if (region->empty())
+        continue;
+      for (auto [index, value] :
+           llvm::enumerate(region->front().getTerminator()->getOperands()))
+        yields[index].push_back(getClass(value));
+    }
+    return finish(yields);
+  }
+
+  // scf.for: iterate until the classes of the iteration arguments are stable
+  // (an argument that starts uniform may become per-sample).
+  auto forOp = cast<scf::ForOp>(op);
+  Block &body = *forOp.getBody();
+  for (auto [arg, init] :
+       llvm::zip(forOp.getRegionIterArgs(), forOp.getInitArgs()))
+    classes[arg] = getClass(init);
+  classes[forOp.getInductionVar()] = BatchClass();
+  for (int iteration = 0;; ++iteration) {
+    if (!visitBlock(body))
+      return;
+    bool changed = false;
+    auto yield = cast<scf::YieldOp>(body.getTerminator());
+    for (auto [arg, value] :
+         llvm::zip(forOp.getRegionIterArgs(), yield.getOperands())) {
+      BatchClass argClass = getClass(arg), yielded = getClass(value);
+      if (yielded.isBatched() && !argClass.isBatched()) {
+        classes[arg] = yielded;
+        changed = true;
+      }
+    }
+    if (!changed || iteration == 2)
+      break;
+    for (Operation &nested : body.without_terminator())
+      nested.walk([&](Operation *inner) { opInfo.erase(inner); });
+  }
+  auto yield = cast<scf::YieldOp>(body.getTerminator());
+  SmallVector<SmallVector<BatchClass>> yields;
+  for (auto [arg, value] :
+       llvm::zip(forOp.getRegionIterArgs(), yield.getOperands()))
+    yields.push_back({getClass(arg), getClass(value)});
+  finish(yields);
 }
 
 unsigned BatchDependence::checkCoupling(Operation *op, ArrayRef<Value> inputs,

@@ -75,12 +75,17 @@ struct Segment {
 /// The state of one loop body: where the micro-batch lies and how the
 /// original values map to their micro-batch counterparts.
 struct Instance {
+  /// The loop body; values shared by the whole micro-batch live in it.
+  Block *body = nullptr;
   Value offset;
   OpFoldResult size;
   IRMapping mapping;
   DenseMap<int64_t, Value> scaledOffsets;
   DenseMap<int64_t, OpFoldResult> scaledSizes;
-  std::map<std::tuple<void *, int64_t, int64_t>, Value> remat;
+  /// Re-materialized values, per block (a value re-created inside a cloned
+  /// scf region is visible there only).
+  DenseMap<Block *, std::map<std::tuple<void *, int64_t, int64_t>, Value>>
+      remat;
 };
 
 class StepRewriter {
@@ -125,6 +130,9 @@ private:
                 SmallVectorImpl<Value> &yields);
 
   // Micro-batch re-creation of ops and values.
+  /// Moves the insertion point out of cloned scf regions, to just before
+  /// the top-level op of the loop body being built.
+  void setInsertionToBodyLevel(Instance &inst);
   Value scaledOffset(Instance &inst, int64_t factor);
   OpFoldResult scaledSize(Instance &inst, int64_t factor);
   RankedTensorType microType(Instance &inst, Type type, int64_t dim,
@@ -141,6 +149,11 @@ private:
   void cloneLocal(Instance &inst, Operation *op);
   Operation *clonePerSample(Instance &inst, Operation *op);
   Operation *cloneTensorOp(Instance &inst, Operation *op);
+  Operation *cloneStructured(Instance &inst, Operation *op);
+  /// The micro-batch value a per-sample result of a region op is yielded as.
+  Value yieldedMicro(Instance &inst, Value value, const BatchClass &result);
+  void cloneBlockBody(Instance &inst, Block &from, Block &to,
+                      ArrayRef<BatchClass> resultClasses);
 
   func::FuncOp func;
   const BatchDependence &analysis;
@@ -288,11 +301,21 @@ LevelPlan StepRewriter::planLevel(unsigned level) {
 // Micro-batch values
 //===----------------------------------------------------------------------===//
 
+void StepRewriter::setInsertionToBodyLevel(Instance &inst) {
+  Block *block = builder.getInsertionBlock();
+  if (block == inst.body)
+    return;
+  builder.setInsertionPoint(
+      inst.body->findAncestorOpInBlock(*block->getParentOp()));
+}
+
 Value StepRewriter::scaledOffset(Instance &inst, int64_t factor) {
   if (factor == 1)
     return inst.offset;
   if (Value cached = inst.scaledOffsets.lookup(factor))
     return cached;
+  OpBuilder::InsertionGuard guard(builder);
+  setInsertionToBodyLevel(inst);
   Value scaled =
       arith::MulIOp::create(builder, loc(), inst.offset, indexConstant(factor));
   inst.scaledOffsets[factor] = scaled;
@@ -306,6 +329,8 @@ OpFoldResult StepRewriter::scaledSize(Instance &inst, int64_t factor) {
     return builder.getIndexAttr(*size * factor);
   if (OpFoldResult cached = inst.scaledSizes.lookup(factor))
     return cached;
+  OpBuilder::InsertionGuard guard(builder);
+  setInsertionToBodyLevel(inst);
   OpFoldResult scaled =
       arith::MulIOp::create(builder, loc(), cast<Value>(inst.size),
                             indexConstant(factor))
@@ -342,6 +367,8 @@ Value StepRewriter::getMicro(Instance &inst, Value value) {
   // Per-sample arguments are sliced on first use.
   auto arg = cast<BlockArgument>(value);
   BatchClass cls = analysis.getClass(arg);
+  OpBuilder::InsertionGuard guard(builder);
+  setInsertionToBodyLevel(inst);
   Value slice = sliceFull(inst, arg, cls.dim, cls.factor);
   inst.mapping.map(value, slice);
   return slice;
@@ -354,8 +381,14 @@ Value StepRewriter::getMicro(Instance &inst, Value value) {
 Value StepRewriter::rematerialize(Instance &inst, Value value, int64_t dim,
                                   int64_t factor) {
   auto key = std::make_tuple(value.getAsOpaquePointer(), dim, factor);
-  if (auto it = inst.remat.find(key); it != inst.remat.end())
-    return it->second;
+  for (Block *block = builder.getInsertionBlock();;
+       block = block->getParentOp()->getBlock()) {
+    auto &cache = inst.remat[block];
+    if (auto it = cache.find(key); it != cache.end())
+      return it->second;
+    if (block == inst.body)
+      break;
+  }
   RankedTensorType type = microType(inst, value.getType(), dim, factor);
   Value full = inst.mapping.lookupOrDefault(value);
   Operation *def = value.getDefiningOp();
@@ -424,7 +457,7 @@ Value StepRewriter::rematerialize(Instance &inst, Value value, int64_t dim,
   }
   if (!result)
     result = sliceFull(inst, full, dim, factor);
-  inst.remat[key] = result;
+  inst.remat[builder.getInsertionBlock()][key] = result;
   return result;
 }
 
@@ -582,9 +615,80 @@ Operation *StepRewriter::cloneTensorOp(Instance &inst, Operation *op) {
   return clone;
 }
 
+Value StepRewriter::yieldedMicro(Instance &inst, Value value,
+                                 const BatchClass &result) {
+  if (!result.isBatched())
+    return inst.mapping.lookupOrDefault(value);
+  if (analysis.getClass(value).isBatched())
+    return getMicro(inst, value);
+  return rematerialize(inst, value, result.dim, result.factor);
+}
+
+/// Re-creates the ops of `from` at the end of `to` (whose arguments are
+/// already mapped) and terminates it with the mapped yield.
+void StepRewriter::cloneBlockBody(Instance &inst, Block &from, Block &to,
+                                  ArrayRef<BatchClass> resultClasses) {
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(&to);
+  for (Operation &op : from.without_terminator())
+    cloneLocal(inst, &op);
+  SmallVector<Value> yielded;
+  for (auto [value, cls] :
+       llvm::zip(from.getTerminator()->getOperands(), resultClasses))
+    yielded.push_back(yieldedMicro(inst, value, cls));
+  scf::YieldOp::create(builder, from.getTerminator()->getLoc(), yielded);
+}
+
+Operation *StepRewriter::cloneStructured(Instance &inst, Operation *op) {
+  SmallVector<BatchClass> classes;
+  SmallVector<Type> types;
+  for (Value result : op->getResults()) {
+    BatchClass cls = analysis.getClass(result);
+    classes.push_back(cls);
+    types.push_back(cls.isBatched()
+                        ? microType(inst, result.getType(), cls.dim, cls.factor)
+                        : result.getType());
+  }
+  if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+    bool hasElse = !ifOp.getElseRegion().empty();
+    auto clone = scf::IfOp::create(
+        builder, op->getLoc(), types,
+        inst.mapping.lookupOrDefault(ifOp.getCondition()), hasElse);
+    for (auto [from, to] : llvm::zip(op->getRegions(), clone->getRegions())) {
+      if (from.empty())
+        continue;
+      if (to.empty())
+        to.emplaceBlock();
+      Block &block = to.front();
+      if (!block.empty())
+        block.getTerminator()->erase();
+      cloneBlockBody(inst, from.front(), block, classes);
+    }
+    return clone;
+  }
+  auto forOp = cast<scf::ForOp>(op);
+  SmallVector<Value> inits;
+  for (auto [init, cls] : llvm::zip(forOp.getInitArgs(), classes))
+    inits.push_back(yieldedMicro(inst, init, cls));
+  auto clone =
+      scf::ForOp::create(builder, op->getLoc(),
+                         inst.mapping.lookupOrDefault(forOp.getLowerBound()),
+                         inst.mapping.lookupOrDefault(forOp.getUpperBound()),
+                         inst.mapping.lookupOrDefault(forOp.getStep()), inits);
+  Block &body = *clone.getBody();
+  if (!body.empty())
+    body.getTerminator()->erase();
+  inst.mapping.map(forOp.getInductionVar(), clone.getInductionVar());
+  inst.mapping.map(forOp.getRegionIterArgs(), clone.getRegionIterArgs());
+  cloneBlockBody(inst, *forOp.getBody(), body, classes);
+  return clone;
+}
+
 Operation *StepRewriter::clonePerSample(Instance &inst, Operation *op) {
   if (isa<linalg::LinalgOp>(op))
     return cloneLinalg(inst, op, {});
+  if (isa<scf::IfOp, scf::ForOp>(op))
+    return cloneStructured(inst, op);
   ++numPerSampleOps;
   if (isa<tensor::TensorDialect>(op->getDialect()))
     return cloneTensorOp(inst, op);
@@ -769,6 +873,7 @@ void StepRewriter::emitLevel(unsigned level, const LevelPlan &plan,
           OpBuilder::InsertionGuard guard(builder);
           builder.setInsertionPointToStart(b.getInsertionBlock());
           Instance inst;
+          inst.body = b.getInsertionBlock();
           if (segment.size) {
             Value scaled = arith::MulIOp::create(builder, loc(), iv,
                                                  indexConstant(*segment.size));

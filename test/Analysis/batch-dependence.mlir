@@ -215,3 +215,31 @@ func.func @token_count(%w: f32, %mask: tensor<4x3xf32> {ga.batch = 0 : i64}) -> 
   %loss = linalg.reduce { arith.addf } ins(%scaled : tensor<4x3xf32>) outs(%e : tensor<f32>) dimensions = [0, 1]
   return %loss : tensor<f32>
 }
+
+// -----
+
+// Per-sample values inside scf.for (a per-sample iteration argument) and
+// scf.if (one branch yields a uniform tensor): the results are per-sample,
+// and so are the ops inside the regions.
+// CHECK-LABEL: @structured: batch size 4, loops 1
+// CHECK:         scf.for: batched(0) data
+// CHECK:         scf.if: batched(0) data
+// CHECK:         linalg.reduce: reduced(add) data [loop 1]
+func.func @structured(%c: i1, %x: tensor<4x3xf32> {ga.batch = 0 : i64}) -> tensor<3xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %e = tensor.empty() : tensor<4x3xf32>
+  %h = scf.for %i = %c0 to %c2 step %c1 iter_args(%a = %x) -> tensor<4x3xf32> {
+    %n = linalg.negf ins(%a : tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+    scf.yield %n : tensor<4x3xf32>
+  }
+  %d = scf.if %c -> tensor<4x3xf32> {
+    scf.yield %h : tensor<4x3xf32>
+  } else {
+    scf.yield %e : tensor<4x3xf32>
+  }
+  %e3 = tensor.empty() : tensor<3xf32>
+  %s = linalg.reduce { arith.addf } ins(%d : tensor<4x3xf32>) outs(%e3 : tensor<3xf32>) dimensions = [0]
+  return %s : tensor<3xf32>
+}

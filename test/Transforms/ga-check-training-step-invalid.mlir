@@ -176,12 +176,42 @@ func.func @all_reduce_per_sample(%x: tensor<8xf32> {ga.batch = 0 : i64}) -> tens
 
 // -----
 
-func.func @region_per_sample(%c: i1, %x: tensor<8xf32> {ga.batch = 0 : i64}) -> tensor<8xf32> {
-  // expected-error @+1 {{per-sample values inside the regions of 'scf.if' are not supported}}
-  %r = scf.if %c -> tensor<8xf32> {
-    scf.yield %x : tensor<8xf32>
+func.func @reduction_in_region(%c: i1, %x: tensor<8xf32> {ga.batch = 0 : i64}) -> tensor<f32> {
+  %e = tensor.empty() : tensor<f32>
+  %r = scf.if %c -> tensor<f32> {
+    // expected-error @+1 {{reduction over the batch inside 'scf.if' is not supported: reduce after the region}}
+    %s = linalg.reduce { arith.addf } ins(%x : tensor<8xf32>) outs(%e : tensor<f32>) dimensions = [0]
+    scf.yield %s : tensor<f32>
   } else {
-    scf.yield %x : tensor<8xf32>
+    scf.yield %e : tensor<f32>
+  }
+  return %r : tensor<f32>
+}
+
+// -----
+
+func.func @branches_disagree(%c: i1, %x: tensor<8x8xf32> {ga.batch = 0 : i64}) -> tensor<8x8xf32> {
+  %e = tensor.empty() : tensor<8x8xf32>
+  %t = linalg.transpose ins(%x : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) permutation = [1, 0]
+  // expected-error @+1 {{result #0 is per-sample along different dimensions in different places}}
+  %r = scf.if %c -> tensor<8x8xf32> {
+    scf.yield %x : tensor<8x8xf32>
+  } else {
+    scf.yield %t : tensor<8x8xf32>
+  }
+  return %r : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @region_per_sample(%x: tensor<8xf32> {ga.batch = 0 : i64}) -> tensor<8xf32> {
+  // expected-error @+1 {{per-sample values inside the regions of 'scf.while' are not supported}}
+  %r = scf.while (%a = %x) : (tensor<8xf32>) -> tensor<8xf32> {
+    %false = arith.constant false
+    scf.condition(%false) %a : tensor<8xf32>
+  } do {
+  ^bb0(%b: tensor<8xf32>):
+    scf.yield %b : tensor<8xf32>
   }
   return %r : tensor<8xf32>
 }

@@ -222,3 +222,38 @@ func.func @dims(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> index {
   %n = arith.muli %b, %f : index
   return %n : index
 }
+
+// -----
+
+// scf.for and scf.if with per-sample values are re-created in the loop body
+// at micro-batch size; a uniform tensor yielded for a per-sample result is
+// re-created at micro-batch size inside its branch.
+// CHECK-LABEL: func.func @structured(
+// CHECK:         scf.for
+// CHECK:           %[[XS:.*]] = tensor.extract_slice {{.*}} : tensor<8x3xf32> to tensor<2x3xf32>
+// CHECK:           %[[H:.*]] = scf.for {{.*}} iter_args(%[[A:.*]] = %[[XS]]) -> (tensor<2x3xf32>)
+// CHECK:             linalg.negf ins(%[[A]] : tensor<2x3xf32>)
+// CHECK:           %[[D:.*]] = scf.if %{{.*}} -> (tensor<2x3xf32>)
+// CHECK:             scf.yield %[[H]] : tensor<2x3xf32>
+// CHECK:           } else {
+// CHECK:             %[[Z:.*]] = tensor.empty() : tensor<2x3xf32>
+// CHECK:             scf.yield %[[Z]] : tensor<2x3xf32>
+// CHECK:           linalg.reduce {{.*}} ins(%[[D]] : tensor<2x3xf32>)
+func.func @structured(%c: i1, %x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<3xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %e = tensor.empty() : tensor<8x3xf32>
+  %h = scf.for %i = %c0 to %c2 step %c1 iter_args(%a = %x) -> tensor<8x3xf32> {
+    %n = linalg.negf ins(%a : tensor<8x3xf32>) outs(%e : tensor<8x3xf32>) -> tensor<8x3xf32>
+    scf.yield %n : tensor<8x3xf32>
+  }
+  %d = scf.if %c -> tensor<8x3xf32> {
+    scf.yield %h : tensor<8x3xf32>
+  } else {
+    scf.yield %e : tensor<8x3xf32>
+  }
+  %e3 = tensor.empty() : tensor<3xf32>
+  %s = linalg.reduce { arith.addf } ins(%d : tensor<8x3xf32>) outs(%e3 : tensor<3xf32>) dimensions = [0]
+  return %s : tensor<3xf32>
+}

@@ -133,6 +133,8 @@ private:
   void visitLinalg(Operation *op);
   void visitElementwise(Operation *op);
   void visitTensorOp(Operation *op);
+  /// scf.if and scf.for with per-sample values in their regions.
+  void visitStructured(Operation *op);
   /// Checks the non-uniform, non-batched inputs of a per-sample op for batch
   /// coupling and returns the level the op needs. `exempt` are operands that
   /// may legitimately be reduced (accumulation chains).
