@@ -56,6 +56,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
@@ -150,6 +151,11 @@ static cl::opt<bool> dumpRewritten(
     "dump-rewritten",
     cl::desc("Print the module after the pipeline under test to stderr"),
     cl::cat(verifyCategory));
+static cl::opt<unsigned>
+    repeat("repeat",
+           cl::desc("Run each compiled step this many times, on fresh copies "
+                    "of the inputs, and report the fastest run (default 1)"),
+           cl::init(1), cl::cat(verifyCategory));
 static cl::opt<bool> noFork("no-fork",
                             cl::desc("Run the compiled steps in this process "
                                      "(for debuggers; a crash is not caught)"),
@@ -771,7 +777,7 @@ static std::string serializeResults(ArrayRef<int64_t> words,
 }
 
 static llvm::Expected<std::vector<HostArray>>
-deserializeResults(StringRef data, ArrayRef<Slot> results) {
+deserializeResults(StringRef data, ArrayRef<Slot> results, double &seconds) {
   std::vector<HostArray> out;
   size_t pos = 0;
   auto read = [&](void *dst, size_t n) {
@@ -781,6 +787,8 @@ deserializeResults(StringRef data, ArrayRef<Slot> results) {
     pos += n;
     return true;
   };
+  if (!read(&seconds, sizeof(seconds)))
+    return llvm::createStringError("the step returned no results");
   for (const Slot &slot : results) {
     HostArray a;
     a.kind = slot.kind;
@@ -799,38 +807,50 @@ deserializeResults(StringRef data, ArrayRef<Slot> results) {
   return out;
 }
 
-/// Calls the entry with `inputs` and returns the serialized results.
+/// Calls the entry on copies of `inputs` (--repeat times) and returns the
+/// fastest run time in seconds followed by the serialized results of the last
+/// run.
 static std::string invokeEntry(Compiled &compiled,
-                               std::vector<HostArray> &inputs,
+                               const std::vector<HostArray> &inputs,
                                ArrayRef<Slot> results) {
-  std::vector<Descriptor> descs;
-  descs.reserve(inputs.size());
-  for (HostArray &a : inputs)
-    descs.push_back(makeDescriptor(a));
+  double best = std::numeric_limits<double>::infinity();
   size_t resultWords = 0;
   for (const Slot &s : results)
     resultWords += 3 + 2 * s.dims.size();
   std::vector<int64_t> resultStorage(resultWords, 0);
-  std::vector<void *> pointers;
-  pointers.push_back(resultStorage.data());
-  for (Descriptor &d : descs)
-    pointers.push_back(d.words.data());
-  std::vector<void *> packed;
-  for (void *&p : pointers)
-    packed.push_back(&p);
-  compiled.entry(packed.data());
-  return serializeResults(resultStorage, results);
+  for (unsigned r = 0, e = std::max(1u, repeat.getValue()); r < e; ++r) {
+    std::vector<HostArray> copy = inputs; // the step may update in place
+    std::vector<Descriptor> descs;
+    descs.reserve(copy.size());
+    for (HostArray &a : copy)
+      descs.push_back(makeDescriptor(a));
+    std::vector<void *> pointers;
+    pointers.push_back(resultStorage.data());
+    for (Descriptor &d : descs)
+      pointers.push_back(d.words.data());
+    std::vector<void *> packed;
+    for (void *&p : pointers)
+      packed.push_back(&p);
+    auto start = std::chrono::steady_clock::now();
+    compiled.entry(packed.data());
+    std::chrono::duration<double> took =
+        std::chrono::steady_clock::now() - start;
+    best = std::min(best, took.count());
+    // Results of earlier repetitions are not freed: the step owns nothing
+    // after returning, and the (child) process ends soon.
+  }
+  std::string out(reinterpret_cast<const char *>(&best), sizeof(best));
+  return out + serializeResults(resultStorage, results);
 }
 
 /// Runs the entry, in a child process unless --no-fork.
 static llvm::Expected<std::vector<HostArray>>
 runStep(Compiled &compiled, const std::vector<HostArray> &inputs,
-        ArrayRef<Slot> results, StringRef which) {
+        ArrayRef<Slot> results, StringRef which, double &seconds) {
   setPhase("running the " + which + " step");
-  if (noFork) {
-    std::vector<HostArray> copy = inputs; // the step may update in place
-    return deserializeResults(invokeEntry(compiled, copy, results), results);
-  }
+  if (noFork)
+    return deserializeResults(invokeEntry(compiled, inputs, results), results,
+                              seconds);
   int fds[2];
   if (pipe(fds) != 0)
     return llvm::createStringError("pipe() failed");
@@ -848,8 +868,7 @@ runStep(Compiled &compiled, const std::vector<HostArray> &inputs,
     // --json output on stdout stays a single document.
     dup2(2, 1);
     setvbuf(stdout, nullptr, _IONBF, 0);
-    std::vector<HostArray> copy = inputs;
-    std::string data = invokeEntry(compiled, copy, results);
+    std::string data = invokeEntry(compiled, inputs, results);
     const char *p = data.data();
     size_t left = data.size();
     while (left > 0) {
@@ -889,7 +908,7 @@ runStep(Compiled &compiled, const std::vector<HostArray> &inputs,
         llvm::formatv("the {0} step exited with status {1} while running",
                       which, WEXITSTATUS(status))
             .str());
-  return deserializeResults(data, results);
+  return deserializeResults(data, results, seconds);
 }
 
 /// A shared library that exports cblas_sgemm: OpenBLAS, else the reference
@@ -1118,9 +1137,11 @@ struct Run {
   std::string funcName;
   std::string pipeline;
   int64_t batch = -1;
-  bool dynamicBatch = false; // some argument has a dynamic dimension
-  bool changed = true;       // the pipeline changed the step function
-  std::string error;         // why the step could not be verified
+  bool dynamicBatch = false;         // some argument has a dynamic dimension
+  bool changed = true;               // the pipeline changed the step function
+  std::string error;                 // why the step could not be verified
+  double compileSeconds[2] = {0, 0}; // reference, rewritten: lower + JIT
+  double runSeconds[2] = {0, 0};     // fastest run
   std::vector<Comparison> comparisons;
 };
 } // namespace
@@ -1314,17 +1335,28 @@ static int verify(MLIRContext &context, llvm::SourceMgr &sourceMgr, Run &run) {
   addEntryWrapper(*original, step);
   addEntryWrapper(*rewritten, rewrittenStep);
 
+  auto clock = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    auto now = std::chrono::steady_clock::now();
+    std::chrono::duration<double> d = now - clock;
+    clock = now;
+    return d.count();
+  };
   auto reference = compile(*original, "reference");
   if (!reference)
     return fail(llvm::toString(reference.takeError()));
+  run.compileSeconds[0] = elapsed();
   auto test = compile(*rewritten, "rewritten");
   if (!test)
     return fail(llvm::toString(test.takeError()));
+  run.compileSeconds[1] = elapsed();
 
-  auto refResults = runStep(*reference, inputs, results, "reference");
+  auto refResults =
+      runStep(*reference, inputs, results, "reference", run.runSeconds[0]);
   if (!refResults)
     return fail(llvm::toString(refResults.takeError()));
-  auto testResults = runStep(*test, rewrittenInputs, results, "rewritten");
+  auto testResults =
+      runStep(*test, rewrittenInputs, results, "rewritten", run.runSeconds[1]);
   if (!testResults)
     return fail(llvm::toString(testResults.takeError()));
 
@@ -1365,6 +1397,12 @@ static void printTable(const Run &run) {
   }
   os << (passed == run.comparisons.size() ? "PASS" : "FAIL") << ": " << passed
      << "/" << run.comparisons.size() << " results match\n";
+  os << llvm::format("time: run %.3f ms reference, %.3f ms rewritten",
+                     run.runSeconds[0] * 1e3, run.runSeconds[1] * 1e3);
+  if (repeat > 1)
+    os << " (fastest of " << repeat << ")";
+  os << llvm::format("; lower + JIT %.2f s, %.2f s\n", run.compileSeconds[0],
+                     run.compileSeconds[1]);
 }
 
 static void printJson(const Run &run, int status) {
@@ -1391,6 +1429,13 @@ static void printJson(const Run &run, int status) {
     j.attribute("changed", run.changed);
     if (!run.error.empty())
       j.attribute("error", run.error);
+    j.attributeObject("time", [&] {
+      j.attribute("reference_run_s", run.runSeconds[0]);
+      j.attribute("rewritten_run_s", run.runSeconds[1]);
+      j.attribute("reference_compile_s", run.compileSeconds[0]);
+      j.attribute("rewritten_compile_s", run.compileSeconds[1]);
+      j.attribute("repeat", static_cast<int64_t>(repeat.getValue()));
+    });
     j.attributeArray("results", [&] {
       for (const Comparison &c : run.comparisons)
         j.object([&] {
