@@ -322,7 +322,6 @@ void BatchDependence::visitStructured(Operation *op) {
     return true;
   };
   auto finish = [&](ArrayRef<SmallVector<BatchClass>> yieldsPerResult) {
-    bool anyBatched = false;
     for (auto [result, yields] : llvm::zip(op->getResults(), yieldsPerResult)) {
       std::optional<BatchClass> batched = joinYields(yields);
       if (!batched) {
@@ -334,7 +333,6 @@ void BatchDependence::visitStructured(Operation *op) {
                        "different places";
           return;
         }
-        SmallVector<Value> none;
         BatchClass joined;
         for (const BatchClass &cls : yields) {
           joined.dependsOnParams |= cls.dependsOnParams;
@@ -353,9 +351,7 @@ void BatchDependence::visitStructured(Operation *op) {
         return;
       }
       classes[result] = *batched;
-      anyBatched = true;
     }
-    (void)anyBatched;
     opInfo[op] = PerSampleOpInfo();
   };
 
@@ -589,19 +585,29 @@ void BatchDependence::visitLinalg(Operation *op) {
   opInfo[op] = info;
 }
 
-void BatchDependence::visitElementwise(Operation *op) {
+FailureOr<std::pair<int64_t, int64_t>>
+BatchDependence::getCommonLayout(ValueRange values) const {
   int64_t dim = -1, factor = 1;
-  for (Value operand : op->getOperands()) {
-    BatchClass cls = getClass(operand);
+  for (Value value : values) {
+    BatchClass cls = getClass(value);
     if (!cls.isBatched())
       continue;
-    if (dim >= 0 && (cls.dim != dim || cls.factor != factor)) {
-      error(op) << "operands are per-sample along different dimensions";
-      return;
-    }
+    if (dim >= 0 && (cls.dim != dim || cls.factor != factor))
+      return failure();
     dim = cls.dim;
     factor = cls.factor;
   }
+  return std::make_pair(dim, factor);
+}
+
+void BatchDependence::visitElementwise(Operation *op) {
+  FailureOr<std::pair<int64_t, int64_t>> layout =
+      getCommonLayout(op->getOperands());
+  if (mlir::failed(layout)) {
+    error(op) << "operands are per-sample along different dimensions";
+    return;
+  }
+  auto [dim, factor] = *layout;
   for (Type type : op->getResultTypes()) {
     if (!isa<RankedTensorType>(type)) {
       error(op) << "elementwise op on per-sample values must produce ranked "
@@ -797,18 +803,13 @@ void BatchDependence::visitTensorOp(Operation *op) {
   }
 
   if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
-    int64_t dim = -1, factor = 1;
-    for (Value input : concat.getInputs()) {
-      BatchClass cls = getClass(input);
-      if (!cls.isBatched())
-        continue;
-      if (dim >= 0 && (cls.dim != dim || cls.factor != factor)) {
-        error(op) << "inputs are per-sample along different dimensions";
-        return;
-      }
-      dim = cls.dim;
-      factor = cls.factor;
+    FailureOr<std::pair<int64_t, int64_t>> layout =
+        getCommonLayout(concat.getInputs());
+    if (mlir::failed(layout)) {
+      error(op) << "inputs are per-sample along different dimensions";
+      return;
     }
+    auto [dim, factor] = *layout;
     if (static_cast<int64_t>(concat.getDim()) == dim) {
       error(op) << "concatenating along the batch dimension mixes batches";
       return;

@@ -133,6 +133,10 @@ private:
   void visitLinalg(Operation *op);
   void visitElementwise(Operation *op);
   void visitTensorOp(Operation *op);
+  /// The (dimension, factor) shared by the per-sample values among `values`
+  /// ((-1, 1) when there is none), or failure when they disagree.
+  FailureOr<std::pair<int64_t, int64_t>>
+  getCommonLayout(ValueRange values) const;
   /// scf.if and scf.for with per-sample values in their regions.
   void visitStructured(Operation *op);
   /// Checks the non-uniform, non-batched inputs of a per-sample op for batch
