@@ -407,4 +407,110 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
                            "scf::SCFDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// BucketGradients
+//===----------------------------------------------------------------------===//
+
+def BucketGradients : Pass<"ga-bucket-gradients", "func::FuncOp"> {
+  let summary = "Coalesce the deferred gradient all-reduces into buckets, "
+                "each one collective over one contiguous accumulator";
+  let description = [{
+    Runs after `--ga-accumulate`, which has already moved every all-reduce of
+    an accumulated gradient after the micro-batch loop (one collective per
+    gradient per effective step). This pass merges those collectives into
+    buckets of at most `bucket-size` bytes, like PyTorch DDP's gradient
+    buckets, so that a step issues one collective per bucket.
+
+    The gradients of a bucket are not packed into a buffer after the loop:
+    the loop carries ONE flat accumulator per bucket (`tensor<S x T>`, S the
+    total number of elements) and every gradient of the bucket is accumulated
+    in a view of it (`tensor.extract_slice` plus `tensor.expand_shape` before
+    the op that updates it, `tensor.collapse_shape` plus
+    `tensor.insert_slice` after). One-shot bufferization turns the views into
+    `memref.subview`/`memref.expand_shape` of the flat buffer and updates them
+    in place, so the collective reads and writes the accumulators themselves:
+    no pack or unpack copy. After the loop, the bucket's collective reduces
+    the flat tensor and each gradient is a view of its result.
+
+    Buckets are filled and launched in the order in which the backward of a
+    micro-batch produces the gradients (the position in the loop body of the
+    op that last updates each accumulator): the gradients of the last layers,
+    finished first, go into bucket 0. This is the reverse of the parameter
+    order, as in DDP, so that a later stage can start reducing a bucket while
+    the last micro-batch's backward still computes the gradients of the next
+    ones. Bucket ids (`bucket` of `ga.all_reduce`, discardable `ga.bucket` of
+    `shard.all_reduce`) number the collectives of a function in launch order.
+
+    Both input forms are handled: `ga.all_reduce` and upstream
+    `shard.all_reduce` (on tensors, same input and result type). Collectives
+    join a bucket when they are of the same op, kind, element type (and grid
+    and grid axes), reduce a result of the same `scf.for` that has no other
+    use, have a static shape, and the accumulators' live ranges in the loop
+    body do not overlap. Other collectives (a loss reduced after scaling, a
+    data-only statistic) stay as they are, one bucket each. A gradient larger
+    than `bucket-size` is a bucket of its own. A collective nested in a loop
+    is an error: it would run once per micro-batch.
+
+    Before:
+
+    ```mlir
+    %acc:2 = scf.for %i = %c0 to %c4 step %c1
+        iter_args(%gw = %zw, %gb = %zb) -> (tensor<16x32xf32>, tensor<32xf32>) {
+      ...
+      %gb2 = linalg.reduce { arith.addf } ins(%dz : tensor<6x32xf32>)
+                 outs(%gb : tensor<32xf32>) dimensions = [0]
+      %gw2 = linalg.matmul ins(%xt, %dz : tensor<16x6xf32>, tensor<6x32xf32>)
+                           outs(%gw : tensor<16x32xf32>) -> tensor<16x32xf32>
+      scf.yield %gw2, %gb2 : tensor<16x32xf32>, tensor<32xf32>
+    }
+    %dw = ga.all_reduce <mean> %acc#0 : tensor<16x32xf32>
+    %db = ga.all_reduce <mean> %acc#1 : tensor<32xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %e = tensor.empty() : tensor<544xf32>
+    %z = linalg.fill ins(%cst : f32) outs(%e : tensor<544xf32>) -> tensor<544xf32>
+    %flat = scf.for %i = %c0 to %c4 step %c1 iter_args(%f = %z) -> (tensor<544xf32>) {
+      ...
+      %vb = tensor.extract_slice %f[0] [32] [1] : tensor<544xf32> to tensor<32xf32>
+      %gb2 = linalg.reduce { arith.addf } ins(%dz : tensor<6x32xf32>)
+                 outs(%vb : tensor<32xf32>) dimensions = [0]
+      %f1 = tensor.insert_slice %gb2 into %f[0] [32] [1] : tensor<32xf32> into tensor<544xf32>
+      %sw = tensor.extract_slice %f1[32] [512] [1] : tensor<544xf32> to tensor<512xf32>
+      %vw = tensor.expand_shape %sw [[0, 1]] output_shape [16, 32]
+          : tensor<512xf32> into tensor<16x32xf32>
+      %gw2 = linalg.matmul ins(%xt, %dz : tensor<16x6xf32>, tensor<6x32xf32>)
+                           outs(%vw : tensor<16x32xf32>) -> tensor<16x32xf32>
+      %cw = tensor.collapse_shape %gw2 [[0, 1]] : tensor<16x32xf32> into tensor<512xf32>
+      %f2 = tensor.insert_slice %cw into %f1[32] [512] [1] : tensor<512xf32> into tensor<544xf32>
+      scf.yield %f2 : tensor<544xf32>
+    }
+    %r = ga.all_reduce <mean> %flat bucket 0 : tensor<544xf32>
+    %db = tensor.extract_slice %r[0] [32] [1] : tensor<544xf32> to tensor<32xf32>
+    %rw = tensor.extract_slice %r[32] [512] [1] : tensor<544xf32> to tensor<512xf32>
+    %dw = tensor.expand_shape %rw [[0, 1]] output_shape [16, 32]
+        : tensor<512xf32> into tensor<16x32xf32>
+    ```
+  }];
+  let options = [
+    Option<"bucketSize", "bucket-size", "int64_t", /*default=*/"26214400",
+           "Maximum size of a bucket in bytes (default 25 MiB, PyTorch "
+           "DDP's bucket_cap_mb); a larger gradient is a bucket of its own">
+  ];
+  let statistics = [
+    Statistic<"numCollectivesBefore", "collectives-before",
+              "Collectives after the micro-batch loops before bucketing">,
+    Statistic<"numBuckets", "buckets",
+              "Collectives per effective step after bucketing">,
+    Statistic<"numCoalesced", "coalesced",
+              "Gradients accumulated in a view of a shared bucket buffer">,
+    Statistic<"numBytes", "bytes",
+              "Bytes reduced per effective step (sum over buckets)">
+  ];
+  let dependentDialects = ["ga::GADialect", "scf::SCFDialect",
+                           "tensor::TensorDialect", "linalg::LinalgDialect"];
+}
+
 #endif // GA_TRANSFORMS_PASSES_TD
