@@ -951,7 +951,8 @@ LogicalResult StepRewriter::run() {
   // ones).
   for (Operation &op : llvm::make_early_inc_range(body)) {
     auto dim = dyn_cast<tensor::DimOp>(&op);
-    if (!dim || !analysis.getClass(dim.getSource()).isBatched())
+    if (!dim || dim.getResult() == batchSize ||
+        !analysis.getClass(dim.getSource()).isBatched())
       continue;
     if (std::optional<int64_t> factor =
             analysis.getBatchExtentFactor(dim.getResult())) {

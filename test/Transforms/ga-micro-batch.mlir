@@ -257,3 +257,23 @@ func.func @structured(%c: i1, %x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tenso
   %s = linalg.reduce { arith.addf } ins(%d : tensor<8x3xf32>) outs(%e3 : tensor<3xf32>) dimensions = [0]
   return %s : tensor<3xf32>
 }
+
+// -----
+
+// A dynamic batch: the batch size is read once at entry and normalizes the
+// mean; the loop runs over run-time micro-batch sizes.
+// CHECK-LABEL: func.func @dynamic_mean(
+// CHECK-SAME:      %[[X:.*]]: tensor<?xf32> {ga.batch = 0 : i64})
+// CHECK:         %[[B:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?xf32>
+// CHECK:         %[[Q:.*]] = arith.divui %[[B]], %{{.*}} : index
+// CHECK:         %[[LOOP:.*]] = scf.for
+// CHECK:           tensor.extract_slice %[[X]][%{{.*}}] [%{{.*}}] [1] : tensor<?xf32> to tensor<?xf32>
+// CHECK:         %[[BI:.*]] = arith.index_cast %[[B]] : index to i64
+func.func @dynamic_mean(%x: tensor<?xf32> {ga.batch = 0 : i64}) -> (tensor<f32>, i64) {
+  %c0 = arith.constant 0 : index
+  %e = tensor.empty() : tensor<f32>
+  %s = linalg.reduce { arith.addf } ins(%x : tensor<?xf32>) outs(%e : tensor<f32>) dimensions = [0]
+  %b = tensor.dim %x, %c0 : tensor<?xf32>
+  %bi = arith.index_cast %b : index to i64
+  return %s, %bi : tensor<f32>, i64
+}
