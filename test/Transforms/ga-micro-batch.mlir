@@ -265,10 +265,11 @@ func.func @structured(%c: i1, %x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tenso
 // CHECK-LABEL: func.func @dynamic_mean(
 // CHECK-SAME:      %[[X:.*]]: tensor<?xf32> {ga.batch = 0 : i64})
 // CHECK:         %[[B:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?xf32>
+// CHECK:         %[[BI:.*]] = arith.index_cast %[[B]] : index to i64
 // CHECK:         %[[Q:.*]] = arith.divui %[[B]], %{{.*}} : index
 // CHECK:         %[[LOOP:.*]] = scf.for
 // CHECK:           tensor.extract_slice %[[X]][%{{.*}}] [%{{.*}}] [1] : tensor<?xf32> to tensor<?xf32>
-// CHECK:         %[[BI:.*]] = arith.index_cast %[[B]] : index to i64
+// CHECK:         return %[[LOOP]], %[[BI]]
 func.func @dynamic_mean(%x: tensor<?xf32> {ga.batch = 0 : i64}) -> (tensor<f32>, i64) {
   %c0 = arith.constant 0 : index
   %e = tensor.empty() : tensor<f32>
