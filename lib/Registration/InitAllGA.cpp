@@ -2,6 +2,7 @@
 
 #include "ga/InitAllGA.h"
 
+#include "ga/Conversion/Passes.h"
 #include "ga/IR/GADialect.h"
 #include "ga/Pipelines/Pipelines.h"
 #include "ga/Transforms/Passes.h"
@@ -9,8 +10,12 @@
 
 void mlir::ga::registerAllGADialects(DialectRegistry &registry) {
   registry.insert<GADialect>();
+  registerMPIMemoryEffectModels(registry);
 }
 
-void mlir::ga::registerAllGAPasses() { registerGAPasses(); }
+void mlir::ga::registerAllGAPasses() {
+  registerGAPasses();
+  registerGAConversionPasses();
+}
 
 void mlir::ga::registerAllGAPipelines() { registerGAPipelines(); }

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 
 #include <deque>
@@ -459,7 +460,22 @@ static scf::ForOp flattenLoop(scf::ForOp loop,
       offset += typeOf(index).getNumElements();
     }
   }
+  SmallVector<Value> oldInits;
+  for (ArrayRef<unsigned> layout : layouts)
+    for (unsigned index : layout)
+      oldInits.push_back(loop.getInitArgs()[index]);
   loop.erase();
+  // Initial values that only the old loop used (fills of empty tensors).
+  for (Value init : oldInits) {
+    Operation *def = init.getDefiningOp();
+    while (def && isOpTriviallyDead(def)) {
+      Operation *next =
+          def->getNumOperands() ? def->getOperands().back().getDefiningOp()
+                                : nullptr;
+      def->erase();
+      def = next;
+    }
+  }
   for (auto &entry : chained)
     for (unsigned position : entry.second)
       eraseDeadViews(flatInits[position]);

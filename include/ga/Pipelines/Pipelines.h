@@ -152,6 +152,50 @@ void buildLowerToCPUMPIPipeline(OpPassManager &pm,
 void registerDistributedPipelines();
 
 //===----------------------------------------------------------------------===//
+// --ga-lower-to-cpu-mpi (owned by the distributed path:
+// lib/Pipelines/DistributedPipeline.cpp, docs/Distributed.md)
+//===----------------------------------------------------------------------===//
+
+/// Options of the data-parallel CPU lowering: bucketing, MPI, then
+/// --ga-lower-to-cpu.
+struct LowerToCPUMPIOptions : public PassPipelineOptions<LowerToCPUMPIOptions> {
+  PassOptions::Option<int64_t> bucketSize{
+      *this, "bucket-size",
+      llvm::cl::desc("Bucket size in bytes for --ga-bucket-gradients "
+                     "(default 25 MiB; 0: no bucketing, one collective per "
+                     "all-reduce)"),
+      llvm::cl::init(25 * 1024 * 1024)};
+  PassOptions::Option<std::string> implementation{
+      *this, "implementation",
+      llvm::cl::desc("MPI ABI: MPICH (default) or OpenMPI"),
+      llvm::cl::init("MPICH")};
+  PassOptions::Option<std::string> entry{
+      *this, "entry",
+      llvm::cl::desc("Function that initializes and finalizes MPI itself "
+                     "(e.g. main under mlir-runner); default: the module "
+                     "exports ga_mpi_init/ga_mpi_finalize"),
+      llvm::cl::init("")};
+  PassOptions::Option<bool> openmp{
+      *this, "openmp", llvm::cl::desc("As in --ga-lower-to-cpu"),
+      llvm::cl::init(false)};
+  PassOptions::Option<unsigned> numThreads{
+      *this, "num-threads", llvm::cl::desc("As in --ga-lower-to-cpu"),
+      llvm::cl::init(0)};
+  PassOptions::Option<bool> cInterface{
+      *this, "c-interface", llvm::cl::desc("As in --ga-lower-to-cpu"),
+      llvm::cl::init(false)};
+};
+
+/// Adds --ga-bucket-gradients, --convert-ga-to-mpi, --ga-lower-mpi-comm-size
+/// and --ga-lower-to-cpu: a rewritten step with deferred all-reduces to LLVM
+/// code that calls MPI_Allreduce once per bucket.
+void buildLowerToCPUMPIPipeline(OpPassManager &pm,
+                                const LowerToCPUMPIOptions &options);
+
+/// Registers --ga-lower-to-cpu-mpi.
+void registerDistributedPipelines();
+
+//===----------------------------------------------------------------------===//
 // Registration
 //===----------------------------------------------------------------------===//
 

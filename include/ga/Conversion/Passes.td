@@ -1,0 +1,181 @@
+//===- Passes.td - conversions of ga collectives -----------*- tablegen -*-===//
+
+#ifndef GA_CONVERSION_PASSES_TD
+#define GA_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// ConvertGAToMPI
+//===----------------------------------------------------------------------===//
+
+def ConvertGAToMPI : Pass<"convert-ga-to-mpi", "ModuleOp"> {
+  let summary = "Lower data-parallel all-reduces to the upstream `mpi` "
+                "dialect (MPI_Allreduce in place on MPI_COMM_WORLD)";
+  let description = [{
+    Lowers every `ga.all_reduce` and every `shard.all_reduce` over all axes
+    of its grid (the data-parallel group is the whole job) to one in-place
+    `mpi.allreduce` on `MPI_COMM_WORLD`. It runs on tensors, before
+    bufferization: the reduced tensor becomes a buffer with
+    `bufferization.to_buffer`, is reduced in place, and the result is that
+    buffer again (`bufferization.to_tensor restrict writable`).
+
+    In place is only safe when nothing else can see the buffer. The pass
+    proves it for accumulators: a result of `scf.for` (chains of loops
+    included) with no other use, started from a `linalg.fill` of a
+    `tensor.empty`, which the pass makes private to the loop when it is
+    shared. That is the form of every gradient after `--ga-accumulate`, and
+    of every bucket after `--ga-bucket-gradients`, so after one-shot
+    bufferization the collective runs on the accumulation buffer itself, with
+    no copy. Any other input is first copied into a fresh tensor
+    (`bufferization.alloc_tensor() copy(...)`).
+
+    * `sum`, `max`, `min` (and `shard` `product`, `bitwise_*`) map to the MPI
+      reduction; `mean` (`shard` `average`) is a sum divided by the world size
+      (`mpi.comm_size`), in place.
+    * `ga.all_reduce` ops that share a `bucket` id in one block become one
+      collective over a packed buffer (a copy in and out; use
+      `--ga-bucket-gradients` to avoid it).
+    * A `shard.grid` with a static shape must match the number of ranks: the
+      function checks it at run time (`cf.assert`) before its first
+      collective. Grids no longer referenced are erased.
+    * Element types: f32, f64 and signless integers of 8 to 64 bits (what
+      MLIR 22's MPI-to-LLVM lowering knows); others are an error.
+    * The buffer handed to MPI is 1-d (`memref.collapse_shape`): MLIR 22's
+      lowering of `mpi.allreduce` passes the first dimension as the count.
+
+    Once per process: the pass adds `func.func @ga_mpi_init()` and
+    `@ga_mpi_finalize()` (callable from C), which call `MPI_Init` /
+    `MPI_Finalize` unless MPI is already initialized / finalized; with
+    `entry=<name>`, that function calls them at its start and before each
+    return instead (a `main` run by `mlir-runner`). The module gets the
+    attribute `dlti.map = #dlti.map<"MPI:Implementation" = "MPICH">` that
+    selects the ABI of the lowering to LLVM.
+
+    Before:
+
+    ```mlir
+    %r = ga.all_reduce <mean> %acc bucket 0 : tensor<874xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %m = bufferization.to_buffer %acc : tensor<874xf32> to memref<874xf32>
+    %comm = mpi.comm_world : !mpi.comm
+    mpi.allreduce(%m, %m, MPI_SUM, %comm) : memref<874xf32>, memref<874xf32>
+    %t = bufferization.to_tensor %m restrict writable
+        : memref<874xf32> to tensor<874xf32>
+    %size = mpi.comm_size(%comm) : i32
+    %n = arith.sitofp %size : i32 to f32
+    %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>],
+                         iterator_types = ["parallel"]} outs(%t : tensor<874xf32>) {
+    ^bb0(%x: f32):
+      %q = arith.divf %x, %n : f32
+      linalg.yield %q : f32
+    } -> tensor<874xf32>
+    ```
+  }];
+  let options = [
+    Option<"implementation", "implementation", "std::string",
+           /*default=*/"\"MPICH\"",
+           "MPI ABI recorded in the module's dlti.map (MPICH or OpenMPI; "
+           "MLIR 22 mis-lowers OpenMPI reductions)">,
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Function that initializes and finalizes MPI itself (default: "
+           "none; call ga_mpi_init/ga_mpi_finalize)">
+  ];
+  let statistics = [
+    Statistic<"numCollectives", "collectives", "MPI_Allreduce calls emitted">,
+    Statistic<"numInPlace", "in-place",
+              "Collectives on their accumulator, without a copy">,
+    Statistic<"numCopied", "copied",
+              "Collectives whose input had to be copied first">
+  ];
+  let dependentDialects = [
+    "mpi::MPIDialect", "bufferization::BufferizationDialect",
+    "memref::MemRefDialect", "linalg::LinalgDialect", "arith::ArithDialect",
+    "cf::ControlFlowDialect", "scf::SCFDialect", "LLVM::LLVMDialect",
+    "DLTIDialect"
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// LowerMPICommSize
+//===----------------------------------------------------------------------===//
+
+def LowerMPICommSize : Pass<"ga-lower-mpi-comm-size", "ModuleOp"> {
+  let summary = "Lower `mpi.comm_size` to a call of MPI_Comm_size";
+  let description = [{
+    MLIR 22's `mpi` to LLVM lowering (part of `--convert-to-llvm`) has no
+    pattern for `mpi.comm_size`, which the `mean` reductions of
+    `--convert-ga-to-mpi` use for the world size. This pass lowers it, and
+    the `mpi.comm_world` it reads, to LLVM calls for the ABI selected by the
+    module's `dlti.map` ("MPI:Implementation", MPICH by default); the other
+    `mpi` ops are left to `--convert-to-llvm`.
+
+    Before:
+
+    ```mlir
+    %comm = mpi.comm_world : !mpi.comm
+    %size = mpi.comm_size(%comm) : i32
+    ```
+
+    After (MPICH):
+
+    ```mlir
+    %c = llvm.mlir.constant(1140850688 : i64) : i64   // MPI_COMM_WORLD
+    %h = llvm.trunc %c : i64 to i32
+    %p = llvm.alloca %one x i32 : (i32) -> !llvm.ptr
+    %rc = llvm.call @MPI_Comm_size(%h, %p) : (i32, !llvm.ptr) -> i32
+    %size = llvm.load %p : !llvm.ptr -> i32
+    ```
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// ConvertGAToNCCL
+//===----------------------------------------------------------------------===//
+
+def ConvertGAToNCCL : Pass<"convert-ga-to-nccl", "ModuleOp"> {
+  let summary = "Lower data-parallel all-reduces to calls of the ga NCCL "
+                "runtime (ncclAllReduce in place)";
+  let description = [{
+    The GPU counterpart of `--convert-ga-to-mpi`: every `ga.all_reduce` and
+    every `shard.all_reduce` over a whole grid becomes one call
+
+    ```c
+    int32_t gaNcclAllReduce(void *buffer, int64_t count, int32_t dtype,
+                            int32_t op, void *stream);
+    ```
+
+    of the runtime library `libGANcclRuntime.so` (lib/Runtime/NCCL), in
+    place on the accumulator's buffer (same in-place rules, same
+    `to_buffer`/`to_tensor` form as the MPI lowering). `dtype` and `op` are
+    NCCL's own `ncclDataType_t` / `ncclRedOp_t` values; `mean` is NCCL's
+    `ncclAvg`, so no world size is needed, and f16/bf16 are supported. The
+    stream argument is null: the runtime reduces on its own stream and
+    synchronizes it before returning, which orders the collective after the
+    kernels of the micro-batch loop and before the optimizer's. A non-zero
+    status aborts with a message
+    (`cf.assert`). The runtime's communicator is set up once per process by
+    `gaNcclInitFromMPI()` (rank 0 creates the unique id, `MPI_Bcast`) or
+    `gaNcclInitFromEnv()` (`GA_NCCL_ID`, `GA_NCCL_RANK`, `GA_NCCL_NRANKS`),
+    which the host program calls.
+
+    The buffer must be device memory when the call runs: this pass belongs
+    to a GPU lowering in which the accumulators live on the device.
+  }];
+  let statistics = [
+    Statistic<"numCollectives", "collectives",
+              "gaNcclAllReduce calls emitted">
+  ];
+  let dependentDialects = [
+    "bufferization::BufferizationDialect", "memref::MemRefDialect",
+    "linalg::LinalgDialect", "arith::ArithDialect", "cf::ControlFlowDialect",
+    "func::FuncDialect", "LLVM::LLVMDialect"
+  ];
+}
+
+#endif // GA_CONVERSION_PASSES_TD

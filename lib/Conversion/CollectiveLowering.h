@@ -1,0 +1,79 @@
+//===- CollectiveLowering.h - shared parts of the collective lowerings ----===//
+//
+// What the MPI and NCCL lowerings of `ga.all_reduce` / `shard.all_reduce`
+// have in common: which ops form one collective, how the reduced tensor
+// becomes a buffer that the engine may overwrite in place (without a copy
+// when the tensor is a private accumulator), and how the results are read
+// back. Internal to lib/Conversion.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GA_LIB_CONVERSION_COLLECTIVELOWERING_H
+#define GA_LIB_CONVERSION_COLLECTIVELOWERING_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::ga::detail {
+
+/// The reduction a collective applies across ranks.
+enum class Reduction { Sum, Mean, Max, Min, Product, And, Or, Xor };
+
+/// One collective to emit: a single op, or the `ga.all_reduce` ops of one
+/// bucket id in one block (packed into one buffer).
+struct CollectiveGroup {
+  SmallVector<Operation *> ops;
+  Reduction reduction = Reduction::Sum;
+  /// For `shard.all_reduce`: the grid (null for ga ops).
+  shard::GridOp grid;
+};
+
+/// Collects the collectives of `func` (top level and nested), grouping
+/// `ga.all_reduce` ops by bucket id within a block. Emits an error and fails
+/// on a collective it cannot lower (a shard reduction over part of a grid, a
+/// generic reduction, an element-type change).
+FailureOr<SmallVector<CollectiveGroup>> collectCollectives(func::FuncOp func);
+
+/// The buffer a collective works on.
+struct CollectiveBuffer {
+  /// The tensor whose buffer is reduced (the accumulator itself, a copy, or
+  /// the packed inputs of a group).
+  Value tensor;
+  /// `bufferization.to_buffer` of `tensor` (identity layout, its shape).
+  Value buffer;
+  /// The same buffer as a 1-d memref of all its elements.
+  Value flat;
+  /// Whether `tensor` is a copy of the input(s) (not in place).
+  bool copied = false;
+};
+
+/// Prepares the buffer of `group` before its first op: the input itself when
+/// it is a private accumulator (see `isPrivateAccumulator`), else a copy.
+CollectiveBuffer prepareBuffer(OpBuilder &b, Location loc,
+                               const CollectiveGroup &group);
+
+/// After the engine has written `buf.buffer`: the reduced tensor
+/// (`to_tensor restrict writable`), optionally post-processed by
+/// `finish(tensor) -> tensor` (the division of a mean), replaces the results
+/// of the group's ops, which are erased.
+void replaceWithReduced(OpBuilder &b, Location loc, CollectiveGroup &group,
+                        const CollectiveBuffer &buf,
+                        function_ref<Value(Value)> finish);
+
+/// `tensor / divisor` elementwise, in place on `tensor` (a float tensor;
+/// `divisor` a scalar of its element type).
+Value divideInPlace(OpBuilder &b, Location loc, Value tensor, Value divisor);
+
+/// Whether `value` is an accumulator nothing else can observe: a result of
+/// `scf.for` (through chains of loops) with a single use, started from a
+/// `linalg.fill` of a `tensor.empty`. Shared fills and empties on that chain
+/// are cloned so that they become private (the IR means the same).
+bool isPrivateAccumulator(Value value);
+
+/// Erases the `shard.grid` ops of `module` that nothing references anymore.
+void eraseUnusedGrids(ModuleOp module);
+
+} // namespace mlir::ga::detail
+
+#endif // GA_LIB_CONVERSION_COLLECTIVELOWERING_H
