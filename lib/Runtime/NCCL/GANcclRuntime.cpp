@@ -1,0 +1,209 @@
+//===- GANcclRuntime.cpp - NCCL collectives for lowered steps -------------===//
+//
+// A small runtime over NCCL and the CUDA runtime for code lowered by
+// --convert-ga-to-nccl. One communicator per process (the data-parallel
+// group), set up from MPI or from the environment.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GANcclRuntime.h"
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#ifdef GA_NCCL_WITH_MPI
+#include <mpi.h>
+#endif
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+ncclComm_t gComm = nullptr;
+cudaStream_t gStream = nullptr;
+int64_t gCalls = 0;
+
+int32_t ncclFailed(const char *what, ncclResult_t result) {
+  std::fprintf(stderr, "ga NCCL runtime: %s failed: %s\n", what,
+               ncclGetErrorString(result));
+  return 1;
+}
+
+int32_t cudaFailed(const char *what, cudaError_t error) {
+  std::fprintf(stderr, "ga NCCL runtime: %s failed: %s\n", what,
+               cudaGetErrorString(error));
+  return 1;
+}
+
+int32_t fail(const char *message) {
+  std::fprintf(stderr, "ga NCCL runtime: %s\n", message);
+  return 1;
+}
+
+/// Selects the GPU and creates the communicator and the runtime's stream.
+int32_t initComm(const ncclUniqueId &id, int rank, int nranks, int device) {
+  if (gComm)
+    return fail("the communicator is already initialized");
+  int devices = 0;
+  if (cudaError_t error = cudaGetDeviceCount(&devices))
+    return cudaFailed("cudaGetDeviceCount", error);
+  if (devices == 0)
+    return fail("no CUDA device");
+  if (cudaError_t error = cudaSetDevice(device % devices))
+    return cudaFailed("cudaSetDevice", error);
+  if (ncclResult_t result = ncclCommInitRank(&gComm, nranks, id, rank)) {
+    gComm = nullptr;
+    return ncclFailed("ncclCommInitRank", result);
+  }
+  if (cudaError_t error =
+          cudaStreamCreateWithFlags(&gStream, cudaStreamNonBlocking))
+    return cudaFailed("cudaStreamCreateWithFlags", error);
+  return 0;
+}
+
+int hexValue(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+} // namespace
+
+extern "C" {
+
+int32_t gaNcclGetVersion(void) {
+  int version = 0;
+  if (ncclResult_t result = ncclGetVersion(&version))
+    return ncclFailed("ncclGetVersion", result), -1;
+  return version;
+}
+
+int32_t gaNcclHasMPI(void) {
+#ifdef GA_NCCL_WITH_MPI
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+int32_t gaNcclInitFromMPI(void) {
+#ifdef GA_NCCL_WITH_MPI
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized)
+    return fail("gaNcclInitFromMPI: MPI is not initialized");
+  int rank = 0, nranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  // The rank among the processes of this node picks the GPU.
+  MPI_Comm node;
+  int localRank = 0;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank,
+                      MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &localRank);
+  MPI_Comm_free(&node);
+
+  // Rank 0 creates the id; a failure there must not leave the others
+  // waiting in MPI_Bcast for an id that never comes: the status goes first.
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof id);
+  int status = 0;
+  if (rank == 0) {
+    if (ncclResult_t result = ncclGetUniqueId(&id)) {
+      ncclFailed("ncclGetUniqueId", result);
+      status = 1;
+    }
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (status)
+    return fail("gaNcclInitFromMPI: rank 0 could not create the NCCL id");
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  return initComm(id, rank, nranks, localRank);
+#else
+  return fail("gaNcclInitFromMPI: built without MPI (use gaNcclInitFromEnv)");
+#endif
+}
+
+int32_t gaNcclUniqueIdHex(char *out) {
+  ncclUniqueId id;
+  if (ncclResult_t result = ncclGetUniqueId(&id))
+    return ncclFailed("ncclGetUniqueId", result);
+  static const char digits[] = "0123456789abcdef";
+  const auto *bytes = reinterpret_cast<const unsigned char *>(&id);
+  for (size_t i = 0; i < sizeof id; ++i) {
+    out[2 * i] = digits[bytes[i] >> 4];
+    out[2 * i + 1] = digits[bytes[i] & 15];
+  }
+  out[2 * sizeof id] = '\0';
+  return 0;
+}
+
+int32_t gaNcclInitFromEnv(void) {
+  const char *hex = std::getenv("GA_NCCL_ID");
+  const char *rankText = std::getenv("GA_NCCL_RANK");
+  const char *nranksText = std::getenv("GA_NCCL_NRANKS");
+  if (!hex || !rankText || !nranksText)
+    return fail("gaNcclInitFromEnv: set GA_NCCL_ID, GA_NCCL_RANK and "
+                "GA_NCCL_NRANKS");
+  ncclUniqueId id;
+  if (std::strlen(hex) != 2 * sizeof id)
+    return fail("gaNcclInitFromEnv: GA_NCCL_ID must be 256 hex digits");
+  auto *bytes = reinterpret_cast<unsigned char *>(&id);
+  for (size_t i = 0; i < sizeof id; ++i) {
+    int high = hexValue(hex[2 * i]), low = hexValue(hex[2 * i + 1]);
+    if (high < 0 || low < 0)
+      return fail("gaNcclInitFromEnv: GA_NCCL_ID is not hexadecimal");
+    bytes[i] = static_cast<unsigned char>(high * 16 + low);
+  }
+  int rank = std::atoi(rankText), nranks = std::atoi(nranksText);
+  if (nranks < 1 || rank < 0 || rank >= nranks)
+    return fail("gaNcclInitFromEnv: need 0 <= GA_NCCL_RANK < GA_NCCL_NRANKS");
+  const char *deviceText = std::getenv("GA_NCCL_DEVICE");
+  return initComm(id, rank, nranks, deviceText ? std::atoi(deviceText) : rank);
+}
+
+int32_t gaNcclAllReduce(void *buffer, int64_t count, int32_t dtype,
+                        int32_t op, void *stream) {
+  if (!gComm)
+    return fail("gaNcclAllReduce: no communicator (call gaNcclInitFromMPI "
+                "or gaNcclInitFromEnv first)");
+  if (dtype < 0 || dtype >= ncclNumTypes || op < 0 || op >= ncclNumOps)
+    return fail("gaNcclAllReduce: unknown datatype or reduction");
+  ++gCalls;
+  auto *target = static_cast<cudaStream_t>(stream);
+  if (!target) {
+    // The step's kernels may be on any stream: wait for all of them.
+    if (cudaError_t error = cudaDeviceSynchronize())
+      return cudaFailed("cudaDeviceSynchronize", error);
+    target = gStream;
+  }
+  if (ncclResult_t result = ncclAllReduce(
+          buffer, buffer, static_cast<size_t>(count),
+          static_cast<ncclDataType_t>(dtype), static_cast<ncclRedOp_t>(op),
+          gComm, target))
+    return ncclFailed("ncclAllReduce", result);
+  if (!stream)
+    if (cudaError_t error = cudaStreamSynchronize(target))
+      return cudaFailed("cudaStreamSynchronize", error);
+  return 0;
+}
+
+int64_t gaNcclAllReduceCalls(void) { return gCalls; }
+
+int32_t gaNcclFinalize(void) {
+  int32_t status = 0;
+  if (gComm)
+    if (ncclResult_t result = ncclCommDestroy(gComm))
+      status = ncclFailed("ncclCommDestroy", result);
+  gComm = nullptr;
+  if (gStream)
+    cudaStreamDestroy(gStream);
+  gStream = nullptr;
+  return status;
+}
+
+} // extern "C"

@@ -1,0 +1,57 @@
+//===- GANcclRuntime.h - NCCL collectives for lowered steps ------*- C -*-===//
+//
+// The C ABI that --convert-ga-to-nccl calls (gaNcclAllReduce), and the
+// communicator set-up that the host program calls once per process before
+// the first step. All functions return 0 on success; on failure they print
+// one line naming the call and NCCL's/CUDA's reason to stderr and return a
+// non-zero value (the lowered step then aborts with a message).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GA_RUNTIME_NCCL_GANCCLRUNTIME_H
+#define GA_RUNTIME_NCCL_GANCCLRUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// NCCL's version code (e.g. 22807 for 2.28.7); works without a GPU.
+int32_t gaNcclGetVersion(void);
+
+/// Whether the library was built with the MPI bootstrap.
+int32_t gaNcclHasMPI(void);
+
+/// Communicator over MPI_COMM_WORLD (MPI must be initialized): rank 0 creates
+/// the NCCL unique id and broadcasts it with MPI_Bcast; each rank uses the
+/// GPU (local rank on its node) modulo the number of GPUs.
+int32_t gaNcclInitFromMPI(void);
+
+/// Communicator from the environment, for launchers without MPI:
+/// GA_NCCL_ID (the unique id as 256 hex digits, from gaNcclUniqueIdHex on
+/// one process), GA_NCCL_RANK, GA_NCCL_NRANKS, and optionally GA_NCCL_DEVICE.
+int32_t gaNcclInitFromEnv(void);
+
+/// Writes a new unique id as 256 hex digits and a NUL to `out` (257 bytes).
+int32_t gaNcclUniqueIdHex(char *out);
+
+/// In-place all-reduce of `count` elements at device address `buffer`.
+/// `dtype` and `op` are ncclDataType_t / ncclRedOp_t values. With a null
+/// `stream`, the runtime waits for the device, reduces on its own stream and
+/// waits for it; otherwise it enqueues on `stream` (a cudaStream_t) and
+/// returns.
+int32_t gaNcclAllReduce(void *buffer, int64_t count, int32_t dtype,
+                        int32_t op, void *stream);
+
+/// Calls of gaNcclAllReduce so far (a counter for tests and benchmarks).
+int64_t gaNcclAllReduceCalls(void);
+
+/// Destroys the communicator and the runtime's stream.
+int32_t gaNcclFinalize(void);
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif // GA_RUNTIME_NCCL_GANCCLRUNTIME_H
