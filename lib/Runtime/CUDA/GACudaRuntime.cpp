@@ -1,0 +1,370 @@
+//===- GACudaRuntime.cpp - the mgpu* host ABI on the CUDA driver ----------===//
+//
+// See GACudaRuntime.h. One primary context (device 0, or the one chosen with
+// mgpuSetDefaultDevice before the first call), made current on every thread
+// that calls in. Every driver call goes through GA_CUDA_CHECK, which names the
+// call on failure and exits: a null stream or module returned to generated
+// code would only turn into a segfault later.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GACudaRuntime.h"
+
+#include <cuda.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+namespace {
+
+/// Exit status of a process stopped by a CUDA error.
+constexpr int kExitStatus = 3;
+
+/// Names of the errors a machine without a usable GPU produces, for drivers
+/// (or the stub library) whose cuGetErrorName cannot tell.
+const char *fallbackErrorName(CUresult r) {
+  switch (r) {
+  case CUDA_SUCCESS:
+    return "CUDA_SUCCESS";
+  case CUDA_ERROR_INVALID_VALUE:
+    return "CUDA_ERROR_INVALID_VALUE";
+  case CUDA_ERROR_OUT_OF_MEMORY:
+    return "CUDA_ERROR_OUT_OF_MEMORY";
+  case CUDA_ERROR_NOT_INITIALIZED:
+    return "CUDA_ERROR_NOT_INITIALIZED";
+  case CUDA_ERROR_STUB_LIBRARY:
+    return "CUDA_ERROR_STUB_LIBRARY";
+  case CUDA_ERROR_DEVICE_UNAVAILABLE:
+    return "CUDA_ERROR_DEVICE_UNAVAILABLE";
+  case CUDA_ERROR_NO_DEVICE:
+    return "CUDA_ERROR_NO_DEVICE";
+  case CUDA_ERROR_INVALID_DEVICE:
+    return "CUDA_ERROR_INVALID_DEVICE";
+  case CUDA_ERROR_INVALID_IMAGE:
+    return "CUDA_ERROR_INVALID_IMAGE";
+  case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    return "CUDA_ERROR_NO_BINARY_FOR_GPU";
+  case CUDA_ERROR_INVALID_PTX:
+    return "CUDA_ERROR_INVALID_PTX";
+  case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+    return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
+  case CUDA_ERROR_NOT_FOUND:
+    return "CUDA_ERROR_NOT_FOUND";
+  case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+    return "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+  case CUDA_ERROR_ILLEGAL_ADDRESS:
+    return "CUDA_ERROR_ILLEGAL_ADDRESS";
+  case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+    return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
+  case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+    return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
+  default:
+    return nullptr;
+  }
+}
+
+bool meansNoGpu(CUresult r) {
+  return r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_STUB_LIBRARY ||
+         r == CUDA_ERROR_NOT_INITIALIZED || r == CUDA_ERROR_DEVICE_UNAVAILABLE ||
+         r == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH ||
+         r == CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE;
+}
+
+[[noreturn]] void fail(CUresult r, const char *call, const char *file,
+                       int line) {
+  const char *name = nullptr, *text = nullptr;
+  // With the stub library these fail too; then use our own table.
+  if (cuGetErrorName(r, &name) != CUDA_SUCCESS)
+    name = nullptr;
+  if (cuGetErrorString(r, &text) != CUDA_SUCCESS)
+    text = nullptr;
+  if (!name)
+    name = fallbackErrorName(r);
+  std::fprintf(stderr, "ga-cuda-runtime: error: %s failed: %s (%d)%s%s\n", call,
+               name ? name : "unknown CUDA error", static_cast<int>(r),
+               text ? ": " : "", text ? text : "");
+  if (meansNoGpu(r))
+    std::fprintf(stderr,
+                 "ga-cuda-runtime: note: no usable NVIDIA driver or GPU on "
+                 "this machine; the compiled step needs one to run\n");
+  if (std::getenv("GA_CUDA_DEBUG"))
+    std::fprintf(stderr, "ga-cuda-runtime: note: at %s:%d\n", file, line);
+  std::fflush(stderr);
+  std::exit(kExitStatus);
+}
+
+#define GA_CUDA_CHECK(expr)                                                    \
+  do {                                                                         \
+    CUresult gaResult_ = (expr);                                               \
+    if (gaResult_ != CUDA_SUCCESS)                                             \
+      fail(gaResult_, #expr, __FILE__, __LINE__);                              \
+  } while (false)
+
+std::atomic<int> defaultDevice{0};
+
+struct DeviceState {
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  bool memoryPools = false;
+};
+
+/// Initializes the driver and retains the primary context once; makes it
+/// current on the calling thread.
+DeviceState &state() {
+  static DeviceState s;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    GA_CUDA_CHECK(cuInit(0));
+    int count = 0;
+    GA_CUDA_CHECK(cuDeviceGetCount(&count));
+    if (count == 0)
+      fail(CUDA_ERROR_NO_DEVICE, "cuDeviceGetCount(&count) == 0", __FILE__,
+           __LINE__);
+    GA_CUDA_CHECK(cuDeviceGet(&s.device, defaultDevice.load()));
+    GA_CUDA_CHECK(cuDevicePrimaryCtxRetain(&s.context, s.device));
+    int pools = 0;
+    GA_CUDA_CHECK(cuDeviceGetAttribute(
+        &pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, s.device));
+    s.memoryPools = pools != 0 && !std::getenv("GA_CUDA_SYNC_ALLOC");
+  });
+  thread_local bool current = false;
+  if (!current) {
+    GA_CUDA_CHECK(cuCtxSetCurrent(s.context));
+    current = true;
+  }
+  return s;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Modules and launches
+//===----------------------------------------------------------------------===//
+
+extern "C" GAModule mgpuModuleLoad(void *data, size_t /*size*/) {
+  state();
+  CUmodule module = nullptr;
+  GA_CUDA_CHECK(cuModuleLoadData(&module, data));
+  return reinterpret_cast<GAModule>(module);
+}
+
+extern "C" GAModule mgpuModuleLoadJIT(void *data, int optLevel) {
+  state();
+  CUmodule module = nullptr;
+  char log[8192] = {0};
+  CUjit_option options[] = {CU_JIT_OPTIMIZATION_LEVEL, CU_JIT_ERROR_LOG_BUFFER,
+                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {reinterpret_cast<void *>(static_cast<intptr_t>(optLevel)),
+                    log, reinterpret_cast<void *>(sizeof(log))};
+  CUresult r = cuModuleLoadDataEx(&module, data, 3, options, values);
+  if (r != CUDA_SUCCESS) {
+    if (log[0])
+      std::fprintf(stderr, "ga-cuda-runtime: PTX JIT log:\n%s\n", log);
+    fail(r, "cuModuleLoadDataEx(&module, ptx, ...)", __FILE__, __LINE__);
+  }
+  return reinterpret_cast<GAModule>(module);
+}
+
+extern "C" void mgpuModuleUnload(GAModule module) {
+  // Runs in a global destructor: the context may be gone at exit already.
+  if (module)
+    (void)cuModuleUnload(reinterpret_cast<CUmodule>(module));
+}
+
+extern "C" GAFunction mgpuModuleGetFunction(GAModule module,
+                                            const char *name) {
+  state();
+  CUfunction function = nullptr;
+  CUresult r =
+      cuModuleGetFunction(&function, reinterpret_cast<CUmodule>(module), name);
+  if (r != CUDA_SUCCESS) {
+    std::fprintf(stderr, "ga-cuda-runtime: kernel '%s'\n", name);
+    fail(r, "cuModuleGetFunction(&function, module, name)", __FILE__,
+         __LINE__);
+  }
+  return reinterpret_cast<GAFunction>(function);
+}
+
+extern "C" void mgpuLaunchKernel(GAFunction function, intptr_t gridX,
+                                 intptr_t gridY, intptr_t gridZ,
+                                 intptr_t blockX, intptr_t blockY,
+                                 intptr_t blockZ, int32_t smem,
+                                 GAStream stream, void **params, void **extra,
+                                 size_t /*paramsCount*/) {
+  state();
+  GA_CUDA_CHECK(cuLaunchKernel(
+      reinterpret_cast<CUfunction>(function), gridX, gridY, gridZ, blockX,
+      blockY, blockZ, smem, reinterpret_cast<CUstream>(stream), params, extra));
+}
+
+//===----------------------------------------------------------------------===//
+// Streams and events
+//===----------------------------------------------------------------------===//
+
+extern "C" GAStream mgpuStreamCreate(void) {
+  state();
+  CUstream stream = nullptr;
+  GA_CUDA_CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  return reinterpret_cast<GAStream>(stream);
+}
+
+extern "C" void mgpuStreamDestroy(GAStream stream) {
+  state();
+  GA_CUDA_CHECK(cuStreamDestroy(reinterpret_cast<CUstream>(stream)));
+}
+
+extern "C" void mgpuStreamSynchronize(GAStream stream) {
+  state();
+  GA_CUDA_CHECK(cuStreamSynchronize(reinterpret_cast<CUstream>(stream)));
+}
+
+extern "C" void mgpuStreamWaitEvent(GAStream stream, GAEvent event) {
+  state();
+  GA_CUDA_CHECK(cuStreamWaitEvent(reinterpret_cast<CUstream>(stream),
+                                  reinterpret_cast<CUevent>(event), 0));
+}
+
+extern "C" GAEvent mgpuEventCreate(void) {
+  state();
+  CUevent event = nullptr;
+  GA_CUDA_CHECK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING));
+  return reinterpret_cast<GAEvent>(event);
+}
+
+extern "C" void mgpuEventDestroy(GAEvent event) {
+  state();
+  GA_CUDA_CHECK(cuEventDestroy(reinterpret_cast<CUevent>(event)));
+}
+
+extern "C" void mgpuEventSynchronize(GAEvent event) {
+  state();
+  GA_CUDA_CHECK(cuEventSynchronize(reinterpret_cast<CUevent>(event)));
+}
+
+extern "C" void mgpuEventRecord(GAEvent event, GAStream stream) {
+  state();
+  GA_CUDA_CHECK(cuEventRecord(reinterpret_cast<CUevent>(event),
+                              reinterpret_cast<CUstream>(stream)));
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, GAStream stream,
+                              bool isHostShared) {
+  DeviceState &s = state();
+  if (sizeBytes == 0)
+    sizeBytes = 1; // a valid, distinct pointer for empty buffers
+  CUdeviceptr ptr = 0;
+  if (isHostShared)
+    GA_CUDA_CHECK(cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL));
+  else if (s.memoryPools)
+    GA_CUDA_CHECK(
+        cuMemAllocAsync(&ptr, sizeBytes, reinterpret_cast<CUstream>(stream)));
+  else
+    GA_CUDA_CHECK(cuMemAlloc(&ptr, sizeBytes));
+  return reinterpret_cast<void *>(ptr);
+}
+
+extern "C" void mgpuMemFree(void *ptr, GAStream stream) {
+  DeviceState &s = state();
+  if (!ptr)
+    return;
+  CUdeviceptr p = reinterpret_cast<CUdeviceptr>(ptr);
+  // Managed memory is not pool memory: cuMemFree for it in any case.
+  CUmemorytype type = CU_MEMORYTYPE_DEVICE;
+  unsigned isManaged = 0;
+  void *attrs[] = {&type, &isManaged};
+  CUpointer_attribute names[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                 CU_POINTER_ATTRIBUTE_IS_MANAGED};
+  GA_CUDA_CHECK(cuPointerGetAttributes(2, names, attrs, p));
+  if (s.memoryPools && !isManaged)
+    GA_CUDA_CHECK(cuMemFreeAsync(p, reinterpret_cast<CUstream>(stream)));
+  else
+    GA_CUDA_CHECK(cuMemFree(p));
+}
+
+extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
+                           GAStream stream) {
+  state();
+  GA_CUDA_CHECK(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                              reinterpret_cast<CUdeviceptr>(src), sizeBytes,
+                              reinterpret_cast<CUstream>(stream)));
+}
+
+extern "C" void mgpuMemset32(void *dst, uint32_t value, size_t count,
+                             GAStream stream) {
+  state();
+  GA_CUDA_CHECK(cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value,
+                                 count, reinterpret_cast<CUstream>(stream)));
+}
+
+extern "C" void mgpuMemset16(void *dst, uint16_t value, size_t count,
+                             GAStream stream) {
+  state();
+  GA_CUDA_CHECK(cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value,
+                                 count, reinterpret_cast<CUstream>(stream)));
+}
+
+extern "C" void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes) {
+  state();
+  GA_CUDA_CHECK(cuMemHostRegister(ptr, sizeBytes, 0));
+}
+
+extern "C" void mgpuMemHostUnregister(void *ptr) {
+  state();
+  GA_CUDA_CHECK(cuMemHostUnregister(ptr));
+}
+
+extern "C" void mgpuSetDefaultDevice(int32_t device) {
+  defaultDevice.store(device);
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+extern "C" int gaGpuDeviceCount(void) {
+  if (cuInit(0) != CUDA_SUCCESS)
+    return -1;
+  int count = 0;
+  if (cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0)
+    return -1;
+  return count;
+}
+
+extern "C" void *gaGpuAlloc(size_t sizeBytes) {
+  // The same allocator as the compiled code, so that either may free it.
+  void *ptr = mgpuMemAlloc(sizeBytes, nullptr, false);
+  gaGpuSynchronize();
+  return ptr;
+}
+
+extern "C" void gaGpuFree(void *ptr) {
+  if (!ptr)
+    return;
+  gaGpuSynchronize();
+  mgpuMemFree(ptr, nullptr);
+  gaGpuSynchronize();
+}
+
+extern "C" void gaGpuCopyToDevice(void *dst, const void *src,
+                                  size_t sizeBytes) {
+  state();
+  GA_CUDA_CHECK(
+      cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), src, sizeBytes));
+}
+
+extern "C" void gaGpuCopyToHost(void *dst, const void *src, size_t sizeBytes) {
+  state();
+  GA_CUDA_CHECK(
+      cuMemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), sizeBytes));
+}
+
+extern "C" void gaGpuSynchronize(void) {
+  state();
+  GA_CUDA_CHECK(cuCtxSynchronize());
+}
