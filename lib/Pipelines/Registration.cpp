@@ -15,5 +15,6 @@ void mlir::ga::registerGAPipelines() {
       "Lower a tensor-level step to the LLVM dialect for the host CPU "
       "(bufferize, deallocate, loops, LLVM)",
       buildLowerToCPUPipeline);
+  registerGPUPipelines();
   registerDistributedPipelines();
 }

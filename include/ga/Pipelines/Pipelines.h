@@ -152,48 +152,94 @@ void buildLowerToCPUMPIPipeline(OpPassManager &pm,
 void registerDistributedPipelines();
 
 //===----------------------------------------------------------------------===//
-// --ga-lower-to-cpu-mpi (owned by the distributed path:
-// lib/Pipelines/DistributedPipeline.cpp, docs/Distributed.md)
+// --ga-lower-to-gpu-loops and --ga-lower-to-nvvm (owned by the GPU path:
+// lib/Pipelines/NVVMPipeline.cpp, docs/GPU.md)
 //===----------------------------------------------------------------------===//
 
-/// Options of the data-parallel CPU lowering: bucketing, MPI, then
-/// --ga-lower-to-cpu.
-struct LowerToCPUMPIOptions : public PassPipelineOptions<LowerToCPUMPIOptions> {
-  PassOptions::Option<int64_t> bucketSize{
-      *this, "bucket-size",
-      llvm::cl::desc("Bucket size in bytes for --ga-bucket-gradients "
-                     "(default 25 MiB; 0: no bucketing, one collective per "
-                     "all-reduce)"),
-      llvm::cl::init(25 * 1024 * 1024)};
-  PassOptions::Option<std::string> implementation{
-      *this, "implementation",
-      llvm::cl::desc("MPI ABI: MPICH (default) or OpenMPI"),
-      llvm::cl::init("MPICH")};
-  PassOptions::Option<std::string> entry{
-      *this, "entry",
-      llvm::cl::desc("Function that initializes and finalizes MPI itself "
-                     "(e.g. main under mlir-runner); default: the module "
-                     "exports ga_mpi_init/ga_mpi_finalize"),
-      llvm::cl::init("")};
-  PassOptions::Option<bool> openmp{
-      *this, "openmp", llvm::cl::desc("As in --ga-lower-to-cpu"),
-      llvm::cl::init(false)};
-  PassOptions::Option<unsigned> numThreads{
-      *this, "num-threads", llvm::cl::desc("As in --ga-lower-to-cpu"),
-      llvm::cl::init(0)};
-  PassOptions::Option<bool> cInterface{
-      *this, "c-interface", llvm::cl::desc("As in --ga-lower-to-cpu"),
+/// Options of the first GPU stage: bufferization and loop mapping.
+struct LowerToGPULoopsOptions
+    : public PassPipelineOptions<LowerToGPULoopsOptions> {
+  PassOptions::Option<unsigned> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block of the generated kernels (a "
+                     "multiple of 32, at most 1024)"),
+      llvm::cl::init(256)};
+  PassOptions::Option<bool> fuseElementwise{
+      *this, "fuse-elementwise",
+      llvm::cl::desc("Fuse elementwise producers into their consumers "
+                     "before bufferization (fewer kernels)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> tensorBoundary{
+      *this, "tensor-boundary",
+      llvm::cl::desc("Keep each public function's tensor signature by "
+                     "calling the mapped function through a wrapper (for "
+                     "ga-verify)"),
       llvm::cl::init(false)};
 };
 
-/// Adds --ga-bucket-gradients, --convert-ga-to-mpi, --ga-lower-mpi-comm-size
-/// and --ga-lower-to-cpu: a rewritten step with deferred all-reduces to LLVM
-/// code that calls MPI_Allreduce once per bucket.
-void buildLowerToCPUMPIPipeline(OpPassManager &pm,
-                                const LowerToCPUMPIOptions &options);
+/// Adds the tensor-to-mapped-loops stage: one-shot bufferization across
+/// function boundaries (identity layouts, accumulators in place), then every
+/// linalg op as one `scf.parallel` mapped to blocks and threads
+/// (--ga-linalg-to-gpu-loops). The result still runs on the CPU.
+void buildLowerToGPULoopsPipeline(OpPassManager &pm,
+                                  const LowerToGPULoopsOptions &options);
 
-/// Registers --ga-lower-to-cpu-mpi.
-void registerDistributedPipelines();
+/// Options of the whole GPU lowering.
+struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("GPU architecture (sm_80, sm_90, ...)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features (+ptx80 is needed for sm_90)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Embedded GPU code: isa (PTX text, JIT-compiled at "
+                     "load), bin (cubin for `chip`), fatbin (cubin + PTX)"),
+      llvm::cl::init("fatbin")};
+  PassOptions::Option<int> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("Optimization level of the NVVM/PTX compilation (0-3)"),
+      llvm::cl::init(3)};
+  PassOptions::Option<std::string> ptxasOptions{
+      *this, "ptxas-options",
+      llvm::cl::desc("Extra options for ptxas (e.g. '-maxrregcount=64')"),
+      llvm::cl::init("")};
+  PassOptions::Option<unsigned> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block of the generated kernels"),
+      llvm::cl::init(256)};
+  PassOptions::Option<bool> fuseElementwise{
+      *this, "fuse-elementwise",
+      llvm::cl::desc("Fuse elementwise producers into their consumers "
+                     "(fewer kernels)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> cInterface{
+      *this, "c-interface",
+      llvm::cl::desc("Emit `_mlir_ciface_<name>` wrappers (memref "
+                     "descriptors by pointer) for every public function"),
+      llvm::cl::init(false)};
+};
+
+/// Adds the first two stages of buildLowerToNVVMPipeline: the mapped loops as
+/// `gpu.launch_func` of kernels outlined into one `gpu.module` per function,
+/// on device buffers, host code still in func/scf (the target options are
+/// unused).
+void buildLowerToGPUKernelsPipeline(OpPassManager &pm,
+                                    const LowerToNVVMOptions &options);
+
+/// Adds the whole GPU lowering: buildLowerToGPULoopsPipeline, then the loops
+/// as outlined kernels on device buffers (one GPU module per function,
+/// launches on a stream inside the host micro-batch loop), then upstream's
+/// gpu::buildLowerToNVVMPassPipeline (NVVM, serialization with ptxas, host
+/// code to LLVM). The host code calls the mgpu* runtime (lib/Runtime/CUDA).
+void buildLowerToNVVMPipeline(OpPassManager &pm,
+                              const LowerToNVVMOptions &options);
+
+/// Registers --ga-lower-to-gpu-loops, --ga-lower-to-gpu-kernels and
+/// --ga-lower-to-nvvm (called by registerGAPipelines).
+void registerGPUPipelines();
 
 //===----------------------------------------------------------------------===//
 // Registration

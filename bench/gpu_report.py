@@ -1,0 +1,495 @@
+#!/usr/bin/env python3
+# ===- gpu_report.py - static figures of the kernels of a GPU-lowered step -===#
+#
+#   python3 bench/gpu_report.py STEP.mlir [STEP.mlir ...] [--micro-batches N]
+#       [--chip sm_90] [--build-dir DIR] [--check] [--json]
+#
+# For each training step, without a GPU:
+#   1. ga-opt --ga-accumulate --ga-lower-to-gpu-kernels: the host code (which
+#      launches run before, inside and after the micro-batch loops) and the
+#      kernel bodies (which buffers each kernel reads and writes);
+#   2. ga-opt --ga-lower-to-nvvm=format=isa: the PTX of every kernel, then
+#      `ptxas -arch=<chip> -v` on it: registers, spill stores/loads, stack,
+#      shared memory, barriers per kernel; PTX instructions per kernel.
+# It prints per kernel: where it runs, launches per micro-batch, grid x block,
+# registers, spills, shared memory, PTX instructions, and the bytes its
+# accumulation moves per micro-batch; per step: launches per micro-batch and
+# the accumulation traffic.
+#
+# Accumulation invariants (--check exits 1 when one fails, or on any spill):
+#   * every accumulator (a buffer allocated before a micro-batch loop and
+#     read-modify-written inside it) is written by exactly one kernel per
+#     micro-batch, a producer with a reduction (`*_matmul_acc`,
+#     `*_reduce_acc`): no separate accumulate kernel, no copy;
+#   * that kernel reads the accumulator once and writes it once per element:
+#     the only traffic beyond the producer's own write is the read of the
+#     running sum (beta = 1), the same as cuBLAS with beta = 1;
+#   * no gpu.memcpy inside the micro-batch loop.
+#
+# Subcommand `ptxas FILE.mlir --chip sm_XX`: ptxas figures of an existing
+# format=isa output (used by the lit tests).
+#
+# ===----------------------------------------------------------------------===#
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ELEM_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4,
+              "i16": 2, "i8": 1, "i1": 1, "index": 8}
+
+
+# ===----------------------------------------------------------------------===#
+# Tools
+# ===----------------------------------------------------------------------===#
+
+def find_build_dir(arg):
+    for d in [arg, os.environ.get("GA_BUILD_DIR"),
+              os.path.join(ROOT, "build-gpu"), os.path.join(ROOT, "build")]:
+        if d and os.path.exists(os.path.join(d, "bin", "ga-opt")):
+            return d
+    sys.exit("gpu_report: no ga-opt; pass --build-dir or set GA_BUILD_DIR")
+
+
+def find_ptxas():
+    p = shutil.which("ptxas")
+    if p:
+        return p
+    for d in [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_ROOT"),
+              "/usr/local/cuda"]:
+        if d and os.path.exists(os.path.join(d, "bin", "ptxas")):
+            return os.path.join(d, "bin", "ptxas")
+    sys.exit("gpu_report: ptxas not found (PATH, CUDA_HOME, /usr/local/cuda)")
+
+
+def run_ga_opt(ga_opt, step, passes):
+    env = dict(os.environ)
+    env["PATH"] = os.path.dirname(find_ptxas()) + os.pathsep + env["PATH"]
+    # libdevice (math functions in kernels) is found through the toolkit.
+    if not any(env.get(v) for v in ("CUDA_HOME", "CUDA_ROOT", "CUDA_PATH")):
+        env["CUDA_HOME"] = os.path.dirname(os.path.dirname(find_ptxas()))
+    r = subprocess.run([ga_opt, step] + passes, capture_output=True,
+                       text=True, env=env)
+    if r.returncode != 0:
+        sys.exit("gpu_report: ga-opt %s failed on %s:\n%s" %
+                 (" ".join(passes), step, r.stderr))
+    return r.stdout
+
+
+# ===----------------------------------------------------------------------===#
+# PTX and ptxas
+# ===----------------------------------------------------------------------===#
+
+def unescape_mlir_string(s):
+    out = bytearray()
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\":
+            n = s[i + 1]
+            if n in "\\\"":
+                out.append(ord(n))
+                i += 2
+            elif n == "n":
+                out.append(10)
+                i += 2
+            elif n == "t":
+                out.append(9)
+                i += 2
+            else:
+                out.append(int(s[i + 1:i + 3], 16))
+                i += 3
+        else:
+            out.extend(c.encode())
+            i += 1
+    return out.decode()
+
+
+def extract_ptx(mlir_text):
+    """PTX of every gpu.binary of a format=isa output: {module: ptx}."""
+    result = {}
+    for m in re.finditer(r'gpu\.binary @(\w+)\s*\[#gpu\.object<.*?assembly = "',
+                         mlir_text):
+        start = m.end()
+        i = start
+        while True:
+            if mlir_text[i] == "\\":
+                i += 2
+                continue
+            if mlir_text[i] == '"':
+                break
+            i += 1
+        result[m.group(1)] = unescape_mlir_string(mlir_text[start:i])
+    return result
+
+
+def ptx_instruction_counts(ptx):
+    counts, current = {}, None
+    for line in ptx.splitlines():
+        m = re.match(r"\s*\.(?:visible\s+)?\.entry\s+(\w+)\(", line)
+        if m:
+            current = m.group(1)
+            counts[current] = 0
+            continue
+        s = line.strip()
+        if current is None or not s or s.startswith((".", "//", "{", "}")):
+            continue
+        if s.endswith(":"):
+            continue  # label
+        if s.endswith(";"):
+            counts[current] += 1
+    return counts
+
+
+def run_ptxas(ptx, chip):
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "k.ptx")
+        with open(src, "w") as f:
+            f.write(ptx)
+        r = subprocess.run([find_ptxas(), "-arch=" + chip, "-v", src, "-o",
+                            os.path.join(tmp, "k.cubin")],
+                           capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("gpu_report: ptxas -arch=%s failed:\n%s" % (chip, r.stderr))
+    kernels, name = {}, None
+    for line in (r.stdout + r.stderr).splitlines():
+        m = re.search(r"Compiling entry function '(\w+)'", line)
+        if m:
+            name = m.group(1)
+            kernels[name] = {"registers": 0, "spill_stores": 0,
+                             "spill_loads": 0, "stack": 0, "smem": 0,
+                             "barriers": 0}
+            continue
+        if name is None:
+            continue
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, "
+                      r"(\d+) bytes spill loads", line)
+        if m:
+            k = kernels[name]
+            k["stack"], k["spill_stores"], k["spill_loads"] = map(int,
+                                                                   m.groups())
+        m = re.search(r"Used (\d+) registers", line)
+        if m:
+            kernels[name]["registers"] = int(m.group(1))
+            b = re.search(r"used (\d+) barriers", line)
+            if b:
+                kernels[name]["barriers"] = int(b.group(1))
+            s = re.search(r"(\d+) bytes smem", line)
+            if s:
+                kernels[name]["smem"] = int(s.group(1))
+    return kernels
+
+
+# ===----------------------------------------------------------------------===#
+# Host structure (--ga-lower-to-gpu-kernels output)
+# ===----------------------------------------------------------------------===#
+
+def memref_bytes(t):
+    m = re.match(r"memref<(.*)>", t.strip())
+    if not m:
+        return None
+    parts = m.group(1).split(",")[0].split("x")
+    elem = parts[-1].strip()
+    n = 1
+    for d in parts[:-1]:
+        if not d.strip().isdigit():
+            return None
+        n *= int(d)
+    return n * ELEM_BYTES.get(elem, 4)
+
+
+def const_value(name):
+    m = re.match(r"%c(\d+)(_\d+)?$", name)
+    return int(m.group(1)) if m else None
+
+
+def split_args(s):
+    """'%a : memref<2x3xf32, strided<[3, 1]>>, %b : f32' -> [(a, type)]."""
+    out, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur)
+    res = []
+    for a in out:
+        name, _, typ = a.partition(":")
+        res.append((name.strip(), typ.strip()))
+    return res
+
+
+def parse_kernels_stage(text):
+    """Launches (with loop nesting), allocations and kernel bodies."""
+    step = {"launches": [], "allocs": {}, "kernels": {}, "loops": 0,
+            "memcpy_in_loop": 0}
+    lines = text.splitlines()
+    # Host functions: everything before the first gpu.module.
+    stack = []  # "for" or "other"
+    loop_id = 0
+    current_loop = []  # ids of enclosing top-level loops
+    in_gpu_module = False
+    kernel = None
+    for line in lines:
+        s = line.strip()
+        if s.startswith("gpu.module"):
+            in_gpu_module = True
+        if in_gpu_module:
+            m = re.match(r"gpu\.func @(\w+)\((.*?)\) kernel", s)
+            if m:
+                kernel = {"params": [a for a, _ in split_args(m.group(2))],
+                          "stores": set(), "loads": set()}
+                step["kernels"][m.group(1)] = kernel
+                continue
+            if kernel is not None:
+                for a in re.findall(r"memref\.store [^,]+, (%\w+)\[", s):
+                    kernel["stores"].add(a)
+                for a in re.findall(r"memref\.load (%\w+)\[", s):
+                    kernel["loads"].add(a)
+            continue
+        opens, closes = s.count("{"), s.count("}")
+        depth_loops = [x for x in stack if x.startswith("for")]
+        m = re.match(r"(%\w+), %\w+ = gpu\.alloc .*: (memref<.*>)$", s)
+        if m:
+            step["allocs"][m.group(1)] = {"type": m.group(2),
+                                          "loop": depth_loops[-1] if depth_loops else None}
+        if "gpu.memcpy" in s and depth_loops:
+            step["memcpy_in_loop"] += 1
+        m = re.search(r"gpu\.launch_func .*?@(\w+)::@(\w+) blocks in \(([^)]*)\) "
+                      r"threads in \(([^)]*)\)\s*(?:args\((.*)\))?", s)
+        if m:
+            grid = [const_value(x.strip()) for x in m.group(3).split(",")]
+            block = [const_value(x.strip()) for x in m.group(4).split(",")]
+            args = split_args(m.group(5)) if m.group(5) else []
+            step["launches"].append({
+                "kernel": m.group(2), "grid": grid, "block": block,
+                "args": args,
+                "loop": depth_loops[0] if depth_loops else None})
+        # Nesting (a line can close one region and open another).
+        net = opens - closes
+        if s.startswith("}") and net >= 0 and opens:
+            continue  # "} else {"
+        if net > 0:
+            if s.startswith("scf.for") or re.match(r"(%\S+ = )?scf\.for ", s):
+                loop_id += 1
+                stack.append("for%d" % loop_id)
+                if len([x for x in stack if x.startswith("for")]) == 1:
+                    step["loops"] += 1
+            else:
+                stack.append("other")
+        elif net < 0 and stack:
+            for _ in range(-net):
+                if stack:
+                    stack.pop()
+    return step
+
+
+def analyze(step, ptx_stats, ptx_counts):
+    """Per-kernel rows and the accumulation check.
+
+    An accumulator is a buffer allocated before a micro-batch loop whose
+    first access in an iteration of the loop is a read: it carries a value
+    from the previous micro-batch. (A scratch buffer hoisted out of the loop
+    is written first.)"""
+    rows, problems = [], []
+    launches_per_loop = {}
+    first_access = {}  # (loop, buffer) -> "read" | "write"
+    writers = {}  # (loop, buffer) -> [kernel]
+    for l in step["launches"]:
+        k = step["kernels"].get(l["kernel"], {"params": [], "stores": set(),
+                                               "loads": set()})
+        operand = dict(zip(k["params"], [a for a, _ in l["args"]]))
+        l["operand"] = operand
+        if not l["loop"]:
+            continue
+        launches_per_loop[l["loop"]] = launches_per_loop.get(l["loop"], 0) + 1
+        for p in sorted(k["loads"] | k["stores"]):
+            buf = operand.get(p)
+            alloc = step["allocs"].get(buf)
+            if alloc is None or alloc["loop"] is not None:
+                continue
+            key = (l["loop"], buf)
+            first_access.setdefault(key, "read" if p in k["loads"] else "write")
+            if p in k["stores"]:
+                writers.setdefault(key, []).append(l["kernel"])
+    acc_keys = {key for key, a in first_access.items()
+                if a == "read" and key in writers}
+    for l in step["launches"]:
+        k = step["kernels"].get(l["kernel"], {"stores": set()})
+        acc_bytes = 0
+        for p in k.get("stores", ()):
+            buf = l["operand"].get(p)
+            if (l["loop"], buf) in acc_keys:
+                acc_bytes += 2 * (memref_bytes(step["allocs"][buf]["type"]) or 0)
+        st = ptx_stats.get(l["kernel"], {})
+        rows.append({
+            "kernel": l["kernel"], "where": "loop" if l["loop"] else "once",
+            "grid": l["grid"], "block": l["block"],
+            "registers": st.get("registers"),
+            "spill_stores": st.get("spill_stores"),
+            "spill_loads": st.get("spill_loads"),
+            "smem": st.get("smem"), "stack": st.get("stack"),
+            "ptx_instructions": ptx_counts.get(l["kernel"]),
+            "acc_bytes": acc_bytes})
+        if st and (st["spill_stores"] or st["spill_loads"]):
+            problems.append("%s spills (%d B stores, %d B loads)" %
+                            (l["kernel"], st["spill_stores"], st["spill_loads"]))
+    accumulators = []
+    for key in sorted(acc_keys):
+        loop, buf = key
+        ws = writers[key]
+        accumulators.append({"buffer": buf, "type": step["allocs"][buf]["type"],
+                             "bytes": memref_bytes(step["allocs"][buf]["type"]),
+                             "writers": ws})
+        if len(ws) != 1:
+            problems.append("accumulator %s written by %d kernels per "
+                            "micro-batch: %s" % (buf, len(ws), ", ".join(ws)))
+        for w in ws:
+            if not re.search(r"_(matmul|reduce)_acc$", w):
+                problems.append("accumulator %s written by %s, not by a "
+                                "producer with a reduction" % (buf, w))
+    # The tensor-level marking (ga.accumulates -> *_acc) and the data flow
+    # agree: every *_acc kernel in a loop writes an accumulator.
+    acc_kernels = {w for key in acc_keys for w in writers[key]}
+    for l in step["launches"]:
+        if l["loop"] and l["kernel"].endswith("_acc") and \
+                l["kernel"] not in acc_kernels:
+            problems.append("%s is marked as accumulating but writes no "
+                            "loop-carried buffer" % l["kernel"])
+    if step["memcpy_in_loop"]:
+        problems.append("%d gpu.memcpy inside micro-batch loops" %
+                        step["memcpy_in_loop"])
+    return rows, accumulators, launches_per_loop, problems
+
+
+def fmt_dim(d):
+    return "x".join("?" if v is None else str(v) for v in d if v != 1) or "1"
+
+
+def report_step(path, args, build):
+    ga_opt = os.path.join(build, "bin", "ga-opt")
+    acc = [] if args.micro_batches == 0 else [
+        "--ga-accumulate=micro-batches=%d" % args.micro_batches]
+    kernels_text = run_ga_opt(ga_opt, path, acc + ["--ga-lower-to-gpu-kernels"])
+    isa_text = run_ga_opt(ga_opt, path, acc + [
+        "--ga-lower-to-nvvm=format=isa chip=%s" % args.chip])
+    step = parse_kernels_stage(kernels_text)
+    ptx_stats, counts = {}, {}
+    for module, ptx in extract_ptx(isa_text).items():
+        ptx_stats.update(run_ptxas(ptx, args.chip))
+        counts.update(ptx_instruction_counts(ptx))
+    rows, accs, per_loop, problems = analyze(step, ptx_stats, counts)
+    return {"step": os.path.basename(path), "chip": args.chip,
+            "micro_batches": args.micro_batches, "kernels": rows,
+            "launches_total": len(rows),
+            "launches_per_micro_batch": [per_loop[k] for k in sorted(per_loop)],
+            "accumulators": accs,
+            "accumulation_bytes_per_micro_batch": {
+                "read": sum(a["bytes"] or 0 for a in accs),
+                "written": sum(a["bytes"] or 0 for a in accs),
+                "extra_kernels": sum(len(a["writers"]) - 1 for a in accs),
+                "copies_in_loop": step["memcpy_in_loop"]},
+            "problems": problems}
+
+
+def print_report(r):
+    print("== %s  (micro-batches=%d, %s)" % (r["step"], r["micro_batches"],
+                                             r["chip"]))
+    once = sum(1 for k in r["kernels"] if k["where"] == "once")
+    print("   launches: %d in all; per micro-batch: %s (loop%s); outside "
+          "loops: %d" % (r["launches_total"],
+                         " + ".join(map(str, r["launches_per_micro_batch"])),
+                         "s" if len(r["launches_per_micro_batch"]) > 1 else "",
+                         once))
+    print("   %-38s %-5s %-11s %5s %11s %5s %6s %10s" %
+          ("kernel", "where", "grid x blk", "regs", "spill st/ld", "smem",
+           "ptx", "acc B/mb"))
+    for k in r["kernels"]:
+        print("   %-38s %-5s %-11s %5s %11s %5s %6s %10s" % (
+            k["kernel"], k["where"],
+            "%s x %s" % (fmt_dim(k["grid"]), fmt_dim(k["block"])),
+            k["registers"], "%s/%s" % (k["spill_stores"], k["spill_loads"]),
+            k["smem"], k["ptx_instructions"],
+            k["acc_bytes"] or "-"))
+    a = r["accumulation_bytes_per_micro_batch"]
+    regs = [k["registers"] for k in r["kernels"] if k["registers"] is not None]
+    print("   registers: max %s, spills: %d kernels" % (
+        max(regs) if regs else "?",
+        sum(1 for k in r["kernels"] if k["spill_stores"] or k["spill_loads"])))
+    print("   accumulation per micro-batch: %d accumulators, %d B read + %d B "
+          "written, by their producers only; %d extra kernels, %d copies" % (
+              len(r["accumulators"]), a["read"], a["written"],
+              a["extra_kernels"], a["copies_in_loop"]))
+    for acc in r["accumulators"]:
+        print("     %-14s %-22s %7s B  written by %s" % (
+            acc["buffer"], acc["type"], acc["bytes"], ", ".join(acc["writers"])))
+    for p in r["problems"]:
+        print("   PROBLEM: " + p)
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "ptxas":
+        p = argparse.ArgumentParser(prog="gpu_report.py ptxas")
+        p.add_argument("mlir")
+        p.add_argument("--chip", default="sm_90")
+        p.add_argument("--max-spills", type=int, default=None)
+        a = p.parse_args(sys.argv[2:])
+        text = open(a.mlir).read()
+        status = 0
+        for module, ptx in sorted(extract_ptx(text).items()):
+            counts = ptx_instruction_counts(ptx)
+            stats = run_ptxas(ptx, a.chip)
+            print("module %s: %d kernels (ptxas -arch=%s)" % (module, len(stats),
+                                                             a.chip))
+            for name, s in sorted(stats.items()):
+                spills = s["spill_stores"] + s["spill_loads"]
+                print("  %-40s registers %3d  spill stores %d  spill loads %d"
+                      "  smem %d  ptx %d" % (name, s["registers"],
+                                            s["spill_stores"], s["spill_loads"],
+                                            s["smem"], counts.get(name, 0)))
+                if a.max_spills is not None and spills > a.max_spills:
+                    status = 1
+            total = sum(s["spill_stores"] + s["spill_loads"]
+                        for s in stats.values())
+            print("  total spill bytes: %d" % total)
+        if not extract_ptx(text):
+            print("gpu_report: no PTX (format=isa) gpu.binary in " + a.mlir,
+                  file=sys.stderr)
+            status = 1
+        return status
+
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("steps", nargs="+")
+    p.add_argument("--micro-batches", type=int, default=4)
+    p.add_argument("--chip", default="sm_90")
+    p.add_argument("--build-dir")
+    p.add_argument("--check", action="store_true",
+                   help="exit 1 on a spill or a broken accumulation invariant")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args()
+    build = find_build_dir(args.build_dir)
+    reports = [report_step(s, args, build) for s in args.steps]
+    if args.json:
+        print(json.dumps(reports, indent=1))
+    else:
+        for r in reports:
+            print_report(r)
+    if args.check and any(r["problems"] for r in reports):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

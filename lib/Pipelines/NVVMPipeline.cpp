@@ -1,0 +1,522 @@
+//===- NVVMPipeline.cpp - the --ga-lower-to-nvvm pipeline -----------------===//
+//
+// Lowers a tensor-level training step (usually the output of --ga-accumulate)
+// to host LLVM dialect with the kernels embedded as a GPU binary, in two
+// stages that are registered on their own:
+//
+// 1. --ga-lower-to-gpu-loops: bufferize across function boundaries (identity
+//    layouts; gradient accumulators updated in place), then lower every linalg
+//    op to one `scf.parallel` mapped to blocks and threads
+//    (--ga-linalg-to-gpu-loops). This is the form ga-verify runs on the CPU
+//    (option tensor-boundary) to prove the mapped IR exact.
+// 2. --ga-lower-to-nvvm: stage 1, then the loops become `gpu.launch` ops,
+//    buffers become device allocations, kernels are outlined into one GPU
+//    module per function and the upstream `gpu::buildLowerToNVVMPassPipeline`
+//    compiles them to a cubin/fatbin/PTX and the host code to LLVM.
+//
+// Host/device contract of the output: every memref argument and result of
+// the step is device memory (the caller allocates it, e.g. with mgpuMemAlloc
+// from lib/Runtime/CUDA, and frees results with mgpuMemFree). Arguments may
+// be updated in place. Scalars are passed by value.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ga/Pipelines/Pipelines.h"
+#include "ga/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+using namespace mlir::ga;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Helper passes
+//===----------------------------------------------------------------------===//
+
+/// Tensor-level preparation of a rewritten step for the GPU:
+/// * marks every linalg op that updates a loop-carried accumulator of an
+///   `scf.for` (the micro-batch loops) with `ga.accumulates`: the attribute
+///   survives bufferization and names the kernel (`..._acc`), so that the
+///   tests and bench/gpu_report can check that the accumulation stays inside
+///   the producing kernel;
+/// * gives each use of a multi-use `linalg.fill` as an init its own fill, so
+///   that bufferization writes every consumer in place instead of copying the
+///   filled buffer (a copy kernel per use and micro-batch).
+/// A `linalg.fill`, or a `linalg.generic` that does the same (what
+/// generalization makes of one): no shaped inputs, no reductions, one output
+/// whose value the payload does not read.
+static bool isFillLike(linalg::LinalgOp op) {
+  if (isa<linalg::FillOp>(op))
+    return true;
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0 ||
+      op.hasIndexSemantics())
+    return false;
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (isa<ShapedType>(in->get().getType()))
+      return false;
+  return !op.payloadUsesValueFromOperand(op.getDpsInitOperand(0));
+}
+
+struct PrepareGPUStepPass
+    : public PassWrapper<PrepareGPUStepPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrepareGPUStepPass)
+
+  StringRef getArgument() const final { return "ga-prepare-gpu-step"; }
+  StringRef getDescription() const final {
+    return "Mark accumulating ops and split shared fills before GPU "
+           "bufferization";
+  }
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    getOperation().walk([&](scf::ForOp loop) {
+      for (BlockArgument acc : loop.getRegionIterArgs()) {
+        if (!isa<RankedTensorType>(acc.getType()))
+          continue;
+        for (OpOperand &use : acc.getUses())
+          if (auto dps = dyn_cast<linalg::LinalgOp>(use.getOwner()))
+            if (dps.isDpsInit(&use))
+              dps->setAttr("ga.accumulates", UnitAttr::get(ctx));
+      }
+    });
+    SmallVector<linalg::LinalgOp> fills;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op.hasPureTensorSemantics() && isFillLike(op) &&
+          !op->getResult(0).hasOneUse())
+        fills.push_back(op);
+    });
+    for (linalg::LinalgOp fill : fills) {
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &use : fill->getResult(0).getUses())
+        uses.push_back(&use);
+      // The first use keeps the original; the others get a fresh fill right
+      // before them (same block as the user, so it runs as often as needed).
+      for (OpOperand *use : llvm::drop_begin(uses)) {
+        auto dps = dyn_cast<DestinationStyleOpInterface>(use->getOwner());
+        if (!dps || !dps.isDpsInit(use))
+          continue;
+        OpBuilder b(use->getOwner());
+        Operation *clone = b.clone(*fill);
+        use->set(clone->getResult(0));
+      }
+    }
+  }
+};
+
+/// For ga-verify: keeps the tensor signature of each public function whose
+/// body was bufferized and mapped. The mapped function becomes private
+/// `@<name>__gpu_loops`; a new `@<name>` with the original tensor types calls
+/// it through `bufferization.to_buffer` / `to_tensor`, so that a tool that
+/// runs tensor-level steps (ga-verify through ga-lower-to-cpu) runs exactly
+/// the mapped loops.
+struct WrapTensorBoundaryPass
+    : public PassWrapper<WrapTensorBoundaryPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(WrapTensorBoundaryPass)
+
+  StringRef getArgument() const final { return "ga-wrap-tensor-boundary"; }
+  StringRef getDescription() const final {
+    return "Call bufferized public functions through a tensor-typed wrapper";
+  }
+
+  static Type toTensor(Type t) {
+    if (auto m = dyn_cast<MemRefType>(t))
+      return RankedTensorType::get(m.getShape(), m.getElementType());
+    return t;
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp fn : funcs) {
+      if (!fn.isPublic() || fn.isExternal())
+        continue;
+      FunctionType type = fn.getFunctionType();
+      auto hasMemRef = [](TypeRange types) {
+        return llvm::any_of(types, llvm::IsaPred<MemRefType>);
+      };
+      if (!hasMemRef(type.getInputs()) && !hasMemRef(type.getResults()))
+        continue;
+      for (Type t : llvm::concat<const Type>(type.getInputs(),
+                                             type.getResults()))
+        if (auto m = dyn_cast<MemRefType>(t); m && !m.getLayout().isIdentity()) {
+          fn.emitError() << "tensor-boundary needs identity layouts at the "
+                            "function boundary, got "
+                         << m;
+          return signalPassFailure();
+        }
+      std::string name = fn.getSymName().str();
+      SmallVector<Type> ins, outs;
+      for (Type t : type.getInputs())
+        ins.push_back(toTensor(t));
+      for (Type t : type.getResults())
+        outs.push_back(toTensor(t));
+      OpBuilder b(fn);
+      auto wrapper = func::FuncOp::create(b, fn.getLoc(), name,
+                                          b.getFunctionType(ins, outs));
+      if (ArrayAttr argAttrs = fn.getAllArgAttrs())
+        wrapper.setAllArgAttrs(argAttrs);
+      if (failed(symbols.rename(fn, name + "__gpu_loops")))
+        return signalPassFailure();
+      fn.setPrivate();
+      symbols.insert(wrapper);
+      Block *entry = wrapper.addEntryBlock();
+      b.setInsertionPointToStart(entry);
+      SmallVector<Value> args;
+      for (auto [arg, t] : llvm::zip(entry->getArguments(), type.getInputs()))
+        args.push_back(isa<MemRefType>(t)
+                           ? bufferization::ToBufferOp::create(b, fn.getLoc(),
+                                                               t, arg)
+                                 .getResult()
+                           : Value(arg));
+      auto call = func::CallOp::create(b, fn.getLoc(), fn, args);
+      SmallVector<Value> results;
+      for (auto [r, t] : llvm::zip(call.getResults(), outs))
+        results.push_back(
+            isa<MemRefType>(r.getType())
+                ? bufferization::ToTensorOp::create(b, fn.getLoc(), t, r,
+                                                    b.getUnitAttr(),
+                                                    b.getUnitAttr())
+                      .getResult()
+                : Value(r));
+      func::ReturnOp::create(b, fn.getLoc(), results);
+    }
+  }
+};
+
+/// Puts the buffers on the device and names the kernels:
+/// * `memref.alloc` / `memref.dealloc` on the host become `gpu.alloc` /
+///   `gpu.dealloc`, host `memref.copy` becomes `gpu.memcpy`;
+/// * any other host access to a heap buffer is an error (the loop mapping
+///   leaves none);
+/// * every `gpu.launch` is outlined into `@<func>_kernels` as
+///   `@<func>_k<NN>_<what>[_acc]` (`ga.kernel`, `ga.accumulates` of its loop),
+///   in program order;
+/// * `ga.*` attributes are dropped;
+/// * with c-interface, public functions get `llvm.emit_c_interface`.
+struct PlaceBuffersOnDevicePass
+    : public PassWrapper<PlaceBuffersOnDevicePass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PlaceBuffersOnDevicePass)
+
+  explicit PlaceBuffersOnDevicePass(bool cInterface) : cInterface(cInterface) {}
+
+  StringRef getArgument() const final { return "ga-place-buffers-on-device"; }
+  StringRef getDescription() const final {
+    return "Device allocations for host buffers, kernel names for launches";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<gpu::GPUDialect>();
+  }
+
+  static bool isOnHost(Operation *op) {
+    return !op->getParentOfType<gpu::LaunchOp>();
+  }
+
+  static bool isHostMemory(Value memref) {
+    while (Operation *def = memref.getDefiningOp()) {
+      if (isa<memref::AllocaOp, memref::GetGlobalOp>(def))
+        return true;
+      auto view = dyn_cast<ViewLikeOpInterface>(def);
+      if (!view)
+        return false;
+      memref = view.getViewSource();
+    }
+    return false;
+  }
+
+  LogicalResult placeFunction(func::FuncOp fn) {
+    SmallVector<Operation *> ops;
+    fn.walk([&](Operation *op) {
+      if (isOnHost(op) &&
+          isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp,
+              memref::LoadOp, memref::StoreOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      OpBuilder b(op);
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        auto dev = gpu::AllocOp::create(
+            b, op->getLoc(), alloc.getType(), /*asyncToken=*/Type(),
+            ValueRange{}, alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+            /*hostShared=*/false);
+        alloc.replaceAllUsesWith(dev.getMemref());
+        op->erase();
+      } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        gpu::DeallocOp::create(b, op->getLoc(), Type(), ValueRange{},
+                               dealloc.getMemref());
+        op->erase();
+      } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        auto src = cast<MemRefType>(copy.getSource().getType());
+        auto dst = cast<MemRefType>(copy.getTarget().getType());
+        if (!src.getLayout().isIdentity() || !dst.getLayout().isIdentity())
+          return op->emitOpError()
+                 << "copies a strided view on the host; expected "
+                    "ga-linalg-to-gpu-loops to turn it into a kernel";
+        gpu::MemcpyOp::create(b, op->getLoc(), Type(), ValueRange{},
+                              copy.getTarget(), copy.getSource());
+        op->erase();
+      } else {
+        Value mem = isa<memref::LoadOp>(op)
+                        ? cast<memref::LoadOp>(op).getMemref()
+                        : cast<memref::StoreOp>(op).getMemref();
+        if (!isHostMemory(mem))
+          return op->emitOpError()
+                 << "accesses device memory on the host; the GPU lowering "
+                    "expects every such access inside a kernel";
+      }
+    }
+
+    // Kernel names, in program order.
+    std::string moduleName = (fn.getSymName() + "_kernels").str();
+    unsigned counter = 0;
+    fn.walk<WalkOrder::PreOrder>([&](gpu::LaunchOp launch) {
+      std::string what = "kernel";
+      if (auto kind = launch->getAttrOfType<StringAttr>("ga.kernel"))
+        what = kind.str();
+      std::string name = llvm::formatv("{0}_k{1:2}_{2}{3}", fn.getSymName(),
+                                       counter++, what,
+                                       launch->hasAttr("ga.accumulates")
+                                           ? "_acc"
+                                           : "")
+                             .str();
+      std::replace(name.begin(), name.end(), '.', '_');
+      launch.setFunctionAttr(
+          FlatSymbolRefAttr::get(launch.getContext(), name));
+      launch.setModuleAttr(
+          FlatSymbolRefAttr::get(launch.getContext(), moduleName));
+      return WalkResult::skip();
+    });
+    return success();
+  }
+
+  void runOnOperation() override {
+    for (func::FuncOp fn : getOperation().getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      if (failed(placeFunction(fn)))
+        return signalPassFailure();
+      if (cInterface && fn.isPublic())
+        fn->setAttr("llvm.emit_c_interface", UnitAttr::get(&getContext()));
+    }
+    // ga.* attributes mean nothing below this point.
+    getOperation().walk([](Operation *op) {
+      SmallVector<StringAttr> names;
+      for (NamedAttribute a : op->getDiscardableAttrs())
+        if (a.getName().strref().starts_with("ga."))
+          names.push_back(a.getName());
+      for (StringAttr n : names)
+        op->removeDiscardableAttr(n);
+      if (auto fn = dyn_cast<func::FuncOp>(op))
+        for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
+          SmallVector<StringAttr> argNames;
+          if (DictionaryAttr d = fn.getArgAttrDict(i))
+            for (NamedAttribute a : d)
+              if (a.getName().strref().starts_with("ga."))
+                argNames.push_back(a.getName());
+          for (StringAttr n : argNames)
+            fn.removeArgAttr(i, n);
+        }
+    });
+  }
+
+  bool cInterface;
+};
+
+/// Kernels that use math functions (exp, log, tanh, ...) call libdevice,
+/// which NVVM serialization links from the CUDA toolkit named by CUDA_ROOT,
+/// CUDA_HOME or CUDA_PATH (Debian's MLIR has no built-in default). Without
+/// one, ptxas fails much later with "Unresolved extern function '__nv_expf'";
+/// say what is missing instead.
+struct CheckCUDAToolkitPass
+    : public PassWrapper<CheckCUDAToolkitPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckCUDAToolkitPass)
+
+  StringRef getArgument() const final { return "ga-check-cuda-toolkit"; }
+  StringRef getDescription() const final {
+    return "Check that libdevice can be found when kernels need it";
+  }
+
+  void runOnOperation() override {
+    for (const char *var : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
+      if (const char *v = std::getenv(var); v && *v)
+        return;
+    getOperation().walk([&](gpu::GPUModuleOp module) {
+      module.walk([&](Operation *op) {
+        if (op->getName().getDialectNamespace() != "math")
+          return WalkResult::advance();
+        op->emitError()
+            << "this kernel calls libdevice for '" << op->getName()
+            << "': set CUDA_HOME (or CUDA_ROOT, CUDA_PATH) to the CUDA "
+               "toolkit so that NVVM serialization can link "
+               "nvvm/libdevice/libdevice.10.bc";
+        signalPassFailure();
+        return WalkResult::interrupt();
+      });
+    });
+  }
+};
+
+/// The contract of the output: host code in the LLVM dialect, kernels as
+/// `gpu.binary`, launches as `gpu.launch_func`. Names the first op left
+/// behind by a partial conversion.
+struct VerifyLoweredToNVVMPass
+    : public PassWrapper<VerifyLoweredToNVVMPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VerifyLoweredToNVVMPass)
+
+  StringRef getArgument() const final { return "ga-verify-lowered-to-nvvm"; }
+  StringRef getDescription() const final {
+    return "Check that only LLVM ops, gpu.binary and gpu.launch_func are left";
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    WalkResult result = module.walk([&](Operation *op) {
+      if (op == module.getOperation() ||
+          isa<gpu::BinaryOp, gpu::LaunchFuncOp>(op) ||
+          op->getName().getDialectNamespace() == "llvm")
+        return WalkResult::advance();
+      op->emitError() << "'" << op->getName()
+                      << "' was not lowered by ga-lower-to-nvvm";
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Pipeline implementation
+//===----------------------------------------------------------------------===//
+
+/// Tensors to buffers: one-shot bufferization across function boundaries
+/// with identity layouts. Accumulators carried by the micro-batch loops are
+/// updated in place by their producers (no iter_args after bufferization).
+static void addGPUBufferizationStage(OpPassManager &pm,
+                                     const LowerToGPULoopsOptions &options) {
+  if (options.fuseElementwise) {
+    LinalgMorphOpsPassOptions generalize;
+    generalize.namedToGeneric = true;
+    pm.addNestedPass<func::FuncOp>(createLinalgMorphOpsPass(generalize));
+    pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  }
+  pm.addPass(std::make_unique<PrepareGPUStepPass>());
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.allowReturnAllocsFromLoops = true;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::ga::buildLowerToGPULoopsPipeline(
+    OpPassManager &pm, const LowerToGPULoopsOptions &options) {
+  addGPUBufferizationStage(pm, options);
+  LinalgToGPULoopsOptions mapping;
+  mapping.blockSize = options.blockSize;
+  pm.addNestedPass<func::FuncOp>(createLinalgToGPULoops(mapping));
+  // No canonicalization from here until the loops are launches: it would
+  // fold single-block loops and drop their mapping.
+  pm.addPass(createCSEPass());
+  if (options.tensorBoundary)
+    pm.addPass(std::make_unique<WrapTensorBoundaryPass>());
+}
+
+/// Mapped loops to outlined kernels on device buffers.
+static void addKernelStage(OpPassManager &pm,
+                           const LowerToNVVMOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  pm.addPass(createCanonicalizerPass());
+  // Buffers of static size live across the micro-batch loop instead of being
+  // allocated and freed in every iteration.
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addPass(std::make_unique<PlaceBuffersOnDevicePass>(options.cInterface));
+  // Constants and index math into the kernels: divisors and bounds become
+  // immediates (no 64-bit division by a kernel argument).
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  // Launches, allocations and copies on one stream per region, host
+  // synchronization only where the host needs a result.
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::ga::buildLowerToGPUKernelsPipeline(
+    OpPassManager &pm, const LowerToNVVMOptions &options) {
+  LowerToGPULoopsOptions loops;
+  loops.blockSize = options.blockSize;
+  loops.fuseElementwise = options.fuseElementwise;
+  loops.tensorBoundary = false;
+  buildLowerToGPULoopsPipeline(pm, loops);
+  addKernelStage(pm, options);
+}
+
+void mlir::ga::buildLowerToNVVMPipeline(OpPassManager &pm,
+                                        const LowerToNVVMOptions &options) {
+  buildLowerToGPUKernelsPipeline(pm, options);
+
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = options.chip;
+  nvvm.cubinFeatures = options.features;
+  nvvm.cubinFormat = options.format;
+  nvvm.optLevel = options.optLevel;
+  nvvm.cmdOptions = options.ptxasOptions;
+  pm.addPass(std::make_unique<CheckCUDAToolkitPass>());
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  pm.addPass(std::make_unique<VerifyLoweredToNVVMPass>());
+}
+
+//===----------------------------------------------------------------------===//
+// Pipeline registration
+//===----------------------------------------------------------------------===//
+
+void mlir::ga::registerGPUPipelines() {
+  PassPipelineRegistration<LowerToGPULoopsOptions>(
+      "ga-lower-to-gpu-loops",
+      "Bufferize a tensor-level step (accumulators in place) and map every "
+      "linalg op to an scf.parallel over GPU blocks and threads (runs on the "
+      "CPU too; tensor-boundary=1 for ga-verify)",
+      buildLowerToGPULoopsPipeline);
+  PassPipelineRegistration<LowerToNVVMOptions>(
+      "ga-lower-to-gpu-kernels",
+      "The first two stages of ga-lower-to-nvvm: mapped loops as outlined "
+      "gpu.func kernels, launched by host func/scf code on device buffers "
+      "(the form the kernel-structure tests and bench/gpu_report read; "
+      "target options are unused)",
+      buildLowerToGPUKernelsPipeline);
+  PassPipelineRegistration<LowerToNVVMOptions>(
+      "ga-lower-to-nvvm",
+      "Lower a tensor-level step to host LLVM dialect with its kernels "
+      "compiled through NVVM into an embedded GPU binary (mgpu* runtime "
+      "calls; lib/Runtime/CUDA)",
+      buildLowerToNVVMPipeline);
+}
