@@ -10,8 +10,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "llvm/ADT/MapVector.h"
 
 using namespace mlir;
@@ -72,8 +72,8 @@ static FailureOr<shard::GridOp> checkShardAllReduce(shard::AllReduceOp op) {
     return op.emitError() << "all-reduce from " << inType << " to "
                           << op.getResult().getType()
                           << ": a change of element type is not supported";
-  auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
-      op, op.getGridAttr());
+  auto grid =
+      SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, op.getGridAttr());
   if (!grid)
     return op.emitError() << "no shard.grid named @" << op.getGrid();
   llvm::SmallBitVector covered(grid.getRank());
@@ -150,8 +150,7 @@ mlir::ga::detail::collectCollectives(func::FuncOp func) {
         if (ancestor && ancestor->isBeforeInBlock(last)) {
           InFlightDiagnostic diag =
               op->emitError()
-              << "all-reduce of bucket "
-              << *cast<AllReduceOp>(op).getBucket()
+              << "all-reduce of bucket " << *cast<AllReduceOp>(op).getBucket()
               << " is used before the bucket's last all-reduce, where the "
                  "bucket's collective runs";
           diag.attachNote(last->getLoc()) << "the last all-reduce of the "
@@ -201,8 +200,7 @@ static Value viewOf(OpBuilder &b, Location loc, Value flat, int64_t offset,
   if (type.getRank() == 1)
     return slice;
   if (type.getRank() == 0)
-    return tensor::CollapseShapeOp::create(b, loc, type, slice,
-                                           collapseAll(0));
+    return tensor::CollapseShapeOp::create(b, loc, type, slice, collapseAll(0));
   return tensor::ExpandShapeOp::create(b, loc, type, slice,
                                        collapseAll(type.getRank()));
 }
@@ -264,15 +262,14 @@ CollectiveBuffer mlir::ga::detail::prepareBuffer(OpBuilder &b, Location loc,
       buf.tensor = input;
     } else {
       buf.tensor = bufferization::AllocTensorOp::create(
-          b, loc, cast<RankedTensorType>(input.getType()), ValueRange(),
-          input);
+          b, loc, cast<RankedTensorType>(input.getType()), ValueRange(), input);
       buf.copied = true;
     }
   } else {
     int64_t total = 0;
     for (Operation *op : group.ops)
-      total += cast<RankedTensorType>(op->getOperand(0).getType())
-                   .getNumElements();
+      total +=
+          cast<RankedTensorType>(op->getOperand(0).getType()).getNumElements();
     Type elementType =
         cast<RankedTensorType>(group.ops[0]->getOperand(0).getType())
             .getElementType();
@@ -293,8 +290,8 @@ CollectiveBuffer mlir::ga::detail::prepareBuffer(OpBuilder &b, Location loc,
   }
   auto type = cast<RankedTensorType>(buf.tensor.getType());
   auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-  buf.buffer = bufferization::ToBufferOp::create(b, loc, memrefType,
-                                                 buf.tensor);
+  buf.buffer =
+      bufferization::ToBufferOp::create(b, loc, memrefType, buf.tensor);
   auto flatType =
       MemRefType::get({type.getNumElements()}, type.getElementType());
   if (type.getRank() == 1)
@@ -333,8 +330,8 @@ void mlir::ga::detail::replaceWithReduced(OpBuilder &b, Location loc,
   group.ops.clear();
 }
 
-Value mlir::ga::detail::divideInPlace(OpBuilder &b, Location loc,
-                                      Value tensor, Value divisor) {
+Value mlir::ga::detail::divideInPlace(OpBuilder &b, Location loc, Value tensor,
+                                      Value divisor) {
   auto type = cast<RankedTensorType>(tensor.getType());
   AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
   SmallVector<utils::IteratorType> iterators(type.getRank(),

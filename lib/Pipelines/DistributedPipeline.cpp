@@ -22,8 +22,8 @@ using namespace mlir::ga;
 // Pipeline implementation
 //===----------------------------------------------------------------------===//
 
-void mlir::ga::buildLowerToCPUMPIPipeline(
-    OpPassManager &pm, const LowerToCPUMPIOptions &options) {
+void mlir::ga::buildLowerToCPUMPIPipeline(OpPassManager &pm,
+                                          const LowerToCPUMPIOptions &options) {
   // Tensor level: buckets, then the collectives as in-place mpi.allreduce.
   if (options.bucketSize > 0) {
     BucketGradientsOptions bucketing;

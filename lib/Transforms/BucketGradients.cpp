@@ -129,8 +129,8 @@ static Value unflatten(OpBuilder &b, Location loc, Value flat,
 
 /// The view of elements [offset, offset + n) of the 1-d `flat` as a tensor
 /// of `type`.
-static Value extractView(OpBuilder &b, Location loc, Value flat,
-                         int64_t offset, RankedTensorType type) {
+static Value extractView(OpBuilder &b, Location loc, Value flat, int64_t offset,
+                         RankedTensorType type) {
   Value slice = tensor::ExtractSliceOp::create(
       b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
       ArrayRef<OpFoldResult>{b.getIndexAttr(type.getNumElements())},
@@ -376,8 +376,8 @@ static scf::ForOp flattenLoop(scf::ForOp loop,
     int64_t total = 0;
     for (unsigned index : layout)
       total += typeOf(index).getNumElements();
-    Value empty = tensor::EmptyOp::create(
-        b, loc, ArrayRef<int64_t>{total}, typeOf(layout[0]).getElementType());
+    Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{total},
+                                          typeOf(layout[0]).getElementType());
     Attribute splat = getFillConstant(loop.getInitArgs()[layout[0]]);
     for (unsigned index : layout)
       if (getFillConstant(loop.getInitArgs()[index]) != splat)
@@ -469,9 +469,9 @@ static scf::ForOp flattenLoop(scf::ForOp loop,
   for (Value init : oldInits) {
     Operation *def = init.getDefiningOp();
     while (def && isOpTriviallyDead(def)) {
-      Operation *next =
-          def->getNumOperands() ? def->getOperands().back().getDefiningOp()
-                                : nullptr;
+      Operation *next = def->getNumOperands()
+                            ? def->getOperands().back().getDefiningOp()
+                            : nullptr;
       def->erase();
       def = next;
     }
@@ -593,8 +593,8 @@ LogicalResult Bucketer::run() {
       gaOp.setBucketAttr(bucket);
     else
       op.setAttr("ga.bucket", bucket);
-    numBytes += getStaticBytes(
-        cast<RankedTensorType>(op.getResult(0).getType()));
+    numBytes +=
+        getStaticBytes(cast<RankedTensorType>(op.getResult(0).getType()));
   }
   numBuckets = id;
   return success();

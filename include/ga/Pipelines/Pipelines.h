@@ -131,9 +131,9 @@ struct LowerToCPUMPIOptions : public PassPipelineOptions<LowerToCPUMPIOptions> {
                      "(e.g. main under mlir-runner); default: the module "
                      "exports ga_mpi_init/ga_mpi_finalize"),
       llvm::cl::init("")};
-  PassOptions::Option<bool> openmp{
-      *this, "openmp", llvm::cl::desc("As in --ga-lower-to-cpu"),
-      llvm::cl::init(false)};
+  PassOptions::Option<bool> openmp{*this, "openmp",
+                                   llvm::cl::desc("As in --ga-lower-to-cpu"),
+                                   llvm::cl::init(false)};
   PassOptions::Option<unsigned> numThreads{
       *this, "num-threads", llvm::cl::desc("As in --ga-lower-to-cpu"),
       llvm::cl::init(0)};

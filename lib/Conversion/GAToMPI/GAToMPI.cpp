@@ -105,8 +105,7 @@ void mlir::ga::registerMPIMemoryEffectModels(DialectRegistry &registry) {
 // --convert-ga-to-mpi
 //===----------------------------------------------------------------------===//
 
-static std::optional<mpi::MPI_ReductionOpEnum>
-toMPIOp(Reduction reduction) {
+static std::optional<mpi::MPI_ReductionOpEnum> toMPIOp(Reduction reduction) {
   switch (reduction) {
   case Reduction::Sum:
   case Reduction::Mean:
@@ -142,9 +141,8 @@ static func::FuncOp declareQuery(ModuleOp module, StringRef name) {
     return existing;
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   auto ptr = LLVM::LLVMPointerType::get(module.getContext());
-  auto decl = func::FuncOp::create(
-      b, module.getLoc(), name,
-      b.getFunctionType({ptr}, {b.getI32Type()}));
+  auto decl = func::FuncOp::create(b, module.getLoc(), name,
+                                   b.getFunctionType({ptr}, {b.getI32Type()}));
   decl.setPrivate();
   return decl;
 }
@@ -161,8 +159,8 @@ static void emitUnless(OpBuilder &b, Location loc, ModuleOp module,
   func::CallOp::create(b, loc, decl, ValueRange{flag});
   Value value = LLVM::LoadOp::create(b, loc, b.getI32Type(), flag);
   Value zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
-  Value unset = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                      value, zero);
+  Value unset =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, value, zero);
   scf::IfOp::create(b, loc, unset, [&](OpBuilder &nested, Location l) {
     body(nested, l);
     scf::YieldOp::create(nested, l);
@@ -235,9 +233,8 @@ LogicalResult ConvertGAToMPIPass::lowerFunction(func::FuncOp func) {
     return failure();
   for (CollectiveGroup &group : *groups) {
     Operation *anchor = group.ops.back();
-    Type elementType =
-        cast<RankedTensorType>(anchor->getOperand(0).getType())
-            .getElementType();
+    Type elementType = cast<RankedTensorType>(anchor->getOperand(0).getType())
+                           .getElementType();
     if (!hasMPIDatatype(elementType))
       return anchor->emitError()
              << "all-reduce of " << elementType
@@ -256,8 +253,7 @@ LogicalResult ConvertGAToMPIPass::lowerFunction(func::FuncOp func) {
     Value size;
     auto getSize = [&]() {
       if (!size)
-        size = mpi::CommSizeOp::create(b, loc, TypeRange{b.getI32Type()},
-                                       comm)
+        size = mpi::CommSizeOp::create(b, loc, TypeRange{b.getI32Type()}, comm)
                    .getSize();
       return size;
     };
@@ -275,8 +271,8 @@ LogicalResult ConvertGAToMPIPass::lowerFunction(func::FuncOp func) {
                                             getSize(), expected);
       std::string message;
       llvm::raw_string_ostream(message)
-          << "ga: shard.grid @" << group.grid.getSymName() << " has "
-          << devices << " devices, but the MPI job has a different number "
+          << "ga: shard.grid @" << group.grid.getSymName() << " has " << devices
+          << " devices, but the MPI job has a different number "
           << "of ranks";
       cf::AssertOp::create(b, loc, matches, message);
     }
@@ -367,10 +363,9 @@ struct CommSizeLowering : public ConvertOpToLLVMPattern<mpi::CommSizeOp> {
     Type i32 = rewriter.getI32Type();
     auto ptr = LLVM::LLVMPointerType::get(ctx);
     Value comm = adaptor.getComm();
-    comm = openMPI ? LLVM::IntToPtrOp::create(rewriter, loc, ptr, comm)
-                         .getResult()
-                   : LLVM::TruncOp::create(rewriter, loc, i32, comm)
-                         .getResult();
+    comm = openMPI
+               ? LLVM::IntToPtrOp::create(rewriter, loc, ptr, comm).getResult()
+               : LLVM::TruncOp::create(rewriter, loc, i32, comm).getResult();
 
     auto module = op->getParentOfType<ModuleOp>();
     auto decl = module.lookupSymbol<LLVM::LLVMFuncOp>("MPI_Comm_size");

@@ -133,9 +133,9 @@ void ConvertGAToNCCLPass::runOnOperation() {
       auto metadata =
           memref::ExtractStridedMetadataOp::create(b, loc, buf.flat);
       unsigned bytes = flatType.getElementTypeBitWidth() / 8;
-      Value offsetBytes = arith::MulIOp::create(
-          b, loc, metadata.getOffset(),
-          arith::ConstantIndexOp::create(b, loc, bytes));
+      Value offsetBytes =
+          arith::MulIOp::create(b, loc, metadata.getOffset(),
+                                arith::ConstantIndexOp::create(b, loc, bytes));
       Value address = arith::AddIOp::create(b, loc, base, offsetBytes);
       Value address64 =
           arith::IndexCastOp::create(b, loc, b.getI64Type(), address);

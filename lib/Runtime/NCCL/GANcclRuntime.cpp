@@ -102,8 +102,8 @@ int32_t gaNcclInitFromMPI(void) {
   // The rank among the processes of this node picks the GPU.
   MPI_Comm node;
   int localRank = 0;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank,
-                      MPI_INFO_NULL, &node);
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
+                      &node);
   MPI_Comm_rank(node, &localRank);
   MPI_Comm_free(&node);
 
@@ -166,8 +166,8 @@ int32_t gaNcclInitFromEnv(void) {
   return initComm(id, rank, nranks, deviceText ? std::atoi(deviceText) : rank);
 }
 
-int32_t gaNcclAllReduce(void *buffer, int64_t count, int32_t dtype,
-                        int32_t op, void *stream) {
+int32_t gaNcclAllReduce(void *buffer, int64_t count, int32_t dtype, int32_t op,
+                        void *stream) {
   if (!gComm)
     return fail("gaNcclAllReduce: no communicator (call gaNcclInitFromMPI "
                 "or gaNcclInitFromEnv first)");
@@ -181,10 +181,10 @@ int32_t gaNcclAllReduce(void *buffer, int64_t count, int32_t dtype,
       return cudaFailed("cudaDeviceSynchronize", error);
     target = gStream;
   }
-  if (ncclResult_t result = ncclAllReduce(
-          buffer, buffer, static_cast<size_t>(count),
-          static_cast<ncclDataType_t>(dtype), static_cast<ncclRedOp_t>(op),
-          gComm, target))
+  if (ncclResult_t result =
+          ncclAllReduce(buffer, buffer, static_cast<size_t>(count),
+                        static_cast<ncclDataType_t>(dtype),
+                        static_cast<ncclRedOp_t>(op), gComm, target))
     return ncclFailed("ncclAllReduce", result);
   if (!stream)
     if (cudaError_t error = cudaStreamSynchronize(target))

@@ -41,8 +41,8 @@ int32_t gaNcclUniqueIdHex(char *out);
 /// `stream`, the runtime waits for the device, reduces on its own stream and
 /// waits for it; otherwise it enqueues on `stream` (a cudaStream_t) and
 /// returns.
-int32_t gaNcclAllReduce(void *buffer, int64_t count, int32_t dtype,
-                        int32_t op, void *stream);
+int32_t gaNcclAllReduce(void *buffer, int64_t count, int32_t dtype, int32_t op,
+                        void *stream);
 
 /// Calls of gaNcclAllReduce so far (a counter for tests and benchmarks).
 int64_t gaNcclAllReduceCalls(void);

@@ -24,9 +24,11 @@
 //                     most --tol (default 1e-5)
 //   --expect-allreduce K  MPI_Allreduce calls per step must be K
 //   --steps S         run the step S times (same inputs), report time/step
+//   --warmup W        run it W more times first, untimed
 //   --fail-rank R     rank R fails before the step (--fail-mode exit|abort)
 //
-// Any failure prints a message and ends the whole job with MPI_Abort.
+// A failed check or count: every rank prints its result, the failing ones a
+// message, and the job exits with status 2. Bad usage ends it with MPI_Abort.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,8 +51,7 @@ typedef void (*Step2)(void *, void *, void *);
 typedef void (*Step3)(void *, void *, void *, void *);
 typedef void (*Step4)(void *, void *, void *, void *, void *);
 typedef void (*Step5)(void *, void *, void *, void *, void *, void *);
-typedef void (*Step6)(void *, void *, void *, void *, void *, void *,
-                      void *);
+typedef void (*Step6)(void *, void *, void *, void *, void *, void *, void *);
 typedef void (*Step7)(void *, void *, void *, void *, void *, void *, void *,
                       void *);
 typedef void (*Step8)(void *, void *, void *, void *, void *, void *, void *,
@@ -74,7 +75,7 @@ static void die(const char *fmt, const char *arg) {
 }
 
 typedef struct {
-  char kind;  // 'p' or 'b'
+  char kind; // 'p' or 'b'
   int rank;
   int64_t dims[MAX_RANK]; // global
   int isInt;
@@ -92,8 +93,8 @@ static uint64_t mix(uint64_t x) {
 }
 
 static double uniform01(uint64_t seed, int input, int64_t index) {
-  uint64_t h = mix(seed ^ mix((uint64_t)input * 1000003ull + 17) ^
-                   mix((uint64_t)index));
+  uint64_t h =
+      mix(seed ^ mix((uint64_t)input * 1000003ull + 17) ^ mix((uint64_t)index));
   return (double)(h >> 11) / 9007199254740992.0;
 }
 
@@ -108,7 +109,8 @@ static void parseInput(Input *in, char *spec) {
   in->rank = 0;
   if (strcmp(dims, "s") != 0) {
     char *save = NULL;
-    for (char *d = strtok_r(dims, "x", &save); d; d = strtok_r(NULL, "x", &save)) {
+    for (char *d = strtok_r(dims, "x", &save); d;
+         d = strtok_r(NULL, "x", &save)) {
       if (in->rank == MAX_RANK)
         die("rank above %s", "4");
       in->dims[in->rank++] = atoll(d);
@@ -175,12 +177,24 @@ static void callStep(int nargs, int64_t *results, Input *inputs) {
     a[i] = inputs[i].desc;
   void *fn = (void *)_mlir_ciface_train_step;
   switch (nargs) {
-  case 1: ((Step1)fn)(results, a[0]); break;
-  case 2: ((Step2)fn)(results, a[0], a[1]); break;
-  case 3: ((Step3)fn)(results, a[0], a[1], a[2]); break;
-  case 4: ((Step4)fn)(results, a[0], a[1], a[2], a[3]); break;
-  case 5: ((Step5)fn)(results, a[0], a[1], a[2], a[3], a[4]); break;
-  case 6: ((Step6)fn)(results, a[0], a[1], a[2], a[3], a[4], a[5]); break;
+  case 1:
+    ((Step1)fn)(results, a[0]);
+    break;
+  case 2:
+    ((Step2)fn)(results, a[0], a[1]);
+    break;
+  case 3:
+    ((Step3)fn)(results, a[0], a[1], a[2]);
+    break;
+  case 4:
+    ((Step4)fn)(results, a[0], a[1], a[2], a[3]);
+    break;
+  case 5:
+    ((Step5)fn)(results, a[0], a[1], a[2], a[3], a[4]);
+    break;
+  case 6:
+    ((Step6)fn)(results, a[0], a[1], a[2], a[3], a[4], a[5]);
+    break;
   case 7:
     ((Step7)fn)(results, a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
     break;
@@ -188,8 +202,7 @@ static void callStep(int nargs, int64_t *results, Input *inputs) {
     ((Step8)fn)(results, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
     break;
   case 9:
-    ((Step9)fn)(results, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
-                a[8]);
+    ((Step9)fn)(results, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
     break;
   default:
     die("unsupported number of arguments%s", "");
@@ -197,12 +210,15 @@ static void callStep(int nargs, int64_t *results, Input *inputs) {
 }
 
 int main(int argc, char **argv) {
-  int64_t globalBatch = 0, expectAllreduce = -1, steps = 1, failRank = -1;
+  int64_t globalBatch = 0, expectAllreduce = -1, steps = 1, failRank = -1,
+          warmup = 0;
   const char *inputSpec = NULL, *resultSpec = NULL, *reference = NULL,
              *check = NULL, *failMode = "exit";
   double tol = 1e-5;
   uint64_t seed = 1234;
 
+  // Line-buffered: what a rank printed survives the teardown of a failed job.
+  setvbuf(stdout, NULL, _IOLBF, 0);
   ga_mpi_init();
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
@@ -229,6 +245,8 @@ int main(int argc, char **argv) {
       expectAllreduce = atoll(val);
     else if (!strcmp(opt, "--steps"))
       steps = atoll(val);
+    else if (!strcmp(opt, "--warmup"))
+      warmup = atoll(val);
     else if (!strcmp(opt, "--seed"))
       seed = strtoull(val, NULL, 10);
     else if (!strcmp(opt, "--fail-rank"))
@@ -270,8 +288,10 @@ int main(int argc, char **argv) {
   int64_t *results = calloc((size_t)words, sizeof(int64_t));
 
   if (rank == failRank) {
-    fprintf(stderr, "dp_driver: rank %d: injected failure before the step "
-                    "(%s)\n", rank, failMode);
+    fprintf(stderr,
+            "dp_driver: rank %d: injected failure before the step "
+            "(%s)\n",
+            rank, failMode);
     fflush(stderr);
     if (!strcmp(failMode, "abort"))
       abort();
@@ -280,6 +300,14 @@ int main(int argc, char **argv) {
 
   double elapsed = 0;
   int64_t calls = 0, bytes = 0;
+  for (int64_t s = 0; s < warmup; ++s) {
+    callStep(nargs, results, inputs);
+    int64_t *w = results;
+    for (int r = 0; r < nresults; ++r) {
+      free((void *)(intptr_t)w[0]);
+      w += 3 + 2 * resultRanks[r];
+    }
+  }
   for (int64_t s = 0; s < steps; ++s) {
     int64_t calls0 = ga_pmpi_allreduce_calls();
     int64_t bytes0 = ga_pmpi_allreduce_bytes();
@@ -327,6 +355,8 @@ int main(int argc, char **argv) {
     fclose(f);
     printf("rank %d/%d: reference written\n", rank, nranks);
   }
+  int bad = 0;
+  char reason[160] = "";
   if (check) {
     FILE *f = fopen(check, "rb");
     if (!f)
@@ -335,8 +365,7 @@ int main(int argc, char **argv) {
     int worstResult = -1;
     for (int r = 0; r < nresults; ++r) {
       float *ref = malloc((size_t)counts[r] * sizeof(float));
-      if (fread(ref, sizeof(float), (size_t)counts[r], f) !=
-          (size_t)counts[r])
+      if (fread(ref, sizeof(float), (size_t)counts[r], f) != (size_t)counts[r])
         die("%s is shorter than the results", check);
       double diff = 0, scale = 0;
       for (int64_t i = 0; i < counts[r]; ++i) {
@@ -361,22 +390,30 @@ int main(int argc, char **argv) {
            rank, nranks, worst, worstResult, tol);
     fflush(stdout);
     if (!(worst <= tol)) {
-      char msg[64];
-      snprintf(msg, sizeof msg, "%.3g", worst);
-      die("results differ from the full-batch reference (relative error %s)",
-          msg);
+      bad = 1;
+      snprintf(reason, sizeof reason,
+               "results differ from the full-batch reference (relative "
+               "error %.3g)",
+               worst);
     }
   }
   if (expectAllreduce >= 0 && calls != expectAllreduce) {
-    char msg[64];
-    snprintf(msg, sizeof msg, "%lld, expected %lld", (long long)calls,
-             (long long)expectAllreduce);
-    die("MPI_Allreduce calls per step: %s", msg);
+    bad = 1;
+    snprintf(reason, sizeof reason,
+             "MPI_Allreduce calls per step: %lld, expected %lld",
+             (long long)calls, (long long)expectAllreduce);
   }
-  fflush(stdout);
+  // Every rank learns whether any failed, so that the job ends with a
+  // status (no rank is killed while its output is still buffered).
+  int anyBad = 0;
+  MPI_Allreduce(&bad, &anyBad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (bad)
+    fprintf(stderr, "dp_driver: rank %d: %s\n", rank, reason);
+  fflush(stderr);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0)
-    printf("ALL RANKS OK\n");
+    printf(anyBad ? "SOME RANKS FAILED\n" : "ALL RANKS OK\n");
+  fflush(stdout);
   ga_mpi_finalize();
-  return 0;
+  return anyBad ? 2 : 0;
 }

@@ -22,8 +22,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int version = gaNcclGetVersion();
   printf("rank %d: NCCL %d.%d, MPI bootstrap %s, step at %s\n", rank,
-         version / 10000, version / 100 % 100,
-         gaNcclHasMPI() ? "yes" : "no",
+         version / 10000, version / 100 % 100, gaNcclHasMPI() ? "yes" : "no",
          (void *)&_mlir_ciface_train_step ? "linked" : "missing");
   fflush(stdout);
   float x[4] = {1, 2, 3, 4};
