@@ -4,9 +4,10 @@ Every step of test/Integration/Inputs/steps becomes several lit tests,
 `corpus/<step>/N=<n>`, each one ga-verify run of the step against its
 --ga-accumulate rewrite with n micro-batches: n = 1, 2, 4 and one n that does
 not divide the (static) batch, or, for a dynamic batch, a prime run-time batch
-of 27 with n = 4 (`corpus/<step>/N=4,B=27`). Steps in REFUSED instead get one
-test `corpus/<step>/refused`: the pipeline must refuse them with a located
-error and ga-verify must exit 1 (not crash).
+of 27 with n = 4 (`corpus/<step>/N=4,B=27`). Steps in REFUSED instead get
+`corpus/<step>/refused`: the pipeline must refuse them with a located error and
+ga-verify must exit 1 (not crash); those also in RECOMPUTED must verify with
+recompute-statistics=true (`corpus/<step>/N=4,recompute-statistics`).
 
 A module of its own so that lit's worker processes can pickle the format.
 """
@@ -19,6 +20,8 @@ import lit.util
 
 # Batch-coupled steps (BatchNorm statistics, in-batch contrastive loss).
 REFUSED = {"batchnorm_mlp", "contrastive"}
+# Coupled steps that ga-accumulate{recompute-statistics=true} makes exact.
+RECOMPUTED = {"batchnorm_mlp"}
 
 _BATCH_ARG = re.compile(r"tensor<([^>]*)>\s*\{[^}]*ga\.batch\s*=\s*(\d+)")
 
@@ -39,7 +42,13 @@ def batch_size(path):
 
 def variants(step, path):
     if step in REFUSED:
-        return {"refused": ["--micro-batches=4"]}
+        runs = {"refused": ["--micro-batches=4"]}
+        if step in RECOMPUTED:
+            for n in (4, 5):
+                runs["N=%d,recompute-statistics" % n] = [
+                    "--micro-batches=%d" % n,
+                    "--pipeline=ga-accumulate{micro-batches=%d recompute-statistics=true}" % n]
+        return runs
     runs = {"N=%d" % n: ["--micro-batches=%d" % n] for n in (1, 2, 4)}
     batch = batch_size(path)
     if batch is None:
