@@ -41,6 +41,8 @@ PACKAGES=(
   python3-numpy    # numpy references of the integration tests
   libmpich-dev     # MPI headers/libs: the MPI lowering and its integration tests
   mpich            # mpirun.mpich for the multi-process tests
+  libopenblas0-openmp  # CBLAS for --ga-lower-to-cpu=blas=1 (GEMMs with beta = 1)
+  libopenblas-dev      # cblas.h and libopenblas.so for ahead-of-time links
 )
 
 # The demo: the micro-batch rewrite of a bundled training step (an MNIST-sized
