@@ -77,8 +77,8 @@ if ((${#missing[@]})); then
   fi
   say "Installing: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  "${SUDO[@]}" apt-get update
-  "${SUDO[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
+  "${SUDO[@]}" apt-get -o DPkg::Lock::Timeout=600 update
+  "${SUDO[@]}" apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends "${missing[@]}"
 else
   echo "all ${#PACKAGES[@]} packages are installed"
 fi
