@@ -1,0 +1,321 @@
+#!/usr/bin/env python3
+"""CPU benchmark: our AOT-compiled gradient-accumulation step vs PyTorch's
+canonical accumulation loop, in one run on the same machine.
+
+Model (issue #4): MLP 784-1024-1024-10, ReLU, softmax cross-entropy on integer
+labels, batch B = 256, SGD with momentum (mu = 0.9), N = 1, 2, 4, 8, 16
+micro-batches, at 1 and 2 threads.
+
+  ours:    bench/gen_mlp_ce_step.py | ga-opt --ga-accumulate=micro-batches=N
+           --ga-lower-to-cpu="blas=1 c-interface=1" | mlir-translate | llc -O3
+           | clang -shared -lopenblas, called through ctypes (_mlir_ciface_train_step)
+  PyTorch: for each micro-batch: forward, loss / N, backward; optimizer.step();
+           optimizer.zero_grad()
+
+Each measurement runs in its own process (peak RSS = ru_maxrss of that
+process; "+RSS" is the growth over the process right after its imports).
+GA overhead = t(N) / (N * t_fwd+bwd(B/N)), where t_fwd+bwd is our compiled
+forward + backward step (gradients only, no optimizer) at batch B/N; it counts
+the optimizer (run once per step) as overhead. "ovh-opt" takes it out:
+t(N) / (N * t_fwd+bwd(B/N) + t_opt) with t_opt = t(1) - t_fwd+bwd(B).
+
+usage: /usr/bin/python3 bench/cpu_vs_pytorch.py --build build [--threads 1,2]
+"""
+import argparse
+import ctypes
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+DIMS = [784, 1024, 1024, 10]
+HERE = os.path.dirname(os.path.abspath(__file__))
+LLVM = "/usr/lib/llvm-22/bin"
+
+
+def maxrss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+# ----------------------------------------------------------------- inputs
+def make_inputs(batch, seed=0):
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    params = []
+    for i in range(len(DIMS) - 1):
+        bound = 1.0 / DIMS[i] ** 0.5
+        params.append(rng.uniform(-bound, bound, (DIMS[i], DIMS[i + 1])).astype(np.float32))
+        params.append(rng.uniform(-bound, bound, (DIMS[i + 1],)).astype(np.float32))
+    x = rng.standard_normal((batch, DIMS[0])).astype(np.float32)
+    labels = rng.integers(0, DIMS[-1], (batch,)).astype(np.int64)
+    return params, x, labels
+
+
+# ----------------------------------------------------------------- ours (ctypes)
+def descriptor_type(rank):
+    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p), ("offset", ctypes.c_int64)]
+    if rank:
+        fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+
+
+def descriptor(arr):
+    d = descriptor_type(arr.ndim)()
+    d.allocated = d.aligned = arr.ctypes.data
+    d.offset = 0
+    for i in range(arr.ndim):
+        d.sizes[i] = arr.shape[i]
+        d.strides[i] = arr.strides[i] // arr.itemsize
+    return d
+
+
+def worker_ours(a):
+    import numpy as np
+    base = maxrss_mb()
+    lib = ctypes.CDLL(a.lib)
+    libc = ctypes.CDLL(None)
+    libc.free.argtypes = [ctypes.c_void_p]
+    fn = lib._mlir_ciface_train_step
+    params, x, labels = make_inputs(256)
+    mb = 256 // a.n if a.grads_only else 256
+    x, labels = x[:mb].copy(), labels[:mb].copy()
+    arrays = list(params)
+    if not a.grads_only:
+        arrays += [np.zeros_like(p) for p in params]
+        arrays += [np.array(0.01, np.float32), np.array(0.9, np.float32)]
+    arrays += [x, labels]
+    descs = [descriptor(arr) for arr in arrays]
+    nres = len(params) * (1 if a.grads_only else 2)
+    rtypes = [descriptor_type(p.ndim) for p in params] * (nres // len(params)) + [descriptor_type(0)]
+    Res = type("Results", (ctypes.Structure,), {"_fields_": [(f"r{i}", t) for i, t in enumerate(rtypes)]})
+    own = {arr.ctypes.data for arr in arrays}
+    res = Res()
+    ptrs = [ctypes.byref(res)] + [ctypes.byref(d) for d in descs]
+    loss = None
+
+    def call():
+        nonlocal loss
+        fn(*ptrs)
+        r = getattr(res, f"r{nres}")
+        loss = ctypes.cast(r.aligned, ctypes.POINTER(ctypes.c_float))[r.offset]
+        freed = set()
+        for i in range(nres + 1):
+            p = getattr(res, f"r{i}").allocated
+            if p and p not in own and p not in freed:
+                freed.add(p)
+                libc.free(p)
+
+    times = timeit(call, a.warmup, a.reps)
+    return {"times": times, "loss": loss, "rss": maxrss_mb(), "rss_base": base}
+
+
+# ----------------------------------------------------------------- PyTorch
+def worker_torch(a):
+    import numpy as np
+    import torch
+    torch.set_num_threads(int(a.threads))
+    base = maxrss_mb()
+    params, x, labels = make_inputs(256)
+    lins = [torch.nn.Linear(DIMS[i], DIMS[i + 1]) for i in range(len(DIMS) - 1)]
+    with torch.no_grad():
+        for i, lin in enumerate(lins):
+            lin.weight.copy_(torch.from_numpy(params[2 * i].T.copy()))
+            lin.bias.copy_(torch.from_numpy(params[2 * i + 1]))
+    layers = []
+    for lin in lins:
+        layers += [lin, torch.nn.ReLU()]
+    model = torch.nn.Sequential(*layers[:-1])
+    crit = torch.nn.CrossEntropyLoss()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    xs = torch.from_numpy(x).chunk(a.n)
+    ys = torch.from_numpy(labels).chunk(a.n)
+    loss_sum = None
+
+    def step():
+        nonlocal loss_sum
+        total = 0.0
+        for xm, ym in zip(xs, ys):
+            loss = crit(model(xm), ym) / a.n
+            loss.backward()
+            total += loss.item()
+        opt.step()
+        opt.zero_grad()
+        loss_sum = total
+
+    # The first step's loss uses the same initial weights as ours.
+    step()
+    first = loss_sum
+    times = timeit(step, a.warmup, a.reps)
+    return {"times": times, "loss": first, "rss": maxrss_mb(), "rss_base": base}
+
+
+def worker_peak(a):
+    """Single-process sgemm peak: 1024^3 SGEMM through PyTorch (OpenBLAS)."""
+    import torch
+    torch.set_num_threads(int(a.threads))
+    m = torch.randn(1024, 1024)
+    n = torch.randn(1024, 1024)
+    times = timeit(lambda: torch.mm(m, n), 3, 10)
+    return {"times": times, "rss": maxrss_mb(), "rss_base": 0.0}
+
+
+def timeit(f, warmup, reps):
+    for _ in range(warmup):
+        f()
+    out = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        f()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+# ----------------------------------------------------------------- driver
+def sh(cmd, **kw):
+    return subprocess.run(cmd, shell=True, check=True, **kw)
+
+
+def compile_step(build, work, name, n, batch, grads_only):
+    mlir = os.path.join(work, f"{name}.mlir")
+    so = os.path.join(work, f"lib{name}.so")
+    gen = [sys.executable, os.path.join(HERE, "gen_mlp_ce_step.py"),
+           "--dims", ",".join(map(str, DIMS)), "--batch", str(batch)]
+    if grads_only:
+        gen.append("--grads-only")
+    with open(mlir, "w") as f:
+        subprocess.run(gen, check=True, stdout=f)
+    acc = f'--ga-accumulate="micro-batches={n}" ' if n > 1 else ""
+    sh(f'{build}/bin/ga-opt {mlir} {acc}--ga-lower-to-cpu="blas=1 c-interface=1" | '
+       f'{LLVM}/mlir-translate --mlir-to-llvmir > {work}/{name}.ll && '
+       f'{LLVM}/llc -O3 -filetype=obj -relocation-model=pic {work}/{name}.ll -o {work}/{name}.o && '
+       f'clang-22 -shared {work}/{name}.o -o {so} -lopenblas -lm')
+    return so
+
+
+def run_worker(kind, threads, **kw):
+    env = dict(os.environ)
+    for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        env.pop(v, None)
+    env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = str(threads)
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", kind, "--threads", str(threads)]
+    for k, v in kw.items():
+        if v is True:
+            cmd.append("--" + k.replace("_", "-"))
+        elif v is not None and v is not False:
+            cmd += ["--" + k.replace("_", "-"), str(v)]
+    out = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", default="build")
+    p.add_argument("--work", default=None, help="directory for the compiled steps (default BUILD/bench-cpu)")
+    p.add_argument("--ns", default="1,2,4,8,16")
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--reps", type=int, default=10)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--plot", default=None, help="PNG path (default WORK/cpu_vs_pytorch.png; needs matplotlib)")
+    # worker mode
+    p.add_argument("--worker", choices=["ours", "torch", "peak"])
+    p.add_argument("--lib")
+    p.add_argument("--n", type=int, default=1)
+    p.add_argument("--grads-only", action="store_true")
+    a = p.parse_args()
+
+    if a.worker:
+        if a.worker == "ours":
+            r = worker_ours(a)
+        elif a.worker == "torch":
+            r = worker_torch(a)
+        else:
+            r = worker_peak(a)
+        print(json.dumps(r))
+        return
+
+    build = os.path.abspath(a.build)
+    work = os.path.abspath(a.work or os.path.join(build, "bench-cpu"))
+    os.makedirs(work, exist_ok=True)
+    ns = [int(v) for v in a.ns.split(",")]
+    threads = [int(v) for v in a.threads.split(",")]
+    t0 = time.time()
+    print("load average at start: %.2f %.2f %.2f on %d CPUs" % (os.getloadavg() + (os.cpu_count(),)))
+    libs, glibs = {}, {}
+    for n in ns:
+        libs[n] = compile_step(build, work, f"step_n{n}", n, 256, False)
+        glibs[n] = compile_step(build, work, f"fwdbwd_b{256 // n}", 1, 256 // n, True)
+    print(f"compiled {2 * len(ns)} steps in {time.time() - t0:.1f} s ({work})", flush=True)
+
+    flops = 6 * 256 * sum(DIMS[i] * DIMS[i + 1] for i in range(len(DIMS) - 1))
+    rows = []
+    med = statistics.median
+    for th in threads:
+        peak = run_worker("peak", th)
+        peak_gf = 2 * 1024 ** 3 / med(peak["times"]) / 1e9
+        print(f"\n== {th} thread(s); SGEMM 1024^3 peak (PyTorch/OpenBLAS): {peak_gf:.1f} GFLOP/s; "
+              f"model GEMM work {flops / 1e9:.2f} GFLOP per step", flush=True)
+        hdr = (f"{'N':>3} {'ours ms':>8} {'torch ms':>9} {'ours/torch':>10} {'ours smp/s':>10} {'torch smp/s':>11} "
+               f"{'GA ovh':>6} {'ovh-opt':>7} {'t(N)/t(1)':>9} {'ours GF/s':>9} {'ours RSS MB':>12} {'torch RSS MB':>13} "
+               f"{'loss ours':>9} {'loss torch':>10} {'min ours':>8} {'min torch':>9}")
+        print(hdr)
+        t1 = tfb1 = None
+        for n in ns:
+            ours = run_worker("ours", th, lib=libs[n], n=n, reps=a.reps, warmup=a.warmup)
+            fb = run_worker("ours", th, lib=glibs[n], n=n, grads_only=True, reps=a.reps, warmup=a.warmup)
+            tor = run_worker("torch", th, n=n, reps=a.reps, warmup=a.warmup)
+            to, tt, tf = med(ours["times"]), med(tor["times"]), med(fb["times"])
+            t1 = t1 or to
+            tfb1 = tfb1 or tf
+            topt = max(t1 - tfb1, 0.0) if ns[0] == 1 else 0.0
+            row = dict(threads=th, n=n, ours_ms=to * 1e3, torch_ms=tt * 1e3, ratio=to / tt,
+                       ours_sps=256 / to, torch_sps=256 / tt, overhead=to / (n * tf), overhead_opt=to / (n * tf + topt), rel1=to / t1,
+                       gflops=flops / to / 1e9, peak_gflops=peak_gf,
+                       ours_rss=ours["rss"], ours_drss=ours["rss"] - ours["rss_base"],
+                       torch_rss=tor["rss"], torch_drss=tor["rss"] - tor["rss_base"],
+                       loss_ours=ours["loss"], loss_torch=tor["loss"], fwdbwd_ms=tf * 1e3,
+                       ours_min_ms=min(ours["times"]) * 1e3, torch_min_ms=min(tor["times"]) * 1e3)
+            rows.append(row)
+            print(f"{n:>3} {row['ours_ms']:>8.2f} {row['torch_ms']:>9.2f} {row['ratio']:>10.3f} "
+                  f"{row['ours_sps']:>10.0f} {row['torch_sps']:>11.0f} {row['overhead']:>6.3f} {row['overhead_opt']:>7.3f} {row['rel1']:>9.3f} "
+                  f"{row['gflops']:>9.1f} {row['ours_rss']:>5.0f} (+{row['ours_drss']:>4.0f}) "
+                  f"{row['torch_rss']:>5.0f} (+{row['torch_drss']:>4.0f}) "
+                  f"{row['loss_ours']:>9.5f} {row['loss_torch']:>10.5f} "
+                  f"{row['ours_min_ms']:>8.2f} {row['torch_min_ms']:>9.2f}", flush=True)
+    print(f"\ntotal {time.time() - t0:.0f} s; median of {a.reps} runs after {a.warmup} warm-up runs; "
+          "load average at end: %.2f %.2f %.2f" % os.getloadavg())
+    with open(os.path.join(work, "cpu_vs_pytorch.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    plot = a.plot or os.path.join(work, "cpu_vs_pytorch.png")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not available: no plot")
+        return
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    for th in threads:
+        rs = [r for r in rows if r["threads"] == th]
+        x = [r["n"] for r in rs]
+        ax1.plot(x, [r["ours_ms"] for r in rs], "o-", label=f"ours, {th} thr")
+        ax1.plot(x, [r["torch_ms"] for r in rs], "s--", label=f"PyTorch, {th} thr")
+        ax2.plot(x, [r["ours_drss"] for r in rs], "o-", label=f"ours, {th} thr")
+        ax2.plot(x, [r["torch_drss"] for r in rs], "s--", label=f"PyTorch, {th} thr")
+    ax1.set_yscale("log")
+    for ax, yl in ((ax1, "step time (ms, median)"), (ax2, "peak RSS growth (MB)")):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("micro-batches N (B = 256)")
+        ax.set_ylabel(yl)
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+    fig.suptitle("MLP 784-1024-1024-10, SGD+momentum: ga-mlir AOT (blas=1) vs PyTorch accumulation loop")
+    fig.tight_layout()
+    fig.savefig(plot, dpi=100)
+    print(f"plot: {plot}")
+
+
+if __name__ == "__main__":
+    main()
