@@ -3,7 +3,9 @@
 canonical accumulation loop, in one run on the same machine.
 
 Model (issue #4): MLP 784-1024-1024-10, ReLU, softmax cross-entropy on integer
-labels, batch B = 256, SGD with momentum (mu = 0.9), N = 1, 2, 4, 8, 16
+labels, batch B = 256, SGD with momentum (mu = 0.9, lr = 0.01) and AdamW
+(lr = 1e-3, betas (0.9, 0.999), eps = 1e-8, weight decay 0.01 on every
+parameter, as torch.optim.AdamW over model.parameters()), N = 1, 2, 4, 8, 16
 micro-batches, at 1 and 2 threads.
 
   ours:    bench/gen_mlp_ce_step.py | ga-opt --ga-accumulate=micro-batches=N
@@ -83,17 +85,29 @@ def worker_ours(a):
     mb = 256 // a.n if a.grads_only else 256
     x, labels = x[:mb].copy(), labels[:mb].copy()
     arrays = list(params)
-    if not a.grads_only:
+    scalars = []
+    if a.grads_only:
+        nstate = 0
+    elif a.optimizer == "adamw":
+        nstate = 2
+        arrays += [np.zeros_like(p) for p in params]  # first moments
+        arrays += [np.zeros_like(p) for p in params]  # second moments
+        scalars = [ctypes.c_int64(1), ctypes.c_float(1e-3), ctypes.c_float(0.9), ctypes.c_float(0.999),
+                   ctypes.c_float(1e-8), ctypes.c_float(0.01)]
+    else:
+        nstate = 1
         arrays += [np.zeros_like(p) for p in params]
         arrays += [np.array(0.01, np.float32), np.array(0.9, np.float32)]
+    head = len(arrays)
     arrays += [x, labels]
     descs = [descriptor(arr) for arr in arrays]
-    nres = len(params) * (1 if a.grads_only else 2)
+    nres = len(params) * (1 + nstate)
     rtypes = [descriptor_type(p.ndim) for p in params] * (nres // len(params)) + [descriptor_type(0)]
     Res = type("Results", (ctypes.Structure,), {"_fields_": [(f"r{i}", t) for i, t in enumerate(rtypes)]})
     own = {arr.ctypes.data for arr in arrays}
     res = Res()
-    ptrs = [ctypes.byref(res)] + [ctypes.byref(d) for d in descs]
+    ptrs = ([ctypes.byref(res)] + [ctypes.byref(d) for d in descs[:head]] + scalars
+            + [ctypes.byref(d) for d in descs[head:]])
     loss = None
 
     def call():
@@ -129,7 +143,10 @@ def worker_torch(a):
         layers += [lin, torch.nn.ReLU()]
     model = torch.nn.Sequential(*layers[:-1])
     crit = torch.nn.CrossEntropyLoss()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    if a.optimizer == "adamw":
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     xs = torch.from_numpy(x).chunk(a.n)
     ys = torch.from_numpy(labels).chunk(a.n)
     loss_sum = None
@@ -178,16 +195,20 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, shell=True, check=True, **kw)
 
 
-def compile_step(build, work, name, n, batch, grads_only):
+def compile_step(build, work, name, n, batch, grads_only, optimizer="momentum"):
     mlir = os.path.join(work, f"{name}.mlir")
     so = os.path.join(work, f"lib{name}.so")
     gen = [sys.executable, os.path.join(HERE, "gen_mlp_ce_step.py"),
            "--dims", ",".join(map(str, DIMS)), "--batch", str(batch)]
     if grads_only:
         gen.append("--grads-only")
+    else:
+        gen += ["--optimizer", optimizer]
     with open(mlir, "w") as f:
         subprocess.run(gen, check=True, stdout=f)
-    acc = f'--ga-accumulate="micro-batches={n}" ' if n > 1 else ""
+    # The full steps go through the rewrite for every N (N = 1 too); the
+    # forward+backward reference steps (grads_only) do not.
+    acc = "" if grads_only else f'--ga-accumulate="micro-batches={n}" '
     sh(f'{build}/bin/ga-opt {mlir} {acc}--ga-lower-to-cpu="blas=1 c-interface=1" | '
        f'{LLVM}/mlir-translate --mlir-to-llvmir > {work}/{name}.ll && '
        f'{LLVM}/llc -O3 -filetype=obj -relocation-model=pic {work}/{name}.ll -o {work}/{name}.o && '
@@ -216,6 +237,7 @@ def main():
     p.add_argument("--work", default=None, help="directory for the compiled steps (default BUILD/bench-cpu)")
     p.add_argument("--ns", default="1,2,4,8,16")
     p.add_argument("--threads", default="1,2")
+    p.add_argument("--optimizers", default="momentum,adamw")
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--plot", default=None, help="PNG path (default WORK/cpu_vs_pytorch.png; needs matplotlib)")
@@ -224,6 +246,7 @@ def main():
     p.add_argument("--lib")
     p.add_argument("--n", type=int, default=1)
     p.add_argument("--grads-only", action="store_true")
+    p.add_argument("--optimizer", default="momentum")
     a = p.parse_args()
 
     if a.worker:
@@ -243,19 +266,21 @@ def main():
     threads = [int(v) for v in a.threads.split(",")]
     t0 = time.time()
     print("load average at start: %.2f %.2f %.2f on %d CPUs" % (os.getloadavg() + (os.cpu_count(),)))
+    opts = a.optimizers.split(",")
     libs, glibs = {}, {}
     for n in ns:
-        libs[n] = compile_step(build, work, f"step_n{n}", n, 256, False)
+        for o in opts:
+            libs[o, n] = compile_step(build, work, f"step_{o}_n{n}", n, 256, False, o)
         glibs[n] = compile_step(build, work, f"fwdbwd_b{256 // n}", 1, 256 // n, True)
-    print(f"compiled {2 * len(ns)} steps in {time.time() - t0:.1f} s ({work})", flush=True)
+    print(f"compiled {len(libs) + len(glibs)} steps in {time.time() - t0:.1f} s ({work})", flush=True)
 
     flops = 6 * 256 * sum(DIMS[i] * DIMS[i + 1] for i in range(len(DIMS) - 1))
     rows = []
     med = statistics.median
-    for th in threads:
+    for opt, th in [(o, t) for o in opts for t in threads]:
         peak = run_worker("peak", th)
         peak_gf = 2 * 1024 ** 3 / med(peak["times"]) / 1e9
-        print(f"\n== {th} thread(s); SGEMM 1024^3 peak (PyTorch/OpenBLAS): {peak_gf:.1f} GFLOP/s; "
+        print(f"\n== {opt}, {th} thread(s); SGEMM 1024^3 peak (PyTorch/OpenBLAS): {peak_gf:.1f} GFLOP/s; "
               f"model GEMM work {flops / 1e9:.2f} GFLOP per step", flush=True)
         hdr = (f"{'N':>3} {'ours ms':>8} {'torch ms':>9} {'ours/torch':>10} {'ours smp/s':>10} {'torch smp/s':>11} "
                f"{'GA ovh':>6} {'ovh-opt':>7} {'t(N)/t(1)':>9} {'ours GF/s':>9} {'ours RSS MB':>12} {'torch RSS MB':>13} "
@@ -263,14 +288,14 @@ def main():
         print(hdr)
         t1 = tfb1 = None
         for n in ns:
-            ours = run_worker("ours", th, lib=libs[n], n=n, reps=a.reps, warmup=a.warmup)
+            ours = run_worker("ours", th, lib=libs[opt, n], n=n, optimizer=opt, reps=a.reps, warmup=a.warmup)
             fb = run_worker("ours", th, lib=glibs[n], n=n, grads_only=True, reps=a.reps, warmup=a.warmup)
-            tor = run_worker("torch", th, n=n, reps=a.reps, warmup=a.warmup)
+            tor = run_worker("torch", th, n=n, optimizer=opt, reps=a.reps, warmup=a.warmup)
             to, tt, tf = med(ours["times"]), med(tor["times"]), med(fb["times"])
             t1 = t1 or to
             tfb1 = tfb1 or tf
             topt = max(t1 - tfb1, 0.0) if ns[0] == 1 else 0.0
-            row = dict(threads=th, n=n, ours_ms=to * 1e3, torch_ms=tt * 1e3, ratio=to / tt,
+            row = dict(optimizer=opt, threads=th, n=n, ours_ms=to * 1e3, torch_ms=tt * 1e3, ratio=to / tt,
                        ours_sps=256 / to, torch_sps=256 / tt, overhead=to / (n * tf), overhead_opt=to / (n * tf + topt), rel1=to / t1,
                        gflops=flops / to / 1e9, peak_gflops=peak_gf,
                        ours_rss=ours["rss"], ours_drss=ours["rss"] - ours["rss_base"],
@@ -297,21 +322,21 @@ def main():
         print("matplotlib not available: no plot")
         return
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-    for th in threads:
-        rs = [r for r in rows if r["threads"] == th]
+    for opt, th in [(o, t) for o in opts for t in threads]:
+        rs = [r for r in rows if r["threads"] == th and r["optimizer"] == opt]
         x = [r["n"] for r in rs]
-        ax1.plot(x, [r["ours_ms"] for r in rs], "o-", label=f"ours, {th} thr")
-        ax1.plot(x, [r["torch_ms"] for r in rs], "s--", label=f"PyTorch, {th} thr")
-        ax2.plot(x, [r["ours_drss"] for r in rs], "o-", label=f"ours, {th} thr")
-        ax2.plot(x, [r["torch_drss"] for r in rs], "s--", label=f"PyTorch, {th} thr")
+        ax1.plot(x, [r["ours_ms"] for r in rs], "o-", label=f"ours, {opt}, {th} thr")
+        ax1.plot(x, [r["torch_ms"] for r in rs], "s--", label=f"PyTorch, {opt}, {th} thr")
+        ax2.plot(x, [r["ours_drss"] for r in rs], "o-", label=f"ours, {opt}, {th} thr")
+        ax2.plot(x, [r["torch_drss"] for r in rs], "s--", label=f"PyTorch, {opt}, {th} thr")
     ax1.set_yscale("log")
     for ax, yl in ((ax1, "step time (ms, median)"), (ax2, "peak RSS growth (MB)")):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("micro-batches N (B = 256)")
         ax.set_ylabel(yl)
         ax.grid(True, alpha=0.3)
-        ax.legend()
-    fig.suptitle("MLP 784-1024-1024-10, SGD+momentum: ga-mlir AOT (blas=1) vs PyTorch accumulation loop")
+        ax.legend(fontsize=7)
+    fig.suptitle("MLP 784-1024-1024-10: ga-mlir AOT (blas=1) vs PyTorch accumulation loop")
     fig.tight_layout()
     fig.savefig(plot, dpi=100)
     print(f"plot: {plot}")

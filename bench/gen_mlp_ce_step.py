@@ -9,6 +9,9 @@ structure as test/Integration/Inputs/steps/mlp_momentum.mlir, any depth/width.
 Arguments: w0, b0, ..., w{L-1}, b{L-1}, then the velocities in the same order,
 lr and mu (0-d tensors), x [B, dims[0]] and labels [B] (i64).
 Results: new params, new velocities (same order), loss (0-d).
+With --optimizer adamw: w0..b{L-1}, first moments, second moments, step (i64),
+lr, beta1, beta2, eps, weight_decay (f32), x, labels; results: new params,
+first and second moments, loss (torch.optim.AdamW's update).
 With --grads-only: no velocities/lr/mu arguments; results are the gradients and the loss.
 """
 import argparse
@@ -31,7 +34,7 @@ def t(*shape, ty="f32"):
     return "tensor<" + "".join(f"{s}x" for s in shape) + ty + ">"
 
 
-def generate(dims, batch, grads_only=False):
+def generate(dims, batch, grads_only=False, optimizer="momentum"):
     B, L = batch, len(dims) - 1
     C = dims[-1]
     o = []
@@ -53,13 +56,20 @@ def generate(dims, batch, grads_only=False):
     for i in range(L):
         pn += [f"w{i}", f"b{i}"]
     args = [f"%{n}: {ty}" for n, ty in zip(pn, ptys)]
-    args += [f"%v_{n}: {ty}" for n, ty in zip(pn, ptys)]
-    args += ['%lr: tensor<f32> {ga.init = "uniform"}', '%mu: tensor<f32> {ga.init = "uniform"}',
-             f"%x: {t(B, dims[0])} {{ga.batch = 0 : i64}}",
+    if optimizer == "adamw":
+        args += [f"%m_{n}: {ty}" for n, ty in zip(pn, ptys)]
+        args += [f'%v_{n}: {ty} {{ga.init = "positive"}}' for n, ty in zip(pn, ptys)]
+        args += ["%step: i64 {ga.range = [1, 100]}", '%lr: f32 {ga.init = "uniform"}',
+                 '%beta1: f32 {ga.init = "uniform"}', '%beta2: f32 {ga.init = "uniform"}',
+                 '%eps: f32 {ga.init = "positive"}', '%weight_decay: f32 {ga.init = "uniform"}']
+    else:
+        args += [f"%v_{n}: {ty}" for n, ty in zip(pn, ptys)]
+        args += ['%lr: tensor<f32> {ga.init = "uniform"}', '%mu: tensor<f32> {ga.init = "uniform"}']
+    args += [f"%x: {t(B, dims[0])} {{ga.batch = 0 : i64}}",
              f"%labels: {t(B, ty='i64')} {{ga.batch = 0 : i64, ga.range = [0, {C}]}}"]
-    rtys = ptys + ptys + ["tensor<f32>"]
+    rtys = ptys * (3 if optimizer == "adamw" else 2) + ["tensor<f32>"]
     if grads_only:
-        args = [a for a in args if not a.startswith(("%v_", "%lr", "%mu"))]
+        args = [a for a in args if a.startswith(("%w", "%b", "%x", "%labels"))]
         rtys = ptys + ["tensor<f32>"]
     o.append("func.func @train_step(" + ",\n    ".join(args) + ")")
     o.append("    -> (" + ", ".join(rtys) + ") {")
@@ -163,6 +173,8 @@ def generate(dims, batch, grads_only=False):
         o.append(f"  return {', '.join(rets)} : {', '.join(rtys)}")
         o.append("}")
         return "\n".join(o) + "\n"
+    if optimizer == "adamw":
+        return adamw(o, pn, ptys, rtys)
     # SGD with momentum
     for name, ty in zip(pn, ptys):
         two = "x" in ty[7:-5] and ty.count("x") == 2
@@ -186,14 +198,61 @@ def generate(dims, batch, grads_only=False):
     return "\n".join(o) + "\n"
 
 
+def adamw(o, pn, ptys, rtys):
+    """torch.optim.AdamW (no amsgrad, no clipping), weight decay on every parameter:
+    p = p (1 - lr wd); m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
+    p = p - lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)."""
+    o.append("""  %tf = arith.sitofp %step : i64 to f32
+  %b1t = math.powf %beta1, %tf : f32
+  %b2t = math.powf %beta2, %tf : f32
+  %bc1 = arith.subf %one, %b1t : f32
+  %bc2 = arith.subf %one, %b2t : f32
+  %step_size = arith.divf %lr, %bc1 : f32
+  %sbc2 = math.sqrt %bc2 : f32
+  %lrwd = arith.mulf %lr, %weight_decay : f32
+  %decay = arith.subf %one, %lrwd : f32
+  %omb1 = arith.subf %one, %beta1 : f32
+  %omb2 = arith.subf %one, %beta2 : f32""")
+    for name, ty in zip(pn, ptys):
+        two = ty.count("x") == 2
+        idm = ID2 if two else ID1
+        its = '"parallel", "parallel"' if two else '"parallel"'
+        o.append(f"  %en_{name} = tensor.empty() : {ty}")
+        o.append(f"""  %n_{name}, %nm_{name}, %nv_{name} = linalg.generic {{indexing_maps = [{idm}, {idm}, {idm}, {idm}, {idm}, {idm}, {idm}], iterator_types = [{its}]}}
+      ins(%{name}, %d{name}, %m_{name}, %v_{name} : {ty}, {ty}, {ty}, {ty})
+      outs(%en_{name}, %en_{name}, %en_{name} : {ty}, {ty}, {ty}) {{
+  ^bb0(%p: f32, %g: f32, %m: f32, %v: f32, %o1: f32, %o2: f32, %o3: f32):
+    %pd = arith.mulf %p, %decay : f32
+    %m1 = arith.mulf %beta1, %m : f32
+    %m2 = arith.mulf %omb1, %g : f32
+    %mn = arith.addf %m1, %m2 : f32
+    %v1 = arith.mulf %beta2, %v : f32
+    %gg = arith.mulf %g, %g : f32
+    %v2 = arith.mulf %omb2, %gg : f32
+    %vn = arith.addf %v1, %v2 : f32
+    %sq = math.sqrt %vn : f32
+    %dn = arith.divf %sq, %sbc2 : f32
+    %de = arith.addf %dn, %eps : f32
+    %r = arith.divf %mn, %de : f32
+    %u = arith.mulf %step_size, %r : f32
+    %pn = arith.subf %pd, %u : f32
+    linalg.yield %pn, %mn, %vn : f32, f32, f32
+  }} -> ({ty}, {ty}, {ty})""")
+    rets = [f"%n_{n}" for n in pn] + [f"%nm_{n}" for n in pn] + [f"%nv_{n}" for n in pn] + ["%loss"]
+    o.append(f"  return {', '.join(rets)} : {', '.join(rtys)}")
+    o.append("}")
+    return "\n".join(o) + "\n"
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--dims", default="784,1024,1024,10")
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--grads-only", action="store_true",
                    help="forward + backward only: return the gradients and the loss (no optimizer)")
+    p.add_argument("--optimizer", choices=["momentum", "adamw"], default="momentum")
     a = p.parse_args()
-    print(generate([int(d) for d in a.dims.split(",")], a.batch, a.grads_only), end="")
+    print(generate([int(d) for d in a.dims.split(",")], a.batch, a.grads_only, a.optimizer), end="")
 
 
 if __name__ == "__main__":
