@@ -129,6 +129,32 @@ def extract_ptx(mlir_text):
     return result
 
 
+PTX_CLASSES = [("ld.global", r"^ld\.global"), ("st.global", r"^st\.global"),
+               ("ld.shared", r"^ld\.shared"), ("st.shared", r"^st\.shared"),
+               ("fp", r"^(fma|mad|mul|add|sub)(\.r[nmpz])?(\.ftz)?\.f(32|64)"),
+               ("bar", r"^bar\.")]
+
+
+def ptx_op_classes(ptx):
+    """Per kernel: static counts of global/shared loads and stores,
+    floating-point add/sub/mul/fma and barriers (after LLVM's unrolling)."""
+    out, current = {}, None
+    for line in ptx.splitlines():
+        m = re.match(r"\s*\.(?:visible\s+)?\.entry\s+(\w+)\(", line)
+        if m:
+            current = m.group(1)
+            out[current] = {k: 0 for k, _ in PTX_CLASSES}
+            continue
+        s = line.strip()
+        if current is None:
+            continue
+        s = re.sub(r"^@%?!?\w+\s+", "", s)  # predicate
+        for k, pat in PTX_CLASSES:
+            if re.match(pat, s):
+                out[current][k] += 1
+    return out
+
+
 def ptx_instruction_counts(ptx):
     counts, current = {}, None
     for line in ptx.splitlines():
@@ -357,7 +383,7 @@ def analyze(step, ptx_stats, ptx_counts):
             problems.append("accumulator %s written by %d kernels per "
                             "micro-batch: %s" % (buf, len(ws), ", ".join(ws)))
         for w in ws:
-            if not re.search(r"_(matmul|reduce)_acc$", w):
+            if not re.search(r"_(matmul|gemm|reduce)_acc$", w):
                 problems.append("accumulator %s written by %s, not by a "
                                 "producer with a reduction" % (buf, w))
     # The tensor-level marking (ga.accumulates -> *_acc) and the data flow
@@ -382,16 +408,23 @@ def report_step(path, args, build):
     ga_opt = os.path.join(build, "bin", "ga-opt")
     acc = [] if args.micro_batches == 0 else [
         "--ga-accumulate=micro-batches=%d" % args.micro_batches]
-    kernels_text = run_ga_opt(ga_opt, path, acc + ["--ga-lower-to-gpu-kernels"])
+    extra = (" " + args.options) if args.options else ""
+    kernels_text = run_ga_opt(ga_opt, path, acc + [
+        "--ga-lower-to-gpu-kernels=" + extra.strip()] if extra else
+        acc + ["--ga-lower-to-gpu-kernels"])
     isa_text = run_ga_opt(ga_opt, path, acc + [
-        "--ga-lower-to-nvvm=format=isa chip=%s" % args.chip])
+        "--ga-lower-to-nvvm=format=isa chip=%s%s" % (args.chip, extra)])
     step = parse_kernels_stage(kernels_text)
-    ptx_stats, counts = {}, {}
+    ptx_stats, counts, classes = {}, {}, {}
     for module, ptx in extract_ptx(isa_text).items():
         ptx_stats.update(run_ptxas(ptx, args.chip))
         counts.update(ptx_instruction_counts(ptx))
+        classes.update(ptx_op_classes(ptx))
     rows, accs, per_loop, problems = analyze(step, ptx_stats, counts)
+    for r in rows:
+        r["ptx_ops"] = classes.get(r["kernel"], {})
     return {"step": os.path.basename(path), "chip": args.chip,
+            "options": args.options,
             "micro_batches": args.micro_batches, "kernels": rows,
             "launches_total": len(rows),
             "launches_per_micro_batch": [per_loop[k] for k in sorted(per_loop)],
@@ -405,23 +438,27 @@ def report_step(path, args, build):
 
 
 def print_report(r):
-    print("== %s  (micro-batches=%d, %s)" % (r["step"], r["micro_batches"],
-                                             r["chip"]))
+    print("== %s  (micro-batches=%d, %s%s)" % (
+        r["step"], r["micro_batches"], r["chip"],
+        ", " + r["options"] if r.get("options") else ""))
     once = sum(1 for k in r["kernels"] if k["where"] == "once")
     print("   launches: %d in all; per micro-batch: %s (loop%s); outside "
           "loops: %d" % (r["launches_total"],
                          " + ".join(map(str, r["launches_per_micro_batch"])),
                          "s" if len(r["launches_per_micro_batch"]) > 1 else "",
                          once))
-    print("   %-38s %-5s %-11s %5s %11s %5s %6s %10s" %
+    print("   %-38s %-5s %-11s %5s %11s %5s %6s %15s %10s" %
           ("kernel", "where", "grid x blk", "regs", "spill st/ld", "smem",
-           "ptx", "acc B/mb"))
+           "ptx", "ldg/lds/fp/bar", "acc B/mb"))
     for k in r["kernels"]:
-        print("   %-38s %-5s %-11s %5s %11s %5s %6s %10s" % (
+        o = k.get("ptx_ops", {})
+        print("   %-38s %-5s %-11s %5s %11s %5s %6s %15s %10s" % (
             k["kernel"], k["where"],
             "%s x %s" % (fmt_dim(k["grid"]), fmt_dim(k["block"])),
             k["registers"], "%s/%s" % (k["spill_stores"], k["spill_loads"]),
             k["smem"], k["ptx_instructions"],
+            "%s/%s/%s/%s" % (o.get("ld.global", "?"), o.get("ld.shared", "?"),
+                             o.get("fp", "?"), o.get("bar", "?")),
             k["acc_bytes"] or "-"))
     a = r["accumulation_bytes_per_micro_batch"]
     regs = [k["registers"] for k in r["kernels"] if k["registers"] is not None]
@@ -474,6 +511,9 @@ def main():
     p.add_argument("steps", nargs="+")
     p.add_argument("--micro-batches", type=int, default=4)
     p.add_argument("--chip", default="sm_90")
+    p.add_argument("--options", default="",
+                   help="more ga-lower-to-nvvm options, e.g. "
+                        "'gemm-min-reduction=1'")
     p.add_argument("--build-dir")
     p.add_argument("--check", action="store_true",
                    help="exit 1 on a spill or a broken accumulation invariant")

@@ -440,6 +440,10 @@ void mlir::ga::buildLowerToGPULoopsPipeline(
   addGPUBufferizationStage(pm, options);
   LinalgToGPULoopsOptions mapping;
   mapping.blockSize = options.blockSize;
+  mapping.gemmTile = options.gemmTile;
+  mapping.gemmMinReduction = options.gemmMinReduction;
+  mapping.fma = options.fma;
+  mapping.splitReductionMin = options.splitReductionMin;
   pm.addNestedPass<func::FuncOp>(createLinalgToGPULoops(mapping));
   // No canonicalization from here until the loops are launches: it would
   // fold single-block loops and drop their mapping.
@@ -451,13 +455,23 @@ void mlir::ga::buildLowerToGPULoopsPipeline(
 /// Mapped loops to outlined kernels on device buffers.
 static void addKernelStage(OpPassManager &pm,
                            const LowerToNVVMOptions &options) {
+  // Buffers of static size live across the micro-batch loop instead of being
+  // allocated and freed in every iteration (block-scope buffers of tiled
+  // contractions too: ga-cooperative-loops-to-gpu makes them shared memory).
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
+  // Deallocation while the kernels are still loops (ownership-based
+  // deallocation knows nothing of gpu.barrier), without canonicalization
+  // (it would fold single-block loops and drop their mapping).
+  pm.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
+  pm.addPass(bufferization::createBufferDeallocationSimplificationPass());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  // Tiled contractions (block-scope buffers, barriers) first: upstream's
+  // conversion maps perfectly nested loops only.
+  pm.addNestedPass<func::FuncOp>(createCooperativeLoopsToGPU());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createCanonicalizerPass());
-  // Buffers of static size live across the micro-batch loop instead of being
-  // allocated and freed in every iteration.
-  pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
-  bufferization::buildBufferDeallocationPipeline(pm);
-  pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(std::make_unique<PlaceBuffersOnDevicePass>(options.cInterface));
   // Constants and index math into the kernels: divisors and bounds become
   // immediates (no 64-bit division by a kernel argument).
@@ -475,6 +489,10 @@ void mlir::ga::buildLowerToGPUKernelsPipeline(
   LowerToGPULoopsOptions loops;
   loops.blockSize = options.blockSize;
   loops.fuseElementwise = options.fuseElementwise;
+  loops.gemmTile = options.gemmTile;
+  loops.gemmMinReduction = options.gemmMinReduction;
+  loops.fma = options.fma;
+  loops.splitReductionMin = options.splitReductionMin;
   loops.tensorBoundary = false;
   buildLowerToGPULoopsPipeline(pm, loops);
   addKernelStage(pm, options);

@@ -24,6 +24,7 @@
 
 #include "ga/Transforms/Passes.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -46,6 +47,11 @@ using namespace mlir::ga;
 /// Name of the discardable attribute that says what a mapped loop computes
 /// (the linalg op it came from); the GPU pipeline names kernels after it.
 static constexpr StringLiteral kKernelAttr = "ga.kernel";
+
+/// Marks a block-level mapped loop whose body the threads of a block run
+/// together: block-scope buffers (workgroup memory), thread-level loops that
+/// end in a barrier. --ga-cooperative-loops-to-gpu turns it into a launch.
+static constexpr StringLiteral kCooperativeAttr = "ga.cooperative";
 
 /// True if `op` is (inside) an `scf.parallel` mapped to the GPU.
 static bool isInsideMappedLoop(Operation *op) {
@@ -323,6 +329,15 @@ struct LinalgToGPULoopsPass
   void runOnOperation() override;
 
   LogicalResult lowerLinalgOp(linalg::LinalgOp op);
+  /// Lowers a contraction to a block-cooperative loop nest with tiles of its
+  /// operands in block-scope buffers (shared memory on the GPU); failure if
+  /// `op` does not have the shape it handles (then lowerLinalgOp does).
+  FailureOr<scf::ParallelOp> lowerTiledContraction(linalg::LinalgOp op);
+  /// Lowers a long reduction into few outputs as two kernels: partial
+  /// results of chunks of the reduction, then their combination into the
+  /// output (the accumulation stays in that second kernel); failure if `op`
+  /// is not such a reduction.
+  LogicalResult lowerSplitReduction(linalg::LinalgOp op);
   LogicalResult lowerCopy(memref::CopyOp op);
   LogicalResult sinkHostLoads(func::FuncOp func);
 
@@ -511,6 +526,501 @@ LogicalResult LinalgToGPULoopsPass::lowerLinalgOp(linalg::LinalgOp op) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Tiled contractions
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The roles of the loop dimensions of a contraction `C(I, J) += A(I, K) *
+/// B(J, K)` (any payload; any operand layout; an optional batch dimension).
+struct ContractionRoles {
+  unsigned i, j, k;
+  std::optional<unsigned> batch;
+  OpOperand *a, *b; // the shaped inputs depending on (I, K) and (J, K)
+};
+} // namespace
+
+static std::optional<ContractionRoles> matchContraction(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1 ||
+      op.hasIndexSemantics())
+    return std::nullopt;
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  if (!outMap.isProjectedPermutation() || outMap.getNumResults() < 2)
+    return std::nullopt;
+  SmallVector<unsigned> reductions;
+  op.getReductionDims(reductions);
+  ContractionRoles roles;
+  roles.k = reductions.front();
+  roles.j = cast<AffineDimExpr>(outMap.getResults().back()).getPosition();
+  SmallVector<OpOperand *> shaped;
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (isa<ShapedType>(in->get().getType()))
+      shaped.push_back(in);
+  if (shaped.size() != 2)
+    return std::nullopt;
+  // A uses K and not J; B uses K and J.
+  std::optional<unsigned> iDim;
+  OpOperand *a = nullptr, *b = nullptr;
+  for (OpOperand *in : shaped) {
+    AffineMap m = op.getMatchingIndexingMap(in);
+    if (!m.isProjectedPermutation() || !m.isFunctionOfDim(roles.k))
+      return std::nullopt;
+    if (m.isFunctionOfDim(roles.j)) {
+      if (b)
+        return std::nullopt;
+      b = in;
+    } else {
+      if (a)
+        return std::nullopt;
+      a = in;
+    }
+  }
+  if (!a || !b)
+    return std::nullopt;
+  // I: the parallel dimension of A that is not shared with B.
+  AffineMap am = op.getMatchingIndexingMap(a), bm = op.getMatchingIndexingMap(b);
+  for (unsigned d = 0, e = op.getNumLoops(); d < e; ++d) {
+    if (d == roles.k || d == roles.j || !am.isFunctionOfDim(d))
+      continue;
+    if (bm.isFunctionOfDim(d)) {
+      if (roles.batch)
+        return std::nullopt; // at most one batch dimension
+      roles.batch = d;
+    } else {
+      if (iDim)
+        return std::nullopt;
+      iDim = d;
+    }
+  }
+  if (!iDim)
+    return std::nullopt;
+  roles.i = *iDim;
+  // Every loop dimension has a role, and the output has exactly the parallel
+  // ones.
+  unsigned known = 3 + (roles.batch ? 1 : 0);
+  if (op.getNumLoops() != known ||
+      outMap.getNumResults() != op.getNumParallelLoops())
+    return std::nullopt;
+  roles.a = a;
+  roles.b = b;
+  return roles;
+}
+
+/// A block-level parallel loop over `tile` x `tile` threads, mapped to
+/// (thread_y, thread_x): scf.parallel (%ty, %tx) = (0, 0) to (tile, tile).
+static void buildThreadLoop(
+    OpBuilder &b, Location loc, Value tile, Value zero, Value one,
+    function_ref<void(OpBuilder &, Location, Value, Value)> body) {
+  auto par = scf::ParallelOp::create(
+      b, loc, ValueRange{zero, zero}, ValueRange{tile, tile},
+      ValueRange{one, one},
+      [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+        body(nb, nloc, ivs[0], ivs[1]);
+      });
+  MLIRContext *ctx = b.getContext();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
+  (void)gpu::setMappingAttr(
+      par, {gpu::ParallelLoopDimMappingAttr::get(ctx, gpu::Processor::ThreadY,
+                                                 id, id),
+            gpu::ParallelLoopDimMappingAttr::get(ctx, gpu::Processor::ThreadX,
+                                                 id, id)});
+}
+
+FailureOr<scf::ParallelOp>
+LinalgToGPULoopsPass::lowerTiledContraction(linalg::LinalgOp op) {
+  if (gemmTile == 0 || !op.hasPureBufferSemantics())
+    return failure();
+  std::optional<ContractionRoles> roles = matchContraction(op);
+  if (!roles)
+    return failure();
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  SmallVector<Range> ranges = op.createLoopRanges(b, loc);
+  SmallVector<Value> sizes;
+  for (Range r : ranges)
+    sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
+  std::optional<int64_t> staticK = getConstantIntValue(sizes[roles->k]);
+  if (staticK && *staticK < static_cast<int64_t>(gemmMinReduction))
+    return failure();
+
+  int64_t t = gemmTile;
+  Value tile = constIndex(b, loc, t), zero = constIndex(b, loc, 0),
+        one = constIndex(b, loc, 1);
+  Value sizeI = sizes[roles->i], sizeJ = sizes[roles->j],
+        sizeK = sizes[roles->k];
+  Value gridI = arith::CeilDivUIOp::create(b, loc, sizeI, tile);
+  Value gridJ = arith::CeilDivUIOp::create(b, loc, sizeJ, tile);
+  Value gridB = roles->batch ? sizes[*roles->batch] : one;
+
+  SmallVector<linalg::LinalgOp> folded = foldedFills.lookup(op);
+  folded.resize(1);
+  linalg::LinalgOp fill = folded[0];
+  OpOperand *init = op.getDpsInitOperand(0);
+  Value out = init->get();
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  Block *payload = op.getBlock();
+  unsigned numLoops = op.getNumLoops();
+
+  auto tileType = [&](Value v) {
+    return MemRefType::get({t, t + 1}, getElementTypeOrSelf(v.getType()));
+  };
+
+  auto par = scf::ParallelOp::create(
+      b, loc, ValueRange{zero, zero, zero}, ValueRange{gridB, gridI, gridJ},
+      ValueRange{one, one, one},
+      [&](OpBuilder &nb, Location nloc, ValueRange bids) {
+        Value bz = bids[0], bi = bids[1], bj = bids[2];
+        Value i0 = arith::MulIOp::create(nb, nloc, bi, tile);
+        Value j0 = arith::MulIOp::create(nb, nloc, bj, tile);
+        // Block-scope buffers: shared memory on the GPU. Heap buffers that
+        // the deallocation pipeline frees at the end of the block's
+        // iteration when the loops run on the CPU (stack buffers would grow
+        // the stack with every block there).
+        OpBuilder &sb = nb;
+        Value as = memref::AllocOp::create(sb, nloc, tileType(roles->a->get()));
+        Value bs = memref::AllocOp::create(sb, nloc, tileType(roles->b->get()));
+        Value acc = memref::AllocOp::create(sb, nloc, tileType(out));
+
+        // Loop indices of an element: (batch, i, j, k).
+        auto ivsFor = [&](Value i, Value j, Value k) {
+          SmallVector<Value> ivs(numLoops, zero);
+          ivs[roles->i] = i;
+          ivs[roles->j] = j;
+          ivs[roles->k] = k;
+          if (roles->batch)
+            ivs[*roles->batch] = bz;
+          return ivs;
+        };
+        auto inBounds = [&](OpBuilder &ib, Location il, Value i, Value j) {
+          Value ci = arith::CmpIOp::create(ib, il, arith::CmpIPredicate::ult, i,
+                                           sizeI);
+          Value cj = arith::CmpIOp::create(ib, il, arith::CmpIPredicate::ult, j,
+                                           sizeJ);
+          return arith::AndIOp::create(ib, il, ci, cj);
+        };
+        auto ifThen = [&](OpBuilder &ib, Location il, Value cond,
+                          function_ref<void(OpBuilder &, Location)> fn) {
+          scf::IfOp::create(ib, il, cond, [&](OpBuilder &tb, Location tl) {
+            fn(tb, tl);
+            scf::YieldOp::create(tb, tl);
+          });
+        };
+
+        // 1. The running values: the accumulator's elements (or the value of
+        //    a folded fill).
+        buildThreadLoop(sb, nloc, tile, zero, one,
+                        [&](OpBuilder &tb, Location tl, Value ty, Value tx) {
+                          Value i = arith::AddIOp::create(tb, tl, i0, ty);
+                          Value j = arith::AddIOp::create(tb, tl, j0, tx);
+                          ifThen(tb, tl, inBounds(tb, tl, i, j),
+                                 [&](OpBuilder &cb, Location cl) {
+                                   Value v;
+                                   if (fill) {
+                                     SmallVector<Value> args;
+                                     for (OpOperand *in :
+                                          fill.getDpsInputOperands())
+                                       args.push_back(in->get());
+                                     args.push_back(Value());
+                                     v = clonePayload(cb, fill, args, {})[0];
+                                   } else {
+                                     v = loadOperand(cb, cl, out, outMap,
+                                                     ivsFor(i, j, zero));
+                                   }
+                                   memref::StoreOp::create(cb, cl, v, acc,
+                                                           ValueRange{ty, tx});
+                                 });
+                        });
+
+        // 2. Over K by tiles: stage a tile of A (rows I) and of B (rows J),
+        //    then every thread advances its running value over the tile.
+        scf::ForOp::create(
+            sb, nloc, zero, sizeK, tile, ValueRange{},
+            [&](OpBuilder &fb, Location fl, Value k0, ValueRange) {
+              buildThreadLoop(
+                  fb, fl, tile, zero, one,
+                  [&](OpBuilder &tb, Location tl, Value ty, Value tx) {
+                    // For each operand, the thread index that walks its
+                    // contiguous dimension is tx (coalesced loads).
+                    auto stage = [&](OpOperand *in, Value rowBase, Value rowSize,
+                                     Value buffer, bool isA) {
+                      AffineMap m = op.getMatchingIndexingMap(in);
+                      bool kLast = cast<AffineDimExpr>(m.getResults().back())
+                                       .getPosition() == roles->k;
+                      Value p = kLast ? ty : tx, kk = kLast ? tx : ty;
+                      Value row = arith::AddIOp::create(tb, tl, rowBase, p);
+                      Value k = arith::AddIOp::create(tb, tl, k0, kk);
+                      Value c1 = arith::CmpIOp::create(
+                          tb, tl, arith::CmpIPredicate::ult, row, rowSize);
+                      Value c2 = arith::CmpIOp::create(
+                          tb, tl, arith::CmpIPredicate::ult, k, sizeK);
+                      Value ok = arith::AndIOp::create(tb, tl, c1, c2);
+                      ifThen(tb, tl, ok, [&](OpBuilder &cb, Location cl) {
+                        SmallVector<Value> ivs =
+                            isA ? ivsFor(row, zero, k) : ivsFor(zero, row, k);
+                        Value v = loadOperand(cb, cl, in->get(), m, ivs);
+                        memref::StoreOp::create(cb, cl, v, buffer,
+                                                ValueRange{p, kk});
+                      });
+                    };
+                    stage(roles->a, i0, sizeI, as, /*isA=*/true);
+                    stage(roles->b, j0, sizeJ, bs, /*isA=*/false);
+                  });
+              buildThreadLoop(
+                  fb, fl, tile, zero, one,
+                  [&](OpBuilder &tb, Location tl, Value ty, Value tx) {
+                    Value i = arith::AddIOp::create(tb, tl, i0, ty);
+                    Value j = arith::AddIOp::create(tb, tl, j0, tx);
+                    ifThen(tb, tl, inBounds(tb, tl, i, j), [&](OpBuilder &cb,
+                                                               Location cl) {
+                      Value left = arith::SubIOp::create(cb, cl, sizeK, k0);
+                      Value kmax = arith::MinUIOp::create(cb, cl, left, tile);
+                      Value s0 = memref::LoadOp::create(cb, cl, acc,
+                                                        ValueRange{ty, tx});
+                      auto loop = scf::ForOp::create(
+                          cb, cl, zero, kmax, one, ValueRange{s0},
+                          [&](OpBuilder &kb, Location kl, Value kk,
+                              ValueRange iter) {
+                            SmallVector<Value> args(payload->getNumArguments());
+                            for (OpOperand *in : op.getDpsInputOperands()) {
+                              unsigned n = in->getOperandNumber();
+                              if (in == roles->a)
+                                args[n] = memref::LoadOp::create(
+                                    kb, kl, as, ValueRange{ty, kk});
+                              else if (in == roles->b)
+                                args[n] = memref::LoadOp::create(
+                                    kb, kl, bs, ValueRange{tx, kk});
+                              else
+                                args[n] = in->get();
+                            }
+                            args.back() = iter[0];
+                            Value k = arith::AddIOp::create(kb, kl, k0, kk);
+                            SmallVector<Value> r =
+                                clonePayload(kb, op, args, ivsFor(i, j, k));
+                            scf::YieldOp::create(kb, kl, r);
+                          });
+                      memref::StoreOp::create(cb, cl, loop.getResult(0), acc,
+                                              ValueRange{ty, tx});
+                    });
+                  });
+              scf::YieldOp::create(fb, fl);
+            });
+
+        // 3. Write back: the accumulator once per element.
+        buildThreadLoop(sb, nloc, tile, zero, one,
+                        [&](OpBuilder &tb, Location tl, Value ty, Value tx) {
+                          Value i = arith::AddIOp::create(tb, tl, i0, ty);
+                          Value j = arith::AddIOp::create(tb, tl, j0, tx);
+                          ifThen(tb, tl, inBounds(tb, tl, i, j),
+                                 [&](OpBuilder &cb, Location cl) {
+                                   Value v = memref::LoadOp::create(
+                                       cb, cl, acc, ValueRange{ty, tx});
+                                   memref::StoreOp::create(
+                                       cb, cl, v, out,
+                                       indicesFor(cb, cl, outMap,
+                                                  ivsFor(i, j, zero)));
+                                 });
+                        });
+      });
+  MLIRContext *ctx = b.getContext();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
+  (void)gpu::setMappingAttr(
+      par,
+      {gpu::ParallelLoopDimMappingAttr::get(ctx, gpu::Processor::BlockZ, id, id),
+       gpu::ParallelLoopDimMappingAttr::get(ctx, gpu::Processor::BlockY, id, id),
+       gpu::ParallelLoopDimMappingAttr::get(ctx, gpu::Processor::BlockX, id,
+                                            id)});
+  par->setAttr(kCooperativeAttr, UnitAttr::get(ctx));
+  annotateKernel(par, op, "gemm");
+  op->erase();
+  if (fill) {
+    fill->erase();
+    ++numFoldedFills;
+  }
+  ++numKernels;
+  ++numTiled;
+  return par;
+}
+
+//===----------------------------------------------------------------------===//
+// Split reductions
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinalgToGPULoopsPass::lowerSplitReduction(linalg::LinalgOp op) {
+  if (splitReductionMin == 0 || !op.hasPureBufferSemantics() ||
+      op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0 ||
+      op.hasIndexSemantics())
+    return failure();
+  // The combiner: out' = combine(out, value).
+  Block *payload = op.getBlock();
+  SmallVector<Operation *> combiners;
+  BlockArgument outArg = op.getRegionOutputArgs()[0];
+  if (!matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
+      combiners.size() != 1)
+    return failure();
+  Operation *combiner = combiners.front();
+  std::optional<TypedAttr> neutral = arith::getNeutralElement(combiner);
+  if (!neutral || combiner->getNumOperands() != 2)
+    return failure();
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  SmallVector<Range> ranges = op.createLoopRanges(b, loc);
+  SmallVector<int64_t> sizes;
+  for (Range r : ranges) {
+    std::optional<int64_t> c = getConstantIntValue(r.size);
+    if (!c)
+      return failure(); // static sizes only
+    sizes.push_back(*c);
+  }
+  SmallVector<unsigned> parallelDims, reductionDims;
+  for (auto [d, it] : llvm::enumerate(op.getIteratorTypesArray()))
+    (it == utils::IteratorType::parallel ? parallelDims : reductionDims)
+        .push_back(d);
+  int64_t outputs = 1, length = 1;
+  for (unsigned d : parallelDims)
+    outputs *= sizes[d];
+  for (unsigned d : reductionDims)
+    length *= sizes[d];
+  // Enough threads already, or too short to be worth a second kernel.
+  const int64_t targetThreads = 16384;
+  if (length < static_cast<int64_t>(splitReductionMin) ||
+      outputs * 2 > targetThreads)
+    return failure();
+  // At least 32 elements per chunk, at least two chunks.
+  int64_t splits = std::max<int64_t>(
+      2, std::min<int64_t>(llvm::divideCeil(targetThreads, outputs),
+                           llvm::divideCeil(length, 32)));
+  int64_t chunk = llvm::divideCeil(length, splits);
+  splits = llvm::divideCeil(length, chunk);
+
+  // The output's contiguous dimension fastest, as for other kernels.
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  SmallVector<unsigned> order;
+  std::optional<unsigned> fastest;
+  if (outMap.getNumResults() > 0)
+    if (auto dim = dyn_cast<AffineDimExpr>(outMap.getResults().back()))
+      fastest = dim.getPosition();
+  for (unsigned d : parallelDims)
+    if (!fastest || d != *fastest)
+      order.push_back(d);
+  if (fastest)
+    order.push_back(*fastest);
+
+  Type elt = getElementTypeOrSelf(init->get().getType());
+  auto partialType = MemRefType::get({splits, outputs}, elt);
+  Value partial = memref::AllocOp::create(b, loc, partialType);
+  Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
+  Value chunkV = constIndex(b, loc, chunk), lengthV = constIndex(b, loc, length);
+  unsigned numLoops = op.getNumLoops();
+  auto linearOutput = [&](OpBuilder &nb, Location nloc, ArrayRef<Value> ivs) {
+    Value lin = zero;
+    for (unsigned d : order)
+      lin = arith::AddIOp::create(
+          nb, nloc,
+          arith::MulIOp::create(nb, nloc, lin, constIndex(nb, nloc, sizes[d])),
+          ivs[d]);
+    return lin;
+  };
+
+  // Kernel 1: partial[s][p] = the reduction over chunk s, from the neutral
+  // element.
+  SmallVector<Value> sizes1 = {constIndex(b, loc, splits)};
+  for (unsigned d : order)
+    sizes1.push_back(constIndex(b, loc, sizes[d]));
+  auto part = kernelBuilder().build(
+      b, loc, sizes1, [&](OpBuilder &nb, Location nloc, ValueRange pivs) {
+        SmallVector<Value> ivs(numLoops, zero);
+        for (auto [k, d] : llvm::enumerate(order))
+          ivs[d] = pivs[k + 1];
+        Value lo = arith::MulIOp::create(nb, nloc, pivs[0], chunkV);
+        Value hi = arith::MinUIOp::create(
+            nb, nloc, arith::AddIOp::create(nb, nloc, lo, chunkV), lengthV);
+        Value start = arith::ConstantOp::create(nb, nloc, *neutral);
+        auto loop = scf::ForOp::create(
+            nb, nloc, lo, hi, one, ValueRange{start},
+            [&](OpBuilder &lb, Location ll, Value r, ValueRange iter) {
+              SmallVector<Value> all(ivs);
+              Value rest = r;
+              for (int64_t k = reductionDims.size() - 1; k >= 0; --k) {
+                unsigned d = reductionDims[k];
+                if (k == 0) {
+                  all[d] = rest;
+                  break;
+                }
+                Value n = constIndex(lb, ll, sizes[d]);
+                all[d] = arith::RemUIOp::create(lb, ll, rest, n);
+                rest = arith::DivUIOp::create(lb, ll, rest, n);
+              }
+              SmallVector<Value> args(payload->getNumArguments());
+              for (OpOperand *in : op.getDpsInputOperands()) {
+                unsigned n = in->getOperandNumber();
+                args[n] = isa<MemRefType>(in->get().getType())
+                              ? loadOperand(lb, ll, in->get(),
+                                            op.getMatchingIndexingMap(in), all)
+                              : in->get();
+              }
+              args.back() = iter[0];
+              SmallVector<Value> res = clonePayload(lb, op, args, all);
+              scf::YieldOp::create(lb, ll, res);
+            });
+        memref::StoreOp::create(
+            nb, nloc, loop.getResult(0), partial,
+            ValueRange{pivs[0], linearOutput(nb, nloc, ivs)});
+      });
+  annotateKernel(part, op, "reduce_part");
+  part->removeAttr("ga.accumulates"); // the second kernel accumulates
+
+  // Kernel 2: out = combine(out, partial[0][p], ..., partial[S-1][p]).
+  SmallVector<linalg::LinalgOp> folded = foldedFills.lookup(op);
+  folded.resize(1);
+  linalg::LinalgOp fill = folded[0];
+  SmallVector<Value> sizes2(sizes1.begin() + 1, sizes1.end());
+  auto combine = kernelBuilder().build(
+      b, loc, sizes2, [&](OpBuilder &nb, Location nloc, ValueRange pivs) {
+        SmallVector<Value> ivs(numLoops, zero);
+        for (auto [k, d] : llvm::enumerate(order))
+          ivs[d] = pivs[k];
+        Value acc;
+        if (fill) {
+          SmallVector<Value> args;
+          for (OpOperand *in : fill.getDpsInputOperands())
+            args.push_back(in->get());
+          args.push_back(Value());
+          acc = clonePayload(nb, fill, args, {})[0];
+        } else {
+          acc = loadOperand(nb, nloc, init->get(), outMap, ivs);
+        }
+        Value p = linearOutput(nb, nloc, ivs);
+        auto loop = scf::ForOp::create(
+            nb, nloc, zero, constIndex(nb, nloc, splits), one,
+            ValueRange{acc},
+            [&](OpBuilder &lb, Location ll, Value sIdx, ValueRange iter) {
+              Value v = memref::LoadOp::create(lb, ll, partial,
+                                               ValueRange{sIdx, p});
+              IRMapping map;
+              Value other = combiner->getOperand(0) == outArg
+                                ? combiner->getOperand(1)
+                                : combiner->getOperand(0);
+              map.map(outArg, iter[0]);
+              map.map(other, v);
+              Operation *c = lb.clone(*combiner, map);
+              scf::YieldOp::create(lb, ll, c->getResults());
+            });
+        memref::StoreOp::create(nb, nloc, loop.getResult(0), init->get(),
+                                indicesFor(nb, nloc, outMap, ivs));
+      });
+  annotateKernel(combine, op, "reduce");
+  op->erase();
+  if (fill) {
+    fill->erase();
+    ++numFoldedFills;
+  }
+  numKernels += 2;
+  ++numSplit;
+  return success();
+}
+
 LogicalResult LinalgToGPULoopsPass::lowerCopy(memref::CopyOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -693,6 +1203,22 @@ LogicalResult LinalgToGPULoopsPass::sinkHostLoads(func::FuncOp func) {
   return success();
 }
 
+/// Allows fused multiply-add in the floating-point arithmetic of the mapped
+/// loops (nvcc's default -fmad=true): `contract` on every op with fastmath
+/// flags, so that NVPTX emits fma.rn for a multiply feeding an add.
+static void allowContraction(scf::ParallelOp kernel) {
+  kernel.walk([](arith::ArithFastMathInterface op) {
+    Operation *raw = op.getOperation();
+    StringRef name = op.getFastMathAttrName();
+    arith::FastMathFlags flags = arith::FastMathFlags::none;
+    if (auto attr = raw->getAttrOfType<arith::FastMathFlagsAttr>(name))
+      flags = attr.getValue();
+    raw->setAttr(name, arith::FastMathFlagsAttr::get(
+                           raw->getContext(),
+                           flags | arith::FastMathFlags::contract));
+  });
+}
+
 void LinalgToGPULoopsPass::runOnOperation() {
   func::FuncOp func = getOperation();
   if (blockSize < 32 || blockSize > 1024 || blockSize % 32 != 0) {
@@ -730,12 +1256,19 @@ void LinalgToGPULoopsPass::runOnOperation() {
     if (auto copy = dyn_cast<memref::CopyOp>(op))
       r = lowerCopy(copy);
     else
-      r = lowerLinalgOp(cast<linalg::LinalgOp>(op));
+      if (failed(lowerTiledContraction(cast<linalg::LinalgOp>(op))) &&
+          failed(lowerSplitReduction(cast<linalg::LinalgOp>(op))))
+        r = lowerLinalgOp(cast<linalg::LinalgOp>(op));
     if (failed(r))
       return signalPassFailure();
   }
   if (failed(sinkHostLoads(func)))
     return signalPassFailure();
+  if (fma)
+    func.walk([](scf::ParallelOp op) {
+      if (op->hasAttr(kKernelAttr))
+        allowContraction(op);
+    });
   eraseDeadOps(func.getBody());
   // Whatever else touches device memory on the host is an error: the GPU
   // lowering could not run it.

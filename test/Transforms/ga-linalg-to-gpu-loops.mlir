@@ -1,5 +1,6 @@
 // RUN: ga-opt %s -split-input-file -ga-linalg-to-gpu-loops -cse | FileCheck %s
 // RUN: ga-opt %s -split-input-file -ga-linalg-to-gpu-loops="block-size=64" -cse | FileCheck %s --check-prefix=B64
+// RUN: ga-opt %s -split-input-file -ga-linalg-to-gpu-loops="fma=1" | FileCheck %s --check-prefix=FMA
 
 // A weight gradient accumulated in place (dW += X^T dY, the reduction over the
 // 6 samples of a micro-batch): one mapped loop over the 16x32 elements of dW,
@@ -198,5 +199,83 @@ func.func @gather(%tok: memref<6xi64>, %emb: memref<20x16xf32>, %out: memref<6x1
     %e = memref.load %emb[%ti, %d] : memref<20x16xf32>
     linalg.yield %e : f32
   }
+  return
+}
+
+// -----
+
+// A contraction with a long enough reduction (gemm-min-reduction, default 64)
+// becomes a block-cooperative loop (ga.cooperative): 16x16 threads per block,
+// one block per 16x16 tile of the output; tiles of both operands staged in
+// block-scope buffers (shared memory on the GPU, padded to 17 columns), the
+// running values in a third one, read from the accumulator once and written
+// back once. dW = X^T dY with X stored (k, i): the thread index along the
+// contiguous dimension (tx) walks i there, k for dY (coalesced loads).
+// CHECK-LABEL: func.func @weight_grad_tiled(
+// CHECK-SAME:      %[[X:.*]]: memref<64x40xf32>, %[[DY:.*]]: memref<64x48xf32>, %[[ACC:.*]]: memref<40x48xf32>)
+// CHECK:         scf.parallel (%{{.*}}, %[[BI:.*]], %[[BJ:.*]]) = ({{.*}}) to (%c1, %{{.*}}, %{{.*}})
+// CHECK:           %[[AS:.*]] = memref.alloc() : memref<16x17xf32>
+// CHECK-NEXT:      %[[BS:.*]] = memref.alloc() : memref<16x17xf32>
+// CHECK-NEXT:      %[[CS:.*]] = memref.alloc() : memref<16x17xf32>
+// CHECK-NEXT:      scf.parallel (%[[TY:.*]], %[[TX:.*]]) = (%c0, %c0) to (%c16, %c16)
+// CHECK:             memref.load %[[ACC]]
+// CHECK-NEXT:        memref.store %{{.*}}, %[[CS]][%[[TY]], %[[TX]]]
+// CHECK:           } {mapping = [#gpu.loop_dim_map<processor = thread_y, {{.*}}>, #gpu.loop_dim_map<processor = thread_x, {{.*}}>]}
+// CHECK-NEXT:      scf.for %[[K0:.*]] = %c0 to %c64 step %c16 {
+// CHECK:             memref.load %[[X]][%{{.*}}, %{{.*}}]
+// CHECK-NEXT:        memref.store %{{.*}}, %[[AS]]
+// CHECK:             memref.load %[[DY]]
+// CHECK-NEXT:        memref.store %{{.*}}, %[[BS]]
+// CHECK:             scf.for {{.*}} iter_args
+// CHECK-NEXT:          memref.load %[[AS]]
+// CHECK-NEXT:          memref.load %[[BS]]
+// CHECK:           memref.store %{{.*}}, %[[ACC]]
+// CHECK:         } {ga.accumulates, ga.cooperative, ga.kernel = "gemm", mapping = [#gpu.loop_dim_map<processor = block_z, {{.*}}>, #gpu.loop_dim_map<processor = block_y, {{.*}}>, #gpu.loop_dim_map<processor = block_x, {{.*}}>]}
+func.func @weight_grad_tiled(%x: memref<64x40xf32>, %dy: memref<64x48xf32>, %acc: memref<40x48xf32>) {
+  linalg.matmul
+      indexing_maps = [affine_map<(i, j, k) -> (k, i)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>]
+      ins(%x, %dy : memref<64x40xf32>, memref<64x48xf32>) outs(%acc : memref<40x48xf32>) {ga.accumulates}
+  return
+}
+
+// -----
+
+// A long reduction into few outputs (split-reduction-min, default 4096) is
+// split: 256 threads each reduce a chunk of 32 from the neutral element, then
+// one kernel adds the partial results into the accumulator (the accumulation
+// stays in that kernel).
+// CHECK-LABEL: func.func @loss_sum_split(
+// CHECK-SAME:      %[[L:.*]]: memref<8192xf32>, %[[ACC:.*]]: memref<f32>)
+// CHECK:         %[[P:.*]] = memref.alloc() : memref<256x1xf32>
+// CHECK:         scf.parallel ({{.*}}) = ({{.*}}) to (%c1, %c256)
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1 iter_args(%{{.*}} = %cst) -> (f32) {
+// CHECK:           memref.store %{{.*}}, %[[P]]
+// CHECK:         } {ga.kernel = "reduce_part"
+// CHECK:         scf.parallel
+// CHECK:           %[[INIT:.*]] = memref.load %[[ACC]][]
+// CHECK-NEXT:      scf.for %{{.*}} = %c0 to %c256 step %c1 iter_args(%{{.*}} = %[[INIT]]) -> (f32) {
+// CHECK-NEXT:        memref.load %[[P]]
+// CHECK:           memref.store %{{.*}}, %[[ACC]][]
+// CHECK:         } {ga.kernel = "reduce"
+func.func @loss_sum_split(%l: memref<8192xf32>, %acc: memref<f32>) {
+  linalg.reduce ins(%l : memref<8192xf32>) outs(%acc : memref<f32>) dimensions = [0]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  return
+}
+
+// -----
+
+// fma=1 lets the kernels contract multiply-adds (like nvcc -fmad=true).
+// CHECK-LABEL: func.func @no_fma_by_default(
+// CHECK:         arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK:         arith.addf %{{.*}}, %{{.*}} : f32
+// FMA-LABEL:   func.func @no_fma_by_default(
+// FMA:           arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : f32
+// FMA:           arith.addf %{{.*}}, %{{.*}} fastmath<contract> : f32
+func.func @no_fma_by_default(%a: memref<4x8xf32>, %b: memref<8x4xf32>, %c: memref<4x4xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x4xf32>) outs(%c : memref<4x4xf32>)
   return
 }

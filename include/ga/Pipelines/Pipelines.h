@@ -169,6 +169,27 @@ struct LowerToGPULoopsOptions
       llvm::cl::desc("Fuse elementwise producers into their consumers "
                      "before bufferization (fewer kernels)"),
       llvm::cl::init(true)};
+  PassOptions::Option<unsigned> gemmTile{
+      *this, "gemm-tile",
+      llvm::cl::desc("Tile of the shared-memory contraction kernels (0: "
+                     "one thread per output element for every contraction)"),
+      llvm::cl::init(16)};
+  PassOptions::Option<unsigned> gemmMinReduction{
+      *this, "gemm-min-reduction",
+      llvm::cl::desc("Tile contractions whose reduction is at least this "
+                     "long (or dynamic)"),
+      llvm::cl::init(64)};
+  PassOptions::Option<unsigned> splitReductionMin{
+      *this, "split-reduction-min",
+      llvm::cl::desc("Split reductions at least this long into few outputs "
+                     "over several threads per output (0: never)"),
+      llvm::cl::init(4096)};
+  PassOptions::Option<bool> fma{
+      *this, "fma",
+      llvm::cl::desc("Allow fused multiply-add in kernel arithmetic "
+                     "(fastmath<contract>, like nvcc -fmad=true); off: the "
+                     "kernels round every operation like the original step"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> tensorBoundary{
       *this, "tensor-boundary",
       llvm::cl::desc("Keep each public function's tensor signature by "
@@ -215,6 +236,27 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
       llvm::cl::desc("Fuse elementwise producers into their consumers "
                      "(fewer kernels)"),
       llvm::cl::init(true)};
+  PassOptions::Option<unsigned> gemmTile{
+      *this, "gemm-tile",
+      llvm::cl::desc("Tile of the shared-memory contraction kernels (0: "
+                     "one thread per output element for every contraction)"),
+      llvm::cl::init(16)};
+  PassOptions::Option<unsigned> gemmMinReduction{
+      *this, "gemm-min-reduction",
+      llvm::cl::desc("Tile contractions whose reduction is at least this "
+                     "long (or dynamic)"),
+      llvm::cl::init(64)};
+  PassOptions::Option<unsigned> splitReductionMin{
+      *this, "split-reduction-min",
+      llvm::cl::desc("Split reductions at least this long into few outputs "
+                     "over several threads per output (0: never)"),
+      llvm::cl::init(4096)};
+  PassOptions::Option<bool> fma{
+      *this, "fma",
+      llvm::cl::desc("Allow fused multiply-add in kernel arithmetic "
+                     "(fastmath<contract>, like nvcc -fmad=true); off: the "
+                     "kernels round every operation like the original step"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> cInterface{
       *this, "c-interface",
       llvm::cl::desc("Emit `_mlir_ciface_<name>` wrappers (memref "

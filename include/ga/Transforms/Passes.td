@@ -391,7 +391,26 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
   let options = [
     Option<"blockSize", "block-size", "unsigned", /*default=*/"256",
            "Threads per block (a multiple of 32, at most 1024); smaller "
-           "iteration spaces get the next multiple of 32">
+           "iteration spaces get the next multiple of 32">,
+    Option<"gemmTile", "gemm-tile", "unsigned", /*default=*/"16",
+           "Tile of the shared-memory contraction kernels (tile x tile "
+           "threads, tile x tile blocks of the operands); 0: no tiling">,
+    Option<"gemmMinReduction", "gemm-min-reduction", "unsigned",
+           /*default=*/"64",
+           "Contractions whose reduction is at least this long (or dynamic) "
+           "are tiled through shared memory; shorter ones use one thread per "
+           "output element">,
+    Option<"splitReductionMin", "split-reduction-min", "unsigned",
+           /*default=*/"4096",
+           "Reductions at least this long into few outputs (fewer than 8192) "
+           "are split over several threads per output: a kernel of partial "
+           "results, then a kernel that combines them into the output; 0: "
+           "never split">,
+    Option<"fma", "fma", "bool", /*default=*/"false",
+           "Allow fused multiply-add in the kernels' floating-point "
+           "arithmetic (fastmath<contract>, like nvcc's -fmad=true): faster "
+           "multiply-add chains, results no longer bitwise those of the "
+           "unfused operations">
   ];
   let statistics = [
     Statistic<"numKernels", "kernels", "Mapped loops (future kernels) created">,
@@ -399,6 +418,10 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
               "Host loads of device memory moved into kernels">,
     Statistic<"numReadBacks", "read-backs",
               "0-d device values copied to the host for host code">,
+    Statistic<"numSplit", "split-reductions",
+              "Reductions split into partial results and a combination">,
+    Statistic<"numTiled", "tiled-contractions",
+              "Contractions tiled through block-scope (shared) memory">,
     Statistic<"numFoldedFills", "folded-fills",
               "linalg.fill ops folded into the op that overwrites them">
   ];
@@ -511,6 +534,68 @@ def BucketGradients : Pass<"ga-bucket-gradients", "func::FuncOp"> {
   ];
   let dependentDialects = ["ga::GADialect", "scf::SCFDialect",
                            "tensor::TensorDialect", "linalg::LinalgDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// CooperativeLoopsToGPU
+//===----------------------------------------------------------------------===//
+
+def CooperativeLoopsToGPU : Pass<"ga-cooperative-loops-to-gpu"> {
+  let summary = "Turn block-cooperative mapped loops into `gpu.launch` with "
+                "workgroup memory and barriers";
+  let description = [{
+    A cooperative loop is an `scf.parallel` mapped to GPU blocks and marked
+    `ga.cooperative` (`--ga-linalg-to-gpu-loops` makes one for each tiled
+    contraction). Its body is what the threads of one block do together:
+    allocate block-scope buffers (`memref.alloc` of static shape), then run
+    thread-level `scf.parallel` loops (mapped to `thread_x/y/z`, constant
+    extents) one after the other, possibly inside uniform `scf.for` loops;
+    every thread-level loop sees what the previous ones wrote. Executed
+    sequentially, e.g. on the CPU, that is ordinary loop semantics. This pass
+    makes each such loop one `gpu.launch`: the block-scope buffers become
+    workgroup attributions (shared memory), each thread-level loop becomes
+    its body executed by every thread (bounds-checked if its extent is smaller
+    than the block), followed by a `gpu.barrier`. `ga.*` attributes move to
+    the launch. Run it before `--convert-parallel-loops-to-gpu`, which only
+    maps loop nests with side effects in the innermost loop.
+
+    Before:
+
+    ```mlir
+    scf.parallel (%bi, %bj) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+      %tile = memref.alloc() : memref<16x17xf32>
+      scf.for %k0 = %c0 to %k step %c16 {
+        scf.parallel (%ty, %tx) = (%c0, %c0) to (%c16, %c16) step (%c1, %c1) {
+          ...  memref.store %a, %tile[%ty, %tx]
+        } {mapping = [#gpu.loop_dim_map<processor = thread_y, ...>, ...]}
+        scf.parallel (%ty, %tx) = (%c0, %c0) to (%c16, %c16) step (%c1, %c1) {
+          ...  memref.load %tile[%ty, %kk]
+        } {mapping = ...}
+      }
+    } {ga.cooperative, mapping = [#gpu.loop_dim_map<processor = block_y, ...>, ...]}
+    ```
+
+    After:
+
+    ```mlir
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %n, %gy = %m, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c16, %sy = %c16, %sz = %c1)
+               workgroup(%tile : memref<16x17xf32, #gpu.address_space<workgroup>>) {
+      scf.for %k0 = %c0 to %k step %c16 {
+        ...  memref.store %a, %tile[%ty, %tx]
+        gpu.barrier
+        ...  memref.load %tile[%ty, %kk]
+        gpu.barrier
+      }
+      gpu.terminator
+    }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numConverted", "converted", "Cooperative loops converted">
+  ];
+  let dependentDialects = ["arith::ArithDialect", "gpu::GPUDialect",
+                           "memref::MemRefDialect", "scf::SCFDialect"];
 }
 
 #endif // GA_TRANSFORMS_PASSES_TD
