@@ -462,6 +462,21 @@ def print_report(r):
             k["acc_bytes"] or "-"))
     a = r["accumulation_bytes_per_micro_batch"]
     regs = [k["registers"] for k in r["kernels"] if k["registers"] is not None]
+    # Per kind of kernel (the name without step and number).
+    kinds = {}
+    for k in r["kernels"]:
+        kind = re.sub(r"^.*_k\d+_", "", k["kernel"])
+        e = kinds.setdefault(kind, {"loop": 0, "once": 0, "regs": [], "smem": 0})
+        e[k["where"]] += 1
+        if k["registers"] is not None:
+            e["regs"].append(k["registers"])
+        e["smem"] = max(e["smem"], k["smem"] or 0)
+    print("   by kind: " + "; ".join(
+        "%s %d+%d regs %s%s" % (
+            kind, e["loop"], e["once"],
+            "%d-%d" % (min(e["regs"]), max(e["regs"])) if e["regs"] else "?",
+            " smem %d" % e["smem"] if e["smem"] else "")
+        for kind, e in sorted(kinds.items())) + "  (per micro-batch + once)")
     print("   registers: max %s, spills: %d kernels" % (
         max(regs) if regs else "?",
         sum(1 for k in r["kernels"] if k["spill_stores"] or k["spill_loads"])))

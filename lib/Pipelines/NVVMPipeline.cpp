@@ -112,12 +112,10 @@ struct PrepareGPUStepPass
       SmallVector<OpOperand *> uses;
       for (OpOperand &use : fill->getResult(0).getUses())
         uses.push_back(&use);
-      // The first use keeps the original; the others get a fresh fill right
-      // before them (same block as the user, so it runs as often as needed).
+      // The first use keeps the original; the others (inits of other ops,
+      // several accumulators of one loop started from the same zeros) get a
+      // fresh fill right before their user.
       for (OpOperand *use : llvm::drop_begin(uses)) {
-        auto dps = dyn_cast<DestinationStyleOpInterface>(use->getOwner());
-        if (!dps || !dps.isDpsInit(use))
-          continue;
         OpBuilder b(use->getOwner());
         Operation *clone = b.clone(*fill);
         use->set(clone->getResult(0));

@@ -296,10 +296,21 @@ static linalg::LinalgOp findFoldableFill(linalg::LinalgOp op,
     if (isa<MemRefType>(in->get().getType()) &&
         getRootBuffer(in->get()) == root)
       return {};
+  // Reshapes (expand/collapse_shape) view the whole buffer: a fill of the
+  // buffer is a fill of any reshape of it.
+  auto stripReshapes = [](Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(def))
+        break;
+      v = def->getOperand(0);
+    }
+    return v;
+  };
+  Value target = stripReshapes(init.get());
   for (Operation *it = op->getPrevNode(); it; it = it->getPrevNode()) {
     if (auto fill = dyn_cast<linalg::LinalgOp>(it))
       if (fill.hasPureBufferSemantics() && isFillLike(fill) &&
-          fill.getDpsInits()[0] == init.get())
+          stripReshapes(fill.getDpsInits()[0]) == target)
         return fill;
     if (mayAccess(it, root))
       return {};
