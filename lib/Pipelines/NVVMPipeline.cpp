@@ -113,8 +113,10 @@ struct PrepareGPUStepPass
       for (OpOperand &use : fill->getResult(0).getUses())
         uses.push_back(&use);
       // The first use keeps the original; the others (inits of other ops,
-      // several accumulators of one loop started from the same zeros) get a
-      // fresh fill right before their user.
+      // directly or through a reshape; several accumulators of one loop
+      // started from the same zeros) get a fresh fill right before their
+      // user. (A second read-only user costs one more fill kernel, but such
+      // users are rare; a write through a shared fill costs a copy kernel.)
       for (OpOperand *use : llvm::drop_begin(uses)) {
         OpBuilder b(use->getOwner());
         Operation *clone = b.clone(*fill);
