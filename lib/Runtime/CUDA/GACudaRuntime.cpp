@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <vector>
 
 namespace {
 
@@ -203,8 +204,31 @@ extern "C" void mgpuLaunchKernel(GAFunction function, intptr_t gridX,
 // Streams and events
 //===----------------------------------------------------------------------===//
 
+// The lowered code creates a stream for every region of launches (one per
+// micro-batch: gpu-async-region) and destroys it after synchronizing; a
+// small pool makes that a list operation instead of two driver calls.
+namespace {
+struct StreamPool {
+  std::mutex mutex;
+  std::vector<CUstream> free;
+};
+StreamPool &streamPool() {
+  static StreamPool *pool = new StreamPool(); // never destroyed: used at exit
+  return *pool;
+}
+} // namespace
+
 extern "C" GAStream mgpuStreamCreate(void) {
   state();
+  {
+    StreamPool &pool = streamPool();
+    std::lock_guard<std::mutex> lock(pool.mutex);
+    if (!pool.free.empty()) {
+      CUstream s = pool.free.back();
+      pool.free.pop_back();
+      return reinterpret_cast<GAStream>(s);
+    }
+  }
   CUstream stream = nullptr;
   GA_CUDA_CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
   return reinterpret_cast<GAStream>(stream);
@@ -212,6 +236,15 @@ extern "C" GAStream mgpuStreamCreate(void) {
 
 extern "C" void mgpuStreamDestroy(GAStream stream) {
   state();
+  // Returned to the pool only once idle, like cuStreamDestroy's semantics
+  // (work already queued completes).
+  GA_CUDA_CHECK(cuStreamSynchronize(reinterpret_cast<CUstream>(stream)));
+  StreamPool &pool = streamPool();
+  std::lock_guard<std::mutex> lock(pool.mutex);
+  if (pool.free.size() < 16) {
+    pool.free.push_back(reinterpret_cast<CUstream>(stream));
+    return;
+  }
   GA_CUDA_CHECK(cuStreamDestroy(reinterpret_cast<CUstream>(stream)));
 }
 
