@@ -216,13 +216,18 @@ void BatchDependence::analyze() {
       numLevels = std::max(numLevels, cls.level);
 }
 
-void BatchDependence::visit(Operation *op) {
+SmallVector<Value> mlir::ga::getOpInputs(Operation *op) {
   SmallVector<Value> inputs(op->getOperands());
   if (op->getNumRegions()) {
     llvm::SetVector<Value> captured;
     getUsedValuesDefinedAbove(op->getRegions(), captured);
     inputs.append(captured.begin(), captured.end());
   }
+  return inputs;
+}
+
+void BatchDependence::visit(Operation *op) {
+  SmallVector<Value> inputs = getOpInputs(op);
   bool perSample =
       llvm::any_of(inputs, [&](Value v) { return getClass(v).isBatched(); });
   if (!perSample) {
@@ -502,13 +507,8 @@ void BatchDependence::visitLinalg(Operation *op) {
     }
   }
 
-  SmallVector<Value> inputs(op->getOperands());
-  llvm::SetVector<Value> captured;
-  getUsedValuesDefinedAbove(op->getRegions(), captured);
-  inputs.append(captured.begin(), captured.end());
+  SmallVector<Value> inputs = getOpInputs(op);
   bool dependsOnParams = joinInputs(inputs).dependsOnParams;
-  for (Value input : inputs)
-    dependsOnParams |= getClass(input).dependsOnParams;
 
   PerSampleOpInfo info;
   info.batchLoop = loop;
@@ -626,12 +626,7 @@ void BatchDependence::visitElementwise(Operation *op) {
 }
 
 void BatchDependence::visitTensorOp(Operation *op) {
-  SmallVector<Value> inputs(op->getOperands());
-  if (op->getNumRegions()) {
-    llvm::SetVector<Value> captured;
-    getUsedValuesDefinedAbove(op->getRegions(), captured);
-    inputs.append(captured.begin(), captured.end());
-  }
+  SmallVector<Value> inputs = getOpInputs(op);
   auto finish = [&](int64_t dim, int64_t factor) {
     unsigned level = checkCoupling(op, inputs);
     BatchClass cls = makeBatched(dim, factor);
@@ -884,12 +879,8 @@ void BatchDependence::placeReductions() {
     if (isPerSample(&op))
       continue;
     unsigned after = 0;
-    for (Value operand : op.getOperands())
-      after = std::max(after, getAvailableAfter(operand));
-    llvm::SetVector<Value> captured;
-    getUsedValuesDefinedAbove(op.getRegions(), captured);
-    for (Value value : captured)
-      after = std::max(after, getAvailableAfter(value));
+    for (Value input : getOpInputs(&op))
+      after = std::max(after, getAvailableAfter(input));
     for (Value result : op.getResults())
       if (getClass(result).isPostReduction())
         availableAfter[result] = after;

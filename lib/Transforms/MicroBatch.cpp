@@ -274,10 +274,7 @@ LevelPlan StepRewriter::planLevel(unsigned level) {
   for (Operation *op : llvm::reverse(originalOps)) {
     if (!plan.local.count(op) && !accumulated.count(op))
       continue;
-    SmallVector<Value> inputs(op->getOperands());
-    llvm::SetVector<Value> captured;
-    getUsedValuesDefinedAbove(op->getRegions(), captured);
-    inputs.append(captured.begin(), captured.end());
+    SmallVector<Value> inputs = getOpInputs(op);
     bool isAccumulatorOnly = accumulated.count(op) && !plan.local.count(op);
     for (Value input : inputs) {
       Operation *def = input.getDefiningOp();

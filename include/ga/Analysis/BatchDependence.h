@@ -166,6 +166,10 @@ private:
   DenseMap<Value, unsigned> availableAfter;
 };
 
+/// The values `op` reads: its operands, then the values its regions use from
+/// above.
+SmallVector<Value> getOpInputs(Operation *op);
+
 /// The functions named by `funcNames` or, when it is empty, every function
 /// with a `ga.batch` argument. Emits an error for a name that is not a
 /// function with a body.
