@@ -88,6 +88,11 @@ struct Instance {
       remat;
 };
 
+/// Rewrites one training step accepted by the batch-dependence analysis:
+/// for each loop level, plans which ops the loop body needs, emits the loops
+/// (one per micro-batch size) with their accumulators, replaces the
+/// reductions by the loops' results, moves the post-reduction ops after their
+/// loop and finally erases the original per-sample ops.
 class StepRewriter {
 public:
   struct Config {
