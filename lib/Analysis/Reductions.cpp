@@ -31,6 +31,18 @@ mlir::ga::getCombinerKind(linalg::LinalgOp op, unsigned resultIndex) {
   return std::nullopt;
 }
 
+bool mlir::ga::isFillLike(linalg::LinalgOp op) {
+  if (isa<linalg::FillOp>(op))
+    return true;
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0 ||
+      op.hasIndexSemantics())
+    return false;
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (isa<ShapedType>(in->get().getType()))
+      return false;
+  return !op.payloadUsesValueFromOperand(op.getDpsInitOperand(0));
+}
+
 bool mlir::ga::isNeutralTensor(Value value, vector::CombiningKind kind) {
   Attribute element;
   if (auto fill = value.getDefiningOp<linalg::FillOp>()) {

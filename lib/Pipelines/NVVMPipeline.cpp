@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ga/Analysis/Reductions.h"
 #include "ga/Pipelines/Pipelines.h"
 #include "ga/Transforms/Passes.h"
 
@@ -65,20 +66,6 @@ namespace {
 /// * gives each use of a multi-use `linalg.fill` as an init its own fill, so
 ///   that bufferization writes every consumer in place instead of copying the
 ///   filled buffer (a copy kernel per use and micro-batch).
-/// A `linalg.fill`, or a `linalg.generic` that does the same (what
-/// generalization makes of one): no shaped inputs, no reductions, one output
-/// whose value the payload does not read.
-static bool isFillLike(linalg::LinalgOp op) {
-  if (isa<linalg::FillOp>(op))
-    return true;
-  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0 ||
-      op.hasIndexSemantics())
-    return false;
-  for (OpOperand *in : op.getDpsInputOperands())
-    if (isa<ShapedType>(in->get().getType()))
-      return false;
-  return !op.payloadUsesValueFromOperand(op.getDpsInitOperand(0));
-}
 
 struct PrepareGPUStepPass
     : public PassWrapper<PrepareGPUStepPass, OperationPass<ModuleOp>> {
@@ -160,9 +147,10 @@ struct WrapTensorBoundaryPass
       };
       if (!hasMemRef(type.getInputs()) && !hasMemRef(type.getResults()))
         continue;
-      for (Type t : llvm::concat<const Type>(type.getInputs(),
-                                             type.getResults()))
-        if (auto m = dyn_cast<MemRefType>(t); m && !m.getLayout().isIdentity()) {
+      for (Type t :
+           llvm::concat<const Type>(type.getInputs(), type.getResults()))
+        if (auto m = dyn_cast<MemRefType>(t);
+            m && !m.getLayout().isIdentity()) {
           fn.emitError() << "tensor-boundary needs identity layouts at the "
                             "function boundary, got "
                          << m;
@@ -187,19 +175,17 @@ struct WrapTensorBoundaryPass
       b.setInsertionPointToStart(entry);
       SmallVector<Value> args;
       for (auto [arg, t] : llvm::zip(entry->getArguments(), type.getInputs()))
-        args.push_back(isa<MemRefType>(t)
-                           ? bufferization::ToBufferOp::create(b, fn.getLoc(),
-                                                               t, arg)
-                                 .getResult()
-                           : Value(arg));
+        args.push_back(isa<MemRefType>(t) ? bufferization::ToBufferOp::create(
+                                                b, fn.getLoc(), t, arg)
+                                                .getResult()
+                                          : Value(arg));
       auto call = func::CallOp::create(b, fn.getLoc(), fn, args);
       SmallVector<Value> results;
       for (auto [r, t] : llvm::zip(call.getResults(), outs))
         results.push_back(
             isa<MemRefType>(r.getType())
-                ? bufferization::ToTensorOp::create(b, fn.getLoc(), t, r,
-                                                    b.getUnitAttr(),
-                                                    b.getUnitAttr())
+                ? bufferization::ToTensorOp::create(
+                      b, fn.getLoc(), t, r, b.getUnitAttr(), b.getUnitAttr())
                       .getResult()
                 : Value(r));
       func::ReturnOp::create(b, fn.getLoc(), results);
@@ -296,15 +282,12 @@ struct PlaceBuffersOnDevicePass
       std::string what = "kernel";
       if (auto kind = launch->getAttrOfType<StringAttr>("ga.kernel"))
         what = kind.str();
-      std::string name = llvm::formatv("{0}_k{1:2}_{2}{3}", fn.getSymName(),
-                                       counter++, what,
-                                       launch->hasAttr("ga.accumulates")
-                                           ? "_acc"
-                                           : "")
-                             .str();
+      std::string name =
+          llvm::formatv("{0}_k{1:2}_{2}{3}", fn.getSymName(), counter++, what,
+                        launch->hasAttr("ga.accumulates") ? "_acc" : "")
+              .str();
       std::replace(name.begin(), name.end(), '.', '_');
-      launch.setFunctionAttr(
-          FlatSymbolRefAttr::get(launch.getContext(), name));
+      launch.setFunctionAttr(FlatSymbolRefAttr::get(launch.getContext(), name));
       launch.setModuleAttr(
           FlatSymbolRefAttr::get(launch.getContext(), moduleName));
       return WalkResult::skip();
@@ -364,17 +347,18 @@ struct CheckCUDAToolkitPass
       if (const char *v = std::getenv(var); v && *v)
         return;
     getOperation().walk([&](gpu::GPUModuleOp module) {
-      module.walk([&](Operation *op) {
-        if (op->getName().getDialectNamespace() != "math")
-          return WalkResult::advance();
-        op->emitError()
-            << "this kernel calls libdevice for '" << op->getName()
-            << "': set CUDA_HOME (or CUDA_ROOT, CUDA_PATH) to the CUDA "
-               "toolkit so that NVVM serialization can link "
-               "nvvm/libdevice/libdevice.10.bc";
-        signalPassFailure();
-        return WalkResult::interrupt();
-      });
+      module.walk(
+          [&](Operation *op) {
+            if (op->getName().getDialectNamespace() != "math")
+              return WalkResult::advance();
+            op->emitError()
+                << "this kernel calls libdevice for '" << op->getName()
+                << "': set CUDA_HOME (or CUDA_ROOT, CUDA_PATH) to the CUDA "
+                   "toolkit so that NVVM serialization can link "
+                   "nvvm/libdevice/libdevice.10.bc";
+            signalPassFailure();
+            return WalkResult::interrupt();
+          });
     });
   }
 };

@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ga/Analysis/Reductions.h"
 #include "ga/Transforms/Passes.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
@@ -140,8 +141,7 @@ struct KernelLoopBuilder {
         ValueRange{one, one},
         [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
           Value lin = arith::AddIOp::create(
-              nb, nloc, arith::MulIOp::create(nb, nloc, ivs[0], block),
-              ivs[1]);
+              nb, nloc, arith::MulIOp::create(nb, nloc, ivs[0], block), ivs[1]);
           auto emitBody = [&](OpBuilder &bb, Location bl) {
             SmallVector<Value> idx(sizes.size());
             Value rest = lin;
@@ -170,11 +170,10 @@ struct KernelLoopBuilder {
         });
     MLIRContext *ctx = b.getContext();
     AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
-    (void)gpu::setMappingAttr(
-        par, {gpu::ParallelLoopDimMappingAttr::get(ctx, gpu::Processor::BlockX,
-                                                   id, id),
-              gpu::ParallelLoopDimMappingAttr::get(
-                  ctx, gpu::Processor::ThreadX, id, id)});
+    (void)gpu::setMappingAttr(par, {gpu::ParallelLoopDimMappingAttr::get(
+                                        ctx, gpu::Processor::BlockX, id, id),
+                                    gpu::ParallelLoopDimMappingAttr::get(
+                                        ctx, gpu::Processor::ThreadX, id, id)});
     return par;
   }
 };
@@ -263,28 +262,12 @@ static bool mayAccess(Operation *op, Value root) {
   return r.wasInterrupted();
 }
 
-/// A `linalg.fill`, or a `linalg.generic` that does the same (what
-/// generalization makes of one): no shaped inputs, no reductions, one output
-/// whose value the payload does not read.
-static bool isFillLike(linalg::LinalgOp op) {
-  if (isa<linalg::FillOp>(op))
-    return true;
-  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0 ||
-      op.hasIndexSemantics())
-    return false;
-  for (OpOperand *in : op.getDpsInputOperands())
-    if (isa<ShapedType>(in->get().getType()))
-      return false;
-  return !op.payloadUsesValueFromOperand(op.getDpsInitOperand(0));
-}
-
 /// A fill (see isFillLike) of exactly the buffer `init` of `op` that nothing
 /// reads
 /// before `op` overwrites every element of it: `op` can start from the fill
 /// value instead of reading it back (one kernel and one pass over the buffer
 /// fewer). Null if there is none.
-static linalg::LinalgOp findFoldableFill(linalg::LinalgOp op,
-                                         OpOperand &init) {
+static linalg::LinalgOp findFoldableFill(linalg::LinalgOp op, OpOperand &init) {
   AffineMap map = op.getMatchingIndexingMap(&init);
   auto type = dyn_cast<MemRefType>(init.get().getType());
   if (!type || !map.isProjectedPermutation() ||
@@ -378,9 +361,10 @@ static void annotateKernel(scf::ParallelOp par, Operation *from,
 static std::string describeKernel(linalg::LinalgOp op) {
   if (!isa<linalg::GenericOp>(op))
     return op->getName().stripDialect().str();
-  bool hasTensorInput = llvm::any_of(op.getDpsInputOperands(), [](OpOperand *in) {
-    return isa<ShapedType>(in->get().getType());
-  });
+  bool hasTensorInput =
+      llvm::any_of(op.getDpsInputOperands(), [](OpOperand *in) {
+        return isa<ShapedType>(in->get().getType());
+      });
   if (!hasTensorInput)
     return "fill";
   if (op.getNumReductionLoops() == 0)
@@ -437,8 +421,7 @@ LogicalResult LinalgToGPULoopsPass::lowerLinalgOp(linalg::LinalgOp op) {
   Block *payload = op.getBlock();
   Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
   auto par = kernelBuilder().build(
-      b, loc, orderedSizes,
-      [&](OpBuilder &nb, Location nloc, ValueRange pivs) {
+      b, loc, orderedSizes, [&](OpBuilder &nb, Location nloc, ValueRange pivs) {
         SmallVector<Value> ivs(numLoops, zero);
         for (auto [k, d] : llvm::enumerate(order))
           ivs[d] = pivs[k];
@@ -477,9 +460,8 @@ LogicalResult LinalgToGPULoopsPass::lowerLinalgOp(linalg::LinalgOp op) {
             fillArgs.push_back(Value());
             outInit.push_back(clonePayload(nb, fill, fillArgs, ivs)[0]);
           } else if (op.payloadUsesValueFromOperand(&out)) {
-            outInit.push_back(loadOperand(nb, nloc, out.get(),
-                                          op.getMatchingIndexingMap(&out),
-                                          ivs));
+            outInit.push_back(loadOperand(
+                nb, nloc, out.get(), op.getMatchingIndexingMap(&out), ivs));
           } else {
             // Not read by the payload: any value (an iter_arg needs one).
             outInit.push_back(reductionDims.empty() ? Value()
@@ -487,14 +469,12 @@ LogicalResult LinalgToGPULoopsPass::lowerLinalgOp(linalg::LinalgOp op) {
           }
         }
         unsigned numInputs = op.getNumDpsInputs();
-        auto computeAt = [&](OpBuilder &ib, Location il,
-                             ArrayRef<Value> allIvs,
+        auto computeAt = [&](OpBuilder &ib, Location il, ArrayRef<Value> allIvs,
                              ValueRange current) -> SmallVector<Value> {
           SmallVector<Value> bound(args);
           for (OpOperand *in : deferred)
-            bound[in->getOperandNumber()] =
-                loadOperand(ib, il, in->get(), op.getMatchingIndexingMap(in),
-                            allIvs);
+            bound[in->getOperandNumber()] = loadOperand(
+                ib, il, in->get(), op.getMatchingIndexingMap(in), allIvs);
           for (auto [k, v] : llvm::enumerate(current))
             bound[numInputs + k] = v;
           return clonePayload(ib, op, bound, allIvs);
@@ -521,8 +501,8 @@ LogicalResult LinalgToGPULoopsPass::lowerLinalgOp(linalg::LinalgOp op) {
           results.assign(nest.results.begin(), nest.results.end());
         }
         for (auto [out, v] : llvm::zip(op.getDpsInitsMutable(), results)) {
-          SmallVector<Value> idx = indicesFor(
-              nb, nloc, op.getMatchingIndexingMap(&out), ivs);
+          SmallVector<Value> idx =
+              indicesFor(nb, nloc, op.getMatchingIndexingMap(&out), ivs);
           memref::StoreOp::create(nb, nloc, v, out.get(), idx);
         }
       });
@@ -590,7 +570,8 @@ static std::optional<ContractionRoles> matchContraction(linalg::LinalgOp op) {
   if (!a || !b)
     return std::nullopt;
   // I: the parallel dimension of A that is not shared with B.
-  AffineMap am = op.getMatchingIndexingMap(a), bm = op.getMatchingIndexingMap(b);
+  AffineMap am = op.getMatchingIndexingMap(a),
+            bm = op.getMatchingIndexingMap(b);
   for (unsigned d = 0, e = op.getNumLoops(); d < e; ++d) {
     if (d == roles.k || d == roles.j || !am.isFunctionOfDim(d))
       continue;
@@ -620,22 +601,20 @@ static std::optional<ContractionRoles> matchContraction(linalg::LinalgOp op) {
 
 /// A block-level parallel loop over `tile` x `tile` threads, mapped to
 /// (thread_y, thread_x): scf.parallel (%ty, %tx) = (0, 0) to (tile, tile).
-static void buildThreadLoop(
-    OpBuilder &b, Location loc, Value tile, Value zero, Value one,
-    function_ref<void(OpBuilder &, Location, Value, Value)> body) {
+static void
+buildThreadLoop(OpBuilder &b, Location loc, Value tile, Value zero, Value one,
+                function_ref<void(OpBuilder &, Location, Value, Value)> body) {
   auto par = scf::ParallelOp::create(
       b, loc, ValueRange{zero, zero}, ValueRange{tile, tile},
-      ValueRange{one, one},
-      [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+      ValueRange{one, one}, [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
         body(nb, nloc, ivs[0], ivs[1]);
       });
   MLIRContext *ctx = b.getContext();
   AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
-  (void)gpu::setMappingAttr(
-      par, {gpu::ParallelLoopDimMappingAttr::get(ctx, gpu::Processor::ThreadY,
-                                                 id, id),
-            gpu::ParallelLoopDimMappingAttr::get(ctx, gpu::Processor::ThreadX,
-                                                 id, id)});
+  (void)gpu::setMappingAttr(par, {gpu::ParallelLoopDimMappingAttr::get(
+                                      ctx, gpu::Processor::ThreadY, id, id),
+                                  gpu::ParallelLoopDimMappingAttr::get(
+                                      ctx, gpu::Processor::ThreadX, id, id)});
 }
 
 FailureOr<scf::ParallelOp>
@@ -720,28 +699,27 @@ LinalgToGPULoopsPass::lowerTiledContraction(linalg::LinalgOp op) {
 
         // 1. The running values: the accumulator's elements (or the value of
         //    a folded fill).
-        buildThreadLoop(sb, nloc, tile, zero, one,
-                        [&](OpBuilder &tb, Location tl, Value ty, Value tx) {
-                          Value i = arith::AddIOp::create(tb, tl, i0, ty);
-                          Value j = arith::AddIOp::create(tb, tl, j0, tx);
-                          ifThen(tb, tl, inBounds(tb, tl, i, j),
-                                 [&](OpBuilder &cb, Location cl) {
-                                   Value v;
-                                   if (fill) {
-                                     SmallVector<Value> args;
-                                     for (OpOperand *in :
-                                          fill.getDpsInputOperands())
-                                       args.push_back(in->get());
-                                     args.push_back(Value());
-                                     v = clonePayload(cb, fill, args, {})[0];
-                                   } else {
-                                     v = loadOperand(cb, cl, out, outMap,
-                                                     ivsFor(i, j, zero));
-                                   }
-                                   memref::StoreOp::create(cb, cl, v, acc,
-                                                           ValueRange{ty, tx});
-                                 });
-                        });
+        buildThreadLoop(
+            sb, nloc, tile, zero, one,
+            [&](OpBuilder &tb, Location tl, Value ty, Value tx) {
+              Value i = arith::AddIOp::create(tb, tl, i0, ty);
+              Value j = arith::AddIOp::create(tb, tl, j0, tx);
+              ifThen(
+                  tb, tl, inBounds(tb, tl, i, j),
+                  [&](OpBuilder &cb, Location cl) {
+                    Value v;
+                    if (fill) {
+                      SmallVector<Value> args;
+                      for (OpOperand *in : fill.getDpsInputOperands())
+                        args.push_back(in->get());
+                      args.push_back(Value());
+                      v = clonePayload(cb, fill, args, {})[0];
+                    } else {
+                      v = loadOperand(cb, cl, out, outMap, ivsFor(i, j, zero));
+                    }
+                    memref::StoreOp::create(cb, cl, v, acc, ValueRange{ty, tx});
+                  });
+            });
 
         // 2. Over K by tiles: stage a tile of A (rows I) and of B (rows J),
         //    then every thread advances its running value over the tile.
@@ -753,8 +731,8 @@ LinalgToGPULoopsPass::lowerTiledContraction(linalg::LinalgOp op) {
                   [&](OpBuilder &tb, Location tl, Value ty, Value tx) {
                     // For each operand, the thread index that walks its
                     // contiguous dimension is tx (coalesced loads).
-                    auto stage = [&](OpOperand *in, Value rowBase, Value rowSize,
-                                     Value buffer, bool isA) {
+                    auto stage = [&](OpOperand *in, Value rowBase,
+                                     Value rowSize, Value buffer, bool isA) {
                       AffineMap m = op.getMatchingIndexingMap(in);
                       bool kLast = cast<AffineDimExpr>(m.getResults().back())
                                        .getPosition() == roles->k;
@@ -782,65 +760,68 @@ LinalgToGPULoopsPass::lowerTiledContraction(linalg::LinalgOp op) {
                   [&](OpBuilder &tb, Location tl, Value ty, Value tx) {
                     Value i = arith::AddIOp::create(tb, tl, i0, ty);
                     Value j = arith::AddIOp::create(tb, tl, j0, tx);
-                    ifThen(tb, tl, inBounds(tb, tl, i, j), [&](OpBuilder &cb,
-                                                               Location cl) {
-                      Value left = arith::SubIOp::create(cb, cl, sizeK, k0);
-                      Value kmax = arith::MinUIOp::create(cb, cl, left, tile);
-                      Value s0 = memref::LoadOp::create(cb, cl, acc,
-                                                        ValueRange{ty, tx});
-                      auto loop = scf::ForOp::create(
-                          cb, cl, zero, kmax, one, ValueRange{s0},
-                          [&](OpBuilder &kb, Location kl, Value kk,
-                              ValueRange iter) {
-                            SmallVector<Value> args(payload->getNumArguments());
-                            for (OpOperand *in : op.getDpsInputOperands()) {
-                              unsigned n = in->getOperandNumber();
-                              if (in == roles->a)
-                                args[n] = memref::LoadOp::create(
-                                    kb, kl, as, ValueRange{ty, kk});
-                              else if (in == roles->b)
-                                args[n] = memref::LoadOp::create(
-                                    kb, kl, bs, ValueRange{tx, kk});
-                              else
-                                args[n] = in->get();
-                            }
-                            args.back() = iter[0];
-                            Value k = arith::AddIOp::create(kb, kl, k0, kk);
-                            SmallVector<Value> r =
-                                clonePayload(kb, op, args, ivsFor(i, j, k));
-                            scf::YieldOp::create(kb, kl, r);
-                          });
-                      memref::StoreOp::create(cb, cl, loop.getResult(0), acc,
-                                              ValueRange{ty, tx});
-                    });
+                    ifThen(
+                        tb, tl, inBounds(tb, tl, i, j),
+                        [&](OpBuilder &cb, Location cl) {
+                          Value left = arith::SubIOp::create(cb, cl, sizeK, k0);
+                          Value kmax =
+                              arith::MinUIOp::create(cb, cl, left, tile);
+                          Value s0 = memref::LoadOp::create(cb, cl, acc,
+                                                            ValueRange{ty, tx});
+                          auto loop = scf::ForOp::create(
+                              cb, cl, zero, kmax, one, ValueRange{s0},
+                              [&](OpBuilder &kb, Location kl, Value kk,
+                                  ValueRange iter) {
+                                SmallVector<Value> args(
+                                    payload->getNumArguments());
+                                for (OpOperand *in : op.getDpsInputOperands()) {
+                                  unsigned n = in->getOperandNumber();
+                                  if (in == roles->a)
+                                    args[n] = memref::LoadOp::create(
+                                        kb, kl, as, ValueRange{ty, kk});
+                                  else if (in == roles->b)
+                                    args[n] = memref::LoadOp::create(
+                                        kb, kl, bs, ValueRange{tx, kk});
+                                  else
+                                    args[n] = in->get();
+                                }
+                                args.back() = iter[0];
+                                Value k = arith::AddIOp::create(kb, kl, k0, kk);
+                                SmallVector<Value> r =
+                                    clonePayload(kb, op, args, ivsFor(i, j, k));
+                                scf::YieldOp::create(kb, kl, r);
+                              });
+                          memref::StoreOp::create(cb, cl, loop.getResult(0),
+                                                  acc, ValueRange{ty, tx});
+                        });
                   });
               scf::YieldOp::create(fb, fl);
             });
 
         // 3. Write back: the accumulator once per element.
-        buildThreadLoop(sb, nloc, tile, zero, one,
-                        [&](OpBuilder &tb, Location tl, Value ty, Value tx) {
-                          Value i = arith::AddIOp::create(tb, tl, i0, ty);
-                          Value j = arith::AddIOp::create(tb, tl, j0, tx);
-                          ifThen(tb, tl, inBounds(tb, tl, i, j),
-                                 [&](OpBuilder &cb, Location cl) {
-                                   Value v = memref::LoadOp::create(
-                                       cb, cl, acc, ValueRange{ty, tx});
-                                   memref::StoreOp::create(
-                                       cb, cl, v, out,
-                                       indicesFor(cb, cl, outMap,
-                                                  ivsFor(i, j, zero)));
-                                 });
-                        });
+        buildThreadLoop(
+            sb, nloc, tile, zero, one,
+            [&](OpBuilder &tb, Location tl, Value ty, Value tx) {
+              Value i = arith::AddIOp::create(tb, tl, i0, ty);
+              Value j = arith::AddIOp::create(tb, tl, j0, tx);
+              ifThen(tb, tl, inBounds(tb, tl, i, j),
+                     [&](OpBuilder &cb, Location cl) {
+                       Value v = memref::LoadOp::create(cb, cl, acc,
+                                                        ValueRange{ty, tx});
+                       memref::StoreOp::create(
+                           cb, cl, v, out,
+                           indicesFor(cb, cl, outMap, ivsFor(i, j, zero)));
+                     });
+            });
       });
   MLIRContext *ctx = b.getContext();
   AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
-  (void)gpu::setMappingAttr(
-      par,
-      {gpu::ParallelLoopDimMappingAttr::get(ctx, gpu::Processor::BlockZ, id, id),
-       gpu::ParallelLoopDimMappingAttr::get(ctx, gpu::Processor::BlockY, id, id),
-       gpu::ParallelLoopDimMappingAttr::get(ctx, gpu::Processor::BlockX, id,
-                                            id)});
+  (void)gpu::setMappingAttr(par, {gpu::ParallelLoopDimMappingAttr::get(
+                                      ctx, gpu::Processor::BlockZ, id, id),
+                                  gpu::ParallelLoopDimMappingAttr::get(
+                                      ctx, gpu::Processor::BlockY, id, id),
+                                  gpu::ParallelLoopDimMappingAttr::get(
+                                      ctx, gpu::Processor::BlockX, id, id)});
   par->setAttr(kCooperativeAttr, UnitAttr::get(ctx));
   annotateKernel(par, op, "gemm");
   op->erase();
@@ -922,7 +903,8 @@ LogicalResult LinalgToGPULoopsPass::lowerSplitReduction(linalg::LinalgOp op) {
   auto partialType = MemRefType::get({splits, outputs}, elt);
   Value partial = memref::AllocOp::create(b, loc, partialType);
   Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
-  Value chunkV = constIndex(b, loc, chunk), lengthV = constIndex(b, loc, length);
+  Value chunkV = constIndex(b, loc, chunk),
+        lengthV = constIndex(b, loc, length);
   unsigned numLoops = op.getNumLoops();
   auto linearOutput = [&](OpBuilder &nb, Location nloc, ArrayRef<Value> ivs) {
     Value lin = zero;
@@ -1004,11 +986,10 @@ LogicalResult LinalgToGPULoopsPass::lowerSplitReduction(linalg::LinalgOp op) {
         }
         Value p = linearOutput(nb, nloc, ivs);
         auto loop = scf::ForOp::create(
-            nb, nloc, zero, constIndex(nb, nloc, splits), one,
-            ValueRange{acc},
+            nb, nloc, zero, constIndex(nb, nloc, splits), one, ValueRange{acc},
             [&](OpBuilder &lb, Location ll, Value sIdx, ValueRange iter) {
-              Value v = memref::LoadOp::create(lb, ll, partial,
-                                               ValueRange{sIdx, p});
+              Value v =
+                  memref::LoadOp::create(lb, ll, partial, ValueRange{sIdx, p});
               IRMapping map;
               Value other = combiner->getOperand(0) == outArg
                                 ? combiner->getOperand(1)
@@ -1038,9 +1019,8 @@ LogicalResult LinalgToGPULoopsPass::lowerCopy(memref::CopyOp op) {
   auto type = cast<MemRefType>(op.getSource().getType());
   SmallVector<Value> sizes;
   for (int64_t d = 0, e = type.getRank(); d < e; ++d)
-    sizes.push_back(
-        getValueOrCreateConstantIndexOp(b, loc, memref::getMixedSize(
-                                                    b, loc, op.getSource(), d)));
+    sizes.push_back(getValueOrCreateConstantIndexOp(
+        b, loc, memref::getMixedSize(b, loc, op.getSource(), d)));
   Value src = op.getSource(), dst = op.getTarget();
   auto par = kernelBuilder().build(
       b, loc, sizes, [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
@@ -1148,8 +1128,7 @@ LogicalResult LinalgToGPULoopsPass::sinkHostLoads(func::FuncOp func) {
         InFlightDiagnostic diag =
             hostUser->emitOpError()
             << "on the host uses an element of a device buffer of rank "
-            << type.getRank()
-            << "; only 0-d buffers are read back to the host";
+            << type.getRank() << "; only 0-d buffers are read back to the host";
         diag.attachNote(load.getLoc()) << "loaded here";
         return failure();
       }
@@ -1224,9 +1203,9 @@ static void allowContraction(scf::ParallelOp kernel) {
     arith::FastMathFlags flags = arith::FastMathFlags::none;
     if (auto attr = raw->getAttrOfType<arith::FastMathFlagsAttr>(name))
       flags = attr.getValue();
-    raw->setAttr(name, arith::FastMathFlagsAttr::get(
-                           raw->getContext(),
-                           flags | arith::FastMathFlags::contract));
+    raw->setAttr(
+        name, arith::FastMathFlagsAttr::get(
+                  raw->getContext(), flags | arith::FastMathFlags::contract));
   });
 }
 
@@ -1266,10 +1245,9 @@ void LinalgToGPULoopsPass::runOnOperation() {
     LogicalResult r = success();
     if (auto copy = dyn_cast<memref::CopyOp>(op))
       r = lowerCopy(copy);
-    else
-      if (failed(lowerTiledContraction(cast<linalg::LinalgOp>(op))) &&
-          failed(lowerSplitReduction(cast<linalg::LinalgOp>(op))))
-        r = lowerLinalgOp(cast<linalg::LinalgOp>(op));
+    else if (failed(lowerTiledContraction(cast<linalg::LinalgOp>(op))) &&
+             failed(lowerSplitReduction(cast<linalg::LinalgOp>(op))))
+      r = lowerLinalgOp(cast<linalg::LinalgOp>(op));
     if (failed(r))
       return signalPassFailure();
   }

@@ -706,6 +706,30 @@ static void addEntryWrapper(ModuleOp module, func::FuncOp step) {
 // Running
 //===----------------------------------------------------------------------===//
 
+/// Reads `fd` until end of file (retrying interrupted reads) and closes it.
+static std::string drainPipe(int fd) {
+  std::string data;
+  char buf[1 << 16];
+  while (true) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    data.append(buf, n);
+  }
+  close(fd);
+  return data;
+}
+
+/// Waits for child `pid` (retrying interrupted waits); its wait status.
+static int waitForChild(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
 namespace {
 /// A memref descriptor built by hand: allocated, aligned, offset,
 /// sizes[rank], strides[rank] (all 8-byte words).
@@ -882,20 +906,8 @@ runStep(Compiled &compiled, const std::vector<HostArray> &inputs,
     _exit(0);
   }
   close(fds[1]);
-  std::string data;
-  char buf[1 << 16];
-  while (true) {
-    ssize_t n = read(fds[0], buf, sizeof(buf));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    data.append(buf, n);
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  std::string data = drainPipe(fds[0]);
+  int status = waitForChild(pid);
   if (WIFSIGNALED(status))
     return llvm::createStringError(
         llvm::formatv("the {0} step crashed ({1}) while running; an "
@@ -1519,20 +1531,8 @@ static int superviseVerifier() {
     _exit(status);
   }
   close(fds[1]);
-  std::string phases;
-  char buf[4096];
-  while (true) {
-    ssize_t n = read(fds[0], buf, sizeof(buf));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    phases.append(buf, n);
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  std::string phases = drainPipe(fds[0]);
+  int status = waitForChild(pid);
   if (WIFEXITED(status))
     return WEXITSTATUS(status);
   StringRef phase = StringRef(phases).rtrim('\n').rsplit('\n').second;

@@ -21,6 +21,11 @@ Operation *matchCombiner(linalg::LinalgOp op, unsigned resultIndex);
 std::optional<vector::CombiningKind> getCombinerKind(linalg::LinalgOp op,
                                                      unsigned resultIndex);
 
+/// Whether `op` is a `linalg.fill`, or a `linalg.generic` that does the same
+/// (what generalization makes of one): no shaped inputs, no reductions, one
+/// output whose value the payload does not read.
+bool isFillLike(linalg::LinalgOp op);
+
 /// Whether `value` is a tensor filled with the neutral element of `kind`
 /// (`linalg.fill` of a constant, or a splat constant).
 bool isNeutralTensor(Value value, vector::CombiningKind kind);
