@@ -19,6 +19,13 @@
 // that crashes (an out-of-range label, a failed cf.assert) is reported as an
 // error instead of taking the tool down.
 //
+// Ahead of time: with --reference-library / --rewritten-library that step is
+// not JIT-compiled from its body but taken from a shared library built by the
+// README recipe (ga-lower-to-cpu{c-interface=1}, exporting
+// `_mlir_ciface_<func>`). The step becomes a declaration with a C interface,
+// so the lowered wrapper calls the library through the same descriptors; see
+// externalizeStep.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ga/InitAllGA.h"
@@ -41,6 +48,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -61,7 +69,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <limits>
+#include <link.h>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -138,6 +148,18 @@ static cl::list<std::string>
                cl::desc("Libraries the compiled steps may call (comma "
                         "separated); with blas=1 a CBLAS is found by itself"),
                cl::CommaSeparated, cl::cat(verifyCategory));
+static cl::opt<std::string> referenceLibrary(
+    "reference-library",
+    cl::desc("Run the reference step from this ahead-of-time shared library "
+             "(ga-lower-to-cpu c-interface=1 of the step as written; it must "
+             "export _mlir_ciface_<func>) instead of JIT-compiling it"),
+    cl::value_desc("path"), cl::cat(verifyCategory));
+static cl::opt<std::string> rewrittenLibrary(
+    "rewritten-library",
+    cl::desc("Run the rewritten step from this ahead-of-time shared library "
+             "(the step after the same pipeline, lowered with c-interface=1) "
+             "instead of JIT-compiling it"),
+    cl::value_desc("path"), cl::cat(verifyCategory));
 static cl::opt<unsigned> jitOptLevel(
     "opt-level",
     cl::desc("LLVM optimization level of the JIT (0-3, default 2); both "
@@ -703,6 +725,92 @@ static void addEntryWrapper(ModuleOp module, func::FuncOp step) {
 }
 
 //===----------------------------------------------------------------------===//
+// Ahead-of-time libraries
+//===----------------------------------------------------------------------===//
+
+/// Whether the library of `handle` was linked with -Bsymbolic (DF_SYMBOLIC):
+/// its references to its own functions bind to them.
+static bool isSymbolic(void *handle) {
+  struct link_map *map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map || !map->l_ld)
+    return false;
+  for (const ElfW(Dyn) *d = map->l_ld; d->d_tag != DT_NULL; ++d)
+    if (d->d_tag == DT_SYMBOLIC ||
+        (d->d_tag == DT_FLAGS && (d->d_un.d_val & DF_SYMBOLIC)))
+      return true;
+  return false;
+}
+
+/// Opens the shared library of the `which` step and returns the address of
+/// `_mlir_ciface_<func>` in it. RTLD_LOCAL because the reference and the
+/// rewritten library define the same names: opened globally (as
+/// ExecutionEngine's sharedLibPaths are), the second library's
+/// `_mlir_ciface_f` would bind its own call of `f` to the first library's, and
+/// the JIT would resolve `_mlir_ciface_f` to the first library's too. RTLD_NOW
+/// so that a missing dependency (a blas=1 library linked without -lopenblas) is
+/// refused here rather than crashing the step. Without -Bsymbolic the
+/// library's call of `f` binds to an `f` of the global scope if there is one
+/// (a step named `exp` would call libm's): refused too, though symbols that
+/// dlsym cannot see (libc's compat-only `step`) slip through and crash. The
+/// library stays loaded until the process ends.
+static llvm::Expected<void *> openStepLibrary(StringRef path, StringRef func,
+                                              StringRef which) {
+  auto fail = [&](const llvm::Twine &why) {
+    return llvm::createStringError(
+        ("the " + which + " library '" + path + "' " + why).str());
+  };
+  if (!llvm::sys::fs::exists(path))
+    return fail("does not exist");
+  // dlopen searches the library path for a name without a slash.
+  SmallString<256> absolute(path);
+  if (std::error_code ec = llvm::sys::fs::make_absolute(absolute))
+    return fail("cannot be located: " + ec.message());
+  dlerror();
+  void *handle = dlopen(absolute.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    return fail(llvm::Twine("cannot be loaded: ") + dlerror());
+  std::string symbol = ("_mlir_ciface_" + func).str();
+  void *address = dlsym(handle, symbol.c_str());
+  if (!address)
+    return fail("does not export " + symbol +
+                ": build it from the step with "
+                "--ga-lower-to-cpu=\"c-interface=1\" (which gives public "
+                "functions a C interface)");
+  if (void *other = dlsym(RTLD_DEFAULT, func.str().c_str());
+      other && !isSymbolic(handle)) {
+    Dl_info info;
+    std::string owner = dladdr(other, &info) && info.dli_fname
+                            ? info.dli_fname
+                            : "another library";
+    return fail("would call " + owner + "'s " + func + ", not its own @" +
+                func + ": link it with -Wl,-Bsymbolic");
+  }
+  return address;
+}
+
+/// Replaces the body of `step` (called by the entry wrapper) by a declaration
+/// of the function the library defines: the same tensor signature, private (a
+/// declaration cannot be public) and with `llvm.emit_c_interface`.
+/// ga-lower-to-cpu bufferizes it across function boundaries with identity
+/// layouts as it did the library's definition, and func-to-llvm then emits a
+/// `@<func>` that packs the descriptors and calls `_mlir_ciface_<func>`, the
+/// library's C interface. Functions only the step called are dropped.
+///
+/// Nothing in the library records the signature it was built from: a library
+/// built from another step (or another pipeline) is called with the wrong
+/// arguments. Results whose static sizes disagree with the step are refused
+/// (see checkResults); a crash is reported as one.
+static LogicalResult externalizeStep(ModuleOp module, func::FuncOp step) {
+  step.eraseBody();
+  step.setPrivate();
+  step->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                UnitAttr::get(module.getContext()));
+  PassManager pm(module.getContext());
+  pm.addPass(createSymbolDCEPass());
+  return pm.run(module);
+}
+
+//===----------------------------------------------------------------------===//
 // Running
 //===----------------------------------------------------------------------===//
 
@@ -741,6 +849,14 @@ struct Descriptor {
 struct Compiled {
   std::unique_ptr<ExecutionEngine> engine;
   void (*entry)(void **) = nullptr;
+  std::string library; // where the step itself comes from, if not the JIT
+};
+
+/// A step taken from an ahead-of-time library (see openStepLibrary).
+struct LibraryStep {
+  std::string path;
+  std::string symbol;      // _mlir_ciface_<func>
+  void *address = nullptr; // of `symbol` in the library
 };
 } // namespace
 
@@ -800,8 +916,49 @@ static std::string serializeResults(ArrayRef<int64_t> words,
   return out;
 }
 
+/// Checks the result descriptors the step returned against the step's result
+/// types (the rank is implied; static sizes must agree) before they are read:
+/// a step from a library built from another signature gets refused here when
+/// it gets this far. Empty if they fit.
+static std::string checkResults(ArrayRef<int64_t> words,
+                                ArrayRef<Slot> results) {
+  size_t pos = 0;
+  for (auto [i, slot] : llvm::enumerate(results)) {
+    int64_t rank = slot.dims.size();
+    int64_t n = 1;
+    for (int64_t k = 0; k < rank; ++k) {
+      int64_t size = words[pos + 3 + k];
+      if (size < 0 ||
+          (!ShapedType::isDynamic(slot.dims[k]) && size != slot.dims[k]))
+        return llvm::formatv("result #{0} has size {1} in dimension {2}, the "
+                             "step declares {3}",
+                             i, size, k, typeToString(slot.type));
+      n *= size;
+    }
+    if (n > 0 && !words[pos + 1])
+      return llvm::formatv("result #{0} has no buffer", i);
+    pos += 3 + 2 * rank;
+  }
+  return "";
+}
+
+/// Reads what invokeEntry produced: 'R', the run time and the results, or 'E'
+/// and why the results cannot be read.
 static llvm::Expected<std::vector<HostArray>>
-deserializeResults(StringRef data, ArrayRef<Slot> results, double &seconds) {
+deserializeResults(StringRef data, ArrayRef<Slot> results, double &seconds,
+                   const Compiled &compiled, StringRef which) {
+  if (data.consume_front("E"))
+    return llvm::createStringError(
+        ("the " + which +
+         " step returned results that do not fit its type: " + data +
+         (compiled.library.empty()
+              ? ""
+              : "; was '" + compiled.library +
+                    "' built from this step and pipeline?"))
+            .str());
+  if (!data.consume_front("R"))
+    return llvm::createStringError("the " + which.str() +
+                                   " step returned no results");
   std::vector<HostArray> out;
   size_t pos = 0;
   auto read = [&](void *dst, size_t n) {
@@ -831,9 +988,9 @@ deserializeResults(StringRef data, ArrayRef<Slot> results, double &seconds) {
   return out;
 }
 
-/// Calls the entry on copies of `inputs` (--repeat times) and returns the
-/// fastest run time in seconds followed by the serialized results of the last
-/// run.
+/// Calls the entry on copies of `inputs` (--repeat times) and returns 'R', the
+/// fastest run time in seconds and the serialized results of the last run, or
+/// 'E' and a message if the results do not fit the step's result types.
 static std::string invokeEntry(Compiled &compiled,
                                const std::vector<HostArray> &inputs,
                                ArrayRef<Slot> results) {
@@ -863,8 +1020,11 @@ static std::string invokeEntry(Compiled &compiled,
     // Results of earlier repetitions are not freed: the step owns nothing
     // after returning, and the (child) process ends soon.
   }
+  std::string bad = checkResults(resultStorage, results);
+  if (!bad.empty())
+    return "E" + bad;
   std::string out(reinterpret_cast<const char *>(&best), sizeof(best));
-  return out + serializeResults(resultStorage, results);
+  return "R" + out + serializeResults(resultStorage, results);
 }
 
 /// Runs the entry, in a child process unless --no-fork.
@@ -874,7 +1034,7 @@ runStep(Compiled &compiled, const std::vector<HostArray> &inputs,
   setPhase("running the " + which + " step");
   if (noFork)
     return deserializeResults(invokeEntry(compiled, inputs, results), results,
-                              seconds);
+                              seconds, compiled, which);
   int fds[2];
   if (pipe(fds) != 0)
     return llvm::createStringError("pipe() failed");
@@ -912,15 +1072,22 @@ runStep(Compiled &compiled, const std::vector<HostArray> &inputs,
     return llvm::createStringError(
         llvm::formatv("the {0} step crashed ({1}) while running; an "
                       "out-of-range index (check ga.range of integer "
-                      "arguments), a failed assertion, or a miscompile",
-                      which, strsignal(WTERMSIG(status)))
+                      "arguments), a failed assertion, {2}",
+                      which, strsignal(WTERMSIG(status)),
+                      compiled.library.empty()
+                          ? "or a miscompile"
+                          : "a miscompile, or '" + compiled.library +
+                                "' does not run this step (built from another "
+                                "step or pipeline, or linked without "
+                                "-Wl,-Bsymbolic and calling another library's "
+                                "function of the step's name)")
             .str());
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     return llvm::createStringError(
         llvm::formatv("the {0} step exited with status {1} while running",
                       which, WEXITSTATUS(status))
             .str());
-  return deserializeResults(data, results, seconds);
+  return deserializeResults(data, results, seconds, compiled, which);
 }
 
 /// A shared library that exports cblas_sgemm: OpenBLAS, else the reference
@@ -938,8 +1105,11 @@ static std::string findCBLAS() {
   return "";
 }
 
-/// Lowers `module` to LLVM and JIT-compiles it.
-static llvm::Expected<Compiled> compile(ModuleOp module, StringRef which) {
+/// Lowers `module` to LLVM and JIT-compiles it. With `library`, the step in
+/// `module` is a declaration (externalizeStep) whose C interface the library
+/// provides.
+static llvm::Expected<Compiled> compile(ModuleOp module, StringRef which,
+                                        const LibraryStep *library) {
   setPhase("lowering the " + which + " step with ga-lower-to-cpu");
   PassManager pm(module.getContext());
   std::string optionText =
@@ -975,7 +1145,7 @@ static llvm::Expected<Compiled> compile(ModuleOp module, StringRef which) {
   if (options->openmp && llvm::sys::fs::exists(omp))
     libs.push_back(omp);
   std::string blas;
-  if (options->blas && sharedLibs.empty()) {
+  if (options->blas && sharedLibs.empty() && !library) {
     blas = findCBLAS();
     if (blas.empty())
       return llvm::createStringError(
@@ -991,6 +1161,16 @@ static llvm::Expected<Compiled> compile(ModuleOp module, StringRef which) {
         " step failed: " + llvm::toString(engine.takeError()));
   Compiled compiled;
   compiled.engine = std::move(*engine);
+  if (library) {
+    compiled.library = library->path;
+    compiled.engine->registerSymbols([&](llvm::orc::MangleAndInterner mangle) {
+      llvm::orc::SymbolMap symbols;
+      symbols[mangle(library->symbol)] = {
+          llvm::orc::ExecutorAddr::fromPtr(library->address),
+          llvm::JITSymbolFlags::Exported};
+      return symbols;
+    });
+  }
   auto entry =
       compiled.engine->lookupPacked(("_mlir_ciface_" + kEntryName).str());
   if (!entry)
@@ -1151,6 +1331,7 @@ struct Run {
   int64_t batch = -1;
   bool dynamicBatch = false;         // some argument has a dynamic dimension
   bool changed = true;               // the pipeline changed the step function
+  std::string libraries[2];          // reference, rewritten: AOT libraries
   std::string error;                 // why the step could not be verified
   double compileSeconds[2] = {0, 0}; // reference, rewritten: lower + JIT
   double runSeconds[2] = {0, 0};     // fastest run
@@ -1211,6 +1392,25 @@ static int verify(MLIRContext &context, llvm::SourceMgr &sourceMgr, Run &run) {
     return fail(llvm::toString(stepOr.takeError()));
   func::FuncOp step = *stepOr;
   run.funcName = step.getSymName().str();
+
+  // Ahead-of-time libraries, checked before any work is done.
+  LibraryStep libraries[2];
+  const char *sides[2] = {"reference", "rewritten"};
+  for (int k = 0; k < 2; ++k) {
+    StringRef path = k == 0 ? referenceLibrary : rewrittenLibrary;
+    if (path.empty())
+      continue;
+    setPhase(llvm::Twine("loading the ") + sides[k] + " library '" + path +
+             "'");
+    auto address = openStepLibrary(path, run.funcName, sides[k]);
+    if (!address)
+      return fail(llvm::toString(address.takeError()));
+    libraries[k] = {path.str(), "_mlir_ciface_" + run.funcName, *address};
+    run.libraries[k] = path.str();
+  }
+  auto libraryOf = [&](int k) -> const LibraryStep * {
+    return libraries[k].address ? &libraries[k] : nullptr;
+  };
 
   // Signature: arguments and results we can feed and read.
   SmallVector<Slot> args, results;
@@ -1346,6 +1546,12 @@ static int verify(MLIRContext &context, llvm::SourceMgr &sourceMgr, Run &run) {
 
   addEntryWrapper(*original, step);
   addEntryWrapper(*rewritten, rewrittenStep);
+  ModuleOp modules[2] = {*original, *rewritten};
+  func::FuncOp steps[2] = {step, rewrittenStep};
+  for (int k = 0; k < 2; ++k)
+    if (libraryOf(k) && failed(externalizeStep(modules[k], steps[k])))
+      return fail(llvm::Twine("could not replace the ") + sides[k] +
+                  " step by a declaration of its library's function");
 
   auto clock = std::chrono::steady_clock::now();
   auto elapsed = [&] {
@@ -1354,11 +1560,11 @@ static int verify(MLIRContext &context, llvm::SourceMgr &sourceMgr, Run &run) {
     clock = now;
     return d.count();
   };
-  auto reference = compile(*original, "reference");
+  auto reference = compile(*original, "reference", libraryOf(0));
   if (!reference)
     return fail(llvm::toString(reference.takeError()));
   run.compileSeconds[0] = elapsed();
-  auto test = compile(*rewritten, "rewritten");
+  auto test = compile(*rewritten, "rewritten", libraryOf(1));
   if (!test)
     return fail(llvm::toString(test.takeError()));
   run.compileSeconds[1] = elapsed();
@@ -1384,6 +1590,10 @@ static void printTable(const Run &run) {
   if (run.batch >= 0)
     os << ", batch " << run.batch;
   os << ", seed " << seed << "\n";
+  for (int k = 0; k < 2; ++k)
+    if (!run.libraries[k].empty())
+      os << "  " << (k == 0 ? "reference" : "rewritten")
+         << " step: ahead-of-time library " << run.libraries[k] << "\n";
   if (!run.changed)
     os << "  note: the pipeline left @" << run.funcName << " unchanged"
        << (pipelineText.empty() ? " (no ga.batch arguments?)" : "") << "\n";
@@ -1433,6 +1643,10 @@ static void printJson(const Run &run, int status) {
     if (run.batch >= 0)
       j.attribute("batch", run.batch);
     j.attribute("dynamic_batch", run.dynamicBatch);
+    if (!run.libraries[0].empty())
+      j.attribute("reference_library", run.libraries[0]);
+    if (!run.libraries[1].empty())
+      j.attribute("rewritten_library", run.libraries[1]);
     bool pass =
         status == 0 && llvm::all_of(run.comparisons, [](const Comparison &c) {
           return c.status == "PASS";
