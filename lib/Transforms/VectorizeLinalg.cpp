@@ -1,0 +1,165 @@
+//===- VectorizeLinalg.cpp - tile and vectorize linalg ops on buffers -----===//
+//
+// Vectorizes the linalg ops that the CPU lowering does not hand to a BLAS
+// along their contiguous innermost dimension: tile by one vector, then
+// linalg::vectorize each tile, then lower the vector ops to the 1-d form that
+// convert-vector-to-llvm takes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ga/Transforms/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::ga {
+#define GEN_PASS_DEF_VECTORIZELINALG
+#include "ga/Transforms/Passes.h.inc"
+} // namespace mlir::ga
+
+using namespace mlir;
+using namespace mlir::ga;
+
+namespace {
+
+/// Whether `value` is a memref whose innermost stride is statically 1.
+static bool hasUnitInnerStride(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  if (!type)
+    return false;
+  if (type.getRank() == 0)
+    return true;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  return strides.back() == 1;
+}
+
+/// The number of lanes to vectorize `op` with, or nullopt if it does not
+/// qualify (see the pass description).
+static std::optional<int64_t> planLanes(linalg::LinalgOp op,
+                                        unsigned vectorWidth) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0)
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  unsigned inner = op.getNumLoops() - 1;
+  if (op.getIteratorTypesArray()[inner] != utils::IteratorType::parallel ||
+      ranges[inner] < 2)
+    return std::nullopt;
+  unsigned widest = 0;
+  for (OpOperand &operand : op->getOpOperands()) {
+    Type elem = getElementTypeOrSelf(operand.get().getType());
+    if (!elem.isIntOrFloat())
+      return std::nullopt;
+    widest = std::max(widest, elem.getIntOrFloatBitWidth());
+    if (!isa<MemRefType>(operand.get().getType()))
+      continue; // a scalar, broadcast
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    for (unsigned r = 0, e = map.getNumResults(); r < e; ++r) {
+      if (!map.getResult(r).isFunctionOfDim(inner))
+        continue;
+      // Contiguous: the innermost loop indexes the last dimension, alone.
+      auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
+      if (r != e - 1 || !dim || !hasUnitInnerStride(operand.get()))
+        return std::nullopt;
+    }
+  }
+  int64_t lanes = vectorWidth / std::max(widest, 1u);
+  if (lanes < 2)
+    return std::nullopt;
+  return std::min(lanes, ranges[inner]);
+}
+
+struct VectorizeLinalgPass
+    : public ga::impl::VectorizeLinalgBase<VectorizeLinalgPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    MLIRContext *ctx = &getContext();
+    if (vectorWidth == 0)
+      return;
+    if (vectorWidth < 64 || !llvm::isPowerOf2_32(vectorWidth)) {
+      emitError(func.getLoc())
+          << "ga-vectorize-linalg: vector-width must be 0 (off) or a power of "
+             "two of at least 64 bits, got "
+          << vectorWidth.getValue();
+      return signalPassFailure();
+    }
+    SmallVector<linalg::LinalgOp> candidates;
+    func.walk([&](linalg::LinalgOp op) { candidates.push_back(op); });
+
+    IRRewriter rewriter(ctx);
+    for (linalg::LinalgOp op : candidates) {
+      std::optional<int64_t> lanes = planLanes(op, vectorWidth);
+      if (!lanes || failed(linalg::vectorizeOpPrecondition(op)))
+        continue;
+      SmallVector<int64_t> tileSizes(op.getNumLoops(), 1);
+      tileSizes.back() = *lanes;
+      rewriter.setInsertionPoint(op);
+      linalg::LinalgTilingOptions tiling;
+      tiling.setTileSizes(tileSizes);
+      if (parallelLoops) {
+        tiling.setLoopType(linalg::LinalgTilingLoopType::ParallelLoops);
+        // Parallel tiles outermost: one parallel region per op, not one per
+        // step of an enclosing reduction loop.
+        SmallVector<unsigned> order;
+        for (auto [i, kind] : llvm::enumerate(op.getIteratorTypesArray()))
+          if (kind == utils::IteratorType::parallel)
+            order.push_back(i);
+        for (auto [i, kind] : llvm::enumerate(op.getIteratorTypesArray()))
+          if (kind != utils::IteratorType::parallel)
+            order.push_back(i);
+        tiling.setInterchange(order);
+      }
+      FailureOr<linalg::TiledLinalgOp> tiled =
+          linalg::tileLinalgOp(rewriter, op, tiling);
+      if (failed(tiled))
+        continue;
+      rewriter.eraseOp(op);
+      auto tile = cast<linalg::LinalgOp>(tiled->op);
+      // A remainder tile has a dynamic size: vectorize it masked to the full
+      // vector length.
+      bool masked =
+          llvm::any_of(tile.getStaticLoopRanges(), ShapedType::isDynamic);
+      SmallVector<int64_t> vectorSizes;
+      SmallVector<bool> scalable;
+      if (masked) {
+        vectorSizes = tileSizes;
+        scalable.assign(tileSizes.size(), false);
+      }
+      rewriter.setInsertionPoint(tile);
+      FailureOr<linalg::VectorizationResult> result =
+          linalg::vectorize(rewriter, tile, vectorSizes, scalable);
+      if (failed(result))
+        continue; // the tile stays a (correct) scalar linalg op
+      rewriter.eraseOp(tile);
+      ++numVectorized;
+    }
+
+    // Down to 1-d vectors and plain (masked) loads and stores: the form
+    // convert-vector-to-llvm takes.
+    RewritePatternSet patterns(ctx);
+    vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
+    vector::populateVectorMultiReductionLoweringPatterns(
+        patterns, vector::VectorMultiReductionLowering::InnerParallel);
+    vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
+    vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
+    vector::ExtractOp::getCanonicalizationPatterns(patterns, ctx);
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,123 @@
+// RUN: ga-opt %s -ga-vectorize-linalg | FileCheck %s
+// RUN: ga-opt %s -ga-vectorize-linalg="vector-width=512" | FileCheck %s --check-prefix=W512
+// RUN: ga-opt %s -ga-vectorize-linalg="parallel-loops=true" | FileCheck %s --check-prefix=PAR
+// RUN: ga-opt %s -ga-vectorize-linalg="vector-width=0" | FileCheck %s --check-prefix=OFF
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (j)>
+#col = affine_map<(i, j) -> (i)>
+#tr = affine_map<(i, j) -> (j, i)>
+
+// Bias and ReLU: one vector of 256 bits (8 x f32) per tile, the bias read
+// along the same dimension; the outer loop steps by 1.
+// CHECK-LABEL: func.func @bias_relu(
+// CHECK-SAME:      %[[Z:.*]]: memref<64x1024xf32>, %[[BIAS:.*]]: memref<1024xf32>, %[[A:.*]]: memref<64x1024xf32>)
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-DAG:         %[[ZT:.*]] = memref.subview %[[Z]][%[[I]], %[[J]]] [1, 8] [1, 1]
+// CHECK-DAG:         %[[BT:.*]] = memref.subview %[[BIAS]][%[[J]]] [8] [1]
+// CHECK-DAG:         %[[AT:.*]] = memref.subview %[[A]][%[[I]], %[[J]]] [1, 8] [1, 1]
+// CHECK-DAG:         %[[V:.*]] = vector.transfer_read %[[ZT]]{{.*}} {in_bounds = [true]} : memref<1x8xf32, {{.*}}>, vector<8xf32>
+// CHECK-DAG:         %[[B:.*]] = vector.transfer_read %[[BT]]{{.*}} {in_bounds = [true]} : memref<8xf32, {{.*}}>, vector<8xf32>
+// CHECK:             %[[S:.*]] = arith.addf %[[V]], %[[B]] : vector<8xf32>
+// CHECK:             %[[R:.*]] = arith.maximumf %[[S]], %{{.*}} : vector<8xf32>
+// CHECK:             vector.transfer_write %[[R]], %[[AT]]{{.*}} {in_bounds = [true]} : vector<8xf32>, memref<1x8xf32, {{.*}}>
+// CHECK-NOT:     linalg.generic
+// W512-LABEL: func.func @bias_relu(
+// W512:         vector<16xf32>
+// PAR-LABEL: func.func @bias_relu(
+// PAR:         scf.parallel
+// PAR:         vector.transfer_write
+// OFF-LABEL: func.func @bias_relu(
+// OFF:         linalg.generic
+// OFF-NOT:     vector.
+func.func @bias_relu(%z: memref<64x1024xf32>, %b: memref<1024xf32>,
+                     %a: memref<64x1024xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#id, #row, #id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%z, %b : memref<64x1024xf32>, memref<1024xf32>)
+      outs(%a : memref<64x1024xf32>) {
+  ^bb0(%v: f32, %bias: f32, %o: f32):
+    %s = arith.addf %v, %bias : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// A bias gradient accumulated over the batch (reduction outside, parallel
+// inside): vectorized along the features, accumulator read and written.
+// CHECK-LABEL: func.func @column_sum(
+// CHECK:         vector.transfer_read {{.*}} : memref<1x8xf32, {{.*}}>, vector<8xf32>
+// CHECK:         vector.transfer_read %[[ACC:[a-z_0-9]+]][{{.*}} : memref<8xf32, {{.*}}>, vector<8xf32>
+// CHECK:         %[[SUM:.*]] = arith.addf {{.*}} : vector<8xf32>
+// CHECK:         vector.transfer_write %[[SUM]], %[[ACC]]{{.*}} : vector<8xf32>, memref<8xf32, {{.*}}>
+// PAR-LABEL: func.func @column_sum(
+// PAR:         scf.parallel
+// PAR:           scf.for
+func.func @column_sum(%dz: memref<64x1024xf32>, %acc: memref<1024xf32>) {
+  linalg.reduce { arith.addf } ins(%dz : memref<64x1024xf32>)
+                outs(%acc : memref<1024xf32>) dimensions = [0]
+  return
+}
+
+// 10 classes do not fill two vectors of 8: the last tile is masked.
+// CHECK-LABEL: func.func @masked_tail(
+// CHECK:         scf.for
+// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           affine.min #{{.*}}(%[[J]])
+// CHECK:           %[[M:.*]] = vector.create_mask %{{.*}} : vector<8xi1>
+// CHECK:           vector.transfer_read {{.*}}, %[[M]] {in_bounds = [true]} : memref<1x?xf32, {{.*}}>, vector<8xf32>
+// CHECK:           vector.transfer_write {{.*}}, %{{.*}} {in_bounds = [true]} : vector<8xf32>, memref<1x?xf32, {{.*}}>
+// W512-LABEL: func.func @masked_tail(
+// W512:         vector<10xf32>
+func.func @masked_tail(%x: memref<64x10xf32>, %y: memref<64x10xf32>) {
+  %half = arith.constant 0.5 : f32
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<64x10xf32>) outs(%y : memref<64x10xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %m = arith.mulf %v, %half : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// A range shorter than one vector is taken whole; f64 halves the lanes.
+// CHECK-LABEL: func.func @short_f64(
+// CHECK:         vector.transfer_read {{.*}} : memref<1x3xf64, {{.*}}>, vector<3xf64>
+// W512-LABEL: func.func @short_f64(
+// W512:         vector<3xf64>
+func.func @short_f64(%x: memref<16x3xf64>, %y: memref<16x3xf64>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<16x3xf64>) outs(%y : memref<16x3xf64>) {
+  ^bb0(%v: f64, %o: f64):
+    %e = math.exp %v : f64
+    linalg.yield %e : f64
+  }
+  return
+}
+
+// Not contiguous along the innermost loop (a transposed read), a reduction
+// innermost, and dynamic ranges: left to the scalar lowering.
+// CHECK-LABEL: func.func @left_alone(
+// CHECK-NOT:     vector.
+// CHECK-COUNT-3: linalg.
+// CHECK-NOT:     vector.
+func.func @left_alone(%x: memref<32x32xf32>, %y: memref<32x32xf32>,
+                      %r: memref<32xf32>, %d: memref<?x8xf32>) {
+  linalg.generic {indexing_maps = [#tr, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<32x32xf32>) outs(%y : memref<32x32xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  }
+  linalg.reduce { arith.maximumf } ins(%x : memref<32x32xf32>)
+                outs(%r : memref<32xf32>) dimensions = [1]
+  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]}
+      outs(%d : memref<?x8xf32>) {
+  ^bb0(%o: f32):
+    %n = arith.negf %o : f32
+    linalg.yield %n : f32
+  }
+  return
+}
