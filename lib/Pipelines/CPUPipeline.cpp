@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Pipelines/Pipelines.h"
+#include "ga/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -21,6 +22,7 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -70,11 +72,14 @@ struct PrepareCPUFunctionsPass
   bool cInterface;
 };
 
-/// Gives every use of a multi-use `linalg.fill` on tensors its own fill. A
+/// Gives every use of a `linalg.fill` on tensors its own fill, placed right
+/// before the user (or before the user's ancestor in the fill's block). A
 /// step often zero-initializes several reductions (or the accumulators of the
 /// micro-batch loop) from one fill; bufferization must then copy the zero
 /// buffer once per writer. A fill per use is written in place instead: a
-/// cheaper write, no read and no copy.
+/// cheaper write, no read and no copy. Next to its user, a zero fill of a
+/// matrix product's output is recognized after bufferization and folded into
+/// the BLAS call (beta = 0).
 struct DuplicateSharedFillsPass
     : public PassWrapper<DuplicateSharedFillsPass,
                          OperationPass<func::FuncOp>> {
@@ -82,33 +87,42 @@ struct DuplicateSharedFillsPass
 
   StringRef getArgument() const final { return "ga-duplicate-shared-fills"; }
   StringRef getDescription() const final {
-    return "Give every use of a multi-use linalg.fill on tensors its own fill";
+    return "Give every use of a linalg.fill on tensors its own fill, next to "
+           "the use";
   }
 
   void runOnOperation() override {
     SmallVector<linalg::FillOp> fills;
     getOperation().walk([&](linalg::FillOp fill) {
-      if (fill.hasPureTensorSemantics() && !fill->getResult(0).hasOneUse() &&
-          !fill->getResult(0).use_empty())
+      if (fill.hasPureTensorSemantics() && !fill->getResult(0).use_empty())
         fills.push_back(fill);
     });
     for (linalg::FillOp fill : fills) {
       SmallVector<OpOperand *> uses = llvm::map_to_vector(
           fill->getResult(0).getUses(), [](OpOperand &use) { return &use; });
       OpBuilder builder(fill);
-      for (OpOperand *use : llvm::drop_begin(uses)) {
+      for (OpOperand *use : uses) {
+        Operation *anchor =
+            fill->getBlock()->findAncestorOpInBlock(*use->getOwner());
+        if (anchor)
+          builder.setInsertionPoint(anchor);
+        else
+          builder.setInsertionPoint(fill);
         Operation *copy = builder.clone(*fill);
         use->set(copy->getResult(0));
       }
+      fill->erase();
     }
   }
 };
 
 /// Rewrites matrix products on buffers into CBLAS calls:
-/// `cblas_sgemm(RowMajor, transA, transB, M, N, K, 1, A, lda, B, ldb, 1, C,
-/// ldc)` (`cblas_dgemm` for f64). Linalg contractions accumulate into their
+/// `cblas_sgemm(RowMajor, transA, transB, M, N, K, 1, A, lda, B, ldb, beta,
+/// C, ldc)` (`cblas_dgemm` for f64). Linalg contractions accumulate into their
 /// init (C += A B), which is BLAS with beta = 1: an accumulator that the
-/// micro-batch rewrite fused into a GEMM stays fused. Handles linalg.matmul
+/// micro-batch rewrite fused into a GEMM stays fused. When C was just filled
+/// with zeros, the fill is dropped and beta = 0 (C = A B): BLAS then neither
+/// reads C nor needs it written first. Handles linalg.matmul
 /// (with transposing indexing maps) and any linalg contraction with one M, one
 /// N and one K dimension, a multiply-add body, one element type, and operands
 /// whose innermost stride is 1; everything else is left to the loop lowering.
@@ -235,6 +249,8 @@ struct ConvertContractionsToBLASPass
     if (!transL || !transR)
       return failure();
 
+    // beta = 0 instead of a zero fill of C right before the product.
+    linalg::FillOp zeroFill = findZeroFill(op, c);
     OpBuilder builder(op);
     Location loc = op.getLoc();
     Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
@@ -280,15 +296,48 @@ struct ConvertContractionsToBLASPass
                                                 builder.getF64FloatAttr(1.0))
                           .getResult();
     constexpr int64_t rowMajor = 101, noTrans = 111, trans = 112;
+    Value beta = one;
+    if (zeroFill)
+      beta = elem.isF32()
+                 ? arith::ConstantOp::create(builder, loc,
+                                             builder.getF32FloatAttr(0.0))
+                       .getResult()
+                 : arith::ConstantOp::create(builder, loc,
+                                             builder.getF64FloatAttr(0.0))
+                       .getResult();
     func::FuncOp gemm = getOrDeclare(
         getOperation(), elem.isF32() ? "cblas_sgemm" : "cblas_dgemm", elem);
-    func::CallOp::create(builder, loc, gemm,
-                         ValueRange{cst(rowMajor),
-                                    cst(*transL ? trans : noTrans),
-                                    cst(*transR ? trans : noTrans), m, n, kSize,
-                                    one, ptrL, ldL, ptrR, ldR, one, ptrC, ldC});
+    func::CallOp::create(
+        builder, loc, gemm,
+        ValueRange{cst(rowMajor), cst(*transL ? trans : noTrans),
+                   cst(*transR ? trans : noTrans), m, n, kSize, one, ptrL, ldL,
+                   ptrR, ldR, beta, ptrC, ldC});
     op->erase();
+    if (zeroFill)
+      zeroFill->erase();
     return success();
+  }
+
+  /// The `linalg.fill` of +0.0 into `c` that `op` follows, with nothing but
+  /// side-effect-free ops in between; null if there is none.
+  static linalg::FillOp findZeroFill(linalg::LinalgOp op, Value c) {
+    for (Operation *prev = op->getPrevNode(); prev;
+         prev = prev->getPrevNode()) {
+      auto fill = dyn_cast<linalg::FillOp>(prev);
+      if (!fill) {
+        if (isMemoryEffectFree(prev))
+          continue;
+        return {};
+      }
+      if (fill.getOutputs().front() != c)
+        return {};
+      auto value = fill.getInputs().front().getDefiningOp<arith::ConstantOp>();
+      auto zero = value ? dyn_cast<FloatAttr>(value.getValue()) : FloatAttr();
+      if (!zero || !zero.getValue().isPosZero())
+        return {};
+      return fill;
+    }
+    return {};
   }
 };
 
@@ -331,7 +380,8 @@ struct VerifyLoweredToLLVMPass
 /// Tensors to memrefs: one-shot bufferization across function boundaries with
 /// identity layouts (so that callers pass plain dense descriptors), then the
 /// ownership-based deallocation pipeline.
-static void addBufferizationStage(OpPassManager &pm) {
+static void addBufferizationStage(OpPassManager &pm,
+                                  const LowerToCPUOptions &options) {
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -341,6 +391,17 @@ static void addBufferizationStage(OpPassManager &pm) {
   bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCanonicalizerPass());
+  if (options.outParams) {
+    bufferization::BufferResultsToOutParamsPassOptions outParams;
+    // Results computed into a fresh buffer are computed into the caller's.
+    outParams.hoistStaticAllocs = true;
+    outParams.modifyPublicFunctions = true;
+    pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  }
+  // One allocation per step instead of one per micro-batch.
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
+  if (options.staticTemporaries)
+    pm.addPass(createPromoteBuffersToGlobals());
   bufferization::buildBufferDeallocationPipeline(pm);
   // The clones that deallocation inserts (e.g. to return an argument).
   pm.addPass(createConvertBufferizationToMemRefPass());
@@ -352,6 +413,12 @@ static void addBufferizationStage(OpPassManager &pm) {
 static void addLoopStage(OpPassManager &pm, const LowerToCPUOptions &options) {
   if (options.blas)
     pm.addPass(std::make_unique<ConvertContractionsToBLASPass>());
+  if (options.vectorWidth) {
+    VectorizeLinalgOptions vectorize;
+    vectorize.vectorWidth = options.vectorWidth;
+    vectorize.parallelLoops = options.openmp;
+    pm.addNestedPass<func::FuncOp>(createVectorizeLinalg(vectorize));
+  }
   if (options.openmp)
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   else
@@ -367,6 +434,8 @@ static void addLLVMStage(OpPassManager &pm, const LowerToCPUOptions &options) {
     omp.numThreads = options.numThreads;
     pm.addPass(createConvertSCFToOpenMPPass(omp));
   }
+  // What ga-vectorize-linalg leaves: 1-d transfers and masks.
+  pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -384,6 +453,7 @@ static void addLLVMStage(OpPassManager &pm, const LowerToCPUOptions &options) {
   math.approximateLog1p = false;
   pm.addPass(createConvertMathToLLVMPass(math));
   pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   if (!options.openmp)
     pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertToLLVMPass());
@@ -398,8 +468,13 @@ void mlir::ga::buildLowerToCPUPipeline(OpPassManager &pm,
   // arith/math on whole tensors (`arith.addf %a, %b : tensor<4xf32>`) have no
   // bufferization; as linalg.generic they do.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  if (options.fuseElementwise) {
+    // A 0-d hyper-parameter read as a scalar is loaded once, not per element.
+    pm.addNestedPass<func::FuncOp>(createLinalgInlineScalarOperandsPass());
+    pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  }
   pm.addNestedPass<func::FuncOp>(std::make_unique<DuplicateSharedFillsPass>());
-  addBufferizationStage(pm);
+  addBufferizationStage(pm, options);
   addLoopStage(pm, options);
   addLLVMStage(pm, options);
 }

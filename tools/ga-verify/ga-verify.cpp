@@ -1120,7 +1120,11 @@ static llvm::Expected<Compiled> compile(ModuleOp module, StringRef which,
   if (!options)
     return llvm::createStringError("invalid ga-lower-to-cpu options '" +
                                    optionText + "'");
-  options->cInterface = false; // only the wrapper needs one
+  // ga-verify calls its own wrapper: it needs no other C interface, and
+  // takes results as return values (out-params=1 only changes how a caller
+  // receives them, not what they are).
+  options->cInterface = false;
+  options->outParams = false;
   ga::buildLowerToCPUPipeline(pm, *options);
   if (failed(pm.run(module)))
     return llvm::createStringError(

@@ -24,8 +24,8 @@ namespace mlir::ga {
 struct AccumulatePipelineOptions
     : public PassPipelineOptions<AccumulatePipelineOptions> {
   PassOptions::Option<int64_t> microBatches{
-      *this, "micro-batches", llvm::cl::desc("Number of micro-batches N (>= 1)"),
-      llvm::cl::init(1)};
+      *this, "micro-batches",
+      llvm::cl::desc("Number of micro-batches N (>= 1)"), llvm::cl::init(1)};
   PassOptions::ListOption<std::string> funcNames{
       *this, "func",
       llvm::cl::desc("Functions to rewrite (default: every function with "
@@ -96,14 +96,47 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                      "descriptors by pointer) for every public function "
                      "definition"),
       llvm::cl::init(false)};
+  PassOptions::Option<unsigned> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("Vectorize the linalg ops that are not matrix products "
+                     "with vectors of this many bits (ga-vectorize-linalg; "
+                     "256: AVX2, 512: AVX-512, 128: SSE/NEON; 0: scalar "
+                     "loops)"),
+      llvm::cl::init(256)};
+  PassOptions::Option<bool> fuseElementwise{
+      *this, "fuse-elementwise",
+      llvm::cl::desc("Fuse element-wise linalg ops into their single-use "
+                     "producers and inline 0-d tensor operands as scalars "
+                     "before bufferization (fewer loops and temporaries; the "
+                     "arithmetic per element is unchanged)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> staticTemporaries{
+      *this, "static-temporaries",
+      llvm::cl::desc("Keep fixed-size temporaries that do not leave a "
+                     "function in static storage instead of the heap "
+                     "(ga-promote-buffers-to-globals): no allocation and no "
+                     "page faults per call, but calls of one function must "
+                     "not overlap"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> outParams{
+      *this, "out-params",
+      llvm::cl::desc("Return results through caller-allocated buffers "
+                     "appended to the arguments (statically shaped results "
+                     "only): the step writes them in place and allocates "
+                     "nothing for them"),
+      llvm::cl::init(false)};
 };
 
-/// Adds the lowering from tensors to the LLVM dialect: one-shot bufferization
-/// across function boundaries (identity layouts), buffer deallocation, matrix
-/// products as CBLAS calls (blas=1), linalg to loops (OpenMP-parallel with
-/// openmp=1), then scf, cf, memref, arith, math and func to LLVM. The result
-/// runs under `mlir-runner`, in `mlir::ExecutionEngine`, or through
-/// `mlir-translate --mlir-to-llvmir`.
+/// Adds the lowering from tensors to the LLVM dialect: element-wise fusion
+/// and 0-d operands inlined as scalars (fuse-elementwise), one-shot
+/// bufferization across function boundaries (identity layouts), results as
+/// out-parameters (out-params=1), allocations hoisted out of loops, fixed-size
+/// temporaries in static storage (static-temporaries=1), buffer deallocation,
+/// matrix products as CBLAS calls (blas=1; beta = 0 after a zero fill, else
+/// 1), the other linalg ops tiled and vectorized (vector-width), the rest to
+/// loops (OpenMP-parallel with openmp=1), then vector, scf, cf, memref, arith,
+/// math and func to LLVM. The result runs under `mlir-runner`, in
+/// `mlir::ExecutionEngine`, or through `mlir-translate --mlir-to-llvmir`.
 void buildLowerToCPUPipeline(OpPassManager &pm,
                              const LowerToCPUOptions &options);
 
@@ -163,6 +196,13 @@ struct LowerToGPULoopsOptions
       *this, "block-size",
       llvm::cl::desc("Threads per block of the generated kernels (a "
                      "multiple of 32, at most 1024)"),
+      llvm::cl::init(256)};
+  PassOptions::Option<unsigned> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("Vectorize the linalg ops that are not matrix products "
+                     "with vectors of this many bits (ga-vectorize-linalg; "
+                     "256: AVX2, 512: AVX-512, 128: SSE/NEON; 0: scalar "
+                     "loops)"),
       llvm::cl::init(256)};
   PassOptions::Option<bool> fuseElementwise{
       *this, "fuse-elementwise",
@@ -230,6 +270,13 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
   PassOptions::Option<unsigned> blockSize{
       *this, "block-size",
       llvm::cl::desc("Threads per block of the generated kernels"),
+      llvm::cl::init(256)};
+  PassOptions::Option<unsigned> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("Vectorize the linalg ops that are not matrix products "
+                     "with vectors of this many bits (ga-vectorize-linalg; "
+                     "256: AVX2, 512: AVX-512, 128: SSE/NEON; 0: scalar "
+                     "loops)"),
       llvm::cl::init(256)};
   PassOptions::Option<bool> fuseElementwise{
       *this, "fuse-elementwise",

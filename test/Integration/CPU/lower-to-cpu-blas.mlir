@@ -40,3 +40,27 @@ func.func @products(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>, %c: tensor<4x5xf32
                       outs(%w : tensor<4xf32>) -> tensor<4xf32>
   return %r, %r2, %r3, %r4, %r5 : tensor<4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>, tensor<4x5xf64>, tensor<4xf32>
 }
+
+// A product into a fresh zero fill: beta = 0 and no fill (BLAS does not read
+// C); the same zero fill shared with an accumulation that reads it first
+// keeps its own fill and beta = 1.
+// CHECK-LABEL: llvm.func @fresh(
+// CHECK-DAG:   %[[ONE:.*]] = llvm.mlir.constant(1.000000e+00 : f32) : f32
+// CHECK-DAG:   %[[ZERO:.*]] = llvm.mlir.constant(0.000000e+00 : f32) : f32
+// CHECK:       llvm.call @cblas_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ZERO]], %{{.*}}, %{{.*}})
+// CHECK:       llvm.fadd
+// CHECK:       llvm.call @cblas_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}})
+// CHECK:       llvm.return
+func.func @fresh(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>, %d: tensor<4x5xf32>)
+    -> (tensor<4x5xf32>, tensor<4x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<4x3xf32>, tensor<3x5xf32>)
+                     outs(%z : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %s = linalg.add ins(%z, %d : tensor<4x5xf32>, tensor<4x5xf32>)
+                  outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %t = linalg.matmul ins(%a, %b : tensor<4x3xf32>, tensor<3x5xf32>)
+                     outs(%s : tensor<4x5xf32>) -> tensor<4x5xf32>
+  return %r, %t : tensor<4x5xf32>, tensor<4x5xf32>
+}

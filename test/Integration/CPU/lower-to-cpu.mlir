@@ -1,6 +1,9 @@
 // RUN: ga-opt %s --ga-lower-to-cpu | FileCheck %s
 // RUN: ga-opt %s --ga-lower-to-cpu="c-interface=1" | FileCheck %s --check-prefix=CIFACE
 // RUN: ga-opt %s --ga-lower-to-cpu="openmp=1 num-threads=2" | FileCheck %s --check-prefix=OMP
+// RUN: ga-opt %s --ga-lower-to-cpu="vector-width=0" | FileCheck %s --check-prefix=SCALAR
+// RUN: ga-opt %s --ga-lower-to-cpu="static-temporaries=1" | FileCheck %s --check-prefix=STATIC
+// RUN: ga-opt %s --ga-lower-to-cpu="out-params=1 c-interface=1" | FileCheck %s --check-prefix=OUT
 
 // --ga-lower-to-cpu takes a tensor-level step to the LLVM dialect only: no
 // tensor, memref, linalg, scf or cf op is left, ga.* argument attributes are
@@ -10,7 +13,7 @@
 // CHECK-NOT:  _mlir_ciface_
 // CHECK-LABEL: llvm.func @step(
 // CHECK:        llvm.call @malloc
-// CHECK:        llvm.intr.tanh
+// CHECK:        llvm.intr.tanh(%{{.*}}) : (vector<4xf32>) -> vector<4xf32>
 // CHECK:        llvm.call @erff
 // CHECK-NOT:  {{tensor\.|memref\.|linalg\.|scf\.|cf\.|bufferization\.}}
 
@@ -18,6 +21,19 @@
 // CIFACE-SAME:    llvm.emit_c_interface
 // CIFACE-LABEL: llvm.func @_mlir_ciface_step(
 // CIFACE-NOT:   _mlir_ciface_helper
+
+// By default the element-wise ops run on 256-bit vectors (the 4 features in
+// one vector<4xf32>, checked above); with vector-width=0 on scalars.
+// SCALAR-LABEL: llvm.func @step(
+// SCALAR-NOT:   vector<
+
+// The 8x4 temporary is a global; the results stay on the heap.
+// STATIC:      llvm.mlir.global private @__ga_buffer_step_0() {addr_space = 0 : i32, alignment = 64 : i64} : !llvm.array<8 x array<4 x f32>>
+// STATIC-LABEL: llvm.func @step(
+// STATIC:        llvm.mlir.addressof @__ga_buffer_step_0
+
+// Two results as two out-parameters after the two arguments.
+// OUT-LABEL:   llvm.func @_mlir_ciface_step(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes
 
 // OMP:         llvm.func @step(
 // OMP:           omp.parallel num_threads

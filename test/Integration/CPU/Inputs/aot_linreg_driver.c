@@ -11,9 +11,13 @@
  * The C interface: every memref is a pointer to a descriptor
  * {allocated, aligned, offset, sizes[rank], strides[rank]}; scalars are passed
  * by value; several results come back through a struct pointed to by the
- * first argument.
+ * first argument. With `out-params` (the rewritten library built with
+ * --ga-lower-to-cpu="out-params=1 ..."), results go instead to caller-owned
+ * descriptors appended to the arguments; that step is called twice on the
+ * same inputs, so state that a call leaves behind (static-temporaries=1)
+ * would show up as a mismatch.
  *
- * usage: aot_linreg_driver ref.so rewritten.so FEATURES BATCH
+ * usage: aot_linreg_driver ref.so rewritten.so FEATURES BATCH [out-params]
  *===----------------------------------------------------------------------===*/
 
 #include <dlfcn.h>
@@ -21,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct {
   float *allocated, *aligned;
@@ -44,6 +49,9 @@ typedef struct {
 
 typedef void (*StepFn)(Results *, MemRef1D *w, MemRef0D *b, float lr,
                        MemRef2D *x, MemRef1D *y);
+typedef void (*OutParamsStepFn)(MemRef1D *w, MemRef0D *b, float lr, MemRef2D *x,
+                                MemRef1D *y, MemRef1D *newW, MemRef0D *newB,
+                                MemRef0D *loss);
 
 static MemRef1D vec(float *p, int64_t n) {
   MemRef1D m = {p, p, 0, {n}, {1}};
@@ -56,13 +64,13 @@ static float next(uint32_t *s) {
   return (float)((*s >> 8) * (1.0 / 16777216.0)) * 2.0f - 1.0f;
 }
 
-static StepFn load(const char *path) {
+static void *load(const char *path) {
   void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
     exit(2);
   }
-  StepFn fn = (StepFn)dlsym(lib, "_mlir_ciface_train_step");
+  void *fn = dlsym(lib, "_mlir_ciface_train_step");
   if (!fn) {
     fprintf(stderr, "%s has no _mlir_ciface_train_step\n", path);
     exit(2);
@@ -70,7 +78,10 @@ static StepFn load(const char *path) {
   return fn;
 }
 
-static Results run(StepFn fn, int64_t f, int64_t batch, uint32_t seed) {
+/* Runs the step (`outParams`: the out-params ABI, `calls` times) on inputs
+ * drawn from `seed`. */
+static Results run(void *fn, int outParams, int calls, int64_t f, int64_t batch,
+                   uint32_t seed) {
   float *w = malloc(f * sizeof(float)), *x = malloc(batch * f * sizeof(float)),
         *y = malloc(batch * sizeof(float)), b = 0.25f;
   for (int64_t i = 0; i < f; ++i)
@@ -83,7 +94,18 @@ static Results run(StepFn fn, int64_t f, int64_t batch, uint32_t seed) {
   MemRef0D mb = {&b, &b, 0};
   MemRef2D mx = {x, x, 0, {batch, f}, {f, 1}};
   Results r;
-  fn(&r, &mw, &mb, 0.1f, &mx, &my);
+  if (outParams) {
+    float *newW = malloc(f * sizeof(float)), *newB = malloc(sizeof(float)),
+          *loss = malloc(sizeof(float));
+    r.w = vec(newW, f);
+    MemRef0D b0 = {newB, newB, 0}, l0 = {loss, loss, 0};
+    r.b = b0;
+    r.loss = l0;
+    for (int i = 0; i < calls; ++i)
+      ((OutParamsStepFn)fn)(&mw, &mb, 0.1f, &mx, &my, &r.w, &r.b, &r.loss);
+  } else {
+    ((StepFn)fn)(&r, &mw, &mb, 0.1f, &mx, &my);
+  }
   free(w);
   free(x);
   free(y);
@@ -91,13 +113,16 @@ static Results run(StepFn fn, int64_t f, int64_t batch, uint32_t seed) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 5) {
-    fprintf(stderr, "usage: %s ref.so rewritten.so FEATURES BATCH\n", argv[0]);
+  int outParams = argc == 6 && !strcmp(argv[5], "out-params");
+  if (argc != 5 && !outParams) {
+    fprintf(stderr,
+            "usage: %s ref.so rewritten.so FEATURES BATCH [out-params]\n",
+            argv[0]);
     return 2;
   }
   int64_t f = atoll(argv[3]), batch = atoll(argv[4]);
-  Results ref = run(load(argv[1]), f, batch, 7u);
-  Results got = run(load(argv[2]), f, batch, 7u);
+  Results ref = run(load(argv[1]), 0, 1, f, batch, 7u);
+  Results got = run(load(argv[2]), outParams, 2, f, batch, 7u);
   if (ref.w.sizes[0] != f || got.w.sizes[0] != f) {
     fprintf(stderr, "unexpected result size\n");
     return 1;
@@ -120,7 +145,8 @@ int main(int argc, char **argv) {
            fabs(rl - gl) <= 1e-5 * fabs(rl);
   printf("%s: max |dw| %.3g (max |w| %.3g)\n", ok ? "MATCH" : "MISMATCH",
          maxErr, maxRef);
-  /* Results are owned by the caller: allocated with malloc by the step. */
+  /* Results are owned by the caller: allocated with malloc by the step (or
+   * by us, with out-params). */
   free(ref.w.allocated);
   free(got.w.allocated);
   free(ref.b.allocated);

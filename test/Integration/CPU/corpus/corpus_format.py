@@ -9,6 +9,12 @@ of 27 with n = 4 (`corpus/<step>/N=4,B=27`). Steps in REFUSED instead get
 ga-verify must exit 1 (not crash); those also in RECOMPUTED must verify with
 recompute-statistics=true (`corpus/<step>/N=4,recompute-statistics`).
 
+The optimized lowering: every step that is not refused also gets
+`corpus/<step>/optimized,N=<n>` (the same n as below): the rewrite lowered
+with blas=1 vector-width=512 static-temporaries=1 (and the default
+fuse-elementwise) against the step as written lowered to plain scalar loops
+(vector-width=0 fuse-elementwise=0).
+
 Ahead of time: every step that is not refused also gets
 `corpus/<step>/aot,N=<n>` with the same n (the non-dividing one, else 4;
 `aot,N=4,B=27` for a dynamic batch). The step as written and its rewrite are
@@ -107,6 +113,14 @@ def variants(step, path):
             runs["N=%d" % remainder] = Run(["--micro-batches=%d" % remainder])
         aot_n = remainder or 4
         aot_name, aot_extra = "N=%d" % aot_n, []
+    # The optimized CPU lowering (vectors, fusion, static temporaries, BLAS)
+    # of the rewrite against the plainest lowering of the original: scalar
+    # loops, no fusion.
+    runs["optimized," + aot_name] = Run(
+        ["--micro-batches=%d" % aot_n] + aot_extra +
+        ["--lower-options=vector-width=0 fuse-elementwise=0",
+         "--rewritten-lower-options=blas=1 vector-width=512 "
+         "static-temporaries=1"])
     # Ahead of time, one N per step: the one with a remainder micro-batch.
     aot_args = ["--micro-batches=%d" % aot_n] + aot_extra
     options = "micro-batches=%d" % aot_n
