@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -113,6 +114,36 @@ struct DuplicateSharedFillsPass
       }
       fill->erase();
     }
+  }
+};
+
+/// Moves `tensor.extract`s of values defined outside a linalg op's body out
+/// of the body. linalg-inline-scalar-operands turns a 0-d operand (a
+/// learning rate, say) into such an extract inside the body; left there it
+/// becomes a load per element, and a body that loads from memory is not
+/// vectorized.
+struct HoistInvariantExtractsPass
+    : public PassWrapper<HoistInvariantExtractsPass,
+                         OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(HoistInvariantExtractsPass)
+
+  StringRef getArgument() const final { return "ga-hoist-invariant-extracts"; }
+  StringRef getDescription() const final {
+    return "Move tensor.extract of values from above out of linalg bodies";
+  }
+
+  void runOnOperation() override {
+    getOperation().walk([](linalg::LinalgOp op) {
+      if (!op.hasPureTensorSemantics())
+        return;
+      for (Block &block : op->getRegion(0))
+        for (Operation &inner : llvm::make_early_inc_range(block))
+          if (isa<tensor::ExtractOp>(inner) &&
+              llvm::all_of(inner.getOperands(), [&](Value v) {
+                return !op->isAncestor(v.getParentBlock()->getParentOp());
+              }))
+            inner.moveBefore(op);
+    });
   }
 };
 
@@ -471,6 +502,8 @@ void mlir::ga::buildLowerToCPUPipeline(OpPassManager &pm,
   if (options.fuseElementwise) {
     // A 0-d hyper-parameter read as a scalar is loaded once, not per element.
     pm.addNestedPass<func::FuncOp>(createLinalgInlineScalarOperandsPass());
+    pm.addNestedPass<func::FuncOp>(
+        std::make_unique<HoistInvariantExtractsPass>());
     pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   }
   pm.addNestedPass<func::FuncOp>(std::make_unique<DuplicateSharedFillsPass>());

@@ -67,3 +67,25 @@ func.func @step(%w: tensor<4xf32>, %x: tensor<8x4xf32> {ga.batch = 0 : i64})
   %s = linalg.reduce { arith.addf } ins(%g2 : tensor<4xf32>) outs(%z0 : tensor<f32>) dimensions = [0]
   return %g2, %s : tensor<4xf32>, tensor<f32>
 }
+
+// A 0-d learning rate is read once, outside the update, so the update still
+// vectorizes (a load per element in the body would not).
+// CHECK-LABEL: llvm.func @sgd(
+// CHECK:         llvm.load %{{.*}} : !llvm.ptr -> f32
+// CHECK:         llvm.fmul %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK:         llvm.fsub %{{.*}}, %{{.*}} : vector<8xf32>
+// SCALAR-LABEL: llvm.func @sgd(
+// SCALAR-NOT:   vector<
+func.func @sgd(%w: tensor<64xf32>, %g: tensor<64xf32>, %lr: tensor<f32>) -> tensor<64xf32> {
+  %e = tensor.empty() : tensor<64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>,
+                                        affine_map<(i) -> ()>, affine_map<(i) -> (i)>],
+                       iterator_types = ["parallel"]}
+      ins(%w, %g, %lr : tensor<64xf32>, tensor<64xf32>, tensor<f32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%p: f32, %d: f32, %l: f32, %o: f32):
+    %m = arith.mulf %l, %d : f32
+    %n = arith.subf %p, %m : f32
+    linalg.yield %n : f32
+  } -> tensor<64xf32>
+  return %r : tensor<64xf32>
+}
