@@ -178,6 +178,8 @@ struct ConvertContractionsToBLASPass
       if (op.hasPureBufferSemantics())
         candidates.push_back(op);
     });
+    getOperation().walk(
+        [&](memref::GetGlobalOp get) { ++getGlobalCount[get.getNameAttr()]; });
     for (linalg::LinalgOp op : candidates)
       (void)rewrite(op);
   }
@@ -349,27 +351,53 @@ struct ConvertContractionsToBLASPass
     return success();
   }
 
-  /// The `linalg.fill` of +0.0 into `c` that `op` follows, with nothing but
-  /// side-effect-free ops in between; null if there is none.
-  static linalg::FillOp findZeroFill(linalg::LinalgOp op, Value c) {
+  /// Whether `fill` writes +0.0 into `c`.
+  static bool isZeroFillOf(linalg::FillOp fill, Value c) {
+    if (fill.getOutputs().front() != c)
+      return false;
+    auto value = fill.getInputs().front().getDefiningOp<arith::ConstantOp>();
+    auto zero = value ? dyn_cast<FloatAttr>(value.getValue()) : FloatAttr();
+    return zero && zero.getValue().isPosZero();
+  }
+
+  /// The `linalg.fill` of +0.0 into `c` that is the last write of `c` before
+  /// `op`; null if there is none. Either the fill precedes `op` with nothing
+  /// but side-effect-free ops in between, or `c` is a buffer of its own (an
+  /// allocation, or a global with one `get_global`) that nothing between the
+  /// fill and `op` uses, directly or through a view.
+  linalg::FillOp findZeroFill(linalg::LinalgOp op, Value c) {
     for (Operation *prev = op->getPrevNode(); prev;
          prev = prev->getPrevNode()) {
-      auto fill = dyn_cast<linalg::FillOp>(prev);
-      if (!fill) {
-        if (isMemoryEffectFree(prev))
-          continue;
-        return {};
-      }
-      if (fill.getOutputs().front() != c)
-        return {};
-      auto value = fill.getInputs().front().getDefiningOp<arith::ConstantOp>();
-      auto zero = value ? dyn_cast<FloatAttr>(value.getValue()) : FloatAttr();
-      if (!zero || !zero.getValue().isPosZero())
-        return {};
-      return fill;
+      if (auto fill = dyn_cast<linalg::FillOp>(prev))
+        return isZeroFillOf(fill, c) ? fill : linalg::FillOp();
+      if (!isMemoryEffectFree(prev))
+        break;
     }
-    return {};
+    Operation *def = c.getDefiningOp();
+    auto global = dyn_cast_or_null<memref::GetGlobalOp>(def);
+    if (!isa_and_nonnull<memref::AllocOp>(def) &&
+        !(global && getGlobalCount.lookup(global.getNameAttr()) == 1))
+      return {};
+    linalg::FillOp fill;
+    for (Operation *user : c.getUsers()) {
+      if (user == op.getOperation() || isa<memref::DeallocOp>(user))
+        continue;
+      Operation *anchor = op->getBlock()->findAncestorOpInBlock(*user);
+      if (!anchor)
+        return {};
+      if (op->isBeforeInBlock(anchor))
+        continue; // used after the product only
+      auto candidate = dyn_cast<linalg::FillOp>(user);
+      if (!candidate || fill || !isZeroFillOf(candidate, c) ||
+          candidate->getBlock() != op->getBlock())
+        return {};
+      fill = candidate;
+    }
+    return fill;
   }
+
+  /// How many `memref.get_global`s name each global.
+  llvm::DenseMap<Attribute, unsigned> getGlobalCount;
 };
 
 /// The contract of the pipeline's output: only LLVM dialect ops (and OpenMP

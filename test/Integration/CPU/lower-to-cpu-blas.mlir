@@ -64,3 +64,63 @@ func.func @fresh(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>, %d: tensor<4x5xf32>)
                      outs(%s : tensor<4x5xf32>) -> tensor<4x5xf32>
   return %r, %t : tensor<4x5xf32>, tensor<4x5xf32>
 }
+
+// An accumulator zero-filled before a one-iteration micro-batch loop (N = 1):
+// once the loop is folded, other work separates the fill from the product,
+// but nothing else touches the accumulator in between: beta = 0. In a real
+// loop the fill runs once and the product N times: beta = 1.
+// CHECK-LABEL: llvm.func @folded_loop(
+// CHECK-DAG:   %[[ZERO:.*]] = llvm.mlir.constant(0.000000e+00 : f32) : f32
+// CHECK:       llvm.intr.exp
+// CHECK:       llvm.call @cblas_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ZERO]], %{{.*}}, %{{.*}})
+// CHECK-LABEL: llvm.func @real_loop(
+// CHECK-DAG:   %[[ONE:.*]] = llvm.mlir.constant(1.000000e+00 : f32) : f32
+// CHECK:       llvm.call @cblas_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}})
+func.func @folded_loop(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>)
+    -> (tensor<4x5xf32>, tensor<4x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ub = arith.constant 1 : index
+  %e = tensor.empty() : tensor<4x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %ea = tensor.empty() : tensor<4x3xf32>
+  %r:2 = scf.for %i = %c0 to %ub step %c1 iter_args(%acc = %z, %prev = %a)
+      -> (tensor<4x5xf32>, tensor<4x3xf32>) {
+    %x = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%a : tensor<4x3xf32>) outs(%ea : tensor<4x3xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %ex = math.exp %v : f32
+      linalg.yield %ex : f32
+    } -> tensor<4x3xf32>
+    %m = linalg.matmul ins(%x, %b : tensor<4x3xf32>, tensor<3x5xf32>)
+                       outs(%acc : tensor<4x5xf32>) -> tensor<4x5xf32>
+    scf.yield %m, %x : tensor<4x5xf32>, tensor<4x3xf32>
+  }
+  return %r#0, %r#1 : tensor<4x5xf32>, tensor<4x3xf32>
+}
+
+func.func @real_loop(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>, %ub: index)
+    -> (tensor<4x5xf32>, tensor<4x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %e = tensor.empty() : tensor<4x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %ea = tensor.empty() : tensor<4x3xf32>
+  %r:2 = scf.for %i = %c0 to %ub step %c1 iter_args(%acc = %z, %prev = %a)
+      -> (tensor<4x5xf32>, tensor<4x3xf32>) {
+    %x = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%a : tensor<4x3xf32>) outs(%ea : tensor<4x3xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %ex = math.exp %v : f32
+      linalg.yield %ex : f32
+    } -> tensor<4x3xf32>
+    %m = linalg.matmul ins(%x, %b : tensor<4x3xf32>, tensor<3x5xf32>)
+                       outs(%acc : tensor<4x5xf32>) -> tensor<4x5xf32>
+    scf.yield %m, %x : tensor<4x5xf32>, tensor<4x3xf32>
+  }
+  return %r#0, %r#1 : tensor<4x5xf32>, tensor<4x3xf32>
+}
