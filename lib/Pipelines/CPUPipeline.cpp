@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PipelineUtils.h"
+
 #include "ga/Pipelines/Pipelines.h"
 #include "ga/Transforms/Passes.h"
 
@@ -30,92 +32,13 @@
 
 using namespace mlir;
 using namespace mlir::ga;
+using namespace mlir::ga::detail;
 
 namespace {
 
 //===----------------------------------------------------------------------===//
 // Helper passes
 //===----------------------------------------------------------------------===//
-
-/// Prepares function signatures for the LLVM dialect: requests C-interface
-/// wrappers on public function definitions (when asked) and drops the `ga.*`
-/// argument attributes, which mean nothing below the tensor level.
-struct PrepareCPUFunctionsPass
-    : public PassWrapper<PrepareCPUFunctionsPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrepareCPUFunctionsPass)
-
-  explicit PrepareCPUFunctionsPass(bool cInterface) : cInterface(cInterface) {}
-
-  StringRef getArgument() const final { return "ga-prepare-cpu-functions"; }
-  StringRef getDescription() const final {
-    return "Request C wrappers on public functions and drop ga.* argument "
-           "attributes before lowering to LLVM";
-  }
-
-  void runOnOperation() override {
-    for (auto fn : getOperation().getOps<func::FuncOp>()) {
-      if (cInterface && fn.isPublic() && !fn.isExternal())
-        fn->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                    UnitAttr::get(&getContext()));
-      for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
-        SmallVector<StringAttr> dropped;
-        for (NamedAttribute attr : fn.getArgAttrDict(i)
-                                       ? fn.getArgAttrDict(i).getValue()
-                                       : ArrayRef<NamedAttribute>())
-          if (attr.getName().strref().starts_with("ga."))
-            dropped.push_back(attr.getName());
-        for (StringAttr name : dropped)
-          fn.removeArgAttr(i, name);
-      }
-    }
-  }
-
-  bool cInterface;
-};
-
-/// Gives every use of a `linalg.fill` on tensors its own fill, placed right
-/// before the user (or before the user's ancestor in the fill's block). A
-/// step often zero-initializes several reductions (or the accumulators of the
-/// micro-batch loop) from one fill; bufferization must then copy the zero
-/// buffer once per writer. A fill per use is written in place instead: a
-/// cheaper write, no read and no copy. Next to its user, a zero fill of a
-/// matrix product's output is recognized after bufferization and folded into
-/// the BLAS call (beta = 0).
-struct DuplicateSharedFillsPass
-    : public PassWrapper<DuplicateSharedFillsPass,
-                         OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DuplicateSharedFillsPass)
-
-  StringRef getArgument() const final { return "ga-duplicate-shared-fills"; }
-  StringRef getDescription() const final {
-    return "Give every use of a linalg.fill on tensors its own fill, next to "
-           "the use";
-  }
-
-  void runOnOperation() override {
-    SmallVector<linalg::FillOp> fills;
-    getOperation().walk([&](linalg::FillOp fill) {
-      if (fill.hasPureTensorSemantics() && !fill->getResult(0).use_empty())
-        fills.push_back(fill);
-    });
-    for (linalg::FillOp fill : fills) {
-      SmallVector<OpOperand *> uses = llvm::map_to_vector(
-          fill->getResult(0).getUses(), [](OpOperand &use) { return &use; });
-      OpBuilder builder(fill);
-      for (OpOperand *use : uses) {
-        Operation *anchor =
-            fill->getBlock()->findAncestorOpInBlock(*use->getOwner());
-        if (anchor)
-          builder.setInsertionPoint(anchor);
-        else
-          builder.setInsertionPoint(fill);
-        Operation *copy = builder.clone(*fill);
-        use->set(copy->getResult(0));
-      }
-      fill->erase();
-    }
-  }
-};
 
 /// Moves `tensor.extract`s of values defined outside a linalg op's body out
 /// of the body. linalg-inline-scalar-operands turns a 0-d operand (a
@@ -523,7 +446,7 @@ static void addLLVMStage(OpPassManager &pm, const LowerToCPUOptions &options) {
 
 void mlir::ga::buildLowerToCPUPipeline(OpPassManager &pm,
                                        const LowerToCPUOptions &options) {
-  pm.addPass(std::make_unique<PrepareCPUFunctionsPass>(options.cInterface));
+  pm.addPass(createPrepareFunctionsForLLVMPass(options.cInterface));
   // arith/math on whole tensors (`arith.addf %a, %b : tensor<4xf32>`) have no
   // bufferization; as linalg.generic they do.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
@@ -534,7 +457,10 @@ void mlir::ga::buildLowerToCPUPipeline(OpPassManager &pm,
         std::make_unique<HoistInvariantExtractsPass>());
     pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   }
-  pm.addNestedPass<func::FuncOp>(std::make_unique<DuplicateSharedFillsPass>());
+  // A fill per use, next to it (a zero fill before a matrix product becomes
+  // beta = 0 with blas=1).
+  pm.addNestedPass<func::FuncOp>(createDuplicateSharedFillsPass(
+      FillKind::Named, FillPlacement::NextToUserInFillBlock));
   addBufferizationStage(pm, options);
   addLoopStage(pm, options);
   addLLVMStage(pm, options);

@@ -21,7 +21,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ga/Analysis/Reductions.h"
+#include "PipelineUtils.h"
+
 #include "ga/Pipelines/Pipelines.h"
 #include "ga/Transforms/Passes.h"
 
@@ -50,6 +51,7 @@
 
 using namespace mlir;
 using namespace mlir::ga;
+using namespace mlir::ga::detail;
 
 namespace {
 
@@ -57,24 +59,18 @@ namespace {
 // Helper passes
 //===----------------------------------------------------------------------===//
 
-/// Tensor-level preparation of a rewritten step for the GPU:
-/// * marks every linalg op that updates a loop-carried accumulator of an
-///   `scf.for` (the micro-batch loops) with `ga.accumulates`: the attribute
-///   survives bufferization and names the kernel (`..._acc`), so that the
-///   tests and bench/gpu_report can check that the accumulation stays inside
-///   the producing kernel;
-/// * gives each use of a multi-use `linalg.fill` as an init its own fill, so
-///   that bufferization writes every consumer in place instead of copying the
-///   filled buffer (a copy kernel per use and micro-batch).
+/// Marks every linalg op that updates a loop-carried accumulator of an
+/// `scf.for` (the micro-batch loops) with `ga.accumulates`: the attribute
+/// survives bufferization and names the kernel (`..._acc`), so that the tests
+/// and bench/gpu_report can check that the accumulation stays inside the
+/// producing kernel.
+struct MarkAccumulatingOpsPass
+    : public PassWrapper<MarkAccumulatingOpsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MarkAccumulatingOpsPass)
 
-struct PrepareGPUStepPass
-    : public PassWrapper<PrepareGPUStepPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrepareGPUStepPass)
-
-  StringRef getArgument() const final { return "ga-prepare-gpu-step"; }
+  StringRef getArgument() const final { return "ga-mark-accumulating-ops"; }
   StringRef getDescription() const final {
-    return "Mark accumulating ops and split shared fills before GPU "
-           "bufferization";
+    return "Mark the linalg ops that update loop-carried accumulators";
   }
 
   void runOnOperation() override {
@@ -89,27 +85,6 @@ struct PrepareGPUStepPass
               dps->setAttr("ga.accumulates", UnitAttr::get(ctx));
       }
     });
-    SmallVector<linalg::LinalgOp> fills;
-    getOperation().walk([&](linalg::LinalgOp op) {
-      if (op.hasPureTensorSemantics() && isFillLike(op) &&
-          !op->getResult(0).hasOneUse())
-        fills.push_back(op);
-    });
-    for (linalg::LinalgOp fill : fills) {
-      SmallVector<OpOperand *> uses;
-      for (OpOperand &use : fill->getResult(0).getUses())
-        uses.push_back(&use);
-      // The first use keeps the original; the others (inits of other ops,
-      // directly or through a reshape; several accumulators of one loop
-      // started from the same zeros) get a fresh fill right before their
-      // user. (A second read-only user costs one more fill kernel, but such
-      // users are rare; a write through a shared fill costs a copy kernel.)
-      for (OpOperand *use : llvm::drop_begin(uses)) {
-        OpBuilder b(use->getOwner());
-        Operation *clone = b.clone(*fill);
-        use->set(clone->getResult(0));
-      }
-    }
   }
 };
 
@@ -201,13 +176,10 @@ struct WrapTensorBoundaryPass
 /// * every `gpu.launch` is outlined into `@<func>_kernels` as
 ///   `@<func>_k<NN>_<what>[_acc]` (`ga.kernel`, `ga.accumulates` of its loop),
 ///   in program order;
-/// * `ga.*` attributes are dropped;
-/// * with c-interface, public functions get `llvm.emit_c_interface`.
+/// * the `ga.*` attributes of ops are dropped.
 struct PlaceBuffersOnDevicePass
     : public PassWrapper<PlaceBuffersOnDevicePass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PlaceBuffersOnDevicePass)
-
-  explicit PlaceBuffersOnDevicePass(bool cInterface) : cInterface(cInterface) {}
 
   StringRef getArgument() const final { return "ga-place-buffers-on-device"; }
   StringRef getDescription() const final {
@@ -296,15 +268,11 @@ struct PlaceBuffersOnDevicePass
   }
 
   void runOnOperation() override {
-    for (func::FuncOp fn : getOperation().getOps<func::FuncOp>()) {
-      if (fn.isExternal())
-        continue;
-      if (failed(placeFunction(fn)))
+    for (func::FuncOp fn : getOperation().getOps<func::FuncOp>())
+      if (!fn.isExternal() && failed(placeFunction(fn)))
         return signalPassFailure();
-      if (cInterface && fn.isPublic())
-        fn->setAttr("llvm.emit_c_interface", UnitAttr::get(&getContext()));
-    }
-    // ga.* attributes mean nothing below this point.
+    // ga.* attributes of ops mean nothing below this point (those of
+    // function arguments are dropped by ga-prepare-functions-for-llvm).
     getOperation().walk([](Operation *op) {
       SmallVector<StringAttr> names;
       for (NamedAttribute a : op->getDiscardableAttrs())
@@ -312,20 +280,8 @@ struct PlaceBuffersOnDevicePass
           names.push_back(a.getName());
       for (StringAttr n : names)
         op->removeDiscardableAttr(n);
-      if (auto fn = dyn_cast<func::FuncOp>(op))
-        for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
-          SmallVector<StringAttr> argNames;
-          if (DictionaryAttr d = fn.getArgAttrDict(i))
-            for (NamedAttribute a : d)
-              if (a.getName().strref().starts_with("ga."))
-                argNames.push_back(a.getName());
-          for (StringAttr n : argNames)
-            fn.removeArgAttr(i, n);
-        }
     });
   }
-
-  bool cInterface;
 };
 
 /// Kernels that use math functions (exp, log, tanh, ...) call libdevice,
@@ -408,7 +364,11 @@ static void addGPUBufferizationStage(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createLinalgMorphOpsPass(generalize));
     pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   }
-  pm.addPass(std::make_unique<PrepareGPUStepPass>());
+  pm.addPass(std::make_unique<MarkAccumulatingOpsPass>());
+  // A fill per writer instead of a copy kernel per writer (and micro-batch);
+  // fills are generics here when fuse-elementwise generalized them.
+  pm.addNestedPass<func::FuncOp>(createDuplicateSharedFillsPass(
+      FillKind::FillLike, FillPlacement::KeepFirstCopyAtUser));
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -456,7 +416,8 @@ static void addKernelStage(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createCooperativeLoopsToGPU());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(std::make_unique<PlaceBuffersOnDevicePass>(options.cInterface));
+  pm.addPass(std::make_unique<PlaceBuffersOnDevicePass>());
+  pm.addPass(createPrepareFunctionsForLLVMPass(options.cInterface));
   // Constants and index math into the kernels: divisors and bounds become
   // immediates (no 64-bit division by a kernel argument).
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
