@@ -460,7 +460,7 @@ void mlir::ga::buildLowerToCPUPipeline(OpPassManager &pm,
   // A fill per use, next to it (a zero fill before a matrix product becomes
   // beta = 0 with blas=1).
   pm.addNestedPass<func::FuncOp>(createDuplicateSharedFillsPass(
-      FillKind::Named, FillPlacement::NextToUserInFillBlock));
+      FillKind::Named, FillPlacement::NextToEachUser));
   addBufferizationStage(pm, options);
   addLoopStage(pm, options);
   addLLVMStage(pm, options);

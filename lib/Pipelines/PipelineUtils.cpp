@@ -93,13 +93,11 @@ struct DuplicateSharedFillsPass
       OpBuilder builder(fill);
       for (OpOperand *use : llvm::drop_begin(uses, keepFirst ? 1 : 0)) {
         Operation *user = use->getOwner();
-        if (keepFirst)
-          builder.setInsertionPoint(user);
-        else if (Operation *anchor =
-                     fill->getBlock()->findAncestorOpInBlock(*user))
-          builder.setInsertionPoint(anchor);
-        else
-          builder.setInsertionPoint(fill);
+        // Not into a linalg body: there only scalar ops belong.
+        Operation *parent = user->getParentOp();
+        if (isa<linalg::LinalgOp>(parent))
+          user = fill->getBlock()->findAncestorOpInBlock(*parent);
+        builder.setInsertionPoint(user ? user : fill.getOperation());
         Operation *copy = builder.clone(*fill);
         use->set(copy->getResult(0));
       }

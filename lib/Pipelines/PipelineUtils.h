@@ -36,13 +36,13 @@ enum class FillKind {
 
 /// Where createDuplicateSharedFillsPass puts the fills.
 enum class FillPlacement {
-  /// Every use gets a copy right before its user, or before the user's
-  /// ancestor in the fill's block when the user is nested deeper; the fill
-  /// itself is erased. Each fill ends up next to its consumer, at the level of
-  /// the original, so that a zero fill of a matrix product's output can be
-  /// folded into the product after bufferization (beta = 0 of the CPU's BLAS
-  /// lowering).
-  NextToUserInFillBlock,
+  /// Every use gets a copy right before its user, inside the user's region
+  /// (a use in a loop body is then a fill per iteration into a buffer of its
+  /// own, not a copy per iteration of a fill hoisted out of the loop); the
+  /// fill itself is erased. A zero fill next to a matrix product's output can
+  /// be folded into the product after bufferization (beta = 0 of the CPU's
+  /// BLAS lowering).
+  NextToEachUser,
   /// The first use keeps the fill where it is; every other use gets a copy
   /// right before its user, also inside the user's region. A use inside a
   /// loop then costs a fill per iteration instead of a copy of the hoisted
