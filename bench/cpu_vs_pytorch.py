@@ -9,7 +9,7 @@ parameter, as torch.optim.AdamW over model.parameters()), N = 1, 2, 4, 8, 16
 micro-batches, at 1 and 2 threads.
 
   ours:    bench/gen_mlp_ce_step.py | ga-opt --ga-accumulate=micro-batches=N
-           --ga-lower-to-cpu="blas=1 c-interface=1" | mlir-translate | llc -O3
+           --ga-lower-to-cpu="$LOWER" | mlir-translate | llc -O3 -mcpu=native
            | clang -shared -lopenblas, called through ctypes (_mlir_ciface_train_step)
   PyTorch: for each micro-batch: forward, loss / N, backward; optimizer.step();
            optimizer.zero_grad()
@@ -34,6 +34,10 @@ import sys
 import time
 
 DIMS = [784, 1024, 1024, 10]
+# How a user who calls the step in a loop builds it: CBLAS for the products,
+# results into buffers the caller keeps (out-params), temporaries in static
+# storage, AVX-512 vectors, code for this CPU (llc -mcpu=native).
+LOWER = "blas=1 c-interface=1 out-params=1 static-temporaries=1 vector-width=512"
 HERE = os.path.dirname(os.path.abspath(__file__))
 LLVM = "/usr/lib/llvm-22/bin"
 
@@ -102,25 +106,40 @@ def worker_ours(a):
     arrays += [x, labels]
     descs = [descriptor(arr) for arr in arrays]
     nres = len(params) * (1 + nstate)
-    rtypes = [descriptor_type(p.ndim) for p in params] * (nres // len(params)) + [descriptor_type(0)]
-    Res = type("Results", (ctypes.Structure,), {"_fields_": [(f"r{i}", t) for i, t in enumerate(rtypes)]})
-    own = {arr.ctypes.data for arr in arrays}
-    res = Res()
-    ptrs = ([ctypes.byref(res)] + [ctypes.byref(d) for d in descs[:head]] + scalars
-            + [ctypes.byref(d) for d in descs[head:]])
+    args = [ctypes.byref(d) for d in descs[:head]] + scalars + [ctypes.byref(d) for d in descs[head:]]
     loss = None
+    if a.out_params:
+        # Results go to buffers the caller allocates once (out-params=1),
+        # as PyTorch keeps its parameters, states and gradients.
+        outs = []
+        for _ in range(1 + nstate):
+            outs += [np.empty_like(p) for p in params]
+        outs.append(np.zeros((), np.float32))
+        odescs = [descriptor(o) for o in outs]
+        ptrs = args + [ctypes.byref(d) for d in odescs]
 
-    def call():
-        nonlocal loss
-        fn(*ptrs)
-        r = getattr(res, f"r{nres}")
-        loss = ctypes.cast(r.aligned, ctypes.POINTER(ctypes.c_float))[r.offset]
-        freed = set()
-        for i in range(nres + 1):
-            p = getattr(res, f"r{i}").allocated
-            if p and p not in own and p not in freed:
-                freed.add(p)
-                libc.free(p)
+        def call():
+            nonlocal loss
+            fn(*ptrs)
+            loss = float(outs[-1])
+    else:
+        rtypes = [descriptor_type(p.ndim) for p in params] * (nres // len(params)) + [descriptor_type(0)]
+        Res = type("Results", (ctypes.Structure,), {"_fields_": [(f"r{i}", t) for i, t in enumerate(rtypes)]})
+        own = {arr.ctypes.data for arr in arrays}
+        res = Res()
+        ptrs = [ctypes.byref(res)] + args
+
+        def call():
+            nonlocal loss
+            fn(*ptrs)
+            r = getattr(res, f"r{nres}")
+            loss = ctypes.cast(r.aligned, ctypes.POINTER(ctypes.c_float))[r.offset]
+            freed = set()
+            for i in range(nres + 1):
+                p = getattr(res, f"r{i}").allocated
+                if p and p not in own and p not in freed:
+                    freed.add(p)
+                    libc.free(p)
 
     times = timeit(call, a.warmup, a.reps)
     return {"times": times, "loss": loss, "rss": maxrss_mb(), "rss_base": base}
@@ -179,6 +198,16 @@ def worker_peak(a):
     return {"times": times, "rss": maxrss_mb(), "rss_base": 0.0}
 
 
+def merge(acc, run):
+    """Pools the times of several runs of one worker; keeps the peak RSS."""
+    if acc is None:
+        return dict(run)
+    acc["times"] = acc["times"] + run["times"]
+    if run["rss"] > acc["rss"]:
+        acc["rss"], acc["rss_base"] = run["rss"], run["rss_base"]
+    return acc
+
+
 def timeit(f, warmup, reps):
     for _ in range(warmup):
         f()
@@ -209,9 +238,9 @@ def compile_step(build, work, name, n, batch, grads_only, optimizer="momentum"):
     # The full steps go through the rewrite for every N (N = 1 too); the
     # forward+backward reference steps (grads_only) do not.
     acc = "" if grads_only else f'--ga-accumulate="micro-batches={n}" '
-    sh(f'{build}/bin/ga-opt {mlir} {acc}--ga-lower-to-cpu="blas=1 c-interface=1" | '
+    sh(f'{build}/bin/ga-opt {mlir} {acc}--ga-lower-to-cpu="{LOWER}" | '
        f'{LLVM}/mlir-translate --mlir-to-llvmir > {work}/{name}.ll && '
-       f'{LLVM}/llc -O3 -filetype=obj -relocation-model=pic {work}/{name}.ll -o {work}/{name}.o && '
+       f'{LLVM}/llc -O3 -mcpu=native -filetype=obj -relocation-model=pic {work}/{name}.ll -o {work}/{name}.o && '
        f'clang-22 -shared {work}/{name}.o -o {so} -lopenblas -lm')
     return so
 
@@ -240,12 +269,15 @@ def main():
     p.add_argument("--optimizers", default="momentum,adamw")
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=3,
+                   help="interleaved rounds of ours / fwd+bwd / PyTorch per configuration")
     p.add_argument("--plot", default=None, help="PNG path (default WORK/cpu_vs_pytorch.png; needs matplotlib)")
     # worker mode
     p.add_argument("--worker", choices=["ours", "torch", "peak"])
     p.add_argument("--lib")
     p.add_argument("--n", type=int, default=1)
     p.add_argument("--grads-only", action="store_true")
+    p.add_argument("--out-params", action="store_true")
     p.add_argument("--optimizer", default="momentum")
     a = p.parse_args()
 
@@ -288,9 +320,16 @@ def main():
         print(hdr)
         t1 = tfb1 = None
         for n in ns:
-            ours = run_worker("ours", th, lib=libs[opt, n], n=n, optimizer=opt, reps=a.reps, warmup=a.warmup)
-            fb = run_worker("ours", th, lib=glibs[n], n=n, grads_only=True, reps=a.reps, warmup=a.warmup)
-            tor = run_worker("torch", th, n=n, optimizer=opt, reps=a.reps, warmup=a.warmup)
+            # Interleaved rounds: a slow phase of a shared machine hits both
+            # sides alike instead of one configuration.
+            ours = fb = tor = None
+            for _ in range(a.rounds):
+                o = run_worker("ours", th, lib=libs[opt, n], n=n, optimizer=opt, reps=a.reps, warmup=a.warmup,
+                               out_params=True)
+                f = run_worker("ours", th, lib=glibs[n], n=n, grads_only=True, reps=a.reps, warmup=a.warmup,
+                               out_params=True)
+                t = run_worker("torch", th, n=n, optimizer=opt, reps=a.reps, warmup=a.warmup)
+                ours, fb, tor = merge(ours, o), merge(fb, f), merge(tor, t)
             to, tt, tf = med(ours["times"]), med(tor["times"]), med(fb["times"])
             t1 = t1 or to
             tfb1 = tfb1 or tf
@@ -309,7 +348,8 @@ def main():
                   f"{row['torch_rss']:>5.0f} (+{row['torch_drss']:>4.0f}) "
                   f"{row['loss_ours']:>9.5f} {row['loss_torch']:>10.5f} "
                   f"{row['ours_min_ms']:>8.2f} {row['torch_min_ms']:>9.2f}", flush=True)
-    print(f"\ntotal {time.time() - t0:.0f} s; median of {a.reps} runs after {a.warmup} warm-up runs; "
+    print(f"\ntotal {time.time() - t0:.0f} s; median of {a.rounds} x {a.reps} runs (interleaved rounds, "
+          f"{a.warmup} warm-up runs each); "
           "load average at end: %.2f %.2f %.2f" % os.getloadavg())
     with open(os.path.join(work, "cpu_vs_pytorch.json"), "w") as f:
         json.dump(rows, f, indent=1)
@@ -336,7 +376,7 @@ def main():
         ax.set_ylabel(yl)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("MLP 784-1024-1024-10: ga-mlir AOT (blas=1) vs PyTorch accumulation loop")
+    fig.suptitle("MLP 784-1024-1024-10: ga-mlir AOT (BLAS, vectors, static temporaries) vs PyTorch accumulation loop")
     fig.tight_layout()
     fig.savefig(plot, dpi=100)
     print(f"plot: {plot}")
