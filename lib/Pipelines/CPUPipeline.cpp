@@ -244,23 +244,13 @@ struct ConvertContractionsToBLASPass
     Value n = toI32(memref::DimOp::create(builder, loc, c, 1));
     Value kSize =
         toI32(memref::DimOp::create(builder, loc, lhs, *transL ? 0 : 1));
-    Value one = elem.isF32()
-                    ? arith::ConstantOp::create(builder, loc,
-                                                builder.getF32FloatAttr(1.0))
-                          .getResult()
-                    : arith::ConstantOp::create(builder, loc,
-                                                builder.getF64FloatAttr(1.0))
-                          .getResult();
+    auto scalar = [&](double v) {
+      return arith::ConstantOp::create(builder, loc,
+                                       builder.getFloatAttr(elem, v))
+          .getResult();
+    };
     constexpr int64_t rowMajor = 101, noTrans = 111, trans = 112;
-    Value beta = one;
-    if (zeroFill)
-      beta = elem.isF32()
-                 ? arith::ConstantOp::create(builder, loc,
-                                             builder.getF32FloatAttr(0.0))
-                       .getResult()
-                 : arith::ConstantOp::create(builder, loc,
-                                             builder.getF64FloatAttr(0.0))
-                       .getResult();
+    Value one = scalar(1.0), beta = zeroFill ? scalar(0.0) : one;
     func::FuncOp gemm = getOrDeclare(
         getOperation(), elem.isF32() ? "cblas_sgemm" : "cblas_dgemm", elem);
     func::CallOp::create(
