@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/Pass.h"
@@ -67,6 +68,64 @@ struct HoistInvariantExtractsPass
               }))
             inner.moveBefore(op);
     });
+  }
+};
+
+/// Peels the first iteration of a loop that accumulates matrix products into
+/// zero-initialized loop-carried values (the gradient accumulators of a
+/// micro-batch loop). In the peeled iteration the product writes its result
+/// into the zero fill, which the BLAS lowering turns into beta = 0 without
+/// the fill: the accumulators are neither zeroed nor read by the first
+/// micro-batch. The arithmetic is unchanged (0 + x == x).
+struct PeelFirstAccumulationPass
+    : public PassWrapper<PeelFirstAccumulationPass,
+                         OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PeelFirstAccumulationPass)
+
+  StringRef getArgument() const final { return "ga-peel-first-accumulation"; }
+  StringRef getDescription() const final {
+    return "Peel the first iteration of loops that accumulate matrix "
+           "products into zero-filled values";
+  }
+
+  void runOnOperation() override {
+    SmallVector<scf::ForOp> loops;
+    getOperation().walk([&](scf::ForOp loop) {
+      if (accumulatesProductIntoZeros(loop))
+        loops.push_back(loop);
+    });
+    IRRewriter rewriter(&getContext());
+    for (scf::ForOp loop : loops) {
+      rewriter.setInsertionPoint(loop);
+      scf::ForOp first;
+      (void)scf::peelForLoopFirstIteration(rewriter, loop, first);
+    }
+  }
+
+  /// Whether `loop` runs at least twice (statically) and one of its
+  /// loop-carried values starts as a zero `linalg.fill` and is the output of
+  /// a contraction in the body.
+  static bool accumulatesProductIntoZeros(scf::ForOp loop) {
+    std::optional<APInt> trips = loop.getStaticTripCount();
+    if (!trips || trips->ult(2))
+      return false;
+    for (auto [init, iterArg] :
+         llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs())) {
+      auto fill = init.getDefiningOp<linalg::FillOp>();
+      auto value =
+          fill ? fill.getInputs().front().getDefiningOp<arith::ConstantOp>()
+               : arith::ConstantOp();
+      auto zero = value ? dyn_cast<FloatAttr>(value.getValue()) : FloatAttr();
+      if (!zero || !zero.getValue().isZero())
+        continue;
+      for (OpOperand &use : iterArg.getUses()) {
+        auto product = dyn_cast<linalg::LinalgOp>(use.getOwner());
+        if (product && product.isDpsInit(&use) &&
+            linalg::isaContractionOpInterface(product))
+          return true;
+      }
+    }
+    return false;
   }
 };
 
@@ -447,6 +506,9 @@ void mlir::ga::buildLowerToCPUPipeline(OpPassManager &pm,
         std::make_unique<HoistInvariantExtractsPass>());
     pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   }
+  if (options.blas)
+    pm.addNestedPass<func::FuncOp>(
+        std::make_unique<PeelFirstAccumulationPass>());
   // A fill per use, next to it (a zero fill before a matrix product becomes
   // beta = 0 with blas=1).
   pm.addNestedPass<func::FuncOp>(createDuplicateSharedFillsPass(

@@ -76,6 +76,14 @@ func.func @fresh(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>, %d: tensor<4x5xf32>)
 // CHECK-LABEL: llvm.func @real_loop(
 // CHECK-DAG:   %[[ONE:.*]] = llvm.mlir.constant(1.000000e+00 : f32) : f32
 // CHECK:       llvm.call @cblas_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}})
+// With 4 iterations known, the first is peeled: it writes (beta = 0), the
+// other 3 accumulate (beta = 1).
+// CHECK-LABEL: llvm.func @static_loop(
+// CHECK-DAG:   %[[ONE4:.*]] = llvm.mlir.constant(1.000000e+00 : f32) : f32
+// CHECK-DAG:   %[[ZERO4:.*]] = llvm.mlir.constant(0.000000e+00 : f32) : f32
+// CHECK:       llvm.call @cblas_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE4]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ZERO4]], %{{.*}}, %{{.*}})
+// CHECK:       llvm.br
+// CHECK:       llvm.call @cblas_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE4]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE4]], %{{.*}}, %{{.*}})
 func.func @folded_loop(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>)
     -> (tensor<4x5xf32>, tensor<4x3xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -106,6 +114,31 @@ func.func @real_loop(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>, %ub: index)
   %zero = arith.constant 0.0 : f32
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %e = tensor.empty() : tensor<4x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %ea = tensor.empty() : tensor<4x3xf32>
+  %r:2 = scf.for %i = %c0 to %ub step %c1 iter_args(%acc = %z, %prev = %a)
+      -> (tensor<4x5xf32>, tensor<4x3xf32>) {
+    %x = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%a : tensor<4x3xf32>) outs(%ea : tensor<4x3xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %ex = math.exp %v : f32
+      linalg.yield %ex : f32
+    } -> tensor<4x3xf32>
+    %m = linalg.matmul ins(%x, %b : tensor<4x3xf32>, tensor<3x5xf32>)
+                       outs(%acc : tensor<4x5xf32>) -> tensor<4x5xf32>
+    scf.yield %m, %x : tensor<4x5xf32>, tensor<4x3xf32>
+  }
+  return %r#0, %r#1 : tensor<4x5xf32>, tensor<4x3xf32>
+}
+
+func.func @static_loop(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>)
+    -> (tensor<4x5xf32>, tensor<4x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ub = arith.constant 4 : index
   %e = tensor.empty() : tensor<4x5xf32>
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x5xf32>) -> tensor<4x5xf32>
   %ea = tensor.empty() : tensor<4x3xf32>
