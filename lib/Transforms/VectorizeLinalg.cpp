@@ -157,8 +157,11 @@ struct VectorizeLinalgPass
     vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
     vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
     vector::ExtractOp::getCanonicalizationPatterns(patterns, ctx);
-    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+    if (failed(applyPatternsGreedily(func, std::move(patterns)))) {
+      func.emitError("ga-vectorize-linalg: the vector lowering patterns did "
+                     "not converge");
       return signalPassFailure();
+    }
   }
 };
 
