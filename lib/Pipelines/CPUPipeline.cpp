@@ -41,6 +41,14 @@ namespace {
 // Helper passes
 //===----------------------------------------------------------------------===//
 
+/// Whether `fill` writes +0.0 (the value a BLAS call with beta = 0 leaves in
+/// place of the product's initial output).
+static bool isZeroFill(linalg::FillOp fill) {
+  auto value = fill.getInputs().front().getDefiningOp<arith::ConstantOp>();
+  auto zero = value ? dyn_cast<FloatAttr>(value.getValue()) : FloatAttr();
+  return zero && zero.getValue().isPosZero();
+}
+
 /// Moves `tensor.extract`s of values defined outside a linalg op's body out
 /// of the body. linalg-inline-scalar-operands turns a 0-d operand (a
 /// learning rate, say) into such an extract inside the body; left there it
@@ -112,11 +120,7 @@ struct PeelFirstAccumulationPass
     for (auto [init, iterArg] :
          llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs())) {
       auto fill = init.getDefiningOp<linalg::FillOp>();
-      auto value =
-          fill ? fill.getInputs().front().getDefiningOp<arith::ConstantOp>()
-               : arith::ConstantOp();
-      auto zero = value ? dyn_cast<FloatAttr>(value.getValue()) : FloatAttr();
-      if (!zero || !zero.getValue().isZero())
+      if (!fill || !isZeroFill(fill))
         continue;
       for (OpOperand &use : iterArg.getUses()) {
         auto product = dyn_cast<linalg::LinalgOp>(use.getOwner());
@@ -323,15 +327,6 @@ struct ConvertContractionsToBLASPass
     return success();
   }
 
-  /// Whether `fill` writes +0.0 into `c`.
-  static bool isZeroFillOf(linalg::FillOp fill, Value c) {
-    if (fill.getOutputs().front() != c)
-      return false;
-    auto value = fill.getInputs().front().getDefiningOp<arith::ConstantOp>();
-    auto zero = value ? dyn_cast<FloatAttr>(value.getValue()) : FloatAttr();
-    return zero && zero.getValue().isPosZero();
-  }
-
   /// The `linalg.fill` of +0.0 into `c` that is the last write of `c` before
   /// `op`; null if there is none. Either the fill precedes `op` with nothing
   /// but side-effect-free ops in between, or `c` is a buffer of its own (an
@@ -340,8 +335,9 @@ struct ConvertContractionsToBLASPass
   linalg::FillOp findZeroFill(linalg::LinalgOp op, Value c) {
     for (Operation *prev = op->getPrevNode(); prev;
          prev = prev->getPrevNode()) {
-      if (auto fill = dyn_cast<linalg::FillOp>(prev))
-        return isZeroFillOf(fill, c) ? fill : linalg::FillOp();
+      auto fill = dyn_cast<linalg::FillOp>(prev);
+      if (fill && fill.getOutputs().front() == c && isZeroFill(fill))
+        return fill;
       if (!isMemoryEffectFree(prev))
         break;
     }
@@ -360,7 +356,7 @@ struct ConvertContractionsToBLASPass
       if (op->isBeforeInBlock(anchor))
         continue; // used after the product only
       auto candidate = dyn_cast<linalg::FillOp>(user);
-      if (!candidate || fill || !isZeroFillOf(candidate, c) ||
+      if (!candidate || fill || !isZeroFill(candidate) ||
           candidate->getBlock() != op->getBlock())
         return {};
       fill = candidate;
@@ -370,36 +366,6 @@ struct ConvertContractionsToBLASPass
 
   /// How many `memref.get_global`s name each global.
   llvm::DenseMap<Attribute, unsigned> getGlobalCount;
-};
-
-/// The contract of the pipeline's output: only LLVM dialect ops (and OpenMP
-/// ops with openmp=1) inside the module. Catches a lowering that silently
-/// leaves an op behind (a partial conversion), with the op's location.
-struct VerifyLoweredToLLVMPass
-    : public PassWrapper<VerifyLoweredToLLVMPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VerifyLoweredToLLVMPass)
-
-  StringRef getArgument() const final { return "ga-verify-lowered-to-llvm"; }
-  StringRef getDescription() const final {
-    return "Check that only LLVM (and OpenMP) dialect ops are left";
-  }
-
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    WalkResult result = module.walk([&](Operation *op) {
-      if (op == module.getOperation())
-        return WalkResult::advance();
-      StringRef dialect = op->getName().getDialectNamespace();
-      if (dialect == "llvm" || dialect == "omp")
-        return WalkResult::advance();
-      op->emitError() << "'" << op->getName()
-                      << "' was not lowered to the LLVM dialect by "
-                         "ga-lower-to-cpu";
-      return WalkResult::interrupt();
-    });
-    if (result.wasInterrupted())
-      signalPassFailure();
-  }
 };
 
 } // namespace
@@ -490,7 +456,13 @@ static void addLLVMStage(OpPassManager &pm, const LowerToCPUOptions &options) {
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
-  pm.addPass(std::make_unique<VerifyLoweredToLLVMPass>());
+  // The contract of the output: only LLVM (and, with openmp=1, OpenMP) ops.
+  pm.addPass(createVerifyLoweredPass(
+      "ga-verify-lowered-to-llvm", "to the LLVM dialect by ga-lower-to-cpu",
+      [](Operation *op) {
+        StringRef dialect = op->getName().getDialectNamespace();
+        return dialect == "llvm" || dialect == "omp";
+      }));
 }
 
 void mlir::ga::buildLowerToCPUPipeline(OpPassManager &pm,

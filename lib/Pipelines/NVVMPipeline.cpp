@@ -319,34 +319,6 @@ struct CheckCUDAToolkitPass
   }
 };
 
-/// The contract of the output: host code in the LLVM dialect, kernels as
-/// `gpu.binary`, launches as `gpu.launch_func`. Names the first op left
-/// behind by a partial conversion.
-struct VerifyLoweredToNVVMPass
-    : public PassWrapper<VerifyLoweredToNVVMPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VerifyLoweredToNVVMPass)
-
-  StringRef getArgument() const final { return "ga-verify-lowered-to-nvvm"; }
-  StringRef getDescription() const final {
-    return "Check that only LLVM ops, gpu.binary and gpu.launch_func are left";
-  }
-
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    WalkResult result = module.walk([&](Operation *op) {
-      if (op == module.getOperation() ||
-          isa<gpu::BinaryOp, gpu::LaunchFuncOp>(op) ||
-          op->getName().getDialectNamespace() == "llvm")
-        return WalkResult::advance();
-      op->emitError() << "'" << op->getName()
-                      << "' was not lowered by ga-lower-to-nvvm";
-      return WalkResult::interrupt();
-    });
-    if (result.wasInterrupted())
-      signalPassFailure();
-  }
-};
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -455,7 +427,13 @@ void mlir::ga::buildLowerToNVVMPipeline(OpPassManager &pm,
   nvvm.cmdOptions = options.ptxasOptions;
   pm.addPass(std::make_unique<CheckCUDAToolkitPass>());
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
-  pm.addPass(std::make_unique<VerifyLoweredToNVVMPass>());
+  // The contract of the output: host code in the LLVM dialect, kernels as
+  // gpu.binary, launches as gpu.launch_func.
+  pm.addPass(createVerifyLoweredPass(
+      "ga-verify-lowered-to-nvvm", "by ga-lower-to-nvvm", [](Operation *op) {
+        return isa<gpu::BinaryOp, gpu::LaunchFuncOp>(op) ||
+               op->getName().getDialectNamespace() == "llvm";
+      }));
 }
 
 //===----------------------------------------------------------------------===//

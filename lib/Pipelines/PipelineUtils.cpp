@@ -110,6 +110,37 @@ struct DuplicateSharedFillsPass
   FillPlacement placement;
 };
 
+/// See createVerifyLoweredPass.
+struct VerifyLoweredPass
+    : public PassWrapper<VerifyLoweredPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VerifyLoweredPass)
+
+  VerifyLoweredPass(StringRef argument, StringRef byWhat,
+                    std::function<bool(Operation *)> allowed)
+      : argument(argument.str()), byWhat(byWhat.str()),
+        allowed(std::move(allowed)) {}
+
+  StringRef getArgument() const final { return argument; }
+  StringRef getDescription() const final {
+    return "Check that only the ops a pipeline may leave are left";
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    WalkResult result = module.walk([&](Operation *op) {
+      if (op == module.getOperation() || allowed(op))
+        return WalkResult::advance();
+      op->emitError() << "'" << op->getName() << "' was not lowered " << byWhat;
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+
+  std::string argument, byWhat;
+  std::function<bool(Operation *)> allowed;
+};
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -125,4 +156,11 @@ std::unique_ptr<Pass>
 mlir::ga::detail::createDuplicateSharedFillsPass(FillKind kind,
                                                  FillPlacement placement) {
   return std::make_unique<DuplicateSharedFillsPass>(kind, placement);
+}
+
+std::unique_ptr<Pass> mlir::ga::detail::createVerifyLoweredPass(
+    StringRef argument, StringRef byWhat,
+    std::function<bool(Operation *)> allowed) {
+  return std::make_unique<VerifyLoweredPass>(argument, byWhat,
+                                             std::move(allowed));
 }

@@ -13,6 +13,7 @@
 
 #include "mlir/Pass/Pass.h"
 
+#include <functional>
 #include <memory>
 
 namespace mlir::ga::detail {
@@ -59,6 +60,14 @@ enum class FillPlacement {
 /// write, no read and no copy.
 std::unique_ptr<Pass> createDuplicateSharedFillsPass(FillKind kind,
                                                      FillPlacement placement);
+
+/// A module pass that checks the contract of a pipeline's output: every op
+/// in the module satisfies `allowed`. The first op that does not is reported
+/// at its location as "'<op>' was not lowered <by what>" and the pass fails,
+/// so that a partial conversion never goes unnoticed.
+std::unique_ptr<Pass>
+createVerifyLoweredPass(StringRef argument, StringRef byWhat,
+                        std::function<bool(Operation *)> allowed);
 
 } // namespace mlir::ga::detail
 
