@@ -196,16 +196,10 @@ struct ConvertContractionsToBLASPass
     return std::nullopt;
   }
 
-  /// Whether the innermost stride of `value`'s memref type is statically 1.
+  /// Whether `value` is a 2-d memref whose rows are contiguous.
   static bool hasUnitInnerStride(Value value) {
     auto type = dyn_cast<MemRefType>(value.getType());
-    if (!type || type.getRank() != 2)
-      return false;
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(type.getStridesAndOffset(strides, offset)))
-      return false;
-    return strides[1] == 1;
+    return type && type.getRank() == 2 && type.isLastDimUnitStride();
   }
 
   func::FuncOp getOrDeclare(ModuleOp module, StringRef name, Type elem) {

@@ -28,20 +28,6 @@ using namespace mlir::ga;
 
 namespace {
 
-/// Whether `value` is a memref whose innermost stride is statically 1.
-static bool hasUnitInnerStride(Value value) {
-  auto type = dyn_cast<MemRefType>(value.getType());
-  if (!type)
-    return false;
-  if (type.getRank() == 0)
-    return true;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)))
-    return false;
-  return strides.back() == 1;
-}
-
 /// The number of lanes to vectorize `op` with, or nullopt if it does not
 /// qualify (see the pass description).
 static std::optional<int64_t> planLanes(linalg::LinalgOp op,
@@ -69,7 +55,8 @@ static std::optional<int64_t> planLanes(linalg::LinalgOp op,
         continue;
       // Contiguous: the innermost loop indexes the last dimension, alone.
       auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
-      if (r != e - 1 || !dim || !hasUnitInnerStride(operand.get()))
+      if (r != e - 1 || !dim ||
+          !cast<MemRefType>(operand.get().getType()).isLastDimUnitStride())
         return std::nullopt;
     }
   }
