@@ -82,8 +82,6 @@ def worker_ours(a):
     import numpy as np
     base = maxrss_mb()
     lib = ctypes.CDLL(a.lib)
-    libc = ctypes.CDLL(None)
-    libc.free.argtypes = [ctypes.c_void_p]
     fn = lib._mlir_ciface_train_step
     params, x, labels = make_inputs(256)
     mb = 256 // a.n if a.grads_only else 256
@@ -105,41 +103,21 @@ def worker_ours(a):
     head = len(arrays)
     arrays += [x, labels]
     descs = [descriptor(arr) for arr in arrays]
-    nres = len(params) * (1 + nstate)
     args = [ctypes.byref(d) for d in descs[:head]] + scalars + [ctypes.byref(d) for d in descs[head:]]
+    # Results go to buffers the caller allocates once (out-params=1 in LOWER),
+    # as PyTorch keeps its parameters, states and gradients.
+    outs = []
+    for _ in range(1 + nstate):
+        outs += [np.empty_like(p) for p in params]
+    outs.append(np.zeros((), np.float32))
+    odescs = [descriptor(o) for o in outs]
+    ptrs = args + [ctypes.byref(d) for d in odescs]
     loss = None
-    if a.out_params:
-        # Results go to buffers the caller allocates once (out-params=1),
-        # as PyTorch keeps its parameters, states and gradients.
-        outs = []
-        for _ in range(1 + nstate):
-            outs += [np.empty_like(p) for p in params]
-        outs.append(np.zeros((), np.float32))
-        odescs = [descriptor(o) for o in outs]
-        ptrs = args + [ctypes.byref(d) for d in odescs]
 
-        def call():
-            nonlocal loss
-            fn(*ptrs)
-            loss = float(outs[-1])
-    else:
-        rtypes = [descriptor_type(p.ndim) for p in params] * (nres // len(params)) + [descriptor_type(0)]
-        Res = type("Results", (ctypes.Structure,), {"_fields_": [(f"r{i}", t) for i, t in enumerate(rtypes)]})
-        own = {arr.ctypes.data for arr in arrays}
-        res = Res()
-        ptrs = [ctypes.byref(res)] + args
-
-        def call():
-            nonlocal loss
-            fn(*ptrs)
-            r = getattr(res, f"r{nres}")
-            loss = ctypes.cast(r.aligned, ctypes.POINTER(ctypes.c_float))[r.offset]
-            freed = set()
-            for i in range(nres + 1):
-                p = getattr(res, f"r{i}").allocated
-                if p and p not in own and p not in freed:
-                    freed.add(p)
-                    libc.free(p)
+    def call():
+        nonlocal loss
+        fn(*ptrs)
+        loss = float(outs[-1])
 
     times = timeit(call, a.warmup, a.reps)
     return {"times": times, "loss": loss, "rss": maxrss_mb(), "rss_base": base}
@@ -277,7 +255,6 @@ def main():
     p.add_argument("--lib")
     p.add_argument("--n", type=int, default=1)
     p.add_argument("--grads-only", action="store_true")
-    p.add_argument("--out-params", action="store_true")
     p.add_argument("--optimizer", default="momentum")
     a = p.parse_args()
 
@@ -324,10 +301,8 @@ def main():
             # sides alike instead of one configuration.
             ours = fb = tor = None
             for _ in range(a.rounds):
-                o = run_worker("ours", th, lib=libs[opt, n], n=n, optimizer=opt, reps=a.reps, warmup=a.warmup,
-                               out_params=True)
-                f = run_worker("ours", th, lib=glibs[n], n=n, grads_only=True, reps=a.reps, warmup=a.warmup,
-                               out_params=True)
+                o = run_worker("ours", th, lib=libs[opt, n], n=n, optimizer=opt, reps=a.reps, warmup=a.warmup)
+                f = run_worker("ours", th, lib=glibs[n], n=n, grads_only=True, reps=a.reps, warmup=a.warmup)
                 t = run_worker("torch", th, n=n, optimizer=opt, reps=a.reps, warmup=a.warmup)
                 ours, fb, tor = merge(ours, o), merge(fb, f), merge(tor, t)
             to, tt, tf = med(ours["times"]), med(tor["times"]), med(fb["times"])
