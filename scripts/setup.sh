@@ -22,6 +22,9 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${GA_BUILD_DIR:-$ROOT/build}"
 JOBS="${GA_JOBS:-$(nproc)}"
+# ccache keys objects by paths relative to this folder, so checkouts side by
+# side (git worktrees, fresh clones) share their objects.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(dirname "$ROOT")}"
 LLVM_PREFIX=/usr/lib/llvm-22
 REQUIRED_LLVM_SERIES=22.1
 
@@ -33,10 +36,12 @@ PACKAGES=(
   llvm-22-tools    # lit, FileCheck, not, count, split-file
   clang-22         # the compiler
   lld-22           # the linker (-DLLVM_USE_LINKER=lld)
+  libclang-rt-22-dev  # libclang_rt.builtins.a: AOT links with --rtlib=compiler-rt (bf16 builtins)
   libomp-22-dev    # OpenMP runtime for the CPU lowering with openmp=1
   clang-format-22  # the format check of .ci/run
   cmake
   ninja-build
+  ccache           # compiler cache: rebuilds (worktrees, fresh clones) reuse objects
   python3          # lit, the ga_mlir package and its test
   python3-numpy    # numpy references of the integration tests
   libmpich-dev     # MPI headers/libs: the MPI lowering and its integration tests
@@ -119,6 +124,7 @@ cmake -G Ninja -S "$ROOT" -B "$BUILD_DIR" \
   -DLLVM_USE_LINKER=lld \
   -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
   -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
   -DCMAKE_INSTALL_PREFIX="$BUILD_DIR/install" ||
   die "CMake configuration failed"
 

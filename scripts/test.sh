@@ -23,6 +23,9 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${GA_BUILD_DIR:-$ROOT/build}"
 JOBS="${GA_JOBS:-$(nproc)}"
+# ccache keys objects by paths relative to this folder, so checkouts side by
+# side (git worktrees, fresh clones) share their objects.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(dirname "$ROOT")}"
 
 say() { printf '\n==> %s\n' "$*"; }
 die() { printf '\ntest.sh: error: %s\n' "$*" >&2; exit 1; }
