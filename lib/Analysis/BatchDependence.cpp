@@ -14,6 +14,8 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <set>
+
 using namespace mlir;
 using namespace mlir::ga;
 
@@ -101,9 +103,42 @@ unsigned BatchDependence::getAvailableAfter(Value value) const {
   return it == availableAfter.end() ? 0 : it->second;
 }
 
-InFlightDiagnostic BatchDependence::error(Operation *op) {
+Diagnostic &BatchDependence::error(Operation *op) {
   failed = true;
-  return op->emitError();
+  diagnostics.emplace_back(op->getLoc(), DiagnosticSeverity::Error);
+  return diagnostics.back();
+}
+
+Diagnostic &BatchDependence::warning(Operation *op) {
+  diagnostics.emplace_back(op->getLoc(), DiagnosticSeverity::Warning);
+  return diagnostics.back();
+}
+
+void BatchDependence::report() {
+  if (reported)
+    return;
+  reported = true;
+  // A site visited more than once (the body of an scf.for while its
+  // iteration arguments settle) is reported once.
+  DiagnosticEngine &engine = func.getContext()->getDiagEngine();
+  std::set<std::tuple<const void *, int, std::string>> seen;
+  for (Diagnostic &diag : diagnostics) {
+    auto key =
+        std::make_tuple(diag.getLocation().getAsOpaquePointer(),
+                        static_cast<int>(diag.getSeverity()), diag.str());
+    if (seen.insert(key).second)
+      engine.emit(std::move(diag));
+  }
+  diagnostics.clear();
+}
+
+BatchDependence &
+BatchDependenceAnalysis::get(BatchDependence::Options options) {
+  std::unique_ptr<BatchDependence> &result = results[std::make_pair(
+      options.allowGhostBatch, options.recomputeStatistics)];
+  if (!result)
+    result = std::make_unique<BatchDependence>(func, options);
+  return *result;
 }
 
 void BatchDependence::setResults(Operation *op, const BatchClass &cls) {
@@ -226,12 +261,44 @@ SmallVector<Value> mlir::ga::getOpInputs(Operation *op) {
   return inputs;
 }
 
+bool BatchDependence::isOnlySized(Operation *op, Value captured) {
+  SmallVector<tensor::DimOp> dims;
+  for (Operation *user : captured.getUsers()) {
+    if (!op->isProperAncestor(user))
+      continue;
+    auto dim = dyn_cast<tensor::DimOp>(user);
+    if (!dim || !dim.getConstantIndex())
+      return false;
+    dims.push_back(dim);
+  }
+  BatchClass cls = getClass(captured);
+  for (tensor::DimOp dim : dims) {
+    int64_t index = *dim.getConstantIndex();
+    if (index == cls.dim)
+      batchExtents[dim.getResult()] = cls.factor;
+    else if (cast<ShapedType>(captured.getType()).isDynamicDim(index))
+      return false;
+  }
+  return true;
+}
+
 void BatchDependence::visit(Operation *op) {
   SmallVector<Value> inputs = getOpInputs(op);
-  bool perSample =
-      llvm::any_of(inputs, [&](Value v) { return getClass(v).isBatched(); });
+  // A per-sample value whose regions only take the size of it (a mean
+  // normalized inside an scf.if) does not make the op per-sample.
+  bool perSample = false;
+  SmallVector<Value> others;
+  for (auto [index, input] : llvm::enumerate(inputs)) {
+    if (!getClass(input).isBatched()) {
+      others.push_back(input);
+      continue;
+    }
+    if (index >= op->getNumOperands() && isOnlySized(op, input))
+      continue;
+    perSample = true;
+  }
   if (!perSample) {
-    setResults(op, joinInputs(inputs));
+    setResults(op, joinInputs(others));
     return;
   }
   // From here on, a refused op's results are treated as uniform so that one
@@ -377,14 +444,23 @@ void BatchDependence::visitStructured(Operation *op) {
   }
 
   // scf.for: iterate until the classes of the iteration arguments are stable
-  // (an argument that starts uniform may become per-sample).
+  // (an argument that starts uniform may become per-sample, and a chain of
+  // arguments takes one iteration per link). Each argument can only go from
+  // not per-sample to per-sample, so this terminates after at most one
+  // iteration per argument. Only the last iteration's findings count.
   auto forOp = cast<scf::ForOp>(op);
   Block &body = *forOp.getBody();
   for (auto [arg, init] :
        llvm::zip(forOp.getRegionIterArgs(), forOp.getInitArgs()))
     classes[arg] = getClass(init);
   classes[forOp.getInductionVar()] = BatchClass();
-  for (int iteration = 0;; ++iteration) {
+  size_t numDiagnostics = diagnostics.size();
+  bool failedBefore = failed;
+  while (true) {
+    diagnostics.truncate(numDiagnostics);
+    failed = failedBefore;
+    for (Operation &nested : body.without_terminator())
+      nested.walk([&](Operation *inner) { opInfo.erase(inner); });
     if (!visitBlock(body))
       return;
     bool changed = false;
@@ -392,15 +468,18 @@ void BatchDependence::visitStructured(Operation *op) {
     for (auto [arg, value] :
          llvm::zip(forOp.getRegionIterArgs(), yield.getOperands())) {
       BatchClass argClass = getClass(arg), yielded = getClass(value);
-      if (yielded.isBatched() && !argClass.isBatched()) {
+      if (!yielded.isBatched())
+        continue;
+      // The argument holds the initial value on the first iteration.
+      yielded.dependsOnParams |= argClass.dependsOnParams;
+      if (!argClass.isBatched() ||
+          yielded.dependsOnParams != argClass.dependsOnParams) {
         classes[arg] = yielded;
         changed = true;
       }
     }
-    if (!changed || iteration == 2)
+    if (!changed)
       break;
-    for (Operation &nested : body.without_terminator())
-      nested.walk([&](Operation *inner) { opInfo.erase(inner); });
   }
   auto yield = cast<scf::YieldOp>(body.getTerminator());
   SmallVector<SmallVector<BatchClass>> yields;
@@ -432,8 +511,8 @@ unsigned BatchDependence::checkCoupling(Operation *op, ArrayRef<Value> inputs,
       continue;
     reported = true;
     if (options.allowGhostBatch) {
-      InFlightDiagnostic diag =
-          op->emitWarning()
+      Diagnostic &diag =
+          warning(op)
           << "ghost batch: per-sample computation uses a statistic of each "
              "micro-batch instead of the whole batch; results differ from "
              "the full-batch step";
@@ -443,7 +522,7 @@ unsigned BatchDependence::checkCoupling(Operation *op, ArrayRef<Value> inputs,
       level = std::max(level, cls.level);
       continue;
     }
-    InFlightDiagnostic diag =
+    Diagnostic &diag =
         error(op) << "batch coupling: per-sample computation uses a value "
                      "reduced over the whole batch, so micro-batches would "
                      "compute different values (BatchNorm-like statistics, "
@@ -457,6 +536,122 @@ unsigned BatchDependence::checkCoupling(Operation *op, ArrayRef<Value> inputs,
                          "to accept per-micro-batch statistics";
   }
   return level;
+}
+
+bool BatchDependence::resultDependsOnParams(linalg::LinalgOp op,
+                                            unsigned index) const {
+  // Trace the yielded value back through the payload to the operands and
+  // captured values it is computed from.
+  Block *block = op.getBlock();
+  SmallVector<Value> worklist{block->getTerminator()->getOperand(index)};
+  DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (arg && arg.getOwner() == block) {
+      if (getClass(op->getOperand(arg.getArgNumber())).dependsOnParams)
+        return true;
+      continue;
+    }
+    Operation *owner =
+        arg ? arg.getOwner()->getParentOp() : value.getDefiningOp();
+    if (!op->isAncestor(owner)) {
+      if (getClass(value).dependsOnParams)
+        return true;
+      continue;
+    }
+    llvm::append_range(worklist, getOpInputs(owner));
+  }
+  return false;
+}
+
+LogicalResult BatchDependence::checkIndexingMaps(Operation *op, int64_t loop) {
+  auto linalgOp = cast<linalg::LinalgOp>(op);
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
+    BatchClass cls = getClass(operand.get());
+    SmallVector<unsigned> reading;
+    for (auto [position, expr] : llvm::enumerate(map.getResults()))
+      if (expr.isFunctionOfDim(loop))
+        reading.push_back(position);
+    if (reading.empty())
+      continue;
+    // The rewrite slices the operand along the one dimension that the batch
+    // loop indexes, by the micro-batch's range of that loop.
+    unsigned position = cls.isBatched() ? cls.dim : reading.front();
+    if (reading.size() == 1 && reading.front() == position &&
+        isa<AffineDimExpr>(map.getResult(position)))
+      continue;
+    std::string text;
+    llvm::raw_string_ostream(text) << map;
+    error(op) << "operand #" << operand.getOperandNumber()
+              << " is read through " << text << ", which uses the batch loop d"
+              << loop
+              << (reading.size() > 1 ? " in more than one dimension"
+                                     : " in a compound expression")
+              << ": a micro-batch slices an operand only along one dimension "
+                 "indexed by the plain batch loop";
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult BatchDependence::checkPayload(Operation *op, int64_t loop,
+                                            int64_t factor) {
+  WalkResult walk = op->walk([&](Operation *nested) {
+    if (nested == op)
+      return WalkResult::advance();
+    for (OpOperand &use : nested->getOpOperands()) {
+      Value value = use.get();
+      if (op->isAncestor(value.getParentRegion()->getParentOp()))
+        continue;
+      BatchClass cls = getClass(value);
+      if (!cls.isBatched())
+        continue;
+      // The size of a per-sample value is a number like at the top level.
+      if (auto dim = dyn_cast<tensor::DimOp>(nested)) {
+        std::optional<int64_t> index = dim.getConstantIndex();
+        if (index && *index == cls.dim) {
+          batchExtents[dim.getResult()] = cls.factor;
+          continue;
+        }
+        if (index && !cast<ShapedType>(value.getType()).isDynamicDim(*index))
+          continue;
+      }
+      // A gather from the captured value at the op's own sample (the way
+      // nll_loss reads the label's logit) reads the micro-batch's copy of it
+      // at the position of the sample in the micro-batch.
+      if (auto extract = dyn_cast<tensor::ExtractOp>(nested);
+          extract && use.getOperandNumber() == 0) {
+        OpOperand &indexUse = extract->getOpOperand(1 + cls.dim);
+        auto index = indexUse.get().getDefiningOp<linalg::IndexOp>();
+        if (index && static_cast<int64_t>(index.getDim()) == loop &&
+            index->getParentOp() == op && cls.factor == factor) {
+          localBatchIndices.insert(&indexUse);
+          continue;
+        }
+        error(nested)
+            << "'" << op->getName()
+            << "' reads a per-sample value captured from above at a batch "
+               "index other than its own batch loop d"
+            << loop
+            << " (a constant, data or a computed index): a micro-batch "
+               "holds only its own samples";
+        return WalkResult::interrupt();
+      }
+      error(nested) << "'" << op->getName()
+                    << "' uses a per-sample value captured from above in '"
+                    << nested->getName()
+                    << "': payloads may read one only with tensor.extract "
+                       "at the op's batch loop index (pass it as an operand "
+                       "otherwise)";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
 }
 
 void BatchDependence::visitLinalg(Operation *op) {
@@ -507,8 +702,18 @@ void BatchDependence::visitLinalg(Operation *op) {
     }
   }
 
+  if (loop < 0) {
+    error(op) << "no operand of '" << op->getName()
+              << "' is per-sample, but its payload reads per-sample values "
+                 "captured from above: pass them as operands so that the "
+                 "op has a batch loop";
+    return;
+  }
+  if (mlir::failed(checkIndexingMaps(op, loop)) ||
+      mlir::failed(checkPayload(op, loop, factor)))
+    return;
+
   SmallVector<Value> inputs = getOpInputs(op);
-  bool dependsOnParams = joinInputs(inputs).dependsOnParams;
 
   PerSampleOpInfo info;
   info.batchLoop = loop;
@@ -529,7 +734,8 @@ void BatchDependence::visitLinalg(Operation *op) {
       }
       BatchClass cls = makeBatched(*position, factor);
       cls.level = level;
-      cls.dependsOnParams = dependsOnParams;
+      cls.dependsOnParams =
+          resultDependsOnParams(linalgOp, result.getResultNumber());
       classes[result] = cls;
     }
     opInfo[op] = info;
@@ -578,7 +784,8 @@ void BatchDependence::visitLinalg(Operation *op) {
     cls.kind = BatchClass::Kind::Reduced;
     cls.combiner = combiners[result.getResultNumber()];
     cls.level = level;
-    cls.dependsOnParams = dependsOnParams;
+    cls.dependsOnParams =
+        resultDependsOnParams(linalgOp, result.getResultNumber());
     cls.origin = op;
     classes[result] = cls;
   }
@@ -900,22 +1107,51 @@ void BatchDependence::print(raw_ostream &os) const {
     getClass(arg).print(os);
     os << "\n";
   }
-  for (Operation &op : func.getBody().front().without_terminator()) {
-    if (op.getNumResults() == 0)
-      continue;
-    os << "  " << op.getName() << ": ";
-    llvm::interleaveComma(op.getResults(), os, [&](Value result) {
-      BatchClass cls = getClass(result);
-      cls.print(os);
-      if (std::optional<int64_t> factor = getBatchExtentFactor(result))
-        os << " batch-size";
+  printBlock(os, func.getBody().front(), 2);
+}
+
+void BatchDependence::printBlock(raw_ostream &os, Block &block,
+                                 unsigned indent) const {
+  for (Operation &op : block.without_terminator()) {
+    // The payloads of linalg ops: how captured per-sample values are read.
+    unsigned localReads = 0;
+    op.walk([&](Operation *nested) {
+      for (OpOperand &use : nested->getOpOperands())
+        localReads += isLocalBatchIndex(use);
     });
-    if (unsigned loop = getReductionLoop(&op))
-      os << " [loop " << loop << "]";
-    else if (!op.getResults().empty() &&
-             getClass(op.getResult(0)).isPostReduction())
-      os << " [after loop " << getAvailableAfter(op.getResult(0)) << "]";
-    os << "\n";
+    if (op.getNumResults() != 0) {
+      os.indent(indent) << op.getName() << ": ";
+      llvm::interleaveComma(op.getResults(), os, [&](Value result) {
+        BatchClass cls = getClass(result);
+        cls.print(os);
+        if (std::optional<int64_t> factor = getBatchExtentFactor(result))
+          os << " batch-size";
+      });
+      if (isa<linalg::LinalgOp>(op) && localReads)
+        os << " [" << localReads << " local gather]";
+      if (unsigned loop = getReductionLoop(&op))
+        os << " [loop " << loop << "]";
+      else if (getClass(op.getResult(0)).isPostReduction() &&
+               isa<func::FuncOp>(op.getParentOp()))
+        os << " [after loop " << getAvailableAfter(op.getResult(0)) << "]";
+      os << "\n";
+    }
+    // Regions of scf ops, with the iteration arguments of loops.
+    if (!isa<scf::IfOp, scf::ForOp>(op) || !isPerSample(&op))
+      continue;
+    for (Region &region : op.getRegions()) {
+      if (region.empty())
+        continue;
+      if (auto forOp = dyn_cast<scf::ForOp>(op)) {
+        for (BlockArgument arg : forOp.getRegionIterArgs()) {
+          os.indent(indent + 2)
+              << "iter_arg #" << arg.getArgNumber() - 1 << ": ";
+          getClass(arg).print(os);
+          os << "\n";
+        }
+      }
+      printBlock(os, region.front(), indent + 2);
+    }
   }
 }
 

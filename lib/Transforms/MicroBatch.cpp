@@ -147,8 +147,12 @@ private:
   Value sliceFull(Instance &inst, Value full, int64_t dim, int64_t factor);
   Operation *cloneLinalg(Instance &inst, Operation *op,
                          ArrayRef<std::pair<unsigned, Value>> initOverrides);
+  /// Makes the `linalg.index` of the batch loop in the clone `op` global
+  /// (offset by the micro-batch's first sample), except at the `local`
+  /// uses, which index micro-batch copies of captured per-sample values.
   void offsetBatchIndices(Instance &inst, Operation *op, int64_t loop,
-                          int64_t factor);
+                          int64_t factor,
+                          const DenseSet<OpOperand *> &local = {});
   Operation *cloneDetached(Instance &inst, Operation *op,
                            ArrayRef<Value> operands);
   void cloneLocal(Instance &inst, Operation *op);
@@ -464,7 +468,8 @@ Value StepRewriter::rematerialize(Instance &inst, Value value, int64_t dim,
 }
 
 void StepRewriter::offsetBatchIndices(Instance &inst, Operation *op,
-                                      int64_t loop, int64_t factor) {
+                                      int64_t loop, int64_t factor,
+                                      const DenseSet<OpOperand *> &local) {
   auto linalgOp = cast<linalg::LinalgOp>(op);
   Value offset = scaledOffset(inst, factor);
   for (auto index : llvm::make_early_inc_range(
@@ -475,7 +480,9 @@ void StepRewriter::offsetBatchIndices(Instance &inst, Operation *op,
     builder.setInsertionPointAfter(index);
     Value global =
         arith::AddIOp::create(builder, index.getLoc(), index, offset);
-    index.getResult().replaceAllUsesExcept(global, global.getDefiningOp());
+    index.getResult().replaceUsesWithIf(global, [&](OpOperand &use) {
+      return use.getOwner() != global.getDefiningOp() && !local.count(&use);
+    });
   }
 }
 
@@ -494,7 +501,9 @@ Operation *StepRewriter::cloneDetached(Instance &inst, Operation *op,
     llvm::SetVector<Value> captured;
     getUsedValuesDefinedAbove(op->getRegions(), captured);
     for (Value value : captured)
-      mapping.map(value, inst.mapping.lookupOrDefault(value));
+      mapping.map(value, analysis.getClass(value).isBatched()
+                             ? getMicro(inst, value)
+                             : inst.mapping.lookupOrDefault(value));
   }
   Operation *clone = builder.clone(*op, mapping);
   clone->setOperands(operands);
@@ -532,7 +541,19 @@ StepRewriter::cloneLinalg(Instance &inst, Operation *op,
   for (auto [result, init] :
        llvm::zip(clone->getResults(), cloneLinalg.getDpsInits()))
     result.setType(init.getType());
-  offsetBatchIndices(inst, clone, loop, factor);
+  // The clone's payload has the structure of the original: the uses the
+  // analysis found to index captured per-sample values locally correspond
+  // in walk order.
+  SmallVector<Operation *> fromOps, toOps;
+  op->walk([&](Operation *nested) { fromOps.push_back(nested); });
+  clone->walk([&](Operation *nested) { toOps.push_back(nested); });
+  DenseSet<OpOperand *> local;
+  for (auto [original, cloned] : llvm::zip_equal(fromOps, toOps))
+    for (auto [from, to] :
+         llvm::zip_equal(original->getOpOperands(), cloned->getOpOperands()))
+      if (analysis.isLocalBatchIndex(from))
+        local.insert(&to);
+  offsetBatchIndices(inst, clone, loop, factor, local);
   ++numPerSampleOps;
   return clone;
 }
@@ -951,9 +972,11 @@ LogicalResult StepRewriter::run() {
   // used as a number; the loop bodies size tensors themselves. The other
   // dimensions of per-sample values are static (the analysis refuses dynamic
   // ones).
-  for (Operation &op : llvm::make_early_inc_range(body)) {
-    auto dim = dyn_cast<tensor::DimOp>(&op);
-    if (!dim || dim.getResult() == batchSize ||
+  // This holds in regions too (a mean normalized inside an scf.if).
+  SmallVector<tensor::DimOp> dims;
+  func.walk([&](tensor::DimOp dim) { dims.push_back(dim); });
+  for (tensor::DimOp dim : dims) {
+    if (dim.getResult() == batchSize ||
         !analysis.getClass(dim.getSource()).isBatched())
       continue;
     if (std::optional<int64_t> factor =
@@ -1056,7 +1079,11 @@ struct MicroBatchPass : public ga::impl::MicroBatchBase<MicroBatchPass> {
     options.allowGhostBatch = allowGhostBatch;
     options.recomputeStatistics = recomputeStatistics;
     for (func::FuncOp func : *steps) {
-      BatchDependence analysis(func, options);
+      // Reuses the analysis of --ga-check-training-step when it ran just
+      // before (its diagnostics were reported there).
+      BatchDependence &analysis =
+          getChildAnalysis<BatchDependenceAnalysis>(func).get(options);
+      analysis.report();
       if (!analysis.succeeded() ||
           (!dynamicMicroBatches &&
            failed(checkMicroBatchCount(analysis, microBatches))))
