@@ -57,6 +57,15 @@ struct BatchClass {
   /// from (for diagnostics).
   Operation *origin = nullptr;
 
+  /// A per-sample class along `dim` with `factor` entries per sample.
+  static BatchClass getBatched(int64_t dim, int64_t factor) {
+    BatchClass cls;
+    cls.kind = Kind::Batched;
+    cls.dim = dim;
+    cls.factor = factor;
+    return cls;
+  }
+
   bool isUniform() const { return kind == Kind::Uniform; }
   bool isBatched() const { return kind == Kind::Batched; }
   /// Reduced or derived: available only after a micro-batch loop.
