@@ -45,6 +45,37 @@ bool BatchDependence::resultDependsOnParams(linalg::LinalgOp op,
   return false;
 }
 
+std::optional<std::pair<int64_t, int64_t>>
+BatchDependence::inferBatchLoopFromPayload(Operation *op) const {
+  std::optional<std::pair<int64_t, int64_t>> found;
+  bool consistent = true;
+  op->walk([&](tensor::ExtractOp extract) {
+    Value source = extract.getTensor();
+    if (op->isAncestor(source.getParentRegion()->getParentOp()))
+      return;
+    BatchClass cls = getClass(source);
+    if (!cls.isBatched())
+      return;
+    auto index = extract.getIndices()[cls.dim].getDefiningOp<linalg::IndexOp>();
+    if (!index || index->getParentOp() != op) {
+      consistent = false;
+      return;
+    }
+    std::pair<int64_t, int64_t> layout(index.getDim(), cls.factor);
+    consistent &= !found || *found == layout;
+    found = layout;
+    // The loop must span exactly the samples of the captured value, which
+    // only a static size shows here.
+    int64_t extent = cast<ShapedType>(source.getType()).getDimSize(cls.dim);
+    int64_t range =
+        cast<linalg::LinalgOp>(op).getStaticLoopRanges()[index.getDim()];
+    consistent &= !ShapedType::isDynamic(extent) && range == extent;
+  });
+  if (!consistent)
+    return std::nullopt;
+  return found;
+}
+
 LogicalResult BatchDependence::checkIndexingMaps(Operation *op, int64_t loop) {
   auto linalgOp = cast<linalg::LinalgOp>(op);
   for (OpOperand &operand : op->getOpOperands()) {
@@ -180,12 +211,21 @@ void BatchDependence::visitLinalg(Operation *op) {
     }
   }
 
+  // Without per-sample operands (a one-hot of captured labels written into
+  // a tensor.empty), the batch loop is the loop whose linalg.index the
+  // payload reads a captured per-sample value at.
   if (loop < 0) {
-    error(op) << "no operand of '" << op->getName()
-              << "' is per-sample, but its payload reads per-sample values "
-                 "captured from above: pass them as operands so that the "
-                 "op has a batch loop";
-    return;
+    std::optional<std::pair<int64_t, int64_t>> inferred =
+        inferBatchLoopFromPayload(op);
+    if (!inferred) {
+      error(op) << "no operand of '" << op->getName()
+                << "' is per-sample, and its payload does not read the "
+                   "per-sample values it captures at one of its loops that "
+                   "spans the (static) batch: pass them as operands so that "
+                   "the op has a batch loop";
+      return;
+    }
+    std::tie(loop, factor) = *inferred;
   }
   if (mlir::failed(checkIndexingMaps(op, loop)) ||
       mlir::failed(checkPayload(op, loop, factor)))

@@ -75,7 +75,7 @@ func.func @captured_other_use(%x: tensor<8x4xf32> {ga.batch = 0 : i64}) -> tenso
 func.func @no_per_sample_operand(%w: tensor<4xf32>, %x: tensor<8x4xf32> {ga.batch = 0 : i64}) -> tensor<4xf32> {
   %c0 = arith.constant 0 : index
   %e = tensor.empty() : tensor<4xf32>
-  // expected-error @+1 {{no operand of 'linalg.generic' is per-sample, but its payload reads per-sample values captured from above}}
+  // expected-error @+1 {{no operand of 'linalg.generic' is per-sample, and its payload does not read the per-sample values it captures at one of its loops that spans the (static) batch}}
   %d = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%w : tensor<4xf32>) outs(%e : tensor<4xf32>) {
   ^bb0(%b: f32, %o: f32):
     %j = linalg.index 0 : index
@@ -155,4 +155,22 @@ func.func @loop_carried_chain(%w: tensor<8x4xf32>, %x: tensor<8x4xf32> {ga.batch
     scf.yield %s, %a2, %a1, %a0, %a0 : tensor<f32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>
   }
   return %r#0 : tensor<f32>
+}
+
+// -----
+
+// Read at its own loop, but that loop spans 4 entries of a uniform tensor,
+// not the 8 samples.
+func.func @inferred_loop_not_the_batch(%w: tensor<4xf32>, %x: tensor<8x4xf32> {ga.batch = 0 : i64}) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error @+1 {{no operand of 'linalg.generic' is per-sample, and its payload does not read the per-sample values it captures at one of its loops that spans the (static) batch}}
+  %d = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%w : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%b: f32, %o: f32):
+    %j = linalg.index 0 : index
+    %f = tensor.extract %x[%j, %c0] : tensor<8x4xf32>
+    %m = arith.mulf %f, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  return %d : tensor<4xf32>
 }

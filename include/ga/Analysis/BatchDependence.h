@@ -184,6 +184,11 @@ private:
   /// Checks that every operand of `op` is read through its indexing map in
   /// a way the rewrite slices exactly for the batch loop `loop`.
   LogicalResult checkIndexingMaps(Operation *op, int64_t loop);
+  /// For a linalg op without per-sample operands: the (loop, factor) at
+  /// whose `linalg.index` its payload reads every captured per-sample value,
+  /// if there is one.
+  std::optional<std::pair<int64_t, int64_t>>
+  inferBatchLoopFromPayload(Operation *op) const;
   /// Whether the regions of `op` use the per-sample value `captured` only
   /// through `tensor.dim` of static or batch dimensions (recorded as batch
   /// extents).
