@@ -45,6 +45,27 @@ bool BatchDependence::resultDependsOnParams(linalg::LinalgOp op,
   return false;
 }
 
+bool BatchDependence::spansBatch(Operation *op, int64_t loop, Value source,
+                                 const BatchClass &cls) const {
+  auto linalgOp = cast<linalg::LinalgOp>(op);
+  int64_t extent = cast<ShapedType>(source.getType()).getDimSize(cls.dim);
+  if (!ShapedType::isDynamic(extent))
+    return linalgOp.getStaticLoopRanges()[loop] == extent;
+  // A dynamic batch: some operand indexed by the plain loop must be sized by
+  // the batch extent (a tensor.empty sized with tensor.dim of the batch).
+  AffineExpr loopExpr = getAffineDimExpr(loop, op->getContext());
+  for (OpOperand &operand : op->getOpOperands()) {
+    std::optional<unsigned> position =
+        linalgOp.getMatchingIndexingMap(&operand).getResultPosition(loopExpr);
+    auto empty = operand.get().getDefiningOp<tensor::EmptyOp>();
+    if (!position || !empty || !empty.getType().isDynamicDim(*position))
+      continue;
+    if (getBatchExtentFactor(empty.getDynamicSize(*position)) == cls.factor)
+      return true;
+  }
+  return false;
+}
+
 std::optional<std::pair<int64_t, int64_t>>
 BatchDependence::inferBatchLoopFromPayload(Operation *op) const {
   std::optional<std::pair<int64_t, int64_t>> found;
@@ -64,12 +85,7 @@ BatchDependence::inferBatchLoopFromPayload(Operation *op) const {
     std::pair<int64_t, int64_t> layout(index.getDim(), cls.factor);
     consistent &= !found || *found == layout;
     found = layout;
-    // The loop must span exactly the samples of the captured value, which
-    // only a static size shows here.
-    int64_t extent = cast<ShapedType>(source.getType()).getDimSize(cls.dim);
-    int64_t range =
-        cast<linalg::LinalgOp>(op).getStaticLoopRanges()[index.getDim()];
-    consistent &= !ShapedType::isDynamic(extent) && range == extent;
+    consistent &= spansBatch(op, index.getDim(), source, cls);
   });
   if (!consistent)
     return std::nullopt;
@@ -221,8 +237,8 @@ void BatchDependence::visitLinalg(Operation *op) {
       error(op) << "no operand of '" << op->getName()
                 << "' is per-sample, and its payload does not read the "
                    "per-sample values it captures at one of its loops that "
-                   "spans the (static) batch: pass them as operands so that "
-                   "the op has a batch loop";
+                   "spans the batch: pass them as operands so that the op "
+                   "has a batch loop";
       return;
     }
     std::tie(loop, factor) = *inferred;

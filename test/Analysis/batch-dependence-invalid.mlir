@@ -75,7 +75,7 @@ func.func @captured_other_use(%x: tensor<8x4xf32> {ga.batch = 0 : i64}) -> tenso
 func.func @no_per_sample_operand(%w: tensor<4xf32>, %x: tensor<8x4xf32> {ga.batch = 0 : i64}) -> tensor<4xf32> {
   %c0 = arith.constant 0 : index
   %e = tensor.empty() : tensor<4xf32>
-  // expected-error @+1 {{no operand of 'linalg.generic' is per-sample, and its payload does not read the per-sample values it captures at one of its loops that spans the (static) batch}}
+  // expected-error @+1 {{no operand of 'linalg.generic' is per-sample, and its payload does not read the per-sample values it captures at one of its loops that spans the batch}}
   %d = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%w : tensor<4xf32>) outs(%e : tensor<4xf32>) {
   ^bb0(%b: f32, %o: f32):
     %j = linalg.index 0 : index
@@ -164,7 +164,7 @@ func.func @loop_carried_chain(%w: tensor<8x4xf32>, %x: tensor<8x4xf32> {ga.batch
 func.func @inferred_loop_not_the_batch(%w: tensor<4xf32>, %x: tensor<8x4xf32> {ga.batch = 0 : i64}) -> tensor<4xf32> {
   %c0 = arith.constant 0 : index
   %e = tensor.empty() : tensor<4xf32>
-  // expected-error @+1 {{no operand of 'linalg.generic' is per-sample, and its payload does not read the per-sample values it captures at one of its loops that spans the (static) batch}}
+  // expected-error @+1 {{no operand of 'linalg.generic' is per-sample, and its payload does not read the per-sample values it captures at one of its loops that spans the batch}}
   %d = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%w : tensor<4xf32>) outs(%e : tensor<4xf32>) {
   ^bb0(%b: f32, %o: f32):
     %j = linalg.index 0 : index
@@ -173,4 +173,19 @@ func.func @inferred_loop_not_the_batch(%w: tensor<4xf32>, %x: tensor<8x4xf32> {g
     linalg.yield %m : f32
   } -> tensor<4xf32>
   return %d : tensor<4xf32>
+}
+
+// -----
+
+// A dynamic batch, and the loop is sized by an argument, not by the batch.
+func.func @inferred_loop_unknown_size(%k: index, %x: tensor<?xf32> {ga.batch = 0 : i64}) -> tensor<?xf32> {
+  %e = tensor.empty(%k) : tensor<?xf32>
+  // expected-error @+1 {{no operand of 'linalg.generic' is per-sample, and its payload does not read the per-sample values it captures at one of its loops that spans the batch}}
+  %d = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%e : tensor<?xf32>) {
+  ^bb0(%o: f32):
+    %j = linalg.index 0 : index
+    %f = tensor.extract %x[%j] : tensor<?xf32>
+    linalg.yield %f : f32
+  } -> tensor<?xf32>
+  return %d : tensor<?xf32>
 }

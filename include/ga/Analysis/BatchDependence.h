@@ -189,6 +189,10 @@ private:
   /// if there is one.
   std::optional<std::pair<int64_t, int64_t>>
   inferBatchLoopFromPayload(Operation *op) const;
+  /// Whether the loop `loop` of the linalg op `op` spans the whole batch
+  /// dimension of the per-sample `source` (of class `cls`).
+  bool spansBatch(Operation *op, int64_t loop, Value source,
+                  const BatchClass &cls) const;
   /// Whether the regions of `op` use the per-sample value `captured` only
   /// through `tensor.dim` of static or batch dimensions (recorded as batch
   /// extents).
