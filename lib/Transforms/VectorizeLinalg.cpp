@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
@@ -49,11 +50,21 @@ static bool hasStaticStrides(Value value) {
   return llvm::none_of(strides, ShapedType::isDynamic);
 }
 
+/// Whether the payload of `op` has an op whose vector form the LLVM lowering
+/// rejects: `math.fpowi` / `math.ipowi` take a scalar exponent in LLVM
+/// (`llvm.intr.powi`), but the vectorizer broadcasts it to a vector.
+static bool hasScalarOnlyPayloadOp(linalg::LinalgOp op) {
+  return llvm::any_of(op.getBlock()->getOperations(), [](Operation &inner) {
+    return isa<math::FPowIOp, math::IPowIOp>(inner);
+  });
+}
+
 /// The number of lanes to vectorize `op` with, or nullopt if it does not
 /// qualify (see the pass description).
 static std::optional<int64_t> planLanes(linalg::LinalgOp op,
                                         unsigned vectorWidth) {
-  if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0)
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
+      hasScalarOnlyPayloadOp(op))
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))

@@ -189,3 +189,22 @@ func.func @dynamic_stride_broadcast(%s: memref<5x15xf32, strided<[?, ?], offset:
   }
   return
 }
+
+// math.fpowi takes a scalar exponent in LLVM (llvm.intr.powi): vectorized, its
+// exponent would be broadcast to a vector the LLVM lowering rejects, so the op
+// stays scalar.
+// CHECK-LABEL: func.func @fpowi(
+// CHECK-NOT:     vector.
+// CHECK:         math.fpowi
+// CHECK-NOT:     vector.
+func.func @fpowi(%x: memref<64xf32>, %y: memref<64xf32>) {
+  %c2 = arith.constant 2 : i64
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%x : memref<64xf32>) outs(%y : memref<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %p = math.fpowi %a, %c2 : f32, i64
+    linalg.yield %p : f32
+  }
+  return
+}
