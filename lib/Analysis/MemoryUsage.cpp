@@ -64,9 +64,10 @@ static FailureOr<int64_t> getBufferBytes(MemRefType type, Operation *where) {
 }
 
 MemoryUsageAnalysis::MemoryUsageAnalysis(func::FuncOp func,
-                                         ArrayRef<BufferRole> argRoles)
+                                         ArrayRef<BufferRole> argRoles,
+                                         bool inferOptimizerState)
     : func(func) {
-  classify(argRoles);
+  classify(argRoles, inferOptimizerState || argRoles.empty());
   if (!ok || func.isExternal())
     return;
   ok = ::mlir::succeeded(simulate(func.getBody().front()));
@@ -79,7 +80,8 @@ BufferRole MemoryUsageAnalysis::getRole(Operation *alloc) const {
   return std::get<1>(allocations[it->second]);
 }
 
-void MemoryUsageAnalysis::classify(ArrayRef<BufferRole> argRoles) {
+void MemoryUsageAnalysis::classify(ArrayRef<BufferRole> argRoles,
+                                   bool inferOptimizerState) {
   if (func.isExternal())
     return;
   Block &entry = func.getBody().front();
@@ -119,7 +121,7 @@ void MemoryUsageAnalysis::classify(ArrayRef<BufferRole> argRoles) {
     if (anchor && isa<scf::ForOp>(anchor))
       microBatchLoops.insert(anchor);
   });
-  bool inferStateRoles = argRoles.empty() && !microBatchLoops.empty();
+  bool inferStateRoles = inferOptimizerState && !microBatchLoops.empty();
   for (BlockArgument arg : func.getArguments()) {
     auto type = dyn_cast<MemRefType>(arg.getType());
     if (!type)

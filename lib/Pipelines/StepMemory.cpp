@@ -96,8 +96,16 @@ FailureOr<MemoryUsage> mlir::ga::detail::estimateStepMemory(
                             << cpuOptions << "'";
   buildBufferizeForCPUPipeline(pm, *cpu);
 
-  // The roles come from the tensor-level step; the lowering drops ga.batch.
+  // The roles come from the tensor-level step (the lowering drops ga.batch):
+  // from batch dependence, or else (a step already rewritten) inputs from
+  // ga.batch and the rest inferred from the micro-batch loops.
   SmallVector<BufferRole> roles = getArgumentRoles(func);
+  bool inferOptimizerState = roles.empty();
+  if (roles.empty())
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      roles.push_back(func.getArgAttr(i, GADialect::getBatchAttrName())
+                          ? BufferRole::Inputs
+                          : BufferRole::Parameters);
   OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
   FailureOr<MemoryUsage> usage = failure();
   // Diagnostics point at the step's own locations; the bufferized copy
@@ -109,7 +117,7 @@ FailureOr<MemoryUsage> mlir::ga::detail::estimateStepMemory(
       llvm::make_scope_exit([&] { context->printOpOnDiagnostic(printOp); });
   if (succeeded(pm.run(*copy))) {
     auto bufferized = copy->lookupSymbol<func::FuncOp>(func.getSymName());
-    MemoryUsageAnalysis analysis(bufferized, roles);
+    MemoryUsageAnalysis analysis(bufferized, roles, inferOptimizerState);
     if (analysis.succeeded())
       usage = analysis.getUsage();
   }

@@ -84,11 +84,13 @@ class MemoryUsageAnalysis {
 public:
   /// `argRoles` gives the role of each argument in order (non-buffer
   /// arguments are ignored; arguments past its end are out-parameters that
-  /// the lowering appended, Results); when empty, arguments with
-  /// `ga.batch` are Inputs, those read inside a micro-batch loop (a loop
-  /// that takes a subview of an input) are Parameters, the others
-  /// OptimizerState (all Parameters when there is no such loop).
-  MemoryUsageAnalysis(func::FuncOp func, ArrayRef<BufferRole> argRoles = {});
+  /// the lowering appended, Results); when empty, arguments with `ga.batch`
+  /// are Inputs and the others Parameters. With `inferOptimizerState` (and
+  /// always when `argRoles` is empty), a Parameter that is not read inside a
+  /// micro-batch loop (a loop that takes a subview of an input) is
+  /// OptimizerState; without such a loop all stay Parameters.
+  MemoryUsageAnalysis(func::FuncOp func, ArrayRef<BufferRole> argRoles = {},
+                      bool inferOptimizerState = false);
 
   bool succeeded() const { return ok; }
   const MemoryUsage &getUsage() const { return usage; }
@@ -99,7 +101,7 @@ public:
   void print(raw_ostream &os) const;
 
 private:
-  void classify(ArrayRef<BufferRole> argRoles);
+  void classify(ArrayRef<BufferRole> argRoles, bool inferOptimizerState);
   LogicalResult simulate(Block &block);
   LogicalResult simulate(Operation *op);
 
