@@ -842,12 +842,13 @@ def MemoryReport : Pass<"ga-memory-report", "ModuleOp"> {
     the options in `accumulate`) on a copy, and reported per N. The module is
     not changed.
 
-    Example (`--ga-memory-report="sweep=1,4"` on a linear regression, B = 12):
+    Example (`--ga-memory-report="sweep=1,4"` on
+    test/Integration/Inputs/steps/linreg_mean.mlir, B = 12; bytes):
 
     ```
-    function     N  micro  parameters  optimizer_state  inputs  accumulators  results  temporaries  total_peak
-    @train_step  1     12          36                0     448             0      296          116         900
-    @train_step  4      3          36                0     448           144      232           76         936
+    function     N  micro  parameters  optimizer_state  inputs  accumulators  results  temporaries  static  total_peak
+    @train_step  1     12          36                0     432             0      232          276       0         976
+    @train_step  4      3          36                0     432           232      164           76       0         940
     ```
   }];
   let options = [
