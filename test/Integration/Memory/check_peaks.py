@@ -2,7 +2,7 @@
 runs, for the training steps of the corpus and several N.
 
     check_peaks.py --build BUILD --steps DIR --work DIR [--n 1,2,4] [--tolerance 0.1]
-                   [--markdown] [--max-memory]
+                   [--markdown] [--max-memory] [--cpu 'blas=1']
 
 For each step and N: the static total peak of `--ga-memory-report="sweep=N
 format=json"`; the step rewritten with N micro-batches and built by the
@@ -32,8 +32,12 @@ STEPS = {
 }
 
 
+CPU_OPTIONS = ""
+
+
 def report(build, path, n, options):
     acc = f" accumulate={{{options}}}" if options else ""
+    acc += f" cpu={{{CPU_OPTIONS}}}" if CPU_OPTIONS else ""
     out = subprocess.run([f"{build}/bin/ga-opt", path, f"--ga-memory-report=sweep={n} format=json{acc}",
                           "-o", "/dev/null"], check=True, capture_output=True, text=True).stdout
     return json.loads(out)[0]["total_peak"]
@@ -45,7 +49,8 @@ def measure(build, path, n, options, work):
     from ga_mlir import steplib
     name = f"{os.path.basename(path)[:-5]}_n{n}"
     acc = f"micro-batches={n} {options}".strip()
-    lib = steplib.build_library(f"{build}/bin/ga-opt", path, work, name, accumulate=acc)
+    lib = steplib.build_library(f"{build}/bin/ga-opt", path, work, name, accumulate=acc,
+                                cpu_options=CPU_OPTIONS)
     env = dict(os.environ, LD_PRELOAD=steplib.heap_count_library(),
                PYTHONPATH=os.path.join(build, "python_packages"))
     out = subprocess.run([sys.executable, __file__, "--worker", lib, "--step", path, "--build", build],
@@ -77,11 +82,14 @@ def main():
     p.add_argument("--markdown", action="store_true")
     p.add_argument("--max-memory", action="store_true")
     p.add_argument("--only", default="", help="comma-separated steps (default: all)")
+    p.add_argument("--cpu", default="", help="--ga-lower-to-cpu options of the report and the build")
     p.add_argument("--worker")
     p.add_argument("--step")
     args = p.parse_args()
     if args.worker:
         return worker(args)
+    global CPU_OPTIONS
+    CPU_OPTIONS = args.cpu
 
     steps = {k: v for k, v in STEPS.items() if not args.only or k in args.only.split(",")}
     failures = 0
