@@ -76,9 +76,6 @@ FailureOr<SmallVector<func::FuncOp>> ChooseMicroBatchesPass::getSteps() {
 FailureOr<int64_t> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
                                                      int64_t batchSize,
                                                      int64_t budget) {
-  auto run = [&](OpPassManager &pm, Operation *op) {
-    return runPipeline(pm, op);
-  };
   // N with the same micro-batch sizes have the same buffers (only the trip
   // counts of the loops differ): measure each pair of sizes once.
   DenseMap<std::pair<int64_t, int64_t>, int64_t> peaks;
@@ -89,7 +86,7 @@ FailureOr<int64_t> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
     auto it = peaks.find(sizes);
     if (it == peaks.end()) {
       FailureOr<MemoryUsage> usage = estimateStepMemory(
-          getOperation(), func, n, accumulateOptions, /*cpuOptions=*/"", run);
+          getOperation(), func, n, accumulateOptions, /*cpuOptions=*/"");
       if (failed(usage))
         return failure();
       ++numCandidates;

@@ -112,9 +112,6 @@ void MemoryReportPass::runOnOperation() {
       return signalPassFailure();
     }
 
-  auto run = [&](OpPassManager &pm, Operation *op) {
-    return runPipeline(pm, op);
-  };
   SmallVector<ReportRow> rows;
   for (func::FuncOp func : funcs) {
     ReportRow row;
@@ -130,8 +127,8 @@ void MemoryReportPass::runOnOperation() {
       row.batchSize = *batchSize;
     if (sweep.empty()) {
       if (hasTensors(func)) {
-        FailureOr<MemoryUsage> usage = estimateStepMemory(
-            module, func, 0, accumulateOptions, cpuOptions, run);
+        FailureOr<MemoryUsage> usage =
+            estimateStepMemory(module, func, 0, accumulateOptions, cpuOptions);
         if (failed(usage))
           return signalPassFailure();
         row.usage = *usage;
@@ -145,8 +142,8 @@ void MemoryReportPass::runOnOperation() {
       continue;
     }
     for (int64_t n : sweep) {
-      FailureOr<MemoryUsage> usage = estimateStepMemory(
-          module, func, n, accumulateOptions, cpuOptions, run);
+      FailureOr<MemoryUsage> usage =
+          estimateStepMemory(module, func, n, accumulateOptions, cpuOptions);
       if (failed(usage))
         return signalPassFailure();
       row.microBatches = n;

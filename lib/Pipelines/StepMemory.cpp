@@ -76,7 +76,7 @@ std::optional<int64_t> mlir::ga::detail::getStepBatchSize(func::FuncOp func) {
 
 FailureOr<MemoryUsage> mlir::ga::detail::estimateStepMemory(
     ModuleOp module, func::FuncOp func, int64_t microBatches,
-    StringRef accumulateOptions, StringRef cpuOptions, PipelineRunner run) {
+    StringRef accumulateOptions, StringRef cpuOptions) {
   PassManager pm(module.getContext());
   if (microBatches) {
     std::string text =
@@ -113,8 +113,7 @@ FailureOr<MemoryUsage> mlir::ga::detail::estimateStepMemory(
   MLIRContext *context = module.getContext();
   bool printOp = context->shouldPrintOpOnDiagnostic();
   context->printOpOnDiagnostic(false);
-  auto restore =
-      llvm::make_scope_exit([&] { context->printOpOnDiagnostic(printOp); });
+  llvm::scope_exit restore([&] { context->printOpOnDiagnostic(printOp); });
   if (succeeded(pm.run(*copy))) {
     auto bufferized = copy->lookupSymbol<func::FuncOp>(func.getSymName());
     MemoryUsageAnalysis analysis(bufferized, roles, inferOptimizerState);

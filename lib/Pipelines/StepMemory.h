@@ -16,16 +16,7 @@
 
 #include <optional>
 
-namespace mlir {
-class OpPassManager;
-} // namespace mlir
-
 namespace mlir::ga::detail {
-
-/// Runs a pass pipeline on an operation nested in the current pass's
-/// operation (a pass's `runPipeline`).
-using PipelineRunner =
-    function_ref<LogicalResult(OpPassManager &, Operation *)>;
 
 /// The roles of the arguments of a tensor-level training step: `ga.batch`
 /// arguments are Inputs; another argument is a Parameter when a per-sample op
@@ -42,14 +33,13 @@ std::optional<int64_t> getStepBatchSize(func::FuncOp func);
 /// The memory use of `func`, a function of `module`, rewritten by
 /// --ga-accumulate with `microBatches` micro-batches (0: as it is) and the
 /// further options `accumulateOptions`, then bufferized as --ga-lower-to-cpu
-/// with the options `cpuOptions` bufferizes it. The pipelines run through
-/// `run` on a copy of `module` nested in it for the time of the call; errors
-/// (of the rewrite, or refusals of the analysis) are reported at their ops.
+/// with the options `cpuOptions` bufferizes it. The pipelines run on a copy
+/// of `module` with a pass manager of their own; errors (of the rewrite, or
+/// refusals of the analysis) are reported at their ops.
 FailureOr<MemoryUsage> estimateStepMemory(ModuleOp module, func::FuncOp func,
                                           int64_t microBatches,
                                           StringRef accumulateOptions,
-                                          StringRef cpuOptions,
-                                          PipelineRunner run);
+                                          StringRef cpuOptions);
 
 /// Adds the dialects of the pipelines estimateStepMemory runs (for the
 /// getDependentDialects of the passes that call it).
