@@ -1,0 +1,314 @@
+#!/usr/bin/python3
+"""ga-fuzz: differential fuzzer of --ga-accumulate.
+
+Generates random training steps (gen.py), checks each with ga-opt alone (a
+generator bug is not a finding), runs --ga-accumulate with a random N and
+classifies the answer:
+
+  accepted   exit 0; then ga-verify runs the full-batch and the rewritten step
+             on several seeded inputs and every result must match
+  refused    exit 1 with an `error:` located at a line:col of the input
+  finding    a mismatch, an unlocated refusal, a crash (signal, assertion,
+             "PLEASE submit a bug report", another exit code) or a timeout
+
+Usage:
+  ga-fuzz.py --bin build/bin --cases 40 --seed 1           # bounded: exit 1 on a finding
+  ga-fuzz.py --bin build/bin --minutes 60 --findings DIR   # long mode, counts at the end
+  ga-fuzz.py --bin build/bin --case 1:17 --print           # one case's module
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen  # noqa: E402
+import reduce as reducer  # noqa: E402
+
+CRASH_MARKERS = ("PLEASE submit a bug report", "Assertion", "Stack dump", "LLVM ERROR",
+                 "UNREACHABLE", "Segmentation fault")
+
+
+def run(cmd, timeout):
+    """(returncode or 'timeout', stdout, stderr)."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        err = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
+        return "timeout", out, err
+
+
+def tolerance(step):
+    """Normwise tolerances of float32 results.
+
+    A float32 sum of K terms of magnitude <= s is off by at most about K * u * s
+    (u = 2^-24) in any order; the micro-batched step reorders sums of at most
+    `red_len` terms (batch times the other reduced dimensions), and the terms
+    of generated steps are bounded by small constants (tanh, products of O(1)
+    values). 16 K u with a floor of 2e-5 and a cap of 2e-3 is far above the
+    rounding noise seen (typically <= 1e-6) and far below the O(1) relative
+    error of a wrong micro-batch slice, or the 1/B of a sample counted twice
+    or dropped (B <= 20 here: >= 5e-2).
+    """
+    rtol = min(2e-3, max(2e-5, 16.0 * step.red_len * gen.F32_EPS))
+    return rtol, rtol
+
+
+LOC_RE = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$", re.M)
+
+
+def located_error(stderr, path, nlines):
+    """The first `error:` of stderr if it is located at a line:col of path."""
+    for m in LOC_RE.finditer(stderr):
+        if os.path.abspath(m.group("file")) == os.path.abspath(path) and \
+                1 <= int(m.group("line")) <= nlines and int(m.group("col")) >= 1:
+            return m.group(0)
+    return None
+
+
+def is_crash(rc, text):
+    if rc == "timeout":
+        return True
+    if rc not in (0, 1):
+        return True
+    return any(m in text for m in CRASH_MARKERS)
+
+
+class Tools:
+    def __init__(self, bindir, timeout):
+        self.opt = os.path.join(bindir, "ga-opt")
+        self.verify = os.path.join(bindir, "ga-verify")
+        self.timeout = timeout
+
+    def validate(self, path):
+        return run([self.opt, path, "-o", os.devnull], self.timeout)
+
+    def accumulate(self, path, n):
+        return run([self.opt, path, "--ga-accumulate=micro-batches=%d" % n, "-o", os.devnull],
+                   self.timeout)
+
+    def verify_cmd(self, path, step, seed):
+        rtol, atol = tolerance(step)
+        cmd = [self.verify, path, "--micro-batches=%d" % step.micro_batches, "--seed=%d" % seed,
+               "--rtol=%g" % rtol, "--atol=%g" % atol, "--json"]
+        if step.dynamic:
+            cmd.append("--batch-size=%d" % step.batch)
+        return cmd
+
+
+def classify(tools, path, step, nseeds, seed_base):
+    """Returns (outcome, detail) with outcome in
+    accepted / refused / mismatch / crash / unlocated / invalid."""
+    nlines = step.text.count("\n")
+    rc, out, err = tools.validate(path)
+    if rc != 0:
+        return "invalid", "ga-opt alone: rc=%s\n%s" % (rc, err[-3000:])
+    rc, out, err = tools.accumulate(path, step.micro_batches)
+    if is_crash(rc, err):
+        return "crash", "ga-opt --ga-accumulate=micro-batches=%d: rc=%s\n%s" % (
+            step.micro_batches, rc, err[-3000:])
+    if rc == 1:
+        loc = located_error(err, path, nlines)
+        if loc is None:
+            return "unlocated", "refused without a located error:\n%s" % err[-3000:]
+        return "refused", loc
+    for k in range(nseeds):
+        seed = seed_base + k
+        cmd = tools.verify_cmd(path, step, seed)
+        rc, out, err = run(cmd, tools.timeout * 4)
+        if rc == "timeout":
+            return "crash", "ga-verify timed out: %s" % " ".join(cmd)
+        try:
+            doc = json.loads(out)
+        except ValueError:
+            return "crash", "ga-verify rc=%s, no JSON: %s\n%s" % (rc, " ".join(cmd), err[-3000:])
+        if doc.get("pass"):
+            continue
+        e = doc.get("error", "")
+        if "crash" in e or any(m in err for m in CRASH_MARKERS):
+            return "crash", "%s\n%s\n%s" % (" ".join(cmd), e, err[-2000:])
+        bad = [r for r in doc.get("results", []) if r.get("status") != "PASS"]
+        if e and not bad:
+            # The reference itself failed (NaN/Inf in the reference) or another
+            # refusal of the verifier: a generator problem unless it is about
+            # the rewritten step.
+            if "reference" in e and "rewritten" not in e:
+                # The step as written cannot be run: NaN/Inf in the reference
+                # is a generator problem, a failing lowering a finding.
+                if "lowering" in e or "lower" in e:
+                    return "lowering", "%s\nerror: %s\n%s" % (" ".join(cmd), e, err[-2000:])
+                return "invalid", "ga-verify: %s" % e
+            return "mismatch", "%s\nerror: %s" % (" ".join(cmd), e)
+        return "mismatch", "%s\n%s" % (" ".join(cmd), json.dumps(bad, indent=1)[:3000])
+    return "accepted", ""
+
+
+def case_seed(seed, i):
+    return seed * 1000003 + i
+
+
+def save_finding(folder, name, step, outcome, detail, note, tmp_path):
+    """Writes the step with a header saying how to reproduce it and what went wrong."""
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, name + ".mlir")
+    detail = detail.replace(tmp_path, path)
+    hdr = ["// ga-fuzz finding: %s (%s)" % (outcome, name),
+           "// batch %d%s, micro-batches %d; generator features: %s" % (
+               step.batch, " (dynamic: --batch-size=%d)" % step.batch if step.dynamic else "",
+               step.micro_batches, " ".join(sorted(step.features))),
+           "// regenerate: %s" % note,
+           "// check: ga-opt FILE --ga-accumulate=micro-batches=%d" % step.micro_batches]
+    hdr += ["// " + l for l in detail.strip().splitlines()[:40]]
+    with open(path, "w") as f:
+        f.write("\n".join(hdr) + "\n" + step.text)
+    return path
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default="build/bin", help="folder of ga-opt and ga-verify")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--cases", type=int, default=None, help="number of cases (bounded mode)")
+    ap.add_argument("--minutes", type=float, default=None, help="run for this long (long mode)")
+    ap.add_argument("--first", type=int, default=0, help="index of the first case")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--verify-seeds", type=int, default=3, help="ga-verify seeds per accepted step")
+    ap.add_argument("--timeout", type=float, default=60, help="seconds per ga-opt run (ga-verify: 4x)")
+    ap.add_argument("--findings", default=None, help="folder for findings (.mlir with a header)")
+    ap.add_argument("--reduce", action="store_true", help="minimise findings before saving them")
+    ap.add_argument("--case", default=None, help="SEED:INDEX: run (or --print) one case")
+    ap.add_argument("--print", action="store_true", help="print the module of --case and exit")
+    ap.add_argument("--force", default="", help="comma-separated features to force on")
+    ap.add_argument("--disable", default="", help="comma-separated features to force off")
+    ap.add_argument("--expect-clean", action="store_true",
+                    help="exit 1 on any finding (the bounded lit test)")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+
+    force = [f for f in args.force.split(",") if f]
+    disable = [f for f in args.disable.split(",") if f]
+    for f in force + disable:
+        if f not in gen.PROBS:
+            ap.error("unknown feature %r (known: %s)" % (f, ", ".join(sorted(gen.PROBS))))
+    tools = Tools(args.bin, args.timeout)
+    for exe in (tools.opt, tools.verify):
+        if not os.access(exe, os.X_OK):
+            ap.error("%s is not executable (--bin)" % exe)
+
+    if args.case:
+        s, i = map(int, args.case.split(":"))
+        indices = [i]
+        args.seed = s
+    elif args.cases is not None:
+        indices = list(range(args.first, args.first + args.cases))
+    else:
+        indices = None  # until --minutes run out
+    if args.print:
+        st = gen.generate(case_seed(args.seed, indices[0]), force, disable)
+        sys.stdout.write(st.text)
+        return 0
+
+    work = tempfile.mkdtemp(prefix="ga-fuzz-")
+    counts = {k: 0 for k in ("generated", "accepted", "refused", "mismatch", "crash", "unlocated",
+                             "lowering", "invalid")}
+    by_feature = {}
+    lock = threading.Lock()
+    deadline = time.time() + args.minutes * 60 if args.minutes else None
+    failures = []
+    next_index = [args.first]
+
+    def one(i):
+        cs = case_seed(args.seed, i)
+        st = gen.generate(cs, force, disable)
+        name = "s%d-c%d" % (args.seed, i)
+        path = os.path.join(work, name + ".mlir")
+        with open(path, "w") as f:
+            f.write(st.text)
+        outcome, detail = classify(tools, path, st, args.verify_seeds, cs % 100000)
+        with lock:
+            counts["generated"] += 1
+            counts[outcome] += 1
+            for feat in st.features:
+                row = by_feature.setdefault(feat, {k: 0 for k in counts})
+                row["generated"] += 1
+                row[outcome] += 1
+        note = "tools/ga-fuzz/ga-fuzz.py --case %d:%d --print  (unreduced)" % (args.seed, i)
+        if outcome not in ("accepted", "refused"):
+            tmp_path = path
+            if outcome != "invalid" and args.reduce:
+                tmp_path = os.path.join(work, name + "-red.mlir")
+                st, detail = reducer.reduce(tools, st, outcome, work, name, classify, args.verify_seeds, cs % 100000, case_seed=cs, force=force, disable=disable)
+            if args.findings:
+                saved = save_finding(args.findings, "%s-%s" % (outcome, name), st, outcome, detail, note,
+                                     tmp_path)
+            else:
+                saved = path
+            with lock:
+                failures.append((name, outcome, saved, detail.splitlines()[0] if detail else ""))
+            print("%-9s %s  %s" % (outcome.upper(), name, saved), flush=True)
+        elif args.verbose:
+            print("%-9s %s  N=%d %s" % (outcome, name, st.micro_batches,
+                                        detail.splitlines()[0] if detail else ""), flush=True)
+        else:
+            os.unlink(path)
+        return outcome
+
+    def next_case():
+        with lock:
+            if indices is not None:
+                if next_index[0] - args.first >= len(indices):
+                    return None
+                i = indices[next_index[0] - args.first]
+            else:
+                if time.time() > deadline:
+                    return None
+                i = next_index[0]
+            next_index[0] += 1
+            return i
+
+    def worker():
+        while True:
+            i = next_case()
+            if i is None:
+                return
+            one(i)
+
+    t0 = time.time()
+    threads = [threading.Thread(target=worker) for _ in range(args.jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    dt = time.time() - t0
+
+    print("ga-fuzz: seed %d, %d cases in %.0f s (%s)" % (args.seed, counts["generated"], dt, args.bin))
+    print("  generated %d accepted %d refused %d mismatched %d crashed %d unlocated %d "
+          "lowering-failed %d generator-invalid %d" % (
+              counts["generated"], counts["accepted"], counts["refused"], counts["mismatch"],
+              counts["crash"], counts["unlocated"], counts["lowering"], counts["invalid"]))
+    print("  %-22s %6s %6s %6s %6s %6s %6s" % ("feature", "gen", "acc", "ref", "mism", "crash", "unloc"))
+    for feat in sorted(by_feature):
+        r = by_feature[feat]
+        mark = " (coupled)" if feat in gen.COUPLING else ""
+        print("  %-22s %6d %6d %6d %6d %6d %6d%s" % (feat, r["generated"], r["accepted"], r["refused"],
+                                                   r["mismatch"], r["crash"], r["unlocated"], mark))
+    for name, outcome, saved, first in sorted(failures):
+        print("  %s %s: %s  %s" % (outcome, name, saved, first))
+    if not args.verbose and not failures:
+        shutil.rmtree(work, ignore_errors=True)
+    bad = sum(counts[k] for k in ("mismatch", "crash", "unlocated", "lowering", "invalid"))
+    return 1 if (args.expect_clean and bad) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
