@@ -37,6 +37,10 @@ CRASH_MARKERS = ("PLEASE submit a bug report", "Assertion", "Stack dump", "LLVM 
                  "UNREACHABLE", "Segmentation fault")
 
 
+STATS = {"max_ratio": 0.0}   # largest error / tolerance among matching results
+STATS_LOCK = threading.Lock()
+
+
 def run(cmd, timeout):
     """(returncode or 'timeout', stdout, stderr)."""
     try:
@@ -85,7 +89,8 @@ def is_crash(rc, text):
 
 
 class Tools:
-    def __init__(self, bindir, timeout):
+    def __init__(self, bindir, timeout, pass_options=""):
+        self.pass_options = pass_options
         self.opt = os.path.join(bindir, "ga-opt")
         self.verify = os.path.join(bindir, "ga-verify")
         self.timeout = timeout
@@ -94,13 +99,16 @@ class Tools:
         return run([self.opt, path, "-o", os.devnull], self.timeout)
 
     def accumulate(self, path, n):
-        return run([self.opt, path, "--ga-accumulate=micro-batches=%d" % n, "-o", os.devnull],
-                   self.timeout)
+        return run([self.opt, path, "--ga-accumulate=micro-batches=%d %s" % (n, self.pass_options),
+                    "-o", os.devnull], self.timeout)
 
     def verify_cmd(self, path, step, seed):
         rtol, atol = tolerance(step)
         cmd = [self.verify, path, "--micro-batches=%d" % step.micro_batches, "--seed=%d" % seed,
                "--rtol=%g" % rtol, "--atol=%g" % atol, "--json"]
+        if self.pass_options:
+            cmd.append("--pipeline=ga-accumulate{micro-batches=%d %s}" % (
+                step.micro_batches, self.pass_options))
         if step.dynamic:
             cmd.append("--batch-size=%d" % step.batch)
         return cmd
@@ -133,6 +141,11 @@ def classify(tools, path, step, nseeds, seed_base):
         except ValueError:
             return "crash", "ga-verify rc=%s, no JSON: %s\n%s" % (rc, " ".join(cmd), err[-3000:])
         if doc.get("pass"):
+            for r in doc.get("results", []):
+                if r.get("tolerance") and r.get("max_abs_err") is not None:
+                    ratio = r["max_abs_err"] / r["tolerance"]
+                    with STATS_LOCK:
+                        STATS["max_ratio"] = max(STATS["max_ratio"], ratio)
             continue
         e = doc.get("error", "")
         if "crash" in e or any(m in err for m in CRASH_MARKERS):
@@ -163,10 +176,13 @@ def save_finding(folder, name, step, outcome, detail, note, tmp_path):
     path = os.path.join(folder, name + ".mlir")
     detail = detail.replace(tmp_path, path)
     hdr = ["// ga-fuzz finding: %s (%s)" % (outcome, name),
-           "// batch %d%s, micro-batches %d; generator features: %s" % (
+           "// batch %d%s, micro-batches %d; features of the generated case: %s" % (
                step.batch, " (dynamic: --batch-size=%d)" % step.batch if step.dynamic else "",
                step.micro_batches, " ".join(sorted(step.features))),
-           "// regenerate: %s" % note,
+           "// regenerate: %s%s" % (note, " --disable " + ",".join(step.disabled)
+                                    if getattr(step, "disabled", None) else ""),
+           "// (then reduced: results dropped, dead code removed)" if getattr(step, "disabled", None)
+           is not None else "//",
            "// check: ga-opt FILE --ga-accumulate=micro-batches=%d" % step.micro_batches]
     hdr += ["// " + l for l in detail.strip().splitlines()[:40]]
     with open(path, "w") as f:
@@ -190,6 +206,8 @@ def main():
     ap.add_argument("--print", action="store_true", help="print the module of --case and exit")
     ap.add_argument("--force", default="", help="comma-separated features to force on")
     ap.add_argument("--disable", default="", help="comma-separated features to force off")
+    ap.add_argument("--pass-options", default="",
+                    help="more ga-accumulate options (allow-ghost-batch=true: the self-test of the oracle)")
     ap.add_argument("--expect-clean", action="store_true",
                     help="exit 1 on any finding (the bounded lit test)")
     ap.add_argument("-v", "--verbose", action="store_true")
@@ -200,7 +218,7 @@ def main():
     for f in force + disable:
         if f not in gen.PROBS:
             ap.error("unknown feature %r (known: %s)" % (f, ", ".join(sorted(gen.PROBS))))
-    tools = Tools(args.bin, args.timeout)
+    tools = Tools(args.bin, args.timeout, args.pass_options)
     for exe in (tools.opt, tools.verify):
         if not os.access(exe, os.X_OK):
             ap.error("%s is not executable (--bin)" % exe)
@@ -220,7 +238,7 @@ def main():
 
     work = tempfile.mkdtemp(prefix="ga-fuzz-")
     counts = {k: 0 for k in ("generated", "accepted", "refused", "mismatch", "crash", "unlocated",
-                             "lowering", "invalid")}
+                             "lowering", "invalid", "refused_exact")}
     by_feature = {}
     lock = threading.Lock()
     deadline = time.time() + args.minutes * 60 if args.minutes else None
@@ -235,19 +253,26 @@ def main():
         with open(path, "w") as f:
             f.write(st.text)
         outcome, detail = classify(tools, path, st, args.verify_seeds, cs % 100000)
+        exact_refused = outcome == "refused" and not (st.features & gen.COUPLING)
         with lock:
             counts["generated"] += 1
             counts[outcome] += 1
+            counts["refused_exact"] += exact_refused
             for feat in st.features:
                 row = by_feature.setdefault(feat, {k: 0 for k in counts})
                 row["generated"] += 1
                 row[outcome] += 1
-        note = "tools/ga-fuzz/ga-fuzz.py --case %d:%d --print  (unreduced)" % (args.seed, i)
+                row["refused_exact"] += exact_refused
+        note = "tools/ga-fuzz/ga-fuzz.py --case %d:%d --print%s%s" % (
+            args.seed, i, " --force " + ",".join(force) if force else "",
+            " --pass-options '%s'" % args.pass_options if args.pass_options else "")
         if outcome not in ("accepted", "refused"):
             tmp_path = path
             if outcome != "invalid" and args.reduce:
                 tmp_path = os.path.join(work, name + "-red.mlir")
-                st, detail = reducer.reduce(tools, st, outcome, work, name, classify, args.verify_seeds, cs % 100000, case_seed=cs, force=force, disable=disable)
+                st, detail = reducer.reduce(tools, st, outcome, detail, work, name, classify,
+                                            args.verify_seeds, cs % 100000, case_seed=cs,
+                                            force=force, disable=disable)
             if args.findings:
                 saved = save_finding(args.findings, "%s-%s" % (outcome, name), st, outcome, detail, note,
                                      tmp_path)
@@ -257,7 +282,7 @@ def main():
                 failures.append((name, outcome, saved, detail.splitlines()[0] if detail else ""))
             print("%-9s %s  %s" % (outcome.upper(), name, saved), flush=True)
         elif args.verbose:
-            print("%-9s %s  N=%d %s" % (outcome, name, st.micro_batches,
+            print("%-9s %s  N=%d %s" % (outcome + ("(exact)" if exact_refused else ""), name, st.micro_batches,
                                         detail.splitlines()[0] if detail else ""), flush=True)
         else:
             os.unlink(path)
@@ -296,12 +321,16 @@ def main():
           "lowering-failed %d generator-invalid %d" % (
               counts["generated"], counts["accepted"], counts["refused"], counts["mismatch"],
               counts["crash"], counts["unlocated"], counts["lowering"], counts["invalid"]))
-    print("  %-22s %6s %6s %6s %6s %6s %6s" % ("feature", "gen", "acc", "ref", "mism", "crash", "unloc"))
+    print("  refused although no coupled feature was generated: %d" % counts["refused_exact"])
+    print("  largest error / tolerance among matching float results: %.3g" % STATS["max_ratio"])
+    cols = ("generated", "accepted", "refused", "refused_exact", "mismatch", "crash", "unlocated",
+            "lowering")
+    print("  %-22s %6s %6s %6s %6s %6s %6s %6s %6s" % ("feature", "gen", "acc", "ref", "ref-ex", "mism",
+                                                      "crash", "unloc", "lower"))
     for feat in sorted(by_feature):
         r = by_feature[feat]
         mark = " (coupled)" if feat in gen.COUPLING else ""
-        print("  %-22s %6d %6d %6d %6d %6d %6d%s" % (feat, r["generated"], r["accepted"], r["refused"],
-                                                   r["mismatch"], r["crash"], r["unlocated"], mark))
+        print("  %-22s %s%s" % (feat, " ".join("%6d" % r[c] for c in cols), mark))
     for name, outcome, saved, first in sorted(failures):
         print("  %s %s: %s  %s" % (outcome, name, saved, first))
     if not args.verbose and not failures:

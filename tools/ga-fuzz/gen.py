@@ -58,7 +58,7 @@ PROBS = {
     "capture_other_sample": 0.05,
     "diag_batch": 0.04,
     "compound_batch": 0.04,
-    "batch_position": 0.0,     # float(linalg.index of the batch) in per-sample math (see below)
+    "batch_position": 0.04,    # float(linalg.index of the batch dim) in per-sample math
 }
 
 F32_EPS = 2.0 ** -24
@@ -759,6 +759,7 @@ class Gen:
         self.collapsed_from = {}
         self.dim_source = {}
         self.pool = []
+        self.coupled = []         # values of coupled features: they feed the logits
         extra_results = []
 
         # -- arguments
@@ -844,29 +845,41 @@ class Gen:
                 mu = self.reduce_all(v, term=lambda a: self.op("arith.mulf", a, self.cf32(1.0 / B)),
                                      out_dims=self.nonbatch(v))
                 e = self.empty(v.dims, like=[v])
-                self.pool.append(self.generic([v, mu], [e], lambda a: [self.op("arith.subf", a[0], a[1])])[0])
+                self.coupled.append(self.generic([v, mu], [e], lambda a: [self.op("arith.subf", a[0], a[1])])[0])
         if self.on("capture_other_sample"):
             v = self.pick(lambda v: v.et == "f32" and v.dims and v is not x)
             if v is not None:
-                self.pool.append(self.capture(v, "other"))
+                self.coupled.append(self.capture(v, "other"))
         if self.on("compound_batch"):
             v = self.pick(lambda v: v.et == "f32" and v is not x and "b" in v.dims)
             if v is not None:
-                self.pool.append(self.compound(v, batch=True))
+                self.coupled.append(self.compound(v, batch=True))
         if self.on("batch_position"):
             v = self.pick(lambda v: v.et == "f32" and v is not x and self.nonbatch(v))
             if v is not None:
-                self.pool.append(self.no_ps_operand(v, position=True))
+                self.coupled.append(self.no_ps_operand(v, position=True))
         if self.on("diag_batch"):
             bb = "bb"
             self.size[bb] = self.size["b"]
             pair = self.per_sample_arg(["b", bb])
             e = self.empty(["b"], like=[pair])
             dg = self.generic([pair], [e], lambda a: [self.op("math.tanh", a[0])], specs={0: ["b", "b"]})[0]
-            self.pool.append(dg)
+            self.coupled.append(dg)
 
-        # -- logits [b, k] and the loss
+        # -- logits [b, k] and the loss (through the coupled values, if any)
+        for cv in self.coupled:
+            if "b" in cv.dims and self.nonbatch(cv):
+                self.pool.append(cv)
+                continue
+            # [b]: scale a pool value by it
+            v = self.pick(lambda v: v.et == "f32" and "b" in v.dims and self.nonbatch(v))
+            if v is None:
+                continue
+            e = self.empty(v.dims, like=[v])
+            self.pool.append(self.generic([v, cv], [e], lambda a: [self.op("arith.mulf", a[0], a[1])])[0])
         base = self.pick(lambda v: v.et == "f32" and "b" in v.dims and self.nonbatch(v)) or x
+        if self.coupled:
+            base = self.pool[-1] if "b" in self.pool[-1].dims and self.nonbatch(self.pool[-1]) else base
         # contract every non-batch label of base into the class dimension
         wl = self.param(self.nonbatch(base) + [cls])
         self.params.append(wl)
@@ -936,7 +949,7 @@ class Gen:
                 loss = self.zero_d(s, lambda a: self.op("arith.mulf", a, self.cf32(1.0 / B)))
             else:
                 loss = s
-        results = [loss]
+        results = [loss] + extra_results
         inv = None
         if count is not None and self.on("count_in_grad"):
             inv = self.op("arith.divf", self.cf32(1.0), self.scalar_of(count))

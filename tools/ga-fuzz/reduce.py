@@ -59,9 +59,14 @@ def dce(step):
     return st
 
 
-def reduce(tools, step, outcome, work, name, classify, nseeds, seed_base, seed=None,
-           case_seed=None, force=(), disable=(), budget_s=180):
-    """Returns (smaller step, detail) failing with the same outcome."""
+def reduce(tools, step, outcome, detail, work, name, classify, nseeds, seed_base,
+           case_seed=None, force=(), disable=(), budget_s=120):
+    """Returns (smaller step, detail) failing with the same outcome.
+
+    A mismatch is checked on the ga-verify seed that showed it only."""
+    m = re.search(r"--seed=(\d+)", detail)
+    if outcome == "mismatch" and m:
+        nseeds, seed_base = 1, int(m.group(1))
     t0 = time.time()
     path = os.path.join(work, name + "-red.mlir")
     best_detail = [None]
@@ -78,9 +83,9 @@ def reduce(tools, step, outcome, work, name, classify, nseeds, seed_base, seed=N
         return False
 
     best = step
+    dis = set(disable)
     # 1. features
     if case_seed is not None:
-        dis = set(disable)
         for feat in sorted(step.features):
             if feat not in gen.PROBS or feat in force:
                 continue
@@ -102,4 +107,5 @@ def reduce(tools, step, outcome, work, name, classify, nseeds, seed_base, seed=N
         i -= 1
     if best_detail[0] is None:
         fails(best)
+    best.disabled = sorted(dis)
     return best, best_detail[0] or ""
