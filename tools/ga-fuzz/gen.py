@@ -20,7 +20,7 @@ import random
 
 # Features whose steps couple samples: a refusal is the expected answer.
 COUPLING = {"batchnorm", "sample_slice", "capture_other_sample", "diag_batch",
-            "compound_batch", "batch_position"}
+            "compound_batch", "batch_position", "argmax_batch_inner"}
 
 # Probability of each optional feature.
 PROBS = {
@@ -60,6 +60,10 @@ PROBS = {
     "compound_batch": 0.04,
     "batch_position": 0.04,    # float(linalg.index of the batch dim) in per-sample math
 }
+
+# Forward features, each used at least once when drawn.
+FORWARD = ["reshape", "named_ops", "per_sample_reduce", "compound_expr", "capture_same_sample",
+           "capture_param", "scf_if", "scf_for", "loop_chain", "no_ps_operand"]
 
 F32_EPS = 2.0 ** -24
 
@@ -626,7 +630,7 @@ class Gen:
         self.emit("%s = scf.if %s -> (%s) {" % (nm, cond, self.tyv(v)))
         self.indent += 1
         a = self.activation(v)
-        if self.on("dim_in_region"):
+        if self.dim_in_region:
             n = self.batch_size_f32(v)
             e = self.empty(v.dims, like=[v])
             a = self.generic([a], [e], lambda x: [self.op("arith.divf", x[0], n)])[0]
@@ -667,7 +671,7 @@ class Gen:
             nm, iv, self.cidx(0), self.cidx(steps), self.cidx(1), it, v.name, self.tyv(v)))
         self.indent += 1
         r = self.layer(V(it, v.dims), w, k, k2)
-        if self.on("dim_in_region"):
+        if self.dim_in_region:
             n = self.batch_size_f32(r)
             e = self.empty(r.dims, like=[r])
             r = self.generic([r], [e], lambda x: [self.op("arith.mulf", x[0],
@@ -799,43 +803,50 @@ class Gen:
         # -- forward
         h = self.contract_param(x)
         self.pool.append(h)
-        n_ops = rng.randrange(2, 7)
-        for _ in range(n_ops):
+        # Each forward feature drawn for this step is used at least once, in a
+        # random order among plain layers.
+        kinds = [f for f in FORWARD if self.on(f)]
+        self.dim_in_region = self.on("dim_in_region")
+        if self.dim_in_region and "scf_if" not in kinds and "scf_for" not in kinds:
+            kinds.append(rng.choice(["scf_if", "scf_for"]))
+            st.features.add(kinds[-1])
+        kinds += [rng.choice(["contract", "bias", "activation"]) for _ in range(rng.randrange(1, 4))]
+        rng.shuffle(kinds)
+        for kind in kinds:
             v = self.pick(lambda v: v.et == "f32" and self.nonbatch(v))
             if v is None:
                 break
             r = None
-            choice = rng.random()
-            if self.on("reshape") and (r := self.reshape(v)) is not None:
-                pass
-            elif choice < 0.3:
+            if kind == "reshape":
+                r = self.reshape(v)
+            elif kind == "contract":
                 r = self.contract_param(v)
-            elif choice < 0.45:
+            elif kind == "bias":
                 r = self.bias(v)
-            elif choice < 0.6 and self.on("named_ops"):
+            elif kind == "named_ops":
                 r = self.named_op(v)
-            elif self.on("per_sample_reduce") and len(v.dims) >= 2:
+            elif kind == "per_sample_reduce":
                 r = self.per_sample_reduce(v)
-            elif self.on("compound_expr"):
+            elif kind == "compound_expr":
                 r = self.compound(v)
-            elif self.on("capture_same_sample"):
+            elif kind == "capture_same_sample":
                 r = self.capture(v, "same")
-            elif self.on("capture_param"):
+            elif kind == "capture_param":
                 r = self.capture_param(v)
-            elif self.on("scf_if"):
+            elif kind == "scf_if":
                 r = self.scf_if(v)
-            elif self.on("scf_for"):
+            elif kind == "scf_for":
                 r = self.scf_for(v)
-            elif self.on("loop_chain"):
+            elif kind == "loop_chain":
                 rs = self.loop_chain(v)
                 self.pool.extend(rs[1:])
                 r = rs[0]
-            elif self.on("no_ps_operand"):
+            elif kind == "no_ps_operand":
                 r = self.no_ps_operand(v)
             else:
                 r = self.activation(v, perm=rng.random() < 0.3)
             if r is not None:
-                if "bt" in r.dims and rng.random() < 0.4:
+                if r.dims[:1] == ["bt"] and len(r.dims) == 2 and rng.random() < 0.4:
                     r = self.uncollapse(r)
                 self.pool.append(r)
         # coupled features
@@ -1015,6 +1026,9 @@ class Gen:
                 self.emit("%s = arith.select %s, %s, %s : i64" % (ix, gt, ji, a[2]))
                 return [m, ix]
             results.extend(self.generic([v], [e, ei], pl))
+            if self.loop_labels[0] != "b":
+                # Not the outermost reduction loop: order-dependent, to be refused.
+                st.features.add("argmax_batch_inner")
         if self.on("multi_result"):
             v = self.pick(lambda v: v.et == "f32" and "b" in v.dims)
             od = [d for d in self.nonbatch(v) if rng.random() < 0.5]
