@@ -183,11 +183,45 @@ def save_finding(folder, name, step, outcome, detail, note, tmp_path):
                                     if getattr(step, "disabled", None) else ""),
            "// (then reduced: results dropped, dead code removed)" if getattr(step, "disabled", None)
            is not None else "//",
-           "// check: ga-opt FILE --ga-accumulate=micro-batches=%d" % step.micro_batches]
+           "// check: ga-opt FILE --ga-accumulate=micro-batches=%d" % step.micro_batches,
+           "// ga-fuzz-case: micro-batches=%d batch=%d dynamic=%d red-len=%d" % (
+               step.micro_batches, step.batch, step.dynamic, step.red_len)]
     hdr += ["// " + l for l in detail.strip().splitlines()[:40]]
     with open(path, "w") as f:
         f.write("\n".join(hdr) + "\n" + step.text)
     return path
+
+
+CASE_RE = re.compile(r"^// ga-fuzz-case: micro-batches=(\d+) batch=(\d+) dynamic=(\d) red-len=(\d+)$",
+                     re.M)
+
+
+def replay(tools, paths, nseeds):
+    """Classifies saved findings again (a regression set); returns the number still failing."""
+    files = []
+    for p in paths:
+        if os.path.isdir(p):
+            files += sorted(os.path.join(p, f) for f in os.listdir(p) if f.endswith(".mlir"))
+        else:
+            files.append(p)
+    failing = 0
+    for path in files:
+        with open(path) as f:
+            text = f.read()
+        m = CASE_RE.search(text)
+        if not m:
+            print("skipped   %s (no ga-fuzz-case line)" % path)
+            continue
+        st = gen.Step()
+        st.text = text
+        st.micro_batches, st.batch, st.dynamic, st.red_len = (int(g) for g in m.groups())
+        outcome, detail = classify(tools, path, st, nseeds, 0)
+        bad = outcome not in ("accepted", "refused")
+        failing += bad
+        print("%-9s %s  %s" % (outcome.upper() if bad else outcome, path,
+                               detail.splitlines()[0] if detail else ""), flush=True)
+    print("ga-fuzz replay: %d files, %d still failing" % (len(files), failing))
+    return failing
 
 
 def main():
@@ -203,6 +237,8 @@ def main():
     ap.add_argument("--findings", default=None, help="folder for findings (.mlir with a header)")
     ap.add_argument("--reduce", action="store_true", help="minimise findings before saving them")
     ap.add_argument("--case", default=None, help="SEED:INDEX: run (or --print) one case")
+    ap.add_argument("--replay", nargs="+", default=None, metavar="PATH",
+                    help="classify saved findings (files or folders) again instead of generating")
     ap.add_argument("--print", action="store_true", help="print the module of --case and exit")
     ap.add_argument("--force", default="", help="comma-separated features to force on")
     ap.add_argument("--disable", default="", help="comma-separated features to force off")
@@ -223,6 +259,9 @@ def main():
         if not os.access(exe, os.X_OK):
             ap.error("%s is not executable (--bin)" % exe)
 
+    if args.replay:
+        failing = replay(tools, args.replay, args.verify_seeds)
+        return 1 if (args.expect_clean and failing) else 0
     if args.case:
         s, i = map(int, args.case.split(":"))
         indices = [i]
