@@ -130,16 +130,28 @@ def classify(tools, path, step, nseeds, seed_base):
         if loc is None:
             return "unlocated", "refused without a located error:\n%s" % err[-3000:]
         return "refused", loc
+    lowering = None  # a lowering failure that scalar loops avoided
     for k in range(nseeds):
         seed = seed_base + k
         cmd = tools.verify_cmd(path, step, seed)
-        rc, out, err = run(cmd, tools.timeout * 4)
-        if rc == "timeout":
-            return "crash", "ga-verify timed out: %s" % " ".join(cmd)
-        try:
-            doc = json.loads(out)
-        except ValueError:
-            return "crash", "ga-verify rc=%s, no JSON: %s\n%s" % (rc, " ".join(cmd), err[-3000:])
+        for attempt in range(2):
+            rc, out, err = run(cmd, tools.timeout * 4)
+            if rc == "timeout":
+                return "crash", "ga-verify timed out: %s" % " ".join(cmd)
+            try:
+                doc = json.loads(out)
+            except ValueError:
+                return "crash", "ga-verify rc=%s, no JSON: %s\n%s" % (rc, " ".join(cmd), err[-3000:])
+            e = doc.get("error", "")
+            if "lowering" not in e or "crash" in e:
+                break
+            # ga-lower-to-cpu failed on one of the steps: a finding of the CPU
+            # lowering. Compare with scalar loops (no vectorization) if that works.
+            failed = "%s\nerror: %s\n%s" % (" ".join(cmd), e, err[-2000:])
+            if attempt == 1:
+                return "lowering", lowering + "\nand with vector-width=0:\n" + failed
+            lowering = failed
+            cmd = cmd + ["--lower-options=vector-width=0"]
         if doc.get("pass"):
             for r in doc.get("results", []):
                 if r.get("tolerance") and r.get("max_abs_err") is not None:
@@ -147,22 +159,18 @@ def classify(tools, path, step, nseeds, seed_base):
                     with STATS_LOCK:
                         STATS["max_ratio"] = max(STATS["max_ratio"], ratio)
             continue
-        e = doc.get("error", "")
         if "crash" in e or any(m in err for m in CRASH_MARKERS):
             return "crash", "%s\n%s\n%s" % (" ".join(cmd), e, err[-2000:])
         bad = [r for r in doc.get("results", []) if r.get("status") != "PASS"]
         if e and not bad:
-            # The reference itself failed (NaN/Inf in the reference) or another
-            # refusal of the verifier: a generator problem unless it is about
-            # the rewritten step.
+            # NaN/Inf in the reference is a generator problem; any other
+            # error about the rewritten step is a finding.
             if "reference" in e and "rewritten" not in e:
-                # The step as written cannot be run: NaN/Inf in the reference
-                # is a generator problem, a failing lowering a finding.
-                if "lowering" in e or "lower" in e:
-                    return "lowering", "%s\nerror: %s\n%s" % (" ".join(cmd), e, err[-2000:])
                 return "invalid", "ga-verify: %s" % e
             return "mismatch", "%s\nerror: %s" % (" ".join(cmd), e)
         return "mismatch", "%s\n%s" % (" ".join(cmd), json.dumps(bad, indent=1)[:3000])
+    if lowering:
+        return "lowering", lowering + "\n(the steps match with --lower-options=vector-width=0)"
     return "accepted", ""
 
 
@@ -374,7 +382,9 @@ def main():
         print("  %s %s: %s  %s" % (outcome, name, saved, first))
     if not args.verbose and not failures:
         shutil.rmtree(work, ignore_errors=True)
-    bad = sum(counts[k] for k in ("mismatch", "crash", "unlocated", "lowering", "invalid"))
+    # A reference step that ga-lower-to-cpu cannot lower is a finding of the CPU
+    # lowering, not of the promise of --ga-accumulate: reported, not fatal.
+    bad = sum(counts[k] for k in ("mismatch", "crash", "unlocated", "invalid"))
     return 1 if (args.expect_clean and bad) else 0
 
 

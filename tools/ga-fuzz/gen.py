@@ -20,7 +20,8 @@ import random
 
 # Features whose steps couple samples: a refusal is the expected answer.
 COUPLING = {"batchnorm", "sample_slice", "capture_other_sample", "diag_batch",
-            "compound_batch", "batch_position", "argmax_batch_inner"}
+            "compound_batch", "batch_position", "argmax_batch_inner", "reduce_in_for",
+            "if_on_sample"}
 
 # Probability of each optional feature.
 PROBS = {
@@ -41,6 +42,13 @@ PROBS = {
     "loop_chain": 0.2,         # scf.for whose iter_args rotate (batchness arrives after k iterations)
     "dim_in_region": 0.25,     # tensor.dim of the batch inside scf.if/scf.for
     "no_ps_operand": 0.2,      # ops with no per-sample operand producing batch-shaped tensors
+    "tensor_arith": 0.2,       # arith/math directly on tensors
+    "slice_features": 0.2,     # extract_slice / concat / insert_slice along non-batch dims
+    "softmax": 0.1,            # linalg.softmax over a non-batch dim (ga-lower-to-cpu lacks it)
+    "data_stat": 0.15,         # a data-only batch statistic (mean of an input) in per-sample math
+    "if_mixed": 0.15,          # scf.if whose else branch yields a broadcast parameter
+    "reduce_in_for": 0.04,     # a reduction over the batch inside an scf.for (refusal expected)
+    "if_on_sample": 0.04,      # scf.if on a value read from sample 0 (coupled)
     "multi_result": 0.3,       # one generic, two reductions over the batch (add + max)
     "int_metric": 0.35,        # argmax per sample, correct-count as an integer sum over the batch
     "max_reduce": 0.25,        # max over the batch of the per-sample loss
@@ -63,7 +71,8 @@ PROBS = {
 
 # Forward features, each used at least once when drawn.
 FORWARD = ["reshape", "named_ops", "per_sample_reduce", "compound_expr", "capture_same_sample",
-           "capture_param", "scf_if", "scf_for", "loop_chain", "no_ps_operand"]
+           "capture_param", "scf_if", "scf_for", "loop_chain", "no_ps_operand", "tensor_arith",
+           "slice_features", "softmax", "data_stat", "if_mixed", "reduce_in_for", "if_on_sample"]
 
 F32_EPS = 2.0 ** -24
 
@@ -623,9 +632,111 @@ class Gen:
         self.emit("%s = arith.sitofp %s : i64 to f32" % (f, i))
         return f
 
-    def scf_if(self, v):
+    def tensor_arith(self, v):
+        """arith/math ops on whole tensors (no linalg)."""
+        t = self.tyv(v)
+        a = self.fresh("ta")
+        self.emit("%s = math.tanh %s : %s" % (a, v.name, t))
+        other = [p for p in self.pool if p.dims == v.dims and p.et == "f32"]
+        o = self.rng.choice(other) if other else v
+        b = self.fresh("ta")
+        self.emit("%s = arith.%s %s, %s : %s" % (b, self.rng.choice(["addf", "mulf", "subf"]), a, o.name, t))
+        return V(b, v.dims)
+
+    def slice_features(self, v):
+        """Slices and concatenations along a non-batch dimension."""
+        cands = [d for d in self.nonbatch(v) if self.size[d] >= 3]
+        if not cands:
+            return self.activation(v)
+        k = self.rng.choice(cands)
+        pos = v.dims.index(k)
+        n = self.size[k]
+        lo = self.new_label(n - 1, "f")
+        dims = [lo if d == k else d for d in v.dims]
+
+        def sizes(dd):
+            out = []
+            for d in dd:
+                if self.size[d] is None:
+                    nm = self.fresh("d")
+                    self.emit("%s = tensor.dim %s, %s : %s" % (nm, v.name, self.cidx(v.dims.index(d)), self.tyv(v)))
+                    out.append(nm)
+                else:
+                    out.append(str(self.size[d]))
+            return out
+        offs = ["1" if i == pos else "0" for i in range(len(v.dims))]
+        sl = self.fresh("sl")
+        self.emit("%s = tensor.extract_slice %s[%s] [%s] [%s] : %s to %s" % (
+            sl, v.name, ", ".join(offs), ", ".join(sizes(dims)), ", ".join("1" for _ in dims),
+            self.tyv(v), self.ty(dims)))
+        w = V(sl, dims)
+        if self.rng.random() < 0.5:
+            # concat back with a slice of itself: [n - 1] ++ [n - 1]
+            both = self.new_label(2 * (n - 1), "f")
+            cdims = [both if d == lo else d for d in dims]
+            c = self.fresh("cc")
+            self.emit("%s = tensor.concat dim(%d) %s, %s : (%s, %s) -> %s" % (
+                c, pos, sl, sl, self.ty(dims), self.ty(dims), self.ty(cdims)))
+            self.step.features.add("concat")
+            return self.activation(V(c, cdims))
+        # insert it into a zero tensor of the original shape at offset 0
+        z = self.fill(v.dims, 0.0, like=[v])
+        ins = self.fresh("is")
+        self.emit("%s = tensor.insert_slice %s into %s[%s] [%s] [%s] : %s into %s" % (
+            ins, sl, z.name, ", ".join("0" for _ in dims), ", ".join(sizes(dims)),
+            ", ".join("1" for _ in dims), self.ty(dims), self.tyv(z)))
+        self.step.features.add("insert_slice")
+        return self.activation(V(ins, v.dims))
+
+    def softmax(self, v):
+        k = self.rng.choice(self.nonbatch(v))
+        e = self.empty(v.dims, like=[v])
+        nm = self.fresh("sm")
+        self.emit("%s = linalg.softmax dimension(%d) ins(%s : %s) outs(%s : %s) -> %s" % (
+            nm, v.dims.index(k), v.name, self.tyv(v), e.name, self.tyv(e), self.tyv(e)))
+        return V(nm, v.dims)
+
+    def data_stat(self, v):
+        """Normalise v by a statistic of the input data only (a batch mean of x):
+        exact, by computing the statistic in an earlier loop."""
+        x = self.inputs[0]
+        mu = self.reduce_all(x, term=lambda a: self.op("math.tanh", a), out_dims=self.nonbatch(x))
+        # sum over the batch, then a scalar: (sum_f mu_f) / (1 + |.|)
+        m0 = self.reduce_all(mu)
+        s = self.scalar_of(m0)
+        a = self.op("math.absf", s)
+        d = self.op("arith.addf", a, self.cf32(1.0))
+        q = self.op("arith.divf", s, d)
+        e = self.empty(v.dims, like=[v])
+        return self.generic([v], [e], lambda x_: [self.op("arith.subf", x_[0], q)])[0]
+
+    def reduce_in_for(self, v):
+        """An scf.for whose body reduces over the batch into an iter_arg."""
+        nb = self.nonbatch(v)
+        init = self.fill(nb, 0.0)
+        nm = self.fresh("rf")
+        iv = self.fresh("iv")
+        it = self.fresh("it")
+        self.emit("%s = scf.for %s = %s to %s step %s iter_args(%s = %s) -> (%s) {" % (
+            nm, iv, self.cidx(0), self.cidx(2), self.cidx(1), it, init.name, self.tyv(init)))
+        self.indent += 1
+        r = self.generic([v], [V(it, nb)], lambda a: [self.op("arith.addf", a[1], self.op("math.tanh", a[0]))])[0]
+        self.emit("scf.yield %s : %s" % (r.name, self.tyv(r)))
+        self.indent -= 1
+        self.emit("}")
+        self.reduced_extra.append(V(nm, nb))
+        return self.activation(v)
+
+    def scf_if(self, v, mixed=False, on_sample=False):
         cond = self.fresh("cond")
-        self.emit("%s = arith.cmpf ogt, %s, %s : f32" % (cond, self.lr, self.cf32(0.5)))
+        if on_sample:
+            x = self.inputs[0]
+            xv = self.fresh("x")
+            self.emit("%s = tensor.extract %s[%s] : %s" % (
+                xv, x.name, ", ".join(self.cidx(0) for _ in x.dims), self.tyv(x)))
+            self.emit("%s = arith.cmpf ogt, %s, %s : f32" % (cond, xv, self.cf32(0.0)))
+        else:
+            self.emit("%s = arith.cmpf ogt, %s, %s : f32" % (cond, self.lr, self.cf32(0.5)))
         nm = self.fresh("if")
         self.emit("%s = scf.if %s -> (%s) {" % (nm, cond, self.tyv(v)))
         self.indent += 1
@@ -638,7 +749,17 @@ class Gen:
         self.indent -= 1
         self.emit("} else {")
         self.indent += 1
-        b = self.activation(v) if self.rng.random() < 0.7 else v
+        if mixed:
+            nb = self.nonbatch(v)
+            pv = self.param(nb)
+            self.params_nograd.append(pv)
+            e = self.empty(v.dims, like=[v])
+            added = [i for i, d in enumerate(v.dims) if d not in nb]
+            b = V(self.fresh("bc"), v.dims)
+            self.emit("%s = linalg.broadcast ins(%s : %s) outs(%s : %s) dimensions = [%s]" % (
+                b.name, pv.name, self.tyv(pv), e.name, self.tyv(e), ", ".join(map(str, added))))
+        else:
+            b = self.activation(v) if self.rng.random() < 0.7 else v
         self.emit("scf.yield %s : %s" % (b.name, self.tyv(b)))
         self.indent -= 1
         self.emit("}")
@@ -771,6 +892,8 @@ class Gen:
         x = self.per_sample_arg([f, "b"] if self.on("batch_dim1") else ["b", f])
         self.dim_source["b"] = x
         self.pool.append(x)
+        self.inputs = [x]
+        self.reduced_extra = []   # reductions over the batch returned as they are
         self.lr = self.scalar_arg('ga.init = "uniform"', "lr")
         if self.on("rank3_input"):
             t = self.new_label(rng.choice([2, 3, 4]), "t")
@@ -843,6 +966,20 @@ class Gen:
                 r = rs[0]
             elif kind == "no_ps_operand":
                 r = self.no_ps_operand(v)
+            elif kind == "tensor_arith":
+                r = self.tensor_arith(v)
+            elif kind == "slice_features":
+                r = self.slice_features(v)
+            elif kind == "softmax":
+                r = self.softmax(v)
+            elif kind == "data_stat":
+                r = self.data_stat(v)
+            elif kind == "if_mixed":
+                r = self.scf_if(v, mixed=True)
+            elif kind == "reduce_in_for":
+                r = self.reduce_in_for(v)
+            elif kind == "if_on_sample":
+                r = self.scf_if(v, on_sample=True)
             else:
                 r = self.activation(v, perm=rng.random() < 0.3)
             if r is not None:
@@ -960,7 +1097,7 @@ class Gen:
                 loss = self.zero_d(s, lambda a: self.op("arith.mulf", a, self.cf32(1.0 / B)))
             else:
                 loss = s
-        results = [loss] + extra_results
+        results = [loss] + extra_results + self.reduced_extra
         inv = None
         if count is not None and self.on("count_in_grad"):
             inv = self.op("arith.divf", self.cf32(1.0), self.scalar_of(count))
