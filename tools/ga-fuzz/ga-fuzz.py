@@ -98,17 +98,20 @@ class Tools:
     def validate(self, path):
         return run([self.opt, path, "-o", os.devnull], self.timeout)
 
-    def accumulate(self, path, n):
-        return run([self.opt, path, "--ga-accumulate=micro-batches=%d %s" % (n, self.pass_options),
-                    "-o", os.devnull], self.timeout)
+    def options(self, step):
+        return " ".join(o for o in (step.pass_options, self.pass_options) if o)
+
+    def accumulate(self, path, step):
+        return run([self.opt, path, "--ga-accumulate=micro-batches=%d %s" % (
+            step.micro_batches, self.options(step)), "-o", os.devnull], self.timeout)
 
     def verify_cmd(self, path, step, seed):
         rtol, atol = tolerance(step)
         cmd = [self.verify, path, "--micro-batches=%d" % step.micro_batches, "--seed=%d" % seed,
                "--rtol=%g" % rtol, "--atol=%g" % atol, "--json"]
-        if self.pass_options:
+        if self.options(step):
             cmd.append("--pipeline=ga-accumulate{micro-batches=%d %s}" % (
-                step.micro_batches, self.pass_options))
+                step.micro_batches, self.options(step)))
         if step.dynamic:
             cmd.append("--batch-size=%d" % step.batch)
         return cmd
@@ -121,10 +124,10 @@ def classify(tools, path, step, nseeds, seed_base):
     rc, out, err = tools.validate(path)
     if rc != 0:
         return "invalid", "ga-opt alone: rc=%s\n%s" % (rc, err[-3000:])
-    rc, out, err = tools.accumulate(path, step.micro_batches)
+    rc, out, err = tools.accumulate(path, step)
     if is_crash(rc, err):
-        return "crash", "ga-opt --ga-accumulate=micro-batches=%d: rc=%s\n%s" % (
-            step.micro_batches, rc, err[-3000:])
+        return "crash", "ga-opt --ga-accumulate='micro-batches=%d %s': rc=%s\n%s" % (
+            step.micro_batches, tools.options(step), rc, err[-3000:])
     if rc == 1:
         loc = located_error(err, path, nlines)
         if loc is None:
@@ -191,17 +194,19 @@ def save_finding(folder, name, step, outcome, detail, note, tmp_path):
                                     if getattr(step, "disabled", None) else ""),
            "// (then reduced: results dropped, dead code removed)" if getattr(step, "disabled", None)
            is not None else "//",
-           "// check: ga-opt FILE --ga-accumulate=micro-batches=%d" % step.micro_batches,
-           "// ga-fuzz-case: micro-batches=%d batch=%d dynamic=%d red-len=%d" % (
-               step.micro_batches, step.batch, step.dynamic, step.red_len)]
+           "// check: ga-opt FILE --ga-accumulate='micro-batches=%d %s'" % (
+               step.micro_batches, step.pass_options),
+           "// ga-fuzz-case: micro-batches=%d batch=%d dynamic=%d red-len=%d options=%s" % (
+               step.micro_batches, step.batch, step.dynamic, step.red_len,
+               step.pass_options.replace(" ", ","))]
     hdr += ["// " + l for l in detail.strip().splitlines()[:40]]
     with open(path, "w") as f:
         f.write("\n".join(hdr) + "\n" + step.text)
     return path
 
 
-CASE_RE = re.compile(r"^// ga-fuzz-case: micro-batches=(\d+) batch=(\d+) dynamic=(\d) red-len=(\d+)$",
-                     re.M)
+CASE_RE = re.compile(r"^// ga-fuzz-case: micro-batches=(\d+) batch=(\d+) dynamic=(\d) red-len=(\d+)"
+                     r"(?: options=(\S*))?$", re.M)
 
 
 def replay(tools, paths, nseeds):
@@ -222,7 +227,8 @@ def replay(tools, paths, nseeds):
             continue
         st = gen.Step()
         st.text = text
-        st.micro_batches, st.batch, st.dynamic, st.red_len = (int(g) for g in m.groups())
+        st.micro_batches, st.batch, st.dynamic, st.red_len = (int(g) for g in m.groups()[:4])
+        st.pass_options = (m.group(5) or "").replace(",", " ")
         outcome, detail = classify(tools, path, st, nseeds, 0)
         bad = outcome not in ("accepted", "refused")
         failing += bad

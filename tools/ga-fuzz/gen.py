@@ -17,6 +17,7 @@ pair is collapsed, samples staying contiguous).
 """
 
 import random
+import re
 
 # Features whose steps couple samples: a refusal is the expected answer.
 COUPLING = {"batchnorm", "sample_slice", "capture_other_sample", "diag_batch",
@@ -49,6 +50,12 @@ PROBS = {
     "if_mixed": 0.15,          # scf.if whose else branch yields a broadcast parameter
     "reduce_in_for": 0.04,     # a reduction over the batch inside an scf.for (refusal expected)
     "if_on_sample": 0.04,      # scf.if on a value read from sample 0 (coupled)
+    # ga-accumulate options
+    "opt_fuse0": 0.1,          # fuse=0
+    "opt_dyn_micro": 0.1,      # dynamic-micro-batches=true (N as a trailing index argument)
+    "opt_batch_args": 0.1,     # batch-args=... instead of ga.batch attributes
+    "opt_recompute": 0.5,      # recompute-statistics=true when a BatchNorm is generated: exact
+    "batch_dim_in_opt": 0.15,  # the batch size as a number in the optimizer (after the loop)
     "multi_result": 0.3,       # one generic, two reductions over the batch (add + max)
     "int_metric": 0.35,        # argmax per sample, correct-count as an integer sum over the batch
     "max_reduce": 0.25,        # max over the batch of the per-sample loss
@@ -98,6 +105,7 @@ class Step:
         self.batch = 0
         self.dynamic = False
         self.red_len = 1      # longest product of reduction lengths along a chain
+        self.pass_options = ""  # more ga-accumulate options (space-separated)
         self.args = []        # (name, type, attributes)
         self.body = []        # lines of the function body
         self.results = []     # (name, type)
@@ -1183,12 +1191,36 @@ class Gen:
         states = []
         opt = rng.choice(["sgd", "momentum", "adam"])
         st.features.add("opt_" + opt)
+        lr_scaled = self.lr
+        if self.on("batch_dim_in_opt"):
+            # lr * B / B0: the batch size as a number, after the loop
+            n = self.batch_size_f32(labels)
+            lr_scaled = self.op("arith.mulf", self.lr, self.op("arith.divf", n, self.cf32(float(B))))
+        self.lr_orig, self.lr = self.lr, lr_scaled
         for w in self.params:
             g = self.gradient(w, nll, inv)
             if self.on("clip_if"):
                 g = self.clip(g)
             new_params.extend(self.update(w, g, opt))
         text_results = results + new_params
+        opts = []
+        if self.on("opt_fuse0"):
+            opts.append("fuse=0")
+        if self.on("opt_dyn_micro"):
+            opts.append("dynamic-micro-batches=true")
+        if "batchnorm" in st.features and self.on("opt_recompute"):
+            opts.append("recompute-statistics=true")
+            st.features.discard("batchnorm")
+            st.features.add("batchnorm_recompute")
+        if self.on("opt_batch_args"):
+            spec = []
+            for i, (n, t, a) in enumerate(self.args):
+                m = re.search(r"ga.batch = (\d+) : i64(, )?", a)
+                if m:
+                    spec.append("%d:%s" % (i, m.group(1)))
+                    self.args[i] = (n, t, a.replace(m.group(0), ""))
+            opts.append("batch-args=" + ",".join(spec))
+        st.pass_options = " ".join(opts)
         return self.finish(text_results)
 
     def gradient(self, w, nll, inv):
