@@ -39,6 +39,7 @@ CRASH_MARKERS = ("PLEASE submit a bug report", "Assertion", "Stack dump", "LLVM 
 
 STATS = {"max_ratio": 0.0}   # largest error / tolerance among matching results
 STATS_LOCK = threading.Lock()
+SEEN = {}   # lowering failure message -> count
 
 
 def run(cmd, timeout):
@@ -321,6 +322,19 @@ def main():
             " --pass-options '%s'" % args.pass_options if args.pass_options else "")
         if outcome not in ("accepted", "refused"):
             tmp_path = path
+            # Lowering failures repeat: keep the first two of each message.
+            sig = None
+            if outcome == "lowering":
+                msg = re.findall(r"error: (.*)", detail)
+                sig = re.sub(r"[%#]\w+|\d+", "N", " | ".join(msg[1:3]))
+                with lock:
+                    SEEN[sig] = SEEN.get(sig, 0) + 1
+                    dup = SEEN[sig] > 2
+                if dup:
+                    with lock:
+                        failures.append((name, outcome, path, "(repeat of a saved lowering failure)"))
+                    print("%-9s %s  (repeat)" % (outcome.upper(), name), flush=True)
+                    return outcome
             if outcome != "invalid" and args.reduce:
                 tmp_path = os.path.join(work, name + "-red.mlir")
                 st, detail = reducer.reduce(tools, st, outcome, detail, work, name, classify,
