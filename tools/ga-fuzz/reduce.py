@@ -59,6 +59,61 @@ def dce(step):
     return st
 
 
+TYPE_PATTERNS = [re.compile(p) for p in (
+    r"-> (tensor<[^>]*>)\s*$", r"into (tensor<[^>]*>)\s*$", r" to (tensor<[^>]*>)\s*$",
+    r"outs\(%\S+ : (tensor<[^>]*>)\)", r": (tensor<[^>]*>)\s*$")]
+
+
+def def_type(stmt):
+    """The type of a single-result statement's value (tensors only), or None."""
+    if len(defs(stmt)) != 1 or ":" in stmt[0].split(" = ", 1)[0]:
+        return None
+    last = stmt[-1].strip()
+    if len(stmt) > 1 and last.startswith("} -> "):
+        t = last[5:].strip()
+        return t if t.startswith("tensor<") else None
+    if len(stmt) > 1:
+        return None
+    for p in TYPE_PATTERNS:
+        m = p.search(stmt[0])
+        if m:
+            return m.group(1)
+    return None
+
+
+def replace_uses(step, old, new):
+    st = copy.copy(step)
+    pat = re.compile(re.escape(old) + r"(?![\w$.])")
+    st.body = [pat.sub(new, l) if not l.startswith("  " + old + " ") else l for l in step.body]
+    st.results = [(new if n == old else n, t) for n, t in step.results]
+    st.features = set(step.features)
+    st.render()
+    return st
+
+
+def bypasses(step):
+    """Candidate steps in which one statement's value is replaced by an earlier
+    value of the same type (an argument or one of its operands first)."""
+    stmts = statements(step.body)
+    arg_types = [(n, t) for n, t, _ in step.args]
+    earlier = []
+    out = []
+    for s in stmts:
+        t = def_type(s)
+        if t is not None:
+            d = defs(s)[0]
+            ops = [n for n in uses(s)]
+            cands = [n for n, tt in earlier + arg_types if tt == t and n in ops]
+            cands += [n for n, tt in arg_types if tt == t and n not in cands]
+            cands += [n for n, tt in earlier if tt == t and n not in cands]
+            out.append((d, cands[:2]))
+            # tensor.empty has no defined contents: never a replacement (a
+            # reduction into it would read garbage, a false finding).
+            if "tensor.empty" not in s[0]:
+                earlier.append((d, t))
+    return list(reversed(out))
+
+
 def reduce(tools, step, outcome, detail, work, name, classify, nseeds, seed_base,
            case_seed=None, force=(), disable=(), budget_s=120):
     """Returns (smaller step, detail) failing with the same outcome.
@@ -105,6 +160,19 @@ def reduce(tools, step, outcome, detail, work, name, classify, nseeds, seed_base
         if fails(cand):
             best = cand
         i -= 1
+    # 3. bypass statements: use an earlier value of the same type instead
+    changed = True
+    while changed and time.time() - t0 < budget_s:
+        changed = False
+        for d, cands in bypasses(best):
+            if not any(d in defs(x) for x in statements(best.body)):
+                continue
+            for c in cands:
+                cand = dce(replace_uses(best, d, c))
+                if len(cand.body) < len(best.body) and fails(cand):
+                    best = cand
+                    changed = True
+                    break
     if best_detail[0] is None:
         fails(best)
     best.disabled = sorted(dis)
