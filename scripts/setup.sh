@@ -6,14 +6,17 @@
 # 1. Installs the Debian packages ga-mlir needs (only those missing; apt-get
 #    update first), as root or through sudo.
 # 2. Checks that LLVM/MLIR under /usr/lib/llvm-22 is 22.1.x.
-# 3. Configures (Release, clang-22, lld, Ninja) and builds into build/ (or
-#    $GA_BUILD_DIR): ga-opt, ga-verify, the libraries, libGACAPI.so, the
+# 3. Creates the project's virtual environment .venv (or $GA_VENV_DIR) with
+#    the pinned packages of python/requirements.txt.
+# 4. Configures (Release, clang-22, lld, Ninja, ccache) and builds into build/
+#    (or $GA_BUILD_DIR): ga-opt, ga-verify, the libraries, libGACAPI.so, the
 #    Python package and the generated docs.
-# 4. Runs the demo: the micro-batch rewrite of a bundled training step.
+# 5. Runs the demo: the micro-batch rewrite of a bundled training step.
 #
 # Idempotent: a second run installs nothing, re-checks, rebuilds what changed
-# and runs the demo again. Environment: GA_BUILD_DIR (build/), GA_JOBS (number
-# of parallel compile jobs; default: the number of cores), GA_SKIP_DEMO=1.
+# and runs the demo again. Environment: GA_BUILD_DIR (build/), GA_VENV_DIR
+# (.venv/), GA_JOBS (number of parallel compile jobs; default: the number of
+# cores), GA_SKIP_DEMO=1.
 #
 #===----------------------------------------------------------------------===#
 
@@ -21,6 +24,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${GA_BUILD_DIR:-$ROOT/build}"
+VENV_DIR="${GA_VENV_DIR:-$ROOT/.venv}"
 JOBS="${GA_JOBS:-$(nproc)}"
 # ccache keys objects by paths relative to this folder, so checkouts side by
 # side (git worktrees, fresh clones) share their objects.
@@ -44,6 +48,7 @@ PACKAGES=(
   ccache           # compiler cache: rebuilds (worktrees, fresh clones) reuse objects
   python3          # lit, the ga_mlir package and its test
   python3-numpy    # numpy references of the integration tests
+  python3-venv     # the project's virtual environment (.venv, python/requirements.txt)
   libmpich-dev     # MPI headers/libs: the MPI lowering and its integration tests
   mpich            # mpirun.mpich for the multi-process tests
   libopenblas0-openmp  # CBLAS for --ga-lower-to-cpu=blas=1 (GEMMs with beta = 1)
@@ -109,12 +114,34 @@ done
 for tool in clang-22 clang++-22 clang-format-22 cmake ninja python3; do
   command -v "$tool" >/dev/null || die "$tool not found on PATH"
 done
+# The CUDA 13 toolkit is part of the machine image, not a Debian package: the
+# GPU lowering tests need its ptxas, headers, NCCL and driver stub.
+CUDA_HOME_DIR="${CUDA_HOME:-/usr/local/cuda}"
+for f in bin/ptxas include/cuda.h include/nccl.h lib64/stubs/libcuda.so; do
+  [[ -e $CUDA_HOME_DIR/$f ]] ||
+    echo "setup.sh: warning: $CUDA_HOME_DIR/$f not found: the GPU tests will be skipped, and scripts/test.sh counts that as a failure" >&2
+done
 /usr/bin/python3 -c 'import numpy' 2>/dev/null ||
   die "numpy is missing for /usr/bin/python3 (the Python that lit runs): install python3-numpy"
 echo "LLVM $llvm_version, MLIR $mlir_version, $(cmake --version | head -1), ninja $(ninja --version)"
 
 #===----------------------------------------------------------------------===#
-# 3. Configure and build
+# 3. Python environment
+#===----------------------------------------------------------------------===#
+
+# The packages of python/requirements.txt, pinned, in $VENV_DIR; pip's cache
+# (~/.cache/pip) makes a second run download nothing.
+say "Python environment $VENV_DIR"
+if [[ ! -x $VENV_DIR/bin/python ]]; then
+  /usr/bin/python3 -m venv "$VENV_DIR" || die "could not create $VENV_DIR"
+fi
+"$VENV_DIR/bin/python" -m pip install --disable-pip-version-check -q \
+  -r "$ROOT/python/requirements.txt" || die "pip could not install python/requirements.txt"
+"$VENV_DIR/bin/python" -m pip --disable-pip-version-check list 2>/dev/null |
+  awk 'NR > 2 { printf "%s %s  ", $1, $2 } END { print "" }'
+
+#===----------------------------------------------------------------------===#
+# 4. Configure and build
 #===----------------------------------------------------------------------===#
 
 say "Configuring $BUILD_DIR"
@@ -134,7 +161,7 @@ ninja -C "$BUILD_DIR" -j "$JOBS" || die "the build failed"
 echo "build finished in $((SECONDS - start)) s"
 
 #===----------------------------------------------------------------------===#
-# 4. Demo
+# 5. Demo
 #===----------------------------------------------------------------------===#
 
 if [[ ${GA_SKIP_DEMO:-0} != 1 ]]; then

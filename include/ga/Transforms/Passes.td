@@ -681,6 +681,10 @@ def VectorizeLinalg : Pass<"ga-vectorize-linalg", "func::FuncOp"> {
     An op qualifies when its loop ranges are static, its innermost loop is
     parallel, and every operand either does not depend on that loop (it is
     broadcast) or is indexed by it in its last dimension with unit stride.
+    Ops with a buffer whose element type is stored differently in a buffer
+    and in a vector are left alone: LLVM packs `vector<8xi1>` into one byte
+    and pads odd widths (`i24`), where a memref gives each element its own
+    byte-aligned slot, so a vector load of an `i1` mask would read garbage.
     Each such op is tiled by 1 along the outer loops and by
     `vector-width / bits` along the innermost one (`bits` = the widest element
     type of its operands; a shorter innermost range is taken whole; a range
