@@ -18,7 +18,6 @@ Usage:
 """
 
 import argparse
-import concurrent.futures
 import json
 import os
 import re

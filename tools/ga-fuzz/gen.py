@@ -470,15 +470,14 @@ class Gen:
 
     def reshape(self, v):
         """[b, t, d] -> [bt, d] (samples contiguous) or [.., f, ..] -> [.., p, q, ..]."""
-        if v.dims[:1] == ["b"] and len(v.dims) == 3 and self.rng.random() < 0.6:
-            t = v.dims[1]
+        if v.dims[:1] == ["b"] and len(v.dims) == 3 and v.dims[1] == getattr(self, "t_label", None) \
+                and self.rng.random() < 0.6:
             nm = self.fresh("cl")
             dims = ["bt", v.dims[2]]
             self.emit("%s = tensor.collapse_shape %s [[0, 1], [2]] : %s into %s" % (
                 nm, v.name, self.tyv(v), self.ty(dims)))
             self.step.features.add("reshape")
             r = V(nm, dims)
-            self.collapsed_from[nm] = v
             return r
         cands = [d for d in self.nonbatch(v) if self.size[d] in (4, 6, 8)]
         if not cands:
@@ -521,7 +520,6 @@ class Gen:
 
     def uncollapse(self, v):
         """[bt, d] -> [b, t, d]."""
-        src = self.collapsed_from.get(v.name)
         t = self.t_label
         d = v.dims[1]
         shape = []
@@ -677,7 +675,6 @@ class Gen:
         self.emit("%s = tensor.extract_slice %s[%s] [%s] [%s] : %s to %s" % (
             sl, v.name, ", ".join(offs), ", ".join(sizes(dims)), ", ".join("1" for _ in dims),
             self.tyv(v), self.ty(dims)))
-        w = V(sl, dims)
         if self.rng.random() < 0.5:
             # concat back with a slice of itself: [n - 1] ++ [n - 1]
             both = self.new_label(2 * (n - 1), "f")
@@ -889,7 +886,6 @@ class Gen:
         st.micro_batches = N
         self.params = []          # parameters that get a gradient and an update
         self.params_nograd = []
-        self.collapsed_from = {}
         self.dim_source = {}
         self.pool = []
         self.coupled = []         # values of coupled features: they feed the logits
@@ -913,7 +909,6 @@ class Gen:
             self.pool.append(self.activation(z))
         n_cls = rng.choice([3, 4, 5])
         cls = self.new_label(n_cls, "k")
-        need_labels = True
         et_lab = rng.choice(["i64", "i32"])
         labels = self.per_sample_arg(["b"], et_lab, "ga.range = [0, %d]" % n_cls)
         mask = self.per_sample_arg(["b"], "f32", 'ga.init = "mask"')
@@ -1188,7 +1183,6 @@ class Gen:
 
         # -- gradients and the optimizer
         new_params = []
-        states = []
         opt = rng.choice(["sgd", "momentum", "adam"])
         st.features.add("opt_" + opt)
         lr_scaled = self.lr
@@ -1239,10 +1233,6 @@ class Gen:
             init = w
         else:
             init = self.fill(w.dims, 0.0, like=[w])
-        total = 1
-        for d in set(d for v in ops for d in v.dims) - set(w.dims):
-            total *= self.real_size(d)
-        scale = 1.0
 
         def pl(a):
             t = a[0]
