@@ -582,6 +582,16 @@ class Gen:
                     i = self.fresh("i")
                     self.emit("%s = linalg.index %d : index" % (i, self.loop_labels.index(d)))
                     idx.append(i)
+                elif self.rng.random() < 0.5:
+                    # a computed index (a pooling window's): (2 * i + 1) mod size
+                    k = self.rng.choice(self.loop_labels)
+                    i = self.fresh("i")
+                    self.emit("%s = linalg.index %d : index" % (i, self.loop_labels.index(k)))
+                    j = self.fresh("j")
+                    self.emit("%s = affine.apply affine_map<(x) -> ((x * 2 + 1) mod %d)>(%s)" % (
+                        j, self.size[d], i))
+                    idx.append(j)
+                    self.step.features.add("capture_computed")
                 else:
                     idx.append(self.cidx(self.rng.randrange(self.size[d])))
             x = self.fresh("x")
