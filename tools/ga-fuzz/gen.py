@@ -22,7 +22,7 @@ import re
 # Features whose steps couple samples: a refusal is the expected answer.
 COUPLING = {"batchnorm", "sample_slice", "capture_other_sample", "diag_batch",
             "compound_batch", "batch_position", "argmax_batch_inner", "reduce_in_for",
-            "if_on_sample"}
+            "if_on_sample", "ordered_inner"}
 
 # Probability of each optional feature.
 PROBS = {
@@ -67,6 +67,8 @@ PROBS = {
     "per_sample_result": 0.2,  # a per-sample value returned
     "clip_if": 0.2,            # gradient clipping with scf.if on a reduced norm
     "int_batch_reduce": 0.15,  # maxsi over the batch of integer labels
+    "ordered_reduce": 0.15,    # acc = 0.9 acc + x over the batch (order-dependent)
+    "bool_mask": 0.15,         # an i1 per-sample argument in a select
     # Coupled (must be refused):
     "batchnorm": 0.06,
     "sample_slice": 0.04,
@@ -1152,6 +1154,25 @@ class Gen:
             results.append(self.generic([pred, labels], [zi], pl2)[0])
             if self.on("per_sample_result"):
                 results.append(pred)
+        if self.on("ordered_reduce"):
+            # acc = 0.9 acc + x over the batch: not associative, exact only when
+            # the micro-batches run in order with the batch the outermost loop
+            v = self.pick(lambda v: v.et == "f32" and self.batch_label(v) == "b" and len(v.dims) <= 2)
+            od = [d for d in self.nonbatch(v) if rng.random() < 0.5]
+            init = self.fill(od, 0.5, like=[v])
+            results.append(self.generic([v], [init], lambda a: [self.op(
+                "arith.addf", self.op("arith.mulf", a[1], self.cf32(0.9)), a[0])])[0])
+            red = [d for d in self.loop_labels if d not in od]
+            if red[0] != "b":
+                st.features.add("ordered_inner")
+        if self.on("bool_mask"):
+            # an i1 per-sample argument selecting between two per-sample terms
+            bm = self.per_sample_arg(["b"], "i1")
+            v = self.pick(lambda v: v.et == "f32" and self.batch_label(v) == "b")
+            init = self.fill(self.nonbatch(v)[:1], 0.0, like=[v])
+            results.append(self.generic([v, bm], [init], lambda a: [self.op(
+                "arith.addf", a[2], self.op("arith.select", a[1], a[0], self.op("arith.negf", a[0]),
+                                            ty="f32"))])[0])
         if self.on("max_reduce"):
             results.append(self.reduce_all(nll, comb="maximumf", init=-3.0e38))
         if self.on("int_batch_reduce"):
