@@ -1003,7 +1003,9 @@ class Gen:
                 self.pool.append(r)
         # coupled features
         if self.on("batchnorm"):
-            v = self.pick(lambda v: v.et == "f32" and self.nonbatch(v) and v is not x)
+            # Statistics of h = act(x W): they depend on a parameter, so they
+            # couple samples (of x alone they would be a data-only statistic).
+            v = h
             if v is not None:
                 mu = self.reduce_all(v, term=lambda a: self.op("arith.mulf", a, self.cf32(1.0 / B)),
                                      out_dims=self.nonbatch(v))
