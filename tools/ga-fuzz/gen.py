@@ -22,7 +22,7 @@ import re
 # Features whose steps couple samples: a refusal is the expected answer.
 COUPLING = {"batchnorm", "sample_slice", "capture_other_sample", "diag_batch",
             "compound_batch", "batch_position", "argmax_batch_inner", "reduce_in_for",
-            "if_on_sample", "ordered_inner"}
+            "if_on_sample", "ordered_inner", "capture_stat_param"}
 
 # Probability of each optional feature.
 PROBS = {
@@ -47,6 +47,9 @@ PROBS = {
     "slice_features": 0.2,     # extract_slice / concat / insert_slice along non-batch dims
     "softmax": 0.1,            # linalg.softmax over a non-batch dim (ga-lower-to-cpu lacks it)
     "data_stat": 0.15,         # a data-only batch statistic (mean of an input) in per-sample math
+    "capture_stat": 0.1,       # a batch statistic read with tensor.extract in a per-sample payload
+    "capture_stat_param": 0.05,  # the same of a parameter-dependent value (coupled)
+    "outs_carry": 0.15,        # a per-sample value as the outs operand read by the payload
     "if_mixed": 0.15,          # scf.if whose else branch yields a broadcast parameter
     "reduce_in_for": 0.04,     # a reduction over the batch inside an scf.for (refusal expected)
     "if_on_sample": 0.04,      # scf.if on a value read from sample 0 (coupled)
@@ -81,7 +84,8 @@ PROBS = {
 # Forward features, each used at least once when drawn.
 FORWARD = ["reshape", "named_ops", "per_sample_reduce", "compound_expr", "capture_same_sample",
            "capture_param", "scf_if", "scf_for", "loop_chain", "no_ps_operand", "tensor_arith",
-           "slice_features", "softmax", "data_stat", "if_mixed", "reduce_in_for", "if_on_sample"]
+           "slice_features", "softmax", "data_stat", "if_mixed", "reduce_in_for", "if_on_sample",
+           "capture_stat", "capture_stat_param", "outs_carry"]
 
 F32_EPS = 2.0 ** -24
 
@@ -727,6 +731,36 @@ class Gen:
         e = self.empty(v.dims, like=[v])
         return self.generic([v], [e], lambda x_: [self.op("arith.subf", x_[0], q)])[0]
 
+    def capture_stat(self, v, src):
+        """mu = sum over the batch of src (per feature); a per-sample payload
+        reads mu with tensor.extract (a captured reduced value)."""
+        nb = self.nonbatch(src)
+        mu = self.reduce_all(src, term=lambda a: self.op("math.tanh", a), out_dims=nb[:1])
+        e = self.empty(v.dims, like=[v])
+        m = self.size[nb[0]]
+
+        def pl(a):
+            i = self.fresh("i")
+            self.emit("%s = linalg.index %d : index" % (i, self.rng.randrange(len(self.loop_labels))))
+            j = self.fresh("j")
+            self.emit("%s = arith.remui %s, %s : index" % (j, i, self.cidx(m)))
+            xv = self.fresh("x")
+            self.emit("%s = tensor.extract %s[%s] : %s" % (xv, mu.name, j, self.tyv(mu)))
+            return [self.op("arith.addf", a[0], self.op("math.tanh", xv))]
+        return self.generic([v], [e], pl)[0]
+
+    def outs_carry(self, v):
+        """A per-sample value as the outs of a generic whose payload reads it
+        (elementwise), or as the init of a per-sample reduction."""
+        nb = self.nonbatch(v)
+        if len(v.dims) >= 2 and self.rng.random() < 0.5:
+            k = self.rng.choice(nb)
+            dims = [d for d in v.dims if d != k]
+            init = self.activation(self.reduce_all(v, out_dims=dims))
+            return self.generic([v], [init], lambda a: [self.op("arith.addf", a[1], self.op("math.sin", a[0]))])[0]
+        w = self.activation(v)
+        return self.generic([v], [w], lambda a: [self.op("arith.mulf", a[1], self.op("math.tanh", a[0]))])[0]
+
     def reduce_in_for(self, v):
         """An scf.for whose body reduces over the batch into an iter_arg."""
         nb = self.nonbatch(v)
@@ -941,6 +975,7 @@ class Gen:
         # -- forward
         h = self.contract_param(x)
         self.pool.append(h)
+        self.h0 = h
         # Each forward feature drawn for this step is used at least once, in a
         # random order among plain layers.
         kinds = [f for f in FORWARD if self.on(f)]
@@ -995,6 +1030,12 @@ class Gen:
                 r = self.reduce_in_for(v)
             elif kind == "if_on_sample":
                 r = self.scf_if(v, on_sample=True)
+            elif kind == "capture_stat":
+                r = self.capture_stat(v, self.inputs[0])
+            elif kind == "capture_stat_param":
+                r = self.capture_stat(v, h)
+            elif kind == "outs_carry":
+                r = self.outs_carry(v)
             else:
                 r = self.activation(v, perm=rng.random() < 0.3)
             if r is not None:
@@ -1085,8 +1126,8 @@ class Gen:
         self.pool.append(nll)
 
         # normalization: none, batch size as a number, constant 1/B, data-only count
-        norm = rng.choice(["none", "batch_dim", "const", "count"] if not st.dynamic else
-                          ["none", "batch_dim", "count"])
+        norm = rng.choice(["none", "batch_dim", "const", "count", "ones"] if not st.dynamic else
+                          ["none", "batch_dim", "count", "ones"])
         st.features.add("norm_" + norm)
         count = None
         shared = norm == "count" and self.on("count_shared_multi")
@@ -1112,6 +1153,12 @@ class Gen:
                 loss = self.zero_d(s, lambda a: self.op("arith.divf", a, n))
             elif norm == "const":
                 loss = self.zero_d(s, lambda a: self.op("arith.mulf", a, self.cf32(1.0 / B)))
+            elif norm == "ones":
+                # the batch size as the sum over the batch of a filled tensor
+                # (no per-sample operand), used after the loop and per sample
+                ones = self.fill(["b"], 1.0, like=[labels])
+                count = self.reduce_all(ones)
+                loss = self.generic([s, count], [self.empty([])], lambda a: [self.op("arith.divf", a[0], a[1])])[0]
             else:
                 loss = s
         results = [loss] + extra_results + self.reduced_extra
