@@ -152,6 +152,85 @@ def _embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
                         grad_output.reshape(-1, dim))
 
 
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v) * (2 // len(v))
+
+
+def _tiles(self, kernel, stride, padding, dilation=1, ceil_mode=False):
+    """Whether 2-d pooling windows tile the input exactly (no overlap, no
+    padding, nothing left over)."""
+    kernel, stride = _pair(kernel), _pair(stride or kernel)
+    return (stride == kernel and _pair(padding) == (0, 0) and
+            _pair(dilation) == (1, 1) and not ceil_mode and
+            self.shape[-2] % kernel[0] == 0 and
+            self.shape[-1] % kernel[1] == 0)
+
+
+def _upsample(t, kernel):
+    """Each element of the last two dimensions repeated kernel times."""
+    kh, kw = _pair(kernel)
+    *lead, h, w = t.shape
+    return t.reshape(*lead, h, 1, w, 1).expand(*lead, h, kh, w, kw).reshape(
+        *lead, h * kh, w * kw)
+
+
+def _max_pool2d_with_indices(self, kernel_size, stride=(), padding=0,
+                             dilation=1, ceil_mode=False):
+    """max_pool2d with the flat input index of each window's first maximum,
+    from strided slices of the input and a max over the window (torch-mlir
+    computes the indices with a gather inside a linalg body)."""
+    if ceil_mode:
+        raise CompileError("max_pool2d(ceil_mode=True) is not supported")
+    (kh, kw), (sh, sw) = _pair(kernel_size), _pair(stride or kernel_size)
+    (ph, pw), (dh, dw) = _pair(padding), _pair(dilation)
+    h, w = self.shape[-2:]
+    ho = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    wo = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    x = self
+    if ph or pw:
+        x = torch.nn.functional.pad(x, (pw, pw, ph, ph), value=-math.inf)
+    windows = torch.stack([
+        x[..., i * dh:i * dh + (ho - 1) * sh + 1:sh,
+          j * dw:j * dw + (wo - 1) * sw + 1:sw]
+        for i in range(kh) for j in range(kw)], dim=-1)
+    values, which = torch.max(windows, dim=-1)
+    rows = torch.arange(ho, device=self.device).view(ho, 1) * sh - ph
+    cols = torch.arange(wo, device=self.device).view(1, wo) * sw - pw
+    indices = (rows + torch.div(which, kw, rounding_mode="floor") * dh) * w \
+        + cols + torch.remainder(which, kw) * dw
+    return values, indices
+
+
+def _max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
+                                      padding, dilation, ceil_mode, indices):
+    """The gradient goes to the input position the forward recorded in
+    `indices` (the first maximum of the window, as PyTorch's kernel picks
+    it), as a comparison of the indices with an iota (PyTorch's
+    decomposition is a scatter-add)."""
+    h, w = self.shape[-2:]
+    positions = torch.arange(h * w, device=self.device)
+    if _tiles(self, kernel_size, stride, padding, dilation, ceil_mode):
+        hit = _upsample(indices, kernel_size) == positions.view(h, w)
+        return torch.where(hit, _upsample(grad_output, kernel_size), 0.0)
+    # Overlapping windows: sum over the windows of the one that hits.
+    lead = self.shape[:-2]
+    hit = indices.reshape(*lead, -1, 1) == positions
+    grad = torch.where(hit, grad_output.reshape(*lead, -1, 1), 0.0).sum(-2)
+    return grad.reshape(self.shape)
+
+
+def _avg_pool2d_backward(grad_output, self, kernel_size, stride, padding,
+                         ceil_mode, count_include_pad, divisor_override):
+    """Windows that tile the input: each input element gets its window's
+    gradient divided by the window size, as PyTorch's kernel computes it."""
+    if not _tiles(self, kernel_size, stride, padding, 1, ceil_mode):
+        raise CompileError("the backward of avg_pool2d with overlapping or "
+                           "padded windows is not supported")
+    kh, kw = _pair(kernel_size)
+    divisor = divisor_override or kh * kw
+    return _upsample(grad_output, kernel_size) / divisor
+
+
 def _squeeze_dims(self, dims):
     """aten.squeeze.dims as a reshape (torch-mlir does not import it)."""
     if isinstance(dims, int):
@@ -168,6 +247,10 @@ def _decomposition_table(indexing):
     table[aten.squeeze.dims] = _squeeze_dims
     table[aten.nll_loss_backward.default] = _nll_loss_backward
     table[aten.embedding_dense_backward.default] = _embedding_dense_backward
+    table[aten.max_pool2d_with_indices_backward.default] = \
+        _max_pool2d_with_indices_backward
+    table[aten.avg_pool2d_backward.default] = _avg_pool2d_backward
+    table[aten.max_pool2d_with_indices.default] = _max_pool2d_with_indices
     if indexing == "one-hot":
         table[aten.nll_loss_forward.default] = _nll_loss_forward
         table[aten.embedding.default] = _embedding
@@ -470,8 +553,6 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
     results: new parameters, new states, loss."""
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    from torch_mlir import fx as torch_mlir_fx
-    from torch_mlir.compiler_utils import TorchMlirCompilerError
 
     spec = _Spec(model, optimizer, len(example_inputs))
     if not spec.params:
@@ -484,7 +565,7 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
     flat = _flat_arguments(spec, model, example_inputs, for_trace=True)
     allow_bn = recompute_statistics or allow_ghost_batch
     with _batch_norm_check(model, allow_bn), sdpa_kernel(SDPBackend.MATH):
-        gm = make_fx(fn, decomposition_table=_decomposition_table(indexing),
+        gm = make_fx(torch.func.functionalize(fn), decomposition_table=_decomposition_table(indexing),
                      record_stack_traces=True)(*flat)
     for node in gm.graph.nodes:
         if node.op == "call_function":
@@ -500,14 +581,40 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
                     "and multiply by it in the model")
         if "stack_trace" in node.meta:
             node.meta["stack_trace"] = _user_frames(node.meta["stack_trace"])
-    try:
-        module = torch_mlir_fx.stateless_fx_import(
-            gm, output_type="linalg-on-tensors", model_name="train_step")
-    except TorchMlirCompilerError as error:
-        raise CompileError(f"torch-mlir could not lower the step: {error}") \
-            from None
+    module = _import_to_linalg(gm)
     text = module.operation.get_asm(enable_debug_info=True)
     return text, spec
+
+
+def _import_to_linalg(gm):
+    """torch-mlir's FX importer, then its two lowerings (to the Torch
+    backend contract, to linalg-on-tensors), with the located diagnostics
+    of a failure in the exception."""
+    from torch_mlir import ir
+    from torch_mlir.dialects import torch as torch_dialect
+    from torch_mlir.extras.fx_importer import FxImporter
+    from torch_mlir.passmanager import PassManager
+
+    context = ir.Context()
+    torch_dialect.register_dialect(context)
+    importer = FxImporter(context=context)
+    importer.import_stateless_graph(gm.graph, func_name="train_step")
+    module = importer.module
+    with context:
+        for pipeline in (
+                "builtin.module(func.func(torch-match-quantized-custom-ops),"
+                "torchdynamo-export-to-torch-backend-pipeline{extra-library=})",
+                "builtin.module(torch-backend-to-linalg-on-tensors-backend-"
+                "pipeline{allow-non-finites=true})"):
+            try:
+                PassManager.parse(pipeline).run(module.operation)
+            except ir.MLIRError as error:
+                lines = [f"{d.location}: error: {d.message}"
+                         for d in error.error_diagnostics]
+                raise CompileError("torch-mlir could not lower the step to "
+                                   "linalg-on-tensors:\n" + "\n".join(
+                                       lines)) from None
+    return module
 
 
 def _flat_arguments(spec, model, inputs, for_trace=False):
