@@ -43,8 +43,14 @@ import sys
 import tempfile
 import threading
 
+import logging
+
 import numpy  # noqa: F401  (torch-mlir needs it; fail early if missing)
 import torch
+
+# make_fx imports torch.utils.flop_counter, which warns that triton (a GPU
+# compiler torch does not need here) is missing.
+logging.getLogger("torch.utils.flop_counter").setLevel(logging.ERROR)
 
 from . import PipelineError, run_pipeline
 
@@ -231,6 +237,30 @@ def _avg_pool2d_backward(grad_output, self, kernel_size, stride, padding,
     return _upsample(grad_output, kernel_size) / divisor
 
 
+def _batch_norm_no_training(input, weight, bias, running_mean, running_var,
+                            momentum, eps):
+    """BatchNorm in evaluation mode as PyTorch's CPU kernel computes it
+    (x * alpha + beta with alpha = weight / sqrt(var + eps)); torch-mlir's
+    lowering of the op fails on its empty saved statistics."""
+    shape = [1, input.shape[1]] + [1] * (input.dim() - 2)
+    alpha = 1 / torch.sqrt(running_var + eps)
+    if weight is not None:
+        alpha = alpha * weight
+    beta = -running_mean * alpha
+    if bias is not None:
+        beta = bias + beta
+    out = input * alpha.view(shape) + beta.view(shape)
+    return out, input.new_zeros((0,)), input.new_zeros((0,))
+
+
+def _native_batch_norm(input, weight, bias, running_mean, running_var,
+                       training, momentum, eps):
+    if training:
+        return NotImplemented  # refused before tracing (_batch_norm_check)
+    return _batch_norm_no_training(input, weight, bias, running_mean,
+                                   running_var, momentum, eps)
+
+
 def _squeeze_dims(self, dims):
     """aten.squeeze.dims as a reshape (torch-mlir does not import it)."""
     if isinstance(dims, int):
@@ -251,6 +281,9 @@ def _decomposition_table(indexing):
         _max_pool2d_with_indices_backward
     table[aten.avg_pool2d_backward.default] = _avg_pool2d_backward
     table[aten.max_pool2d_with_indices.default] = _max_pool2d_with_indices
+    table[aten._native_batch_norm_legit_no_training.default] = \
+        _batch_norm_no_training
+    table[aten.native_batch_norm.default] = _native_batch_norm
     if indexing == "one-hot":
         table[aten.nll_loss_forward.default] = _nll_loss_forward
         table[aten.embedding.default] = _embedding
@@ -444,22 +477,24 @@ _RANDOM_OPS = ("bernoulli", "rand", "randn", "randint", "native_dropout",
 
 
 @contextlib.contextmanager
-def _batch_norm_check(model, allow):
-    """Refuses BatchNorm in training mode (its statistics couple the samples
-    of the batch) at the user's line that calls it."""
+def _batch_norm_check(model):
+    """Refuses BatchNorm in training mode at the user's line that calls it:
+    its statistics couple the samples of the batch. (--ga-accumulate's
+    recompute-statistics would make the normalization exact, but the running
+    statistics' in-place update is not traced through the grad transform
+    yet.)"""
     import traceback
     handles = []
 
     def hook(module, args):
-        if module.training and not allow:
+        if module.training:
             stack = "".join(traceback.format_stack())
             where = _innermost_user_line(stack) or "<unknown>"
             raise CompileError(
                 f"{where}: error: {type(module).__name__} in training mode "
                 "normalizes with statistics of the whole batch, which "
                 "micro-batches cannot reproduce: use model.eval() for the "
-                "normalization layers, GroupNorm/LayerNorm, or "
-                "recompute_statistics=True")
+                "normalization layers, or GroupNorm/LayerNorm")
     for m in model.modules():
         if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
             handles.append(m.register_forward_pre_hook(hook))
@@ -544,8 +579,7 @@ def _make_step_function(model, loss_fn, spec, max_grad_norm):
 
 
 def export_train_step(model, loss_fn, optimizer, example_inputs,
-                      max_grad_norm=None, indexing="one-hot",
-                      recompute_statistics=False, allow_ghost_batch=False):
+                      max_grad_norm=None, indexing="one-hot"):
     """Traces the training step and imports it with torch-mlir. Returns
     (MLIR text with locations, _Spec). The function is `@train_step`; its
     arguments: trainable parameters, frozen parameters, buffers, optimizer
@@ -563,8 +597,7 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
             raise CompileError("parameters must be float32 CPU tensors")
     fn = _make_step_function(model, loss_fn, spec, max_grad_norm)
     flat = _flat_arguments(spec, model, example_inputs, for_trace=True)
-    allow_bn = recompute_statistics or allow_ghost_batch
-    with _batch_norm_check(model, allow_bn), sdpa_kernel(SDPBackend.MATH):
+    with _batch_norm_check(model), sdpa_kernel(SDPBackend.MATH):
         gm = make_fx(torch.func.functionalize(fn), decomposition_table=_decomposition_table(indexing),
                      record_stack_traces=True)(*flat)
     for node in gm.graph.nodes:
@@ -825,9 +858,7 @@ class CompiledTrainStep:
             raise CompileError(f"{n} micro-batches for a batch of {batch}")
         ir, spec = export_train_step(
             self.model, self.loss_fn, self.optimizer, inputs,
-            self.max_grad_norm, self.indexing,
-            self.options.get("recompute_statistics", False),
-            self.options.get("allow_ghost_batch", False))
+            self.max_grad_norm, self.indexing)
         first_input = spec.arg_count() - self.num_inputs
         pipeline = _pipeline(n, [(first_input + i, d) for i, d in
                                  enumerate(self.batch_dims)], self.options)

@@ -19,12 +19,17 @@ import torch.nn.functional as F
 from ga_mlir.torch import compile_train_step
 
 OPTIMIZERS = {
-    "sgd": lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9,
-                                      weight_decay=1e-3),
-    "nesterov": lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9,
-                                           nesterov=True),
-    "adamw": lambda ps: torch.optim.AdamW(ps, lr=3e-3, weight_decay=0.05),
-    "adam": lambda ps: torch.optim.Adam(ps, lr=3e-3, weight_decay=1e-2),
+    "sgd": lambda m: torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9,
+                                     weight_decay=1e-3),
+    "nesterov": lambda m: torch.optim.SGD(m.parameters(), lr=0.05,
+                                          momentum=0.9, nesterov=True),
+    "dampening": lambda m: torch.optim.SGD(m.parameters(), lr=0.05,
+                                           momentum=0.5, dampening=0.3,
+                                           maximize=True),
+    "adamw": lambda m: torch.optim.AdamW(m.parameters(), lr=3e-3,
+                                         weight_decay=0.05),
+    "adam": lambda m: torch.optim.Adam(m.parameters(), lr=3e-3,
+                                       weight_decay=1e-2),
 }
 
 
@@ -55,6 +60,18 @@ class CNN(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class BatchNormCNN(nn.Module):
+    def __init__(self, classes=6):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 3, 3)
+        self.bn = nn.BatchNorm2d(3)
+        self.fc = nn.Linear(3 * 3 * 3, classes)
+
+    def forward(self, x):
+        x = F.relu(self.bn(self.conv(x)))
+        return self.fc(F.max_pool2d(x, 2).flatten(1))
+
+
 class Block(nn.Module):
     """A GPT-style block: pre-LayerNorm causal self-attention and GELU MLP."""
 
@@ -79,7 +96,8 @@ class Block(nn.Module):
         b, t, d = x.shape
         if self.mha is not None:
             mask = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
-            return self.mha(x, x, x, attn_mask=mask, need_weights=False)[0]
+            y, _ = self.mha(x, x, x, attn_mask=mask)  # mha call
+            return y
         q, k, v = self.qkv(x).split(d, dim=2)
         q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2)
                    for z in (q, k, v))
@@ -87,7 +105,7 @@ class Block(nn.Module):
         return self.proj(y.transpose(1, 2).reshape(b, t, d))
 
     def forward(self, x):
-        x = x + self.attention(self.ln1(x))
+        x = x + self.attention(self.ln1(x))  # attention sublayer
         return x + self.mlp(self.ln2(x))
 
 
@@ -127,31 +145,45 @@ def close(a, b, rtol, atol):
 
 
 def check(name, make_model, make_batch, loss_fn, optimizers=("sgd", "adamw"),
-          ns=(1, 3, 4), steps=3, rtol=2e-4, atol=2e-5, **options):
+          ns=(1, 3, 4), steps=3, rtol=2e-4, atol=2e-5, before_step=None,
+          clip=None, **options):
     """Prints one line per (optimizer, N) and `OK` or the first mismatch;
-    returns the number of failures."""
+    returns the number of failures. `optimizers` are names in OPTIMIZERS or
+    functions of the parameters; before_step(it, model, optimizer) runs on
+    both sides before each step; clip: max_grad_norm on both sides."""
     failures = 0
     for opt_name in optimizers:
         for n in ns:
             torch.manual_seed(1)
             model = make_model()
             ref = copy.deepcopy(model)
-            opt = OPTIMIZERS[opt_name](model.parameters())
-            ref_opt = OPTIMIZERS[opt_name](ref.parameters())
+            make_opt = OPTIMIZERS.get(opt_name, opt_name)
+            if callable(opt_name):
+                opt_name = getattr(opt_name, "__name__", "optimizer")
+            opt = make_opt(model)
+            ref_opt = make_opt(ref)
             gen = torch.Generator().manual_seed(2)
             batch = make_batch(gen)
+            if clip is not None:
+                options["max_grad_norm"] = clip
+            if "micro_batch_size" not in options:
+                options["micro_batches"] = n
             step = compile_train_step(model, loss_fn, opt,
-                                      example_inputs=batch, micro_batches=n,
-                                      **options)
+                                      example_inputs=batch, **options)
             storage = [p.data_ptr() for p in model.parameters()]
             worst = {"loss": 0.0, "param": 0.0, "state": 0.0}
             bad = None
             for it in range(steps):
                 if it:
                     batch = make_batch(gen)
+                if before_step:
+                    before_step(it, model, opt)
+                    before_step(it, ref, ref_opt)
                 loss = step(*batch)
                 ref_loss = loss_fn(ref, *batch)
                 ref_loss.backward()
+                if clip is not None:
+                    torch.nn.utils.clip_grad_norm_(ref.parameters(), clip)
                 ref_opt.step()
                 ref_opt.zero_grad()
                 pairs = [("loss", loss, ref_loss.detach())]
@@ -164,6 +196,8 @@ def check(name, make_model, make_batch, loss_fn, optimizers=("sgd", "adamw"),
                             f"{sorted(r)}"
                     for key in r:
                         pairs.append(("state", s[key], r[key]))
+                for b, rb in zip(model.buffers(), ref.buffers()):
+                    pairs.append(("state", b, rb))  # running statistics
                 for kind, a, b in pairs:
                     err, ok = close(a.float(), b.float(), rtol, atol)
                     worst[kind] = max(worst[kind], err)
