@@ -35,7 +35,8 @@ def refused(name, model, marker=None, path=__file__, **options):
         print(f"{name}: ACCEPTED")
     except CompileError as error:
         text = str(error)
-        first = next(line for line in text.splitlines() if "error" in line)
+        lines = text.splitlines()
+        first = next((line for line in lines if "error" in line), lines[0])
         print(f"{name}: refused: {first}")
         if marker:
             lines = [f"{path}:{line_of(path, m)}:" for m in marker.split("|")]
@@ -72,6 +73,17 @@ refused("dropout", WithDropout(), "dropout call")
 # CHECK: mha: located at the model's line: True
 model = zoo.GPT(mha=True)
 refused("mha", model, "mha call|attention sublayer", zoo.__file__)
+
+
+class WithIndexAdd(zoo.MLP):
+    def forward(self, x):
+        out = self.net(x)
+        return out.index_add(1, torch.tensor([0, 2, 2, 4, 1]), out)
+
+
+# index_add becomes torch-mlir's tm_tensor.scatter: refused by name.
+# CHECK: index-add: refused: torch-mlir lowered part of the step to tm_tensor.scatter
+refused("index-add", WithIndexAdd())
 # CHECK: options: TypeError: compile_train_step: unknown option 'no_such_option'
 refused("options", zoo.MLP(), no_such_option=1)
 
