@@ -117,6 +117,13 @@ done
 for tool in clang-22 clang++-22 clang-format-22 cmake ninja python3; do
   command -v "$tool" >/dev/null || die "$tool not found on PATH"
 done
+# The CUDA 13 toolkit is part of the machine image, not a Debian package: the
+# GPU lowering tests need its ptxas, headers, NCCL and driver stub.
+CUDA_HOME_DIR="${CUDA_HOME:-/usr/local/cuda}"
+for f in bin/ptxas include/cuda.h include/nccl.h lib64/stubs/libcuda.so; do
+  [[ -e $CUDA_HOME_DIR/$f ]] ||
+    echo "setup.sh: warning: $CUDA_HOME_DIR/$f not found: the GPU tests will be skipped, and scripts/test.sh counts that as a failure" >&2
+done
 /usr/bin/python3 -c 'import numpy' 2>/dev/null ||
   die "numpy is missing for /usr/bin/python3 (the Python that lit runs): install python3-numpy"
 echo "LLVM $llvm_version, MLIR $mlir_version, $(cmake --version | head -1), ninja $(ninja --version)"

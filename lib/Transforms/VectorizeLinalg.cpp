@@ -39,6 +39,16 @@ static bool hasVectorLayout(Type type) {
   return bits >= 8 && llvm::isPowerOf2_32(bits);
 }
 
+/// Whether the strides of the buffer `value` are known at compile time.
+static bool hasStaticStrides(Value value) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(cast<MemRefType>(value.getType())
+                 .getStridesAndOffset(strides, offset)))
+    return false;
+  return llvm::none_of(strides, ShapedType::isDynamic);
+}
+
 /// The number of lanes to vectorize `op` with, or nullopt if it does not
 /// qualify (see the pass description).
 static std::optional<int64_t> planLanes(linalg::LinalgOp op,
@@ -63,6 +73,11 @@ static std::optional<int64_t> planLanes(linalg::LinalgOp op,
     if (!hasVectorLayout(elem))
       return std::nullopt; // i1 masks and other sub-byte or odd widths
     AffineMap map = op.getMatchingIndexingMap(&operand);
+    // A buffer read whole by every lane is read as a 0-d vector, which
+    // convert-vector-to-llvm lowers only with static strides (a buffer that
+    // came out of an scf.if has dynamic ones).
+    if (!map.isFunctionOfDim(inner) && !hasStaticStrides(operand.get()))
+      return std::nullopt;
     for (unsigned r = 0, e = map.getNumResults(); r < e; ++r) {
       if (!map.getResult(r).isFunctionOfDim(inner))
         continue;

@@ -167,3 +167,25 @@ func.func @storage_differs(%y: memref<8xi32>, %m: memref<8xi1>, %z: memref<8xi32
   }
   return
 }
+
+// An operand read whole by every lane (a broadcast) becomes a 0-d vector read,
+// which the LLVM lowering handles only with static strides: a buffer with
+// dynamic strides (what bufferization makes of an scf.if result) keeps the op
+// scalar.
+// CHECK-LABEL: func.func @dynamic_stride_broadcast(
+// CHECK-NOT:     vector.
+// CHECK:         linalg.generic
+// CHECK-NOT:     vector.
+func.func @dynamic_stride_broadcast(%s: memref<5x15xf32, strided<[?, ?], offset: ?>>,
+                                    %w: memref<5x6xf32>, %o: memref<15x5x6xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (i, b)>, affine_map<(b, i, j) -> (i, j)>,
+                                   affine_map<(b, i, j) -> (b, i, j)>],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %w : memref<5x15xf32, strided<[?, ?], offset: ?>>, memref<5x6xf32>)
+      outs(%o : memref<15x5x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  }
+  return
+}

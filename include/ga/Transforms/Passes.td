@@ -60,14 +60,19 @@ def CheckTrainingStep : Pass<"ga-check-training-step", "ModuleOp"> {
       analysis understands (no unknown calls, side effects or unregistered
       ops in the per-sample region);
     * no statistic reduced over the batch flows back into per-sample math
-      (batch coupling, e.g. BatchNorm), unless it depends on data only (then
-      it is computed exactly in a pre-loop) or `allow-ghost-batch` is set
-      (then it is a warning);
+      (batch coupling, e.g. BatchNorm), unless it depends on data only,
+      decided per result of a multi-result op (then it is computed exactly
+      in an earlier loop), or `allow-ghost-batch` is set (then it is a
+      warning);
     * samples are not mixed by indexing (slicing, padding or concatenating
-      along the batch dimension).
+      along the batch dimension; an indexing map that uses the batch loop
+      twice or in a compound expression; a linalg payload that reads a
+      captured per-sample value at another sample than its own).
 
     A function that passes this check is rewritten by `--ga-micro-batch`
-    without further errors. Example of a refusal:
+    without further errors. The analysis stays cached: a `--ga-micro-batch`
+    that follows in the same pass manager reuses it and does not report its
+    diagnostics (ghost-batch warnings) a second time. Example of a refusal:
 
     ```mlir
     %mean = linalg.reduce ins(%h : tensor<32x8xf32>) ... dimensions = [0]
