@@ -21,7 +21,7 @@ forward + backward step (gradients only, no optimizer) at batch B/N; it counts
 the optimizer (run once per step) as overhead. "ovh-opt" takes it out:
 t(N) / (N * t_fwd+bwd(B/N) + t_opt) with t_opt = t(1) - t_fwd+bwd(B).
 
-usage: /usr/bin/python3 bench/cpu_vs_pytorch.py --build build [--threads 1,2]
+usage: .venv/bin/python bench/cpu_vs_pytorch.py --build build [--threads 1,2]
 """
 import argparse
 import ctypes
