@@ -9,6 +9,7 @@
 
 #include "PipelineUtils.h"
 
+#include "ga/Codegen/CPU/Passes.h"
 #include "ga/Pipelines/Pipelines.h"
 #include "ga/Transforms/Passes.h"
 

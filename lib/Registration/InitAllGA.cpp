@@ -2,6 +2,7 @@
 
 #include "ga/InitAllGA.h"
 
+#include "ga/Codegen/CPU/Passes.h"
 #include "ga/Conversion/Passes.h"
 #include "ga/IR/GADialect.h"
 #include "ga/Pipelines/Pipelines.h"
@@ -16,6 +17,7 @@ void mlir::ga::registerAllGADialects(DialectRegistry &registry) {
 void mlir::ga::registerAllGAPasses() {
   registerGAPasses();
   registerGAConversionPasses();
+  registerGACodegenCPUPasses();
 }
 
 void mlir::ga::registerAllGAPipelines() { registerGAPipelines(); }

@@ -1,0 +1,153 @@
+//===- Passes.td - CPU code generation passes --------------*- tablegen -*-===//
+//
+// The passes of --ga-lower-to-cpu that shape the code for the host CPU after
+// bufferization: static storage for temporaries and vectorization of the
+// linalg ops that are not handed to a BLAS.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GA_CODEGEN_CPU_PASSES_TD
+#define GA_CODEGEN_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// PromoteBuffersToGlobals
+//===----------------------------------------------------------------------===//
+
+def PromoteBuffersToGlobals
+    : Pass<"ga-promote-buffers-to-globals", "ModuleOp"> {
+  let summary = "Keep the fixed-size temporaries of a step in static storage";
+  let description = [{
+    A training step allocates the same temporaries on every call: activations,
+    gradient accumulators, softmax scratch. On the heap they cost a
+    `malloc`/`free` pair each, and, for the megabyte-sized ones, fresh pages
+    from the kernel on every call (the allocator returns large blocks to the
+    system when they are freed), which can take longer than the arithmetic.
+    This pass moves every statically shaped `memref.alloc` whose buffer never
+    leaves its function, and never outlives one iteration of a loop that
+    contains it, to a private uninitialized `memref.global` (zero-filled
+    `.bss`: mapped once, then reused by every call).
+
+    Run it after bufferization and before buffer deallocation (the moved
+    buffers need no `dealloc`). A buffer escapes, and stays on the heap, when
+    it (or a view of it) is returned, yielded out of a loop iteration that
+    allocates it, or used by an op the pass does not know to only read or
+    write it (a call, say). Buffers allocated in parallel regions also stay
+    on the heap (several instances are live at once).
+
+    The function becomes non-reentrant: two calls must not run at the same
+    time (threads inside one call are fine). Recursive functions are left
+    alone with a warning.
+
+    Before:
+
+    ```mlir
+    func.func @step(%x: memref<256x1024xf32>) -> f32 {
+      %t = memref.alloc() {alignment = 64 : i64} : memref<256x1024xf32>
+      linalg.generic ... ins(%x) outs(%t)
+      ...
+    }
+    ```
+
+    After:
+
+    ```mlir
+    memref.global "private" @__ga_buffer_step_0 : memref<256x1024xf32>
+        = uninitialized {alignment = 64 : i64}
+    func.func @step(%x: memref<256x1024xf32>) -> f32 {
+      %t = memref.get_global @__ga_buffer_step_0 : memref<256x1024xf32>
+      linalg.generic ... ins(%x) outs(%t)
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"0",
+           "Leave buffers smaller than this many bytes on the heap">,
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "Minimum alignment of the globals in bytes (a power of two)">
+  ];
+  let statistics = [
+    Statistic<"numPromoted", "promoted", "Buffers moved to static storage">,
+    Statistic<"numBytes", "bytes", "Bytes of static storage created">
+  ];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// VectorizeLinalg
+//===----------------------------------------------------------------------===//
+
+def VectorizeLinalg : Pass<"ga-vectorize-linalg", "func::FuncOp"> {
+  let summary = "Tile linalg ops on buffers along their contiguous innermost "
+                "dimension and vectorize the tiles";
+  let description = [{
+    The CPU lowering turns linalg ops that are not matrix products (bias
+    additions, activations and their derivatives, bias gradients, optimizer
+    updates, their accumulation into gradient buffers) into loops. Lowered
+    one element at a time, LLVM rarely vectorizes them afterwards: an update
+    that reads four buffers and writes three needs more run-time alias checks
+    than its loop vectorizer allows. This pass vectorizes them in MLIR, where
+    the semantics of the linalg op say which accesses may be reordered.
+
+    An op qualifies when its loop ranges are static, its innermost loop is
+    parallel, and every operand either does not depend on that loop (it is
+    broadcast) or is indexed by it in its last dimension with unit stride.
+    Ops with a buffer whose element type is stored differently in a buffer
+    and in a vector are left alone: LLVM packs `vector<8xi1>` into one byte
+    and pads odd widths (`i24`), where a memref gives each element its own
+    byte-aligned slot, so a vector load of an `i1` mask would read garbage.
+    Each such op is tiled by 1 along the outer loops and by
+    `vector-width / bits` along the innermost one (`bits` = the widest element
+    type of its operands; a shorter innermost range is taken whole; a range
+    that the vector length does not divide ends in a masked tile), and each
+    tile is vectorized by `linalg::vectorize`. The element-wise arithmetic is
+    unchanged: results are bit-identical to the scalar loops. Other ops are
+    left to the scalar lowering.
+
+    Before (`--ga-vectorize-linalg=vector-width=256`):
+
+    ```mlir
+    linalg.generic {indexing_maps = [#id, #row, #id],
+                    iterator_types = ["parallel", "parallel"]}
+        ins(%z, %bias : memref<64x1024xf32>, memref<1024xf32>)
+        outs(%a : memref<64x1024xf32>) {
+    ^bb0(%v: f32, %b: f32, %o: f32):
+      %s = arith.addf %v, %b : f32
+      %r = arith.maximumf %s, %zero : f32
+      linalg.yield %r : f32
+    }
+    ```
+
+    After:
+
+    ```mlir
+    scf.for %i = %c0 to %c64 step %c1 {
+      scf.for %j = %c0 to %c1024 step %c8 {
+        %v = vector.transfer_read %z[%i, %j], %pad : memref<64x1024xf32>, vector<8xf32>
+        %b = vector.transfer_read %bias[%j], %pad : memref<1024xf32>, vector<8xf32>
+        %s = arith.addf %v, %b : vector<8xf32>
+        %r = arith.maximumf %s, %zeros : vector<8xf32>
+        vector.transfer_write %r, %a[%i, %j] : vector<8xf32>, memref<64x1024xf32>
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "unsigned", /*default=*/"256",
+           "Vector register width in bits, a power of two >= 64 (128: "
+           "SSE/NEON, 256: AVX2, 512: AVX-512); 0 turns the pass off">,
+    Option<"parallelLoops", "parallel-loops", "bool", /*default=*/"false",
+           "Iterate over the tiles of parallel dimensions with scf.parallel "
+           "(for OpenMP) instead of scf.for">
+  ];
+  let statistics = [
+    Statistic<"numVectorized", "vectorized", "Linalg ops vectorized">
+  ];
+  let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
+                           "memref::MemRefDialect", "scf::SCFDialect",
+                           "vector::VectorDialect"];
+}
+
+#endif // GA_CODEGEN_CPU_PASSES_TD
