@@ -25,7 +25,8 @@ BUILD_DIR="${1:-${GA_BUILD_DIR:-$ROOT/build}}"
 
 ninja -C "$BUILD_DIR" ga-doc >/dev/null
 status=0
-for doc in GADialect GAPasses GACodegenCPUPasses; do
+for doc in GADialect GAPasses GACodegenCPUPasses GACodegenCommonPasses \
+  GAConversionPasses; do
   generated="$BUILD_DIR/docs/generated/$doc.md"
   checked_in="$ROOT/docs/$doc.md"
   if ((check)); then

@@ -12,6 +12,102 @@
 include "mlir/Pass/PassBase.td"
 
 //===----------------------------------------------------------------------===//
+// HoistInvariantExtracts
+//===----------------------------------------------------------------------===//
+
+def HoistInvariantExtracts
+    : Pass<"ga-hoist-invariant-extracts", "func::FuncOp"> {
+  let summary = "Move tensor.extract of values from above out of linalg "
+                "bodies";
+  let description = [{
+    `linalg-inline-scalar-operands` turns a 0-d operand of a linalg op (a
+    learning rate, say) into a `tensor.extract` inside the body. Left there it
+    becomes a load per element, and a body that loads from memory is not
+    vectorized. This pass moves every `tensor.extract` in the body of a linalg
+    op on tensors whose operands are all defined outside that op to right
+    before the op. Nothing else moves: an extract that reads a value of the
+    body stays.
+
+    Before:
+
+    ```mlir
+    %r = linalg.generic {...} ins(%g : tensor<64xf32>) outs(%w : tensor<64xf32>) {
+    ^bb0(%gi: f32, %wi: f32):
+      %lr = tensor.extract %rate[] : tensor<f32>
+      %s = arith.mulf %lr, %gi : f32
+      %u = arith.subf %wi, %s : f32
+      linalg.yield %u : f32
+    } -> tensor<64xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %lr = tensor.extract %rate[] : tensor<f32>
+    %r = linalg.generic {...} ins(%g : tensor<64xf32>) outs(%w : tensor<64xf32>) {
+    ^bb0(%gi: f32, %wi: f32):
+      %s = arith.mulf %lr, %gi : f32
+      %u = arith.subf %wi, %s : f32
+      linalg.yield %u : f32
+    } -> tensor<64xf32>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numHoisted", "hoisted", "tensor.extract ops moved out of "
+              "linalg bodies">
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// PeelFirstAccumulation
+//===----------------------------------------------------------------------===//
+
+def PeelFirstAccumulation
+    : Pass<"ga-peel-first-accumulation", "func::FuncOp"> {
+  let summary = "Peel the first iteration of loops that accumulate matrix "
+                "products into zero-filled values";
+  let description = [{
+    A micro-batch loop accumulates the products of its gradient GEMMs into
+    loop-carried values that start as zero `linalg.fill`s. This pass peels
+    the first iteration of every `scf.for` that runs at least twice
+    (statically) and has such a value (a zero-filled init that is the output
+    of a contraction in the body): in the peeled iteration the product writes
+    into the zero fill itself, which `--convert-linalg-to-blas` turns into
+    beta = 0 without the fill. The accumulators are then neither zeroed nor
+    read by the first micro-batch. The arithmetic is unchanged (0 + x == x).
+    Loops with a dynamic or single trip count are left alone.
+
+    Before:
+
+    ```mlir
+    %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+    %g = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %z) -> tensor<4x3xf32> {
+      %p = linalg.matmul ins(%a, %b : ...) outs(%acc : tensor<4x3xf32>) -> tensor<4x3xf32>
+      scf.yield %p : tensor<4x3xf32>
+    }
+    ```
+
+    After (the peeled iteration is a loop of one trip, which canonicalization
+    folds into its body):
+
+    ```mlir
+    %p0 = scf.for %i = %c0 to %c1 step %c1 iter_args(%acc = %z) -> tensor<4x3xf32> {
+      %p = linalg.matmul ins(%a, %b : ...) outs(%acc : tensor<4x3xf32>) -> tensor<4x3xf32>
+      scf.yield %p : tensor<4x3xf32>
+    }
+    %g = scf.for %i = %c1 to %c4 step %c1 iter_args(%acc = %p0) -> tensor<4x3xf32> {
+      %p = linalg.matmul ins(%a, %b : ...) outs(%acc : tensor<4x3xf32>) -> tensor<4x3xf32>
+      scf.yield %p : tensor<4x3xf32>
+    }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numPeeled", "peeled", "Loops whose first iteration was peeled">
+  ];
+  let dependentDialects = ["scf::SCFDialect", "affine::AffineDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // PromoteBuffersToGlobals
 //===----------------------------------------------------------------------===//
 
