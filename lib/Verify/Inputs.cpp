@@ -2,6 +2,8 @@
 
 #include "ga/Verify/Inputs.h"
 
+#include "ga/IR/GADialect.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
@@ -12,6 +14,7 @@
 
 using namespace mlir;
 using namespace mlir::ga::verify;
+using mlir::ga::GADialect;
 
 DataMode mlir::ga::verify::dataMode(uint64_t s) {
   return s % 3 == 0 ? DataMode::Centered
@@ -81,7 +84,7 @@ llvm::Expected<func::FuncOp> mlir::ga::verify::findStep(ModuleOp module,
     if (fn.isPublic())
       pub.push_back(fn);
     for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
-      if (fn.getArgAttr(i, "ga.batch")) {
+      if (fn.getArgAttr(i, GADialect::getBatchAttrName())) {
         batched.push_back(fn);
         break;
       }
@@ -128,7 +131,8 @@ InitSpec mlir::ga::verify::getInitSpec(func::FuncOp fn, unsigned i,
                                        std::pair<double, double> intDefault,
                                        bool intRangeGiven) {
   InitSpec spec;
-  if (auto range = fn.getArgAttrOfType<ArrayAttr>(i, "ga.range")) {
+  if (auto range =
+          fn.getArgAttrOfType<ArrayAttr>(i, GADialect::getRangeAttrName())) {
     auto asDouble = [](Attribute a) {
       if (auto v = dyn_cast<IntegerAttr>(a))
         return static_cast<double>(v.getValue().getSExtValue());
@@ -142,7 +146,8 @@ InitSpec mlir::ga::verify::getInitSpec(func::FuncOp fn, unsigned i,
       spec.hasRange = true;
     }
   }
-  if (auto init = fn.getArgAttrOfType<StringAttr>(i, "ga.init")) {
+  if (auto init =
+          fn.getArgAttrOfType<StringAttr>(i, GADialect::getInitAttrName())) {
     spec.kind = init.getValue().str();
     return spec;
   }
@@ -150,7 +155,8 @@ InitSpec mlir::ga::verify::getInitSpec(func::FuncOp fn, unsigned i,
     spec.kind = "uniform";
     return spec;
   }
-  bool perSample = static_cast<bool>(fn.getArgAttr(i, "ga.batch"));
+  bool perSample =
+      static_cast<bool>(fn.getArgAttr(i, GADialect::getBatchAttrName()));
   if (slot.kind == ElemKind::I1) {
     spec.kind = "mask";
     spec.variesWithSeed = perSample;
@@ -256,7 +262,8 @@ mlir::ga::verify::defaultIntRange(func::FuncOp step, ArrayRef<Slot> args,
   for (auto [i, slot] : llvm::enumerate(args)) {
     if (!isFloatKind(slot.kind))
       continue;
-    auto batchDim = step.getArgAttrOfType<IntegerAttr>(i, "ga.batch");
+    auto batchDim =
+        step.getArgAttrOfType<IntegerAttr>(i, GADialect::getBatchAttrName());
     for (auto [d, size] : llvm::enumerate(slot.dims))
       if (!ShapedType::isDynamic(size) && size >= 2 &&
           (!batchDim || batchDim.getInt() != (int64_t)d))

@@ -8,6 +8,7 @@
 
 #include "ga/Verify/Verify.h"
 
+#include "ga/IR/GADialect.h"
 #include "ga/InitAllGA.h"
 #include "ga/Verify/Isolation.h"
 
@@ -26,6 +27,7 @@
 
 using namespace mlir;
 using namespace mlir::ga::verify;
+using mlir::ga::GADialect;
 
 /// Wraps `text` in builtin.module(...) unless it is already anchored there.
 static std::string anchorPipeline(StringRef text) {
@@ -104,7 +106,8 @@ int mlir::ga::verify::verifyStep(MLIRContext &context,
   for (const Slot &slot : args)
     run.dynamicBatch |= llvm::any_of(slot.dims, ShapedType::isDynamic);
   for (auto [i, slot] : llvm::enumerate(args))
-    if (auto dim = step.getArgAttrOfType<IntegerAttr>(i, "ga.batch"))
+    if (auto dim = step.getArgAttrOfType<IntegerAttr>(
+            i, GADialect::getBatchAttrName()))
       if (run.batch < 0 && dim.getInt() < (int64_t)slot.dims.size()) {
         int64_t s = slot.dims[dim.getInt()];
         run.batch = ShapedType::isDynamic(s) ? dynSize : s;
