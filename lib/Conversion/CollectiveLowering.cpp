@@ -3,6 +3,7 @@
 #include "CollectiveLowering.h"
 
 #include "ga/IR/GAOps.h"
+#include "ga/Utils/IRUtils.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -176,20 +177,6 @@ static SmallVector<ReassociationIndices> collapseAll(int64_t rank) {
   return {all};
 }
 
-/// `value` (a tensor) as a 1-d tensor of its elements.
-static Value flattenTensor(OpBuilder &b, Location loc, Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  auto flatType =
-      RankedTensorType::get({type.getNumElements()}, type.getElementType());
-  if (type.getRank() == 1)
-    return value;
-  if (type.getRank() == 0)
-    return tensor::ExpandShapeOp::create(b, loc, flatType, value,
-                                         collapseAll(0));
-  return tensor::CollapseShapeOp::create(b, loc, flatType, value,
-                                         collapseAll(type.getRank()));
-}
-
 /// Elements [offset, offset + n) of the 1-d `flat` as a tensor of `type`.
 static Value viewOf(OpBuilder &b, Location loc, Value flat, int64_t offset,
                     RankedTensorType type) {
@@ -197,12 +184,7 @@ static Value viewOf(OpBuilder &b, Location loc, Value flat, int64_t offset,
       b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
       ArrayRef<OpFoldResult>{b.getIndexAttr(type.getNumElements())},
       ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-  if (type.getRank() == 1)
-    return slice;
-  if (type.getRank() == 0)
-    return tensor::CollapseShapeOp::create(b, loc, type, slice, collapseAll(0));
-  return tensor::ExpandShapeOp::create(b, loc, type, slice,
-                                       collapseAll(type.getRank()));
+  return unflattenTensor(b, loc, slice, type);
 }
 
 /// Makes the destination `use` (a loop's init, a DPS op's init) private:

@@ -3,6 +3,7 @@
 #include "ga/Utils/IRUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -26,4 +27,37 @@ int64_t mlir::ga::eraseDeadOps(Block &block) {
         erased += eraseDeadOps(nested);
   }
   return erased;
+}
+
+/// The reassociation that folds all `rank` dimensions into one (none for 0-d).
+static SmallVector<ReassociationIndices> collapseAll(int64_t rank) {
+  if (rank == 0)
+    return {};
+  ReassociationIndices all;
+  for (int64_t d = 0; d < rank; ++d)
+    all.push_back(d);
+  return {all};
+}
+
+Value mlir::ga::flattenTensor(OpBuilder &b, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() == 1)
+    return value;
+  auto flatType =
+      RankedTensorType::get({type.getNumElements()}, type.getElementType());
+  if (type.getRank() == 0)
+    return tensor::ExpandShapeOp::create(b, loc, flatType, value,
+                                         collapseAll(0));
+  return tensor::CollapseShapeOp::create(b, loc, flatType, value,
+                                         collapseAll(type.getRank()));
+}
+
+Value mlir::ga::unflattenTensor(OpBuilder &b, Location loc, Value flat,
+                                RankedTensorType type) {
+  if (type.getRank() == 1)
+    return flat;
+  if (type.getRank() == 0)
+    return tensor::CollapseShapeOp::create(b, loc, type, flat, collapseAll(0));
+  return tensor::ExpandShapeOp::create(b, loc, type, flat,
+                                       collapseAll(type.getRank()));
 }

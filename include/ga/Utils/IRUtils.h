@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Block.h"
+#include "mlir/IR/Builders.h"
 
 namespace mlir::ga {
 
@@ -21,6 +22,15 @@ bool isZeroFill(linalg::FillOp fill);
 /// its ops; returns how many. Walking each block backwards erases whole dead
 /// chains in one sweep: users are visited before their producers.
 int64_t eraseDeadOps(Block &block);
+
+/// The ranked tensor `value` as a 1-d tensor of its elements (a free
+/// reshape: `tensor.collapse_shape`, or `tensor.expand_shape` of a 0-d one).
+Value flattenTensor(OpBuilder &b, Location loc, Value value);
+
+/// The inverse of flattenTensor: the 1-d `flat` seen as a tensor of `type`
+/// (with as many elements).
+Value unflattenTensor(OpBuilder &b, Location loc, Value flat,
+                      RankedTensorType type);
 
 } // namespace mlir::ga
 
