@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PipelineUtils.h"
+
 #include "ga/Codegen/CPU/Passes.h"
 #include "ga/Codegen/Common/Passes.h"
 #include "ga/Conversion/Passes.h"
@@ -36,15 +38,7 @@ using namespace mlir::ga;
 /// ownership-based deallocation pipeline.
 static void addBufferizationStage(OpPassManager &pm,
                                   const LowerToCPUOptions &options) {
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  // Micro-batch loops may yield fresh buffers when an accumulator cannot be
-  // updated in place; deallocation below takes care of them.
-  bufferize.allowReturnAllocsFromLoops = true;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addPass(createCanonicalizerPass());
+  ga::detail::addStepBufferization(pm);
   if (options.outParams) {
     bufferization::BufferResultsToOutParamsPassOptions outParams;
     // Results computed into a fresh buffer are computed into the caller's.

@@ -2,6 +2,9 @@
 
 #include "PipelineUtils.h"
 
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Transforms/Passes.h"
+
 using namespace mlir;
 using namespace mlir::ga;
 
@@ -27,4 +30,14 @@ std::unique_ptr<Pass> mlir::ga::detail::createVerifyLoweredPass(
   VerifyLoweredOptions options;
   options.byWhat = byWhat.str();
   return createVerifyLowered(options, std::move(allowed));
+}
+
+void mlir::ga::detail::addStepBufferization(OpPassManager &pm) {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  bufferize.allowReturnAllocsFromLoops = true;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
 }

@@ -16,6 +16,7 @@
 #include "ga/Codegen/Common/Passes.h"
 
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <functional>
 #include <memory>
@@ -38,6 +39,13 @@ std::unique_ptr<Pass> createDuplicateSharedFillsPass(FillKind kind,
 std::unique_ptr<Pass>
 createVerifyLoweredPass(StringRef argument, StringRef byWhat,
                         std::function<bool(Operation *)> allowed);
+
+/// One-shot bufferization of a training step as both lowerings do it: across
+/// function boundaries with identity layouts (callers pass plain dense
+/// descriptors), fresh buffers allowed out of loops (a micro-batch loop may
+/// yield one when an accumulator cannot be updated in place), then
+/// canonicalization.
+void addStepBufferization(OpPassManager &pm);
 
 } // namespace mlir::ga::detail
 
