@@ -168,15 +168,6 @@ mlir::ga::detail::collectCollectives(func::FuncOp func) {
 // Buffers
 //===----------------------------------------------------------------------===//
 
-static SmallVector<ReassociationIndices> collapseAll(int64_t rank) {
-  if (rank == 0)
-    return {};
-  ReassociationIndices all;
-  for (int64_t d = 0; d < rank; ++d)
-    all.push_back(d);
-  return {all};
-}
-
 /// Elements [offset, offset + n) of the 1-d `flat` as a tensor of `type`.
 static Value viewOf(OpBuilder &b, Location loc, Value flat, int64_t offset,
                     RankedTensorType type) {
@@ -280,10 +271,11 @@ CollectiveBuffer mlir::ga::detail::prepareBuffer(OpBuilder &b, Location loc,
     buf.flat = buf.buffer;
   else if (type.getRank() == 0)
     buf.flat = memref::ExpandShapeOp::create(b, loc, flatType, buf.buffer,
-                                             collapseAll(0));
+                                             getCollapseAllReassociation(0));
   else
-    buf.flat = memref::CollapseShapeOp::create(b, loc, flatType, buf.buffer,
-                                               collapseAll(type.getRank()));
+    buf.flat = memref::CollapseShapeOp::create(
+        b, loc, flatType, buf.buffer,
+        getCollapseAllReassociation(type.getRank()));
   return buf;
 }
 

@@ -29,8 +29,8 @@ int64_t mlir::ga::eraseDeadOps(Block &block) {
   return erased;
 }
 
-/// The reassociation that folds all `rank` dimensions into one (none for 0-d).
-static SmallVector<ReassociationIndices> collapseAll(int64_t rank) {
+SmallVector<ReassociationIndices>
+mlir::ga::getCollapseAllReassociation(int64_t rank) {
   if (rank == 0)
     return {};
   ReassociationIndices all;
@@ -47,9 +47,9 @@ Value mlir::ga::flattenTensor(OpBuilder &b, Location loc, Value value) {
       RankedTensorType::get({type.getNumElements()}, type.getElementType());
   if (type.getRank() == 0)
     return tensor::ExpandShapeOp::create(b, loc, flatType, value,
-                                         collapseAll(0));
-  return tensor::CollapseShapeOp::create(b, loc, flatType, value,
-                                         collapseAll(type.getRank()));
+                                         getCollapseAllReassociation(0));
+  return tensor::CollapseShapeOp::create(
+      b, loc, flatType, value, getCollapseAllReassociation(type.getRank()));
 }
 
 Value mlir::ga::unflattenTensor(OpBuilder &b, Location loc, Value flat,
@@ -57,7 +57,8 @@ Value mlir::ga::unflattenTensor(OpBuilder &b, Location loc, Value flat,
   if (type.getRank() == 1)
     return flat;
   if (type.getRank() == 0)
-    return tensor::CollapseShapeOp::create(b, loc, type, flat, collapseAll(0));
-  return tensor::ExpandShapeOp::create(b, loc, type, flat,
-                                       collapseAll(type.getRank()));
+    return tensor::CollapseShapeOp::create(b, loc, type, flat,
+                                           getCollapseAllReassociation(0));
+  return tensor::ExpandShapeOp::create(
+      b, loc, type, flat, getCollapseAllReassociation(type.getRank()));
 }

@@ -9,6 +9,7 @@
 #define GA_UTILS_IRUTILS_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Block.h"
 #include "mlir/IR/Builders.h"
 
@@ -22,6 +23,10 @@ bool isZeroFill(linalg::FillOp fill);
 /// its ops; returns how many. Walking each block backwards erases whole dead
 /// chains in one sweep: users are visited before their producers.
 int64_t eraseDeadOps(Block &block);
+
+/// The reassociation that folds all `rank` dimensions into one (none for a
+/// 0-d shape), for collapse_shape / expand_shape to and from 1-d.
+SmallVector<ReassociationIndices> getCollapseAllReassociation(int64_t rank);
 
 /// The ranked tensor `value` as a 1-d tensor of its elements (a free
 /// reshape: `tensor.collapse_shape`, or `tensor.expand_shape` of a 0-d one).
