@@ -3,6 +3,7 @@
 #include "CollectiveLowering.h"
 
 #include "ga/IR/GAOps.h"
+#include "ga/Utils/IRUtils.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -167,29 +168,6 @@ mlir::ga::detail::collectCollectives(func::FuncOp func) {
 // Buffers
 //===----------------------------------------------------------------------===//
 
-static SmallVector<ReassociationIndices> collapseAll(int64_t rank) {
-  if (rank == 0)
-    return {};
-  ReassociationIndices all;
-  for (int64_t d = 0; d < rank; ++d)
-    all.push_back(d);
-  return {all};
-}
-
-/// `value` (a tensor) as a 1-d tensor of its elements.
-static Value flattenTensor(OpBuilder &b, Location loc, Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  auto flatType =
-      RankedTensorType::get({type.getNumElements()}, type.getElementType());
-  if (type.getRank() == 1)
-    return value;
-  if (type.getRank() == 0)
-    return tensor::ExpandShapeOp::create(b, loc, flatType, value,
-                                         collapseAll(0));
-  return tensor::CollapseShapeOp::create(b, loc, flatType, value,
-                                         collapseAll(type.getRank()));
-}
-
 /// Elements [offset, offset + n) of the 1-d `flat` as a tensor of `type`.
 static Value viewOf(OpBuilder &b, Location loc, Value flat, int64_t offset,
                     RankedTensorType type) {
@@ -197,12 +175,7 @@ static Value viewOf(OpBuilder &b, Location loc, Value flat, int64_t offset,
       b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
       ArrayRef<OpFoldResult>{b.getIndexAttr(type.getNumElements())},
       ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-  if (type.getRank() == 1)
-    return slice;
-  if (type.getRank() == 0)
-    return tensor::CollapseShapeOp::create(b, loc, type, slice, collapseAll(0));
-  return tensor::ExpandShapeOp::create(b, loc, type, slice,
-                                       collapseAll(type.getRank()));
+  return unflattenTensor(b, loc, slice, type);
 }
 
 /// Makes the destination `use` (a loop's init, a DPS op's init) private:
@@ -298,10 +271,11 @@ CollectiveBuffer mlir::ga::detail::prepareBuffer(OpBuilder &b, Location loc,
     buf.flat = buf.buffer;
   else if (type.getRank() == 0)
     buf.flat = memref::ExpandShapeOp::create(b, loc, flatType, buf.buffer,
-                                             collapseAll(0));
+                                             getCollapseAllReassociation(0));
   else
-    buf.flat = memref::CollapseShapeOp::create(b, loc, flatType, buf.buffer,
-                                               collapseAll(type.getRank()));
+    buf.flat = memref::CollapseShapeOp::create(
+        b, loc, flatType, buf.buffer,
+        getCollapseAllReassociation(type.getRank()));
   return buf;
 }
 

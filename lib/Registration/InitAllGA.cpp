@@ -2,6 +2,8 @@
 
 #include "ga/InitAllGA.h"
 
+#include "ga/Codegen/CPU/Passes.h"
+#include "ga/Codegen/Common/Passes.h"
 #include "ga/Conversion/Passes.h"
 #include "ga/IR/GADialect.h"
 #include "ga/Pipelines/Pipelines.h"
@@ -16,6 +18,8 @@ void mlir::ga::registerAllGADialects(DialectRegistry &registry) {
 void mlir::ga::registerAllGAPasses() {
   registerGAPasses();
   registerGAConversionPasses();
+  registerGACodegenCommonPasses();
+  registerGACodegenCPUPasses();
 }
 
 void mlir::ga::registerAllGAPipelines() { registerGAPipelines(); }

@@ -10,6 +10,7 @@
 
 #include "ga/IR/GAOps.h"
 #include "ga/Transforms/Passes.h"
+#include "ga/Utils/IRUtils.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Matchers.h"
@@ -95,38 +96,6 @@ static int64_t getStaticBytes(RankedTensorType type) {
   return type.getNumElements() * (bits / 8);
 }
 
-/// The tensor `value` as a 1-d tensor of its elements (a free reshape).
-static Value flatten(OpBuilder &b, Location loc, Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  auto flatType =
-      RankedTensorType::get({type.getNumElements()}, type.getElementType());
-  if (type.getRank() == 1)
-    return value;
-  if (type.getRank() == 0)
-    return tensor::ExpandShapeOp::create(b, loc, flatType, value,
-                                         ArrayRef<ReassociationIndices>{});
-  ReassociationIndices all;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    all.push_back(d);
-  return tensor::CollapseShapeOp::create(b, loc, flatType, value,
-                                         ArrayRef<ReassociationIndices>{all});
-}
-
-/// The inverse of `flatten`: the 1-d `flat` seen as a tensor of `type`.
-static Value unflatten(OpBuilder &b, Location loc, Value flat,
-                       RankedTensorType type) {
-  if (type.getRank() == 1)
-    return flat;
-  if (type.getRank() == 0)
-    return tensor::CollapseShapeOp::create(b, loc, type, flat,
-                                           ArrayRef<ReassociationIndices>{});
-  ReassociationIndices all;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    all.push_back(d);
-  return tensor::ExpandShapeOp::create(b, loc, type, flat,
-                                       ArrayRef<ReassociationIndices>{all});
-}
-
 /// The view of elements [offset, offset + n) of the 1-d `flat` as a tensor
 /// of `type`.
 static Value extractView(OpBuilder &b, Location loc, Value flat, int64_t offset,
@@ -135,7 +104,7 @@ static Value extractView(OpBuilder &b, Location loc, Value flat, int64_t offset,
       b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
       ArrayRef<OpFoldResult>{b.getIndexAttr(type.getNumElements())},
       ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-  return unflatten(b, loc, slice, type);
+  return unflattenTensor(b, loc, slice, type);
 }
 
 /// Writes `value` back into elements [offset, ...) of the 1-d `flat`.
@@ -143,7 +112,7 @@ static Value insertView(OpBuilder &b, Location loc, Value value, Value flat,
                         int64_t offset) {
   auto type = cast<RankedTensorType>(value.getType());
   return tensor::InsertSliceOp::create(
-      b, loc, flatten(b, loc, value), flat,
+      b, loc, flattenTensor(b, loc, value), flat,
       ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
       ArrayRef<OpFoldResult>{b.getIndexAttr(type.getNumElements())},
       ArrayRef<OpFoldResult>{b.getIndexAttr(1)});

@@ -2,6 +2,8 @@
 
 #include "ga/Transforms/Passes.h"
 
+#include "ga/Utils/IRUtils.h"
+
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
@@ -15,24 +17,6 @@ using namespace mlir;
 using namespace mlir::ga;
 
 namespace {
-/// Erases trivially dead ops in `block` and, recursively, in the regions of
-/// its ops. Walking each block backwards erases whole dead chains in one
-/// sweep: users are visited before their producers.
-static int64_t eraseDeadOps(Block &block) {
-  int64_t erased = 0;
-  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block))) {
-    if (isOpTriviallyDead(&op)) {
-      op.erase();
-      ++erased;
-      continue;
-    }
-    for (Region &region : op.getRegions())
-      for (Block &nested : region)
-        erased += eraseDeadOps(nested);
-  }
-  return erased;
-}
-
 struct CleanupMicroBatchLoopsPass
     : public ga::impl::CleanupMicroBatchLoopsBase<CleanupMicroBatchLoopsPass> {
   void runOnOperation() override {

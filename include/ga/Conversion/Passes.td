@@ -178,4 +178,55 @@ def ConvertGAToNCCL : Pass<"convert-ga-to-nccl", "ModuleOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// ConvertLinalgToBLAS
+//===----------------------------------------------------------------------===//
+
+def ConvertLinalgToBLAS : Pass<"convert-linalg-to-blas", "ModuleOp"> {
+  let summary = "Rewrite f32/f64 matrix products on buffers into CBLAS gemm "
+                "calls";
+  let description = [{
+    Rewrites matrix products on buffers into CBLAS calls:
+    `cblas_sgemm(RowMajor, transA, transB, M, N, K, 1, A, lda, B, ldb, beta,
+    C, ldc)` (`cblas_dgemm` for f64), declaring the function once per module.
+    Linalg contractions accumulate into their init (C += A B), which is BLAS
+    with beta = 1: an accumulator that the micro-batch rewrite fused into a
+    GEMM stays fused. When C was just filled with +0.0 (the fill precedes the
+    product with only side-effect-free ops in between, or C is a buffer of its
+    own that nothing else touches in between), the fill is dropped and
+    beta = 0 (C = A B): BLAS then neither reads C nor needs it written first.
+
+    Handled: `linalg.matmul` (also with transposing indexing maps) and any
+    linalg contraction with one M, one N and one K dimension and no batch
+    dimension, a multiply-add body, one element type (f32 or f64) and 2-d
+    operands whose innermost stride is 1. Everything else is left unchanged
+    for the loop lowering: the pass never fails. Link the result with a CBLAS
+    (OpenBLAS, or Debian's libblas.so.3).
+
+    Before:
+
+    ```mlir
+    linalg.fill ins(%zero : f32) outs(%c : memref<4x3xf32>)
+    linalg.matmul ins(%a, %b : memref<4x5xf32>, memref<5x3xf32>)
+                  outs(%c : memref<4x3xf32>)
+    ```
+
+    After (pointers and leading dimensions from
+    `memref.extract_strided_metadata`):
+
+    ```mlir
+    func.func private @cblas_sgemm(i32, i32, i32, i32, i32, i32, f32, !llvm.ptr,
+                                   i32, !llvm.ptr, i32, f32, !llvm.ptr, i32)
+    func.call @cblas_sgemm(%c101, %c111, %c111, %m, %n, %k, %one, %pa, %lda,
+                           %pb, %ldb, %zero, %pc, %ldc) : (...) -> ()
+    ```
+  }];
+  let statistics = [
+    Statistic<"numConverted", "converted", "Contractions rewritten into gemm "
+              "calls">
+  ];
+  let dependentDialects = ["LLVM::LLVMDialect", "memref::MemRefDialect",
+                           "arith::ArithDialect", "func::FuncDialect"];
+}
+
 #endif // GA_CONVERSION_PASSES_TD

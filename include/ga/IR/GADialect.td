@@ -27,10 +27,26 @@ def GA_Dialect : Dialect {
       is linear for `sum`/`mean`, the rewrite places it after the micro-batch
       loop: once per effective batch instead of once per micro-batch.
 
-    Function arguments that hold per-sample data carry the discardable
-    attribute `ga.batch = <dim> : i64`, the dimension that indexes samples.
-    `ga-verify` reads `ga.init` (`"normal"`, `"uniform"`, `"positive"`,
-    `"mask"`, `"zeros"`, `"ones"`) and `ga.range = [lo, hi]` to seed inputs.
+    Discardable attributes of the dialect, each verified where it is attached
+    (argument attributes by the dialect's verifier, at parse time):
+
+    * `ga.batch = <dim> : i64` on a function argument that holds per-sample
+      data: the dimension that indexes samples (ranked tensor or memref of
+      rank >= 1, `dim` in range). What the micro-batch rewrite slices.
+    * `ga.init = "normal" | "uniform" | "positive" | "mask" | "zeros" |
+      "ones"` and `ga.range = [lo, hi]` (two numbers, lo < hi) on a function
+      argument: the distribution of the inputs that `ga-verify` (and
+      `ga_mlir.verify`) draws for it. They are part of the training-step
+      contract, not of one tool: a step is written once with its domain
+      (labels in [0, classes), positive variances), and a typo is an error at
+      parse time in every tool rather than a silently different input
+      distribution (see docs/Rationale.md). No pass reads them;
+      `--ga-prepare-functions-for-llvm` drops every `ga.*` argument attribute.
+    * `ga.cooperative` (a unit attribute) on an `scf.parallel` mapped to GPU
+      blocks: its body is one block of threads that cooperates through
+      workgroup memory and barriers. Made by `--ga-linalg-to-gpu-loops` for
+      tiled contractions, consumed by `--ga-cooperative-loops-to-gpu`.
+
     Everything else in a training step is written in upstream dialects.
   }];
   let dependentDialects = ["::mlir::vector::VectorDialect"];
@@ -41,12 +57,18 @@ def GA_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getBatchAttrName() {
       return ::llvm::StringLiteral("ga.batch");
     }
-    /// Names of the input-seeding attributes read by `ga-verify`.
+    /// Names of the input-domain attributes of a step's arguments (read by
+    /// ga-verify's input generator, lib/Verify/Inputs.cpp).
     static constexpr ::llvm::StringLiteral getInitAttrName() {
       return ::llvm::StringLiteral("ga.init");
     }
     static constexpr ::llvm::StringLiteral getRangeAttrName() {
       return ::llvm::StringLiteral("ga.range");
+    }
+    /// Name of the unit attribute on an `scf.parallel` over GPU blocks whose
+    /// body cooperates through workgroup memory and barriers.
+    static constexpr ::llvm::StringLiteral getCooperativeAttrName() {
+      return ::llvm::StringLiteral("ga.cooperative");
     }
   }];
 }

@@ -6,10 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ga/Transforms/Passes.h"
+#include "ga/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -19,7 +21,7 @@
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_PROMOTEBUFFERSTOGLOBALS
-#include "ga/Transforms/Passes.h.inc"
+#include "ga/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::ga
 
 using namespace mlir;

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ga/Transforms/Passes.h"
+#include "ga/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -21,7 +21,7 @@
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_VECTORIZELINALG
-#include "ga/Transforms/Passes.h.inc"
+#include "ga/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::ga
 
 using namespace mlir;

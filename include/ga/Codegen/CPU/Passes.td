@@ -1,0 +1,249 @@
+//===- Passes.td - CPU code generation passes --------------*- tablegen -*-===//
+//
+// The passes of --ga-lower-to-cpu that shape the code for the host CPU after
+// bufferization: static storage for temporaries and vectorization of the
+// linalg ops that are not handed to a BLAS.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GA_CODEGEN_CPU_PASSES_TD
+#define GA_CODEGEN_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// HoistInvariantExtracts
+//===----------------------------------------------------------------------===//
+
+def HoistInvariantExtracts
+    : Pass<"ga-hoist-invariant-extracts", "func::FuncOp"> {
+  let summary = "Move tensor.extract of values from above out of linalg "
+                "bodies";
+  let description = [{
+    `linalg-inline-scalar-operands` turns a 0-d operand of a linalg op (a
+    learning rate, say) into a `tensor.extract` inside the body. Left there it
+    becomes a load per element, and a body that loads from memory is not
+    vectorized. This pass moves every `tensor.extract` in the body of a linalg
+    op on tensors whose operands are all defined outside that op to right
+    before the op. Nothing else moves: an extract that reads a value of the
+    body stays.
+
+    Before:
+
+    ```mlir
+    %r = linalg.generic {...} ins(%g : tensor<64xf32>) outs(%w : tensor<64xf32>) {
+    ^bb0(%gi: f32, %wi: f32):
+      %lr = tensor.extract %rate[] : tensor<f32>
+      %s = arith.mulf %lr, %gi : f32
+      %u = arith.subf %wi, %s : f32
+      linalg.yield %u : f32
+    } -> tensor<64xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %lr = tensor.extract %rate[] : tensor<f32>
+    %r = linalg.generic {...} ins(%g : tensor<64xf32>) outs(%w : tensor<64xf32>) {
+    ^bb0(%gi: f32, %wi: f32):
+      %s = arith.mulf %lr, %gi : f32
+      %u = arith.subf %wi, %s : f32
+      linalg.yield %u : f32
+    } -> tensor<64xf32>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numHoisted", "hoisted", "tensor.extract ops moved out of "
+              "linalg bodies">
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// PeelFirstAccumulation
+//===----------------------------------------------------------------------===//
+
+def PeelFirstAccumulation
+    : Pass<"ga-peel-first-accumulation", "func::FuncOp"> {
+  let summary = "Peel the first iteration of loops that accumulate matrix "
+                "products into zero-filled values";
+  let description = [{
+    A micro-batch loop accumulates the products of its gradient GEMMs into
+    loop-carried values that start as zero `linalg.fill`s. This pass peels
+    the first iteration of every `scf.for` that runs at least twice
+    (statically) and has such a value (a zero-filled init that is the output
+    of a contraction in the body): in the peeled iteration the product writes
+    into the zero fill itself, which `--convert-linalg-to-blas` turns into
+    beta = 0 without the fill. The accumulators are then neither zeroed nor
+    read by the first micro-batch. The arithmetic is unchanged (0 + x == x).
+    Loops with a dynamic or single trip count are left alone.
+
+    Before:
+
+    ```mlir
+    %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+    %g = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %z) -> tensor<4x3xf32> {
+      %p = linalg.matmul ins(%a, %b : ...) outs(%acc : tensor<4x3xf32>) -> tensor<4x3xf32>
+      scf.yield %p : tensor<4x3xf32>
+    }
+    ```
+
+    After (the peeled iteration is a loop of one trip, which canonicalization
+    folds into its body):
+
+    ```mlir
+    %p0 = scf.for %i = %c0 to %c1 step %c1 iter_args(%acc = %z) -> tensor<4x3xf32> {
+      %p = linalg.matmul ins(%a, %b : ...) outs(%acc : tensor<4x3xf32>) -> tensor<4x3xf32>
+      scf.yield %p : tensor<4x3xf32>
+    }
+    %g = scf.for %i = %c1 to %c4 step %c1 iter_args(%acc = %p0) -> tensor<4x3xf32> {
+      %p = linalg.matmul ins(%a, %b : ...) outs(%acc : tensor<4x3xf32>) -> tensor<4x3xf32>
+      scf.yield %p : tensor<4x3xf32>
+    }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numPeeled", "peeled", "Loops whose first iteration was peeled">
+  ];
+  let dependentDialects = ["scf::SCFDialect", "affine::AffineDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// PromoteBuffersToGlobals
+//===----------------------------------------------------------------------===//
+
+def PromoteBuffersToGlobals
+    : Pass<"ga-promote-buffers-to-globals", "ModuleOp"> {
+  let summary = "Keep the fixed-size temporaries of a step in static storage";
+  let description = [{
+    A training step allocates the same temporaries on every call: activations,
+    gradient accumulators, softmax scratch. On the heap they cost a
+    `malloc`/`free` pair each, and, for the megabyte-sized ones, fresh pages
+    from the kernel on every call (the allocator returns large blocks to the
+    system when they are freed), which can take longer than the arithmetic.
+    This pass moves every statically shaped `memref.alloc` whose buffer never
+    leaves its function, and never outlives one iteration of a loop that
+    contains it, to a private uninitialized `memref.global` (zero-filled
+    `.bss`: mapped once, then reused by every call).
+
+    Run it after bufferization and before buffer deallocation (the moved
+    buffers need no `dealloc`). A buffer escapes, and stays on the heap, when
+    it (or a view of it) is returned, yielded out of a loop iteration that
+    allocates it, or used by an op the pass does not know to only read or
+    write it (a call, say). Buffers allocated in parallel regions also stay
+    on the heap (several instances are live at once).
+
+    The function becomes non-reentrant: two calls must not run at the same
+    time (threads inside one call are fine). Recursive functions are left
+    alone with a warning.
+
+    Before:
+
+    ```mlir
+    func.func @step(%x: memref<256x1024xf32>) -> f32 {
+      %t = memref.alloc() {alignment = 64 : i64} : memref<256x1024xf32>
+      linalg.generic ... ins(%x) outs(%t)
+      ...
+    }
+    ```
+
+    After:
+
+    ```mlir
+    memref.global "private" @__ga_buffer_step_0 : memref<256x1024xf32>
+        = uninitialized {alignment = 64 : i64}
+    func.func @step(%x: memref<256x1024xf32>) -> f32 {
+      %t = memref.get_global @__ga_buffer_step_0 : memref<256x1024xf32>
+      linalg.generic ... ins(%x) outs(%t)
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"0",
+           "Leave buffers smaller than this many bytes on the heap">,
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "Minimum alignment of the globals in bytes (a power of two)">
+  ];
+  let statistics = [
+    Statistic<"numPromoted", "promoted", "Buffers moved to static storage">,
+    Statistic<"numBytes", "bytes", "Bytes of static storage created">
+  ];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// VectorizeLinalg
+//===----------------------------------------------------------------------===//
+
+def VectorizeLinalg : Pass<"ga-vectorize-linalg", "func::FuncOp"> {
+  let summary = "Tile linalg ops on buffers along their contiguous innermost "
+                "dimension and vectorize the tiles";
+  let description = [{
+    The CPU lowering turns linalg ops that are not matrix products (bias
+    additions, activations and their derivatives, bias gradients, optimizer
+    updates, their accumulation into gradient buffers) into loops. Lowered
+    one element at a time, LLVM rarely vectorizes them afterwards: an update
+    that reads four buffers and writes three needs more run-time alias checks
+    than its loop vectorizer allows. This pass vectorizes them in MLIR, where
+    the semantics of the linalg op say which accesses may be reordered.
+
+    An op qualifies when its loop ranges are static, its innermost loop is
+    parallel, and every operand either does not depend on that loop (it is
+    broadcast) or is indexed by it in its last dimension with unit stride.
+    Ops with a buffer whose element type is stored differently in a buffer
+    and in a vector are left alone: LLVM packs `vector<8xi1>` into one byte
+    and pads odd widths (`i24`), where a memref gives each element its own
+    byte-aligned slot, so a vector load of an `i1` mask would read garbage.
+    Each such op is tiled by 1 along the outer loops and by
+    `vector-width / bits` along the innermost one (`bits` = the widest element
+    type of its operands; a shorter innermost range is taken whole; a range
+    that the vector length does not divide ends in a masked tile), and each
+    tile is vectorized by `linalg::vectorize`. The element-wise arithmetic is
+    unchanged: results are bit-identical to the scalar loops. Other ops are
+    left to the scalar lowering.
+
+    Before (`--ga-vectorize-linalg=vector-width=256`):
+
+    ```mlir
+    linalg.generic {indexing_maps = [#id, #row, #id],
+                    iterator_types = ["parallel", "parallel"]}
+        ins(%z, %bias : memref<64x1024xf32>, memref<1024xf32>)
+        outs(%a : memref<64x1024xf32>) {
+    ^bb0(%v: f32, %b: f32, %o: f32):
+      %s = arith.addf %v, %b : f32
+      %r = arith.maximumf %s, %zero : f32
+      linalg.yield %r : f32
+    }
+    ```
+
+    After:
+
+    ```mlir
+    scf.for %i = %c0 to %c64 step %c1 {
+      scf.for %j = %c0 to %c1024 step %c8 {
+        %v = vector.transfer_read %z[%i, %j], %pad : memref<64x1024xf32>, vector<8xf32>
+        %b = vector.transfer_read %bias[%j], %pad : memref<1024xf32>, vector<8xf32>
+        %s = arith.addf %v, %b : vector<8xf32>
+        %r = arith.maximumf %s, %zeros : vector<8xf32>
+        vector.transfer_write %r, %a[%i, %j] : vector<8xf32>, memref<64x1024xf32>
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "unsigned", /*default=*/"256",
+           "Vector register width in bits, a power of two >= 64 (128: "
+           "SSE/NEON, 256: AVX2, 512: AVX-512); 0 turns the pass off">,
+    Option<"parallelLoops", "parallel-loops", "bool", /*default=*/"false",
+           "Iterate over the tiles of parallel dimensions with scf.parallel "
+           "(for OpenMP) instead of scf.for">
+  ];
+  let statistics = [
+    Statistic<"numVectorized", "vectorized", "Linalg ops vectorized">
+  ];
+  let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
+                           "memref::MemRefDialect", "scf::SCFDialect",
+                           "vector::VectorDialect"];
+}
+
+#endif // GA_CODEGEN_CPU_PASSES_TD

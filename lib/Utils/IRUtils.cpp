@@ -1,0 +1,64 @@
+//===- IRUtils.cpp - small IR helpers shared by the passes ----------------===//
+
+#include "ga/Utils/IRUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+
+bool mlir::ga::isZeroFill(linalg::FillOp fill) {
+  auto value = fill.getInputs().front().getDefiningOp<arith::ConstantOp>();
+  auto zero = value ? dyn_cast<FloatAttr>(value.getValue()) : FloatAttr();
+  return zero && zero.getValue().isPosZero();
+}
+
+int64_t mlir::ga::eraseDeadOps(Block &block) {
+  int64_t erased = 0;
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block))) {
+    if (isOpTriviallyDead(&op)) {
+      op.erase();
+      ++erased;
+      continue;
+    }
+    for (Region &region : op.getRegions())
+      for (Block &nested : region)
+        erased += eraseDeadOps(nested);
+  }
+  return erased;
+}
+
+SmallVector<ReassociationIndices>
+mlir::ga::getCollapseAllReassociation(int64_t rank) {
+  if (rank == 0)
+    return {};
+  ReassociationIndices all;
+  for (int64_t d = 0; d < rank; ++d)
+    all.push_back(d);
+  return {all};
+}
+
+Value mlir::ga::flattenTensor(OpBuilder &b, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() == 1)
+    return value;
+  auto flatType =
+      RankedTensorType::get({type.getNumElements()}, type.getElementType());
+  if (type.getRank() == 0)
+    return tensor::ExpandShapeOp::create(b, loc, flatType, value,
+                                         getCollapseAllReassociation(0));
+  return tensor::CollapseShapeOp::create(
+      b, loc, flatType, value, getCollapseAllReassociation(type.getRank()));
+}
+
+Value mlir::ga::unflattenTensor(OpBuilder &b, Location loc, Value flat,
+                                RankedTensorType type) {
+  if (type.getRank() == 1)
+    return flat;
+  if (type.getRank() == 0)
+    return tensor::CollapseShapeOp::create(b, loc, type, flat,
+                                           getCollapseAllReassociation(0));
+  return tensor::ExpandShapeOp::create(
+      b, loc, type, flat, getCollapseAllReassociation(type.getRank()));
+}

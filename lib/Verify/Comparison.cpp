@@ -1,0 +1,143 @@
+//===- Comparison.cpp - compare a result with its reference ---------------===//
+
+#include "ga/Verify/Comparison.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::ga::verify;
+
+double mlir::ga::verify::defaultRtol(ElemKind k) {
+  switch (k) {
+  case ElemKind::F64:
+    return 1e-12;
+  case ElemKind::F16:
+    return 3e-3;
+  case ElemKind::BF16:
+    return 2e-2;
+  default:
+    return 1e-5;
+  }
+}
+
+Comparison mlir::ga::verify::compareResult(unsigned index, const Slot &slot,
+                                           const HostArray &ref,
+                                           const HostArray &got,
+                                           std::optional<double> rtol,
+                                           double atol) {
+  Comparison c;
+  c.index = index;
+  c.type = typeToString(slot.type);
+  c.isFloat = isFloatKind(slot.kind);
+  c.shape = ref.shape;
+  if (ref.shape != got.shape) {
+    c.status = "FAIL";
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "shape mismatch: reference [";
+    llvm::interleave(ref.shape, os, ",");
+    os << "], rewritten [";
+    llvm::interleave(got.shape, os, ",");
+    os << "]";
+    c.note = s;
+    c.maxAbs = c.maxRel = std::numeric_limits<double>::infinity();
+    return c;
+  }
+  int64_t n = ref.numElements();
+  if (!c.isFloat) {
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t r = readInteger(ref, i), g = readInteger(got, i);
+      c.maxRef = std::max(c.maxRef, std::fabs(static_cast<double>(r)));
+      if (r != g) {
+        ++c.mismatches;
+        double d = std::fabs(static_cast<double>(r) - static_cast<double>(g));
+        if (d > c.maxAbs || c.worst < 0) {
+          c.maxAbs = d;
+          c.worst = i;
+        }
+      }
+    }
+    c.maxRel = c.maxRef > 0 ? c.maxAbs / c.maxRef : (c.maxAbs > 0 ? 1 : 0);
+    c.tolerance = 0;
+    c.status = c.mismatches == 0 ? "PASS" : "FAIL";
+    if (c.mismatches)
+      c.note = llvm::formatv("{0} of {1} elements differ (integers must be "
+                             "exact)",
+                             c.mismatches, n)
+                   .str();
+    return c;
+  }
+  int64_t refNonFinite = 0, patternMismatch = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double r = readElement(ref, i), g = readElement(got, i);
+    bool rf = std::isfinite(r), gf = std::isfinite(g);
+    if (!rf)
+      ++refNonFinite;
+    if (!rf || !gf) {
+      bool same = (std::isnan(r) && std::isnan(g)) || r == g;
+      if (!same) {
+        ++patternMismatch;
+        if (c.worst < 0)
+          c.worst = i;
+      }
+      continue;
+    }
+    c.maxRef = std::max(c.maxRef, std::fabs(r));
+    double d = std::fabs(r - g);
+    if (d > c.maxAbs) {
+      c.maxAbs = d;
+      c.worst = i;
+    }
+  }
+  double r = rtol ? *rtol : defaultRtol(slot.kind);
+  c.tolerance = atol + r * c.maxRef;
+  c.maxRel = c.maxRef > 0
+                 ? c.maxAbs / c.maxRef
+                 : (c.maxAbs > 0 ? std::numeric_limits<double>::infinity() : 0);
+  bool ok = c.maxAbs <= c.tolerance && patternMismatch == 0;
+  if (patternMismatch) {
+    c.maxAbs = c.maxRel = std::numeric_limits<double>::infinity();
+    c.note = llvm::formatv("{0} elements are NaN/Inf in only one of the two "
+                           "results",
+                           patternMismatch)
+                 .str();
+  }
+  if (refNonFinite && !patternMismatch) {
+    ok = false;
+    c.note = llvm::formatv("the reference has {0} NaN/Inf elements: the "
+                           "inputs are outside the step's domain (annotate "
+                           "arguments with ga.init / ga.range)",
+                           refNonFinite)
+                 .str();
+  }
+  c.status = ok ? "PASS" : "FAIL";
+  return c;
+}
+
+std::string mlir::ga::verify::formatIndex(int64_t linear,
+                                          ArrayRef<int64_t> shape) {
+  if (linear < 0)
+    return "-";
+  if (shape.empty())
+    return "[]";
+  SmallVector<int64_t> idx(shape.size());
+  for (int64_t k = shape.size() - 1; k >= 0; --k) {
+    idx[k] = shape[k] ? linear % shape[k] : 0;
+    linear = shape[k] ? linear / shape[k] : 0;
+  }
+  std::string s = "[";
+  for (size_t k = 0; k < idx.size(); ++k)
+    s += (k ? "," : "") + std::to_string(idx[k]);
+  return s + "]";
+}
+
+bool mlir::ga::verify::isWorse(const Comparison &a, const Comparison &b) {
+  if (a.passed() != b.passed())
+    return !a.passed();
+  return a.maxRel > b.maxRel;
+}

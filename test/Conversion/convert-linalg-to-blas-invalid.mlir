@@ -1,0 +1,40 @@
+// RUN: ga-opt %s -convert-linalg-to-blas -split-input-file -verify-diagnostics | FileCheck %s
+
+// What CBLAS gemm cannot compute is left to the loop lowering, without a
+// diagnostic and without a declaration: integers, tensors (before
+// bufferization), batched products and rows that are not contiguous.
+
+// CHECK-NOT: cblas
+// CHECK-LABEL: func.func @integers
+// CHECK:         linalg.matmul
+func.func @integers(%a: memref<4x5xi32>, %b: memref<5x3xi32>, %c: memref<4x3xi32>) {
+  linalg.matmul ins(%a, %b : memref<4x5xi32>, memref<5x3xi32>) outs(%c : memref<4x3xi32>)
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @tensors
+// CHECK:         linalg.matmul
+func.func @tensors(%a: tensor<4x5xf32>, %b: tensor<5x3xf32>, %c: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<4x5xf32>, tensor<5x3xf32>) outs(%c : tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @batched
+// CHECK:         linalg.batch_matmul
+func.func @batched(%a: memref<2x4x5xf32>, %b: memref<2x5x3xf32>, %c: memref<2x4x3xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<2x4x5xf32>, memref<2x5x3xf32>) outs(%c : memref<2x4x3xf32>)
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @strided_rows
+// CHECK:         linalg.matmul
+func.func @strided_rows(%a: memref<4x5xf32, strided<[10, 2]>>, %b: memref<5x3xf32>, %c: memref<4x3xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x5xf32, strided<[10, 2]>>, memref<5x3xf32>) outs(%c : memref<4x3xf32>)
+  return
+}
