@@ -1,9 +1,12 @@
+# RUN: rm -rf %t.cache
 # RUN: env PYTHONPATH=%ga_python_path:%torch_zoo GA_MLIR_CACHE_DIR=%t.cache %torch_python %s | FileCheck %s
 #
 # F.cross_entropy as PyTorch defines it, decomposed without gathers or
 # scatters: class weights with ignore_index and label smoothing (the mean
 # divides by the summed weights of the targets that count), a sum reduction
-# scaled by hand.
+# scaled by hand; and the "gather" indexing (PyTorch's own forward of nll_loss
+# and embedding: a gather in a linalg body, which --ga-accumulate rewrites
+# exactly since the sound branch's fix).
 
 import sys
 
@@ -41,4 +44,11 @@ failures = zoo.check("ce-weighted", zoo.MLP,
 failures += zoo.check("ce-sum", zoo.MLP, batch_with_ignored, summed,
                       optimizers=("adam",), ns=(4,))
 # CHECK: ce-sum adam N=4: {{.*}} OK
+# CHECK: gather-mlp sgd N=3: {{.*}} OK
+failures += zoo.check("gather-mlp", zoo.MLP, zoo.mlp_batch,
+                      zoo.classification_loss, optimizers=("sgd",), ns=(3,),
+                      indexing="gather")
+# CHECK: gather-gpt adamw N=4: {{.*}} OK
+failures += zoo.check("gather-gpt", zoo.GPT, zoo.lm_batch, zoo.lm_loss,
+                      optimizers=("adamw",), ns=(4,), indexing="gather")
 sys.exit(failures)

@@ -1,3 +1,4 @@
+# RUN: rm -rf %t.cache
 # RUN: env GA_BUILD_DIR=%ga_obj_root GA_MLIR_CACHE_DIR=%t.cache %torch_python %ga_src_root/examples/torch_mlp_digits.py | FileCheck %s
 #
 # examples/torch_mlp_digits.py: an MLP trained on scikit-learn's bundled

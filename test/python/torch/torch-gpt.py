@@ -1,3 +1,4 @@
+# RUN: rm -rf %t.cache
 # RUN: env PYTHONPATH=%ga_python_path:%torch_zoo GA_MLIR_CACHE_DIR=%t.cache %torch_python %s | FileCheck %s
 #
 # A GPT-style model: token and position Embedding, a pre-LayerNorm block with

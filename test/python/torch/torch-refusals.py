@@ -1,3 +1,4 @@
+# RUN: rm -rf %t.cache
 # RUN: env PYTHONPATH=%ga_python_path:%torch_zoo GA_MLIR_CACHE_DIR=%t.cache %torch_python %s | FileCheck %s
 #
 # What compile_train_step refuses, and where it says the problem is: the
