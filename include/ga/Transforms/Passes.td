@@ -418,6 +418,9 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
               "Host loads of device memory moved into kernels">,
     Statistic<"numReadBacks", "read-backs",
               "0-d device values copied to the host for host code">,
+    Statistic<"numSnapshots", "snapshots",
+              "Device elements copied at a host load because the buffer "
+              "changes before a kernel that uses the value">,
     Statistic<"numSplit", "split-reductions",
               "Reductions split into partial results and a combination">,
     Statistic<"numTiled", "tiled-contractions",
