@@ -351,11 +351,17 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
       fill value (one kernel and one pass over the buffer fewer);
     * loads of device memory left on the host (`tensor.extract` of a 0-d
       result feeding scalar math, as in gradient clipping) are moved, with the
-      pure scalar math that uses them, into every kernel that needs them (the
-      pass fails if the buffer may change between the load and the kernel).
-      A value that host code itself needs (a scalar result of the step, host
-      control flow) is read back instead: `memref.copy` of the 0-d buffer
-      into a `memref.alloca`, a device-to-host copy after the GPU lowering.
+      pure scalar math that uses them, into every kernel that needs them. If
+      the buffer may change between the load and such a kernel, a kernel of
+      one thread copies the element at the load into a 0-d buffer of its own
+      and the kernels read that copy. A value that host code itself needs (a
+      scalar result of the step, host control flow) is read back instead:
+      `memref.copy` of the 0-d buffer (of such a copy for a buffer of higher
+      rank) into a `memref.alloca`, a device-to-host copy after the GPU
+      lowering;
+    * host stores into device buffers (`tensor.from_elements` or
+      `tensor.insert` of a host scalar: a loss, a step counter) become a
+      kernel of one thread (adjacent stores: one kernel).
 
     Discardable `ga.*` attributes of the linalg op are copied to its loop, and
     `ga.kernel` names what the loop computes (`matmul`, `generic`, ...).
