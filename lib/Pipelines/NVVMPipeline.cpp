@@ -459,9 +459,10 @@ static void addKernelStage(OpPassManager &pm,
   // immediates (no 64-bit division by a kernel argument).
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
-  // Launches, allocations and copies on one stream per region, host
-  // synchronization only where the host needs a result.
-  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  // Launches, allocations and copies on one stream for the whole step, the
+  // micro-batch loops enqueued without waiting; the host waits only where it
+  // needs a result.
+  pm.addPass(createGPUSingleStream());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -494,6 +495,9 @@ void mlir::ga::buildLowerToNVVMPipeline(OpPassManager &pm,
   nvvm.optLevel = options.optLevel;
   nvvm.cmdOptions = options.ptxasOptions;
   pm.addPass(std::make_unique<CheckCUDAToolkitPass>());
+  // Host control flow as branches before the upstream NVVM pipeline: its
+  // convert-nvgpu-to-nvvm refuses an scf.for that carries a stream token.
+  pm.addNestedPass<func::FuncOp>(createSCFToControlFlowPass());
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
   // The contract of the output: host code in the LLVM dialect, kernels as
   // gpu.binary, launches as gpu.launch_func.

@@ -324,6 +324,60 @@ def CleanupMicroBatchLoops : Pass<"ga-cleanup", "func::FuncOp"> {
 // LinalgToGPULoops
 //===----------------------------------------------------------------------===//
 
+def GPUSingleStream : Pass<"ga-gpu-single-stream", "ModuleOp"> {
+  let summary = "Order all GPU work of a function on one stream, carried "
+                "through loops, with host waits only where results are needed";
+  let description = [{
+    The stream stage of `--ga-lower-to-nvvm`, in place of upstream
+    `gpu-async-region` (which starts a stream per block of launches and makes
+    the host wait for it at the end of the block: once per micro-batch).
+    Every synchronous `gpu.launch_func`, `gpu.alloc`, `gpu.dealloc`,
+    `gpu.memcpy` and `gpu.memset` of a function becomes asynchronous and
+    depends on the previous one; one `gpu.wait async` starts the chain (one
+    stream, `mgpuStreamCreate`), and `scf.for` loops carry the token as an
+    iteration argument, so that the host enqueues every micro-batch without
+    waiting. The host waits (a call of `mgpuStreamSynchronize`, then
+    `mgpuStreamDestroy`: `gpu.wait [%t]` would lower a token carried through
+    a loop as an event) only
+    before an op that needs the device's results: a host access to a buffer
+    that a `gpu.memcpy` reads or writes (a read-back), a call of an external
+    function or of a function with GPU work (a library on a stream of its
+    own, e.g. NCCL), the return. Other region ops with GPU work (`scf.if`)
+    are waited for before and inside, with streams of their own.
+
+    Before:
+
+    ```mlir
+    scf.for %i = %c0 to %c4 step %c1 {
+      gpu.launch_func @k::@a blocks in (...) threads in (...) args(...)
+      gpu.launch_func @k::@b blocks in (...) threads in (...) args(...)
+    }
+    return
+    ```
+
+    After:
+
+    ```mlir
+    %s = gpu.wait async
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@a ...
+      %b = gpu.launch_func async [%a] @k::@b ...
+      scf.yield %b : !gpu.async.token
+    }
+    func.call @mgpuStreamSynchronize(%t) : (!gpu.async.token) -> ()
+    func.call @mgpuStreamDestroy(%t) : (!gpu.async.token) -> ()
+    return
+    ```
+  }];
+  let statistics = [
+    Statistic<"numAsyncOps", "async-ops", "GPU ops made asynchronous">,
+    Statistic<"numStreams", "streams", "Streams started (gpu.wait async)">,
+    Statistic<"numSynchronizations", "synchronizations",
+              "Host waits for the stream">
+  ];
+  let dependentDialects = ["gpu::GPUDialect", "func::FuncDialect"];
+}
+
 def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
   let summary = "Lower linalg ops on buffers to `scf.parallel` loops mapped "
                 "to GPU blocks and threads";
