@@ -419,6 +419,8 @@ static void addGPUBufferizationStage(OpPassManager &pm,
 void mlir::ga::buildLowerToGPULoopsPipeline(
     OpPassManager &pm, const LowerToGPULoopsOptions &options) {
   addGPUBufferizationStage(pm, options);
+  if (options.cublas)
+    pm.addPass(createContractionsToCublasLt());
   LinalgToGPULoopsOptions mapping;
   mapping.blockSize = options.blockSize;
   mapping.gemmTile = options.gemmTile;
@@ -480,6 +482,7 @@ void mlir::ga::buildLowerToGPUKernelsPipeline(
   loops.fma = options.fma;
   loops.splitReductionMin = options.splitReductionMin;
   loops.tensorBoundary = false;
+  loops.cublas = options.cublas;
   buildLowerToGPULoopsPipeline(pm, loops);
   addKernelStage(pm, options);
 }

@@ -36,6 +36,15 @@ namespace {
 constexpr StringLiteral kSynchronize = "mgpuStreamSynchronize";
 constexpr StringLiteral kDestroy = "mgpuStreamDestroy";
 
+/// Library functions that enqueue their work on a stream given as their
+/// first argument, which this pass adds (lib/Runtime/CUDA/GACublasLt.h).
+constexpr StringLiteral kStreamFunctions[] = {"gaCublasLtMatmul"};
+
+bool isStreamFunctionCall(Operation *op) {
+  auto call = dyn_cast<func::CallOp>(op);
+  return call && llvm::is_contained(kStreamFunctions, call.getCallee());
+}
+
 /// True if `op` or an op nested in it is GPU work that runs on a stream.
 static bool containsGPUWork(Operation *op) {
   return op->walk([](gpu::AsyncOpInterface) { return WalkResult::interrupt(); })
@@ -170,6 +179,22 @@ Value GPUSingleStreamPass::processBlock(Block &block, Value token) {
       token = makeAsync(async, token);
       continue;
     }
+    if (isStreamFunctionCall(op)) {
+      // Enqueued on the step's stream: ordered with the kernels, no wait.
+      if (!token)
+        token = startStream(op);
+      auto call = cast<func::CallOp>(op);
+      SmallVector<Value> operands{token};
+      llvm::append_range(operands, call.getOperands());
+      OpBuilder b(call);
+      auto withStream =
+          func::CallOp::create(b, call.getLoc(), call.getCalleeAttr(),
+                               call.getResultTypes(), operands);
+      withStream->setDiscardableAttrs(call->getDiscardableAttrDictionary());
+      call->erase();
+      ++numLibraryCalls;
+      continue;
+    }
     if (auto loop = dyn_cast<scf::ForOp>(op); loop && containsGPUWork(loop)) {
       // The token is an iteration argument: launches of one iteration follow
       // those of the previous one on the same stream, with no host wait.
@@ -251,6 +276,16 @@ void GPUSingleStreamPass::runOnOperation() {
     auto decl = func::FuncOp::create(b, module.getLoc(), name,
                                      b.getFunctionType(tokenType, {}));
     decl.setPrivate();
+  }
+  // Stream functions take the stream first.
+  for (StringRef name : kStreamFunctions) {
+    auto fn = module.lookupSymbol<func::FuncOp>(name);
+    if (!fn)
+      continue;
+    FunctionType type = fn.getFunctionType();
+    SmallVector<Type> inputs{tokenType};
+    llvm::append_range(inputs, type.getInputs());
+    fn.setFunctionType(b.getFunctionType(inputs, type.getResults()));
   }
   for (func::FuncOp func : funcs) {
     copyBuffers.clear();

@@ -324,6 +324,53 @@ def CleanupMicroBatchLoops : Pass<"ga-cleanup", "func::FuncOp"> {
 // LinalgToGPULoops
 //===----------------------------------------------------------------------===//
 
+def ContractionsToCublasLt
+    : Pass<"ga-contractions-to-cublaslt", "ModuleOp"> {
+  let summary = "Rewrite matrix products on device buffers into cuBLASLt "
+                "calls, beta = 1 into accumulators";
+  let description = [{
+    The library stage of `--ga-lower-to-nvvm="cublas=1"`, on buffers, before
+    `--ga-linalg-to-gpu-loops`. A linalg contraction with one M, one N and
+    one K dimension (any operand layout that is a plain or transposed
+    row-major matrix with unit inner stride), a multiply-add body, inputs of
+    one type among f32, f16, bf16 and an f32 output (or one of the input
+    type) becomes one call of `gaCublasLtMatmul` (lib/Runtime/CUDA/
+    GACublasLt.h): a linalg contraction accumulates into its init, which is
+    cuBLASLt with beta = 1, so that a gradient accumulator that the
+    micro-batch rewrite fused into the product stays fused (Megatron's fused
+    weight-gradient accumulation into an fp32 buffer). A zero fill of the
+    output right before the product is dropped and beta = 0. Products with
+    a batch dimension and other shapes are left to the generated kernels.
+    `--ga-gpu-single-stream` later gives the call the step's stream as its
+    first argument.
+
+    Before:
+
+    ```mlir
+    linalg.matmul ins(%xt, %dy : memref<784x64xf32>, memref<64x1024xf32>)
+                  outs(%acc : memref<784x1024xf32>)
+    ```
+
+    After:
+
+    ```mlir
+    func.call @gaCublasLtMatmul(%c0_i32, %c0_i32, %m, %n, %k, %pxt, %ldxt,
+        %pdy, %lddy, %pacc, %ldacc, %c0_i32, %c0_i32, %one, %one, %null)
+      : (i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr,
+         i64, i32, i32, f32, f32, !llvm.ptr) -> ()
+    ```
+  }];
+  let statistics = [
+    Statistic<"numCalls", "calls", "gaCublasLtMatmul calls emitted">,
+    Statistic<"numZeroFills", "zero-fills",
+              "Zero fills folded into beta = 0">
+  ];
+  let dependentDialects = [
+    "LLVM::LLVMDialect", "memref::MemRefDialect", "arith::ArithDialect",
+    "func::FuncDialect"
+  ];
+}
+
 def GPUSingleStream : Pass<"ga-gpu-single-stream", "ModuleOp"> {
   let summary = "Order all GPU work of a function on one stream, carried "
                 "through loops, with host waits only where results are needed";
@@ -373,7 +420,9 @@ def GPUSingleStream : Pass<"ga-gpu-single-stream", "ModuleOp"> {
     Statistic<"numAsyncOps", "async-ops", "GPU ops made asynchronous">,
     Statistic<"numStreams", "streams", "Streams started (gpu.wait async)">,
     Statistic<"numSynchronizations", "synchronizations",
-              "Host waits for the stream">
+              "Host waits for the stream">,
+    Statistic<"numLibraryCalls", "library-calls",
+              "Library calls given the stream (gaCublasLtMatmul)">
   ];
   let dependentDialects = ["gpu::GPUDialect", "func::FuncDialect"];
 }
