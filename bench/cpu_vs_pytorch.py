@@ -2,7 +2,7 @@
 """CPU benchmark: our AOT-compiled gradient-accumulation step vs PyTorch's
 canonical accumulation loop, in one run on the same machine.
 
-Model (issue #4): MLP 784-1024-1024-10, ReLU, softmax cross-entropy on integer
+Model: MLP 784-1024-1024-10, ReLU, softmax cross-entropy on integer
 labels, batch B = 256, SGD with momentum (mu = 0.9, lr = 0.01) and AdamW
 (lr = 1e-3, betas (0.9, 0.999), eps = 1e-8, weight decay 0.01 on every
 parameter, as torch.optim.AdamW over model.parameters()), N = 1, 2, 4, 8, 16
@@ -21,7 +21,7 @@ forward + backward step (gradients only, no optimizer) at batch B/N; it counts
 the optimizer (run once per step) as overhead. "ovh-opt" takes it out:
 t(N) / (N * t_fwd+bwd(B/N) + t_opt) with t_opt = t(1) - t_fwd+bwd(B).
 
-usage: /usr/bin/python3 bench/cpu_vs_pytorch.py --build build [--threads 1,2]
+usage: .venv/bin/python bench/cpu_vs_pytorch.py --build build [--threads 1,2]
 """
 import argparse
 import ctypes

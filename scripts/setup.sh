@@ -7,7 +7,8 @@
 #    update first), as root or through sudo.
 # 2. Checks that LLVM/MLIR under /usr/lib/llvm-22 is 22.1.x.
 # 3. Creates the project's virtual environment .venv (or $GA_VENV_DIR) with
-#    the pinned packages of python/requirements.txt.
+#    the pinned packages of python/requirements*.txt (numpy, torch,
+#    torch-mlir, scikit-learn) for the PyTorch frontend and its tests.
 # 4. Configures (Release, clang-22, lld, Ninja, ccache) and builds into build/
 #    (or $GA_BUILD_DIR): ga-opt, ga-verify, the libraries, libGACAPI.so, the
 #    Python package and the generated docs.
@@ -15,8 +16,9 @@
 #
 # Idempotent: a second run installs nothing, re-checks, rebuilds what changed
 # and runs the demo again. Environment: GA_BUILD_DIR (build/), GA_VENV_DIR
-# (.venv/), GA_JOBS (number of parallel compile jobs; default: the number of
-# cores), GA_SKIP_DEMO=1.
+# (.venv/), GA_WHEEL_DIR (the downloaded wheels, ~/.cache/ga-mlir/wheels),
+# GA_JOBS (number of parallel compile jobs; default: the number of cores),
+# GA_SKIP_DEMO=1.
 #
 #===----------------------------------------------------------------------===#
 
@@ -25,6 +27,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${GA_BUILD_DIR:-$ROOT/build}"
 VENV_DIR="${GA_VENV_DIR:-$ROOT/.venv}"
+WHEEL_DIR="${GA_WHEEL_DIR:-$HOME/.cache/ga-mlir/wheels}"
 JOBS="${GA_JOBS:-$(nproc)}"
 # ccache keys objects by paths relative to this folder, so checkouts side by
 # side (git worktrees, fresh clones) share their objects.
@@ -114,6 +117,13 @@ done
 for tool in clang-22 clang++-22 clang-format-22 cmake ninja python3; do
   command -v "$tool" >/dev/null || die "$tool not found on PATH"
 done
+# The CUDA 13 toolkit is part of the machine image, not a Debian package: the
+# GPU lowering tests need its ptxas, headers, NCCL and driver stub.
+CUDA_HOME_DIR="${CUDA_HOME:-/usr/local/cuda}"
+for f in bin/ptxas include/cuda.h include/nccl.h lib64/stubs/libcuda.so; do
+  [[ -e $CUDA_HOME_DIR/$f ]] ||
+    echo "setup.sh: warning: $CUDA_HOME_DIR/$f not found: the GPU tests will be skipped, and scripts/test.sh counts that as a failure" >&2
+done
 /usr/bin/python3 -c 'import numpy' 2>/dev/null ||
   die "numpy is missing for /usr/bin/python3 (the Python that lit runs): install python3-numpy"
 echo "LLVM $llvm_version, MLIR $mlir_version, $(cmake --version | head -1), ninja $(ninja --version)"
@@ -122,15 +132,39 @@ echo "LLVM $llvm_version, MLIR $mlir_version, $(cmake --version | head -1), ninj
 # 3. Python environment
 #===----------------------------------------------------------------------===#
 
-# The packages of python/requirements.txt, pinned, in $VENV_DIR; pip's cache
-# (~/.cache/pip) makes a second run download nothing.
+# The packages of python/requirements.txt, pinned, in $VENV_DIR; then PyTorch
+# from python/requirements-torch.txt without its declared dependencies (the
+# CUDA libraries that `import torch` loads come from the machine's CUDA 13
+# toolkit plus four PyPI packages: see that file); if torch still cannot be
+# imported, torch with every declared dependency. Wheels are kept in
+# $WHEEL_DIR and installed from there (pip's own HTTP cache stores nothing on
+# this network), so a second run, or a new environment, downloads nothing.
 say "Python environment $VENV_DIR"
 if [[ ! -x $VENV_DIR/bin/python ]]; then
   /usr/bin/python3 -m venv "$VENV_DIR" || die "could not create $VENV_DIR"
 fi
-"$VENV_DIR/bin/python" -m pip install --disable-pip-version-check -q \
-  -r "$ROOT/python/requirements.txt" || die "pip could not install python/requirements.txt"
-"$VENV_DIR/bin/python" -m pip --disable-pip-version-check list 2>/dev/null |
+PIP=("$VENV_DIR/bin/python" -m pip --disable-pip-version-check)
+mkdir -p "$WHEEL_DIR"
+# pip install from the wheel directory only; download what is missing first.
+pip_install() {
+  "${PIP[@]}" install -q --no-index --find-links "$WHEEL_DIR" "$@" 2>/dev/null && return
+  "${PIP[@]}" download -q -d "$WHEEL_DIR" "$@" &&
+    "${PIP[@]}" install -q --no-index --find-links "$WHEEL_DIR" "$@"
+}
+start=$SECONDS
+pip_install -r "$ROOT/python/requirements.txt" ||
+  die "pip could not install python/requirements.txt"
+pip_install --no-deps -r "$ROOT/python/requirements-torch.txt" ||
+  die "pip could not install python/requirements-torch.txt"
+if ! "$VENV_DIR/bin/python" -c 'import torch' 2>/dev/null; then
+  torch_pin="$(grep -m1 '^torch==' "$ROOT/python/requirements-torch.txt")"
+  echo "import torch failed with the machine's CUDA libraries: installing $torch_pin with all its dependencies"
+  pip_install "$torch_pin" || die "pip could not install $torch_pin"
+fi
+"$VENV_DIR/bin/python" -c 'import torch, torch_mlir' ||
+  die "torch or torch_mlir cannot be imported in $VENV_DIR"
+echo "Python environment ready in $((SECONDS - start)) s"
+"${PIP[@]}" list 2>/dev/null |
   awk 'NR > 2 { printf "%s %s  ", $1, $2 } END { print "" }'
 
 #===----------------------------------------------------------------------===#
@@ -145,7 +179,8 @@ cmake -G Ninja -S "$ROOT" -B "$BUILD_DIR" \
   -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
   -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
-  -DCMAKE_INSTALL_PREFIX="$BUILD_DIR/install" ||
+  -DCMAKE_INSTALL_PREFIX="$BUILD_DIR/install" \
+  -DGA_PYTHON="$VENV_DIR/bin/python" ||
   die "CMake configuration failed"
 
 say "Building with $JOBS jobs"

@@ -48,17 +48,36 @@ if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
 if shutil.which("mpirun.mpich"):
     config.available_features.add("mpich")
 
-# The numerical corpus check (Integration/corpus) needs a Python with numpy; lit's own
-# interpreter may lack it, so look for one. Tests that need it say `REQUIRES: numpy`.
+# The numpy references (Integration/corpus) are an oracle that shares no code with
+# ga-mlir: they always run. numpy is a set-up dependency (python3-numpy); lit's own
+# interpreter may lack it, so take the first Python that has it, else lit's, so that
+# a missing numpy fails these tests loudly instead of dropping the oracle.
 config.substitutions.append(("%llvm_tools_dir", config.llvm_tools_dir))
 def _python_with_numpy():
     import subprocess
     import sys
-    for exe in (sys.executable, shutil.which("python3")):
+    candidates = (sys.executable, "/usr/bin/python3", shutil.which("python3"))
+    for exe in candidates:
         if exe and subprocess.run([exe, "-c", "import numpy"], capture_output=True).returncode == 0:
             return exe
+    lit_config.warning("no Python with numpy found: the numpy reference tests will fail "
+                       "(install python3-numpy, scripts/setup.sh does)")
+    return sys.executable
+config.substitutions.append(("%numpy_python", '"%s"' % _python_with_numpy()))
+
+# The training analytics (python3 -m ga_mlir.train): numpy, matplotlib, tqdm and
+# scikit-learn, from the project's virtual environment (scripts/setup.sh,
+# python/requirements.txt; GA_VENV_DIR), or any Python that has them.
+def _python_with_analytics():
+    import subprocess
+    import sys
+    venv = os.environ.get("GA_VENV_DIR", os.path.join(config.ga_src_root, ".venv"))
+    for exe in (os.path.join(venv, "bin", "python"), sys.executable, shutil.which("python3")):
+        if exe and os.path.exists(exe) and subprocess.run(
+                [exe, "-c", "import numpy, matplotlib, tqdm, sklearn"], capture_output=True).returncode == 0:
+            return exe
     return None
-_numpy_python = _python_with_numpy()
-if _numpy_python:
-    config.available_features.add("numpy")
-    config.substitutions.append(("%numpy_python", '"%s"' % _numpy_python))
+_analytics_python = _python_with_analytics()
+if _analytics_python:
+    config.available_features.add("analytics")
+    config.substitutions.append(("%analytics_python", '"%s"' % _analytics_python))

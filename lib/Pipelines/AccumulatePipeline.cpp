@@ -13,6 +13,19 @@ static SmallVector<std::string> toVector(const ListT &list) {
   return SmallVector<std::string>(list.begin(), list.end());
 }
 
+/// The options of `options` that shape the rewrite itself, as a string of
+/// --ga-accumulate options.
+static std::string getRewriteOptions(const AccumulatePipelineOptions &options) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "allow-ghost-batch=" << options.allowGhostBatch
+     << " recompute-statistics=" << options.recomputeStatistics
+     << " fuse=" << options.fuse;
+  if (!options.accumulatorType.empty())
+    os << " accumulator-type=" << options.accumulatorType;
+  return text;
+}
+
 //===----------------------------------------------------------------------===//
 // Pipeline implementation
 //===----------------------------------------------------------------------===//
@@ -24,6 +37,21 @@ void mlir::ga::buildAccumulatePipeline(
     mark.funcNames = toVector(options.funcNames);
     mark.batchArgs = toVector(options.batchArgs);
     pm.addPass(createMarkBatchArgs(mark));
+  }
+  // N from the users' words: chosen per step, which then runs this pipeline
+  // with its N (see docs/Rationale.md).
+  if (options.microBatchSize.hasValue() || options.maxMemory.hasValue()) {
+    ChooseMicroBatchesOptions choose;
+    choose.microBatchSize = options.microBatchSize;
+    choose.maxMemory = options.maxMemory;
+    choose.microBatches =
+        options.microBatches.hasValue() ? options.microBatches : 0;
+    choose.dynamicMicroBatches = options.dynamicMicroBatches;
+    choose.funcNames = toVector(options.funcNames);
+    choose.accumulateOptions = getRewriteOptions(options);
+    choose.apply = true;
+    pm.addPass(createChooseMicroBatches(choose));
+    return;
   }
   CheckTrainingStepOptions check;
   check.microBatches = options.microBatches;

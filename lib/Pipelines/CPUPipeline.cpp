@@ -459,8 +459,8 @@ static void addLLVMStage(OpPassManager &pm, const LowerToCPUOptions &options) {
       }));
 }
 
-void mlir::ga::buildLowerToCPUPipeline(OpPassManager &pm,
-                                       const LowerToCPUOptions &options) {
+void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
+                                            const LowerToCPUOptions &options) {
   pm.addPass(createPrepareFunctionsForLLVMPass(options.cInterface));
   // arith/math on whole tensors (`arith.addf %a, %b : tensor<4xf32>`) have no
   // bufferization; as linalg.generic they do.
@@ -480,6 +480,11 @@ void mlir::ga::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createDuplicateSharedFillsPass(
       FillKind::Named, FillPlacement::NextToEachUser));
   addBufferizationStage(pm, options);
+}
+
+void mlir::ga::buildLowerToCPUPipeline(OpPassManager &pm,
+                                       const LowerToCPUOptions &options) {
+  buildBufferizeForCPUPipeline(pm, options);
   addLoopStage(pm, options);
   addLLVMStage(pm, options);
 }

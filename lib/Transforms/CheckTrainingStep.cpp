@@ -27,7 +27,11 @@ struct CheckTrainingStepPass
     options.allowGhostBatch = allowGhostBatch;
     options.recomputeStatistics = recomputeStatistics;
     for (func::FuncOp func : *steps) {
-      BatchDependence analysis(func, options);
+      // The analysis stays cached for --ga-micro-batch, which then does not
+      // report the same diagnostics again.
+      BatchDependence &analysis =
+          getChildAnalysis<BatchDependenceAnalysis>(func).get(options);
+      analysis.report();
       ok &= analysis.succeeded() &&
             succeeded(checkMicroBatchCount(analysis, microBatches));
     }

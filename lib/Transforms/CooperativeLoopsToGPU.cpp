@@ -171,14 +171,15 @@ LogicalResult CooperativeLoopsToGPUPass::cloneBlockLevel(
              << "inside a cooperative loop, only thread-level mapped loops "
                 "are supported";
     }
-    if (auto loop = dyn_cast<scf::ForOp>(op); loop && containsThreadLoop(loop)) {
+    if (auto loop = dyn_cast<scf::ForOp>(op);
+        loop && containsThreadLoop(loop)) {
       if (loop.getNumRegionIterArgs() != 0)
         return loop.emitOpError()
                << "a loop around thread-level loops cannot carry values";
-      auto clone = scf::ForOp::create(
-          b, loop.getLoc(), map.lookupOrDefault(loop.getLowerBound()),
-          map.lookupOrDefault(loop.getUpperBound()),
-          map.lookupOrDefault(loop.getStep()));
+      auto clone = scf::ForOp::create(b, loop.getLoc(),
+                                      map.lookupOrDefault(loop.getLowerBound()),
+                                      map.lookupOrDefault(loop.getUpperBound()),
+                                      map.lookupOrDefault(loop.getStep()));
       map.map(loop.getInductionVar(), clone.getInductionVar());
       OpBuilder fb = OpBuilder::atBlockBegin(clone.getBody());
       fb.setInsertionPoint(clone.getBody()->getTerminator());
@@ -207,8 +208,8 @@ LogicalResult CooperativeLoopsToGPUPass::convert(scf::ParallelOp op) {
   Location loc = op.getLoc();
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   SmallVector<Value> grid(3, one);
-  for (auto [lb, ub, step, proc] :
-       llvm::zip(op.getLowerBound(), op.getUpperBound(), op.getStep(), *procs)) {
+  for (auto [lb, ub, step, proc] : llvm::zip(
+           op.getLowerBound(), op.getUpperBound(), op.getStep(), *procs)) {
     if (!isZero(lb) || !isOne(step))
       return op.emitOpError()
              << "a cooperative loop must start at 0 with step 1";
@@ -244,14 +245,14 @@ LogicalResult CooperativeLoopsToGPUPass::convert(scf::ParallelOp op) {
   SmallVector<Value> blockValues;
   for (int64_t s : blockSize)
     blockValues.push_back(arith::ConstantIndexOp::create(b, loc, s));
-  auto launch = gpu::LaunchOp::create(b, loc, grid[0], grid[1], grid[2],
-                                      blockValues[0], blockValues[1],
-                                      blockValues[2]);
+  auto launch =
+      gpu::LaunchOp::create(b, loc, grid[0], grid[1], grid[2], blockValues[0],
+                            blockValues[1], blockValues[2]);
   // Block-scope buffers (static shape, allocated in the loop body) become
   // workgroup memory.
   DenseMap<Value, Value> workgroup;
-  auto wgSpace = gpu::AddressSpaceAttr::get(op.getContext(),
-                                            gpu::AddressSpace::Workgroup);
+  auto wgSpace =
+      gpu::AddressSpaceAttr::get(op.getContext(), gpu::AddressSpace::Workgroup);
   // Block-scope buffers: allocated in the body, or allocated outside (buffer
   // hoisting moves them out of loops) and used by this loop only, apart from
   // their deallocation.
@@ -317,7 +318,8 @@ LogicalResult CooperativeLoopsToGPUPass::convert(scf::ParallelOp op) {
   // of removed deallocations may follow it).
   Operation *tail = body.getTerminator()->getPrevNode();
   while (auto ifOp = dyn_cast_or_null<scf::IfOp>(tail)) {
-    if (ifOp.getNumResults() != 0 || !ifOp.thenBlock()->without_terminator().empty() ||
+    if (ifOp.getNumResults() != 0 ||
+        !ifOp.thenBlock()->without_terminator().empty() ||
         (ifOp.elseBlock() && !ifOp.elseBlock()->without_terminator().empty()))
       break;
     tail = tail->getPrevNode();

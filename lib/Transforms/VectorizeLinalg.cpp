@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
@@ -28,11 +29,42 @@ using namespace mlir::ga;
 
 namespace {
 
+/// Whether buffers of `type` hold their elements the way a vector of `type`
+/// does. LLVM packs vector elements whose width is not a whole number of bytes
+/// (a `vector<8xi1>` store writes one byte) and pads widths that are not a
+/// power of two in memory (an `i24` takes 4 bytes), while a memref gives every
+/// element its own ABI-sized slot: a vector load or store of such a buffer
+/// reads or writes the wrong bytes.
+static bool hasVectorLayout(Type type) {
+  unsigned bits = type.getIntOrFloatBitWidth();
+  return bits >= 8 && llvm::isPowerOf2_32(bits);
+}
+
+/// Whether the strides of the buffer `value` are known at compile time.
+static bool hasStaticStrides(Value value) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(cast<MemRefType>(value.getType())
+                 .getStridesAndOffset(strides, offset)))
+    return false;
+  return llvm::none_of(strides, ShapedType::isDynamic);
+}
+
+/// Whether the payload of `op` has an op whose vector form the LLVM lowering
+/// rejects: `math.fpowi` / `math.ipowi` take a scalar exponent in LLVM
+/// (`llvm.intr.powi`), but the vectorizer broadcasts it to a vector.
+static bool hasScalarOnlyPayloadOp(linalg::LinalgOp op) {
+  return llvm::any_of(op.getBlock()->getOperations(), [](Operation &inner) {
+    return isa<math::FPowIOp, math::IPowIOp>(inner);
+  });
+}
+
 /// The number of lanes to vectorize `op` with, or nullopt if it does not
 /// qualify (see the pass description).
 static std::optional<int64_t> planLanes(linalg::LinalgOp op,
                                         unsigned vectorWidth) {
-  if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0)
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
+      hasScalarOnlyPayloadOp(op))
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
@@ -49,7 +81,14 @@ static std::optional<int64_t> planLanes(linalg::LinalgOp op,
     widest = std::max(widest, elem.getIntOrFloatBitWidth());
     if (!isa<MemRefType>(operand.get().getType()))
       continue; // a scalar, broadcast
+    if (!hasVectorLayout(elem))
+      return std::nullopt; // i1 masks and other sub-byte or odd widths
     AffineMap map = op.getMatchingIndexingMap(&operand);
+    // A buffer read whole by every lane is read as a 0-d vector, which
+    // convert-vector-to-llvm lowers only with static strides (a buffer that
+    // came out of an scf.if has dynamic ones).
+    if (!map.isFunctionOfDim(inner) && !hasStaticStrides(operand.get()))
+      return std::nullopt;
     for (unsigned r = 0, e = map.getNumResults(); r < e; ++r) {
       if (!map.getResult(r).isFunctionOfDim(inner))
         continue;

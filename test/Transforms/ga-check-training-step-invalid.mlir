@@ -215,3 +215,47 @@ func.func @region_per_sample(%x: tensor<8xf32> {ga.batch = 0 : i64}) -> tensor<8
   }
   return %r : tensor<8xf32>
 }
+
+// -----
+
+// x - x[0]: each micro-batch would subtract its own first sample.
+func.func @captured_constant_index(%x: tensor<8x4xf32> {ga.batch = 0 : i64}) -> tensor<8x4xf32> {
+  %c0 = arith.constant 0 : index
+  %e = tensor.empty() : tensor<8x4xf32>
+  %d = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x4xf32>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %j = linalg.index 1 : index
+    // expected-error @+1 {{reads a per-sample value captured from above at a batch index other than its own batch loop d0}}
+    %f = tensor.extract %x[%c0, %j] : tensor<8x4xf32>
+    %r = arith.subf %a, %f : f32
+    linalg.yield %r : f32
+  } -> tensor<8x4xf32>
+  return %d : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @batch_loop_twice(%x: tensor<8x8xf32> {ga.batch = 0 : i64}) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  // expected-error @+1 {{operand #0 is read through (d0) -> (d0, d0), which uses the batch loop d0 in more than one dimension}}
+  %d = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0, d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<8x8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<8xf32>
+  return %d : tensor<8xf32>
+}
+
+// -----
+
+func.func @no_per_sample_operand(%w: tensor<4xf32>, %x: tensor<8x4xf32> {ga.batch = 0 : i64}) -> tensor<4xf32> {
+  %c3 = arith.constant 3 : index
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error @+1 {{no operand of 'linalg.generic' is per-sample}}
+  %d = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%w : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%b: f32, %o: f32):
+    %j = linalg.index 0 : index
+    %f = tensor.extract %x[%c3, %j] : tensor<8x4xf32>
+    linalg.yield %f : f32
+  } -> tensor<4xf32>
+  return %d : tensor<4xf32>
+}

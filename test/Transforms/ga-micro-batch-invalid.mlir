@@ -39,3 +39,34 @@ func.func @dynamic_result(%x: tensor<8x?xf32> {ga.batch = 0 : i64}) -> tensor<8x
   // expected-error @+1 {{per-sample result #0 has a dynamic non-batch dimension 1}}
   return %c : tensor<8x?xf32>
 }
+
+// -----
+
+// The rewrite refuses what it cannot slice exactly, like the contract check.
+func.func @compound_uniform(%w: tensor<4xf32>, %x: tensor<8xf32> {ga.batch = 0 : i64}) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %es = tensor.empty() : tensor<f32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+  // expected-error @+1 {{operand #1 is read through (d0) -> (d0 floordiv 2), which uses the batch loop d0 in a compound expression}}
+  %s = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0 floordiv 2)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]} ins(%x, %w : tensor<8xf32>, tensor<4xf32>) outs(%zs : tensor<f32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %m, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+func.func @captured_data_index(%x: tensor<8x4xf32> {ga.batch = 0 : i64}, %p: tensor<8xindex> {ga.batch = 0 : i64}) -> tensor<8x4xf32> {
+  %e = tensor.empty() : tensor<8x4xf32>
+  %d = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%p : tensor<8xindex>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%i: index, %o: f32):
+    %j = linalg.index 1 : index
+    // expected-error @+1 {{at a batch index other than its own batch loop d0}}
+    %f = tensor.extract %x[%i, %j] : tensor<8x4xf32>
+    linalg.yield %f : f32
+  } -> tensor<8x4xf32>
+  return %d : tensor<8x4xf32>
+}

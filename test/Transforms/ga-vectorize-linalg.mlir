@@ -121,3 +121,90 @@ func.func @left_alone(%x: memref<32x32xf32>, %y: memref<32x32xf32>,
   }
   return
 }
+
+// Buffers whose elements a vector would store differently: an i1 mask (LLVM
+// packs vector<8xi1> into one byte, a memref<8xi1> has a byte per element),
+// written or read, and an i24 (padded to 4 bytes in memory). The f32 op
+// beside them is vectorized.
+// CHECK-LABEL: func.func @storage_differs(
+// CHECK:         linalg.generic
+// CHECK-SAME:      outs(%{{.*}} : memref<8xi1>)
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%{{.*}} : memref<8xi1>)
+// CHECK:         linalg.generic
+// CHECK-SAME:      outs(%{{.*}} : memref<8xi24>)
+// CHECK:         vector.transfer_read
+// CHECK-SAME:      vector<8xf32>
+func.func @storage_differs(%y: memref<8xi32>, %m: memref<8xi1>, %z: memref<8xi32>,
+                           %w: memref<8xi24>, %f: memref<8xf32>) {
+  %c3 = arith.constant 3 : i32
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%y : memref<8xi32>) outs(%m : memref<8xi1>) {
+  ^bb0(%a: i32, %o: i1):
+    %ne = arith.cmpi ne, %a, %c3 : i32
+    linalg.yield %ne : i1
+  }
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%m : memref<8xi1>) outs(%z : memref<8xi32>) {
+  ^bb0(%b: i1, %o: i32):
+    %e = arith.extui %b : i1 to i32
+    linalg.yield %e : i32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%y : memref<8xi32>) outs(%w : memref<8xi24>) {
+  ^bb0(%a: i32, %o: i24):
+    %t = arith.trunci %a : i32 to i24
+    linalg.yield %t : i24
+  }
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      outs(%f : memref<8xf32>) {
+  ^bb0(%o: f32):
+    %n = arith.negf %o : f32
+    linalg.yield %n : f32
+  }
+  return
+}
+
+// An operand read whole by every lane (a broadcast) becomes a 0-d vector read,
+// which the LLVM lowering handles only with static strides: a buffer with
+// dynamic strides (what bufferization makes of an scf.if result) keeps the op
+// scalar.
+// CHECK-LABEL: func.func @dynamic_stride_broadcast(
+// CHECK-NOT:     vector.
+// CHECK:         linalg.generic
+// CHECK-NOT:     vector.
+func.func @dynamic_stride_broadcast(%s: memref<5x15xf32, strided<[?, ?], offset: ?>>,
+                                    %w: memref<5x6xf32>, %o: memref<15x5x6xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (i, b)>, affine_map<(b, i, j) -> (i, j)>,
+                                   affine_map<(b, i, j) -> (b, i, j)>],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s, %w : memref<5x15xf32, strided<[?, ?], offset: ?>>, memref<5x6xf32>)
+      outs(%o : memref<15x5x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// math.fpowi takes a scalar exponent in LLVM (llvm.intr.powi): vectorized, its
+// exponent would be broadcast to a vector the LLVM lowering rejects, so the op
+// stays scalar.
+// CHECK-LABEL: func.func @fpowi(
+// CHECK-NOT:     vector.
+// CHECK:         math.fpowi
+// CHECK-NOT:     vector.
+func.func @fpowi(%x: memref<64xf32>, %y: memref<64xf32>) {
+  %c2 = arith.constant 2 : i64
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%x : memref<64xf32>) outs(%y : memref<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %p = math.fpowi %a, %c2 : f32, i64
+    linalg.yield %p : f32
+  }
+  return
+}

@@ -48,6 +48,7 @@ struct TestBatchDependencePass
       options.allowGhostBatch = allowGhostBatch;
       options.recomputeStatistics = recomputeStatistics;
       BatchDependence analysis(func, options);
+      analysis.report();
       analysis.print(llvm::outs());
     }
   }

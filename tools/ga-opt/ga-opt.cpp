@@ -16,6 +16,7 @@
 
 namespace mlir::ga::test {
 void registerTestGAPasses();
+void registerTestMemoryUsagePass();
 } // namespace mlir::ga::test
 
 int main(int argc, char **argv) {
@@ -23,6 +24,7 @@ int main(int argc, char **argv) {
   mlir::ga::registerAllGAPasses();
   mlir::ga::registerAllGAPipelines();
   mlir::ga::test::registerTestGAPasses();
+  mlir::ga::test::registerTestMemoryUsagePass();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

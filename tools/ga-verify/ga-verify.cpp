@@ -100,8 +100,16 @@ static cl::opt<std::string> funcName(
     cl::desc("Step function to verify (default: the only function with "
              "ga.batch arguments, else the only public function)"),
     cl::cat(verifyCategory));
-static cl::opt<uint64_t> seed("seed", cl::desc("Seed of the input generator"),
-                              cl::init(0), cl::cat(verifyCategory));
+static cl::opt<uint64_t>
+    seed("seed",
+         cl::desc("Seed of the input generator; alone, the only input set "
+                  "(default: --seeds input sets from seed 0)"),
+         cl::init(0), cl::cat(verifyCategory));
+static cl::opt<unsigned>
+    numSeeds("seeds",
+             cl::desc("Number of input sets, seeds S, S+1, ... from --seed S "
+                      "(default 3; 1 when only --seed is given)"),
+             cl::init(3), cl::cat(verifyCategory));
 static cl::opt<double>
     relTol("rtol",
            cl::desc("Relative tolerance, times max|ref| of each result "
@@ -227,7 +235,35 @@ struct InitSpec {
   std::string kind; // normal, uniform, positive, mask, zeros, ones, int
   double lo = 0, hi = 1;
   bool hasRange = false;
+  /// Per-sample data (a `ga.batch` argument) with no `ga.init`/`ga.range`:
+  /// its distribution varies with the seed (see dataMode).
+  bool variesWithSeed = false;
+  /// A scalar `i1` (a flag) with no attribute: seed % 2, so that a branch on
+  /// it takes both sides over two consecutive seeds.
+  bool flag = false;
 };
+
+/// How per-sample data without an explicit distribution is drawn for `seed`:
+/// seed % 3 = 0 as usual, 1 skewed up, 2 skewed down. Branches on data (an
+/// `scf.if` on the sign of a sum, a mask that is empty in some micro-batch)
+/// then take both sides over the default three seeds, and `--seed=S` alone
+/// reproduces exactly the inputs of seed S.
+enum class DataMode { Centered, High, Low };
+static DataMode dataMode(uint64_t s) {
+  return s % 3 == 0 ? DataMode::Centered
+                    : (s % 3 == 1 ? DataMode::High : DataMode::Low);
+}
+static StringRef describeDataMode(DataMode m) {
+  switch (m) {
+  case DataMode::Centered:
+    return "N(0,1) floats, masks p=1/2";
+  case DataMode::High:
+    return "|N(0,1)| floats, masks p=7/8";
+  case DataMode::Low:
+    return "-|N(0,1)| floats, masks p=1/8";
+  }
+  return "";
+}
 
 /// One argument or result of the step as the wrapper sees it.
 struct Slot {
@@ -627,8 +663,11 @@ static InitSpec getInitSpec(func::FuncOp fn, unsigned i, const Slot &slot,
     spec.kind = "uniform";
     return spec;
   }
+  bool perSample = static_cast<bool>(fn.getArgAttr(i, "ga.batch"));
   if (slot.kind == ElemKind::I1) {
     spec.kind = "mask";
+    spec.variesWithSeed = perSample;
+    spec.flag = slot.dims.empty();
     return spec;
   }
   if (!isFloatKind(slot.kind)) {
@@ -644,11 +683,23 @@ static InitSpec getInitSpec(func::FuncOp fn, unsigned i, const Slot &slot,
     return spec;
   }
   spec.kind = "normal";
+  spec.variesWithSeed = perSample;
   return spec;
 }
 
-static void fillArray(HostArray &a, const InitSpec &spec, RandomStream &rng) {
+static void fillArray(HostArray &a, const InitSpec &spec, RandomStream &rng,
+                      uint64_t setSeed) {
   bool isFloat = isFloatKind(a.kind);
+  if (spec.flag) {
+    writeElement(a, 0, static_cast<double>(setSeed % 2));
+    return;
+  }
+  DataMode mode = dataMode(setSeed);
+  if (!spec.variesWithSeed)
+    mode = DataMode::Centered;
+  double maskP = mode == DataMode::Centered
+                     ? 0.5
+                     : (mode == DataMode::High ? 0.875 : 0.125);
   int64_t n = a.numElements();
   for (int64_t i = 0; i < n; ++i) {
     double v = 0;
@@ -657,7 +708,7 @@ static void fillArray(HostArray &a, const InitSpec &spec, RandomStream &rng) {
     } else if (spec.kind == "ones") {
       v = 1;
     } else if (spec.kind == "mask") {
-      v = rng.uniform() < 0.5 ? 1 : 0;
+      v = rng.uniform() < maskP ? 1 : 0;
     } else if (spec.kind == "positive") {
       v = isFloat
               ? std::fabs(rng.normal()) + 0.1
@@ -675,6 +726,8 @@ static void fillArray(HostArray &a, const InitSpec &spec, RandomStream &rng) {
       }
     } else { // normal
       v = rng.normal();
+      if (mode != DataMode::Centered)
+        v = mode == DataMode::High ? std::fabs(v) : -std::fabs(v);
     }
     writeElement(a, i, v);
   }
@@ -1200,6 +1253,7 @@ struct Comparison {
   SmallVector<int64_t> shape;
   std::string status; // PASS, FAIL
   std::string note;
+  uint64_t seed = 0; // the input set of this comparison
 };
 } // namespace
 
@@ -1339,6 +1393,8 @@ struct Run {
   std::string error;                 // why the step could not be verified
   double compileSeconds[2] = {0, 0}; // reference, rewritten: lower + JIT
   double runSeconds[2] = {0, 0};     // fastest run
+  SmallVector<uint64_t> seeds;       // the input sets
+  /// Per result: the comparison of the input set with the worst outcome.
   std::vector<Comparison> comparisons;
 };
 } // namespace
@@ -1469,22 +1525,37 @@ static int verify(MLIRContext &context, llvm::SourceMgr &sourceMgr, Run &run) {
       intDefault = {0, static_cast<double>(k)};
   }
 
-  // Inputs.
-  std::vector<HostArray> inputs;
-  for (auto [i, slot] : llvm::enumerate(args)) {
-    HostArray a;
-    a.kind = slot.kind;
-    for (int64_t size : slot.dims)
-      a.shape.push_back(ShapedType::isDynamic(size) ? dynSize : size);
-    a.bytes.resize(std::max<int64_t>(a.numElements(), 1) * elemSize(a.kind));
-    InitSpec spec = getInitSpec(step, i, slot, intDefault);
-    RandomStream rng(seed * 0x100000001B3ull + 0x51ED2701ull * (i + 1));
-    rng.next();
-    fillArray(a, spec, rng);
-    if (dumpInputs)
-      summarizeInput(i, slot, spec, a);
-    inputs.push_back(std::move(a));
-  }
+  // Input sets: --seeds of them from --seed, or the one of --seed alone.
+  unsigned numSets =
+      seed.getNumOccurrences() && !numSeeds.getNumOccurrences() ? 1 : numSeeds;
+  if (numSets < 1)
+    return fail("--seeds must be >= 1");
+  for (unsigned k = 0; k < numSets; ++k)
+    run.seeds.push_back(seed + k);
+  // The distributions, read now: compiling lowers the step away.
+  SmallVector<InitSpec> specs;
+  for (auto [i, slot] : llvm::enumerate(args))
+    specs.push_back(getInitSpec(step, i, slot, intDefault));
+  auto makeInputs = [&](uint64_t setSeed) {
+    std::vector<HostArray> inputs;
+    for (auto [i, slot] : llvm::enumerate(args)) {
+      HostArray a;
+      a.kind = slot.kind;
+      for (int64_t size : slot.dims)
+        a.shape.push_back(ShapedType::isDynamic(size) ? dynSize : size);
+      a.bytes.resize(std::max<int64_t>(a.numElements(), 1) * elemSize(a.kind));
+      const InitSpec &spec = specs[i];
+      RandomStream rng(setSeed * 0x100000001B3ull + 0x51ED2701ull * (i + 1));
+      rng.next();
+      fillArray(a, spec, rng, setSeed);
+      if (dumpInputs) {
+        llvm::errs() << "seed " << setSeed << ": ";
+        summarizeInput(i, slot, spec, a);
+      }
+      inputs.push_back(std::move(a));
+    }
+    return inputs;
+  };
 
   // The module under test: the pipeline on a clone.
   OwningOpRef<ModuleOp> rewritten = original->clone();
@@ -1526,7 +1597,7 @@ static int verify(MLIRContext &context, llvm::SourceMgr &sourceMgr, Run &run) {
   run.changed = printed(step) != printed(rewrittenStep);
   // A pipeline may append `index` arguments (a run-time micro-batch count):
   // they get --micro-batches.
-  std::vector<HostArray> rewrittenInputs = inputs;
+  size_t numAppended = 0;
   {
     ArrayRef<Type> before = step.getArgumentTypes();
     ArrayRef<Type> after = rewrittenStep.getArgumentTypes();
@@ -1539,13 +1610,7 @@ static int verify(MLIRContext &context, llvm::SourceMgr &sourceMgr, Run &run) {
       return fail("the pipeline changed the signature of @" + run.funcName +
                   " from " + typeToString(step.getFunctionType()) + " to " +
                   typeToString(rewrittenStep.getFunctionType()));
-    for (size_t k = before.size(); k < after.size(); ++k) {
-      HostArray a;
-      a.kind = ElemKind::Index;
-      a.bytes.resize(8);
-      writeElement(a, 0, static_cast<double>(microBatches));
-      rewrittenInputs.push_back(std::move(a));
-    }
+    numAppended = after.size() - before.size();
   }
 
   addEntryWrapper(*original, step);
@@ -1573,18 +1638,51 @@ static int verify(MLIRContext &context, llvm::SourceMgr &sourceMgr, Run &run) {
     return fail(llvm::toString(test.takeError()));
   run.compileSeconds[1] = elapsed();
 
-  auto refResults =
-      runStep(*reference, inputs, results, "reference", run.runSeconds[0]);
-  if (!refResults)
-    return fail(llvm::toString(refResults.takeError()));
-  auto testResults =
-      runStep(*test, rewrittenInputs, results, "rewritten", run.runSeconds[1]);
-  if (!testResults)
-    return fail(llvm::toString(testResults.takeError()));
-
-  for (auto [i, slot] : llvm::enumerate(results))
-    run.comparisons.push_back(
-        compareResult(i, slot, (*refResults)[i], (*testResults)[i]));
+  // Every input set through both steps; per result, the worst outcome.
+  auto isWorse = [](const Comparison &a, const Comparison &b) {
+    bool aFails = a.status != "PASS", bFails = b.status != "PASS";
+    if (aFails != bFails)
+      return aFails;
+    return a.maxRel > b.maxRel;
+  };
+  for (auto [k, setSeed] : llvm::enumerate(run.seeds)) {
+    std::vector<HostArray> inputs = makeInputs(setSeed);
+    std::vector<HostArray> rewrittenInputs = inputs;
+    for (size_t j = 0; j < numAppended; ++j) {
+      HostArray a;
+      a.kind = ElemKind::Index;
+      a.bytes.resize(8);
+      writeElement(a, 0, static_cast<double>(microBatches));
+      rewrittenInputs.push_back(std::move(a));
+    }
+    // Which input set failed, when there are several.
+    std::string ofSet =
+        run.seeds.size() > 1
+            ? (" (inputs of seed " + llvm::Twine(setSeed) + ")").str()
+            : std::string();
+    double seconds[2];
+    auto refResults =
+        runStep(*reference, inputs, results, "reference", seconds[0]);
+    if (!refResults)
+      return fail(llvm::toString(refResults.takeError()) + ofSet);
+    auto testResults =
+        runStep(*test, rewrittenInputs, results, "rewritten", seconds[1]);
+    if (!testResults)
+      return fail(llvm::toString(testResults.takeError()) + ofSet);
+    for (int side = 0; side < 2; ++side)
+      run.runSeconds[side] =
+          k == 0 ? seconds[side]
+                 : std::min(run.runSeconds[side], seconds[side]);
+    for (auto [i, slot] : llvm::enumerate(results)) {
+      Comparison c =
+          compareResult(i, slot, (*refResults)[i], (*testResults)[i]);
+      c.seed = setSeed;
+      if (k == 0)
+        run.comparisons.push_back(std::move(c));
+      else if (isWorse(c, run.comparisons[i]))
+        run.comparisons[i] = std::move(c);
+    }
+  }
   return 0;
 }
 
@@ -1593,7 +1691,13 @@ static void printTable(const Run &run) {
   os << "ga-verify: @" << run.funcName << " with " << run.pipeline;
   if (run.batch >= 0)
     os << ", batch " << run.batch;
-  os << ", seed " << seed << "\n";
+  if (run.seeds.size() == 1) {
+    os << ", seed " << run.seeds.front() << "\n";
+  } else {
+    os << ", seeds ";
+    llvm::interleaveComma(run.seeds, os);
+    os << "\n";
+  }
   for (int k = 0; k < 2; ++k)
     if (!run.libraries[k].empty())
       os << "  " << (k == 0 ? "reference" : "rewritten")
@@ -1601,6 +1705,16 @@ static void printTable(const Run &run) {
   if (!run.changed)
     os << "  note: the pipeline left @" << run.funcName << " unchanged"
        << (pipelineText.empty() ? " (no ga.batch arguments?)" : "") << "\n";
+  if (run.seeds.size() > 1) {
+    os << "  inputs: per-sample data without ga.init drawn as ";
+    llvm::interleave(
+        run.seeds, os,
+        [&](uint64_t s) {
+          os << describeDataMode(dataMode(s)) << " (seed " << s << ")";
+        },
+        "; ");
+    os << "; scalar i1 flags = seed % 2\n";
+  }
   os << llvm::formatv("  {0,-7} {1,-28} {2,-12} {3,-12} {4,-12} {5}\n",
                       "result", "type", "max-abs-err", "max-rel-err",
                       "tolerance", "status");
@@ -1616,13 +1730,18 @@ static void printTable(const Run &run) {
                         c.status);
     if (c.status != "PASS" && c.worst >= 0)
       os << " at " << formatIndex(c.worst, c.shape);
+    if (c.status != "PASS" && run.seeds.size() > 1)
+      os << " with seed " << c.seed;
     if (!c.note.empty())
       os << " (" << c.note << ")";
     os << "\n";
     passed += c.status == "PASS";
   }
   os << (passed == run.comparisons.size() ? "PASS" : "FAIL") << ": " << passed
-     << "/" << run.comparisons.size() << " results match\n";
+     << "/" << run.comparisons.size() << " results match";
+  if (run.seeds.size() > 1)
+    os << " on all " << run.seeds.size() << " input sets";
+  os << "\n";
   os << llvm::format("time: run %.3f ms reference, %.3f ms rewritten",
                      run.runSeconds[0] * 1e3, run.runSeconds[1] * 1e3);
   if (repeat > 1)
@@ -1643,7 +1762,13 @@ static void printJson(const Run &run, int status) {
     j.attribute("func", run.funcName);
     j.attribute("pipeline", run.pipeline);
     j.attribute("micro_batches", microBatches.getValue());
-    j.attribute("seed", static_cast<int64_t>(seed.getValue()));
+    j.attribute("seed",
+                static_cast<int64_t>(run.seeds.empty() ? seed.getValue()
+                                                       : run.seeds.front()));
+    j.attributeArray("seeds", [&] {
+      for (uint64_t s : run.seeds)
+        j.value(static_cast<int64_t>(s));
+    });
     if (run.batch >= 0)
       j.attribute("batch", run.batch);
     j.attribute("dynamic_batch", run.dynamicBatch);
@@ -1681,6 +1806,7 @@ static void printJson(const Run &run, int status) {
           if (c.worst >= 0)
             j.attribute("worst_index", formatIndex(c.worst, c.shape));
           j.attribute("status", c.status);
+          j.attribute("seed", static_cast<int64_t>(c.seed));
           if (!c.note.empty())
             j.attribute("note", c.note);
         });

@@ -11,11 +11,16 @@
 #define GA_ANALYSIS_BATCHDEPENDENCE_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
+#include <map>
+#include <memory>
 #include <optional>
 
 namespace mlir::ga {
@@ -52,6 +57,15 @@ struct BatchClass {
   /// from (for diagnostics).
   Operation *origin = nullptr;
 
+  /// A per-sample class along `dim` with `factor` entries per sample.
+  static BatchClass getBatched(int64_t dim, int64_t factor) {
+    BatchClass cls;
+    cls.kind = Kind::Batched;
+    cls.dim = dim;
+    cls.factor = factor;
+    return cls;
+  }
+
   bool isUniform() const { return kind == Kind::Uniform; }
   bool isBatched() const { return kind == Kind::Batched; }
   /// Reduced or derived: available only after a micro-batch loop.
@@ -77,9 +91,10 @@ struct PerSampleOpInfo {
 
 /// Classifies every value of a training step (a `func.func` whose per-sample
 /// arguments carry `ga.batch`) as uniform, batched(dim), reduced(kind) or
-/// derived, records which ops consume per-sample values, and reports every
-/// construct a micro-batch rewrite could not keep exact as an error at the
-/// offending op (use a ScopedDiagnosticHandler to collect them instead).
+/// derived, records which ops consume per-sample values, and collects every
+/// construct a micro-batch rewrite could not keep exact as an error located
+/// at the offending op. The analysis prints nothing itself: `report()` emits
+/// the collected diagnostics, once.
 class BatchDependence {
 public:
   struct Options {
@@ -125,6 +140,20 @@ public:
 
   /// Prints the class of every argument and op result of the function.
   void print(raw_ostream &os) const;
+  /// Prints the ops of `block` (and of nested scf regions), indented.
+  void printBlock(raw_ostream &os, Block &block, unsigned indent) const;
+
+  /// Emits the diagnostics the analysis collected (errors and ghost-batch
+  /// warnings), each site once; later calls emit nothing.
+  void report();
+
+  /// Whether `use` is the batch-dimension index of a `tensor.extract` in a
+  /// linalg payload reading a per-sample value captured from above at the
+  /// op's own batch loop: the micro-batch copy of that value is indexed by
+  /// the local position in the micro-batch, not the global sample index.
+  bool isLocalBatchIndex(OpOperand &use) const {
+    return localBatchIndices.contains(&use);
+  }
 
 private:
   void analyze();
@@ -145,7 +174,32 @@ private:
   unsigned checkCoupling(Operation *op, ArrayRef<Value> inputs,
                          ArrayRef<Value> exempt = {});
   void setResults(Operation *op, const BatchClass &cls);
-  InFlightDiagnostic error(Operation *op);
+  /// Records an error at `op` (the step is refused) or a warning.
+  Diagnostic &error(Operation *op);
+  Diagnostic &warning(Operation *op);
+  /// Checks how the payload of the per-sample linalg op `op`, whose batch
+  /// loop is `loop` (-1 when no operand is per-sample), reads per-sample
+  /// values captured from above.
+  LogicalResult checkPayload(Operation *op, int64_t loop, int64_t factor);
+  /// Checks that every operand of `op` is read through its indexing map in
+  /// a way the rewrite slices exactly for the batch loop `loop`.
+  LogicalResult checkIndexingMaps(Operation *op, int64_t loop);
+  /// For a linalg op without per-sample operands: the (loop, factor) at
+  /// whose `linalg.index` its payload reads every captured per-sample value,
+  /// if there is one.
+  std::optional<std::pair<int64_t, int64_t>>
+  inferBatchLoopFromPayload(Operation *op) const;
+  /// Whether the loop `loop` of the linalg op `op` spans the whole batch
+  /// dimension of the per-sample `source` (of class `cls`).
+  bool spansBatch(Operation *op, int64_t loop, Value source,
+                  const BatchClass &cls) const;
+  /// Whether the regions of `op` use the per-sample value `captured` only
+  /// through `tensor.dim` of static or batch dimensions (recorded as batch
+  /// extents).
+  bool isOnlySized(Operation *op, Value captured);
+  /// Whether result `index` of `op` is computed from a parameter (traced
+  /// through the payload: each result of a multi-result op on its own).
+  bool resultDependsOnParams(linalg::LinalgOp op, unsigned index) const;
   /// The class of an op none of whose inputs is per-sample.
   BatchClass joinInputs(ArrayRef<Value> inputs) const;
   /// Whether `size` spans the whole extent of `dim` of `source`, whose
@@ -164,6 +218,25 @@ private:
   DenseMap<Value, int64_t> batchExtents;
   DenseMap<Operation *, unsigned> reductionLoops;
   DenseMap<Value, unsigned> availableAfter;
+  DenseSet<OpOperand *> localBatchIndices;
+  SmallVector<Diagnostic> diagnostics;
+  bool reported = false;
+};
+
+/// The batch-dependence analysis of one function for each set of options,
+/// as an MLIR analysis: the contract check computes it and reports its
+/// diagnostics, the rewrite reuses it (and does not report them again).
+class BatchDependenceAnalysis {
+public:
+  explicit BatchDependenceAnalysis(Operation *op)
+      : func(cast<func::FuncOp>(op)) {}
+
+  /// The analysis with `options`, computed on first request.
+  BatchDependence &get(BatchDependence::Options options);
+
+private:
+  func::FuncOp func;
+  std::map<std::pair<bool, bool>, std::unique_ptr<BatchDependence>> results;
 };
 
 /// The values `op` reads: its operands, then the values its regions use from

@@ -59,10 +59,23 @@ struct AccumulatePipelineOptions
       llvm::cl::desc("Fuse accumulation into the producers of partial "
                      "results"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> microBatchSize{
+      *this, "micro-batch-size",
+      llvm::cl::desc("Samples per micro-batch M instead of micro-batches: "
+                     "N = ceil(B / M) (--ga-choose-micro-batches)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<std::string> maxMemory{
+      *this, "max-memory",
+      llvm::cl::desc("Memory budget (bytes, or with KiB/MiB/GiB) instead of "
+                     "micro-batches: the smallest N whose static peak after "
+                     "the CPU bufferization fits (--ga-choose-micro-batches)"),
+      llvm::cl::init("")};
 };
 
 /// Adds the rewrite: [mark batch args], check the contract, micro-batch loop,
-/// fuse accumulation, expand the remaining accumulations, clean up.
+/// fuse accumulation, expand the remaining accumulations, clean up. With
+/// `micro-batch-size` or `max-memory`, --ga-choose-micro-batches chooses N
+/// for each step and runs the rest with it.
 void buildAccumulatePipeline(OpPassManager &pm,
                              const AccumulatePipelineOptions &options);
 
@@ -139,6 +152,13 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
 /// `mlir::ExecutionEngine`, or through `mlir-translate --mlir-to-llvmir`.
 void buildLowerToCPUPipeline(OpPassManager &pm,
                              const LowerToCPUOptions &options);
+
+/// Adds the first half of buildLowerToCPUPipeline: everything up to and
+/// including bufferization, out-params, hoisting and deallocation. Its output
+/// (memref.alloc/dealloc on buffers, linalg on memrefs) is what the
+/// static memory report (--ga-memory-report) measures.
+void buildBufferizeForCPUPipeline(OpPassManager &pm,
+                                  const LowerToCPUOptions &options);
 
 //===----------------------------------------------------------------------===//
 // --ga-lower-to-cpu-mpi (owned by the distributed path:

@@ -60,14 +60,19 @@ def CheckTrainingStep : Pass<"ga-check-training-step", "ModuleOp"> {
       analysis understands (no unknown calls, side effects or unregistered
       ops in the per-sample region);
     * no statistic reduced over the batch flows back into per-sample math
-      (batch coupling, e.g. BatchNorm), unless it depends on data only (then
-      it is computed exactly in a pre-loop) or `allow-ghost-batch` is set
-      (then it is a warning);
+      (batch coupling, e.g. BatchNorm), unless it depends on data only,
+      decided per result of a multi-result op (then it is computed exactly
+      in an earlier loop), or `allow-ghost-batch` is set (then it is a
+      warning);
     * samples are not mixed by indexing (slicing, padding or concatenating
-      along the batch dimension).
+      along the batch dimension; an indexing map that uses the batch loop
+      twice or in a compound expression; a linalg payload that reads a
+      captured per-sample value at another sample than its own).
 
     A function that passes this check is rewritten by `--ga-micro-batch`
-    without further errors. Example of a refusal:
+    without further errors. The analysis stays cached: a `--ga-micro-batch`
+    that follows in the same pass manager reuses it and does not report its
+    diagnostics (ghost-batch warnings) a second time. Example of a refusal:
 
     ```mlir
     %mean = linalg.reduce ins(%h : tensor<32x8xf32>) ... dimensions = [0]
@@ -793,6 +798,10 @@ def VectorizeLinalg : Pass<"ga-vectorize-linalg", "func::FuncOp"> {
     An op qualifies when its loop ranges are static, its innermost loop is
     parallel, and every operand either does not depend on that loop (it is
     broadcast) or is indexed by it in its last dimension with unit stride.
+    Ops with a buffer whose element type is stored differently in a buffer
+    and in a vector are left alone: LLVM packs `vector<8xi1>` into one byte
+    and pads odd widths (`i24`), where a memref gives each element its own
+    byte-aligned slot, so a vector load of an `i1` mask would read garbage.
     Each such op is tiled by 1 along the outer loops and by
     `vector-width / bits` along the innermost one (`bits` = the widest element
     type of its operands; a shorter innermost range is taken whole; a range
@@ -843,6 +852,136 @@ def VectorizeLinalg : Pass<"ga-vectorize-linalg", "func::FuncOp"> {
   let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
                            "memref::MemRefDialect", "scf::SCFDialect",
                            "vector::VectorDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// ChooseMicroBatches (implemented in lib/Pipelines: it runs the rewrite and
+// the CPU bufferization on copies of the step)
+//===----------------------------------------------------------------------===//
+
+def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
+  let summary = "Choose the number of micro-batches from a micro-batch size "
+                "or a memory budget";
+  let description = [{
+    Resolves the configuration in the words of Megatron and DeepSpeed into the
+    number of micro-batches N of each training step (every function with
+    `ga.batch` arguments, or those named by `func`), and records it on the
+    function as the discardable attribute `ga.micro_batches`:
+
+    * `micro-batch-size=M`: N = ceil(B / M) for the step's batch size B
+      (M >= B gives N = 1; a remainder is handled as by `--ga-micro-batch`).
+    * `max-memory=<bytes>` (a number of bytes, optionally followed by `KiB`,
+      `MiB` or `GiB`): the smallest N whose static peak fits the budget. The
+      peak of a candidate is the total peak of `--ga-memory-report`: a copy
+      of the module is rewritten by `--ga-accumulate` with N micro-batches and
+      bufferized as `--ga-lower-to-cpu` (default options) bufferizes it, and
+      the memory-usage analysis counts its buffers. Candidates run from
+      N = 1 up to B; N with the same micro-batch sizes (ceil(B/N),
+      floor(B/N)) have the same buffers and are measured once. When no N
+      fits, the error at the function names the smallest peak and its N.
+
+    Both need a batch size known at compile time: a dynamic batch is refused
+    at the function (use `dynamic-micro-batches=true` and pass N at run
+    time). The options contradict each other (an error) when `micro-batches`,
+    `micro-batch-size`, `max-memory` or `dynamic-micro-batches` are given
+    together. With `apply`, the pass then runs the whole `--ga-accumulate`
+    rewrite of each step with its N and drops the attribute: this is how
+    `--ga-accumulate="micro-batch-size=M"` and `"max-memory=..."` work.
+
+    Before (`--ga-choose-micro-batches="micro-batch-size=5"`):
+
+    ```mlir
+    func.func @step(%w: tensor<8xf32>, %x: tensor<12x8xf32> {ga.batch = 0 : i64}) ...
+    ```
+
+    After:
+
+    ```mlir
+    func.func @step(%w: tensor<8xf32>, %x: tensor<12x8xf32> {ga.batch = 0 : i64})
+        ... attributes {ga.micro_batches = 3 : i64}
+    ```
+  }];
+  let options = [
+    Option<"microBatchSize", "micro-batch-size", "int64_t", /*default=*/"0",
+           "Samples per micro-batch M (>= 1): N = ceil(B / M)">,
+    Option<"maxMemory", "max-memory", "std::string", /*default=*/"\"\"",
+           "Memory budget (bytes, or with KiB/MiB/GiB): the smallest N whose "
+           "static peak fits">,
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"0",
+           "A number of micro-batches given as well (0: none); only checked "
+           "for contradiction">,
+    Option<"dynamicMicroBatches", "dynamic-micro-batches", "bool",
+           /*default=*/"false",
+           "Whether N is a run-time argument; only checked for "
+           "contradiction">,
+    ListOption<"funcNames", "func", "std::string",
+               "Functions to configure (default: every function with "
+               "ga.batch arguments)">,
+    Option<"accumulateOptions", "accumulate", "std::string",
+           /*default=*/"\"\"",
+           "Further --ga-accumulate options for the rewrite of the "
+           "candidates and for `apply` (e.g. `recompute-statistics=1`)">,
+    Option<"apply", "apply", "bool", /*default=*/"false",
+           "Run the --ga-accumulate rewrite with the chosen N">
+  ];
+  let statistics = [
+    Statistic<"numCandidates", "candidates",
+              "Candidate micro-batch counts rewritten and measured">
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// MemoryReport (implemented in lib/Pipelines, like ChooseMicroBatches)
+//===----------------------------------------------------------------------===//
+
+def MemoryReport : Pass<"ga-memory-report", "ModuleOp"> {
+  let summary = "Report the static memory use of training steps";
+  let description = [{
+    Prints, for each training step, how many heap bytes its buffers take once
+    bufferized as `--ga-lower-to-cpu` bufferizes it (one-shot bufferization
+    with in-place accumulators, buffer-loop-hoisting, deallocation):
+    parameters, optimizer state, per-sample inputs, gradient accumulators,
+    returned buffers, the peak of the temporaries live at the same time
+    (activations, their gradients, scratch), and the total peak (every
+    argument plus the peak of the step's own allocations). Bytes are what the
+    lowered code asks `malloc` for: elements plus the allocation's alignment.
+    See docs/Memory.md for how each class is defined and how the figures
+    compare with the heap measured while the compiled step runs.
+
+    Without `sweep`, each function is reported as it is (a step already
+    rewritten, or the full-batch step). With `sweep=1,2,4,8`, each step with
+    `ga.batch` arguments is rewritten by `--ga-accumulate` with each N (and
+    the options in `accumulate`) on a copy, and reported per N. The module is
+    not changed.
+
+    Example (`--ga-memory-report="sweep=1,4"` on
+    test/Integration/Inputs/steps/linreg_mean.mlir, B = 12; bytes):
+
+    ```
+    function     N  micro  parameters  optimizer_state  inputs  accumulators  results  temporaries  static  total_peak
+    @train_step  1     12          36                0     432             0      232          276       0         976
+    @train_step  4      3          36                0     432           232      164           76       0         940
+    ```
+  }];
+  let options = [
+    ListOption<"sweep", "sweep", "int64_t",
+               "Numbers of micro-batches to report (default: the functions "
+               "as they are)">,
+    Option<"format", "format", "std::string", /*default=*/"\"table\"",
+           "table or json">,
+    Option<"output", "output", "std::string", /*default=*/"\"-\"",
+           "File to write the report to (-: standard output)">,
+    ListOption<"funcNames", "func", "std::string",
+               "Functions to report (default: every function with ga.batch "
+               "arguments, or every function definition without sweep)">,
+    Option<"accumulateOptions", "accumulate", "std::string",
+           /*default=*/"\"\"",
+           "Further --ga-accumulate options for the sweep (e.g. "
+           "`recompute-statistics=1`)">,
+    Option<"cpuOptions", "cpu", "std::string", /*default=*/"\"\"",
+           "--ga-lower-to-cpu options whose bufferization is measured (e.g. "
+           "`blas=1 out-params=1`)">
+  ];
 }
 
 #endif // GA_TRANSFORMS_PASSES_TD

@@ -68,7 +68,8 @@ const char *fallbackErrorName(CUresult r) {
 
 bool meansNoGpu(CUresult r) {
   return r == CUDA_ERROR_NO_DEVICE || r == CUDA_ERROR_STUB_LIBRARY ||
-         r == CUDA_ERROR_NOT_INITIALIZED || r == CUDA_ERROR_DEVICE_UNAVAILABLE ||
+         r == CUDA_ERROR_NOT_INITIALIZED ||
+         r == CUDA_ERROR_DEVICE_UNAVAILABLE ||
          r == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH ||
          r == CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE;
 }
@@ -174,16 +175,14 @@ extern "C" void mgpuModuleUnload(GAModule module) {
     (void)cuModuleUnload(reinterpret_cast<CUmodule>(module));
 }
 
-extern "C" GAFunction mgpuModuleGetFunction(GAModule module,
-                                            const char *name) {
+extern "C" GAFunction mgpuModuleGetFunction(GAModule module, const char *name) {
   state();
   CUfunction function = nullptr;
   CUresult r =
       cuModuleGetFunction(&function, reinterpret_cast<CUmodule>(module), name);
   if (r != CUDA_SUCCESS) {
     std::fprintf(stderr, "ga-cuda-runtime: kernel '%s'\n", name);
-    fail(r, "cuModuleGetFunction(&function, module, name)", __FILE__,
-         __LINE__);
+    fail(r, "cuModuleGetFunction(&function, module, name)", __FILE__, __LINE__);
   }
   return reinterpret_cast<GAFunction>(function);
 }
@@ -191,8 +190,8 @@ extern "C" GAFunction mgpuModuleGetFunction(GAModule module,
 extern "C" void mgpuLaunchKernel(GAFunction function, intptr_t gridX,
                                  intptr_t gridY, intptr_t gridZ,
                                  intptr_t blockX, intptr_t blockY,
-                                 intptr_t blockZ, int32_t smem,
-                                 GAStream stream, void **params, void **extra,
+                                 intptr_t blockZ, int32_t smem, GAStream stream,
+                                 void **params, void **extra,
                                  size_t /*paramsCount*/) {
   state();
   GA_CUDA_CHECK(cuLaunchKernel(

@@ -13,7 +13,7 @@
 // CHECK: input #4: tensor<?x4xf64> init=normal shape=[10,4]
 // CHECK: input #5: tensor<?xi1> init=mask shape=[10] min=0 max=1
 // CHECK: input #6: tensor<?xi32> init=uniform range=[0, 4) shape=[10]
-// CHECK: ga-verify: @train_step with builtin.module(ga-accumulate{micro-batches=3}), batch 10, seed 0
+// CHECK: ga-verify: @train_step with builtin.module(ga-accumulate{micro-batches=3}), batch 10, seeds 0, 1, 2
 // CHECK: #0 tensor<4xf64> {{.*}} PASS
 // CHECK: #1 i64 0.000e+00 0.000e+00 exact PASS
 // CHECK: #2 tensor<i32> 0.000e+00 0.000e+00 exact PASS

@@ -16,11 +16,29 @@
 #include "GACudaRuntime.h"
 #endif
 
-typedef struct { float *allocated, *aligned; int64_t offset; } Desc0;
-typedef struct { float *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } Desc1;
-typedef struct { float *allocated, *aligned; int64_t offset, sizes[2], strides[2]; } Desc2;
-typedef struct { int64_t *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } Desc1I;
-typedef struct { Desc2 w1; Desc1 b1; Desc2 w2; Desc1 b2; Desc0 loss; } Results;
+typedef struct {
+  float *allocated, *aligned;
+  int64_t offset;
+} Desc0;
+typedef struct {
+  float *allocated, *aligned;
+  int64_t offset, sizes[1], strides[1];
+} Desc1;
+typedef struct {
+  float *allocated, *aligned;
+  int64_t offset, sizes[2], strides[2];
+} Desc2;
+typedef struct {
+  int64_t *allocated, *aligned;
+  int64_t offset, sizes[1], strides[1];
+} Desc1I;
+typedef struct {
+  Desc2 w1;
+  Desc1 b1;
+  Desc2 w2;
+  Desc1 b2;
+  Desc0 loss;
+} Results;
 
 typedef void StepFn(Results *, Desc2 *, Desc1 *, Desc2 *, Desc1 *, float,
                     Desc2 *, Desc1I *);
@@ -38,8 +56,12 @@ static void to_host(void *h, const void *d, size_t n) { memcpy(h, d, n); }
 static void dev_free(void *p) { free(p); }
 #else
 static void *dev_alloc(size_t n) { return gaGpuAlloc(n); }
-static void to_dev(void *d, const void *h, size_t n) { gaGpuCopyToDevice(d, h, n); }
-static void to_host(void *h, const void *d, size_t n) { gaGpuCopyToHost(h, d, n); }
+static void to_dev(void *d, const void *h, size_t n) {
+  gaGpuCopyToDevice(d, h, n);
+}
+static void to_host(void *h, const void *d, size_t n) {
+  gaGpuCopyToHost(h, d, n);
+}
 static void dev_free(void *p) { gaGpuFree(p); }
 #endif
 
@@ -87,17 +109,20 @@ static void run(StepFn *step, int device, float *out) {
     to_dev(l, labels, sizeof labels);
   else
     memcpy(l, labels, sizeof labels);
-  Desc2 dw1 = desc2(a[0], IN, H), dw2 = desc2(a[2], H, C), dx = desc2(a[4], B, IN);
+  Desc2 dw1 = desc2(a[0], IN, H), dw2 = desc2(a[2], H, C),
+        dx = desc2(a[4], B, IN);
   Desc1 db1 = desc1(a[1], H), db2 = desc1(a[3], C);
   Desc1I dl = {l, l, 0, {B}, {1}};
   Results r;
   step(&r, &dw1, &db1, &dw2, &db2, 0.1f, &dx, &dl);
-  void (*get)(void *, const void *, size_t) = device ? to_host : (void (*)(void *, const void *, size_t))memcpy;
+  void (*get)(void *, const void *, size_t) =
+      device ? to_host : (void (*)(void *, const void *, size_t))memcpy;
   get(out, r.w1.aligned + r.w1.offset, sizeof w1);
   get(out + IN * H, r.b1.aligned + r.b1.offset, sizeof b1);
   get(out + IN * H + H, r.w2.aligned + r.w2.offset, sizeof w2);
   get(out + IN * H + H + H * C, r.b2.aligned + r.b2.offset, sizeof b2);
-  get(out + IN * H + H + H * C + C, r.loss.aligned + r.loss.offset, sizeof(float));
+  get(out + IN * H + H + H * C + C, r.loss.aligned + r.loss.offset,
+      sizeof(float));
   void (*release)(void *) = device ? dev_free : free;
   release(r.w1.allocated);
   release(r.b1.allocated);
@@ -110,12 +135,18 @@ static void run(StepFn *step, int device, float *out) {
 }
 
 int main(void) {
-  for (int i = 0; i < IN * H; ++i) w1[i] = 0.25f * uniform();
-  for (int i = 0; i < H; ++i) b1[i] = 0.1f * uniform();
-  for (int i = 0; i < H * C; ++i) w2[i] = 0.25f * uniform();
-  for (int i = 0; i < C; ++i) b2[i] = 0.1f * uniform();
-  for (int i = 0; i < B * IN; ++i) x[i] = uniform();
-  for (int i = 0; i < B; ++i) labels[i] = (int64_t)((uniform() + 1.0f) * 5.0f) % C;
+  for (int i = 0; i < IN * H; ++i)
+    w1[i] = 0.25f * uniform();
+  for (int i = 0; i < H; ++i)
+    b1[i] = 0.1f * uniform();
+  for (int i = 0; i < H * C; ++i)
+    w2[i] = 0.25f * uniform();
+  for (int i = 0; i < C; ++i)
+    b2[i] = 0.1f * uniform();
+  for (int i = 0; i < B * IN; ++i)
+    x[i] = uniform();
+  for (int i = 0; i < B; ++i)
+    labels[i] = (int64_t)((uniform() + 1.0f) * 5.0f) % C;
 
   enum { N = IN * H + H + H * C + C + 1 };
   static float got[N], want[N];

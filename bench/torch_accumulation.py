@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""compile_train_step against PyTorch 2.15's own gradient accumulation.
+
+For each model and N, one training step of a batch of B samples in N
+micro-batches, timed three ways in separate processes, interleaved rounds:
+
+  ours:    ga_mlir.torch.compile_train_step(model, loss_fn, AdamW,
+           micro_batches=N): one compiled call per step (CBLAS, 512-bit
+           vectors, static temporaries, llc -mcpu=native)
+  eager:   for each micro-batch: loss_fn(model, x_i, y_i) * (B_i / B)
+           .backward(); then optimizer.step(); optimizer.zero_grad()
+  compile: the same loop with the model under torch.compile (Inductor, C++
+           CPU code); the optimizer step stays eager
+
+Models: the MLP of docs/CPU.md (784-1024-1024-10, ReLU, cross-entropy,
+B = 256) and a GPT-style model (vocabulary 512, d = 128, 4 heads, context
+64, one pre-LayerNorm block with causal scaled_dot_product_attention and a
+GELU MLP, output tied to the embedding, token-mean cross-entropy, B = 32).
+AdamW (lr 1e-3, weight decay 0.01), 1 thread (torch.set_num_threads(1),
+OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = 1).
+
+usage: .venv/bin/python bench/torch_accumulation.py [--ns 1,4,16]
+           [--models mlp,gpt] [--rounds 3] [--reps 10]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.append(os.path.join(os.environ.get(
+    "GA_BUILD_DIR", os.path.join(HERE, "..", "build")), "python_packages"))
+
+
+# ----------------------------------------------------------------- models
+def make(model_name, seed=0):
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    torch.manual_seed(seed)
+    g = torch.Generator().manual_seed(seed + 1)
+    if model_name == "mlp":
+        model = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(),
+                              nn.Linear(1024, 1024), nn.ReLU(),
+                              nn.Linear(1024, 10))
+        batch = (torch.randn(256, 784, generator=g),
+                 torch.randint(0, 10, (256,), generator=g))
+
+        def loss_fn(m, x, y):
+            return F.cross_entropy(m(x), y)
+        return model, loss_fn, batch
+
+    vocab, d, heads, context, b = 512, 128, 4, 64, 32
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(vocab, d)
+            self.pos = nn.Embedding(context, d)
+            self.ln1, self.ln2, self.ln = (nn.LayerNorm(d) for _ in range(3))
+            self.qkv = nn.Linear(d, 3 * d, bias=False)
+            self.proj = nn.Linear(d, d)
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(),
+                                     nn.Linear(4 * d, d))
+            self.head = nn.Linear(d, vocab, bias=False)
+            self.head.weight = self.tok.weight
+
+        def forward(self, ids):
+            bb, t = ids.shape
+            x = self.tok(ids) + self.pos(torch.arange(t))
+            q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+            q, k, v = (z.view(bb, t, heads, d // heads).transpose(1, 2)
+                       for z in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(y.transpose(1, 2).reshape(bb, t, d))
+            x = x + self.mlp(self.ln2(x))
+            return self.head(self.ln(x))
+
+    ids = torch.randint(0, vocab, (b, context), generator=g)
+    targets = torch.randint(0, vocab, (b, context), generator=g)
+
+    def loss_fn(m, ids, targets):
+        logits = m(ids)
+        return F.cross_entropy(logits.reshape(-1, vocab), targets.reshape(-1))
+    return GPT(), loss_fn, (ids, targets)
+
+
+def optimizer_for(model):
+    import torch
+    return torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+
+
+# ----------------------------------------------------------------- workers
+def timeit(f, warmup, reps):
+    for _ in range(warmup):
+        f()
+    out = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        f()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def worker(a):
+    import torch
+    torch.set_num_threads(1)
+    model, loss_fn, batch = make(a.model)
+    opt = optimizer_for(model)
+    first = {}
+    t0 = time.perf_counter()
+    if a.worker == "ours":
+        from ga_mlir.torch import compile_train_step
+        step = compile_train_step(model, loss_fn, opt, example_inputs=batch,
+                                  micro_batches=a.n, vector_width=512)
+
+        def run():
+            first.setdefault("loss", step(*batch).item())
+    else:
+        fwd = model if a.worker == "eager" else torch.compile(model)
+        b = batch[0].shape[0]
+        chunks = list(zip(*(t.tensor_split(a.n) for t in batch)))
+
+        def run():
+            total = 0.0
+            for chunk in chunks:
+                loss = loss_fn(fwd, *chunk) * (chunk[0].shape[0] / b)
+                loss.backward()
+                total += loss.item()
+            opt.step()
+            opt.zero_grad()
+            first.setdefault("loss", total)
+    run()  # compiles (torch.compile) or loads the library (ours)
+    setup = time.perf_counter() - t0
+    times = timeit(run, a.warmup, a.reps)
+    return {"times": times, "loss": first["loss"], "setup": setup}
+
+
+def run_worker(**kw):
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               MKL_NUM_THREADS="1")
+    cmd = [sys.executable, os.path.abspath(__file__)]
+    for k, v in kw.items():
+        cmd += ["--" + k.replace("_", "-"), str(v)]
+    out = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE,
+                         text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main():
+    p = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", default="mlp,gpt")
+    p.add_argument("--ns", default="1,4,16")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--reps", type=int, default=10)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--worker", choices=["ours", "eager", "compile"])
+    p.add_argument("--model", default="mlp")
+    p.add_argument("--n", type=int, default=1)
+    p.add_argument("--json", default=None)
+    a = p.parse_args()
+    if a.worker:
+        print(json.dumps(worker(a)))
+        return
+
+    t0 = time.time()
+    print("load average at start: %.2f %.2f %.2f on %d CPUs; 1 thread"
+          % (os.getloadavg() + (os.cpu_count(),)), flush=True)
+    configs = [(m, int(n)) for m in a.models.split(",")
+               for n in a.ns.split(",")]
+    kinds = ["ours", "eager", "compile"]
+    results = {}
+    for r in range(a.rounds):
+        for model, n in configs:
+            for kind in kinds:
+                res = run_worker(worker=kind, model=model, n=n, reps=a.reps,
+                                 warmup=a.warmup)
+                acc = results.setdefault((model, n, kind), {"times": []})
+                acc["times"] += res["times"]
+                acc.setdefault("loss", res["loss"])
+                acc.setdefault("setup", res["setup"])
+        print(f"round {r + 1}/{a.rounds} done after {time.time() - t0:.0f} s",
+              flush=True)
+    med = statistics.median
+    print(f"\n{'model':>5} {'N':>3} {'ours ms':>8} {'eager ms':>9} "
+          f"{'compile ms':>11} {'ours/eager':>10} {'ours/compile':>12} "
+          f"{'loss ours':>10} {'loss eager':>10} {'loss compile':>12}")
+    rows = []
+    for model, n in configs:
+        o, e, c = (results[(model, n, k)] for k in kinds)
+        to, te, tc = med(o["times"]), med(e["times"]), med(c["times"])
+        rows.append(dict(model=model, n=n, ours_ms=to * 1e3,
+                         eager_ms=te * 1e3, compile_ms=tc * 1e3,
+                         ratio_eager=to / te, ratio_compile=to / tc,
+                         loss_ours=o["loss"], loss_eager=e["loss"],
+                         loss_compile=c["loss"]))
+        print(f"{model:>5} {n:>3} {to * 1e3:>8.2f} {te * 1e3:>9.2f} "
+              f"{tc * 1e3:>11.2f} {to / te:>10.3f} {to / tc:>12.3f} "
+              f"{o['loss']:>10.5f} {e['loss']:>10.5f} {c['loss']:>12.5f}")
+    print(f"\ntotal {time.time() - t0:.0f} s; median of {a.rounds} x "
+          f"{a.reps} runs per figure (interleaved rounds, {a.warmup} warm-up "
+          "runs each); load average at end: %.2f %.2f %.2f"
+          % os.getloadavg())
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

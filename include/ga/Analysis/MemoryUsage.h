@@ -1,0 +1,120 @@
+//===- MemoryUsage.h - static memory use of a bufferized step ---*- C++ -*-===//
+//
+// The memory-usage analysis reads a bufferized function (explicit
+// `memref.alloc`/`memref.dealloc`, as the CPU lowering's bufferization and
+// deallocation leave it) and computes how many bytes its buffers take: the
+// arguments by role (parameters, optimizer state, per-sample inputs), the
+// gradient accumulators, the returned buffers, and the peak of the
+// temporaries that are live at the same time. It is what
+// `--ga-memory-report` prints and what `--ga-accumulate="max-memory=..."`
+// compares with the budget.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GA_ANALYSIS_MEMORYUSAGE_H
+#define GA_ANALYSIS_MEMORYUSAGE_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <array>
+
+namespace mlir::ga {
+
+/// What a buffer of a training step holds.
+enum class BufferRole : uint8_t {
+  /// Non-per-sample arguments that the per-sample computation reads.
+  Parameters,
+  /// Non-per-sample arguments that only the optimizer reads (moments,
+  /// velocities, step counters, hyper-parameters).
+  OptimizerState,
+  /// Per-sample arguments (`ga.batch`).
+  Inputs,
+  /// Allocations that carry partial results from one micro-batch to the next:
+  /// written inside a micro-batch loop and read after it.
+  Accumulators,
+  /// Allocations the function returns (and out-parameters).
+  Results,
+  /// Every other allocation: activations, their gradients, scratch.
+  Temporaries,
+};
+constexpr unsigned kNumBufferRoles = 6;
+
+/// The name of a role as the report prints it ("parameters", ...).
+StringRef stringifyBufferRole(BufferRole role);
+
+/// The byte counts of one bufferized function. All counts are heap bytes as
+/// the CPU lowering requests them from `malloc`: the buffer's elements, plus
+/// its alignment when the allocation has one (the LLVM lowering of
+/// `memref.alloc` over-allocates by the alignment and aligns by hand).
+struct MemoryUsage {
+  /// Arguments: the sum over the arguments of each role (Parameters,
+  /// OptimizerState, Inputs; out-parameters count as Results).
+  /// Accumulators and Results: the sum over the allocations of that role.
+  /// Temporaries: the peak of the temporaries live at the same time.
+  std::array<int64_t, kNumBufferRoles> bytes{};
+  /// Bytes of the function's buffer arguments (all roles).
+  int64_t argumentBytes = 0;
+  /// The peak of all live allocations (accumulators, results, temporaries)
+  /// at one point of the function.
+  int64_t allocationPeak = 0;
+  /// Static storage the function uses through `memref.get_global` of
+  /// mutable globals (`static-temporaries=1`): not on the heap.
+  int64_t staticBytes = 0;
+  /// Number of `memref.alloc` ops.
+  unsigned numAllocations = 0;
+
+  int64_t get(BufferRole role) const {
+    return bytes[static_cast<unsigned>(role)];
+  }
+  /// The peak of the heap while the function runs: every argument buffer
+  /// (allocated by the caller) plus the peak of its own allocations.
+  int64_t getTotalPeak() const { return argumentBytes + allocationPeak; }
+};
+
+/// Computes the MemoryUsage of a bufferized `func.func` by executing its
+/// allocations and deallocations symbolically in program order: a region
+/// (a loop body, a branch) is counted once, and must free what it allocates
+/// (the hoisting and deallocation passes guarantee it). Refuses, with an
+/// error at the op, what it cannot count exactly: an allocation whose size
+/// is only known at run time, a deallocation it cannot trace to an
+/// allocation of the function, a region that leaks allocations.
+class MemoryUsageAnalysis {
+public:
+  /// `argRoles` gives the role of each argument in order (non-buffer
+  /// arguments are ignored; arguments past its end are out-parameters that
+  /// the lowering appended, Results); when empty, arguments with `ga.batch`
+  /// are Inputs and the others Parameters. With `inferOptimizerState` (and
+  /// always when `argRoles` is empty), a Parameter that is not read inside a
+  /// micro-batch loop (a loop that takes a subview of an input) is
+  /// OptimizerState; without such a loop all stay Parameters.
+  MemoryUsageAnalysis(func::FuncOp func, ArrayRef<BufferRole> argRoles = {},
+                      bool inferOptimizerState = false);
+
+  bool succeeded() const { return ok; }
+  const MemoryUsage &getUsage() const { return usage; }
+  /// The role the analysis gave an allocation (Temporaries if unknown).
+  BufferRole getRole(Operation *alloc) const;
+
+  /// Prints the role and size of every allocation, then the totals.
+  void print(raw_ostream &os) const;
+
+private:
+  void classify(ArrayRef<BufferRole> argRoles, bool inferOptimizerState);
+  LogicalResult simulate(Block &block);
+  LogicalResult simulate(Operation *op);
+
+  func::FuncOp func;
+  bool ok = true;
+  MemoryUsage usage;
+  /// Role and heap bytes of every allocation, in program order.
+  SmallVector<std::tuple<Operation *, BufferRole, int64_t>> allocations;
+  llvm::DenseMap<Operation *, unsigned> allocationIndex;
+  /// Live bytes during the symbolic execution.
+  int64_t live = 0, liveTemporaries = 0;
+};
+
+} // namespace mlir::ga
+
+#endif // GA_ANALYSIS_MEMORYUSAGE_H

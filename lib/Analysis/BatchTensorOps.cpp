@@ -1,0 +1,251 @@
+//===- BatchTensorOps.cpp - the batch analysis of tensor ops --------------===//
+//
+// Transfer functions of elementwise ops and tensor ops (slices, reshapes,
+// casts, padding, concatenation, sizes): where the batch dimension goes and
+// how many entries of it one sample has.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ga/Analysis/BatchDependence.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+using namespace mlir;
+using namespace mlir::ga;
+
+FailureOr<std::pair<int64_t, int64_t>>
+BatchDependence::getCommonLayout(ValueRange values) const {
+  int64_t dim = -1, factor = 1;
+  for (Value value : values) {
+    BatchClass cls = getClass(value);
+    if (!cls.isBatched())
+      continue;
+    if (dim >= 0 && (cls.dim != dim || cls.factor != factor))
+      return failure();
+    dim = cls.dim;
+    factor = cls.factor;
+  }
+  return std::make_pair(dim, factor);
+}
+
+void BatchDependence::visitElementwise(Operation *op) {
+  FailureOr<std::pair<int64_t, int64_t>> layout =
+      getCommonLayout(op->getOperands());
+  if (mlir::failed(layout)) {
+    error(op) << "operands are per-sample along different dimensions";
+    return;
+  }
+  auto [dim, factor] = *layout;
+  for (Type type : op->getResultTypes()) {
+    if (!isa<RankedTensorType>(type)) {
+      error(op) << "elementwise op on per-sample values must produce ranked "
+                   "tensors, got "
+                << type;
+      return;
+    }
+  }
+  SmallVector<Value> inputs(op->getOperands());
+  unsigned level = checkCoupling(op, inputs);
+  BatchClass cls = BatchClass::getBatched(dim, factor);
+  cls.level = level;
+  cls.dependsOnParams = joinInputs(inputs).dependsOnParams;
+  setResults(op, cls);
+  opInfo[op] = PerSampleOpInfo();
+}
+
+void BatchDependence::visitTensorOp(Operation *op) {
+  SmallVector<Value> inputs = getOpInputs(op);
+  auto finish = [&](int64_t dim, int64_t factor) {
+    unsigned level = checkCoupling(op, inputs);
+    BatchClass cls = BatchClass::getBatched(dim, factor);
+    cls.level = level;
+    cls.dependsOnParams = joinInputs(inputs).dependsOnParams;
+    setResults(op, cls);
+    opInfo[op] = PerSampleOpInfo();
+  };
+
+  if (auto dimOp = dyn_cast<tensor::DimOp>(op)) {
+    BatchClass src = getClass(dimOp.getSource());
+    std::optional<int64_t> index = dimOp.getConstantIndex();
+    if (!index) {
+      error(op) << "size of a per-sample value queried with a non-constant "
+                   "dimension";
+      return;
+    }
+    BatchClass cls;
+    if (*index == src.dim) {
+      // The batch size: a number wherever it is computed with, and the
+      // micro-batch size wherever the rewrite shapes a tensor with it.
+      batchExtents[dimOp.getResult()] = src.factor;
+    } else if (cast<ShapedType>(dimOp.getSource().getType())
+                   .isDynamicDim(*index)) {
+      error(op) << "dynamic size of the non-batch dimension " << *index
+                << " of a per-sample value is not supported";
+      return;
+    }
+    setResults(op, cls);
+    return;
+  }
+
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    BatchClass src = getClass(slice.getSource());
+    int64_t d = src.dim;
+    std::optional<int64_t> offset =
+        getConstantIntValue(slice.getMixedOffsets()[d]);
+    std::optional<int64_t> stride =
+        getConstantIntValue(slice.getMixedStrides()[d]);
+    if (offset != 0 || stride != 1 ||
+        !isFullExtent(slice.getMixedSizes()[d], slice.getSource(), d,
+                      src.factor)) {
+      error(op) << "slicing along the batch dimension selects samples; only "
+                   "full slices of the batch dimension can be split into "
+                   "micro-batches";
+      return;
+    }
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    if (dropped.test(d)) {
+      error(op) << "slice drops the batch dimension";
+      return;
+    }
+    int64_t newDim = d;
+    for (int64_t i = 0; i < d; ++i)
+      newDim -= dropped.test(i);
+    return finish(newDim, src.factor);
+  }
+
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
+    BatchClass src = getClass(insert.getSource());
+    BatchClass dst = getClass(insert.getDest());
+    llvm::SmallBitVector dropped = insert.getDroppedDims();
+    int64_t dim = -1, factor = 1;
+    if (dst.isBatched()) {
+      dim = dst.dim;
+      factor = dst.factor;
+    }
+    if (src.isBatched()) {
+      int64_t destDim = -1;
+      for (int64_t i = 0, s = 0, e = dropped.size(); i < e; ++i) {
+        if (dropped.test(i))
+          continue;
+        if (s++ == src.dim)
+          destDim = i;
+      }
+      if (dim >= 0 && (destDim != dim || factor != src.factor)) {
+        error(op) << "source and destination are per-sample along different "
+                     "dimensions";
+        return;
+      }
+      dim = destDim;
+      factor = src.factor;
+    }
+    if (dim < 0 || dropped.test(dim) ||
+        getConstantIntValue(insert.getMixedOffsets()[dim]) != 0 ||
+        getConstantIntValue(insert.getMixedStrides()[dim]) != 1 ||
+        !isFullExtent(insert.getMixedSizes()[dim], insert.getDest(), dim,
+                      factor)) {
+      error(op) << "inserting along the batch dimension selects samples; "
+                   "only full slices of the batch dimension are supported";
+      return;
+    }
+    return finish(dim, factor);
+  }
+
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    BatchClass src = getClass(expand.getSrc());
+    ArrayRef<int64_t> shape = expand.getResultType().getShape();
+    ReassociationIndices group = expand.getReassociationIndices()[src.dim];
+    unsigned j = 0;
+    while (j + 1 < group.size() && shape[group[j]] == 1)
+      ++j;
+    int64_t rest = 1;
+    for (unsigned k = j + 1; k < group.size(); ++k) {
+      if (ShapedType::isDynamic(shape[group[k]])) {
+        error(op) << "expanding the batch dimension with dynamic inner sizes "
+                     "is not supported";
+        return;
+      }
+      rest *= shape[group[k]];
+    }
+    if (src.factor % rest != 0) {
+      error(op) << "expanding the batch dimension splits samples apart";
+      return;
+    }
+    return finish(group[j], src.factor / rest);
+  }
+
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    BatchClass src = getClass(collapse.getSrc());
+    ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
+    for (auto [index, group] :
+         llvm::enumerate(collapse.getReassociationIndices())) {
+      auto it = llvm::find(group, src.dim);
+      if (it == group.end())
+        continue;
+      int64_t factor = src.factor;
+      for (auto before = group.begin(); before != it; ++before) {
+        if (shape[*before] != 1) {
+          error(op) << "collapsing the batch dimension into an outer "
+                       "dimension interleaves samples";
+          return;
+        }
+      }
+      for (auto after = std::next(it); after != group.end(); ++after) {
+        if (ShapedType::isDynamic(shape[*after])) {
+          error(op) << "collapsing the batch dimension with dynamic inner "
+                       "sizes is not supported";
+          return;
+        }
+        factor *= shape[*after];
+      }
+      return finish(index, factor);
+    }
+    llvm_unreachable("reassociation covers every source dimension");
+  }
+
+  if (auto castOp = dyn_cast<tensor::CastOp>(op)) {
+    BatchClass src = getClass(castOp.getSource());
+    if (!isa<RankedTensorType>(castOp.getType())) {
+      error(op) << "cast of a per-sample value to an unranked tensor";
+      return;
+    }
+    return finish(src.dim, src.factor);
+  }
+
+  if (auto pad = dyn_cast<tensor::PadOp>(op)) {
+    BatchClass src = getClass(pad.getSource());
+    if (!src.isBatched()) {
+      error(op) << "per-sample padding value";
+      return;
+    }
+    if (getConstantIntValue(pad.getMixedLowPad()[src.dim]) != 0 ||
+        getConstantIntValue(pad.getMixedHighPad()[src.dim]) != 0) {
+      error(op) << "padding along the batch dimension adds samples";
+      return;
+    }
+    return finish(src.dim, src.factor);
+  }
+
+  if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
+    FailureOr<std::pair<int64_t, int64_t>> layout =
+        getCommonLayout(concat.getInputs());
+    if (mlir::failed(layout)) {
+      error(op) << "inputs are per-sample along different dimensions";
+      return;
+    }
+    auto [dim, factor] = *layout;
+    if (static_cast<int64_t>(concat.getDim()) == dim) {
+      error(op) << "concatenating along the batch dimension mixes batches";
+      return;
+    }
+    return finish(dim, factor);
+  }
+
+  if (isa<tensor::ExtractOp>(op)) {
+    error(op) << "reading single elements of a per-sample value picks "
+                 "samples; reduce over the batch first";
+    return;
+  }
+  error(op) << "'" << op->getName()
+            << "' on per-sample values is not supported by the batch analysis";
+}

@@ -1,0 +1,276 @@
+//===- MemoryUsage.cpp - static memory use of a bufferized step -----------===//
+//
+// Byte counts of the buffers of a bufferized function, and the peak of those
+// live at the same time, by a symbolic execution of its allocations and
+// deallocations in program order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ga/Analysis/MemoryUsage.h"
+
+#include "ga/IR/GADialect.h"
+
+#include "mlir/Dialect/Bufferization/Transforms/BufferViewFlowAnalysis.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+using namespace mlir::ga;
+
+StringRef mlir::ga::stringifyBufferRole(BufferRole role) {
+  switch (role) {
+  case BufferRole::Parameters:
+    return "parameters";
+  case BufferRole::OptimizerState:
+    return "optimizer_state";
+  case BufferRole::Inputs:
+    return "inputs";
+  case BufferRole::Accumulators:
+    return "accumulators";
+  case BufferRole::Results:
+    return "results";
+  case BufferRole::Temporaries:
+    return "temporaries";
+  }
+  llvm_unreachable("unknown buffer role");
+}
+
+/// The buffer `value` is a view or cast of (through any number of views), or
+/// `value` itself.
+static Value getViewRoot(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      value = view.getViewSource();
+    else if (auto cast = dyn_cast<memref::CastOp>(def))
+      value = cast.getSource();
+    else
+      break;
+  }
+  return value;
+}
+
+/// Bytes of a statically shaped memref type, or failure.
+static FailureOr<int64_t> getBufferBytes(MemRefType type, Operation *where) {
+  if (!type.hasStaticShape())
+    return failure();
+  Type element = type.getElementType();
+  int64_t elementBytes =
+      DataLayout::closest(where).getTypeSize(element).getFixedValue();
+  return type.getNumElements() * elementBytes;
+}
+
+MemoryUsageAnalysis::MemoryUsageAnalysis(func::FuncOp func,
+                                         ArrayRef<BufferRole> argRoles,
+                                         bool inferOptimizerState)
+    : func(func) {
+  classify(argRoles, inferOptimizerState || argRoles.empty());
+  if (!ok || func.isExternal())
+    return;
+  ok = ::mlir::succeeded(simulate(func.getBody().front()));
+}
+
+BufferRole MemoryUsageAnalysis::getRole(Operation *alloc) const {
+  auto it = allocationIndex.find(alloc);
+  if (it == allocationIndex.end())
+    return BufferRole::Temporaries;
+  return std::get<1>(allocations[it->second]);
+}
+
+void MemoryUsageAnalysis::classify(ArrayRef<BufferRole> argRoles,
+                                   bool inferOptimizerState) {
+  if (func.isExternal())
+    return;
+  Block &entry = func.getBody().front();
+  BufferViewFlowAnalysis aliases(func);
+  // The ops of the entry block in which `value` or a view of it is used,
+  // other than to free it.
+  auto getUseAnchors = [&](Value value) {
+    SmallPtrSet<Operation *, 8> anchors;
+    for (Value alias : aliases.resolve(value))
+      for (Operation *user : alias.getUsers())
+        if (!isa<memref::DeallocOp>(user))
+          if (Operation *anchor = entry.findAncestorOpInBlock(*user))
+            anchors.insert(anchor);
+    return anchors;
+  };
+
+  // Argument roles: given, or from `ga.batch` and the micro-batch loops.
+  SmallVector<BufferRole> roles(argRoles);
+  if (roles.empty())
+    for (BlockArgument arg : func.getArguments())
+      roles.push_back(
+          func.getArgAttr(arg.getArgNumber(), GADialect::getBatchAttrName())
+              ? BufferRole::Inputs
+              : BufferRole::Parameters);
+  auto roleOf = [&](BlockArgument arg) {
+    return arg.getArgNumber() < roles.size() ? roles[arg.getArgNumber()]
+                                             : BufferRole::Results;
+  };
+  // Micro-batch loops: loops of the entry block that take a view of a
+  // per-sample input.
+  SmallPtrSet<Operation *, 4> microBatchLoops;
+  entry.walk([&](memref::SubViewOp view) {
+    auto arg = dyn_cast<BlockArgument>(getViewRoot(view.getSource()));
+    if (!arg || arg.getOwner() != &entry || roleOf(arg) != BufferRole::Inputs)
+      return;
+    Operation *anchor = entry.findAncestorOpInBlock(*view);
+    if (anchor && isa<scf::ForOp>(anchor))
+      microBatchLoops.insert(anchor);
+  });
+  bool inferStateRoles = inferOptimizerState && !microBatchLoops.empty();
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<MemRefType>(arg.getType());
+    if (!type)
+      continue;
+    FailureOr<int64_t> bytes = getBufferBytes(type, func);
+    if (failed(bytes)) {
+      func.emitError() << "memory report: the size of argument #"
+                       << arg.getArgNumber() << " (" << type
+                       << ") is only known at run time";
+      ok = false;
+      return;
+    }
+    BufferRole role = roleOf(arg);
+    if (inferStateRoles && role == BufferRole::Parameters &&
+        llvm::none_of(getUseAnchors(arg), [&](Operation *anchor) {
+          return microBatchLoops.contains(anchor);
+        }))
+      role = BufferRole::OptimizerState;
+    usage.bytes[static_cast<unsigned>(role)] += *bytes;
+    usage.argumentBytes += *bytes;
+  }
+
+  // Returned buffers.
+  SmallPtrSet<Operation *, 8> returned;
+  func.walk([&](func::ReturnOp ret) {
+    for (Value operand : ret.getOperands())
+      if (Operation *def = getViewRoot(operand).getDefiningOp())
+        returned.insert(def);
+  });
+
+  // Allocations: accumulators are live across the iterations of a
+  // micro-batch loop (used in it and after it), results are returned, the
+  // rest are temporaries.
+  func.walk([&](memref::AllocOp alloc) {
+    FailureOr<int64_t> bytes = getBufferBytes(alloc.getType(), alloc);
+    if (failed(bytes)) {
+      alloc.emitError() << "memory report: the size of this allocation ("
+                        << alloc.getType() << ") is only known at run time";
+      ok = false;
+      return WalkResult::interrupt();
+    }
+    // The LLVM lowering asks malloc for the alignment on top and aligns by
+    // hand.
+    int64_t heapBytes = *bytes + alloc.getAlignment().value_or(0);
+    BufferRole role = BufferRole::Temporaries;
+    Operation *anchor = entry.findAncestorOpInBlock(*alloc);
+    if (anchor == alloc.getOperation()) {
+      SmallPtrSet<Operation *, 8> anchors = getUseAnchors(alloc);
+      for (Operation *loop : microBatchLoops)
+        if (anchors.contains(loop) && alloc->isBeforeInBlock(loop) &&
+            llvm::any_of(anchors, [&](Operation *use) {
+              return loop->isBeforeInBlock(use);
+            }))
+          role = BufferRole::Accumulators;
+    }
+    if (role == BufferRole::Temporaries && returned.contains(alloc))
+      role = BufferRole::Results;
+    if (role != BufferRole::Temporaries)
+      usage.bytes[static_cast<unsigned>(role)] += heapBytes;
+    allocationIndex[alloc] = allocations.size();
+    allocations.emplace_back(alloc, role, heapBytes);
+    ++usage.numAllocations;
+    return WalkResult::advance();
+  });
+  if (!ok)
+    return;
+
+  // Static storage of mutable globals (static-temporaries=1).
+  llvm::SmallDenseSet<Attribute> seen;
+  func.walk([&](memref::GetGlobalOp get) {
+    if (!seen.insert(get.getNameAttr()).second)
+      return;
+    auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+        get, get.getNameAttr());
+    if (!global || global.getConstant())
+      return;
+    if (FailureOr<int64_t> bytes = getBufferBytes(global.getType(), global);
+        ::mlir::succeeded(bytes))
+      usage.staticBytes += *bytes;
+  });
+}
+
+LogicalResult MemoryUsageAnalysis::simulate(Block &block) {
+  for (Operation &op : block)
+    if (failed(simulate(&op)))
+      return failure();
+  return success();
+}
+
+LogicalResult MemoryUsageAnalysis::simulate(Operation *op) {
+  auto bump = [&](unsigned index, int64_t sign) {
+    auto [alloc, role, bytes] = allocations[index];
+    live += sign * bytes;
+    if (role == BufferRole::Temporaries)
+      liveTemporaries += sign * bytes;
+    usage.allocationPeak = std::max(usage.allocationPeak, live);
+    int64_t &peak = usage.bytes[static_cast<unsigned>(BufferRole::Temporaries)];
+    peak = std::max(peak, liveTemporaries);
+  };
+  if (isa<memref::AllocOp>(op)) {
+    bump(allocationIndex.lookup(op), +1);
+    return success();
+  }
+  if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+    Operation *def = getViewRoot(dealloc.getMemref()).getDefiningOp();
+    auto it = def ? allocationIndex.find(def) : allocationIndex.end();
+    if (it == allocationIndex.end())
+      return dealloc.emitError("memory report: cannot tell which allocation "
+                               "of the function this frees");
+    bump(it->second, -1);
+    return success();
+  }
+  if (isa<CallOpInterface>(op))
+    return op->emitError("memory report: calls are not followed; inline the "
+                         "callee first");
+  // Anything else that allocates or frees is not counted: refuse it.
+  if (!isa<memref::AllocaOp>(op)) {
+    if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {
+      if (effects.hasEffect<MemoryEffects::Allocate>() ||
+          effects.hasEffect<MemoryEffects::Free>())
+        return op->emitError("memory report: this op allocates or frees "
+                             "memory the report cannot count");
+    }
+  }
+  // A region (loop body, branch) is counted once and must free what it
+  // allocates: the loop hoisting and deallocation passes guarantee it.
+  for (Region &region : op->getRegions()) {
+    int64_t before = live;
+    for (Block &block : region)
+      if (failed(simulate(block)))
+        return failure();
+    if (live != before)
+      return op->emitError("memory report: a region of this op does not "
+                           "free the ")
+             << (live - before) << " bytes it allocates";
+  }
+  return success();
+}
+
+void MemoryUsageAnalysis::print(raw_ostream &os) const {
+  os << "memory of @" << const_cast<func::FuncOp &>(func).getSymName() << ":\n";
+  for (auto [alloc, role, bytes] : allocations)
+    os << "  alloc " << cast<memref::AllocOp>(alloc).getType() << ": "
+       << stringifyBufferRole(role) << ", " << bytes << " bytes\n";
+  for (unsigned i = 0; i < kNumBufferRoles; ++i)
+    os << "  " << stringifyBufferRole(static_cast<BufferRole>(i)) << ": "
+       << usage.bytes[i] << "\n";
+  os << "  arguments: " << usage.argumentBytes << "\n";
+  os << "  allocation peak: " << usage.allocationPeak << "\n";
+  os << "  static: " << usage.staticBytes << "\n";
+  os << "  total peak: " << usage.getTotalPeak() << "\n";
+}

@@ -1,0 +1,232 @@
+//===- MemoryReport.cpp - the static memory report of training steps ------===//
+//
+// --ga-memory-report prints the byte counts of the memory-usage analysis for
+// each training step, as it is or for each N of a sweep, as a table or JSON.
+// It lives in lib/Pipelines because it runs the rewrite and the CPU
+// bufferization on copies of the step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "StepMemory.h"
+
+#include "ga/IR/GADialect.h"
+#include "ga/Transforms/Passes.h"
+
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+namespace mlir::ga {
+#define GEN_PASS_DEF_MEMORYREPORT
+#include "ga/Transforms/Passes.h.inc"
+} // namespace mlir::ga
+
+using namespace mlir;
+using namespace mlir::ga;
+using namespace mlir::ga::detail;
+
+namespace {
+/// One line of the report.
+struct ReportRow {
+  std::string function;
+  /// The number of micro-batches of the sweep; 0 for a function as it is.
+  int64_t microBatches = 0;
+  /// The batch size (0 when unknown or dynamic).
+  int64_t batchSize = 0;
+  MemoryUsage usage;
+};
+
+/// The columns of the report, in order, with their values.
+SmallVector<std::pair<StringRef, int64_t>> getColumns(const ReportRow &row) {
+  const MemoryUsage &u = row.usage;
+  return {{"parameters", u.get(BufferRole::Parameters)},
+          {"optimizer_state", u.get(BufferRole::OptimizerState)},
+          {"inputs", u.get(BufferRole::Inputs)},
+          {"accumulators", u.get(BufferRole::Accumulators)},
+          {"results", u.get(BufferRole::Results)},
+          {"temporaries", u.get(BufferRole::Temporaries)},
+          {"static", u.staticBytes},
+          {"total_peak", u.getTotalPeak()}};
+}
+
+struct MemoryReportPass : public ga::impl::MemoryReportBase<MemoryReportPass> {
+  using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    getStepMemoryDialects(registry);
+  }
+
+  void runOnOperation() override;
+  void printTable(raw_ostream &os, ArrayRef<ReportRow> rows);
+  void printJSON(raw_ostream &os, ArrayRef<ReportRow> rows);
+};
+} // namespace
+
+/// Whether `func` still has tensors (is not bufferized yet).
+static bool hasTensors(func::FuncOp func) {
+  auto isTensor = [](Type type) { return isa<TensorType>(type); };
+  if (llvm::any_of(func.getArgumentTypes(), isTensor) ||
+      llvm::any_of(func.getResultTypes(), isTensor))
+    return true;
+  WalkResult result = func.walk([&](Operation *op) {
+    return llvm::any_of(op->getResultTypes(), isTensor)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
+void MemoryReportPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  if (format != "table" && format != "json") {
+    emitError(module.getLoc()) << "--ga-memory-report: unknown format '"
+                               << format << "' (expected table or json)";
+    return signalPassFailure();
+  }
+  for (int64_t n : sweep)
+    if (n < 1) {
+      emitError(module.getLoc())
+          << "--ga-memory-report: sweep values must be >= 1, "
+             "got "
+          << n;
+      return signalPassFailure();
+    }
+
+  // The functions to report.
+  SmallVector<func::FuncOp> funcs;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal())
+      continue;
+    bool isStep = llvm::any_of(llvm::seq(func.getNumArguments()), [&](auto i) {
+      return func.getArgAttr(i, GADialect::getBatchAttrName());
+    });
+    if (funcNames.empty() ? (isStep || sweep.empty())
+                          : llvm::is_contained(funcNames, func.getSymName()))
+      funcs.push_back(func);
+  }
+  for (const std::string &name : funcNames)
+    if (!module.lookupSymbol<func::FuncOp>(name)) {
+      emitError(module.getLoc())
+          << "--ga-memory-report: no function named '" << name << "'";
+      return signalPassFailure();
+    }
+
+  SmallVector<ReportRow> rows;
+  for (func::FuncOp func : funcs) {
+    ReportRow row;
+    row.function = func.getSymName().str();
+    std::optional<int64_t> batchSize = getStepBatchSize(func);
+    if (batchSize && ShapedType::isDynamic(*batchSize)) {
+      func.emitError() << "memory report: the batch of '" << func.getSymName()
+                       << "' is only known at run time, and so are the sizes "
+                          "of its buffers";
+      return signalPassFailure();
+    }
+    if (batchSize)
+      row.batchSize = *batchSize;
+    if (sweep.empty()) {
+      if (hasTensors(func)) {
+        FailureOr<MemoryUsage> usage =
+            estimateStepMemory(module, func, 0, accumulateOptions, cpuOptions);
+        if (failed(usage))
+          return signalPassFailure();
+        row.usage = *usage;
+      } else {
+        MemoryUsageAnalysis analysis(func);
+        if (!analysis.succeeded())
+          return signalPassFailure();
+        row.usage = analysis.getUsage();
+      }
+      rows.push_back(row);
+      continue;
+    }
+    for (int64_t n : sweep) {
+      FailureOr<MemoryUsage> usage =
+          estimateStepMemory(module, func, n, accumulateOptions, cpuOptions);
+      if (failed(usage))
+        return signalPassFailure();
+      row.microBatches = n;
+      row.usage = *usage;
+      rows.push_back(row);
+    }
+  }
+
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> file = openOutputFile(
+      output.empty() ? std::string("-") : output.getValue(), &error);
+  if (!file) {
+    emitError(module.getLoc()) << "--ga-memory-report: " << error;
+    return signalPassFailure();
+  }
+  if (format == "json")
+    printJSON(file->os(), rows);
+  else
+    printTable(file->os(), rows);
+  file->keep();
+}
+
+void MemoryReportPass::printTable(raw_ostream &os, ArrayRef<ReportRow> rows) {
+  // Column widths: the header or the widest figure.
+  SmallVector<std::string> headers = {"function", "N", "micro"};
+  for (auto &[name, value] : getColumns(ReportRow()))
+    headers.push_back(name.str());
+  SmallVector<SmallVector<std::string>> cells;
+  for (const ReportRow &row : rows) {
+    SmallVector<std::string> line = {"@" + row.function};
+    // The micro-batch size: the largest micro-batch.
+    bool known = row.microBatches && row.batchSize;
+    line.push_back(row.microBatches ? std::to_string(row.microBatches) : "-");
+    line.push_back(known ? std::to_string(llvm::divideCeil(row.batchSize,
+                                                           row.microBatches))
+                         : "-");
+    for (auto &[name, value] : getColumns(row))
+      line.push_back(std::to_string(value));
+    cells.push_back(line);
+  }
+  SmallVector<size_t> widths;
+  for (const std::string &header : headers)
+    widths.push_back(header.size());
+  for (auto &line : cells)
+    for (auto [i, cell] : llvm::enumerate(line))
+      widths[i] = std::max(widths[i], cell.size());
+  auto printLine = [&](ArrayRef<std::string> line) {
+    for (auto [i, cell] : llvm::enumerate(line)) {
+      if (i)
+        os << "  ";
+      if (i == 0)
+        os << llvm::left_justify(cell, widths[i]);
+      else
+        os << llvm::right_justify(cell, widths[i]);
+    }
+    os << "\n";
+  };
+  printLine(headers);
+  for (auto &line : cells)
+    printLine(line);
+}
+
+void MemoryReportPass::printJSON(raw_ostream &os, ArrayRef<ReportRow> rows) {
+  llvm::json::OStream json(os, /*IndentSize=*/2);
+  json.arrayBegin();
+  for (const ReportRow &row : rows) {
+    json.objectBegin();
+    json.attribute("function", row.function);
+    if (row.microBatches)
+      json.attribute("micro_batches", row.microBatches);
+    else
+      json.attribute("micro_batches", nullptr);
+    if (row.batchSize)
+      json.attribute("batch_size", row.batchSize);
+    else
+      json.attribute("batch_size", nullptr);
+    for (auto &[name, value] : getColumns(row))
+      json.attribute(name, value);
+    json.attribute("arguments", row.usage.argumentBytes);
+    json.attribute("allocation_peak", row.usage.allocationPeak);
+    json.attribute("allocations", row.usage.numAllocations);
+    json.objectEnd();
+  }
+  json.arrayEnd();
+  os << "\n";
+}

@@ -1,0 +1,163 @@
+//===- StepMemory.cpp - memory of a step rewritten and bufferized ---------===//
+
+#include "StepMemory.h"
+
+#include "ga/Analysis/BatchDependence.h"
+#include "ga/IR/GADialect.h"
+#include "ga/Pipelines/Pipelines.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::ga;
+
+SmallVector<BufferRole> mlir::ga::detail::getArgumentRoles(func::FuncOp func) {
+  // Only the classes are needed here; what the analysis refuses is reported
+  // by the rewrite itself.
+  ScopedDiagnosticHandler silence(func.getContext(),
+                                  [](Diagnostic &) { return success(); });
+  BatchDependence::Options options;
+  options.allowGhostBatch = true;
+  BatchDependence deps(func, options);
+  if (!deps.succeeded() || deps.getBatchArgs().empty())
+    return {};
+  SmallVector<BufferRole> roles;
+  for (BlockArgument arg : func.getArguments()) {
+    if (func.getArgAttr(arg.getArgNumber(), GADialect::getBatchAttrName())) {
+      roles.push_back(BufferRole::Inputs);
+      continue;
+    }
+    // Follow the uniform values computed from `arg` to a per-sample op.
+    SmallVector<Value> worklist{arg};
+    DenseSet<Value> seen{arg};
+    bool readPerSample = false;
+    while (!worklist.empty() && !readPerSample) {
+      Value value = worklist.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        // A use in the body of a per-sample op (a gather) counts as one.
+        if (llvm::any_of(
+                user->getParentOp() == func
+                    ? ArrayRef<Operation *>{user}
+                    : ArrayRef<Operation *>{user,
+                                            func.getBody()
+                                                .front()
+                                                .findAncestorOpInBlock(*user)},
+                [&](Operation *op) { return op && deps.isPerSample(op); })) {
+          readPerSample = true;
+          break;
+        }
+        for (Value result : user->getResults())
+          if (deps.getClass(result).isUniform() && seen.insert(result).second)
+            worklist.push_back(result);
+      }
+    }
+    roles.push_back(readPerSample ? BufferRole::Parameters
+                                  : BufferRole::OptimizerState);
+  }
+  return roles;
+}
+
+std::optional<int64_t> mlir::ga::detail::getStepBatchSize(func::FuncOp func) {
+  ScopedDiagnosticHandler silence(func.getContext(),
+                                  [](Diagnostic &) { return success(); });
+  BatchDependence::Options options;
+  options.allowGhostBatch = true;
+  BatchDependence deps(func, options);
+  if (deps.getBatchArgs().empty() || deps.getBatchSize() == 0)
+    return std::nullopt;
+  return deps.getBatchSize();
+}
+
+FailureOr<MemoryUsage> mlir::ga::detail::estimateStepMemory(
+    ModuleOp module, func::FuncOp func, int64_t microBatches,
+    StringRef accumulateOptions, StringRef cpuOptions) {
+  PassManager pm(module.getContext());
+  if (microBatches) {
+    std::string text =
+        llvm::formatv("micro-batches={0} func={1} {2}", microBatches,
+                      func.getSymName(), accumulateOptions);
+    auto options = AccumulatePipelineOptions::createFromString(text);
+    if (!options)
+      return func.emitError() << "memory report: invalid --ga-accumulate "
+                                 "options '"
+                              << accumulateOptions << "'";
+    buildAccumulatePipeline(pm, *options);
+  }
+  auto cpu = LowerToCPUOptions::createFromString(cpuOptions);
+  if (!cpu)
+    return func.emitError() << "memory report: invalid --ga-lower-to-cpu "
+                               "options '"
+                            << cpuOptions << "'";
+  buildBufferizeForCPUPipeline(pm, *cpu);
+
+  // The roles come from the tensor-level step (the lowering drops ga.batch):
+  // from batch dependence, or else (a step already rewritten) inputs from
+  // ga.batch and the rest inferred from the micro-batch loops.
+  SmallVector<BufferRole> roles = getArgumentRoles(func);
+  bool inferOptimizerState = roles.empty();
+  if (roles.empty())
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      roles.push_back(func.getArgAttr(i, GADialect::getBatchAttrName())
+                          ? BufferRole::Inputs
+                          : BufferRole::Parameters);
+  OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
+  FailureOr<MemoryUsage> usage = failure();
+  // Diagnostics point at the step's own locations; the bufferized copy
+  // would only be noise next to them.
+  MLIRContext *context = module.getContext();
+  bool printOp = context->shouldPrintOpOnDiagnostic();
+  context->printOpOnDiagnostic(false);
+  llvm::scope_exit restore([&] { context->printOpOnDiagnostic(printOp); });
+  if (succeeded(pm.run(*copy))) {
+    auto bufferized = copy->lookupSymbol<func::FuncOp>(func.getSymName());
+    MemoryUsageAnalysis analysis(bufferized, roles, inferOptimizerState);
+    if (analysis.succeeded())
+      usage = analysis.getUsage();
+  }
+  return usage;
+}
+
+void mlir::ga::detail::getStepMemoryDialects(DialectRegistry &registry) {
+  OpPassManager pm(ModuleOp::getOperationName());
+  buildAccumulatePipeline(pm, AccumulatePipelineOptions());
+  buildBufferizeForCPUPipeline(pm, LowerToCPUOptions());
+  pm.getDependentDialects(registry);
+}
+
+FailureOr<int64_t> mlir::ga::detail::parseByteCount(StringRef text) {
+  StringRef rest = text.trim();
+  size_t numberEnd = rest.find_first_not_of("0123456789.");
+  StringRef number = rest.take_front(numberEnd);
+  StringRef suffix = rest.drop_front(number.size()).trim();
+  double value;
+  if (number.empty() || number.getAsDouble(value) || value < 0)
+    return failure();
+  double scale = llvm::StringSwitch<double>(suffix.lower())
+                     .Cases({"", "b"}, 1.0)
+                     .Case("kib", 1024.0)
+                     .Case("mib", 1024.0 * 1024)
+                     .Case("gib", 1024.0 * 1024 * 1024)
+                     .Default(0.0);
+  if (scale == 0.0 || value * scale >= 9.0e18)
+    return failure();
+  return static_cast<int64_t>(std::floor(value * scale));
+}
+
+std::string mlir::ga::detail::formatByteCount(int64_t bytes) {
+  const char *units[] = {"bytes", "KiB", "MiB", "GiB"};
+  double value = bytes;
+  unsigned unit = 0;
+  while (value >= 1024 && unit < 3) {
+    value /= 1024;
+    ++unit;
+  }
+  if (unit == 0)
+    return llvm::formatv("{0} bytes", bytes);
+  return llvm::formatv("{0:F2} {1} ({2} bytes)", value, units[unit], bytes);
+}

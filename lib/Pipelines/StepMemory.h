@@ -1,0 +1,57 @@
+//===- StepMemory.h - memory of a step rewritten and bufferized -*- C++ -*-===//
+//
+// What --ga-memory-report and --ga-choose-micro-batches share: the static
+// memory use of a training step after the --ga-accumulate rewrite with N
+// micro-batches and the bufferization of --ga-lower-to-cpu, computed on a
+// copy of the module. Internal to lib/Pipelines.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GA_LIB_PIPELINES_STEPMEMORY_H
+#define GA_LIB_PIPELINES_STEPMEMORY_H
+
+#include "ga/Analysis/MemoryUsage.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
+
+namespace mlir::ga::detail {
+
+/// The roles of the arguments of a tensor-level training step: `ga.batch`
+/// arguments are Inputs; another argument is a Parameter when a per-sample op
+/// reads it (directly or through uniform values), OptimizerState otherwise.
+/// Empty when the batch-dependence analysis fails on `func` (the memory-usage
+/// analysis then infers the roles from the bufferized micro-batch loops).
+SmallVector<BufferRole> getArgumentRoles(func::FuncOp func);
+
+/// The batch size of a training step as the batch-dependence analysis sees
+/// it (ShapedType::kDynamic when only known at run time), or std::nullopt
+/// when it has none.
+std::optional<int64_t> getStepBatchSize(func::FuncOp func);
+
+/// The memory use of `func`, a function of `module`, rewritten by
+/// --ga-accumulate with `microBatches` micro-batches (0: as it is) and the
+/// further options `accumulateOptions`, then bufferized as --ga-lower-to-cpu
+/// with the options `cpuOptions` bufferizes it. The pipelines run on a copy
+/// of `module` with a pass manager of their own; errors (of the rewrite, or
+/// refusals of the analysis) are reported at their ops.
+FailureOr<MemoryUsage> estimateStepMemory(ModuleOp module, func::FuncOp func,
+                                          int64_t microBatches,
+                                          StringRef accumulateOptions,
+                                          StringRef cpuOptions);
+
+/// Adds the dialects of the pipelines estimateStepMemory runs (for the
+/// getDependentDialects of the passes that call it).
+void getStepMemoryDialects(DialectRegistry &registry);
+
+/// Parses a byte count: a number (with an optional fraction), optionally
+/// followed by B, KiB, MiB or GiB; the result is rounded down to whole bytes.
+FailureOr<int64_t> parseByteCount(StringRef text);
+
+/// "1.50 MiB (1572864 bytes)".
+std::string formatByteCount(int64_t bytes);
+
+} // namespace mlir::ga::detail
+
+#endif // GA_LIB_PIPELINES_STEPMEMORY_H

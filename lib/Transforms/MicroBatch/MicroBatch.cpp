@@ -1,0 +1,177 @@
+//===- MicroBatch.cpp - training step to micro-batch loop -----------------===//
+//
+// Rewrites a training step into loops over micro-batches, driven by the
+// batch-dependence analysis:
+//
+//   uniform ops            stay where they are (they precede the loops);
+//   per-sample ops         are re-created at micro-batch size in the body of
+//                          every loop that needs them;
+//   reductions over batch  become loop-carried accumulators (ga.accumulate);
+//   post-reduction ops     move after the loop whose results they need.
+//
+// Loops are numbered by level: level L > 1 exists only when a data-only
+// statistic (a token count) reduced in loop L-1 feeds per-sample math.
+//
+//===----------------------------------------------------------------------===//
+
+#include "StepRewriter.h"
+
+#include "ga/Transforms/Passes.h"
+
+namespace mlir::ga {
+#define GEN_PASS_DEF_MICROBATCH
+#include "ga/Transforms/Passes.h.inc"
+} // namespace mlir::ga
+
+using namespace mlir;
+using namespace mlir::ga;
+using namespace mlir::ga::micro_batch;
+
+LogicalResult StepRewriter::run() {
+  Operation *terminator = body.getTerminator();
+  if (config.dynamicMicroBatches)
+    (void)func.insertArgument(func.getNumArguments(), builder.getIndexType(),
+                              DictionaryAttr(), loc());
+
+  // The batch size, at function entry.
+  builder.setInsertionPointToStart(&body);
+  int64_t staticSize = analysis.getBatchSize();
+  if (!ShapedType::isDynamic(staticSize)) {
+    batchSize = indexConstant(staticSize);
+  } else {
+    BlockArgument arg = analysis.getBatchArgs().front();
+    batchSize =
+        tensor::DimOp::create(builder, loc(), arg, analysis.getClass(arg).dim);
+  }
+  // `tensor.dim` of the batch dimension is the full batch size wherever it is
+  // used as a number; the loop bodies size tensors themselves. The other
+  // dimensions of per-sample values are static (the analysis refuses dynamic
+  // ones).
+  // This holds in regions too (a mean normalized inside an scf.if).
+  SmallVector<tensor::DimOp> dims;
+  func.walk([&](tensor::DimOp dim) { dims.push_back(dim); });
+  for (tensor::DimOp dim : dims) {
+    if (dim.getResult() == batchSize ||
+        !analysis.getClass(dim.getSource()).isBatched())
+      continue;
+    if (std::optional<int64_t> factor =
+            analysis.getBatchExtentFactor(dim.getResult())) {
+      dim.getResult().replaceAllUsesWith(getFullExtent(*factor));
+    } else {
+      int64_t index = *dim.getConstantIndex();
+      dim.getResult().replaceAllUsesWith(indexConstant(
+          cast<ShapedType>(dim.getSource().getType()).getDimSize(index)));
+    }
+    dim.erase();
+  }
+
+  // Snapshot the original ops before anything moves.
+  for (Operation &op : body.without_terminator())
+    originalOps.push_back(&op);
+
+  builder.setInsertionPoint(terminator);
+  SmallVector<Segment> segments = buildSegments();
+  for (unsigned level = 1; level <= analysis.getNumLevels(); ++level) {
+    LevelPlan plan = planLevel(level);
+    if (!plan.accumulated.empty() || !plan.assembled.empty())
+      emitLevel(level, plan, segments);
+    // Post-reduction ops available after this loop follow it, in order.
+    for (Operation *op : originalOps) {
+      if (analysis.isPerSample(op))
+        continue;
+      bool post = llvm::any_of(op->getResults(), [&](Value v) {
+        return analysis.getClass(v).isPostReduction();
+      });
+      unsigned after = 0;
+      for (Value operand : op->getOperands())
+        after = std::max(after, analysis.getAvailableAfter(operand));
+      if (op->getNumResults())
+        after = analysis.getAvailableAfter(op->getResult(0));
+      if ((post || after) && after == level)
+        op->moveBefore(terminator);
+    }
+  }
+
+  // The per-sample ops of the original step are now dead.
+  for (Operation *op : llvm::reverse(originalOps)) {
+    if (!analysis.isPerSample(op))
+      continue;
+    if (!op->use_empty()) {
+      return op->emitError()
+             << "internal error: per-sample op still used after the "
+                "micro-batch rewrite";
+    }
+    op->erase();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct MicroBatchPass : public ga::impl::MicroBatchBase<MicroBatchPass> {
+  using MicroBatchBase::MicroBatchBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    StepRewriter::Config config;
+    config.microBatches = microBatches;
+    config.dynamicMicroBatches = dynamicMicroBatches;
+    if (!dynamicMicroBatches && microBatches < 1) {
+      module.emitError() << "ga-micro-batch: micro-batches must be at least "
+                            "1, got "
+                         << static_cast<int64_t>(microBatches);
+      return signalPassFailure();
+    }
+    if (!accumulatorType.empty()) {
+      MLIRContext *ctx = &getContext();
+      config.accumulatorType = llvm::StringSwitch<FloatType>(accumulatorType)
+                                   .Case("f16", Float16Type::get(ctx))
+                                   .Case("bf16", BFloat16Type::get(ctx))
+                                   .Case("f32", Float32Type::get(ctx))
+                                   .Case("f64", Float64Type::get(ctx))
+                                   .Default(nullptr);
+      if (!config.accumulatorType) {
+        module.emitError() << "ga-micro-batch: accumulator-type must be one "
+                              "of f16, bf16, f32, f64, got '"
+                           << accumulatorType << "'";
+        return signalPassFailure();
+      }
+    }
+
+    FailureOr<SmallVector<func::FuncOp>> steps =
+        collectTrainingSteps(module, funcNames);
+    if (failed(steps))
+      return signalPassFailure();
+    if (steps->empty())
+      module.emitWarning()
+          << "ga-micro-batch: no function has a `ga.batch` argument, nothing "
+             "was rewritten (mark per-sample arguments, or name them with "
+             "batch-args)";
+    BatchDependence::Options options;
+    options.allowGhostBatch = allowGhostBatch;
+    options.recomputeStatistics = recomputeStatistics;
+    for (func::FuncOp func : *steps) {
+      // Reuses the analysis of --ga-check-training-step when it ran just
+      // before (its diagnostics were reported there).
+      BatchDependence &analysis =
+          getChildAnalysis<BatchDependenceAnalysis>(func).get(options);
+      analysis.report();
+      if (!analysis.succeeded() ||
+          (!dynamicMicroBatches &&
+           failed(checkMicroBatchCount(analysis, microBatches))))
+        return signalPassFailure();
+      StepRewriter rewriter(func, analysis, config);
+      if (failed(rewriter.run()))
+        return signalPassFailure();
+      ++numFunctions;
+      numLoops += rewriter.numLoops;
+      numStatisticLoops += rewriter.numStatisticLoops;
+      numAccumulators += rewriter.numAccumulators;
+      numPerSampleOps += rewriter.numPerSampleOps;
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,176 @@
+//===- StepRewriter.h - rewriting one step into loops ------------*- C++
+//-*-===//
+//
+// The state shared by the parts of the micro-batch rewrite: planning the ops
+// each loop needs (Plan.cpp), cloning ops for one micro-batch (Clone.cpp),
+// emitting the loops and their accumulators (Loops.cpp), and the pass
+// (MicroBatch.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GA_LIB_TRANSFORMS_MICROBATCH_STEPREWRITER_H
+#define GA_LIB_TRANSFORMS_MICROBATCH_STEPREWRITER_H
+
+#include "ga/Analysis/BatchDependence.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <map>
+#include <tuple>
+
+namespace mlir::ga::micro_batch {
+
+/// The ops of the step that one loop level re-creates.
+struct LevelPlan {
+  /// Reductions that accumulate in this level's loop.
+  SmallVector<Operation *> accumulated;
+  /// Per-sample ops (and ghost-batch statistics) recomputed in the body.
+  DenseSet<Operation *> local;
+  /// Per-sample values returned by the step, assembled in the last loop.
+  SmallVector<Value> assembled;
+};
+
+/// One loop-carried value.
+struct Accumulator {
+  enum class Kind { Combine, Ordered, Assemble };
+  Kind kind;
+  /// Combine/Ordered: the reduction and its result.
+  Operation *reduction = nullptr;
+  unsigned resultIndex = 0;
+  /// Combine: the combining kind.
+  vector::CombiningKind combiner = vector::CombiningKind::ADD;
+  /// Combine: the value the original reduction started from, when it is
+  /// itself reduced over the batch (an accumulation chain); combined after
+  /// the loop.
+  Value chainedInit;
+  /// Assemble: the per-sample value.
+  Value assembled;
+  Value init;
+};
+
+/// A run of micro-batches of one size: `count` iterations, starting at
+/// sample `start`. `size` is null when sizes are computed per iteration.
+struct Segment {
+  Value count;
+  int64_t start = 0;
+  std::optional<int64_t> size;
+};
+
+/// The state of one loop body: where the micro-batch lies and how the
+/// original values map to their micro-batch counterparts.
+struct Instance {
+  /// The loop body; values shared by the whole micro-batch live in it.
+  Block *body = nullptr;
+  Value offset;
+  OpFoldResult size;
+  IRMapping mapping;
+  DenseMap<int64_t, Value> scaledOffsets;
+  DenseMap<int64_t, OpFoldResult> scaledSizes;
+  /// Re-materialized values, per block (a value re-created inside a cloned
+  /// scf region is visible there only).
+  DenseMap<Block *, std::map<std::tuple<void *, int64_t, int64_t>, Value>>
+      remat;
+};
+
+/// Rewrites one training step accepted by the batch-dependence analysis:
+/// for each loop level, plans which ops the loop body needs, emits the loops
+/// (one per micro-batch size) with their accumulators, replaces the
+/// reductions by the loops' results, moves the post-reduction ops after their
+/// loop and finally erases the original per-sample ops.
+class StepRewriter {
+public:
+  struct Config {
+    int64_t microBatches = 1;
+    bool dynamicMicroBatches = false;
+    FloatType accumulatorType;
+  };
+
+  StepRewriter(func::FuncOp func, const BatchDependence &analysis,
+               const Config &config)
+      : func(func), analysis(analysis), config(config),
+        builder(func.getContext()), body(func.getBody().front()) {}
+
+  LogicalResult run();
+
+  int64_t numLoops = 0, numStatisticLoops = 0, numAccumulators = 0,
+          numPerSampleOps = 0;
+
+private:
+  Location loc() { return func.getLoc(); }
+  /// An index constant, created once at function entry.
+  Value indexConstant(int64_t value) {
+    Value &constant = indexConstants[value];
+    if (!constant) {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(&body);
+      constant = arith::ConstantIndexOp::create(builder, loc(), value);
+    }
+    return constant;
+  }
+  /// The full batch extent scaled by `factor`, defined at function entry.
+  Value getFullExtent(int64_t factor);
+  LevelPlan planLevel(unsigned level);
+  SmallVector<Segment> buildSegments();
+  void emitLevel(unsigned level, const LevelPlan &plan,
+                 ArrayRef<Segment> segments);
+  SmallVector<Accumulator> makeAccumulators(const LevelPlan &plan);
+  void emitBody(Instance &inst, const LevelPlan &plan,
+                ArrayRef<Accumulator> accs, ValueRange iterArgs,
+                SmallVectorImpl<Value> &yields);
+
+  // Micro-batch re-creation of ops and values.
+  /// Moves the insertion point out of cloned scf regions, to just before
+  /// the top-level op of the loop body being built.
+  void setInsertionToBodyLevel(Instance &inst);
+  Value scaledOffset(Instance &inst, int64_t factor);
+  OpFoldResult scaledSize(Instance &inst, int64_t factor);
+  RankedTensorType microType(Instance &inst, Type type, int64_t dim,
+                             int64_t factor);
+  Value getMicro(Instance &inst, Value value);
+  Value rematerialize(Instance &inst, Value value, int64_t dim, int64_t factor);
+  Value sliceFull(Instance &inst, Value full, int64_t dim, int64_t factor);
+  Operation *cloneLinalg(Instance &inst, Operation *op,
+                         ArrayRef<std::pair<unsigned, Value>> initOverrides);
+  /// Makes the `linalg.index` of the batch loop in the clone `op` global
+  /// (offset by the micro-batch's first sample), except at the `local`
+  /// uses, which index micro-batch copies of captured per-sample values.
+  void offsetBatchIndices(Instance &inst, Operation *op, int64_t loop,
+                          int64_t factor,
+                          const DenseSet<OpOperand *> &local = {});
+  Operation *cloneDetached(Instance &inst, Operation *op,
+                           ArrayRef<Value> operands);
+  void cloneLocal(Instance &inst, Operation *op);
+  Operation *clonePerSample(Instance &inst, Operation *op);
+  Operation *cloneTensorOp(Instance &inst, Operation *op);
+  Operation *cloneStructured(Instance &inst, Operation *op);
+  /// The micro-batch value a per-sample result of a region op is yielded as.
+  Value yieldedMicro(Instance &inst, Value value, const BatchClass &result);
+  void cloneBlockBody(Instance &inst, Block &from, Block &to,
+                      ArrayRef<BatchClass> resultClasses);
+
+  func::FuncOp func;
+  const BatchDependence &analysis;
+  Config config;
+  OpBuilder builder;
+  Block &body;
+  /// The ops of the step as written, in order.
+  SmallVector<Operation *> originalOps;
+  Value batchSize;
+  DenseMap<int64_t, Value> fullExtents;
+  DenseMap<int64_t, Value> indexConstants;
+  /// The value that replaces each reduction result after its loop.
+  DenseMap<Value, Value> finalValues;
+  /// Dynamic sizing: N, q = B / N and r = B % N.
+  Value numMicroBatches, quotient, remainder;
+};
+
+} // namespace mlir::ga::micro_batch
+
+#endif // GA_LIB_TRANSFORMS_MICROBATCH_STEPREWRITER_H

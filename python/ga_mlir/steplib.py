@@ -1,0 +1,242 @@
+"""Build a training step ahead of time and call it through ctypes.
+
+The README's ahead-of-time recipe (``ga-opt ... --ga-lower-to-cpu="c-interface=1"
+| mlir-translate | llc | clang -shared``) as a function, and a caller of the
+``_mlir_ciface_<name>`` entry point that passes numpy arrays as memref
+descriptors. With ``libGAHeapCount.so`` preloaded (``LD_PRELOAD``), the heap
+counters measure the live bytes of a call (see ``HeapCounter``).
+
+Needs numpy; no other package.
+"""
+
+import ctypes
+import os
+import re
+import subprocess
+
+import numpy as np
+
+LLVM_BIN = "/usr/lib/llvm-22/bin"
+MLIR_LIB = "/usr/lib/llvm-22/lib"
+
+_DTYPES = {"f32": np.float32, "f64": np.float64, "bf16": np.uint16, "f16": np.float16,
+           "i64": np.int64, "i32": np.int32, "i16": np.int16, "i8": np.int8, "i1": np.bool_,
+           "index": np.int64}
+_CTYPES = {"f32": ctypes.c_float, "f64": ctypes.c_double, "i64": ctypes.c_int64,
+           "i32": ctypes.c_int32, "i16": ctypes.c_int16, "i8": ctypes.c_int8, "i1": ctypes.c_bool,
+           "index": ctypes.c_int64}
+
+
+class ArgType:
+    """One argument or result type: a tensor (shape, element) or a scalar."""
+
+    def __init__(self, text):
+        self.text = text
+        m = re.fullmatch(r"tensor<((?:\d+x)*)(\w+)>", text)
+        if m:
+            self.shape = tuple(int(d) for d in m.group(1).split("x") if d)
+            self.element = m.group(2)
+        elif text in _CTYPES:
+            self.shape, self.element = None, text
+        else:
+            raise ValueError(f"unsupported argument type '{text}' (static tensors and scalars only)")
+
+    @property
+    def is_tensor(self):
+        return self.shape is not None
+
+    @property
+    def dtype(self):
+        return _DTYPES[self.element]
+
+    @property
+    def nbytes(self):
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+
+def function_type(ga_opt, path, func="train_step"):
+    """(argument types, result types) of `func` in the MLIR file `path`."""
+    text = subprocess.run([ga_opt, path, "-mlir-print-op-generic"], check=True,
+                          capture_output=True, text=True).stdout
+    m = None
+    for line in text.splitlines():
+        if '"func.func"' in line and f'sym_name = "{func}"' in line:
+            m = re.search(r"function_type = \(([^)]*)\) -> (?:\(([^)]*)\)|([^,}]+))", line)
+    if not m:
+        raise ValueError(f"no function @{func} in {path}")
+
+    def split(types):
+        return [ArgType(t.strip()) for t in types.split(",") if t.strip()]
+
+    return split(m.group(1)), split(m.group(2) if m.group(2) is not None else m.group(3))
+
+
+def build_library(ga_opt, path, out_dir, name, accumulate=None, cpu_options="", runner_utils=True):
+    """Builds lib<name>.so from the step in `path`: the --ga-accumulate rewrite
+    with the option string `accumulate` (None: the step as it is), then
+    --ga-lower-to-cpu with c-interface=1 and `cpu_options`. Returns its path."""
+    os.makedirs(out_dir, exist_ok=True)
+    base = os.path.join(out_dir, name)
+    cmd = [ga_opt, path]
+    if accumulate is not None:
+        cmd.append(f"--ga-accumulate={accumulate}")
+    cmd += [f"--ga-lower-to-cpu=c-interface=1 {cpu_options}".strip(), "-o", base + ".mlir"]
+    subprocess.run(cmd, check=True)
+    subprocess.run([f"{LLVM_BIN}/mlir-translate", "--mlir-to-llvmir", base + ".mlir", "-o", base + ".ll"],
+                   check=True)
+    subprocess.run([f"{LLVM_BIN}/llc", "-O2", "-filetype=obj", "-relocation-model=pic", base + ".ll",
+                    "-o", base + ".o"], check=True)
+    link = ["clang-22", "-shared", "-Wl,-Bsymbolic", "--rtlib=compiler-rt", base + ".o",
+            "-o", base + ".so", "-lm"]
+    if "blas=1" in cpu_options:
+        link.append("-lopenblas")
+    if runner_utils:
+        link += [f"-L{MLIR_LIB}", "-lmlir_c_runner_utils", f"-Wl,-rpath,{MLIR_LIB}"]
+    subprocess.run(link, check=True)
+    return base + ".so"
+
+
+def _descriptor_type(rank):
+    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p), ("offset", ctypes.c_int64)]
+    if rank:
+        fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+
+
+def _descriptor(arr):
+    d = _descriptor_type(arr.ndim)()
+    d.allocated = d.aligned = arr.ctypes.data
+    d.offset = 0
+    for i in range(arr.ndim):
+        d.sizes[i] = arr.shape[i]
+        d.strides[i] = arr.strides[i] // arr.itemsize
+    return d
+
+
+def _to_array(desc, t):
+    """A copy of the buffer a result descriptor points to."""
+    n = int(np.prod(t.shape, dtype=np.int64))
+    buf = (ctypes.c_char * (n * np.dtype(t.dtype).itemsize)).from_address(desc.aligned)
+    return np.frombuffer(buf, dtype=t.dtype).reshape(t.shape).copy()
+
+
+class CompiledStep:
+    """The function `func` of a library built by build_library. Calls take
+    numpy arrays (tensors) and Python numbers (scalars) in argument order and
+    return the results as numpy arrays and numbers; the result buffers the
+    step allocated are freed after they are copied (`free_results`)."""
+
+    def __init__(self, library, arg_types, result_types, func="train_step", free_results=True):
+        self.lib = ctypes.CDLL(library)
+        self.fn = getattr(self.lib, f"_mlir_ciface_{func}")
+        self.fn.restype = None
+        self.arg_types, self.result_types = arg_types, result_types
+        self.free_results = free_results
+        self._libc = ctypes.CDLL(None)
+        fields = []
+        for i, t in enumerate(result_types):
+            fields.append((f"r{i}", _descriptor_type(len(t.shape)) if t.is_tensor else _CTYPES[t.element]))
+        self._results_type = type("Results", (ctypes.Structure,), {"_fields_": fields})
+        self._scalar_result = len(result_types) == 1 and not result_types[0].is_tensor
+        if self._scalar_result:
+            self.fn.restype = _CTYPES[result_types[0].element]
+
+    def prepare(self, args):
+        """The ctypes argument list for `args` (kept alive by the caller)."""
+        if len(args) != len(self.arg_types):
+            raise ValueError(f"expected {len(self.arg_types)} arguments, got {len(args)}")
+        keep, call = [], []
+        for a, t in zip(args, self.arg_types):
+            if t.is_tensor:
+                a = np.require(a, dtype=t.dtype, requirements="C")
+                if a.shape != t.shape:
+                    raise ValueError(f"argument of shape {a.shape} for {t.text}")
+                d = _descriptor(a)
+                keep += [a, d]
+                call.append(ctypes.byref(d))
+            else:
+                call.append(_CTYPES[t.element](a))
+        results = None
+        if self.result_types and not self._scalar_result:
+            results = self._results_type()
+            call.insert(0, ctypes.byref(results))
+        return keep, call, results
+
+    def call_prepared(self, call):
+        return self.fn(*call)
+
+    def collect(self, results, returned=None):
+        """The results of a call as numpy arrays and numbers."""
+        if self._scalar_result:
+            return [returned]
+        out = []
+        freed = set()
+        for i, t in enumerate(self.result_types):
+            r = getattr(results, f"r{i}")
+            if t.is_tensor:
+                out.append(_to_array(r, t))
+                if self.free_results and r.allocated not in freed:
+                    freed.add(r.allocated)
+                    self._libc.free(ctypes.c_void_p(r.allocated))
+            else:
+                out.append(r)
+        return out
+
+    def __call__(self, *args):
+        keep, call, results = self.prepare(args)
+        returned = self.call_prepared(call)
+        del keep
+        return self.collect(results, returned)
+
+
+def heap_count_library():
+    """Path of libGAHeapCount.so next to libGACAPI.so in the build or install
+    tree, or None."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        from . import _config  # noqa: F401 (generated by CMake)
+        lib_dir = os.path.normpath(os.path.join(here, os.path.dirname(_config.CAPI_LIBRARY_RELPATH)))
+    except ImportError:
+        lib_dir = os.path.join(here, "..", "..", "lib")
+    path = os.path.join(lib_dir, "libGAHeapCount.so")
+    return path if os.path.exists(path) else None
+
+
+class HeapCounter:
+    """The counters of libGAHeapCount.so when it is preloaded; `active` is
+    False otherwise (then every figure is None)."""
+
+    def __init__(self):
+        path = heap_count_library()
+        preload = os.environ.get("LD_PRELOAD", "")
+        self.active = bool(path) and os.path.basename(path) in preload
+        if self.active:
+            self.lib = ctypes.CDLL(path)
+            for f in ("ga_heap_live", "ga_heap_peak", "ga_heap_allocations"):
+                getattr(self.lib, f).restype = ctypes.c_longlong
+
+    def live(self):
+        return self.lib.ga_heap_live() if self.active else None
+
+    def peak(self):
+        return self.lib.ga_heap_peak() if self.active else None
+
+    def reset_peak(self):
+        if self.active:
+            self.lib.ga_heap_reset_peak()
+
+    def measure_call(self, step, args):
+        """Calls `step` on `args` and returns (results, the heap peak of the
+        call: argument bytes plus the peak growth of the live heap during the
+        call, or None without the counter)."""
+        keep, call, results = step.prepare(args)
+        arg_bytes = sum(t.nbytes for t in step.arg_types if t.is_tensor)
+        self.reset_peak()
+        before = self.live()
+        returned = step.call_prepared(call)
+        peak = self.peak()
+        out = step.collect(results, returned)
+        del keep
+        if not self.active:
+            return out, None
+        return out, arg_bytes + (peak - before)

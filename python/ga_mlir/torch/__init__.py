@@ -1,0 +1,50 @@
+"""Compile a PyTorch training step with gradient accumulation.
+
+    from ga_mlir.torch import compile_train_step
+    step = compile_train_step(model, loss_fn, optimizer,
+                              example_inputs=(x, y), micro_batches=4)
+    loss = step(x, y)
+
+One call of `step` does what
+
+    loss_fn(model, x, y).backward(); optimizer.step(); optimizer.zero_grad()
+
+does on the whole batch, in N micro-batches whose gradients are accumulated
+inside one compiled function: `model`'s parameters and the optimizer's state
+tensors are updated in place (their storage is kept: `data_ptr()` does not
+change) and the loss is returned as a 0-d tensor.
+
+How: forward, backward (`torch.func.grad_and_value`) and the functional
+optimizer update are traced as one function (`make_fx` with PyTorch's core
+ATen decompositions), imported with torch-mlir's FX importer to
+linalg-on-tensors, rewritten by `--ga-accumulate` (the per-sample arguments
+are the positional inputs) and compiled ahead of time for the CPU
+(`--ga-lower-to-cpu`, CBLAS, results into buffers of ours that are then
+copied into the parameters and states), then called through ctypes on the
+tensors' own memory. The library is cached by a hash of the IR and the
+options (GA_MLIR_CACHE_DIR, default ~/.cache/ga_mlir).
+
+Modules: _decompositions (ATen ops without gathers and scatters),
+_optimizers (torch.optim's updates), _export (tracing, torch-mlir), _step
+(ga-mlir pipelines, the library, the call).
+
+Hyper-parameters (learning rate, betas, ...) are read from the optimizer's
+`param_groups` at every call and passed as arguments, so a learning-rate
+scheduler works without recompiling; structural flags (momentum or not,
+nesterov, maximize) are part of the compiled step. Parameters without a
+gradient (unused by the loss, frozen, or outside the optimizer) are left
+alone, as torch.optim does.
+
+MLIR locations come from the traced nodes' Python stack traces, reduced to
+the user's frames: a step that `--ga-accumulate` refuses raises
+`CompileError` whose diagnostics start with the user's file and line.
+"""
+
+import numpy  # noqa: F401  (torch-mlir needs it; fail early if missing)
+
+from ._common import CompileError
+from ._export import export_train_step
+from ._step import CompiledTrainStep, compile_train_step
+
+__all__ = ["compile_train_step", "CompiledTrainStep", "CompileError",
+           "export_train_step"]

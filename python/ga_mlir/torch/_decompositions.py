@@ -1,0 +1,250 @@
+"""Decompositions of ATen ops for tracing: PyTorch's core ATen
+decompositions, with the gathers and scatters of indexing ops (nll_loss,
+embedding, max pooling) replaced by comparisons with an iota, which
+--ga-accumulate rewrites exactly, and ops torch-mlir cannot lower."""
+
+import math
+
+import torch
+
+from ._common import CompileError
+
+
+aten = torch.ops.aten
+
+
+def _one_hot(target, num_classes, dim):
+    """`target` compared with an iota along a new dimension `dim` (bool)."""
+    shape = [1] * (target.dim() + 1)
+    shape[dim] = num_classes
+    classes = torch.arange(num_classes, device=target.device).view(shape)
+    return target.unsqueeze(dim) == classes
+
+
+def _nll_loss_forward(self, target, weight, reduction, ignore_index):
+    """aten.nll_loss_forward with PyTorch's exact semantics (ignore_index,
+    class weights, reductions) as a comparison with an iota and a sum over
+    the classes, instead of a gather: each sum has one non-zero term."""
+    channel_dim = 0 if self.dim() < 2 else 1
+    num_classes = self.shape[channel_dim]
+    if weight is not None:
+        shape = [1] * self.dim()
+        shape[channel_dim] = num_classes
+        self = self * weight.view(shape)
+    valid = target != ignore_index
+    hot = _one_hot(target, num_classes, channel_dim)
+    picked = torch.where(hot, self, 0.0).sum(channel_dim)
+    result = torch.where(valid, -picked, 0.0)
+    if reduction == 0 and self.dim() > 1:
+        return result, self.new_zeros(())
+    if weight is not None:
+        shape = [1] * self.dim()
+        shape[channel_dim] = num_classes
+        w = weight.view(shape).expand(self.shape)
+        wsum = torch.where(hot, w, 0.0).sum(channel_dim)
+        total_weight = torch.where(valid, wsum, 0.0).sum()
+    else:
+        total_weight = valid.sum().to(self.dtype)
+    if reduction == 2:
+        result = result.sum()
+    elif reduction == 1:
+        result = result.sum() / total_weight
+    return result, total_weight
+
+
+def _nll_loss_backward(grad_output, self, target, weight, reduction,
+                       ignore_index, total_weight):
+    """aten.nll_loss_backward as a select on the comparison with an iota
+    (PyTorch's decomposition scatters -1 into zeros)."""
+    channel_dim = 0 if self.dim() < 2 else 1
+    num_classes = self.shape[channel_dim]
+    if reduction == 1:
+        grad_output = grad_output / total_weight
+    if self.dim() == 1 and target.dim() > 0:
+        target = target[0]
+    hot = _one_hot(target, num_classes, channel_dim)
+    grad_input = torch.where(hot, -1.0, 0.0).to(self.dtype)
+    target = target.unsqueeze(channel_dim)
+    if grad_input.dim() > grad_output.dim() > 0:
+        grad_output = grad_output.unsqueeze(channel_dim)
+    if weight is not None:
+        shape = [1] * self.dim()
+        shape[channel_dim] = num_classes
+        grad_output = grad_output * weight.reshape(shape)
+    grad_output = torch.where(target != ignore_index, grad_output, 0)
+    return grad_input * grad_output
+
+
+def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False,
+               sparse=False):
+    """aten.embedding as a product of the one-hot rows with the table: one
+    non-zero term per sum, so the rows are copied exactly (finite weights)."""
+    hot = _one_hot(indices, weight.shape[0], indices.dim()).to(weight.dtype)
+    return torch.matmul(hot, weight)
+
+
+def _embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+                              scale_grad_by_freq):
+    """aten.embedding_dense_backward as a product of the transposed one-hot
+    rows with the output gradient (PyTorch's decomposition is an index_put
+    with accumulation, a scatter)."""
+    if scale_grad_by_freq:
+        raise CompileError("nn.Embedding(scale_grad_by_freq=True) is not "
+                           "supported")
+    valid = indices != padding_idx
+    hot = _one_hot(indices, num_weights, indices.dim())
+    hot = (hot & valid.unsqueeze(-1)).to(grad_output.dtype)
+    dim = grad_output.shape[-1]
+    return torch.matmul(hot.reshape(-1, num_weights).t(),
+                        grad_output.reshape(-1, dim))
+
+
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v) * (2 // len(v))
+
+
+def _tiles(self, kernel, stride, padding, dilation=1, ceil_mode=False):
+    """Whether 2-d pooling windows tile the input exactly (no overlap, no
+    padding, nothing left over)."""
+    kernel, stride = _pair(kernel), _pair(stride or kernel)
+    return (stride == kernel and _pair(padding) == (0, 0) and
+            _pair(dilation) == (1, 1) and not ceil_mode and
+            self.shape[-2] % kernel[0] == 0 and
+            self.shape[-1] % kernel[1] == 0)
+
+
+def _upsample(t, kernel):
+    """Each element of the last two dimensions repeated kernel times."""
+    kh, kw = _pair(kernel)
+    *lead, h, w = t.shape
+    return t.reshape(*lead, h, 1, w, 1).expand(*lead, h, kh, w, kw).reshape(
+        *lead, h * kh, w * kw)
+
+
+def _max_pool2d_with_indices(self, kernel_size, stride=(), padding=0,
+                             dilation=1, ceil_mode=False):
+    """max_pool2d with the flat input index of each window's first maximum,
+    from strided slices of the input and a max over the window (torch-mlir
+    computes the indices with a gather inside a linalg body)."""
+    if ceil_mode:
+        raise CompileError("max_pool2d(ceil_mode=True) is not supported")
+    (kh, kw), (sh, sw) = _pair(kernel_size), _pair(stride or kernel_size)
+    (ph, pw), (dh, dw) = _pair(padding), _pair(dilation)
+    h, w = self.shape[-2:]
+    ho = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    wo = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    x = self
+    if ph or pw:
+        x = torch.nn.functional.pad(x, (pw, pw, ph, ph), value=-math.inf)
+    windows = torch.stack([
+        x[..., i * dh:i * dh + (ho - 1) * sh + 1:sh,
+          j * dw:j * dw + (wo - 1) * sw + 1:sw]
+        for i in range(kh) for j in range(kw)], dim=-1)
+    values, which = torch.max(windows, dim=-1)
+    rows = torch.arange(ho, device=self.device).view(ho, 1) * sh - ph
+    cols = torch.arange(wo, device=self.device).view(1, wo) * sw - pw
+    indices = (rows + torch.div(which, kw, rounding_mode="floor") * dh) * w \
+        + cols + torch.remainder(which, kw) * dw
+    return values, indices
+
+
+def _max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
+                                      padding, dilation, ceil_mode, indices):
+    """The gradient goes to the input position the forward recorded in
+    `indices` (the first maximum of the window, as PyTorch's kernel picks
+    it), as a comparison of the indices with an iota (PyTorch's
+    decomposition is a scatter-add)."""
+    h, w = self.shape[-2:]
+    positions = torch.arange(h * w, device=self.device)
+    if _tiles(self, kernel_size, stride, padding, dilation, ceil_mode):
+        hit = _upsample(indices, kernel_size) == positions.view(h, w)
+        return torch.where(hit, _upsample(grad_output, kernel_size), 0.0)
+    # Overlapping windows: sum over the windows of the one that hits.
+    lead = self.shape[:-2]
+    hit = indices.reshape(*lead, -1, 1) == positions
+    grad = torch.where(hit, grad_output.reshape(*lead, -1, 1), 0.0).sum(-2)
+    return grad.reshape(self.shape)
+
+
+def _avg_pool2d_backward(grad_output, self, kernel_size, stride, padding,
+                         ceil_mode, count_include_pad, divisor_override):
+    """Windows that tile the input: each input element gets its window's
+    gradient divided by the window size, as PyTorch's kernel computes it."""
+    if not _tiles(self, kernel_size, stride, padding, 1, ceil_mode):
+        raise CompileError("the backward of avg_pool2d with overlapping or "
+                           "padded windows is not supported")
+    kh, kw = _pair(kernel_size)
+    divisor = divisor_override or kh * kw
+    return _upsample(grad_output, kernel_size) / divisor
+
+
+def _batch_norm_no_training(input, weight, bias, running_mean, running_var,
+                            momentum, eps):
+    """BatchNorm in evaluation mode as PyTorch's CPU kernel computes it
+    (x * alpha + beta with alpha = weight / sqrt(var + eps)); torch-mlir's
+    lowering of the op fails on its empty saved statistics."""
+    shape = [1, input.shape[1]] + [1] * (input.dim() - 2)
+    alpha = 1 / torch.sqrt(running_var + eps)
+    if weight is not None:
+        alpha = alpha * weight
+    beta = -running_mean * alpha
+    if bias is not None:
+        beta = bias + beta
+    out = input * alpha.view(shape) + beta.view(shape)
+    return out, input.new_zeros((0,)), input.new_zeros((0,))
+
+
+def _native_batch_norm(input, weight, bias, running_mean, running_var,
+                       training, momentum, eps):
+    if training:
+        return NotImplemented  # refused before tracing (_batch_norm_check)
+    return _batch_norm_no_training(input, weight, bias, running_mean,
+                                   running_var, momentum, eps)
+
+
+def _pow_scalar(self, exponent):
+    """x ** 2, x ** 3 and x ** 0.5 as PyTorch's CPU kernel computes them
+    (x * x, x * x * x, sqrt); torch-mlir would emit math.fpowi, which the
+    vectorized CPU lowering does not handle yet."""
+    if not self.is_floating_point() or isinstance(exponent, bool):
+        return NotImplemented
+    if exponent == 2:
+        return self * self
+    if exponent == 3:
+        return self * self * self
+    if exponent == 0.5:
+        return torch.sqrt(self)
+    return NotImplemented
+
+
+def _squeeze_dims(self, dims):
+    """aten.squeeze.dims as a reshape (torch-mlir does not import it)."""
+    if isinstance(dims, int):
+        dims = [dims]
+    dims = {d % max(self.dim(), 1) for d in dims}
+    shape = [s for i, s in enumerate(self.shape)
+             if not (i in dims and s == 1)]
+    return self.reshape(shape)
+
+
+def _decomposition_table(indexing):
+    from torch._decomp import core_aten_decompositions
+    table = dict(core_aten_decompositions())
+    table[aten.squeeze.dims] = _squeeze_dims
+    table[aten.pow.Tensor_Scalar] = _pow_scalar
+    table[aten.nll_loss_backward.default] = _nll_loss_backward
+    table[aten.embedding_dense_backward.default] = _embedding_dense_backward
+    table[aten.max_pool2d_with_indices_backward.default] = \
+        _max_pool2d_with_indices_backward
+    table[aten.avg_pool2d_backward.default] = _avg_pool2d_backward
+    table[aten.max_pool2d_with_indices.default] = _max_pool2d_with_indices
+    table[aten._native_batch_norm_legit_no_training.default] = \
+        _batch_norm_no_training
+    table[aten.native_batch_norm.default] = _native_batch_norm
+    if indexing == "one-hot":
+        table[aten.nll_loss_forward.default] = _nll_loss_forward
+        table[aten.embedding.default] = _embedding
+    elif indexing != "gather":
+        raise CompileError(f"indexing={indexing!r}: expected 'one-hot' or "
+                           "'gather'")
+    return table

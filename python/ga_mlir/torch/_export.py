@@ -1,0 +1,275 @@
+"""Tracing a training step into one function and importing it with
+torch-mlir."""
+
+import contextlib
+import os
+import re
+import traceback
+
+import torch
+
+from ._common import CompileError
+from ._decompositions import _decomposition_table
+from ._optimizers import _Optimizer
+
+
+# Frames in these are not the user's (ga_mlir and torch).
+_PACKAGE_DIRS = (
+    os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))) + os.sep,
+    os.path.dirname(os.path.abspath(torch.__file__)) + os.sep)
+
+
+def _user_frames(stack_trace):
+    """The frames of a node's stack trace outside torch and ga_mlir, in the
+    traceback's format (outermost first)."""
+    frames = re.split(r'(?m)^(?=  File ")', stack_trace or "")
+    kept = []
+    for frame in frames:
+        m = re.match(r'\s*File "([^"]+)", line \d+', frame)
+        if not m:
+            continue
+        path = os.path.abspath(m.group(1))
+        if m.group(1).startswith("<") or path.startswith(_PACKAGE_DIRS) \
+                or os.sep + "torch_mlir" + os.sep in path:
+            continue
+        kept.append(frame if frame.endswith("\n") else frame + "\n")
+    return "".join(kept)
+
+
+def _innermost_user_line(stack_trace):
+    frames = re.findall(r'File "([^"]+)", line (\d+)', _user_frames(
+        stack_trace))
+    return f"{frames[-1][0]}:{frames[-1][1]}" if frames else None
+
+
+class _LossModule(torch.nn.Module):
+    """loss_fn(model, *inputs) as a module, so that torch.func.functional_call
+    substitutes the traced parameters wherever loss_fn uses the model."""
+
+    def __init__(self, model, loss_fn):
+        super().__init__()
+        self.model = model
+        self.loss_fn = loss_fn
+
+    def forward(self, *inputs):
+        return self.loss_fn(self.model, *inputs)
+
+
+_RANDOM_OPS = ("bernoulli", "rand", "randn", "randint", "native_dropout",
+               "normal", "uniform", "multinomial", "randperm", "exponential")
+
+
+@contextlib.contextmanager
+def _batch_norm_check(model):
+    """Refuses BatchNorm in training mode at the user's line that calls it:
+    its statistics couple the samples of the batch. (--ga-accumulate's
+    recompute-statistics would make the normalization exact, but the running
+    statistics' in-place update is not traced through the grad transform
+    yet.)"""
+    handles = []
+
+    def hook(module, args):
+        if module.training:
+            stack = "".join(traceback.format_stack())
+            where = _innermost_user_line(stack) or "<unknown>"
+            raise CompileError(
+                f"{where}: error: {type(module).__name__} in training mode "
+                "normalizes with statistics of the whole batch, which "
+                "micro-batches cannot reproduce: use model.eval() for the "
+                "normalization layers, or GroupNorm/LayerNorm")
+    for m in model.modules():
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+            handles.append(m.register_forward_pre_hook(hook))
+    try:
+        yield
+    finally:
+        for h in handles:
+            h.remove()
+
+
+def _unused_parameters(model, loss_fn, inputs):
+    """The names of the parameters that the loss does not depend on: they
+    get no gradient (None), so torch.optim leaves them and their state alone;
+    the compiled step does too. One eager forward and backward (the random
+    number generator's state is restored)."""
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    with torch.random.fork_rng(devices=[]), torch.enable_grad():
+        loss = loss_fn(model, *inputs)
+        if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+            raise CompileError("loss_fn must return a 0-d tensor (the loss "
+                               "of the whole batch)")
+        grads = torch.autograd.grad(loss, [p for _, p in named],
+                                    allow_unused=True)
+    return {n for (n, _), g in zip(named, grads) if g is None}
+
+
+class _Spec:
+    """The layout of the traced function's arguments and results."""
+
+    def __init__(self, model, optimizer, num_inputs, unused=()):
+        named = dict(model.named_parameters())  # tied weights once
+        in_optimizer = set()
+        for group in optimizer.param_groups:
+            in_optimizer.update(id(p) for p in group["params"])
+        self.train_names = [n for n, p in named.items()
+                            if id(p) in in_optimizer and p.requires_grad
+                            and n not in unused]
+        self.frozen_names = [n for n in named if n not in self.train_names]
+        self.params = [named[n] for n in self.train_names]
+        self.frozen = [named[n] for n in self.frozen_names]
+        self.buffer_names = [n for n, _ in model.named_buffers()]
+        self.opt = _Optimizer(optimizer, self.params)
+        self.num_states = [len(self.opt.state_names(i))
+                           for i in range(len(self.params))]
+        self.num_inputs = num_inputs
+
+    def arg_count(self):
+        return (len(self.params) + len(self.frozen) + len(self.buffer_names)
+                + sum(self.num_states) + self.opt.num_hyper() *
+                len(self.params) + self.num_inputs)
+
+
+def _make_step_function(model, loss_fn, spec, max_grad_norm):
+    wrapper = _LossModule(model, loss_fn)
+    P, F, Bf = len(spec.params), len(spec.frozen), len(spec.buffer_names)
+    S, H = sum(spec.num_states), spec.opt.num_hyper()
+
+    def step(*flat):
+        it = iter(flat)
+        params = [next(it) for _ in range(P)]
+        frozen = [next(it) for _ in range(F)]
+        buffers = [next(it) for _ in range(Bf)]
+        states = [next(it) for _ in range(S)]
+        hyper = [[next(it) for _ in range(H)] for _ in range(P)]
+        inputs = list(it)
+        fixed = {"model." + n: t for n, t in zip(spec.frozen_names, frozen)}
+        fixed.update({"model." + n: t
+                      for n, t in zip(spec.buffer_names, buffers)})
+
+        def loss_of(ps):
+            values = dict(fixed)
+            values.update({"model." + n: p
+                           for n, p in zip(spec.train_names, ps)})
+            loss = torch.func.functional_call(wrapper, values, tuple(inputs))
+            if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+                raise CompileError("loss_fn must return a 0-d tensor (the "
+                                   "loss of the whole batch)")
+            return loss
+
+        grads, loss = torch.func.grad_and_value(loss_of)(params)
+        grads = list(grads)
+        if max_grad_norm is not None:
+            # torch.nn.utils.clip_grad_norm_ (foreach, norm_type 2).
+            norms = [torch.linalg.vector_norm(g, 2.0) for g in grads]
+            total = torch.linalg.vector_norm(torch.stack(norms), 2.0)
+            coef = torch.clamp(max_grad_norm / (total + 1e-6), max=1.0)
+            grads = [g * coef for g in grads]
+        new_params, new_states = [], []
+        k = 0
+        for i, (p, g) in enumerate(zip(params, grads)):
+            st = states[k:k + spec.num_states[i]]
+            k += spec.num_states[i]
+            new_p, new_st = spec.opt.update(i, p, g, st, hyper[i])
+            new_params.append(new_p)
+            new_states += new_st
+        return (*new_params, *new_states, loss)
+
+    return step
+
+
+def export_train_step(model, loss_fn, optimizer, example_inputs,
+                      max_grad_norm=None, indexing="one-hot"):
+    """Traces the training step and imports it with torch-mlir. Returns
+    (MLIR text with locations, _Spec). The function is `@train_step`; its
+    arguments: trainable parameters, frozen parameters, buffers, optimizer
+    states, 0-d hyper-parameters (per parameter), then the inputs; its
+    results: new parameters, new states, loss."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    with _batch_norm_check(model):
+        unused = _unused_parameters(model, loss_fn, example_inputs)
+    spec = _Spec(model, optimizer, len(example_inputs), unused)
+    if not spec.params:
+        raise CompileError("the optimizer has no trainable parameter of the "
+                           "model")
+    for p in spec.params:
+        if p.dtype != torch.float32 or p.device.type != "cpu":
+            raise CompileError("parameters must be float32 CPU tensors")
+    fn = _make_step_function(model, loss_fn, spec, max_grad_norm)
+    flat = _flat_arguments(spec, model, example_inputs, for_trace=True)
+    with _batch_norm_check(model), sdpa_kernel(SDPBackend.MATH):
+        gm = make_fx(torch.func.functionalize(fn),
+                     decomposition_table=_decomposition_table(indexing),
+                     record_stack_traces=True)(*flat)
+    for node in gm.graph.nodes:
+        if node.op == "call_function":
+            name = str(node.target).split(".")[1] if "." in str(
+                node.target) else str(node.target)
+            if name in _RANDOM_OPS:
+                where = _innermost_user_line(node.meta.get("stack_trace"))
+                raise CompileError(
+                    f"{where or '<unknown>'}: error: the step draws random "
+                    f"numbers ({node.target}: Dropout in training mode?), "
+                    "which the compiled step cannot reproduce: use "
+                    "model.eval() for Dropout, or pass the mask as an input "
+                    "and multiply by it in the model")
+        if "stack_trace" in node.meta:
+            node.meta["stack_trace"] = _user_frames(node.meta["stack_trace"])
+    module = _import_to_linalg(gm)
+    text = module.operation.get_asm(enable_debug_info=True)
+    foreign = sorted(set(re.findall(r"\btm_tensor\.[a-z_]+", text)))
+    if foreign:
+        # torch-mlir's own dialect for ops linalg has no form of (scatter,
+        # sort, ...): ga-mlir takes upstream dialects only.
+        raise CompileError(
+            f"torch-mlir lowered part of the step to {', '.join(foreign)}, "
+            "which ga-mlir does not take (an indexing op such as index_put "
+            "or scatter in the model?)")
+    return text, spec
+
+
+def _import_to_linalg(gm):
+    """torch-mlir's FX importer, then its two lowerings (to the Torch
+    backend contract, to linalg-on-tensors), with the located diagnostics
+    of a failure in the exception."""
+    from torch_mlir import ir
+    from torch_mlir.dialects import torch as torch_dialect
+    from torch_mlir.extras.fx_importer import FxImporter
+    from torch_mlir.passmanager import PassManager
+
+    context = ir.Context()
+    torch_dialect.register_dialect(context)
+    importer = FxImporter(context=context)
+    importer.import_stateless_graph(gm.graph, func_name="train_step")
+    module = importer.module
+    with context:
+        for pipeline in (
+                "builtin.module(func.func(torch-match-quantized-custom-ops),"
+                "torchdynamo-export-to-torch-backend-pipeline{extra-library=})",
+                "builtin.module(torch-backend-to-linalg-on-tensors-backend-"
+                "pipeline{allow-non-finites=true})"):
+            try:
+                PassManager.parse(pipeline).run(module.operation)
+            except ir.MLIRError as error:
+                lines = [f"{d.location}: error: {d.message}"
+                         for d in error.error_diagnostics]
+                raise CompileError("torch-mlir could not lower the step to "
+                                   "linalg-on-tensors:\n" + "\n".join(
+                                       lines)) from None
+    return module
+
+
+def _flat_arguments(spec, model, inputs, for_trace=False):
+    buffers = dict(model.named_buffers())
+    flat = [p.detach() for p in spec.params]
+    flat += [p.detach() for p in spec.frozen]
+    flat += [buffers[n].detach() for n in spec.buffer_names]
+    for i, p in enumerate(spec.params):
+        flat += spec.opt.state_tensors(p, i)
+    for i, p in enumerate(spec.params):
+        flat += [torch.tensor(v, dtype=torch.float32)
+                 for v in spec.opt.hyper_values(p, i)]
+    flat += list(inputs)
+    return flat

@@ -1,0 +1,133 @@
+"""The functional updates of torch.optim's SGD, Adam and AdamW."""
+
+import torch
+
+from ._common import CompileError
+
+
+
+class _Optimizer:
+    """What a torch.optim optimizer contributes to the compiled step: state
+    tensors per parameter, 0-d hyper-parameter arguments per parameter
+    (recomputed from `param_groups` at each call, in float64 as torch.optim's
+    Python code computes them) and the traced update, operation by operation
+    as torch.optim's single-tensor kernels do it."""
+
+    def __init__(self, optimizer, params):
+        self.optimizer = optimizer
+        self.group_of = {}
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                self.group_of[p] = group
+        name = type(optimizer).__name__
+        if isinstance(optimizer, torch.optim.AdamW):
+            self.kind = "adamw"
+        elif isinstance(optimizer, torch.optim.Adam):
+            self.kind = "adam"
+        elif isinstance(optimizer, torch.optim.SGD):
+            self.kind = "sgd"
+        else:
+            raise CompileError(f"optimizer {name} is not supported (SGD, "
+                               "Adam and AdamW are)")
+        self.flags = []
+        for p in params:
+            g = self.group_of[p]
+            if any(isinstance(v, torch.Tensor) for k, v in g.items()
+                   if k != "params") or isinstance(
+                       g.get("betas", (0,))[0], torch.Tensor):
+                raise CompileError(f"{name}: tensor hyper-parameters are not "
+                                   "supported")
+            if self.kind == "sgd":
+                if g["nesterov"] and (g["momentum"] <= 0 or
+                                      g["dampening"] != 0):
+                    raise CompileError("SGD: nesterov needs momentum > 0 and "
+                                       "zero dampening")
+                self.flags.append((g["momentum"] != 0, bool(g["nesterov"]),
+                                   bool(g.get("maximize", False))))
+            else:
+                if g.get("amsgrad"):
+                    raise CompileError(f"{name}(amsgrad=True) is not "
+                                       "supported")
+                if self.kind == "adam" and g.get("decoupled_weight_decay"):
+                    raise CompileError("Adam(decoupled_weight_decay=True) is "
+                                       "not supported: use AdamW")
+                self.flags.append((bool(g.get("maximize", False)),))
+
+    def state_names(self, index):
+        if self.kind == "sgd":
+            return ["momentum_buffer"] if self.flags[index][0] else []
+        return ["exp_avg", "exp_avg_sq"]
+
+    def num_hyper(self):
+        return 5 if self.kind == "sgd" else 7
+
+    def state_tensors(self, p, index):
+        """The state tensors of `p`; missing ones are created as torch.optim
+        creates them on its first step."""
+        state = self.optimizer.state[p]
+        out = []
+        for name in self.state_names(index):
+            t = state.get(name)
+            if t is None:
+                t = torch.zeros_like(p, memory_format=torch.contiguous_format)
+            out.append(t)
+        return out
+
+    def commit_state(self, p, index, tensors):
+        state = self.optimizer.state[p]
+        for name, t in zip(self.state_names(index), tensors):
+            state[name] = t
+        if self.kind != "sgd":
+            if "step" not in state:
+                state["step"] = torch.tensor(0.0, dtype=torch.float32)
+            state["step"] += 1
+
+    def hyper_values(self, p, index):
+        g = self.group_of[p]
+        state = self.optimizer.state[p]
+        if self.kind == "sgd":
+            # buf = mu * buf + w * grad; on the first step torch.optim sets
+            # buf = grad: the zero buffer with mu = 0, w = 1 gives exactly that.
+            first = state.get("momentum_buffer") is None
+            mu = 0.0 if first else g["momentum"]
+            w = 1.0 if first else 1.0 - g["dampening"]
+            return [-g["lr"], g["weight_decay"], mu, w, g["momentum"]]
+        beta1, beta2 = g["betas"]
+        step = float(state["step"]) + 1.0 if "step" in state else 1.0
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        step_size = g["lr"] / bias_correction1
+        if self.kind == "adamw":
+            decay = 1 - g["lr"] * g["weight_decay"]
+        else:
+            decay = g["weight_decay"]
+        return [1 - beta1, beta2, 1 - beta2, bias_correction2 ** 0.5,
+                -step_size, decay, g["eps"]]
+
+    def update(self, index, p, grad, states, hyper):
+        """Traced: the new parameter and the new states."""
+        if self.kind == "sgd":
+            neg_lr, weight_decay, mu, w, momentum = hyper
+            has_momentum, nesterov, maximize = self.flags[index]
+            if maximize:
+                grad = -grad
+            grad = grad + weight_decay * p
+            new_states = []
+            if has_momentum:
+                buf = states[0] * mu + w * grad
+                new_states.append(buf)
+                grad = grad + momentum * buf if nesterov else buf
+            return p + neg_lr * grad, new_states
+        one_minus_beta1, beta2, one_minus_beta2, bc2_sqrt, neg_step_size, \
+            decay, eps = hyper
+        if self.flags[index][0]:
+            grad = -grad
+        if self.kind == "adamw":
+            p = p * decay
+        else:
+            grad = grad + decay * p
+        exp_avg, exp_avg_sq = states
+        exp_avg = torch.lerp(exp_avg, grad, one_minus_beta1)
+        exp_avg_sq = exp_avg_sq * beta2 + one_minus_beta2 * grad * grad
+        denom = torch.sqrt(exp_avg_sq) / bc2_sqrt + eps
+        return p + neg_step_size * exp_avg / denom, [exp_avg, exp_avg_sq]

@@ -1,0 +1,90 @@
+// RUN: ga-opt %s --ga-choose-micro-batches="micro-batch-size=5" | FileCheck %s --check-prefix=SIZE5
+// RUN: ga-opt %s --ga-choose-micro-batches="micro-batch-size=12" | FileCheck %s --check-prefix=SIZE12
+// RUN: ga-opt %s --ga-choose-micro-batches="micro-batch-size=100" | FileCheck %s --check-prefix=SIZE12
+// RUN: ga-opt %s --ga-choose-micro-batches="micro-batch-size=1" | FileCheck %s --check-prefix=SIZE1
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=872" | FileCheck %s --check-prefix=SIZE12
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=871" | FileCheck %s --check-prefix=MEM871
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=839" | FileCheck %s --check-prefix=MEM839
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=835" | FileCheck %s --check-prefix=MEM835
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=1KiB" | FileCheck %s --check-prefix=SIZE12
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=828B" | FileCheck %s --check-prefix=MEM828
+// RUN: ga-opt %s --ga-accumulate="micro-batch-size=5" | FileCheck %s --check-prefix=PIPE5
+// RUN: ga-opt %s --ga-accumulate="max-memory=839" | FileCheck %s --check-prefix=PIPE839
+// RUN: ga-opt %s --ga-memory-report="sweep=1,2,3,4,6,12" | FileCheck %s --check-prefix=REPORT
+
+// The step of ga-memory-report.mlir (B = 12). Its static peaks, from
+// --ga-memory-report (checked against the measured heap in
+// test/Integration/Memory):
+// REPORT: @step   1  {{.*}}  872
+// REPORT: @step   2  {{.*}}  848
+// REPORT: @step   3  {{.*}}  840
+// REPORT: @step   4  {{.*}}  836
+// REPORT: @step   6  {{.*}}  832
+// REPORT: @step  12  {{.*}}  828
+
+// micro-batch-size=M: N = ceil(B / M); M >= B is the full batch.
+// SIZE5: func.func @step({{.*}} attributes {ga.micro_batches = 3 : i64}
+// SIZE12: func.func @step({{.*}} attributes {ga.micro_batches = 1 : i64}
+// SIZE1: func.func @step({{.*}} attributes {ga.micro_batches = 12 : i64}
+
+// max-memory: the smallest N whose peak fits (peaks are not monotonic in N:
+// N = 5 needs two loops and 908 bytes, more than N = 4).
+// MEM871: attributes {ga.micro_batches = 2 : i64}
+// MEM839: attributes {ga.micro_batches = 4 : i64}
+// MEM835: attributes {ga.micro_batches = 6 : i64}
+// MEM828: attributes {ga.micro_batches = 12 : i64}
+
+// From --ga-accumulate, the rewrite runs with the chosen N and the attribute
+// is gone.
+// PIPE5-NOT: ga.micro_batches
+// PIPE5: scf.for %{{.*}} = %c0 to %c3 step %c1
+// PIPE5: tensor.extract_slice %{{.*}} [4, 8] [1, 1] : tensor<12x8xf32> to tensor<4x8xf32>
+// PIPE839: scf.for %{{.*}} = %c0 to %c4 step %c1
+// PIPE839: tensor.extract_slice %{{.*}} [3, 8] [1, 1] : tensor<12x8xf32> to tensor<3x8xf32>
+
+func.func @step(%w: tensor<8xf32>, %b: tensor<f32>, %v: tensor<8xf32>, %lr: f32,
+                %x: tensor<12x8xf32> {ga.batch = 0 : i64},
+                %y: tensor<12xf32> {ga.batch = 0 : i64})
+    -> (tensor<8xf32>, tensor<f32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %mu = arith.constant 0.9 : f32
+  %e_b = tensor.empty() : tensor<12xf32>
+  %z_b = linalg.fill ins(%zero : f32) outs(%e_b : tensor<12xf32>) -> tensor<12xf32>
+  %xw = linalg.matvec ins(%x, %w : tensor<12x8xf32>, tensor<8xf32>) outs(%z_b : tensor<12xf32>) -> tensor<12xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                       iterator_types = ["parallel"]}
+      ins(%xw, %b, %y : tensor<12xf32>, tensor<f32>, tensor<12xf32>) outs(%e_b : tensor<12xf32>) {
+  ^bb0(%p: f32, %bb: f32, %t: f32, %o: f32):
+    %s = arith.addf %p, %bb : f32
+    %d = arith.subf %s, %t : f32
+    linalg.yield %d : f32
+  } -> tensor<12xf32>
+  %e_w = tensor.empty() : tensor<8xf32>
+  %z_w = linalg.fill ins(%zero : f32) outs(%e_w : tensor<8xf32>) -> tensor<8xf32>
+  %dw = linalg.vecmat ins(%r, %x : tensor<12xf32>, tensor<12x8xf32>) outs(%z_w : tensor<8xf32>) -> tensor<8xf32>
+  %e_s = tensor.empty() : tensor<f32>
+  %z_s = linalg.fill ins(%zero : f32) outs(%e_s : tensor<f32>) -> tensor<f32>
+  %db = linalg.reduce { arith.addf } ins(%r : tensor<12xf32>) outs(%z_s : tensor<f32>) dimensions = [0]
+  %v2 = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%v, %dw : tensor<8xf32>, tensor<8xf32>) outs(%e_w : tensor<8xf32>) {
+  ^bb0(%a: f32, %g: f32, %o: f32):
+    %m = arith.mulf %a, %mu : f32
+    %n = arith.addf %m, %g : f32
+    linalg.yield %n : f32
+  } -> tensor<8xf32>
+  %w2 = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%w, %v2 : tensor<8xf32>, tensor<8xf32>) outs(%e_w : tensor<8xf32>) {
+  ^bb0(%p: f32, %g: f32, %o: f32):
+    %u = arith.mulf %lr, %g : f32
+    %n = arith.subf %p, %u : f32
+    linalg.yield %n : f32
+  } -> tensor<8xf32>
+  %b2 = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+      ins(%b, %db : tensor<f32>, tensor<f32>) outs(%e_s : tensor<f32>) {
+  ^bb0(%p: f32, %g: f32, %o: f32):
+    %u = arith.mulf %lr, %g : f32
+    %n = arith.subf %p, %u : f32
+    linalg.yield %n : f32
+  } -> tensor<f32>
+  return %w2, %b2, %v2 : tensor<8xf32>, tensor<f32>, tensor<8xf32>
+}
