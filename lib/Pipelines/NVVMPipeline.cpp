@@ -23,6 +23,7 @@
 
 #include "PipelineUtils.h"
 
+#include "ga/Conversion/Passes.h"
 #include "ga/Pipelines/Pipelines.h"
 #include "ga/Transforms/Passes.h"
 
@@ -205,14 +206,76 @@ struct PlaceBuffersOnDevicePass
     return false;
   }
 
+  /// True for a private function without kernels that allocates nothing:
+  /// host code on the buffers it is given (the `dealloc_helper` that
+  /// ownership-based deallocation creates to compare pointers at run time).
+  static bool isHostHelper(func::FuncOp fn) {
+    if (fn.isPublic() || fn.isExternal())
+      return false;
+    return !fn.walk([](Operation *op) {
+                return isa<gpu::LaunchOp, memref::AllocOp>(op)
+                           ? WalkResult::interrupt()
+                           : WalkResult::advance();
+              }).wasInterrupted();
+  }
+
+  /// True if every use of `alloc` (through views) is host code that reads or
+  /// writes it, frees it or hands it to a host helper: the bookkeeping
+  /// buffers of deallocation (pointers and ownership flags), which stay in
+  /// host memory.
+  static bool isHostOnly(memref::AllocOp alloc) {
+    SmallVector<Value> worklist{alloc.getResult()};
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        if (!isOnHost(user))
+          return false;
+        if (isa<memref::LoadOp, memref::StoreOp, memref::DeallocOp,
+                memref::ExtractAlignedPointerAsIndexOp>(user))
+          continue;
+        if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+            view && view.getViewSource() == v) {
+          worklist.push_back(user->getResult(0));
+          continue;
+        }
+        if (auto call = dyn_cast<func::CallOp>(user)) {
+          auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+              call, call.getCalleeAttr());
+          if (callee && isHostHelper(callee))
+            continue;
+        }
+        return false;
+      }
+    }
+    return true;
+  }
+
   LogicalResult placeFunction(func::FuncOp fn) {
+    if (isHostHelper(fn))
+      return success();
     SmallVector<Operation *> ops;
+    llvm::SmallPtrSet<Operation *, 8> hostAllocs;
     fn.walk([&](Operation *op) {
-      if (isOnHost(op) &&
-          isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp,
-              memref::LoadOp, memref::StoreOp>(op))
+      if (!isOnHost(op))
+        return;
+      if (auto alloc = dyn_cast<memref::AllocOp>(op);
+          alloc && isHostOnly(alloc))
+        hostAllocs.insert(op);
+      else if (isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp,
+                   memref::LoadOp, memref::StoreOp>(op))
         ops.push_back(op);
     });
+    auto isHostAlloc = [&](Value memref) {
+      while (Operation *def = memref.getDefiningOp()) {
+        if (hostAllocs.contains(def))
+          return true;
+        auto view = dyn_cast<ViewLikeOpInterface>(def);
+        if (!view)
+          return false;
+        memref = view.getViewSource();
+      }
+      return false;
+    };
     for (Operation *op : ops) {
       OpBuilder b(op);
       if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
@@ -223,6 +286,8 @@ struct PlaceBuffersOnDevicePass
         alloc.replaceAllUsesWith(dev.getMemref());
         op->erase();
       } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        if (isHostAlloc(dealloc.getMemref()))
+          continue;
         gpu::DeallocOp::create(b, op->getLoc(), Type(), ValueRange{},
                                dealloc.getMemref());
         op->erase();
@@ -240,7 +305,7 @@ struct PlaceBuffersOnDevicePass
         Value mem = isa<memref::LoadOp>(op)
                         ? cast<memref::LoadOp>(op).getMemref()
                         : cast<memref::StoreOp>(op).getMemref();
-        if (!isHostMemory(mem))
+        if (!isHostMemory(mem) && !isHostAlloc(mem))
           return op->emitOpError()
                  << "accesses device memory on the host; the GPU lowering "
                     "expects every such access inside a kernel";
@@ -354,6 +419,8 @@ static void addGPUBufferizationStage(OpPassManager &pm,
 void mlir::ga::buildLowerToGPULoopsPipeline(
     OpPassManager &pm, const LowerToGPULoopsOptions &options) {
   addGPUBufferizationStage(pm, options);
+  if (options.cublas)
+    pm.addPass(createContractionsToCublasLt());
   LinalgToGPULoopsOptions mapping;
   mapping.blockSize = options.blockSize;
   mapping.gemmTile = options.gemmTile;
@@ -394,15 +461,19 @@ static void addKernelStage(OpPassManager &pm,
   // immediates (no 64-bit division by a kernel argument).
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
-  // Launches, allocations and copies on one stream per region, host
-  // synchronization only where the host needs a result.
-  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  // Launches, allocations and copies on one stream for the whole step, the
+  // micro-batch loops enqueued without waiting; the host waits only where it
+  // needs a result.
+  pm.addPass(createGPUSingleStream());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
 
 void mlir::ga::buildLowerToGPUKernelsPipeline(
     OpPassManager &pm, const LowerToNVVMOptions &options) {
+  // Data-parallel steps: the all-reduces of the accumulators become NCCL
+  // calls on their device buffers (nothing changes without them).
+  pm.addPass(createConvertGAToNCCL());
   LowerToGPULoopsOptions loops;
   loops.blockSize = options.blockSize;
   loops.fuseElementwise = options.fuseElementwise;
@@ -411,6 +482,7 @@ void mlir::ga::buildLowerToGPUKernelsPipeline(
   loops.fma = options.fma;
   loops.splitReductionMin = options.splitReductionMin;
   loops.tensorBoundary = false;
+  loops.cublas = options.cublas;
   buildLowerToGPULoopsPipeline(pm, loops);
   addKernelStage(pm, options);
 }
@@ -426,6 +498,9 @@ void mlir::ga::buildLowerToNVVMPipeline(OpPassManager &pm,
   nvvm.optLevel = options.optLevel;
   nvvm.cmdOptions = options.ptxasOptions;
   pm.addPass(std::make_unique<CheckCUDAToolkitPass>());
+  // Host control flow as branches before the upstream NVVM pipeline: its
+  // convert-nvgpu-to-nvvm refuses an scf.for that carries a stream token.
+  pm.addNestedPass<func::FuncOp>(createSCFToControlFlowPass());
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
   // The contract of the output: host code in the LLVM dialect, kernels as
   // gpu.binary, launches as gpu.launch_func.

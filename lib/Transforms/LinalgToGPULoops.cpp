@@ -333,6 +333,8 @@ struct LinalgToGPULoopsPass
   /// is not such a reduction.
   LogicalResult lowerSplitReduction(linalg::LinalgOp op);
   LogicalResult lowerCopy(memref::CopyOp op);
+  void wrapHostStores(func::FuncOp func);
+  Value snapshotHostLoad(memref::LoadOp load);
   LogicalResult sinkHostLoads(func::FuncOp func);
 
   /// Per linalg op, per output: the fill it absorbs (or null).
@@ -1079,6 +1081,76 @@ static void sinkGlobals(func::FuncOp func) {
   }
 }
 
+/// True if `memref` is a view of host memory (a stack buffer or a global).
+static bool isHostBuffer(Value memref) {
+  if (Operation *def = getRootBuffer(memref).getDefiningOp())
+    return isa<memref::AllocaOp, memref::GetGlobalOp>(def);
+  return false;
+}
+
+/// Kernel kinds that run one thread (wrapHostStores, snapshotHostLoad).
+static constexpr StringLiteral kStoreKernel = "store";
+static constexpr StringLiteral kSnapshotKernel = "snapshot";
+
+static bool isSingleThreadKernel(scf::ParallelOp k) {
+  auto kind = k->getAttrOfType<StringAttr>(kKernelAttr);
+  return kind && (kind == kStoreKernel || kind == kSnapshotKernel);
+}
+
+/// Host stores into device buffers (what bufferization makes of
+/// `tensor.from_elements` and `tensor.insert` of host scalars: a loss or a
+/// step counter put into a 0-d tensor) become a kernel of one thread; a run of
+/// adjacent stores is one kernel. The stored values and indices are host
+/// values and become kernel arguments; device loads among them are sunk into
+/// the kernel by sinkHostLoads.
+void LinalgToGPULoopsPass::wrapHostStores(func::FuncOp func) {
+  SmallVector<SmallVector<memref::StoreOp>> runs;
+  func.walk([&](memref::StoreOp store) {
+    if (isInsideMappedLoop(store) || isHostBuffer(store.getMemref()))
+      return;
+    if (!runs.empty() && runs.back().back()->getNextNode() == store)
+      runs.back().push_back(store);
+    else
+      runs.push_back({store});
+  });
+  for (SmallVector<memref::StoreOp> &run : runs) {
+    OpBuilder b(run.front());
+    Location loc = run.front().getLoc();
+    Value one = constIndex(b, loc, 1);
+    auto par = kernelBuilder().build(b, loc, {one},
+                                     [&](OpBuilder &nb, Location, ValueRange) {
+                                       for (memref::StoreOp store : run)
+                                         nb.clone(*store);
+                                     });
+    annotateKernel(par, run.front(), kStoreKernel);
+    for (memref::StoreOp store : run)
+      store->erase();
+    ++numKernels;
+  }
+}
+
+/// Copies the element that `load` reads into a fresh 0-d device buffer, in a
+/// kernel of one thread at the place of the load, and returns a load of that
+/// copy: kernels that use the value read the copy, which nothing overwrites
+/// (the original buffer may be written between the load and a kernel that
+/// uses the value, e.g. an accumulator by the next loop over micro-batches).
+Value LinalgToGPULoopsPass::snapshotHostLoad(memref::LoadOp load) {
+  OpBuilder b(load);
+  Location loc = load.getLoc();
+  auto type = MemRefType::get({}, load.getType());
+  Value snapshot = memref::AllocOp::create(b, loc, type);
+  Value one = constIndex(b, loc, 1);
+  auto par = kernelBuilder().build(
+      b, loc, {one}, [&](OpBuilder &nb, Location nloc, ValueRange) {
+        Value v = memref::LoadOp::create(nb, nloc, load.getMemref(),
+                                         load.getIndices());
+        memref::StoreOp::create(nb, nloc, v, snapshot, ValueRange{});
+      });
+  annotateKernel(par, load, kSnapshotKernel);
+  ++numKernels;
+  return memref::LoadOp::create(b, loc, snapshot, ValueRange{});
+}
+
 LogicalResult LinalgToGPULoopsPass::sinkHostLoads(func::FuncOp func) {
   sinkGlobals(func);
   SmallVector<memref::LoadOp> hostLoads;
@@ -1122,23 +1194,22 @@ LogicalResult LinalgToGPULoopsPass::sinkHostLoads(func::FuncOp func) {
     if (hostUser) {
       // The host needs the value (a scalar result, host control flow): read
       // it back through a host buffer, i.e. a device-to-host copy after the
-      // GPU lowering. Kernels then get the host value as an argument.
-      auto type = cast<MemRefType>(load.getMemref().getType());
-      if (type.getRank() != 0) {
-        InFlightDiagnostic diag =
-            hostUser->emitOpError()
-            << "on the host uses an element of a device buffer of rank "
-            << type.getRank() << "; only 0-d buffers are read back to the host";
-        diag.attachNote(load.getLoc()) << "loaded here";
-        return failure();
-      }
+      // GPU lowering. Kernels then get the host value as an argument. An
+      // element of a buffer of higher rank is first copied into a 0-d device
+      // buffer of its own.
+      Value element = load.getResult();
+      if (load.getMemRefType().getRank() != 0)
+        element = snapshotHostLoad(load);
+      auto source = cast<memref::LoadOp>(element.getDefiningOp()).getMemref();
       OpBuilder b(load);
       Location loc = load.getLoc();
-      auto hostType = MemRefType::get({}, type.getElementType());
+      auto hostType = MemRefType::get({}, load.getType());
       Value host = memref::AllocaOp::create(b, loc, hostType);
-      memref::CopyOp::create(b, loc, load.getMemref(), host);
+      memref::CopyOp::create(b, loc, source, host);
       Value v = memref::LoadOp::create(b, loc, host, ValueRange{});
       load.getResult().replaceAllUsesWith(v);
+      if (element != load.getResult())
+        element.getDefiningOp()->erase();
       load->erase();
       ++numReadBacks;
       continue;
@@ -1154,7 +1225,9 @@ LogicalResult LinalgToGPULoopsPass::sinkHostLoads(func::FuncOp func) {
             return op->emitOpError()
                    << "depends on a value defined after the device load it "
                       "uses; cannot move it into the kernels";
-    // The loaded buffer must hold the same value when each kernel runs.
+    // The loaded buffer must hold the same value when each kernel runs;
+    // otherwise the kernels read a copy of the element taken at the load.
+    bool overwritten = false;
     for (scf::ParallelOp k : kernels) {
       Operation *anchor = load->getBlock()->findAncestorOpInBlock(*k);
       if (!anchor || anchor->isBeforeInBlock(load))
@@ -1162,16 +1235,22 @@ LogicalResult LinalgToGPULoopsPass::sinkHostLoads(func::FuncOp func) {
       // Ops between the load and the kernel, and the op that holds the
       // kernel (a loop runs it again after its own writes; the kernel itself
       // would race with its own readers).
-      for (Operation *it = load->getNextNode(); it;
+      // A kernel of one thread (host stores) may write what it reads: the
+      // value is computed at its start, before its stores.
+      for (Operation *it = load->getNextNode(); it && !overwritten;
            it = it == anchor ? nullptr : it->getNextNode())
-        if (mayWriteTo(it, root)) {
-          InFlightDiagnostic diag =
-              it->emitOpError()
-              << "may overwrite device memory that a later kernel reads "
-                 "through a host load; cannot move the load into the kernel";
-          diag.attachNote(load.getLoc()) << "loaded here";
-          return failure();
-        }
+        overwritten = !(it == k.getOperation() && isSingleThreadKernel(k)) &&
+                      mayWriteTo(it, root);
+    }
+    if (overwritten) {
+      Value copy = snapshotHostLoad(load);
+      load.getResult().replaceAllUsesWith(copy);
+      llvm::SetVector<Operation *> renamed;
+      renamed.insert(copy.getDefiningOp());
+      renamed.insert(std::next(slice.begin()), slice.end());
+      slice = std::move(renamed);
+      load->erase();
+      ++numSnapshots;
     }
     // Rematerialize the slice at the start of each kernel.
     for (scf::ParallelOp k : kernels) {
@@ -1251,6 +1330,7 @@ void LinalgToGPULoopsPass::runOnOperation() {
     if (failed(r))
       return signalPassFailure();
   }
+  wrapHostStores(func);
   if (failed(sinkHostLoads(func)))
     return signalPassFailure();
   if (fma)

@@ -279,3 +279,113 @@ func.func @no_fma_by_default(%a: memref<4x8xf32>, %b: memref<8x4xf32>, %c: memre
   linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x4xf32>) outs(%c : memref<4x4xf32>)
   return
 }
+
+// -----
+
+// Host code that needs an element of a device buffer of rank 1 (a printed
+// or returned metric): a kernel of one thread copies it into a 0-d device
+// buffer, which is read back through a host buffer.
+// CHECK-LABEL: func.func @read_back_rank1(
+// CHECK-SAME:      %[[M:.*]]: memref<4xf32>) -> f32
+// CHECK:         %[[SNAP:.*]] = memref.alloc() : memref<f32>
+// CHECK:         scf.parallel
+// CHECK:           %[[E:.*]] = memref.load %[[M]][%c1] : memref<4xf32>
+// CHECK:           memref.store %[[E]], %[[SNAP]][] : memref<f32>
+// CHECK:         } {ga.kernel = "snapshot"
+// CHECK:         %[[HOST:.*]] = memref.alloca() : memref<f32>
+// CHECK-NEXT:    memref.copy %[[SNAP]], %[[HOST]]
+// CHECK-NEXT:    %[[V:.*]] = memref.load %[[HOST]][]
+// CHECK-NEXT:    return %[[V]] : f32
+func.func @read_back_rank1(%m: memref<4xf32>) -> f32 {
+  %c1 = arith.constant 1 : index
+  %v = memref.load %m[%c1] : memref<4xf32>
+  return %v : f32
+}
+
+// -----
+
+// A host load that feeds a kernel, of a buffer that is overwritten before the
+// kernel runs: the kernel reads a copy of the element taken at the load
+// (moving the load itself into the kernel would read the new value).
+// CHECK-LABEL: func.func @overwritten(
+// CHECK-SAME:      %[[N:[^:]*]]: memref<f32>, %[[P:[^:]*]]: memref<8xf32>, %[[Q:[^:]*]]: memref<8xf32>)
+// CHECK:         %[[SNAP:.*]] = memref.alloc() : memref<f32>
+// CHECK:         scf.parallel
+// CHECK:           %[[E:.*]] = memref.load %[[N]][] : memref<f32>
+// CHECK:           memref.store %[[E]], %[[SNAP]][] : memref<f32>
+// CHECK:         } {ga.kernel = "snapshot"
+// CHECK:         scf.parallel
+// CHECK:           memref.store %{{.*}}, %[[N]][] : memref<f32>
+// CHECK:         } {ga.kernel = "fill"
+// CHECK:         scf.parallel
+// CHECK-NEXT:      %[[V:.*]] = memref.load %[[SNAP]][] : memref<f32>
+// CHECK:           arith.mulf %{{.*}}, %[[V]] : f32
+// CHECK:         } {ga.kernel = "elementwise"
+func.func @overwritten(%n: memref<f32>, %p: memref<8xf32>, %q: memref<8xf32>) {
+  %v = memref.load %n[] : memref<f32>
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%n : memref<f32>)
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%p : memref<8xf32>) outs(%q : memref<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %m = arith.mulf %in, %v : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// A kernel that reads a host-loaded value and writes the same buffer would
+// race with itself once the load moves inside: its threads read the copy.
+// CHECK-LABEL: func.func @self_overwrite(
+// CHECK-SAME:      %[[N:.*]]: memref<4xf32>)
+// CHECK:         %[[SNAP:.*]] = memref.alloc() : memref<f32>
+// CHECK:         } {ga.kernel = "snapshot"
+// CHECK:         scf.parallel
+// CHECK-NEXT:      %[[V:.*]] = memref.load %[[SNAP]][] : memref<f32>
+// CHECK:           %[[O:.*]] = memref.load %[[N]][%{{.*}}] : memref<4xf32>
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[O]], %[[V]] : f32
+// CHECK-NEXT:      memref.store %[[S]], %[[N]][%{{.*}}] : memref<4xf32>
+func.func @self_overwrite(%n: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %n[%c0] : memref<4xf32>
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      outs(%n : memref<4xf32>) {
+  ^bb0(%o: f32):
+    %m = arith.addf %o, %v : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// Host stores into device buffers (tensor.from_elements of a scaled loss and
+// of a step counter after bufferization): one kernel of one thread for the
+// adjacent stores; the device load they depend on is computed inside it,
+// before the stores (one thread: no race with its own write).
+// CHECK-LABEL: func.func @from_elements(
+// CHECK-SAME:      %[[L:[^:]*]]: memref<f32>, %[[S:[^:]*]]: memref<2xi32>, %[[F:[^:]*]]: f32, %[[K:[^:]*]]: i32)
+// CHECK-NOT:     memref.alloc
+// CHECK:         scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c1, %c32)
+// CHECK-NEXT:      %[[V:.*]] = memref.load %[[L]][] : memref<f32>
+// CHECK-NEXT:      %[[W:.*]] = arith.mulf %[[V]], %[[F]] : f32
+// CHECK:           scf.if
+// CHECK-NEXT:        memref.store %[[W]], %[[L]][] : memref<f32>
+// CHECK-NEXT:        memref.store %[[K]], %[[S]][%c0] : memref<2xi32>
+// CHECK-NEXT:        memref.store %[[K]], %[[S]][%c1] : memref<2xi32>
+// CHECK:         } {ga.kernel = "store"
+// CHECK-NOT:     scf.parallel
+// CHECK:         return
+func.func @from_elements(%loss: memref<f32>, %step: memref<2xi32>, %s: f32, %k: i32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %v = memref.load %loss[] : memref<f32>
+  %w = arith.mulf %v, %s : f32
+  memref.store %w, %loss[] : memref<f32>
+  memref.store %k, %step[%c0] : memref<2xi32>
+  memref.store %k, %step[%c1] : memref<2xi32>
+  return
+}

@@ -250,6 +250,13 @@ struct LowerToGPULoopsOptions
                      "(fastmath<contract>, like nvcc -fmad=true); off: the "
                      "kernels round every operation like the original step"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> cublas{
+      *this, "cublas",
+      llvm::cl::desc("Matrix products (f32, f16, bf16 inputs) as calls of "
+                     "gaCublasLtMatmul (libga_cublaslt_runtime.so) on the "
+                     "step's stream, beta = 1 into accumulators, instead of "
+                     "generated kernels (the result cannot run on the CPU)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> tensorBoundary{
       *this, "tensor-boundary",
       llvm::cl::desc("Keep each public function's tensor signature by "
@@ -328,6 +335,13 @@ struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
       *this, "c-interface",
       llvm::cl::desc("Emit `_mlir_ciface_<name>` wrappers (memref "
                      "descriptors by pointer) for every public function"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> cublas{
+      *this, "cublas",
+      llvm::cl::desc("Matrix products (f32, f16, bf16 inputs) as calls of "
+                     "gaCublasLtMatmul (libga_cublaslt_runtime.so) on the "
+                     "step's stream, beta = 1 into accumulators, instead of "
+                     "generated kernels (the result cannot run on the CPU)"),
       llvm::cl::init(false)};
 };
 

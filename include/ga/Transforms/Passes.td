@@ -329,6 +329,109 @@ def CleanupMicroBatchLoops : Pass<"ga-cleanup", "func::FuncOp"> {
 // LinalgToGPULoops
 //===----------------------------------------------------------------------===//
 
+def ContractionsToCublasLt
+    : Pass<"ga-contractions-to-cublaslt", "ModuleOp"> {
+  let summary = "Rewrite matrix products on device buffers into cuBLASLt "
+                "calls, beta = 1 into accumulators";
+  let description = [{
+    The library stage of `--ga-lower-to-nvvm="cublas=1"`, on buffers, before
+    `--ga-linalg-to-gpu-loops`. A linalg contraction with one M, one N and
+    one K dimension (any operand layout that is a plain or transposed
+    row-major matrix with unit inner stride), a multiply-add body, inputs of
+    one type among f32, f16, bf16 and an f32 output (or one of the input
+    type) becomes one call of `gaCublasLtMatmul` (lib/Runtime/CUDA/
+    GACublasLt.h): a linalg contraction accumulates into its init, which is
+    cuBLASLt with beta = 1, so that a gradient accumulator that the
+    micro-batch rewrite fused into the product stays fused (Megatron's fused
+    weight-gradient accumulation into an fp32 buffer). A zero fill of the
+    output right before the product is dropped and beta = 0. Products with
+    a batch dimension and other shapes are left to the generated kernels.
+    `--ga-gpu-single-stream` later gives the call the step's stream as its
+    first argument.
+
+    Before:
+
+    ```mlir
+    linalg.matmul ins(%xt, %dy : memref<784x64xf32>, memref<64x1024xf32>)
+                  outs(%acc : memref<784x1024xf32>)
+    ```
+
+    After:
+
+    ```mlir
+    func.call @gaCublasLtMatmul(%c0_i32, %c0_i32, %m, %n, %k, %pxt, %ldxt,
+        %pdy, %lddy, %pacc, %ldacc, %c0_i32, %c0_i32, %one, %one, %null)
+      : (i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr,
+         i64, i32, i32, f32, f32, !llvm.ptr) -> ()
+    ```
+  }];
+  let statistics = [
+    Statistic<"numCalls", "calls", "gaCublasLtMatmul calls emitted">,
+    Statistic<"numZeroFills", "zero-fills",
+              "Zero fills folded into beta = 0">
+  ];
+  let dependentDialects = [
+    "LLVM::LLVMDialect", "memref::MemRefDialect", "arith::ArithDialect",
+    "func::FuncDialect"
+  ];
+}
+
+def GPUSingleStream : Pass<"ga-gpu-single-stream", "ModuleOp"> {
+  let summary = "Order all GPU work of a function on one stream, carried "
+                "through loops, with host waits only where results are needed";
+  let description = [{
+    The stream stage of `--ga-lower-to-nvvm`, in place of upstream
+    `gpu-async-region` (which starts a stream per block of launches and makes
+    the host wait for it at the end of the block: once per micro-batch).
+    Every synchronous `gpu.launch_func`, `gpu.alloc`, `gpu.dealloc`,
+    `gpu.memcpy` and `gpu.memset` of a function becomes asynchronous and
+    depends on the previous one; one `gpu.wait async` starts the chain (one
+    stream, `mgpuStreamCreate`), and `scf.for` loops carry the token as an
+    iteration argument, so that the host enqueues every micro-batch without
+    waiting. The host waits (a call of `mgpuStreamSynchronize`, then
+    `mgpuStreamDestroy`: `gpu.wait [%t]` would lower a token carried through
+    a loop as an event) only
+    before an op that needs the device's results: a host access to a buffer
+    that a `gpu.memcpy` reads or writes (a read-back), a call of an external
+    function or of a function with GPU work (a library on a stream of its
+    own, e.g. NCCL), the return. Other region ops with GPU work (`scf.if`)
+    are waited for before and inside, with streams of their own.
+
+    Before:
+
+    ```mlir
+    scf.for %i = %c0 to %c4 step %c1 {
+      gpu.launch_func @k::@a blocks in (...) threads in (...) args(...)
+      gpu.launch_func @k::@b blocks in (...) threads in (...) args(...)
+    }
+    return
+    ```
+
+    After:
+
+    ```mlir
+    %s = gpu.wait async
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@a ...
+      %b = gpu.launch_func async [%a] @k::@b ...
+      scf.yield %b : !gpu.async.token
+    }
+    func.call @mgpuStreamSynchronize(%t) : (!gpu.async.token) -> ()
+    func.call @mgpuStreamDestroy(%t) : (!gpu.async.token) -> ()
+    return
+    ```
+  }];
+  let statistics = [
+    Statistic<"numAsyncOps", "async-ops", "GPU ops made asynchronous">,
+    Statistic<"numStreams", "streams", "Streams started (gpu.wait async)">,
+    Statistic<"numSynchronizations", "synchronizations",
+              "Host waits for the stream">,
+    Statistic<"numLibraryCalls", "library-calls",
+              "Library calls given the stream (gaCublasLtMatmul)">
+  ];
+  let dependentDialects = ["gpu::GPUDialect", "func::FuncDialect"];
+}
+
 def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
   let summary = "Lower linalg ops on buffers to `scf.parallel` loops mapped "
                 "to GPU blocks and threads";
@@ -356,11 +459,17 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
       fill value (one kernel and one pass over the buffer fewer);
     * loads of device memory left on the host (`tensor.extract` of a 0-d
       result feeding scalar math, as in gradient clipping) are moved, with the
-      pure scalar math that uses them, into every kernel that needs them (the
-      pass fails if the buffer may change between the load and the kernel).
-      A value that host code itself needs (a scalar result of the step, host
-      control flow) is read back instead: `memref.copy` of the 0-d buffer
-      into a `memref.alloca`, a device-to-host copy after the GPU lowering.
+      pure scalar math that uses them, into every kernel that needs them. If
+      the buffer may change between the load and such a kernel, a kernel of
+      one thread copies the element at the load into a 0-d buffer of its own
+      and the kernels read that copy. A value that host code itself needs (a
+      scalar result of the step, host control flow) is read back instead:
+      `memref.copy` of the 0-d buffer (of such a copy for a buffer of higher
+      rank) into a `memref.alloca`, a device-to-host copy after the GPU
+      lowering;
+    * host stores into device buffers (`tensor.from_elements` or
+      `tensor.insert` of a host scalar: a loss, a step counter) become a
+      kernel of one thread (adjacent stores: one kernel).
 
     Discardable `ga.*` attributes of the linalg op are copied to its loop, and
     `ga.kernel` names what the loop computes (`matmul`, `generic`, ...).
@@ -423,6 +532,9 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
               "Host loads of device memory moved into kernels">,
     Statistic<"numReadBacks", "read-backs",
               "0-d device values copied to the host for host code">,
+    Statistic<"numSnapshots", "snapshots",
+              "Device elements copied at a host load because the buffer "
+              "changes before a kernel that uses the value">,
     Statistic<"numSplit", "split-reductions",
               "Reductions split into partial results and a combination">,
     Statistic<"numTiled", "tiled-contractions",
