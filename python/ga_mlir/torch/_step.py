@@ -3,6 +3,7 @@
 import ctypes
 import hashlib
 import os
+import re
 import subprocess
 import tempfile
 import threading
@@ -61,6 +62,68 @@ def _pipeline(micro_batches, batch_args, options):
             raise TypeError(f"compile_train_step: unknown option {key!r}")
     return (f"builtin.module(ga-accumulate{{{' '.join(acc)}}},"
             f"ga-lower-to-cpu{{{' '.join(low)}}})")
+
+
+def _rewrite_options(options):
+    """The --ga-accumulate options among `options` that shape the rewrite,
+    as the text of a pass option."""
+    return " ".join(f"{_ACCUMULATE_OPTIONS[k]}={_option_text(v)}"
+                    for k, v in sorted(options.items())
+                    if k in _ACCUMULATE_OPTIONS and v is not None)
+
+
+def _budget_text(max_memory):
+    """max_memory as --ga-accumulate takes it: bytes (an int) or a string such
+    as "256MiB" (checked by the pass)."""
+    if isinstance(max_memory, bool) or not isinstance(max_memory, (int, str)):
+        raise TypeError("max_memory: a number of bytes or a string such as "
+                        f"'256MiB', not {max_memory!r}")
+    return str(max_memory).strip()
+
+
+def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
+                          max_memory, options):
+    """N as --ga-choose-micro-batches chooses it (what --ga-accumulate does
+    with `micro-batch-size` or `max-memory`): the smallest N whose static
+    peak (--ga-memory-report, default --ga-lower-to-cpu bufferization) fits
+    `max_memory`, or ceil(B / micro_batch_size). Contradictory options and a
+    budget that no N fits raise CompileError with the pass's diagnostics.
+    Cached like the libraries."""
+    choose = []
+    if micro_batches is not None:
+        choose.append(f"micro-batches={micro_batches}")
+    if micro_batch_size is not None:
+        choose.append(f"micro-batch-size={micro_batch_size}")
+    if max_memory is not None:
+        choose.append(f"max-memory={_budget_text(max_memory)}")
+    rewrite = _rewrite_options(options)
+    if rewrite:
+        choose.append(f"accumulate={{{rewrite}}}")
+    pipeline = ("builtin.module(ga-mark-batch-args{batch-args=" +
+                ",".join(f"{i}:{d}" for i, d in batch_args) + "},"
+                f"ga-choose-micro-batches{{{' '.join(choose)}}})")
+    key = hashlib.sha256("\0".join(
+        [ir, pipeline, os.path.realpath(library_path()),
+         str(os.path.getmtime(library_path()))]).encode()).hexdigest()[:24]
+    cached = os.path.join(_cache_dir(), f"choice-{key}.txt")
+    if os.path.exists(cached):
+        with open(cached) as f:
+            return int(f.read())
+    try:
+        chosen = run_pipeline(ir, pipeline)
+    except PipelineError as error:
+        raise CompileError(
+            "ga-mlir could not choose the number of micro-batches:\n" +
+            "\n".join(d.rstrip("\n") for d in error.diagnostics)) from None
+    found = re.search(r"ga\.micro_batches = (\d+)", chosen)
+    if not found:
+        raise CompileError("ga-choose-micro-batches recorded no number of "
+                           "micro-batches on @train_step")
+    n = int(found.group(1))
+    with open(cached + f".{os.getpid()}", "w") as f:
+        f.write(str(n))
+    os.replace(cached + f".{os.getpid()}", cached)
+    return n
 
 
 def _cache_dir():
@@ -166,19 +229,24 @@ class CompiledTrainStep:
 
     def __init__(self, model, loss_fn, optimizer, example_inputs,
                  micro_batches=None, micro_batch_size=None,
-                 max_grad_norm=None, target="cpu", batch_dims=None,
-                 indexing="one-hot", mcpu="native", **options):
+                 max_memory=None, max_grad_norm=None, target="cpu",
+                 batch_dims=None, indexing="one-hot", mcpu="native",
+                 **options):
         if target != "cpu":
             raise CompileError(f"target={target!r}: only 'cpu' is supported")
-        if (micro_batches is None) == (micro_batch_size is None):
-            raise TypeError("pass exactly one of micro_batches= and "
-                            "micro_batch_size=")
+        if micro_batches is None and micro_batch_size is None and \
+                max_memory is None:
+            raise TypeError("pass one of micro_batches=, micro_batch_size= "
+                            "and max_memory=")
+        if max_memory is not None:
+            _budget_text(max_memory)
         for key in options:
             if key not in _ACCUMULATE_OPTIONS and key not in _LOWER_OPTIONS:
                 raise TypeError(f"compile_train_step: unknown option {key!r}")
         self.model, self.loss_fn, self.optimizer = model, loss_fn, optimizer
         self.micro_batches, self.micro_batch_size = micro_batches, \
             micro_batch_size
+        self.max_memory = max_memory
         self.max_grad_norm = max_grad_norm
         self.indexing, self.mcpu, self.options = indexing, mcpu, options
         self.num_inputs = len(example_inputs)
@@ -203,15 +271,23 @@ class CompiledTrainStep:
         if len(batch) != 1:
             raise CompileError(f"inputs disagree on the batch size: {batch}")
         batch = batch.pop()
-        n = self.micro_batches or -(-batch // self.micro_batch_size)
-        if not 1 <= n <= batch:
-            raise CompileError(f"{n} micro-batches for a batch of {batch}")
         ir, spec = export_train_step(
             self.model, self.loss_fn, self.optimizer, inputs,
             self.max_grad_norm, self.indexing)
         first_input = spec.arg_count() - self.num_inputs
-        pipeline = _pipeline(n, [(first_input + i, d) for i, d in
-                                 enumerate(self.batch_dims)], self.options)
+        batch_args = [(first_input + i, d)
+                      for i, d in enumerate(self.batch_dims)]
+        given = [self.micro_batches, self.micro_batch_size, self.max_memory]
+        if sum(v is not None for v in given) == 1 and \
+                self.max_memory is None:
+            n = self.micro_batches or -(-batch // self.micro_batch_size)
+        else:
+            # A budget, or several options (contradictory: the pass says
+            # so, located).
+            n = _choose_micro_batches(ir, batch_args, *given, self.options)
+        if not 1 <= n <= batch:
+            raise CompileError(f"{n} micro-batches for a batch of {batch}")
+        pipeline = _pipeline(n, batch_args, self.options)
         lib = _compile_library(ir, pipeline, self.mcpu,
                                self.options.get("blas", True))
         results = [(p.shape, p.dtype) for p in spec.params]
@@ -222,6 +298,14 @@ class CompiledTrainStep:
         variant.spec, variant.micro_batches = spec, n
         self._variants[key] = variant
         return variant
+
+    def chosen_micro_batches(self, *inputs):
+        """N of the step for `inputs` (default: the example inputs' shapes),
+        as given, or as chosen from micro_batch_size or max_memory."""
+        if not inputs:
+            return next(iter(self._variants.values())).micro_batches
+        return self._variant(tuple(t.contiguous() for t in
+                                   inputs)).micro_batches
 
     def __call__(self, *inputs):
         if len(inputs) != self.num_inputs:
@@ -258,7 +342,8 @@ class CompiledTrainStep:
 
 
 def compile_train_step(model, loss_fn, optimizer, example_inputs,
-                       micro_batches=None, micro_batch_size=None, **kwargs):
+                       micro_batches=None, micro_batch_size=None,
+                       max_memory=None, **kwargs):
     """Compiles `loss_fn(model, *inputs).backward(); optimizer.step();
     optimizer.zero_grad()` with gradient accumulation over micro-batches.
 
@@ -267,7 +352,13 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
     optimizer: torch.optim.SGD (momentum, dampening, nesterov, weight decay,
         maximize), Adam or AdamW over (some of) the model's parameters.
     example_inputs: the per-sample inputs of one batch (tensors).
-    micro_batches=N, or micro_batch_size=M (N = ceil(B / M)).
+    micro_batches=N, or micro_batch_size=M (N = ceil(B / M)), or
+        max_memory=bytes (an int, or a string such as "256MiB", "1.5GiB"):
+        the smallest N whose static peak (--ga-memory-report of the default
+        CPU bufferization) fits, as --ga-accumulate="max-memory=..." chooses
+        it; CompileError with the located message when no N fits. Giving
+        more than one of the three is an error (CompileError, the message of
+        --ga-choose-micro-batches). `step.chosen_micro_batches()` says N.
     max_grad_norm: clip the accumulated gradient as clip_grad_norm_ does.
     batch_dims: the batch dimension of each input (default 0).
     target: "cpu".
@@ -282,4 +373,5 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
     """
     return CompiledTrainStep(model, loss_fn, optimizer, example_inputs,
                              micro_batches=micro_batches,
-                             micro_batch_size=micro_batch_size, **kwargs)
+                             micro_batch_size=micro_batch_size,
+                             max_memory=max_memory, **kwargs)

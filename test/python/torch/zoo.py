@@ -166,7 +166,8 @@ def check(name, make_model, make_batch, loss_fn, optimizers=("sgd", "adamw"),
             batch = make_batch(gen)
             if clip is not None:
                 options["max_grad_norm"] = clip
-            if "micro_batch_size" not in options:
+            if "micro_batch_size" not in options and \
+                    "max_memory" not in options:
                 options["micro_batches"] = n
             step = compile_train_step(model, loss_fn, opt,
                                       example_inputs=batch, **options)
