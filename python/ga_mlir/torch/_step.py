@@ -2,6 +2,7 @@
 
 import ctypes
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -39,9 +40,8 @@ def _option_text(value):
     return str(value)
 
 
-def _pipeline(micro_batches, batch_args, options):
-    acc = [f"micro-batches={micro_batches}",
-           "batch-args=" + ",".join(f"{i}:{d}" for i, d in batch_args)]
+def _lowering_options(options):
+    """The --ga-lower-to-cpu options of the compiled step, as a list."""
     low = ["c-interface=1", "out-params=1"]
     # fuse-elementwise folds the reshapes around PyTorch's matrix products
     # ([B, T, D] -> [B*T, D]) into them, and a product with two row
@@ -52,16 +52,49 @@ def _pipeline(micro_batches, batch_args, options):
     merged = dict(defaults)
     merged.update(options)
     for key, value in sorted(merged.items()):
-        if value is None:
+        if value is None or key in _ACCUMULATE_OPTIONS:
             continue
-        if key in _ACCUMULATE_OPTIONS:
-            acc.append(f"{_ACCUMULATE_OPTIONS[key]}={_option_text(value)}")
-        elif key in _LOWER_OPTIONS:
+        if key in _LOWER_OPTIONS:
             low.append(f"{_LOWER_OPTIONS[key]}={_option_text(value)}")
         else:
             raise TypeError(f"compile_train_step: unknown option {key!r}")
+    return low
+
+
+def _mark(batch_args):
+    return ("ga-mark-batch-args{batch-args=" +
+            ",".join(f"{i}:{d}" for i, d in batch_args) + "}")
+
+
+def _pipeline(micro_batches, batch_args, options):
+    acc = [f"micro-batches={micro_batches}",
+           "batch-args=" + ",".join(f"{i}:{d}" for i, d in batch_args)]
+    rewrite = _rewrite_options(options)
+    if rewrite:
+        acc.append(rewrite)
     return (f"builtin.module(ga-accumulate{{{' '.join(acc)}}},"
-            f"ga-lower-to-cpu{{{' '.join(low)}}})")
+            f"ga-lower-to-cpu{{{' '.join(_lowering_options(options))}}})")
+
+
+def _memory_report(ir, micro_batches, batch_args, options):
+    """--ga-memory-report of the step as compiled: its row (a dict) for N =
+    `micro_batches`, with the CPU options of the library."""
+    report = [f"sweep={micro_batches}", "format=json"]
+    rewrite = _rewrite_options(options)
+    if rewrite:
+        report.append(f"accumulate={{{rewrite}}}")
+    report.append(f"cpu={{{' '.join(_lowering_options(options))}}}")
+    with tempfile.TemporaryDirectory() as work:
+        out = os.path.join(work, "report.json")
+        try:
+            run_pipeline(ir, f"builtin.module({_mark(batch_args)},"
+                         f"ga-memory-report{{{' '.join(report)} "
+                         f"output={out}}})")
+        except PipelineError as error:
+            raise CompileError("--ga-memory-report failed:\n" + "\n".join(
+                d.rstrip("\n") for d in error.diagnostics)) from None
+        with open(out) as f:
+            return json.load(f)[0]
 
 
 def _rewrite_options(options):
@@ -99,8 +132,7 @@ def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
     rewrite = _rewrite_options(options)
     if rewrite:
         choose.append(f"accumulate={{{rewrite}}}")
-    pipeline = ("builtin.module(ga-mark-batch-args{batch-args=" +
-                ",".join(f"{i}:{d}" for i, d in batch_args) + "},"
+    pipeline = (f"builtin.module({_mark(batch_args)},"
                 f"ga-choose-micro-batches{{{' '.join(choose)}}})")
     key = hashlib.sha256("\0".join(
         [ir, pipeline, os.path.realpath(library_path()),
@@ -296,6 +328,7 @@ class CompiledTrainStep:
         results.append(((), torch.float32))
         variant = _Variant(lib, spec, results)
         variant.spec, variant.micro_batches = spec, n
+        variant.ir, variant.batch_args = ir, batch_args
         self._variants[key] = variant
         return variant
 
@@ -306,6 +339,17 @@ class CompiledTrainStep:
             return next(iter(self._variants.values())).micro_batches
         return self._variant(tuple(t.contiguous() for t in
                                    inputs)).micro_batches
+
+    def memory_report(self, *inputs):
+        """The static memory report (--ga-memory-report, as a dict: bytes of
+        parameters, optimizer_state, inputs, accumulators, results,
+        temporaries, static, total_peak, ...) of the step for `inputs`
+        (default: the example inputs' shapes), bufferized as the library
+        is."""
+        v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
+            else next(iter(self._variants.values()))
+        return _memory_report(v.ir, v.micro_batches, v.batch_args,
+                              self.options)
 
     def __call__(self, *inputs):
         if len(inputs) != self.num_inputs:
