@@ -39,6 +39,11 @@ using namespace mlir::ga;
 static void addBufferizationStage(OpPassManager &pm,
                                   const LowerToCPUOptions &options) {
   ga::detail::addStepBufferization(pm);
+  // A private function's results that bufferized to one of its arguments
+  // (an update written in place, e.g. `bufferization.materialize_in_destination
+  // %new in %arg`) are dropped: its callers read the argument's buffer
+  // instead of receiving a copy or a clone of it.
+  pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
   if (options.outParams) {
     bufferization::BufferResultsToOutParamsPassOptions outParams;
     // Results computed into a fresh buffer are computed into the caller's.

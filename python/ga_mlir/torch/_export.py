@@ -261,15 +261,23 @@ def _import_to_linalg(gm):
     return module
 
 
-def _flat_arguments(spec, model, inputs, for_trace=False):
+def _flat_arguments(spec, model, inputs, for_trace=False, hyper=None):
+    """The step's arguments in order. The 0-d hyper-parameters are new
+    tensors, or written into `hyper` (the tensors of an earlier call: no
+    allocation per call)."""
     buffers = dict(model.named_buffers())
     flat = [p.detach() for p in spec.params]
     flat += [p.detach() for p in spec.frozen]
     flat += [buffers[n].detach() for n in spec.buffer_names]
     for i, p in enumerate(spec.params):
         flat += spec.opt.state_tensors(p, i)
-    for i, p in enumerate(spec.params):
-        flat += [torch.tensor(v, dtype=torch.float32)
-                 for v in spec.opt.hyper_values(p, i)]
+    values = [v for i, p in enumerate(spec.params)
+              for v in spec.opt.hyper_values(p, i)]
+    if hyper is None:
+        flat += [torch.tensor(v, dtype=torch.float32) for v in values]
+    else:
+        for t, v in zip(hyper, values):
+            t.fill_(v)
+        flat += hyper
     flat += list(inputs)
     return flat

@@ -12,6 +12,7 @@ import threading
 import torch
 
 from .. import PipelineError, library_path, run_pipeline
+from . import _inplace
 from ._common import LLVM_BIN, CompileError
 from ._export import _flat_arguments, export_train_step
 
@@ -66,33 +67,57 @@ def _mark(batch_args):
             ",".join(f"{i}:{d}" for i, d in batch_args) + "}")
 
 
-def _pipeline(micro_batches, batch_args, options):
+def _pipelines(micro_batches, batch_args, options):
+    """The --ga-accumulate pipeline, and the lowering of its output."""
     acc = [f"micro-batches={micro_batches}",
            "batch-args=" + ",".join(f"{i}:{d}" for i, d in batch_args)]
     rewrite = _rewrite_options(options)
     if rewrite:
         acc.append(rewrite)
-    return (f"builtin.module(ga-accumulate{{{' '.join(acc)}}},"
-            f"ga-lower-to-cpu{{{' '.join(_lowering_options(options))}}})")
+    return (f"builtin.module(ga-accumulate{{{' '.join(acc)}}})",
+            f"ga-lower-to-cpu{{{' '.join(_lowering_options(options))}}}")
 
 
-def _memory_report(ir, micro_batches, batch_args, options):
+def _run_pipeline(ir, pipeline, what):
+    try:
+        return run_pipeline(ir, pipeline)
+    except PipelineError as error:
+        raise CompileError(f"{what}:\n" + "\n".join(
+            d.rstrip("\n") for d in error.diagnostics)) from None
+
+
+def _rewrite(ir, pipelines, in_place):
+    """The step rewritten by --ga-accumulate, and with `in_place` (pairs of
+    result and argument indices) the in-place form of _inplace (None when
+    the text is not in the expected form)."""
+    rewritten = _run_pipeline(ir, pipelines[0],
+                              "ga-mlir refused the training step")
+    return rewritten, (_inplace.write_results_in_place(rewritten, in_place)
+                       if in_place else None)
+
+
+def _memory_report(ir, micro_batches, batch_args, options, in_place):
     """--ga-memory-report of the step as compiled: its row (a dict) for N =
-    `micro_batches`, with the CPU options of the library."""
-    report = [f"sweep={micro_batches}", "format=json"]
-    rewrite = _rewrite_options(options)
-    if rewrite:
-        report.append(f"accumulate={{{rewrite}}}")
-    report.append(f"cpu={{{' '.join(_lowering_options(options))}}}")
+    `micro_batches`, with the CPU options of the library; for the in-place
+    form, the report of @train_step_in_place (the wrapper only calls it)."""
+    cpu = f"cpu={{{' '.join(_lowering_options(options))}}}"
     with tempfile.TemporaryDirectory() as work:
         out = os.path.join(work, "report.json")
-        try:
-            run_pipeline(ir, f"builtin.module({_mark(batch_args)},"
-                         f"ga-memory-report{{{' '.join(report)} "
-                         f"output={out}}})")
-        except PipelineError as error:
-            raise CompileError("--ga-memory-report failed:\n" + "\n".join(
-                d.rstrip("\n") for d in error.diagnostics)) from None
+        if in_place:
+            _, wrapped = _rewrite(
+                ir, _pipelines(micro_batches, batch_args, options), in_place)
+            _run_pipeline(wrapped, "builtin.module(eliminate-empty-tensors,"
+                          f"ga-memory-report{{func={_inplace.IMPL} "
+                          f"format=json {cpu} output={out}}})",
+                          "--ga-memory-report failed")
+        else:
+            report = [f"sweep={micro_batches}", "format=json"]
+            rewrite = _rewrite_options(options)
+            if rewrite:
+                report.append(f"accumulate={{{rewrite}}}")
+            _run_pipeline(ir, f"builtin.module({_mark(batch_args)},"
+                          f"ga-memory-report{{{' '.join(report)} {cpu} "
+                          f"output={out}}})", "--ga-memory-report failed")
         with open(out) as f:
             return json.load(f)[0]
 
@@ -172,27 +197,42 @@ def _run(cmd):
                            f"{result.stderr.strip()}")
 
 
-def _compile_library(ir, pipeline, mcpu, blas):
-    """The shared library of `ir` under `pipeline`, from the cache when the
-    same IR was compiled with the same options before."""
+def _compile_library(ir, pipelines, mcpu, blas, in_place, num_args,
+                     num_results):
+    """The shared library of `ir` under `pipelines` (see _pipelines), from
+    the cache when the same IR was compiled with the same options before,
+    and whether its results `in_place` (pairs of result and argument
+    indices) are written into the arguments (else the library returns every
+    result into out-parameters)."""
     key = hashlib.sha256("\0".join(
-        [ir, pipeline, mcpu, os.path.realpath(library_path()),
+        [ir, *pipelines, mcpu, repr(in_place),
+         os.path.realpath(library_path()),
          str(os.path.getmtime(library_path()))]).encode()).hexdigest()[:24]
     directory = os.path.join(_cache_dir(), key)
     lib = os.path.join(directory, "libstep.so")
     if os.path.exists(lib):
-        return lib
-    try:
-        lowered = run_pipeline(ir, pipeline)
-    except PipelineError as error:
-        raise CompileError(
-            "ga-mlir refused the training step:\n" + "\n".join(
-                d.rstrip("\n") for d in error.diagnostics)) from None
+        return lib, os.path.exists(os.path.join(directory, "in-place"))
+    rewritten, wrapped = _rewrite(ir, pipelines, in_place)
+    lowered = None
+    if wrapped is not None:
+        lowered = _run_pipeline(
+            wrapped, f"builtin.module(eliminate-empty-tensors,"
+            f"{pipelines[1]})", "ga-mlir could not lower the training step")
+        if not _inplace.check_lowered(lowered, num_args,
+                                      num_results - len(in_place)):
+            lowered = None  # an update was not in place: copy instead
+    written_in_place = lowered is not None
+    if lowered is None:
+        lowered = _run_pipeline(rewritten, f"builtin.module({pipelines[1]})",
+                                "ga-mlir could not lower the training step")
     work = tempfile.mkdtemp(prefix="step-", dir=_cache_dir())
     with open(os.path.join(work, "step.mlir"), "w") as f:
         f.write(ir)
     with open(os.path.join(work, "step.lowered.mlir"), "w") as f:
         f.write(lowered)
+    if written_in_place:
+        with open(os.path.join(work, "in-place"), "w") as f:
+            f.write(repr(in_place))
     ll, obj = os.path.join(work, "step.ll"), os.path.join(work, "step.o")
     _run([os.path.join(LLVM_BIN, "mlir-translate"), "--mlir-to-llvmir",
           os.path.join(work, "step.lowered.mlir"), "-o", ll])
@@ -209,8 +249,8 @@ def _compile_library(ir, pipeline, mcpu, blas):
     try:
         os.rename(work, directory)
     except OSError:  # another process compiled it first
-        pass
-    return lib if os.path.exists(lib) else os.path.join(work, "libstep.so")
+        return os.path.join(work, "libstep.so"), written_in_place
+    return lib, written_in_place
 
 
 #===----------------------------------------------------------------------===#
@@ -254,6 +294,25 @@ class _Variant:
         self.output_descriptors = [ctypes.byref(_descriptor(t))
                                    for t in self.outputs]
         self.lock = threading.Lock()
+        self.hyper = None  # the 0-d hyper-parameter arguments, reused
+
+
+def _check_no_shared_storage(flat, written):
+    """The step writes the arguments `written` in place, and bufferization
+    assumed that no two arguments share memory: refuse tensors that do (two
+    parameters that are views of one tensor, say)."""
+    def span(t):
+        start = t.data_ptr()
+        return start, start + t.numel() * t.element_size()
+    spans = sorted((span(t), i) for i, t in enumerate(flat) if t.numel())
+    targets = set(written)
+    for ((_, end), i), ((start, _), j) in zip(spans, spans[1:]):
+        if start < end and (i in targets or j in targets):
+            raise CompileError(
+                f"arguments {min(i, j)} and {max(i, j)} of the step share "
+                "memory, and one of them is updated in place: give every "
+                "parameter and optimizer state its own storage, or pass "
+                "in_place=False")
 
 
 class CompiledTrainStep:
@@ -263,7 +322,7 @@ class CompiledTrainStep:
                  micro_batches=None, micro_batch_size=None,
                  max_memory=None, max_grad_norm=None, target="cpu",
                  batch_dims=None, indexing="one-hot", mcpu="native",
-                 **options):
+                 in_place=True, **options):
         if target != "cpu":
             raise CompileError(f"target={target!r}: only 'cpu' is supported")
         if micro_batches is None and micro_batch_size is None and \
@@ -279,6 +338,7 @@ class CompiledTrainStep:
         self.micro_batches, self.micro_batch_size = micro_batches, \
             micro_batch_size
         self.max_memory = max_memory
+        self.in_place = in_place
         self.max_grad_norm = max_grad_norm
         self.indexing, self.mcpu, self.options = indexing, mcpu, options
         self.num_inputs = len(example_inputs)
@@ -319,16 +379,25 @@ class CompiledTrainStep:
             n = _choose_micro_batches(ir, batch_args, *given, self.options)
         if not 1 <= n <= batch:
             raise CompileError(f"{n} micro-batches for a batch of {batch}")
-        pipeline = _pipeline(n, batch_args, self.options)
-        lib = _compile_library(ir, pipeline, self.mcpu,
-                               self.options.get("blas", True))
+        pipelines = _pipelines(n, batch_args, self.options)
         results = [(p.shape, p.dtype) for p in spec.params]
         for i, p in enumerate(spec.params):
             results += [(p.shape, p.dtype)] * spec.num_states[i]
         results.append(((), torch.float32))
-        variant = _Variant(lib, spec, results)
+        # New parameters into the parameters, new states into the states.
+        num_params, first_state = len(spec.params), len(spec.params) + \
+            len(spec.frozen) + len(spec.buffer_names)
+        in_place = [(i, i) for i in range(num_params)] + [
+            (num_params + k, first_state + k)
+            for k in range(sum(spec.num_states))] if self.in_place else []
+        lib, written_in_place = _compile_library(
+            ir, pipelines, self.mcpu, self.options.get("blas", True),
+            in_place, spec.arg_count(), len(results))
+        variant = _Variant(lib, spec, results[-1:] if written_in_place
+                           else results)
         variant.spec, variant.micro_batches = spec, n
         variant.ir, variant.batch_args = ir, batch_args
+        variant.in_place = in_place if written_in_place else []
         self._variants[key] = variant
         return variant
 
@@ -349,7 +418,16 @@ class CompiledTrainStep:
         v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
             else next(iter(self._variants.values()))
         return _memory_report(v.ir, v.micro_batches, v.batch_args,
-                              self.options)
+                              self.options, v.in_place)
+
+    def writes_in_place(self, *inputs):
+        """Whether the library for `inputs` (default: the example inputs'
+        shapes) writes the new parameters and optimizer states into their
+        tensors' storage (no copy); False when in_place=False was asked or
+        an update could not be bufferized in place."""
+        v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
+            else next(iter(self._variants.values()))
+        return bool(v.in_place)
 
     def __call__(self, *inputs):
         if len(inputs) != self.num_inputs:
@@ -359,25 +437,32 @@ class CompiledTrainStep:
         v = self._variant(inputs)
         spec = v.spec
         with v.lock, torch.no_grad():
-            flat = _flat_arguments(spec, self.model, inputs)
+            if v.hyper is None:
+                v.hyper = [torch.zeros((), dtype=torch.float32) for _ in
+                           range(spec.opt.num_hyper() * len(spec.params))]
+            flat = _flat_arguments(spec, self.model, inputs, hyper=v.hyper)
             for t in flat:
                 if not t.is_contiguous():
                     raise CompileError("parameters, buffers and optimizer "
                                        "states must be contiguous")
+            if v.in_place:
+                _check_no_shared_storage(flat, [j for _, j in v.in_place])
             descriptors = [_descriptor(t) for t in flat]
             v.function(*[ctypes.byref(d) for d in descriptors],
                        *v.output_descriptors)
-            # The new values into the parameters' and states' own storage.
             out = iter(v.outputs)
-            for p in spec.params:
-                p.copy_(next(out))
+            if not v.in_place:
+                # The new values into the parameters' and states' storage.
+                for p in spec.params:
+                    p.copy_(next(out))
             k = len(spec.params) + len(spec.frozen) + \
                 len(spec.buffer_names)
             for i, p in enumerate(spec.params):
                 states = flat[k:k + spec.num_states[i]]
                 k += spec.num_states[i]
-                for s in states:
-                    s.copy_(next(out))
+                if not v.in_place:
+                    for s in states:
+                        s.copy_(next(out))
                 spec.opt.commit_state(p, i, states)
             loss = next(out).clone()
             for p in spec.params:
@@ -410,6 +495,13 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
         an iota) or "gather" (PyTorch's gather forward; needs the exact
         rewrite of gathers in linalg payloads).
     mcpu: llc's -mcpu (default "native").
+    in_place: write the new parameters and optimizer states directly into
+        their tensors' storage (default; no copy: see _inplace). False, or
+        an update that bufferization cannot write in place, returns them
+        into buffers of ours that are copied after the call.
+        `step.writes_in_place()` says which. (With fuse_elementwise=True the
+        fusion gives the updates fresh destinations again: the step then
+        copies each update into place itself, inside the call.)
     ga-opt options: accumulator_type, allow_ghost_batch,
         recompute_statistics, fuse (of --ga-accumulate); blas,
         vector_width, fuse_elementwise, static_temporaries, openmp,
