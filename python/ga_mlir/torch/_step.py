@@ -365,7 +365,8 @@ class CompiledTrainStep:
         batch = batch.pop()
         ir, spec = export_train_step(
             self.model, self.loss_fn, self.optimizer, inputs,
-            self.max_grad_norm, self.indexing)
+            self.max_grad_norm, self.indexing,
+            bool(self.options.get("recompute_statistics")))
         first_input = spec.arg_count() - self.num_inputs
         batch_args = [(first_input + i, d)
                       for i, d in enumerate(self.batch_dims)]
@@ -380,16 +381,24 @@ class CompiledTrainStep:
         if not 1 <= n <= batch:
             raise CompileError(f"{n} micro-batches for a batch of {batch}")
         pipelines = _pipelines(n, batch_args, self.options)
+        buffers = dict(self.model.named_buffers())
         results = [(p.shape, p.dtype) for p in spec.params]
         for i, p in enumerate(spec.params):
             results += [(p.shape, p.dtype)] * spec.num_states[i]
+        results += [(buffers[n].shape, buffers[n].dtype)
+                    for n in spec.mutated_buffers]
         results.append(((), torch.float32))
-        # New parameters into the parameters, new states into the states.
-        num_params, first_state = len(spec.params), len(spec.params) + \
-            len(spec.frozen) + len(spec.buffer_names)
+        # New parameters into the parameters, new states into the states,
+        # updated buffers into the buffers.
+        num_params, num_states = len(spec.params), sum(spec.num_states)
+        first_buffer = num_params + len(spec.frozen)
+        first_state = first_buffer + len(spec.buffer_names)
         in_place = [(i, i) for i in range(num_params)] + [
-            (num_params + k, first_state + k)
-            for k in range(sum(spec.num_states))] if self.in_place else []
+            (num_params + k, first_state + k) for k in range(num_states)] + [
+            (num_params + num_states + k,
+             first_buffer + spec.buffer_names.index(n))
+            for k, n in enumerate(spec.mutated_buffers)] \
+            if self.in_place else []
         lib, written_in_place = _compile_library(
             ir, pipelines, self.mcpu, self.options.get("blas", True),
             in_place, spec.arg_count(), len(results))
@@ -464,6 +473,10 @@ class CompiledTrainStep:
                     for s in states:
                         s.copy_(next(out))
                 spec.opt.commit_state(p, i, states)
+            if not v.in_place:
+                buffers = dict(self.model.named_buffers())
+                for n in spec.mutated_buffers:
+                    buffers[n].copy_(next(out))
             loss = next(out).clone()
             for p in spec.params:
                 p.grad = None
