@@ -97,10 +97,13 @@ def batches(x, y, batch, steps):
         yield x[idx], y[idx]
 
 
-def static_peaks(ga_opt, step_path, ns):
+def static_peaks(ga_opt, step_path, ns, cpu=""):
     """--ga-memory-report's total peak of the full-batch step (as it is) and
-    of the rewrite with each N."""
+    of the rewrite with each N, bufferized with the --ga-lower-to-cpu
+    options `cpu` (those the libraries are built with)."""
     def run(option):
+        if cpu:
+            option += f" cpu={{{cpu}}}"
         out = subprocess.run([ga_opt, step_path, f"--ga-memory-report={option} format=json", "-o", "/dev/null"],
                              check=True, capture_output=True, text=True).stdout
         return [row["total_peak"] for row in json.loads(out)]
@@ -236,7 +239,7 @@ def main(argv=None):
         subprocess.run([sys.executable, gen, "--dims", ",".join(map(str, dims)), "--batch", str(a.batch)],
                        check=True, stdout=f)
     arg_types, result_types = steplib.function_type(ga_opt, step_path)
-    full_static, ga_static = static_peaks(ga_opt, step_path, ns)
+    full_static, ga_static = static_peaks(ga_opt, step_path, ns, a.cpu)
 
     configs = [("full batch", None, "full")] + [(f"GA N={n}", n, "ga") for n in ns]
     steps = {}
