@@ -107,8 +107,9 @@ def write_results_in_place(text, pairs, name="train_step"):
     kept = [i for i in range(len(types)) if i not in dropped]
     names = ", ".join(a for a, _, _ in args)
     arg_types = ", ".join(t for _, t, _ in args)
+    typed = ", ".join(f"{a}: {t}" for a, t, _ in args)
     wrapper = [
-        f"{indent}func.func @{name}({', '.join(f'{a}: {t}' for a, t, _ in args)})"
+        f"{indent}func.func @{name}({typed})"
         f" -> ({', '.join(types[i] for i in kept)}) {{",
         f"{body}%r:{len(types)} = call @{IMPL}({names}) : ({arg_types}) -> "
         f"({', '.join(types)})",
