@@ -45,7 +45,7 @@ PROBS = {
     "no_ps_operand": 0.2,      # ops with no per-sample operand producing batch-shaped tensors
     "tensor_arith": 0.2,       # arith/math directly on tensors
     "slice_features": 0.2,     # extract_slice / concat / insert_slice along non-batch dims
-    "softmax": 0.1,            # linalg.softmax over a non-batch dim (ga-lower-to-cpu lacks it)
+    "softmax": 0.1,            # linalg.softmax over a non-batch dim (decomposed by the lowering)
     "data_stat": 0.15,         # a data-only batch statistic (mean of an input) in per-sample math
     "capture_stat": 0.1,       # a batch statistic read with tensor.extract in a per-sample payload
     "capture_stat_param": 0.05,  # the same of a parameter-dependent value (coupled)
