@@ -72,6 +72,9 @@ PROBS = {
     "int_batch_reduce": 0.15,  # maxsi over the batch of integer labels
     "ordered_reduce": 0.15,    # acc = 0.9 acc + x over the batch (order-dependent)
     "bool_mask": 0.15,         # an i1 per-sample argument in a select
+    # Drawn after every feature above (older cases keep their random stream):
+    "named_contract": 0.25,    # linalg.dot/vecmat/matvec/batch_matmul/batch_reduce_matmul, batch reduced
+    "more_combiners": 0.25,    # min/minnum/maxnum/product over the batch, integer minsi/ori
     # Coupled (must be refused):
     "batchnorm": 0.06,
     "sample_slice": 0.04,
@@ -1295,7 +1298,75 @@ class Gen:
                     self.args[i] = (n, t, a.replace(m.group(0), ""))
             opts.append("batch-args=" + ",".join(spec))
         st.pass_options = " ".join(opts)
+        # Drawn last, so that a case without them is the case older versions
+        # of this file generated.
+        if self.on("named_contract"):
+            text_results.extend(self.named_contractions(nll, mask))
+        if self.on("more_combiners"):
+            text_results.extend(self.more_combiners(nll, labels, et_lab))
         return self.finish(text_results)
+
+    def named(self, opname, ins, init, maps=""):
+        """A named linalg op on tensors writing into init; returns its result."""
+        nm = self.fresh("nc")
+        self.emit("%s = %s %sins(%s : %s) outs(%s : %s) -> %s" % (
+            nm, opname, maps, ", ".join(v.name for v in ins), ", ".join(self.tyv(v) for v in ins),
+            init.name, self.tyv(init), self.tyv(init)))
+        return V(nm, init.dims)
+
+    def named_contractions(self, nll, mask):
+        """Named contractions whose reduction runs over the batch (dot, vecmat,
+        matvec of [f, b], batch_reduce_matmul) or whose batch dimension is the
+        training batch (matvec of [b, f], batch_matmul)."""
+        out = []
+        B = self.run_batch
+        # dot: sum_b mask[b] nll[b]
+        out.append(self.named("linalg.dot", [mask, nll], self.fill([], 0.0)))
+        self.note_reduction(B)
+        v = self.pick(lambda v: v.et == "f32" and len(v.dims) == 2 and "b" in v.dims)
+        if v is not None:
+            f = self.nonbatch(v)[0]
+            if v.dims[0] == "b":
+                # vecmat: sum_b mask[b] v[b, f]; matvec: v[b, f] p[f] per sample
+                out.append(self.named("linalg.vecmat", [mask, v], self.fill([f], 0.0)))
+                pv = self.param([f])
+                self.params_nograd.append(pv)
+                mv = self.named("linalg.matvec", [v, pv], self.fill(["b"], 0.0, like=[v]))
+                out.append(self.reduce_all(mv, term=lambda a: self.op("math.tanh", a)))
+                self.note_reduction(B * self.size[f])
+            else:
+                # matvec: sum_b v[f, b] mask[b]
+                out.append(self.named("linalg.matvec", [v, mask], self.fill([f], 0.0)))
+                self.note_reduction(B)
+        z = self.pick(lambda v: v.et == "f32" and len(v.dims) == 3 and v.dims[0] == "b")
+        if z is not None:
+            t, d = z.dims[1], z.dims[2]
+            e = self.empty(["b", d, t], like=[z])
+            zt = self.fresh("t")
+            self.emit("%s = linalg.transpose ins(%s : %s) outs(%s : %s) permutation = [0, 2, 1]" % (
+                zt, z.name, self.tyv(z), e.name, self.tyv(e)))
+            zt = V(zt, ["b", d, t])
+            # batch_reduce_matmul: sum_b z[b] z[b]^T, [t, t]
+            t2 = self.new_label(self.size[t], "h")
+            brm = self.named("linalg.batch_reduce_matmul", [z, zt], self.fill([t, t2], 0.0))
+            out.append(brm)
+            self.note_reduction(B * self.size[d])
+            # batch_matmul per sample (attention scores), then summed
+            sc = self.named("linalg.batch_matmul", [z, zt], self.fill(["b", t, t2], 0.0, like=[z]))
+            out.append(self.reduce_all(sc, term=lambda a: self.op("math.tanh", a)))
+        return out
+
+    def more_combiners(self, nll, labels, et_lab):
+        """Reductions over the batch with other associative combiners."""
+        out = []
+        c = self.rng.choice(["minimumf", "minnumf", "maxnumf"])
+        out.append(self.reduce_all(nll, comb=c, init=3.0e38 if c.startswith("min") else -3.0e38))
+        # a product of terms in [0.9, 1.1]
+        out.append(self.reduce_all(nll, comb="mulf", init=1.0, term=lambda a: self.op(
+            "arith.addf", self.cf32(1.0), self.op("arith.mulf", self.op("math.tanh", a), self.cf32(0.1)))))
+        ci = self.rng.choice(["minsi", "ori"])
+        out.append(self.reduce_all(labels, comb=ci, init=(2 ** 31 - 1 if ci == "minsi" else 0)))
+        return out
 
     def gradient(self, w, nll, inv):
         """dW[labels of W] = sum over the batch (and other labels) of a per-sample term."""
