@@ -22,7 +22,10 @@ import re
 # Features whose steps couple samples: a refusal is the expected answer.
 COUPLING = {"batchnorm", "sample_slice", "capture_other_sample", "diag_batch",
             "compound_batch", "batch_position", "argmax_batch_inner", "reduce_in_for",
-            "if_on_sample", "ordered_inner", "capture_stat_param"}
+            "if_on_sample", "ordered_inner", "capture_stat_param",
+            # not coupling, but refused by design ("collapsing the batch
+            # dimension into an outer dimension interleaves samples")
+            "reshape_interleaved"}
 
 # Probability of each optional feature.
 PROBS = {
@@ -75,6 +78,7 @@ PROBS = {
     # Drawn after every feature above (older cases keep their random stream):
     "named_contract": 0.25,    # linalg.dot/vecmat/matvec/batch_matmul/batch_reduce_matmul, batch reduced
     "more_combiners": 0.25,    # min/minnum/maxnum/product over the batch, integer minsi/ori
+    "reshape_interleaved": 0.3,  # collapse [T, B, D] -> [T*B, D] (samples interleaved), then per row
     # Coupled (must be refused):
     "batchnorm": 0.06,
     "sample_slice": 0.04,
@@ -185,7 +189,8 @@ class Gen:
     def real_size(self, label):
         s = self.size[label]
         if s is None:
-            return self.run_batch * (self.size_t if label == "bt" else 1)
+            return self.run_batch * {"bt": getattr(self, "size_t", 1),
+                                     "tb": getattr(self, "size_tb", 1)}.get(label, 1)
         return s
 
     def dimstr(self, label):
@@ -1304,6 +1309,8 @@ class Gen:
             text_results.extend(self.named_contractions(nll, mask))
         if self.on("more_combiners"):
             text_results.extend(self.more_combiners(nll, labels, et_lab))
+        if self.on("reshape_interleaved"):
+            text_results.extend(self.interleaved())
         return self.finish(text_results)
 
     def named(self, opname, ins, init, maps=""):
@@ -1355,6 +1362,27 @@ class Gen:
             sc = self.named("linalg.batch_matmul", [z, zt], self.fill(["b", t, t2], 0.0, like=[z]))
             out.append(self.reduce_all(sc, term=lambda a: self.op("math.tanh", a)))
         return out
+
+    def interleaved(self):
+        """collapse [t, b, d] -> [t*b, d]: row t*B + b, so a micro-batch is not
+        a block of rows. A per-row contraction with a parameter, then a sum."""
+        z = self.pick(lambda v: v.et == "f32" and len(v.dims) == 3 and v.dims[1] == "b")
+        if z is None:
+            self.step.features.discard("reshape_interleaved")
+            return []
+        t, d = z.dims[0], z.dims[2]
+        self.size["tb"] = None if self.size["b"] is None else self.size[t] * self.size["b"]
+        self.size_tb = self.size[t]
+        nm = self.fresh("cl")
+        self.emit("%s = tensor.collapse_shape %s [[0, 1], [2]] : %s into %s" % (
+            nm, z.name, self.tyv(z), self.ty(["tb", d])))
+        v = V(nm, ["tb", d])
+        pv = self.param([d])
+        self.params_nograd.append(pv)
+        init = self.fill(["tb"], 0.0, like=[v])
+        r = self.generic([v, pv], [init], lambda a: [
+            self.op("arith.addf", a[2], self.op("arith.mulf", a[0], a[1]))])[0]
+        return [self.reduce_all(r, term=lambda a: self.op("math.tanh", a))]
 
     def more_combiners(self, nll, labels, et_lab):
         """Reductions over the batch with other associative combiners."""
