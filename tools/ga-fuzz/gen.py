@@ -759,7 +759,13 @@ class Gen:
 
     def outs_carry(self, v):
         """A per-sample value as the outs of a generic whose payload reads it
-        (elementwise), or as the init of a per-sample reduction."""
+        (elementwise), or as the init of a per-sample reduction.
+
+        The elementwise form, consumed by a contraction, is what upstream
+        linalg-fuse-elementwise-ops miscompiles (MLIR 22; docs/Rationale.md,
+        "Element-wise fusion of a producer that reads its init": seed 7 cases
+        386, 4094, 5873). It is kept on purpose: ga-lower-to-cpu fuses with
+        ga-fuse-elementwise, and these cases check that it still avoids it."""
         nb = self.nonbatch(v)
         if len(v.dims) >= 2 and self.rng.random() < 0.5:
             k = self.rng.choice(nb)
