@@ -16,6 +16,7 @@ from the labels alone. The batch label is ``b`` (or ``bt`` once a ``[B, T]``
 pair is collapsed, samples staying contiguous).
 """
 
+import functools
 import random
 import re
 
@@ -79,6 +80,7 @@ PROBS = {
     "named_contract": 0.25,    # linalg.dot/vecmat/matvec/batch_matmul/batch_reduce_matmul, batch reduced
     "more_combiners": 0.25,    # min/minnum/maxnum/product over the batch, integer minsi/ori
     "reshape_interleaved": 0.3,  # collapse [T, B, D] -> [T*B, D] (samples interleaved), then per row
+    "f64": 0.1,                # the whole step in float64 (every f32 of the text)
     # Coupled (must be refused):
     "batchnorm": 0.06,
     "sample_slice": 0.04,
@@ -1317,7 +1319,7 @@ class Gen:
             text_results.extend(self.more_combiners(nll, labels, et_lab))
         if self.on("reshape_interleaved"):
             text_results.extend(self.interleaved())
-        return self.finish(text_results)
+        return self.finish(text_results, f64=self.on("f64"))
 
     def named(self, opname, ins, init, maps=""):
         """A named linalg op on tensors writing into init; returns its result."""
@@ -1481,11 +1483,19 @@ class Gen:
             return [p1, m1, v1]
         return self.generic([w, g, m, v], [e, e2, e3], pl)
 
-    def finish(self, results):
+    def finish(self, results, f64=False):
         st = self.step
         st.args = list(self.args)
         st.body = self.pro + self.lines
         st.results = [(r.name, self.tyv(r)) for r in results]
+        if f64:
+            # Every float of the step is f32 until here (constants, element
+            # types, casts); the tolerance stays the float32 one (looser).
+            # (Types only: an SSA name such as %rf32 stays.)
+            f64 = functools.partial(re.sub, r"(?<![\w%])f32\b|(?<=[\d?]x)f32\b", "f64")
+            st.args = [(n, f64(t), a) for n, t, a in st.args]
+            st.body = [f64(l) for l in st.body]
+            st.results = [(n, f64(t)) for n, t in st.results]
         st.render()
         return st
 
