@@ -124,6 +124,8 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
   PrepareFunctionsForLLVMOptions prepare;
   prepare.cInterface = options.cInterface;
   pm.addPass(createPrepareFunctionsForLLVM(prepare));
+  // linalg.softmax has no loop lowering; its decomposition into generics has.
+  pm.addNestedPass<func::FuncOp>(createDecomposeAggregatedOps());
   // arith/math on whole tensors (`arith.addf %a, %b : tensor<4xf32>`) have no
   // bufferization; as linalg.generic they do.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
@@ -131,7 +133,9 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
     // A 0-d hyper-parameter read as a scalar is loaded once, not per element.
     pm.addNestedPass<func::FuncOp>(createLinalgInlineScalarOperandsPass());
     pm.addNestedPass<func::FuncOp>(createHoistInvariantExtracts());
-    pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+    // Upstream's element-wise fusion less the fusion it miscompiles (a
+    // producer reading its init under a consumer's extra loop, Rationale.md).
+    pm.addNestedPass<func::FuncOp>(createFuseElementwise());
   }
   if (options.blas)
     pm.addNestedPass<func::FuncOp>(createPeelFirstAccumulation());
