@@ -23,6 +23,7 @@
 
 #include "PipelineUtils.h"
 
+#include "ga/Codegen/GPU/Passes.h"
 #include "ga/Conversion/Passes.h"
 #include "ga/Pipelines/Pipelines.h"
 #include "ga/Transforms/Passes.h"

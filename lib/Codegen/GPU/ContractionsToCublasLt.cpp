@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Analysis/Reductions.h"
-#include "ga/Transforms/Passes.h"
+#include "ga/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,7 +24,7 @@
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_CONTRACTIONSTOCUBLASLT
-#include "ga/Transforms/Passes.h.inc"
+#include "ga/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::ga
 
 using namespace mlir;

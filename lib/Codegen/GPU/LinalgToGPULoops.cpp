@@ -23,7 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Analysis/Reductions.h"
-#include "ga/Transforms/Passes.h"
+#include "ga/Codegen/GPU/Passes.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -39,7 +39,7 @@
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_LINALGTOGPULOOPS
-#include "ga/Transforms/Passes.h.inc"
+#include "ga/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::ga
 
 using namespace mlir;

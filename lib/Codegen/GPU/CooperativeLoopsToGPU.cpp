@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ga/Transforms/Passes.h"
+#include "ga/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
@@ -25,7 +25,7 @@
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_COOPERATIVELOOPSTOGPU
-#include "ga/Transforms/Passes.h.inc"
+#include "ga/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::ga
 
 using namespace mlir;
