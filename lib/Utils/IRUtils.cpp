@@ -3,8 +3,10 @@
 #include "ga/Utils/IRUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
 
@@ -12,6 +14,21 @@ bool mlir::ga::isZeroFill(linalg::FillOp fill) {
   auto value = fill.getInputs().front().getDefiningOp<arith::ConstantOp>();
   auto zero = value ? dyn_cast<FloatAttr>(value.getValue()) : FloatAttr();
   return zero && zero.getValue().isPosZero();
+}
+
+Value mlir::ga::getViewRoot(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    value = view.getViewSource();
+  }
+  return value;
+}
+
+bool mlir::ga::isHostMemory(Value value) {
+  Operation *def = getViewRoot(value).getDefiningOp();
+  return isa_and_nonnull<memref::AllocaOp, memref::GetGlobalOp>(def);
 }
 
 int64_t mlir::ga::eraseDeadOps(Block &block) {

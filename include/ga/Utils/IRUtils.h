@@ -19,6 +19,15 @@ namespace mlir::ga {
 /// place of the product's initial output, and the start of an accumulator).
 bool isZeroFill(linalg::FillOp fill);
 
+/// The buffer a memref value is a view of: `value` with every
+/// ViewLikeOpInterface op (subview, reshape, cast, ...) looked through; an
+/// allocation, a global, a block argument or the result of another op.
+Value getViewRoot(Value value);
+
+/// Whether the memref `value` is a view of host memory in a GPU lowering: a
+/// stack buffer (`memref.alloca`) or a global (`memref.get_global`).
+bool isHostMemory(Value value);
+
 /// Erases trivially dead ops in `block` and, recursively, in the regions of
 /// its ops; returns how many. Walking each block backwards erases whole dead
 /// chains in one sweep: users are visited before their producers.
