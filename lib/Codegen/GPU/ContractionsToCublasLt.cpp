@@ -12,6 +12,7 @@
 
 #include "ga/Analysis/Reductions.h"
 #include "ga/Codegen/GPU/Passes.h"
+#include "ga/IR/GADialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -223,8 +224,8 @@ struct ContractionsToCublasLtPass
         ValueRange{cst32(*transL), cst32(*transR), m, n, kSize, ptrL, ldL, ptrR,
                    ldR, ptrC, ldC, cst32(*ab), cst32(*ct), f32(1.0),
                    f32(zeroFill ? 0.0 : 1.0), noBias});
-    if (op->hasAttr("ga.accumulates"))
-      call->setAttr("ga.accumulates", builder.getUnitAttr());
+    if (op->hasAttr(GADialect::getAccumulatesAttrName()))
+      call->setAttr(GADialect::getAccumulatesAttrName(), builder.getUnitAttr());
     op->erase();
     if (zeroFill) {
       zeroFill->erase();

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Codegen/GPU/Passes.h"
+#include "ga/Utils/IRUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -19,7 +20,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_GPUSINGLESTREAM
@@ -49,16 +49,6 @@ bool isStreamFunctionCall(Operation *op) {
 static bool containsGPUWork(Operation *op) {
   return op->walk([](gpu::AsyncOpInterface) { return WalkResult::interrupt(); })
       .wasInterrupted();
-}
-
-static Value rootOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    v = view.getViewSource();
-  }
-  return v;
 }
 
 struct GPUSingleStreamPass
@@ -118,9 +108,9 @@ bool GPUSingleStreamPass::needsDeviceResults(Operation *op) {
     return true;
   // Host accesses to buffers that device copies read or write.
   if (auto load = dyn_cast<memref::LoadOp>(op))
-    return copyBuffers.contains(rootOf(load.getMemref()));
+    return copyBuffers.contains(getViewRoot(load.getMemref()));
   if (auto store = dyn_cast<memref::StoreOp>(op))
-    return copyBuffers.contains(rootOf(store.getMemref()));
+    return copyBuffers.contains(getViewRoot(store.getMemref()));
   // Calls of functions that are not host helpers without GPU work: library
   // calls (NCCL) run on streams of their own.
   if (auto call = dyn_cast<func::CallOp>(op)) {
@@ -290,8 +280,8 @@ void GPUSingleStreamPass::runOnOperation() {
   for (func::FuncOp func : funcs) {
     copyBuffers.clear();
     func.walk([&](gpu::MemcpyOp copy) {
-      copyBuffers.insert(rootOf(copy.getDst()));
-      copyBuffers.insert(rootOf(copy.getSrc()));
+      copyBuffers.insert(getViewRoot(copy.getDst()));
+      copyBuffers.insert(getViewRoot(copy.getSrc()));
     });
     for (Block &block : func.getBody())
       if (Value end = processBlock(block, Value()))
