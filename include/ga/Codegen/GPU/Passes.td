@@ -304,4 +304,184 @@ def GPUSingleStream : Pass<"ga-gpu-single-stream", "ModuleOp"> {
   let dependentDialects = ["gpu::GPUDialect", "func::FuncDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// MarkAccumulatingOps
+//===----------------------------------------------------------------------===//
+
+def MarkAccumulatingOps : Pass<"ga-mark-accumulating-ops", "ModuleOp"> {
+  let summary = "Mark the linalg ops that update loop-carried accumulators";
+  let description = [{
+    The first step of `--ga-lower-to-gpu-loops`, on tensors: every linalg op
+    whose init (an output it reads and updates) is a tensor iteration argument
+    of an `scf.for` (the accumulators of the micro-batch loops) gets the unit
+    attribute `ga.accumulates`. The attribute survives bufferization and the
+    loop mapping (`--ga-linalg-to-gpu-loops` copies `ga.*` attributes onto the
+    mapped loop, `--ga-contractions-to-cublaslt` onto the library call), and
+    `--ga-place-buffers-on-device` names the kernel `..._acc`: the tests and
+    `bench/gpu_report.py` check from the names that each accumulation stays
+    inside the kernel that produces the micro-batch's contribution. Ops that
+    only read an accumulator (as an input) are not marked.
+
+    Before:
+
+    ```mlir
+    %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %z) -> (tensor<16xf32>) {
+      %s = linalg.reduce { arith.addf } ins(%x : tensor<8x16xf32>)
+             outs(%acc : tensor<16xf32>) dimensions = [0]
+      scf.yield %s : tensor<16xf32>
+    }
+    ```
+
+    After:
+
+    ```mlir
+      %s = linalg.reduce { arith.addf } ins(%x : tensor<8x16xf32>)
+             outs(%acc : tensor<16xf32>) dimensions = [0] {ga.accumulates}
+    ```
+  }];
+  let statistics = [
+    Statistic<"numMarked", "marked", "Linalg ops marked ga.accumulates">
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// WrapTensorBoundary
+//===----------------------------------------------------------------------===//
+
+def WrapTensorBoundary : Pass<"ga-wrap-tensor-boundary", "ModuleOp"> {
+  let summary = "Call bufferized public functions through a wrapper with "
+                "their tensor signature";
+  let description = [{
+    The last step of `--ga-lower-to-gpu-loops="tensor-boundary=1"`, for
+    `ga-verify`, which runs tensor-level steps (through `--ga-lower-to-cpu`):
+    every public function definition with a memref in its signature is
+    renamed `@<name>__gpu_loops` and made private, and a new public `@<name>`
+    with the same signature, memrefs replaced by tensors of the same shape and
+    element type, calls it through `bufferization.to_buffer` and
+    `bufferization.to_tensor` (`restrict writable`): the tool then runs
+    exactly the mapped loops. Argument attributes move to the wrapper.
+    Memrefs at the boundary must have the identity layout (what
+    `--ga-lower-to-gpu-loops` bufferizes to); another layout, or an existing
+    symbol named `@<name>__gpu_loops`, is an error at the function.
+
+    Before:
+
+    ```mlir
+    func.func @step(%w: memref<4xf32>, %lr: f32) -> memref<4xf32> { ... }
+    ```
+
+    After:
+
+    ```mlir
+    func.func @step(%w: tensor<4xf32>, %lr: f32) -> tensor<4xf32> {
+      %b = bufferization.to_buffer %w : tensor<4xf32> to memref<4xf32>
+      %r = call @step__gpu_loops(%b, %lr) : (memref<4xf32>, f32) -> memref<4xf32>
+      %t = bufferization.to_tensor %r restrict writable : memref<4xf32> to tensor<4xf32>
+      return %t : tensor<4xf32>
+    }
+    func.func private @step__gpu_loops(%w: memref<4xf32>, %lr: f32) -> memref<4xf32> { ... }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numWrapped", "wrapped", "Functions given a tensor wrapper">
+  ];
+  let dependentDialects = ["bufferization::BufferizationDialect",
+                           "func::FuncDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// PlaceBuffersOnDevice
+//===----------------------------------------------------------------------===//
+
+def PlaceBuffersOnDevice : Pass<"ga-place-buffers-on-device", "ModuleOp"> {
+  let summary = "Device allocations and copies for host buffers, kernel "
+                "names for launches";
+  let description = [{
+    The step of `--ga-lower-to-nvvm` after the mapped loops became
+    `gpu.launch` ops, before kernel outlining. In every function with device
+    work (host helpers that only compare pointers, such as the
+    `dealloc_helper` of ownership-based deallocation, are left alone):
+
+    * `memref.alloc` / `memref.dealloc` on the host become `gpu.alloc` /
+      `gpu.dealloc`, and a host `memref.copy` becomes `gpu.memcpy`, except
+      for host-only buffers: allocations that only host code loads, stores,
+      frees or hands to a host helper (the pointers and ownership flags of
+      deallocation) stay host memory;
+    * any other host load or store of a buffer that is not host memory
+      (`memref.alloca`, `memref.get_global`, a host-only allocation) is an
+      error, as is a host copy of a strided view: `--ga-linalg-to-gpu-loops`
+      leaves neither;
+    * every `gpu.launch` is named `@<func>_k<NN>_<what>[_acc]` in
+      `@<func>_kernels` (program order; `<what>` from `ga.kernel`, `_acc`
+      from `ga.accumulates`), so that `--gpu-kernel-outlining` outlines one
+      GPU module per function with readable kernel names;
+    * the discardable `ga.*` attributes of ops are dropped.
+
+    Before:
+
+    ```mlir
+    func.func @step(%x: memref<64xf32>) {
+      %t = memref.alloc() : memref<64xf32>
+      gpu.launch blocks(...) in (...) threads(...) in (...) {
+        ...
+        gpu.terminator
+      } {ga.kernel = "elementwise"}
+      memref.copy %t, %x : memref<64xf32> to memref<64xf32>
+      memref.dealloc %t : memref<64xf32>
+      return
+    }
+    ```
+
+    After:
+
+    ```mlir
+    func.func @step(%x: memref<64xf32>) {
+      %t = gpu.alloc () : memref<64xf32>
+      gpu.launch blocks(...) in (...) threads(...) in (...) {
+        ...
+        gpu.terminator
+      } {function = @step_k00_elementwise, module = @step_kernels}
+      gpu.memcpy %x, %t : memref<64xf32>, memref<64xf32>
+      gpu.dealloc %t : memref<64xf32>
+      return
+    }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numAllocs", "allocs", "Host allocations made device ones">,
+    Statistic<"numCopies", "copies", "Host copies made gpu.memcpy">,
+    Statistic<"numKernels", "kernels", "Launches named">
+  ];
+  let dependentDialects = ["gpu::GPUDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// CheckCUDAToolkit
+//===----------------------------------------------------------------------===//
+
+def CheckCUDAToolkit : Pass<"ga-check-cuda-toolkit", "ModuleOp"> {
+  let summary = "Check that libdevice can be found when kernels need it";
+  let description = [{
+    Kernels that use math functions (`math.exp`, `math.log`, `math.tanh`,
+    ...) call libdevice, which NVVM serialization links from the CUDA
+    toolkit named by `CUDA_ROOT`, `CUDA_HOME` or `CUDA_PATH` (Debian's MLIR
+    has no built-in default). Without one of them ptxas fails much later with
+    "Unresolved extern function '__nv_expf'". `--ga-lower-to-nvvm` runs this
+    check before serialization: when none of the three variables is set
+    (non-empty), the first `math` op inside a `gpu.module` is an error that
+    says what is missing. The IR is not changed.
+
+    Input (none of the variables set):
+
+    ```mlir
+    gpu.module @k {
+      gpu.func @f(%x: f32) kernel {
+        %e = math.exp %x : f32   // error: this kernel calls libdevice for 'math.exp': set CUDA_HOME ...
+        gpu.return
+      }
+    }
+    ```
+  }];
+}
+
 #endif // GA_CODEGEN_GPU_PASSES_TD
