@@ -48,8 +48,10 @@ using namespace mlir::ga;
 /// Tensors to buffers: one-shot bufferization across function boundaries
 /// with identity layouts. Accumulators carried by the micro-batch loops are
 /// updated in place by their producers (no iter_args after bufferization).
-static void addGPUBufferizationStage(OpPassManager &pm,
-                                     const LowerToGPULoopsOptions &options) {
+/// Then matrix products to cuBLASLt (cublas=1) and every other linalg op to
+/// mapped loops.
+template <typename Options>
+static void addLoopStage(OpPassManager &pm, const Options &options) {
   if (options.fuseElementwise) {
     LinalgMorphOpsPassOptions generalize;
     generalize.namedToGeneric = true;
@@ -65,11 +67,6 @@ static void addGPUBufferizationStage(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createDuplicateSharedFills(fills));
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   ga::detail::addStepBufferization(pm);
-}
-
-void mlir::ga::buildLowerToGPULoopsPipeline(
-    OpPassManager &pm, const LowerToGPULoopsOptions &options) {
-  addGPUBufferizationStage(pm, options);
   if (options.cublas)
     pm.addPass(createContractionsToCublasLt());
   LinalgToGPULoopsOptions mapping;
@@ -82,6 +79,11 @@ void mlir::ga::buildLowerToGPULoopsPipeline(
   // No canonicalization from here until the loops are launches: it would
   // fold single-block loops and drop their mapping.
   pm.addPass(createCSEPass());
+}
+
+void mlir::ga::buildLowerToGPULoopsPipeline(
+    OpPassManager &pm, const LowerToGPULoopsOptions &options) {
+  addLoopStage(pm, options);
   if (options.tensorBoundary)
     pm.addPass(createWrapTensorBoundary());
 }
@@ -127,16 +129,7 @@ void mlir::ga::buildLowerToGPUKernelsPipeline(
   // Data-parallel steps: the all-reduces of the accumulators become NCCL
   // calls on their device buffers (nothing changes without them).
   pm.addPass(createConvertGAToNCCL());
-  LowerToGPULoopsOptions loops;
-  loops.blockSize = options.blockSize;
-  loops.fuseElementwise = options.fuseElementwise;
-  loops.gemmTile = options.gemmTile;
-  loops.gemmMinReduction = options.gemmMinReduction;
-  loops.fma = options.fma;
-  loops.splitReductionMin = options.splitReductionMin;
-  loops.tensorBoundary = false;
-  loops.cublas = options.cublas;
-  buildLowerToGPULoopsPipeline(pm, loops);
+  addLoopStage(pm, options);
   addKernelStage(pm, options);
 }
 

@@ -83,6 +83,11 @@ SmallVector<Value> clonePayload(OpBuilder &b, linalg::LinalgOp op,
 /// scalar inputs).
 Value fillValue(OpBuilder &b, linalg::LinalgOp fill, ArrayRef<Value> ivs);
 
+/// True if `op` (or an op nested in it) may access a view of the buffer
+/// `root` (with `writesOnly`: write or free it), or has effects that cannot
+/// be seen through (an unknown op, a call).
+bool mayAccessBuffer(Operation *op, Value root, bool writesOnly);
+
 /// Names the mapped loop after what it computes (`kind`, the `ga.kernel`
 /// attribute) and copies the other `ga.*` attributes of `from` onto it.
 void annotateKernel(scf::ParallelOp loop, Operation *from, StringRef kind);

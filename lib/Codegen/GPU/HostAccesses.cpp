@@ -27,31 +27,6 @@ using namespace mlir;
 using namespace mlir::ga;
 using namespace mlir::ga::gpu_loops;
 
-/// Returns true if `op` (or an op nested in it) may write to a view of
-/// `root`, or has effects we cannot see through.
-static bool mayWriteTo(Operation *op, Value root) {
-  WalkResult r = op->walk([&](Operation *nested) {
-    auto iface = dyn_cast<MemoryEffectOpInterface>(nested);
-    if (!iface) {
-      if (nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-        return WalkResult::advance();
-      return isa<func::CallOp>(nested) ? WalkResult::interrupt()
-                                       : WalkResult::advance();
-    }
-    SmallVector<MemoryEffects::EffectInstance> effects;
-    iface.getEffects(effects);
-    for (auto &e : effects) {
-      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(e.getEffect()))
-        continue;
-      Value v = e.getValue();
-      if (!v || getViewRoot(v) == root)
-        return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return r.wasInterrupted();
-}
-
 /// `memref.get_global` used by kernels is cloned into them: a global is
 /// copied into the GPU module with the kernel, a host address is not.
 static void sinkGlobals(func::FuncOp func) {
@@ -222,7 +197,7 @@ LogicalResult FunctionLowering::sinkHostLoads(func::FuncOp func) {
       for (Operation *it = load->getNextNode(); it && !overwritten;
            it = it == anchor ? nullptr : it->getNextNode())
         overwritten = !(it == k.getOperation() && isSingleThreadKernel(k)) &&
-                      mayWriteTo(it, root);
+                      mayAccessBuffer(it, root, /*writesOnly=*/true);
     }
     if (overwritten) {
       Value copy = snapshotHostLoad(load);

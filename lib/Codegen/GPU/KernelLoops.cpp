@@ -9,11 +9,13 @@
 #include "GPULoops.h"
 
 #include "ga/IR/GADialect.h"
+#include "ga/Utils/IRUtils.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::ga;
@@ -191,4 +193,28 @@ std::string gpu_loops::describeKernel(linalg::LinalgOp op) {
   if (linalg::isaContractionOpInterface(op))
     return "matmul";
   return "reduce";
+}
+
+bool gpu_loops::mayAccessBuffer(Operation *op, Value root, bool writesOnly) {
+  WalkResult r = op->walk([&](Operation *nested) {
+    auto iface = dyn_cast<MemoryEffectOpInterface>(nested);
+    if (!iface) {
+      if (nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+        return WalkResult::advance();
+      return isMemoryEffectFree(nested) ? WalkResult::advance()
+                                        : WalkResult::interrupt();
+    }
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    iface.getEffects(effects);
+    for (auto &e : effects) {
+      if (isa<MemoryEffects::Allocate>(e.getEffect()) ||
+          (writesOnly && isa<MemoryEffects::Read>(e.getEffect())))
+        continue;
+      Value v = e.getValue();
+      if (!v || getViewRoot(v) == root)
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return r.wasInterrupted();
 }

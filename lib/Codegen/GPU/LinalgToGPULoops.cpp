@@ -48,31 +48,6 @@ using namespace mlir::ga::gpu_loops;
 // Folded fills
 //===----------------------------------------------------------------------===//
 
-/// True if `op` (or an op nested in it) may access a view of `root`, or has
-/// effects we cannot see through.
-static bool mayAccess(Operation *op, Value root) {
-  WalkResult r = op->walk([&](Operation *nested) {
-    auto iface = dyn_cast<MemoryEffectOpInterface>(nested);
-    if (!iface) {
-      if (nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-        return WalkResult::advance();
-      return isMemoryEffectFree(nested) ? WalkResult::advance()
-                                        : WalkResult::interrupt();
-    }
-    SmallVector<MemoryEffects::EffectInstance> effects;
-    iface.getEffects(effects);
-    for (auto &e : effects) {
-      if (isa<MemoryEffects::Allocate>(e.getEffect()))
-        continue;
-      Value v = e.getValue();
-      if (!v || getViewRoot(v) == root)
-        return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return r.wasInterrupted();
-}
-
 /// A fill (see isFillLike) of exactly the buffer `init` of `op` that nothing
 /// reads
 /// before `op` overwrites every element of it: `op` can start from the fill
@@ -105,7 +80,7 @@ static linalg::LinalgOp findFoldableFill(linalg::LinalgOp op, OpOperand &init) {
       if (fill.hasPureBufferSemantics() && isFillLike(fill) &&
           stripReshapes(fill.getDpsInits()[0]) == target)
         return fill;
-    if (mayAccess(it, root))
+    if (mayAccessBuffer(it, root, /*writesOnly=*/false))
       return {};
   }
   return {};
