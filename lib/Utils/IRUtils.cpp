@@ -31,6 +31,29 @@ bool mlir::ga::isHostMemory(Value value) {
   return isa_and_nonnull<memref::AllocaOp, memref::GetGlobalOp>(def);
 }
 
+LogicalResult mlir::ga::checkExternalFunction(ModuleOp module, StringRef name,
+                                              FunctionType type,
+                                              StringRef what) {
+  Operation *existing = module.lookupSymbol(name);
+  if (!existing)
+    return success();
+  auto fn = dyn_cast<func::FuncOp>(existing);
+  if (fn && fn.getFunctionType() == type)
+    return success();
+  return existing->emitOpError() << "has the name of " << what
+                                 << " with another type; expected " << type;
+}
+
+func::FuncOp mlir::ga::getOrDeclareFunction(ModuleOp module, StringRef name,
+                                            FunctionType type) {
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+    return fn;
+  auto b = OpBuilder::atBlockBegin(module.getBody());
+  auto fn = func::FuncOp::create(b, module.getLoc(), name, type);
+  fn.setPrivate();
+  return fn;
+}
+
 int64_t mlir::ga::eraseDeadOps(Block &block) {
   int64_t erased = 0;
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block))) {

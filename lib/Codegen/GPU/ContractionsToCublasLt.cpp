@@ -13,6 +13,8 @@
 #include "ga/Analysis/Reductions.h"
 #include "ga/Codegen/GPU/Passes.h"
 #include "ga/IR/GADialect.h"
+#include "ga/Utils/Gemm.h"
+#include "ga/Utils/IRUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -46,34 +48,6 @@ std::optional<int64_t> cudaType(Type t) {
   return std::nullopt;
 }
 
-std::optional<unsigned> dimAt(AffineMap map, unsigned i) {
-  if (auto d = dyn_cast<AffineDimExpr>(map.getResult(i)))
-    return d.getPosition();
-  return std::nullopt;
-}
-
-/// Whether `map` indexes a 2-d operand as [outer][k] (false) or [k][outer]
-/// (true, transposed), when `outerFirst`; the other way round otherwise.
-std::optional<bool> isTransposed(AffineMap map, unsigned outer, unsigned k,
-                                 bool outerFirst) {
-  if (map.getNumResults() != 2)
-    return std::nullopt;
-  auto d0 = dimAt(map, 0), d1 = dimAt(map, 1);
-  if (!d0 || !d1)
-    return std::nullopt;
-  unsigned first = outerFirst ? outer : k, second = outerFirst ? k : outer;
-  if (*d0 == first && *d1 == second)
-    return false;
-  if (*d0 == second && *d1 == first)
-    return true;
-  return std::nullopt;
-}
-
-bool hasUnitInnerStride(Value value) {
-  auto type = dyn_cast<MemRefType>(value.getType());
-  return type && type.getRank() == 2 && type.isLastDimUnitStride();
-}
-
 /// The fill of +0 into exactly `c` right before `op` (only side-effect-free
 /// ops in between); null if there is none.
 linalg::LinalgOp findZeroFill(linalg::LinalgOp op, Value c) {
@@ -96,16 +70,10 @@ linalg::LinalgOp findZeroFill(linalg::LinalgOp op, Value c) {
 struct ContractionsToCublasLtPass
     : public ga::impl::ContractionsToCublasLtBase<ContractionsToCublasLtPass> {
   void runOnOperation() override {
-    if (auto existing = getOperation().lookupSymbol<func::FuncOp>(kMatmul)) {
-      OpBuilder b(existing);
-      if (existing.getFunctionType() != matmulType(b)) {
-        existing.emitOpError()
-            << "has the name of the cuBLASLt runtime function with another "
-               "type; expected "
-            << matmulType(b);
-        return signalPassFailure();
-      }
-    }
+    OpBuilder b(&getContext());
+    if (failed(checkExternalFunction(getOperation(), kMatmul, matmulType(b),
+                                     "the cuBLASLt runtime function")))
+      return signalPassFailure();
     SmallVector<linalg::LinalgOp> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (op.hasPureBufferSemantics())
@@ -125,60 +93,18 @@ struct ContractionsToCublasLtPass
                              {});
   }
 
-  func::FuncOp getOrDeclare(OpBuilder &b) {
-    ModuleOp module = getOperation();
-    if (auto fn = module.lookupSymbol<func::FuncOp>(kMatmul))
-      return fn;
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(module.getBody());
-    auto fn = func::FuncOp::create(b, module.getLoc(), kMatmul, matmulType(b));
-    fn.setPrivate();
-    return fn;
-  }
-
   LogicalResult rewrite(linalg::LinalgOp op) {
-    if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-        !linalg::isaContractionOpInterface(op))
+    FailureOr<GemmOperands> gemm = matchGemm(op);
+    if (failed(gemm))
       return failure();
-    FailureOr<linalg::ContractionDimensions> dims =
-        linalg::inferContractionDims(op);
-    if (failed(dims) || !dims->batch.empty() || dims->m.size() != 1 ||
-        dims->n.size() != 1 || dims->k.size() != 1)
-      return failure();
-    Value a = op.getDpsInputOperand(0)->get();
-    Value b = op.getDpsInputOperand(1)->get();
-    Value c = op.getDpsInitOperand(0)->get();
-    Type elemAB = getElementTypeOrSelf(a.getType());
-    Type elemC = getElementTypeOrSelf(c.getType());
+    Type elemAB = getElementTypeOrSelf(gemm->lhs.getType());
+    Type elemC = getElementTypeOrSelf(gemm->out.getType());
     std::optional<int64_t> ab = cudaType(elemAB), ct = cudaType(elemC);
-    if (!ab || !ct || getElementTypeOrSelf(b.getType()) != elemAB ||
+    if (!ab || !ct || getElementTypeOrSelf(gemm->rhs.getType()) != elemAB ||
         (!elemC.isF32() && elemC != elemAB))
       return failure();
-    for (Value v : {a, b, c})
-      if (!hasUnitInnerStride(v))
-        return failure();
-    AffineMap mapA = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
-    AffineMap mapB = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
-    AffineMap mapC = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-    if (mapC.getNumResults() != 2)
-      return failure();
-    auto row = dimAt(mapC, 0), col = dimAt(mapC, 1);
-    if (!row || !col)
-      return failure();
-    unsigned k = dims->k.front();
-    Value lhs = a, rhs = b;
-    AffineMap mapL = mapA, mapR = mapB;
-    if (!llvm::is_contained(mapA.getResults(),
-                            getAffineDimExpr(*row, op.getContext()))) {
-      std::swap(lhs, rhs);
-      std::swap(mapL, mapR);
-    }
-    std::optional<bool> transL = isTransposed(mapL, *row, k, true);
-    std::optional<bool> transR = isTransposed(mapR, *col, k, false);
-    if (!transL || !transR)
-      return failure();
 
-    linalg::LinalgOp zeroFill = findZeroFill(op, c);
+    linalg::LinalgOp zeroFill = findZeroFill(op, gemm->out);
     OpBuilder builder(op);
     Location loc = op.getLoc();
     Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
@@ -186,44 +112,25 @@ struct ContractionsToCublasLtPass
     auto cst32 = [&](int64_t v) {
       return arith::ConstantIntOp::create(builder, loc, i32, v).getResult();
     };
-    auto idx = [&](int64_t v) {
-      return arith::ConstantIndexOp::create(builder, loc, v).getResult();
-    };
     auto toI64 = [&](Value v) {
       return arith::IndexCastOp::create(builder, loc, i64, v).getResult();
     };
-    auto describe = [&](Value m, Type elem) -> std::pair<Value, Value> {
-      auto meta = memref::ExtractStridedMetadataOp::create(builder, loc, m);
-      Value base =
-          memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, m);
-      Value offsetBytes =
-          arith::MulIOp::create(builder, loc, meta.getOffset(),
-                                idx(elem.getIntOrFloatBitWidth() / 8));
-      Value addr = arith::AddIOp::create(builder, loc, base, offsetBytes);
-      Value ptr = LLVM::IntToPtrOp::create(builder, loc, ptrType, toI64(addr));
-      Value ld = arith::MaxSIOp::create(builder, loc, meta.getStrides()[0],
-                                        meta.getSizes()[1]);
-      ld = arith::MaxSIOp::create(builder, loc, ld, idx(1));
-      return {ptr, toI64(ld)};
-    };
-    auto [ptrL, ldL] = describe(lhs, elemAB);
-    auto [ptrR, ldR] = describe(rhs, elemAB);
-    auto [ptrC, ldC] = describe(c, elemC);
-    Value m = toI64(memref::DimOp::create(builder, loc, c, 0));
-    Value n = toI64(memref::DimOp::create(builder, loc, c, 1));
-    Value kSize =
-        toI64(memref::DimOp::create(builder, loc, lhs, *transL ? 0 : 1));
+    GemmArguments args = buildGemmArguments(builder, loc, *gemm);
     auto f32 = [&](double v) {
       return arith::ConstantOp::create(builder, loc, builder.getF32FloatAttr(v))
           .getResult();
     };
     Value noBias = LLVM::ZeroOp::create(builder, loc, ptrType);
-    func::FuncOp fn = getOrDeclare(builder);
+    func::FuncOp fn =
+        getOrDeclareFunction(getOperation(), kMatmul, matmulType(builder));
     auto call = func::CallOp::create(
         builder, loc, fn,
-        ValueRange{cst32(*transL), cst32(*transR), m, n, kSize, ptrL, ldL, ptrR,
-                   ldR, ptrC, ldC, cst32(*ab), cst32(*ct), f32(1.0),
-                   f32(zeroFill ? 0.0 : 1.0), noBias});
+        ValueRange{cst32(gemm->transposeLhs), cst32(gemm->transposeRhs),
+                   toI64(args.m), toI64(args.n), toI64(args.k),
+                   args.lhs.pointer, toI64(args.lhs.leadingDim),
+                   args.rhs.pointer, toI64(args.rhs.leadingDim),
+                   args.out.pointer, toI64(args.out.leadingDim), cst32(*ab),
+                   cst32(*ct), f32(1.0), f32(zeroFill ? 0.0 : 1.0), noBias});
     if (op->hasAttr(GADialect::getAccumulatesAttrName()))
       call->setAttr(GADialect::getAccumulatesAttrName(), builder.getUnitAttr());
     op->erase();

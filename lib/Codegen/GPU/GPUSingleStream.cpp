@@ -255,14 +255,12 @@ void GPUSingleStreamPass::runOnOperation() {
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   auto tokenType = b.getType<gpu::AsyncTokenType>();
   for (StringRef name : {kSynchronize, kDestroy}) {
-    if (auto existing = module.lookupSymbol<func::FuncOp>(name)) {
-      if (existing.getFunctionType() != b.getFunctionType(tokenType, {})) {
-        existing.emitOpError() << "has the name of a GPU runtime function "
-                                  "with another type";
-        return signalPassFailure();
-      }
+    if (failed(checkExternalFunction(module, name,
+                                     b.getFunctionType(tokenType, {}),
+                                     "a GPU runtime function")))
+      return signalPassFailure();
+    if (module.lookupSymbol(name))
       continue;
-    }
     auto decl = func::FuncOp::create(b, module.getLoc(), name,
                                      b.getFunctionType(tokenType, {}));
     decl.setPrivate();
