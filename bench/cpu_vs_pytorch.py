@@ -41,6 +41,10 @@ LOWER = "blas=1 c-interface=1 out-params=1 static-temporaries=1 vector-width=512
 HERE = os.path.dirname(os.path.abspath(__file__))
 LLVM = "/usr/lib/llvm-22/bin"
 
+# The workers use the ctypes memref descriptors and the timing loop of
+# ga_mlir.steplib (numpy only), from the source tree.
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+
 
 def maxrss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
@@ -61,25 +65,9 @@ def make_inputs(batch, seed=0):
 
 
 # ----------------------------------------------------------------- ours (ctypes)
-def descriptor_type(rank):
-    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p), ("offset", ctypes.c_int64)]
-    if rank:
-        fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
-    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
-
-
-def descriptor(arr):
-    d = descriptor_type(arr.ndim)()
-    d.allocated = d.aligned = arr.ctypes.data
-    d.offset = 0
-    for i in range(arr.ndim):
-        d.sizes[i] = arr.shape[i]
-        d.strides[i] = arr.strides[i] // arr.itemsize
-    return d
-
-
 def worker_ours(a):
     import numpy as np
+    from ga_mlir.steplib import memref_descriptor, time_calls
     base = maxrss_mb()
     lib = ctypes.CDLL(a.lib)
     fn = lib._mlir_ciface_train_step
@@ -102,7 +90,7 @@ def worker_ours(a):
         arrays += [np.array(0.01, np.float32), np.array(0.9, np.float32)]
     head = len(arrays)
     arrays += [x, labels]
-    descs = [descriptor(arr) for arr in arrays]
+    descs = [memref_descriptor(arr) for arr in arrays]
     args = [ctypes.byref(d) for d in descs[:head]] + scalars + [ctypes.byref(d) for d in descs[head:]]
     # Results go to buffers the caller allocates once (out-params=1 in LOWER),
     # as PyTorch keeps its parameters, states and gradients.
@@ -110,7 +98,7 @@ def worker_ours(a):
     for _ in range(1 + nstate):
         outs += [np.empty_like(p) for p in params]
     outs.append(np.zeros((), np.float32))
-    odescs = [descriptor(o) for o in outs]
+    odescs = [memref_descriptor(o) for o in outs]
     ptrs = args + [ctypes.byref(d) for d in odescs]
     loss = None
 
@@ -119,13 +107,14 @@ def worker_ours(a):
         fn(*ptrs)
         loss = float(outs[-1])
 
-    times = timeit(call, a.warmup, a.reps)
+    times = time_calls(call, a.warmup, a.reps)
     return {"times": times, "loss": loss, "rss": maxrss_mb(), "rss_base": base}
 
 
 # ----------------------------------------------------------------- PyTorch
 def worker_torch(a):
     import numpy as np
+    from ga_mlir.steplib import time_calls
     import torch
     torch.set_num_threads(int(a.threads))
     base = maxrss_mb()
@@ -162,17 +151,18 @@ def worker_torch(a):
     # The first step's loss uses the same initial weights as ours.
     step()
     first = loss_sum
-    times = timeit(step, a.warmup, a.reps)
+    times = time_calls(step, a.warmup, a.reps)
     return {"times": times, "loss": first, "rss": maxrss_mb(), "rss_base": base}
 
 
 def worker_peak(a):
     """Single-process sgemm peak: 1024^3 SGEMM through PyTorch (OpenBLAS)."""
     import torch
+    from ga_mlir.steplib import time_calls
     torch.set_num_threads(int(a.threads))
     m = torch.randn(1024, 1024)
     n = torch.randn(1024, 1024)
-    times = timeit(lambda: torch.mm(m, n), 3, 10)
+    times = time_calls(lambda: torch.mm(m, n), 3, 10)
     return {"times": times, "rss": maxrss_mb(), "rss_base": 0.0}
 
 
@@ -184,17 +174,6 @@ def merge(acc, run):
     if run["rss"] > acc["rss"]:
         acc["rss"], acc["rss_base"] = run["rss"], run["rss_base"]
     return acc
-
-
-def timeit(f, warmup, reps):
-    for _ in range(warmup):
-        f()
-    out = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        f()
-        out.append(time.perf_counter() - t0)
-    return out
 
 
 # ----------------------------------------------------------------- driver

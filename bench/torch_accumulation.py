@@ -33,6 +33,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.append(os.path.join(os.environ.get(
     "GA_BUILD_DIR", os.path.join(HERE, "..", "build")), "python_packages"))
+from ga_mlir.steplib import time_calls  # noqa: E402
 
 
 # ----------------------------------------------------------------- models
@@ -94,17 +95,6 @@ def optimizer_for(model):
 
 
 # ----------------------------------------------------------------- workers
-def timeit(f, warmup, reps):
-    for _ in range(warmup):
-        f()
-    out = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        f()
-        out.append(time.perf_counter() - t0)
-    return out
-
-
 def worker(a):
     import torch
     torch.set_num_threads(1)
@@ -135,7 +125,7 @@ def worker(a):
             first.setdefault("loss", total)
     run()  # compiles (torch.compile) or loads the library (ours)
     setup = time.perf_counter() - t0
-    times = timeit(run, a.warmup, a.reps)
+    times = time_calls(run, a.warmup, a.reps)
     return {"times": times, "loss": first["loss"], "setup": setup}
 
 

@@ -4,6 +4,7 @@
 
 #include "ga/Codegen/CPU/Passes.h"
 #include "ga/Codegen/Common/Passes.h"
+#include "ga/Codegen/GPU/Passes.h"
 #include "ga/Conversion/Passes.h"
 #include "ga/IR/GADialect.h"
 #include "ga/Pipelines/Pipelines.h"
@@ -20,6 +21,7 @@ void mlir::ga::registerAllGAPasses() {
   registerGAConversionPasses();
   registerGACodegenCommonPasses();
   registerGACodegenCPUPasses();
+  registerGACodegenGPUPasses();
 }
 
 void mlir::ga::registerAllGAPipelines() { registerGAPipelines(); }

@@ -3,8 +3,10 @@
 #include "ga/Utils/IRUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
 
@@ -12,6 +14,44 @@ bool mlir::ga::isZeroFill(linalg::FillOp fill) {
   auto value = fill.getInputs().front().getDefiningOp<arith::ConstantOp>();
   auto zero = value ? dyn_cast<FloatAttr>(value.getValue()) : FloatAttr();
   return zero && zero.getValue().isPosZero();
+}
+
+Value mlir::ga::getViewRoot(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    value = view.getViewSource();
+  }
+  return value;
+}
+
+bool mlir::ga::isHostMemory(Value value) {
+  Operation *def = getViewRoot(value).getDefiningOp();
+  return isa_and_nonnull<memref::AllocaOp, memref::GetGlobalOp>(def);
+}
+
+LogicalResult mlir::ga::checkExternalFunction(ModuleOp module, StringRef name,
+                                              FunctionType type,
+                                              StringRef what) {
+  Operation *existing = module.lookupSymbol(name);
+  if (!existing)
+    return success();
+  auto fn = dyn_cast<func::FuncOp>(existing);
+  if (fn && fn.getFunctionType() == type)
+    return success();
+  return existing->emitOpError() << "has the name of " << what
+                                 << " with another type; expected " << type;
+}
+
+func::FuncOp mlir::ga::getOrDeclareFunction(ModuleOp module, StringRef name,
+                                            FunctionType type) {
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+    return fn;
+  auto b = OpBuilder::atBlockBegin(module.getBody());
+  auto fn = func::FuncOp::create(b, module.getLoc(), name, type);
+  fn.setPrivate();
+  return fn;
 }
 
 int64_t mlir::ga::eraseDeadOps(Block &block) {

@@ -13,6 +13,7 @@ import ctypes
 import os
 import re
 import subprocess
+import time
 
 import numpy as np
 
@@ -96,21 +97,39 @@ def build_library(ga_opt, path, out_dir, name, accumulate=None, cpu_options="", 
     return base + ".so"
 
 
-def _descriptor_type(rank):
+def memref_descriptor_type(rank):
+    """The ctypes structure of a ranked memref descriptor of `rank`
+    dimensions: allocated and aligned pointers, offset, sizes, strides (no
+    sizes and strides for rank 0), as `_mlir_ciface_` functions take it."""
     fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p), ("offset", ctypes.c_int64)]
     if rank:
         fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
     return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
 
 
-def _descriptor(arr):
-    d = _descriptor_type(arr.ndim)()
+def memref_descriptor(arr):
+    """A memref descriptor of the numpy array `arr` (strides in elements),
+    pointing at its data: keep `arr` alive while the descriptor is used."""
+    d = memref_descriptor_type(arr.ndim)()
     d.allocated = d.aligned = arr.ctypes.data
     d.offset = 0
     for i in range(arr.ndim):
         d.sizes[i] = arr.shape[i]
         d.strides[i] = arr.strides[i] // arr.itemsize
     return d
+
+
+def time_calls(fn, warmup, reps):
+    """Calls `fn()` `warmup` times, then `reps` times more; returns the wall
+    time of each of the latter calls in seconds (time.perf_counter)."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
 
 
 def _to_array(desc, t):
@@ -135,7 +154,7 @@ class CompiledStep:
         self._libc = ctypes.CDLL(None)
         fields = []
         for i, t in enumerate(result_types):
-            fields.append((f"r{i}", _descriptor_type(len(t.shape)) if t.is_tensor else _CTYPES[t.element]))
+            fields.append((f"r{i}", memref_descriptor_type(len(t.shape)) if t.is_tensor else _CTYPES[t.element]))
         self._results_type = type("Results", (ctypes.Structure,), {"_fields_": fields})
         self._scalar_result = len(result_types) == 1 and not result_types[0].is_tensor
         if self._scalar_result:
@@ -151,7 +170,7 @@ class CompiledStep:
                 a = np.require(a, dtype=t.dtype, requirements="C")
                 if a.shape != t.shape:
                     raise ValueError(f"argument of shape {a.shape} for {t.text}")
-                d = _descriptor(a)
+                d = memref_descriptor(a)
                 keep += [a, d]
                 call.append(ctypes.byref(d))
             else:

@@ -38,3 +38,14 @@ func.func @strided_rows(%a: memref<4x5xf32, strided<[10, 2]>>, %b: memref<5x3xf3
   linalg.matmul ins(%a, %b : memref<4x5xf32, strided<[10, 2]>>, memref<5x3xf32>) outs(%c : memref<4x3xf32>)
   return
 }
+
+// -----
+
+// A function of the module with the name of a CBLAS gemm and another type is
+// an error at it: the calls would not match it.
+// expected-error @+1 {{'func.func' op has the name of a CBLAS function with another type; expected '(i32, i32, i32, i32, i32, i32, f64, !llvm.ptr, i32, !llvm.ptr, i32, f64, !llvm.ptr, i32) -> ()'}}
+func.func private @cblas_dgemm(i32)
+func.func @clash(%a: memref<4x5xf64>, %b: memref<5x3xf64>, %c: memref<4x3xf64>) {
+  linalg.matmul ins(%a, %b : memref<4x5xf64>, memref<5x3xf64>) outs(%c : memref<4x3xf64>)
+  return
+}

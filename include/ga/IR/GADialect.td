@@ -46,6 +46,14 @@ def GA_Dialect : Dialect {
       blocks: its body is one block of threads that cooperates through
       workgroup memory and barriers. Made by `--ga-linalg-to-gpu-loops` for
       tiled contractions, consumed by `--ga-cooperative-loops-to-gpu`.
+    * `ga.kernel = "<what>"` on an `scf.parallel` mapped to the GPU (later its
+      `gpu.launch`): what the kernel computes (`matmul`, `generic`, `store`,
+      ...). Set by `--ga-linalg-to-gpu-loops`; `--ga-place-buffers-on-device`
+      names the outlined kernel after it.
+    * `ga.accumulates` (a unit attribute) on a linalg op, and after it on its
+      mapped loop, launch or library call: the op updates an accumulator
+      carried by a micro-batch loop (`--ga-mark-accumulating-ops`); kernel
+      names end in `_acc`.
 
     Everything else in a training step is written in upstream dialects.
   }];
@@ -69,6 +77,16 @@ def GA_Dialect : Dialect {
     /// body cooperates through workgroup memory and barriers.
     static constexpr ::llvm::StringLiteral getCooperativeAttrName() {
       return ::llvm::StringLiteral("ga.cooperative");
+    }
+    /// Name of the string attribute that says what a mapped loop (kernel)
+    /// computes.
+    static constexpr ::llvm::StringLiteral getKernelAttrName() {
+      return ::llvm::StringLiteral("ga.kernel");
+    }
+    /// Name of the unit attribute on an op (a mapped loop, a kernel, a
+    /// library call) that updates a micro-batch loop's accumulator.
+    static constexpr ::llvm::StringLiteral getAccumulatesAttrName() {
+      return ::llvm::StringLiteral("ga.accumulates");
     }
   }];
 }

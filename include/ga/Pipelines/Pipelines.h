@@ -209,55 +209,55 @@ void registerDistributedPipelines();
 // lib/Pipelines/NVVMPipeline.cpp, docs/GPU.md)
 //===----------------------------------------------------------------------===//
 
-/// Options of the first GPU stage: bufferization and loop mapping.
-struct LowerToGPULoopsOptions
-    : public PassPipelineOptions<LowerToGPULoopsOptions> {
-  PassOptions::Option<unsigned> blockSize{
+/// The options of the loop mapping, which both GPU pipelines take.
+template <typename T> using GPUOption = ::mlir::detail::PassOptions::Option<T>;
+
+template <typename Derived>
+struct GPUMappingOptions : public PassPipelineOptions<Derived> {
+  GPUOption<unsigned> blockSize{
       *this, "block-size",
       llvm::cl::desc("Threads per block of the generated kernels (a "
                      "multiple of 32, at most 1024)"),
       llvm::cl::init(256)};
-  PassOptions::Option<unsigned> vectorWidth{
-      *this, "vector-width",
-      llvm::cl::desc("Vectorize the linalg ops that are not matrix products "
-                     "with vectors of this many bits (ga-vectorize-linalg; "
-                     "256: AVX2, 512: AVX-512, 128: SSE/NEON; 0: scalar "
-                     "loops)"),
-      llvm::cl::init(256)};
-  PassOptions::Option<bool> fuseElementwise{
+  GPUOption<bool> fuseElementwise{
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse elementwise producers into their consumers "
                      "before bufferization (fewer kernels)"),
       llvm::cl::init(true)};
-  PassOptions::Option<unsigned> gemmTile{
+  GPUOption<unsigned> gemmTile{
       *this, "gemm-tile",
       llvm::cl::desc("Tile of the shared-memory contraction kernels (0: "
                      "one thread per output element for every contraction)"),
       llvm::cl::init(16)};
-  PassOptions::Option<unsigned> gemmMinReduction{
+  GPUOption<unsigned> gemmMinReduction{
       *this, "gemm-min-reduction",
       llvm::cl::desc("Tile contractions whose reduction is at least this "
                      "long (or dynamic)"),
       llvm::cl::init(64)};
-  PassOptions::Option<unsigned> splitReductionMin{
+  GPUOption<unsigned> splitReductionMin{
       *this, "split-reduction-min",
       llvm::cl::desc("Split reductions at least this long into few outputs "
                      "over several threads per output (0: never)"),
       llvm::cl::init(4096)};
-  PassOptions::Option<bool> fma{
+  GPUOption<bool> fma{
       *this, "fma",
       llvm::cl::desc("Allow fused multiply-add in kernel arithmetic "
                      "(fastmath<contract>, like nvcc -fmad=true); off: the "
                      "kernels round every operation like the original step"),
       llvm::cl::init(false)};
-  PassOptions::Option<bool> cublas{
+  GPUOption<bool> cublas{
       *this, "cublas",
       llvm::cl::desc("Matrix products (f32, f16, bf16 inputs) as calls of "
                      "gaCublasLtMatmul (libga_cublaslt_runtime.so) on the "
                      "step's stream, beta = 1 into accumulators, instead of "
                      "generated kernels (the result cannot run on the CPU)"),
       llvm::cl::init(false)};
-  PassOptions::Option<bool> tensorBoundary{
+};
+
+/// Options of the first GPU stage: bufferization and loop mapping.
+struct LowerToGPULoopsOptions
+    : public GPUMappingOptions<LowerToGPULoopsOptions> {
+  GPUOption<bool> tensorBoundary{
       *this, "tensor-boundary",
       llvm::cl::desc("Keep each public function's tensor signature by "
                      "calling the mapped function through a wrapper (for "
@@ -272,76 +272,32 @@ struct LowerToGPULoopsOptions
 void buildLowerToGPULoopsPipeline(OpPassManager &pm,
                                   const LowerToGPULoopsOptions &options);
 
-/// Options of the whole GPU lowering.
-struct LowerToNVVMOptions : public PassPipelineOptions<LowerToNVVMOptions> {
-  PassOptions::Option<std::string> chip{
+/// Options of the whole GPU lowering: the mapping, then the target.
+struct LowerToNVVMOptions : public GPUMappingOptions<LowerToNVVMOptions> {
+  GPUOption<std::string> chip{
       *this, "chip", llvm::cl::desc("GPU architecture (sm_80, sm_90, ...)"),
       llvm::cl::init("sm_90")};
-  PassOptions::Option<std::string> features{
+  GPUOption<std::string> features{
       *this, "features",
       llvm::cl::desc("PTX features (+ptx80 is needed for sm_90)"),
       llvm::cl::init("+ptx80")};
-  PassOptions::Option<std::string> format{
+  GPUOption<std::string> format{
       *this, "format",
       llvm::cl::desc("Embedded GPU code: isa (PTX text, JIT-compiled at "
                      "load), bin (cubin for `chip`), fatbin (cubin + PTX)"),
       llvm::cl::init("fatbin")};
-  PassOptions::Option<int> optLevel{
+  GPUOption<int> optLevel{
       *this, "opt-level",
       llvm::cl::desc("Optimization level of the NVVM/PTX compilation (0-3)"),
       llvm::cl::init(3)};
-  PassOptions::Option<std::string> ptxasOptions{
+  GPUOption<std::string> ptxasOptions{
       *this, "ptxas-options",
       llvm::cl::desc("Extra options for ptxas (e.g. '-maxrregcount=64')"),
       llvm::cl::init("")};
-  PassOptions::Option<unsigned> blockSize{
-      *this, "block-size",
-      llvm::cl::desc("Threads per block of the generated kernels"),
-      llvm::cl::init(256)};
-  PassOptions::Option<unsigned> vectorWidth{
-      *this, "vector-width",
-      llvm::cl::desc("Vectorize the linalg ops that are not matrix products "
-                     "with vectors of this many bits (ga-vectorize-linalg; "
-                     "256: AVX2, 512: AVX-512, 128: SSE/NEON; 0: scalar "
-                     "loops)"),
-      llvm::cl::init(256)};
-  PassOptions::Option<bool> fuseElementwise{
-      *this, "fuse-elementwise",
-      llvm::cl::desc("Fuse elementwise producers into their consumers "
-                     "(fewer kernels)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<unsigned> gemmTile{
-      *this, "gemm-tile",
-      llvm::cl::desc("Tile of the shared-memory contraction kernels (0: "
-                     "one thread per output element for every contraction)"),
-      llvm::cl::init(16)};
-  PassOptions::Option<unsigned> gemmMinReduction{
-      *this, "gemm-min-reduction",
-      llvm::cl::desc("Tile contractions whose reduction is at least this "
-                     "long (or dynamic)"),
-      llvm::cl::init(64)};
-  PassOptions::Option<unsigned> splitReductionMin{
-      *this, "split-reduction-min",
-      llvm::cl::desc("Split reductions at least this long into few outputs "
-                     "over several threads per output (0: never)"),
-      llvm::cl::init(4096)};
-  PassOptions::Option<bool> fma{
-      *this, "fma",
-      llvm::cl::desc("Allow fused multiply-add in kernel arithmetic "
-                     "(fastmath<contract>, like nvcc -fmad=true); off: the "
-                     "kernels round every operation like the original step"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> cInterface{
+  GPUOption<bool> cInterface{
       *this, "c-interface",
       llvm::cl::desc("Emit `_mlir_ciface_<name>` wrappers (memref "
                      "descriptors by pointer) for every public function"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> cublas{
-      *this, "cublas",
-      llvm::cl::desc("Matrix products (f32, f16, bf16 inputs) as calls of "
-                     "gaCublasLtMatmul (libga_cublaslt_runtime.so) on the "
-                     "step's stream, beta = 1 into accumulators, instead of "
-                     "generated kernels (the result cannot run on the CPU)"),
       llvm::cl::init(false)};
 };
 

@@ -8,6 +8,7 @@
 #ifndef GA_UTILS_IRUTILS_H
 #define GA_UTILS_IRUTILS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Block.h"
@@ -18,6 +19,27 @@ namespace mlir::ga {
 /// Whether `fill` writes +0.0 (the value a BLAS call with beta = 0 leaves in
 /// place of the product's initial output, and the start of an accumulator).
 bool isZeroFill(linalg::FillOp fill);
+
+/// The buffer a memref value is a view of: `value` with every
+/// ViewLikeOpInterface op (subview, reshape, cast, ...) looked through; an
+/// allocation, a global, a block argument or the result of another op.
+Value getViewRoot(Value value);
+
+/// Whether the memref `value` is a view of host memory in a GPU lowering: a
+/// stack buffer (`memref.alloca`) or a global (`memref.get_global`).
+bool isHostMemory(Value value);
+
+/// Fails, with an error at the symbol, if `module` has a symbol `name` that
+/// is not a function of type `type`: the calls a pass emits of the external
+/// function `name` (`what`, for the message, e.g. "the cuBLASLt runtime
+/// function") would not match it.
+LogicalResult checkExternalFunction(ModuleOp module, StringRef name,
+                                    FunctionType type, StringRef what);
+
+/// The function `name` of `module`, or a new private declaration of it with
+/// type `type` at the start of the module.
+func::FuncOp getOrDeclareFunction(ModuleOp module, StringRef name,
+                                  FunctionType type);
 
 /// Erases trivially dead ops in `block` and, recursively, in the regions of
 /// its ops; returns how many. Walking each block backwards erases whole dead

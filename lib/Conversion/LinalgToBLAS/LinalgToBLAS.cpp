@@ -8,6 +8,7 @@
 
 #include "ga/Conversion/Passes.h"
 
+#include "ga/Utils/Gemm.h"
 #include "ga/Utils/IRUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -41,6 +42,14 @@ namespace {
 struct ConvertLinalgToBLASPass
     : public ga::impl::ConvertLinalgToBLASBase<ConvertLinalgToBLASPass> {
   void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    for (Type elem :
+         {Type(Float32Type::get(ctx)), Type(Float64Type::get(ctx))}) {
+      auto [name, type] = gemmFunction(ctx, elem);
+      if (failed(checkExternalFunction(getOperation(), name, type,
+                                       "a CBLAS function")))
+        return signalPassFailure();
+    }
     SmallVector<linalg::LinalgOp> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (op.hasPureBufferSemantics())
@@ -53,137 +62,41 @@ struct ConvertLinalgToBLASPass
         ++numConverted;
   }
 
-  /// Position of the loop dimension of result `i` of `map`, if it is one.
-  static std::optional<unsigned> dimAt(AffineMap map, unsigned i) {
-    if (auto d = dyn_cast<AffineDimExpr>(map.getResult(i)))
-      return d.getPosition();
-    return std::nullopt;
-  }
-
-  /// The row-major description of one matrix operand: `outer` must be one of
-  /// its two dimensions and `k` the other. Returns whether it is transposed
-  /// (stored as [k][outer] when `outerFirst` says the math wants
-  /// [outer][k]).
-  static std::optional<bool> isTransposed(AffineMap map, unsigned outer,
-                                          unsigned k, bool outerFirst) {
-    if (map.getNumResults() != 2)
-      return std::nullopt;
-    auto d0 = dimAt(map, 0), d1 = dimAt(map, 1);
-    if (!d0 || !d1)
-      return std::nullopt;
-    unsigned first = outerFirst ? outer : k, second = outerFirst ? k : outer;
-    if (*d0 == first && *d1 == second)
-      return false;
-    if (*d0 == second && *d1 == first)
-      return true;
-    return std::nullopt;
-  }
-
-  /// Whether `value` is a 2-d memref whose rows are contiguous.
-  static bool hasUnitInnerStride(Value value) {
-    auto type = dyn_cast<MemRefType>(value.getType());
-    return type && type.getRank() == 2 && type.isLastDimUnitStride();
-  }
-
-  func::FuncOp getOrDeclare(ModuleOp module, StringRef name, Type elem) {
-    if (auto fn = module.lookupSymbol<func::FuncOp>(name))
-      return fn;
-    MLIRContext *ctx = module.getContext();
-    OpBuilder b(ctx);
-    b.setInsertionPointToStart(module.getBody());
+  /// The CBLAS gemm of element type `elem` (f32: cblas_sgemm, f64:
+  /// cblas_dgemm) and its type.
+  static std::pair<StringRef, FunctionType> gemmFunction(MLIRContext *ctx,
+                                                         Type elem) {
+    Builder b(ctx);
     Type i32 = b.getI32Type(), ptr = LLVM::LLVMPointerType::get(ctx);
     auto type = b.getFunctionType({i32, i32, i32, i32, i32, i32, elem, ptr, i32,
                                    ptr, i32, elem, ptr, i32},
                                   {});
-    auto fn = func::FuncOp::create(b, module.getLoc(), name, type);
-    fn.setPrivate();
-    return fn;
+    return {elem.isF32() ? "cblas_sgemm" : "cblas_dgemm", type};
   }
 
   LogicalResult rewrite(linalg::LinalgOp op) {
-    if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-        !linalg::isaContractionOpInterface(op))
+    FailureOr<GemmOperands> gemm = matchGemm(op);
+    if (failed(gemm))
       return failure();
-    FailureOr<linalg::ContractionDimensions> dims =
-        linalg::inferContractionDims(op);
-    if (failed(dims) || !dims->batch.empty() || dims->m.size() != 1 ||
-        dims->n.size() != 1 || dims->k.size() != 1)
-      return failure();
-    Value a = op.getDpsInputOperand(0)->get();
-    Value b = op.getDpsInputOperand(1)->get();
-    Value c = op.getDpsInitOperand(0)->get();
-    Type elem = getElementTypeOrSelf(c.getType());
+    Type elem = getElementTypeOrSelf(gemm->out.getType());
     if (!elem.isF32() && !elem.isF64())
       return failure();
-    for (Value v : {a, b})
+    for (Value v : {gemm->lhs, gemm->rhs})
       if (getElementTypeOrSelf(v.getType()) != elem)
         return failure();
-    for (Value v : {a, b, c})
-      if (!hasUnitInnerStride(v))
-        return failure();
-
-    AffineMap mapA = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
-    AffineMap mapB = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
-    AffineMap mapC = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-    if (mapC.getNumResults() != 2)
-      return failure();
-    auto row = dimAt(mapC, 0), col = dimAt(mapC, 1);
-    if (!row || !col)
-      return failure();
-    unsigned k = dims->k.front();
-    // The operand that holds C's row dimension is BLAS's A.
-    Value lhs = a, rhs = b;
-    AffineMap mapL = mapA, mapR = mapB;
-    if (!llvm::is_contained(
-            llvm::map_range(mapA.getResults(), [](AffineExpr e) { return e; }),
-            getAffineDimExpr(*row, op.getContext()))) {
-      std::swap(lhs, rhs);
-      std::swap(mapL, mapR);
-    }
-    std::optional<bool> transL = isTransposed(mapL, *row, k, true);
-    std::optional<bool> transR = isTransposed(mapR, *col, k, false);
-    if (!transL || !transR)
-      return failure();
 
     // beta = 0 instead of a zero fill of C right before the product.
-    linalg::FillOp zeroFill = findZeroFill(op, c);
+    linalg::FillOp zeroFill = findZeroFill(op, gemm->out);
     OpBuilder builder(op);
     Location loc = op.getLoc();
-    Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
-    Type ptrType = LLVM::LLVMPointerType::get(op.getContext());
-    int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
+    Type i32 = builder.getI32Type();
     auto cst = [&](int64_t v) {
       return arith::ConstantIntOp::create(builder, loc, i32, v).getResult();
-    };
-    auto idx = [&](int64_t v) {
-      return arith::ConstantIndexOp::create(builder, loc, v).getResult();
     };
     auto toI32 = [&](Value v) {
       return arith::IndexCastOp::create(builder, loc, i32, v).getResult();
     };
-    // Pointer to the first element and leading dimension of a 2-d buffer.
-    auto describe = [&](Value m) -> std::pair<Value, Value> {
-      auto meta = memref::ExtractStridedMetadataOp::create(builder, loc, m);
-      Value base =
-          memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, m);
-      Value offsetBytes =
-          arith::MulIOp::create(builder, loc, meta.getOffset(), idx(elemBytes));
-      Value addr = arith::AddIOp::create(builder, loc, base, offsetBytes);
-      Value addr64 = arith::IndexCastOp::create(builder, loc, i64, addr);
-      Value ptr = LLVM::IntToPtrOp::create(builder, loc, ptrType, addr64);
-      // lda >= max(1, columns); the stride only matters with > 1 row.
-      Value ld = arith::MaxSIOp::create(builder, loc, meta.getStrides()[0],
-                                        meta.getSizes()[1]);
-      ld = arith::MaxSIOp::create(builder, loc, ld, idx(1));
-      return {ptr, toI32(ld)};
-    };
-    auto [ptrL, ldL] = describe(lhs);
-    auto [ptrR, ldR] = describe(rhs);
-    auto [ptrC, ldC] = describe(c);
-    Value m = toI32(memref::DimOp::create(builder, loc, c, 0));
-    Value n = toI32(memref::DimOp::create(builder, loc, c, 1));
-    Value kSize =
-        toI32(memref::DimOp::create(builder, loc, lhs, *transL ? 0 : 1));
+    GemmArguments args = buildGemmArguments(builder, loc, *gemm);
     auto scalar = [&](double v) {
       return arith::ConstantOp::create(builder, loc,
                                        builder.getFloatAttr(elem, v))
@@ -191,13 +104,16 @@ struct ConvertLinalgToBLASPass
     };
     constexpr int64_t rowMajor = 101, noTrans = 111, trans = 112;
     Value one = scalar(1.0), beta = zeroFill ? scalar(0.0) : one;
-    func::FuncOp gemm = getOrDeclare(
-        getOperation(), elem.isF32() ? "cblas_sgemm" : "cblas_dgemm", elem);
+    auto [name, type] = gemmFunction(op.getContext(), elem);
+    func::FuncOp fn = getOrDeclareFunction(getOperation(), name, type);
     func::CallOp::create(
-        builder, loc, gemm,
-        ValueRange{cst(rowMajor), cst(*transL ? trans : noTrans),
-                   cst(*transR ? trans : noTrans), m, n, kSize, one, ptrL, ldL,
-                   ptrR, ldR, beta, ptrC, ldC});
+        builder, loc, fn,
+        ValueRange{cst(rowMajor), cst(gemm->transposeLhs ? trans : noTrans),
+                   cst(gemm->transposeRhs ? trans : noTrans), toI32(args.m),
+                   toI32(args.n), toI32(args.k), one, args.lhs.pointer,
+                   toI32(args.lhs.leadingDim), args.rhs.pointer,
+                   toI32(args.rhs.leadingDim), beta, args.out.pointer,
+                   toI32(args.out.leadingDim)});
     op->erase();
     if (zeroFill)
       zeroFill->erase();

@@ -10,6 +10,8 @@
 
 #include "GACublasLt.h"
 
+#include "CudaErrors.h"
+
 #include <cublasLt.h>
 #include <cuda.h>
 
@@ -19,25 +21,8 @@
 
 namespace {
 
-constexpr int kExitStatus = 3;
+using ga::cuda::kExitStatus;
 constexpr size_t kWorkspaceBytes = 32u << 20;
-
-[[noreturn]] void failDriver(CUresult r, const char *call) {
-  const char *name = nullptr;
-  if (cuGetErrorName(r, &name) != CUDA_SUCCESS)
-    name = r == CUDA_ERROR_STUB_LIBRARY ? "CUDA_ERROR_STUB_LIBRARY"
-           : r == CUDA_ERROR_NO_DEVICE  ? "CUDA_ERROR_NO_DEVICE"
-                                        : "unknown CUDA error";
-  std::fprintf(stderr, "ga-cublaslt: error: %s failed: %s (%d)\n", call, name,
-               static_cast<int>(r));
-  if (r == CUDA_ERROR_STUB_LIBRARY || r == CUDA_ERROR_NO_DEVICE ||
-      r == CUDA_ERROR_NOT_INITIALIZED || r == CUDA_ERROR_DEVICE_UNAVAILABLE ||
-      r == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)
-    std::fprintf(stderr, "ga-cublaslt: note: no usable NVIDIA driver or GPU on "
-                         "this machine; cuBLASLt needs one to run\n");
-  std::fflush(stderr);
-  std::exit(kExitStatus);
-}
 
 [[noreturn]] void failBlas(cublasStatus_t s, const char *call) {
   std::fprintf(stderr, "ga-cublaslt: error: %s failed: %s (%d)\n", call,
@@ -56,7 +41,9 @@ constexpr size_t kWorkspaceBytes = 32u << 20;
   do {                                                                         \
     CUresult gaResult_ = (expr);                                               \
     if (gaResult_ != CUDA_SUCCESS)                                             \
-      failDriver(gaResult_, #expr);                                            \
+      ga::cuda::failDriverCall("ga-cublaslt", gaResult_, #expr,                \
+                               "cuBLASLt needs one to run", __FILE__,          \
+                               __LINE__);                                      \
   } while (false)
 
 #define GA_BLAS_CHECK(expr)                                                    \

@@ -14,7 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ga/Transforms/Passes.h"
+#include "ga/Codegen/GPU/Passes.h"
+#include "ga/IR/GADialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
@@ -25,13 +26,11 @@
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_COOPERATIVELOOPSTOGPU
-#include "ga/Transforms/Passes.h.inc"
+#include "ga/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::ga
 
 using namespace mlir;
 using namespace mlir::ga;
-
-static constexpr StringLiteral kCooperativeAttr = "ga.cooperative";
 
 namespace {
 
@@ -329,7 +328,7 @@ LogicalResult CooperativeLoopsToGPUPass::convert(scf::ParallelOp op) {
     tail->erase();
   for (NamedAttribute attr : op->getDiscardableAttrs())
     if (attr.getName().strref().starts_with("ga.") &&
-        attr.getName() != kCooperativeAttr)
+        attr.getName() != GADialect::getCooperativeAttrName())
       launch->setAttr(attr.getName(), attr.getValue());
   op.erase();
   // Hoisted block-scope buffers are now unused but for their deallocation.
@@ -345,7 +344,7 @@ LogicalResult CooperativeLoopsToGPUPass::convert(scf::ParallelOp op) {
 void CooperativeLoopsToGPUPass::runOnOperation() {
   SmallVector<scf::ParallelOp> loops;
   getOperation()->walk([&](scf::ParallelOp op) {
-    if (op->hasAttr(kCooperativeAttr))
+    if (op->hasAttr(GADialect::getCooperativeAttrName()))
       loops.push_back(op);
   });
   for (scf::ParallelOp op : loops)

@@ -11,7 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ga/Transforms/Passes.h"
+#include "ga/Codegen/GPU/Passes.h"
+#include "ga/Utils/IRUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -19,11 +20,10 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_GPUSINGLESTREAM
-#include "ga/Transforms/Passes.h.inc"
+#include "ga/Codegen/GPU/Passes.h.inc"
 } // namespace mlir::ga
 
 using namespace mlir;
@@ -49,16 +49,6 @@ bool isStreamFunctionCall(Operation *op) {
 static bool containsGPUWork(Operation *op) {
   return op->walk([](gpu::AsyncOpInterface) { return WalkResult::interrupt(); })
       .wasInterrupted();
-}
-
-static Value rootOf(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    v = view.getViewSource();
-  }
-  return v;
 }
 
 struct GPUSingleStreamPass
@@ -118,9 +108,9 @@ bool GPUSingleStreamPass::needsDeviceResults(Operation *op) {
     return true;
   // Host accesses to buffers that device copies read or write.
   if (auto load = dyn_cast<memref::LoadOp>(op))
-    return copyBuffers.contains(rootOf(load.getMemref()));
+    return copyBuffers.contains(getViewRoot(load.getMemref()));
   if (auto store = dyn_cast<memref::StoreOp>(op))
-    return copyBuffers.contains(rootOf(store.getMemref()));
+    return copyBuffers.contains(getViewRoot(store.getMemref()));
   // Calls of functions that are not host helpers without GPU work: library
   // calls (NCCL) run on streams of their own.
   if (auto call = dyn_cast<func::CallOp>(op)) {
@@ -265,14 +255,12 @@ void GPUSingleStreamPass::runOnOperation() {
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   auto tokenType = b.getType<gpu::AsyncTokenType>();
   for (StringRef name : {kSynchronize, kDestroy}) {
-    if (auto existing = module.lookupSymbol<func::FuncOp>(name)) {
-      if (existing.getFunctionType() != b.getFunctionType(tokenType, {})) {
-        existing.emitOpError() << "has the name of a GPU runtime function "
-                                  "with another type";
-        return signalPassFailure();
-      }
+    if (failed(checkExternalFunction(module, name,
+                                     b.getFunctionType(tokenType, {}),
+                                     "a GPU runtime function")))
+      return signalPassFailure();
+    if (module.lookupSymbol(name))
       continue;
-    }
     auto decl = func::FuncOp::create(b, module.getLoc(), name,
                                      b.getFunctionType(tokenType, {}));
     decl.setPrivate();
@@ -290,8 +278,8 @@ void GPUSingleStreamPass::runOnOperation() {
   for (func::FuncOp func : funcs) {
     copyBuffers.clear();
     func.walk([&](gpu::MemcpyOp copy) {
-      copyBuffers.insert(rootOf(copy.getDst()));
-      copyBuffers.insert(rootOf(copy.getSrc()));
+      copyBuffers.insert(getViewRoot(copy.getDst()));
+      copyBuffers.insert(getViewRoot(copy.getSrc()));
     });
     for (Block &block : func.getBody())
       if (Value end = processBlock(block, Value()))

@@ -1,0 +1,487 @@
+//===- Passes.td - GPU code generation passes --------------*- tablegen -*-===//
+//
+// The passes of --ga-lower-to-gpu-loops and --ga-lower-to-nvvm that map a
+// bufferized training step onto the GPU: matrix products to cuBLASLt, linalg
+// ops to loops mapped to blocks and threads, cooperative loops to launches
+// with shared memory, and one stream for the whole step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GA_CODEGEN_GPU_PASSES_TD
+#define GA_CODEGEN_GPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// ContractionsToCublasLt
+//===----------------------------------------------------------------------===//
+
+def ContractionsToCublasLt
+    : Pass<"ga-contractions-to-cublaslt", "ModuleOp"> {
+  let summary = "Rewrite matrix products on device buffers into cuBLASLt "
+                "calls, beta = 1 into accumulators";
+  let description = [{
+    The library stage of `--ga-lower-to-nvvm="cublas=1"`, on buffers, before
+    `--ga-linalg-to-gpu-loops`. A linalg contraction with one M, one N and
+    one K dimension (any operand layout that is a plain or transposed
+    row-major matrix with unit inner stride), a multiply-add body, inputs of
+    one type among f32, f16, bf16 and an f32 output (or one of the input
+    type) becomes one call of `gaCublasLtMatmul` (lib/Runtime/CUDA/
+    GACublasLt.h): a linalg contraction accumulates into its init, which is
+    cuBLASLt with beta = 1, so that a gradient accumulator that the
+    micro-batch rewrite fused into the product stays fused (Megatron's fused
+    weight-gradient accumulation into an fp32 buffer). A zero fill of the
+    output right before the product is dropped and beta = 0. Products with
+    a batch dimension and other shapes are left to the generated kernels.
+    `--ga-gpu-single-stream` later gives the call the step's stream as its
+    first argument.
+
+    Before:
+
+    ```mlir
+    linalg.matmul ins(%xt, %dy : memref<784x64xf32>, memref<64x1024xf32>)
+                  outs(%acc : memref<784x1024xf32>)
+    ```
+
+    After:
+
+    ```mlir
+    func.call @gaCublasLtMatmul(%c0_i32, %c0_i32, %m, %n, %k, %pxt, %ldxt,
+        %pdy, %lddy, %pacc, %ldacc, %c0_i32, %c0_i32, %one, %one, %null)
+      : (i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr,
+         i64, i32, i32, f32, f32, !llvm.ptr) -> ()
+    ```
+  }];
+  let statistics = [
+    Statistic<"numCalls", "calls", "gaCublasLtMatmul calls emitted">,
+    Statistic<"numZeroFills", "zero-fills",
+              "Zero fills folded into beta = 0">
+  ];
+  let dependentDialects = [
+    "LLVM::LLVMDialect", "memref::MemRefDialect", "arith::ArithDialect",
+    "func::FuncDialect"
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// LinalgToGPULoops
+//===----------------------------------------------------------------------===//
+
+def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
+  let summary = "Lower linalg ops on buffers to `scf.parallel` loops mapped "
+                "to GPU blocks and threads";
+  let description = [{
+    The loop-mapping stage of `--ga-lower-to-nvvm` (its output is the
+    `--ga-lower-to-gpu-loops` form, which `ga-verify` runs on the CPU). Every
+    linalg op and `memref.copy` on buffers becomes one `scf.parallel` over
+    (block, thread) with a `#gpu.loop_dim_map` mapping, i.e. one kernel after
+    `--convert-parallel-loops-to-gpu`:
+
+    * the parallel dimensions are linearized over `grid x block-size` threads
+      (a bounds check when they do not fill the grid), the dimension that
+      indexes the contiguous dimension of the first output varying fastest so
+      that a warp's stores are coalesced;
+    * each thread computes one output element; the reduction dimensions are an
+      `scf.for` nest inside the thread whose `iter_args` keep the running value
+      in a register: the output is read once before the loop and written once
+      after it. For a gradient accumulator (the buffer carried across
+      micro-batches) this is the whole accumulation: no separate kernel, no
+      extra pass over the buffer. A reduction over the samples of the
+      micro-batch (a weight gradient `dW += X^T dY`) is parallel over the
+      elements of `dW` and sequential over the micro-batch only;
+    * a `linalg.fill` of an output buffer that the op then overwrites, with
+      no other access in between, is folded into the op: it starts from the
+      fill value (one kernel and one pass over the buffer fewer);
+    * loads of device memory left on the host (`tensor.extract` of a 0-d
+      result feeding scalar math, as in gradient clipping) are moved, with the
+      pure scalar math that uses them, into every kernel that needs them. If
+      the buffer may change between the load and such a kernel, a kernel of
+      one thread copies the element at the load into a 0-d buffer of its own
+      and the kernels read that copy. A value that host code itself needs (a
+      scalar result of the step, host control flow) is read back instead:
+      `memref.copy` of the 0-d buffer (of such a copy for a buffer of higher
+      rank) into a `memref.alloca`, a device-to-host copy after the GPU
+      lowering;
+    * host stores into device buffers (`tensor.from_elements` or
+      `tensor.insert` of a host scalar: a loss, a step counter) become a
+      kernel of one thread (adjacent stores: one kernel).
+
+    Discardable `ga.*` attributes of the linalg op are copied to its loop, and
+    `ga.kernel` names what the loop computes (`matmul`, `generic`, ...).
+
+    Before:
+
+    ```mlir
+    linalg.matmul ins(%xt, %dy : memref<16x6xf32>, memref<6x32xf32>)
+                  outs(%acc : memref<16x32xf32>)
+    ```
+
+    After (`block-size=256`):
+
+    ```mlir
+    scf.parallel (%b, %t) = (%c0, %c0) to (%c2, %c256) step (%c1, %c1) {
+      %lin = ...                          // %b * 256 + %t
+      %i = arith.divui %lin, %c32 : index
+      %j = arith.remui %lin, %c32 : index
+      %init = memref.load %acc[%i, %j] : memref<16x32xf32>
+      %sum = scf.for %k = %c0 to %c6 step %c1 iter_args(%s = %init) -> (f32) {
+        %a = memref.load %xt[%i, %k] : memref<16x6xf32>
+        %d = memref.load %dy[%k, %j] : memref<6x32xf32>
+        %p = arith.mulf %a, %d : f32
+        %n = arith.addf %s, %p : f32
+        scf.yield %n : f32
+      }
+      memref.store %sum, %acc[%i, %j] : memref<16x32xf32>
+      scf.reduce
+    } {ga.kernel = "matmul", mapping = [#gpu.loop_dim_map<processor = block_x, ...>,
+                                        #gpu.loop_dim_map<processor = thread_x, ...>]}
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "unsigned", /*default=*/"256",
+           "Threads per block (a multiple of 32, at most 1024); smaller "
+           "iteration spaces get the next multiple of 32">,
+    Option<"gemmTile", "gemm-tile", "unsigned", /*default=*/"16",
+           "Tile of the shared-memory contraction kernels (tile x tile "
+           "threads, tile x tile blocks of the operands); 0: no tiling">,
+    Option<"gemmMinReduction", "gemm-min-reduction", "unsigned",
+           /*default=*/"64",
+           "Contractions whose reduction is at least this long (or dynamic) "
+           "are tiled through shared memory; shorter ones use one thread per "
+           "output element">,
+    Option<"splitReductionMin", "split-reduction-min", "unsigned",
+           /*default=*/"4096",
+           "Reductions at least this long into few outputs (fewer than 8192) "
+           "are split over several threads per output: a kernel of partial "
+           "results, then a kernel that combines them into the output; 0: "
+           "never split">,
+    Option<"fma", "fma", "bool", /*default=*/"false",
+           "Allow fused multiply-add in the kernels' floating-point "
+           "arithmetic (fastmath<contract>, like nvcc's -fmad=true): faster "
+           "multiply-add chains, results no longer bitwise those of the "
+           "unfused operations">
+  ];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "Mapped loops (future kernels) created">,
+    Statistic<"numSunk", "sunk-host-loads",
+              "Host loads of device memory moved into kernels">,
+    Statistic<"numReadBacks", "read-backs",
+              "0-d device values copied to the host for host code">,
+    Statistic<"numSnapshots", "snapshots",
+              "Device elements copied at a host load because the buffer "
+              "changes before a kernel that uses the value">,
+    Statistic<"numSplit", "split-reductions",
+              "Reductions split into partial results and a combination">,
+    Statistic<"numTiled", "tiled-contractions",
+              "Contractions tiled through block-scope (shared) memory">,
+    Statistic<"numFoldedFills", "folded-fills",
+              "linalg.fill ops folded into the op that overwrites them">
+  ];
+  let dependentDialects = ["affine::AffineDialect", "arith::ArithDialect",
+                           "gpu::GPUDialect", "memref::MemRefDialect",
+                           "scf::SCFDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// CooperativeLoopsToGPU
+//===----------------------------------------------------------------------===//
+
+def CooperativeLoopsToGPU : Pass<"ga-cooperative-loops-to-gpu"> {
+  let summary = "Turn block-cooperative mapped loops into `gpu.launch` with "
+                "workgroup memory and barriers";
+  let description = [{
+    A cooperative loop is an `scf.parallel` mapped to GPU blocks and marked
+    `ga.cooperative` (`--ga-linalg-to-gpu-loops` makes one for each tiled
+    contraction). Its body is what the threads of one block do together:
+    allocate block-scope buffers (`memref.alloc` of static shape), then run
+    thread-level `scf.parallel` loops (mapped to `thread_x/y/z`, constant
+    extents) one after the other, possibly inside uniform `scf.for` loops;
+    every thread-level loop sees what the previous ones wrote. Executed
+    sequentially, e.g. on the CPU, that is ordinary loop semantics. This pass
+    makes each such loop one `gpu.launch`: the block-scope buffers become
+    workgroup attributions (shared memory), each thread-level loop becomes
+    its body executed by every thread (bounds-checked if its extent is smaller
+    than the block), followed by a `gpu.barrier`. `ga.*` attributes move to
+    the launch. Run it before `--convert-parallel-loops-to-gpu`, which only
+    maps loop nests with side effects in the innermost loop.
+
+    Before:
+
+    ```mlir
+    scf.parallel (%bi, %bj) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+      %tile = memref.alloc() : memref<16x17xf32>
+      scf.for %k0 = %c0 to %k step %c16 {
+        scf.parallel (%ty, %tx) = (%c0, %c0) to (%c16, %c16) step (%c1, %c1) {
+          ...  memref.store %a, %tile[%ty, %tx]
+        } {mapping = [#gpu.loop_dim_map<processor = thread_y, ...>, ...]}
+        scf.parallel (%ty, %tx) = (%c0, %c0) to (%c16, %c16) step (%c1, %c1) {
+          ...  memref.load %tile[%ty, %kk]
+        } {mapping = ...}
+      }
+    } {ga.cooperative, mapping = [#gpu.loop_dim_map<processor = block_y, ...>, ...]}
+    ```
+
+    After:
+
+    ```mlir
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %n, %gy = %m, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c16, %sy = %c16, %sz = %c1)
+               workgroup(%tile : memref<16x17xf32, #gpu.address_space<workgroup>>) {
+      scf.for %k0 = %c0 to %k step %c16 {
+        ...  memref.store %a, %tile[%ty, %tx]
+        gpu.barrier
+        ...  memref.load %tile[%ty, %kk]
+        gpu.barrier
+      }
+      gpu.terminator
+    }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numConverted", "converted", "Cooperative loops converted">
+  ];
+  let dependentDialects = ["arith::ArithDialect", "gpu::GPUDialect",
+                           "memref::MemRefDialect", "scf::SCFDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// GPUSingleStream
+//===----------------------------------------------------------------------===//
+
+def GPUSingleStream : Pass<"ga-gpu-single-stream", "ModuleOp"> {
+  let summary = "Order all GPU work of a function on one stream, carried "
+                "through loops, with host waits only where results are needed";
+  let description = [{
+    The stream stage of `--ga-lower-to-nvvm`, in place of upstream
+    `gpu-async-region` (which starts a stream per block of launches and makes
+    the host wait for it at the end of the block: once per micro-batch).
+    Every synchronous `gpu.launch_func`, `gpu.alloc`, `gpu.dealloc`,
+    `gpu.memcpy` and `gpu.memset` of a function becomes asynchronous and
+    depends on the previous one; one `gpu.wait async` starts the chain (one
+    stream, `mgpuStreamCreate`), and `scf.for` loops carry the token as an
+    iteration argument, so that the host enqueues every micro-batch without
+    waiting. The host waits (a call of `mgpuStreamSynchronize`, then
+    `mgpuStreamDestroy`: `gpu.wait [%t]` would lower a token carried through
+    a loop as an event) only
+    before an op that needs the device's results: a host access to a buffer
+    that a `gpu.memcpy` reads or writes (a read-back), a call of an external
+    function or of a function with GPU work (a library on a stream of its
+    own, e.g. NCCL), the return. Other region ops with GPU work (`scf.if`)
+    are waited for before and inside, with streams of their own.
+
+    Before:
+
+    ```mlir
+    scf.for %i = %c0 to %c4 step %c1 {
+      gpu.launch_func @k::@a blocks in (...) threads in (...) args(...)
+      gpu.launch_func @k::@b blocks in (...) threads in (...) args(...)
+    }
+    return
+    ```
+
+    After:
+
+    ```mlir
+    %s = gpu.wait async
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@a ...
+      %b = gpu.launch_func async [%a] @k::@b ...
+      scf.yield %b : !gpu.async.token
+    }
+    func.call @mgpuStreamSynchronize(%t) : (!gpu.async.token) -> ()
+    func.call @mgpuStreamDestroy(%t) : (!gpu.async.token) -> ()
+    return
+    ```
+  }];
+  let statistics = [
+    Statistic<"numAsyncOps", "async-ops", "GPU ops made asynchronous">,
+    Statistic<"numStreams", "streams", "Streams started (gpu.wait async)">,
+    Statistic<"numSynchronizations", "synchronizations",
+              "Host waits for the stream">,
+    Statistic<"numLibraryCalls", "library-calls",
+              "Library calls given the stream (gaCublasLtMatmul)">
+  ];
+  let dependentDialects = ["gpu::GPUDialect", "func::FuncDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// MarkAccumulatingOps
+//===----------------------------------------------------------------------===//
+
+def MarkAccumulatingOps : Pass<"ga-mark-accumulating-ops", "ModuleOp"> {
+  let summary = "Mark the linalg ops that update loop-carried accumulators";
+  let description = [{
+    The first step of `--ga-lower-to-gpu-loops`, on tensors: every linalg op
+    whose init (an output it reads and updates) is a tensor iteration argument
+    of an `scf.for` (the accumulators of the micro-batch loops) gets the unit
+    attribute `ga.accumulates`. The attribute survives bufferization and the
+    loop mapping (`--ga-linalg-to-gpu-loops` copies `ga.*` attributes onto the
+    mapped loop, `--ga-contractions-to-cublaslt` onto the library call), and
+    `--ga-place-buffers-on-device` names the kernel `..._acc`: the tests and
+    `bench/gpu_report.py` check from the names that each accumulation stays
+    inside the kernel that produces the micro-batch's contribution. Ops that
+    only read an accumulator (as an input) are not marked.
+
+    Before:
+
+    ```mlir
+    %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %z) -> (tensor<16xf32>) {
+      %s = linalg.reduce { arith.addf } ins(%x : tensor<8x16xf32>)
+             outs(%acc : tensor<16xf32>) dimensions = [0]
+      scf.yield %s : tensor<16xf32>
+    }
+    ```
+
+    After:
+
+    ```mlir
+      %s = linalg.reduce { arith.addf } ins(%x : tensor<8x16xf32>)
+             outs(%acc : tensor<16xf32>) dimensions = [0] {ga.accumulates}
+    ```
+  }];
+  let statistics = [
+    Statistic<"numMarked", "marked", "Linalg ops marked ga.accumulates">
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// WrapTensorBoundary
+//===----------------------------------------------------------------------===//
+
+def WrapTensorBoundary : Pass<"ga-wrap-tensor-boundary", "ModuleOp"> {
+  let summary = "Call bufferized public functions through a wrapper with "
+                "their tensor signature";
+  let description = [{
+    The last step of `--ga-lower-to-gpu-loops="tensor-boundary=1"`, for
+    `ga-verify`, which runs tensor-level steps (through `--ga-lower-to-cpu`):
+    every public function definition with a memref in its signature is
+    renamed `@<name>__gpu_loops` and made private, and a new public `@<name>`
+    with the same signature, memrefs replaced by tensors of the same shape and
+    element type, calls it through `bufferization.to_buffer` and
+    `bufferization.to_tensor` (`restrict writable`): the tool then runs
+    exactly the mapped loops. Argument attributes move to the wrapper.
+    Memrefs at the boundary must have the identity layout (what
+    `--ga-lower-to-gpu-loops` bufferizes to); another layout, or an existing
+    symbol named `@<name>__gpu_loops`, is an error at the function.
+
+    Before:
+
+    ```mlir
+    func.func @step(%w: memref<4xf32>, %lr: f32) -> memref<4xf32> { ... }
+    ```
+
+    After:
+
+    ```mlir
+    func.func @step(%w: tensor<4xf32>, %lr: f32) -> tensor<4xf32> {
+      %b = bufferization.to_buffer %w : tensor<4xf32> to memref<4xf32>
+      %r = call @step__gpu_loops(%b, %lr) : (memref<4xf32>, f32) -> memref<4xf32>
+      %t = bufferization.to_tensor %r restrict writable : memref<4xf32> to tensor<4xf32>
+      return %t : tensor<4xf32>
+    }
+    func.func private @step__gpu_loops(%w: memref<4xf32>, %lr: f32) -> memref<4xf32> { ... }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numWrapped", "wrapped", "Functions given a tensor wrapper">
+  ];
+  let dependentDialects = ["bufferization::BufferizationDialect",
+                           "func::FuncDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// PlaceBuffersOnDevice
+//===----------------------------------------------------------------------===//
+
+def PlaceBuffersOnDevice : Pass<"ga-place-buffers-on-device", "ModuleOp"> {
+  let summary = "Device allocations and copies for host buffers, kernel "
+                "names for launches";
+  let description = [{
+    The step of `--ga-lower-to-nvvm` after the mapped loops became
+    `gpu.launch` ops, before kernel outlining. In every function with device
+    work (host helpers that only compare pointers, such as the
+    `dealloc_helper` of ownership-based deallocation, are left alone):
+
+    * `memref.alloc` / `memref.dealloc` on the host become `gpu.alloc` /
+      `gpu.dealloc`, and a host `memref.copy` becomes `gpu.memcpy`, except
+      for host-only buffers: allocations that only host code loads, stores,
+      frees or hands to a host helper (the pointers and ownership flags of
+      deallocation) stay host memory;
+    * any other host load or store of a buffer that is not host memory
+      (`memref.alloca`, `memref.get_global`, a host-only allocation) is an
+      error, as is a host copy of a strided view: `--ga-linalg-to-gpu-loops`
+      leaves neither;
+    * every `gpu.launch` is named `@<func>_k<NN>_<what>[_acc]` in
+      `@<func>_kernels` (program order; `<what>` from `ga.kernel`, `_acc`
+      from `ga.accumulates`), so that `--gpu-kernel-outlining` outlines one
+      GPU module per function with readable kernel names;
+    * the discardable `ga.*` attributes of ops are dropped.
+
+    Before:
+
+    ```mlir
+    func.func @step(%x: memref<64xf32>) {
+      %t = memref.alloc() : memref<64xf32>
+      gpu.launch blocks(...) in (...) threads(...) in (...) {
+        ...
+        gpu.terminator
+      } {ga.kernel = "elementwise"}
+      memref.copy %t, %x : memref<64xf32> to memref<64xf32>
+      memref.dealloc %t : memref<64xf32>
+      return
+    }
+    ```
+
+    After:
+
+    ```mlir
+    func.func @step(%x: memref<64xf32>) {
+      %t = gpu.alloc () : memref<64xf32>
+      gpu.launch blocks(...) in (...) threads(...) in (...) {
+        ...
+        gpu.terminator
+      } {function = @step_k00_elementwise, module = @step_kernels}
+      gpu.memcpy %x, %t : memref<64xf32>, memref<64xf32>
+      gpu.dealloc %t : memref<64xf32>
+      return
+    }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numAllocs", "allocs", "Host allocations made device ones">,
+    Statistic<"numCopies", "copies", "Host copies made gpu.memcpy">,
+    Statistic<"numKernels", "kernels", "Launches named">
+  ];
+  let dependentDialects = ["gpu::GPUDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// CheckCUDAToolkit
+//===----------------------------------------------------------------------===//
+
+def CheckCUDAToolkit : Pass<"ga-check-cuda-toolkit", "ModuleOp"> {
+  let summary = "Check that libdevice can be found when kernels need it";
+  let description = [{
+    Kernels that use math functions (`math.exp`, `math.log`, `math.tanh`,
+    ...) call libdevice, which NVVM serialization links from the CUDA
+    toolkit named by `CUDA_ROOT`, `CUDA_HOME` or `CUDA_PATH` (Debian's MLIR
+    has no built-in default). Without one of them ptxas fails much later with
+    "Unresolved extern function '__nv_expf'". `--ga-lower-to-nvvm` runs this
+    check before serialization: when none of the three variables is set
+    (non-empty), the first `math` op inside a `gpu.module` is an error that
+    says what is missing. The IR is not changed.
+
+    Input (none of the variables set):
+
+    ```mlir
+    gpu.module @k {
+      gpu.func @f(%x: f32) kernel {
+        %e = math.exp %x : f32   // error: this kernel calls libdevice for 'math.exp': set CUDA_HOME ...
+        gpu.return
+      }
+    }
+    ```
+  }];
+}
+
+#endif // GA_CODEGEN_GPU_PASSES_TD

@@ -1,0 +1,62 @@
+//===- Gemm.h - linalg contractions as BLAS-style GEMM calls -----*- C++
+//-*-===//
+//
+// The matcher that the library lowerings of matrix products share (CBLAS on
+// the CPU, cuBLASLt on the GPU): which linalg contractions on buffers a
+// row-major GEMM `C = alpha op(A) op(B) + beta C` computes, with which operand
+// order and transposes, and the pointer and leading dimension of each matrix.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GA_UTILS_GEMM_H
+#define GA_UTILS_GEMM_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::ga {
+
+/// A linalg contraction on buffers as a row-major GEMM: C(M, N) +=
+/// op(A)(M, K) op(B)(K, N), where `lhs` is the input that holds C's row
+/// dimension M (BLAS's A) and `rhs` the other (BLAS's B). A transposed
+/// operand is stored as [K][M] (lhs) or [N][K] (rhs).
+struct GemmOperands {
+  Value lhs, rhs, out;
+  bool transposeLhs = false, transposeRhs = false;
+};
+
+/// Matches a linalg op with two inputs and one init that is a contraction
+/// with a multiply-add body (linalg::isaContractionOpInterface) with exactly
+/// one M, one N and one K dimension and no batch dimension, whose three
+/// operands are 2-d memrefs with contiguous rows (unit inner stride) indexed
+/// by plain loop dimensions. Element types are the caller's to check.
+FailureOr<GemmOperands> matchGemm(linalg::LinalgOp op);
+
+/// A 2-d memref as a BLAS matrix argument.
+struct MatrixDescriptor {
+  /// The address of its first element (`!llvm.ptr`).
+  Value pointer;
+  /// The leading dimension (the stride of its rows, at least max(1, number of
+  /// columns): BLAS's requirement, which only a single-row view could
+  /// violate), of index type.
+  Value leadingDim;
+};
+
+/// The pointer and leading dimension of the 2-d memref `matrix` with
+/// contiguous rows (from memref.extract_strided_metadata).
+MatrixDescriptor describeMatrix(OpBuilder &b, Location loc, Value matrix);
+
+/// What a GEMM call needs of `gemm`, as index values: each matrix's pointer
+/// and leading dimension, and the sizes M, N, K.
+struct GemmArguments {
+  MatrixDescriptor lhs, rhs, out;
+  Value m, n, k;
+};
+
+/// Builds the GemmArguments of `gemm` at the builder's insertion point.
+GemmArguments buildGemmArguments(OpBuilder &b, Location loc,
+                                 const GemmOperands &gemm);
+
+} // namespace mlir::ga
+
+#endif // GA_UTILS_GEMM_H

@@ -1,0 +1,222 @@
+//===- LinalgToGPULoops.cpp - linalg on buffers to mapped parallel loops --===//
+//
+// Lowers every linalg op (and memref.copy) on buffers to one `scf.parallel`
+// over (blocks, threads) carrying a GPU mapping, so that
+// `--convert-parallel-loops-to-gpu` turns each of them into one kernel:
+//
+// * the parallel dimensions of the op are linearized, the one that indexes
+//   the innermost (contiguous) dimension of the first output fastest, so that
+//   consecutive threads of a warp store to consecutive addresses;
+// * each thread computes one output element; the reduction dimensions become
+//   an `scf.for` nest inside the thread whose iter_args carry the running
+//   value in registers: the output (for a gradient accumulator: the buffer
+//   carried across micro-batches) is read once before the loop and written
+//   once after it;
+// * loads of device memory left on the host (a `tensor.extract` of a 0-d
+//   result, say, feeding scalar math) are rematerialized inside the kernels
+//   that use them, so that host code only computes sizes and launches.
+//
+// Executed sequentially (ga-lower-to-cpu), the output computes exactly what
+// the linalg ops computed: every thread runs the same payload in the same
+// reduction order as the linalg-to-loops lowering.
+//
+// This file is the driver: which fills fold into the op after them, which
+// strategy lowers each op (GPULoops.h lists them, one file each), and the
+// check that no host access of device memory is left.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GPULoops.h"
+
+#include "ga/Analysis/Reductions.h"
+#include "ga/Codegen/GPU/Passes.h"
+#include "ga/IR/GADialect.h"
+#include "ga/Utils/IRUtils.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::ga {
+#define GEN_PASS_DEF_LINALGTOGPULOOPS
+#include "ga/Codegen/GPU/Passes.h.inc"
+} // namespace mlir::ga
+
+using namespace mlir;
+using namespace mlir::ga;
+using namespace mlir::ga::gpu_loops;
+
+//===----------------------------------------------------------------------===//
+// Folded fills
+//===----------------------------------------------------------------------===//
+
+/// A fill (see isFillLike) of exactly the buffer `init` of `op` that nothing
+/// reads
+/// before `op` overwrites every element of it: `op` can start from the fill
+/// value instead of reading it back (one kernel and one pass over the buffer
+/// fewer). Null if there is none.
+static linalg::LinalgOp findFoldableFill(linalg::LinalgOp op, OpOperand &init) {
+  AffineMap map = op.getMatchingIndexingMap(&init);
+  auto type = dyn_cast<MemRefType>(init.get().getType());
+  if (!type || !map.isProjectedPermutation() ||
+      map.getNumResults() != static_cast<unsigned>(type.getRank()))
+    return {};
+  Value root = getViewRoot(init.get());
+  // The op must not read the buffer through one of its inputs.
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (isa<MemRefType>(in->get().getType()) && getViewRoot(in->get()) == root)
+      return {};
+  // Reshapes (expand/collapse_shape) view the whole buffer: a fill of the
+  // buffer is a fill of any reshape of it.
+  auto stripReshapes = [](Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(def))
+        break;
+      v = def->getOperand(0);
+    }
+    return v;
+  };
+  Value target = stripReshapes(init.get());
+  for (Operation *it = op->getPrevNode(); it; it = it->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::LinalgOp>(it))
+      if (fill.hasPureBufferSemantics() && isFillLike(fill) &&
+          stripReshapes(fill.getDpsInits()[0]) == target)
+        return fill;
+    if (mayAccessBuffer(it, root, /*writesOnly=*/false))
+      return {};
+  }
+  return {};
+}
+
+SmallVector<linalg::LinalgOp>
+FunctionLowering::getFoldedFills(linalg::LinalgOp op) const {
+  SmallVector<linalg::LinalgOp> fills = foldedFills.lookup(op);
+  fills.resize(op.getNumDpsInits());
+  return fills;
+}
+
+void FunctionLowering::replaced(linalg::LinalgOp op,
+                                ArrayRef<linalg::LinalgOp> fills,
+                                unsigned kernels) {
+  op->erase();
+  for (linalg::LinalgOp fill : fills)
+    if (fill) {
+      fill->erase();
+      ++counts.foldedFills;
+    }
+  counts.kernels += kernels;
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+/// Allows fused multiply-add in the floating-point arithmetic of the mapped
+/// loops (nvcc's default -fmad=true): `contract` on every op with fastmath
+/// flags, so that NVPTX emits fma.rn for a multiply feeding an add.
+static void allowContraction(scf::ParallelOp kernel) {
+  kernel.walk([](arith::ArithFastMathInterface op) {
+    Operation *raw = op.getOperation();
+    StringRef name = op.getFastMathAttrName();
+    arith::FastMathFlags flags = arith::FastMathFlags::none;
+    if (auto attr = raw->getAttrOfType<arith::FastMathFlagsAttr>(name))
+      flags = attr.getValue();
+    raw->setAttr(
+        name, arith::FastMathFlagsAttr::get(
+                  raw->getContext(), flags | arith::FastMathFlags::contract));
+  });
+}
+
+namespace {
+struct LinalgToGPULoopsPass
+    : public ga::impl::LinalgToGPULoopsBase<LinalgToGPULoopsPass> {
+  using Base::Base;
+  void runOnOperation() override;
+};
+} // namespace
+
+void LinalgToGPULoopsPass::runOnOperation() {
+  func::FuncOp func = getOperation();
+  if (blockSize < 32 || blockSize > 1024 || blockSize % 32 != 0) {
+    func.emitError() << "block-size must be a multiple of 32 in [32, 1024], "
+                        "got "
+                     << static_cast<unsigned>(blockSize);
+    return signalPassFailure();
+  }
+  SmallVector<Operation *> work;
+  func.walk([&](Operation *op) {
+    if (isInsideMappedLoop(op))
+      return;
+    if (isa<linalg::LinalgOp, memref::CopyOp>(op))
+      work.push_back(op);
+  });
+  LoweringOptions options;
+  options.blockSize = blockSize;
+  options.gemmTile = gemmTile;
+  options.gemmMinReduction = gemmMinReduction;
+  options.splitReductionMin = splitReductionMin;
+  LoweringCounts counts;
+  FunctionLowering lowering(options, counts);
+  // Decide which fills fold before lowering anything: a fill comes before
+  // the op that absorbs it.
+  llvm::SmallPtrSet<Operation *, 16> absorbed;
+  for (Operation *op : work)
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+        linalgOp && !isFillLike(linalgOp)) {
+      SmallVector<linalg::LinalgOp> fills;
+      for (OpOperand &out : linalgOp.getDpsInitsMutable()) {
+        linalg::LinalgOp fill = findFoldableFill(linalgOp, out);
+        if (fill && !absorbed.insert(fill).second)
+          fill = {};
+        fills.push_back(fill);
+      }
+      lowering.setFoldedFills(op, std::move(fills));
+    }
+  for (Operation *op : work) {
+    if (absorbed.contains(op))
+      continue;
+    LogicalResult r = success();
+    if (auto copy = dyn_cast<memref::CopyOp>(op))
+      r = lowering.lowerCopy(copy);
+    else if (auto linalgOp = cast<linalg::LinalgOp>(op);
+             failed(lowering.lowerTiledContraction(linalgOp)) &&
+             failed(lowering.lowerSplitReduction(linalgOp)))
+      r = lowering.lowerPerElement(linalgOp);
+    if (failed(r))
+      return signalPassFailure();
+  }
+  lowering.wrapHostStores(func);
+  LogicalResult sunk = lowering.sinkHostLoads(func);
+  numKernels += counts.kernels;
+  numSunk += counts.sunk;
+  numReadBacks += counts.readBacks;
+  numSnapshots += counts.snapshots;
+  numSplit += counts.split;
+  numTiled += counts.tiled;
+  numFoldedFills += counts.foldedFills;
+  if (failed(sunk))
+    return signalPassFailure();
+  if (fma)
+    func.walk([](scf::ParallelOp op) {
+      if (op->hasAttr(GADialect::getKernelAttrName()))
+        allowContraction(op);
+    });
+  // No canonicalization may run on mapped loops (it would fold single-block
+  // loops and drop their mapping): erase the index arithmetic and constants
+  // that the lowering created but did not use.
+  for (Block &block : func.getBody())
+    eraseDeadOps(block);
+  // Whatever else touches device memory on the host is an error: the GPU
+  // lowering could not run it.
+  WalkResult r = func.walk([&](Operation *op) {
+    if (!isa<memref::LoadOp, memref::StoreOp>(op) || isInsideMappedLoop(op))
+      return WalkResult::advance();
+    Value mem = isa<memref::LoadOp>(op) ? cast<memref::LoadOp>(op).getMemref()
+                                        : cast<memref::StoreOp>(op).getMemref();
+    if (isHostMemory(mem))
+      return WalkResult::advance();
+    op->emitOpError() << "accesses device memory on the host after "
+                         "ga-linalg-to-gpu-loops";
+    return WalkResult::interrupt();
+  });
+  if (r.wasInterrupted())
+    signalPassFailure();
+}

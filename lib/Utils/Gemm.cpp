@@ -1,0 +1,106 @@
+//===- Gemm.cpp - linalg contractions as BLAS-style GEMM calls ------------===//
+
+#include "ga/Utils/Gemm.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::ga;
+
+/// Position of the loop dimension of result `i` of `map`, if it is one.
+static std::optional<unsigned> dimAt(AffineMap map, unsigned i) {
+  if (auto d = dyn_cast<AffineDimExpr>(map.getResult(i)))
+    return d.getPosition();
+  return std::nullopt;
+}
+
+/// Whether the 2-d operand indexed by `map` is stored transposed: the math
+/// wants [outer][k] when `outerFirst`, [k][outer] otherwise; std::nullopt if
+/// `map` indexes neither.
+static std::optional<bool> isTransposed(AffineMap map, unsigned outer,
+                                        unsigned k, bool outerFirst) {
+  if (map.getNumResults() != 2)
+    return std::nullopt;
+  auto d0 = dimAt(map, 0), d1 = dimAt(map, 1);
+  if (!d0 || !d1)
+    return std::nullopt;
+  unsigned first = outerFirst ? outer : k, second = outerFirst ? k : outer;
+  if (*d0 == first && *d1 == second)
+    return false;
+  if (*d0 == second && *d1 == first)
+    return true;
+  return std::nullopt;
+}
+
+/// Whether `value` is a 2-d memref whose rows are contiguous.
+static bool hasUnitInnerStride(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return type && type.getRank() == 2 && type.isLastDimUnitStride();
+}
+
+FailureOr<GemmOperands> mlir::ga::matchGemm(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !linalg::isaContractionOpInterface(op))
+    return failure();
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || !dims->batch.empty() || dims->m.size() != 1 ||
+      dims->n.size() != 1 || dims->k.size() != 1)
+    return failure();
+  OpOperand *a = op.getDpsInputOperand(0), *b = op.getDpsInputOperand(1);
+  OpOperand *c = op.getDpsInitOperand(0);
+  for (OpOperand *operand : {a, b, c})
+    if (!hasUnitInnerStride(operand->get()))
+      return failure();
+  AffineMap mapC = op.getMatchingIndexingMap(c);
+  auto row = dimAt(mapC, 0), col = dimAt(mapC, 1);
+  if (!row || !col)
+    return failure();
+  unsigned k = dims->k.front();
+  // The operand that holds C's row dimension is BLAS's A.
+  if (!op.getMatchingIndexingMap(a).isFunctionOfDim(*row))
+    std::swap(a, b);
+  std::optional<bool> transL =
+      isTransposed(op.getMatchingIndexingMap(a), *row, k, true);
+  std::optional<bool> transR =
+      isTransposed(op.getMatchingIndexingMap(b), *col, k, false);
+  if (!transL || !transR)
+    return failure();
+  return GemmOperands{a->get(), b->get(), c->get(), *transL, *transR};
+}
+
+MatrixDescriptor mlir::ga::describeMatrix(OpBuilder &b, Location loc,
+                                          Value matrix) {
+  Type elem = getElementTypeOrSelf(matrix.getType());
+  auto idx = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, matrix);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, matrix);
+  Value offsetBytes = arith::MulIOp::create(
+      b, loc, meta.getOffset(),
+      idx(llvm::divideCeil(elem.getIntOrFloatBitWidth(), 8)));
+  Value addr = arith::AddIOp::create(b, loc, base, offsetBytes);
+  Value addr64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), addr);
+  Value pointer = LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), addr64);
+  // ld >= max(1, columns); the stride only matters with more than one row.
+  Value ld =
+      arith::MaxSIOp::create(b, loc, meta.getStrides()[0], meta.getSizes()[1]);
+  ld = arith::MaxSIOp::create(b, loc, ld, idx(1));
+  return {pointer, ld};
+}
+
+GemmArguments mlir::ga::buildGemmArguments(OpBuilder &b, Location loc,
+                                           const GemmOperands &gemm) {
+  GemmArguments args;
+  args.lhs = describeMatrix(b, loc, gemm.lhs);
+  args.rhs = describeMatrix(b, loc, gemm.rhs);
+  args.out = describeMatrix(b, loc, gemm.out);
+  args.m = memref::DimOp::create(b, loc, gemm.out, 0);
+  args.n = memref::DimOp::create(b, loc, gemm.out, 1);
+  args.k = memref::DimOp::create(b, loc, gemm.lhs, gemm.transposeLhs ? 0 : 1);
+  return args;
+}

@@ -1,0 +1,79 @@
+// RUN: ga-opt %s -ga-place-buffers-on-device | FileCheck %s
+
+// Host allocations, frees and copies of the buffers that kernels use become
+// device ones; launches are named after what they compute, in program order,
+// `_acc` where they update an accumulator; ga.* attributes are dropped.
+
+// CHECK-LABEL: func.func @step(
+// CHECK-SAME:      %[[X:.*]]: memref<64xf32>
+func.func @step(%x: memref<64xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // CHECK: %[[T:.*]] = gpu.alloc () : memref<64xf32>
+  %t = memref.alloc() : memref<64xf32>
+  // A stack buffer is host memory: the host may read it.
+  // CHECK: %[[H:.*]] = memref.alloca() : memref<f32>
+  %h = memref.alloca() : memref<f32>
+  // CHECK: gpu.launch {{.*}} module(@step_kernels) function(@step_k00_elementwise)
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%tx] : memref<64xf32>
+    memref.store %v, %t[%tx] : memref<64xf32>
+    gpu.terminator
+  } {ga.kernel = "elementwise"}
+  // CHECK: gpu.launch {{.*}} module(@step_kernels) function(@step_k01_reduce_acc)
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %v = memref.load %t[%tx] : memref<64xf32>
+    memref.store %v, %x[%tx] : memref<64xf32>
+    gpu.terminator
+  } {ga.accumulates, ga.kernel = "reduce"}
+  // Unnamed launches are kernels.
+  // CHECK: gpu.launch {{.*}} module(@step_kernels) function(@step_k02_kernel)
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    gpu.terminator
+  }
+  // CHECK: gpu.memcpy %[[X]], %[[T]] : memref<64xf32>, memref<64xf32>
+  memref.copy %t, %x : memref<64xf32> to memref<64xf32>
+  // CHECK: %[[S:.*]] = memref.subview %[[X]][0] [1] [1]
+  // CHECK: %[[C:.*]] = memref.collapse_shape %[[S]] []
+  // CHECK: gpu.memcpy %[[H]], %[[C]]
+  %s = memref.subview %x[0] [1] [1] : memref<64xf32> to memref<1xf32, strided<[1]>>
+  %c = memref.collapse_shape %s [] : memref<1xf32, strided<[1]>> into memref<f32>
+  memref.copy %c, %h : memref<f32> to memref<f32>
+  // CHECK: %[[V:.*]] = memref.load %[[H]][]
+  %v = memref.load %h[] : memref<f32>
+  // CHECK: gpu.dealloc %[[T]] : memref<64xf32>
+  memref.dealloc %t : memref<64xf32>
+  // CHECK-NOT: ga.
+  // CHECK: return %[[V]]
+  return %v : f32
+}
+
+// The bookkeeping buffers of deallocation (read and written on the host,
+// handed to a host helper) stay host allocations.
+
+// CHECK-LABEL: func.func @bookkeeping
+// CHECK: %[[P:.*]] = memref.alloc() : memref<2xindex>
+// CHECK: memref.store
+// CHECK: call @dealloc_helper(%[[P]])
+// CHECK: memref.dealloc %[[P]]
+func.func @bookkeeping(%x: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %p = memref.alloc() : memref<2xindex>
+  %a = memref.extract_aligned_pointer_as_index %x : memref<64xf32> -> index
+  memref.store %a, %p[%c0] : memref<2xindex>
+  call @dealloc_helper(%p) : (memref<2xindex>) -> ()
+  memref.dealloc %p : memref<2xindex>
+  return
+}
+
+// The helper itself is host code: left alone.
+// CHECK-LABEL: func.func private @dealloc_helper
+// CHECK: memref.load
+func.func private @dealloc_helper(%p: memref<2xindex>) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %p[%c0] : memref<2xindex>
+  return
+}
