@@ -150,15 +150,12 @@ struct MicroBatchPass : public ga::impl::MicroBatchBase<MicroBatchPass> {
           << "ga-micro-batch: no function has a `ga.batch` argument, nothing "
              "was rewritten (mark per-sample arguments, or name them with "
              "batch-args)";
-    BatchDependence::Options options;
-    options.allowGhostBatch = allowGhostBatch;
-    options.recomputeStatistics = recomputeStatistics;
     for (func::FuncOp func : *steps) {
       // Reuses the analysis of --ga-check-training-step when it ran just
       // before (its diagnostics were reported there).
       BatchDependence &analysis =
-          getChildAnalysis<BatchDependenceAnalysis>(func).get(options);
-      analysis.report();
+          getChildAnalysis<BatchDependenceAnalysis>(func).getReported(
+              allowGhostBatch, recomputeStatistics);
       if (!analysis.succeeded() ||
           (!dynamicMicroBatches &&
            failed(checkMicroBatchCount(analysis, microBatches))))
