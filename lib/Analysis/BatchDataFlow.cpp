@@ -31,9 +31,11 @@ using namespace mlir::ga;
 
 BatchTransfer::BatchTransfer(Operation *op,
                              const BatchDependence::Options &options,
-                             Lookup lookup, OpPredicate isPerSampleOp)
+                             Lookup lookup, OpPredicate isPerSampleOp,
+                             BlockPredicate isDeadBlock)
     : results(op->getNumResults(), BatchClass::getUniform()), op(op),
-      options(options), lookup(lookup), isPerSampleOpFn(isPerSampleOp) {}
+      options(options), lookup(lookup), isPerSampleOpFn(isPerSampleOp),
+      isDeadBlockFn(isDeadBlock) {}
 
 BatchClass BatchTransfer::getClass(Value value) {
   BatchClass cls = lookup(value).readAt(value);
@@ -42,6 +44,12 @@ BatchClass BatchTransfer::getClass(Value value) {
     return BatchClass::getUniform();
   }
   if (cls.isUnknown()) {
+    // Paths that disagree at a control-flow merge: the region op that owns
+    // the merge is to blame.
+    if (!cls.origin) {
+      auto arg = dyn_cast<BlockArgument>(value);
+      cls.origin = arg ? arg.getOwner()->getParentOp() : value.getDefiningOp();
+    }
     if (!unknownInput)
       unknownInput = cls;
     return BatchClass::getUniform();

@@ -226,6 +226,7 @@ void BatchDependence::derive(Block &block) {
     return it == classes.end() ? BatchClass() : it->second;
   };
   auto isPerSampleOp = [&](Operation *op) { return isPerSample(op); };
+  auto isDeadBlock = [&](Block *block) { return isDead(block); };
   for (Operation &op : block.without_terminator()) {
     // The live regions of scf ops first: their per-sample ops make the
     // region op per-sample.
@@ -234,7 +235,7 @@ void BatchDependence::derive(Block &block) {
         for (Block &nested : region)
           if (!isDead(&nested))
             derive(nested);
-    BatchTransfer t(&op, options, lookup, isPerSampleOp);
+    BatchTransfer t(&op, options, lookup, isPerSampleOp, isDeadBlock);
     transferOp(t);
     if (t.info && !t.isRefused())
       opInfo[&op] = *t.info;

@@ -47,12 +47,18 @@ void mlir::ga::transferRegionOp(BatchTransfer &t) {
       perSample |= t.isPerSampleOp(&nested);
   if (!perSample)
     return;
-  if (isa<scf::WhileOp>(op)) {
-    t.error(op) << "per-sample values inside the regions of '" << op->getName()
-                << "' are not supported: the batch analysis handles linalg "
-                   "ops, tensor ops, elementwise arith/math ops, scf.if and "
-                   "scf.for";
-    return;
+  // A loop body that never runs (constant bounds or condition) was not
+  // analysed; the rewrite would have to re-create it all the same.
+  if (!isa<scf::IfOp>(op)) {
+    for (Region &region : op->getRegions()) {
+      if (region.empty() || !t.isDeadBlock(&region.front()))
+        continue;
+      t.error(op) << "region #" << region.getRegionNumber() << " of '"
+                  << op->getName()
+                  << "' never runs (its bounds or condition are constant): "
+                     "fold the loop first (for example with --canonicalize)";
+      return;
+    }
   }
 
   // Control values (a condition, loop bounds) come from outside the regions

@@ -53,11 +53,14 @@ class BatchTransfer {
 public:
   using Lookup = llvm::function_ref<BatchClass(Value)>;
   using OpPredicate = llvm::function_ref<bool(Operation *)>;
+  using BlockPredicate = llvm::function_ref<bool(Block *)>;
 
-  /// `lookup` reads the lattice; `isPerSampleOp` says whether an op nested
-  /// in a region of `op` was found per-sample (during the derivation only).
+  /// `lookup` reads the lattice. During the derivation only,
+  /// `isPerSampleOp` says whether an op nested in a region of `op` was found
+  /// per-sample and `isDeadBlock` whether a block never runs.
   BatchTransfer(Operation *op, const BatchDependence::Options &options,
-                Lookup lookup, OpPredicate isPerSampleOp = nullptr);
+                Lookup lookup, OpPredicate isPerSampleOp = nullptr,
+                BlockPredicate isDeadBlock = nullptr);
 
   Operation *getOp() const { return op; }
   const BatchDependence::Options &getOptions() const { return options; }
@@ -76,6 +79,11 @@ public:
   /// Whether a nested op was found per-sample (false during solving).
   bool isPerSampleOp(Operation *nested) const {
     return isPerSampleOpFn && isPerSampleOpFn(nested);
+  }
+  /// Whether dead-code analysis proved `block` never runs (false during
+  /// solving).
+  bool isDeadBlock(Block *block) const {
+    return isDeadBlockFn && isDeadBlockFn(block);
   }
 
   /// Refuses the op: every result becomes unknown with this reason.
@@ -134,6 +142,7 @@ private:
   const BatchDependence::Options &options;
   Lookup lookup;
   OpPredicate isPerSampleOpFn;
+  BlockPredicate isDeadBlockFn;
   bool refused = false;
   Operation *refusedAt = nullptr;
 };

@@ -65,6 +65,8 @@ LogicalResult StepRewriter::run() {
     dim.erase();
   }
 
+  replaceDeadBranches();
+
   // Snapshot the original ops before anything moves.
   for (Operation &op : body.without_terminator())
     originalOps.push_back(&op);
@@ -104,6 +106,30 @@ LogicalResult StepRewriter::run() {
     op->erase();
   }
   return success();
+}
+
+void StepRewriter::replaceDeadBranches() {
+  SmallVector<scf::IfOp> ifs;
+  func.walk([&](scf::IfOp ifOp) {
+    if (!analysis.isPerSample(ifOp) && !analysis.isDead(ifOp->getBlock()))
+      ifs.push_back(ifOp);
+  });
+  for (scf::IfOp ifOp : ifs) {
+    for (Region &region : ifOp->getRegions()) {
+      if (region.empty() || !analysis.isDead(&region.front()))
+        continue;
+      Region &live = ifOp->getRegion(1 - region.getRegionNumber());
+      region.dropAllReferences();
+      region.getBlocks().clear();
+      if (live.empty()) {
+        // A dead then-branch without else: an empty branch.
+        scf::IfOp::ensureTerminator(region, builder, ifOp.getLoc());
+        continue;
+      }
+      IRMapping mapping;
+      live.cloneInto(&region, mapping);
+    }
+  }
 }
 
 //===----------------------------------------------------------------------===//
