@@ -59,7 +59,7 @@ BatchClass BatchTransfer::getClass(Value value) {
 
 std::optional<int64_t> BatchTransfer::getBatchExtentFactor(Value value) {
   BatchClass cls = getClass(value);
-  if (!cls.extentFactor)
+  if (cls.extentFactor <= 0 || !value.getDefiningOp<tensor::DimOp>())
     return std::nullopt;
   return cls.extentFactor;
 }

@@ -17,6 +17,7 @@
 #include "mlir/Analysis/DataFlow/Utils.h"
 #include "mlir/Analysis/DataFlowFramework.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <set>
 
@@ -54,7 +55,7 @@ bool BatchDependence::isBatchReduction(Operation *op) const {
 std::optional<int64_t>
 BatchDependence::getBatchExtentFactor(Value value) const {
   int64_t factor = getClass(value).extentFactor;
-  if (!factor)
+  if (factor <= 0 || !value.getDefiningOp<tensor::DimOp>())
     return std::nullopt;
   return factor;
 }

@@ -75,8 +75,14 @@ BatchClass BatchClass::join(const BatchClass &lhs, const BatchClass &rhs) {
   }
   joined.dependsOnParams = lhs.dependsOnParams || rhs.dependsOnParams;
   joined.level = std::max(lhs.level, rhs.level);
-  if (lhs.extentFactor == rhs.extentFactor)
+  // A size turns into the batch extent when its source turns per-sample;
+  // two different extents are none (-1, the top of this component).
+  if (!lhs.extentFactor)
+    joined.extentFactor = rhs.extentFactor;
+  else if (!rhs.extentFactor || lhs.extentFactor == rhs.extentFactor)
     joined.extentFactor = lhs.extentFactor;
+  else
+    joined.extentFactor = -1;
   switch (joined.kind) {
   case Kind::Batched: {
     const BatchClass &batched = lhs.isBatched() ? lhs : rhs;

@@ -75,8 +75,10 @@ struct BatchClass {
   /// Loop level: 0 for uniform values; for the others, the earliest
   /// micro-batch loop (1-based) in which the value can be computed.
   unsigned level = 0;
-  /// For index values: the batch extent (`tensor.dim` of the batch dimension
-  /// of a per-sample value) scaled by this factor; 0 when it is not one.
+  /// For `tensor.dim` results: the batch extent (the size of the batch
+  /// dimension of a per-sample value) scaled by this factor when positive;
+  /// 0 when it is not (yet) one, -1 when it is two different ones. Only read
+  /// on `tensor.dim` results (`getBatchExtentFactor`).
   int64_t extentFactor = 0;
   /// For reduced and derived values: the reduction over the batch it comes
   /// from (for diagnostics). For unknown values: the refused op (null when
