@@ -72,6 +72,7 @@ public:
   BatchClass getClass(Value value);
   /// The class of `value` as the lattice holds it (unknown included).
   BatchClass getLatticeValue(Value value) { return lookup(value); }
+  /// Whether `value` reads as per-sample (see `getClass`).
   bool isBatched(Value value) { return getClass(value).isBatched(); }
   /// If `value` is the size of the batch dimension of a per-sample value,
   /// the factor it is scaled by.
@@ -88,6 +89,7 @@ public:
 
   /// Refuses the op: every result becomes unknown with this reason.
   Diagnostic &error(Operation *at);
+  /// Records a warning at `at` (a ghost-batch statistic); nothing is refused.
   Diagnostic &warning(Operation *at);
   bool isRefused() const { return refused; }
   /// The unknown class of the results of a refused op: the first error.
