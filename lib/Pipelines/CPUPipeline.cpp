@@ -39,6 +39,11 @@ using namespace mlir::ga;
 static void addBufferizationStage(OpPassManager &pm,
                                   const LowerToCPUOptions &options) {
   ga::detail::addStepBufferization(pm);
+  // A private function's results that bufferized to one of its arguments
+  // (an update written in place, e.g. `bufferization.materialize_in_destination
+  // %new in %arg`) are dropped: its callers read the argument's buffer
+  // instead of receiving a copy or a clone of it.
+  pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
   if (options.outParams) {
     bufferization::BufferResultsToOutParamsPassOptions outParams;
     // Results computed into a fresh buffer are computed into the caller's.
@@ -119,6 +124,8 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
   PrepareFunctionsForLLVMOptions prepare;
   prepare.cInterface = options.cInterface;
   pm.addPass(createPrepareFunctionsForLLVM(prepare));
+  // linalg.softmax has no loop lowering; its decomposition into generics has.
+  pm.addNestedPass<func::FuncOp>(createDecomposeAggregatedOps());
   // arith/math on whole tensors (`arith.addf %a, %b : tensor<4xf32>`) have no
   // bufferization; as linalg.generic they do.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
@@ -126,7 +133,9 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
     // A 0-d hyper-parameter read as a scalar is loaded once, not per element.
     pm.addNestedPass<func::FuncOp>(createLinalgInlineScalarOperandsPass());
     pm.addNestedPass<func::FuncOp>(createHoistInvariantExtracts());
-    pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+    // Upstream's element-wise fusion less the fusion it miscompiles (a
+    // producer reading its init under a consumer's extra loop, Rationale.md).
+    pm.addNestedPass<func::FuncOp>(createFuseElementwise());
   }
   if (options.blas)
     pm.addNestedPass<func::FuncOp>(createPeelFirstAccumulation());

@@ -395,6 +395,7 @@ struct CheckCUDAToolkitPass
 /// updated in place by their producers (no iter_args after bufferization).
 static void addGPUBufferizationStage(OpPassManager &pm,
                                      const LowerToGPULoopsOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createDecomposeAggregatedOps());
   if (options.fuseElementwise) {
     LinalgMorphOpsPassOptions generalize;
     generalize.namedToGeneric = true;

@@ -11,6 +11,15 @@ by --ga-accumulate into N micro-batches. Every configuration starts from the
 same parameters and sees the same batches. Each step is built by the README's
 ahead-of-time recipe and called through ctypes (ga_mlir.steplib).
 
+When torch is importable (the project's .venv; `--no-torch` skips it), the
+same model, from the same parameters and on the same batches, is also
+trained for each N with PyTorch's own accumulation loop (N micro-batches,
+each mean loss scaled by its share of the batch, `.backward()` accumulating
+into `.grad`, one `optimizer.step()`) and with
+`ga_mlir.torch.compile_train_step(..., micro_batches=N)` (see
+ga_mlir.train_torch): their loss curves must coincide with the full batch's
+within fp32 rounding (a different summation order).
+
 Per optimizer step it logs the loss, samples/s, optimizer updates/s and the
 peak heap of the call (measured with libGAHeapCount.so, which the command
 preloads by re-executing itself; `--no-measure` skips it) to
@@ -19,11 +28,17 @@ OUT/report.json and the plots OUT/loss.png (every loss curve overlaid: GA-N
 must coincide with the full batch), OUT/time.png (time per step vs N) and
 OUT/memory.png (peak memory vs N: --ga-memory-report and measured), and
 OUT/analytics.png with the three side by side. With --check-tolerance T it
-exits 1 when a GA-N loss differs from the full batch's by more than T
-(relative) at any step.
+exits 1 when a GA-N or PyTorch loss differs from the full batch's by more
+than T (relative) at any step.
+
+All configurations run on one thread (OPENBLAS_NUM_THREADS and
+OMP_NUM_THREADS default to 1 in the re-executed process;
+torch.set_num_threads(1)).
 
 Needs numpy, matplotlib, tqdm and scikit-learn (python/requirements.txt) and
-the build tree's ga-opt (--build, default: the tree this package is in).
+the build tree's ga-opt (--build, default: the tree this package is in);
+torch and torch-mlir for the PyTorch configurations
+(python/requirements-torch.txt).
 """
 
 import argparse
@@ -35,7 +50,7 @@ import time
 
 import numpy as np
 
-from . import steplib
+from . import steplib, train_torch
 
 _REEXEC_FLAG = "GA_TRAIN_PRELOADED"
 
@@ -82,10 +97,13 @@ def batches(x, y, batch, steps):
         yield x[idx], y[idx]
 
 
-def static_peaks(ga_opt, step_path, ns):
+def static_peaks(ga_opt, step_path, ns, cpu=""):
     """--ga-memory-report's total peak of the full-batch step (as it is) and
-    of the rewrite with each N."""
+    of the rewrite with each N, bufferized with the --ga-lower-to-cpu
+    options `cpu` (those the libraries are built with)."""
     def run(option):
+        if cpu:
+            option += f" cpu={{{cpu}}}"
         out = subprocess.run([ga_opt, step_path, f"--ga-memory-report={option} format=json", "-o", "/dev/null"],
                              check=True, capture_output=True, text=True).stdout
         return [row["total_peak"] for row in json.loads(out)]
@@ -113,22 +131,33 @@ def plot(report, out_dir):
     import matplotlib.pyplot as plt
 
     configs = report["configurations"]
-    ga = [c for c in configs if c["micro_batches"]]
+    ga = [c for c in configs if c["kind"] == "ga"]
     ns = [c["micro_batches"] for c in ga]
     full = configs[0]
+    kinds = {"torch-loop": ("PyTorch loop", "s-."), "compile_train_step": ("compile_train_step", "^-.")}
+    others = {k: [c for c in configs if c["kind"] == k] for k in kinds}
 
     def loss_axes(ax):
+        styles = {"full": dict(lw=3, alpha=0.35), "ga": dict(lw=1, ls="--"),
+                  "torch-loop": dict(lw=1, ls=":", marker=".", ms=3),
+                  "compile_train_step": dict(lw=1, ls="-.")}
         for c in configs:
-            style = dict(lw=3, alpha=0.35) if not c["micro_batches"] else dict(lw=1, ls="--")
-            ax.plot(range(1, len(c["loss"]) + 1), c["loss"], label=c["name"], **style)
+            ax.plot(range(1, len(c["loss"]) + 1), c["loss"], label=c["name"], **styles[c["kind"]])
         ax.set_xlabel("optimizer step")
         ax.set_ylabel("training loss (cross-entropy)")
-        ax.set_title(f"digits, B = {report['batch']}: GA-N vs full batch\n"
-                     f"max relative difference {report['max_relative_loss_difference']:.1e}")
-        ax.legend(fontsize=8)
+        title = (f"digits, B = {report['batch']}: GA-N vs full batch\n"
+                 f"max relative difference {report['max_relative_loss_difference']:.1e}")
+        if report.get("max_relative_loss_difference_torch") is not None:
+            title += f"; PyTorch {report['max_relative_loss_difference_torch']:.1e}"
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=6, ncol=2)
 
     def time_axes(ax):
-        ax.plot(ns, [1e3 * c["median_seconds_per_step"] for c in ga], "o-", label="GA-N")
+        ax.plot(ns, [1e3 * c["median_seconds_per_step"] for c in ga], "o-", label="GA-N (MLIR step)")
+        for kind, (label, style) in kinds.items():
+            if others[kind]:
+                ax.plot([c["micro_batches"] for c in others[kind]],
+                        [1e3 * c["median_seconds_per_step"] for c in others[kind]], style, label=label)
         ax.axhline(1e3 * full["median_seconds_per_step"], color="k", ls=":", label="full batch")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("micro-batches N")
@@ -140,6 +169,11 @@ def plot(report, out_dir):
         ax.plot(ns, [c["static_peak_bytes"] / 1024 for c in ga], "o-", label="--ga-memory-report")
         if all(c["measured_peak_bytes"] for c in ga):
             ax.plot(ns, [c["measured_peak_bytes"] / 1024 for c in ga], "x--", label="measured (heap)")
+        for kind, (label, style) in kinds.items():
+            if others[kind] and all(c["measured_peak_bytes"] for c in others[kind]):
+                ax.plot([c["micro_batches"] for c in others[kind]],
+                        [c["measured_peak_bytes"] / 1024 for c in others[kind]], style,
+                        label=f"{label} (measured)")
         ax.axhline(full["static_peak_bytes"] / 1024, color="k", ls=":", label="full batch (report)")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("micro-batches N")
@@ -174,6 +208,8 @@ def main(argv=None):
     p.add_argument("--build", default=None, help="ga-mlir build tree (default: the one of this package)")
     p.add_argument("--cpu", default="", help="extra --ga-lower-to-cpu options (e.g. blas=1)")
     p.add_argument("--no-measure", action="store_true", help="do not preload the heap counter")
+    p.add_argument("--no-torch", action="store_true",
+                   help="skip PyTorch's accumulation loop and compile_train_step")
     p.add_argument("--check-tolerance", type=float, default=None,
                    help="exit 1 if a GA-N loss differs from the full batch's by more than this (relative)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -183,6 +219,8 @@ def main(argv=None):
     lib = steplib.heap_count_library()
     if not a.no_measure and lib and not os.environ.get(_REEXEC_FLAG):
         env = dict(os.environ, LD_PRELOAD=lib, **{_REEXEC_FLAG: "1"})
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+            env.setdefault(var, "1")
         os.execve(sys.executable, [sys.executable, "-m", "ga_mlir.train"] + sys.argv[1:], env)
 
     from tqdm import tqdm
@@ -201,11 +239,11 @@ def main(argv=None):
         subprocess.run([sys.executable, gen, "--dims", ",".join(map(str, dims)), "--batch", str(a.batch)],
                        check=True, stdout=f)
     arg_types, result_types = steplib.function_type(ga_opt, step_path)
-    full_static, ga_static = static_peaks(ga_opt, step_path, ns)
+    full_static, ga_static = static_peaks(ga_opt, step_path, ns, a.cpu)
 
-    configs = [("full batch", None)] + [(f"GA N={n}", n) for n in ns]
+    configs = [("full batch", None, "full")] + [(f"GA N={n}", n, "ga") for n in ns]
     steps = {}
-    for name, n in configs:
+    for name, n, _ in configs:
         acc = None if n is None else f"micro-batches={n}"
         so = steplib.build_library(ga_opt, step_path, work, "full" if n is None else f"ga{n}",
                                    accumulate=acc, cpu_options=a.cpu)
@@ -214,14 +252,38 @@ def main(argv=None):
     x, y = load_digits_data(a.seed)
     params, velocities = init_params(dims, a.seed)
     counter = steplib.HeapCounter()
+    with_torch = not a.no_torch and train_torch.available()
+    if with_torch:
+        import torch
+        torch.set_num_threads(1)
+        configs += [(f"PyTorch loop N={n}", n, "torch-loop") for n in ns]
+        configs += [(f"compile_train_step N={n}", n, "compile_train_step") for n in ns]
+        example = next(batches(x, y, a.batch, 1))
+        for n in ns:
+            steps[f"compile_train_step N={n}"] = train_torch.compiled(params, example, a.lr, a.momentum, n)
     report = {"data": "sklearn digits", "samples": int(len(y)), "batch": a.batch, "steps": a.steps,
               "model": dims, "optimizer": {"sgd_momentum": a.momentum, "lr": a.lr},
               "measured": counter.active, "configurations": []}
+    def static_peak(name, n, kind):
+        if kind == "full":
+            return full_static
+        if kind == "ga":
+            return ga_static[n]
+        if kind == "compile_train_step":  # its own CPU options (blas=1, out-params=1)
+            return steps[name][2].memory_report()["total_peak"]
+        return None  # PyTorch: no static figure
+
     log = open(os.path.join(out, "train.log"), "w")
     bar = tqdm(total=a.steps * len(configs), unit="step", disable=a.quiet)
-    for name, n in configs:
+    for name, n, kind in configs:
         losses, seconds, peaks = [], [], []
-        run = train(steps[name], params, velocities, batches(x, y, a.batch, a.steps), a.lr, a.momentum, counter)
+        data = batches(x, y, a.batch, a.steps)
+        if kind == "torch-loop":
+            run = train_torch.train_loop(params, data, a.lr, a.momentum, n, counter)
+        elif kind == "compile_train_step":
+            run = train_torch.train_compiled(steps[name], data, counter)
+        else:
+            run = train(steps[name], params, velocities, data, a.lr, a.momentum, counter)
         for k, (loss, sec, peak) in enumerate(run, 1):
             losses.append(loss)
             seconds.append(sec)
@@ -231,38 +293,55 @@ def main(argv=None):
             log.write(json.dumps(entry) + "\n")
             bar.set_postfix_str(f"{name} loss {loss:.4f} {a.batch / sec:,.0f} samples/s")
             bar.update()
-        measured = max(peaks) if counter.active else None
+        # Steady state: the first step also allocates what later steps reuse
+        # (optimizer states, BLAS buffers, the compiled step's 0-d arguments).
+        measured = max(peaks[1:] or peaks) if counter.active else None
         report["configurations"].append({
-            "name": name, "micro_batches": n, "loss": losses, "seconds_per_step": seconds,
+            "name": name, "kind": kind, "micro_batches": n, "loss": losses, "seconds_per_step": seconds,
             "median_seconds_per_step": float(np.median(seconds)),
             "samples_per_s": a.batch / float(np.median(seconds)),
             "updates_per_s": 1.0 / float(np.median(seconds)),
-            "static_peak_bytes": full_static if n is None else ga_static[n],
+            "static_peak_bytes": static_peak(name, n, kind),
             "measured_peak_bytes": measured})
     bar.close()
     log.close()
 
     full = np.array(report["configurations"][0]["loss"])
-    diffs = [float(np.max(np.abs(np.array(c["loss"]) - full) / np.abs(full)))
-             for c in report["configurations"][1:]]
-    report["max_relative_loss_difference"] = max(diffs) if diffs else 0.0
+
+    def difference(kinds):
+        diffs = [float(np.max(np.abs(np.array(c["loss"]) - full) / np.abs(full)))
+                 for c in report["configurations"] if c["kind"] in kinds]
+        return max(diffs) if diffs else None
+
+    report["max_relative_loss_difference"] = difference(("ga",)) or 0.0
+    report["max_relative_loss_difference_torch"] = difference(("torch-loop", "compile_train_step"))
+    report["torch"] = with_torch
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(report, f, indent=1)
     plot(report, out)
 
-    print(f"{'configuration':<14} {'final loss':>10} {'ms/step':>8} {'samples/s':>10} {'updates/s':>9} "
+    print(f"{'configuration':<24} {'final loss':>10} {'ms/step':>8} {'samples/s':>10} {'updates/s':>9} "
           f"{'static peak':>12} {'measured peak':>14}")
     for c in report["configurations"]:
-        m = c["measured_peak_bytes"]
-        print(f"{c['name']:<14} {c['loss'][-1]:>10.5f} {1e3 * c['median_seconds_per_step']:>8.3f} "
-              f"{c['samples_per_s']:>10.0f} {c['updates_per_s']:>9.1f} {c['static_peak_bytes']:>12} "
+        m, st = c["measured_peak_bytes"], c["static_peak_bytes"]
+        print(f"{c['name']:<24} {c['loss'][-1]:>10.5f} {1e3 * c['median_seconds_per_step']:>8.3f} "
+              f"{c['samples_per_s']:>10.0f} {c['updates_per_s']:>9.1f} {st if st is not None else '-':>12} "
               f"{m if m is not None else '-':>14}")
     print(f"max relative loss difference GA-N vs full batch: {report['max_relative_loss_difference']:.2e}")
+    torch_diff = report["max_relative_loss_difference_torch"]
+    if torch_diff is not None:
+        print(f"max relative loss difference PyTorch loop and compile_train_step vs full batch: {torch_diff:.2e}")
+    else:
+        print("PyTorch configurations: skipped (" + ("--no-torch" if a.no_torch else "torch not importable") + ")")
     print(f"wrote {out}/report.json, train.log, loss.png, time.png, memory.png, analytics.png")
+    failed = 0
     if a.check_tolerance is not None and report["max_relative_loss_difference"] > a.check_tolerance:
         print(f"FAIL: GA-N loss curves differ from the full batch by more than {a.check_tolerance}")
-        return 1
-    return 0
+        failed = 1
+    if a.check_tolerance is not None and torch_diff is not None and torch_diff > a.check_tolerance:
+        print(f"FAIL: PyTorch loss curves differ from the full batch by more than {a.check_tolerance}")
+        failed = 1
+    return failed
 
 
 if __name__ == "__main__":

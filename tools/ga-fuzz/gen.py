@@ -16,13 +16,17 @@ from the labels alone. The batch label is ``b`` (or ``bt`` once a ``[B, T]``
 pair is collapsed, samples staying contiguous).
 """
 
+import functools
 import random
 import re
 
 # Features whose steps couple samples: a refusal is the expected answer.
 COUPLING = {"batchnorm", "sample_slice", "capture_other_sample", "diag_batch",
             "compound_batch", "batch_position", "argmax_batch_inner", "reduce_in_for",
-            "if_on_sample", "ordered_inner", "capture_stat_param"}
+            "if_on_sample", "ordered_inner", "capture_stat_param",
+            # not coupling, but refused by design ("collapsing the batch
+            # dimension into an outer dimension interleaves samples")
+            "reshape_interleaved"}
 
 # Probability of each optional feature.
 PROBS = {
@@ -45,7 +49,7 @@ PROBS = {
     "no_ps_operand": 0.2,      # ops with no per-sample operand producing batch-shaped tensors
     "tensor_arith": 0.2,       # arith/math directly on tensors
     "slice_features": 0.2,     # extract_slice / concat / insert_slice along non-batch dims
-    "softmax": 0.1,            # linalg.softmax over a non-batch dim (ga-lower-to-cpu lacks it)
+    "softmax": 0.1,            # linalg.softmax over a non-batch dim (decomposed by the lowering)
     "data_stat": 0.15,         # a data-only batch statistic (mean of an input) in per-sample math
     "capture_stat": 0.1,       # a batch statistic read with tensor.extract in a per-sample payload
     "capture_stat_param": 0.05,  # the same of a parameter-dependent value (coupled)
@@ -72,6 +76,11 @@ PROBS = {
     "int_batch_reduce": 0.15,  # maxsi over the batch of integer labels
     "ordered_reduce": 0.15,    # acc = 0.9 acc + x over the batch (order-dependent)
     "bool_mask": 0.15,         # an i1 per-sample argument in a select
+    # Drawn after every feature above (older cases keep their random stream):
+    "named_contract": 0.25,    # linalg.dot/vecmat/matvec/batch_matmul/batch_reduce_matmul, batch reduced
+    "more_combiners": 0.25,    # min/minnum/maxnum/product over the batch, integer minsi/ori
+    "reshape_interleaved": 0.3,  # collapse [T, B, D] -> [T*B, D] (samples interleaved), then per row
+    "f64": 0.1,                # the whole step in float64 (every f32 of the text)
     # Coupled (must be refused):
     "batchnorm": 0.06,
     "sample_slice": 0.04,
@@ -182,7 +191,8 @@ class Gen:
     def real_size(self, label):
         s = self.size[label]
         if s is None:
-            return self.run_batch * (self.size_t if label == "bt" else 1)
+            return self.run_batch * {"bt": getattr(self, "size_t", 1),
+                                     "tb": getattr(self, "size_tb", 1)}.get(label, 1)
         return s
 
     def dimstr(self, label):
@@ -751,7 +761,13 @@ class Gen:
 
     def outs_carry(self, v):
         """A per-sample value as the outs of a generic whose payload reads it
-        (elementwise), or as the init of a per-sample reduction."""
+        (elementwise), or as the init of a per-sample reduction.
+
+        The elementwise form, consumed by a contraction, is what upstream
+        linalg-fuse-elementwise-ops miscompiles (MLIR 22; docs/Rationale.md,
+        "Element-wise fusion of a producer that reads its init": seed 7 cases
+        386, 4094, 5873). It is kept on purpose: ga-lower-to-cpu fuses with
+        ga-fuse-elementwise, and these cases check that it still avoids it."""
         nb = self.nonbatch(v)
         if len(v.dims) >= 2 and self.rng.random() < 0.5:
             k = self.rng.choice(nb)
@@ -1295,7 +1311,98 @@ class Gen:
                     self.args[i] = (n, t, a.replace(m.group(0), ""))
             opts.append("batch-args=" + ",".join(spec))
         st.pass_options = " ".join(opts)
-        return self.finish(text_results)
+        # Drawn last, so that a case without them is the case older versions
+        # of this file generated.
+        if self.on("named_contract"):
+            text_results.extend(self.named_contractions(nll, mask))
+        if self.on("more_combiners"):
+            text_results.extend(self.more_combiners(nll, labels, et_lab))
+        if self.on("reshape_interleaved"):
+            text_results.extend(self.interleaved())
+        return self.finish(text_results, f64=self.on("f64"))
+
+    def named(self, opname, ins, init, maps=""):
+        """A named linalg op on tensors writing into init; returns its result."""
+        nm = self.fresh("nc")
+        self.emit("%s = %s %sins(%s : %s) outs(%s : %s) -> %s" % (
+            nm, opname, maps, ", ".join(v.name for v in ins), ", ".join(self.tyv(v) for v in ins),
+            init.name, self.tyv(init), self.tyv(init)))
+        return V(nm, init.dims)
+
+    def named_contractions(self, nll, mask):
+        """Named contractions whose reduction runs over the batch (dot, vecmat,
+        matvec of [f, b], batch_reduce_matmul) or whose batch dimension is the
+        training batch (matvec of [b, f], batch_matmul)."""
+        out = []
+        B = self.run_batch
+        # dot: sum_b mask[b] nll[b]
+        out.append(self.named("linalg.dot", [mask, nll], self.fill([], 0.0)))
+        self.note_reduction(B)
+        v = self.pick(lambda v: v.et == "f32" and len(v.dims) == 2 and "b" in v.dims)
+        if v is not None:
+            f = self.nonbatch(v)[0]
+            if v.dims[0] == "b":
+                # vecmat: sum_b mask[b] v[b, f]; matvec: v[b, f] p[f] per sample
+                out.append(self.named("linalg.vecmat", [mask, v], self.fill([f], 0.0)))
+                pv = self.param([f])
+                self.params_nograd.append(pv)
+                mv = self.named("linalg.matvec", [v, pv], self.fill(["b"], 0.0, like=[v]))
+                out.append(self.reduce_all(mv, term=lambda a: self.op("math.tanh", a)))
+                self.note_reduction(B * self.size[f])
+            else:
+                # matvec: sum_b v[f, b] mask[b]
+                out.append(self.named("linalg.matvec", [v, mask], self.fill([f], 0.0)))
+                self.note_reduction(B)
+        z = self.pick(lambda v: v.et == "f32" and len(v.dims) == 3 and v.dims[0] == "b")
+        if z is not None:
+            t, d = z.dims[1], z.dims[2]
+            e = self.empty(["b", d, t], like=[z])
+            zt = self.fresh("t")
+            self.emit("%s = linalg.transpose ins(%s : %s) outs(%s : %s) permutation = [0, 2, 1]" % (
+                zt, z.name, self.tyv(z), e.name, self.tyv(e)))
+            zt = V(zt, ["b", d, t])
+            # batch_reduce_matmul: sum_b z[b] z[b]^T, [t, t]
+            t2 = self.new_label(self.size[t], "h")
+            brm = self.named("linalg.batch_reduce_matmul", [z, zt], self.fill([t, t2], 0.0))
+            out.append(brm)
+            self.note_reduction(B * self.size[d])
+            # batch_matmul per sample (attention scores), then summed
+            sc = self.named("linalg.batch_matmul", [z, zt], self.fill(["b", t, t2], 0.0, like=[z]))
+            out.append(self.reduce_all(sc, term=lambda a: self.op("math.tanh", a)))
+        return out
+
+    def interleaved(self):
+        """collapse [t, b, d] -> [t*b, d]: row t*B + b, so a micro-batch is not
+        a block of rows. A per-row contraction with a parameter, then a sum."""
+        z = self.pick(lambda v: v.et == "f32" and len(v.dims) == 3 and v.dims[1] == "b")
+        if z is None:
+            self.step.features.discard("reshape_interleaved")
+            return []
+        t, d = z.dims[0], z.dims[2]
+        self.size["tb"] = None if self.size["b"] is None else self.size[t] * self.size["b"]
+        self.size_tb = self.size[t]
+        nm = self.fresh("cl")
+        self.emit("%s = tensor.collapse_shape %s [[0, 1], [2]] : %s into %s" % (
+            nm, z.name, self.tyv(z), self.ty(["tb", d])))
+        v = V(nm, ["tb", d])
+        pv = self.param([d])
+        self.params_nograd.append(pv)
+        init = self.fill(["tb"], 0.0, like=[v])
+        r = self.generic([v, pv], [init], lambda a: [
+            self.op("arith.addf", a[2], self.op("arith.mulf", a[0], a[1]))])[0]
+        return [self.reduce_all(r, term=lambda a: self.op("math.tanh", a))]
+
+    def more_combiners(self, nll, labels, et_lab):
+        """Reductions over the batch with other associative combiners."""
+        out = []
+        c = self.rng.choice(["minimumf", "minnumf", "maxnumf"])
+        out.append(self.reduce_all(nll, comb=c, init=3.0e38 if c.startswith("min") else -3.0e38))
+        # a product of terms in [0.9, 1.1]
+        out.append(self.reduce_all(nll, comb="mulf", init=1.0, term=lambda a: self.op(
+            "arith.addf", self.cf32(1.0), self.op("arith.mulf", self.op("math.tanh", a), self.cf32(0.1)))))
+        ci = self.rng.choice(["minsi", "ori"])
+        out.append(self.reduce_all(labels, comb=ci, init=(2 ** 31 - 1 if ci == "minsi" else 0)))
+        return out
 
     def gradient(self, w, nll, inv):
         """dW[labels of W] = sum over the batch (and other labels) of a per-sample term."""
@@ -1376,11 +1483,19 @@ class Gen:
             return [p1, m1, v1]
         return self.generic([w, g, m, v], [e, e2, e3], pl)
 
-    def finish(self, results):
+    def finish(self, results, f64=False):
         st = self.step
         st.args = list(self.args)
         st.body = self.pro + self.lines
         st.results = [(r.name, self.tyv(r)) for r in results]
+        if f64:
+            # Every float of the step is f32 until here (constants, element
+            # types, casts); the tolerance stays the float32 one (looser).
+            # (Types only: an SSA name such as %rf32 stays.)
+            f64 = functools.partial(re.sub, r"(?<![\w%])f32\b|(?<=[\d?]x)f32\b", "f64")
+            st.args = [(n, f64(t), a) for n, t, a in st.args]
+            st.body = [f64(l) for l in st.body]
+            st.results = [(n, f64(t)) for n, t in st.results]
         st.render()
         return st
 

@@ -18,15 +18,18 @@ How: forward, backward (`torch.func.grad_and_value`) and the functional
 optimizer update are traced as one function (`make_fx` with PyTorch's core
 ATen decompositions), imported with torch-mlir's FX importer to
 linalg-on-tensors, rewritten by `--ga-accumulate` (the per-sample arguments
-are the positional inputs) and compiled ahead of time for the CPU
-(`--ga-lower-to-cpu`, CBLAS, results into buffers of ours that are then
-copied into the parameters and states), then called through ctypes on the
-tensors' own memory. The library is cached by a hash of the IR and the
-options (GA_MLIR_CACHE_DIR, default ~/.cache/ga_mlir).
+are the positional inputs), its new parameters and states written into the
+old ones' buffers (`bufferization.materialize_in_destination`, proven in
+place by one-shot bufferization: zero-copy, see _inplace), and compiled
+ahead of time for the CPU (`--ga-lower-to-cpu`, CBLAS, the loss into an
+out-parameter), then called through ctypes on the tensors' own memory. The
+library is cached by a hash of the IR and the options (GA_MLIR_CACHE_DIR,
+default ~/.cache/ga_mlir).
 
 Modules: _decompositions (ATen ops without gathers and scatters),
-_optimizers (torch.optim's updates), _export (tracing, torch-mlir), _step
-(ga-mlir pipelines, the library, the call).
+_optimizers (torch.optim's updates), _export (tracing, torch-mlir),
+_inplace (the zero-copy form), _step (ga-mlir pipelines, the library, the
+call).
 
 Hyper-parameters (learning rate, betas, ...) are read from the optimizer's
 `param_groups` at every call and passed as arguments, so a learning-rate

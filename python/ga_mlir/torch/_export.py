@@ -61,23 +61,38 @@ _RANDOM_OPS = ("bernoulli", "rand", "randn", "randint", "native_dropout",
 
 
 @contextlib.contextmanager
-def _batch_norm_check(model):
-    """Refuses BatchNorm in training mode at the user's line that calls it:
-    its statistics couple the samples of the batch. (--ga-accumulate's
-    recompute-statistics would make the normalization exact, but the running
-    statistics' in-place update is not traced through the grad transform
-    yet.)"""
+def _batch_norm_check(model, exact_statistics=False):
+    """Refuses BatchNorm in training mode at the user's line that calls it,
+    unless `exact_statistics` (--ga-accumulate's recompute-statistics: the
+    batch statistics are computed over the whole batch in an earlier loop,
+    and the running statistics are updated from them as PyTorch does, as
+    results of the step). A cumulative average (momentum=None) is refused
+    either way: its factor 1 / num_batches_tracked is a Python float that
+    PyTorch computes from the buffer at every call."""
     handles = []
 
     def hook(module, args):
-        if module.training:
+        if not module.training:
+            return
+        reason = None
+        if not exact_statistics:
+            reason = (f"{type(module).__name__} in training mode normalizes "
+                      "with statistics of the whole batch, which "
+                      "micro-batches cannot reproduce: pass "
+                      "recompute_statistics=True (exact: the statistics in "
+                      "an earlier loop over the micro-batches), or use "
+                      "model.eval() for the normalization layers, or "
+                      "GroupNorm/LayerNorm")
+        elif module.momentum is None and module.track_running_stats:
+            reason = (f"{type(module).__name__}(momentum=None) in training "
+                      "mode: the cumulative average's factor 1 / "
+                      "num_batches_tracked is computed in Python from the "
+                      "buffer at every call, which a compiled step cannot "
+                      "do: give a momentum")
+        if reason:
             stack = "".join(traceback.format_stack())
             where = _innermost_user_line(stack) or "<unknown>"
-            raise CompileError(
-                f"{where}: error: {type(module).__name__} in training mode "
-                "normalizes with statistics of the whole batch, which "
-                "micro-batches cannot reproduce: use model.eval() for the "
-                "normalization layers, or GroupNorm/LayerNorm")
+            raise CompileError(f"{where}: error: {reason}")
     for m in model.modules():
         if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
             handles.append(m.register_forward_pre_hook(hook))
@@ -88,26 +103,93 @@ def _batch_norm_check(model):
             h.remove()
 
 
-def _unused_parameters(model, loss_fn, inputs):
-    """The names of the parameters that the loss does not depend on: they
-    get no gradient (None), so torch.optim leaves them and their state alone;
-    the compiled step does too. One eager forward and backward (the random
-    number generator's state is restored)."""
+def _training_batch_norms(model):
+    """(name prefix, module) of the BatchNorm layers in training mode that
+    keep running statistics."""
+    return [(prefix + "." if prefix else "", m)
+            for prefix, m in model.named_modules()
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
+            and m.training and m.track_running_stats]
+
+
+def _batch_norm_buffers(model):
+    return {prefix + n for prefix, _ in _training_batch_norms(model)
+            for n in ("running_mean", "running_var", "num_batches_tracked")}
+
+
+@contextlib.contextmanager
+def _explicit_batch_norm(model, updates):
+    """While tracing: BatchNorm layers in training mode as explicit
+    operations whose running-statistics updates go to `updates` (name ->
+    new value) instead of being written into the buffers (an in-place write
+    inside the grad transform is lost in tracing). The same arithmetic as
+    PyTorch's kernel: biased variance to normalize, unbiased in the running
+    variance, running = (1 - momentum) * running + momentum * batch."""
+    patched = []
+    for prefix, m in _training_batch_norms(model):
+        def forward(x, m=m, prefix=prefix):
+            m._check_input_dim(x)
+            dims = [0] + list(range(2, x.dim()))
+            shape = [1, x.shape[1]] + [1] * (x.dim() - 2)
+            count = x.numel() // x.shape[1]
+            mean = x.mean(dims)
+            var = x.var(dims, correction=0)
+            y = (x - mean.view(shape)) * torch.rsqrt(var.view(shape) + m.eps)
+            if m.affine:
+                y = y * m.weight.view(shape) + m.bias.view(shape)
+            momentum = m.momentum
+            updates[prefix + "running_mean"] = \
+                momentum * mean.detach() + (1 - momentum) * m.running_mean
+            updates[prefix + "running_var"] = momentum * var.detach() * (
+                count / (count - 1)) + (1 - momentum) * m.running_var
+            updates[prefix + "num_batches_tracked"] = \
+                m.num_batches_tracked + 1
+            return y
+        m.forward = forward
+        patched.append(m)
+    try:
+        yield
+    finally:
+        for m in patched:
+            del m.forward
+
+
+def _probe(model, loss_fn, inputs):
+    """One eager forward and backward: the names of the parameters that the
+    loss does not depend on (they get no gradient, None, so torch.optim
+    leaves them and their state alone; the compiled step does too) and of
+    the buffers that the forward updates in place (BatchNorm's running
+    statistics in training mode; they become results of the step). The
+    random number generator's state and the buffers are restored."""
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-    with torch.random.fork_rng(devices=[]), torch.enable_grad():
-        loss = loss_fn(model, *inputs)
-        if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
-            raise CompileError("loss_fn must return a 0-d tensor (the loss "
-                               "of the whole batch)")
-        grads = torch.autograd.grad(loss, [p for _, p in named],
-                                    allow_unused=True)
-    return {n for (n, _), g in zip(named, grads) if g is None}
+    buffers = list(model.named_buffers())
+    saved = [(b, b._version, b.detach().clone()) for _, b in buffers]
+    try:
+        with torch.random.fork_rng(devices=[]), torch.enable_grad():
+            loss = loss_fn(model, *inputs)
+            if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+                raise CompileError("loss_fn must return a 0-d tensor (the "
+                                   "loss of the whole batch)")
+            grads = torch.autograd.grad(loss, [p for _, p in named],
+                                        allow_unused=True)
+    finally:
+        # Updated: a new version, new values, or BatchNorm's running
+        # statistics in training mode (its kernel writes them without a
+        # version bump).
+        mutated = {n for (n, _), (b, version, value) in zip(buffers, saved)
+                   if b._version != version or not torch.equal(b, value)}
+        mutated.update(_batch_norm_buffers(model))
+        with torch.no_grad():
+            for b, _, value in saved:
+                b.copy_(value)
+    return {n for (n, _), g in zip(named, grads) if g is None}, mutated
 
 
 class _Spec:
     """The layout of the traced function's arguments and results."""
 
-    def __init__(self, model, optimizer, num_inputs, unused=()):
+    def __init__(self, model, optimizer, num_inputs, unused=(),
+                 mutated=()):
         named = dict(model.named_parameters())  # tied weights once
         in_optimizer = set()
         for group in optimizer.param_groups:
@@ -119,6 +201,8 @@ class _Spec:
         self.params = [named[n] for n in self.train_names]
         self.frozen = [named[n] for n in self.frozen_names]
         self.buffer_names = [n for n, _ in model.named_buffers()]
+        # Buffers the forward updates (results after the states).
+        self.mutated_buffers = [n for n in self.buffer_names if n in mutated]
         self.opt = _Optimizer(optimizer, self.params)
         self.num_states = [len(self.opt.state_names(i))
                            for i in range(len(self.params))]
@@ -151,13 +235,19 @@ def _make_step_function(model, loss_fn, spec, max_grad_norm):
             values = dict(fixed)
             values.update({"model." + n: p
                            for n, p in zip(spec.train_names, ps)})
-            loss = torch.func.functional_call(wrapper, values, tuple(inputs))
+            # BatchNorm's new running statistics come out as the auxiliary
+            # result, not as writes into the buffers.
+            updates = {}
+            with _explicit_batch_norm(model, updates):
+                loss = torch.func.functional_call(wrapper, values,
+                                                  tuple(inputs))
             if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
                 raise CompileError("loss_fn must return a 0-d tensor (the "
                                    "loss of the whole batch)")
-            return loss
+            return loss, [updates[n] for n in spec.mutated_buffers]
 
-        grads, loss = torch.func.grad_and_value(loss_of)(params)
+        (grads, (loss, new_buffers)) = torch.func.grad_and_value(
+            loss_of, has_aux=True)(params)
         grads = list(grads)
         if max_grad_norm is not None:
             # torch.nn.utils.clip_grad_norm_ (foreach, norm_type 2).
@@ -173,24 +263,34 @@ def _make_step_function(model, loss_fn, spec, max_grad_norm):
             new_p, new_st = spec.opt.update(i, p, g, st, hyper[i])
             new_params.append(new_p)
             new_states += new_st
-        return (*new_params, *new_states, loss)
+        return (*new_params, *new_states, *new_buffers, loss)
 
     return step
 
 
 def export_train_step(model, loss_fn, optimizer, example_inputs,
-                      max_grad_norm=None, indexing="one-hot"):
+                      max_grad_norm=None, indexing="one-hot",
+                      exact_statistics=False):
     """Traces the training step and imports it with torch-mlir. Returns
     (MLIR text with locations, _Spec). The function is `@train_step`; its
     arguments: trainable parameters, frozen parameters, buffers, optimizer
     states, 0-d hyper-parameters (per parameter), then the inputs; its
-    results: new parameters, new states, loss."""
+    results: new parameters, new states, new values of the buffers that the
+    forward updates (spec.mutated_buffers), loss. BatchNorm in training mode
+    needs `exact_statistics` (the step is then rewritten with
+    recompute-statistics)."""
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    with _batch_norm_check(model):
-        unused = _unused_parameters(model, loss_fn, example_inputs)
-    spec = _Spec(model, optimizer, len(example_inputs), unused)
+    with _batch_norm_check(model, exact_statistics):
+        unused, mutated = _probe(model, loss_fn, example_inputs)
+    others = sorted(mutated - _batch_norm_buffers(model))
+    if others:
+        raise CompileError(
+            f"the forward updates the buffers {', '.join(others)} in place, "
+            "which the traced step would lose: only BatchNorm's running "
+            "statistics are carried as results of the step")
+    spec = _Spec(model, optimizer, len(example_inputs), unused, mutated)
     if not spec.params:
         raise CompileError("the optimizer has no trainable parameter of the "
                            "model")
@@ -199,7 +299,8 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
             raise CompileError("parameters must be float32 CPU tensors")
     fn = _make_step_function(model, loss_fn, spec, max_grad_norm)
     flat = _flat_arguments(spec, model, example_inputs, for_trace=True)
-    with _batch_norm_check(model), sdpa_kernel(SDPBackend.MATH):
+    with _batch_norm_check(model, exact_statistics), \
+            sdpa_kernel(SDPBackend.MATH):
         gm = make_fx(torch.func.functionalize(fn),
                      decomposition_table=_decomposition_table(indexing),
                      record_stack_traces=True)(*flat)
@@ -261,15 +362,23 @@ def _import_to_linalg(gm):
     return module
 
 
-def _flat_arguments(spec, model, inputs, for_trace=False):
+def _flat_arguments(spec, model, inputs, for_trace=False, hyper=None):
+    """The step's arguments in order. The 0-d hyper-parameters are new
+    tensors, or written into `hyper` (the tensors of an earlier call: no
+    allocation per call)."""
     buffers = dict(model.named_buffers())
     flat = [p.detach() for p in spec.params]
     flat += [p.detach() for p in spec.frozen]
     flat += [buffers[n].detach() for n in spec.buffer_names]
     for i, p in enumerate(spec.params):
         flat += spec.opt.state_tensors(p, i)
-    for i, p in enumerate(spec.params):
-        flat += [torch.tensor(v, dtype=torch.float32)
-                 for v in spec.opt.hyper_values(p, i)]
+    values = [v for i, p in enumerate(spec.params)
+              for v in spec.opt.hyper_values(p, i)]
+    if hyper is None:
+        flat += [torch.tensor(v, dtype=torch.float32) for v in values]
+    else:
+        for t, v in zip(hyper, values):
+            t.fill_(v)
+        flat += hyper
     flat += list(inputs)
     return flat

@@ -45,18 +45,19 @@ class _Optimizer:
                 self.flags.append((g["momentum"] != 0, bool(g["nesterov"]),
                                    bool(g.get("maximize", False))))
             else:
-                if g.get("amsgrad"):
-                    raise CompileError(f"{name}(amsgrad=True) is not "
-                                       "supported")
                 if self.kind == "adam" and g.get("decoupled_weight_decay"):
                     raise CompileError("Adam(decoupled_weight_decay=True) is "
                                        "not supported: use AdamW")
-                self.flags.append((bool(g.get("maximize", False)),))
+                self.flags.append((bool(g.get("maximize", False)),
+                                   bool(g.get("amsgrad", False))))
 
     def state_names(self, index):
         if self.kind == "sgd":
             return ["momentum_buffer"] if self.flags[index][0] else []
-        return ["exp_avg", "exp_avg_sq"]
+        names = ["exp_avg", "exp_avg_sq"]
+        if self.flags[index][1]:  # amsgrad
+            names.append("max_exp_avg_sq")
+        return names
 
     def num_hyper(self):
         return 5 if self.kind == "sgd" else 7
@@ -126,8 +127,16 @@ class _Optimizer:
             p = p * decay
         else:
             grad = grad + decay * p
-        exp_avg, exp_avg_sq = states
+        exp_avg, exp_avg_sq = states[:2]
         exp_avg = torch.lerp(exp_avg, grad, one_minus_beta1)
         exp_avg_sq = exp_avg_sq * beta2 + one_minus_beta2 * grad * grad
-        denom = torch.sqrt(exp_avg_sq) / bc2_sqrt + eps
-        return p + neg_step_size * exp_avg / denom, [exp_avg, exp_avg_sq]
+        new_states = [exp_avg, exp_avg_sq]
+        if self.flags[index][1]:
+            # amsgrad: the denominator from the running maximum of the
+            # second moments (torch.maximum, as _single_tensor_adam).
+            max_exp_avg_sq = torch.maximum(states[2], exp_avg_sq)
+            new_states.append(max_exp_avg_sq)
+            denom = torch.sqrt(max_exp_avg_sq) / bc2_sqrt + eps
+        else:
+            denom = torch.sqrt(exp_avg_sq) / bc2_sqrt + eps
+        return p + neg_step_size * exp_avg / denom, new_states

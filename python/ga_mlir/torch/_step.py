@@ -2,7 +2,9 @@
 
 import ctypes
 import hashlib
+import json
 import os
+import re
 import subprocess
 import tempfile
 import threading
@@ -10,6 +12,7 @@ import threading
 import torch
 
 from .. import PipelineError, library_path, run_pipeline
+from . import _inplace
 from ._common import LLVM_BIN, CompileError
 from ._export import _flat_arguments, export_train_step
 
@@ -38,9 +41,8 @@ def _option_text(value):
     return str(value)
 
 
-def _pipeline(micro_batches, batch_args, options):
-    acc = [f"micro-batches={micro_batches}",
-           "batch-args=" + ",".join(f"{i}:{d}" for i, d in batch_args)]
+def _lowering_options(options):
+    """The --ga-lower-to-cpu options of the compiled step, as a list."""
     low = ["c-interface=1", "out-params=1"]
     # fuse-elementwise folds the reshapes around PyTorch's matrix products
     # ([B, T, D] -> [B*T, D]) into them, and a product with two row
@@ -51,16 +53,134 @@ def _pipeline(micro_batches, batch_args, options):
     merged = dict(defaults)
     merged.update(options)
     for key, value in sorted(merged.items()):
-        if value is None:
+        if value is None or key in _ACCUMULATE_OPTIONS:
             continue
-        if key in _ACCUMULATE_OPTIONS:
-            acc.append(f"{_ACCUMULATE_OPTIONS[key]}={_option_text(value)}")
-        elif key in _LOWER_OPTIONS:
+        if key in _LOWER_OPTIONS:
             low.append(f"{_LOWER_OPTIONS[key]}={_option_text(value)}")
         else:
             raise TypeError(f"compile_train_step: unknown option {key!r}")
-    return (f"builtin.module(ga-accumulate{{{' '.join(acc)}}},"
-            f"ga-lower-to-cpu{{{' '.join(low)}}})")
+    return low
+
+
+def _mark(batch_args):
+    return ("ga-mark-batch-args{batch-args=" +
+            ",".join(f"{i}:{d}" for i, d in batch_args) + "}")
+
+
+def _pipelines(micro_batches, batch_args, options):
+    """The --ga-accumulate pipeline, and the lowering of its output."""
+    acc = [f"micro-batches={micro_batches}",
+           "batch-args=" + ",".join(f"{i}:{d}" for i, d in batch_args)]
+    rewrite = _rewrite_options(options)
+    if rewrite:
+        acc.append(rewrite)
+    return (f"builtin.module(ga-accumulate{{{' '.join(acc)}}})",
+            f"ga-lower-to-cpu{{{' '.join(_lowering_options(options))}}}")
+
+
+def _run_pipeline(ir, pipeline, what):
+    try:
+        return run_pipeline(ir, pipeline)
+    except PipelineError as error:
+        raise CompileError(f"{what}:\n" + "\n".join(
+            d.rstrip("\n") for d in error.diagnostics)) from None
+
+
+def _rewrite(ir, pipelines, in_place):
+    """The step rewritten by --ga-accumulate, and with `in_place` (pairs of
+    result and argument indices) the in-place form of _inplace (None when
+    the text is not in the expected form)."""
+    rewritten = _run_pipeline(ir, pipelines[0],
+                              "ga-mlir refused the training step")
+    return rewritten, (_inplace.write_results_in_place(rewritten, in_place)
+                       if in_place else None)
+
+
+def _memory_report(ir, micro_batches, batch_args, options, in_place):
+    """--ga-memory-report of the step as compiled: its row (a dict) for N =
+    `micro_batches`, with the CPU options of the library; for the in-place
+    form, the report of @train_step_in_place (the wrapper only calls it)."""
+    cpu = f"cpu={{{' '.join(_lowering_options(options))}}}"
+    with tempfile.TemporaryDirectory() as work:
+        out = os.path.join(work, "report.json")
+        if in_place:
+            _, wrapped = _rewrite(
+                ir, _pipelines(micro_batches, batch_args, options), in_place)
+            _run_pipeline(wrapped, "builtin.module(eliminate-empty-tensors,"
+                          f"ga-memory-report{{func={_inplace.IMPL} "
+                          f"format=json {cpu} output={out}}})",
+                          "--ga-memory-report failed")
+        else:
+            report = [f"sweep={micro_batches}", "format=json"]
+            rewrite = _rewrite_options(options)
+            if rewrite:
+                report.append(f"accumulate={{{rewrite}}}")
+            _run_pipeline(ir, f"builtin.module({_mark(batch_args)},"
+                          f"ga-memory-report{{{' '.join(report)} {cpu} "
+                          f"output={out}}})", "--ga-memory-report failed")
+        with open(out) as f:
+            return json.load(f)[0]
+
+
+def _rewrite_options(options):
+    """The --ga-accumulate options among `options` that shape the rewrite,
+    as the text of a pass option."""
+    return " ".join(f"{_ACCUMULATE_OPTIONS[k]}={_option_text(v)}"
+                    for k, v in sorted(options.items())
+                    if k in _ACCUMULATE_OPTIONS and v is not None)
+
+
+def _budget_text(max_memory):
+    """max_memory as --ga-accumulate takes it: bytes (an int) or a string such
+    as "256MiB" (checked by the pass)."""
+    if isinstance(max_memory, bool) or not isinstance(max_memory, (int, str)):
+        raise TypeError("max_memory: a number of bytes or a string such as "
+                        f"'256MiB', not {max_memory!r}")
+    return str(max_memory).strip()
+
+
+def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
+                          max_memory, options):
+    """N as --ga-choose-micro-batches chooses it (what --ga-accumulate does
+    with `micro-batch-size` or `max-memory`): the smallest N whose static
+    peak (--ga-memory-report, default --ga-lower-to-cpu bufferization) fits
+    `max_memory`, or ceil(B / micro_batch_size). Contradictory options and a
+    budget that no N fits raise CompileError with the pass's diagnostics.
+    Cached like the libraries."""
+    choose = []
+    if micro_batches is not None:
+        choose.append(f"micro-batches={micro_batches}")
+    if micro_batch_size is not None:
+        choose.append(f"micro-batch-size={micro_batch_size}")
+    if max_memory is not None:
+        choose.append(f"max-memory={_budget_text(max_memory)}")
+    rewrite = _rewrite_options(options)
+    if rewrite:
+        choose.append(f"accumulate={{{rewrite}}}")
+    pipeline = (f"builtin.module({_mark(batch_args)},"
+                f"ga-choose-micro-batches{{{' '.join(choose)}}})")
+    key = hashlib.sha256("\0".join(
+        [ir, pipeline, os.path.realpath(library_path()),
+         str(os.path.getmtime(library_path()))]).encode()).hexdigest()[:24]
+    cached = os.path.join(_cache_dir(), f"choice-{key}.txt")
+    if os.path.exists(cached):
+        with open(cached) as f:
+            return int(f.read())
+    try:
+        chosen = run_pipeline(ir, pipeline)
+    except PipelineError as error:
+        raise CompileError(
+            "ga-mlir could not choose the number of micro-batches:\n" +
+            "\n".join(d.rstrip("\n") for d in error.diagnostics)) from None
+    found = re.search(r"ga\.micro_batches = (\d+)", chosen)
+    if not found:
+        raise CompileError("ga-choose-micro-batches recorded no number of "
+                           "micro-batches on @train_step")
+    n = int(found.group(1))
+    with open(cached + f".{os.getpid()}", "w") as f:
+        f.write(str(n))
+    os.replace(cached + f".{os.getpid()}", cached)
+    return n
 
 
 def _cache_dir():
@@ -77,27 +197,42 @@ def _run(cmd):
                            f"{result.stderr.strip()}")
 
 
-def _compile_library(ir, pipeline, mcpu, blas):
-    """The shared library of `ir` under `pipeline`, from the cache when the
-    same IR was compiled with the same options before."""
+def _compile_library(ir, pipelines, mcpu, blas, in_place, num_args,
+                     num_results):
+    """The shared library of `ir` under `pipelines` (see _pipelines), from
+    the cache when the same IR was compiled with the same options before,
+    and whether its results `in_place` (pairs of result and argument
+    indices) are written into the arguments (else the library returns every
+    result into out-parameters)."""
     key = hashlib.sha256("\0".join(
-        [ir, pipeline, mcpu, os.path.realpath(library_path()),
+        [ir, *pipelines, mcpu, repr(in_place),
+         os.path.realpath(library_path()),
          str(os.path.getmtime(library_path()))]).encode()).hexdigest()[:24]
     directory = os.path.join(_cache_dir(), key)
     lib = os.path.join(directory, "libstep.so")
     if os.path.exists(lib):
-        return lib
-    try:
-        lowered = run_pipeline(ir, pipeline)
-    except PipelineError as error:
-        raise CompileError(
-            "ga-mlir refused the training step:\n" + "\n".join(
-                d.rstrip("\n") for d in error.diagnostics)) from None
+        return lib, os.path.exists(os.path.join(directory, "in-place"))
+    rewritten, wrapped = _rewrite(ir, pipelines, in_place)
+    lowered = None
+    if wrapped is not None:
+        lowered = _run_pipeline(
+            wrapped, f"builtin.module(eliminate-empty-tensors,"
+            f"{pipelines[1]})", "ga-mlir could not lower the training step")
+        if not _inplace.check_lowered(lowered, num_args,
+                                      num_results - len(in_place)):
+            lowered = None  # an update was not in place: copy instead
+    written_in_place = lowered is not None
+    if lowered is None:
+        lowered = _run_pipeline(rewritten, f"builtin.module({pipelines[1]})",
+                                "ga-mlir could not lower the training step")
     work = tempfile.mkdtemp(prefix="step-", dir=_cache_dir())
     with open(os.path.join(work, "step.mlir"), "w") as f:
         f.write(ir)
     with open(os.path.join(work, "step.lowered.mlir"), "w") as f:
         f.write(lowered)
+    if written_in_place:
+        with open(os.path.join(work, "in-place"), "w") as f:
+            f.write(repr(in_place))
     ll, obj = os.path.join(work, "step.ll"), os.path.join(work, "step.o")
     _run([os.path.join(LLVM_BIN, "mlir-translate"), "--mlir-to-llvmir",
           os.path.join(work, "step.lowered.mlir"), "-o", ll])
@@ -114,8 +249,8 @@ def _compile_library(ir, pipeline, mcpu, blas):
     try:
         os.rename(work, directory)
     except OSError:  # another process compiled it first
-        pass
-    return lib if os.path.exists(lib) else os.path.join(work, "libstep.so")
+        return os.path.join(work, "libstep.so"), written_in_place
+    return lib, written_in_place
 
 
 #===----------------------------------------------------------------------===#
@@ -159,6 +294,25 @@ class _Variant:
         self.output_descriptors = [ctypes.byref(_descriptor(t))
                                    for t in self.outputs]
         self.lock = threading.Lock()
+        self.hyper = None  # the 0-d hyper-parameter arguments, reused
+
+
+def _check_no_shared_storage(flat, written):
+    """The step writes the arguments `written` in place, and bufferization
+    assumed that no two arguments share memory: refuse tensors that do (two
+    parameters that are views of one tensor, say)."""
+    def span(t):
+        start = t.data_ptr()
+        return start, start + t.numel() * t.element_size()
+    spans = sorted((span(t), i) for i, t in enumerate(flat) if t.numel())
+    targets = set(written)
+    for ((_, end), i), ((start, _), j) in zip(spans, spans[1:]):
+        if start < end and (i in targets or j in targets):
+            raise CompileError(
+                f"arguments {min(i, j)} and {max(i, j)} of the step share "
+                "memory, and one of them is updated in place: give every "
+                "parameter and optimizer state its own storage, or pass "
+                "in_place=False")
 
 
 class CompiledTrainStep:
@@ -166,19 +320,25 @@ class CompiledTrainStep:
 
     def __init__(self, model, loss_fn, optimizer, example_inputs,
                  micro_batches=None, micro_batch_size=None,
-                 max_grad_norm=None, target="cpu", batch_dims=None,
-                 indexing="one-hot", mcpu="native", **options):
+                 max_memory=None, max_grad_norm=None, target="cpu",
+                 batch_dims=None, indexing="one-hot", mcpu="native",
+                 in_place=True, **options):
         if target != "cpu":
             raise CompileError(f"target={target!r}: only 'cpu' is supported")
-        if (micro_batches is None) == (micro_batch_size is None):
-            raise TypeError("pass exactly one of micro_batches= and "
-                            "micro_batch_size=")
+        if micro_batches is None and micro_batch_size is None and \
+                max_memory is None:
+            raise TypeError("pass one of micro_batches=, micro_batch_size= "
+                            "and max_memory=")
+        if max_memory is not None:
+            _budget_text(max_memory)
         for key in options:
             if key not in _ACCUMULATE_OPTIONS and key not in _LOWER_OPTIONS:
                 raise TypeError(f"compile_train_step: unknown option {key!r}")
         self.model, self.loss_fn, self.optimizer = model, loss_fn, optimizer
         self.micro_batches, self.micro_batch_size = micro_batches, \
             micro_batch_size
+        self.max_memory = max_memory
+        self.in_place = in_place
         self.max_grad_norm = max_grad_norm
         self.indexing, self.mcpu, self.options = indexing, mcpu, options
         self.num_inputs = len(example_inputs)
@@ -203,25 +363,80 @@ class CompiledTrainStep:
         if len(batch) != 1:
             raise CompileError(f"inputs disagree on the batch size: {batch}")
         batch = batch.pop()
-        n = self.micro_batches or -(-batch // self.micro_batch_size)
-        if not 1 <= n <= batch:
-            raise CompileError(f"{n} micro-batches for a batch of {batch}")
         ir, spec = export_train_step(
             self.model, self.loss_fn, self.optimizer, inputs,
-            self.max_grad_norm, self.indexing)
+            self.max_grad_norm, self.indexing,
+            bool(self.options.get("recompute_statistics")))
         first_input = spec.arg_count() - self.num_inputs
-        pipeline = _pipeline(n, [(first_input + i, d) for i, d in
-                                 enumerate(self.batch_dims)], self.options)
-        lib = _compile_library(ir, pipeline, self.mcpu,
-                               self.options.get("blas", True))
+        batch_args = [(first_input + i, d)
+                      for i, d in enumerate(self.batch_dims)]
+        given = [self.micro_batches, self.micro_batch_size, self.max_memory]
+        if sum(v is not None for v in given) == 1 and \
+                self.max_memory is None:
+            n = self.micro_batches or -(-batch // self.micro_batch_size)
+        else:
+            # A budget, or several options (contradictory: the pass says
+            # so, located).
+            n = _choose_micro_batches(ir, batch_args, *given, self.options)
+        if not 1 <= n <= batch:
+            raise CompileError(f"{n} micro-batches for a batch of {batch}")
+        pipelines = _pipelines(n, batch_args, self.options)
+        buffers = dict(self.model.named_buffers())
         results = [(p.shape, p.dtype) for p in spec.params]
         for i, p in enumerate(spec.params):
             results += [(p.shape, p.dtype)] * spec.num_states[i]
+        results += [(buffers[n].shape, buffers[n].dtype)
+                    for n in spec.mutated_buffers]
         results.append(((), torch.float32))
-        variant = _Variant(lib, spec, results)
+        # New parameters into the parameters, new states into the states,
+        # updated buffers into the buffers.
+        num_params, num_states = len(spec.params), sum(spec.num_states)
+        first_buffer = num_params + len(spec.frozen)
+        first_state = first_buffer + len(spec.buffer_names)
+        in_place = [(i, i) for i in range(num_params)] + [
+            (num_params + k, first_state + k) for k in range(num_states)] + [
+            (num_params + num_states + k,
+             first_buffer + spec.buffer_names.index(n))
+            for k, n in enumerate(spec.mutated_buffers)] \
+            if self.in_place else []
+        lib, written_in_place = _compile_library(
+            ir, pipelines, self.mcpu, self.options.get("blas", True),
+            in_place, spec.arg_count(), len(results))
+        variant = _Variant(lib, spec, results[-1:] if written_in_place
+                           else results)
         variant.spec, variant.micro_batches = spec, n
+        variant.ir, variant.batch_args = ir, batch_args
+        variant.in_place = in_place if written_in_place else []
         self._variants[key] = variant
         return variant
+
+    def chosen_micro_batches(self, *inputs):
+        """N of the step for `inputs` (default: the example inputs' shapes),
+        as given, or as chosen from micro_batch_size or max_memory."""
+        if not inputs:
+            return next(iter(self._variants.values())).micro_batches
+        return self._variant(tuple(t.contiguous() for t in
+                                   inputs)).micro_batches
+
+    def memory_report(self, *inputs):
+        """The static memory report (--ga-memory-report, as a dict: bytes of
+        parameters, optimizer_state, inputs, accumulators, results,
+        temporaries, static, total_peak, ...) of the step for `inputs`
+        (default: the example inputs' shapes), bufferized as the library
+        is."""
+        v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
+            else next(iter(self._variants.values()))
+        return _memory_report(v.ir, v.micro_batches, v.batch_args,
+                              self.options, v.in_place)
+
+    def writes_in_place(self, *inputs):
+        """Whether the library for `inputs` (default: the example inputs'
+        shapes) writes the new parameters and optimizer states into their
+        tensors' storage (no copy); False when in_place=False was asked or
+        an update could not be bufferized in place."""
+        v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
+            else next(iter(self._variants.values()))
+        return bool(v.in_place)
 
     def __call__(self, *inputs):
         if len(inputs) != self.num_inputs:
@@ -231,26 +446,37 @@ class CompiledTrainStep:
         v = self._variant(inputs)
         spec = v.spec
         with v.lock, torch.no_grad():
-            flat = _flat_arguments(spec, self.model, inputs)
+            if v.hyper is None:
+                v.hyper = [torch.zeros((), dtype=torch.float32) for _ in
+                           range(spec.opt.num_hyper() * len(spec.params))]
+            flat = _flat_arguments(spec, self.model, inputs, hyper=v.hyper)
             for t in flat:
                 if not t.is_contiguous():
                     raise CompileError("parameters, buffers and optimizer "
                                        "states must be contiguous")
+            if v.in_place:
+                _check_no_shared_storage(flat, [j for _, j in v.in_place])
             descriptors = [_descriptor(t) for t in flat]
             v.function(*[ctypes.byref(d) for d in descriptors],
                        *v.output_descriptors)
-            # The new values into the parameters' and states' own storage.
             out = iter(v.outputs)
-            for p in spec.params:
-                p.copy_(next(out))
+            if not v.in_place:
+                # The new values into the parameters' and states' storage.
+                for p in spec.params:
+                    p.copy_(next(out))
             k = len(spec.params) + len(spec.frozen) + \
                 len(spec.buffer_names)
             for i, p in enumerate(spec.params):
                 states = flat[k:k + spec.num_states[i]]
                 k += spec.num_states[i]
-                for s in states:
-                    s.copy_(next(out))
+                if not v.in_place:
+                    for s in states:
+                        s.copy_(next(out))
                 spec.opt.commit_state(p, i, states)
+            if not v.in_place:
+                buffers = dict(self.model.named_buffers())
+                for n in spec.mutated_buffers:
+                    buffers[n].copy_(next(out))
             loss = next(out).clone()
             for p in spec.params:
                 p.grad = None
@@ -258,7 +484,8 @@ class CompiledTrainStep:
 
 
 def compile_train_step(model, loss_fn, optimizer, example_inputs,
-                       micro_batches=None, micro_batch_size=None, **kwargs):
+                       micro_batches=None, micro_batch_size=None,
+                       max_memory=None, **kwargs):
     """Compiles `loss_fn(model, *inputs).backward(); optimizer.step();
     optimizer.zero_grad()` with gradient accumulation over micro-batches.
 
@@ -267,7 +494,13 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
     optimizer: torch.optim.SGD (momentum, dampening, nesterov, weight decay,
         maximize), Adam or AdamW over (some of) the model's parameters.
     example_inputs: the per-sample inputs of one batch (tensors).
-    micro_batches=N, or micro_batch_size=M (N = ceil(B / M)).
+    micro_batches=N, or micro_batch_size=M (N = ceil(B / M)), or
+        max_memory=bytes (an int, or a string such as "256MiB", "1.5GiB"):
+        the smallest N whose static peak (--ga-memory-report of the default
+        CPU bufferization) fits, as --ga-accumulate="max-memory=..." chooses
+        it; CompileError with the located message when no N fits. Giving
+        more than one of the three is an error (CompileError, the message of
+        --ga-choose-micro-batches). `step.chosen_micro_batches()` says N.
     max_grad_norm: clip the accumulated gradient as clip_grad_norm_ does.
     batch_dims: the batch dimension of each input (default 0).
     target: "cpu".
@@ -275,6 +508,13 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
         an iota) or "gather" (PyTorch's gather forward; needs the exact
         rewrite of gathers in linalg payloads).
     mcpu: llc's -mcpu (default "native").
+    in_place: write the new parameters and optimizer states directly into
+        their tensors' storage (default; no copy: see _inplace). False, or
+        an update that bufferization cannot write in place, returns them
+        into buffers of ours that are copied after the call.
+        `step.writes_in_place()` says which. (With fuse_elementwise=True the
+        fusion gives the updates fresh destinations again: the step then
+        copies each update into place itself, inside the call.)
     ga-opt options: accumulator_type, allow_ghost_batch,
         recompute_statistics, fuse (of --ga-accumulate); blas,
         vector_width, fuse_elementwise, static_temporaries, openmp,
@@ -282,4 +522,5 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
     """
     return CompiledTrainStep(model, loss_fn, optimizer, example_inputs,
                              micro_batches=micro_batches,
-                             micro_batch_size=micro_batch_size, **kwargs)
+                             micro_batch_size=micro_batch_size,
+                             max_memory=max_memory, **kwargs)

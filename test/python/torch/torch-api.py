@@ -3,7 +3,8 @@
 #
 # compile_train_step's options and state handling, each against PyTorch's
 # full-batch step: micro_batch_size, max_grad_norm (clip_grad_norm_),
-# nesterov, dampening with maximize, Adam's L2 weight decay, a learning-rate
+# amsgrad (Adam and AdamW), nesterov, dampening with maximize, Adam's L2
+# weight decay, a learning-rate
 # schedule, parameter groups with frozen and excluded parameters, a parameter
 # without gradient, a batch in dimension 1, optimizer state from PyTorch's own earlier steps (used in
 # place), and the library cache.
@@ -31,6 +32,32 @@ failures += zoo.check("clip", zoo.MLP, zoo.mlp_batch, zoo.classification_loss,
                       optimizers=("sgd",), ns=(3,), clip=0.3)
 failures += zoo.check("clip", zoo.MLP, zoo.mlp_batch, zoo.classification_loss,
                       optimizers=("adamw",), ns=(4,), clip=0.3)
+
+# amsgrad: the state max_exp_avg_sq, compared with PyTorch's after each of 4
+# steps; the running maximum differs from exp_avg_sq in PyTorch's own run
+# (printed below), so the comparison sees it.
+# CHECK: amsgrad amsgrad-adam N=3: {{.*}} OK
+# CHECK: amsgrad amsgrad-adamw N=4: {{.*}} OK
+failures += zoo.check("amsgrad", zoo.MLP, zoo.mlp_batch,
+                      zoo.classification_loss, optimizers=("amsgrad-adam",),
+                      ns=(3,), steps=4)
+failures += zoo.check("amsgrad", zoo.MLP, zoo.mlp_batch,
+                      zoo.classification_loss, optimizers=("amsgrad-adamw",),
+                      ns=(4,), steps=4)
+torch.manual_seed(1)
+_model = zoo.MLP()
+_opt = zoo.OPTIMIZERS["amsgrad-adamw"](_model)
+_gen = torch.Generator().manual_seed(2)
+for _ in range(4):
+    zoo.classification_loss(_model, *zoo.mlp_batch(_gen)).backward()
+    _opt.step()
+    _opt.zero_grad()
+_differs = sum(int((s["max_exp_avg_sq"] != s["exp_avg_sq"]).sum())
+               for s in _opt.state.values())
+# CHECK: amsgrad: max_exp_avg_sq differs from exp_avg_sq in {{[1-9][0-9]*}} elements
+print(f"amsgrad: max_exp_avg_sq differs from exp_avg_sq in {_differs} "
+      "elements")
+failures += _differs == 0
 
 # CHECK: optimizers nesterov N=3: {{.*}} OK
 # CHECK: optimizers dampening N=3: {{.*}} OK

@@ -5,7 +5,9 @@ for several steps: one with PyTorch's own full-batch step
 (loss.backward(); optimizer.step(); optimizer.zero_grad()), one with the
 compiled step of ga_mlir.torch in N micro-batches, and compares the loss,
 every parameter and every optimizer state tensor after each step. It also
-checks that the compiled step updated the tensors in place (same storage).
+checks that the compiled step updated the tensors in place (same storage:
+the parameters' from the start, the states' from the first step, which
+creates them).
 Not a test by itself (lit.local.cfg excludes it).
 """
 import copy
@@ -30,6 +32,16 @@ OPTIMIZERS = {
                                          weight_decay=0.05),
     "adam": lambda m: torch.optim.Adam(m.parameters(), lr=3e-3,
                                        weight_decay=1e-2),
+    # beta2 = 0.5: the second moment falls in the first steps, so that the
+    # running maximum of amsgrad differs from it.
+    "amsgrad-adam": lambda m: torch.optim.Adam(m.parameters(), lr=3e-3,
+                                               betas=(0.9, 0.5),
+                                               weight_decay=1e-2,
+                                               amsgrad=True),
+    "amsgrad-adamw": lambda m: torch.optim.AdamW(m.parameters(), lr=3e-3,
+                                                 betas=(0.8, 0.5),
+                                                 weight_decay=0.05,
+                                                 amsgrad=True),
 }
 
 
@@ -166,11 +178,13 @@ def check(name, make_model, make_batch, loss_fn, optimizers=("sgd", "adamw"),
             batch = make_batch(gen)
             if clip is not None:
                 options["max_grad_norm"] = clip
-            if "micro_batch_size" not in options:
+            if "micro_batch_size" not in options and \
+                    "max_memory" not in options:
                 options["micro_batches"] = n
             step = compile_train_step(model, loss_fn, opt,
                                       example_inputs=batch, **options)
             storage = [p.data_ptr() for p in model.parameters()]
+            state_storage = None
             worst = {"loss": 0.0, "param": 0.0, "state": 0.0}
             bad = None
             for it in range(steps):
@@ -180,6 +194,14 @@ def check(name, make_model, make_batch, loss_fn, optimizers=("sgd", "adamw"),
                     before_step(it, model, opt)
                     before_step(it, ref, ref_opt)
                 loss = step(*batch)
+                states_now = [t.data_ptr() for p in model.parameters()
+                              for t in opt.state[p].values()
+                              if isinstance(t, torch.Tensor) and t.dim()]
+                if state_storage is None:
+                    state_storage = states_now
+                elif states_now != state_storage:
+                    bad = bad or f"step {it}: optimizer states were not " \
+                        "updated in place"
                 ref_loss = loss_fn(ref, *batch)
                 ref_loss.backward()
                 if clip is not None:

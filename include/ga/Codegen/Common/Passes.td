@@ -1,8 +1,9 @@
 //===- Passes.td - passes shared by the lowerings ----------*- tablegen -*-===//
 //
 // Steps that both --ga-lower-to-cpu and --ga-lower-to-nvvm take: preparing
-// function signatures for the LLVM dialect, splitting shared fills before
-// bufferization, and checking the contract of a pipeline's output.
+// function signatures for the LLVM dialect, fusing element-wise ops,
+// splitting shared fills before bufferization, and checking the contract of a
+// pipeline's output.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +46,50 @@ def PrepareFunctionsForLLVM
            "Add llvm.emit_c_interface to every public function definition">
   ];
   let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// DecomposeAggregatedOps
+//===----------------------------------------------------------------------===//
+
+def DecomposeAggregatedOps
+    : Pass<"ga-decompose-aggregated-ops", "func::FuncOp"> {
+  let summary = "Decompose linalg ops with AggregatedOpInterface (softmax) "
+                "into linalg ops the lowerings handle";
+  let description = [{
+    `linalg.softmax` (and any other op implementing
+    `linalg::AggregatedOpInterface`) has no loop lowering: the training step
+    contract accepts it, so the CPU and GPU pipelines decompose it on tensors,
+    before bufferization, with the op's own `decomposeOperation` (upstream's
+    decomposition: a max reduction, `exp(x - max)`, a sum reduction and a
+    division, each a `linalg.generic` that fusion, bufferization and the loop
+    lowerings then treat like any other). An op that cannot be decomposed, or
+    one on buffers (decomposition builds tensors), is reported at its location
+    and the pass fails.
+
+    Before:
+
+    ```mlir
+    %s = linalg.softmax dimension(1) ins(%x : tensor<5x4xf32>)
+        outs(%e : tensor<5x4xf32>) -> tensor<5x4xf32>
+    ```
+
+    After (bodies elided):
+
+    ```mlir
+    %m0 = linalg.fill ins(%lowest : f32) outs(%e5 : tensor<5xf32>) -> tensor<5xf32>
+    %m = linalg.generic {... ["parallel", "reduction"]} ins(%x ...) outs(%m0 ...)  // max
+    %d = linalg.generic {... ["parallel", "parallel"]} ins(%x, %m ...) outs(%e ...) // exp(x - m)
+    %s0 = linalg.fill ins(%zero : f32) outs(%e5 : tensor<5xf32>) -> tensor<5xf32>
+    %sum = linalg.generic {... ["parallel", "reduction"]} ins(%d ...) outs(%s0 ...) // sum
+    %s = linalg.generic {... ["parallel", "parallel"]} ins(%d, %sum ...) outs(%d ...) // d / sum
+    ```
+  }];
+  let statistics = [
+    Statistic<"numDecomposed", "decomposed", "Aggregated ops decomposed">
+  ];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "math::MathDialect", "tensor::TensorDialect"];
 }
 
 //===----------------------------------------------------------------------===//
@@ -109,6 +154,57 @@ def DuplicateSharedFills : Pass<"ga-duplicate-shared-fills", "func::FuncOp"> {
     Statistic<"numCopies", "copies", "Copies of fills made">
   ];
   let dependentDialects = ["linalg::LinalgDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// FuseElementwise
+//===----------------------------------------------------------------------===//
+
+def FuseElementwise : Pass<"ga-fuse-elementwise", "func::FuncOp"> {
+  let summary = "Fuse element-wise linalg ops into their consumers, except "
+                "where upstream fusion would apply an update more than once";
+  let description = [{
+    What upstream `linalg-fuse-elementwise-ops` does (fusion of an all-parallel
+    `linalg.generic` into the consumer of its single-use result, reshapes
+    folded by expansion, constant folding, the canonicalizations of generics),
+    with one fusion left out because upstream gets it wrong (MLIR 22; see
+    docs/Rationale.md, "Element-wise fusion of a producer that reads its
+    init"): a producer whose payload reads its own `outs` operand, fused
+    into a consumer with loops that the fused operand's indexing map drops
+    (a reduction, or a broadcast). The fused op keeps the producer's result
+    as an extra output indexed by the producer's loops only, so its
+    read-modify-write `out = f(out, in)` runs once per iteration of the
+    dropped loops instead of once, and every value read from it is wrong.
+
+    Left alone (the consumer reduces over `k`, which `%y`'s map drops):
+
+    ```mlir
+    %y = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>,
+                                          affine_map<(i) -> (i)>],
+                         iterator_types = ["parallel"]}
+        ins(%x : tensor<2xf32>) outs(%init : tensor<2xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %m = arith.mulf %o, %a : f32        // reads its init
+      linalg.yield %m : f32
+    } -> tensor<2xf32>
+    %z = linalg.generic {indexing_maps = [affine_map<(k, i) -> (i)>,
+                                          affine_map<(k, i) -> (k)>,
+                                          affine_map<(k, i) -> (i)>],
+                         iterator_types = ["reduction", "parallel"]}
+        ins(%y, %w : tensor<2xf32>, tensor<3xf32>) outs(%z0 : tensor<2xf32>) {...}
+    ```
+
+    A producer that does not read its init, or a consumer whose map of the
+    fused operand is a permutation of all its loops, is fused as upstream
+    fuses it.
+  }];
+  let statistics = [
+    Statistic<"numRefused", "refused-fusions",
+              "Fusions left out because the producer reads its init and the "
+              "consumer has loops the producer does not">
+  ];
+  let dependentDialects = ["affine::AffineDialect", "linalg::LinalgDialect",
+                           "memref::MemRefDialect", "tensor::TensorDialect"];
 }
 
 //===----------------------------------------------------------------------===//

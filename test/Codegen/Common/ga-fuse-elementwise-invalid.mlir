@@ -1,0 +1,28 @@
+// RUN: not ga-opt %s -ga-fuse-elementwise="bogus=1" 2>&1 | FileCheck %s --check-prefix=OPT
+// RUN: ga-opt %s -ga-fuse-elementwise -split-input-file -verify-diagnostics | FileCheck %s
+
+// The pass has no options: an unknown one is refused by the option parser.
+// OPT: no such option bogus
+
+// Generics on buffers are not fused (the patterns apply to tensors only), and
+// nothing is reported: the pass refuses a fusion silently, by leaving the ops
+// as they are.
+// CHECK-LABEL: func.func @buffers
+// CHECK-COUNT-2: linalg.generic
+func.func @buffers(%x: memref<4xf32>, %y: memref<4xf32>, %z: memref<4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%x : memref<4xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %o, %a : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%y : memref<4xf32>) outs(%z : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = math.tanh %a : f32
+    linalg.yield %m : f32
+  }
+  return
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""linalg.softmax lowered by ga-lower-to-cpu against numpy in float64.
+
+For every seed and case (shape, softmax dimension, element type) this writes a
+module whose @softmax takes the input as an argument (so that nothing is
+constant-folded), and whose @main passes it bit-exactly (a hex dense
+constant) and prints the result's bit patterns (bitcast to integers), lowers
+it with `ga-opt --ga-lower-to-cpu`, runs it under mlir-runner and compares
+every element with the float64 softmax of the same input values.
+
+Inputs span a wide range (scale 8, one row shifted by +90) so that a softmax
+that skipped the max subtraction would overflow exp in float32.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+CASES = [((5, 7), 1, "f32"), ((6, 4), 0, "f32"), ((3, 4, 5), 2, "f32"),
+         ((2, 3, 9), 1, "f64"), ((4, 16), 1, "f64"), ((1, 1), 1, "f32")]
+NP = {"f32": np.float32, "f64": np.float64}
+INT = {"f32": ("i32", np.uint32), "f64": ("i64", np.uint64)}
+# Float64 oracle: the float32 result may be off by the rounding of exp, of the
+# sum (n terms) and of the division; float64 by the same in its own epsilon.
+RTOL = {"f32": 4e-6, "f64": 1e-13}
+
+
+def module(shape, dim, ty, x):
+    t = "tensor<%s%s>" % ("".join("%dx" % s for s in shape), ty)
+    ity, _ = INT[ty]
+    it = t.replace(ty + ">", ity + ">")
+    rank = len(shape)
+    ids = ", ".join("d%d" % i for i in range(rank))
+    imap = "affine_map<(%s) -> (%s)>" % (ids, ids)
+    hexdata = x.astype(x.dtype.newbyteorder("<")).tobytes().hex().upper()
+    return """
+func.func @softmax(%%x: %(t)s) -> %(t)s {
+  %%e = tensor.empty() : %(t)s
+  %%s = linalg.softmax dimension(%(dim)d) ins(%%x : %(t)s) outs(%%e : %(t)s) -> %(t)s
+  return %%s : %(t)s
+}
+func.func private @printMemref%(P)s(tensor<*x%(ity)s>)
+func.func @main() {
+  %%x = arith.constant dense<"0x%(hex)s"> : %(t)s
+  %%s = call @softmax(%%x) : (%(t)s) -> %(t)s
+  %%e = tensor.empty() : %(it)s
+  %%b = linalg.generic {indexing_maps = [%(imap)s, %(imap)s],
+                       iterator_types = [%(par)s]}
+      ins(%%s : %(t)s) outs(%%e : %(it)s) {
+  ^bb0(%%v: %(ty)s, %%o: %(ity)s):
+    %%c = arith.bitcast %%v : %(ty)s to %(ity)s
+    linalg.yield %%c : %(ity)s
+  } -> %(it)s
+  %%u = tensor.cast %%b : %(it)s to tensor<*x%(ity)s>
+  call @printMemref%(P)s(%%u) : (tensor<*x%(ity)s>) -> ()
+  return
+}
+""" % dict(t=t, it=it, ty=ty, ity=ity, dim=dim, hex=hexdata, imap=imap,
+           par=", ".join(['"parallel"'] * rank), P=ity.upper())
+
+
+def run(args, shape, dim, ty, seed):
+    rng = np.random.default_rng(seed * 1000 + len(shape) * 10 + dim)
+    x = (rng.standard_normal(shape) * 8).astype(NP[ty])
+    x[(0,) * (len(shape) - 1)] += 90  # one row far from 0
+    src = module(shape, dim, ty, x)
+    lowered = subprocess.run([os.path.join(args.bin, "ga-opt"), "--ga-lower-to-cpu"], input=src,
+                             capture_output=True, text=True)
+    if lowered.returncode:
+        return "ga-lower-to-cpu failed:\n" + lowered.stderr
+    libs = ",".join(os.path.join(args.libdir, l) for l in
+                    ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so"))
+    out = subprocess.run([os.path.join(args.tools, "mlir-runner"), "-e", "main",
+                          "-entry-point-result=void", "-shared-libs=" + libs],
+                         input=lowered.stdout, capture_output=True, text=True)
+    if out.returncode:
+        return "mlir-runner failed:\n" + out.stderr
+    data = out.stdout[out.stdout.index("data =") + 6:]
+    bits = np.array([int(v) for v in re.findall(r"-?\d+", data)], dtype=np.int64)
+    _, uty = INT[ty]
+    got = bits.astype(uty).view(NP[ty]).astype(np.float64).reshape(shape)
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(axis=dim, keepdims=True))
+    ref = e / e.sum(axis=dim, keepdims=True)
+    err = np.abs(got - ref)
+    tol = RTOL[ty] * shape[dim] * np.maximum(ref, 1e-30) + RTOL[ty] * 1e-3
+    if not np.all(np.isfinite(got)) or np.any(err > tol):
+        i = np.unravel_index(np.argmax(err - tol), shape)
+        return "max error %.3g at %s (got %r, float64 %r)" % (err.max(), list(i), got[i], ref[i])
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--bin", required=True, help="folder of ga-opt")
+    ap.add_argument("--tools", required=True, help="folder of mlir-runner")
+    ap.add_argument("--libdir", required=True, help="folder of the mlir runner libraries")
+    ap.add_argument("--seeds", type=int, default=3)
+    args = ap.parse_args()
+    failed = 0
+    for seed in range(args.seeds):
+        for shape, dim, ty in CASES:
+            msg = run(args, shape, dim, ty, seed)
+            name = "seed %d %s dim %d %s" % (seed, "x".join(map(str, shape)), dim, ty)
+            print("%s %s%s" % ("FAIL" if msg else "PASS", name, ": " + msg if msg else ""))
+            failed += bool(msg)
+    print("%d cases, %d failed" % (args.seeds * len(CASES), failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

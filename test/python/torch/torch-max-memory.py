@@ -1,0 +1,136 @@
+# RUN: rm -rf %t.cache
+# RUN: env PYTHONPATH=%ga_python_path:%torch_zoo GA_MLIR_CACHE_DIR=%t.cache %torch_python %s | FileCheck %s
+#
+# compile_train_step(max_memory=...): N is the smallest number of
+# micro-batches whose static peak fits the budget. The peaks come from an
+# independent run of --ga-memory-report over every N of the exported step;
+# for budgets equal to a peak and between two peaks, the chosen N fits and
+# N - 1 does not, and the compiled step still equals PyTorch's full-batch
+# step. Budgets no N fits and contradictory options raise CompileError with
+# the pass's message, located at the user's model.
+
+import json
+import os
+import sys
+import tempfile
+
+import torch
+
+import zoo
+from ga_mlir import run_pipeline
+from ga_mlir.torch import CompileError, compile_train_step, \
+    export_train_step
+
+failures = 0
+
+
+def static_peaks(make_model, make_batch, loss_fn, opt_name):
+    """{N: total peak} of --ga-memory-report for N = 1..B."""
+    torch.manual_seed(1)
+    model = make_model()
+    opt = zoo.OPTIMIZERS[opt_name](model)
+    batch = make_batch(torch.Generator().manual_seed(2))
+    ir, spec = export_train_step(model, loss_fn, opt, batch)
+    first = spec.arg_count() - len(batch)
+    b = batch[0].shape[0]
+    with tempfile.TemporaryDirectory() as work:
+        out = os.path.join(work, "report.json")
+        run_pipeline(ir, "builtin.module(ga-mark-batch-args{batch-args=" +
+                     ",".join(f"{first + i}:0" for i in range(len(batch))) +
+                     "},ga-memory-report{sweep=" +
+                     ",".join(str(n) for n in range(1, b + 1)) +
+                     f" format=json output={out}}})")
+        with open(out) as f:
+            return {row["micro_batches"]: row["total_peak"]
+                    for row in json.load(f)}
+
+
+def budgets(peaks):
+    """(budget, expected N): for each N whose peak is below every smaller
+    N's, the peak itself and a budget half-way to the next larger peak."""
+    out = []
+    for n in sorted(peaks)[1:]:
+        above = min(peaks[k] for k in peaks if k < n)
+        if peaks[n] < above:
+            out += [(peaks[n], n), ((peaks[n] + above) // 2, n)]
+    return out
+
+
+def check_budgets(name, make_model, make_batch, loss_fn, opt_name, limit):
+    global failures
+    peaks = static_peaks(make_model, make_batch, loss_fn, opt_name)
+    chosen = budgets(peaks)[:limit]
+    for budget, expected in chosen:
+        torch.manual_seed(1)
+        model = make_model()
+        step = compile_train_step(
+            model, loss_fn, zoo.OPTIMIZERS[opt_name](model),
+            make_batch(torch.Generator().manual_seed(2)), max_memory=budget)
+        n = step.chosen_micro_batches()
+        fits = peaks[n] <= budget
+        smaller_fits = any(peaks[k] <= budget for k in peaks if k < n)
+        ok = n == expected and fits and not smaller_fits
+        failures += not ok
+        print(f"{name} max_memory={budget}: N = {n}; report: N fits {fits}, "
+              f"a smaller N fits {smaller_fits} "
+              f"{'OK' if ok else 'FAIL expected N = %d' % expected}")
+        # The step with that N equals PyTorch's full-batch step.
+        failures += zoo.check(f"{name}-{budget}", make_model, make_batch,
+                              loss_fn, optimizers=(opt_name,), ns=(n,),
+                              max_memory=budget)
+    return peaks
+
+
+# CHECK: mlp max_memory={{[0-9]+}}: N = {{[0-9]+}}; report: N fits True, a smaller N fits False OK
+# CHECK: mlp-{{[0-9]+}} adamw N={{[0-9]+}}: {{.*}} OK
+peaks = check_budgets("mlp", zoo.MLP, zoo.mlp_batch, zoo.classification_loss,
+                      "adamw", 4)
+# CHECK: cnn max_memory={{[0-9]+}}: N = {{[0-9]+}}; report: N fits True, a smaller N fits False OK
+# CHECK: cnn-{{[0-9]+}} sgd N={{[0-9]+}}: {{.*}} OK
+check_budgets("cnn", zoo.CNN, zoo.cnn_batch, zoo.classification_loss, "sgd",
+              2)
+
+# Strings with a unit: the full batch's peak fits N = 1; one byte less
+# does not.
+torch.manual_seed(1)
+model = zoo.MLP()
+opt = zoo.OPTIMIZERS["adamw"](model)
+batch = zoo.mlp_batch(torch.Generator().manual_seed(2))
+for text in ("1GiB", f"{peaks[1]}B", f"{-(-peaks[1] // 1024)}KiB",
+             peaks[1] - 1):
+    n = compile_train_step(model, zoo.classification_loss, opt, batch,
+                           max_memory=text).chosen_micro_batches()
+    # CHECK: string 1GiB: N = 1
+    # CHECK: string {{[0-9]+}}B: N = 1
+    # CHECK: string {{[0-9]+}}KiB: N = 1
+    # CHECK: string {{[0-9]+}}: N = {{[2-9]|[1-9][0-9]}}{{$}}
+    print(f"string {text}: N = {n}")
+
+
+def refused(name, **options):
+    global failures
+    try:
+        compile_train_step(model, zoo.classification_loss, opt, batch,
+                           **options)
+        failures += 1
+        print(f"{name}: ACCEPTED")
+    except CompileError as error:
+        print(f"{name}: " + " | ".join(str(error).splitlines()))
+
+
+# The error names the smallest peak, at the model's line (zoo.py).
+# CHECK: too-small: ga-mlir could not choose the number of micro-batches: | {{.*}}zoo.py:{{[0-9]+}}:{{[0-9]+}}: error: no number of micro-batches fits max-memory=1KiB: the smallest static peak is {{.*}} with N = {{[0-9]+}}
+refused("too-small", max_memory="1KiB")
+# CHECK: contradiction: {{.*}} error: contradictory options micro-batches=2, max-memory=1MiB: give only one of
+refused("contradiction", micro_batches=2, max_memory="1MiB")
+# CHECK: contradiction-size: {{.*}} error: contradictory options micro-batch-size=4, max-memory=1MiB
+refused("contradiction-size", micro_batch_size=4, max_memory="1MiB")
+# CHECK: unit: {{.*}} error: invalid max-memory '12XB': expected a number of bytes
+refused("unit", max_memory="12XB")
+try:
+    compile_train_step(model, zoo.classification_loss, opt, batch,
+                       max_memory=1.5)
+except TypeError as error:
+    # CHECK: float: max_memory: a number of bytes or a string
+    print(f"float: {error}")
+sys.exit(failures)
