@@ -1,51 +1,28 @@
 //===- BatchDependence.cpp - how values depend on the batch ---------------===//
+//
+// The batch-dependence analysis that the passes query: it solves the batch
+// lattices with a DataFlowSolver (BatchDataFlow.cpp), then derives from them
+// what the rewrite needs (per-op information, diagnostics; the placement of
+// reductions is in ReductionPlacement.cpp) and prints them for the tests.
+//
+//===----------------------------------------------------------------------===//
 
 #include "ga/Analysis/BatchDependence.h"
-#include "ga/Analysis/Reductions.h"
+#include "ga/Analysis/BatchDataFlow.h"
 
 #include "ga/IR/GADialect.h"
 #include "ga/IR/GAOps.h"
 
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Analysis/DataFlow/DeadCodeAnalysis.h"
+#include "mlir/Analysis/DataFlow/Utils.h"
+#include "mlir/Analysis/DataFlowFramework.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Transforms/RegionUtils.h"
-#include "llvm/ADT/SetVector.h"
 
 #include <set>
 
 using namespace mlir;
 using namespace mlir::ga;
-
-//===----------------------------------------------------------------------===//
-// BatchClass
-//===----------------------------------------------------------------------===//
-
-void BatchClass::print(raw_ostream &os) const {
-  switch (kind) {
-  case Kind::Uniform:
-    os << "uniform";
-    return;
-  case Kind::Batched:
-    os << "batched(" << dim;
-    if (factor != 1)
-      os << " x" << factor;
-    os << ")";
-    break;
-  case Kind::Reduced:
-    os << "reduced("
-       << (combiner ? vector::stringifyCombiningKind(*combiner) : "custom")
-       << ")";
-    break;
-  case Kind::Derived:
-    os << "derived";
-    break;
-  }
-  if (!dependsOnParams)
-    os << " data";
-}
 
 //===----------------------------------------------------------------------===//
 // BatchDependence
@@ -60,7 +37,9 @@ BatchDependence::BatchDependence(func::FuncOp func, Options options)
 
 BatchClass BatchDependence::getClass(Value value) const {
   auto it = classes.find(value);
-  return it == classes.end() ? BatchClass() : it->second;
+  if (it == classes.end() || it->second.isUninitialized())
+    return BatchClass::getUniform();
+  return it->second.readAt(value);
 }
 
 const PerSampleOpInfo *BatchDependence::getOpInfo(Operation *op) const {
@@ -75,10 +54,10 @@ bool BatchDependence::isBatchReduction(Operation *op) const {
 
 std::optional<int64_t>
 BatchDependence::getBatchExtentFactor(Value value) const {
-  auto it = batchExtents.find(value);
-  if (it == batchExtents.end())
+  int64_t factor = getClass(value).extentFactor;
+  if (factor <= 0 || !value.getDefiningOp<tensor::DimOp>())
     return std::nullopt;
-  return it->second;
+  return factor;
 }
 
 unsigned BatchDependence::getReductionLoop(Operation *op) const {
@@ -97,17 +76,11 @@ Diagnostic &BatchDependence::error(Operation *op) {
   return diagnostics.back();
 }
 
-Diagnostic &BatchDependence::warning(Operation *op) {
-  diagnostics.emplace_back(op->getLoc(), DiagnosticSeverity::Warning);
-  return diagnostics.back();
-}
-
 void BatchDependence::report() {
   if (reported)
     return;
   reported = true;
-  // A site visited more than once (the body of an scf.for while its
-  // iteration arguments settle) is reported once.
+  // A site found by more than one transfer function is reported once.
   DiagnosticEngine &engine = func.getContext()->getDiagEngine();
   std::set<std::tuple<const void *, int, std::string>> seen;
   for (Diagnostic &diag : diagnostics) {
@@ -129,58 +102,30 @@ BatchDependenceAnalysis::get(BatchDependence::Options options) {
   return *result;
 }
 
-void BatchDependence::setResults(Operation *op, const BatchClass &cls) {
-  for (Value result : op->getResults())
-    classes[result] = cls;
+BatchDependence &
+BatchDependenceAnalysis::getReported(bool allowGhostBatch,
+                                     bool recomputeStatistics) {
+  BatchDependence::Options options;
+  options.allowGhostBatch = allowGhostBatch;
+  options.recomputeStatistics = recomputeStatistics;
+  BatchDependence &analysis = get(options);
+  analysis.report();
+  return analysis;
 }
 
-BatchClass BatchDependence::joinInputs(ArrayRef<Value> inputs) const {
-  BatchClass joined;
-  for (Value input : inputs) {
-    BatchClass cls = getClass(input);
-    joined.dependsOnParams |= cls.dependsOnParams;
-    joined.level = std::max(joined.level, cls.level);
-    if (cls.isPostReduction()) {
-      joined.kind = BatchClass::Kind::Derived;
-      if (!joined.origin)
-        joined.origin = cls.origin;
-    }
-  }
-  return joined;
-}
+//===----------------------------------------------------------------------===//
+// Solving and deriving
+//===----------------------------------------------------------------------===//
 
-bool BatchDependence::isFullExtent(OpFoldResult size, Value source, int64_t dim,
-                                   int64_t factor) const {
-  int64_t extent = cast<ShapedType>(source.getType()).getDimSize(dim);
-  if (std::optional<int64_t> constant = getConstantIntValue(size))
-    return !ShapedType::isDynamic(extent) && *constant == extent;
-  std::optional<int64_t> sizeFactor = getBatchExtentFactor(cast<Value>(size));
-  return sizeFactor && *sizeFactor == factor;
-}
-
-void BatchDependence::analyze() {
-  if (func.isDeclaration()) {
-    error(func) << "training step '" << func.getSymName() << "' has no body";
-    return;
-  }
-  if (!func.getBody().hasOneBlock()) {
-    error(func) << "training step '" << func.getSymName()
-                << "' must be a single block (no unstructured control flow)";
-    return;
-  }
-
-  // Arguments: per-sample ones carry ga.batch; all others are parameters.
+void BatchDependence::classifyArguments() {
+  // Per-sample arguments carry ga.batch; all others are parameters.
   batchSize = 0;
   std::optional<unsigned> sizedArg;
   for (BlockArgument arg : func.getArguments()) {
     auto dimAttr = func.getArgAttrOfType<IntegerAttr>(
         arg.getArgNumber(), GADialect::getBatchAttrName());
-    if (!dimAttr) {
-      BatchClass param;
-      param.dependsOnParams = true;
-      classes[arg] = param;
+    if (!dimAttr)
       continue;
-    }
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     int64_t dim = dimAttr.getInt();
     if (!type || dim < 0 || dim >= type.getRank()) {
@@ -189,9 +134,6 @@ void BatchDependence::analyze() {
                   << " does not name a dimension of " << arg.getType();
       continue;
     }
-    BatchClass cls = BatchClass::getBatched(dim, 1);
-    cls.level = 1;
-    classes[arg] = cls;
     batchArgs.push_back(arg);
     int64_t extent = type.getDimSize(dim);
     if (ShapedType::isDynamic(extent))
@@ -208,6 +150,19 @@ void BatchDependence::analyze() {
   }
   if (!sizedArg)
     batchSize = ShapedType::kDynamic;
+}
+
+void BatchDependence::analyze() {
+  if (func.isDeclaration()) {
+    error(func) << "training step '" << func.getSymName() << "' has no body";
+    return;
+  }
+  if (!func.getBody().hasOneBlock()) {
+    error(func) << "training step '" << func.getSymName()
+                << "' must be a single block (no unstructured control flow)";
+    return;
+  }
+  classifyArguments();
   if (batchArgs.empty()) {
     error(func) << "training step '" << func.getSymName()
                 << "' has no per-sample argument: mark the batch dimension "
@@ -216,9 +171,35 @@ void BatchDependence::analyze() {
     return;
   }
 
+  // Solve the lattices. The step is analysed on its own: its arguments get
+  // their classes from ga.batch, not from call sites.
+  DataFlowSolver solver(DataFlowConfig().setInterprocedural(false));
+  dataflow::loadBaselineAnalyses(solver);
+  solver.load<BatchDataFlowAnalysis>(func, options);
+  if (mlir::failed(solver.initializeAndRun(func))) {
+    error(func) << "the batch data-flow analysis of '" << func.getSymName()
+                << "' did not converge";
+    return;
+  }
+  auto lookup = [&](Value value) {
+    const BatchLattice *state = solver.lookupState<BatchLattice>(value);
+    return state ? state->getValue() : BatchClass();
+  };
+  func.walk([&](Block *block) {
+    const auto *executable = solver.lookupState<dataflow::Executable>(
+        solver.getProgramPointBefore(block));
+    if (!executable || !executable->isLive())
+      deadBlocks.insert(block);
+    for (BlockArgument arg : block->getArguments())
+      classes[arg] = lookup(arg);
+    for (Operation &op : *block)
+      for (Value result : op.getResults())
+        classes[result] = lookup(result);
+  });
+
+  // What the rewrite needs, from the solved lattices.
   Block &body = func.getBody().front();
-  for (Operation &op : body.without_terminator())
-    visit(&op);
+  derive(body);
 
   // Per-sample results are assembled at full size after the loop.
   Operation *terminator = body.getTerminator();
@@ -233,168 +214,59 @@ void BatchDependence::analyze() {
                           << " has a dynamic non-batch dimension " << d
                           << "; it cannot be assembled from micro-batches";
   }
+  reportUnknownValues();
 
   for (auto &[value, cls] : classes)
     if (cls.isBatched() || cls.kind == BatchClass::Kind::Reduced)
       numLevels = std::max(numLevels, cls.level);
 }
 
-SmallVector<Value> mlir::ga::getOpInputs(Operation *op) {
-  SmallVector<Value> inputs(op->getOperands());
-  if (op->getNumRegions()) {
-    llvm::SetVector<Value> captured;
-    getUsedValuesDefinedAbove(op->getRegions(), captured);
-    inputs.append(captured.begin(), captured.end());
+void BatchDependence::derive(Block &block) {
+  auto lookup = [&](Value value) {
+    auto it = classes.find(value);
+    return it == classes.end() ? BatchClass() : it->second;
+  };
+  auto isPerSampleOp = [&](Operation *op) { return isPerSample(op); };
+  auto isDeadBlock = [&](Block *block) { return isDead(block); };
+  for (Operation &op : block.without_terminator()) {
+    // The live regions of scf ops first: their per-sample ops make the
+    // region op per-sample.
+    if (isa<scf::IfOp, scf::ForOp, scf::WhileOp>(op))
+      for (Region &region : op.getRegions())
+        for (Block &nested : region)
+          if (!isDead(&nested))
+            derive(nested);
+    BatchTransfer t(&op, options, lookup, isPerSampleOp, isDeadBlock);
+    transferOp(t);
+    if (t.info && !t.isRefused())
+      opInfo[&op] = *t.info;
+    for (OpOperand *use : t.localIndices)
+      localBatchIndices.insert(use);
+    for (Diagnostic &diag : t.diagnostics) {
+      failed |= diag.getSeverity() == DiagnosticSeverity::Error;
+      diagnostics.push_back(std::move(diag));
+    }
   }
-  return inputs;
 }
 
-bool BatchDependence::isOnlySized(Operation *op, Value captured) {
-  SmallVector<tensor::DimOp> dims;
-  for (Operation *user : captured.getUsers()) {
-    if (!op->isProperAncestor(user))
-      continue;
-    auto dim = dyn_cast<tensor::DimOp>(user);
-    if (!dim || !dim.getConstantIndex())
-      return false;
-    dims.push_back(dim);
-  }
-  BatchClass cls = getClass(captured);
-  for (tensor::DimOp dim : dims) {
-    int64_t index = *dim.getConstantIndex();
-    if (index == cls.dim)
-      batchExtents[dim.getResult()] = cls.factor;
-    else if (cast<ShapedType>(captured.getType()).isDynamicDim(index))
-      return false;
-  }
-  return true;
-}
-
-void BatchDependence::visit(Operation *op) {
-  SmallVector<Value> inputs = getOpInputs(op);
-  // A per-sample value whose regions only take the size of it (a mean
-  // normalized inside an scf.if) does not make the op per-sample.
-  bool perSample = false;
-  SmallVector<Value> others;
-  for (auto [index, input] : llvm::enumerate(inputs)) {
-    if (!getClass(input).isBatched()) {
-      others.push_back(input);
-      continue;
+void BatchDependence::reportUnknownValues() {
+  // A value is unknown because some op was refused; that op reported it,
+  // unless the refusal was a transient state of the fixpoint. Refuse it then
+  // too, with the reason the lattice carries: never accept an unknown value.
+  DenseSet<const void *> reportedAt;
+  for (Diagnostic &diag : diagnostics)
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      reportedAt.insert(diag.getLocation().getAsOpaquePointer());
+  func.walk([&](Operation *op) {
+    for (Value result : op->getResults()) {
+      BatchClass cls = getClass(result);
+      if (!cls.isUnknown())
+        continue;
+      Operation *at = cls.origin ? cls.origin : op;
+      if (reportedAt.insert(at->getLoc().getAsOpaquePointer()).second)
+        error(at) << cls.reason;
     }
-    if (index >= op->getNumOperands() && isOnlySized(op, input))
-      continue;
-    perSample = true;
-  }
-  if (!perSample) {
-    setResults(op, joinInputs(others));
-    return;
-  }
-  // From here on, a refused op's results are treated as uniform so that one
-  // problem is reported once, not at every op downstream.
-  if (isa<linalg::LinalgOp>(op))
-    return visitLinalg(op);
-  if (isa<scf::IfOp, scf::ForOp>(op))
-    return visitStructured(op);
-  if (op->getNumRegions() && !isa<tensor::PadOp>(op)) {
-    error(op) << "per-sample values inside the regions of '" << op->getName()
-              << "' are not supported: the batch analysis handles linalg "
-                 "ops, tensor ops, elementwise arith/math ops, scf.if and "
-                 "scf.for";
-    return;
-  }
-  if (isa<AllReduceOp>(op)) {
-    error(op) << "all-reduce of a per-sample value: reduce over the batch "
-                 "before synchronizing across ranks";
-    return;
-  }
-  if (!op->isRegistered()) {
-    error(op) << "unregistered op '" << op->getName()
-              << "' on per-sample values cannot be analyzed";
-    return;
-  }
-  if (isa<CallOpInterface>(op)) {
-    error(op) << "call on per-sample values cannot be analyzed; inline the "
-                 "callee first (for example with --inline)";
-    return;
-  }
-  if (!isMemoryEffectFree(op)) {
-    error(op) << "op with side effects on per-sample values: '" << op->getName()
-              << "' cannot be split into micro-batches";
-    return;
-  }
-  if (isa<tensor::TensorDialect>(op->getDialect()))
-    return visitTensorOp(op);
-  if (auto softmax = dyn_cast<linalg::SoftmaxOp>(op)) {
-    BatchClass in = getClass(softmax.getInput());
-    if (in.isBatched() &&
-        in.dim == static_cast<int64_t>(softmax.getDimension())) {
-      error(op) << "batch coupling: softmax over the batch dimension "
-                   "normalizes each sample by all the others";
-      return;
-    }
-    unsigned level = std::max(checkCoupling(op, inputs), in.level);
-    BatchClass cls = BatchClass::getBatched(in.dim, in.factor);
-    cls.level = level;
-    cls.dependsOnParams = joinInputs(inputs).dependsOnParams;
-    setResults(op, cls);
-    opInfo[op] = PerSampleOpInfo();
-    return;
-  }
-  if (OpTrait::hasElementwiseMappableTraits(op))
-    return visitElementwise(op);
-  error(op) << "'" << op->getName()
-            << "' on per-sample values is not understood by the batch "
-               "analysis (supported: linalg ops, tensor ops, elementwise "
-               "arith/math ops)";
-}
-
-unsigned BatchDependence::checkCoupling(Operation *op, ArrayRef<Value> inputs,
-                                        ArrayRef<Value> exempt) {
-  unsigned level = 1;
-  bool reported = false;
-  for (Value input : inputs) {
-    BatchClass cls = getClass(input);
-    if (cls.isBatched()) {
-      level = std::max(level, cls.level);
-      continue;
-    }
-    if (!cls.isPostReduction() || llvm::is_contained(exempt, input))
-      continue;
-    if (!cls.dependsOnParams || options.recomputeStatistics) {
-      // Computed exactly in an earlier loop: for free for a data-only
-      // statistic, by recomputing its per-sample inputs otherwise.
-      level = std::max(level, cls.level + 1);
-      continue;
-    }
-    if (reported)
-      continue;
-    reported = true;
-    if (options.allowGhostBatch) {
-      Diagnostic &diag =
-          warning(op)
-          << "ghost batch: per-sample computation uses a statistic of each "
-             "micro-batch instead of the whole batch; results differ from "
-             "the full-batch step";
-      if (cls.origin)
-        diag.attachNote(cls.origin->getLoc())
-            << "the statistic is reduced over the batch here";
-      level = std::max(level, cls.level);
-      continue;
-    }
-    Diagnostic &diag =
-        error(op) << "batch coupling: per-sample computation uses a value "
-                     "reduced over the whole batch, so micro-batches would "
-                     "compute different values (BatchNorm-like statistics, "
-                     "in-batch normalization)";
-    if (cls.origin)
-      diag.attachNote(cls.origin->getLoc())
-          << "the value is reduced over the batch here";
-    diag.attachNote() << "it depends on parameters: use recompute-statistics "
-                         "to compute it exactly in an earlier loop (one more "
-                         "pass over the micro-batches), or allow-ghost-batch "
-                         "to accept per-micro-batch statistics";
-  }
-  return level;
+  });
 }
 
 void BatchDependence::print(raw_ostream &os) const {
@@ -439,20 +311,29 @@ void BatchDependence::printBlock(raw_ostream &os, Block &block,
         os << " [after loop " << getAvailableAfter(op.getResult(0)) << "]";
       os << "\n";
     }
-    // Regions of scf ops, with the iteration arguments of loops.
-    if (!isa<scf::IfOp, scf::ForOp>(op) || !isPerSample(&op))
+    // Regions of scf ops, with the arguments of loops.
+    if (!isa<scf::IfOp, scf::ForOp, scf::WhileOp>(op) || !isPerSample(&op))
       continue;
     for (Region &region : op.getRegions()) {
       if (region.empty())
         continue;
-      if (auto forOp = dyn_cast<scf::ForOp>(op)) {
-        for (BlockArgument arg : forOp.getRegionIterArgs()) {
-          os.indent(indent + 2)
-              << "iter_arg #" << arg.getArgNumber() - 1 << ": ";
-          getClass(arg).print(os);
-          os << "\n";
-        }
+      if (isDead(&region.front())) {
+        os.indent(indent + 2)
+            << "dead region #" << region.getRegionNumber() << "\n";
+        continue;
       }
+      auto printArg = [&](StringRef name, unsigned number, Value arg) {
+        os.indent(indent + 2) << name << " #" << number << ": ";
+        getClass(arg).print(os);
+        os << "\n";
+      };
+      if (auto forOp = dyn_cast<scf::ForOp>(op))
+        for (BlockArgument arg : forOp.getRegionIterArgs())
+          printArg("iter_arg", arg.getArgNumber() - 1, arg);
+      if (isa<scf::WhileOp>(op))
+        for (BlockArgument arg : region.getArguments())
+          printArg(region.getRegionNumber() ? "after arg" : "before arg",
+                   arg.getArgNumber(), arg);
       printBlock(os, region.front(), indent + 2);
     }
   }

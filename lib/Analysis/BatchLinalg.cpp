@@ -1,13 +1,16 @@
 //===- BatchLinalg.cpp - the batch analysis of linalg ops -----------------===//
 //
-// Transfer function of linalg ops: the batch loop is read off the indexing
-// maps of the per-sample operands, every operand's whole map is checked to be
-// sliceable by the micro-batch, the payload's reads of captured per-sample
-// values are classified, and each result gets its own class.
+// The transfer function of linalg structured ops: the batch loop is read off
+// the indexing maps of the per-sample operands, every operand's whole map is
+// checked to be sliceable by the micro-batch, the payload's reads of captured
+// per-sample values are classified through the lattice of the payload (the
+// indices of `tensor.extract` are loop indices, constants or data), and each
+// result gets its own class: whether it depends on parameters is the class of
+// the value its payload yields for it.
 //
 //===----------------------------------------------------------------------===//
 
-#include "ga/Analysis/BatchDependence.h"
+#include "ga/Analysis/BatchDataFlow.h"
 #include "ga/Analysis/Reductions.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -16,37 +19,34 @@
 using namespace mlir;
 using namespace mlir::ga;
 
-bool BatchDependence::resultDependsOnParams(linalg::LinalgOp op,
-                                            unsigned index) const {
-  // Trace the yielded value back through the payload to the operands and
-  // captured values it is computed from.
-  Block *block = op.getBlock();
-  SmallVector<Value> worklist{block->getTerminator()->getOperand(index)};
-  DenseSet<Value> seen;
-  while (!worklist.empty()) {
-    Value value = worklist.pop_back_val();
-    if (!seen.insert(value).second)
-      continue;
-    auto arg = dyn_cast<BlockArgument>(value);
-    if (arg && arg.getOwner() == block) {
-      if (getClass(op->getOperand(arg.getArgNumber())).dependsOnParams)
-        return true;
-      continue;
-    }
-    Operation *owner =
-        arg ? arg.getOwner()->getParentOp() : value.getDefiningOp();
-    if (!op->isAncestor(owner)) {
-      if (getClass(value).dependsOnParams)
-        return true;
-      continue;
-    }
-    llvm::append_range(worklist, getOpInputs(owner));
-  }
-  return false;
+/// Whether result `index` of `op` is computed from a parameter: the class of
+/// the value its payload yields for it (each result of a multi-result op on
+/// its own).
+static bool resultDependsOnParams(BatchTransfer &t, linalg::LinalgOp op,
+                                  unsigned index) {
+  Operation *yield = op.getBlock()->getTerminator();
+  return t.getClass(yield->getOperand(index)).dependsOnParams;
 }
 
-bool BatchDependence::spansBatch(Operation *op, int64_t loop, Value source,
-                                 const BatchClass &cls) const {
+/// Whether `value`, read in the payload of `op`, is the index of loop `loop`
+/// of `op` itself (`linalg.index`, as the payload's lattice says).
+static bool isOwnLoopIndex(BatchTransfer &t, Operation *op, Value value,
+                           int64_t loop) {
+  BatchClass cls = t.getClass(value);
+  Operation *def = value.getDefiningOp();
+  return cls.kind == BatchClass::Kind::LoopIndex && cls.dim == loop && def &&
+         op->isProperAncestor(def);
+}
+
+/// Whether `value` is captured by `op` from above.
+static bool isCaptured(Operation *op, Value value) {
+  return !op->isAncestor(value.getParentRegion()->getParentOp());
+}
+
+/// Whether the loop `loop` of the linalg op `op` spans the whole batch
+/// dimension of the per-sample `source` (of class `cls`).
+static bool spansBatch(BatchTransfer &t, Operation *op, int64_t loop,
+                       Value source, const BatchClass &cls) {
   auto linalgOp = cast<linalg::LinalgOp>(op);
   int64_t extent = cast<ShapedType>(source.getType()).getDimSize(cls.dim);
   if (!ShapedType::isDynamic(extent))
@@ -60,43 +60,51 @@ bool BatchDependence::spansBatch(Operation *op, int64_t loop, Value source,
     auto empty = operand.get().getDefiningOp<tensor::EmptyOp>();
     if (!position || !empty || !empty.getType().isDynamicDim(*position))
       continue;
-    if (getBatchExtentFactor(empty.getDynamicSize(*position)) == cls.factor)
+    if (t.getBatchExtentFactor(empty.getDynamicSize(*position)) == cls.factor)
       return true;
   }
   return false;
 }
 
-std::optional<std::pair<int64_t, int64_t>>
-BatchDependence::inferBatchLoopFromPayload(Operation *op) const {
+/// For a linalg op without per-sample operands: the (loop, factor) at whose
+/// `linalg.index` its payload reads every captured per-sample value, if there
+/// is one.
+static std::optional<std::pair<int64_t, int64_t>>
+inferBatchLoopFromPayload(BatchTransfer &t, Operation *op) {
   std::optional<std::pair<int64_t, int64_t>> found;
   bool consistent = true;
   op->walk([&](tensor::ExtractOp extract) {
     Value source = extract.getTensor();
-    if (op->isAncestor(source.getParentRegion()->getParentOp()))
+    if (!isCaptured(op, source))
       return;
-    BatchClass cls = getClass(source);
+    BatchClass cls = t.getClass(source);
     if (!cls.isBatched())
       return;
-    auto index = extract.getIndices()[cls.dim].getDefiningOp<linalg::IndexOp>();
-    if (!index || index->getParentOp() != op) {
+    Value index = extract.getIndices()[cls.dim];
+    BatchClass indexClass = t.getClass(index);
+    if (indexClass.kind != BatchClass::Kind::LoopIndex ||
+        !isOwnLoopIndex(t, op, index, indexClass.dim)) {
       consistent = false;
       return;
     }
-    std::pair<int64_t, int64_t> layout(index.getDim(), cls.factor);
+    std::pair<int64_t, int64_t> layout(indexClass.dim, cls.factor);
     consistent &= !found || *found == layout;
     found = layout;
-    consistent &= spansBatch(op, index.getDim(), source, cls);
+    consistent &= spansBatch(t, op, indexClass.dim, source, cls);
   });
   if (!consistent)
     return std::nullopt;
   return found;
 }
 
-LogicalResult BatchDependence::checkIndexingMaps(Operation *op, int64_t loop) {
+/// Checks that every operand of `op` is read through its indexing map in a
+/// way the rewrite slices exactly for the batch loop `loop`.
+static LogicalResult checkIndexingMaps(BatchTransfer &t, Operation *op,
+                                       int64_t loop) {
   auto linalgOp = cast<linalg::LinalgOp>(op);
   for (OpOperand &operand : op->getOpOperands()) {
     AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
-    BatchClass cls = getClass(operand.get());
+    BatchClass cls = t.getClass(operand.get());
     SmallVector<unsigned> reading;
     for (auto [position, expr] : llvm::enumerate(map.getResults()))
       if (expr.isFunctionOfDim(loop))
@@ -111,38 +119,39 @@ LogicalResult BatchDependence::checkIndexingMaps(Operation *op, int64_t loop) {
       continue;
     std::string text;
     llvm::raw_string_ostream(text) << map;
-    error(op) << "operand #" << operand.getOperandNumber()
-              << " is read through " << text << ", which uses the batch loop d"
-              << loop
-              << (reading.size() > 1 ? " in more than one dimension"
-                                     : " in a compound expression")
-              << ": a micro-batch slices an operand only along one dimension "
-                 "indexed by the plain batch loop";
+    t.error(op) << "operand #" << operand.getOperandNumber()
+                << " is read through " << text
+                << ", which uses the batch loop d" << loop
+                << (reading.size() > 1 ? " in more than one dimension"
+                                       : " in a compound expression")
+                << ": a micro-batch slices an operand only along one dimension "
+                   "indexed by the plain batch loop";
     return failure();
   }
   return success();
 }
 
-LogicalResult BatchDependence::checkPayload(Operation *op, int64_t loop,
-                                            int64_t factor) {
+/// Checks how the payload of the per-sample linalg op `op`, whose batch loop
+/// is `loop`, reads per-sample values captured from above: their sizes, and
+/// elements at the op's own sample. Anything else is refused at the nested op.
+static LogicalResult checkPayload(BatchTransfer &t, Operation *op, int64_t loop,
+                                  int64_t factor) {
   WalkResult walk = op->walk([&](Operation *nested) {
     if (nested == op)
       return WalkResult::advance();
     for (OpOperand &use : nested->getOpOperands()) {
       Value value = use.get();
-      if (op->isAncestor(value.getParentRegion()->getParentOp()))
+      if (!isCaptured(op, value))
         continue;
-      BatchClass cls = getClass(value);
+      BatchClass cls = t.getClass(value);
       if (!cls.isBatched())
         continue;
-      // The size of a per-sample value is a number like at the top level.
+      // The size of a per-sample value is a number like at the top level
+      // (the transfer function of tensor.dim makes it a batch extent).
       if (auto dim = dyn_cast<tensor::DimOp>(nested)) {
         std::optional<int64_t> index = dim.getConstantIndex();
-        if (index && *index == cls.dim) {
-          batchExtents[dim.getResult()] = cls.factor;
-          continue;
-        }
-        if (index && !cast<ShapedType>(value.getType()).isDynamicDim(*index))
+        if (index && (*index == cls.dim ||
+                      !cast<ShapedType>(value.getType()).isDynamicDim(*index)))
           continue;
       }
       // A gather from the captured value at the op's own sample (the way
@@ -151,13 +160,12 @@ LogicalResult BatchDependence::checkPayload(Operation *op, int64_t loop,
       if (auto extract = dyn_cast<tensor::ExtractOp>(nested);
           extract && use.getOperandNumber() == 0) {
         OpOperand &indexUse = extract->getOpOperand(1 + cls.dim);
-        auto index = indexUse.get().getDefiningOp<linalg::IndexOp>();
-        if (index && static_cast<int64_t>(index.getDim()) == loop &&
-            index->getParentOp() == op && cls.factor == factor) {
-          localBatchIndices.insert(&indexUse);
+        if (isOwnLoopIndex(t, op, indexUse.get(), loop) &&
+            cls.factor == factor) {
+          t.addLocalBatchIndex(indexUse);
           continue;
         }
-        error(nested)
+        t.error(nested)
             << "'" << op->getName()
             << "' reads a per-sample value captured from above at a batch "
                "index other than its own batch loop d"
@@ -166,12 +174,12 @@ LogicalResult BatchDependence::checkPayload(Operation *op, int64_t loop,
                "holds only its own samples";
         return WalkResult::interrupt();
       }
-      error(nested) << "'" << op->getName()
-                    << "' uses a per-sample value captured from above in '"
-                    << nested->getName()
-                    << "': payloads may read one only with tensor.extract "
-                       "at the op's batch loop index (pass it as an operand "
-                       "otherwise)";
+      t.error(nested) << "'" << op->getName()
+                      << "' uses a per-sample value captured from above in '"
+                      << nested->getName()
+                      << "': payloads may read one only with tensor.extract "
+                         "at the op's batch loop index (pass it as an "
+                         "operand otherwise)";
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -179,18 +187,19 @@ LogicalResult BatchDependence::checkPayload(Operation *op, int64_t loop,
   return failure(walk.wasInterrupted());
 }
 
-void BatchDependence::visitLinalg(Operation *op) {
+void mlir::ga::transferLinalg(BatchTransfer &t) {
+  Operation *op = t.getOp();
   auto linalgOp = cast<linalg::LinalgOp>(op);
   if (!linalgOp.hasPureTensorSemantics()) {
-    error(op) << "linalg op on buffers in a training step: the micro-batch "
-                 "rewrite works on tensors";
+    t.error(op) << "linalg op on buffers in a training step: the micro-batch "
+                   "rewrite works on tensors";
     return;
   }
   SmallVector<utils::IteratorType> iterators = linalgOp.getIteratorTypesArray();
   int64_t loop = -1, factor = 1;
   unsigned firstOperand = 0;
   for (OpOperand &operand : op->getOpOperands()) {
-    BatchClass cls = getClass(operand.get());
+    BatchClass cls = t.getClass(operand.get());
     if (!cls.isBatched())
       continue;
     AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
@@ -198,10 +207,10 @@ void BatchDependence::visitLinalg(Operation *op) {
     if (!dimExpr) {
       std::string expr;
       llvm::raw_string_ostream(expr) << map.getResult(cls.dim);
-      error(op) << "operand #" << operand.getOperandNumber()
-                << " is indexed by '" << expr
-                << "' along its per-sample dimension " << cls.dim
-                << "; only a plain loop dimension keeps samples apart";
+      t.error(op) << "operand #" << operand.getOperandNumber()
+                  << " is indexed by '" << expr
+                  << "' along its per-sample dimension " << cls.dim
+                  << "; only a plain loop dimension keeps samples apart";
       return;
     }
     int64_t position = dimExpr.getPosition();
@@ -212,17 +221,17 @@ void BatchDependence::visitLinalg(Operation *op) {
       continue;
     }
     if (position != loop) {
-      error(op) << "batch coupling: operands #" << firstOperand << " and #"
-                << operand.getOperandNumber()
-                << " are per-sample along different loop dimensions (d" << loop
-                << " and d" << position
-                << "), which combines every sample with every other";
+      t.error(op) << "batch coupling: operands #" << firstOperand << " and #"
+                  << operand.getOperandNumber()
+                  << " are per-sample along different loop dimensions (d"
+                  << loop << " and d" << position
+                  << "), which combines every sample with every other";
       return;
     }
     if (cls.factor != factor) {
-      error(op) << "operands #" << firstOperand << " and #"
-                << operand.getOperandNumber()
-                << " lay out samples differently along loop d" << loop;
+      t.error(op) << "operands #" << firstOperand << " and #"
+                  << operand.getOperandNumber()
+                  << " lay out samples differently along loop d" << loop;
       return;
     }
   }
@@ -232,19 +241,19 @@ void BatchDependence::visitLinalg(Operation *op) {
   // payload reads a captured per-sample value at.
   if (loop < 0) {
     std::optional<std::pair<int64_t, int64_t>> inferred =
-        inferBatchLoopFromPayload(op);
+        inferBatchLoopFromPayload(t, op);
     if (!inferred) {
-      error(op) << "no operand of '" << op->getName()
-                << "' is per-sample, and its payload does not read the "
-                   "per-sample values it captures at one of its loops that "
-                   "spans the batch: pass them as operands so that the op "
-                   "has a batch loop";
+      t.error(op) << "no operand of '" << op->getName()
+                  << "' is per-sample, and its payload does not read the "
+                     "per-sample values it captures at one of its loops that "
+                     "spans the batch: pass them as operands so that the op "
+                     "has a batch loop";
       return;
     }
     std::tie(loop, factor) = *inferred;
   }
-  if (mlir::failed(checkIndexingMaps(op, loop)) ||
-      mlir::failed(checkPayload(op, loop, factor)))
+  if (failed(checkIndexingMaps(t, op, loop)) ||
+      failed(checkPayload(t, op, loop, factor)))
     return;
 
   SmallVector<Value> inputs = getOpInputs(op);
@@ -255,35 +264,42 @@ void BatchDependence::visitLinalg(Operation *op) {
   info.reducesBatch = iterators[loop] == utils::IteratorType::reduction;
 
   if (!info.reducesBatch) {
-    unsigned level = checkCoupling(op, inputs);
+    unsigned level = t.checkCoupling(inputs);
     for (OpResult result : op->getResults()) {
       AffineMap map = linalgOp.getIndexingMapMatchingResult(result);
       std::optional<unsigned> position =
           map.getResultPosition(getAffineDimExpr(loop, op->getContext()));
       if (!position) {
-        error(op) << "result #" << result.getResultNumber()
-                  << " does not keep the per-sample loop d" << loop
-                  << " although it is parallel";
+        t.error(op) << "result #" << result.getResultNumber()
+                    << " does not keep the per-sample loop d" << loop
+                    << " although it is parallel";
         return;
       }
       BatchClass cls = BatchClass::getBatched(*position, factor);
       cls.level = level;
       cls.dependsOnParams =
-          resultDependsOnParams(linalgOp, result.getResultNumber());
-      classes[result] = cls;
+          resultDependsOnParams(t, linalgOp, result.getResultNumber());
+      t.setResult(result.getResultNumber(), cls);
     }
-    opInfo[op] = info;
+    t.setPerSample(info);
     return;
   }
 
-  // A reduction over the batch.
+  // A reduction over the batch: only at the top level of the step, where the
+  // rewrite turns it into a loop-carried accumulator.
+  if (!isa<func::FuncOp>(op->getParentOp())) {
+    t.error(op) << "reduction over the batch inside '"
+                << op->getParentOp()->getName()
+                << "' is not supported: reduce after the region";
+    return;
+  }
   SmallVector<std::optional<vector::CombiningKind>> combiners;
   info.hasNamedCombiners = true;
   for (OpResult result : op->getResults()) {
     AffineMap map = linalgOp.getIndexingMapMatchingResult(result);
     if (map.isFunctionOfDim(loop)) {
-      error(op) << "result #" << result.getResultNumber()
-                << " is indexed by the per-sample reduction loop d" << loop;
+      t.error(op) << "result #" << result.getResultNumber()
+                  << " is indexed by the per-sample reduction loop d" << loop;
       return;
     }
     combiners.push_back(getCombinerKind(linalgOp, result.getResultNumber()));
@@ -293,11 +309,11 @@ void BatchDependence::visitLinalg(Operation *op) {
     for (int64_t d = 0; d < loop; ++d) {
       if (iterators[d] != utils::IteratorType::reduction)
         continue;
-      error(op) << "reduction over the batch whose combiner is not a single "
-                   "associative op, and the batch loop d"
-                << loop << " is not its outermost reduction loop (d" << d
-                << " is): splitting it into micro-batches would reorder its "
-                   "updates";
+      t.error(op) << "reduction over the batch whose combiner is not a single "
+                     "associative op, and the batch loop d"
+                  << loop << " is not its outermost reduction loop (d" << d
+                  << " is): splitting it into micro-batches would reorder its "
+                     "updates";
       return;
     }
   }
@@ -305,23 +321,23 @@ void BatchDependence::visitLinalg(Operation *op) {
   // same combiner is a chain of accumulations, not a coupling.
   SmallVector<Value> chained;
   for (auto [index, init] : llvm::enumerate(linalgOp.getDpsInits())) {
-    BatchClass cls = getClass(init);
+    BatchClass cls = t.getClass(init);
     if (cls.kind == BatchClass::Kind::Reduced && cls.combiner &&
         combiners[index] && *cls.combiner == *combiners[index])
       chained.push_back(init);
   }
-  unsigned level = checkCoupling(op, inputs, chained);
+  unsigned level = t.checkCoupling(inputs, chained);
   for (Value init : chained)
-    level = std::max(level, getClass(init).level);
+    level = std::max(level, t.getClass(init).level);
   for (OpResult result : op->getResults()) {
     BatchClass cls;
     cls.kind = BatchClass::Kind::Reduced;
     cls.combiner = combiners[result.getResultNumber()];
     cls.level = level;
     cls.dependsOnParams =
-        resultDependsOnParams(linalgOp, result.getResultNumber());
+        resultDependsOnParams(t, linalgOp, result.getResultNumber());
     cls.origin = op;
-    classes[result] = cls;
+    t.setResult(result.getResultNumber(), cls);
   }
-  opInfo[op] = info;
+  t.setPerSample(info);
 }

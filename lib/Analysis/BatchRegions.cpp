@@ -1,143 +1,107 @@
-//===- BatchRegions.cpp - the batch analysis of scf regions ---------------===//
+//===- BatchRegions.cpp - the batch analysis of regions -------------------===//
 //
-// Transfer functions of scf.if and scf.for with per-sample values in their
-// regions: the regions are analysed like the function body, the iteration
-// arguments of loops to a fixpoint.
+// The transfer functions of region ops and of the ops nested in payloads.
+//
+// The results and iteration arguments of scf.if, scf.for and scf.while are
+// joined by the data-flow framework from the values that reach them (through
+// `RegionBranchOpInterface`, to a real fixpoint); what is left to these ops'
+// transfer function is to check what the rewrite cannot keep exact. The ops
+// of a linalg payload compute one sample's scalars: an element of a
+// per-sample operand or of a captured per-sample tensor, loop indices, and
+// uniform values.
 //
 //===----------------------------------------------------------------------===//
 
-#include "ga/Analysis/BatchDependence.h"
+#include "ga/Analysis/BatchDataFlow.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace mlir::ga;
 
-/// The class of a value yielded for a per-sample result: batched values
-/// agree on their layout; other values (a zero tensor in one branch) are
-/// re-created at micro-batch size by the rewrite.
-static std::optional<BatchClass> joinYields(ArrayRef<BatchClass> yields) {
-  std::optional<BatchClass> batched;
-  for (const BatchClass &cls : yields) {
-    if (!cls.isBatched())
-      continue;
-    if (batched && (batched->dim != cls.dim || batched->factor != cls.factor))
-      return std::nullopt;
-    if (!batched)
-      batched = cls;
-    batched->level = std::max(batched->level, cls.level);
-    batched->dependsOnParams |= cls.dependsOnParams;
+void mlir::ga::transferRegionOp(BatchTransfer &t) {
+  Operation *op = t.getOp();
+  SmallVector<Value> operands(op->getOperands());
+  for (OpResult result : op->getResults())
+    t.setResult(result.getResultNumber(), t.getClass(result));
+  // Paths that disagree on the layout of a result (the lattice joined them
+  // to unknown without an op to blame): the region op is refused.
+  for (OpResult result : op->getResults()) {
+    BatchClass cls = t.getLatticeValue(result);
+    if (cls.isUnknown() && !cls.origin) {
+      t.error(op) << "result #" << result.getResultNumber()
+                  << " is per-sample along different dimensions in different "
+                     "places";
+      return;
+    }
   }
-  return batched;
-}
+  // The op is per-sample when it carries or produces per-sample values, or
+  // when an op of its regions is per-sample.
+  bool perSample =
+      llvm::any_of(operands, [&](Value v) { return t.isBatched(v); }) ||
+      llvm::any_of(op->getResults(), [&](Value v) { return t.isBatched(v); });
+  for (Region &region : op->getRegions())
+    for (Operation &nested : region.getOps())
+      perSample |= t.isPerSampleOp(&nested);
+  if (!perSample)
+    return;
+  // A loop body that never runs (constant bounds or condition) was not
+  // analysed; the rewrite would have to re-create it all the same.
+  if (!isa<scf::IfOp>(op)) {
+    for (Region &region : op->getRegions()) {
+      if (region.empty() || !t.isDeadBlock(&region.front()))
+        continue;
+      t.error(op) << "region #" << region.getRegionNumber() << " of '"
+                  << op->getName()
+                  << "' never runs (its bounds or condition are constant): "
+                     "fold the loop first (for example with --canonicalize)";
+      return;
+    }
+  }
 
-void BatchDependence::visitStructured(Operation *op) {
   // Control values (a condition, loop bounds) come from outside the regions
   // and must not depend on a statistic of this micro-batch.
-  unsigned level = checkCoupling(op, SmallVector<Value>(op->getOperands()));
-  auto visitBlock = [&](Block &block) {
-    for (Operation &nested : block.without_terminator()) {
-      visit(&nested);
-      if (isBatchReduction(&nested)) {
-        error(&nested) << "reduction over the batch inside '" << op->getName()
-                       << "' is not supported: reduce after the region";
-        return false;
-      }
-    }
-    return true;
-  };
-  auto finish = [&](ArrayRef<SmallVector<BatchClass>> yieldsPerResult) {
-    for (auto [result, yields] : llvm::zip(op->getResults(), yieldsPerResult)) {
-      std::optional<BatchClass> batched = joinYields(yields);
-      if (!batched) {
-        bool anyIn = llvm::any_of(
-            yields, [](const BatchClass &c) { return c.isBatched(); });
-        if (anyIn) {
-          error(op) << "result #" << cast<OpResult>(result).getResultNumber()
-                    << " is per-sample along different dimensions in "
-                       "different places";
-          return;
-        }
-        BatchClass joined;
-        for (const BatchClass &cls : yields) {
-          joined.dependsOnParams |= cls.dependsOnParams;
-          joined.level = std::max(joined.level, cls.level);
-          if (cls.isPostReduction())
-            joined.kind = BatchClass::Kind::Derived;
-        }
-        classes[result] = joined;
-        continue;
-      }
-      batched->level = std::max(batched->level, level);
-      if (!isa<RankedTensorType>(result.getType())) {
-        error(op) << "per-sample result #"
-                  << cast<OpResult>(result).getResultNumber()
+  t.checkCoupling(operands);
+  for (OpResult result : op->getResults()) {
+    if (t.isBatched(result) && !isa<RankedTensorType>(result.getType())) {
+      t.error(op) << "per-sample result #" << result.getResultNumber()
                   << " must be a ranked tensor";
-        return;
-      }
-      classes[result] = *batched;
-    }
-    opInfo[op] = PerSampleOpInfo();
-  };
-
-  if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
-    if (!visitBlock(ifOp.getThenRegion().front()) ||
-        (!ifOp.getElseRegion().empty() &&
-         !visitBlock(ifOp.getElseRegion().front())))
       return;
-    SmallVector<SmallVector<BatchClass>> yields(op->getNumResults());
-    for (Region *region : {&ifOp.getThenRegion(), &ifOp.getElseRegion()}) {
-      if (region->empty())
-        continue;
-      for (auto [index, value] :
-           llvm::enumerate(region->front().getTerminator()->getOperands()))
-        yields[index].push_back(getClass(value));
     }
-    return finish(yields);
   }
+  t.setPerSample();
+}
 
-  // scf.for: iterate until the classes of the iteration arguments are stable
-  // (an argument that starts uniform may become per-sample, and a chain of
-  // arguments takes one iteration per link). Each argument can only go from
-  // not per-sample to per-sample, so this terminates after at most one
-  // iteration per argument. Only the last iteration's findings count.
-  auto forOp = cast<scf::ForOp>(op);
-  Block &body = *forOp.getBody();
-  for (auto [arg, init] :
-       llvm::zip(forOp.getRegionIterArgs(), forOp.getInitArgs()))
-    classes[arg] = getClass(init);
-  classes[forOp.getInductionVar()] = BatchClass();
-  size_t numDiagnostics = diagnostics.size();
-  bool failedBefore = failed;
-  while (true) {
-    diagnostics.truncate(numDiagnostics);
-    failed = failedBefore;
-    for (Operation &nested : body.without_terminator())
-      nested.walk([&](Operation *inner) { opInfo.erase(inner); });
-    if (!visitBlock(body))
-      return;
-    bool changed = false;
-    auto yield = cast<scf::YieldOp>(body.getTerminator());
-    for (auto [arg, value] :
-         llvm::zip(forOp.getRegionIterArgs(), yield.getOperands())) {
-      BatchClass argClass = getClass(arg), yielded = getClass(value);
-      if (!yielded.isBatched())
-        continue;
-      // The argument holds the initial value on the first iteration.
-      yielded.dependsOnParams |= argClass.dependsOnParams;
-      if (!argClass.isBatched() ||
-          yielded.dependsOnParams != argClass.dependsOnParams) {
-        classes[arg] = yielded;
-        changed = true;
-      }
-    }
-    if (!changed)
-      break;
+void mlir::ga::transferPayloadOp(BatchTransfer &t) {
+  Operation *op = t.getOp();
+  if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+    BatchClass cls = BatchClass::getUniform();
+    cls.kind = BatchClass::Kind::LoopIndex;
+    cls.dim = index.getDim();
+    t.setResults(cls);
+    return;
   }
-  auto yield = cast<scf::YieldOp>(body.getTerminator());
-  SmallVector<SmallVector<BatchClass>> yields;
-  for (auto [arg, value] :
-       llvm::zip(forOp.getRegionIterArgs(), yield.getOperands()))
-    yields.push_back({getClass(arg), getClass(value)});
-  finish(yields);
+  // The size of a captured per-sample value: the batch extent, like at the
+  // top level (the parent linalg op refuses dynamic non-batch sizes).
+  if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+    BatchClass src = t.getClass(dim.getSource());
+    BatchClass cls = BatchClass::getUniform(src.dependsOnParams);
+    std::optional<int64_t> index = dim.getConstantIndex();
+    if (src.isBatched() && index && *index == src.dim)
+      cls.extentFactor = src.factor;
+    t.setResults(cls);
+    return;
+  }
+  // Anything else computes one sample's scalar from the elements it reads
+  // (how the parent reads captured per-sample tensors is its own check).
+  SmallVector<Value> inputs = getOpInputs(op);
+  BatchClass cls = t.joinInputs(inputs);
+  if (llvm::any_of(inputs, [&](Value input) {
+        BatchClass in = t.getClass(input);
+        return in.isBatched() || in.isElement();
+      }))
+    cls.kind = BatchClass::Kind::Element;
+  t.setResults(cls);
 }

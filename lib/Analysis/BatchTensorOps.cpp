@@ -1,12 +1,13 @@
 //===- BatchTensorOps.cpp - the batch analysis of tensor ops --------------===//
 //
-// Transfer functions of elementwise ops and tensor ops (slices, reshapes,
+// The transfer functions of elementwise ops and tensor ops (slices, reshapes,
 // casts, padding, concatenation, sizes): where the batch dimension goes and
-// how many entries of it one sample has.
+// how many entries of it one sample has. The size of the batch dimension
+// (`tensor.dim`) is a uniform index marked as the batch extent.
 //
 //===----------------------------------------------------------------------===//
 
-#include "ga/Analysis/BatchDependence.h"
+#include "ga/Analysis/BatchDataFlow.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -14,98 +15,85 @@
 using namespace mlir;
 using namespace mlir::ga;
 
-FailureOr<std::pair<int64_t, int64_t>>
-BatchDependence::getCommonLayout(ValueRange values) const {
-  int64_t dim = -1, factor = 1;
-  for (Value value : values) {
-    BatchClass cls = getClass(value);
-    if (!cls.isBatched())
-      continue;
-    if (dim >= 0 && (cls.dim != dim || cls.factor != factor))
-      return failure();
-    dim = cls.dim;
-    factor = cls.factor;
-  }
-  return std::make_pair(dim, factor);
-}
-
-void BatchDependence::visitElementwise(Operation *op) {
+void mlir::ga::transferElementwise(BatchTransfer &t) {
+  Operation *op = t.getOp();
   FailureOr<std::pair<int64_t, int64_t>> layout =
-      getCommonLayout(op->getOperands());
-  if (mlir::failed(layout)) {
-    error(op) << "operands are per-sample along different dimensions";
+      t.getCommonLayout(op->getOperands());
+  if (failed(layout)) {
+    t.error(op) << "operands are per-sample along different dimensions";
     return;
   }
   auto [dim, factor] = *layout;
   for (Type type : op->getResultTypes()) {
     if (!isa<RankedTensorType>(type)) {
-      error(op) << "elementwise op on per-sample values must produce ranked "
-                   "tensors, got "
-                << type;
+      t.error(op) << "elementwise op on per-sample values must produce ranked "
+                     "tensors, got "
+                  << type;
       return;
     }
   }
   SmallVector<Value> inputs(op->getOperands());
-  unsigned level = checkCoupling(op, inputs);
+  unsigned level = t.checkCoupling(inputs);
   BatchClass cls = BatchClass::getBatched(dim, factor);
   cls.level = level;
-  cls.dependsOnParams = joinInputs(inputs).dependsOnParams;
-  setResults(op, cls);
-  opInfo[op] = PerSampleOpInfo();
+  cls.dependsOnParams = t.joinInputs(inputs).dependsOnParams;
+  t.setResults(cls);
+  t.setPerSample();
 }
 
-void BatchDependence::visitTensorOp(Operation *op) {
+void mlir::ga::transferTensorOp(BatchTransfer &t) {
+  Operation *op = t.getOp();
   SmallVector<Value> inputs = getOpInputs(op);
   auto finish = [&](int64_t dim, int64_t factor) {
-    unsigned level = checkCoupling(op, inputs);
+    unsigned level = t.checkCoupling(inputs);
     BatchClass cls = BatchClass::getBatched(dim, factor);
     cls.level = level;
-    cls.dependsOnParams = joinInputs(inputs).dependsOnParams;
-    setResults(op, cls);
-    opInfo[op] = PerSampleOpInfo();
+    cls.dependsOnParams = t.joinInputs(inputs).dependsOnParams;
+    t.setResults(cls);
+    t.setPerSample();
   };
 
   if (auto dimOp = dyn_cast<tensor::DimOp>(op)) {
-    BatchClass src = getClass(dimOp.getSource());
+    BatchClass src = t.getClass(dimOp.getSource());
     std::optional<int64_t> index = dimOp.getConstantIndex();
     if (!index) {
-      error(op) << "size of a per-sample value queried with a non-constant "
-                   "dimension";
+      t.error(op) << "size of a per-sample value queried with a non-constant "
+                     "dimension";
       return;
     }
-    BatchClass cls;
+    BatchClass cls = BatchClass::getUniform();
     if (*index == src.dim) {
       // The batch size: a number wherever it is computed with, and the
       // micro-batch size wherever the rewrite shapes a tensor with it.
-      batchExtents[dimOp.getResult()] = src.factor;
+      cls.extentFactor = src.factor;
     } else if (cast<ShapedType>(dimOp.getSource().getType())
                    .isDynamicDim(*index)) {
-      error(op) << "dynamic size of the non-batch dimension " << *index
-                << " of a per-sample value is not supported";
+      t.error(op) << "dynamic size of the non-batch dimension " << *index
+                  << " of a per-sample value is not supported";
       return;
     }
-    setResults(op, cls);
+    t.setResults(cls);
     return;
   }
 
   if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
-    BatchClass src = getClass(slice.getSource());
+    BatchClass src = t.getClass(slice.getSource());
     int64_t d = src.dim;
     std::optional<int64_t> offset =
         getConstantIntValue(slice.getMixedOffsets()[d]);
     std::optional<int64_t> stride =
         getConstantIntValue(slice.getMixedStrides()[d]);
     if (offset != 0 || stride != 1 ||
-        !isFullExtent(slice.getMixedSizes()[d], slice.getSource(), d,
-                      src.factor)) {
-      error(op) << "slicing along the batch dimension selects samples; only "
-                   "full slices of the batch dimension can be split into "
-                   "micro-batches";
+        !t.isFullExtent(slice.getMixedSizes()[d], slice.getSource(), d,
+                        src.factor)) {
+      t.error(op) << "slicing along the batch dimension selects samples; only "
+                     "full slices of the batch dimension can be split into "
+                     "micro-batches";
       return;
     }
     llvm::SmallBitVector dropped = slice.getDroppedDims();
     if (dropped.test(d)) {
-      error(op) << "slice drops the batch dimension";
+      t.error(op) << "slice drops the batch dimension";
       return;
     }
     int64_t newDim = d;
@@ -115,8 +103,8 @@ void BatchDependence::visitTensorOp(Operation *op) {
   }
 
   if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
-    BatchClass src = getClass(insert.getSource());
-    BatchClass dst = getClass(insert.getDest());
+    BatchClass src = t.getClass(insert.getSource());
+    BatchClass dst = t.getClass(insert.getDest());
     llvm::SmallBitVector dropped = insert.getDroppedDims();
     int64_t dim = -1, factor = 1;
     if (dst.isBatched()) {
@@ -132,8 +120,8 @@ void BatchDependence::visitTensorOp(Operation *op) {
           destDim = i;
       }
       if (dim >= 0 && (destDim != dim || factor != src.factor)) {
-        error(op) << "source and destination are per-sample along different "
-                     "dimensions";
+        t.error(op) << "source and destination are per-sample along different "
+                       "dimensions";
         return;
       }
       dim = destDim;
@@ -142,17 +130,17 @@ void BatchDependence::visitTensorOp(Operation *op) {
     if (dim < 0 || dropped.test(dim) ||
         getConstantIntValue(insert.getMixedOffsets()[dim]) != 0 ||
         getConstantIntValue(insert.getMixedStrides()[dim]) != 1 ||
-        !isFullExtent(insert.getMixedSizes()[dim], insert.getDest(), dim,
-                      factor)) {
-      error(op) << "inserting along the batch dimension selects samples; "
-                   "only full slices of the batch dimension are supported";
+        !t.isFullExtent(insert.getMixedSizes()[dim], insert.getDest(), dim,
+                        factor)) {
+      t.error(op) << "inserting along the batch dimension selects samples; "
+                     "only full slices of the batch dimension are supported";
       return;
     }
     return finish(dim, factor);
   }
 
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
-    BatchClass src = getClass(expand.getSrc());
+    BatchClass src = t.getClass(expand.getSrc());
     ArrayRef<int64_t> shape = expand.getResultType().getShape();
     ReassociationIndices group = expand.getReassociationIndices()[src.dim];
     unsigned j = 0;
@@ -161,21 +149,21 @@ void BatchDependence::visitTensorOp(Operation *op) {
     int64_t rest = 1;
     for (unsigned k = j + 1; k < group.size(); ++k) {
       if (ShapedType::isDynamic(shape[group[k]])) {
-        error(op) << "expanding the batch dimension with dynamic inner sizes "
-                     "is not supported";
+        t.error(op) << "expanding the batch dimension with dynamic inner sizes "
+                       "is not supported";
         return;
       }
       rest *= shape[group[k]];
     }
     if (src.factor % rest != 0) {
-      error(op) << "expanding the batch dimension splits samples apart";
+      t.error(op) << "expanding the batch dimension splits samples apart";
       return;
     }
     return finish(group[j], src.factor / rest);
   }
 
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
-    BatchClass src = getClass(collapse.getSrc());
+    BatchClass src = t.getClass(collapse.getSrc());
     ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
     for (auto [index, group] :
          llvm::enumerate(collapse.getReassociationIndices())) {
@@ -185,15 +173,15 @@ void BatchDependence::visitTensorOp(Operation *op) {
       int64_t factor = src.factor;
       for (auto before = group.begin(); before != it; ++before) {
         if (shape[*before] != 1) {
-          error(op) << "collapsing the batch dimension into an outer "
-                       "dimension interleaves samples";
+          t.error(op) << "collapsing the batch dimension into an outer "
+                         "dimension interleaves samples";
           return;
         }
       }
       for (auto after = std::next(it); after != group.end(); ++after) {
         if (ShapedType::isDynamic(shape[*after])) {
-          error(op) << "collapsing the batch dimension with dynamic inner "
-                       "sizes is not supported";
+          t.error(op) << "collapsing the batch dimension with dynamic inner "
+                         "sizes is not supported";
           return;
         }
         factor *= shape[*after];
@@ -204,23 +192,23 @@ void BatchDependence::visitTensorOp(Operation *op) {
   }
 
   if (auto castOp = dyn_cast<tensor::CastOp>(op)) {
-    BatchClass src = getClass(castOp.getSource());
+    BatchClass src = t.getClass(castOp.getSource());
     if (!isa<RankedTensorType>(castOp.getType())) {
-      error(op) << "cast of a per-sample value to an unranked tensor";
+      t.error(op) << "cast of a per-sample value to an unranked tensor";
       return;
     }
     return finish(src.dim, src.factor);
   }
 
   if (auto pad = dyn_cast<tensor::PadOp>(op)) {
-    BatchClass src = getClass(pad.getSource());
+    BatchClass src = t.getClass(pad.getSource());
     if (!src.isBatched()) {
-      error(op) << "per-sample padding value";
+      t.error(op) << "per-sample padding value";
       return;
     }
     if (getConstantIntValue(pad.getMixedLowPad()[src.dim]) != 0 ||
         getConstantIntValue(pad.getMixedHighPad()[src.dim]) != 0) {
-      error(op) << "padding along the batch dimension adds samples";
+      t.error(op) << "padding along the batch dimension adds samples";
       return;
     }
     return finish(src.dim, src.factor);
@@ -228,24 +216,25 @@ void BatchDependence::visitTensorOp(Operation *op) {
 
   if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
     FailureOr<std::pair<int64_t, int64_t>> layout =
-        getCommonLayout(concat.getInputs());
-    if (mlir::failed(layout)) {
-      error(op) << "inputs are per-sample along different dimensions";
+        t.getCommonLayout(concat.getInputs());
+    if (failed(layout)) {
+      t.error(op) << "inputs are per-sample along different dimensions";
       return;
     }
     auto [dim, factor] = *layout;
     if (static_cast<int64_t>(concat.getDim()) == dim) {
-      error(op) << "concatenating along the batch dimension mixes batches";
+      t.error(op) << "concatenating along the batch dimension mixes batches";
       return;
     }
     return finish(dim, factor);
   }
 
   if (isa<tensor::ExtractOp>(op)) {
-    error(op) << "reading single elements of a per-sample value picks "
-                 "samples; reduce over the batch first";
+    t.error(op) << "reading single elements of a per-sample value picks "
+                   "samples; reduce over the batch first";
     return;
   }
-  error(op) << "'" << op->getName()
-            << "' on per-sample values is not supported by the batch analysis";
+  t.error(op)
+      << "'" << op->getName()
+      << "' on per-sample values is not supported by the batch analysis";
 }

@@ -23,15 +23,12 @@ struct CheckTrainingStepPass
       return signalPassFailure();
     // Check every step, so that one run reports every problem.
     bool ok = true;
-    BatchDependence::Options options;
-    options.allowGhostBatch = allowGhostBatch;
-    options.recomputeStatistics = recomputeStatistics;
     for (func::FuncOp func : *steps) {
       // The analysis stays cached for --ga-micro-batch, which then does not
       // report the same diagnostics again.
       BatchDependence &analysis =
-          getChildAnalysis<BatchDependenceAnalysis>(func).get(options);
-      analysis.report();
+          getChildAnalysis<BatchDependenceAnalysis>(func).getReported(
+              allowGhostBatch, recomputeStatistics);
       ok &= analysis.succeeded() &&
             succeeded(checkMicroBatchCount(analysis, microBatches));
     }

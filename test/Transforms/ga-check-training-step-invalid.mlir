@@ -204,8 +204,25 @@ func.func @branches_disagree(%c: i1, %x: tensor<8x8xf32> {ga.batch = 0 : i64}) -
 
 // -----
 
-func.func @region_per_sample(%x: tensor<8xf32> {ga.batch = 0 : i64}) -> tensor<8xf32> {
-  // expected-error @+1 {{per-sample values inside the regions of 'scf.while' are not supported}}
+func.func @region_per_sample(%x: tensor<8xf32> {ga.batch = 0 : i64}, %i: index) -> tensor<8xf32> {
+  // expected-error @+1 {{per-sample values inside the regions of 'scf.index_switch' are not supported}}
+  %r = scf.index_switch %i -> tensor<8xf32>
+  case 0 {
+    %n = math.exp %x : tensor<8xf32>
+    scf.yield %n : tensor<8xf32>
+  }
+  default {
+    scf.yield %x : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// An scf.while whose body never runs (constant-false condition): dead-code
+// analysis proves it, and the rewrite would still have to re-create it.
+func.func @while_never_runs(%x: tensor<8xf32> {ga.batch = 0 : i64}) -> tensor<8xf32> {
+  // expected-error @+1 {{region #1 of 'scf.while' never runs}}
   %r = scf.while (%a = %x) : (tensor<8xf32>) -> tensor<8xf32> {
     %false = arith.constant false
     scf.condition(%false) %a : tensor<8xf32>

@@ -22,27 +22,49 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 
 namespace mlir::ga {
 
-/// How one value depends on the batch.
+/// How one value depends on the batch: the value of the batch lattice that
+/// the sparse forward data-flow analysis (BatchDataFlow.h) propagates. The
+/// order, from bottom to top:
+///
+///   uninitialized < loop-index(d) < uniform < derived < reduced(c)
+///     < reduced(custom) < batched(d, f) or element < unknown
+///
+/// Every transfer function is monotone in this order: when an input turns
+/// per-sample while the solver iterates, a uniform or derived result turns
+/// reduced (a reduction over the batch) or per-sample, never back.
+/// `dependsOnParams` joins by "or", `level` by maximum; an unknown value
+/// carries the refused op and the reason (the located diagnostic).
 struct BatchClass {
   enum class Kind : uint8_t {
+    /// Not reached (yet): the bottom of the lattice; dead code stays here.
+    Uninitialized,
+    /// The value of `linalg.index dim` in a payload (a uniform index).
+    LoopIndex,
     /// Independent of the samples: parameters, optimizer state, constants.
     Uniform,
-    /// Per-sample along dimension `dim`; `factor` consecutive entries of that
-    /// dimension belong to one sample (a [B, T] tensor collapsed to [B*T] has
-    /// factor T).
-    Batched,
     /// The result of a reduction over the batch with `combiner` (none when
     /// the combiner is not one associative op, as in an argmax).
     Reduced,
     /// Computed from reduced values (and uniform ones): normalized losses,
     /// clipped gradients, the optimizer.
     Derived,
+    /// Per-sample along dimension `dim`; `factor` consecutive entries of that
+    /// dimension belong to one sample (a [B, T] tensor collapsed to [B*T] has
+    /// factor T).
+    Batched,
+    /// A scalar of one sample inside a payload (an element of a per-sample
+    /// operand, or read from a captured per-sample tensor).
+    Element,
+    /// The top: what the analysis cannot prove. `origin` is the op that is
+    /// refused and `reason` says why.
+    Unknown,
   };
 
-  Kind kind = Kind::Uniform;
+  Kind kind = Kind::Uninitialized;
   int64_t dim = -1;
   int64_t factor = 1;
   std::optional<vector::CombiningKind> combiner;
@@ -53,10 +75,24 @@ struct BatchClass {
   /// Loop level: 0 for uniform values; for the others, the earliest
   /// micro-batch loop (1-based) in which the value can be computed.
   unsigned level = 0;
+  /// For `tensor.dim` results: the batch extent (the size of the batch
+  /// dimension of a per-sample value) scaled by this factor when positive;
+  /// 0 when it is not (yet) one, -1 when it is two different ones. Only read
+  /// on `tensor.dim` results (`getBatchExtentFactor`).
+  int64_t extentFactor = 0;
   /// For reduced and derived values: the reduction over the batch it comes
-  /// from (for diagnostics).
+  /// from (for diagnostics). For unknown values: the refused op (null when
+  /// two control-flow paths disagree; the region op is refused then).
   Operation *origin = nullptr;
+  /// For unknown values: why the analysis refuses.
+  std::string reason;
 
+  static BatchClass getUniform(bool dependsOnParams = false) {
+    BatchClass cls;
+    cls.kind = Kind::Uniform;
+    cls.dependsOnParams = dependsOnParams;
+    return cls;
+  }
   /// A per-sample class along `dim` with `factor` entries per sample.
   static BatchClass getBatched(int64_t dim, int64_t factor) {
     BatchClass cls;
@@ -65,13 +101,35 @@ struct BatchClass {
     cls.factor = factor;
     return cls;
   }
+  static BatchClass getUnknown(Operation *origin, StringRef reason) {
+    BatchClass cls;
+    cls.kind = Kind::Unknown;
+    cls.origin = origin;
+    cls.reason = reason.str();
+    return cls;
+  }
 
-  bool isUniform() const { return kind == Kind::Uniform; }
+  bool isUninitialized() const { return kind == Kind::Uninitialized; }
+  /// Uniform (an index of a payload loop is uniform too).
+  bool isUniform() const {
+    return kind == Kind::Uniform || kind == Kind::LoopIndex;
+  }
   bool isBatched() const { return kind == Kind::Batched; }
+  bool isElement() const { return kind == Kind::Element; }
+  bool isUnknown() const { return kind == Kind::Unknown; }
   /// Reduced or derived: available only after a micro-batch loop.
   bool isPostReduction() const {
     return kind == Kind::Reduced || kind == Kind::Derived;
   }
+
+  /// The class as read at `value`: only the results of a reduction over the
+  /// batch (a linalg op) are reduced; a value that control flow selects among
+  /// reduced ones (an scf.if yielding one) is derived from them.
+  BatchClass readAt(Value value) const;
+  /// The least upper bound of `lhs` and `rhs` (what a value that may come
+  /// from either is).
+  static BatchClass join(const BatchClass &lhs, const BatchClass &rhs);
+  bool operator==(const BatchClass &other) const;
   void print(raw_ostream &os) const;
 };
 
@@ -93,8 +151,14 @@ struct PerSampleOpInfo {
 /// arguments carry `ga.batch`) as uniform, batched(dim), reduced(kind) or
 /// derived, records which ops consume per-sample values, and collects every
 /// construct a micro-batch rewrite could not keep exact as an error located
-/// at the offending op. The analysis prints nothing itself: `report()` emits
-/// the collected diagnostics, once.
+/// at the offending op.
+///
+/// The classes are the fixpoint of a sparse forward data-flow analysis
+/// (`BatchDataFlowAnalysis`, solved by a `DataFlowSolver` together with
+/// upstream dead-code analysis and constant propagation); what the rewrite
+/// needs (per-op information, the placement of reductions in loops, the
+/// diagnostics) is derived from the solved lattices. The analysis prints
+/// nothing itself: `report()` emits the collected diagnostics, once.
 class BatchDependence {
 public:
   struct Options {
@@ -113,11 +177,12 @@ public:
   bool succeeded() const { return !failed; }
 
   func::FuncOp getFunction() const { return func; }
+  const Options &getOptions() const { return options; }
   ArrayRef<BlockArgument> getBatchArgs() const { return batchArgs; }
   /// The batch size, or ShapedType::kDynamic when only known at run time.
   int64_t getBatchSize() const { return batchSize; }
 
-  /// The class of `value` (uniform for values the analysis never saw).
+  /// The class of `value` (uniform for values the analysis never reached).
   BatchClass getClass(Value value) const;
   /// Information on an op with per-sample operands, or null.
   const PerSampleOpInfo *getOpInfo(Operation *op) const;
@@ -137,6 +202,9 @@ public:
   /// The loop after which the post-reduction `value` is available (0 for
   /// uniform values).
   unsigned getAvailableAfter(Value value) const;
+  /// Whether dead-code analysis proved that `block` never executes (a branch
+  /// of an scf.if on a constant condition).
+  bool isDead(Block *block) const { return deadBlocks.contains(block); }
 
   /// Prints the class of every argument and op result of the function.
   void print(raw_ostream &os) const;
@@ -156,56 +224,19 @@ public:
   }
 
 private:
+  /// Checks the signature, runs the data-flow solver and derives the tables.
   void analyze();
+  /// Classifies the arguments from their `ga.batch` attributes.
+  void classifyArguments();
+  /// Re-applies the transfer functions to the ops of `block` (and of the
+  /// live nested scf regions) with the solved lattices, recording per-op
+  /// information and diagnostics.
+  void derive(Block &block);
+  /// Refuses every unknown value whose refusal no op reported.
+  void reportUnknownValues();
   void placeReductions();
-  void visit(Operation *op);
-  void visitLinalg(Operation *op);
-  void visitElementwise(Operation *op);
-  void visitTensorOp(Operation *op);
-  /// The (dimension, factor) shared by the per-sample values among `values`
-  /// ((-1, 1) when there is none), or failure when they disagree.
-  FailureOr<std::pair<int64_t, int64_t>>
-  getCommonLayout(ValueRange values) const;
-  /// scf.if and scf.for with per-sample values in their regions.
-  void visitStructured(Operation *op);
-  /// Checks the non-uniform, non-batched inputs of a per-sample op for batch
-  /// coupling and returns the level the op needs. `exempt` are operands that
-  /// may legitimately be reduced (accumulation chains).
-  unsigned checkCoupling(Operation *op, ArrayRef<Value> inputs,
-                         ArrayRef<Value> exempt = {});
-  void setResults(Operation *op, const BatchClass &cls);
   /// Records an error at `op` (the step is refused) or a warning.
   Diagnostic &error(Operation *op);
-  Diagnostic &warning(Operation *op);
-  /// Checks how the payload of the per-sample linalg op `op`, whose batch
-  /// loop is `loop` (-1 when no operand is per-sample), reads per-sample
-  /// values captured from above.
-  LogicalResult checkPayload(Operation *op, int64_t loop, int64_t factor);
-  /// Checks that every operand of `op` is read through its indexing map in
-  /// a way the rewrite slices exactly for the batch loop `loop`.
-  LogicalResult checkIndexingMaps(Operation *op, int64_t loop);
-  /// For a linalg op without per-sample operands: the (loop, factor) at
-  /// whose `linalg.index` its payload reads every captured per-sample value,
-  /// if there is one.
-  std::optional<std::pair<int64_t, int64_t>>
-  inferBatchLoopFromPayload(Operation *op) const;
-  /// Whether the loop `loop` of the linalg op `op` spans the whole batch
-  /// dimension of the per-sample `source` (of class `cls`).
-  bool spansBatch(Operation *op, int64_t loop, Value source,
-                  const BatchClass &cls) const;
-  /// Whether the regions of `op` use the per-sample value `captured` only
-  /// through `tensor.dim` of static or batch dimensions (recorded as batch
-  /// extents).
-  bool isOnlySized(Operation *op, Value captured);
-  /// Whether result `index` of `op` is computed from a parameter (traced
-  /// through the payload: each result of a multi-result op on its own).
-  bool resultDependsOnParams(linalg::LinalgOp op, unsigned index) const;
-  /// The class of an op none of whose inputs is per-sample.
-  BatchClass joinInputs(ArrayRef<Value> inputs) const;
-  /// Whether `size` spans the whole extent of `dim` of `source`, whose
-  /// samples have `factor` entries each.
-  bool isFullExtent(OpFoldResult size, Value source, int64_t dim,
-                    int64_t factor) const;
 
   func::FuncOp func;
   Options options;
@@ -215,10 +246,10 @@ private:
   SmallVector<BlockArgument> batchArgs;
   DenseMap<Value, BatchClass> classes;
   DenseMap<Operation *, PerSampleOpInfo> opInfo;
-  DenseMap<Value, int64_t> batchExtents;
   DenseMap<Operation *, unsigned> reductionLoops;
   DenseMap<Value, unsigned> availableAfter;
   DenseSet<OpOperand *> localBatchIndices;
+  DenseSet<Block *> deadBlocks;
   SmallVector<Diagnostic> diagnostics;
   bool reported = false;
 };
@@ -233,6 +264,9 @@ public:
 
   /// The analysis with `options`, computed on first request.
   BatchDependence &get(BatchDependence::Options options);
+  /// The analysis with the options of the passes that query it, its
+  /// diagnostics reported (once, by whichever pass asks first).
+  BatchDependence &getReported(bool allowGhostBatch, bool recomputeStatistics);
 
 private:
   func::FuncOp func;

@@ -69,6 +69,15 @@ def CheckTrainingStep : Pass<"ga-check-training-step", "ModuleOp"> {
       twice or in a compound expression; a linalg payload that reads a
       captured per-sample value at another sample than its own).
 
+    The batch-dependence analysis is a sparse forward data-flow analysis
+    (`mlir::dataflow`, with dead-code analysis and constant propagation) over
+    a lattice of batch classes (uniform, per-sample along a dimension,
+    reduced, derived, data-only or parameter-dependent, unknown): region
+    control flow (`scf.if`, `scf.for`, `scf.while`) is solved to a fixpoint
+    through `RegionBranchOpInterface`, each result of a multi-result op gets
+    its own class, and branches that never run are not checked. Whatever
+    comes out unknown is refused, located at the op with the reason.
+
     A function that passes this check is rewritten by `--ga-micro-batch`
     without further errors. The analysis stays cached: a `--ga-micro-batch`
     that follows in the same pass manager reuses it and does not report its

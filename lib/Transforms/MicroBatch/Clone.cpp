@@ -363,30 +363,47 @@ Value StepRewriter::yieldedMicro(Instance &inst, Value value,
 }
 
 /// Re-creates the ops of `from` at the end of `to` (whose arguments are
-/// already mapped) and terminates it with the mapped yield.
+/// already mapped) and terminates it like `from`: with the mapped yield, or
+/// the mapped condition of an scf.while.
 void StepRewriter::cloneBlockBody(Instance &inst, Block &from, Block &to,
                                   ArrayRef<BatchClass> resultClasses) {
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToEnd(&to);
   for (Operation &op : from.without_terminator())
     cloneLocal(inst, &op);
+  Operation *terminator = from.getTerminator();
+  auto condition = dyn_cast<scf::ConditionOp>(terminator);
+  ValueRange forwarded =
+      condition ? condition.getArgs() : terminator->getOperands();
   SmallVector<Value> yielded;
-  for (auto [value, cls] :
-       llvm::zip(from.getTerminator()->getOperands(), resultClasses))
+  for (auto [value, cls] : llvm::zip_equal(forwarded, resultClasses))
     yielded.push_back(yieldedMicro(inst, value, cls));
-  scf::YieldOp::create(builder, from.getTerminator()->getLoc(), yielded);
+  if (condition)
+    scf::ConditionOp::create(
+        builder, terminator->getLoc(),
+        inst.mapping.lookupOrDefault(condition.getCondition()), yielded);
+  else
+    scf::YieldOp::create(builder, terminator->getLoc(), yielded);
+}
+
+/// The micro-batch types of `values` (per-sample ones at micro-batch size).
+SmallVector<Type>
+StepRewriter::microTypes(Instance &inst, ValueRange values,
+                         SmallVectorImpl<BatchClass> &classes) {
+  SmallVector<Type> types;
+  for (Value value : values) {
+    BatchClass cls = analysis.getClass(value);
+    classes.push_back(cls);
+    types.push_back(cls.isBatched()
+                        ? microType(inst, value.getType(), cls.dim, cls.factor)
+                        : value.getType());
+  }
+  return types;
 }
 
 Operation *StepRewriter::cloneStructured(Instance &inst, Operation *op) {
   SmallVector<BatchClass> classes;
-  SmallVector<Type> types;
-  for (Value result : op->getResults()) {
-    BatchClass cls = analysis.getClass(result);
-    classes.push_back(cls);
-    types.push_back(cls.isBatched()
-                        ? microType(inst, result.getType(), cls.dim, cls.factor)
-                        : result.getType());
-  }
+  SmallVector<Type> types = microTypes(inst, op->getResults(), classes);
   if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
     bool hasElse = !ifOp.getElseRegion().empty();
     auto clone = scf::IfOp::create(
@@ -400,8 +417,39 @@ Operation *StepRewriter::cloneStructured(Instance &inst, Operation *op) {
       Block &block = to.front();
       if (!block.empty())
         block.getTerminator()->erase();
-      cloneBlockBody(inst, from.front(), block, classes);
+      // A branch that never runs (its condition is constant) is re-created
+      // as a copy of the one that does: what it would compute is irrelevant,
+      // and the analysis did not classify it.
+      Block *source = &from.front();
+      if (analysis.isDead(source))
+        source = &ifOp->getRegion(1 - from.getRegionNumber()).front();
+      cloneBlockBody(inst, *source, block, classes);
     }
+    return clone;
+  }
+  if (auto whileOp = dyn_cast<scf::WhileOp>(op)) {
+    SmallVector<BatchClass> beforeClasses, afterClasses;
+    SmallVector<Type> beforeTypes =
+        microTypes(inst, whileOp.getBeforeArguments(), beforeClasses);
+    SmallVector<Type> afterTypes =
+        microTypes(inst, whileOp.getAfterArguments(), afterClasses);
+    SmallVector<Value> inits;
+    for (auto [init, cls] : llvm::zip_equal(whileOp.getInits(), beforeClasses))
+      inits.push_back(yieldedMicro(inst, init, cls));
+    auto clone = scf::WhileOp::create(builder, op->getLoc(), types, inits);
+    SmallVector<Location> beforeLocs(beforeTypes.size(), op->getLoc());
+    SmallVector<Location> afterLocs(afterTypes.size(), op->getLoc());
+    Block *before =
+        builder.createBlock(&clone.getBefore(), {}, beforeTypes, beforeLocs);
+    Block *after =
+        builder.createBlock(&clone.getAfter(), {}, afterTypes, afterLocs);
+    builder.setInsertionPointAfter(clone);
+    inst.mapping.map(whileOp.getBeforeArguments(), before->getArguments());
+    inst.mapping.map(whileOp.getAfterArguments(), after->getArguments());
+    // The condition forwards to the after region and to the results, whose
+    // classes the framework joined from it.
+    cloneBlockBody(inst, whileOp.getBefore().front(), *before, afterClasses);
+    cloneBlockBody(inst, whileOp.getAfter().front(), *after, beforeClasses);
     return clone;
   }
   auto forOp = cast<scf::ForOp>(op);
@@ -425,7 +473,7 @@ Operation *StepRewriter::cloneStructured(Instance &inst, Operation *op) {
 Operation *StepRewriter::clonePerSample(Instance &inst, Operation *op) {
   if (isa<linalg::LinalgOp>(op))
     return cloneLinalg(inst, op, {});
-  if (isa<scf::IfOp, scf::ForOp>(op))
+  if (isa<scf::IfOp, scf::ForOp, scf::WhileOp>(op))
     return cloneStructured(inst, op);
   ++numPerSampleOps;
   if (isa<tensor::TensorDialect>(op->getDialect()))

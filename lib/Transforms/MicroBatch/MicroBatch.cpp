@@ -65,6 +65,8 @@ LogicalResult StepRewriter::run() {
     dim.erase();
   }
 
+  replaceDeadBranches();
+
   // Snapshot the original ops before anything moves.
   for (Operation &op : body.without_terminator())
     originalOps.push_back(&op);
@@ -104,6 +106,30 @@ LogicalResult StepRewriter::run() {
     op->erase();
   }
   return success();
+}
+
+void StepRewriter::replaceDeadBranches() {
+  SmallVector<scf::IfOp> ifs;
+  func.walk([&](scf::IfOp ifOp) {
+    if (!analysis.isPerSample(ifOp) && !analysis.isDead(ifOp->getBlock()))
+      ifs.push_back(ifOp);
+  });
+  for (scf::IfOp ifOp : ifs) {
+    for (Region &region : ifOp->getRegions()) {
+      if (region.empty() || !analysis.isDead(&region.front()))
+        continue;
+      Region &live = ifOp->getRegion(1 - region.getRegionNumber());
+      region.dropAllReferences();
+      region.getBlocks().clear();
+      if (live.empty()) {
+        // A dead then-branch without else: an empty branch.
+        scf::IfOp::ensureTerminator(region, builder, ifOp.getLoc());
+        continue;
+      }
+      IRMapping mapping;
+      live.cloneInto(&region, mapping);
+    }
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -150,15 +176,12 @@ struct MicroBatchPass : public ga::impl::MicroBatchBase<MicroBatchPass> {
           << "ga-micro-batch: no function has a `ga.batch` argument, nothing "
              "was rewritten (mark per-sample arguments, or name them with "
              "batch-args)";
-    BatchDependence::Options options;
-    options.allowGhostBatch = allowGhostBatch;
-    options.recomputeStatistics = recomputeStatistics;
     for (func::FuncOp func : *steps) {
       // Reuses the analysis of --ga-check-training-step when it ran just
       // before (its diagnostics were reported there).
       BatchDependence &analysis =
-          getChildAnalysis<BatchDependenceAnalysis>(func).get(options);
-      analysis.report();
+          getChildAnalysis<BatchDependenceAnalysis>(func).getReported(
+              allowGhostBatch, recomputeStatistics);
       if (!analysis.succeeded() ||
           (!dynamicMicroBatches &&
            failed(checkMicroBatchCount(analysis, microBatches))))

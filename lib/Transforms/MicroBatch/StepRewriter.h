@@ -154,6 +154,12 @@ private:
   Value yieldedMicro(Instance &inst, Value value, const BatchClass &result);
   void cloneBlockBody(Instance &inst, Block &from, Block &to,
                       ArrayRef<BatchClass> resultClasses);
+  SmallVector<Type> microTypes(Instance &inst, ValueRange values,
+                               SmallVectorImpl<BatchClass> &classes);
+  /// Re-creates the branches of scf.if ops that never run (their condition
+  /// is constant) outside the loops as copies of the branches that do, so
+  /// that nothing refers to the per-sample values the rewrite erases.
+  void replaceDeadBranches();
 
   func::FuncOp func;
   const BatchDependence &analysis;

@@ -1,0 +1,232 @@
+//===- BatchDataFlow.h - the batch analysis on mlir::dataflow ---*- C++ -*-===//
+//
+// The batch-dependence analysis as a sparse forward data-flow analysis: the
+// lattice of `BatchClass` values, the transfer functions of each op family,
+// and the analysis that the `DataFlowSolver` runs. Region control flow
+// (scf.if, scf.for, scf.while) goes through the framework's handling of
+// `RegionBranchOpInterface`: iteration arguments reach a real fixpoint.
+//
+// How an op maps batch dimensions is stated once per op family, in one
+// transfer function each (see `transferOp` for the table):
+//
+//   linalg structured ops and their payloads   BatchLinalg.cpp
+//   tensor ops, elementwise arith/math ops     BatchTensorOps.cpp
+//   scf region ops, ops nested in payloads     BatchRegions.cpp
+//   func/ga ops and everything else            BatchDataFlow.cpp
+//
+// A transfer function reads the classes of the op's inputs and sets the
+// class of each result on its own. The same function serves the solver
+// (which keeps only the result classes) and, once the lattices are solved,
+// the derivation of what the rewrite needs (per-op information, payload
+// reads, diagnostics): both see the same verdict.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GA_ANALYSIS_BATCHDATAFLOW_H
+#define GA_ANALYSIS_BATCHDATAFLOW_H
+
+#include "ga/Analysis/BatchDependence.h"
+
+#include "mlir/Analysis/DataFlow/SparseAnalysis.h"
+
+namespace mlir::ga {
+
+//===----------------------------------------------------------------------===//
+// Lattice
+//===----------------------------------------------------------------------===//
+
+/// The batch class of one SSA value.
+class BatchLattice : public dataflow::Lattice<BatchClass> {
+public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(BatchLattice)
+  using Lattice::Lattice;
+};
+
+//===----------------------------------------------------------------------===//
+// Transfer functions
+//===----------------------------------------------------------------------===//
+
+/// One application of a transfer function to one op: reads the classes of
+/// the op's inputs, sets the class of each result, and records what the
+/// rewrite needs and what it refuses.
+class BatchTransfer {
+public:
+  using Lookup = llvm::function_ref<BatchClass(Value)>;
+  using OpPredicate = llvm::function_ref<bool(Operation *)>;
+  using BlockPredicate = llvm::function_ref<bool(Block *)>;
+
+  /// `lookup` reads the lattice. During the derivation only,
+  /// `isPerSampleOp` says whether an op nested in a region of `op` was found
+  /// per-sample and `isDeadBlock` whether a block never runs.
+  BatchTransfer(Operation *op, const BatchDependence::Options &options,
+                Lookup lookup, OpPredicate isPerSampleOp = nullptr,
+                BlockPredicate isDeadBlock = nullptr);
+
+  Operation *getOp() const { return op; }
+  const BatchDependence::Options &getOptions() const { return options; }
+
+  /// The class of `value` for this op's own verdict. An unknown input reads
+  /// as uniform (it is refused where it arises, not again at every user) and
+  /// makes every result unknown; an input not reached yet reads as uniform
+  /// and defers the verdict.
+  BatchClass getClass(Value value);
+  /// The class of `value` as the lattice holds it (unknown included).
+  BatchClass getLatticeValue(Value value) { return lookup(value); }
+  /// Whether `value` reads as per-sample (see `getClass`).
+  bool isBatched(Value value) { return getClass(value).isBatched(); }
+  /// If `value` is the size of the batch dimension of a per-sample value,
+  /// the factor it is scaled by.
+  std::optional<int64_t> getBatchExtentFactor(Value value);
+  /// Whether a nested op was found per-sample (false during solving).
+  bool isPerSampleOp(Operation *nested) const {
+    return isPerSampleOpFn && isPerSampleOpFn(nested);
+  }
+  /// Whether dead-code analysis proved `block` never runs (false during
+  /// solving).
+  bool isDeadBlock(Block *block) const {
+    return isDeadBlockFn && isDeadBlockFn(block);
+  }
+
+  /// Refuses the op: every result becomes unknown with this reason.
+  Diagnostic &error(Operation *at);
+  /// Records a warning at `at` (a ghost-batch statistic); nothing is refused.
+  Diagnostic &warning(Operation *at);
+  bool isRefused() const { return refused; }
+  /// The unknown class of the results of a refused op: the first error.
+  BatchClass getRefusal() const;
+
+  void setResult(unsigned index, BatchClass cls) { results[index] = cls; }
+  void setResults(const BatchClass &cls) {
+    for (BatchClass &result : results)
+      result = cls;
+  }
+  /// Marks the op per-sample (it belongs in a loop body).
+  void setPerSample(PerSampleOpInfo opInfo = PerSampleOpInfo()) {
+    info = opInfo;
+  }
+  /// Records a payload read of a captured per-sample value at the op's own
+  /// sample (see BatchDependence::isLocalBatchIndex).
+  void addLocalBatchIndex(OpOperand &use) { localIndices.push_back(&use); }
+
+  /// The join of `inputs` for an op that is not per-sample: uniform, or
+  /// derived when an input is reduced or derived.
+  BatchClass joinInputs(ArrayRef<Value> inputs);
+  /// The (dimension, factor) shared by the per-sample values among `values`
+  /// ((-1, 1) when there is none), or failure when they disagree.
+  FailureOr<std::pair<int64_t, int64_t>> getCommonLayout(ValueRange values);
+  /// Checks the non-uniform, non-batched inputs of a per-sample op for batch
+  /// coupling and returns the level the op needs. `exempt` are operands that
+  /// may legitimately be reduced (accumulation chains). With `quiet`, only
+  /// the level is computed.
+  unsigned checkCoupling(ArrayRef<Value> inputs, ArrayRef<Value> exempt = {},
+                         bool quiet = false);
+  /// Whether `size` spans the whole extent of `dim` of `source`, whose
+  /// samples have `factor` entries each.
+  bool isFullExtent(OpFoldResult size, Value source, int64_t dim,
+                    int64_t factor);
+  /// Whether the regions of the op use the per-sample value `captured` only
+  /// through `tensor.dim` of static or batch dimensions.
+  bool isOnlySized(Value captured);
+
+  /// The result classes.
+  SmallVector<BatchClass> results;
+  /// Set when the op is per-sample.
+  std::optional<PerSampleOpInfo> info;
+  SmallVector<OpOperand *> localIndices;
+  SmallVector<Diagnostic> diagnostics;
+  /// An unknown input (the first), which every result inherits.
+  std::optional<BatchClass> unknownInput;
+  /// Whether an input had not been reached yet.
+  bool uninitialized = false;
+
+private:
+  Operation *op;
+  const BatchDependence::Options &options;
+  Lookup lookup;
+  OpPredicate isPerSampleOpFn;
+  BlockPredicate isDeadBlockFn;
+  bool refused = false;
+  Operation *refusedAt = nullptr;
+};
+
+/// The transfer function of `t.getOp()`: the table of op families.
+void transferOp(BatchTransfer &t);
+/// linalg structured ops (named and generic), with their payloads.
+void transferLinalg(BatchTransfer &t);
+/// tensor ops: sizes, slices, reshapes, casts, padding, concatenation.
+void transferTensorOp(BatchTransfer &t);
+/// elementwise ops on tensors (arith, math).
+void transferElementwise(BatchTransfer &t);
+/// scf.if, scf.for, scf.while: the checks of a region op whose results the
+/// framework joins from its yields.
+void transferRegionOp(BatchTransfer &t);
+/// Ops nested in a linalg payload (or another non-scf region): scalars of one
+/// sample, loop indices, reads of captured values.
+void transferPayloadOp(BatchTransfer &t);
+
+/// Whether `op` lies in a payload: some ancestor below the function is
+/// neither an scf.if, scf.for nor scf.while.
+bool isInPayload(Operation *op);
+
+//===----------------------------------------------------------------------===//
+// Analysis
+//===----------------------------------------------------------------------===//
+
+/// The sparse forward data-flow analysis of the batch classes of one step.
+/// Load it into a `DataFlowSolver` with `dataflow::loadBaselineAnalyses`
+/// (dead code, constants) and run the solver on the function, with
+/// interprocedural analysis off: the step's arguments get their classes from
+/// `ga.batch`, not from call sites.
+class BatchDataFlowAnalysis
+    : public dataflow::SparseForwardDataFlowAnalysis<BatchLattice> {
+public:
+  BatchDataFlowAnalysis(DataFlowSolver &solver, func::FuncOp func,
+                        const BatchDependence::Options &options)
+      : SparseForwardDataFlowAnalysis(solver), func(func), options(options) {}
+
+  LogicalResult visitOperation(Operation *op,
+                               ArrayRef<const BatchLattice *> operands,
+                               ArrayRef<BatchLattice *> results) override;
+
+  /// Calls are not inlined by the analysis: the op family decides.
+  void visitExternalCall(CallOpInterface call,
+                         ArrayRef<const BatchLattice *> arguments,
+                         ArrayRef<BatchLattice *> results) override;
+
+  /// Payload arguments of linalg ops (an element of each operand), induction
+  /// variables of loops and indices of other regions.
+  void visitNonControlFlowArguments(Operation *op,
+                                    const RegionSuccessor &successor,
+                                    ArrayRef<BatchLattice *> argLattices,
+                                    unsigned firstIndex) override;
+
+  /// The function's arguments, from `ga.batch`; anything else that reaches
+  /// an entry state flows in from control flow the analysis cannot follow.
+  void setToEntryState(BatchLattice *lattice) override;
+
+  /// Also visits the region ops once, so that their results join the values
+  /// that steer them (see `steerRegionResults`).
+  LogicalResult initialize(Operation *top) override;
+  /// After the framework's own visit of a region op's results (the join of
+  /// its yields), joins in the values that steer it.
+  LogicalResult visit(ProgramPoint *point) override;
+
+private:
+  /// The results of region ops are the join of the yielded values (done by
+  /// the framework); the values that steer the region (a condition, loop
+  /// bounds) are joined in here, so that a region steered by a reduced value
+  /// is computed after the reduction, and a per-sample result steered by a
+  /// statistic is computed after the statistic's loop.
+  void steerRegionResults(Operation *op);
+  /// Joins `cls` into `lattice` and propagates a change.
+  void update(BatchLattice *lattice, const BatchClass &cls) {
+    propagateIfChanged(lattice, lattice->join(cls));
+  }
+
+  func::FuncOp func;
+  BatchDependence::Options options;
+};
+
+} // namespace mlir::ga
+
+#endif // GA_ANALYSIS_BATCHDATAFLOW_H
