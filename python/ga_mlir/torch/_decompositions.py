@@ -227,10 +227,20 @@ def _squeeze_dims(self, dims):
     return self.reshape(shape)
 
 
+def _empty_permuted(size, physical_layout, dtype=None, layout=None,
+                    device=None, pin_memory=None):
+    """aten.empty_permuted (from empty_like of a tensor that is not
+    contiguous, in the backward of GroupNorm or of a loss) as a contiguous
+    empty tensor: its values are undefined either way, and a functional
+    program does not see strides (torch-mlir does not lower the op)."""
+    return torch.empty(list(size), dtype=dtype, device=device)
+
+
 def _decomposition_table(indexing):
     from torch._decomp import core_aten_decompositions
     table = dict(core_aten_decompositions())
     table[aten.squeeze.dims] = _squeeze_dims
+    table[aten.empty_permuted.default] = _empty_permuted
     table[aten.pow.Tensor_Scalar] = _pow_scalar
     table[aten.nll_loss_backward.default] = _nll_loss_backward
     table[aten.embedding_dense_backward.default] = _embedding_dense_backward
