@@ -10,6 +10,7 @@ import torch
 
 from ._common import CompileError
 from ._decompositions import _decomposition_table
+from ._modules import batch_first_forms
 from ._optimizers import _Optimizer
 
 
@@ -238,7 +239,8 @@ def _make_step_function(model, loss_fn, spec, max_grad_norm):
             # BatchNorm's new running statistics come out as the auxiliary
             # result, not as writes into the buffers.
             updates = {}
-            with _explicit_batch_norm(model, updates):
+            with _explicit_batch_norm(model, updates), \
+                    batch_first_forms(model):
                 loss = torch.func.functional_call(wrapper, values,
                                                   tuple(inputs))
             if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
