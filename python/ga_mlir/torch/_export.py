@@ -5,11 +5,12 @@ import contextlib
 import os
 import re
 import traceback
+import unittest.mock
 
 import torch
 
 from ._common import CompileError
-from ._decompositions import _decomposition_table
+from ._decompositions import _decomposition_table, one_hot
 from ._modules import batch_first_forms
 from ._optimizers import _Optimizer
 
@@ -302,10 +303,25 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
     fn = _make_step_function(model, loss_fn, spec, max_grad_norm)
     flat = _flat_arguments(spec, model, example_inputs, for_trace=True)
     with _batch_norm_check(model, exact_statistics), \
-            sdpa_kernel(SDPBackend.MATH):
-        gm = make_fx(torch.func.functionalize(fn),
-                     decomposition_table=_decomposition_table(indexing),
-                     record_stack_traces=True)(*flat)
+            sdpa_kernel(SDPBackend.MATH), \
+            unittest.mock.patch.object(torch.nn.functional, "one_hot",
+                                       one_hot):
+        try:
+            gm = make_fx(torch.func.functionalize(fn),
+                         decomposition_table=_decomposition_table(indexing),
+                         record_stack_traces=True)(*flat)
+        except CompileError:
+            raise
+        except Exception as error:
+            # Data-dependent control flow, an op without a trace, ...:
+            # located at the user's innermost line, with PyTorch's reason.
+            where = _innermost_user_line("".join(
+                traceback.format_tb(error.__traceback__)))
+            reason = str(error).strip().splitlines()
+            raise CompileError(
+                f"{where or '<unknown>'}: error: PyTorch could not trace the "
+                f"step ({type(error).__name__}: "
+                f"{reason[0] if reason else ''})") from None
     for node in gm.graph.nodes:
         if node.op == "call_function":
             name = str(node.target).split(".")[1] if "." in str(

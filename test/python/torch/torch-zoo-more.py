@@ -283,6 +283,71 @@ failures += run("batch-dims", TimeMajor,
 failures += run("dropout-mask", MaskedDropout, dropout_batch, dropout_loss,
                 optimizers=("adamw",))
 
+# Not in the first list either: a pre-norm TransformerEncoderLayer (its
+# self-attention is a MultiheadAttention), Conv2d + InstanceNorm2d +
+# Hardswish + AdaptiveAvgPool2d + PReLU, Mish + F.normalize + cumsum +
+# Bilinear, cross-entropy with probability targets made with F.one_hot.
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(4, 8)
+        self.layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0,
+                                                batch_first=True,
+                                                norm_first=True, bias=False)
+        self.out = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.out(self.layer(self.inp(x)).mean(1))
+
+
+class InstanceNormCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 4, 3, stride=2, padding=1)
+        self.norm = nn.InstanceNorm2d(4, affine=True)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.act = nn.PReLU()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = self.pool(F.hardswish(self.norm(self.conv(x))))
+        return self.fc(self.act(h.flatten(1)))
+
+
+class CumulativeBilinear(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(12, 8)
+        self.b = nn.Bilinear(8, 8, 5)
+
+    def forward(self, x):
+        h = F.normalize(F.mish(self.a(x)), dim=-1)
+        return self.b(h, torch.cumsum(h, -1))
+
+
+def soft_targets(model, x, y):
+    target = F.softmax(F.one_hot(y, 5).float() + 0.1, -1)
+    return F.cross_entropy(model(x), target)
+
+
+# CHECK: transformer-encoder-layer adamw N=3: {{.*}} OK
+failures += run("transformer-encoder-layer", Encoder, sequence_batch,
+                zoo.classification_loss, optimizers=("adamw",))
+# (A conv bias before InstanceNorm has a zero gradient up to rounding:
+# SGD only, see mha-bias.)
+# CHECK: instance-norm-cnn sgd N=3: {{.*}} OK
+failures += run("instance-norm-cnn", InstanceNormCNN,
+                lambda g: (torch.randn(B, 2, 6, 6, generator=g), labels(g, 3)),
+                zoo.classification_loss, optimizers=("sgd",))
+# CHECK: cumsum-bilinear adamw N=3: {{.*}} OK
+failures += run("cumsum-bilinear", CumulativeBilinear, small_batch,
+                zoo.classification_loss, optimizers=("adamw",))
+# CHECK: soft-targets sgd N=3: {{.*}} OK
+failures += run("soft-targets", zoo.MLP, small_batch, soft_targets,
+                optimizers=("sgd",))
+
 
 def line_of(marker):
     with open(__file__) as f:
@@ -340,4 +405,17 @@ def attention_dropout():
 refused("mha-dropout", attention_dropout(),
         lambda g: (torch.randn(B, 5, 8, generator=g), labels(g, 3)),
         "attention dropout")
+
+
+class DataDependent(zoo.MLP):
+    def forward(self, x):
+        if (x > 3).any():  # data-dependent branch
+            x = x / 2
+        return self.net(x)
+
+
+# CHECK: data-dependent: refused: {{.*}}: error: PyTorch could not trace the step (RuntimeError: {{.*}}data-dependent control flow
+# CHECK: data-dependent: located: True
+refused("data-dependent", DataDependent(), small_batch,
+        "data-dependent branch")
 sys.exit(failures)
