@@ -343,10 +343,26 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
         # torch-mlir's own dialect for ops linalg has no form of (scatter,
         # sort, ...): ga-mlir takes upstream dialects only.
         raise CompileError(
+            f"{_first_location(module.operation, 'tm_tensor.')}: error: "
             f"torch-mlir lowered part of the step to {', '.join(foreign)}, "
             "which ga-mlir does not take (an indexing op such as index_put "
             "or scatter in the model?)")
     return text, spec
+
+
+def _first_location(operation, prefix):
+    """file:line of the first op named `prefix`... under `operation` that
+    has a file location, or "<unknown>"."""
+    stack = [operation]
+    while stack:
+        op = stack.pop(0)
+        if op.name.startswith(prefix):
+            found = re.search(r'"([^"]+)":(\d+)', str(op.location))
+            if found:
+                return f"{found.group(1)}:{found.group(2)}"
+        stack[:0] = [inner.operation for region in op.regions
+                     for block in region.blocks for inner in block.operations]
+    return "<unknown>"
 
 
 def _import_to_linalg(gm):

@@ -81,12 +81,13 @@ refused("mha", model, "mha call", zoo.__file__)
 class WithIndexAdd(zoo.MLP):
     def forward(self, x):
         out = self.net(x)
-        return out.index_add(1, torch.tensor([0, 2, 2, 4, 1]), out)
+        return out.index_add(1, torch.tensor([0, 2, 2, 4, 1]), out)  # add
 
 
 # index_add becomes torch-mlir's tm_tensor.scatter: refused by name.
-# CHECK: index-add: refused: torch-mlir lowered part of the step to tm_tensor.scatter
-refused("index-add", WithIndexAdd())
+# CHECK: index-add: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: torch-mlir lowered part of the step to tm_tensor.scatter
+# CHECK: index-add: located at the model's line: True
+refused("index-add", WithIndexAdd(), "add")
 # CHECK: options: TypeError: compile_train_step: unknown option 'no_such_option'
 refused("options", zoo.MLP(), no_such_option=1)
 
