@@ -27,7 +27,8 @@ library is cached by a hash of the IR and the options (GA_MLIR_CACHE_DIR,
 default ~/.cache/ga_mlir).
 
 Modules: _decompositions (ATen ops without gathers and scatters),
-_optimizers (torch.optim's updates), _export (tracing, torch-mlir),
+_optimizers (torch.optim's updates), _modules (MultiheadAttention and the
+recurrent layers in batch-first forms), _export (tracing, torch-mlir),
 _inplace (the zero-copy form), _step (ga-mlir pipelines, the library, the
 call).
 

@@ -227,10 +227,50 @@ def _squeeze_dims(self, dims):
     return self.reshape(shape)
 
 
+def _empty_permuted(size, physical_layout, dtype=None, layout=None,
+                    device=None, pin_memory=None):
+    """aten.empty_permuted (from empty_like of a tensor that is not
+    contiguous, in the backward of GroupNorm or of a loss) as a contiguous
+    empty tensor: its values are undefined either way, and a functional
+    program does not see strides (torch-mlir does not lower the op)."""
+    return torch.empty(list(size), dtype=dtype, device=device)
+
+
+def one_hot(self, num_classes=-1):
+    """F.one_hot with a given number of classes as a comparison with an
+    iota, put in place of F.one_hot while tracing (PyTorch's kernel reads the
+    indices' minimum and maximum to check them before any decomposition,
+    which a traced step cannot do: an index out of range gives a row of
+    zeros here instead of an error)."""
+    if num_classes < 0:
+        raise CompileError("F.one_hot without num_classes: the number of "
+                           "classes depends on the data; give num_classes")
+    return _one_hot(self, num_classes, self.dim()).to(torch.int64)
+
+
+def _cumsum(self, dim, dtype=None):
+    """aten.cumsum as a sum under a lower-triangular comparison of iotas
+    (torch-mlir lowers it to tm_tensor.scan); within rounding of PyTorch's
+    sequential sum."""
+    x = self.to(dtype) if dtype is not None else self
+    if dtype is None and not x.is_floating_point():
+        x = x.to(torch.int64)
+    if x.dim() == 0:
+        return x.clone()
+    dim %= x.dim()
+    n = x.shape[dim]
+    index = torch.arange(n, device=x.device)
+    lower = index.view(n, 1) >= index.view(1, n)
+    terms = torch.where(lower, x.movedim(dim, -1).unsqueeze(-2), 0)
+    return terms.sum(-1).movedim(-1, dim)
+
+
 def _decomposition_table(indexing):
     from torch._decomp import core_aten_decompositions
     table = dict(core_aten_decompositions())
     table[aten.squeeze.dims] = _squeeze_dims
+    table[aten.empty_permuted.default] = _empty_permuted
+    table[aten.cumsum.default] = _cumsum
     table[aten.pow.Tensor_Scalar] = _pow_scalar
     table[aten.nll_loss_backward.default] = _nll_loss_backward
     table[aten.embedding_dense_backward.default] = _embedding_dense_backward

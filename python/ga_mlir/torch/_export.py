@@ -5,11 +5,13 @@ import contextlib
 import os
 import re
 import traceback
+import unittest.mock
 
 import torch
 
 from ._common import CompileError
-from ._decompositions import _decomposition_table
+from ._decompositions import _decomposition_table, one_hot
+from ._modules import batch_first_forms
 from ._optimizers import _Optimizer
 
 
@@ -238,7 +240,8 @@ def _make_step_function(model, loss_fn, spec, max_grad_norm):
             # BatchNorm's new running statistics come out as the auxiliary
             # result, not as writes into the buffers.
             updates = {}
-            with _explicit_batch_norm(model, updates):
+            with _explicit_batch_norm(model, updates), \
+                    batch_first_forms(model):
                 loss = torch.func.functional_call(wrapper, values,
                                                   tuple(inputs))
             if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
@@ -300,10 +303,25 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
     fn = _make_step_function(model, loss_fn, spec, max_grad_norm)
     flat = _flat_arguments(spec, model, example_inputs, for_trace=True)
     with _batch_norm_check(model, exact_statistics), \
-            sdpa_kernel(SDPBackend.MATH):
-        gm = make_fx(torch.func.functionalize(fn),
-                     decomposition_table=_decomposition_table(indexing),
-                     record_stack_traces=True)(*flat)
+            sdpa_kernel(SDPBackend.MATH), \
+            unittest.mock.patch.object(torch.nn.functional, "one_hot",
+                                       one_hot):
+        try:
+            gm = make_fx(torch.func.functionalize(fn),
+                         decomposition_table=_decomposition_table(indexing),
+                         record_stack_traces=True)(*flat)
+        except CompileError:
+            raise
+        except Exception as error:
+            # Data-dependent control flow, an op without a trace, ...:
+            # located at the user's innermost line, with PyTorch's reason.
+            where = _innermost_user_line("".join(
+                traceback.format_tb(error.__traceback__)))
+            reason = str(error).strip().splitlines()
+            raise CompileError(
+                f"{where or '<unknown>'}: error: PyTorch could not trace the "
+                f"step ({type(error).__name__}: "
+                f"{reason[0] if reason else ''})") from None
     for node in gm.graph.nodes:
         if node.op == "call_function":
             name = str(node.target).split(".")[1] if "." in str(
@@ -325,10 +343,26 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
         # torch-mlir's own dialect for ops linalg has no form of (scatter,
         # sort, ...): ga-mlir takes upstream dialects only.
         raise CompileError(
+            f"{_first_location(module.operation, 'tm_tensor.')}: error: "
             f"torch-mlir lowered part of the step to {', '.join(foreign)}, "
             "which ga-mlir does not take (an indexing op such as index_put "
             "or scatter in the model?)")
     return text, spec
+
+
+def _first_location(operation, prefix):
+    """file:line of the first op named `prefix`... under `operation` that
+    has a file location, or "<unknown>"."""
+    stack = [operation]
+    while stack:
+        op = stack.pop(0)
+        if op.name.startswith(prefix):
+            found = re.search(r'"([^"]+)":(\d+)', str(op.location))
+            if found:
+                return f"{found.group(1)}:{found.group(2)}"
+        stack[:0] = [inner.operation for region in op.regions
+                     for block in region.blocks for inner in block.operations]
+    return "<unknown>"
 
 
 def _import_to_linalg(gm):
