@@ -1,5 +1,6 @@
 """What the modules of ga_mlir.torch share."""
 
+import contextlib
 import logging
 import os
 
@@ -13,3 +14,19 @@ LLVM_BIN = os.environ.get("GA_LLVM_BIN", "/usr/lib/llvm-22/bin")
 class CompileError(RuntimeError):
     """The step cannot be compiled exactly: unsupported model, optimizer or
     option, or a refusal of `--ga-accumulate` (located at the user's line)."""
+
+
+@contextlib.contextmanager
+def patched_forwards(forwards):
+    """While tracing: `module.forward = forward` for each (module, forward)
+    pair of `forwards`, removed afterwards so that the class's own forward
+    shows through again."""
+    patched = []
+    try:
+        for module, forward in forwards:
+            module.forward = forward
+            patched.append(module)
+        yield
+    finally:
+        for module in patched:
+            del module.forward

@@ -9,7 +9,7 @@ import unittest.mock
 
 import torch
 
-from ._common import CompileError
+from ._common import CompileError, patched_forwards
 from ._decompositions import _decomposition_table, one_hot
 from ._modules import batch_first_forms
 from ._optimizers import _Optimizer
@@ -127,7 +127,7 @@ def _explicit_batch_norm(model, updates):
     inside the grad transform is lost in tracing). The same arithmetic as
     PyTorch's kernel: biased variance to normalize, unbiased in the running
     variance, running = (1 - momentum) * running + momentum * batch."""
-    patched = []
+    forwards = []
     for prefix, m in _training_batch_norms(model):
         def forward(x, m=m, prefix=prefix):
             m._check_input_dim(x)
@@ -147,13 +147,9 @@ def _explicit_batch_norm(model, updates):
             updates[prefix + "num_batches_tracked"] = \
                 m.num_batches_tracked + 1
             return y
-        m.forward = forward
-        patched.append(m)
-    try:
+        forwards.append((m, forward))
+    with patched_forwards(forwards):
         yield
-    finally:
-        for m in patched:
-            del m.forward
 
 
 def _probe(model, loss_fn, inputs):

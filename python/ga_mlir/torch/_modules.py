@@ -17,7 +17,7 @@ import traceback
 import torch
 import torch.nn.functional as F
 
-from ._common import CompileError
+from ._common import CompileError, patched_forwards
 
 
 def _refuse(module, what):
@@ -178,7 +178,7 @@ def _recurrent_forward(m, input, hx=None):
 @contextlib.contextmanager
 def batch_first_forms(model):
     """While tracing: the modules above as their batch-first forms."""
-    patched = []
+    forwards = []
     for m in model.modules():
         if isinstance(m, torch.nn.MultiheadAttention):
             forward = _attention_forward
@@ -186,10 +186,7 @@ def batch_first_forms(model):
             forward = _recurrent_forward
         else:
             continue
-        m.forward = lambda *args, m=m, f=forward, **kw: f(m, *args, **kw)
-        patched.append(m)
-    try:
+        forwards.append(
+            (m, lambda *args, m=m, f=forward, **kw: f(m, *args, **kw)))
+    with patched_forwards(forwards):
         yield
-    finally:
-        for m in patched:
-            del m.forward
