@@ -15,6 +15,18 @@
 using namespace mlir;
 using namespace mlir::ga;
 
+/// Every result of the op is per-sample along `dim` with `factor`, computed
+/// in the loop where its inputs are available.
+static void setBatchedResults(BatchTransfer &t, ArrayRef<Value> inputs,
+                              int64_t dim, int64_t factor) {
+  unsigned level = t.checkCoupling(inputs);
+  BatchClass cls = BatchClass::getBatched(dim, factor);
+  cls.level = level;
+  cls.dependsOnParams = t.joinInputs(inputs).dependsOnParams;
+  t.setResults(cls);
+  t.setPerSample();
+}
+
 void mlir::ga::transferElementwise(BatchTransfer &t) {
   Operation *op = t.getOp();
   FailureOr<std::pair<int64_t, int64_t>> layout =
@@ -33,24 +45,14 @@ void mlir::ga::transferElementwise(BatchTransfer &t) {
     }
   }
   SmallVector<Value> inputs(op->getOperands());
-  unsigned level = t.checkCoupling(inputs);
-  BatchClass cls = BatchClass::getBatched(dim, factor);
-  cls.level = level;
-  cls.dependsOnParams = t.joinInputs(inputs).dependsOnParams;
-  t.setResults(cls);
-  t.setPerSample();
+  setBatchedResults(t, inputs, dim, factor);
 }
 
 void mlir::ga::transferTensorOp(BatchTransfer &t) {
   Operation *op = t.getOp();
   SmallVector<Value> inputs = getOpInputs(op);
   auto finish = [&](int64_t dim, int64_t factor) {
-    unsigned level = t.checkCoupling(inputs);
-    BatchClass cls = BatchClass::getBatched(dim, factor);
-    cls.level = level;
-    cls.dependsOnParams = t.joinInputs(inputs).dependsOnParams;
-    t.setResults(cls);
-    t.setPerSample();
+    setBatchedResults(t, inputs, dim, factor);
   };
 
   if (auto dimOp = dyn_cast<tensor::DimOp>(op)) {

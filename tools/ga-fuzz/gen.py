@@ -230,6 +230,23 @@ class Gen:
         self.emit("%s = tensor.empty(%s) : %s" % (nm, ", ".join(dyn), self.ty(dims, et)))
         return V(nm, dims, et)
 
+    def argmax_payload(self, label):
+        """Payload of an argmax over the loop `label`: (max, index) carried in
+        two outputs, the first index kept on ties."""
+        def pl(a):
+            j = self.fresh("j")
+            self.emit("%s = linalg.index %d : index" % (j, self.loop_labels.index(label)))
+            ji = self.fresh("ji")
+            self.emit("%s = arith.index_cast %s : index to i64" % (ji, j))
+            gt = self.fresh("gt")
+            self.emit("%s = arith.cmpf ogt, %s, %s : f32" % (gt, a[0], a[1]))
+            m = self.fresh("m")
+            self.emit("%s = arith.select %s, %s, %s : f32" % (m, gt, a[0], a[1]))
+            ix = self.fresh("ix")
+            self.emit("%s = arith.select %s, %s, %s : i64" % (ix, gt, ji, a[2]))
+            return [m, ix]
+        return pl
+
     def fill(self, dims, value, et="f32", like=()):
         e = self.empty(dims, et, like)
         nm = self.fresh("z")
@@ -1190,18 +1207,7 @@ class Gen:
             e = self.fill(["b"], -3.0e38, like=[labels])
             ei = self.fill(["b"], 0, et="i64", like=[labels])
 
-            def pl(a):
-                j = self.fresh("j")
-                self.emit("%s = linalg.index %d : index" % (j, self.loop_labels.index(cls)))
-                ji = self.fresh("ji")
-                self.emit("%s = arith.index_cast %s : index to i64" % (ji, j))
-                gt = self.fresh("gt")
-                self.emit("%s = arith.cmpf ogt, %s, %s : f32" % (gt, a[0], a[1]))
-                m = self.fresh("m")
-                self.emit("%s = arith.select %s, %s, %s : f32" % (m, gt, a[0], a[1]))
-                ix = self.fresh("ix")
-                self.emit("%s = arith.select %s, %s, %s : i64" % (ix, gt, ji, a[2]))
-                return [m, ix]
+            pl = self.argmax_payload(cls)
             _, pred = self.generic([logits], [e, ei], pl)
             zi = self.fill([], 0, et="i32")
 
@@ -1249,18 +1255,7 @@ class Gen:
             e = self.fill([], -3.0e38)
             ei = self.fill([], 0, et="i64")
 
-            def pl(a):
-                j = self.fresh("j")
-                self.emit("%s = linalg.index %d : index" % (j, self.loop_labels.index("b")))
-                ji = self.fresh("ji")
-                self.emit("%s = arith.index_cast %s : index to i64" % (ji, j))
-                gt = self.fresh("gt")
-                self.emit("%s = arith.cmpf ogt, %s, %s : f32" % (gt, a[0], a[1]))
-                m = self.fresh("m")
-                self.emit("%s = arith.select %s, %s, %s : f32" % (m, gt, a[0], a[1]))
-                ix = self.fresh("ix")
-                self.emit("%s = arith.select %s, %s, %s : i64" % (ix, gt, ji, a[2]))
-                return [m, ix]
+            pl = self.argmax_payload("b")
             results.extend(self.generic([v], [e, ei], pl))
             if self.loop_labels[0] != "b":
                 # Not the outermost reduction loop: order-dependent, to be refused.
