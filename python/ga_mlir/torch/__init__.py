@@ -35,7 +35,10 @@ call).
 Hyper-parameters (learning rate, betas, ...) are read from the optimizer's
 `param_groups` at every call and passed as arguments, so a learning-rate
 scheduler works without recompiling; structural flags (momentum or not,
-nesterov, maximize) are part of the compiled step. Parameters without a
+nesterov, maximize) are part of the compiled step. The step is traced again
+(not reused) when such a flag, a module's training mode or setting
+(BatchNorm's eps, Dropout's p, ...), the parameters or which of them
+require gradients change between calls. Parameters without a
 gradient (unused by the loss, frozen, or outside the optimizer) are left
 alone, as torch.optim does.
 

@@ -315,6 +315,48 @@ def _check_no_shared_storage(flat, written):
                 "in_place=False")
 
 
+# Optimizer settings that are arguments of the compiled step (recomputed from
+# param_groups at every call); every other setting is baked into the trace.
+_RUNTIME_HYPER = frozenset({"params", "lr", "initial_lr", "weight_decay",
+                            "dampening", "betas", "eps"})
+
+
+def _hashable_setting(value):
+    """`value` if it is a plain setting (a number, a string, None, or a tuple
+    of those), else a marker of its type: the fingerprint must be hashable."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, tuple) and all(
+            v is None or isinstance(v, (bool, int, float, str)) for v in value):
+        return value
+    return ("<%s>" % type(value).__name__,)
+
+
+def _traced_state(model, optimizer):
+    """A fingerprint of what tracing reads besides the inputs' shapes: every
+    module's training flag and public plain attributes (Dropout's p,
+    BatchNorm's momentum and eps, ...), which parameters there are and which
+    require gradients, the parameter groups and their structural settings
+    (momentum on or off, nesterov, amsgrad, maximize, ...)."""
+    modules = tuple(
+        (type(m).__name__, tuple(sorted(
+            (k, _hashable_setting(v)) for k, v in vars(m).items()
+            if not k.startswith("_"))))
+        for m in model.modules())
+    params = tuple((name, id(p), p.requires_grad)
+                   for name, p in model.named_parameters())
+    buffers = tuple((name, id(b)) for name, b in model.named_buffers())
+    groups = []
+    for group in optimizer.param_groups:
+        settings = sorted((k, _hashable_setting(v)) for k, v in group.items()
+                          if k not in _RUNTIME_HYPER and k != "momentum")
+        momentum = group.get("momentum", 0)
+        groups.append((tuple(id(p) for p in group["params"]), tuple(settings),
+                       _hashable_setting(momentum) if isinstance(
+                           momentum, torch.Tensor) else momentum != 0))
+    return (type(optimizer).__name__, modules, params, buffers, tuple(groups))
+
+
 class CompiledTrainStep:
     """The compiled step: call it with the inputs of one whole batch."""
 
@@ -350,7 +392,11 @@ class CompiledTrainStep:
         self._variant(tuple(example_inputs))
 
     def _key(self, inputs):
-        return tuple((tuple(t.shape), t.dtype) for t in inputs)
+        # What the trace baked in besides the shapes: a step traced in
+        # training mode (or before momentum was switched on) must not be
+        # reused once the model or the optimizer changed.
+        return (tuple((tuple(t.shape), t.dtype) for t in inputs),
+                _traced_state(self.model, self.optimizer))
 
     def _variant(self, inputs):
         key = self._key(inputs)
