@@ -266,7 +266,8 @@ def GPUSingleStream : Pass<"ga-gpu-single-stream", "ModuleOp"> {
     before an op that needs the device's results: a host access to a buffer
     that a `gpu.memcpy` reads or writes (a read-back), a call of an external
     function or of a function with GPU work (a library on a stream of its
-    own, e.g. NCCL), the return. Other region ops with GPU work (`scf.if`)
+    own), the return. `gaNcclAllReduce` is given the step's stream in place
+    of its null stream operand: no wait before or after it. Other region ops with GPU work (`scf.if`)
     are waited for before and inside, with streams of their own.
 
     Before:
