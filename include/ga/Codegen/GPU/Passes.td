@@ -485,4 +485,97 @@ def CheckCUDAToolkit : Pass<"ga-check-cuda-toolkit", "ModuleOp"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// OverlapAllReduce
+//===----------------------------------------------------------------------===//
+
+def OverlapAllReduce : Pass<"ga-overlap-all-reduce", "ModuleOp"> {
+  let summary = "Issue each bucket's NCCL all-reduce in the last micro-batch, "
+                "right after its last producer, on a communication stream";
+  let description = [{
+    Runs on the stream-threaded host code of a data-parallel step (after
+    `--convert-ga-to-nccl` and `--ga-gpu-single-stream`). There, every
+    `gaNcclAllReduce` of a gradient bucket follows the micro-batch loop on the
+    step's stream, so the collectives start only once the whole backward of
+    the last micro-batch has run. A bucket is final as soon as the last
+    micro-batch's producers of its accumulators have run, so this pass
+
+    1. peels the last iteration of the `scf.for` that last accesses the
+       buckets (constant bounds, at least one iteration; with one iteration,
+       the loop is replaced by its body). The loop that remains holds the
+       same stream-ordered GPU work as before (a CUDA graph can capture it);
+    2. moves each bucket's call (with its address computation and status
+       check) to right after the last op of the peeled iteration that may
+       access the bucket's buffer, and never before the call of the previous
+       bucket (the collectives stay in bucket order). "May access" is decided
+       on view roots with the alias analysis: an op with memory effects that
+       takes a memref, or a pointer extracted from one, that may alias the
+       bucket. So nothing after the moved call in the peeled iteration reads
+       or writes the bucket. A bucket whose buffer is not recognized, or that
+       is accessed between the loop and its call, stays where it is, with a
+       remark;
+    3. with `comm-stream=1` (the default), enqueues the moved calls on a
+       communication stream forked from the step's stream: each call waits
+       for an event recorded on the step's stream at its position
+       (`mgpuEventCreate`, `mgpuEventRecord`, `mgpuStreamWaitEvent`), so the
+       all-reduce of a bucket overlaps the rest of the backward; the step's
+       stream waits for the communication stream's last event before the
+       first later op that may access a bucket (the optimizer update), a call
+       or the end of the block. No host synchronization is added.
+
+    Before (after `--ga-gpu-single-stream`; address computation elided):
+
+    ```mlir
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@dw2_acc ... args(%bucket_view0 : ...)
+      %b = gpu.launch_func async [%a] @k::@dx ... args(...)
+      %c = gpu.launch_func async [%b] @k::@dw1_acc ... args(%bucket_view1 : ...)
+      scf.yield %c : !gpu.async.token
+    }
+    %r = func.call @gaNcclAllReduce(%t, %ptr, %n, %c7, %c4) : (!gpu.async.token, ...) -> i32
+    %u = gpu.launch_func async [%t] @k::@update ... args(%bucket_view1 : ...)
+    ```
+
+    After:
+
+    ```mlir
+    %t0 = scf.for %i = %c0 to %c3 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      ...  // unchanged body
+    }
+    %a = gpu.launch_func async [%t0] @k::@dw2_acc ... args(%bucket_view0 : ...)
+    %b = gpu.launch_func async [%a] @k::@dx ... args(...)
+    %c = gpu.launch_func async [%b] @k::@dw1_acc ... args(%bucket_view1 : ...)
+    %comm = gpu.wait async
+    %e = func.call @mgpuEventCreate() : () -> !llvm.ptr
+    func.call @mgpuEventRecord(%e, %c) : (!llvm.ptr, !gpu.async.token) -> ()
+    func.call @mgpuStreamWaitEvent(%comm, %e) : (!gpu.async.token, !llvm.ptr) -> ()
+    func.call @mgpuEventDestroy(%e) : (!llvm.ptr) -> ()
+    %r = func.call @gaNcclAllReduce(%comm, %ptr, %n, %c7, %c4) : (!gpu.async.token, ...) -> i32
+    // the join: %c waits for an event recorded on %comm; %comm is destroyed
+    %u = gpu.launch_func async [%c] @k::@update ... args(%bucket_view1 : ...)
+    ```
+
+    A call whose stream operand is not a stream token (the pass ran before
+    `--ga-gpu-single-stream`) is an error.
+  }];
+  let options = [
+    Option<"commStream", "comm-stream", "bool", /*default=*/"true",
+           "Enqueue the moved all-reduces on a communication stream forked "
+           "from the step's stream by events (false: on the step's stream, "
+           "ordered with the backward kernels)">
+  ];
+  let statistics = [
+    Statistic<"numPeeledLoops", "peeled-loops",
+              "Micro-batch loops whose last iteration was peeled">,
+    Statistic<"numMovedAllReduces", "moved-all-reduces",
+              "All-reduces moved into the last micro-batch">,
+    Statistic<"numLeftAllReduces", "left-all-reduces",
+              "All-reduces left after the loop (with a remark)">
+  ];
+  let dependentDialects = [
+    "arith::ArithDialect", "func::FuncDialect", "gpu::GPUDialect",
+    "LLVM::LLVMDialect", "scf::SCFDialect"
+  ];
+}
+
 #endif // GA_CODEGEN_GPU_PASSES_TD
