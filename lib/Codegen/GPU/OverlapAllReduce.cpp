@@ -230,7 +230,7 @@ void OverlapAllReducePass::overlap(scf::ForOp loop, ArrayRef<Bucket> buckets) {
   OpBuilder b(&getContext());
   auto ptrType = LLVM::LLVMPointerType::get(&getContext());
   auto tokenType = b.getType<gpu::AsyncTokenType>();
-  Value comm;
+  Value comm, forked;
   Operation *previous = nullptr; // the end of the last call moved so far
   SmallVector<Value> movedRoots;
   for (Bucket bucket : buckets) {
@@ -280,10 +280,14 @@ void OverlapAllReducePass::overlap(scf::ForOp loop, ArrayRef<Bucket> buckets) {
     b.setInsertionPointAfter(insertAfter);
     Location loc = bucket.call.getLoc();
     Value callStream = stream;
-    if (commStream) {
+    if (commStream && stream == forked) {
+      // The communication stream already waits for this point.
+      callStream = comm;
+    } else if (commStream) {
       if (!comm)
         comm = gpu::WaitOp::create(b, loc, tokenType, ValueRange{})
                    .getAsyncToken();
+      forked = stream;
       Value event =
           func::CallOp::create(b, loc, kEventCreate, ptrType, ValueRange{})
               .getResult(0);
@@ -387,8 +391,11 @@ void OverlapAllReducePass::runOnOperation() {
       continue;
     }
     Value root = getViewRoot(memref);
+    // The other buckets' calls keep their order with this one wherever they
+    // go: they are not producers.
     Operation *producer = call->getPrevNode();
-    while (producer && !mayAccess(producer, root))
+    while (producer &&
+           (isCallTo(producer, kAllReduce) || !mayAccess(producer, root)))
       producer = producer->getPrevNode();
     auto loop = dyn_cast_or_null<scf::ForOp>(producer);
     std::string why = loop ? whyNotPeelable(loop) : "";
