@@ -83,12 +83,16 @@ private:
   /// address of a memref may point anywhere.
   bool mayAccess(Operation *op, ArrayRef<Value> roots);
   bool mayAlias(Value root, ArrayRef<Value> roots);
-  /// Moves the calls of `buckets` (all after `loop`, in bucket order) into a
-  /// peeled last iteration of `loop`, each on the communication stream.
-  void overlap(scf::ForOp loop, ArrayRef<Bucket> buckets);
-  /// Peels the last iteration of `loop` right after it; returns the peeled
-  /// ops, in order (the loop is erased when it had one iteration).
-  SmallVector<Operation *> peelLastIteration(scf::ForOp loop);
+  /// The last op before `call` that may access `root`, other than another
+  /// bucket's all-reduce (null: none).
+  Operation *getLastAccess(func::CallOp call, Value root);
+  /// Moves each call of `buckets` (the all-reduces of one block, in bucket
+  /// order) right after the last op that may access its bucket, peeling the
+  /// last iteration of a micro-batch loop when that op is the loop.
+  void overlap(ArrayRef<Bucket> buckets);
+  /// Peels the last iteration of `loop` right after it (the loop is erased
+  /// when it had one iteration).
+  void peelLastIteration(scf::ForOp loop);
 
   AliasAnalysis *aliasAnalysis = nullptr;
 };
@@ -137,8 +141,7 @@ bool OverlapAllReducePass::mayAccess(Operation *op, ArrayRef<Value> roots) {
   return result.wasInterrupted();
 }
 
-SmallVector<Operation *>
-OverlapAllReducePass::peelLastIteration(scf::ForOp loop) {
+void OverlapAllReducePass::peelLastIteration(scf::ForOp loop) {
   IRRewriter rewriter(loop);
   Location loc = loop.getLoc();
   int64_t lower = *getConstantIntValue(loop.getLowerBound());
@@ -170,9 +173,8 @@ OverlapAllReducePass::peelLastIteration(scf::ForOp loop) {
   mapping.map(loop.getInductionVar(), lastIv);
   mapping.map(loop.getRegionIterArgs(), carried);
   rewriter.setInsertionPointAfter(lastIv.getDefiningOp());
-  SmallVector<Operation *> peeled;
   for (Operation &op : loop.getBody()->without_terminator())
-    peeled.push_back(rewriter.clone(op, mapping));
+    rewriter.clone(op, mapping);
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   for (OpOperand *use : uses) {
     auto result = cast<OpResult>(use->get());
@@ -182,7 +184,13 @@ OverlapAllReducePass::peelLastIteration(scf::ForOp loop) {
   if (trips == 1)
     rewriter.eraseOp(loop);
   ++numPeeledLoops;
-  return peeled;
+}
+
+Operation *OverlapAllReducePass::getLastAccess(func::CallOp call, Value root) {
+  Operation *op = call->getPrevNode();
+  while (op && (isCallTo(op, kAllReduce) || !mayAccess(op, root)))
+    op = op->getPrevNode();
+  return op;
 }
 
 /// The step's stream at the point right after `op` (null: before the first
@@ -218,41 +226,53 @@ static std::string whyNotPeelable(scf::ForOp loop) {
   return "";
 }
 
-void OverlapAllReducePass::overlap(scf::ForOp loop, ArrayRef<Bucket> buckets) {
-  Block *block = loop->getBlock();
-  SmallVector<Operation *> peeled = peelLastIteration(loop);
-  if (peeled.empty())
-    return;
-  Operation *peeledStart = peeled.front()->getPrevNode();
-  Operation *peeledEnd = peeled.back();
-  Value startStream = getStreamAfter(peeledStart, /*exclude=*/Value());
-
+void OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
   OpBuilder b(&getContext());
   auto ptrType = LLVM::LLVMPointerType::get(&getContext());
   auto tokenType = b.getType<gpu::AsyncTokenType>();
+  DenseSet<Operation *> peeled;
   Value comm, forked;
   Operation *previous = nullptr; // the end of the last call moved so far
   SmallVector<Value> movedRoots;
   for (Bucket bucket : buckets) {
-    // After the last op of the peeled iteration that may access the bucket,
-    // and after the previous bucket's call (bucket order).
-    Operation *after = nullptr;
-    for (Operation *op : llvm::reverse(peeled))
-      if (mayAccess(op, bucket.root)) {
-        after = op;
-        break;
+    // The bucket is final after the last op that may access it. When that is
+    // a micro-batch loop, its last iteration is peeled and searched.
+    Operation *last = getLastAccess(bucket.call, bucket.root);
+    auto loop = dyn_cast_or_null<scf::ForOp>(last);
+    if (loop && !peeled.contains(loop)) {
+      if (std::string why = whyNotPeelable(loop); !why.empty()) {
+        InFlightDiagnostic remark = bucket.call.emitRemark()
+                                    << "left in place: the last iteration of "
+                                       "the micro-batch loop cannot be "
+                                       "peeled: "
+                                    << why;
+        remark.attachNote(loop.getLoc()) << "the loop";
+        ++numLeftAllReduces;
+        continue;
       }
+      std::optional<int64_t> trips =
+          loop.getStaticTripCount()
+              ? std::optional<int64_t>(
+                    loop.getStaticTripCount()->getSExtValue())
+              : std::nullopt;
+      peelLastIteration(loop);
+      if (trips && *trips > 1)
+        peeled.insert(loop);
+      last = getLastAccess(bucket.call, bucket.root);
+    }
+    // After the previous bucket's call too: the collectives keep their order.
+    Operation *after = last;
     if (previous && (!after || after->isBeforeInBlock(previous)))
       after = previous;
-    Operation *insertAfter = after ? after : peeledStart;
-    Value stream = after ? getStreamAfter(after, comm) : startStream;
+    Value stream = after ? getStreamAfter(after, comm) : Value();
     // The address computation (pure ops after the new position) is cloned
     // there; the status check (the users of the call's result) moves along.
+    Block *block = bucket.call->getBlock();
     SetVector<Operation *> chain;
     BackwardSliceOptions options;
     options.inclusive = false;
     options.filter = [&](Operation *def) {
-      return def->getBlock() == block && insertAfter->isBeforeInBlock(def);
+      return def->getBlock() == block && after && after->isBeforeInBlock(def);
     };
     for (Value operand : bucket.call.getOperands().drop_front())
       if (Operation *def = operand.getDefiningOp(); def && options.filter(def))
@@ -261,9 +281,10 @@ void OverlapAllReducePass::overlap(scf::ForOp loop, ArrayRef<Bucket> buckets) {
           return !isMemoryEffectFree(def) || def->getNumRegions();
         })) {
       bucket.call.emitRemark()
-          << "left after the micro-batch loop: "
+          << "left in place: "
           << (stream ? "its operands are not computed by pure ops"
-                     : "no stream after its last producer");
+                     : "no stream after the last op that may access its "
+                       "buffer");
       ++numLeftAllReduces;
       continue;
     }
@@ -277,7 +298,7 @@ void OverlapAllReducePass::overlap(scf::ForOp loop, ArrayRef<Bucket> buckets) {
       return x->isBeforeInBlock(y);
     });
 
-    b.setInsertionPointAfter(insertAfter);
+    b.setInsertionPointAfter(after);
     Location loc = bucket.call.getLoc();
     Value callStream = stream;
     if (commStream && stream == forked) {
@@ -305,26 +326,40 @@ void OverlapAllReducePass::overlap(scf::ForOp loop, ArrayRef<Bucket> buckets) {
     bucket.call->setOperand(0, callStream);
     for (OpOperand &operand : bucket.call->getOpOperands())
       operand.set(mapping.lookupOrDefault(operand.get()));
-    Operation *last = bucket.call;
+    // The users that can follow: in this block, no terminator, operands
+    // available here; the others stay after the new position.
+    DenseSet<Operation *> moved{bucket.call};
+    Operation *end = bucket.call;
     for (Operation *user : users) {
-      user->moveAfter(last);
-      last = user;
+      bool movable = user->getBlock() == block &&
+                     !user->hasTrait<OpTrait::IsTerminator>() &&
+                     user->getNumRegions() == 0 &&
+                     llvm::all_of(user->getOperands(), [&](Value v) {
+                       Operation *def = v.getDefiningOp();
+                       return !def || moved.contains(def) ||
+                              def->getBlock() != block ||
+                              def->isBeforeInBlock(bucket.call);
+                     });
+      if (!movable)
+        continue;
+      user->moveAfter(end);
+      moved.insert(user);
+      end = user;
     }
     for (Operation *def : llvm::reverse(defs))
       if (def->use_empty())
         def->erase();
-    previous = last;
+    previous = end;
     movedRoots.push_back(bucket.root);
     ++numMovedAllReduces;
   }
   if (!comm)
     return;
-  // The join, after the peeled iteration: before the first op that may
-  // access a reduced bucket (the optimizer's), waits for the host, has
-  // regions, or ends the block.
-  Operation *join = peeledEnd->getNextNode();
-  if (peeledEnd->isBeforeInBlock(previous))
-    join = previous->getNextNode();
+  // The join: nothing between the last moved call and the original places of
+  // the calls accesses a bucket; the step's stream waits for the
+  // communication stream before the first later op that may access one (the
+  // optimizer's), waits for the host, has regions, or ends the block.
+  Operation *join = previous->getNextNode();
   while (!join->hasTrait<OpTrait::IsTerminator>() &&
          join->getNumRegions() == 0 && !isCallTo(join, kStreamSynchronize) &&
          !isCallTo(join, kStreamDestroy) && !mayAccess(join, movedRoots))
@@ -380,8 +415,8 @@ void OverlapAllReducePass::runOnOperation() {
     }
   }
 
-  // The buckets of each micro-batch loop, in the order of their calls.
-  llvm::MapVector<Operation *, SmallVector<Bucket>> byLoop;
+  // The buckets of each block, in the order of their calls.
+  llvm::MapVector<Block *, SmallVector<Bucket>> byBlock;
   for (func::CallOp call : calls) {
     Value memref = getPointedMemref(call.getOperand(1));
     if (!memref) {
@@ -390,31 +425,8 @@ void OverlapAllReducePass::runOnOperation() {
       ++numLeftAllReduces;
       continue;
     }
-    Value root = getViewRoot(memref);
-    // The other buckets' calls keep their order with this one wherever they
-    // go: they are not producers.
-    Operation *producer = call->getPrevNode();
-    while (producer &&
-           (isCallTo(producer, kAllReduce) || !mayAccess(producer, root)))
-      producer = producer->getPrevNode();
-    auto loop = dyn_cast_or_null<scf::ForOp>(producer);
-    std::string why = loop ? whyNotPeelable(loop) : "";
-    if (!loop || !why.empty()) {
-      InFlightDiagnostic remark = call.emitRemark() << "left in place: ";
-      if (!loop)
-        remark << "the last op before it that may access its buffer is not "
-                  "a micro-batch loop";
-      else
-        remark << "the last iteration of the micro-batch loop cannot be "
-                  "peeled: "
-               << why;
-      if (producer)
-        remark.attachNote(producer->getLoc()) << "that op";
-      ++numLeftAllReduces;
-      continue;
-    }
-    byLoop[loop].push_back({call, root});
+    byBlock[call->getBlock()].push_back({call, getViewRoot(memref)});
   }
-  for (auto &[loop, buckets] : byLoop)
-    overlap(cast<scf::ForOp>(loop), buckets);
+  for (auto &entry : byBlock)
+    overlap(entry.second);
 }

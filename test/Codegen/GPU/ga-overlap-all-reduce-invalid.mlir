@@ -31,8 +31,8 @@ module attributes {gpu.container_module} {
 // -----
 
 // What is left in place, with a remark: a buffer that is not the address of
-// a memref; a bucket written after the loop; a loop with dynamic bounds; a
-// loop whose micro-batches wait for the host.
+// a memref; a loop with dynamic bounds; a loop whose micro-batches wait for
+// the host.
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @acc(%a: memref<8xf32>) kernel { gpu.return }
@@ -48,32 +48,12 @@ module attributes {gpu.container_module} {
     return %r : i32
   }
 
-  func.func @written_after_the_loop(%b: memref<8xf32>, %s: !gpu.async.token) -> i32 {
-    %c0 = arith.constant 0 : index
-    %c1 = arith.constant 1 : index
-    %c4 = arith.constant 4 : index
-    %n = arith.constant 8 : i64
-    %c = arith.constant 7 : i32
-    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
-      %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
-      scf.yield %a : !gpu.async.token
-    }
-    // expected-note @below {{that op}}
-    %u = gpu.launch_func async [%t] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
-    %i = memref.extract_aligned_pointer_as_index %b : memref<8xf32> -> index
-    %l = arith.index_cast %i : index to i64
-    %p = llvm.inttoptr %l : i64 to !llvm.ptr
-    // expected-remark @below {{left in place: the last op before it that may access its buffer is not a micro-batch loop}}
-    %r = func.call @gaNcclAllReduce(%u, %p, %n, %c, %c) : (!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
-    return %r : i32
-  }
-
   func.func @dynamic_bounds(%b: memref<8xf32>, %s: !gpu.async.token, %m: index) -> i32 {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %n = arith.constant 8 : i64
     %c = arith.constant 7 : i32
-    // expected-note @below {{that op}}
+    // expected-note @below {{the loop}}
     %t = scf.for %i = %c0 to %m step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
       %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
       scf.yield %a : !gpu.async.token
@@ -92,7 +72,7 @@ module attributes {gpu.container_module} {
     %c4 = arith.constant 4 : index
     %n = arith.constant 8 : i64
     %c = arith.constant 7 : i32
-    // expected-note @below {{that op}}
+    // expected-note @below {{the loop}}
     %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
       %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
       func.call @mgpuStreamSynchronize(%a) : (!gpu.async.token) -> ()

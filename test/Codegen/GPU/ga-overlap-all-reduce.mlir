@@ -226,3 +226,44 @@ module attributes {gpu.container_module} {
     return %t : !gpu.async.token
   }
 }
+
+// -----
+
+// A bucket last written after the loop (a remainder micro-batch, as straight
+// code): its all-reduce follows that launch; the loop is not peeled.
+// CHECK-LABEL: func.func @written_after_the_loop(
+// CHECK:         %[[C4:.*]] = arith.constant 4 : index
+// CHECK:         %[[T:.*]] = scf.for %{{.*}} = %{{.*}} to %[[C4]] step
+// CHECK:         }
+// CHECK-NEXT:    %[[U:.*]] = gpu.launch_func async [%[[T]]] @k::@acc
+// CHECK-NEXT:    %[[COMM:.*]] = gpu.wait async
+// CHECK-NEXT:    %[[E:.*]] = call @mgpuEventCreate()
+// CHECK-NEXT:    call @mgpuEventRecord(%[[E]], %[[U]])
+// CHECK:         call @gaNcclAllReduce(%[[COMM]],
+// CHECK:         call @mgpuStreamWaitEvent(%[[U]],
+// CHECK-NEXT:    call @mgpuEventDestroy
+// CHECK-NEXT:    call @mgpuStreamDestroy(%[[COMM]])
+// CHECK-NEXT:    return
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%a: memref<8xf32>) kernel { gpu.return }
+  }
+  func.func private @gaNcclAllReduce(!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
+  func.func @written_after_the_loop(%b: memref<8xf32>, %s: !gpu.async.token) -> i32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %n = arith.constant 8 : i64
+    %c = arith.constant 7 : i32
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
+      scf.yield %a : !gpu.async.token
+    }
+    %u = gpu.launch_func async [%t] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
+    %i = memref.extract_aligned_pointer_as_index %b : memref<8xf32> -> index
+    %l = arith.index_cast %i : index to i64
+    %p = llvm.inttoptr %l : i64 to !llvm.ptr
+    %r = func.call @gaNcclAllReduce(%u, %p, %n, %c, %c) : (!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
+    return %r : i32
+  }
+}
