@@ -496,32 +496,39 @@ def OverlapAllReduce : Pass<"ga-overlap-all-reduce", "ModuleOp"> {
     Runs on the stream-threaded host code of a data-parallel step (after
     `--convert-ga-to-nccl` and `--ga-gpu-single-stream`). There, every
     `gaNcclAllReduce` of a gradient bucket follows the micro-batch loop on the
-    step's stream, so the collectives start only once the whole backward of
-    the last micro-batch has run. A bucket is final as soon as the last
-    micro-batch's producers of its accumulators have run, so this pass
+    step's stream, so the collectives start only once the whole micro-batch
+    loop has run. A bucket is final as soon as the
+    last micro-batch's producers of its accumulators have run, so, for each
+    call in bucket order, this pass
 
-    1. peels the last iteration of the `scf.for` that last accesses the
-       buckets (constant bounds, at least one iteration; with one iteration,
-       the loop is replaced by its body). The loop that remains holds the
-       same stream-ordered GPU work as before (a CUDA graph can capture it);
-    2. moves each bucket's call (with its address computation and status
-       check) to right after the last op of the peeled iteration that may
-       access the bucket's buffer, and never before the call of the previous
-       bucket (the collectives stay in bucket order). "May access" is decided
-       on view roots with the alias analysis: an op with memory effects that
-       takes a memref, or a pointer extracted from one, that may alias the
-       bucket. So nothing after the moved call in the peeled iteration reads
-       or writes the bucket. A bucket whose buffer is not recognized, or that
-       is accessed between the loop and its call, stays where it is, with a
-       remark;
-    3. with `comm-stream=1` (the default), enqueues the moved calls on a
+    1. finds the last op before the call that may access the bucket's
+       buffer. "May access" is decided on view roots with the alias
+       analysis: an op with memory effects that takes a memref, or a call
+       that takes a pointer extracted from a memref (`gaNcclAllReduce`,
+       `gaCublasLtMatmul`), that may alias the bucket; a pointer of unknown
+       origin may point anywhere. Other buckets' all-reduces do not count;
+    2. when that op is the micro-batch `scf.for` (constant bounds, no host
+       wait inside), peels the loop's last iteration right after it (with
+       one iteration, the loop is replaced by its body) and searches again.
+       The loop that remains holds the same stream-ordered GPU work as
+       before (a CUDA graph can capture it). A remainder micro-batch after
+       the loop needs no peeling;
+    3. moves the call (its address computation is cloned, its status check
+       follows) right after that op, and never before the previous bucket's
+       call: the collectives stay in bucket order. Nothing after the new
+       position and before the old one accesses the bucket;
+    4. with `comm-stream=1` (the default), enqueues the moved calls on a
        communication stream forked from the step's stream: each call waits
        for an event recorded on the step's stream at its position
        (`mgpuEventCreate`, `mgpuEventRecord`, `mgpuStreamWaitEvent`), so the
-       all-reduce of a bucket overlaps the rest of the backward; the step's
+       all-reduce of a bucket overlaps the rest of the backward. The step's
        stream waits for the communication stream's last event before the
-       first later op that may access a bucket (the optimizer update), a call
-       or the end of the block. No host synchronization is added.
+       first later op that may access a moved bucket (the optimizer update),
+       waits for the host, has regions, or ends the block. No host
+       synchronization is added.
+
+    A bucket whose buffer is not recognized, or whose loop cannot be peeled,
+    stays where it is, with a remark.
 
     Before (after `--ga-gpu-single-stream`; address computation elided):
 
