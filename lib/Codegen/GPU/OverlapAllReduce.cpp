@@ -90,9 +90,9 @@ private:
   /// order) right after the last op that may access its bucket, peeling the
   /// last iteration of a micro-batch loop when that op is the loop.
   void overlap(ArrayRef<Bucket> buckets);
-  /// Peels the last iteration of `loop` right after it (the loop is erased
-  /// when it had one iteration).
-  void peelLastIteration(scf::ForOp loop);
+  /// Peels the last iteration of `loop` right after it; returns whether the
+  /// loop remains (false: it had one iteration and was erased).
+  bool peelLastIteration(scf::ForOp loop);
 
   AliasAnalysis *aliasAnalysis = nullptr;
 };
@@ -141,7 +141,7 @@ bool OverlapAllReducePass::mayAccess(Operation *op, ArrayRef<Value> roots) {
   return result.wasInterrupted();
 }
 
-void OverlapAllReducePass::peelLastIteration(scf::ForOp loop) {
+bool OverlapAllReducePass::peelLastIteration(scf::ForOp loop) {
   IRRewriter rewriter(loop);
   Location loc = loop.getLoc();
   int64_t lower = *getConstantIntValue(loop.getLowerBound());
@@ -184,6 +184,7 @@ void OverlapAllReducePass::peelLastIteration(scf::ForOp loop) {
   if (trips == 1)
     rewriter.eraseOp(loop);
   ++numPeeledLoops;
+  return trips > 1;
 }
 
 Operation *OverlapAllReducePass::getLastAccess(func::CallOp call, Value root) {
@@ -250,13 +251,7 @@ void OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
         ++numLeftAllReduces;
         continue;
       }
-      std::optional<int64_t> trips =
-          loop.getStaticTripCount()
-              ? std::optional<int64_t>(
-                    loop.getStaticTripCount()->getSExtValue())
-              : std::nullopt;
-      peelLastIteration(loop);
-      if (trips && *trips > 1)
+      if (peelLastIteration(loop))
         peeled.insert(loop);
       last = getLastAccess(bucket.call, bucket.root);
     }
