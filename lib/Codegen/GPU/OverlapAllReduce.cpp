@@ -120,6 +120,8 @@ bool OverlapAllReducePass::mayAccess(Operation *op, ArrayRef<Value> roots) {
       if (isa<BaseMemRefType>(operand.getType())) {
         memref = operand;
       } else if (isCall && isa<LLVM::LLVMPointerType>(operand.getType())) {
+        if (operand.getDefiningOp<LLVM::ZeroOp>())
+          continue; // a null pointer (no bias, no stream)
         memref = getPointedMemref(operand);
         if (!memref)
           return WalkResult::interrupt();

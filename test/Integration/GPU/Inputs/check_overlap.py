@@ -14,7 +14,8 @@ For the function `train_step`:
   * every all-reduce is after the loop and before the join, on the
     communication stream (a `gpu.wait async` after the loop), after an event
     the stream waits for;
-  * safety: no launch between an all-reduce and the join (the step's stream
+  * safety (a launch is a gpu.launch_func or a gaCublasLtMatmul call): no
+    launch between an all-reduce and the join (the step's stream
     waiting for the communication stream) takes a view of its bucket;
   * earliness: the launch right before each all-reduce (its fork) takes a
     view of its bucket, or the previous all-reduce is in between (bucket
@@ -31,6 +32,7 @@ import sys
 VIEW = re.compile(r"^\s*(%[\w.]+) = memref\.(?:subview|expand_shape|collapse_shape|cast|reinterpret_cast) (%[\w.]+)")
 DEF = re.compile(r"^\s*(%[\w.]+)(?:, %[\w.]+)* = (.*)$")
 LAUNCH = re.compile(r"gpu\.launch_func async \[[^\]]*\] @\w+::@(\w+) .* args\((.*)\)")
+CUBLAS = re.compile(r"call @gaCublasLtMatmul\((.*?)\) :")
 ALLREDUCE = re.compile(r"call @gaNcclAllReduce\((%[\w.]+), (%[\w.]+),")
 
 
@@ -71,9 +73,17 @@ def main():
         return root(m.group(1))
 
     def launch_roots(line):
+        # A kernel launch (its memref arguments) or a cuBLASLt call (the
+        # buffers its pointers address; null pointers address none).
+        if m := CUBLAS.search(line):
+            return "gaCublasLtMatmul", {bucket_of(v) for v in re.findall(r"%[\w.]+", m.group(1))
+                                        if defs.get(v, "").startswith("llvm.inttoptr")}
         m = LAUNCH.search(line)
         return m.group(1), {root(arg.split(" : ")[0].strip())
                             for arg in re.findall(r"(%[\w.]+) :", m.group(2))}
+
+    def is_launch(line):
+        return "gpu.launch_func" in line or CUBLAS.search(line)
 
     # The last micro-batch loop: a top-level scf.for with launches (none
     # when the step had one micro-batch: the pass replaced the loop by its
@@ -82,9 +92,9 @@ def main():
     for i, line in enumerate(lines):
         if line.startswith("    %") and " = scf.for " in line:
             end = lines.index("    }", i)
-            if any("gpu.launch_func" in l for l in lines[i:end]):
+            if any(is_launch(l) for l in lines[i:end]):
                 loop_start, loop_end = i, end
-    body = [launch_roots(l)[0] for l in lines[loop_start:loop_end] if "gpu.launch_func" in l]
+    body = [launch_roots(l)[0] for l in lines[loop_start:loop_end] if is_launch(l)]
 
     syncs = [i for i, l in enumerate(lines) if "call @mgpuStreamSynchronize(" in l]
     calls = [i for i, l in enumerate(lines) if ALLREDUCE.search(l)]
@@ -96,7 +106,7 @@ def main():
         fail("an all-reduce or a synchronization inside the micro-batch loop")
 
     after = [(i, *launch_roots(l)) for i, l in enumerate(lines)
-             if i > loop_end and "gpu.launch_func" in l]
+             if i > loop_end and is_launch(l)]
     if not body:
         last = "the only micro-batch, no loop"
     elif [name for _, name, _ in after[:len(body)]] == body:
