@@ -84,7 +84,7 @@ private:
   bool mayAccess(Operation *op, ArrayRef<Value> roots);
   bool mayAlias(Value root, ArrayRef<Value> roots);
   /// The last op before `call` that may access `root`, other than another
-  /// bucket's all-reduce (null: none).
+  /// bucket's all-reduce that moves too (null: none).
   Operation *getLastAccess(func::CallOp call, Value root);
   /// Moves each call of `buckets` (the all-reduces of one block, in bucket
   /// order) right after the last op that may access its bucket, peeling the
@@ -95,6 +95,9 @@ private:
   bool peelLastIteration(scf::ForOp loop);
 
   AliasAnalysis *aliasAnalysis = nullptr;
+  /// All-reduces left in place (on the step's stream): later buckets do not
+  /// move before them if they may alias.
+  DenseSet<Operation *> leftInPlace;
 };
 
 } // namespace
@@ -191,7 +194,8 @@ bool OverlapAllReducePass::peelLastIteration(scf::ForOp loop) {
 
 Operation *OverlapAllReducePass::getLastAccess(func::CallOp call, Value root) {
   Operation *op = call->getPrevNode();
-  while (op && (isCallTo(op, kAllReduce) || !mayAccess(op, root)))
+  while (op && ((isCallTo(op, kAllReduce) && !leftInPlace.contains(op)) ||
+                !mayAccess(op, root)))
     op = op->getPrevNode();
   return op;
 }
@@ -250,6 +254,7 @@ void OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
                                        "peeled: "
                                     << why;
         remark.attachNote(loop.getLoc()) << "the loop";
+        leftInPlace.insert(bucket.call);
         ++numLeftAllReduces;
         continue;
       }
@@ -282,6 +287,7 @@ void OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
           << (stream ? "its operands are not computed by pure ops"
                      : "no stream after the last op that may access its "
                        "buffer");
+      leftInPlace.insert(bucket.call);
       ++numLeftAllReduces;
       continue;
     }
@@ -419,6 +425,7 @@ void OverlapAllReducePass::runOnOperation() {
     if (!memref) {
       call.emitRemark() << "left in place: its buffer is not recognized as "
                            "the address of a memref";
+      leftInPlace.insert(call);
       ++numLeftAllReduces;
       continue;
     }
