@@ -83,8 +83,8 @@ private:
   /// address of a memref may point anywhere.
   bool mayAccess(Operation *op, ArrayRef<Value> roots);
   bool mayAlias(Value root, ArrayRef<Value> roots);
-  /// The last op before `call` that may access `root`, other than another
-  /// bucket's all-reduce that moves too (null: none).
+  /// The last op before `call` that may access `root` (another bucket's
+  /// all-reduce only if their buffers may alias); null: none.
   Operation *getLastAccess(func::CallOp call, Value root);
   /// Moves each call of `buckets` (the all-reduces of one block, in bucket
   /// order) right after the last op that may access its bucket, peeling the
@@ -95,9 +95,6 @@ private:
   bool peelLastIteration(scf::ForOp loop);
 
   AliasAnalysis *aliasAnalysis = nullptr;
-  /// All-reduces left in place (on the step's stream): later buckets do not
-  /// move before them if they may alias.
-  DenseSet<Operation *> leftInPlace;
 };
 
 } // namespace
@@ -194,8 +191,7 @@ bool OverlapAllReducePass::peelLastIteration(scf::ForOp loop) {
 
 Operation *OverlapAllReducePass::getLastAccess(func::CallOp call, Value root) {
   Operation *op = call->getPrevNode();
-  while (op && ((isCallTo(op, kAllReduce) && !leftInPlace.contains(op)) ||
-                !mayAccess(op, root)))
+  while (op && !mayAccess(op, root))
     op = op->getPrevNode();
   return op;
 }
@@ -238,8 +234,11 @@ void OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
   auto ptrType = LLVM::LLVMPointerType::get(&getContext());
   auto tokenType = b.getType<gpu::AsyncTokenType>();
   DenseSet<Operation *> peeled;
-  Value comm, forked;
-  Operation *previous = nullptr; // the end of the last call moved so far
+  Value comm;
+  // The op each moved call follows, and the end of the calls (with their
+  // status checks) placed after an op so far.
+  DenseMap<Operation *, Operation *> anchorOf, endAfter;
+  SmallVector<Operation *> ends;
   SmallVector<Value> movedRoots;
   for (Bucket bucket : buckets) {
     // The bucket is final after the last op that may access it. When that is
@@ -254,7 +253,6 @@ void OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
                                        "peeled: "
                                     << why;
         remark.attachNote(loop.getLoc()) << "the loop";
-        leftInPlace.insert(bucket.call);
         ++numLeftAllReduces;
         continue;
       }
@@ -262,11 +260,16 @@ void OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
         peeled.insert(loop);
       last = getLastAccess(bucket.call, bucket.root);
     }
-    // After the previous bucket's call too: the collectives keep their order.
-    Operation *after = last;
-    if (previous && (!after || after->isBeforeInBlock(previous)))
-      after = previous;
-    Value stream = after ? getStreamAfter(after, comm) : Value();
+    // After an aliasing all-reduce moved before: at the same point, after it.
+    // Calls placed at one point keep their order, and the communication
+    // stream already waits for that point.
+    Operation *anchor = last;
+    if (auto it = anchorOf.find(last); it != anchorOf.end())
+      anchor = it->second;
+    auto endIt = anchor ? endAfter.find(anchor) : endAfter.end();
+    bool forked = endIt != endAfter.end();
+    Operation *after = forked ? endIt->second : anchor;
+    Value stream = anchor ? getStreamAfter(anchor, comm) : Value();
     // The address computation (pure ops after the new position) is cloned
     // there; the status check (the users of the call's result) moves along.
     Block *block = bucket.call->getBlock();
@@ -287,7 +290,6 @@ void OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
           << (stream ? "its operands are not computed by pure ops"
                      : "no stream after the last op that may access its "
                        "buffer");
-      leftInPlace.insert(bucket.call);
       ++numLeftAllReduces;
       continue;
     }
@@ -304,14 +306,12 @@ void OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
     b.setInsertionPointAfter(after);
     Location loc = bucket.call.getLoc();
     Value callStream = stream;
-    if (commStream && stream == forked) {
-      // The communication stream already waits for this point.
+    if (commStream && forked) {
       callStream = comm;
     } else if (commStream) {
       if (!comm)
         comm = gpu::WaitOp::create(b, loc, tokenType, ValueRange{})
                    .getAsyncToken();
-      forked = stream;
       Value event =
           func::CallOp::create(b, loc, kEventCreate, ptrType, ValueRange{})
               .getResult(0);
@@ -352,14 +352,30 @@ void OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
     for (Operation *def : llvm::reverse(defs))
       if (def->use_empty())
         def->erase();
-    previous = end;
+    anchorOf[bucket.call] = anchor;
+    endAfter[anchor] = end;
+    ends.push_back(end);
     movedRoots.push_back(bucket.root);
     ++numMovedAllReduces;
   }
   if (!comm)
     return;
+  // The communication stream starts before its first use (a call may have
+  // moved before the one that created it).
+  auto isBefore = [](Operation *x, Operation *y) {
+    return x->isBeforeInBlock(y);
+  };
+  SmallVector<Operation *> users(comm.getUsers());
+  Operation *first = *llvm::min_element(users, isBefore);
+  if (first->isBeforeInBlock(comm.getDefiningOp())) {
+    // A fork: the stream is created before its event.
+    if (isCallTo(first, kStreamWaitEvent))
+      first = first->getOperand(1).getDefiningOp();
+    comm.getDefiningOp()->moveBefore(first);
+  }
+  Operation *previous = *llvm::max_element(ends, isBefore);
   // The join: nothing between the last moved call and the original places of
-  // the calls accesses a bucket; the step's stream waits for the
+  // the calls accesses a moved bucket; the step's stream waits for the
   // communication stream before the first later op that may access one (the
   // optimizer's), waits for the host, has regions, or ends the block.
   Operation *join = previous->getNextNode();
@@ -370,6 +386,12 @@ void OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
   b.setInsertionPoint(join);
   Location loc = join->getLoc();
   Value stream = getStreamAfter(join->getPrevNode(), comm);
+  if (!stream) {
+    // Not expected: the moved calls found the step's stream before this.
+    join->emitError() << "ga-overlap-all-reduce found no stream to join the "
+                         "all-reduces' stream to before this op";
+    return signalPassFailure();
+  }
   Value event =
       func::CallOp::create(b, loc, kEventCreate, ptrType, ValueRange{})
           .getResult(0);
@@ -425,7 +447,6 @@ void OverlapAllReducePass::runOnOperation() {
     if (!memref) {
       call.emitRemark() << "left in place: its buffer is not recognized as "
                            "the address of a memref";
-      leftInPlace.insert(call);
       ++numLeftAllReduces;
       continue;
     }

@@ -267,3 +267,58 @@ module attributes {gpu.container_module} {
     return %r : i32
   }
 }
+
+// -----
+
+// All-reduces in another order than the backward completes their buffers
+// (single gradients in parameter order, without --ga-bucket-gradients): each
+// still follows its own last producer, so the second call is issued first;
+// the communication stream is created before its first fork.
+// CHECK-LABEL: func.func @production_order(
+// CHECK:         scf.for
+// CHECK:         }
+// CHECK:         %[[A0:.*]] = gpu.launch_func async {{.*}} @k::@acc {{.*}} args(%[[B0:.*]] : memref<8xf32>)
+// CHECK-NEXT:    %[[COMM:.*]] = gpu.wait async
+// CHECK-NEXT:    %[[E0:.*]] = call @mgpuEventCreate()
+// CHECK-NEXT:    call @mgpuEventRecord(%[[E0]], %[[A0]])
+// CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[COMM]], %[[E0]])
+// CHECK-NEXT:    call @mgpuEventDestroy(%[[E0]])
+// CHECK-NEXT:    memref.extract_aligned_pointer_as_index %[[B0]]
+// CHECK:         call @gaNcclAllReduce(%[[COMM]], {{.*}}) {bucket = 1 : i64}
+// CHECK:         %[[A1:.*]] = gpu.launch_func async [%[[A0]]] @k::@acc
+// CHECK-NEXT:    %[[E1:.*]] = call @mgpuEventCreate()
+// CHECK-NEXT:    call @mgpuEventRecord(%[[E1]], %[[A1]])
+// CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[COMM]], %[[E1]])
+// CHECK:         call @gaNcclAllReduce(%[[COMM]], {{.*}}) {bucket = 0 : i64}
+// CHECK:         call @mgpuStreamWaitEvent(%[[A1]],
+// CHECK:         call @mgpuStreamDestroy(%[[COMM]])
+// CHECK-NEXT:    return
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%a: memref<8xf32>) kernel { gpu.return }
+  }
+  func.func private @gaNcclAllReduce(!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
+  func.func @production_order(%s: !gpu.async.token) -> !gpu.async.token {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %n = arith.constant 8 : i64
+    %c = arith.constant 7 : i32
+    %b0, %t0 = gpu.alloc async [%s] () : memref<8xf32>
+    %b1, %t1 = gpu.alloc async [%t0] () : memref<8xf32>
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %t1) -> (!gpu.async.token) {
+      %a0 = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b0 : memref<8xf32>)
+      %a1 = gpu.launch_func async [%a0] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b1 : memref<8xf32>)
+      scf.yield %a1 : !gpu.async.token
+    }
+    %i1 = memref.extract_aligned_pointer_as_index %b1 : memref<8xf32> -> index
+    %l1 = arith.index_cast %i1 : index to i64
+    %p1 = llvm.inttoptr %l1 : i64 to !llvm.ptr
+    %r1 = func.call @gaNcclAllReduce(%t, %p1, %n, %c, %c) {bucket = 0 : i64} : (!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
+    %i0 = memref.extract_aligned_pointer_as_index %b0 : memref<8xf32> -> index
+    %l0 = arith.index_cast %i0 : index to i64
+    %p0 = llvm.inttoptr %l0 : i64 to !llvm.ptr
+    %r0 = func.call @gaNcclAllReduce(%t, %p0, %n, %c, %c) {bucket = 1 : i64} : (!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
+    return %t : !gpu.async.token
+  }
+}

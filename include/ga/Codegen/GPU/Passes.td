@@ -514,9 +514,13 @@ def OverlapAllReduce : Pass<"ga-overlap-all-reduce", "ModuleOp"> {
        before (a CUDA graph can capture it). A remainder micro-batch after
        the loop needs no peeling;
     3. moves the call (its address computation is cloned, its status check
-       follows) right after that op, and never before the previous bucket's
-       call: the collectives stay in bucket order. Nothing after the new
-       position and before the old one accesses the bucket;
+       follows) right after that op; calls placed after one op keep their
+       order. Nothing after the new position and before the old one accesses
+       the bucket (an earlier all-reduce of a buffer that may alias it counts
+       as an access, so such calls keep their order). The collectives are
+       thus issued in the order the backward completes their buckets, which
+       is bucket order after `--ga-bucket-gradients` (the same order on every
+       rank: it is the program's);
     4. with `comm-stream=1` (the default), enqueues the moved calls on a
        communication stream forked from the step's stream: each call waits
        for an event recorded on the step's stream at its position
