@@ -499,7 +499,7 @@ def OverlapAllReduce : Pass<"ga-overlap-all-reduce", "ModuleOp"> {
     step's stream, so the collectives start only once the whole micro-batch
     loop has run. A bucket is final as soon as the
     last micro-batch's producers of its accumulators have run, so, for each
-    call in bucket order, this pass
+    call in program order, this pass
 
     1. finds the last op before the call that may access the bucket's
        buffer. "May access" is decided on view roots with the alias

@@ -18,8 +18,8 @@ For the function `train_step`:
     launch between an all-reduce and the join (the step's stream
     waiting for the communication stream) takes a view of its bucket;
   * earliness: the launch right before each all-reduce (its fork) takes a
-    view of its bucket, or the previous all-reduce is in between (bucket
-    order).
+    view of its bucket, or the previous all-reduce is in between (several
+    all-reduces after one launch).
 Prints one line per all-reduce (the kernel it follows, how many launches
 overlap it before the join) and a summary; exits 1 with a message on a
 violation.
