@@ -123,6 +123,9 @@ static void addKernelStage(OpPassManager &pm,
   // micro-batch loops enqueued without waiting; the host waits only where it
   // needs a result.
   pm.addPass(createGPUSingleStream());
+  // Data-parallel steps: each bucket's all-reduce in the peeled last
+  // micro-batch, after its last producer, on a communication stream.
+  pm.addPass(createOverlapAllReduce());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

@@ -429,21 +429,25 @@ static scf::ForOp flattenLoop(scf::ForOp loop,
       offset += typeOf(index).getNumElements();
     }
   }
-  SmallVector<Value> oldInits;
+  SmallVector<Operation *> worklist;
   for (ArrayRef<unsigned> layout : layouts)
     for (unsigned index : layout)
-      oldInits.push_back(loop.getInitArgs()[index]);
+      if (Operation *def = loop.getInitArgs()[index].getDefiningOp())
+        worklist.push_back(def);
   loop.erase();
   // Initial values that only the old loop used (fills of empty tensors).
-  for (Value init : oldInits) {
-    Operation *def = init.getDefiningOp();
-    while (def && isOpTriviallyDead(def)) {
-      Operation *next = def->getNumOperands()
-                            ? def->getOperands().back().getDefiningOp()
-                            : nullptr;
-      def->erase();
-      def = next;
-    }
+  // Several inits may share producers: an op is erased once, and never
+  // looked at after (a Value of an erased op would dangle).
+  DenseSet<Operation *> erased;
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val();
+    if (erased.contains(def) || !isOpTriviallyDead(def))
+      continue;
+    for (Value operand : def->getOperands())
+      if (Operation *producer = operand.getDefiningOp())
+        worklist.push_back(producer);
+    erased.insert(def);
+    def->erase();
   }
   for (auto &entry : chained)
     for (unsigned position : entry.second)

@@ -3,7 +3,8 @@
 // The GPU engine: one in-place call of the NCCL runtime per collective, on
 // the device address of the accumulator (aligned base + offset), with NCCL's
 // datatype (7 = ncclFloat32) and operation (4 = ncclAvg: no world size
-// needed). A failure aborts with a message.
+// needed), and a null stream first (ga-gpu-single-stream passes the step's).
+// A failure aborts with a message.
 
 // CHECK-LABEL: func.func @in_place
 // CHECK:         %[[ACC:.*]] = scf.for
@@ -19,12 +20,12 @@
 // CHECK-DAG:     %[[F32:.*]] = arith.constant 7 : i32
 // CHECK-DAG:     %[[AVG:.*]] = arith.constant 4 : i32
 // CHECK-DAG:     %[[STREAM:.*]] = llvm.mlir.zero : !llvm.ptr
-// CHECK:         %[[RC:.*]] = call @gaNcclAllReduce(%[[PTR]], %[[COUNT]], %[[F32]], %[[AVG]], %[[STREAM]])
+// CHECK:         %[[RC:.*]] = call @gaNcclAllReduce(%[[STREAM]], %[[PTR]], %[[COUNT]], %[[F32]], %[[AVG]])
 // CHECK:         %[[OK:.*]] = arith.cmpi eq, %[[RC]], %{{.*}} : i32
 // CHECK:         cf.assert %[[OK]], "ga: gaNcclAllReduce failed
 // CHECK:         bufferization.to_tensor %[[BUF]] restrict writable
 // CHECK-NOT:     ga.all_reduce
-// CHECK: func.func private @gaNcclAllReduce(!llvm.ptr, i64, i32, i32, !llvm.ptr) -> i32
+// CHECK: func.func private @gaNcclAllReduce(!llvm.ptr, !llvm.ptr, i64, i32, i32) -> i32
 func.func @in_place(%x: tensor<8x4xf32>) -> tensor<4x3xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

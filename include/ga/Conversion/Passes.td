@@ -146,8 +146,8 @@ def ConvertGAToNCCL : Pass<"convert-ga-to-nccl", "ModuleOp"> {
     every `shard.all_reduce` over a whole grid becomes one call
 
     ```c
-    int32_t gaNcclAllReduce(void *buffer, int64_t count, int32_t dtype,
-                            int32_t op, void *stream);
+    int32_t gaNcclAllReduce(void *stream, void *buffer, int64_t count,
+                            int32_t dtype, int32_t op);
     ```
 
     of the runtime library `libGANcclRuntime.so` (lib/Runtime/NCCL), in
@@ -155,10 +155,13 @@ def ConvertGAToNCCL : Pass<"convert-ga-to-nccl", "ModuleOp"> {
     `to_buffer`/`to_tensor` form as the MPI lowering). `dtype` and `op` are
     NCCL's own `ncclDataType_t` / `ncclRedOp_t` values; `mean` is NCCL's
     `ncclAvg`, so no world size is needed, and f16/bf16 are supported. The
-    stream argument is null: the runtime reduces on its own stream and
-    synchronizes it before returning, which orders the collective after the
-    kernels of the micro-batch loop and before the optimizer's. A non-zero
-    status aborts with a message
+    stream argument is null: the runtime then waits for the device, reduces
+    on its own stream and synchronizes it before returning, which orders the
+    collective after the kernels of the micro-batch loop and before the
+    optimizer's in any lowering. In `--ga-lower-to-nvvm`,
+    `--ga-gpu-single-stream` passes the step's stream instead (no host wait)
+    and `--ga-overlap-all-reduce` moves each call into the last micro-batch,
+    on a communication stream. A non-zero status aborts with a message
     (`cf.assert`). The runtime's communicator is set up once per process by
     `gaNcclInitFromMPI()` (rank 0 creates the unique id, `MPI_Bcast`) or
     `gaNcclInitFromEnv()` (`GA_NCCL_ID`, `GA_NCCL_RANK`, `GA_NCCL_NRANKS`),

@@ -40,9 +40,16 @@ constexpr StringLiteral kDestroy = "mgpuStreamDestroy";
 /// first argument, which this pass adds (lib/Runtime/CUDA/GACublasLt.h).
 constexpr StringLiteral kStreamFunctions[] = {"gaCublasLtMatmul"};
 
+/// Library functions whose first operand is already a stream, null where the
+/// caller has none (the function then waits for the device itself): this pass
+/// passes the step's stream instead (lib/Runtime/NCCL/GANcclRuntime.h).
+constexpr StringLiteral kStreamOperandFunctions[] = {"gaNcclAllReduce"};
+
 bool isStreamFunctionCall(Operation *op) {
   auto call = dyn_cast<func::CallOp>(op);
-  return call && llvm::is_contained(kStreamFunctions, call.getCallee());
+  return call &&
+         (llvm::is_contained(kStreamFunctions, call.getCallee()) ||
+          llvm::is_contained(kStreamOperandFunctions, call.getCallee()));
 }
 
 /// True if `op` or an op nested in it is GPU work that runs on a stream.
@@ -111,8 +118,9 @@ bool GPUSingleStreamPass::needsDeviceResults(Operation *op) {
     return copyBuffers.contains(getViewRoot(load.getMemref()));
   if (auto store = dyn_cast<memref::StoreOp>(op))
     return copyBuffers.contains(getViewRoot(store.getMemref()));
-  // Calls of functions that are not host helpers without GPU work: library
-  // calls (NCCL) run on streams of their own.
+  // Calls of functions that are not host helpers without GPU work: other
+  // libraries may run on streams of their own (stream functions, cuBLASLt
+  // and NCCL, are handled before).
   if (auto call = dyn_cast<func::CallOp>(op)) {
     auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
         call, call.getCalleeAttr());
@@ -175,12 +183,15 @@ Value GPUSingleStreamPass::processBlock(Block &block, Value token) {
         token = startStream(op);
       auto call = cast<func::CallOp>(op);
       SmallVector<Value> operands{token};
-      llvm::append_range(operands, call.getOperands());
+      bool hasStream =
+          llvm::is_contained(kStreamOperandFunctions, call.getCallee());
+      llvm::append_range(operands, call.getOperands().drop_front(hasStream));
       OpBuilder b(call);
       auto withStream =
           func::CallOp::create(b, call.getLoc(), call.getCalleeAttr(),
                                call.getResultTypes(), operands);
       withStream->setDiscardableAttrs(call->getDiscardableAttrDictionary());
+      call->replaceAllUsesWith(withStream);
       call->erase();
       ++numLibraryCalls;
       continue;
@@ -266,15 +277,19 @@ void GPUSingleStreamPass::runOnOperation() {
     decl.setPrivate();
   }
   // Stream functions take the stream first.
-  for (StringRef name : kStreamFunctions) {
+  auto takeStream = [&](StringRef name, bool hasStream) {
     auto fn = module.lookupSymbol<func::FuncOp>(name);
     if (!fn)
-      continue;
+      return;
     FunctionType type = fn.getFunctionType();
     SmallVector<Type> inputs{tokenType};
-    llvm::append_range(inputs, type.getInputs());
+    llvm::append_range(inputs, type.getInputs().drop_front(hasStream));
     fn.setFunctionType(b.getFunctionType(inputs, type.getResults()));
-  }
+  };
+  for (StringRef name : kStreamFunctions)
+    takeStream(name, /*hasStream=*/false);
+  for (StringRef name : kStreamOperandFunctions)
+    takeStream(name, /*hasStream=*/true);
   for (func::FuncOp func : funcs) {
     copyBuffers.clear();
     func.walk([&](gpu::MemcpyOp copy) {

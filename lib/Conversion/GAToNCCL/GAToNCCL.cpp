@@ -2,7 +2,8 @@
 //
 // --convert-ga-to-nccl: `ga.all_reduce` / `shard.all_reduce` to in-place
 // calls of gaNcclAllReduce (lib/Runtime/NCCL), NCCL's own datatype and
-// reduction codes, `mean` as ncclAvg.
+// reduction codes, `mean` as ncclAvg. The stream (first operand) is null
+// here; --ga-gpu-single-stream replaces it with the step's stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -93,11 +94,11 @@ func::FuncOp ConvertGAToNCCLPass::getOrDeclareRuntime(ModuleOp module) {
     return existing;
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
   auto ptr = LLVM::LLVMPointerType::get(&getContext());
-  auto fn = func::FuncOp::create(
-      b, module.getLoc(), kAllReduceFn,
-      b.getFunctionType(
-          {ptr, b.getI64Type(), b.getI32Type(), b.getI32Type(), ptr},
-          {b.getI32Type()}));
+  auto fn =
+      func::FuncOp::create(b, module.getLoc(), kAllReduceFn,
+                           b.getFunctionType({ptr, ptr, b.getI64Type(),
+                                              b.getI32Type(), b.getI32Type()},
+                                             {b.getI32Type()}));
   fn.setPrivate();
   return fn;
 }
@@ -146,10 +147,12 @@ void ConvertGAToNCCLPass::runOnOperation() {
       Value dtypeValue =
           arith::ConstantIntOp::create(b, loc, b.getI32Type(), *dtype);
       Value opValue = arith::ConstantIntOp::create(b, loc, b.getI32Type(), *op);
+      // No stream yet: the runtime waits for the device itself, correct in any
+      // lowering; --ga-gpu-single-stream passes the step's stream instead.
       Value stream = LLVM::ZeroOp::create(b, loc, ptr);
       auto call = func::CallOp::create(
           b, loc, runtime,
-          ValueRange{pointer, count, dtypeValue, opValue, stream});
+          ValueRange{stream, pointer, count, dtypeValue, opValue});
       Value zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
       Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                        call.getResult(0), zero);

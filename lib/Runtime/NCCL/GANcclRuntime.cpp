@@ -166,8 +166,8 @@ int32_t gaNcclInitFromEnv(void) {
   return initComm(id, rank, nranks, deviceText ? std::atoi(deviceText) : rank);
 }
 
-int32_t gaNcclAllReduce(void *buffer, int64_t count, int32_t dtype, int32_t op,
-                        void *stream) {
+int32_t gaNcclAllReduce(void *stream, void *buffer, int64_t count,
+                        int32_t dtype, int32_t op) {
   if (!gComm)
     return fail("gaNcclAllReduce: no communicator (call gaNcclInitFromMPI "
                 "or gaNcclInitFromEnv first)");

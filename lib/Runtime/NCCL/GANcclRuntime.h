@@ -36,13 +36,15 @@ int32_t gaNcclInitFromEnv(void);
 /// Writes a new unique id as 256 hex digits and a NUL to `out` (257 bytes).
 int32_t gaNcclUniqueIdHex(char *out);
 
-/// In-place all-reduce of `count` elements at device address `buffer`.
-/// `dtype` and `op` are ncclDataType_t / ncclRedOp_t values. With a null
-/// `stream`, the runtime waits for the device, reduces on its own stream and
-/// waits for it; otherwise it enqueues on `stream` (a cudaStream_t) and
-/// returns.
-int32_t gaNcclAllReduce(void *buffer, int64_t count, int32_t dtype, int32_t op,
-                        void *stream);
+/// In-place all-reduce of `count` elements at device address `buffer`,
+/// enqueued on `stream` (a CUstream / cudaStream_t of the current device): the
+/// call returns without waiting, and the reduced values are ready for the
+/// work enqueued on `stream` after it. `dtype` and `op` are ncclDataType_t /
+/// ncclRedOp_t values. A null `stream` is for callers without one (code that
+/// is not stream-threaded): the runtime then waits for the device, reduces on
+/// its own stream and waits for it, so the values are ready on return.
+int32_t gaNcclAllReduce(void *stream, void *buffer, int64_t count,
+                        int32_t dtype, int32_t op);
 
 /// Calls of gaNcclAllReduce so far (a counter for tests and benchmarks).
 int64_t gaNcclAllReduceCalls(void);

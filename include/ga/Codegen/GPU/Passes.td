@@ -266,7 +266,8 @@ def GPUSingleStream : Pass<"ga-gpu-single-stream", "ModuleOp"> {
     before an op that needs the device's results: a host access to a buffer
     that a `gpu.memcpy` reads or writes (a read-back), a call of an external
     function or of a function with GPU work (a library on a stream of its
-    own, e.g. NCCL), the return. Other region ops with GPU work (`scf.if`)
+    own), the return. `gaNcclAllReduce` is given the step's stream in place
+    of its null stream operand: no wait before or after it. Other region ops with GPU work (`scf.if`)
     are waited for before and inside, with streams of their own.
 
     Before:
@@ -482,6 +483,110 @@ def CheckCUDAToolkit : Pass<"ga-check-cuda-toolkit", "ModuleOp"> {
     }
     ```
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// OverlapAllReduce
+//===----------------------------------------------------------------------===//
+
+def OverlapAllReduce : Pass<"ga-overlap-all-reduce", "ModuleOp"> {
+  let summary = "Issue each bucket's NCCL all-reduce in the last micro-batch, "
+                "right after its last producer, on a communication stream";
+  let description = [{
+    Runs on the stream-threaded host code of a data-parallel step (after
+    `--convert-ga-to-nccl` and `--ga-gpu-single-stream`). There, every
+    `gaNcclAllReduce` of a gradient bucket follows the micro-batch loop on the
+    step's stream, so the collectives start only once the whole micro-batch
+    loop has run. A bucket is final as soon as the
+    last micro-batch's producers of its accumulators have run, so, for each
+    call in program order, this pass
+
+    1. finds the last op before the call that may access the bucket's
+       buffer. "May access" is decided on view roots with the alias
+       analysis: an op with memory effects that takes a memref, or a call
+       that takes a pointer extracted from a memref (`gaNcclAllReduce`,
+       `gaCublasLtMatmul`), that may alias the bucket; a pointer of unknown
+       origin may point anywhere. Other buckets' all-reduces do not count;
+    2. when that op is the micro-batch `scf.for` (constant bounds, no host
+       wait inside), peels the loop's last iteration right after it (with
+       one iteration, the loop is replaced by its body) and searches again.
+       The loop that remains holds the same stream-ordered GPU work as
+       before (a CUDA graph can capture it). A remainder micro-batch after
+       the loop needs no peeling;
+    3. moves the call (its address computation is cloned, its status check
+       follows) right after that op; calls placed after one op keep their
+       order. Nothing after the new position and before the old one accesses
+       the bucket (an earlier all-reduce of a buffer that may alias it counts
+       as an access, so such calls keep their order). The collectives are
+       thus issued in the order the backward completes their buckets, which
+       is bucket order after `--ga-bucket-gradients` (the same order on every
+       rank: it is the program's);
+    4. with `comm-stream=1` (the default), enqueues the moved calls on a
+       communication stream forked from the step's stream: each call waits
+       for an event recorded on the step's stream at its position
+       (`mgpuEventCreate`, `mgpuEventRecord`, `mgpuStreamWaitEvent`), so the
+       all-reduce of a bucket overlaps the rest of the backward. The step's
+       stream waits for the communication stream's last event before the
+       first later op that may access a moved bucket (the optimizer update),
+       waits for the host, has regions, or ends the block. No host
+       synchronization is added.
+
+    A bucket whose buffer is not recognized, or whose loop cannot be peeled,
+    stays where it is, with a remark.
+
+    Before (after `--ga-gpu-single-stream`; address computation elided):
+
+    ```mlir
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@dw2_acc ... args(%bucket_view0 : ...)
+      %b = gpu.launch_func async [%a] @k::@dx ... args(...)
+      %c = gpu.launch_func async [%b] @k::@dw1_acc ... args(%bucket_view1 : ...)
+      scf.yield %c : !gpu.async.token
+    }
+    %r = func.call @gaNcclAllReduce(%t, %ptr, %n, %c7, %c4) : (!gpu.async.token, ...) -> i32
+    %u = gpu.launch_func async [%t] @k::@update ... args(%bucket_view1 : ...)
+    ```
+
+    After:
+
+    ```mlir
+    %t0 = scf.for %i = %c0 to %c3 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      ...  // unchanged body
+    }
+    %a = gpu.launch_func async [%t0] @k::@dw2_acc ... args(%bucket_view0 : ...)
+    %b = gpu.launch_func async [%a] @k::@dx ... args(...)
+    %c = gpu.launch_func async [%b] @k::@dw1_acc ... args(%bucket_view1 : ...)
+    %comm = gpu.wait async
+    %e = func.call @mgpuEventCreate() : () -> !llvm.ptr
+    func.call @mgpuEventRecord(%e, %c) : (!llvm.ptr, !gpu.async.token) -> ()
+    func.call @mgpuStreamWaitEvent(%comm, %e) : (!gpu.async.token, !llvm.ptr) -> ()
+    func.call @mgpuEventDestroy(%e) : (!llvm.ptr) -> ()
+    %r = func.call @gaNcclAllReduce(%comm, %ptr, %n, %c7, %c4) : (!gpu.async.token, ...) -> i32
+    // the join: %c waits for an event recorded on %comm; %comm is destroyed
+    %u = gpu.launch_func async [%c] @k::@update ... args(%bucket_view1 : ...)
+    ```
+
+    A call whose stream operand is not a stream token (the pass ran before
+    `--ga-gpu-single-stream`) is an error.
+  }];
+  let options = [
+    Option<"commStream", "comm-stream", "bool", /*default=*/"true",
+           "Enqueue the moved all-reduces on a communication stream forked "
+           "from the step's stream by events (false: on the step's stream, "
+           "ordered with the backward kernels)">
+  ];
+  let statistics = [
+    Statistic<"numPeeledLoops", "peeled-loops",
+              "Micro-batch loops whose last iteration was peeled">,
+    Statistic<"numMovedAllReduces", "moved-all-reduces",
+              "All-reduces moved into the last micro-batch">,
+    Statistic<"numLeftAllReduces", "left-all-reduces",
+              "All-reduces left after the loop (with a remark)">
+  ];
+  let dependentDialects = [
+    "arith::ArithDialect", "func::FuncDialect", "gpu::GPUDialect",
+    "LLVM::LLVMDialect", "scf::SCFDialect"
+  ];
 }
 
 #endif // GA_CODEGEN_GPU_PASSES_TD

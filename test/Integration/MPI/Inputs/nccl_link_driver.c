@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
          (void *)&_mlir_ciface_train_step ? "linked" : "missing");
   fflush(stdout);
   float x[4] = {1, 2, 3, 4};
-  int status = gaNcclAllReduce(x, 4, 7, 0, NULL);
+  int status = gaNcclAllReduce(NULL, x, 4, 7, 0);
   printf("rank %d: all-reduce without communicator -> %d\n", rank, status);
   status = gaNcclInitFromEnv();
   printf("rank %d: init from an empty environment -> %d\n", rank, status);

@@ -1,0 +1,457 @@
+//===- OverlapAllReduce.cpp - bucket all-reduces inside the last micro-batch =//
+//
+// A data-parallel step's gradient buckets are final once the last
+// micro-batch's producers of their accumulators have run. After
+// --ga-gpu-single-stream, their NCCL all-reduces follow the micro-batch loop
+// on the step's stream. This pass peels the loop's last iteration and issues
+// each bucket's all-reduce right after the last op of that iteration that may
+// access the bucket, on a communication stream forked from the step's stream
+// by an event, so that the collective overlaps the rest of the backward. The
+// step's stream waits for the communication stream before the first later op
+// that may read a bucket.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ga/Codegen/GPU/Passes.h"
+#include "ga/Utils/IRUtils.h"
+
+#include "mlir/Analysis/AliasAnalysis.h"
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::ga {
+#define GEN_PASS_DEF_OVERLAPALLREDUCE
+#include "ga/Codegen/GPU/Passes.h.inc"
+} // namespace mlir::ga
+
+using namespace mlir;
+using namespace mlir::ga;
+
+namespace {
+
+constexpr StringLiteral kAllReduce = "gaNcclAllReduce";
+constexpr StringLiteral kEventCreate = "mgpuEventCreate";
+constexpr StringLiteral kEventRecord = "mgpuEventRecord";
+constexpr StringLiteral kEventDestroy = "mgpuEventDestroy";
+constexpr StringLiteral kStreamWaitEvent = "mgpuStreamWaitEvent";
+constexpr StringLiteral kStreamSynchronize = "mgpuStreamSynchronize";
+constexpr StringLiteral kStreamDestroy = "mgpuStreamDestroy";
+
+bool isCallTo(Operation *op, StringRef name) {
+  auto call = dyn_cast<func::CallOp>(op);
+  return call && call.getCallee() == name;
+}
+
+/// The memref whose address the pointer `ptr` is, as --convert-ga-to-nccl
+/// and the cuBLASLt lowering compute it: `inttoptr(index_cast(aligned base
+/// [+ offset]))`; null if `ptr` is computed otherwise.
+Value getPointedMemref(Value ptr) {
+  auto toPtr = ptr.getDefiningOp<LLVM::IntToPtrOp>();
+  if (!toPtr)
+    return {};
+  Value address = toPtr.getArg();
+  if (auto cast = address.getDefiningOp<arith::IndexCastOp>())
+    address = cast.getIn();
+  if (auto add = address.getDefiningOp<arith::AddIOp>())
+    address = add.getLhs();
+  auto base = address.getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>();
+  return base ? base.getSource() : Value();
+}
+
+/// One bucket's all-reduce: the call and the root of the buffer it reduces.
+struct Bucket {
+  func::CallOp call;
+  Value root;
+};
+
+struct OverlapAllReducePass
+    : public ga::impl::OverlapAllReduceBase<OverlapAllReducePass> {
+  using OverlapAllReduceBase::OverlapAllReduceBase;
+
+  void runOnOperation() override;
+
+private:
+  /// Whether `op` (or an op nested in it) may read or write a buffer that
+  /// may alias one of `roots`: a memref operand of an op with memory effects,
+  /// or a pointer operand of a call; a pointer that is not recognized as the
+  /// address of a memref may point anywhere.
+  bool mayAccess(Operation *op, ArrayRef<Value> roots);
+  bool mayAlias(Value root, ArrayRef<Value> roots);
+  /// The last op before `call` that may access `root` (another bucket's
+  /// all-reduce only if their buffers may alias); null: none.
+  Operation *getLastAccess(func::CallOp call, Value root);
+  /// Moves each call of `buckets` (the all-reduces of one block, in bucket
+  /// order) right after the last op that may access its bucket, peeling the
+  /// last iteration of a micro-batch loop when that op is the loop.
+  void overlap(ArrayRef<Bucket> buckets);
+  /// Peels the last iteration of `loop` right after it; returns whether the
+  /// loop remains (false: it had one iteration and was erased).
+  bool peelLastIteration(scf::ForOp loop);
+
+  AliasAnalysis *aliasAnalysis = nullptr;
+};
+
+} // namespace
+
+bool OverlapAllReducePass::mayAlias(Value root, ArrayRef<Value> roots) {
+  return llvm::any_of(roots, [&](Value other) {
+    return !aliasAnalysis->alias(root, other).isNo();
+  });
+}
+
+bool OverlapAllReducePass::mayAccess(Operation *op, ArrayRef<Value> roots) {
+  WalkResult result = op->walk([&](Operation *nested) {
+    if (isCallTo(nested, kEventCreate) || isCallTo(nested, kEventRecord) ||
+        isCallTo(nested, kEventDestroy) || isCallTo(nested, kStreamWaitEvent) ||
+        isCallTo(nested, kStreamSynchronize) ||
+        isCallTo(nested, kStreamDestroy))
+      return WalkResult::advance();
+    bool isCall = isa<CallOpInterface>(nested);
+    if (!isCall && isMemoryEffectFree(nested))
+      return WalkResult::advance();
+    for (Value operand : nested->getOperands()) {
+      Value memref;
+      if (isa<BaseMemRefType>(operand.getType())) {
+        memref = operand;
+      } else if (isCall && isa<LLVM::LLVMPointerType>(operand.getType())) {
+        if (operand.getDefiningOp<LLVM::ZeroOp>())
+          continue; // a null pointer (no bias, no stream)
+        memref = getPointedMemref(operand);
+        if (!memref)
+          return WalkResult::interrupt();
+      }
+      if (memref && mayAlias(getViewRoot(memref), roots))
+        return WalkResult::interrupt();
+    }
+    // A call of a host function may reach any buffer through its symbol.
+    if (isCall && !isa<func::CallOp>(nested))
+      return WalkResult::interrupt();
+    if (auto call = dyn_cast<func::CallOp>(nested)) {
+      auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      if (!callee || !callee.isExternal())
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
+bool OverlapAllReducePass::peelLastIteration(scf::ForOp loop) {
+  IRRewriter rewriter(loop);
+  Location loc = loop.getLoc();
+  int64_t lower = *getConstantIntValue(loop.getLowerBound());
+  int64_t upper = *getConstantIntValue(loop.getUpperBound());
+  int64_t step = *getConstantIntValue(loop.getStep());
+  int64_t trips = (upper - lower + step - 1) / step;
+  int64_t last = lower + (trips - 1) * step;
+
+  // The values the last iteration starts from: the results of the loop that
+  // remains, or the loop's inits when it had one iteration only.
+  SmallVector<Value> carried(loop.getInitArgs());
+  rewriter.setInsertionPointAfter(loop);
+  Value lastIv = arith::ConstantOp::create(
+      rewriter, loc,
+      rewriter.getIntegerAttr(loop.getInductionVar().getType(), last));
+  if (trips > 1) {
+    rewriter.setInsertionPoint(loop);
+    loop.setUpperBound(arith::ConstantOp::create(
+        rewriter, loc,
+        rewriter.getIntegerAttr(loop.getUpperBound().getType(), last)));
+    carried.assign(loop.getResults().begin(), loop.getResults().end());
+  }
+  SmallVector<OpOperand *> uses;
+  for (Value result : loop.getResults())
+    for (OpOperand &use : result.getUses())
+      uses.push_back(&use);
+
+  IRMapping mapping;
+  mapping.map(loop.getInductionVar(), lastIv);
+  mapping.map(loop.getRegionIterArgs(), carried);
+  rewriter.setInsertionPointAfter(lastIv.getDefiningOp());
+  for (Operation &op : loop.getBody()->without_terminator())
+    rewriter.clone(op, mapping);
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  for (OpOperand *use : uses) {
+    auto result = cast<OpResult>(use->get());
+    use->set(
+        mapping.lookupOrDefault(yield.getOperand(result.getResultNumber())));
+  }
+  if (trips == 1)
+    rewriter.eraseOp(loop);
+  ++numPeeledLoops;
+  return trips > 1;
+}
+
+Operation *OverlapAllReducePass::getLastAccess(func::CallOp call, Value root) {
+  Operation *op = call->getPrevNode();
+  while (op && !mayAccess(op, root))
+    op = op->getPrevNode();
+  return op;
+}
+
+/// The step's stream at the point right after `op` (null: before the first
+/// op of the block): the last stream token defined there, other than
+/// `exclude`; null if a stream was destroyed since (a host wait).
+static Value getStreamAfter(Operation *op, Value exclude) {
+  for (Operation *it = op; it; it = it->getPrevNode()) {
+    if (isCallTo(it, kStreamDestroy))
+      return {};
+    for (Value result : llvm::reverse(it->getResults()))
+      if (isa<gpu::AsyncTokenType>(result.getType()) && result != exclude)
+        return result;
+  }
+  return {};
+}
+
+/// Why the last iteration of `loop` cannot be peeled, or an empty string.
+static std::string whyNotPeelable(scf::ForOp loop) {
+  std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (!lower || !upper || !step)
+    return "its bounds are not constant";
+  if (*step <= 0 || *upper <= *lower)
+    return "it has no iteration";
+  WalkResult waits = loop.getBody()->walk([](Operation *op) {
+    return isa<gpu::WaitOp>(op) || isCallTo(op, kStreamSynchronize)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (waits.wasInterrupted())
+    return "the host waits for the stream inside it";
+  return "";
+}
+
+void OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
+  OpBuilder b(&getContext());
+  auto ptrType = LLVM::LLVMPointerType::get(&getContext());
+  auto tokenType = b.getType<gpu::AsyncTokenType>();
+  DenseSet<Operation *> peeled;
+  Value comm;
+  // The op each moved call follows, and the end of the calls (with their
+  // status checks) placed after an op so far.
+  DenseMap<Operation *, Operation *> anchorOf, endAfter;
+  SmallVector<Operation *> ends;
+  SmallVector<Value> movedRoots;
+  for (Bucket bucket : buckets) {
+    // The bucket is final after the last op that may access it. When that is
+    // a micro-batch loop, its last iteration is peeled and searched.
+    Operation *last = getLastAccess(bucket.call, bucket.root);
+    auto loop = dyn_cast_or_null<scf::ForOp>(last);
+    if (loop && !peeled.contains(loop)) {
+      if (std::string why = whyNotPeelable(loop); !why.empty()) {
+        InFlightDiagnostic remark = bucket.call.emitRemark()
+                                    << "left in place: the last iteration of "
+                                       "the micro-batch loop cannot be "
+                                       "peeled: "
+                                    << why;
+        remark.attachNote(loop.getLoc()) << "the loop";
+        ++numLeftAllReduces;
+        continue;
+      }
+      if (peelLastIteration(loop))
+        peeled.insert(loop);
+      last = getLastAccess(bucket.call, bucket.root);
+    }
+    // After an aliasing all-reduce moved before: at the same point, after it.
+    // Calls placed at one point keep their order, and the communication
+    // stream already waits for that point.
+    Operation *anchor = last;
+    if (auto it = anchorOf.find(last); it != anchorOf.end())
+      anchor = it->second;
+    auto endIt = anchor ? endAfter.find(anchor) : endAfter.end();
+    bool forked = endIt != endAfter.end();
+    Operation *after = forked ? endIt->second : anchor;
+    Value stream = anchor ? getStreamAfter(anchor, comm) : Value();
+    // The address computation (pure ops after the new position) is cloned
+    // there; the status check (the users of the call's result) moves along.
+    Block *block = bucket.call->getBlock();
+    SetVector<Operation *> chain;
+    BackwardSliceOptions options;
+    options.inclusive = false;
+    options.filter = [&](Operation *def) {
+      return def->getBlock() == block && after && after->isBeforeInBlock(def);
+    };
+    for (Value operand : bucket.call.getOperands().drop_front())
+      if (Operation *def = operand.getDefiningOp(); def && options.filter(def))
+        (void)getBackwardSlice(def, &chain, options), chain.insert(def);
+    if (!stream || llvm::any_of(chain, [](Operation *def) {
+          return !isMemoryEffectFree(def) || def->getNumRegions();
+        })) {
+      bucket.call.emitRemark()
+          << "left in place: "
+          << (stream ? "its operands are not computed by pure ops"
+                     : "no stream after the last op that may access its "
+                       "buffer");
+      ++numLeftAllReduces;
+      continue;
+    }
+    SmallVector<Operation *> defs(chain.begin(), chain.end());
+    llvm::sort(
+        defs, [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+    SetVector<Operation *> status;
+    getForwardSlice(bucket.call.getOperation(), &status);
+    SmallVector<Operation *> users(status.begin(), status.end());
+    llvm::sort(users, [](Operation *x, Operation *y) {
+      return x->isBeforeInBlock(y);
+    });
+
+    b.setInsertionPointAfter(after);
+    Location loc = bucket.call.getLoc();
+    Value callStream = stream;
+    if (commStream && forked) {
+      callStream = comm;
+    } else if (commStream) {
+      if (!comm)
+        comm = gpu::WaitOp::create(b, loc, tokenType, ValueRange{})
+                   .getAsyncToken();
+      Value event =
+          func::CallOp::create(b, loc, kEventCreate, ptrType, ValueRange{})
+              .getResult(0);
+      func::CallOp::create(b, loc, kEventRecord, TypeRange{},
+                           ValueRange{event, stream});
+      func::CallOp::create(b, loc, kStreamWaitEvent, TypeRange{},
+                           ValueRange{comm, event});
+      func::CallOp::create(b, loc, kEventDestroy, TypeRange{}, event);
+      callStream = comm;
+    }
+    IRMapping mapping;
+    for (Operation *def : defs)
+      b.clone(*def, mapping);
+    bucket.call->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
+    bucket.call->setOperand(0, callStream);
+    for (OpOperand &operand : bucket.call->getOpOperands())
+      operand.set(mapping.lookupOrDefault(operand.get()));
+    // The users that can follow: in this block, no terminator, operands
+    // available here; the others stay after the new position.
+    DenseSet<Operation *> moved{bucket.call};
+    Operation *end = bucket.call;
+    for (Operation *user : users) {
+      bool movable = user->getBlock() == block &&
+                     !user->hasTrait<OpTrait::IsTerminator>() &&
+                     user->getNumRegions() == 0 &&
+                     llvm::all_of(user->getOperands(), [&](Value v) {
+                       Operation *def = v.getDefiningOp();
+                       return !def || moved.contains(def) ||
+                              def->getBlock() != block ||
+                              def->isBeforeInBlock(bucket.call);
+                     });
+      if (!movable)
+        continue;
+      user->moveAfter(end);
+      moved.insert(user);
+      end = user;
+    }
+    for (Operation *def : llvm::reverse(defs))
+      if (def->use_empty())
+        def->erase();
+    anchorOf[bucket.call] = anchor;
+    endAfter[anchor] = end;
+    ends.push_back(end);
+    movedRoots.push_back(bucket.root);
+    ++numMovedAllReduces;
+  }
+  if (!comm)
+    return;
+  // The communication stream starts before its first use (a call may have
+  // moved before the one that created it).
+  auto isBefore = [](Operation *x, Operation *y) {
+    return x->isBeforeInBlock(y);
+  };
+  SmallVector<Operation *> users(comm.getUsers());
+  Operation *first = *llvm::min_element(users, isBefore);
+  if (first->isBeforeInBlock(comm.getDefiningOp())) {
+    // A fork: the stream is created before its event.
+    if (isCallTo(first, kStreamWaitEvent))
+      first = first->getOperand(1).getDefiningOp();
+    comm.getDefiningOp()->moveBefore(first);
+  }
+  Operation *previous = *llvm::max_element(ends, isBefore);
+  // The join: nothing between the last moved call and the original places of
+  // the calls accesses a moved bucket; the step's stream waits for the
+  // communication stream before the first later op that may access one (the
+  // optimizer's), waits for the host, has regions, or ends the block.
+  Operation *join = previous->getNextNode();
+  while (!join->hasTrait<OpTrait::IsTerminator>() &&
+         join->getNumRegions() == 0 && !isCallTo(join, kStreamSynchronize) &&
+         !isCallTo(join, kStreamDestroy) && !mayAccess(join, movedRoots))
+    join = join->getNextNode();
+  b.setInsertionPoint(join);
+  Location loc = join->getLoc();
+  Value stream = getStreamAfter(join->getPrevNode(), comm);
+  if (!stream) {
+    // Not expected: the moved calls found the step's stream before this.
+    join->emitError() << "ga-overlap-all-reduce found no stream to join the "
+                         "all-reduces' stream to before this op";
+    return signalPassFailure();
+  }
+  Value event =
+      func::CallOp::create(b, loc, kEventCreate, ptrType, ValueRange{})
+          .getResult(0);
+  func::CallOp::create(b, loc, kEventRecord, TypeRange{},
+                       ValueRange{event, comm});
+  func::CallOp::create(b, loc, kStreamWaitEvent, TypeRange{},
+                       ValueRange{stream, event});
+  func::CallOp::create(b, loc, kEventDestroy, TypeRange{}, event);
+  func::CallOp::create(b, loc, kStreamDestroy, TypeRange{}, comm);
+}
+
+void OverlapAllReducePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  aliasAnalysis = &getAnalysis<AliasAnalysis>();
+  SmallVector<func::CallOp> calls;
+  module.walk([&](func::CallOp call) {
+    if (call.getCallee() == kAllReduce)
+      calls.push_back(call);
+  });
+  if (calls.empty())
+    return;
+  for (func::CallOp call : calls) {
+    if (call.getNumOperands() != 0 &&
+        isa<gpu::AsyncTokenType>(call.getOperand(0).getType()))
+      continue;
+    call.emitOpError() << "has no stream token as its first operand: "
+                          "ga-overlap-all-reduce runs after "
+                          "ga-gpu-single-stream";
+    return signalPassFailure();
+  }
+  if (commStream) {
+    OpBuilder b(&getContext());
+    auto ptr = LLVM::LLVMPointerType::get(&getContext());
+    auto token = b.getType<gpu::AsyncTokenType>();
+    std::pair<StringRef, FunctionType> runtime[] = {
+        {kEventCreate, b.getFunctionType({}, ptr)},
+        {kEventRecord, b.getFunctionType({ptr, token}, {})},
+        {kStreamWaitEvent, b.getFunctionType({token, ptr}, {})},
+        {kEventDestroy, b.getFunctionType(ptr, {})},
+        {kStreamDestroy, b.getFunctionType(token, {})}};
+    for (auto [name, type] : runtime) {
+      if (failed(checkExternalFunction(module, name, type,
+                                       "a GPU runtime function")))
+        return signalPassFailure();
+      getOrDeclareFunction(module, name, type);
+    }
+  }
+
+  // The buckets of each block, in the order of their calls.
+  llvm::MapVector<Block *, SmallVector<Bucket>> byBlock;
+  for (func::CallOp call : calls) {
+    Value memref = getPointedMemref(call.getOperand(1));
+    if (!memref) {
+      call.emitRemark() << "left in place: its buffer is not recognized as "
+                           "the address of a memref";
+      ++numLeftAllReduces;
+      continue;
+    }
+    byBlock[call->getBlock()].push_back({call, getViewRoot(memref)});
+  }
+  for (auto &entry : byBlock)
+    overlap(entry.second);
+}
