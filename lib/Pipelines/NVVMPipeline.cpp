@@ -59,7 +59,9 @@ static void addLoopStage(OpPassManager &pm, const Options &options) {
     pm.addNestedPass<func::FuncOp>(createLinalgMorphOpsPass(generalize));
     // Not upstream's pass: it miscompiles a producer that reads its init
     // (docs/Rationale.md).
-    pm.addNestedPass<func::FuncOp>(createFuseElementwise());
+    FuseElementwiseOptions fusion;
+    fusion.recomputeShared = options.recomputeShared;
+    pm.addNestedPass<func::FuncOp>(createFuseElementwise(fusion));
   }
   pm.addPass(createMarkAccumulatingOps());
   // A fill per writer instead of a copy kernel per writer (and micro-batch);
