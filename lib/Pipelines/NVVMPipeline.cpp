@@ -80,6 +80,7 @@ static void addLoopStage(OpPassManager &pm, const Options &options) {
   mapping.gemmMinReduction = options.gemmMinReduction;
   mapping.fma = options.fma;
   mapping.splitReductionMin = options.splitReductionMin;
+  mapping.fuseRows = options.fuseRows;
   pm.addNestedPass<func::FuncOp>(createLinalgToGPULoops(mapping));
   // No canonicalization from here until the loops are launches: it would
   // fold single-block loops and drop their mapping.
