@@ -178,8 +178,6 @@ public:
 private:
   /// Per output of `op`, the fill it absorbs (or null).
   SmallVector<linalg::LinalgOp> getFoldedFills(linalg::LinalgOp op) const;
-  /// True when `op` absorbs the fill `fill`.
-  bool absorbsFill(linalg::LinalgOp op, Operation *fill) const;
   /// Erases `op` and the fills it absorbed; counts `kernels` new kernels.
   void replaced(linalg::LinalgOp op, ArrayRef<linalg::LinalgOp> fills,
                 unsigned kernels);

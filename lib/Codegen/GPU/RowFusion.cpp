@@ -82,22 +82,19 @@ static bool onlyAllocates(Operation *op) {
   });
 }
 
-bool FunctionLowering::absorbsFill(linalg::LinalgOp op, Operation *fill) const {
-  return llvm::any_of(getFoldedFills(op), [&](linalg::LinalgOp f) {
-    return f && f.getOperation() == fill;
-  });
-}
-
 unsigned FunctionLowering::lowerFusedRows(
     linalg::LinalgOp root, ArrayRef<Operation *> following,
     const llvm::SmallPtrSetImpl<Operation *> &absorbed) {
-  if (!options.fuseRows || !isCandidate(root) || root.getNumDpsInits() != 1 ||
+  if (!options.fuseRows || !isCandidate(root) ||
       root.getNumReductionLoops() == 0)
     return 0;
-  // The rows: the root's parallel dimensions, in the order of its output.
+  // The rows: the root's parallel dimensions, in the order of its first
+  // output; every output is indexed by all of them (one element per thread).
   AffineMap rootOut = root.getMatchingIndexingMap(root.getDpsInitOperand(0));
-  if (rootOut.getNumResults() == 0 ||
-      rootOut.getNumResults() != root.getNumParallelLoops())
+  if (llvm::any_of(root.getDpsInitsMutable(), [&](OpOperand &out) {
+        unsigned n = root.getMatchingIndexingMap(&out).getNumResults();
+        return n == 0 || n != root.getNumParallelLoops();
+      }))
     return 0;
   SmallVector<int64_t> loopSizes = root.getStaticLoopRanges();
   SmallVector<unsigned> rootRows;
@@ -171,7 +168,10 @@ unsigned FunctionLowering::lowerFusedRows(
   };
 
   // Members: the linalg ops that follow in the same block, with nothing in
-  // between but fills they absorb and ops without memory effects.
+  // between but allocations, ops without memory effects and fills that an op
+  // absorbs (a member, or a later op: no member between the fill and that op
+  // touches the fill's buffer, and the fill is gone once that op is
+  // lowered).
   Operation *last = root;
   for (Operation *next : following) {
     auto op = dyn_cast<linalg::LinalgOp>(next);
@@ -180,8 +180,8 @@ unsigned FunctionLowering::lowerFusedRows(
     bool clean = true;
     for (Operation *it = last->getNextNode(); it && it != next;
          it = it->getNextNode())
-      if (!(absorbed.contains(it) && absorbsFill(op, it)) &&
-          !isMemoryEffectFree(it) && !onlyAllocates(it)) {
+      if (!absorbed.contains(it) && !isMemoryEffectFree(it) &&
+          !onlyAllocates(it)) {
         clean = false;
         break;
       }
@@ -207,18 +207,33 @@ unsigned FunctionLowering::lowerFusedRows(
   }
   if (members.size() < 2)
     return 0;
-  // A member reads a written buffer only as the value an earlier member
-  // wrote (at its own row, checked above): not one that it or a later member
-  // writes.
+  // A member reads a buffer of the group only as the value a member writes:
+  // written before, at its own row (checked above); written after, at its
+  // own row too (the thread reads its row before it overwrites it); written
+  // by itself, at the element it writes (in place).
   for (auto [i, m] : llvm::enumerate(members))
     for (OpOperand *in : m.op.getDpsInputOperands()) {
       if (!isa<MemRefType>(in->get().getType()))
         continue;
       auto it = written.find(in->get());
-      if (it != written.end()
-              ? it->second.first >= i
-              : llvm::is_contained(writtenRoots, getViewRoot(in->get())))
+      if (it == written.end()) {
+        if (llvm::is_contained(writtenRoots, getViewRoot(in->get())))
+          return 0;
+        continue;
+      }
+      auto [writer, positions] = it->second;
+      AffineMap map = m.op.getMatchingIndexingMap(in);
+      if (writer == i &&
+          llvm::none_of(m.op.getDpsInitsMutable(), [&](OpOperand &out) {
+            return out.get() == in->get() &&
+                   m.op.getMatchingIndexingMap(&out) == map;
+          }))
         return 0;
+      for (auto [k, p] : llvm::enumerate(positions)) {
+        auto dim = dyn_cast<AffineDimExpr>(map.getResult(p));
+        if (!dim || dim.getPosition() != m.rowDims[k])
+          return 0;
+      }
     }
 
   // One kernel at the last member (every operand is defined by then), one

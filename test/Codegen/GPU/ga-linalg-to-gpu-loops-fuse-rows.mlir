@@ -134,10 +134,15 @@ func.func @refused(%l: memref<8x8xf32>, %s: memref<8xf32>, %x: memref<8x8xf32>,
 
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>
+#t = affine_map<(i, j) -> (j, i)>
 
-// Not fused: a consumer that writes the buffer the reduction reads (in
-// place), and a consumer separated from its reduction by a store.
+// The consumer overwrites the rows of %l that the row sum reads: thread i
+// reads row i, then overwrites it, so the two are fused. The second row sum
+// reads %m by columns, which the consumer after it overwrites by rows (another
+// thread's column): not fused. Neither is a consumer separated from its
+// reduction by a store.
 // CHECK-LABEL: func.func @in_place_and_between(
+// CHECK:         ga.kernel = "reduce_rows"
 // CHECK:         ga.kernel = "reduce"
 // CHECK:         ga.kernel = "elementwise"
 // CHECK:         ga.kernel = "reduce"
@@ -145,7 +150,8 @@ func.func @refused(%l: memref<8x8xf32>, %s: memref<8xf32>, %x: memref<8x8xf32>,
 // CHECK:         ga.kernel = "elementwise"
 // CHECK-NOT:     ga.kernel
 func.func @in_place_and_between(%l: memref<4x8xf32>, %s: memref<4xf32>, %y: memref<4x8xf32>,
-                                %t: memref<4xf32>, %v: f32) {
+                                %t: memref<4xf32>, %v: f32, %m: memref<4x4xf32>,
+                                %u: memref<4xf32>) {
   linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
       ins(%l : memref<4x8xf32>) outs(%s : memref<4xf32>) {
   ^bb0(%a: f32, %o: f32):
@@ -154,6 +160,18 @@ func.func @in_place_and_between(%l: memref<4x8xf32>, %s: memref<4xf32>, %y: memr
   }
   linalg.generic {indexing_maps = [#row, #id], iterator_types = ["parallel", "parallel"]}
       ins(%s : memref<4xf32>) outs(%l : memref<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.mulf %o, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#t, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%m : memref<4x4xf32>) outs(%u : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %o, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%u : memref<4xf32>) outs(%m : memref<4x4xf32>) {
   ^bb0(%a: f32, %o: f32):
     %r = arith.mulf %o, %a : f32
     linalg.yield %r : f32

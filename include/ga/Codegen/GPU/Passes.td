@@ -115,7 +115,7 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
       member must not be an accumulator's producer, must write only its own
       row, and must not write a buffer another member reads otherwise; a
       consumer with more than `fuse-rows-max-threads` parallel iterations
-      keeps its own kernel. Between members only fills they absorb,
+      keeps its own kernel. Between members only folded fills,
       allocations and ops without memory effects may stand:
 
       ```mlir
