@@ -154,7 +154,11 @@ unsigned FunctionLowering::lowerFusedRows(
         return failure();
       rows = dims;
     }
-    if (!rows)
+    // Distinct dimensions: a diagonal read (i, i) would read another
+    // thread's element.
+    if (!rows ||
+        llvm::SmallDenseSet<unsigned>(rows->begin(), rows->end()).size() !=
+            rows->size())
       return failure();
     SmallVector<int64_t> sizes = op.getStaticLoopRanges();
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();

@@ -191,3 +191,27 @@ func.func @in_place_and_between(%l: memref<4x8xf32>, %s: memref<4xf32>, %y: memr
   }
   return
 }
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#diag = affine_map<(i, j) -> (j, j)>
+
+// Not fused: the consumer reads the product's diagonal element (j, j), which
+// another thread computes (its row dimensions would not be distinct).
+// CHECK-LABEL: func.func @diagonal(
+// CHECK:         ga.kernel = "matmul"
+// CHECK:         ga.kernel = "elementwise"
+// CHECK-NOT:     ga.kernel
+func.func @diagonal(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>,
+                    %y: memref<4x4xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%c : memref<4x4xf32>)
+  linalg.generic {indexing_maps = [#diag, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<4x4xf32>) outs(%y : memref<4x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.addf %o, %x : f32
+    linalg.yield %r : f32
+  }
+  return
+}
