@@ -276,14 +276,16 @@ def parse_kernels_stage(text):
             m = re.match(r"gpu\.func @(\w+)\((.*?)\) kernel", s)
             if m:
                 kernel = {"params": [a for a, _ in split_args(m.group(2))],
-                          "stores": set(), "loads": set()}
+                          "stores": set(), "loads": set(), "first": {}}
                 step["kernels"][m.group(1)] = kernel
                 continue
             if kernel is not None:
                 for a in re.findall(r"memref\.store [^,]+, (%\w+)\[", s):
                     kernel["stores"].add(a)
+                    kernel["first"].setdefault(a, "write")
                 for a in re.findall(r"memref\.load (%\w+)\[", s):
                     kernel["loads"].add(a)
+                    kernel["first"].setdefault(a, "read")
             continue
         opens, closes = s.count("{"), s.count("}")
         depth_loops = [x for x in stack if x.startswith("for")]
@@ -328,7 +330,9 @@ def analyze(step, ptx_stats, ptx_counts):
     An accumulator is a buffer allocated before a micro-batch loop whose
     first access in an iteration of the loop is a read: it carries a value
     from the previous micro-batch. (A scratch buffer hoisted out of the loop
-    is written first.)"""
+    is written first.) Within a kernel, the first access in the kernel's
+    text is the first in program order: the members of a fused row kernel
+    run one after the other in its one thread."""
     rows, problems = [], []
     launches_per_loop = {}
     first_access = {}  # (loop, buffer) -> "read" | "write"
@@ -347,7 +351,11 @@ def analyze(step, ptx_stats, ptx_counts):
             if alloc is None or alloc["loop"] is not None:
                 continue
             key = (l["loop"], buf)
-            first_access.setdefault(key, "read" if p in k["loads"] else "write")
+            # A kernel's first access in program order (a fused row kernel
+            # writes a buffer and then reads it back).
+            first = k.get("first", {}).get(p)
+            first_access.setdefault(
+                key, first or ("read" if p in k["loads"] else "write"))
             if p in k["stores"]:
                 writers.setdefault(key, []).append(l["kernel"])
     acc_keys = {key for key, a in first_access.items()

@@ -59,7 +59,9 @@ static void addLoopStage(OpPassManager &pm, const Options &options) {
     pm.addNestedPass<func::FuncOp>(createLinalgMorphOpsPass(generalize));
     // Not upstream's pass: it miscompiles a producer that reads its init
     // (docs/Rationale.md).
-    pm.addNestedPass<func::FuncOp>(createFuseElementwise());
+    FuseElementwiseOptions fusion;
+    fusion.recomputeShared = options.recomputeShared;
+    pm.addNestedPass<func::FuncOp>(createFuseElementwise(fusion));
   }
   pm.addPass(createMarkAccumulatingOps());
   // A fill per writer instead of a copy kernel per writer (and micro-batch);
@@ -78,6 +80,7 @@ static void addLoopStage(OpPassManager &pm, const Options &options) {
   mapping.gemmMinReduction = options.gemmMinReduction;
   mapping.fma = options.fma;
   mapping.splitReductionMin = options.splitReductionMin;
+  mapping.fuseRows = options.fuseRows;
   pm.addNestedPass<func::FuncOp>(createLinalgToGPULoops(mapping));
   // No canonicalization from here until the loops are launches: it would
   // fold single-block loops and drop their mapping.

@@ -224,6 +224,18 @@ struct GPUMappingOptions : public PassPipelineOptions<Derived> {
       llvm::cl::desc("Fuse elementwise producers into their consumers "
                      "before bufferization (fewer kernels)"),
       llvm::cl::init(true)};
+  GPUOption<bool> fuseRows{
+      *this, "fuse-rows",
+      llvm::cl::desc("A row reduction and the ops after it that read its "
+                     "result at their own row as one kernel "
+                     "(ga-linalg-to-gpu-loops fuse-rows)"),
+      llvm::cl::init(true)};
+  GPUOption<bool> recomputeShared{
+      *this, "recompute-shared",
+      llvm::cl::desc("With fuse-elementwise: fuse a cheap elementwise "
+                     "producer with several users into each of them "
+                     "(ga-fuse-elementwise recompute-shared)"),
+      llvm::cl::init(true)};
   GPUOption<unsigned> gemmTile{
       *this, "gemm-tile",
       llvm::cl::desc("Tile of the shared-memory contraction kernels (0: "

@@ -3,7 +3,9 @@
 // --ga-fuse-elementwise: upstream's element-wise fusion of linalg ops on
 // tensors, with a control function that leaves out the one fusion upstream
 // miscompiles (MLIR 22): a producer reading its own init, fused into a
-// consumer with loops the producer does not have.
+// consumer with loops the producer does not have. Optionally
+// (recompute-shared), a cheap producer with several users is fused into each
+// of them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::ga {
@@ -45,7 +48,85 @@ static bool repeatsInitUpdate(OpOperand *fused) {
   return !map.isPermutation();
 }
 
+/// True when `producer` is cheap to compute once per user: one result, all
+/// loops parallel, a payload of at most `maxOps` operations without regions
+/// or memory effects that does not read the init.
+static bool isCheapToRecompute(linalg::GenericOp producer, unsigned maxOps) {
+  if (!producer.hasPureTensorSemantics() || producer->getNumResults() != 1 ||
+      producer.getNumParallelLoops() != producer.getNumLoops())
+    return false;
+  if (producer.payloadUsesValueFromOperand(producer.getDpsInitOperand(0)))
+    return false;
+  unsigned numOps = 0;
+  for (Operation &op : producer.getBody()->without_terminator()) {
+    if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op) ||
+        ++numOps > maxOps)
+      return false;
+  }
+  return true;
+}
+
+/// True when `op` is a matrix product that the library lowerings may take
+/// (matchGemm, include/ga/Utils/Gemm.h, on the bufferized op): a contraction
+/// with a multiply-add body and one M, one N and one K dimension (and at most
+/// one batch dimension, for the strided-batched calls). Fusing arithmetic
+/// into one of its operands would make it a generated kernel.
+static bool isLibraryProduct(linalg::GenericOp op) {
+  if (!linalg::isaContractionOpInterface(op))
+    return false;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  return succeeded(dims) && dims->m.size() == 1 && dims->n.size() == 1 &&
+         dims->k.size() == 1 && dims->batch.size() <= 1;
+}
+
 namespace {
+
+/// Fuses a cheap producer with several users into all of them: every use
+/// but the first gets a copy of the producer, after which each copy has a
+/// single user and upstream's fusion absorbs it. Applies only when every use
+/// can absorb it (otherwise the producer stays and the copies only add
+/// work); a matrix product absorbs only a producer without arithmetic, so
+/// that it stays a plain multiply-add.
+struct RecomputeSharedProducer : OpRewritePattern<linalg::GenericOp> {
+  RecomputeSharedProducer(MLIRContext *context, unsigned maxOps,
+                          linalg::ControlFusionFn control,
+                          std::function<void()> onRecompute)
+      : OpRewritePattern(context), maxOps(maxOps), control(std::move(control)),
+        onRecompute(std::move(onRecompute)) {}
+
+  LogicalResult matchAndRewrite(linalg::GenericOp producer,
+                                PatternRewriter &rewriter) const override {
+    if (!isCheapToRecompute(producer, maxOps))
+      return rewriter.notifyMatchFailure(producer, "not cheap to recompute");
+    Value result = producer->getResult(0);
+    if (result.use_empty() || result.hasOneUse())
+      return rewriter.notifyMatchFailure(producer, "not shared");
+    bool movesDataOnly = producer.getBody()->without_terminator().empty();
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : result.getUses()) {
+      auto consumer = dyn_cast<linalg::GenericOp>(use.getOwner());
+      if (!consumer || !linalg::areElementwiseOpsFusable(&use) ||
+          !control(&use))
+        return rewriter.notifyMatchFailure(producer, "a user cannot absorb");
+      if (!movesDataOnly && isLibraryProduct(consumer))
+        return rewriter.notifyMatchFailure(producer, "a user is a product");
+      uses.push_back(&use);
+    }
+    rewriter.setInsertionPoint(producer);
+    for (OpOperand *use : llvm::drop_begin(uses)) {
+      Operation *copy = rewriter.clone(*producer);
+      rewriter.modifyOpInPlace(use->getOwner(),
+                               [&] { use->set(copy->getResult(0)); });
+    }
+    onRecompute();
+    return success();
+  }
+
+  unsigned maxOps;
+  linalg::ControlFusionFn control;
+  std::function<void()> onRecompute;
+};
 
 struct FuseElementwisePass
     : public ga::impl::FuseElementwiseBase<FuseElementwisePass> {
@@ -81,6 +162,15 @@ struct FuseElementwisePass
     context->getLoadedDialect<linalg::LinalgDialect>()
         ->getCanonicalizationPatterns(patterns);
     linalg::populateConstantFoldLinalgOperations(patterns, singleUse);
+    auto countRecomputed = [this] { ++numRecomputed; };
+    if (recomputeShared) {
+      // Each use is checked against `control` less its single-use test.
+      linalg::ControlFusionFn absorbable = [](OpOperand *fused) {
+        return !repeatsInitUpdate(fused);
+      };
+      patterns.add<RecomputeSharedProducer>(context, maxRecomputeOps,
+                                            absorbable, countRecomputed);
+    }
 
     // Top-down, as upstream (compile time); no fixpoint in the iteration
     // limit only means fewer fusions, never a wrong one.

@@ -11,6 +11,8 @@
 //   of the operands in block-scope (shared) memory;
 // * SplitReduction.cpp: long reductions into few outputs as a kernel of
 //   partial results and a kernel that combines them;
+// * RowFusion.cpp: a reduction and the ops after it that read its result at
+//   their own row as one kernel with one thread per row (fuse-rows);
 // * HostAccesses.cpp: what is left on the host that touches device memory
 //   (stores of host scalars, loads feeding scalar math) moved into kernels.
 //
@@ -83,6 +85,18 @@ SmallVector<Value> clonePayload(OpBuilder &b, linalg::LinalgOp op,
 /// scalar inputs).
 Value fillValue(OpBuilder &b, linalg::LinalgOp fill, ArrayRef<Value> ivs);
 
+/// Computes the outputs of `op` at the parallel loop values of `ivs` (one
+/// value per loop dimension; the entries of reduction dimensions are
+/// ignored) and stores them: inputs loaded once unless they depend on a
+/// reduction dimension, each output read once (or started from its entry of
+/// `folded`, the fills `op` absorbs) and carried through an `scf.for` nest
+/// over the reduction dimensions (sizes `loopSizes`), in the order of the
+/// linalg-to-loops lowering. The body of a one-thread-per-element kernel
+/// (ThreadPerElement.cpp).
+void computeElement(OpBuilder &b, Location loc, linalg::LinalgOp op,
+                    ArrayRef<Value> ivs, ArrayRef<Value> loopSizes,
+                    ArrayRef<linalg::LinalgOp> folded);
+
 /// True if `op` (or an op nested in it) may access a view of the buffer
 /// `root` (with `writesOnly`: write or free it), or has effects that cannot
 /// be seen through (an unknown op, a call).
@@ -107,12 +121,14 @@ struct LoweringOptions {
   unsigned gemmTile = 16;
   unsigned gemmMinReduction = 64;
   unsigned splitReductionMin = 4096;
+  bool fuseRows = false;
+  unsigned fuseRowsMaxThreads = 16384;
 };
 
 /// What the strategies did, for the pass statistics.
 struct LoweringCounts {
   unsigned kernels = 0, sunk = 0, readBacks = 0, snapshots = 0, split = 0,
-           tiled = 0, foldedFills = 0;
+           tiled = 0, foldedFills = 0, rowFused = 0;
 };
 
 /// Lowers the linalg ops, copies and host accesses of one function; each
@@ -136,6 +152,15 @@ public:
   /// accumulation stays in that second kernel); failure, with the IR
   /// unchanged, if `op` is not such a reduction (SplitReduction.cpp).
   LogicalResult lowerSplitReduction(linalg::LinalgOp op);
+
+  /// A reduction with one thread per output (a row) and the linalg ops
+  /// after it (`following`, in order; `absorbed`: the fills other ops
+  /// absorb) that read its result at their own row, as one kernel with one
+  /// thread per row; returns how many of `following` it fused (0: none, the
+  /// IR unchanged) (RowFusion.cpp).
+  unsigned lowerFusedRows(linalg::LinalgOp root,
+                          ArrayRef<Operation *> following,
+                          const llvm::SmallPtrSetImpl<Operation *> &absorbed);
 
   /// Host stores into device buffers as kernels of one thread
   /// (HostAccesses.cpp).

@@ -153,6 +153,8 @@ void LinalgToGPULoopsPass::runOnOperation() {
   options.gemmTile = gemmTile;
   options.gemmMinReduction = gemmMinReduction;
   options.splitReductionMin = splitReductionMin;
+  options.fuseRows = fuseRows;
+  options.fuseRowsMaxThreads = fuseRowsMaxThreads;
   LoweringCounts counts;
   FunctionLowering lowering(options, counts);
   // Decide which fills fold before lowering anything: a fill comes before
@@ -170,16 +172,27 @@ void LinalgToGPULoopsPass::runOnOperation() {
       }
       lowering.setFoldedFills(op, std::move(fills));
     }
-  for (Operation *op : work) {
-    if (absorbed.contains(op))
-      continue;
+  // The ops still to lower, in order (absorbed fills go with their op).
+  SmallVector<Operation *> pending;
+  for (Operation *op : work)
+    if (!absorbed.contains(op))
+      pending.push_back(op);
+  for (size_t i = 0; i < pending.size(); ++i) {
+    Operation *op = pending[i];
     LogicalResult r = success();
-    if (auto copy = dyn_cast<memref::CopyOp>(op))
+    if (auto copy = dyn_cast<memref::CopyOp>(op)) {
       r = lowering.lowerCopy(copy);
-    else if (auto linalgOp = cast<linalg::LinalgOp>(op);
-             failed(lowering.lowerTiledContraction(linalgOp)) &&
-             failed(lowering.lowerSplitReduction(linalgOp)))
-      r = lowering.lowerPerElement(linalgOp);
+    } else if (auto linalgOp = cast<linalg::LinalgOp>(op);
+               failed(lowering.lowerTiledContraction(linalgOp)) &&
+               failed(lowering.lowerSplitReduction(linalgOp))) {
+      // A row reduction takes the ops after it that it fuses.
+      unsigned fused = lowering.lowerFusedRows(
+          linalgOp, ArrayRef(pending).drop_front(i + 1), absorbed);
+      if (fused)
+        i += fused;
+      else
+        r = lowering.lowerPerElement(linalgOp);
+    }
     if (failed(r))
       return signalPassFailure();
   }
@@ -192,6 +205,7 @@ void LinalgToGPULoopsPass::runOnOperation() {
   numSplit += counts.split;
   numTiled += counts.tiled;
   numFoldedFills += counts.foldedFills;
+  numRowFused += counts.rowFused;
   if (failed(sunk))
     return signalPassFailure();
   if (fma)

@@ -32,6 +32,93 @@ static Value zeroOf(OpBuilder &b, Location loc, Type type) {
   return arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
 }
 
+void mlir::ga::gpu_loops::computeElement(OpBuilder &nb, Location nloc,
+                                         linalg::LinalgOp op,
+                                         ArrayRef<Value> ivs,
+                                         ArrayRef<Value> loopSizes,
+                                         ArrayRef<linalg::LinalgOp> folded) {
+  SmallVector<unsigned> reductionDims;
+  for (auto [d, it] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (it == utils::IteratorType::reduction)
+      reductionDims.push_back(d);
+  Block *payload = op.getBlock();
+  // Inputs that only depend on parallel dimensions are loaded once,
+  // outside the reduction loop.
+  SmallVector<Value> args(payload->getNumArguments());
+  SmallVector<OpOperand *> deferred;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    unsigned argNo = in->getOperandNumber();
+    if (!isa<MemRefType>(in->get().getType())) {
+      args[argNo] = in->get();
+      continue;
+    }
+    if (!op.payloadUsesValueFromOperand(in))
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(in);
+    bool usesReduction = llvm::any_of(
+        reductionDims, [&](unsigned d) { return map.isFunctionOfDim(d); });
+    if (usesReduction)
+      deferred.push_back(in);
+    else
+      args[argNo] = loadOperand(nb, nloc, in->get(), map, ivs);
+  }
+  // Outputs: the current value (read once), carried in registers.
+  SmallVector<Value> outInit;
+  for (OpOperand &out : op.getDpsInitsMutable()) {
+    Type elt = getElementTypeOrSelf(out.get().getType());
+    linalg::LinalgOp fill = folded[outInit.size()];
+    if (fill && op.payloadUsesValueFromOperand(&out)) {
+      outInit.push_back(fillValue(nb, fill, ivs));
+    } else if (op.payloadUsesValueFromOperand(&out)) {
+      outInit.push_back(loadOperand(nb, nloc, out.get(),
+                                    op.getMatchingIndexingMap(&out), ivs));
+    } else {
+      // Not read by the payload: any value (an iter_arg needs one).
+      outInit.push_back(reductionDims.empty() ? Value()
+                                              : zeroOf(nb, nloc, elt));
+    }
+  }
+  unsigned numInputs = op.getNumDpsInputs();
+  auto computeAt = [&](OpBuilder &ib, Location il, ArrayRef<Value> allIvs,
+                       ValueRange current) -> SmallVector<Value> {
+    SmallVector<Value> bound(args);
+    for (OpOperand *in : deferred)
+      bound[in->getOperandNumber()] =
+          loadOperand(ib, il, in->get(), op.getMatchingIndexingMap(in), allIvs);
+    for (auto [k, v] : llvm::enumerate(current))
+      bound[numInputs + k] = v;
+    return clonePayload(ib, op, bound, allIvs);
+  };
+
+  SmallVector<Value> results;
+  if (reductionDims.empty()) {
+    results = computeAt(nb, nloc, ivs, outInit);
+  } else {
+    Value zero = constIndex(nb, nloc, 0), one = constIndex(nb, nloc, 1);
+    SmallVector<Value> lbs(reductionDims.size(), zero), ubs,
+        steps(reductionDims.size(), one);
+    for (unsigned d : reductionDims)
+      ubs.push_back(loopSizes[d]);
+    scf::LoopNest nest =
+        scf::buildLoopNest(nb, nloc, lbs, ubs, steps, outInit,
+                           [&](OpBuilder &ib, Location il, ValueRange rivs,
+                               ValueRange iter) -> scf::ValueVector {
+                             SmallVector<Value> allIvs(ivs);
+                             for (auto [k, d] : llvm::enumerate(reductionDims))
+                               allIvs[d] = rivs[k];
+                             SmallVector<Value> r =
+                                 computeAt(ib, il, allIvs, iter);
+                             return scf::ValueVector(r.begin(), r.end());
+                           });
+    results.assign(nest.results.begin(), nest.results.end());
+  }
+  for (auto [out, v] : llvm::zip(op.getDpsInitsMutable(), results)) {
+    SmallVector<Value> idx =
+        indicesFor(nb, nloc, op.getMatchingIndexingMap(&out), ivs);
+    memref::StoreOp::create(nb, nloc, v, out.get(), idx);
+  }
+}
+
 LogicalResult FunctionLowering::lowerPerElement(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics())
     return op->emitOpError()
@@ -75,89 +162,14 @@ LogicalResult FunctionLowering::lowerPerElement(linalg::LinalgOp op) {
   SmallVector<linalg::LinalgOp> folded = getFoldedFills(op);
 
   unsigned numLoops = op.getNumLoops();
-  Block *payload = op.getBlock();
-  Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
-  auto par = buildKernel(
-      b, loc, orderedSizes, [&](OpBuilder &nb, Location nloc, ValueRange pivs) {
-        SmallVector<Value> ivs(numLoops, zero);
-        for (auto [k, d] : llvm::enumerate(order))
-          ivs[d] = pivs[k];
-
-        // Inputs that only depend on parallel dimensions are loaded once,
-        // outside the reduction loop.
-        SmallVector<Value> args(payload->getNumArguments());
-        SmallVector<OpOperand *> deferred;
-        for (OpOperand *in : op.getDpsInputOperands()) {
-          unsigned argNo = in->getOperandNumber();
-          if (!isa<MemRefType>(in->get().getType())) {
-            args[argNo] = in->get();
-            continue;
-          }
-          if (!op.payloadUsesValueFromOperand(in))
-            continue;
-          AffineMap map = op.getMatchingIndexingMap(in);
-          bool usesReduction = llvm::any_of(reductionDims, [&](unsigned d) {
-            return map.isFunctionOfDim(d);
-          });
-          if (usesReduction)
-            deferred.push_back(in);
-          else
-            args[argNo] = loadOperand(nb, nloc, in->get(), map, ivs);
-        }
-        // Outputs: the current value (read once), carried in registers.
-        SmallVector<Value> outInit;
-        for (OpOperand &out : op.getDpsInitsMutable()) {
-          Type elt = getElementTypeOrSelf(out.get().getType());
-          linalg::LinalgOp fill = folded[outInit.size()];
-          if (fill && op.payloadUsesValueFromOperand(&out)) {
-            outInit.push_back(fillValue(nb, fill, ivs));
-          } else if (op.payloadUsesValueFromOperand(&out)) {
-            outInit.push_back(loadOperand(
-                nb, nloc, out.get(), op.getMatchingIndexingMap(&out), ivs));
-          } else {
-            // Not read by the payload: any value (an iter_arg needs one).
-            outInit.push_back(reductionDims.empty() ? Value()
-                                                    : zeroOf(nb, nloc, elt));
-          }
-        }
-        unsigned numInputs = op.getNumDpsInputs();
-        auto computeAt = [&](OpBuilder &ib, Location il, ArrayRef<Value> allIvs,
-                             ValueRange current) -> SmallVector<Value> {
-          SmallVector<Value> bound(args);
-          for (OpOperand *in : deferred)
-            bound[in->getOperandNumber()] = loadOperand(
-                ib, il, in->get(), op.getMatchingIndexingMap(in), allIvs);
-          for (auto [k, v] : llvm::enumerate(current))
-            bound[numInputs + k] = v;
-          return clonePayload(ib, op, bound, allIvs);
-        };
-
-        SmallVector<Value> results;
-        if (reductionDims.empty()) {
-          results = computeAt(nb, nloc, ivs, outInit);
-        } else {
-          SmallVector<Value> lbs(reductionDims.size(), zero), ubs,
-              steps(reductionDims.size(), one);
-          for (unsigned d : reductionDims)
-            ubs.push_back(loopSizes[d]);
-          scf::LoopNest nest = scf::buildLoopNest(
-              nb, nloc, lbs, ubs, steps, outInit,
-              [&](OpBuilder &ib, Location il, ValueRange rivs,
-                  ValueRange iter) -> scf::ValueVector {
-                SmallVector<Value> allIvs(ivs);
-                for (auto [k, d] : llvm::enumerate(reductionDims))
-                  allIvs[d] = rivs[k];
-                SmallVector<Value> r = computeAt(ib, il, allIvs, iter);
-                return scf::ValueVector(r.begin(), r.end());
-              });
-          results.assign(nest.results.begin(), nest.results.end());
-        }
-        for (auto [out, v] : llvm::zip(op.getDpsInitsMutable(), results)) {
-          SmallVector<Value> idx =
-              indicesFor(nb, nloc, op.getMatchingIndexingMap(&out), ivs);
-          memref::StoreOp::create(nb, nloc, v, out.get(), idx);
-        }
-      });
+  Value zero = constIndex(b, loc, 0);
+  auto par = buildKernel(b, loc, orderedSizes,
+                         [&](OpBuilder &nb, Location nloc, ValueRange pivs) {
+                           SmallVector<Value> ivs(numLoops, zero);
+                           for (auto [k, d] : llvm::enumerate(order))
+                             ivs[d] = pivs[k];
+                           computeElement(nb, nloc, op, ivs, loopSizes, folded);
+                         });
   annotateKernel(par, op, describeKernel(op));
   replaced(op, folded, /*kernels=*/1);
   return success();

@@ -1,7 +1,10 @@
 // RUN: ga-opt %s -split-input-file -verify-diagnostics -ga-linalg-to-gpu-loops
 // RUN: not ga-opt %s -split-input-file -ga-linalg-to-gpu-loops="block-size=48" 2>&1 | FileCheck %s --check-prefix=BLOCK
 
+// RUN: not ga-opt %s -ga-linalg-to-gpu-loops="fuse-rows-max-threads=-1" 2>&1 | FileCheck %s --check-prefix=ROWS
+
 // BLOCK: error: block-size must be a multiple of 32 in [32, 1024], got 48
+// ROWS: for the --fuse-rows-max-threads option: '-1' value invalid for uint argument!
 
 // The mapping runs on buffers: a linalg op on tensors is a pipeline bug
 // (bufferization did not run).

@@ -197,11 +197,49 @@ def FuseElementwise : Pass<"ga-fuse-elementwise", "func::FuncOp"> {
     A producer that does not read its init, or a consumer whose map of the
     fused operand is a permutation of all its loops, is fused as upstream
     fuses it.
+
+    Upstream fuses a producer only into the single user of its result.
+    With `recompute-shared=1` (the NVVM pipeline's default), a cheap
+    producer with several users is fused into every one of them: each use
+    gets its own copy of the producer, which upstream's fusion then absorbs,
+    so the producer disappears (one kernel and one temporary less on the
+    GPU, at the price of computing it again in each user). Cheap means: a
+    `linalg.generic` on tensors with one result, all loops parallel, a
+    payload that does not read its init, has no regions and no memory
+    effects and at most `max-recompute-ops` operations. Every use must be an
+    input that upstream's fusion accepts (a reduction consumer or a
+    broadcast one included: each copy computes the same operations on the
+    same values, so the results are bitwise those of the unfused ops), and
+    a contraction takes only a producer that moves data (an empty payload,
+    such as a transpose): any arithmetic would stop it being a plain
+    multiply-add, which the library lowerings (`matchGemm`) need.
+
+    With `recompute-shared=1`, `%b` (read by two generics) is fused into
+    both and disappears:
+
+    ```mlir
+    %b = linalg.generic {...} ins(%x, %bias : ...) { addf }   // 2 users
+    %r = linalg.generic {...} ins(%b : ...) { maximumf }
+    %d = linalg.generic {...} ins(%g, %b : ...) { cmpf, select }
+    // becomes
+    %r = linalg.generic {...} ins(%x, %bias : ...) { addf, maximumf }
+    %d = linalg.generic {...} ins(%g, %x, %bias : ...) { addf, cmpf, select }
+    ```
   }];
+  let options = [
+    Option<"recomputeShared", "recompute-shared", "bool", /*default=*/"false",
+           "Fuse a cheap element-wise producer with several users into "
+           "each of them (it is computed again in every user)">,
+    Option<"maxRecomputeOps", "max-recompute-ops", "unsigned",
+           /*default=*/"8",
+           "Most payload operations of a producer fused into several users">
+  ];
   let statistics = [
     Statistic<"numRefused", "refused-fusions",
               "Fusions left out because the producer reads its init and the "
-              "consumer has loops the producer does not">
+              "consumer has loops the producer does not">,
+    Statistic<"numRecomputed", "recomputed-producers",
+              "Producers with several users fused into each of them">
   ];
   let dependentDialects = ["affine::AffineDialect", "linalg::LinalgDialect",
                            "memref::MemRefDialect", "tensor::TensorDialect"];

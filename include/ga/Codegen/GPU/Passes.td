@@ -105,6 +105,25 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
     * host stores into device buffers (`tensor.from_elements` or
       `tensor.insert` of a host scalar: a loss, a step counter) become a
       kernel of one thread (adjacent stores: one kernel).
+    * with `fuse-rows=1` (RowFusion.cpp), a reduction with one thread per
+      output (a row: softmax's row max, LayerNorm's mean) and the linalg ops
+      right after it that read its result, or another member's, only at
+      their own row (the variance, `exp(l - max)`, the normalization) become
+      one kernel with one thread per row. The thread runs the members one
+      after the other, each over its whole row with the code above (same
+      operations, same order: bitwise the separate kernels' results). A
+      member must not be an accumulator's producer, must write only its own
+      row, and must not write a buffer another member reads otherwise; a
+      consumer with more than `fuse-rows-max-threads` parallel iterations
+      keeps its own kernel. Between members only folded fills,
+      allocations and ops without memory effects may stand:
+
+      ```mlir
+      linalg.generic {["parallel", "reduction"]} ins(%l) outs(%max)   // max
+      linalg.generic {["parallel", "reduction"]} ins(%l, %max) outs(%sum)
+      linalg.generic {["parallel", "parallel"]} ins(%l, %max, %sum) outs(%p)
+      // becomes one kernel, thread i: max[i], then sum[i], then p[i, 0..n)
+      ```
 
     Discardable `ga.*` attributes of the linalg op are copied to its loop, and
     `ga.kernel` names what the loop computes (`matmul`, `generic`, ...).
@@ -159,10 +178,20 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
            "Allow fused multiply-add in the kernels' floating-point "
            "arithmetic (fastmath<contract>, like nvcc's -fmad=true): faster "
            "multiply-add chains, results no longer bitwise those of the "
-           "unfused operations">
+           "unfused operations">,
+    Option<"fuseRows", "fuse-rows", "bool", /*default=*/"false",
+           "Fuse a reduction with one thread per output and the ops after it "
+           "that read its result at their own row into one kernel with one "
+           "thread per row">,
+    Option<"fuseRowsMaxThreads", "fuse-rows-max-threads", "unsigned",
+           /*default=*/"16384",
+           "With fuse-rows: a consumer with more parallel iterations than "
+           "this keeps its own kernel (its own threads)">
   ];
   let statistics = [
     Statistic<"numKernels", "kernels", "Mapped loops (future kernels) created">,
+    Statistic<"numRowFused", "row-fused-ops",
+              "Linalg ops fused into the kernel of a row reduction">,
     Statistic<"numSunk", "sunk-host-loads",
               "Host loads of device memory moved into kernels">,
     Statistic<"numReadBacks", "read-backs",

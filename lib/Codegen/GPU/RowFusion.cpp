@@ -1,0 +1,293 @@
+//===- RowFusion.cpp - a reduction and its row consumers in one kernel ----===//
+//
+// The row-fusion strategy of --ga-linalg-to-gpu-loops (fuse-rows=1): a
+// reduction with one thread per output element (a "row": softmax's row max,
+// LayerNorm's mean) and the linalg ops right after it that read its result
+// only at their own row (the variance, the normalization, exp(l - max),
+// the division by the row sum) become one kernel with one thread per row.
+// The thread runs the ops one after the other, each over its whole row, with
+// the element code of the one-thread-per-element strategy (computeElement):
+// the same operations in the same order per element, so the fused kernel
+// computes bitwise what the separate kernels compute.
+//
+// Upstream linalg cannot express this: a reduction and an element-wise op of
+// a larger iteration space are not one linalg op, and tile-and-fuse would
+// need a second mapping level. What makes it safe here is ownership: every
+// element a member reads from the buffer of an earlier member was written by
+// the same thread (the row dimensions index it), and no member writes a
+// buffer that another member reads any other way.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GPULoops.h"
+
+#include "ga/IR/GADialect.h"
+#include "ga/Utils/IRUtils.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::ga;
+using namespace mlir::ga::gpu_loops;
+
+namespace {
+/// A member of a row group and its loop dimensions that index the row (in
+/// the order of the root's output).
+struct Member {
+  linalg::LinalgOp op;
+  SmallVector<unsigned> rowDims;
+};
+} // namespace
+
+/// The positions in `map`'s results of `dims`, in order, or failure when one
+/// of them is missing.
+static FailureOr<SmallVector<unsigned>> positionsOf(AffineMap map,
+                                                    ArrayRef<unsigned> dims) {
+  SmallVector<unsigned> positions;
+  for (unsigned d : dims) {
+    std::optional<unsigned> pos =
+        map.getResultPosition(getAffineDimExpr(d, map.getContext()));
+    if (!pos)
+      return failure();
+    positions.push_back(*pos);
+  }
+  return positions;
+}
+
+/// True when `op` can be a member at all: on buffers, static loop sizes,
+/// projected-permutation output maps, not an accumulator's producer (whose
+/// kernel keeps its own name and invariants).
+static bool isCandidate(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() == 0 ||
+      op->hasAttr(GADialect::getAccumulatesAttrName()) ||
+      ShapedType::isDynamicShape(op.getStaticLoopRanges()))
+    return false;
+  return llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &out) {
+    return op.getMatchingIndexingMap(&out).isProjectedPermutation();
+  });
+}
+
+/// True when the only effect of `op` is allocating its results (a buffer
+/// that bufferization placed between two members).
+static bool onlyAllocates(Operation *op) {
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects || op->getNumRegions() != 0)
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  return llvm::all_of(list, [](const MemoryEffects::EffectInstance &e) {
+    return isa<MemoryEffects::Allocate>(e.getEffect());
+  });
+}
+
+unsigned FunctionLowering::lowerFusedRows(
+    linalg::LinalgOp root, ArrayRef<Operation *> following,
+    const llvm::SmallPtrSetImpl<Operation *> &absorbed) {
+  if (!options.fuseRows || !isCandidate(root) ||
+      root.getNumReductionLoops() == 0)
+    return 0;
+  // The rows: the root's parallel dimensions, in the order of its first
+  // output; every output is indexed by all of them (one element per thread).
+  AffineMap rootOut = root.getMatchingIndexingMap(root.getDpsInitOperand(0));
+  if (llvm::any_of(root.getDpsInitsMutable(), [&](OpOperand &out) {
+        unsigned n = root.getMatchingIndexingMap(&out).getNumResults();
+        return n == 0 || n != root.getNumParallelLoops();
+      }))
+    return 0;
+  SmallVector<int64_t> loopSizes = root.getStaticLoopRanges();
+  SmallVector<unsigned> rootRows;
+  SmallVector<int64_t> rowShape;
+  for (AffineExpr e : rootOut.getResults()) {
+    unsigned d = cast<AffineDimExpr>(e).getPosition();
+    rootRows.push_back(d);
+    rowShape.push_back(loopSizes[d]);
+  }
+
+  // The buffers the group writes: the writing member and the positions of
+  // the row in them.
+  DenseMap<Value, std::pair<unsigned, SmallVector<unsigned>>> written;
+  SmallVector<Value> writtenRoots;
+  SmallVector<Member> members{{root, rootRows}};
+  // Records the outputs of the last member.
+  auto recordOutputs = [&]() -> bool {
+    Member m = members.back();
+    for (OpOperand &out : m.op.getDpsInitsMutable()) {
+      FailureOr<SmallVector<unsigned>> pos =
+          positionsOf(m.op.getMatchingIndexingMap(&out), m.rowDims);
+      Value bufferRoot = getViewRoot(out.get());
+      if (failed(pos) || llvm::is_contained(writtenRoots, bufferRoot))
+        return false;
+      written[out.get()] = {members.size() - 1, *pos};
+      writtenRoots.push_back(bufferRoot);
+    }
+    return true;
+  };
+  if (!recordOutputs())
+    return 0;
+
+  // The row dimensions of `op`: those indexing the row of a buffer an earlier
+  // member wrote, the same for every such read; every other access must not
+  // touch a written buffer.
+  auto rowDimsOf =
+      [&](linalg::LinalgOp op) -> FailureOr<SmallVector<unsigned>> {
+    std::optional<SmallVector<unsigned>> rows;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      if (!isa<MemRefType>(in->get().getType()))
+        continue;
+      auto it = written.find(in->get());
+      if (it == written.end()) {
+        if (llvm::is_contained(writtenRoots, getViewRoot(in->get())))
+          return failure();
+        continue;
+      }
+      AffineMap map = op.getMatchingIndexingMap(in);
+      SmallVector<unsigned> dims;
+      for (unsigned p : it->second.second) {
+        auto dim = dyn_cast<AffineDimExpr>(map.getResult(p));
+        if (!dim)
+          return failure();
+        dims.push_back(dim.getPosition());
+      }
+      if (rows && *rows != dims)
+        return failure();
+      rows = dims;
+    }
+    // Distinct dimensions: a diagonal read (i, i) would read another
+    // thread's element.
+    if (!rows ||
+        llvm::SmallDenseSet<unsigned>(rows->begin(), rows->end()).size() !=
+            rows->size())
+      return failure();
+    SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    for (auto [d, size] : llvm::zip(*rows, rowShape))
+      if (iterators[d] != utils::IteratorType::parallel || sizes[d] != size)
+        return failure();
+    for (OpOperand &out : op.getDpsInitsMutable())
+      if (llvm::is_contained(writtenRoots, getViewRoot(out.get())))
+        return failure();
+    return *rows;
+  };
+
+  // Members: the linalg ops that follow in the same block, with nothing in
+  // between but allocations, ops without memory effects and fills that an op
+  // absorbs (a member, or a later op: no member between the fill and that op
+  // touches the fill's buffer, and the fill is gone once that op is
+  // lowered).
+  Operation *last = root;
+  for (Operation *next : following) {
+    auto op = dyn_cast<linalg::LinalgOp>(next);
+    if (!op || next->getBlock() != root->getBlock() || !isCandidate(op))
+      break;
+    bool clean = true;
+    for (Operation *it = last->getNextNode(); it && it != next;
+         it = it->getNextNode())
+      if (!absorbed.contains(it) && !isMemoryEffectFree(it) &&
+          !onlyAllocates(it)) {
+        clean = false;
+        break;
+      }
+    if (!clean)
+      break;
+    FailureOr<SmallVector<unsigned>> rows = rowDimsOf(op);
+    if (failed(rows))
+      break;
+    // A consumer with many threads of its own is better off as its own
+    // kernel than as a loop in the thread of its row.
+    int64_t threads = 1;
+    for (auto [d, size] : llvm::enumerate(op.getStaticLoopRanges()))
+      if (op.getIteratorTypesArray()[d] == utils::IteratorType::parallel)
+        threads *= size;
+    if (threads > static_cast<int64_t>(options.fuseRowsMaxThreads))
+      break;
+    members.push_back({op, *rows});
+    if (!recordOutputs()) {
+      members.pop_back();
+      break;
+    }
+    last = next;
+  }
+  if (members.size() < 2)
+    return 0;
+  // A member reads a buffer of the group only as the value a member writes:
+  // written before, at its own row (checked above); written after, at its
+  // own row too (the thread reads its row before it overwrites it); written
+  // by itself, at the element it writes (in place).
+  for (auto [i, m] : llvm::enumerate(members))
+    for (OpOperand *in : m.op.getDpsInputOperands()) {
+      if (!isa<MemRefType>(in->get().getType()))
+        continue;
+      auto it = written.find(in->get());
+      if (it == written.end()) {
+        if (llvm::is_contained(writtenRoots, getViewRoot(in->get())))
+          return 0;
+        continue;
+      }
+      auto [writer, positions] = it->second;
+      AffineMap map = m.op.getMatchingIndexingMap(in);
+      if (writer == i &&
+          llvm::none_of(m.op.getDpsInitsMutable(), [&](OpOperand &out) {
+            return out.get() == in->get() &&
+                   m.op.getMatchingIndexingMap(&out) == map;
+          }))
+        return 0;
+      for (auto [k, p] : llvm::enumerate(positions)) {
+        auto dim = dyn_cast<AffineDimExpr>(map.getResult(p));
+        if (!dim || dim.getPosition() != m.rowDims[k])
+          return 0;
+      }
+    }
+
+  // One kernel at the last member (every operand is defined by then), one
+  // thread per row.
+  OpBuilder b(last);
+  Location loc = root.getLoc();
+  SmallVector<Value> rowSizes;
+  for (int64_t size : rowShape)
+    rowSizes.push_back(constIndex(b, loc, size));
+  auto par = buildKernel(
+      b, loc, rowSizes, [&](OpBuilder &nb, Location nloc, ValueRange row) {
+        for (Member m : members) {
+          SmallVector<int64_t> sizes = m.op.getStaticLoopRanges();
+          SmallVector<Value> sizeValues;
+          for (int64_t size : sizes)
+            sizeValues.push_back(constIndex(nb, nloc, size));
+          Value zero = constIndex(nb, nloc, 0);
+          SmallVector<Value> ivs(sizes.size(), zero);
+          for (auto [k, d] : llvm::enumerate(m.rowDims))
+            ivs[d] = row[k];
+          // The other parallel dimensions: a loop nest inside the thread.
+          SmallVector<unsigned> rest;
+          for (auto [d, it] : llvm::enumerate(m.op.getIteratorTypesArray()))
+            if (it == utils::IteratorType::parallel &&
+                !llvm::is_contained(m.rowDims, d))
+              rest.push_back(d);
+          SmallVector<linalg::LinalgOp> folded = getFoldedFills(m.op);
+          if (rest.empty()) {
+            computeElement(nb, nloc, m.op, ivs, sizeValues, folded);
+            continue;
+          }
+          Value one = constIndex(nb, nloc, 1);
+          SmallVector<Value> lbs(rest.size(), zero), ubs,
+              steps(rest.size(), one);
+          for (unsigned d : rest)
+            ubs.push_back(sizeValues[d]);
+          scf::buildLoopNest(nb, nloc, lbs, ubs, steps,
+                             [&](OpBuilder &ib, Location il, ValueRange qivs) {
+                               SmallVector<Value> all(ivs);
+                               for (auto [k, d] : llvm::enumerate(rest))
+                                 all[d] = qivs[k];
+                               computeElement(ib, il, m.op, all, sizeValues,
+                                              folded);
+                             });
+        }
+      });
+  annotateKernel(par, root, describeKernel(root) + "_rows");
+  for (const Member &m : members)
+    replaced(m.op, getFoldedFills(m.op), /*kernels=*/0);
+  ++counts.kernels;
+  counts.rowFused += members.size() - 1;
+  return members.size() - 1;
+}

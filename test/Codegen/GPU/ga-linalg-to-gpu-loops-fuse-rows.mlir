@@ -1,0 +1,217 @@
+// RUN: ga-opt %s -split-input-file -ga-linalg-to-gpu-loops="fuse-rows=1" -cse | FileCheck %s
+// RUN: ga-opt %s -split-input-file -ga-linalg-to-gpu-loops="fuse-rows=1 fuse-rows-max-threads=16" -cse | FileCheck %s --check-prefix=BOUND
+// RUN: ga-opt %s -split-input-file -ga-linalg-to-gpu-loops | FileCheck %s --check-prefix=OFF
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+
+// Softmax over the 10 columns of 6 rows: the row max, the row sum of
+// exp(l - max) and the division become one kernel of 6 threads. Thread i
+// computes max[i] (from the -inf fill it absorbs), then sum[i] (from 0),
+// then p[i, j] for every j: the operations of the three kernels, in order.
+// CHECK-LABEL: func.func @softmax(
+// CHECK-SAME:      %[[L:.*]]: memref<6x10xf32>, %[[MAX:.*]]: memref<6xf32>, %[[SUM:.*]]: memref<6xf32>, %[[P:.*]]: memref<6x10xf32>)
+// CHECK:         scf.parallel ({{.*}}) = ({{.*}}) to (%c1, %c32)
+// CHECK:           scf.if
+// CHECK:             %[[M:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %cst)
+// CHECK:               memref.load %[[L]]
+// CHECK:               arith.maximumf
+// CHECK:             memref.store %[[M]], %[[MAX]][%[[I:.*]]]
+// CHECK:             memref.load %[[MAX]][%[[I]]]
+// CHECK:             %[[S:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %cst_0)
+// CHECK:               math.exp
+// CHECK:               arith.addf
+// CHECK:             memref.store %[[S]], %[[SUM]][%[[I]]]
+// CHECK:             scf.for %[[J:.*]] = %c0 to %c10
+// CHECK:               memref.load %[[SUM]][%[[I]]]
+// CHECK:               arith.divf
+// CHECK:               memref.store %{{.*}}, %[[P]][%[[I]], %[[J]]]
+// CHECK:         } {ga.kernel = "reduce_rows", mapping
+// CHECK-NOT:     scf.parallel
+// A consumer with more threads (60) than fuse-rows-max-threads keeps its own
+// kernel; the two reductions (6 threads each) are still fused.
+// BOUND-LABEL: func.func @softmax(
+// BOUND:         ga.kernel = "reduce_rows"
+// BOUND:         ga.kernel = "elementwise"
+// BOUND-NEXT:    return
+// Without fuse-rows: three kernels (the fills are folded into them).
+// OFF-LABEL: func.func @softmax(
+// OFF:         ga.kernel = "reduce"
+// OFF:         ga.kernel = "reduce"
+// OFF:         ga.kernel = "elementwise"
+// OFF-NEXT:    return
+func.func @softmax(%l: memref<6x10xf32>, %max: memref<6xf32>, %sum: memref<6xf32>,
+                   %p: memref<6x10xf32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%ninf : f32) outs(%max : memref<6xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%l : memref<6x10xf32>) outs(%max : memref<6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %o, %a : f32
+    linalg.yield %m : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%sum : memref<6xf32>)
+  linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%l, %max : memref<6x10xf32>, memref<6xf32>) outs(%sum : memref<6xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %e = math.exp %d : f32
+    %s = arith.addf %o, %e : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%l, %max, %sum : memref<6x10xf32>, memref<6xf32>, memref<6xf32>) outs(%p : memref<6x10xf32>) {
+  ^bb0(%a: f32, %m: f32, %s: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %e = math.exp %d : f32
+    %q = arith.divf %e, %s : f32
+    linalg.yield %q : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#col = affine_map<(i, j) -> (j)>
+#t = affine_map<(i, j) -> (j, i)>
+
+// Ownership, not layout: the division reads the sums at its column j
+// (thread j owns s[j] and writes column j of %x), so it joins the row sum.
+// Not fused: the next row sum writes %s again (a buffer of the group), the
+// bias gradient reduces over the rows (its read of the sums is not at its
+// own row), and an accumulator's producer keeps its kernel.
+// CHECK-LABEL: func.func @refused(
+// CHECK:         scf.parallel
+// CHECK:           memref.store %{{.*}}, %arg1[%[[R:.*]]]
+// CHECK:           scf.for %[[I:.*]] = %c0 to %c8
+// CHECK:             memref.load %arg0[%[[I]], %[[R]]]
+// CHECK:             memref.load %arg1[%[[R]]]
+// CHECK:             memref.store %{{.*}}, %arg2[%[[I]], %[[R]]]
+// CHECK:         ga.kernel = "reduce_rows"
+// CHECK:         ga.kernel = "reduce"
+// CHECK:         ga.kernel = "reduce"
+// CHECK:         ga.accumulates, ga.kernel = "elementwise"
+// CHECK-NOT:     ga.kernel
+func.func @refused(%l: memref<8x8xf32>, %s: memref<8xf32>, %x: memref<8x8xf32>,
+                   %db: memref<8xf32>, %acc: memref<8x8xf32>) {
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%l : memref<8x8xf32>) outs(%s : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %o, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%l, %s : memref<8x8xf32>, memref<8xf32>) outs(%x : memref<8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.divf %a, %b : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x8xf32>) outs(%s : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %o, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#row, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%s : memref<8xf32>) outs(%db : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %o, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#row, #id], iterator_types = ["parallel", "parallel"]} {ga.accumulates}
+      ins(%db : memref<8xf32>) outs(%acc : memref<8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %o, %a : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#t = affine_map<(i, j) -> (j, i)>
+
+// The consumer overwrites the rows of %l that the row sum reads: thread i
+// reads row i, then overwrites it, so the two are fused. The second row sum
+// reads %m by columns, which the consumer after it overwrites by rows (another
+// thread's column): not fused. Neither is a consumer separated from its
+// reduction by a store.
+// CHECK-LABEL: func.func @in_place_and_between(
+// CHECK:         ga.kernel = "reduce_rows"
+// CHECK:         ga.kernel = "reduce"
+// CHECK:         ga.kernel = "elementwise"
+// CHECK:         ga.kernel = "reduce"
+// CHECK:         ga.kernel = "store"
+// CHECK:         ga.kernel = "elementwise"
+// CHECK-NOT:     ga.kernel
+func.func @in_place_and_between(%l: memref<4x8xf32>, %s: memref<4xf32>, %y: memref<4x8xf32>,
+                                %t: memref<4xf32>, %v: f32, %m: memref<4x4xf32>,
+                                %u: memref<4xf32>) {
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%l : memref<4x8xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %o, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%s : memref<4xf32>) outs(%l : memref<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.mulf %o, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#t, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%m : memref<4x4xf32>) outs(%u : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %o, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%u : memref<4xf32>) outs(%m : memref<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.mulf %o, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%l : memref<4x8xf32>) outs(%t : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %o, %a : f32
+    linalg.yield %r : f32
+  }
+  %c0 = arith.constant 0 : index
+  memref.store %v, %t[%c0] : memref<4xf32>
+  linalg.generic {indexing_maps = [#row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<4xf32>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#diag = affine_map<(i, j) -> (j, j)>
+
+// Not fused: the consumer reads the product's diagonal element (j, j), which
+// another thread computes (its row dimensions would not be distinct).
+// CHECK-LABEL: func.func @diagonal(
+// CHECK:         ga.kernel = "matmul"
+// CHECK:         ga.kernel = "elementwise"
+// CHECK-NOT:     ga.kernel
+func.func @diagonal(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>,
+                    %y: memref<4x4xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%c : memref<4x4xf32>)
+  linalg.generic {indexing_maps = [#diag, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<4x4xf32>) outs(%y : memref<4x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.addf %o, %x : f32
+    linalg.yield %r : f32
+  }
+  return
+}
