@@ -16,14 +16,13 @@ static std::optional<unsigned> dimAt(AffineMap map, unsigned i) {
   return std::nullopt;
 }
 
-/// Whether the 2-d operand indexed by `map` is stored transposed: the math
-/// wants [outer][k] when `outerFirst`, [k][outer] otherwise; std::nullopt if
-/// `map` indexes neither.
+/// Whether the operand indexed by `map` (its matrix dimensions are the last
+/// two results) is stored transposed: the math wants [outer][k] when
+/// `outerFirst`, [k][outer] otherwise; std::nullopt if `map` indexes neither.
 static std::optional<bool> isTransposed(AffineMap map, unsigned outer,
                                         unsigned k, bool outerFirst) {
-  if (map.getNumResults() != 2)
-    return std::nullopt;
-  auto d0 = dimAt(map, 0), d1 = dimAt(map, 1);
+  unsigned rank = map.getNumResults();
+  auto d0 = dimAt(map, rank - 2), d1 = dimAt(map, rank - 1);
   if (!d0 || !d1)
     return std::nullopt;
   unsigned first = outerFirst ? outer : k, second = outerFirst ? k : outer;
@@ -34,10 +33,10 @@ static std::optional<bool> isTransposed(AffineMap map, unsigned outer,
   return std::nullopt;
 }
 
-/// Whether `value` is a 2-d memref whose rows are contiguous.
-static bool hasUnitInnerStride(Value value) {
+/// Whether `value` is a memref of rank `rank` whose rows are contiguous.
+static bool hasUnitInnerStride(Value value, int64_t rank) {
   auto type = dyn_cast<MemRefType>(value.getType());
-  return type && type.getRank() == 2 && type.isLastDimUnitStride();
+  return type && type.getRank() == rank && type.isLastDimUnitStride();
 }
 
 FailureOr<GemmOperands> mlir::ga::matchGemm(linalg::LinalgOp op) {
@@ -46,16 +45,24 @@ FailureOr<GemmOperands> mlir::ga::matchGemm(linalg::LinalgOp op) {
     return failure();
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || !dims->batch.empty() || dims->m.size() != 1 ||
+  if (failed(dims) || dims->batch.size() > 1 || dims->m.size() != 1 ||
       dims->n.size() != 1 || dims->k.size() != 1)
     return failure();
+  bool batched = dims->batch.size() == 1;
+  int64_t rank = batched ? 3 : 2;
   OpOperand *a = op.getDpsInputOperand(0), *b = op.getDpsInputOperand(1);
   OpOperand *c = op.getDpsInitOperand(0);
-  for (OpOperand *operand : {a, b, c})
-    if (!hasUnitInnerStride(operand->get()))
+  for (OpOperand *operand : {a, b, c}) {
+    if (!hasUnitInnerStride(operand->get(), rank))
       return failure();
+    // The batch dimension is the outermost of every operand.
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    if (map.getNumResults() != rank ||
+        (batched && dimAt(map, 0) != dims->batch.front()))
+      return failure();
+  }
   AffineMap mapC = op.getMatchingIndexingMap(c);
-  auto row = dimAt(mapC, 0), col = dimAt(mapC, 1);
+  auto row = dimAt(mapC, rank - 2), col = dimAt(mapC, rank - 1);
   if (!row || !col)
     return failure();
   unsigned k = dims->k.front();
@@ -68,11 +75,12 @@ FailureOr<GemmOperands> mlir::ga::matchGemm(linalg::LinalgOp op) {
       isTransposed(op.getMatchingIndexingMap(b), *col, k, false);
   if (!transL || !transR)
     return failure();
-  return GemmOperands{a->get(), b->get(), c->get(), *transL, *transR};
+  return GemmOperands{a->get(), b->get(), c->get(), *transL, *transR, batched};
 }
 
 MatrixDescriptor mlir::ga::describeMatrix(OpBuilder &b, Location loc,
                                           Value matrix) {
+  int64_t rank = cast<MemRefType>(matrix.getType()).getRank();
   Type elem = getElementTypeOrSelf(matrix.getType());
   auto idx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
@@ -87,10 +95,11 @@ MatrixDescriptor mlir::ga::describeMatrix(OpBuilder &b, Location loc,
   Value pointer = LLVM::IntToPtrOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), addr64);
   // ld >= max(1, columns); the stride only matters with more than one row.
-  Value ld =
-      arith::MaxSIOp::create(b, loc, meta.getStrides()[0], meta.getSizes()[1]);
+  Value ld = arith::MaxSIOp::create(b, loc, meta.getStrides()[rank - 2],
+                                    meta.getSizes()[rank - 1]);
   ld = arith::MaxSIOp::create(b, loc, ld, idx(1));
-  return {pointer, ld};
+  Value batchStride = rank == 3 ? meta.getStrides()[0] : idx(0);
+  return {pointer, ld, batchStride};
 }
 
 GemmArguments mlir::ga::buildGemmArguments(OpBuilder &b, Location loc,
@@ -99,8 +108,13 @@ GemmArguments mlir::ga::buildGemmArguments(OpBuilder &b, Location loc,
   args.lhs = describeMatrix(b, loc, gemm.lhs);
   args.rhs = describeMatrix(b, loc, gemm.rhs);
   args.out = describeMatrix(b, loc, gemm.out);
-  args.m = memref::DimOp::create(b, loc, gemm.out, 0);
-  args.n = memref::DimOp::create(b, loc, gemm.out, 1);
-  args.k = memref::DimOp::create(b, loc, gemm.lhs, gemm.transposeLhs ? 0 : 1);
+  int64_t r = gemm.batched ? 1 : 0;
+  args.m = memref::DimOp::create(b, loc, gemm.out, r);
+  args.n = memref::DimOp::create(b, loc, gemm.out, r + 1);
+  args.k =
+      memref::DimOp::create(b, loc, gemm.lhs, r + (gemm.transposeLhs ? 0 : 1));
+  args.batch = gemm.batched
+                   ? memref::DimOp::create(b, loc, gemm.out, 0).getResult()
+                   : arith::ConstantIndexOp::create(b, loc, 1).getResult();
   return args;
 }

@@ -1,12 +1,15 @@
 //===- ContractionsToCublasLt.cpp - matrix products as cuBLASLt calls -----===//
 //
 // Rewrites matrix products on device buffers into calls of
-// `gaCublasLtMatmul` (lib/Runtime/CUDA/GACublasLt.h). A linalg contraction
-// accumulates into its init (C += A B): cuBLASLt with beta = 1, so that a
-// gradient accumulator that the micro-batch rewrite fused into the product
-// stays fused (Megatron's fused weight-gradient accumulation). Right after a
-// zero fill of C, the fill is dropped and beta = 0. The stream operand is
-// added by --ga-gpu-single-stream, which knows the function.
+// `gaCublasLtMatmul` and, with a batch dimension,
+// `gaCublasLtMatmulStridedBatched` (lib/Runtime/CUDA/GACublasLt.h). A linalg
+// contraction accumulates into its init (C += A B): cuBLASLt with beta = 1,
+// so that a gradient accumulator that the micro-batch rewrite fused into the
+// product stays fused (Megatron's fused weight-gradient accumulation). Right
+// after a zero fill of C, the fill is dropped and beta = 0. The stream
+// operand is added by --ga-gpu-single-stream, which knows the function, or
+// is a null stream (null-stream=1: the loop stage run on the CPU against
+// libga_cublaslt_cpu.so).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +39,7 @@ using namespace mlir::ga;
 namespace {
 
 constexpr StringLiteral kMatmul = "gaCublasLtMatmul";
+constexpr StringLiteral kBatched = "gaCublasLtMatmulStridedBatched";
 
 /// cudaDataType_t of an element type the wrapper accepts.
 std::optional<int64_t> cudaType(Type t) {
@@ -69,9 +73,15 @@ linalg::LinalgOp findZeroFill(linalg::LinalgOp op, Value c) {
 
 struct ContractionsToCublasLtPass
     : public ga::impl::ContractionsToCublasLtBase<ContractionsToCublasLtPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     OpBuilder b(&getContext());
-    if (failed(checkExternalFunction(getOperation(), kMatmul, matmulType(b),
+    if (failed(checkExternalFunction(getOperation(), kMatmul,
+                                     functionType(b, false),
+                                     "the cuBLASLt runtime function")) ||
+        failed(checkExternalFunction(getOperation(), kBatched,
+                                     functionType(b, true),
                                      "the cuBLASLt runtime function")))
       return signalPassFailure();
     SmallVector<linalg::LinalgOp> candidates;
@@ -80,17 +90,27 @@ struct ContractionsToCublasLtPass
         candidates.push_back(op);
     });
     for (linalg::LinalgOp op : candidates)
-      if (succeeded(rewrite(op)))
-        ++numCalls;
+      (void)rewrite(op);
   }
 
-  /// The signature of gaCublasLtMatmul without its leading stream.
-  static FunctionType matmulType(OpBuilder &b) {
+  /// The signature of gaCublasLtMatmul (`batched`:
+  /// gaCublasLtMatmulStridedBatched), without its leading stream unless
+  /// null-stream is set.
+  FunctionType functionType(OpBuilder &b, bool batched) const {
     Type i32 = b.getI32Type(), i64 = b.getI64Type(), f32 = b.getF32Type();
     Type ptr = LLVM::LLVMPointerType::get(b.getContext());
-    return b.getFunctionType({i32, i32, i64, i64, i64, ptr, i64, ptr, i64, ptr,
-                              i64, i32, i32, f32, f32, ptr},
-                             {});
+    SmallVector<Type> inputs;
+    if (nullStream)
+      inputs.push_back(ptr);
+    if (batched)
+      llvm::append_range(inputs, TypeRange{i32, i32, i64, i64, i64, ptr, i64,
+                                           i64, ptr, i64, i64, ptr, i64, i64,
+                                           i64, i32, i32, f32, f32});
+    else
+      llvm::append_range(inputs,
+                         TypeRange{i32, i32, i64, i64, i64, ptr, i64, ptr, i64,
+                                   ptr, i64, i32, i32, f32, f32, ptr});
+    return b.getFunctionType(inputs, {});
   }
 
   LogicalResult rewrite(linalg::LinalgOp op) {
@@ -99,9 +119,12 @@ struct ContractionsToCublasLtPass
       return failure();
     Type elemAB = getElementTypeOrSelf(gemm->lhs.getType());
     Type elemC = getElementTypeOrSelf(gemm->out.getType());
+    // fp32 accumulators only: a product into f16 or bf16 rounds every partial
+    // sum to that type in the original step, which cuBLASLt's fp32
+    // accumulation (rounding once) does not reproduce; it stays a kernel.
     std::optional<int64_t> ab = cudaType(elemAB), ct = cudaType(elemC);
     if (!ab || !ct || getElementTypeOrSelf(gemm->rhs.getType()) != elemAB ||
-        (!elemC.isF32() && elemC != elemAB))
+        !elemC.isF32())
       return failure();
 
     linalg::LinalgOp zeroFill = findZeroFill(op, gemm->out);
@@ -115,25 +138,35 @@ struct ContractionsToCublasLtPass
     auto toI64 = [&](Value v) {
       return arith::IndexCastOp::create(builder, loc, i64, v).getResult();
     };
-    GemmArguments args = buildGemmArguments(builder, loc, *gemm);
     auto f32 = [&](double v) {
       return arith::ConstantOp::create(builder, loc, builder.getF32FloatAttr(v))
           .getResult();
     };
-    Value noBias = LLVM::ZeroOp::create(builder, loc, ptrType);
-    func::FuncOp fn =
-        getOrDeclareFunction(getOperation(), kMatmul, matmulType(builder));
-    auto call = func::CallOp::create(
-        builder, loc, fn,
-        ValueRange{cst32(gemm->transposeLhs), cst32(gemm->transposeRhs),
-                   toI64(args.m), toI64(args.n), toI64(args.k),
-                   args.lhs.pointer, toI64(args.lhs.leadingDim),
-                   args.rhs.pointer, toI64(args.rhs.leadingDim),
-                   args.out.pointer, toI64(args.out.leadingDim), cst32(*ab),
-                   cst32(*ct), f32(1.0), f32(zeroFill ? 0.0 : 1.0), noBias});
+    GemmArguments args = buildGemmArguments(builder, loc, *gemm);
+    SmallVector<Value> operands;
+    if (nullStream)
+      operands.push_back(LLVM::ZeroOp::create(builder, loc, ptrType));
+    operands.append({cst32(gemm->transposeLhs), cst32(gemm->transposeRhs),
+                     toI64(args.m), toI64(args.n), toI64(args.k)});
+    for (const MatrixDescriptor *matrix : {&args.lhs, &args.rhs, &args.out}) {
+      operands.append({matrix->pointer, toI64(matrix->leadingDim)});
+      if (gemm->batched)
+        operands.push_back(toI64(matrix->batchStride));
+    }
+    if (gemm->batched)
+      operands.push_back(toI64(args.batch));
+    operands.append(
+        {cst32(*ab), cst32(*ct), f32(1.0), f32(zeroFill ? 0.0 : 1.0)});
+    if (!gemm->batched)
+      operands.push_back(LLVM::ZeroOp::create(builder, loc, ptrType));
+    StringRef name = gemm->batched ? kBatched : kMatmul;
+    func::FuncOp fn = getOrDeclareFunction(
+        getOperation(), name, functionType(builder, gemm->batched));
+    auto call = func::CallOp::create(builder, loc, fn, operands);
     if (op->hasAttr(GADialect::getAccumulatesAttrName()))
       call->setAttr(GADialect::getAccumulatesAttrName(), builder.getUnitAttr());
     op->erase();
+    ++(gemm->batched ? numBatchedCalls : numCalls);
     if (zeroFill) {
       zeroFill->erase();
       ++numZeroFills;

@@ -38,7 +38,8 @@ constexpr StringLiteral kDestroy = "mgpuStreamDestroy";
 
 /// Library functions that enqueue their work on a stream given as their
 /// first argument, which this pass adds (lib/Runtime/CUDA/GACublasLt.h).
-constexpr StringLiteral kStreamFunctions[] = {"gaCublasLtMatmul"};
+constexpr StringLiteral kStreamFunctions[] = {"gaCublasLtMatmul",
+                                              "gaCublasLtMatmulStridedBatched"};
 
 bool isStreamFunctionCall(Operation *op) {
   auto call = dyn_cast<func::CallOp>(op);

@@ -76,7 +76,9 @@ struct ConvertLinalgToBLASPass
 
   LogicalResult rewrite(linalg::LinalgOp op) {
     FailureOr<GemmOperands> gemm = matchGemm(op);
-    if (failed(gemm))
+    // Batched products stay loops here: CBLAS has no strided-batched gemm
+    // (Debian's OpenBLAS 0.3.21 exports no cblas_sgemm_batch either).
+    if (failed(gemm) || gemm->batched)
       return failure();
     Type elem = getElementTypeOrSelf(gemm->out.getType());
     if (!elem.isF32() && !elem.isF64())

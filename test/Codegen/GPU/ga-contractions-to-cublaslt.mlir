@@ -47,18 +47,68 @@ func.func @forward_bf16(%a: memref<8x16xbf16>, %b: memref<16x4xbf16>, %c: memref
 
 // -----
 
-// What cuBLASLt cannot take stays a linalg op for the generated kernels: a
-// batched product, f64, and an operand whose rows are not contiguous.
+// What the library does not take stays a linalg op for the generated
+// kernels: f64, an operand whose rows are not contiguous, a bf16 output (the
+// original rounds every partial sum to bf16), a batch dimension that is not
+// the outermost of every operand.
 // CHECK-LABEL: func.func @left_alone(
-// CHECK:         linalg.batch_matmul
 // CHECK:         linalg.matmul
 // CHECK:         linalg.matmul
-// CHECK-NOT:     call @gaCublasLtMatmul
-func.func @left_alone(%a: memref<2x4x8xf32>, %b: memref<2x8x4xf32>, %c: memref<2x4x4xf32>,
-                      %d: memref<4x8xf64>, %e: memref<8x4xf64>, %f: memref<4x4xf64>,
-                      %g: memref<4x8xf32, strided<[16, 2]>>, %h: memref<8x4xf32>, %i: memref<4x4xf32>) {
-  linalg.batch_matmul ins(%a, %b : memref<2x4x8xf32>, memref<2x8x4xf32>) outs(%c : memref<2x4x4xf32>)
+// CHECK:         linalg.matmul
+// CHECK:         linalg.generic
+// CHECK-NOT:     call @gaCublasLt
+func.func @left_alone(%d: memref<4x8xf64>, %e: memref<8x4xf64>, %f: memref<4x4xf64>,
+                      %g: memref<4x8xf32, strided<[16, 2]>>, %h: memref<8x4xf32>, %i: memref<4x4xf32>,
+                      %j: memref<4x8xbf16>, %k: memref<8x4xbf16>, %l: memref<4x4xbf16>,
+                      %x: memref<4x2x8xf32>, %y: memref<2x8x4xf32>, %z: memref<2x4x4xf32>) {
   linalg.matmul ins(%d, %e : memref<4x8xf64>, memref<8x4xf64>) outs(%f : memref<4x4xf64>)
   linalg.matmul ins(%g, %h : memref<4x8xf32, strided<[16, 2]>>, memref<8x4xf32>) outs(%i : memref<4x4xf32>)
+  linalg.matmul ins(%j, %k : memref<4x8xbf16>, memref<8x4xbf16>) outs(%l : memref<4x4xbf16>)
+  linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (m, b, k)>, affine_map<(b, m, n, k) -> (b, k, n)>, affine_map<(b, m, n, k) -> (b, m, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %y : memref<4x2x8xf32>, memref<2x8x4xf32>) outs(%z : memref<2x4x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Attention's scores S = Q K^T per batch (K stored [b][n][k]: B transposed),
+// after a zero fill: one strided-batched call, beta = 0, each operand with
+// its batch stride (elements), batch count 4.
+// CHECK-LABEL: func.func private @gaCublasLtMatmulStridedBatched(i32, i32, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, i64, i32, i32, f32, f32)
+// CHECK-LABEL: func.func @attention_scores(
+// CHECK-NOT:     linalg.
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         call @gaCublasLtMatmulStridedBatched(%c0_i32, %c1_i32, %c6_i64, %c6_i64, %c8_i64, %{{.*}}, %c8_i64, %c48_i64, %{{.*}}, %c8_i64, %c48_i64, %{{.*}}, %c6_i64, %c36_i64, %c4_i64, %c0_i32, %c0_i32, %[[ONE]], %[[ZERO]])
+// CHECK-NOT:     linalg.
+func.func @attention_scores(%q: memref<4x6x8xf32>, %k: memref<4x6x8xf32>, %s: memref<4x6x6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%s : memref<4x6x6xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<4x6x8xf32>, memref<4x6x8xf32>) outs(%s : memref<4x6x6xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %a = arith.addf %o, %m : f32
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+// The gradient of P V with respect to V, accumulated (dV += P^T dO): A
+// transposed, beta = 1.
+// CHECK-LABEL: func.func @attention_value_gradient(
+// CHECK:         call @gaCublasLtMatmulStridedBatched(%c1_i32, %c0_i32, %c6_i64, %c8_i64, %c6_i64, %{{.*}}, %c6_i64, %c36_i64, %{{.*}}, %c8_i64, %c48_i64, %{{.*}}, %c8_i64, %c48_i64, %c2_i64, %c0_i32, %c0_i32, %[[ONE:.*]], %[[ONE]])
+func.func @attention_value_gradient(%p: memref<2x6x6xf32>, %do: memref<2x6x8xf32>, %dv: memref<2x6x8xf32>) {
+  linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, k, m)>, affine_map<(b, m, n, k) -> (b, k, n)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%p, %do : memref<2x6x6xf32>, memref<2x6x8xf32>) outs(%dv : memref<2x6x8xf32>)
   return
 }
