@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::ga;
@@ -78,22 +79,28 @@ FailureOr<GemmOperands> mlir::ga::matchGemm(linalg::LinalgOp op) {
   return GemmOperands{a->get(), b->get(), c->get(), *transL, *transR, batched};
 }
 
+Value mlir::ga::getBufferPointer(OpBuilder &b, Location loc, Value buffer) {
+  Type elem = getElementTypeOrSelf(buffer.getType());
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  Value elemBytes = arith::ConstantIndexOp::create(
+      b, loc, llvm::divideCeil(elem.getIntOrFloatBitWidth(), 8));
+  Value offsetBytes =
+      arith::MulIOp::create(b, loc, meta.getOffset(), elemBytes);
+  Value addr = arith::AddIOp::create(b, loc, base, offsetBytes);
+  Value addr64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), addr);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), addr64);
+}
+
 MatrixDescriptor mlir::ga::describeMatrix(OpBuilder &b, Location loc,
                                           Value matrix) {
   int64_t rank = cast<MemRefType>(matrix.getType()).getRank();
-  Type elem = getElementTypeOrSelf(matrix.getType());
   auto idx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
+  Value pointer = getBufferPointer(b, loc, matrix);
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, matrix);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, matrix);
-  Value offsetBytes = arith::MulIOp::create(
-      b, loc, meta.getOffset(),
-      idx(llvm::divideCeil(elem.getIntOrFloatBitWidth(), 8)));
-  Value addr = arith::AddIOp::create(b, loc, base, offsetBytes);
-  Value addr64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), addr);
-  Value pointer = LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), addr64);
   // ld >= max(1, columns); the stride only matters with more than one row.
   Value ld = arith::MaxSIOp::create(b, loc, meta.getStrides()[rank - 2],
                                     meta.getSizes()[rank - 1]);
@@ -117,4 +124,37 @@ GemmArguments mlir::ga::buildGemmArguments(OpBuilder &b, Location loc,
                    ? memref::DimOp::create(b, loc, gemm.out, 0).getResult()
                    : arith::ConstantIndexOp::create(b, loc, 1).getResult();
   return args;
+}
+
+linalg::LinalgOp mlir::ga::findZeroFillOfOutput(
+    linalg::LinalgOp op, Value c,
+    llvm::function_ref<bool(linalg::LinalgOp)> isZeroFill,
+    llvm::function_ref<bool(Value)> isOwnBuffer) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    auto fill = dyn_cast<linalg::LinalgOp>(prev);
+    if (fill && fill.getNumDpsInits() == 1 &&
+        fill.getDpsInitOperand(0)->get() == c)
+      return isZeroFill(fill) ? fill : linalg::LinalgOp();
+    if (!isMemoryEffectFree(prev))
+      break;
+  }
+  if (!isOwnBuffer(c))
+    return {};
+  linalg::LinalgOp fill;
+  for (Operation *user : c.getUsers()) {
+    if (user == op.getOperation() || isa<memref::DeallocOp>(user))
+      continue;
+    Operation *anchor = op->getBlock()->findAncestorOpInBlock(*user);
+    if (!anchor)
+      return {};
+    if (op->isBeforeInBlock(anchor))
+      continue; // used after the product only
+    auto candidate = dyn_cast<linalg::LinalgOp>(user);
+    if (!candidate || fill || candidate->getBlock() != op->getBlock() ||
+        candidate.getNumDpsInits() != 1 ||
+        candidate.getDpsInitOperand(0)->get() != c || !isZeroFill(candidate))
+      return {};
+    fill = candidate;
+  }
+  return fill;
 }

@@ -51,6 +51,10 @@ struct MatrixDescriptor {
   Value batchStride;
 };
 
+/// The address of the first element of the memref `buffer` (its aligned
+/// pointer plus its offset), as an `!llvm.ptr`.
+Value getBufferPointer(OpBuilder &b, Location loc, Value buffer);
+
 /// The pointer, leading dimension and batch stride of the 2-d or 3-d memref
 /// `matrix` with contiguous rows (from memref.extract_strided_metadata).
 MatrixDescriptor describeMatrix(OpBuilder &b, Location loc, Value matrix);
@@ -66,6 +70,17 @@ struct GemmArguments {
 /// Builds the GemmArguments of `gemm` at the builder's insertion point.
 GemmArguments buildGemmArguments(OpBuilder &b, Location loc,
                                  const GemmOperands &gemm);
+
+/// The zero fill of the GEMM output `c` that is the last write of `c` before
+/// `op` (so the call can take beta = 0 and the fill can go): null if there is
+/// none. `isZeroFill` says which ops are zero fills of their init. Either the
+/// fill precedes `op` with nothing but side-effect-free ops in between, or
+/// `c` is a buffer of its own (`isOwnBuffer`, e.g. an allocation) that
+/// nothing between the fill and `op` uses, directly or through a view.
+linalg::LinalgOp
+findZeroFillOfOutput(linalg::LinalgOp op, Value c,
+                     llvm::function_ref<bool(linalg::LinalgOp)> isZeroFill,
+                     llvm::function_ref<bool(Value)> isOwnBuffer);
 
 } // namespace mlir::ga
 

@@ -112,3 +112,112 @@ func.func @attention_value_gradient(%p: memref<2x6x6xf32>, %do: memref<2x6x8xf32
       ins(%p, %do : memref<2x6x6xf32>, memref<2x6x8xf32>) outs(%dv : memref<2x6x8xf32>)
   return
 }
+
+// -----
+
+// The forward x W + b (as ga-fuse-elementwise leaves it): a product with
+// beta = 0 into %c, then the broadcast bias add into %d, which the product's
+// call now writes with the bias as its epilogue; the add is gone (and %d's
+// allocation moves before the call). %c is only overwritten afterwards (the
+// ReLU), never read.
+// CHECK-LABEL: func.func @bias_epilogue(
+// CHECK-SAME:      %[[X:[^:]+]]: memref<6x16xf32>, %[[W:[^:]+]]: memref<16x32xf32>, %[[B:[^:]+]]: memref<32xf32>
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[C:.*]] = memref.alloc() : memref<6x32xf32>
+// CHECK:         %[[D:.*]] = memref.alloc() : memref<6x32xf32>
+// CHECK:         %[[IPD:.*]] = memref.extract_aligned_pointer_as_index %[[D]]
+// CHECK-NEXT:    %[[ID:.*]] = arith.index_cast %[[IPD]]
+// CHECK-NEXT:    %[[PD:.*]] = llvm.inttoptr %[[ID]]
+// CHECK-NEXT:    %[[IPB:.*]] = memref.extract_aligned_pointer_as_index %[[B]]
+// CHECK-NEXT:    %[[IB:.*]] = arith.index_cast %[[IPB]]
+// CHECK-NEXT:    %[[PB:.*]] = llvm.inttoptr %[[IB]]
+// CHECK-NEXT:    call @gaCublasLtMatmul(%{{.*}}, %c6_i64, %c32_i64, %c16_i64, %{{.*}}, %c16_i64, %{{.*}}, %c32_i64, %[[PD]], %c32_i64, %c0_i32, %c0_i32, %[[ONE]], %[[ZERO]], %[[PB]])
+// CHECK-NEXT:    linalg.generic {{.*}} ins(%[[D]] : memref<6x32xf32>) outs(%[[C]] : memref<6x32xf32>)
+// CHECK:           arith.maximumf
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+#id = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+func.func @bias_epilogue(%x: memref<6x16xf32>, %w: memref<16x32xf32>, %b: memref<32xf32>, %out: memref<6x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<6x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x32xf32>)
+  linalg.matmul ins(%x, %w : memref<6x16xf32>, memref<16x32xf32>) outs(%c : memref<6x32xf32>)
+  %d = memref.alloc() : memref<6x32xf32>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %b : memref<6x32xf32>, memref<32xf32>) outs(%d : memref<6x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %q, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%d : memref<6x32xf32>) outs(%c : memref<6x32xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %r = arith.maximumf %p, %zero : f32
+    linalg.yield %r : f32
+  }
+  memref.copy %c, %out : memref<6x32xf32> to memref<6x32xf32>
+  memref.dealloc %c : memref<6x32xf32>
+  memref.dealloc %d : memref<6x32xf32>
+  return
+}
+
+// -----
+
+// No epilogue where the product without the bias is still needed (%c is read
+// after the add), nor where the add is not a broadcast over the rows (a bias
+// per row, j -> i), nor after a product with beta = 1: the add stays.
+// CHECK-LABEL: func.func @no_bias_epilogue(
+// CHECK:         call @gaCublasLtMatmul({{.*}}, %{{[^,]+}}, %{{[^,]+}}, %[[NULL:[^,]+]])
+// CHECK:         linalg.generic
+// CHECK:         linalg.generic
+// CHECK:         call @gaCublasLtMatmul({{.*}}, %[[NULL]])
+// CHECK:         linalg.generic
+// CHECK:         call @gaCublasLtMatmul({{.*}}, %[[NULL]])
+// CHECK:         linalg.generic
+#id = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @no_bias_epilogue(%x: memref<6x16xf32>, %w: memref<16x32xf32>, %b: memref<32xf32>, %r: memref<6xf32>,
+                            %acc: memref<6x32xf32>, %out: memref<6x32xf32>, %out2: memref<6x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<6x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x32xf32>)
+  linalg.matmul ins(%x, %w : memref<6x16xf32>, memref<16x32xf32>) outs(%c : memref<6x32xf32>)
+  %d = memref.alloc() : memref<6x32xf32>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %b : memref<6x32xf32>, memref<32xf32>) outs(%d : memref<6x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %d : memref<6x32xf32>, memref<6x32xf32>) outs(%out : memref<6x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %m = arith.mulf %p, %q : f32
+    linalg.yield %m : f32
+  }
+  %e = memref.alloc() : memref<6x32xf32>
+  linalg.fill ins(%zero : f32) outs(%e : memref<6x32xf32>)
+  linalg.matmul ins(%x, %w : memref<6x16xf32>, memref<16x32xf32>) outs(%e : memref<6x32xf32>)
+  %f = memref.alloc() : memref<6x32xf32>
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%e, %r : memref<6x32xf32>, memref<6xf32>) outs(%f : memref<6x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  }
+  linalg.matmul ins(%x, %w : memref<6x16xf32>, memref<16x32xf32>) outs(%acc : memref<6x32xf32>)
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%acc, %b : memref<6x32xf32>, memref<32xf32>) outs(%out2 : memref<6x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %c : memref<6x32xf32>
+  memref.dealloc %d : memref<6x32xf32>
+  memref.dealloc %e : memref<6x32xf32>
+  memref.dealloc %f : memref<6x32xf32>
+  return
+}

@@ -37,7 +37,15 @@ def ContractionsToCublasLt
     one batch dimension, outermost in all three operands (`batch_matmul`,
     attention's Q K^T and P V with transposed maps), becomes one call of
     `gaCublasLtMatmulStridedBatched` (each operand with its batch stride);
-    other shapes are left to the generated kernels.
+    other shapes are left to the generated kernels. A broadcast bias add
+    `d[i][j] = c[i][j] + b[j]` right after a product with beta = 0 into `c`
+    (the forward `x W + b`) becomes the call's bias epilogue
+    (CUBLASLT_EPILOGUE_BIAS): the product writes `d` and the add goes. The
+    rounding is the original's: cuBLASLt adds the bias in fp32 to the
+    finished fp32 sum. It requires `c` and `d` to be allocations that
+    nothing else uses in between, and `c` not to be read again before it is
+    overwritten. ReLU is not folded (RELU_BIAS): the add and the ReLU are
+    separate ops here, as the backward reads the pre-activation.
     `--ga-gpu-single-stream` later gives the call the step's stream as its
     first argument; with `null-stream=1` the call takes a null stream (the
     CUDA default stream) as its first argument instead, which is how
@@ -71,7 +79,9 @@ def ContractionsToCublasLt
     Statistic<"numBatchedCalls", "batched-calls",
               "gaCublasLtMatmulStridedBatched calls emitted">,
     Statistic<"numZeroFills", "zero-fills",
-              "Zero fills folded into beta = 0">
+              "Zero fills folded into beta = 0">,
+    Statistic<"numBiasEpilogues", "bias-epilogues",
+              "Bias adds folded into a call as its bias epilogue">
   ];
   let dependentDialects = [
     "LLVM::LLVMDialect", "memref::MemRefDialect", "arith::ArithDialect",
