@@ -103,9 +103,10 @@ struct BiasEpilogue {
 /// the add goes; this is exact because cuBLASLt adds the bias, in fp32, to
 /// the finished fp32 sum, which is what the add did. It requires:
 /// `c` and `d` are allocations of the same type in the product's block (d's
-/// without operands if it comes after the product); between the product and the
-/// add nothing uses `c` or `d`; A and B are not views of `d`; after the add,
-/// `c` is only freed or overwritten before it is read again; the add is
+/// without operands if it comes after the product); between the product and
+/// the add nothing uses `c` or `d`; A and B are not views of `d`; before the
+/// product `c` is only overwritten, and after the add it is only freed or
+/// overwritten before it is read again; the add is
 /// `addf(c[i][j], bias[j])` (either order) into `d[i][j]`, bias an f32 vector
 /// with unit stride.
 std::optional<BiasEpilogue> matchBiasEpilogue(linalg::LinalgOp product,
@@ -115,15 +116,24 @@ std::optional<BiasEpilogue> matchBiasEpilogue(linalg::LinalgOp product,
   if (gemm.batched || !cAlloc)
     return std::nullopt;
   Block *block = product->getBlock();
-  // The first op after the product that touches c must be the add.
+  // The first op after the product that touches c must be the add. Before
+  // the product, c is only overwritten (its zero fill): nothing there reads
+  // the value that the product no longer writes (in a loop, the previous
+  // iteration's).
   Operation *first = nullptr;
   for (Operation *user : c.getUsers()) {
+    if (isa<memref::DeallocOp>(user))
+      continue;
     Operation *anchor = anchorIn(block, user);
     if (!anchor)
       return std::nullopt;
-    if (anchor == product.getOperation() || isa<memref::DeallocOp>(user) ||
-        anchor->isBeforeInBlock(product))
+    if (anchor == product.getOperation())
       continue;
+    if (anchor->isBeforeInBlock(product)) {
+      if (!overwritesWithoutReading(anchor, c))
+        return std::nullopt;
+      continue;
+    }
     if (!first || anchor->isBeforeInBlock(first))
       first = anchor;
   }
@@ -170,6 +180,8 @@ std::optional<BiasEpilogue> matchBiasEpilogue(linalg::LinalgOp product,
   // Nothing between the product and the add uses d; after the add, c is
   // freed or overwritten before anything reads it.
   for (Operation *user : d.getUsers()) {
+    if (isa<memref::DeallocOp>(user))
+      continue;
     Operation *anchor = anchorIn(block, user);
     if (!anchor)
       return std::nullopt;
@@ -179,8 +191,10 @@ std::optional<BiasEpilogue> matchBiasEpilogue(linalg::LinalgOp product,
   }
   Operation *next = nullptr;
   for (Operation *user : c.getUsers()) {
+    if (isa<memref::DeallocOp>(user))
+      continue;
     Operation *anchor = anchorIn(block, user);
-    if (!add->isBeforeInBlock(anchor) || isa<memref::DeallocOp>(user))
+    if (!add->isBeforeInBlock(anchor))
       continue;
     if (!next || anchor->isBeforeInBlock(next))
       next = anchor;

@@ -221,3 +221,37 @@ func.func @no_bias_epilogue(%x: memref<6x16xf32>, %w: memref<16x32xf32>, %b: mem
   memref.dealloc %f : memref<6x32xf32>
   return
 }
+
+// -----
+
+// In a loop, %c of the previous iteration is read before its zero fill: the
+// product must keep writing it, so the bias add stays.
+// CHECK-LABEL: func.func @no_bias_epilogue_loop(
+// CHECK:         scf.for
+// CHECK:           linalg.copy
+// CHECK:           call @gaCublasLtMatmul
+// CHECK:           linalg.generic
+#id = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+func.func @no_bias_epilogue_loop(%x: memref<6x16xf32>, %w: memref<16x32xf32>, %b: memref<32xf32>,
+                                 %prev: memref<6x32xf32>, %n: index) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c = memref.alloc() : memref<6x32xf32>
+  %d = memref.alloc() : memref<6x32xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    linalg.copy ins(%c : memref<6x32xf32>) outs(%prev : memref<6x32xf32>)
+    linalg.fill ins(%zero : f32) outs(%c : memref<6x32xf32>)
+    linalg.matmul ins(%x, %w : memref<6x16xf32>, memref<16x32xf32>) outs(%c : memref<6x32xf32>)
+    linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%c, %b : memref<6x32xf32>, memref<32xf32>) outs(%d : memref<6x32xf32>) {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %s = arith.addf %p, %q : f32
+      linalg.yield %s : f32
+    }
+  }
+  memref.dealloc %c : memref<6x32xf32>
+  memref.dealloc %d : memref<6x32xf32>
+  return
+}
