@@ -14,13 +14,16 @@
 # It prints per kernel: where it runs, launches per micro-batch, grid x block,
 # registers, spills, shared memory, PTX instructions, and the bytes its
 # accumulation moves per micro-batch; per step: launches per micro-batch and
-# the accumulation traffic.
+# the accumulation traffic. Matrix products that are cuBLASLt calls
+# (gaCublasLtMatmul*, the default) are listed as library calls, with their
+# beta and the buffers they read and write (traced from their pointers).
 #
 # Accumulation invariants (--check exits 1 when one fails, or on any spill):
 #   * every accumulator (a buffer allocated before a micro-batch loop and
 #     read-modify-written inside it) is written by exactly one kernel per
 #     micro-batch, a producer with a reduction (`*_matmul_acc`,
-#     `*_reduce_acc`): no separate accumulate kernel, no copy;
+#     `*_reduce_acc`, or a cuBLASLt call with beta = 1): no separate
+#     accumulate kernel, no copy;
 #   * that kernel reads the accumulator once and writes it once per element:
 #     the only traffic beyond the producer's own write is the read of the
 #     running sum (beta = 1), the same as cuBLAS with beta = 1;
@@ -257,10 +260,58 @@ def split_args(s):
     return res
 
 
+# Library calls (--ga-contractions-to-cublaslt): operand positions of the
+# pointers of A, B and C and of beta, after the stream.
+LIBRARY_OPERANDS = {
+    "gaCublasLtMatmul": {"a": 6, "b": 8, "c": 10, "beta": 15},
+    "gaCublasLtMatmulStridedBatched": {"a": 6, "b": 9, "c": 12, "beta": 19},
+}
+
+
+def split_operands(s):
+    return [x.strip() for x in s.split(",") if x.strip()]
+
+
+def record_pointer_source(step, s):
+    """Where host values come from: a pointer from the buffer it addresses
+    (extract_aligned_pointer_as_index, then offsets and casts), a view from
+    its source; f32 constants (beta)."""
+    m = re.match(r"(%\w+) = (?:memref\.extract_aligned_pointer_as_index|"
+                 r"arith\.addi|arith\.index_cast|llvm\.inttoptr|"
+                 r"memref\.subview|memref\.expand_shape|memref\.collapse_shape|"
+                 r"memref\.reinterpret_cast) (%\w+)", s)
+    if m:
+        step["sources"][m.group(1)] = m.group(2)
+    m = re.match(r"(%\w+) = arith\.constant ([-+0-9.e]+) : f32", s)
+    if m:
+        step["f32_constants"][m.group(1)] = float(m.group(2))
+
+
+def buffer_of(step, value):
+    seen = set()
+    while value in step["sources"] and value not in seen:
+        seen.add(value)
+        value = step["sources"][value]
+    return value
+
+
+def library_call(step, callee, operands, loop):
+    """A cuBLASLt call as a launch: it reads A and B, and C unless beta = 0,
+    and writes C."""
+    pos = LIBRARY_OPERANDS[callee]
+    beta = step["f32_constants"].get(operands[pos["beta"]])
+    n = sum(1 for l in step["launches"] if l.get("library"))
+    return {"kernel": "%s#%d" % (callee, n), "library": True, "beta": beta,
+            "grid": [], "block": [], "args": [], "loop": loop,
+            "buffers": {"a": buffer_of(step, operands[pos["a"]]),
+                        "b": buffer_of(step, operands[pos["b"]]),
+                        "c": buffer_of(step, operands[pos["c"]])}}
+
+
 def parse_kernels_stage(text):
     """Launches (with loop nesting), allocations and kernel bodies."""
     step = {"launches": [], "allocs": {}, "kernels": {}, "loops": 0,
-            "memcpy_in_loop": 0}
+            "memcpy_in_loop": 0, "sources": {}, "f32_constants": {}}
     lines = text.splitlines()
     # Host functions: everything before the first gpu.module.
     stack = []  # "for" or "other"
@@ -295,6 +346,12 @@ def parse_kernels_stage(text):
                                           "loop": depth_loops[-1] if depth_loops else None}
         if "gpu.memcpy" in s and depth_loops:
             step["memcpy_in_loop"] += 1
+        record_pointer_source(step, s)
+        m = re.search(r"call @(gaCublasLtMatmul\w*)\((.*?)\) :", s)
+        if m:
+            step["launches"].append(library_call(
+                step, m.group(1), split_operands(m.group(2)),
+                depth_loops[0] if depth_loops else None))
         m = re.search(r"gpu\.launch_func .*?@(\w+)::@(\w+) blocks in \(([^)]*)\) "
                       r"threads in \(([^)]*)\)\s*(?:args\((.*)\))?", s)
         if m:
@@ -334,17 +391,30 @@ def analyze(step, ptx_stats, ptx_counts):
     text is the first in program order: the members of a fused row kernel
     run one after the other in its one thread."""
     rows, problems = [], []
-    launches_per_loop = {}
+    launches_per_loop, library_per_loop, library_beta1_per_loop = {}, {}, {}
     first_access = {}  # (loop, buffer) -> "read" | "write"
     writers = {}  # (loop, buffer) -> [kernel]
     for l in step["launches"]:
+        if l.get("library"):
+            # The call as a kernel whose parameters are its buffers.
+            b = l["buffers"]
+            step["kernels"][l["kernel"]] = {
+                "params": ["a", "b", "c"], "stores": {"c"},
+                "loads": {"a", "b"} | ({"c"} if l["beta"] != 0.0 else set())}
+            l["args"] = [(b["a"], ""), (b["b"], ""), (b["c"], "")]
         k = step["kernels"].get(l["kernel"], {"params": [], "stores": set(),
                                                "loads": set()})
         operand = dict(zip(k["params"], [a for a, _ in l["args"]]))
         l["operand"] = operand
         if not l["loop"]:
             continue
-        launches_per_loop[l["loop"]] = launches_per_loop.get(l["loop"], 0) + 1
+        if l.get("library"):
+            library_per_loop[l["loop"]] = library_per_loop.get(l["loop"], 0) + 1
+            if l["beta"] == 1.0:
+                library_beta1_per_loop[l["loop"]] = \
+                    library_beta1_per_loop.get(l["loop"], 0) + 1
+        else:
+            launches_per_loop[l["loop"]] = launches_per_loop.get(l["loop"], 0) + 1
         for p in sorted(k["loads"] | k["stores"]):
             buf = operand.get(p)
             alloc = step["allocs"].get(buf)
@@ -370,6 +440,7 @@ def analyze(step, ptx_stats, ptx_counts):
         st = ptx_stats.get(l["kernel"], {})
         rows.append({
             "kernel": l["kernel"], "where": "loop" if l["loop"] else "once",
+            "library": bool(l.get("library")), "beta": l.get("beta"),
             "grid": l["grid"], "block": l["block"],
             "registers": st.get("registers"),
             "spill_stores": st.get("spill_stores"),
@@ -390,7 +461,13 @@ def analyze(step, ptx_stats, ptx_counts):
         if len(ws) != 1:
             problems.append("accumulator %s written by %d kernels per "
                             "micro-batch: %s" % (buf, len(ws), ", ".join(ws)))
+        library_beta = {l["kernel"]: l["beta"] for l in step["launches"]
+                        if l.get("library")}
         for w in ws:
+            # A library product with beta = 1 reads C once and writes it
+            # once: the accumulation fused into the product.
+            if library_beta.get(w) == 1.0:
+                continue
             if not re.search(r"_(matmul|gemm|reduce)_acc$", w):
                 problems.append("accumulator %s written by %s, not by a "
                                 "producer with a reduction" % (buf, w))
@@ -405,7 +482,9 @@ def analyze(step, ptx_stats, ptx_counts):
     if step["memcpy_in_loop"]:
         problems.append("%d gpu.memcpy inside micro-batch loops" %
                         step["memcpy_in_loop"])
-    return rows, accumulators, launches_per_loop, problems
+    per_loop = {"kernels": launches_per_loop, "library": library_per_loop,
+                "library_beta1": library_beta1_per_loop}
+    return rows, accumulators, per_loop, problems
 
 
 def fmt_dim(d):
@@ -428,14 +507,22 @@ def report_step(path, args, build):
         ptx_stats.update(run_ptxas(ptx, args.chip))
         counts.update(ptx_instruction_counts(ptx))
         classes.update(ptx_op_classes(ptx))
-    rows, accs, per_loop, problems = analyze(step, ptx_stats, counts)
+    rows, accs, counts_per_loop, problems = analyze(step, ptx_stats, counts)
+    loops = sorted(set(counts_per_loop["kernels"]) |
+                   set(counts_per_loop["library"]))
+    per_loop = counts_per_loop["kernels"]
     for r in rows:
         r["ptx_ops"] = classes.get(r["kernel"], {})
     return {"step": os.path.basename(path), "chip": args.chip,
             "options": args.options,
             "micro_batches": args.micro_batches, "kernels": rows,
-            "launches_total": len(rows),
-            "launches_per_micro_batch": [per_loop[k] for k in sorted(per_loop)],
+            "launches_total": sum(1 for r in rows if not r["library"]),
+            "launches_per_micro_batch": [per_loop.get(k, 0) for k in loops],
+            "library_calls_total": sum(1 for r in rows if r["library"]),
+            "library_calls_per_micro_batch": [
+                counts_per_loop["library"].get(k, 0) for k in loops],
+            "library_beta1_per_micro_batch": [
+                counts_per_loop["library_beta1"].get(k, 0) for k in loops],
             "accumulators": accs,
             "accumulation_bytes_per_micro_batch": {
                 "read": sum(a["bytes"] or 0 for a in accs),
@@ -449,16 +536,31 @@ def print_report(r):
     print("== %s  (micro-batches=%d, %s%s)" % (
         r["step"], r["micro_batches"], r["chip"],
         ", " + r["options"] if r.get("options") else ""))
-    once = sum(1 for k in r["kernels"] if k["where"] == "once")
+    once = sum(1 for k in r["kernels"]
+               if k["where"] == "once" and not k["library"])
     print("   launches: %d in all; per micro-batch: %s (loop%s); outside "
           "loops: %d" % (r["launches_total"],
                          " + ".join(map(str, r["launches_per_micro_batch"])),
                          "s" if len(r["launches_per_micro_batch"]) > 1 else "",
                          once))
+    if r["library_calls_total"]:
+        library = {k["kernel"] for k in r["kernels"] if k["library"]}
+        print("   library calls: %d in all; per micro-batch: %s, with beta = 1: "
+              "%s; accumulators written by a call with beta = 1: %d" % (
+                  r["library_calls_total"],
+                  " + ".join(map(str, r["library_calls_per_micro_batch"])),
+                  " + ".join(map(str, r["library_beta1_per_micro_batch"])),
+                  sum(1 for a in r["accumulators"]
+                      if set(a["writers"]) <= library)))
     print("   %-38s %-5s %-11s %5s %11s %5s %6s %15s %10s" %
           ("kernel", "where", "grid x blk", "regs", "spill st/ld", "smem",
            "ptx", "ldg/lds/fp/bar", "acc B/mb"))
     for k in r["kernels"]:
+        if k["library"]:
+            print("   %-38s %-5s %-11s beta = %g %46s" % (
+                k["kernel"], k["where"], "library", k["beta"],
+                k["acc_bytes"] or "-"))
+            continue
         o = k.get("ptx_ops", {})
         print("   %-38s %-5s %-11s %5s %11s %5s %6s %15s %10s" % (
             k["kernel"], k["where"],
@@ -473,6 +575,8 @@ def print_report(r):
     # Per kind of kernel (the name without step and number).
     kinds = {}
     for k in r["kernels"]:
+        if k["library"]:
+            continue
         kind = re.sub(r"^.*_k\d+_", "", k["kernel"])
         e = kinds.setdefault(kind, {"loop": 0, "once": 0, "regs": [], "smem": 0})
         e[k["where"]] += 1

@@ -49,9 +49,12 @@ using namespace mlir::ga;
 /// with identity layouts. Accumulators carried by the micro-batch loops are
 /// updated in place by their producers (no iter_args after bufferization).
 /// Then matrix products to cuBLASLt (cublas=1) and every other linalg op to
-/// mapped loops.
+/// mapped loops. `nullStream`: the library calls take a null stream (the
+/// loop stage alone, which runs on the CPU against libga_cublaslt_cpu.so)
+/// instead of the one --ga-gpu-single-stream adds.
 template <typename Options>
-static void addLoopStage(OpPassManager &pm, const Options &options) {
+static void addLoopStage(OpPassManager &pm, const Options &options,
+                         bool nullStream) {
   pm.addNestedPass<func::FuncOp>(createDecomposeAggregatedOps());
   if (options.fuseElementwise) {
     LinalgMorphOpsPassOptions generalize;
@@ -72,8 +75,11 @@ static void addLoopStage(OpPassManager &pm, const Options &options) {
   pm.addNestedPass<func::FuncOp>(createDuplicateSharedFills(fills));
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   ga::detail::addStepBufferization(pm);
-  if (options.cublas)
-    pm.addPass(createContractionsToCublasLt());
+  if (options.cublas) {
+    ContractionsToCublasLtOptions library;
+    library.nullStream = nullStream;
+    pm.addPass(createContractionsToCublasLt(library));
+  }
   LinalgToGPULoopsOptions mapping;
   mapping.blockSize = options.blockSize;
   mapping.gemmTile = options.gemmTile;
@@ -89,7 +95,7 @@ static void addLoopStage(OpPassManager &pm, const Options &options) {
 
 void mlir::ga::buildLowerToGPULoopsPipeline(
     OpPassManager &pm, const LowerToGPULoopsOptions &options) {
-  addLoopStage(pm, options);
+  addLoopStage(pm, options, /*nullStream=*/true);
   if (options.tensorBoundary)
     pm.addPass(createWrapTensorBoundary());
 }
@@ -138,7 +144,7 @@ void mlir::ga::buildLowerToGPUKernelsPipeline(
   // Data-parallel steps: the all-reduces of the accumulators become NCCL
   // calls on their device buffers (nothing changes without them).
   pm.addPass(createConvertGAToNCCL());
-  addLoopStage(pm, options);
+  addLoopStage(pm, options, /*nullStream=*/false);
   addKernelStage(pm, options);
 }
 

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::ga;
@@ -16,14 +17,13 @@ static std::optional<unsigned> dimAt(AffineMap map, unsigned i) {
   return std::nullopt;
 }
 
-/// Whether the 2-d operand indexed by `map` is stored transposed: the math
-/// wants [outer][k] when `outerFirst`, [k][outer] otherwise; std::nullopt if
-/// `map` indexes neither.
+/// Whether the operand indexed by `map` (its matrix dimensions are the last
+/// two results) is stored transposed: the math wants [outer][k] when
+/// `outerFirst`, [k][outer] otherwise; std::nullopt if `map` indexes neither.
 static std::optional<bool> isTransposed(AffineMap map, unsigned outer,
                                         unsigned k, bool outerFirst) {
-  if (map.getNumResults() != 2)
-    return std::nullopt;
-  auto d0 = dimAt(map, 0), d1 = dimAt(map, 1);
+  unsigned rank = map.getNumResults();
+  auto d0 = dimAt(map, rank - 2), d1 = dimAt(map, rank - 1);
   if (!d0 || !d1)
     return std::nullopt;
   unsigned first = outerFirst ? outer : k, second = outerFirst ? k : outer;
@@ -34,10 +34,10 @@ static std::optional<bool> isTransposed(AffineMap map, unsigned outer,
   return std::nullopt;
 }
 
-/// Whether `value` is a 2-d memref whose rows are contiguous.
-static bool hasUnitInnerStride(Value value) {
+/// Whether `value` is a memref of rank `rank` whose rows are contiguous.
+static bool hasUnitInnerStride(Value value, int64_t rank) {
   auto type = dyn_cast<MemRefType>(value.getType());
-  return type && type.getRank() == 2 && type.isLastDimUnitStride();
+  return type && type.getRank() == rank && type.isLastDimUnitStride();
 }
 
 FailureOr<GemmOperands> mlir::ga::matchGemm(linalg::LinalgOp op) {
@@ -46,16 +46,24 @@ FailureOr<GemmOperands> mlir::ga::matchGemm(linalg::LinalgOp op) {
     return failure();
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || !dims->batch.empty() || dims->m.size() != 1 ||
+  if (failed(dims) || dims->batch.size() > 1 || dims->m.size() != 1 ||
       dims->n.size() != 1 || dims->k.size() != 1)
     return failure();
+  bool batched = dims->batch.size() == 1;
+  int64_t rank = batched ? 3 : 2;
   OpOperand *a = op.getDpsInputOperand(0), *b = op.getDpsInputOperand(1);
   OpOperand *c = op.getDpsInitOperand(0);
-  for (OpOperand *operand : {a, b, c})
-    if (!hasUnitInnerStride(operand->get()))
+  for (OpOperand *operand : {a, b, c}) {
+    if (!hasUnitInnerStride(operand->get(), rank))
       return failure();
+    // The batch dimension is the outermost of every operand.
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    if (map.getNumResults() != rank ||
+        (batched && dimAt(map, 0) != dims->batch.front()))
+      return failure();
+  }
   AffineMap mapC = op.getMatchingIndexingMap(c);
-  auto row = dimAt(mapC, 0), col = dimAt(mapC, 1);
+  auto row = dimAt(mapC, rank - 2), col = dimAt(mapC, rank - 1);
   if (!row || !col)
     return failure();
   unsigned k = dims->k.front();
@@ -68,29 +76,37 @@ FailureOr<GemmOperands> mlir::ga::matchGemm(linalg::LinalgOp op) {
       isTransposed(op.getMatchingIndexingMap(b), *col, k, false);
   if (!transL || !transR)
     return failure();
-  return GemmOperands{a->get(), b->get(), c->get(), *transL, *transR};
+  return GemmOperands{a->get(), b->get(), c->get(), *transL, *transR, batched};
+}
+
+Value mlir::ga::getBufferPointer(OpBuilder &b, Location loc, Value buffer) {
+  Type elem = getElementTypeOrSelf(buffer.getType());
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  Value elemBytes = arith::ConstantIndexOp::create(
+      b, loc, llvm::divideCeil(elem.getIntOrFloatBitWidth(), 8));
+  Value offsetBytes =
+      arith::MulIOp::create(b, loc, meta.getOffset(), elemBytes);
+  Value addr = arith::AddIOp::create(b, loc, base, offsetBytes);
+  Value addr64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), addr);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), addr64);
 }
 
 MatrixDescriptor mlir::ga::describeMatrix(OpBuilder &b, Location loc,
                                           Value matrix) {
-  Type elem = getElementTypeOrSelf(matrix.getType());
+  int64_t rank = cast<MemRefType>(matrix.getType()).getRank();
   auto idx = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
   };
+  Value pointer = getBufferPointer(b, loc, matrix);
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, matrix);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, matrix);
-  Value offsetBytes = arith::MulIOp::create(
-      b, loc, meta.getOffset(),
-      idx(llvm::divideCeil(elem.getIntOrFloatBitWidth(), 8)));
-  Value addr = arith::AddIOp::create(b, loc, base, offsetBytes);
-  Value addr64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), addr);
-  Value pointer = LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), addr64);
   // ld >= max(1, columns); the stride only matters with more than one row.
-  Value ld =
-      arith::MaxSIOp::create(b, loc, meta.getStrides()[0], meta.getSizes()[1]);
+  Value ld = arith::MaxSIOp::create(b, loc, meta.getStrides()[rank - 2],
+                                    meta.getSizes()[rank - 1]);
   ld = arith::MaxSIOp::create(b, loc, ld, idx(1));
-  return {pointer, ld};
+  Value batchStride = rank == 3 ? meta.getStrides()[0] : idx(0);
+  return {pointer, ld, batchStride};
 }
 
 GemmArguments mlir::ga::buildGemmArguments(OpBuilder &b, Location loc,
@@ -99,8 +115,46 @@ GemmArguments mlir::ga::buildGemmArguments(OpBuilder &b, Location loc,
   args.lhs = describeMatrix(b, loc, gemm.lhs);
   args.rhs = describeMatrix(b, loc, gemm.rhs);
   args.out = describeMatrix(b, loc, gemm.out);
-  args.m = memref::DimOp::create(b, loc, gemm.out, 0);
-  args.n = memref::DimOp::create(b, loc, gemm.out, 1);
-  args.k = memref::DimOp::create(b, loc, gemm.lhs, gemm.transposeLhs ? 0 : 1);
+  int64_t r = gemm.batched ? 1 : 0;
+  args.m = memref::DimOp::create(b, loc, gemm.out, r);
+  args.n = memref::DimOp::create(b, loc, gemm.out, r + 1);
+  args.k =
+      memref::DimOp::create(b, loc, gemm.lhs, r + (gemm.transposeLhs ? 0 : 1));
+  args.batch = gemm.batched
+                   ? memref::DimOp::create(b, loc, gemm.out, 0).getResult()
+                   : arith::ConstantIndexOp::create(b, loc, 1).getResult();
   return args;
+}
+
+linalg::LinalgOp mlir::ga::findZeroFillOfOutput(
+    linalg::LinalgOp op, Value c,
+    llvm::function_ref<bool(linalg::LinalgOp)> isZeroFill,
+    llvm::function_ref<bool(Value)> isOwnBuffer) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    auto fill = dyn_cast<linalg::LinalgOp>(prev);
+    if (fill && fill.getNumDpsInits() == 1 &&
+        fill.getDpsInitOperand(0)->get() == c)
+      return isZeroFill(fill) ? fill : linalg::LinalgOp();
+    if (!isMemoryEffectFree(prev))
+      break;
+  }
+  if (!isOwnBuffer(c))
+    return {};
+  linalg::LinalgOp fill;
+  for (Operation *user : c.getUsers()) {
+    if (user == op.getOperation() || isa<memref::DeallocOp>(user))
+      continue;
+    Operation *anchor = op->getBlock()->findAncestorOpInBlock(*user);
+    if (!anchor)
+      return {};
+    if (op->isBeforeInBlock(anchor))
+      continue; // used after the product only
+    auto candidate = dyn_cast<linalg::LinalgOp>(user);
+    if (!candidate || fill || candidate->getBlock() != op->getBlock() ||
+        candidate.getNumDpsInits() != 1 ||
+        candidate.getDpsInitOperand(0)->get() != c || !isZeroFill(candidate))
+      return {};
+    fill = candidate;
+  }
+  return fill;
 }

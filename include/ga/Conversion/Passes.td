@@ -203,7 +203,9 @@ def ConvertLinalgToBLAS : Pass<"convert-linalg-to-blas", "ModuleOp"> {
     linalg contraction with one M, one N and one K dimension and no batch
     dimension, a multiply-add body, one element type (f32 or f64) and 2-d
     operands whose innermost stride is 1. Everything else is left unchanged
-    for the loop lowering. The pass fails only where the module has a symbol
+    for the loop lowering, batched products too: `matchGemm` (shared with
+    the cuBLASLt lowering) takes them, but CBLAS has no strided-batched gemm
+    (Debian's OpenBLAS 0.3.21 exports no `cblas_sgemm_batch`). The pass fails only where the module has a symbol
     named `cblas_sgemm` or `cblas_dgemm` that is not a function of the CBLAS
     type (an error at it). Link the result with a CBLAS
     (OpenBLAS, or Debian's libblas.so.3).

@@ -259,11 +259,14 @@ struct GPUMappingOptions : public PassPipelineOptions<Derived> {
       llvm::cl::init(false)};
   GPUOption<bool> cublas{
       *this, "cublas",
-      llvm::cl::desc("Matrix products (f32, f16, bf16 inputs) as calls of "
-                     "gaCublasLtMatmul (libga_cublaslt_runtime.so) on the "
-                     "step's stream, beta = 1 into accumulators, instead of "
-                     "generated kernels (the result cannot run on the CPU)"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("Matrix products (f32, f16, bf16 inputs into f32) as "
+                     "calls of gaCublasLtMatmul / "
+                     "gaCublasLtMatmulStridedBatched "
+                     "(libga_cublaslt_runtime.so) on the step's stream, "
+                     "beta = 1 into accumulators, instead of generated "
+                     "kernels (on the CPU, the loop stage runs against "
+                     "libga_cublaslt_cpu.so)"),
+      llvm::cl::init(true)};
 };
 
 /// Options of the first GPU stage: bufferization and loop mapping.

@@ -19,20 +19,26 @@ namespace mlir::ga {
 /// A linalg contraction on buffers as a row-major GEMM: C(M, N) +=
 /// op(A)(M, K) op(B)(K, N), where `lhs` is the input that holds C's row
 /// dimension M (BLAS's A) and `rhs` the other (BLAS's B). A transposed
-/// operand is stored as [K][M] (lhs) or [N][K] (rhs).
+/// operand is stored as [K][M] (lhs) or [N][K] (rhs). A batched GEMM has one
+/// more dimension, outermost in all three operands: one independent product
+/// per batch index (a strided-batched GEMM).
 struct GemmOperands {
   Value lhs, rhs, out;
   bool transposeLhs = false, transposeRhs = false;
+  bool batched = false;
 };
 
 /// Matches a linalg op with two inputs and one init that is a contraction
 /// with a multiply-add body (linalg::isaContractionOpInterface) with exactly
-/// one M, one N and one K dimension and no batch dimension, whose three
-/// operands are 2-d memrefs with contiguous rows (unit inner stride) indexed
-/// by plain loop dimensions. Element types are the caller's to check.
+/// one M, one N and one K dimension and at most one batch dimension, which
+/// must then be the outermost dimension of all three operands; the operands
+/// are 2-d (3-d when batched) memrefs with contiguous rows (unit inner
+/// stride) indexed by plain loop dimensions. Element types are the caller's
+/// to check, and so is whether it takes batched matches.
 FailureOr<GemmOperands> matchGemm(linalg::LinalgOp op);
 
-/// A 2-d memref as a BLAS matrix argument.
+/// A 2-d memref (or a 3-d one: a batch of matrices) as a BLAS matrix
+/// argument.
 struct MatrixDescriptor {
   /// The address of its first element (`!llvm.ptr`).
   Value pointer;
@@ -40,22 +46,41 @@ struct MatrixDescriptor {
   /// columns): BLAS's requirement, which only a single-row view could
   /// violate), of index type.
   Value leadingDim;
+  /// Elements from one matrix of the batch to the next (0 for a 2-d memref),
+  /// of index type.
+  Value batchStride;
 };
 
-/// The pointer and leading dimension of the 2-d memref `matrix` with
-/// contiguous rows (from memref.extract_strided_metadata).
+/// The address of the first element of the memref `buffer` (its aligned
+/// pointer plus its offset), as an `!llvm.ptr`.
+Value getBufferPointer(OpBuilder &b, Location loc, Value buffer);
+
+/// The pointer, leading dimension and batch stride of the 2-d or 3-d memref
+/// `matrix` with contiguous rows (from memref.extract_strided_metadata).
 MatrixDescriptor describeMatrix(OpBuilder &b, Location loc, Value matrix);
 
 /// What a GEMM call needs of `gemm`, as index values: each matrix's pointer
-/// and leading dimension, and the sizes M, N, K.
+/// and leading dimension, and the sizes M, N, K and the batch count (1 when
+/// not batched).
 struct GemmArguments {
   MatrixDescriptor lhs, rhs, out;
-  Value m, n, k;
+  Value m, n, k, batch;
 };
 
 /// Builds the GemmArguments of `gemm` at the builder's insertion point.
 GemmArguments buildGemmArguments(OpBuilder &b, Location loc,
                                  const GemmOperands &gemm);
+
+/// The zero fill of the GEMM output `c` that is the last write of `c` before
+/// `op` (so the call can take beta = 0 and the fill can go): null if there is
+/// none. `isZeroFill` says which ops are zero fills of their init. Either the
+/// fill precedes `op` with nothing but side-effect-free ops in between, or
+/// `c` is a buffer of its own (`isOwnBuffer`, e.g. an allocation) that
+/// nothing between the fill and `op` uses, directly or through a view.
+linalg::LinalgOp
+findZeroFillOfOutput(linalg::LinalgOp op, Value c,
+                     llvm::function_ref<bool(linalg::LinalgOp)> isZeroFill,
+                     llvm::function_ref<bool(Value)> isOwnBuffer);
 
 } // namespace mlir::ga
 

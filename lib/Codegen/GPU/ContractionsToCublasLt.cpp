@@ -1,12 +1,15 @@
 //===- ContractionsToCublasLt.cpp - matrix products as cuBLASLt calls -----===//
 //
 // Rewrites matrix products on device buffers into calls of
-// `gaCublasLtMatmul` (lib/Runtime/CUDA/GACublasLt.h). A linalg contraction
-// accumulates into its init (C += A B): cuBLASLt with beta = 1, so that a
-// gradient accumulator that the micro-batch rewrite fused into the product
-// stays fused (Megatron's fused weight-gradient accumulation). Right after a
-// zero fill of C, the fill is dropped and beta = 0. The stream operand is
-// added by --ga-gpu-single-stream, which knows the function.
+// `gaCublasLtMatmul` and, with a batch dimension,
+// `gaCublasLtMatmulStridedBatched` (lib/Runtime/CUDA/GACublasLt.h). A linalg
+// contraction accumulates into its init (C += A B): cuBLASLt with beta = 1,
+// so that a gradient accumulator that the micro-batch rewrite fused into the
+// product stays fused (Megatron's fused weight-gradient accumulation). Right
+// after a zero fill of C, the fill is dropped and beta = 0. The stream
+// operand is added by --ga-gpu-single-stream, which knows the function, or
+// is a null stream (null-stream=1: the loop stage run on the CPU against
+// libga_cublaslt_cpu.so).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +26,6 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_CONTRACTIONSTOCUBLASLT
@@ -36,6 +38,7 @@ using namespace mlir::ga;
 namespace {
 
 constexpr StringLiteral kMatmul = "gaCublasLtMatmul";
+constexpr StringLiteral kBatched = "gaCublasLtMatmulStridedBatched";
 
 /// cudaDataType_t of an element type the wrapper accepts.
 std::optional<int64_t> cudaType(Type t) {
@@ -48,30 +51,170 @@ std::optional<int64_t> cudaType(Type t) {
   return std::nullopt;
 }
 
-/// The fill of +0 into exactly `c` right before `op` (only side-effect-free
-/// ops in between); null if there is none.
+/// The fill of +0 (named or generic) that is the last write of `c` before
+/// `op` (findZeroFillOfOutput; a buffer of its own is an allocation); null if
+/// there is none.
 linalg::LinalgOp findZeroFill(linalg::LinalgOp op, Value c) {
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    auto fill = dyn_cast<linalg::LinalgOp>(prev);
-    if (fill && isFillLike(fill) && fill.getDpsInitOperand(0)->get() == c) {
-      Value v;
-      if (auto named = dyn_cast<linalg::FillOp>(prev))
-        v = named.getInputs().front();
-      else
-        v = fill.getBlock()->getTerminator()->getOperand(0);
-      return matchPattern(v, m_PosZeroFloat()) ? fill : linalg::LinalgOp();
+  auto isZero = [](linalg::LinalgOp fill) {
+    if (!isFillLike(fill))
+      return false;
+    Value v;
+    if (auto named = dyn_cast<linalg::FillOp>(fill.getOperation()))
+      v = named.getInputs().front();
+    else
+      v = fill.getBlock()->getTerminator()->getOperand(0);
+    return matchPattern(v, m_PosZeroFloat());
+  };
+  auto isOwnBuffer = [](Value buffer) {
+    return isa_and_nonnull<memref::AllocOp>(buffer.getDefiningOp());
+  };
+  return findZeroFillOfOutput(op, c, isZero, isOwnBuffer);
+}
+
+/// The op of `block` that holds `user` (null if it is not in `block`).
+Operation *anchorIn(Block *block, Operation *user) {
+  return block->findAncestorOpInBlock(*user);
+}
+
+/// Whether `op` writes all of `buffer` (a parallel linalg op whose init it is,
+/// through a permutation) without reading it first.
+bool overwritesWithoutReading(Operation *op, Value buffer) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || linalgOp.getNumDpsInits() != 1 ||
+      linalgOp.getDpsInitOperand(0)->get() != buffer ||
+      linalgOp.getNumLoops() != linalgOp.getNumParallelLoops() ||
+      !linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(0))
+           .isPermutation() ||
+      linalgOp.payloadUsesValueFromOperand(linalgOp.getDpsInitOperand(0)))
+    return false;
+  return llvm::none_of(linalgOp.getDpsInputs(),
+                       [&](Value in) { return getViewRoot(in) == buffer; });
+}
+
+/// A bias add that can become the CUBLASLT_EPILOGUE_BIAS of a product with
+/// beta = 0 into `c`: `d[i][j] = c[i][j] + bias[j]` right after it.
+struct BiasEpilogue {
+  linalg::GenericOp add;
+  Value bias, out;
+};
+
+/// Matches the bias epilogue of `product` (beta = 0, result in `c`, operands
+/// `gemm`). The product then writes `d` (with the bias) instead of `c`, and
+/// the add goes; this is exact because cuBLASLt adds the bias, in fp32, to
+/// the finished fp32 sum, which is what the add did. It requires:
+/// `c` and `d` are allocations of the same type in the product's block (d's
+/// without operands if it comes after the product); between the product and
+/// the add nothing uses `c` or `d`; A and B are not views of `d`; before the
+/// product `c` is only overwritten, and after the add it is only freed or
+/// overwritten before it is read again; the add is
+/// `addf(c[i][j], bias[j])` (either order) into `d[i][j]`, bias an f32 vector
+/// with unit stride.
+std::optional<BiasEpilogue> matchBiasEpilogue(linalg::LinalgOp product,
+                                              const GemmOperands &gemm) {
+  Value c = gemm.out;
+  auto cAlloc = c.getDefiningOp<memref::AllocOp>();
+  if (gemm.batched || !cAlloc)
+    return std::nullopt;
+  Block *block = product->getBlock();
+  // The first op after the product that touches c must be the add. Before
+  // the product, c is only overwritten (its zero fill): nothing there reads
+  // the value that the product no longer writes (in a loop, the previous
+  // iteration's).
+  Operation *first = nullptr;
+  for (Operation *user : c.getUsers()) {
+    if (isa<memref::DeallocOp>(user))
+      continue;
+    Operation *anchor = anchorIn(block, user);
+    if (!anchor)
+      return std::nullopt;
+    if (anchor == product.getOperation())
+      continue;
+    if (anchor->isBeforeInBlock(product)) {
+      if (!overwritesWithoutReading(anchor, c))
+        return std::nullopt;
+      continue;
     }
-    if (!isMemoryEffectFree(prev))
-      break;
+    if (!first || anchor->isBeforeInBlock(first))
+      first = anchor;
   }
-  return {};
+  auto add = dyn_cast_or_null<linalg::GenericOp>(first);
+  if (!add || add.getNumDpsInputs() != 2 || add.getNumDpsInits() != 1 ||
+      add.getNumLoops() != 2 || add.getNumParallelLoops() != 2)
+    return std::nullopt;
+  Value d = add.getDpsInitOperand(0)->get();
+  auto dAlloc = d.getDefiningOp<memref::AllocOp>();
+  // d's allocation may follow the product (it then moves before it): it
+  // must have no operands then.
+  if (!dAlloc || dAlloc->getBlock() != block ||
+      (product->isBeforeInBlock(dAlloc) && dAlloc->getNumOperands() != 0) ||
+      d.getType() != c.getType() || d == c || getViewRoot(gemm.lhs) == d ||
+      getViewRoot(gemm.rhs) == d)
+    return std::nullopt;
+  // Which input is c and which the bias, and their maps.
+  OpOperand *cIn = add.getDpsInputOperand(0),
+            *biasIn = add.getDpsInputOperand(1);
+  if (cIn->get() != c)
+    std::swap(cIn, biasIn);
+  auto biasType = dyn_cast<MemRefType>(biasIn->get().getType());
+  MLIRContext *ctx = product.getContext();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(2, ctx);
+  AffineMap column = AffineMap::get(2, 0, getAffineDimExpr(1, ctx));
+  if (cIn->get() != c || biasIn->get() == c || !biasType ||
+      biasType.getRank() != 1 || !biasType.getElementType().isF32() ||
+      !biasType.isLastDimUnitStride() ||
+      add.getMatchingIndexingMap(cIn) != identity ||
+      add.getMatchingIndexingMap(biasIn) != column ||
+      add.getMatchingIndexingMap(add.getDpsInitOperand(0)) != identity)
+    return std::nullopt;
+  // The body: yield addf(c, bias), nothing else.
+  Block &body = add.getRegion().front();
+  auto addf = dyn_cast_or_null<arith::AddFOp>(
+      body.getTerminator()->getOperand(0).getDefiningOp());
+  if (!addf || body.getOperations().size() != 2)
+    return std::nullopt;
+  Value cArg = add.getMatchingBlockArgument(cIn);
+  Value biasArg = add.getMatchingBlockArgument(biasIn);
+  if (!((addf.getLhs() == cArg && addf.getRhs() == biasArg) ||
+        (addf.getLhs() == biasArg && addf.getRhs() == cArg)))
+    return std::nullopt;
+  // Nothing between the product and the add uses d; after the add, c is
+  // freed or overwritten before anything reads it.
+  for (Operation *user : d.getUsers()) {
+    if (isa<memref::DeallocOp>(user))
+      continue;
+    Operation *anchor = anchorIn(block, user);
+    if (!anchor)
+      return std::nullopt;
+    if (anchor != add.getOperation() && product->isBeforeInBlock(anchor) &&
+        anchor->isBeforeInBlock(add))
+      return std::nullopt;
+  }
+  Operation *next = nullptr;
+  for (Operation *user : c.getUsers()) {
+    if (isa<memref::DeallocOp>(user))
+      continue;
+    Operation *anchor = anchorIn(block, user);
+    if (!add->isBeforeInBlock(anchor))
+      continue;
+    if (!next || anchor->isBeforeInBlock(next))
+      next = anchor;
+  }
+  if (next && !overwritesWithoutReading(next, c))
+    return std::nullopt;
+  return BiasEpilogue{add, biasIn->get(), d};
 }
 
 struct ContractionsToCublasLtPass
     : public ga::impl::ContractionsToCublasLtBase<ContractionsToCublasLtPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     OpBuilder b(&getContext());
-    if (failed(checkExternalFunction(getOperation(), kMatmul, matmulType(b),
+    if (failed(checkExternalFunction(getOperation(), kMatmul,
+                                     functionType(b, false),
+                                     "the cuBLASLt runtime function")) ||
+        failed(checkExternalFunction(getOperation(), kBatched,
+                                     functionType(b, true),
                                      "the cuBLASLt runtime function")))
       return signalPassFailure();
     SmallVector<linalg::LinalgOp> candidates;
@@ -80,17 +223,31 @@ struct ContractionsToCublasLtPass
         candidates.push_back(op);
     });
     for (linalg::LinalgOp op : candidates)
-      if (succeeded(rewrite(op)))
-        ++numCalls;
+      if (!erased.contains(op.getOperation()))
+        (void)rewrite(op);
   }
 
-  /// The signature of gaCublasLtMatmul without its leading stream.
-  static FunctionType matmulType(OpBuilder &b) {
+  /// Linalg ops folded into a call (bias adds) and erased.
+  DenseSet<Operation *> erased;
+
+  /// The signature of gaCublasLtMatmul (`batched`:
+  /// gaCublasLtMatmulStridedBatched), without its leading stream unless
+  /// null-stream is set.
+  FunctionType functionType(OpBuilder &b, bool batched) const {
     Type i32 = b.getI32Type(), i64 = b.getI64Type(), f32 = b.getF32Type();
     Type ptr = LLVM::LLVMPointerType::get(b.getContext());
-    return b.getFunctionType({i32, i32, i64, i64, i64, ptr, i64, ptr, i64, ptr,
-                              i64, i32, i32, f32, f32, ptr},
-                             {});
+    SmallVector<Type> inputs;
+    if (nullStream)
+      inputs.push_back(ptr);
+    if (batched)
+      llvm::append_range(inputs, TypeRange{i32, i32, i64, i64, i64, ptr, i64,
+                                           i64, ptr, i64, i64, ptr, i64, i64,
+                                           i64, i32, i32, f32, f32});
+    else
+      llvm::append_range(inputs,
+                         TypeRange{i32, i32, i64, i64, i64, ptr, i64, ptr, i64,
+                                   ptr, i64, i32, i32, f32, f32, ptr});
+    return b.getFunctionType(inputs, {});
   }
 
   LogicalResult rewrite(linalg::LinalgOp op) {
@@ -99,9 +256,12 @@ struct ContractionsToCublasLtPass
       return failure();
     Type elemAB = getElementTypeOrSelf(gemm->lhs.getType());
     Type elemC = getElementTypeOrSelf(gemm->out.getType());
+    // fp32 accumulators only: a product into f16 or bf16 rounds every partial
+    // sum to that type in the original step, which cuBLASLt's fp32
+    // accumulation (rounding once) does not reproduce; it stays a kernel.
     std::optional<int64_t> ab = cudaType(elemAB), ct = cudaType(elemC);
     if (!ab || !ct || getElementTypeOrSelf(gemm->rhs.getType()) != elemAB ||
-        (!elemC.isF32() && elemC != elemAB))
+        !elemC.isF32())
       return failure();
 
     linalg::LinalgOp zeroFill = findZeroFill(op, gemm->out);
@@ -115,28 +275,56 @@ struct ContractionsToCublasLtPass
     auto toI64 = [&](Value v) {
       return arith::IndexCastOp::create(builder, loc, i64, v).getResult();
     };
-    GemmArguments args = buildGemmArguments(builder, loc, *gemm);
     auto f32 = [&](double v) {
       return arith::ConstantOp::create(builder, loc, builder.getF32FloatAttr(v))
           .getResult();
     };
-    Value noBias = LLVM::ZeroOp::create(builder, loc, ptrType);
-    func::FuncOp fn =
-        getOrDeclareFunction(getOperation(), kMatmul, matmulType(builder));
-    auto call = func::CallOp::create(
-        builder, loc, fn,
-        ValueRange{cst32(gemm->transposeLhs), cst32(gemm->transposeRhs),
-                   toI64(args.m), toI64(args.n), toI64(args.k),
-                   args.lhs.pointer, toI64(args.lhs.leadingDim),
-                   args.rhs.pointer, toI64(args.rhs.leadingDim),
-                   args.out.pointer, toI64(args.out.leadingDim), cst32(*ab),
-                   cst32(*ct), f32(1.0), f32(zeroFill ? 0.0 : 1.0), noBias});
+    // A bias add right after a product with beta = 0 becomes its epilogue:
+    // the product writes the add's output.
+    std::optional<BiasEpilogue> epilogue;
+    if (zeroFill)
+      epilogue = matchBiasEpilogue(op, *gemm);
+    if (epilogue) {
+      gemm->out = epilogue->out;
+      Operation *alloc = epilogue->out.getDefiningOp();
+      if (op->isBeforeInBlock(alloc))
+        alloc->moveBefore(op);
+    }
+    GemmArguments args = buildGemmArguments(builder, loc, *gemm);
+    SmallVector<Value> operands;
+    if (nullStream)
+      operands.push_back(LLVM::ZeroOp::create(builder, loc, ptrType));
+    operands.append({cst32(gemm->transposeLhs), cst32(gemm->transposeRhs),
+                     toI64(args.m), toI64(args.n), toI64(args.k)});
+    for (const MatrixDescriptor *matrix : {&args.lhs, &args.rhs, &args.out}) {
+      operands.append({matrix->pointer, toI64(matrix->leadingDim)});
+      if (gemm->batched)
+        operands.push_back(toI64(matrix->batchStride));
+    }
+    if (gemm->batched)
+      operands.push_back(toI64(args.batch));
+    operands.append(
+        {cst32(*ab), cst32(*ct), f32(1.0), f32(zeroFill ? 0.0 : 1.0)});
+    if (!gemm->batched)
+      operands.push_back(
+          epilogue ? getBufferPointer(builder, loc, epilogue->bias)
+                   : LLVM::ZeroOp::create(builder, loc, ptrType).getResult());
+    StringRef name = gemm->batched ? kBatched : kMatmul;
+    func::FuncOp fn = getOrDeclareFunction(
+        getOperation(), name, functionType(builder, gemm->batched));
+    auto call = func::CallOp::create(builder, loc, fn, operands);
     if (op->hasAttr(GADialect::getAccumulatesAttrName()))
       call->setAttr(GADialect::getAccumulatesAttrName(), builder.getUnitAttr());
     op->erase();
+    ++(gemm->batched ? numBatchedCalls : numCalls);
     if (zeroFill) {
       zeroFill->erase();
       ++numZeroFills;
+    }
+    if (epilogue) {
+      erased.insert(epilogue->add.getOperation());
+      epilogue->add->erase();
+      ++numBiasEpilogues;
     }
     return success();
   }

@@ -38,7 +38,8 @@ constexpr StringLiteral kDestroy = "mgpuStreamDestroy";
 
 /// Library functions that enqueue their work on a stream given as their
 /// first argument, which this pass adds (lib/Runtime/CUDA/GACublasLt.h).
-constexpr StringLiteral kStreamFunctions[] = {"gaCublasLtMatmul"};
+constexpr StringLiteral kStreamFunctions[] = {"gaCublasLtMatmul",
+                                              "gaCublasLtMatmulStridedBatched"};
 
 /// Library functions whose first operand is already a stream, null where the
 /// caller has none (the function then waits for the device itself): this pass

@@ -17,7 +17,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_CONVERTLINALGTOBLAS
@@ -76,7 +75,9 @@ struct ConvertLinalgToBLASPass
 
   LogicalResult rewrite(linalg::LinalgOp op) {
     FailureOr<GemmOperands> gemm = matchGemm(op);
-    if (failed(gemm))
+    // Batched products stay loops here: CBLAS has no strided-batched gemm
+    // (Debian's OpenBLAS 0.3.21 exports no cblas_sgemm_batch either).
+    if (failed(gemm) || gemm->batched)
       return failure();
     Type elem = getElementTypeOrSelf(gemm->out.getType());
     if (!elem.isF32() && !elem.isF64())
@@ -121,40 +122,21 @@ struct ConvertLinalgToBLASPass
   }
 
   /// The `linalg.fill` of +0.0 into `c` that is the last write of `c` before
-  /// `op`; null if there is none. Either the fill precedes `op` with nothing
-  /// but side-effect-free ops in between, or `c` is a buffer of its own (an
-  /// allocation, or a global with one `get_global`) that nothing between the
-  /// fill and `op` uses, directly or through a view.
+  /// `op` (findZeroFillOfOutput); a buffer of its own is an allocation, or a
+  /// global with one `get_global`.
   linalg::FillOp findZeroFill(linalg::LinalgOp op, Value c) {
-    for (Operation *prev = op->getPrevNode(); prev;
-         prev = prev->getPrevNode()) {
-      auto fill = dyn_cast<linalg::FillOp>(prev);
-      if (fill && fill.getOutputs().front() == c && isZeroFill(fill))
-        return fill;
-      if (!isMemoryEffectFree(prev))
-        break;
-    }
-    Operation *def = c.getDefiningOp();
-    auto global = dyn_cast_or_null<memref::GetGlobalOp>(def);
-    if (!isa_and_nonnull<memref::AllocOp>(def) &&
-        !(global && getGlobalCount.lookup(global.getNameAttr()) == 1))
-      return {};
-    linalg::FillOp fill;
-    for (Operation *user : c.getUsers()) {
-      if (user == op.getOperation() || isa<memref::DeallocOp>(user))
-        continue;
-      Operation *anchor = op->getBlock()->findAncestorOpInBlock(*user);
-      if (!anchor)
-        return {};
-      if (op->isBeforeInBlock(anchor))
-        continue; // used after the product only
-      auto candidate = dyn_cast<linalg::FillOp>(user);
-      if (!candidate || fill || !isZeroFill(candidate) ||
-          candidate->getBlock() != op->getBlock())
-        return {};
-      fill = candidate;
-    }
-    return fill;
+    auto isZero = [](linalg::LinalgOp fill) {
+      auto named = dyn_cast<linalg::FillOp>(fill.getOperation());
+      return named && isZeroFill(named);
+    };
+    auto isOwnBuffer = [&](Value buffer) {
+      Operation *def = buffer.getDefiningOp();
+      auto global = dyn_cast_or_null<memref::GetGlobalOp>(def);
+      return isa_and_nonnull<memref::AllocOp>(def) ||
+             (global && getGlobalCount.lookup(global.getNameAttr()) == 1);
+    };
+    return dyn_cast_or_null<linalg::FillOp>(
+        findZeroFillOfOutput(op, c, isZero, isOwnBuffer).getOperation());
   }
 
   /// How many `memref.get_global`s name each global.

@@ -47,18 +47,211 @@ func.func @forward_bf16(%a: memref<8x16xbf16>, %b: memref<16x4xbf16>, %c: memref
 
 // -----
 
-// What cuBLASLt cannot take stays a linalg op for the generated kernels: a
-// batched product, f64, and an operand whose rows are not contiguous.
+// What the library does not take stays a linalg op for the generated
+// kernels: f64, an operand whose rows are not contiguous, a bf16 output (the
+// original rounds every partial sum to bf16), a batch dimension that is not
+// the outermost of every operand.
 // CHECK-LABEL: func.func @left_alone(
-// CHECK:         linalg.batch_matmul
 // CHECK:         linalg.matmul
 // CHECK:         linalg.matmul
-// CHECK-NOT:     call @gaCublasLtMatmul
-func.func @left_alone(%a: memref<2x4x8xf32>, %b: memref<2x8x4xf32>, %c: memref<2x4x4xf32>,
-                      %d: memref<4x8xf64>, %e: memref<8x4xf64>, %f: memref<4x4xf64>,
-                      %g: memref<4x8xf32, strided<[16, 2]>>, %h: memref<8x4xf32>, %i: memref<4x4xf32>) {
-  linalg.batch_matmul ins(%a, %b : memref<2x4x8xf32>, memref<2x8x4xf32>) outs(%c : memref<2x4x4xf32>)
+// CHECK:         linalg.matmul
+// CHECK:         linalg.generic
+// CHECK-NOT:     call @gaCublasLt
+func.func @left_alone(%d: memref<4x8xf64>, %e: memref<8x4xf64>, %f: memref<4x4xf64>,
+                      %g: memref<4x8xf32, strided<[16, 2]>>, %h: memref<8x4xf32>, %i: memref<4x4xf32>,
+                      %j: memref<4x8xbf16>, %k: memref<8x4xbf16>, %l: memref<4x4xbf16>,
+                      %x: memref<4x2x8xf32>, %y: memref<2x8x4xf32>, %z: memref<2x4x4xf32>) {
   linalg.matmul ins(%d, %e : memref<4x8xf64>, memref<8x4xf64>) outs(%f : memref<4x4xf64>)
   linalg.matmul ins(%g, %h : memref<4x8xf32, strided<[16, 2]>>, memref<8x4xf32>) outs(%i : memref<4x4xf32>)
+  linalg.matmul ins(%j, %k : memref<4x8xbf16>, memref<8x4xbf16>) outs(%l : memref<4x4xbf16>)
+  linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (m, b, k)>, affine_map<(b, m, n, k) -> (b, k, n)>, affine_map<(b, m, n, k) -> (b, m, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %y : memref<4x2x8xf32>, memref<2x8x4xf32>) outs(%z : memref<2x4x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Attention's scores S = Q K^T per batch (K stored [b][n][k]: B transposed),
+// after a zero fill: one strided-batched call, beta = 0, each operand with
+// its batch stride (elements), batch count 4.
+// CHECK-LABEL: func.func private @gaCublasLtMatmulStridedBatched(i32, i32, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, i64, i32, i32, f32, f32)
+// CHECK-LABEL: func.func @attention_scores(
+// CHECK-NOT:     linalg.
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         call @gaCublasLtMatmulStridedBatched(%c0_i32, %c1_i32, %c6_i64, %c6_i64, %c8_i64, %{{.*}}, %c8_i64, %c48_i64, %{{.*}}, %c8_i64, %c48_i64, %{{.*}}, %c6_i64, %c36_i64, %c4_i64, %c0_i32, %c0_i32, %[[ONE]], %[[ZERO]])
+// CHECK-NOT:     linalg.
+func.func @attention_scores(%q: memref<4x6x8xf32>, %k: memref<4x6x8xf32>, %s: memref<4x6x6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%s : memref<4x6x6xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<4x6x8xf32>, memref<4x6x8xf32>) outs(%s : memref<4x6x6xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    %a = arith.addf %o, %m : f32
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+// The gradient of P V with respect to V, accumulated (dV += P^T dO): A
+// transposed, beta = 1.
+// CHECK-LABEL: func.func @attention_value_gradient(
+// CHECK:         call @gaCublasLtMatmulStridedBatched(%c1_i32, %c0_i32, %c6_i64, %c8_i64, %c6_i64, %{{.*}}, %c6_i64, %c36_i64, %{{.*}}, %c8_i64, %c48_i64, %{{.*}}, %c8_i64, %c48_i64, %c2_i64, %c0_i32, %c0_i32, %[[ONE:.*]], %[[ONE]])
+func.func @attention_value_gradient(%p: memref<2x6x6xf32>, %do: memref<2x6x8xf32>, %dv: memref<2x6x8xf32>) {
+  linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, k, m)>, affine_map<(b, m, n, k) -> (b, k, n)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%p, %do : memref<2x6x6xf32>, memref<2x6x8xf32>) outs(%dv : memref<2x6x8xf32>)
+  return
+}
+
+// -----
+
+// The forward x W + b (as ga-fuse-elementwise leaves it): a product with
+// beta = 0 into %c, then the broadcast bias add into %d, which the product's
+// call now writes with the bias as its epilogue; the add is gone (and %d's
+// allocation moves before the call). %c is only overwritten afterwards (the
+// ReLU), never read.
+// CHECK-LABEL: func.func @bias_epilogue(
+// CHECK-SAME:      %[[X:[^:]+]]: memref<6x16xf32>, %[[W:[^:]+]]: memref<16x32xf32>, %[[B:[^:]+]]: memref<32xf32>
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[C:.*]] = memref.alloc() : memref<6x32xf32>
+// CHECK:         %[[D:.*]] = memref.alloc() : memref<6x32xf32>
+// CHECK:         %[[IPD:.*]] = memref.extract_aligned_pointer_as_index %[[D]]
+// CHECK-NEXT:    %[[ID:.*]] = arith.index_cast %[[IPD]]
+// CHECK-NEXT:    %[[PD:.*]] = llvm.inttoptr %[[ID]]
+// CHECK-NEXT:    %[[IPB:.*]] = memref.extract_aligned_pointer_as_index %[[B]]
+// CHECK-NEXT:    %[[IB:.*]] = arith.index_cast %[[IPB]]
+// CHECK-NEXT:    %[[PB:.*]] = llvm.inttoptr %[[IB]]
+// CHECK-NEXT:    call @gaCublasLtMatmul(%{{.*}}, %c6_i64, %c32_i64, %c16_i64, %{{.*}}, %c16_i64, %{{.*}}, %c32_i64, %[[PD]], %c32_i64, %c0_i32, %c0_i32, %[[ONE]], %[[ZERO]], %[[PB]])
+// CHECK-NEXT:    linalg.generic {{.*}} ins(%[[D]] : memref<6x32xf32>) outs(%[[C]] : memref<6x32xf32>)
+// CHECK:           arith.maximumf
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+#id = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+func.func @bias_epilogue(%x: memref<6x16xf32>, %w: memref<16x32xf32>, %b: memref<32xf32>, %out: memref<6x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<6x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x32xf32>)
+  linalg.matmul ins(%x, %w : memref<6x16xf32>, memref<16x32xf32>) outs(%c : memref<6x32xf32>)
+  %d = memref.alloc() : memref<6x32xf32>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %b : memref<6x32xf32>, memref<32xf32>) outs(%d : memref<6x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %q, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%d : memref<6x32xf32>) outs(%c : memref<6x32xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %r = arith.maximumf %p, %zero : f32
+    linalg.yield %r : f32
+  }
+  memref.copy %c, %out : memref<6x32xf32> to memref<6x32xf32>
+  memref.dealloc %c : memref<6x32xf32>
+  memref.dealloc %d : memref<6x32xf32>
+  return
+}
+
+// -----
+
+// No epilogue where the product without the bias is still needed (%c is read
+// after the add), nor where the add is not a broadcast over the rows (a bias
+// per row, j -> i), nor after a product with beta = 1: the add stays.
+// CHECK-LABEL: func.func @no_bias_epilogue(
+// CHECK:         call @gaCublasLtMatmul({{.*}}, %{{[^,]+}}, %{{[^,]+}}, %[[NULL:[^,]+]])
+// CHECK:         linalg.generic
+// CHECK:         linalg.generic
+// CHECK:         call @gaCublasLtMatmul({{.*}}, %[[NULL]])
+// CHECK:         linalg.generic
+// CHECK:         call @gaCublasLtMatmul({{.*}}, %[[NULL]])
+// CHECK:         linalg.generic
+#id = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @no_bias_epilogue(%x: memref<6x16xf32>, %w: memref<16x32xf32>, %b: memref<32xf32>, %r: memref<6xf32>,
+                            %acc: memref<6x32xf32>, %out: memref<6x32xf32>, %out2: memref<6x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<6x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x32xf32>)
+  linalg.matmul ins(%x, %w : memref<6x16xf32>, memref<16x32xf32>) outs(%c : memref<6x32xf32>)
+  %d = memref.alloc() : memref<6x32xf32>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %b : memref<6x32xf32>, memref<32xf32>) outs(%d : memref<6x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %d : memref<6x32xf32>, memref<6x32xf32>) outs(%out : memref<6x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %m = arith.mulf %p, %q : f32
+    linalg.yield %m : f32
+  }
+  %e = memref.alloc() : memref<6x32xf32>
+  linalg.fill ins(%zero : f32) outs(%e : memref<6x32xf32>)
+  linalg.matmul ins(%x, %w : memref<6x16xf32>, memref<16x32xf32>) outs(%e : memref<6x32xf32>)
+  %f = memref.alloc() : memref<6x32xf32>
+  linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%e, %r : memref<6x32xf32>, memref<6xf32>) outs(%f : memref<6x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  }
+  linalg.matmul ins(%x, %w : memref<6x16xf32>, memref<16x32xf32>) outs(%acc : memref<6x32xf32>)
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%acc, %b : memref<6x32xf32>, memref<32xf32>) outs(%out2 : memref<6x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %c : memref<6x32xf32>
+  memref.dealloc %d : memref<6x32xf32>
+  memref.dealloc %e : memref<6x32xf32>
+  memref.dealloc %f : memref<6x32xf32>
+  return
+}
+
+// -----
+
+// In a loop, %c of the previous iteration is read before its zero fill: the
+// product must keep writing it, so the bias add stays.
+// CHECK-LABEL: func.func @no_bias_epilogue_loop(
+// CHECK:         scf.for
+// CHECK:           linalg.copy
+// CHECK:           call @gaCublasLtMatmul
+// CHECK:           linalg.generic
+#id = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+func.func @no_bias_epilogue_loop(%x: memref<6x16xf32>, %w: memref<16x32xf32>, %b: memref<32xf32>,
+                                 %prev: memref<6x32xf32>, %n: index) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c = memref.alloc() : memref<6x32xf32>
+  %d = memref.alloc() : memref<6x32xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    linalg.copy ins(%c : memref<6x32xf32>) outs(%prev : memref<6x32xf32>)
+    linalg.fill ins(%zero : f32) outs(%c : memref<6x32xf32>)
+    linalg.matmul ins(%x, %w : memref<6x16xf32>, memref<16x32xf32>) outs(%c : memref<6x32xf32>)
+    linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%c, %b : memref<6x32xf32>, memref<32xf32>) outs(%d : memref<6x32xf32>) {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %s = arith.addf %p, %q : f32
+      linalg.yield %s : f32
+    }
+  }
+  memref.dealloc %c : memref<6x32xf32>
+  memref.dealloc %d : memref<6x32xf32>
   return
 }

@@ -25,16 +25,32 @@ def ContractionsToCublasLt
     `--ga-linalg-to-gpu-loops`. A linalg contraction with one M, one N and
     one K dimension (any operand layout that is a plain or transposed
     row-major matrix with unit inner stride), a multiply-add body, inputs of
-    one type among f32, f16, bf16 and an f32 output (or one of the input
-    type) becomes one call of `gaCublasLtMatmul` (lib/Runtime/CUDA/
+    one type among f32, f16, bf16 and an f32 output becomes one call of `gaCublasLtMatmul` (lib/Runtime/CUDA/
     GACublasLt.h): a linalg contraction accumulates into its init, which is
     cuBLASLt with beta = 1, so that a gradient accumulator that the
     micro-batch rewrite fused into the product stays fused (Megatron's fused
-    weight-gradient accumulation into an fp32 buffer). A zero fill of the
-    output right before the product is dropped and beta = 0. Products with
-    a batch dimension and other shapes are left to the generated kernels.
+    weight-gradient accumulation into an fp32 buffer). An f16 or bf16
+    output is left to the generated kernels: the original rounds every
+    partial sum to that type, cuBLASLt's fp32 accumulation only the result.
+    A zero fill of the
+    output right before the product is dropped and beta = 0. A product with
+    one batch dimension, outermost in all three operands (`batch_matmul`,
+    attention's Q K^T and P V with transposed maps), becomes one call of
+    `gaCublasLtMatmulStridedBatched` (each operand with its batch stride);
+    other shapes are left to the generated kernels. A broadcast bias add
+    `d[i][j] = c[i][j] + b[j]` right after a product with beta = 0 into `c`
+    (the forward `x W + b`) becomes the call's bias epilogue
+    (CUBLASLT_EPILOGUE_BIAS): the product writes `d` and the add goes. The
+    rounding is the original's: cuBLASLt adds the bias in fp32 to the
+    finished fp32 sum. It requires `c` and `d` to be allocations that
+    nothing else uses in between, and `c` not to be read again before it is
+    overwritten. ReLU is not folded (RELU_BIAS): the add and the ReLU are
+    separate ops here, as the backward reads the pre-activation.
     `--ga-gpu-single-stream` later gives the call the step's stream as its
-    first argument.
+    first argument; with `null-stream=1` the call takes a null stream (the
+    CUDA default stream) as its first argument instead, which is how
+    ga-verify runs the loop stage on the CPU against libga_cublaslt_cpu.so
+    (the same ABI on CBLAS).
 
     Before:
 
@@ -52,10 +68,20 @@ def ContractionsToCublasLt
          i64, i32, i32, f32, f32, !llvm.ptr) -> ()
     ```
   }];
+  let options = [
+    Option<"nullStream", "null-stream", "bool", /*default=*/"false",
+           "Pass a null stream as the first argument (for the CPU "
+           "implementation of the ABI) instead of leaving the stream to "
+           "--ga-gpu-single-stream">
+  ];
   let statistics = [
     Statistic<"numCalls", "calls", "gaCublasLtMatmul calls emitted">,
+    Statistic<"numBatchedCalls", "batched-calls",
+              "gaCublasLtMatmulStridedBatched calls emitted">,
     Statistic<"numZeroFills", "zero-fills",
-              "Zero fills folded into beta = 0">
+              "Zero fills folded into beta = 0">,
+    Statistic<"numBiasEpilogues", "bias-epilogues",
+              "Bias adds folded into a call as its bias epilogue">
   ];
   let dependentDialects = [
     "LLVM::LLVMDialect", "memref::MemRefDialect", "arith::ArithDialect",
