@@ -64,6 +64,7 @@ static void addLoopStage(OpPassManager &pm, const Options &options,
     // (docs/Rationale.md).
     FuseElementwiseOptions fusion;
     fusion.recomputeShared = options.recomputeShared;
+    fusion.keepProductEpilogues = options.cublas;
     pm.addNestedPass<func::FuncOp>(createFuseElementwise(fusion));
   }
   pm.addPass(createMarkAccumulatingOps());

@@ -90,15 +90,23 @@ namespace {
 /// that it stays a plain multiply-add.
 struct RecomputeSharedProducer : OpRewritePattern<linalg::GenericOp> {
   RecomputeSharedProducer(MLIRContext *context, unsigned maxOps,
+                          bool keepProductEpilogues,
                           linalg::ControlFusionFn control,
                           std::function<void()> onRecompute)
-      : OpRewritePattern(context), maxOps(maxOps), control(std::move(control)),
+      : OpRewritePattern(context), maxOps(maxOps),
+        keepProductEpilogues(keepProductEpilogues), control(std::move(control)),
         onRecompute(std::move(onRecompute)) {}
 
   LogicalResult matchAndRewrite(linalg::GenericOp producer,
                                 PatternRewriter &rewriter) const override {
     if (!isCheapToRecompute(producer, maxOps))
       return rewriter.notifyMatchFailure(producer, "not cheap to recompute");
+    if (keepProductEpilogues &&
+        llvm::any_of(producer.getDpsInputs(), [](Value input) {
+          auto product = input.getDefiningOp<linalg::GenericOp>();
+          return product && isLibraryProduct(product);
+        }))
+      return rewriter.notifyMatchFailure(producer, "a product's epilogue");
     Value result = producer->getResult(0);
     if (result.use_empty() || result.hasOneUse())
       return rewriter.notifyMatchFailure(producer, "not shared");
@@ -124,6 +132,7 @@ struct RecomputeSharedProducer : OpRewritePattern<linalg::GenericOp> {
   }
 
   unsigned maxOps;
+  bool keepProductEpilogues;
   linalg::ControlFusionFn control;
   std::function<void()> onRecompute;
 };
@@ -169,7 +178,8 @@ struct FuseElementwisePass
         return !repeatsInitUpdate(fused);
       };
       patterns.add<RecomputeSharedProducer>(context, maxRecomputeOps,
-                                            absorbable, countRecomputed);
+                                            keepProductEpilogues, absorbable,
+                                            countRecomputed);
     }
 
     // Top-down, as upstream (compile time); no fixpoint in the iteration

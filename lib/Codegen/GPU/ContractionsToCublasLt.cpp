@@ -108,7 +108,7 @@ struct BiasEpilogue {
 /// product `c` is only overwritten, and after the add it is only freed or
 /// overwritten before it is read again; the add is
 /// `addf(c[i][j], bias[j])` (either order) into `d[i][j]`, bias an f32 vector
-/// with unit stride.
+/// with unit stride. An add in place (`d` is `c`) needs only the last two.
 std::optional<BiasEpilogue> matchBiasEpilogue(linalg::LinalgOp product,
                                               const GemmOperands &gemm) {
   Value c = gemm.out;
@@ -142,13 +142,17 @@ std::optional<BiasEpilogue> matchBiasEpilogue(linalg::LinalgOp product,
       add.getNumLoops() != 2 || add.getNumParallelLoops() != 2)
     return std::nullopt;
   Value d = add.getDpsInitOperand(0)->get();
+  // An add in place (d = c, as bufferization writes it when c has no other
+  // reader) leaves the product's buffer: the product then writes the sum.
+  bool inPlace = d == c;
   auto dAlloc = d.getDefiningOp<memref::AllocOp>();
   // d's allocation may follow the product (it then moves before it): it
   // must have no operands then.
-  if (!dAlloc || dAlloc->getBlock() != block ||
-      (product->isBeforeInBlock(dAlloc) && dAlloc->getNumOperands() != 0) ||
-      d.getType() != c.getType() || d == c || getViewRoot(gemm.lhs) == d ||
-      getViewRoot(gemm.rhs) == d)
+  if (!inPlace &&
+      (!dAlloc || dAlloc->getBlock() != block ||
+       (product->isBeforeInBlock(dAlloc) && dAlloc->getNumOperands() != 0) ||
+       d.getType() != c.getType() || getViewRoot(gemm.lhs) == d ||
+       getViewRoot(gemm.rhs) == d))
     return std::nullopt;
   // Which input is c and which the bias, and their maps.
   OpOperand *cIn = add.getDpsInputOperand(0),
@@ -177,6 +181,8 @@ std::optional<BiasEpilogue> matchBiasEpilogue(linalg::LinalgOp product,
   if (!((addf.getLhs() == cArg && addf.getRhs() == biasArg) ||
         (addf.getLhs() == biasArg && addf.getRhs() == cArg)))
     return std::nullopt;
+  if (inPlace)
+    return BiasEpilogue{add, biasIn->get(), d};
   // Nothing between the product and the add uses d; after the add, c is
   // freed or overwritten before anything reads it.
   for (Operation *user : d.getUsers()) {
@@ -287,7 +293,7 @@ struct ContractionsToCublasLtPass
     if (epilogue) {
       gemm->out = epilogue->out;
       Operation *alloc = epilogue->out.getDefiningOp();
-      if (op->isBeforeInBlock(alloc))
+      if (alloc->getBlock() == op->getBlock() && op->isBeforeInBlock(alloc))
         alloc->moveBefore(op);
     }
     GemmArguments args = buildGemmArguments(builder, loc, *gemm);

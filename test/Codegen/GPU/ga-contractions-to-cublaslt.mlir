@@ -165,6 +165,40 @@ func.func @bias_epilogue(%x: memref<6x16xf32>, %w: memref<16x32xf32>, %b: memref
 
 // -----
 
+// The add in place (bufferization writes it into the product's own buffer
+// when nothing else reads the product): the call writes %c with the bias.
+// CHECK-LABEL: func.func @bias_epilogue_in_place(
+// CHECK-SAME:      %[[X:[^:]+]]: memref<6x16xf32>, %[[W:[^:]+]]: memref<16x32xf32>, %[[B:[^:]+]]: memref<32xf32>
+// CHECK:         %[[C:.*]] = memref.alloc() : memref<6x32xf32>
+// CHECK:         %[[IPC:.*]] = memref.extract_aligned_pointer_as_index %[[C]]
+// CHECK-NEXT:    %[[IC:.*]] = arith.index_cast %[[IPC]]
+// CHECK-NEXT:    %[[PC:.*]] = llvm.inttoptr %[[IC]]
+// CHECK:         %[[IPB:.*]] = memref.extract_aligned_pointer_as_index %[[B]]
+// CHECK-NEXT:    %[[IB:.*]] = arith.index_cast %[[IPB]]
+// CHECK-NEXT:    %[[PB:.*]] = llvm.inttoptr %[[IB]]
+// CHECK-NEXT:    call @gaCublasLtMatmul(%{{.*}}, %c6_i64, %c32_i64, %c16_i64, %{{.*}}, %c16_i64, %{{.*}}, %c32_i64, %[[PC]], %c32_i64, %c0_i32, %c0_i32, %{{.*}}, %{{.*}}, %[[PB]])
+// CHECK-NOT:     linalg.generic
+// CHECK:         memref.copy %[[C]]
+#id = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+func.func @bias_epilogue_in_place(%x: memref<6x16xf32>, %w: memref<16x32xf32>, %b: memref<32xf32>, %out: memref<6x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<6x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x32xf32>)
+  linalg.matmul ins(%x, %w : memref<6x16xf32>, memref<16x32xf32>) outs(%c : memref<6x32xf32>)
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %b : memref<6x32xf32>, memref<32xf32>) outs(%c : memref<6x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %c, %out : memref<6x32xf32> to memref<6x32xf32>
+  memref.dealloc %c : memref<6x32xf32>
+  return
+}
+
+// -----
+
 // No epilogue where the product without the bias is still needed (%c is read
 // after the add), nor where the add is not a broadcast over the rows (a bias
 // per row, j -> i), nor after a product with beta = 1: the add stays.

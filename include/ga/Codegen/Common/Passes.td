@@ -212,7 +212,12 @@ def FuseElementwise : Pass<"ga-fuse-elementwise", "func::FuncOp"> {
     same values, so the results are bitwise those of the unfused ops), and
     a contraction takes only a producer that moves data (an empty payload,
     such as a transpose): any arithmetic would stop it being a plain
-    multiply-add, which the library lowerings (`matchGemm`) need.
+    multiply-add, which the library lowerings (`matchGemm`) need. With
+    `keep-product-epilogues=1` (the NVVM pipeline with `cublas=1`), a
+    producer that reads the result of such a product is not recomputed:
+    kept as one op after the product, `--ga-contractions-to-cublaslt` makes
+    it the call's bias epilogue, where recomputing it in every user would
+    cost the epilogue and an addition per user.
 
     With `recompute-shared=1`, `%b` (read by two generics) is fused into
     both and disappears:
@@ -232,7 +237,12 @@ def FuseElementwise : Pass<"ga-fuse-elementwise", "func::FuncOp"> {
            "each of them (it is computed again in every user)">,
     Option<"maxRecomputeOps", "max-recompute-ops", "unsigned",
            /*default=*/"8",
-           "Most payload operations of a producer fused into several users">
+           "Most payload operations of a producer fused into several users">,
+    Option<"keepProductEpilogues", "keep-product-epilogues", "bool",
+           /*default=*/"false",
+           "With recompute-shared: leave a producer that reads a matrix "
+           "product's result in place (one op, which the cuBLASLt lowering "
+           "folds into the product as its bias epilogue)">
   ];
   let statistics = [
     Statistic<"numRefused", "refused-fusions",
