@@ -79,6 +79,10 @@ static void addLoopStage(OpPassManager &pm, const Options &options) {
   mapping.fma = options.fma;
   mapping.splitReductionMin = options.splitReductionMin;
   pm.addNestedPass<func::FuncOp>(createLinalgToGPULoops(mapping));
+  // CUDA graphs: the micro-batch index in a device buffer, so that the body
+  // of the loop is the same in every iteration (checked on the CPU here).
+  if (options.cudaGraphs)
+    pm.addNestedPass<func::FuncOp>(createDeviceIterationIndex());
   // No canonicalization from here until the loops are launches: it would
   // fold single-block loops and drop their mapping.
   pm.addPass(createCSEPass());
@@ -123,6 +127,9 @@ static void addKernelStage(OpPassManager &pm,
   // micro-batch loops enqueued without waiting; the host waits only where it
   // needs a result.
   pm.addPass(createGPUSingleStream());
+  // The body of each such loop recorded once, launched per micro-batch.
+  if (options.cudaGraphs)
+    pm.addPass(createCaptureCudaGraphs());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

@@ -252,6 +252,13 @@ struct GPUMappingOptions : public PassPipelineOptions<Derived> {
                      "step's stream, beta = 1 into accumulators, instead of "
                      "generated kernels (the result cannot run on the CPU)"),
       llvm::cl::init(false)};
+  GPUOption<bool> cudaGraphs{
+      *this, "cuda-graphs",
+      llvm::cl::desc("Capture the body of each micro-batch loop once as a "
+                     "CUDA graph and launch it per micro-batch (the loop "
+                     "index in a device buffer: ga-device-iteration-index, "
+                     "ga-capture-cuda-graphs)"),
+      llvm::cl::init(true)};
 };
 
 /// Options of the first GPU stage: bufferization and loop mapping.
