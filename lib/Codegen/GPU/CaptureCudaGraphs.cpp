@@ -90,7 +90,7 @@ struct CaptureCudaGraphsPass
 
 /// Emits the remark for `op` in `loop` and fails.
 static LogicalResult refuse(Operation *op, const Twine &reason) {
-  op->emitRemark() << "micro-batch loop not captured as a CUDA graph: '"
+  op->emitRemark() << "loop not captured as a CUDA graph: '"
                    << op->getName() << "' " << reason;
   return failure();
 }

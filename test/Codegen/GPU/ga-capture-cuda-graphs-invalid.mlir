@@ -17,7 +17,7 @@ module attributes {gpu.container_module} {
     %s = gpu.wait async
     %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
       %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
-      // expected-remark @below {{micro-batch loop not captured as a CUDA graph: 'gpu.memcpy' copies from or to host memory (a read-back)}}
+      // expected-remark @below {{loop not captured as a CUDA graph: 'gpu.memcpy' copies from or to host memory (a read-back)}}
       %c = gpu.memcpy async [%a] %h, %m : memref<f32>, memref<f32>
       func.call @mgpuStreamSynchronize(%c) : (!gpu.async.token) -> ()
       %n = gpu.wait async
@@ -43,7 +43,7 @@ module attributes {gpu.container_module} {
     %s = gpu.wait async
     %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
       %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
-      // expected-remark @below {{micro-batch loop not captured as a CUDA graph: 'func.call' is a host synchronization}}
+      // expected-remark @below {{loop not captured as a CUDA graph: 'func.call' is a host synchronization}}
       func.call @mgpuStreamSynchronize(%a) : (!gpu.async.token) -> ()
       scf.yield %a : !gpu.async.token
     }
@@ -65,7 +65,7 @@ module attributes {gpu.container_module} {
     %c4 = arith.constant 4 : index
     %s = gpu.wait async
     %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
-      // expected-remark @below {{micro-batch loop not captured as a CUDA graph: 'gpu.alloc' allocates device memory in every iteration}}
+      // expected-remark @below {{loop not captured as a CUDA graph: 'gpu.alloc' allocates device memory in every iteration}}
       %m, %a = gpu.alloc async [%d] (%n) : memref<?xf32>
       %b = gpu.launch_func async [%a] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<?xf32>)
       %f = gpu.dealloc async [%b] %m : memref<?xf32>
@@ -91,7 +91,7 @@ module attributes {gpu.container_module} {
     %s = gpu.wait async
     %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
       %g = arith.minui %i, %n : index
-      // expected-remark @below {{micro-batch loop not captured as a CUDA graph: 'gpu.launch_func' uses a value that depends on the induction variable (a graph replays the arguments of its first iteration)}}
+      // expected-remark @below {{loop not captured as a CUDA graph: 'gpu.launch_func' uses a value that depends on the induction variable (a graph replays the arguments of its first iteration)}}
       %a = gpu.launch_func async [%d] @k::@acc blocks in (%g, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
       scf.yield %a : !gpu.async.token
     }
@@ -113,7 +113,7 @@ module attributes {gpu.container_module} {
     %c4 = arith.constant 4 : index
     %s = gpu.wait async
     %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
-      // expected-remark @below {{micro-batch loop not captured as a CUDA graph: 'scf.if' is host control flow inside the loop}}
+      // expected-remark @below {{loop not captured as a CUDA graph: 'scf.if' is host control flow inside the loop}}
       %r = scf.if %p -> (!gpu.async.token) {
         %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
         scf.yield %a : !gpu.async.token
@@ -141,7 +141,7 @@ module attributes {gpu.container_module} {
     %s = gpu.wait async
     %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
       %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
-      // expected-remark @below {{micro-batch loop not captured as a CUDA graph: 'memref.store' accesses memory on the host}}
+      // expected-remark @below {{loop not captured as a CUDA graph: 'memref.store' accesses memory on the host}}
       memref.store %v, %h[] : memref<f32>
       scf.yield %a : !gpu.async.token
     }
@@ -162,7 +162,7 @@ module attributes {gpu.container_module} {
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
     %s = gpu.wait async
-    // expected-remark @below {{micro-batch loop not captured as a CUDA graph: 'scf.for' carries values other than the stream's token}}
+    // expected-remark @below {{loop not captured as a CUDA graph: 'scf.for' carries values other than the stream's token}}
     %t:2 = scf.for %i = %c0 to %c4 step %c1 iter_args(%x = %v, %d = %s) -> (f32, !gpu.async.token) {
       %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
       %y = arith.addf %x, %x : f32
@@ -187,7 +187,7 @@ module attributes {gpu.container_module} {
     %s = gpu.wait async
     %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
       %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
-      // expected-remark @below {{micro-batch loop not captured as a CUDA graph: 'gpu.launch_func' is not ordered after the body's previous GPU op on the stream}}
+      // expected-remark @below {{loop not captured as a CUDA graph: 'gpu.launch_func' is not ordered after the body's previous GPU op on the stream}}
       %b = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
       scf.yield %b : !gpu.async.token
     }
