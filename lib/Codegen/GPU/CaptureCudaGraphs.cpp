@@ -90,8 +90,8 @@ struct CaptureCudaGraphsPass
 
 /// Emits the remark for `op` in `loop` and fails.
 static LogicalResult refuse(Operation *op, const Twine &reason) {
-  op->emitRemark() << "loop not captured as a CUDA graph: '"
-                   << op->getName() << "' " << reason;
+  op->emitRemark() << "loop not captured as a CUDA graph: '" << op->getName()
+                   << "' " << reason;
   return failure();
 }
 
