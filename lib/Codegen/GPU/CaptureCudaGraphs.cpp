@@ -31,7 +31,8 @@ constexpr StringLiteral kLaunch = "mgpuGraphLaunch";
 constexpr StringLiteral kDestroy = "mgpuGraphDestroy";
 
 /// Library functions that ga-gpu-single-stream gives the stream as their
-/// first operand: their work is stream-ordered and can be captured.
+/// first operand (its kStreamFunctions: keep the two lists equal): their work
+/// is stream-ordered and can be captured.
 constexpr StringLiteral kStreamFunctions[] = {"gaCublasLtMatmul"};
 
 bool containsGPUWork(Operation *op) {
