@@ -65,8 +65,11 @@ struct DeviceIterationIndexPass
   IRMapping rematerialize(OpBuilder &b, Location loc, ArrayRef<Value> values);
   /// An op of the loop body that may write the buffer `root`, or null.
   Operation *findWriterInLoop(Value root);
+  /// Whether `view` can be staged into a fixed buffer (else a remark says
+  /// why).
+  bool canStage(Value view);
   /// Copies the view `view` into a fixed buffer in a kernel that rebuilds it
-  /// from the index; returns the buffer (null if `view` cannot be staged).
+  /// from the index; returns the buffer.
   Value stage(Value view);
 
   scf::ForOp loop;
@@ -123,19 +126,24 @@ Operation *DeviceIterationIndexPass::findWriterInLoop(Value root) {
   return r.wasInterrupted() ? writer : nullptr;
 }
 
-Value DeviceIterationIndexPass::stage(Value view) {
+bool DeviceIterationIndexPass::canStage(Value view) {
   auto type = cast<MemRefType>(view.getType());
   Operation *def = view.getDefiningOp();
   if (!type.hasStaticShape()) {
     def->emitRemark() << "not staged for a library call: the micro-batch "
                          "slice has a dynamic shape";
-    return Value();
+    return false;
   }
   if (Operation *writer = findWriterInLoop(getViewRoot(view))) {
     def->emitRemark() << "not staged for a library call: '" << writer->getName()
                       << "' in the loop may write the sliced buffer";
-    return Value();
+    return false;
   }
+  return true;
+}
+
+Value DeviceIterationIndexPass::stage(Value view) {
+  auto type = cast<MemRefType>(view.getType());
   Location loc = view.getLoc();
   OpBuilder b(loop);
   auto fixedType =
@@ -167,6 +175,7 @@ void DeviceIterationIndexPass::rewriteLoop(scf::ForOp forOp) {
   // them, and the descriptor reads of views for library calls.
   llvm::SetVector<scf::ParallelOp> kernels;
   llvm::SetVector<Value> described;
+  bool hostUse = false;
   SmallVector<Value> worklist{loop.getInductionVar()};
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
@@ -180,12 +189,23 @@ void DeviceIterationIndexPass::rewriteLoop(scf::ForOp forOp) {
         described.insert(v);
         continue;
       }
-      if (isPureHostOp(user) && slice.insert(user))
-        llvm::append_range(worklist, user->getResults());
-      // Anything else stays: ga-capture-cuda-graphs refuses the loop.
+      if (isPureHostOp(user)) {
+        if (slice.insert(user))
+          llvm::append_range(worklist, user->getResults());
+        continue;
+      }
+      // Anything else (a kernel's grid, an allocation's size, a call) keeps
+      // the body dependent on the iteration.
+      hostUse = true;
     }
   }
   if (kernels.empty() && described.empty())
+    return;
+  // The body would still differ between iterations, so no graph will record
+  // it (ga-capture-cuda-graphs says why): the index stays on the host rather
+  // than costing a kernel per iteration.
+  if (hostUse ||
+      !llvm::all_of(described, [&](Value view) { return canStage(view); }))
     return;
 
   Location loc = loop.getLoc();
@@ -221,8 +241,6 @@ void DeviceIterationIndexPass::rewriteLoop(scf::ForOp forOp) {
   // Views handed to library calls: their pointers are baked into a graph.
   for (Value view : described) {
     Value fixed = stage(view);
-    if (!fixed)
-      continue;
     view.replaceUsesWithIf(fixed, [&](OpOperand &use) {
       return isDescriptorRead(use.getOwner());
     });

@@ -136,3 +136,31 @@ func.func @invariant(%acc: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// A kernel whose grid depends on the induction variable (a micro-batch of
+// dynamic size): the body differs between iterations whatever the kernels
+// read, so no graph will record it and the loop is left as it is.
+// CHECK-LABEL: func.func @dynamic_grid(
+// CHECK-NOT:     memref.alloc
+// CHECK:         scf.for %[[I:.*]] =
+// CHECK-NEXT:      %[[M:.*]] = arith.minui %[[I]], %{{.*}}
+// CHECK-NEXT:      memref.subview
+// CHECK-NEXT:      scf.parallel {{.*}} to (%c1, %[[M]])
+// CHECK-NOT:     index_step
+func.func @dynamic_grid(%x: memref<?xf32>, %acc: memref<4xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %m = arith.minui %i, %n : index
+    %s = memref.subview %x[%i] [%m] [1] : memref<?xf32> to memref<?xf32, strided<[1], offset: ?>>
+    scf.parallel (%b, %t) = (%c0, %c0) to (%c1, %m) step (%c1, %c1) {
+      %v = memref.load %s[%t] : memref<?xf32, strided<[1], offset: ?>>
+      memref.store %v, %acc[%t] : memref<4xf32>
+      scf.reduce
+    } {mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>, #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  }
+  return
+}

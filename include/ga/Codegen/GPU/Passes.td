@@ -506,9 +506,11 @@ def DeviceIterationIndex : Pass<"ga-device-iteration-index", "func::FuncOp"> {
     staged instead: a copy kernel that reads the index copies the slice into
     a buffer of its own, allocated before the loop, and the call reads that
     buffer; only views of static shape that nothing in the loop writes are
-    staged. Whatever else still depends on the induction variable (a
-    kernel's grid, a dynamic slice size, a view a call writes) is left as it
-    is; `--ga-capture-cuda-graphs` then refuses the loop with a remark.
+    staged (else a remark says why). A loop whose body would still depend on
+    the induction variable after this (a kernel's grid, an allocation's
+    size, a view a call writes or of dynamic shape) is left as it is: no
+    graph will record it (`--ga-capture-cuda-graphs` says why), and the index
+    stays on the host instead of costing a kernel per iteration.
 
     Before:
 
