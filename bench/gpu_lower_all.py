@@ -87,6 +87,14 @@ def lower_step(step, ga_opt_path, chips, micro_batches, env):
         if r.returncode != 0:
             result["failure"] = "%s: %s" % (chip, first_error(r.stderr))
             return result
+        # CUDA graphs (ga-capture-cuda-graphs): loops captured, and the
+        # remarks of those left as they are.
+        # (The same for every chip: counted once.)
+        result.setdefault("graphs", r.stdout.count(
+            "llvm.call @mgpuGraphEndCapture("))
+        result.setdefault("uncaptured", [
+            l.split("remark: ", 1)[1] for l in r.stderr.splitlines()
+            if "not captured as a CUDA graph" in l])
         kernels = {}
         for ptx in gpu_report.extract_ptx(r.stdout).values():
             kernels.update(run_ptxas_checked(ptx, chip))
@@ -146,6 +154,15 @@ def main():
                                 spills))
     print("accepted steps: %d, lowered for %s: %d, with spills: %d" %
           (accepted, " and ".join(chips), lowered, spilling))
+    lowered_steps = [r for r in results if r["accepted"] and not r["failure"]]
+    for r in lowered_steps:
+        for remark in sorted(set(r["uncaptured"])):
+            print("uncaptured %s: %s" % (r["name"], remark))
+    print("CUDA graphs: %d loops captured in %d steps; %d steps with loops "
+          "left uncaptured" %
+          (sum(r["graphs"] for r in lowered_steps),
+           sum(1 for r in lowered_steps if r["graphs"]),
+           sum(1 for r in lowered_steps if r["uncaptured"])))
     return 0 if accepted == lowered and spilling == 0 else 1
 
 

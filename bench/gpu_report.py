@@ -318,6 +318,7 @@ def parse_kernels_stage(text):
     loop_id = 0
     current_loop = []  # ids of enclosing top-level loops
     in_gpu_module = False
+    replay = False
     kernel = None
     for line in lines:
         s = line.strip()
@@ -366,6 +367,23 @@ def parse_kernels_stage(text):
         net = opens - closes
         if s.startswith("}") and net >= 0 and opens:
             continue  # "} else {"
+        # A micro-batch loop captured as a CUDA graph (ga-capture-cuda-graphs):
+        # the launches recorded between begin and end capture run once per
+        # iteration of the loop that follows, which launches only the graph.
+        if "call @mgpuGraphBeginCapture(" in s:
+            loop_id += 1
+            stack.append("for%d" % loop_id)
+            if len([x for x in stack if x.startswith("for")]) == 1:
+                step["loops"] += 1
+            continue
+        if "call @mgpuGraphEndCapture(" in s:
+            stack.pop()
+            replay = True
+            continue
+        if net > 0 and replay and re.match(r"(%\S+ = )?scf\.for ", s):
+            stack.append("other")
+            replay = False
+            continue
         if net > 0:
             if s.startswith("scf.for") or re.match(r"(%\S+ = )?scf\.for ", s):
                 loop_id += 1
@@ -394,6 +412,14 @@ def analyze(step, ptx_stats, ptx_counts):
     launches_per_loop, library_per_loop, library_beta1_per_loop = {}, {}, {}
     first_access = {}  # (loop, buffer) -> "read" | "write"
     writers = {}  # (loop, buffer) -> [kernel]
+    # The micro-batch index in device memory (ga-device-iteration-index),
+    # advanced by a kernel of one thread per iteration: not an accumulator.
+    index_buffers = set()
+    for l in step["launches"]:
+        k = step["kernels"].get(l["kernel"])
+        if k and l["kernel"].endswith("_index_step"):
+            operand = dict(zip(k["params"], [a for a, _ in l["args"]]))
+            index_buffers |= {operand.get(p) for p in k["stores"]}
     for l in step["launches"]:
         if l.get("library"):
             # The call as a kernel whose parameters are its buffers.
@@ -418,7 +444,8 @@ def analyze(step, ptx_stats, ptx_counts):
         for p in sorted(k["loads"] | k["stores"]):
             buf = operand.get(p)
             alloc = step["allocs"].get(buf)
-            if alloc is None or alloc["loop"] is not None:
+            if alloc is None or alloc["loop"] is not None or \
+                    buf in index_buffers:
                 continue
             key = (l["loop"], buf)
             # A kernel's first access in program order (a fused row kernel

@@ -89,6 +89,10 @@ static void addLoopStage(OpPassManager &pm, const Options &options,
   mapping.splitReductionMin = options.splitReductionMin;
   mapping.fuseRows = options.fuseRows;
   pm.addNestedPass<func::FuncOp>(createLinalgToGPULoops(mapping));
+  // CUDA graphs: the micro-batch index in a device buffer, so that the body
+  // of the loop is the same in every iteration (checked on the CPU here).
+  if (options.cudaGraphs)
+    pm.addNestedPass<func::FuncOp>(createDeviceIterationIndex());
   // No canonicalization from here until the loops are launches: it would
   // fold single-block loops and drop their mapping.
   pm.addPass(createCSEPass());
@@ -134,8 +138,12 @@ static void addKernelStage(OpPassManager &pm,
   // needs a result.
   pm.addPass(createGPUSingleStream());
   // Data-parallel steps: each bucket's all-reduce in the peeled last
-  // micro-batch, after its last producer, on a communication stream.
+  // micro-batch, after its last producer, on a communication stream; before
+  // the capture, so that the loop that remains holds stream-ordered work.
   pm.addPass(createOverlapAllReduce());
+  // The body of each such loop recorded once, launched per micro-batch.
+  if (options.cudaGraphs)
+    pm.addPass(createCaptureCudaGraphs());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

@@ -267,6 +267,13 @@ struct GPUMappingOptions : public PassPipelineOptions<Derived> {
                      "kernels (on the CPU, the loop stage runs against "
                      "libga_cublaslt_cpu.so)"),
       llvm::cl::init(true)};
+  GPUOption<bool> cudaGraphs{
+      *this, "cuda-graphs",
+      llvm::cl::desc("Capture the body of each micro-batch loop once as a "
+                     "CUDA graph and launch it per micro-batch (the loop "
+                     "index in a device buffer: ga-device-iteration-index, "
+                     "ga-capture-cuda-graphs)"),
+      llvm::cl::init(true)};
 };
 
 /// Options of the first GPU stage: bufferization and loop mapping.

@@ -213,6 +213,42 @@ extern "C" void mgpuEventRecord(GAEvent event, GAStream stream) {
 }
 
 //===----------------------------------------------------------------------===//
+// CUDA graphs
+//===----------------------------------------------------------------------===//
+
+// Streams come from mgpuStreamCreate (CU_STREAM_NON_BLOCKING): capture needs a
+// stream other than the legacy default stream, and a non-blocking one does
+// not join the implicit synchronization with it.
+
+extern "C" void mgpuGraphBeginCapture(GAStream stream) {
+  state();
+  GA_CUDA_CHECK(cuStreamBeginCapture(reinterpret_cast<CUstream>(stream),
+                                     CU_STREAM_CAPTURE_MODE_RELAXED));
+}
+
+extern "C" GAGraphExec mgpuGraphEndCapture(GAStream stream) {
+  state();
+  CUgraph graph = nullptr;
+  GA_CUDA_CHECK(cuStreamEndCapture(reinterpret_cast<CUstream>(stream), &graph));
+  CUgraphExec exec = nullptr;
+  GA_CUDA_CHECK(cuGraphInstantiate(&exec, graph, 0));
+  // The executable graph does not refer to the graph it was made from.
+  GA_CUDA_CHECK(cuGraphDestroy(graph));
+  return reinterpret_cast<GAGraphExec>(exec);
+}
+
+extern "C" void mgpuGraphLaunch(GAGraphExec graph, GAStream stream) {
+  state();
+  GA_CUDA_CHECK(cuGraphLaunch(reinterpret_cast<CUgraphExec>(graph),
+                              reinterpret_cast<CUstream>(stream)));
+}
+
+extern "C" void mgpuGraphDestroy(GAGraphExec graph) {
+  state();
+  GA_CUDA_CHECK(cuGraphExecDestroy(reinterpret_cast<CUgraphExec>(graph)));
+}
+
+//===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//
 

@@ -37,6 +37,7 @@ typedef struct CUstream_st *GAStream;
 typedef struct CUmod_st *GAModule;
 typedef struct CUfunc_st *GAFunction;
 typedef struct CUevent_st *GAEvent;
+typedef struct CUgraphExec_st *GAGraphExec;
 
 //===----------------------------------------------------------------------===//
 // The mgpu* ABI (signatures as MLIR 22's gpu-to-llvm and gpu.binary
@@ -77,6 +78,26 @@ void mgpuMemset16(void *dst, uint16_t value, size_t count, GAStream stream);
 void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes);
 void mgpuMemHostUnregister(void *ptr);
 void mgpuSetDefaultDevice(int32_t device);
+
+//===----------------------------------------------------------------------===//
+// CUDA graphs (the micro-batch loop captured by --ga-capture-cuda-graphs)
+//===----------------------------------------------------------------------===//
+
+/// Starts recording the work enqueued on `stream` (nothing runs until the
+/// graph is launched). Relaxed capture mode: the first library product of a
+/// process creates its handle and workspace (a cuMemAlloc) inside the
+/// captured region, which the global and thread-local modes forbid.
+void mgpuGraphBeginCapture(GAStream stream);
+/// Ends the recording of `stream` and instantiates the graph; the returned
+/// executable graph is launched with mgpuGraphLaunch and released with
+/// mgpuGraphDestroy.
+GAGraphExec mgpuGraphEndCapture(GAStream stream);
+/// Enqueues one execution of `graph` on `stream`, after its earlier work.
+void mgpuGraphLaunch(GAGraphExec graph, GAStream stream);
+/// Releases `graph`; launches still in flight complete first (the driver
+/// frees an executable graph asynchronously on completion), so this needs
+/// no synchronization.
+void mgpuGraphDestroy(GAGraphExec graph);
 
 //===----------------------------------------------------------------------===//
 // Helpers for drivers of a compiled step

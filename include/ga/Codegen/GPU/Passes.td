@@ -644,4 +644,132 @@ def OverlapAllReduce : Pass<"ga-overlap-all-reduce", "ModuleOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// DeviceIterationIndex
+//===----------------------------------------------------------------------===//
+
+def DeviceIterationIndex : Pass<"ga-device-iteration-index", "func::FuncOp"> {
+  let summary = "Make the body of a micro-batch loop of mapped kernels the "
+                "same in every iteration: the index lives in a device buffer";
+  let description = [{
+    The first half of CUDA graph capture (`--ga-capture-cuda-graphs` is the
+    second), on mapped loops, after `--ga-linalg-to-gpu-loops`: the form
+    that runs on the CPU, so that `ga-verify` checks it. For every `scf.for`
+    whose body holds mapped `scf.parallel` loops (kernels), the induction
+    variable moves into a 0-d `i64` buffer: a kernel of one thread sets it
+    to the lower bound before the loop, and one at the end of the body adds
+    the step. What a kernel received from the induction variable (a
+    `memref.subview` of a per-sample argument at the micro-batch's offset,
+    index math) is recomputed at the start of the kernel from a load of that
+    buffer (pure ops without regions only). A view that the host hands to a
+    library call (`gaCublasLtMatmul`, whose pointers a graph would keep) is
+    staged instead: a copy kernel that reads the index copies the slice into
+    a buffer of its own, allocated before the loop, and the call reads that
+    buffer; only views of static shape that nothing in the loop writes are
+    staged (else a remark says why). A loop whose body would still depend on
+    the induction variable after this (a kernel's grid, an allocation's
+    size, a view a call writes or of dynamic shape) is left as it is: no
+    graph will record it (`--ga-capture-cuda-graphs` says why), and the index
+    stays on the host instead of costing a kernel per iteration.
+
+    Before:
+
+    ```mlir
+    scf.for %i = %c0 to %c4 step %c1 {
+      %o = arith.muli %i, %c6 : index
+      %x = memref.subview %arg[%o, 0] [6, 16] [1, 1] : ...
+      scf.parallel (%b, %t) = ... { ... memref.load %x[...] ... }
+        {mapping = [...]}
+    }
+    ```
+
+    After:
+
+    ```mlir
+    %idx = memref.alloc() : memref<i64>
+    scf.parallel ... { memref.store %lb, %idx[] }  // one thread
+    scf.for %i = %c0 to %c4 step %c1 {
+      scf.parallel (%b, %t) = ... {
+        %v = memref.load %idx[] : memref<i64>
+        %j = arith.index_cast %v : i64 to index
+        %o = arith.muli %j, %c6 : index
+        %x = memref.subview %arg[%o, 0] [6, 16] [1, 1] : ...
+        ... memref.load %x[...] ...
+      } {mapping = [...]}
+      scf.parallel ... { %idx[] = %idx[] + step }  // one thread
+    }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numLoops", "loops", "Loops given a device iteration index">,
+    Statistic<"numSunk", "rematerialized",
+              "Kernels that recompute values of the index">,
+    Statistic<"numStaged", "staged",
+              "Views staged into fixed buffers for library calls">
+  ];
+  let dependentDialects = [
+    "arith::ArithDialect", "gpu::GPUDialect", "memref::MemRefDialect",
+    "scf::SCFDialect"
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// CaptureCudaGraphs
+//===----------------------------------------------------------------------===//
+
+def CaptureCudaGraphs : Pass<"ga-capture-cuda-graphs", "ModuleOp"> {
+  let summary = "Capture the body of a micro-batch loop on one stream as a "
+                "CUDA graph and launch it once per iteration";
+  let description = [{
+    After `--ga-gpu-single-stream`. A host `scf.for` that carries only the
+    step's stream token and whose body is the same in every iteration (no
+    value depends on the induction variable: `--ga-device-iteration-index`
+    made it so) and only enqueues work on that stream (`gpu.launch_func`,
+    `gpu.memset`, `gpu.memcpy` between device buffers, `gaCublasLtMatmul`)
+    besides pure host ops, becomes: `mgpuGraphBeginCapture` on the stream,
+    the body once (recorded, not executed), `mgpuGraphEndCapture` (end and
+    instantiate, lib/Runtime/CUDA), a loop of the same bounds whose body is
+    one `mgpuGraphLaunch` on the stream, and `mgpuGraphDestroy` after it
+    (stream-ordered: the driver frees an executable graph in flight when it
+    completes). A loop of one remainder micro-batch is a loop too and gets a
+    graph of its own. A body that cannot be captured is left as it is, with
+    a remark that names the op and the reason: a host synchronization or
+    read-back, a host access to memory, an allocation or free, nested
+    control flow, a call not ordered on the stream, a value that depends on
+    the induction variable (a kernel grid sized by a dynamic micro-batch).
+
+    Before:
+
+    ```mlir
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@a ...
+      %b = gpu.launch_func async [%a] @k::@b ...
+      scf.yield %b : !gpu.async.token
+    }
+    ```
+
+    After:
+
+    ```mlir
+    func.call @mgpuGraphBeginCapture(%s) : (!gpu.async.token) -> ()
+    %a = gpu.launch_func async [%s] @k::@a ...
+    %b = gpu.launch_func async [%a] @k::@b ...
+    %g = func.call @mgpuGraphEndCapture(%b) : (!gpu.async.token) -> !llvm.ptr
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %b) -> (!gpu.async.token) {
+      func.call @mgpuGraphLaunch(%g, %d) : (!llvm.ptr, !gpu.async.token) -> ()
+      scf.yield %d : !gpu.async.token
+    }
+    func.call @mgpuGraphDestroy(%g) : (!llvm.ptr) -> ()
+    ```
+  }];
+  let statistics = [
+    Statistic<"numCaptured", "loops-captured", "Loops captured as a graph">,
+    Statistic<"numLeft", "loops-left",
+              "Loops with GPU work left uncaptured (with a remark)">
+  ];
+  let dependentDialects = [
+    "func::FuncDialect", "gpu::GPUDialect", "LLVM::LLVMDialect"
+  ];
+}
+
 #endif // GA_CODEGEN_GPU_PASSES_TD

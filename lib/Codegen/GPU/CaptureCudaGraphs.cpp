@@ -1,0 +1,217 @@
+//===- CaptureCudaGraphs.cpp - a micro-batch loop body as a CUDA graph ----===//
+//
+// After ga-gpu-single-stream, the body of a micro-batch loop is a chain of
+// launches (and library calls) on the step's one stream. When it is the same
+// in every iteration (ga-device-iteration-index), the host records it once
+// with stream capture and launches the recorded graph once per iteration:
+// one host API call per micro-batch instead of one per kernel. Anything that
+// a graph cannot replay exactly leaves the loop as it is, with a remark.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ga/Codegen/GPU/Passes.h"
+#include "ga/Utils/IRUtils.h"
+
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::ga {
+#define GEN_PASS_DEF_CAPTURECUDAGRAPHS
+#include "ga/Codegen/GPU/Passes.h.inc"
+} // namespace mlir::ga
+
+using namespace mlir;
+using namespace mlir::ga;
+
+namespace {
+
+/// The graph entry points of lib/Runtime/CUDA (GACudaRuntime.h).
+constexpr StringLiteral kBeginCapture = "mgpuGraphBeginCapture";
+constexpr StringLiteral kEndCapture = "mgpuGraphEndCapture";
+constexpr StringLiteral kLaunch = "mgpuGraphLaunch";
+constexpr StringLiteral kDestroy = "mgpuGraphDestroy";
+
+/// Library functions that ga-gpu-single-stream gives the stream as their
+/// first operand (its kStreamFunctions: keep the two lists equal): their work
+/// is stream-ordered and can be captured.
+constexpr StringLiteral kStreamFunctions[] = {"gaCublasLtMatmul"};
+
+bool containsGPUWork(Operation *op) {
+  return op->walk([](gpu::AsyncOpInterface) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
+/// Whether the memref `value` is device memory: a `gpu.alloc` or an argument
+/// of the function (device memory by the contract of the lowering).
+bool isDeviceBuffer(Value value) {
+  Value root = getViewRoot(value);
+  if (auto arg = dyn_cast<BlockArgument>(root))
+    return isa<func::FuncOp>(arg.getOwner()->getParentOp());
+  return root.getDefiningOp<gpu::AllocOp>() != nullptr;
+}
+
+/// Why a graph cannot record `op`, a top-level op of a loop body; empty if it
+/// can (stream-ordered GPU work or a pure host op).
+std::string whyNotCapturable(Operation *op) {
+  if (isa<gpu::LaunchFuncOp, gpu::MemsetOp>(op))
+    return "";
+  if (auto copy = dyn_cast<gpu::MemcpyOp>(op))
+    return isDeviceBuffer(copy.getSrc()) && isDeviceBuffer(copy.getDst())
+               ? ""
+               : "copies from or to host memory (a read-back)";
+  if (isa<gpu::AllocOp>(op))
+    return "allocates device memory in every iteration";
+  if (isa<gpu::DeallocOp>(op))
+    return "frees device memory in every iteration";
+  if (isa<gpu::WaitOp>(op))
+    return "is a host synchronization";
+  if (auto call = dyn_cast<func::CallOp>(op)) {
+    if (llvm::is_contained(kStreamFunctions, call.getCallee()))
+      return "";
+    if (call.getCallee().starts_with("mgpuStream"))
+      return "is a host synchronization";
+    return "is a call that is not ordered on the step's stream";
+  }
+  if (op->getNumRegions())
+    return "is host control flow inside the loop";
+  if (!isMemoryEffectFree(op))
+    return "accesses memory on the host";
+  return "";
+}
+
+struct CaptureCudaGraphsPass
+    : public ga::impl::CaptureCudaGraphsBase<CaptureCudaGraphsPass> {
+  void runOnOperation() override;
+
+  /// Why `loop` cannot be captured (and the op to name), or success.
+  LogicalResult checkCapturable(scf::ForOp loop);
+  void capture(scf::ForOp loop);
+};
+
+} // namespace
+
+/// Emits the remark for `op` in `loop` and fails.
+static LogicalResult refuse(Operation *op, const Twine &reason) {
+  op->emitRemark() << "loop not captured as a CUDA graph: '" << op->getName()
+                   << "' " << reason;
+  return failure();
+}
+
+LogicalResult CaptureCudaGraphsPass::checkCapturable(scf::ForOp loop) {
+  auto tokenType = gpu::AsyncTokenType::get(loop.getContext());
+  if (loop.getNumRegionIterArgs() != 1 ||
+      loop.getRegionIterArgs().front().getType() != tokenType)
+    return refuse(loop, "carries values other than the stream's token");
+  // The body in program order: one chain of stream work, from the carried
+  // token to the yielded one.
+  Value chain = loop.getRegionIterArgs().front();
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    std::string why = whyNotCapturable(&op);
+    if (!why.empty())
+      return refuse(&op, why);
+    if (auto async = dyn_cast<gpu::AsyncOpInterface>(&op)) {
+      if (async.getAsyncDependencies().size() != 1 ||
+          async.getAsyncDependencies().front() != chain ||
+          !async.getAsyncToken())
+        return refuse(&op, "is not ordered after the body's previous GPU op "
+                           "on the stream");
+      chain = async.getAsyncToken();
+    } else if (auto call = dyn_cast<func::CallOp>(&op);
+               call && call.getNumOperands() &&
+               call.getOperand(0).getType() == tokenType) {
+      if (call.getOperand(0) != chain)
+        return refuse(&op, "is not on the stream of the body");
+    }
+  }
+  Operation *yield = loop.getBody()->getTerminator();
+  if (yield->getOperand(0) != chain)
+    return refuse(yield, "does not yield the token of the body's last GPU op");
+  // Every iteration must enqueue the same work with the same arguments.
+  SmallVector<Value> worklist{loop.getInductionVar()};
+  DenseSet<Value> dependent;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (!isMemoryEffectFree(user) || user->getNumRegions())
+        return refuse(user, "uses a value that depends on the induction "
+                            "variable (a graph replays the arguments of its "
+                            "first iteration)");
+      for (Value r : user->getResults())
+        if (dependent.insert(r).second)
+          worklist.push_back(r);
+    }
+  }
+  return success();
+}
+
+void CaptureCudaGraphsPass::capture(scf::ForOp loop) {
+  Location loc = loop.getLoc();
+  OpBuilder b(loop);
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
+  Value init = loop.getInitArgs().front();
+  func::CallOp::create(b, loc, kBeginCapture, TypeRange{}, init);
+  IRMapping map;
+  map.map(loop.getInductionVar(), loop.getLowerBound());
+  map.map(loop.getRegionIterArgs().front(), init);
+  for (Operation &op : loop.getBody()->without_terminator())
+    b.clone(op, map);
+  Value end =
+      map.lookupOrDefault(loop.getBody()->getTerminator()->getOperand(0));
+  Value graph =
+      func::CallOp::create(b, loc, kEndCapture, TypeRange{ptrType}, end)
+          .getResult(0);
+  auto replay = scf::ForOp::create(
+      b, loc, loop.getLowerBound(), loop.getUpperBound(), loop.getStep(),
+      ValueRange{end},
+      [&](OpBuilder &lb, Location lloc, Value, ValueRange args) {
+        func::CallOp::create(lb, lloc, kLaunch, TypeRange{},
+                             ValueRange{graph, args.front()});
+        scf::YieldOp::create(lb, lloc, args.front());
+      });
+  replay->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
+  b.setInsertionPointAfter(replay);
+  func::CallOp::create(b, loc, kDestroy, TypeRange{}, graph);
+  loop->replaceAllUsesWith(replay->getResults());
+  loop->erase();
+}
+
+void CaptureCudaGraphsPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SmallVector<scf::ForOp> loops;
+  // Innermost first: a loop around a captured one is host control flow.
+  module.walk([&](scf::ForOp loop) {
+    if (containsGPUWork(loop))
+      loops.push_back(loop);
+  });
+  if (loops.empty())
+    return;
+
+  MLIRContext *ctx = &getContext();
+  auto tokenType = gpu::AsyncTokenType::get(ctx);
+  auto ptrType = LLVM::LLVMPointerType::get(ctx);
+  auto fnType = [&](TypeRange in, TypeRange out) {
+    return FunctionType::get(ctx, in, out);
+  };
+  std::pair<StringRef, FunctionType> entryPoints[] = {
+      {kBeginCapture, fnType(tokenType, {})},
+      {kEndCapture, fnType(tokenType, ptrType)},
+      {kLaunch, fnType({ptrType, tokenType}, {})},
+      {kDestroy, fnType(ptrType, {})}};
+  for (auto &[name, type] : entryPoints)
+    if (failed(checkExternalFunction(module, name, type,
+                                     "a CUDA graph runtime function")))
+      return signalPassFailure();
+
+  bool any = false;
+  for (scf::ForOp loop : loops) {
+    if (failed(checkCapturable(loop))) {
+      ++numLeft;
+      continue;
+    }
+    capture(loop);
+    ++numCaptured;
+    any = true;
+  }
+  if (any)
+    for (auto &[name, type] : entryPoints)
+      getOrDeclareFunction(module, name, type);
+}

@@ -1,0 +1,220 @@
+// RUN: ga-opt %s -split-input-file --ga-capture-cuda-graphs -verify-diagnostics
+
+// Bodies a graph cannot replay exactly are left as they are, with a remark
+// that names the op and the reason.
+
+// A read-back: a copy into host memory, then a host wait.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<f32>) kernel { gpu.return }
+  }
+  func.func private @mgpuStreamSynchronize(!gpu.async.token)
+  func.func @read_back(%m: memref<f32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %h = memref.alloca() : memref<f32>
+    %s = gpu.wait async
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
+      // expected-remark @below {{loop not captured as a CUDA graph: 'gpu.memcpy' copies from or to host memory (a read-back)}}
+      %c = gpu.memcpy async [%a] %h, %m : memref<f32>, memref<f32>
+      func.call @mgpuStreamSynchronize(%c) : (!gpu.async.token) -> ()
+      %n = gpu.wait async
+      scf.yield %n : !gpu.async.token
+    }
+    gpu.wait [%t]
+    return
+  }
+}
+
+// -----
+
+// A host synchronization.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<f32>) kernel { gpu.return }
+  }
+  func.func private @mgpuStreamSynchronize(!gpu.async.token)
+  func.func @sync(%m: memref<f32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %s = gpu.wait async
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
+      // expected-remark @below {{loop not captured as a CUDA graph: 'func.call' is a host synchronization}}
+      func.call @mgpuStreamSynchronize(%a) : (!gpu.async.token) -> ()
+      scf.yield %a : !gpu.async.token
+    }
+    gpu.wait [%t]
+    return
+  }
+}
+
+// -----
+
+// An allocation in every iteration (a buffer of dynamic size).
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<?xf32>) kernel { gpu.return }
+  }
+  func.func @alloc(%n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %s = gpu.wait async
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      // expected-remark @below {{loop not captured as a CUDA graph: 'gpu.alloc' allocates device memory in every iteration}}
+      %m, %a = gpu.alloc async [%d] (%n) : memref<?xf32>
+      %b = gpu.launch_func async [%a] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<?xf32>)
+      %f = gpu.dealloc async [%b] %m : memref<?xf32>
+      scf.yield %f : !gpu.async.token
+    }
+    gpu.wait [%t]
+    return
+  }
+}
+
+// -----
+
+// A launch whose grid depends on the induction variable (a micro-batch of
+// dynamic size): a graph would replay the first iteration's grid.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<f32>) kernel { gpu.return }
+  }
+  func.func @grid(%m: memref<f32>, %n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %s = gpu.wait async
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      %g = arith.minui %i, %n : index
+      // expected-remark @below {{loop not captured as a CUDA graph: 'gpu.launch_func' uses a value that depends on the induction variable (a graph replays the arguments of its first iteration)}}
+      %a = gpu.launch_func async [%d] @k::@acc blocks in (%g, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
+      scf.yield %a : !gpu.async.token
+    }
+    gpu.wait [%t]
+    return
+  }
+}
+
+// -----
+
+// Host control flow in the body.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<f32>) kernel { gpu.return }
+  }
+  func.func @branch(%m: memref<f32>, %p: i1) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %s = gpu.wait async
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      // expected-remark @below {{loop not captured as a CUDA graph: 'scf.if' is host control flow inside the loop}}
+      %r = scf.if %p -> (!gpu.async.token) {
+        %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
+        scf.yield %a : !gpu.async.token
+      } else {
+        scf.yield %d : !gpu.async.token
+      }
+      scf.yield %r : !gpu.async.token
+    }
+    gpu.wait [%t]
+    return
+  }
+}
+
+// -----
+
+// A host access to memory in the body.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<f32>) kernel { gpu.return }
+  }
+  func.func @host_store(%m: memref<f32>, %h: memref<f32>, %v: f32) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %s = gpu.wait async
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
+      // expected-remark @below {{loop not captured as a CUDA graph: 'memref.store' accesses memory on the host}}
+      memref.store %v, %h[] : memref<f32>
+      scf.yield %a : !gpu.async.token
+    }
+    gpu.wait [%t]
+    return
+  }
+}
+
+// -----
+
+// A loop that carries a value besides the stream's token.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<f32>) kernel { gpu.return }
+  }
+  func.func @carried(%m: memref<f32>, %v: f32) -> f32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %s = gpu.wait async
+    // expected-remark @below {{loop not captured as a CUDA graph: 'scf.for' carries values other than the stream's token}}
+    %t:2 = scf.for %i = %c0 to %c4 step %c1 iter_args(%x = %v, %d = %s) -> (f32, !gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
+      %y = arith.addf %x, %x : f32
+      scf.yield %y, %a : f32, !gpu.async.token
+    }
+    gpu.wait [%t#1]
+    return %t#0 : f32
+  }
+}
+
+// -----
+
+// GPU work that is not ordered on the body's chain (a second stream).
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<f32>) kernel { gpu.return }
+  }
+  func.func @unordered(%m: memref<f32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %s = gpu.wait async
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
+      // expected-remark @below {{loop not captured as a CUDA graph: 'gpu.launch_func' is not ordered after the body's previous GPU op on the stream}}
+      %b = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
+      scf.yield %b : !gpu.async.token
+    }
+    gpu.wait [%t]
+    return
+  }
+}
+
+// -----
+
+// Malformed input: a symbol of the runtime's name with another type.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<f32>) kernel { gpu.return }
+  }
+  // expected-error @below {{'func.func' op has the name of a CUDA graph runtime function with another type; expected '(!llvm.ptr, !gpu.async.token) -> ()'}}
+  func.func private @mgpuGraphLaunch(!llvm.ptr)
+  func.func @clash(%m: memref<f32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %s = gpu.wait async
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
+      scf.yield %a : !gpu.async.token
+    }
+    gpu.wait [%t]
+    return
+  }
+}
