@@ -12,6 +12,8 @@
 #include "ga/Codegen/GPU/Passes.h"
 #include "ga/Utils/IRUtils.h"
 
+#include "StreamFunctions.h"
+
 #include "mlir/IR/IRMapping.h"
 
 namespace mlir::ga {
@@ -21,6 +23,7 @@ namespace mlir::ga {
 
 using namespace mlir;
 using namespace mlir::ga;
+using namespace mlir::ga::detail;
 
 namespace {
 
@@ -29,11 +32,6 @@ constexpr StringLiteral kBeginCapture = "mgpuGraphBeginCapture";
 constexpr StringLiteral kEndCapture = "mgpuGraphEndCapture";
 constexpr StringLiteral kLaunch = "mgpuGraphLaunch";
 constexpr StringLiteral kDestroy = "mgpuGraphDestroy";
-
-/// Library functions that ga-gpu-single-stream gives the stream as their
-/// first operand (its kStreamFunctions: keep the two lists equal): their work
-/// is stream-ordered and can be captured.
-constexpr StringLiteral kStreamFunctions[] = {"gaCublasLtMatmul"};
 
 bool containsGPUWork(Operation *op) {
   return op->walk([](gpu::AsyncOpInterface) { return WalkResult::interrupt(); })
@@ -65,7 +63,7 @@ std::string whyNotCapturable(Operation *op) {
   if (isa<gpu::WaitOp>(op))
     return "is a host synchronization";
   if (auto call = dyn_cast<func::CallOp>(op)) {
-    if (llvm::is_contained(kStreamFunctions, call.getCallee()))
+    if (llvm::is_contained(kLibraryStreamFunctions, call.getCallee()))
       return "";
     if (call.getCallee().starts_with("mgpuStream"))
       return "is a host synchronization";

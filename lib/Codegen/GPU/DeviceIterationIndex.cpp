@@ -35,10 +35,24 @@ constexpr StringLiteral kInitKernel = "index_init";
 constexpr StringLiteral kStepKernel = "index_step";
 constexpr StringLiteral kStageKernel = "stage";
 
-/// The library call whose pointers a graph keeps (GACublasLt.h), and the
-/// operand it writes (C), before ga-gpu-single-stream adds the stream.
+/// The library call whose pointers a graph keeps and whose slices are
+/// staged (GACublasLt.h), and the operand it writes (C), before
+/// ga-gpu-single-stream adds the stream.
 constexpr StringLiteral kLibraryCall = "gaCublasLtMatmul";
 constexpr unsigned kWrittenOperand = 9;
+/// The strided-batched product: not staged (an iteration-dependent pointer
+/// leaves the loop uncaptured), but a writer of its C (operand 11).
+constexpr StringLiteral kBatchedLibraryCall = "gaCublasLtMatmulStridedBatched";
+constexpr unsigned kBatchedWrittenOperand = 11;
+
+/// The operand a library product writes, if `call` is one.
+static std::optional<unsigned> getWrittenOperand(func::CallOp call) {
+  if (call.getCallee() == kLibraryCall)
+    return kWrittenOperand;
+  if (call.getCallee() == kBatchedLibraryCall)
+    return kBatchedWrittenOperand;
+  return std::nullopt;
+}
 
 /// Threads per block of the one-thread kernels (one warp).
 constexpr unsigned kWarp = 32;
@@ -103,12 +117,13 @@ Operation *DeviceIterationIndexPass::findWriterInLoop(Value root) {
   Operation *writer = nullptr;
   WalkResult r = loop.getBody()->walk<WalkOrder::PreOrder>([&](Operation *op) {
     writer = op;
-    if (auto call = dyn_cast<func::CallOp>(op);
-        call && call.getCallee() == kLibraryCall) {
+    auto call = dyn_cast<func::CallOp>(op);
+    if (std::optional<unsigned> writtenOperand =
+            call ? getWrittenOperand(call) : std::nullopt) {
       BackwardSliceOptions options;
       options.inclusive = true;
       SetVector<Operation *> written;
-      (void)getBackwardSlice(call.getOperand(kWrittenOperand), &written,
+      (void)getBackwardSlice(call.getOperand(*writtenOperand), &written,
                              options);
       for (Operation *def : written)
         for (Value operand : def->getOperands())
@@ -267,12 +282,12 @@ void DeviceIterationIndexPass::rewriteLoop(scf::ForOp forOp) {
 
 void DeviceIterationIndexPass::runOnOperation() {
   WalkResult malformed = getOperation().walk([](func::CallOp call) {
-    if (call.getCallee() != kLibraryCall ||
-        call.getNumOperands() > kWrittenOperand)
+    std::optional<unsigned> written = getWrittenOperand(call);
+    if (!written || call.getNumOperands() > *written)
       return WalkResult::advance();
     call.emitOpError() << "has " << call.getNumOperands()
-                       << " operands; a call of " << kLibraryCall
-                       << " writes its operand " << kWrittenOperand
+                       << " operands; a call of " << call.getCallee()
+                       << " writes its operand " << *written
                        << " (GACublasLt.h)";
     return WalkResult::interrupt();
   });
@@ -288,7 +303,7 @@ void DeviceIterationIndexPass::runOnOperation() {
       auto par = dyn_cast<scf::ParallelOp>(op);
       auto call = dyn_cast<func::CallOp>(op);
       return (par && getOutermostMappedLoop(par) == par) ||
-             (call && call.getCallee() == kLibraryCall);
+             (call && getWrittenOperand(call));
     });
     if (hasGPUWork)
       loops.push_back(forOp);

@@ -14,6 +14,8 @@
 #include "ga/Codegen/GPU/Passes.h"
 #include "ga/Utils/IRUtils.h"
 
+#include "StreamFunctions.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -28,6 +30,7 @@ namespace mlir::ga {
 
 using namespace mlir;
 using namespace mlir::ga;
+using namespace mlir::ga::detail;
 
 namespace {
 
@@ -36,20 +39,10 @@ namespace {
 constexpr StringLiteral kSynchronize = "mgpuStreamSynchronize";
 constexpr StringLiteral kDestroy = "mgpuStreamDestroy";
 
-/// Library functions that enqueue their work on a stream given as their
-/// first argument, which this pass adds (lib/Runtime/CUDA/GACublasLt.h).
-constexpr StringLiteral kStreamFunctions[] = {"gaCublasLtMatmul",
-                                              "gaCublasLtMatmulStridedBatched"};
-
-/// Library functions whose first operand is already a stream, null where the
-/// caller has none (the function then waits for the device itself): this pass
-/// passes the step's stream instead (lib/Runtime/NCCL/GANcclRuntime.h).
-constexpr StringLiteral kStreamOperandFunctions[] = {"gaNcclAllReduce"};
-
 bool isStreamFunctionCall(Operation *op) {
   auto call = dyn_cast<func::CallOp>(op);
   return call &&
-         (llvm::is_contained(kStreamFunctions, call.getCallee()) ||
+         (llvm::is_contained(kLibraryStreamFunctions, call.getCallee()) ||
           llvm::is_contained(kStreamOperandFunctions, call.getCallee()));
 }
 
@@ -287,7 +280,7 @@ void GPUSingleStreamPass::runOnOperation() {
     llvm::append_range(inputs, type.getInputs().drop_front(hasStream));
     fn.setFunctionType(b.getFunctionType(inputs, type.getResults()));
   };
-  for (StringRef name : kStreamFunctions)
+  for (StringRef name : kLibraryStreamFunctions)
     takeStream(name, /*hasStream=*/false);
   for (StringRef name : kStreamOperandFunctions)
     takeStream(name, /*hasStream=*/true);
