@@ -40,14 +40,59 @@ static bool hasUnitInnerStride(Value value, int64_t rank) {
   return type && type.getRank() == rank && type.isLastDimUnitStride();
 }
 
-FailureOr<GemmOperands> mlir::ga::matchGemm(linalg::LinalgOp op) {
+/// A product with one K dimension and either no N dimension (C and B are
+/// vectors) or no M dimension (C and A are vectors), unbatched.
+static FailureOr<GemmOperands>
+matchVectorProduct(linalg::LinalgOp op,
+                   const linalg::ContractionDimensions &dims) {
+  bool noN = dims.n.empty() && dims.m.size() == 1;
+  bool noM = dims.m.empty() && dims.n.size() == 1;
+  if (!dims.batch.empty() || dims.k.size() != 1 || (!noN && !noM))
+    return failure();
+  unsigned k = dims.k.front();
+  unsigned outer = noN ? dims.m.front() : dims.n.front();
+  OpOperand *a = op.getDpsInputOperand(0), *b = op.getDpsInputOperand(1);
+  OpOperand *c = op.getDpsInitOperand(0);
+  // The matrix operand is the one indexed by C's dimension.
+  OpOperand *matrix =
+      op.getMatchingIndexingMap(a).isFunctionOfDim(outer) ? a : b;
+  OpOperand *vector = matrix == a ? b : a;
+  if (!hasUnitInnerStride(matrix->get(), 2) ||
+      !hasUnitInnerStride(vector->get(), 1) ||
+      !hasUnitInnerStride(c->get(), 1) ||
+      dimAt(op.getMatchingIndexingMap(vector), 0) != k ||
+      dimAt(op.getMatchingIndexingMap(c), 0) != outer)
+    return failure();
+  std::optional<bool> trans =
+      isTransposed(op.getMatchingIndexingMap(matrix), outer, k, noN);
+  if (!trans)
+    return failure();
+  GemmOperands gemm;
+  gemm.out = c->get();
+  gemm.vector = noN ? GemmOperands::Vector::NoN : GemmOperands::Vector::NoM;
+  if (noN) {
+    gemm.lhs = matrix->get(), gemm.rhs = vector->get();
+    gemm.transposeLhs = *trans;
+  } else {
+    gemm.lhs = vector->get(), gemm.rhs = matrix->get();
+    gemm.transposeRhs = *trans;
+  }
+  return gemm;
+}
+
+FailureOr<GemmOperands> mlir::ga::matchGemm(linalg::LinalgOp op,
+                                            bool allowVectors) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !linalg::isaContractionOpInterface(op))
     return failure();
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || dims->batch.size() > 1 || dims->m.size() != 1 ||
-      dims->n.size() != 1 || dims->k.size() != 1)
+  if (failed(dims))
+    return failure();
+  if (allowVectors && (dims->m.empty() || dims->n.empty()))
+    return matchVectorProduct(op, *dims);
+  if (dims->batch.size() > 1 || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1)
     return failure();
   bool batched = dims->batch.size() == 1;
   int64_t rank = batched ? 3 : 2;
@@ -77,6 +122,42 @@ FailureOr<GemmOperands> mlir::ga::matchGemm(linalg::LinalgOp op) {
   if (!transL || !transR)
     return failure();
   return GemmOperands{a->get(), b->get(), c->get(), *transL, *transR, batched};
+}
+
+/// `vector` (1-d, unit stride) as a 2-d view with a unit dimension in front
+/// (`unitFirst`: 1 x K) or behind (K x 1).
+static Value viewAsMatrix(OpBuilder &b, Location loc, Value vector,
+                          bool unitFirst) {
+  auto type = cast<MemRefType>(vector.getType());
+  int64_t size = type.getDimSize(0);
+  SmallVector<int64_t> shape =
+      unitFirst ? SmallVector<int64_t>{1, size} : SmallVector<int64_t>{size, 1};
+  OpFoldResult length =
+      ShapedType::isDynamic(size)
+          ? OpFoldResult(memref::DimOp::create(b, loc, vector, 0).getResult())
+          : OpFoldResult(b.getIndexAttr(size));
+  SmallVector<OpFoldResult> outputShape =
+      unitFirst ? SmallVector<OpFoldResult>{b.getIndexAttr(1), length}
+                : SmallVector<OpFoldResult>{length, b.getIndexAttr(1)};
+  return memref::ExpandShapeOp::create(
+      b, loc, shape, vector, {ReassociationIndices{0, 1}}, outputShape);
+}
+
+void mlir::ga::viewVectorsAsMatrices(OpBuilder &b, Location loc,
+                                     GemmOperands &gemm) {
+  switch (gemm.vector) {
+  case GemmOperands::Vector::None:
+    return;
+  case GemmOperands::Vector::NoN: // B: K x 1, C: M x 1.
+    gemm.rhs = viewAsMatrix(b, loc, gemm.rhs, /*unitFirst=*/false);
+    gemm.out = viewAsMatrix(b, loc, gemm.out, /*unitFirst=*/false);
+    break;
+  case GemmOperands::Vector::NoM: // A: 1 x K, C: 1 x N.
+    gemm.lhs = viewAsMatrix(b, loc, gemm.lhs, /*unitFirst=*/true);
+    gemm.out = viewAsMatrix(b, loc, gemm.out, /*unitFirst=*/true);
+    break;
+  }
+  gemm.vector = GemmOperands::Vector::None;
 }
 
 Value mlir::ga::getBufferPointer(OpBuilder &b, Location loc, Value buffer) {

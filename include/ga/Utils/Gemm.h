@@ -23,9 +23,15 @@ namespace mlir::ga {
 /// more dimension, outermost in all three operands: one independent product
 /// per batch index (a strided-batched GEMM).
 struct GemmOperands {
+  /// A matrix-vector product (no N dimension: B is a vector of K and C one
+  /// of M, a GEMM with N = 1) or a vector-matrix product (no M dimension: A
+  /// is a vector of K and C one of N, M = 1). Its vectors are 1-d memrefs
+  /// until viewVectorsAsMatrices gives them their unit dimension.
+  enum class Vector { None, NoN, NoM };
   Value lhs, rhs, out;
   bool transposeLhs = false, transposeRhs = false;
   bool batched = false;
+  Vector vector = Vector::None;
 };
 
 /// Matches a linalg op with two inputs and one init that is a contraction
@@ -34,8 +40,17 @@ struct GemmOperands {
 /// must then be the outermost dimension of all three operands; the operands
 /// are 2-d (3-d when batched) memrefs with contiguous rows (unit inner
 /// stride) indexed by plain loop dimensions. Element types are the caller's
-/// to check, and so is whether it takes batched matches.
-FailureOr<GemmOperands> matchGemm(linalg::LinalgOp op);
+/// to check, and so is whether it takes batched matches. With
+/// `allowVectors`, a product without an N (or without an M) dimension also
+/// matches, unbatched, its vectors being 1-d memrefs with unit stride.
+FailureOr<GemmOperands> matchGemm(linalg::LinalgOp op,
+                                  bool allowVectors = false);
+
+/// Replaces the vectors of a matrix-vector (or vector-matrix) match by 2-d
+/// views with a unit dimension (memref.expand_shape: B as K x 1 and C as
+/// M x 1, or A as 1 x K and C as 1 x N), so that buildGemmArguments
+/// describes a GEMM with N = 1 (or M = 1). Nothing for a plain GEMM.
+void viewVectorsAsMatrices(OpBuilder &b, Location loc, GemmOperands &gemm);
 
 /// A 2-d memref (or a 3-d one: a batch of matrices) as a BLAS matrix
 /// argument.

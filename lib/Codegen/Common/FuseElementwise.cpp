@@ -69,15 +69,20 @@ static bool isCheapToRecompute(linalg::GenericOp producer, unsigned maxOps) {
 /// True when `op` is a matrix product that the library lowerings may take
 /// (matchGemm, include/ga/Utils/Gemm.h, on the bufferized op): a contraction
 /// with a multiply-add body and one M, one N and one K dimension (and at most
-/// one batch dimension, for the strided-batched calls). Fusing arithmetic
-/// into one of its operands would make it a generated kernel.
+/// one batch dimension, for the strided-batched calls), or a matrix-vector
+/// product (no N or no M dimension: a GEMM with N = 1 or M = 1 for cuBLASLt).
+/// Fusing arithmetic into one of its operands would make it a generated
+/// kernel.
 static bool isLibraryProduct(linalg::GenericOp op) {
   if (!linalg::isaContractionOpInterface(op))
     return false;
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  return succeeded(dims) && dims->m.size() == 1 && dims->n.size() == 1 &&
-         dims->k.size() == 1 && dims->batch.size() <= 1;
+  if (failed(dims) || dims->k.size() != 1 || dims->batch.size() > 1)
+    return false;
+  if (dims->m.size() == 1 && dims->n.size() == 1)
+    return true;
+  return dims->batch.empty() && dims->m.size() + dims->n.size() == 1;
 }
 
 namespace {

@@ -257,7 +257,9 @@ struct ContractionsToCublasLtPass
   }
 
   LogicalResult rewrite(linalg::LinalgOp op) {
-    FailureOr<GemmOperands> gemm = matchGemm(op);
+    // Matrix-vector products too: cuBLASLt takes them as GEMMs with N = 1
+    // (or M = 1).
+    FailureOr<GemmOperands> gemm = matchGemm(op, /*allowVectors=*/true);
     if (failed(gemm))
       return failure();
     Type elemAB = getElementTypeOrSelf(gemm->lhs.getType());
@@ -296,6 +298,7 @@ struct ContractionsToCublasLtPass
       if (alloc->getBlock() == op->getBlock() && op->isBeforeInBlock(alloc))
         alloc->moveBefore(op);
     }
+    viewVectorsAsMatrices(builder, loc, *gemm);
     GemmArguments args = buildGemmArguments(builder, loc, *gemm);
     SmallVector<Value> operands;
     if (nullStream)

@@ -289,3 +289,26 @@ func.func @no_bias_epilogue_loop(%x: memref<6x16xf32>, %w: memref<16x32xf32>, %b
   memref.dealloc %d : memref<6x32xf32>
   return
 }
+
+// -----
+
+// Matrix-vector products are GEMMs with a unit dimension: y = A x as M x 1
+// (x viewed as K x 1, y as M x 1: leading dimension 1), after its zero fill
+// (beta = 0); g += r^T X with no M dimension as 1 x N (r viewed as 1 x K)
+// into an accumulator (beta = 1).
+// CHECK-LABEL: func.func @vector_products(
+// CHECK:         %[[XM:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [16, 1] : memref<16xf32> into memref<16x1xf32>
+// CHECK:         %[[YM:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [6, 1] : memref<6xf32> into memref<6x1xf32>
+// CHECK:         call @gaCublasLtMatmul(%c0_i32, %c0_i32, %c6_i64, %c1_i64, %c16_i64, %{{.*}}, %c16_i64, %{{.*}}, %c1_i64, %{{.*}}, %c1_i64, %c0_i32, %c0_i32, %{{.*}}, %[[ZERO:.*]], %{{.*}})
+// CHECK:         %[[RM:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [1, 6] : memref<6xf32> into memref<1x6xf32>
+// CHECK:         %[[GM:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [1, 16] : memref<16xf32> into memref<1x16xf32>
+// CHECK:         call @gaCublasLtMatmul(%c0_i32, %c0_i32, %c1_i64, %c16_i64, %c6_i64, %{{.*}}, %c6_i64, %{{.*}}, %c16_i64, %{{.*}}, %c16_i64, %c0_i32, %c0_i32, %{{.*}}, %[[ONE:.*]], %{{.*}})
+// CHECK-NOT:     linalg.
+func.func @vector_products(%a: memref<6x16xf32>, %x: memref<16xf32>, %y: memref<6xf32>,
+                           %r: memref<6xf32>, %g: memref<16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<6xf32>)
+  linalg.matvec ins(%a, %x : memref<6x16xf32>, memref<16xf32>) outs(%y : memref<6xf32>)
+  linalg.vecmat ins(%r, %a : memref<6xf32>, memref<6x16xf32>) outs(%g : memref<16xf32>)
+  return
+}
