@@ -45,6 +45,38 @@ struct RowMajorCall {
   const void *bias = nullptr;
 };
 
+/// The arguments of gaCublasLtMatmul (one product, optional bias).
+inline RowMajorCall plainCall(int32_t transA, int32_t transB, int64_t m,
+                              int64_t n, int64_t k, const void *a, int64_t lda,
+                              const void *b, int64_t ldb, void *c, int64_t ldc,
+                              int32_t abType, int32_t cType, float alpha,
+                              float beta, const void *bias) {
+  RowMajorCall call;
+  call.transA = transA, call.transB = transB;
+  call.m = m, call.n = n, call.k = k;
+  call.a = a, call.lda = lda;
+  call.b = b, call.ldb = ldb;
+  call.c = c, call.ldc = ldc;
+  call.abType = abType, call.cType = cType;
+  call.alpha = alpha, call.beta = beta;
+  call.bias = bias;
+  return call;
+}
+
+/// The arguments of gaCublasLtMatmulStridedBatched (no bias).
+inline RowMajorCall
+stridedBatchedCall(int32_t transA, int32_t transB, int64_t m, int64_t n,
+                   int64_t k, const void *a, int64_t lda, int64_t strideA,
+                   const void *b, int64_t ldb, int64_t strideB, void *c,
+                   int64_t ldc, int64_t strideC, int64_t batchCount,
+                   int32_t abType, int32_t cType, float alpha, float beta) {
+  RowMajorCall call = plainCall(transA, transB, m, n, k, a, lda, b, ldb, c, ldc,
+                                abType, cType, alpha, beta, nullptr);
+  call.strideA = strideA, call.strideB = strideB, call.strideC = strideC;
+  call.batchCount = batchCount;
+  return call;
+}
+
 /// One column-major matrix operand as BLAS and cuBLASLt describe it: stored
 /// `rows` x `cols` with leading dimension `ld` (>= max(1, rows)), element
 /// (i, j) of batch `p` at `data + p * batchStride + i + j * ld` elements.

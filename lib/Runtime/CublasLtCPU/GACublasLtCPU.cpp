@@ -148,24 +148,8 @@ extern "C" void gaCublasLtMatmul(GAStream, int32_t transA, int32_t transB,
                                  void *c, int64_t ldc, int32_t abType,
                                  int32_t cType, float alpha, float beta,
                                  const void *bias) {
-  RowMajorCall call;
-  call.transA = transA;
-  call.transB = transB;
-  call.m = m;
-  call.n = n;
-  call.k = k;
-  call.a = a;
-  call.lda = lda;
-  call.b = b;
-  call.ldb = ldb;
-  call.c = c;
-  call.ldc = ldc;
-  call.abType = abType;
-  call.cType = cType;
-  call.alpha = alpha;
-  call.beta = beta;
-  call.bias = bias;
-  run(call);
+  run(ga::cublaslt::plainCall(transA, transB, m, n, k, a, lda, b, ldb, c, ldc,
+                              abType, cType, alpha, beta, bias));
 }
 
 extern "C" void gaCublasLtMatmulStridedBatched(
@@ -173,25 +157,7 @@ extern "C" void gaCublasLtMatmulStridedBatched(
     const void *a, int64_t lda, int64_t strideA, const void *b, int64_t ldb,
     int64_t strideB, void *c, int64_t ldc, int64_t strideC, int64_t batchCount,
     int32_t abType, int32_t cType, float alpha, float beta) {
-  RowMajorCall call;
-  call.transA = transA;
-  call.transB = transB;
-  call.m = m;
-  call.n = n;
-  call.k = k;
-  call.a = a;
-  call.lda = lda;
-  call.strideA = strideA;
-  call.b = b;
-  call.ldb = ldb;
-  call.strideB = strideB;
-  call.c = c;
-  call.ldc = ldc;
-  call.strideC = strideC;
-  call.batchCount = batchCount;
-  call.abType = abType;
-  call.cType = cType;
-  call.alpha = alpha;
-  call.beta = beta;
-  run(call);
+  run(ga::cublaslt::stridedBatchedCall(transA, transB, m, n, k, a, lda, strideA,
+                                       b, ldb, strideB, c, ldc, strideC,
+                                       batchCount, abType, cType, alpha, beta));
 }
