@@ -33,6 +33,7 @@
 #include "ga/IR/GADialect.h"
 #include "ga/Utils/IRUtils.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::ga {
@@ -109,6 +110,30 @@ void FunctionLowering::replaced(linalg::LinalgOp op,
 // The pass
 //===----------------------------------------------------------------------===//
 
+/// True if `copy` writes every element onto itself: its source and target
+/// are the same view, or subviews of one buffer with the same offsets, sizes
+/// and strides (bucketing writes gradients into the bucket and then copies
+/// the bucket's slice onto an equal slice). Such a copy is a no-op.
+static bool isSelfCopy(memref::CopyOp copy) {
+  Value source = copy.getSource(), target = copy.getTarget();
+  if (source == target)
+    return true;
+  auto a = source.getDefiningOp<memref::SubViewOp>();
+  auto b = target.getDefiningOp<memref::SubViewOp>();
+  auto same = [](ArrayRef<OpFoldResult> x, ArrayRef<OpFoldResult> y) {
+    return x.size() == y.size() &&
+           llvm::all_of(llvm::zip_equal(x, y), [](auto pair) {
+             return isEqualConstantIntOrValue(std::get<0>(pair),
+                                              std::get<1>(pair));
+           });
+  };
+  return a && b && a.getSource() == b.getSource() &&
+         a.getType() == b.getType() &&
+         same(a.getMixedOffsets(), b.getMixedOffsets()) &&
+         same(a.getMixedSizes(), b.getMixedSizes()) &&
+         same(a.getMixedStrides(), b.getMixedStrides());
+}
+
 /// Allows fused multiply-add in the floating-point arithmetic of the mapped
 /// loops (nvcc's default -fmad=true): `contract` on every op with fastmath
 /// flags, so that NVPTX emits fma.rn for a multiply feeding an add.
@@ -142,12 +167,19 @@ void LinalgToGPULoopsPass::runOnOperation() {
     return signalPassFailure();
   }
   SmallVector<Operation *> work;
+  SmallVector<memref::CopyOp> selfCopies;
   func.walk([&](Operation *op) {
     if (isInsideMappedLoop(op))
       return;
-    if (isa<linalg::LinalgOp, memref::CopyOp>(op))
+    if (auto copy = dyn_cast<memref::CopyOp>(op); copy && isSelfCopy(copy))
+      selfCopies.push_back(copy);
+    else if (isa<linalg::LinalgOp, memref::CopyOp>(op))
       work.push_back(op);
   });
+  // No kernel for a copy that changes nothing.
+  for (memref::CopyOp copy : selfCopies)
+    copy.erase();
+  numSelfCopies += selfCopies.size();
   LoweringOptions options;
   options.blockSize = blockSize;
   options.gemmTile = gemmTile;

@@ -216,6 +216,8 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
   ];
   let statistics = [
     Statistic<"numKernels", "kernels", "Mapped loops (future kernels) created">,
+    Statistic<"numSelfCopies", "self-copies",
+              "Copies of a view onto the same elements dropped (no kernel)">,
     Statistic<"numRowFused", "row-fused-ops",
               "Linalg ops fused into the kernel of a row reduction">,
     Statistic<"numSunk", "sunk-host-loads",
