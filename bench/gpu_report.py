@@ -311,7 +311,8 @@ def library_call(step, callee, operands, loop):
 def parse_kernels_stage(text):
     """Launches (with loop nesting), allocations and kernel bodies."""
     step = {"launches": [], "allocs": {}, "kernels": {}, "loops": 0,
-            "memcpy_in_loop": 0, "sources": {}, "f32_constants": {}}
+            "memcpy_in_loop": 0, "sources": {}, "f32_constants": {},
+            "host_syncs": [], "captured_loops": set()}
     lines = text.splitlines()
     # Host functions: everything before the first gpu.module.
     stack = []  # "for" or "other"
@@ -347,6 +348,8 @@ def parse_kernels_stage(text):
                                           "loop": depth_loops[-1] if depth_loops else None}
         if "gpu.memcpy" in s and depth_loops:
             step["memcpy_in_loop"] += 1
+        if "call @mgpuStreamSynchronize(" in s:
+            step["host_syncs"].append(depth_loops[0] if depth_loops else None)
         record_pointer_source(step, s)
         m = re.search(r"call @(gaCublasLtMatmul\w*)\((.*?)\) :", s)
         if m:
@@ -373,6 +376,7 @@ def parse_kernels_stage(text):
         if "call @mgpuGraphBeginCapture(" in s:
             loop_id += 1
             stack.append("for%d" % loop_id)
+            step["captured_loops"].add("for%d" % loop_id)
             if len([x for x in stack if x.startswith("for")]) == 1:
                 step["loops"] += 1
             continue

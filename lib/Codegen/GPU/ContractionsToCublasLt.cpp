@@ -19,6 +19,8 @@
 #include "ga/Utils/Gemm.h"
 #include "ga/Utils/IRUtils.h"
 
+#include "StreamFunctions.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -34,11 +36,9 @@ namespace mlir::ga {
 
 using namespace mlir;
 using namespace mlir::ga;
+using namespace mlir::ga::detail;
 
 namespace {
-
-constexpr StringLiteral kMatmul = "gaCublasLtMatmul";
-constexpr StringLiteral kBatched = "gaCublasLtMatmulStridedBatched";
 
 /// cudaDataType_t of an element type the wrapper accepts.
 std::optional<int64_t> cudaType(Type t) {
@@ -216,12 +216,12 @@ struct ContractionsToCublasLtPass
 
   void runOnOperation() override {
     OpBuilder b(&getContext());
-    if (failed(checkExternalFunction(getOperation(), kMatmul,
+    if (failed(checkExternalFunction(getOperation(), kCublasLtMatmul,
                                      functionType(b, false),
                                      "the cuBLASLt runtime function")) ||
-        failed(checkExternalFunction(getOperation(), kBatched,
-                                     functionType(b, true),
-                                     "the cuBLASLt runtime function")))
+        failed(checkExternalFunction(
+            getOperation(), kCublasLtMatmulStridedBatched,
+            functionType(b, true), "the cuBLASLt runtime function")))
       return signalPassFailure();
     SmallVector<linalg::LinalgOp> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
@@ -318,7 +318,8 @@ struct ContractionsToCublasLtPass
       operands.push_back(
           epilogue ? getBufferPointer(builder, loc, epilogue->bias)
                    : LLVM::ZeroOp::create(builder, loc, ptrType).getResult());
-    StringRef name = gemm->batched ? kBatched : kMatmul;
+    StringRef name =
+        gemm->batched ? kCublasLtMatmulStridedBatched : kCublasLtMatmul;
     func::FuncOp fn = getOrDeclareFunction(
         getOperation(), name, functionType(builder, gemm->batched));
     auto call = func::CallOp::create(builder, loc, fn, operands);

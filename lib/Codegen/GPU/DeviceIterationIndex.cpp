@@ -15,6 +15,8 @@
 #include "ga/Codegen/GPU/Passes.h"
 #include "ga/Utils/IRUtils.h"
 
+#include "StreamFunctions.h"
+
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/IRMapping.h"
@@ -26,6 +28,7 @@ namespace mlir::ga {
 
 using namespace mlir;
 using namespace mlir::ga;
+using namespace mlir::ga::detail;
 using namespace mlir::ga::gpu_loops;
 
 namespace {
@@ -35,23 +38,11 @@ constexpr StringLiteral kInitKernel = "index_init";
 constexpr StringLiteral kStepKernel = "index_step";
 constexpr StringLiteral kStageKernel = "stage";
 
-/// The library call whose pointers a graph keeps and whose slices are
-/// staged (GACublasLt.h), and the operand it writes (C), before
-/// ga-gpu-single-stream adds the stream.
-constexpr StringLiteral kLibraryCall = "gaCublasLtMatmul";
-constexpr unsigned kWrittenOperand = 9;
-/// The strided-batched product: not staged (an iteration-dependent pointer
-/// leaves the loop uncaptured), but a writer of its C (operand 11).
-constexpr StringLiteral kBatchedLibraryCall = "gaCublasLtMatmulStridedBatched";
-constexpr unsigned kBatchedWrittenOperand = 11;
-
-/// The operand a library product writes, if `call` is one.
+/// The operand a library product writes, if `call` is one (the batched
+/// product is not staged: an iteration-dependent pointer leaves its loop
+/// uncaptured; but it writes its C).
 static std::optional<unsigned> getWrittenOperand(func::CallOp call) {
-  if (call.getCallee() == kLibraryCall)
-    return kWrittenOperand;
-  if (call.getCallee() == kBatchedLibraryCall)
-    return kBatchedWrittenOperand;
-  return std::nullopt;
+  return getCublasLtOutputOperand(call.getCallee());
 }
 
 /// Threads per block of the one-thread kernels (one warp).

@@ -33,7 +33,6 @@
 #include "ga/IR/GADialect.h"
 #include "ga/Utils/IRUtils.h"
 
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::ga {
@@ -120,23 +119,12 @@ static bool isSelfCopy(memref::CopyOp copy) {
     return true;
   auto a = source.getDefiningOp<memref::SubViewOp>();
   auto b = target.getDefiningOp<memref::SubViewOp>();
-  auto same = [](ArrayRef<OpFoldResult> x, ArrayRef<OpFoldResult> y) {
-    return x.size() == y.size() &&
-           llvm::all_of(llvm::zip_equal(x, y), [](auto pair) {
-             return isEqualConstantIntOrValue(std::get<0>(pair),
-                                              std::get<1>(pair));
-           });
-  };
-  return a && b && a.getSource() == b.getSource() &&
-         a.getType() == b.getType() &&
-         same(a.getMixedOffsets(), b.getMixedOffsets()) &&
-         same(a.getMixedSizes(), b.getMixedSizes()) &&
-         same(a.getMixedStrides(), b.getMixedStrides());
+  return a && b &&
+         OperationEquivalence::isEquivalentTo(
+             a, b, OperationEquivalence::exactValueMatch,
+             /*markEquivalent=*/nullptr, OperationEquivalence::IgnoreLocations);
 }
 
-/// Allows fused multiply-add in the floating-point arithmetic of the mapped
-/// loops (nvcc's default -fmad=true): `contract` on every op with fastmath
-/// flags, so that NVPTX emits fma.rn for a multiply feeding an add.
 static void allowContraction(scf::ParallelOp kernel) {
   kernel.walk([](arith::ArithFastMathInterface op) {
     Operation *raw = op.getOperation();

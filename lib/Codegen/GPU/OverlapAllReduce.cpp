@@ -15,6 +15,8 @@
 #include "ga/Codegen/GPU/Passes.h"
 #include "ga/Utils/IRUtils.h"
 
+#include "StreamFunctions.h"
+
 #include "mlir/Analysis/AliasAnalysis.h"
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -32,10 +34,10 @@ namespace mlir::ga {
 
 using namespace mlir;
 using namespace mlir::ga;
+using namespace mlir::ga::detail;
 
 namespace {
 
-constexpr StringLiteral kAllReduce = "gaNcclAllReduce";
 constexpr StringLiteral kEventCreate = "mgpuEventCreate";
 constexpr StringLiteral kEventRecord = "mgpuEventRecord";
 constexpr StringLiteral kEventDestroy = "mgpuEventDestroy";
@@ -408,7 +410,7 @@ void OverlapAllReducePass::runOnOperation() {
   aliasAnalysis = &getAnalysis<AliasAnalysis>();
   SmallVector<func::CallOp> calls;
   module.walk([&](func::CallOp call) {
-    if (call.getCallee() == kAllReduce)
+    if (call.getCallee() == kNcclAllReduce)
       calls.push_back(call);
   });
   if (calls.empty())

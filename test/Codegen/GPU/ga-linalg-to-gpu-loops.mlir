@@ -394,13 +394,14 @@ func.func @from_elements(%loss: memref<f32>, %step: memref<2xi32>, %s: f32, %k: 
 
 // A copy of a slice onto an equal slice of the same buffer (bucketing copies
 // a gradient's slice of the bucket onto itself) changes nothing: no kernel.
-// A copy onto a different slice stays a kernel.
+// A copy onto a different slice, or onto the same slice of another buffer,
+// stays a kernel.
 // CHECK-LABEL: func.func @self_copies(
 // CHECK-NOT:     memref.copy
-// CHECK:         scf.parallel
+// CHECK-COUNT-2: scf.parallel
 // CHECK-NOT:     scf.parallel
 // CHECK:         return
-func.func @self_copies(%bucket: memref<64xf32>, %i: index) {
+func.func @self_copies(%bucket: memref<64xf32>, %i: index, %other: memref<64xf32>) {
   %a = memref.subview %bucket[8] [16] [1] : memref<64xf32> to memref<16xf32, strided<[1], offset: 8>>
   %b = memref.subview %bucket[8] [16] [1] : memref<64xf32> to memref<16xf32, strided<[1], offset: 8>>
   memref.copy %a, %b : memref<16xf32, strided<[1], offset: 8>> to memref<16xf32, strided<[1], offset: 8>>
@@ -410,5 +411,7 @@ func.func @self_copies(%bucket: memref<64xf32>, %i: index) {
   memref.copy %a, %a : memref<16xf32, strided<[1], offset: 8>> to memref<16xf32, strided<[1], offset: 8>>
   %e = memref.subview %bucket[32] [16] [1] : memref<64xf32> to memref<16xf32, strided<[1], offset: 32>>
   memref.copy %a, %e : memref<16xf32, strided<[1], offset: 8>> to memref<16xf32, strided<[1], offset: 32>>
+  %f = memref.subview %other[8] [16] [1] : memref<64xf32> to memref<16xf32, strided<[1], offset: 8>>
+  memref.copy %a, %f : memref<16xf32, strided<[1], offset: 8>> to memref<16xf32, strided<[1], offset: 8>>
   return
 }
