@@ -8,10 +8,12 @@
 # 2. Checks that LLVM/MLIR under /usr/lib/llvm-22 is 22.1.x.
 # 3. Creates the project's virtual environment .venv (or $GA_VENV_DIR) with
 #    the pinned packages of python/requirements*.txt (numpy, torch,
-#    torch-mlir, scikit-learn) for the PyTorch frontend and its tests.
+#    torch-mlir, scikit-learn, TensorBoard) for the PyTorch frontend, the
+#    analytics and their tests.
 # 4. Configures (Release, clang-22, lld, Ninja, ccache) and builds into build/
 #    (or $GA_BUILD_DIR): ga-opt, ga-verify, the libraries, libGACAPI.so, the
-#    Python package and the generated docs.
+#    Python package and the generated docs; installs ga_mlir into the
+#    virtual environment (pip install -e python).
 # 5. Runs the demo: the micro-batch rewrite of a bundled training step.
 #
 # Idempotent: a second run installs nothing, re-checks, rebuilds what changed
@@ -52,6 +54,8 @@ PACKAGES=(
   python3          # lit, the ga_mlir package and its test
   python3-numpy    # numpy references of the integration tests
   python3-venv     # the project's virtual environment (.venv, python/requirements.txt)
+  python3-setuptools  # `pip install --no-build-isolation ./python` offline (its test)
+  python3-wheel       # the same: setuptools < 70 builds wheels with it
   libmpich-dev     # MPI headers/libs: the MPI lowering and its integration tests
   mpich            # mpirun.mpich for the multi-process tests
   libopenblas0-openmp  # CBLAS for --ga-lower-to-cpu=blas=1 (GEMMs with beta = 1)
@@ -187,6 +191,11 @@ say "Building with $JOBS jobs"
 start=$SECONDS
 ninja -C "$BUILD_DIR" -j "$JOBS" || die "the build failed"
 echo "build finished in $((SECONDS - start)) s"
+
+# ga_mlir itself, editable: .venv/bin/python imports the sources of python/
+# and finds the libraries in build/ (or $GA_BUILD_DIR), no PYTHONPATH.
+"${PIP[@]}" install -q --no-deps --no-build-isolation -e "$ROOT/python" ||
+  die "pip could not install ga_mlir (python/) into $VENV_DIR"
 
 #===----------------------------------------------------------------------===#
 # 5. Demo

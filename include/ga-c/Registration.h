@@ -28,7 +28,17 @@ extern "C" {
 /// `mlirDialectHandleLoadDialect(handle, context)`.
 MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(GA, ga);
 
-/// Adds the `ga` dialect to `registry`.
+/// Everything ga-mlir needs, in one call (`mlir::ga::registerAllGA`): adds
+/// the `ga` dialect and everything the ga pipelines use (every upstream
+/// dialect with the external models of its interfaces, such as the
+/// bufferization models, the dialect extensions and the LLVM IR
+/// translations) to `registry`, and registers the ga passes and pipelines
+/// (once per process) so that textual pipelines can name them. Upstream
+/// passes are not registered (see `mlirGARegisterAllPasses`).
+MLIR_CAPI_EXPORTED void mlirGARegisterAll(MlirDialectRegistry registry);
+
+/// Adds the `ga` dialect to `registry` (only it: the ga pipelines need more,
+/// see `mlirGARegisterAll`).
 MLIR_CAPI_EXPORTED void mlirGARegisterDialect(MlirDialectRegistry registry);
 
 /// Adds every dialect, dialect extension and LLVM IR translation that
@@ -37,6 +47,7 @@ MLIR_CAPI_EXPORTED void mlirGARegisterAllDialects(MlirDialectRegistry registry);
 
 /// Registers the ga passes (`ga-micro-batch`, `ga-expand-accumulate`, ...)
 /// with the global pass registry, so that textual pipelines can name them.
+/// Call at most once per process (or use `mlirGARegisterAll`).
 MLIR_CAPI_EXPORTED void mlirGARegisterPasses(void);
 
 /// Registers the ga pipelines (`ga-accumulate`, `ga-lower-to-cpu`, ...) with
@@ -67,6 +78,14 @@ MLIR_CAPI_EXPORTED MlirLogicalResult
 mlirGARunPipeline(MlirStringRef input, MlirStringRef pipeline,
                   MlirStringCallback outputCallback,
                   MlirStringCallback diagnosticCallback, void *userData);
+
+/// `mlirGARunPipeline` with the name of the input's buffer: diagnostics and
+/// the locations of the parsed IR say `bufferName` (the user's file, e.g.
+/// `step.mlir:3:7: error: ...`) instead of `<input>`.
+MLIR_CAPI_EXPORTED MlirLogicalResult mlirGARunPipelineNamed(
+    MlirStringRef input, MlirStringRef bufferName, MlirStringRef pipeline,
+    MlirStringCallback outputCallback, MlirStringCallback diagnosticCallback,
+    void *userData);
 
 #ifdef __cplusplus
 }

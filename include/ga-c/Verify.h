@@ -34,6 +34,9 @@ typedef struct MlirGAVerifyOptions {
   MlirStringRef pipeline;
   MlirStringRef funcName;
   MlirStringRef lowerOptions;
+  /// The name of the input in diagnostics and in the report (the user's
+  /// file; empty: `<input>`).
+  MlirStringRef inputName;
 } MlirGAVerifyOptions;
 
 /// Sets `options` to ga-verify's defaults.

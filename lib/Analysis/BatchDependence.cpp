@@ -350,9 +350,11 @@ mlir::ga::collectTrainingSteps(ModuleOp module,
   if (!funcNames.empty()) {
     for (const std::string &name : funcNames) {
       auto func = module.lookupSymbol<func::FuncOp>(name);
+      // Option errors name the option, not the module (no dump of it).
       if (!func || func.isDeclaration())
-        return module.emitError()
-               << "no function with a body named '" << name << "'";
+        return emitError(module.getLoc())
+               << "func=" << name << ": no function with a body named '" << name
+               << "'";
       steps.push_back(func);
     }
     return steps;
@@ -367,6 +369,13 @@ mlir::ga::collectTrainingSteps(ModuleOp module,
       }
     }
   }
+  // Nothing to rewrite is a mistake of the caller, not a no-op.
+  if (steps.empty())
+    return emitError(module.getLoc())
+           << "no function has a per-sample argument: mark them with "
+              "`{ga.batch = <dim>}` or name them with the option "
+              "batch-args=<index>[:<dim>],... (e.g. "
+              "--ga-accumulate=\"micro-batches=4 batch-args=1,2\")";
   return steps;
 }
 
@@ -374,11 +383,11 @@ LogicalResult mlir::ga::checkMicroBatchCount(const BatchDependence &analysis,
                                              int64_t microBatches) {
   func::FuncOp func = analysis.getFunction();
   if (microBatches < 1)
-    return func.emitError()
+    return emitError(func.getLoc())
            << "micro-batches must be at least 1, got " << microBatches;
   int64_t batchSize = analysis.getBatchSize();
   if (!ShapedType::isDynamic(batchSize) && microBatches > batchSize)
-    return func.emitError()
+    return emitError(func.getLoc())
            << "micro-batches = " << microBatches << " exceeds the batch size "
            << batchSize << " of '" << func.getSymName()
            << "': every micro-batch needs at least one sample";

@@ -17,13 +17,10 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -35,15 +32,17 @@ using namespace mlir;
 
 MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(GA, ga, mlir::ga::GADialect)
 
+void mlirGARegisterAll(MlirDialectRegistry registry) {
+  ga::registerAllGA(*unwrap(registry));
+}
+
 void mlirGARegisterDialect(MlirDialectRegistry registry) {
   ga::registerAllGADialects(*unwrap(registry));
 }
 
 void mlirGARegisterAllDialects(MlirDialectRegistry registry) {
   DialectRegistry &reg = *unwrap(registry);
-  registerAllDialects(reg);
-  registerAllExtensions(reg);
-  registerAllToLLVMIRTranslations(reg);
+  ga::registerGAPipelineDependencies(reg);
   ga::registerAllGADialects(reg);
 }
 
@@ -57,8 +56,8 @@ void mlirGARegisterAllPasses(void) {
   static std::once_flag once;
   std::call_once(once, [] {
     registerAllPasses();
-    ga::registerAllGAPasses();
-    ga::registerAllGAPipelines();
+    DialectRegistry unused;
+    ga::registerAllGA(unused);
   });
 }
 
@@ -91,6 +90,17 @@ MlirLogicalResult mlirGARunPipeline(MlirStringRef input, MlirStringRef pipeline,
                                     MlirStringCallback outputCallback,
                                     MlirStringCallback diagnosticCallback,
                                     void *userData) {
+  return mlirGARunPipelineNamed(
+      input, mlirStringRefCreateFromCString("<input>"), pipeline,
+      outputCallback, diagnosticCallback, userData);
+}
+
+MlirLogicalResult mlirGARunPipelineNamed(MlirStringRef input,
+                                         MlirStringRef bufferName,
+                                         MlirStringRef pipeline,
+                                         MlirStringCallback outputCallback,
+                                         MlirStringCallback diagnosticCallback,
+                                         void *userData) {
   mlirGARegisterAllPasses();
 
   DialectRegistry registry;
@@ -103,7 +113,7 @@ MlirLogicalResult mlirGARunPipeline(MlirStringRef input, MlirStringRef pipeline,
   // Every diagnostic is rendered and handed to the caller one at a time.
   auto sourceMgr = std::make_shared<llvm::SourceMgr>();
   sourceMgr->AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(unwrap(input), "<input>"),
+      llvm::MemoryBuffer::getMemBufferCopy(unwrap(input), unwrap(bufferName)),
       llvm::SMLoc());
   std::string rendered;
   llvm::raw_string_ostream renderedStream(rendered);

@@ -29,6 +29,7 @@ void mlirGAVerifyOptionsInit(MlirGAVerifyOptions *options) {
   options->pipeline = mlirStringRefCreate(nullptr, 0);
   options->funcName = mlirStringRefCreate(nullptr, 0);
   options->lowerOptions = mlirStringRefCreate(nullptr, 0);
+  options->inputName = mlirStringRefCreate(nullptr, 0);
 }
 
 int mlirGAVerify(MlirStringRef input, const MlirGAVerifyOptions *options,
@@ -44,7 +45,8 @@ int mlirGAVerify(MlirStringRef input, const MlirGAVerifyOptions *options,
     return ref.data ? unwrap(ref).str() : std::string();
   };
   ga::verify::VerifyOptions verify;
-  verify.inputName = "<input>";
+  verify.inputName =
+      options->inputName.length ? text(options->inputName) : "<input>";
   verify.microBatches = options->microBatches;
   verify.seed = options->seed;
   verify.numSeeds = options->numSeeds;
@@ -59,8 +61,8 @@ int mlirGAVerify(MlirStringRef input, const MlirGAVerifyOptions *options,
   std::string report;
   llvm::raw_string_ostream reportStream(report);
   int status = ga::verify::runVerificationIsolated(
-      llvm::MemoryBuffer::getMemBufferCopy(unwrap(input), "<input>"), verify,
-      reportStream);
+      llvm::MemoryBuffer::getMemBufferCopy(unwrap(input), verify.inputName),
+      verify, reportStream);
   if (reportCallback)
     reportCallback(wrap(StringRef(report)), userData);
   return status;

@@ -10,6 +10,7 @@
 
 #include "StepMemory.h"
 
+#include "ga/Analysis/BatchDependence.h"
 #include "ga/IR/GADialect.h"
 #include "ga/Pipelines/Pipelines.h"
 #include "ga/Transforms/Passes.h"
@@ -52,25 +53,8 @@ struct ChooseMicroBatchesPass
 } // namespace
 
 FailureOr<SmallVector<func::FuncOp>> ChooseMicroBatchesPass::getSteps() {
-  ModuleOp module = getOperation();
-  SmallVector<func::FuncOp> steps;
-  if (!funcNames.empty()) {
-    for (const std::string &name : funcNames) {
-      auto func = module.lookupSymbol<func::FuncOp>(name);
-      if (!func || func.isExternal())
-        return emitError(module.getLoc())
-               << "no function definition named '" << name << "' to configure";
-      steps.push_back(func);
-    }
-    return steps;
-  }
-  for (auto func : module.getOps<func::FuncOp>())
-    if (!func.isExternal() &&
-        llvm::any_of(llvm::seq(func.getNumArguments()), [&](unsigned i) {
-          return func.getArgAttr(i, GADialect::getBatchAttrName());
-        }))
-      steps.push_back(func);
-  return steps;
+  // The steps --ga-micro-batch rewrites, by the same rule.
+  return collectTrainingSteps(getOperation(), funcNames);
 }
 
 FailureOr<int64_t> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
@@ -99,10 +83,10 @@ FailureOr<int64_t> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
       bestN = n;
     }
   }
-  return func.emitError() << "no number of micro-batches fits max-memory="
-                          << maxMemory << ": the smallest static peak is "
-                          << formatByteCount(bestPeak) << ", with N = " << bestN
-                          << " (see --ga-memory-report)";
+  return emitError(func.getLoc())
+         << "no number of micro-batches fits max-memory=" << maxMemory
+         << ": the smallest static peak is " << formatByteCount(bestPeak)
+         << ", with N = " << bestN << " (see --ga-memory-report)";
 }
 
 void ChooseMicroBatchesPass::runOnOperation() {
@@ -150,15 +134,16 @@ void ChooseMicroBatchesPass::runOnOperation() {
     std::optional<int64_t> batchSize = getStepBatchSize(func);
     StringRef option = microBatchSize ? "micro-batch-size" : "max-memory";
     if (!batchSize) {
-      func.emitError() << option << ": '" << func.getSymName()
-                       << "' has no per-sample argument (ga.batch)";
+      emitError(func.getLoc()) << option << ": '" << func.getSymName()
+                               << "' has no per-sample argument (ga.batch)";
       return signalPassFailure();
     }
     if (ShapedType::isDynamic(*batchSize)) {
-      func.emitError() << option << " needs a batch size known at compile "
-                       << "time, but the batch of '" << func.getSymName()
-                       << "' is only known at run time; use "
-                          "dynamic-micro-batches=true and pass N";
+      emitError(func.getLoc())
+          << option << " needs a batch size known at compile "
+          << "time, but the batch of '" << func.getSymName()
+          << "' is only known at run time; use "
+             "dynamic-micro-batches=true and pass N";
       return signalPassFailure();
     }
     int64_t n = 1;

@@ -32,7 +32,7 @@ import threading
 import warnings
 
 __all__ = ["run_pipeline", "verify", "PipelineError", "GADiagnosticWarning",
-           "library_path"]
+           "library_path", "library_dir"]
 
 
 class PipelineError(RuntimeError):
@@ -72,20 +72,44 @@ class _VerifyOptions(ctypes.Structure):
                 ("atol", ctypes.c_double),
                 ("pipeline", _StringRef),
                 ("func_name", _StringRef),
-                ("lower_options", _StringRef)]
+                ("lower_options", _StringRef),
+                ("input_name", _StringRef)]
 
+_LIBRARY = "libGACAPI.so"
 _lock = threading.Lock()
 _library = None
 
 
 def library_path():
-    """The path of libGACAPI.so this package loads."""
+    """The path of libGACAPI.so this package loads: $GA_CAPI_LIBRARY, else
+    the one recorded in the package (the build and install trees of CMake,
+    and `pip install`, write it into ga_mlir/_config.py), else
+    $GA_BUILD_DIR/lib, else build/lib of the source tree this package is in
+    (`pip install -e ./python`)."""
     override = os.environ.get("GA_CAPI_LIBRARY")
     if override:
         return override
-    from . import _config
     here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.normpath(os.path.join(here, _config.CAPI_LIBRARY_RELPATH))
+    try:
+        from . import _config
+        return os.path.normpath(os.path.join(here,
+                                             _config.CAPI_LIBRARY_RELPATH))
+    except ImportError:
+        pass
+    roots = [os.environ.get("GA_BUILD_DIR"),
+             os.path.join(here, "..", "..", "build")]
+    candidates = [os.path.normpath(os.path.join(root, "lib", _LIBRARY))
+                  for root in roots if root]
+    for path in candidates:
+        if os.path.exists(path):
+            return path
+    return candidates[-1]
+
+
+def library_dir():
+    """The folder of libGACAPI.so (and of libGAHeapCount.so, GAPlugin.so);
+    the tools (ga-opt) are in ../bin of it."""
+    return os.path.dirname(library_path())
 
 
 def _load():
@@ -98,12 +122,18 @@ def _load():
             except OSError as error:
                 raise ImportError(
                     f"ga_mlir: cannot load the ga-mlir C API library {path}: "
-                    f"{error} (build the GACAPI target, or set "
-                    f"GA_CAPI_LIBRARY)") from error
+                    f"{error} (build ga-mlir with scripts/setup.sh and "
+                    f"`pip install ./python` again, or set GA_BUILD_DIR to "
+                    f"its build tree or GA_CAPI_LIBRARY to the library)"
+                ) from error
             lib.mlirGARunPipeline.argtypes = [
                 _StringRef, _StringRef, _StringCallback, _StringCallback,
                 ctypes.c_void_p]
             lib.mlirGARunPipeline.restype = _LogicalResult
+            lib.mlirGARunPipelineNamed.argtypes = [
+                _StringRef, _StringRef, _StringRef, _StringCallback,
+                _StringCallback, ctypes.c_void_p]
+            lib.mlirGARunPipelineNamed.restype = _LogicalResult
             lib.mlirGAVerifyOptionsInit.argtypes = [
                 ctypes.POINTER(_VerifyOptions)]
             lib.mlirGAVerifyOptionsInit.restype = None
@@ -120,12 +150,18 @@ def _string_ref(data):
     return buffer, _StringRef(ctypes.cast(buffer, ctypes.c_void_p), len(data))
 
 
-def run_pipeline(ir, pipeline):
+def run_pipeline(ir, pipeline, filename=None):
     """Parses `ir`, runs the textual pass pipeline `pipeline` and returns the
     resulting module as text. Raises PipelineError with the diagnostics if
-    anything fails."""
+    anything fails; they are located in `filename` (the file `ir` was read
+    from; default `<input>`)."""
     if not isinstance(ir, str) or not isinstance(pipeline, str):
-        raise TypeError("run_pipeline(ir: str, pipeline: str)")
+        raise TypeError("run_pipeline(ir: str, pipeline: str, filename=None): "
+                        f"got ir: {type(ir).__name__}, pipeline: "
+                        f"{type(pipeline).__name__}")
+    if filename is not None and not isinstance(filename, (str, os.PathLike)):
+        raise TypeError("run_pipeline: filename must be a path, got "
+                        f"{type(filename).__name__}")
     lib = _load()
     output = []
     diagnostics = []
@@ -141,9 +177,12 @@ def run_pipeline(ir, pipeline):
     diagnostic_callback = _StringCallback(on_diagnostic)
     ir_buffer, ir_ref = _string_ref(ir.encode("utf-8"))
     pipeline_buffer, pipeline_ref = _string_ref(pipeline.encode("utf-8"))
-    result = lib.mlirGARunPipeline(ir_ref, pipeline_ref, output_callback,
-                                   diagnostic_callback, None)
-    del ir_buffer, pipeline_buffer
+    name_buffer, name_ref = _string_ref(
+        os.fsencode(filename) if filename is not None else b"<input>")
+    result = lib.mlirGARunPipelineNamed(ir_ref, name_ref, pipeline_ref,
+                                        output_callback, diagnostic_callback,
+                                        None)
+    del ir_buffer, pipeline_buffer, name_buffer
     if not result.value:
         raise PipelineError(diagnostics)
     for diagnostic in diagnostics:
@@ -165,11 +204,21 @@ def verify(path_or_text, micro_batches=4, pipeline=None, seeds=3, seed=0,
     worst comparison over the input sets), `seeds`, `time`, ... Runs in a
     child process: a crash is reported in `error`, not fatal."""
     if not isinstance(path_or_text, str):
-        raise TypeError("verify(path_or_text: str, ...)")
-    text = path_or_text
+        raise TypeError("verify(path_or_text: str, ...): got "
+                        f"{type(path_or_text).__name__}")
+    for name, value, low in (("micro_batches", micro_batches, 1),
+                             ("seeds", seeds, 1), ("seed", seed, 0)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"verify: {name} must be an int, got "
+                            f"{type(value).__name__}")
+        if value < low:
+            raise ValueError(f"verify: {name} must be at least {low}, got "
+                             f"{value}")
+    text, name = path_or_text, None
     if "\n" not in path_or_text and os.path.isfile(path_or_text):
         with open(path_or_text, encoding="utf-8") as f:
             text = f.read()
+        name = path_or_text
     lib = _load()
     options = _VerifyOptions()
     lib.mlirGAVerifyOptionsInit(ctypes.byref(options))
@@ -189,6 +238,7 @@ def verify(path_or_text, micro_batches=4, pipeline=None, seeds=3, seed=0,
     set_string("pipeline", pipeline)
     set_string("func_name", func)
     set_string("lower_options", lower_options)
+    set_string("input_name", name)
     report = []
 
     def on_report(ref, _):

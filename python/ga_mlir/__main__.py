@@ -22,7 +22,8 @@ def main(argv):
     else:
         ir = sys.stdin.read()
     try:
-        sys.stdout.write(run_pipeline(ir, pipeline))
+        name = argv[2] if len(argv) == 3 and argv[2] != "-" else "<stdin>"
+        sys.stdout.write(run_pipeline(ir, pipeline, filename=name))
     except PipelineError as error:
         print(error, file=sys.stderr)
         return 1

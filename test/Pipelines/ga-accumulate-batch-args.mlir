@@ -1,5 +1,5 @@
 // RUN: ga-opt %s -ga-accumulate="micro-batches=2 batch-args=1,2:1" | FileCheck %s
-// RUN: ga-opt %s -ga-accumulate="micro-batches=2" 2>&1 | FileCheck %s --check-prefix=NONE
+// RUN: not ga-opt %s -ga-accumulate="micro-batches=2" 2>&1 | FileCheck %s --check-prefix=NONE
 
 // Input exported without ga.batch: the per-sample arguments are named on the
 // command line (y has its batch in dimension 1).
@@ -10,10 +10,9 @@
 // CHECK:           tensor.extract_slice %{{.*}} [2, 3] [1, 1] : tensor<4x3xf32> to tensor<2x3xf32>
 // CHECK:           tensor.extract_slice %{{.*}} [3, 2] [1, 1] : tensor<3x4xf32> to tensor<3x2xf32>
 
-// Without them nothing is selected: the IR is unchanged, with a warning.
-// NONE: warning: ga-micro-batch: no function has a `ga.batch` argument, nothing was rewritten
+// Without them nothing is selected: an error that says how to mark them.
+// NONE: error: no function has a per-sample argument: mark them with `{ga.batch = <dim>}` or name them with the option batch-args=<index>[:<dim>],...
 // NONE-NOT: scf.for
-// NONE: return
 
 func.func @step(%w: tensor<3xf32>, %x: tensor<4x3xf32>, %y: tensor<3x4xf32>) -> tensor<3xf32> {
   %e = tensor.empty() : tensor<3xf32>

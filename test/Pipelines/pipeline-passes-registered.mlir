@@ -5,8 +5,8 @@
 //
 // RUN: ga-opt --help > %t.help
 // RUN: rm -rf %t.d && mkdir %t.d
-// RUN: ga-opt %s --ga-accumulate="micro-batches=2" --dump-pass-pipeline -o /dev/null 2> %t.d/accumulate
-// RUN: ga-opt %s --ga-accumulate="micro-batch-size=2" --dump-pass-pipeline -o /dev/null 2> %t.d/accumulate-choose
+// RUN: ga-opt %S/Inputs/marked_step.mlir --ga-accumulate="micro-batches=2" --dump-pass-pipeline -o /dev/null 2> %t.d/accumulate
+// RUN: ga-opt %S/Inputs/marked_step.mlir --ga-accumulate="micro-batch-size=2" --dump-pass-pipeline -o /dev/null 2> %t.d/accumulate-choose
 // RUN: ga-opt %s --ga-lower-to-cpu="blas=1 openmp=1 vector-width=8 fuse-elementwise=1 static-temporaries=1 out-params=1 c-interface=1" --dump-pass-pipeline -o /dev/null 2> %t.d/cpu
 // RUN: ga-opt %s --ga-lower-to-cpu-mpi="openmp=1" --dump-pass-pipeline -o /dev/null 2> %t.d/cpu-mpi
 // RUN: ga-opt %s --ga-lower-to-gpu-loops="tensor-boundary=1 cublas=1 fuse-elementwise=1" --dump-pass-pipeline -o /dev/null 2> %t.d/gpu-loops

@@ -14,7 +14,7 @@
 // DYN: error: contradictory options micro-batch-size=4, dynamic-micro-batches=true
 // UNIT: error: invalid max-memory '12XB': expected a number of bytes, optionally followed by KiB, MiB or GiB
 // ZERO: error: --ga-choose-micro-batches needs micro-batch-size (>= 1) or max-memory
-// FUNC: error: no function definition named 'nope' to configure
+// FUNC: error: func=nope: no function with a body named 'nope'
 
 // A budget below every N: the error at the step names the smallest peak.
 // expected-error @+1 {{no number of micro-batches fits max-memory=100: the smallest static peak is}}

@@ -48,10 +48,11 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  /* Upstream style: a context, a registry, the ga dialect handle. */
+  /* Upstream style: a context, a registry (with everything ga needs, in one
+     call), the ga dialect handle. */
   MlirContext context = mlirContextCreate();
   MlirDialectRegistry registry = mlirDialectRegistryCreate();
-  mlirGARegisterAllDialects(registry);
+  mlirGARegisterAll(registry);
   mlirContextAppendDialectRegistry(context, registry);
   mlirDialectRegistryDestroy(registry);
   MlirDialect ga =

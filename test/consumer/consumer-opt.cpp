@@ -1,17 +1,15 @@
 //===- consumer-opt.cpp - a tool built on the installed ga-mlir -----------===//
 //
-// What a compiler that embeds ga-mlir does: register the upstream dialects it
-// needs plus everything ga provides (ga/InitAllGA.h), then run MlirOptMain.
+// What a compiler that embeds ga-mlir does: one call registers the ga dialect,
+// everything the ga pipelines need (upstream dialects with their bufferization
+// models, extensions, translations) and the ga passes and pipelines; then
+// MlirOptMain. The whole --ga-accumulate (with max-memory, which bufferizes
+// copies of the step), --ga-memory-report and --ga-lower-to-cpu then run.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ga/InitAllGA.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -19,14 +17,9 @@
 int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
-  mlir::ga::registerAllGAPasses();
-  mlir::ga::registerAllGAPipelines();
 
   mlir::DialectRegistry registry;
-  registry.insert<mlir::arith::ArithDialect, mlir::func::FuncDialect,
-                  mlir::linalg::LinalgDialect, mlir::scf::SCFDialect,
-                  mlir::tensor::TensorDialect>();
-  mlir::ga::registerAllGADialects(registry);
+  mlir::ga::registerAllGA(registry);
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "ga-mlir consumer: upstream dialects + ga\n", registry));

@@ -97,7 +97,7 @@ run(IR, "ga-expand-accumulate{foo=1}")
 run(IR, "ga-mark-batch-args{batch-args=5}")
 
 # Type errors are Python errors.
-# CHECK: TypeError: run_pipeline(ir: str, pipeline: str)
+# CHECK: TypeError: run_pipeline(ir: str, pipeline: str, filename=None): got ir: bytes, pipeline: str
 try:
     ga_mlir.run_pipeline(b"module {}", "")
 except TypeError as error:

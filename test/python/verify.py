@@ -59,3 +59,19 @@ show(ga_mlir.verify("func.func @f( {"))
 # CHECK:      // -----
 show(ga_mlir.verify(os.path.join(steps, "linreg_mean.mlir"),
                     pipeline="no-such-pass"))
+
+# A step read from a file is named by its path, not `<input>`.
+# CHECK:      pass: False
+# CHECK-NEXT: error: could not parse '{{.*}}verify.py'
+# CHECK:      // -----
+show(ga_mlir.verify(__file__))
+
+# Bad arguments: a ValueError or TypeError at the call.
+for bad in (dict(micro_batches=0), dict(micro_batches="4"), dict(seeds=0)):
+    try:
+        ga_mlir.verify(os.path.join(steps, "linreg_mean.mlir"), **bad)
+    except (TypeError, ValueError) as error:
+        print(f"{type(error).__name__}: {error}")
+# CHECK: ValueError: verify: micro_batches must be at least 1, got 0
+# CHECK-NEXT: TypeError: verify: micro_batches must be an int, got str
+# CHECK-NEXT: ValueError: verify: seeds must be at least 1, got 0

@@ -8,10 +8,7 @@
 #include "ga/InitAllGA.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 namespace mlir::ga::test {
@@ -21,16 +18,13 @@ void registerTestMemoryUsagePass();
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
-  mlir::ga::registerAllGAPasses();
-  mlir::ga::registerAllGAPipelines();
   mlir::ga::test::registerTestGAPasses();
   mlir::ga::test::registerTestMemoryUsagePass();
 
+  // The ga dialect, every upstream dialect, extension and translation, and
+  // the ga passes and pipelines.
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  mlir::registerAllToLLVMIRTranslations(registry);
-  mlir::ga::registerAllGADialects(registry);
+  mlir::ga::registerAllGA(registry);
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "ga-mlir optimizer driver\n", registry));

@@ -146,9 +146,10 @@ struct MicroBatchPass : public ga::impl::MicroBatchBase<MicroBatchPass> {
     config.microBatches = microBatches;
     config.dynamicMicroBatches = dynamicMicroBatches;
     if (!dynamicMicroBatches && microBatches < 1) {
-      module.emitError() << "ga-micro-batch: micro-batches must be at least "
-                            "1, got "
-                         << static_cast<int64_t>(microBatches);
+      emitError(module.getLoc())
+          << "ga-micro-batch: micro-batches must be at least "
+             "1, got "
+          << static_cast<int64_t>(microBatches);
       return signalPassFailure();
     }
     if (!accumulatorType.empty()) {
@@ -160,9 +161,10 @@ struct MicroBatchPass : public ga::impl::MicroBatchBase<MicroBatchPass> {
                                    .Case("f64", Float64Type::get(ctx))
                                    .Default(nullptr);
       if (!config.accumulatorType) {
-        module.emitError() << "ga-micro-batch: accumulator-type must be one "
-                              "of f16, bf16, f32, f64, got '"
-                           << accumulatorType << "'";
+        emitError(module.getLoc())
+            << "ga-micro-batch: accumulator-type must be one "
+               "of f16, bf16, f32, f64, got '"
+            << accumulatorType << "'";
         return signalPassFailure();
       }
     }
@@ -171,11 +173,6 @@ struct MicroBatchPass : public ga::impl::MicroBatchBase<MicroBatchPass> {
         collectTrainingSteps(module, funcNames);
     if (failed(steps))
       return signalPassFailure();
-    if (steps->empty())
-      module.emitWarning()
-          << "ga-micro-batch: no function has a `ga.batch` argument, nothing "
-             "was rewritten (mark per-sample arguments, or name them with "
-             "batch-args)";
     for (func::FuncOp func : *steps) {
       // Reuses the analysis of --ga-check-training-step when it ran just
       // before (its diagnostics were reported there).

@@ -42,6 +42,12 @@ require gradients change between calls. Parameters without a
 gradient (unused by the loss, frozen, or outside the optimizer) are left
 alone, as torch.optim does.
 
+`compare(model, loss_fn, optimizer, batches, micro_batches=[1, 4, 16])`
+trains copies side by side (PyTorch's full-batch step and the compiled step
+for each N) and reports loss curves, throughput and memory, with plots and
+TensorBoard event files (_compare; `python -m ga_mlir.train` on the command
+line).
+
 MLIR locations come from the traced nodes' Python stack traces, reduced to
 the user's frames: a step that `--ga-accumulate` refuses raises
 `CompileError` whose diagnostics start with the user's file and line.
@@ -52,6 +58,7 @@ import numpy  # noqa: F401  (torch-mlir needs it; fail early if missing)
 from ._common import CompileError
 from ._export import export_train_step
 from ._step import CompiledTrainStep, compile_train_step
+from ._compare import compare
 
 __all__ = ["compile_train_step", "CompiledTrainStep", "CompileError",
-           "export_train_step"]
+           "export_train_step", "compare"]

@@ -12,9 +12,11 @@ import threading
 import torch
 
 from .. import PipelineError, library_path, run_pipeline
+from ._arguments import check_compile_arguments
 from . import _inplace
 from ._common import LLVM_BIN, CompileError
-from ._export import _flat_arguments, export_train_step
+from ._cache import cached_export, library_cpu
+from ._export import _Spec, _flat_arguments, export_train_step
 
 
 # ga-opt options that compile_train_step passes through (Python spelling ->
@@ -205,7 +207,7 @@ def _compile_library(ir, pipelines, mcpu, blas, in_place, num_args,
     indices) are written into the arguments (else the library returns every
     result into out-parameters)."""
     key = hashlib.sha256("\0".join(
-        [ir, *pipelines, mcpu, repr(in_place),
+        [ir, *pipelines, library_cpu(mcpu), repr(in_place),
          os.path.realpath(library_path()),
          str(os.path.getmtime(library_path()))]).encode()).hexdigest()[:24]
     directory = os.path.join(_cache_dir(), key)
@@ -409,10 +411,10 @@ class CompiledTrainStep:
         if len(batch) != 1:
             raise CompileError(f"inputs disagree on the batch size: {batch}")
         batch = batch.pop()
-        ir, spec = export_train_step(
-            self.model, self.loss_fn, self.optimizer, inputs,
-            self.max_grad_norm, self.indexing,
-            bool(self.options.get("recompute_statistics")))
+        ir, spec = cached_export(
+            export_train_step, _Spec, self.model, self.loss_fn,
+            self.optimizer, inputs, _RUNTIME_HYPER, self.max_grad_norm,
+            self.indexing, bool(self.options.get("recompute_statistics")))
         first_input = spec.arg_count() - self.num_inputs
         batch_args = [(first_input + i, d)
                       for i, d in enumerate(self.batch_dims)]
@@ -566,6 +568,9 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
         vector_width, fuse_elementwise, static_temporaries, openmp,
         num_threads (of --ga-lower-to-cpu).
     """
+    check_compile_arguments(model, loss_fn, optimizer, example_inputs,
+                            micro_batches, micro_batch_size, max_memory,
+                            kwargs.get("batch_dims"))
     return CompiledTrainStep(model, loss_fn, optimizer, example_inputs,
                              micro_batches=micro_batches,
                              micro_batch_size=micro_batch_size,

@@ -131,6 +131,6 @@ try:
     compile_train_step(model, zoo.classification_loss, opt, batch,
                        max_memory=1.5)
 except TypeError as error:
-    # CHECK: float: max_memory: a number of bytes or a string
+    # CHECK: float: compile_train_step: max_memory must be a number of bytes (int) or a string such as '256MiB', got float
     print(f"float: {error}")
 sys.exit(failures)
