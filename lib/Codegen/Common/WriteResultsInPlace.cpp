@@ -115,7 +115,7 @@ void WriteResultsInPlacePass::runOnOperation() {
     ++numWritten;
   }
   FunctionType type = fn.getFunctionType();
-  b.setInsertionPoint(fn);
+  b.setInsertionPointAfter(fn);
   SmallVector<Type> kept;
   for (auto [i, t] : llvm::enumerate(type.getResults()))
     if (!dropped.contains(i))

@@ -5,7 +5,7 @@
 // RUN: not ga-opt %s --ga-write-results-in-place="func=nosuch pairs=0:0" 2>&1 | FileCheck %s --check-prefix=NOFUNC
 
 // Result 0 (tensor<4xf32>) into argument 1 (tensor<8x4xf32>): the types differ.
-// expected-error @+1 {{ga-write-results-in-place: result 0 (tensor<4xf32>) cannot be written into argument 1 (tensor<8x4xf32>): the types must be the same ranked tensor}}
+// expected-error @+1 {{ga-write-results-in-place: result 0 ('tensor<4xf32>') cannot be written into argument 1 ('tensor<8x4xf32>'): the types must be the same ranked tensor}}
 func.func @train_step(%w: tensor<4xf32>, %x: tensor<8x4xf32>) -> (tensor<4xf32>, tensor<f32>) {
   %c = arith.constant dense<0.0> : tensor<f32>
   return %w, %c : tensor<4xf32>, tensor<f32>

@@ -17,7 +17,8 @@
 // After bufferization the updates are written into the arguments' buffers:
 // the private function keeps only the loss among its results.
 // BUF-LABEL: func.func private @train_step_in_place(
-// BUF-SAME:    %{{.*}}: memref<4xf32>, %{{.*}}: memref<8x4xf32>, %{{.*}}: memref<4xf32>) -> memref<f32>
+// BUF-SAME:    %[[BW:.*]]: memref<4xf32> {ga.init = "uniform"}, %{{.*}}: memref<8x4xf32> {ga.batch = 0 : i64}, %[[BM:.*]]: memref<4xf32>) -> memref<f32>
+// BUF:         return %{{.*}} : memref<f32>
 // BUF-LABEL: func.func @train_step(
 // BUF-SAME:    -> memref<f32>
 

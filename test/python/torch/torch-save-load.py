@@ -123,13 +123,13 @@ def mismatch(directory, sgd_directory):
     model, batch = model_and_batch()
     expect_error("amsgrad", lambda: load_step(directory, model,
                                               adamw(model, amsgrad=True)))
-    # MISMATCH: amsgrad: CompileError: load_step: the optimizer's structural settings (maximize, amsgrad) per parameter are [[False, True],
+    # MISMATCH: amsgrad: CompileError: load_step: the optimizer's structural settings (maximize, amsgrad) per parameter are {{\[\[}}False, True],
 
     model, batch = model_and_batch()
     momentum = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     expect_error("momentum", lambda: load_step(sgd_directory, model,
                                                momentum))
-    # MISMATCH: momentum: CompileError: load_step: the optimizer's structural settings (momentum on, nesterov, maximize) per parameter are [[True, False, False],
+    # MISMATCH: momentum: CompileError: load_step: the optimizer's structural settings (momentum on, nesterov, maximize) per parameter are {{\[\[}}True, False, False],
 
     model, batch = model_and_batch()
     step = load_step(directory, model, adamw(model))
