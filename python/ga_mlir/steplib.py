@@ -1,7 +1,6 @@
 """Build a training step ahead of time and call it through ctypes.
 
-The README's ahead-of-time recipe (``ga-opt ... --ga-lower-to-cpu="c-interface=1"
-| mlir-translate | llc | clang -shared``) as a function, and a caller of the
+The ahead-of-time build through ga-compile (ga_mlir.aot), and a caller of the
 ``_mlir_ciface_<name>`` entry point that passes numpy arrays as memref
 descriptors. With ``libGAHeapCount.so`` preloaded (``LD_PRELOAD``), the heap
 counters measure the live bytes of a call (see ``HeapCounter``).
@@ -16,9 +15,6 @@ import subprocess
 import time
 
 import numpy as np
-
-LLVM_BIN = "/usr/lib/llvm-22/bin"
-MLIR_LIB = "/usr/lib/llvm-22/lib"
 
 _DTYPES = {"f32": np.float32, "f64": np.float64, "bf16": np.uint16, "f16": np.float16,
            "i64": np.int64, "i32": np.int32, "i16": np.int16, "i8": np.int8, "i1": np.bool_,
@@ -72,29 +68,24 @@ def function_type(ga_opt, path, func="train_step"):
     return split(m.group(1)), split(m.group(2) if m.group(2) is not None else m.group(3))
 
 
-def build_library(ga_opt, path, out_dir, name, accumulate=None, cpu_options="", runner_utils=True):
-    """Builds lib<name>.so from the step in `path`: the --ga-accumulate rewrite
-    with the option string `accumulate` (None: the step as it is), then
-    --ga-lower-to-cpu with c-interface=1 and `cpu_options`. Returns its path."""
+def build_library(ga_opt, path, out_dir, name, accumulate=None, cpu_options="", mcpu=None):
+    """Builds <name>.so in `out_dir` from the step in `path` with ga-compile
+    (ga_mlir.aot): the --ga-accumulate rewrite with the option string
+    `accumulate` (None: the step as it is), then --ga-lower-to-cpu with
+    c-interface=1 and `cpu_options`. Returns its path. `ga_opt` names the
+    build or install tree (its bin/ga-opt)."""
+    from . import aot
     os.makedirs(out_dir, exist_ok=True)
-    base = os.path.join(out_dir, name)
-    cmd = [ga_opt, path]
-    if accumulate is not None:
-        cmd.append(f"--ga-accumulate={accumulate}")
-    cmd += [f"--ga-lower-to-cpu=c-interface=1 {cpu_options}".strip(), "-o", base + ".mlir"]
-    subprocess.run(cmd, check=True)
-    subprocess.run([f"{LLVM_BIN}/mlir-translate", "--mlir-to-llvmir", base + ".mlir", "-o", base + ".ll"],
-                   check=True)
-    subprocess.run([f"{LLVM_BIN}/llc", "-O2", "-filetype=obj", "-relocation-model=pic", base + ".ll",
-                    "-o", base + ".o"], check=True)
-    link = ["clang-22", "-shared", "-Wl,-Bsymbolic", "--rtlib=compiler-rt", base + ".o",
-            "-o", base + ".so", "-lm"]
-    if "blas=1" in cpu_options:
-        link.append("-lopenblas")
-    if runner_utils:
-        link += [f"-L{MLIR_LIB}", "-lmlir_c_runner_utils", f"-Wl,-rpath,{MLIR_LIB}"]
-    subprocess.run(link, check=True)
-    return base + ".so"
+    out = os.path.join(out_dir, name + ".so")
+    with open(path) as f:
+        source = f.read()
+    try:
+        aot.compile_step(source, out, "cpu", accumulate=accumulate, lower_options=cpu_options,
+                         mcpu=mcpu, build_dir=os.path.dirname(os.path.dirname(os.path.abspath(ga_opt))),
+                         name=path)
+    except aot.CompileError as e:
+        raise RuntimeError(f"ga-compile {path}: {e}") from None
+    return out
 
 
 def memref_descriptor_type(rank):

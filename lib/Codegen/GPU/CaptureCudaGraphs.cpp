@@ -28,10 +28,10 @@ using namespace mlir::ga::detail;
 namespace {
 
 /// The graph entry points of lib/Runtime/CUDA (GACudaRuntime.h).
-constexpr StringLiteral kBeginCapture = "mgpuGraphBeginCapture";
-constexpr StringLiteral kEndCapture = "mgpuGraphEndCapture";
-constexpr StringLiteral kLaunch = "mgpuGraphLaunch";
-constexpr StringLiteral kDestroy = "mgpuGraphDestroy";
+constexpr StringLiteral kBeginCapture = kGraphBeginCapture;
+constexpr StringLiteral kEndCapture = kGraphEndCapture;
+constexpr StringLiteral kLaunch = kGraphLaunch;
+constexpr StringLiteral kDestroy = kGraphDestroy;
 
 bool containsGPUWork(Operation *op) {
   return op->walk([](gpu::AsyncOpInterface) { return WalkResult::interrupt(); })
@@ -65,7 +65,7 @@ std::string whyNotCapturable(Operation *op) {
   if (auto call = dyn_cast<func::CallOp>(op)) {
     if (llvm::is_contained(kLibraryStreamFunctions, call.getCallee()))
       return "";
-    if (call.getCallee().starts_with("mgpuStream"))
+    if (call.getCallee().starts_with(kStreamPrefix))
       return "is a host synchronization";
     return "is a call that is not ordered on the step's stream";
   }

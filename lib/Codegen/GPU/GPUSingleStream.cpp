@@ -36,8 +36,8 @@ namespace {
 
 /// The runtime functions (lib/Runtime/CUDA, the mgpu* ABI) that wait for a
 /// stream and release it.
-constexpr StringLiteral kSynchronize = "mgpuStreamSynchronize";
-constexpr StringLiteral kDestroy = "mgpuStreamDestroy";
+constexpr StringLiteral kSynchronize = kStreamSynchronize;
+constexpr StringLiteral kDestroy = kStreamDestroy;
 
 bool isStreamFunctionCall(Operation *op) {
   auto call = dyn_cast<func::CallOp>(op);

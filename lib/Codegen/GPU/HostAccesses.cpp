@@ -23,6 +23,8 @@
 
 #include "llvm/ADT/SetVector.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::ga;
 using namespace mlir::ga::gpu_loops;
@@ -111,6 +113,51 @@ Value FunctionLowering::snapshotHostLoad(memref::LoadOp load) {
   return memref::LoadOp::create(b, loc, snapshot, ValueRange{});
 }
 
+/// Moves above `load` the pure host ops, defined after it in its block, whose
+/// results the ops of `slice` use and whose own operands are available at the
+/// load (transitively: such ops may use each other). Fails, with an error at
+/// the user, for an operand that cannot be made available there.
+static LogicalResult
+hoistSliceOperands(memref::LoadOp load,
+                   const llvm::SetVector<Operation *> &slice) {
+  Block *block = load->getBlock();
+  auto definedAfter = [&](Value v) -> Operation * {
+    Operation *def = v.getDefiningOp();
+    if (!def || slice.contains(def) || def->getBlock() != block ||
+        !load->isBeforeInBlock(def))
+      return nullptr;
+    return def;
+  };
+  // The ops to move, operands before users.
+  llvm::SetVector<Operation *> moved;
+  std::function<bool(Operation *)> collect = [&](Operation *def) {
+    if (moved.contains(def))
+      return true;
+    if (!isMemoryEffectFree(def) || def->getNumRegions() != 0 ||
+        def->hasTrait<OpTrait::IsTerminator>())
+      return false;
+    for (Value operand : def->getOperands())
+      if (Operation *inner = definedAfter(operand))
+        if (!collect(inner))
+          return false;
+    moved.insert(def);
+    return true;
+  };
+  for (Operation *op : slice)
+    for (Value operand : op->getOperands())
+      if (Operation *def = definedAfter(operand))
+        if (!collect(def))
+          return op->emitOpError()
+                 << "depends on a value defined after the device load it "
+                    "uses (by '"
+                 << def->getName()
+                 << "', which is not pure host arithmetic); cannot move it "
+                    "into the kernels";
+  for (Operation *op : moved)
+    op->moveBefore(load);
+  return success();
+}
+
 LogicalResult FunctionLowering::sinkHostLoads(func::FuncOp func) {
   sinkGlobals(func);
   SmallVector<memref::LoadOp> hostLoads;
@@ -120,7 +167,10 @@ LogicalResult FunctionLowering::sinkHostLoads(func::FuncOp func) {
     if (!isHostMemory(load.getMemref()))
       hostLoads.push_back(load);
   });
-  for (memref::LoadOp load : hostLoads) {
+  // Later loads first: a value computed from several loads (a statistic of
+  // an earlier loop divided by another, say) is then sunk with the last of
+  // them, and the earlier loads follow it into the same kernels.
+  for (memref::LoadOp load : llvm::reverse(hostLoads)) {
     Value root = getViewRoot(load.getMemref());
     // The host computation that depends on the load: pure ops without
     // regions, in program order.
@@ -172,16 +222,11 @@ LogicalResult FunctionLowering::sinkHostLoads(func::FuncOp func) {
       continue;
     }
     // Every operand of the slice that is not in it must be available at the
-    // start of each kernel (defined above the load): true for values defined
-    // before the load; check it anyway.
-    for (Operation *op : slice)
-      for (Value operand : op->getOperands())
-        if (Operation *def = operand.getDefiningOp())
-          if (!slice.contains(def) && def->getBlock() == load->getBlock() &&
-              load->isBeforeInBlock(def))
-            return op->emitOpError()
-                   << "depends on a value defined after the device load it "
-                      "uses; cannot move it into the kernels";
+    // start of each kernel (defined above the load). A pure host value
+    // defined after the load from values defined before it (a conversion of
+    // another scalar, say) moves above the load; anything else is refused.
+    if (failed(hoistSliceOperands(load, slice)))
+      return failure();
     // The loaded buffer must hold the same value when each kernel runs;
     // otherwise the kernels read a copy of the element taken at the load.
     bool overwritten = false;

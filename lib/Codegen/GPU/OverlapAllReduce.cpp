@@ -38,13 +38,6 @@ using namespace mlir::ga::detail;
 
 namespace {
 
-constexpr StringLiteral kEventCreate = "mgpuEventCreate";
-constexpr StringLiteral kEventRecord = "mgpuEventRecord";
-constexpr StringLiteral kEventDestroy = "mgpuEventDestroy";
-constexpr StringLiteral kStreamWaitEvent = "mgpuStreamWaitEvent";
-constexpr StringLiteral kStreamSynchronize = "mgpuStreamSynchronize";
-constexpr StringLiteral kStreamDestroy = "mgpuStreamDestroy";
-
 bool isCallTo(Operation *op, StringRef name) {
   auto call = dyn_cast<func::CallOp>(op);
   return call && call.getCallee() == name;

@@ -19,6 +19,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
+#include "ga-runtime/GARuntimeABI.h"
+
 namespace mlir::ga {
 #define GEN_PASS_DEF_CONVERTGATONCCL
 #include "ga/Conversion/Passes.h.inc"
@@ -28,7 +30,8 @@ using namespace mlir;
 using namespace mlir::ga;
 using namespace mlir::ga::detail;
 
-static constexpr StringLiteral kAllReduceFn = "gaNcclAllReduce";
+/// The NCCL runtime's entry point (include/ga-runtime/GARuntimeABI.h).
+static constexpr StringLiteral kAllReduceFn = ga_abi::kNcclAllReduce;
 
 /// NCCL's ncclDataType_t (nccl.h; stable across NCCL 2.x).
 static std::optional<int32_t> toNcclDatatype(Type type) {

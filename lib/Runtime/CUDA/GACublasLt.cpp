@@ -10,6 +10,7 @@
 
 #include "CudaErrors.h"
 #include "GACublasLtProblem.h"
+#include "ga-runtime/GARuntimeABI.h"
 
 #include <cublasLt.h>
 #include <cuda.h>
@@ -20,6 +21,18 @@
 #include <functional>
 #include <mutex>
 #include <unordered_map>
+
+// The declarations above are the ABI the passes emit calls to: the stream,
+// then the operands of GARuntimeABI.h, C (the only output) where it says.
+static_assert(ga_abi::checkCublasLtABI<decltype(&gaCublasLtMatmul),
+                                       ga_abi::kCublasLtMatmulArity,
+                                       ga_abi::kCublasLtMatmulOutput>(),
+              "gaCublasLtMatmul differs from GARuntimeABI.h");
+static_assert(
+    ga_abi::checkCublasLtABI<decltype(&gaCublasLtMatmulStridedBatched),
+                             ga_abi::kCublasLtMatmulStridedBatchedArity,
+                             ga_abi::kCublasLtMatmulStridedBatchedOutput>(),
+    "gaCublasLtMatmulStridedBatched differs from GARuntimeABI.h");
 
 namespace {
 

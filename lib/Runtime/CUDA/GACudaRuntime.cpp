@@ -148,20 +148,44 @@ StreamPool &streamPool() {
 }
 } // namespace
 
-extern "C" GAStream mgpuStreamCreate(void) {
-  state();
+/// The stream of the caller of a compiled step on this thread
+/// (gaCudaSetCallerStream), or null.
+static thread_local CUstream callerStream = nullptr;
+
+/// A stream for a compiled step: from the pool, else a new non-blocking one.
+static CUstream takeStream() {
   {
     StreamPool &pool = streamPool();
     std::lock_guard<std::mutex> lock(pool.mutex);
     if (!pool.free.empty()) {
       CUstream s = pool.free.back();
       pool.free.pop_back();
-      return reinterpret_cast<GAStream>(s);
+      return s;
     }
   }
   CUstream stream = nullptr;
   GA_CUDA_CHECK(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  return stream;
+}
+
+extern "C" GAStream mgpuStreamCreate(void) {
+  state();
+  CUstream stream = takeStream();
+  if (callerStream) {
+    // The step's work starts after what the caller enqueued before the call
+    // (PyTorch's copies of the inputs, say); it ends with a synchronization
+    // of this stream, so the caller's later work sees its results.
+    CUevent event = nullptr;
+    GA_CUDA_CHECK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING));
+    GA_CUDA_CHECK(cuEventRecord(event, callerStream));
+    GA_CUDA_CHECK(cuStreamWaitEvent(stream, event, 0));
+    GA_CUDA_CHECK(cuEventDestroy(event));
+  }
   return reinterpret_cast<GAStream>(stream);
+}
+
+extern "C" void gaCudaSetCallerStream(GAStream stream) {
+  callerStream = reinterpret_cast<CUstream>(stream);
 }
 
 extern "C" void mgpuStreamDestroy(GAStream stream) {

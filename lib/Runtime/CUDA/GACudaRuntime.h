@@ -113,6 +113,12 @@ void gaGpuCopyToDevice(void *dst, const void *src, size_t sizeBytes);
 void gaGpuCopyToHost(void *dst, const void *src, size_t sizeBytes);
 /// Waits for all work on the device.
 void gaGpuSynchronize(void);
+/// Orders the compiled steps that this thread calls after the work already
+/// enqueued on `stream` (a CUstream or cudaStream_t of the primary context,
+/// e.g. torch.cuda.current_stream().cuda_stream; null: no ordering): each
+/// step's own stream waits for an event recorded on `stream` when the step
+/// starts. The step still returns only once its work is done.
+void gaCudaSetCallerStream(GAStream stream);
 
 #ifdef __cplusplus
 } // extern "C"

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GANcclRuntime.h"
+#include "ga-runtime/GARuntimeABI.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -18,6 +19,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+// gaNcclAllReduce as GARuntimeABI.h places its operands: the stream first
+// (a pointer the passes replace by the step's), then the buffer.
+static_assert(
+    std::is_same_v<ga_abi::FunctionTraits<decltype(&gaNcclAllReduce)>::Arg<
+                       ga_abi::kNcclAllReduceStream>,
+                   void *>);
+static_assert(
+    std::is_same_v<ga_abi::FunctionTraits<decltype(&gaNcclAllReduce)>::Arg<
+                       ga_abi::kNcclAllReduceBuffer>,
+                   void *>);
 
 namespace {
 ncclComm_t gComm = nullptr;

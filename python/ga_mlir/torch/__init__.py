@@ -29,8 +29,14 @@ default ~/.cache/ga_mlir).
 Modules: _decompositions (ATen ops without gathers and scatters),
 _optimizers (torch.optim's updates), _modules (MultiheadAttention and the
 recurrent layers in batch-first forms), _export (tracing, torch-mlir),
-_inplace (the zero-copy form), _step (ga-mlir pipelines, the library, the
-call).
+_inplace (the zero-copy form), _step (ga-mlir pipelines, the library),
+_layout (the argument layout, the signature of a saved step), _call (calling
+a library on CPU or CUDA tensors), _saved (save and load_step).
+
+Saved steps: `step.save(dir)` writes the library (CPU or CUDA) and its
+signature; `load_step(dir, model, optimizer)` runs it where only torch is
+installed (no torch-mlir, no LLVM), after checking the model and the
+optimizer against the signature.
 
 Hyper-parameters (learning rate, betas, ...) are read from the optimizer's
 `param_groups` at every call and passed as arguments, so a learning-rate
@@ -57,8 +63,9 @@ import numpy  # noqa: F401  (torch-mlir needs it; fail early if missing)
 
 from ._common import CompileError
 from ._export import export_train_step
+from ._saved import LoadedTrainStep, load_step
 from ._step import CompiledTrainStep, compile_train_step
 from ._compare import compare
 
 __all__ = ["compile_train_step", "CompiledTrainStep", "CompileError",
-           "export_train_step", "compare"]
+           "export_train_step", "compare", "load_step", "LoadedTrainStep"]

@@ -1,22 +1,23 @@
 """Compiling the imported step with ga-mlir and calling it on tensors."""
 
-import ctypes
 import hashlib
 import json
 import os
 import re
-import subprocess
 import tempfile
 import threading
 
 import torch
 
-from .. import PipelineError, library_path, run_pipeline
-from ._arguments import check_compile_arguments
+from .. import PipelineError, aot, library_path, run_pipeline
 from . import _inplace
-from ._common import LLVM_BIN, CompileError
+from ._arguments import check_compile_arguments
 from ._cache import cached_export, library_cpu
-from ._export import _Spec, _flat_arguments, export_train_step
+from ._call import CpuLibrary, CudaLibrary, call_step, new_hyper, \
+    require_cuda
+from ._common import CompileError
+from ._export import _Spec, export_train_step
+from ._layout import StepLayout
 
 
 # ga-opt options that compile_train_step passes through (Python spelling ->
@@ -35,12 +36,35 @@ _LOWER_OPTIONS = {
     "openmp": "openmp",
     "num_threads": "num-threads",
 }
+# --ga-lower-to-nvvm options for target="cuda" (the pipeline's defaults:
+# products on cuBLASLt, the micro-batch body as a CUDA graph).
+_NVVM_OPTIONS = {
+    "cublas": "cublas",
+    "cuda_graphs": "cuda-graphs",
+    "fma": "fma",
+    "block_size": "block-size",
+    "fuse_elementwise": "fuse-elementwise",
+}
 
 
 def _option_text(value):
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def _nvvm_options(options):
+    """The --ga-lower-to-nvvm options of a target="cuda" step, as a list."""
+    low = []
+    for key, value in sorted(options.items()):
+        if value is None or key in _ACCUMULATE_OPTIONS:
+            continue
+        if key not in _NVVM_OPTIONS:
+            raise TypeError(f"compile_train_step: option {key!r} is not one "
+                            "of target='cuda' (" +
+                            ", ".join(sorted(_NVVM_OPTIONS)) + ")")
+        low.append(f"{_NVVM_OPTIONS[key]}={_option_text(value)}")
+    return low
 
 
 def _lowering_options(options):
@@ -69,15 +93,20 @@ def _mark(batch_args):
             ",".join(f"{i}:{d}" for i, d in batch_args) + "}")
 
 
-def _pipelines(micro_batches, batch_args, options):
-    """The --ga-accumulate pipeline, and the lowering of its output."""
+def _pipelines(micro_batches, batch_args, options, target="cpu"):
+    """The --ga-accumulate pipeline, and the lowering of its output (for
+    "cuda": the --ga-lower-to-nvvm options that ga-compile adds to its
+    own)."""
     acc = [f"micro-batches={micro_batches}",
            "batch-args=" + ",".join(f"{i}:{d}" for i, d in batch_args)]
     rewrite = _rewrite_options(options)
     if rewrite:
         acc.append(rewrite)
-    return (f"builtin.module(ga-accumulate{{{' '.join(acc)}}})",
-            f"ga-lower-to-cpu{{{' '.join(_lowering_options(options))}}}")
+    if target == "cuda":
+        lowering = " ".join(_nvvm_options(options))
+    else:
+        lowering = f"ga-lower-to-cpu{{{' '.join(_lowering_options(options))}}}"
+    return f"builtin.module(ga-accumulate{{{' '.join(acc)}}})", lowering
 
 
 def _run_pipeline(ir, pipeline, what):
@@ -192,38 +221,44 @@ def _cache_dir():
     return root
 
 
-def _run(cmd):
-    result = subprocess.run(cmd, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise CompileError(f"{os.path.basename(cmd[0])} failed:\n"
-                           f"{result.stderr.strip()}")
+def _aot(what, fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except aot.CompileError as error:
+        raise CompileError(f"{what}: {error}") from None
 
 
-def _compile_library(ir, pipelines, mcpu, blas, in_place, num_args,
-                     num_results):
-    """The shared library of `ir` under `pipelines` (see _pipelines), from
-    the cache when the same IR was compiled with the same options before,
-    and whether its results `in_place` (pairs of result and argument
-    indices) are written into the arguments (else the library returns every
-    result into out-parameters)."""
+def _compile_library(ir, pipelines, mcpu, in_place, num_args, num_results,
+                     target="cpu"):
+    """The shared library of `ir` under `pipelines` (see _pipelines), built
+    by ga-compile (ga_mlir.aot) into the cache, from the cache when the same
+    IR was compiled with the same options before, and whether its results
+    `in_place` (pairs of result and argument indices) are written into the
+    arguments (else the library returns every result: into out-parameters
+    on the CPU, in device memory on the GPU)."""
     key = hashlib.sha256("\0".join(
-        [ir, *pipelines, library_cpu(mcpu), repr(in_place),
+        [ir, *pipelines, library_cpu(mcpu), target, repr(in_place),
          os.path.realpath(library_path()),
          str(os.path.getmtime(library_path()))]).encode()).hexdigest()[:24]
     directory = os.path.join(_cache_dir(), key)
     lib = os.path.join(directory, "libstep.so")
     if os.path.exists(lib):
         return lib, os.path.exists(os.path.join(directory, "in-place"))
-    rewritten, wrapped = _rewrite(ir, pipelines, in_place)
+    rewritten, wrapped = _rewrite(ir, pipelines,
+                                  in_place if target == "cpu" else [])
     lowered = None
-    if wrapped is not None:
+    if target == "cuda":
+        lowered = _aot("ga-mlir could not lower the training step for the "
+                       "GPU", aot.lower, rewritten, "cuda",
+                       lower_options=pipelines[1], name="<train_step>")
+    elif wrapped is not None:
         lowered = _run_pipeline(
             wrapped, f"builtin.module(eliminate-empty-tensors,"
             f"{pipelines[1]})", "ga-mlir could not lower the training step")
         if not _inplace.check_lowered(lowered, num_args,
                                       num_results - len(in_place)):
             lowered = None  # an update was not in place: copy instead
-    written_in_place = lowered is not None
+    written_in_place = target == "cpu" and lowered is not None
     if lowered is None:
         lowered = _run_pipeline(rewritten, f"builtin.module({pipelines[1]})",
                                 "ga-mlir could not lower the training step")
@@ -235,86 +270,14 @@ def _compile_library(ir, pipelines, mcpu, blas, in_place, num_args,
     if written_in_place:
         with open(os.path.join(work, "in-place"), "w") as f:
             f.write(repr(in_place))
-    ll, obj = os.path.join(work, "step.ll"), os.path.join(work, "step.o")
-    _run([os.path.join(LLVM_BIN, "mlir-translate"), "--mlir-to-llvmir",
-          os.path.join(work, "step.lowered.mlir"), "-o", ll])
-    _run([os.path.join(LLVM_BIN, "llc"), "-O3", f"-mcpu={mcpu}",
-          "-filetype=obj", "-relocation-model=pic", ll, "-o", obj])
-    runtime = os.path.join(os.path.dirname(LLVM_BIN), "lib")
-    _run([os.path.join(LLVM_BIN, "clang"), "-shared", "-Wl,-Bsymbolic",
-          "--rtlib=compiler-rt", obj, "-o", os.path.join(work, "libstep.so")]
-         + (["-lopenblas"] if blas else []) +
-         ["-lm", f"-L{runtime}", "-lmlir_c_runner_utils",
-          f"-Wl,-rpath,{runtime}"])
-    os.remove(ll)
-    os.remove(obj)
+    _aot("ga-compile failed", aot.link_library, lowered,
+         os.path.join(work, "libstep.so"), target,
+         mcpu=mcpu if target == "cpu" else None)
     try:
         os.rename(work, directory)
     except OSError:  # another process compiled it first
         return os.path.join(work, "libstep.so"), written_in_place
     return lib, written_in_place
-
-
-#===----------------------------------------------------------------------===#
-# Calling
-#===----------------------------------------------------------------------===#
-
-_DESCRIPTORS = {}
-
-
-def _descriptor_type(rank):
-    if rank not in _DESCRIPTORS:
-        fields = [("allocated", ctypes.c_void_p),
-                  ("aligned", ctypes.c_void_p), ("offset", ctypes.c_int64)]
-        if rank:
-            fields += [("sizes", ctypes.c_int64 * rank),
-                       ("strides", ctypes.c_int64 * rank)]
-        _DESCRIPTORS[rank] = type(f"MemRef{rank}D", (ctypes.Structure,),
-                                  {"_fields_": fields})
-    return _DESCRIPTORS[rank]
-
-
-def _descriptor(t):
-    d = _descriptor_type(t.dim())()
-    d.allocated = d.aligned = t.data_ptr()
-    d.offset = 0
-    for i, (size, stride) in enumerate(zip(t.shape, t.stride())):
-        d.sizes[i] = size
-        d.strides[i] = stride
-    return d
-
-
-class _Variant:
-    """One compiled library, for one set of input shapes."""
-
-    def __init__(self, lib, spec, results):
-        self.handle = ctypes.CDLL(lib)
-        self.function = self.handle._mlir_ciface_train_step
-        self.function.restype = None
-        self.outputs = [torch.empty(shape, dtype=dtype)
-                        for shape, dtype in results]
-        self.output_descriptors = [ctypes.byref(_descriptor(t))
-                                   for t in self.outputs]
-        self.lock = threading.Lock()
-        self.hyper = None  # the 0-d hyper-parameter arguments, reused
-
-
-def _check_no_shared_storage(flat, written):
-    """The step writes the arguments `written` in place, and bufferization
-    assumed that no two arguments share memory: refuse tensors that do (two
-    parameters that are views of one tensor, say)."""
-    def span(t):
-        start = t.data_ptr()
-        return start, start + t.numel() * t.element_size()
-    spans = sorted((span(t), i) for i, t in enumerate(flat) if t.numel())
-    targets = set(written)
-    for ((_, end), i), ((start, _), j) in zip(spans, spans[1:]):
-        if start < end and (i in targets or j in targets):
-            raise CompileError(
-                f"arguments {min(i, j)} and {max(i, j)} of the step share "
-                "memory, and one of them is updated in place: give every "
-                "parameter and optimizer state its own storage, or pass "
-                "in_place=False")
 
 
 # Optimizer settings that are arguments of the compiled step (recomputed from
@@ -367,17 +330,23 @@ class CompiledTrainStep:
                  max_memory=None, max_grad_norm=None, target="cpu",
                  batch_dims=None, indexing="one-hot", mcpu="native",
                  in_place=True, **options):
-        if target != "cpu":
-            raise CompileError(f"target={target!r}: only 'cpu' is supported")
+        if target not in ("cpu", "cuda"):
+            raise CompileError(f"target={target!r}: 'cpu' or 'cuda'")
         if micro_batches is None and micro_batch_size is None and \
                 max_memory is None:
             raise TypeError("pass one of micro_batches=, micro_batch_size= "
                             "and max_memory=")
         if max_memory is not None:
             _budget_text(max_memory)
+        lowering = _NVVM_OPTIONS if target == "cuda" else _LOWER_OPTIONS
         for key in options:
-            if key not in _ACCUMULATE_OPTIONS and key not in _LOWER_OPTIONS:
-                raise TypeError(f"compile_train_step: unknown option {key!r}")
+            if key not in _ACCUMULATE_OPTIONS and key not in lowering:
+                raise TypeError(f"compile_train_step: unknown option {key!r}"
+                                f" for target={target!r}")
+        self.target = target
+        if target == "cuda" and not in_place:
+            raise TypeError("in_place=False: a target='cuda' step always "
+                            "copies its results into place")
         self.model, self.loss_fn, self.optimizer = model, loss_fn, optimizer
         self.micro_batches, self.micro_batch_size = micro_batches, \
             micro_batch_size
@@ -405,8 +374,21 @@ class CompiledTrainStep:
         if key in self._variants:
             return self._variants[key]
         for t in inputs:
-            if not isinstance(t, torch.Tensor) or t.device.type != "cpu":
-                raise CompileError("inputs must be CPU tensors")
+            if not isinstance(t, torch.Tensor):
+                raise CompileError("inputs must be tensors")
+            if t.device.type != "cpu" and self.target == "cpu":
+                raise CompileError("inputs must be CPU tensors "
+                                   "(target='cpu')")
+        if self.target == "cuda":
+            # Tracing needs shapes and dtypes only, and runs on the CPU.
+            if any(p.device.type != "cpu" for p in self.model.parameters()):
+                raise CompileError(
+                    "target='cuda': the step is traced on the CPU for these "
+                    "input shapes, but the model's parameters are on the "
+                    "GPU: compile (or call once per input shape) with the "
+                    "model on the CPU, then move it with model.cuda(), "
+                    "which keeps the parameters' identity")
+            inputs = tuple(t.cpu() for t in inputs)
         batch = {t.shape[d] for t, d in zip(inputs, self.batch_dims)}
         if len(batch) != 1:
             raise CompileError(f"inputs disagree on the batch size: {batch}")
@@ -428,7 +410,7 @@ class CompiledTrainStep:
             n = _choose_micro_batches(ir, batch_args, *given, self.options)
         if not 1 <= n <= batch:
             raise CompileError(f"{n} micro-batches for a batch of {batch}")
-        pipelines = _pipelines(n, batch_args, self.options)
+        pipelines = _pipelines(n, batch_args, self.options, self.target)
         buffers = dict(self.model.named_buffers())
         results = [(p.shape, p.dtype) for p in spec.params]
         for i, p in enumerate(spec.params):
@@ -446,15 +428,18 @@ class CompiledTrainStep:
             (num_params + num_states + k,
              first_buffer + spec.buffer_names.index(n))
             for k, n in enumerate(spec.mutated_buffers)] \
-            if self.in_place else []
+            if self.in_place and self.target == "cpu" else []
         lib, written_in_place = _compile_library(
-            ir, pipelines, self.mcpu, self.options.get("blas", True),
-            in_place, spec.arg_count(), len(results))
-        variant = _Variant(lib, spec, results[-1:] if written_in_place
-                           else results)
+            ir, pipelines, self.mcpu, in_place, spec.arg_count(),
+            len(results), self.target)
+        variant = _Variant(lib, results[-1:] if written_in_place
+                           else results, self.target)
         variant.spec, variant.micro_batches = spec, n
         variant.ir, variant.batch_args = ir, batch_args
         variant.in_place = in_place if written_in_place else []
+        variant.layout = StepLayout.from_spec(
+            spec, self.model, inputs, self.batch_dims, n, self.target,
+            variant.in_place, results)
         self._variants[key] = variant
         return variant
 
@@ -492,43 +477,45 @@ class CompiledTrainStep:
                             f"{len(inputs)}")
         inputs = tuple(t.contiguous() for t in inputs)
         v = self._variant(inputs)
-        spec = v.spec
         with v.lock, torch.no_grad():
+            library = v.library()
             if v.hyper is None:
-                v.hyper = [torch.zeros((), dtype=torch.float32) for _ in
-                           range(spec.opt.num_hyper() * len(spec.params))]
-            flat = _flat_arguments(spec, self.model, inputs, hyper=v.hyper)
-            for t in flat:
-                if not t.is_contiguous():
-                    raise CompileError("parameters, buffers and optimizer "
-                                       "states must be contiguous")
-            if v.in_place:
-                _check_no_shared_storage(flat, [j for _, j in v.in_place])
-            descriptors = [_descriptor(t) for t in flat]
-            v.function(*[ctypes.byref(d) for d in descriptors],
-                       *v.output_descriptors)
-            out = iter(v.outputs)
-            if not v.in_place:
-                # The new values into the parameters' and states' storage.
-                for p in spec.params:
-                    p.copy_(next(out))
-            k = len(spec.params) + len(spec.frozen) + \
-                len(spec.buffer_names)
-            for i, p in enumerate(spec.params):
-                states = flat[k:k + spec.num_states[i]]
-                k += spec.num_states[i]
-                if not v.in_place:
-                    for s in states:
-                        s.copy_(next(out))
-                spec.opt.commit_state(p, i, states)
-            if not v.in_place:
-                buffers = dict(self.model.named_buffers())
-                for n in spec.mutated_buffers:
-                    buffers[n].copy_(next(out))
-            loss = next(out).clone()
-            for p in spec.params:
-                p.grad = None
-        return loss
+                v.hyper = new_hyper(v.spec, "cuda" if v.target == "cuda"
+                                    else "cpu")
+            return call_step(library, v.spec, self.model, inputs, v.hyper,
+                             v.in_place)
+
+    def save(self, directory, *inputs):
+        """Writes the compiled step for `inputs` (default: the example
+        inputs' shapes) into `directory`: the library, the runtime libraries
+        beside it and `step.json`, its signature (parameter names, shapes
+        and dtypes, the optimizer's kind and settings, the inputs, the
+        layout of arguments and results). `ga_mlir.torch.load_step(directory,
+        model, optimizer)` runs it with torch and ctypes only."""
+        v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
+            else next(iter(self._variants.values()))
+        from ._saved import save_step
+        save_step(directory, v.path, v.layout)
+
+
+class _Variant:
+    """One compiled library, for one set of input shapes; loaded at its
+    first call (a CUDA library needs a GPU to load)."""
+
+    def __init__(self, path, results, target):
+        self.path, self.results, self.target = path, results, target
+        self.lock = threading.Lock()
+        self.hyper = None  # the 0-d hyper-parameter arguments, reused
+        self._library = None
+
+    def library(self):
+        if self._library is None:
+            if self.target == "cuda":
+                require_cuda()
+                self._library = CudaLibrary(self.path, self.results)
+            else:
+                self._library = CpuLibrary(self.path, self.results)
+        return self._library
 
 
 def compile_train_step(model, loss_fn, optimizer, example_inputs,
@@ -551,11 +538,19 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
         --ga-choose-micro-batches). `step.chosen_micro_batches()` says N.
     max_grad_norm: clip the accumulated gradient as clip_grad_norm_ does.
     batch_dims: the batch dimension of each input (default 0).
-    target: "cpu".
+    target: "cpu" (default) or "cuda": the step compiled for an NVIDIA GPU
+        (--ga-lower-to-nvvm: products on cuBLASLt, the micro-batch body as
+        a CUDA graph, kernels for sm_80 and sm_90); tracing runs on the CPU
+        (example inputs and the model on the CPU), calls take CUDA tensors
+        (model.cuda() after compiling) and run after the work queued on
+        torch.cuda.current_stream(); calling without a GPU raises
+        CompileError. Options: cublas, cuda_graphs, fma, block_size,
+        fuse_elementwise (of --ga-lower-to-nvvm).
     indexing: "one-hot" (default; nll_loss and embedding as comparisons with
         an iota) or "gather" (PyTorch's gather forward; needs the exact
         rewrite of gathers in linalg payloads).
-    mcpu: llc's -mcpu (default "native").
+    mcpu: llc's -mcpu for target="cpu" (default "native"; a saved step
+        for other machines: e.g. "x86-64-v3").
     in_place: write the new parameters and optimizer states directly into
         their tensors' storage (default; no copy: see _inplace). False, or
         an update that bufferization cannot write in place, returns them

@@ -292,4 +292,69 @@ def VerifyLowered : Pass<"ga-verify-lowered", "ModuleOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// WriteResultsInPlace
+//===----------------------------------------------------------------------===//
+
+def WriteResultsInPlace : Pass<"ga-write-results-in-place", "ModuleOp"> {
+  let summary = "Write chosen results of a step into the buffers of chosen "
+                "arguments, and drop them from its results";
+  let description = [{
+    For each `result:argument` pair of `pairs`, the function `func` writes
+    that result into that argument's tensor
+    (`bufferization.materialize_in_destination`) and stops returning it:
+    the function becomes the private `@<func>_in_place`, and a new public
+    `@<func>` with the same arguments calls it and returns the other
+    results. Upstream passes then do the work and prove it:
+    `eliminate-empty-tensors` makes the op that computes the result write
+    into the argument's tensor, one-shot bufferization keeps it in place
+    when no later read of the old value conflicts (else it copies), and
+    `drop-equivalent-buffer-results` removes the private function's results
+    that are its arguments' buffers. This is how the PyTorch frontend
+    updates parameters and optimizer states without a copy.
+
+    Before (`--ga-write-results-in-place="pairs=0:0"`):
+
+    ```mlir
+    func.func @train_step(%w: tensor<4xf32>, %x: tensor<8x4xf32>)
+        -> (tensor<4xf32>, tensor<f32>) {
+      ...
+      return %new_w, %loss : tensor<4xf32>, tensor<f32>
+    }
+    ```
+
+    After:
+
+    ```mlir
+    func.func private @train_step_in_place(%w: tensor<4xf32>, %x: ...)
+        -> (tensor<4xf32>, tensor<f32>) {
+      ...
+      %0 = bufferization.materialize_in_destination %new_w in %w
+          : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+      return %0, %loss : tensor<4xf32>, tensor<f32>
+    }
+    func.func @train_step(%w: tensor<4xf32>, %x: tensor<8x4xf32>)
+        -> tensor<f32> {
+      %r:2 = call @train_step_in_place(%w, %x) : ...
+      return %r#1 : tensor<f32>
+    }
+    ```
+
+    A pair out of range, a result whose type is not its argument's, a
+    result or argument named twice, or a missing function is an error.
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"\"train_step\"",
+           "The function whose results are written in place">,
+    ListOption<"pairs", "pairs", "std::string",
+               "result:argument pairs (result i written into argument j)">
+  ];
+  let statistics = [
+    Statistic<"numWritten", "results-written-in-place",
+              "Results written into an argument's tensor">
+  ];
+  let dependentDialects = ["bufferization::BufferizationDialect",
+                           "func::FuncDialect"];
+}
+
 #endif // GA_CODEGEN_COMMON_PASSES_TD

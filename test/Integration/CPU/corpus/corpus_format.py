@@ -18,14 +18,13 @@ fuse-elementwise) against the step as written lowered to plain scalar loops
 Ahead of time: every step that is not refused also gets
 `corpus/<step>/aot,N=<n>` with the same n (the non-dividing one, else 4;
 `aot,N=4,B=27` for a dynamic batch). The step as written and its rewrite are
-built into libref.so and libga.so by the README recipe (ga-opt
---ga-lower-to-cpu="c-interface=1", mlir-translate --mlir-to-llvmir, llc
--filetype=obj -relocation-model=pic, clang -shared -Wl,-Bsymbolic
---rtlib=compiler-rt, plus MLIR's libmlir_c_runner_utils.so if the code calls
-its memrefCopy), and ga-verify runs both libraries (--reference-library,
+built into libref.so and libga.so by ga-compile (tools/ga-compile: the
+--ga-lower-to-cpu="c-interface=1" lowering, mlir-translate, llc, clang
+-shared; memrefCopy from our libga_cpu_runtime.so, copied beside them), and
+ga-verify runs both libraries (--reference-library,
 --rewritten-library) on its seeded inputs instead of JIT-compiling the steps.
-Steps in BLAS get the same with blas=1 for both libraries, linked with
--lopenblas (`aot-blas,N=<n>`); the steps in RECOMPUTED get
+Steps in BLAS get the same with blas=1 for both libraries (linked with
+OpenBLAS) (`aot-blas,N=<n>`); the steps in RECOMPUTED get
 `aot,N=5,recompute-statistics`.
 
 A module of its own so that lit's worker processes can pickle the format.
@@ -168,32 +167,14 @@ class CorpusFormat(lit.formats.TestFormat):
         return code, out, err
 
     def _build_library(self, test, path, tmp, name, accumulate, run, log):
-        """The README recipe: the step (rewritten with ga-accumulate{accumulate}
-        unless None) to lib<name>.so. Its path, or None if a command failed."""
-        llvm_mlir, ll, obj = (os.path.join(tmp, name + ext)
-                              for ext in (".llvm.mlir", ".ll", ".o"))
+        """ga-compile: the step (rewritten with ga-accumulate{accumulate}
+        unless None) to lib<name>.so. Its path, or None if it failed."""
         lib = os.path.join(tmp, "lib" + name + ".so")
-        rewrite = ["--ga-accumulate=" + accumulate] if accumulate else []
-        commands = [
-            [self.ga_opt, path] + rewrite +
-            ["--ga-lower-to-cpu=" + run.lower, "-o", llvm_mlir],
-            [self.mlir_translate, "--mlir-to-llvmir", llvm_mlir, "-o", ll],
-            [self.llc, "-filetype=obj", "-relocation-model=pic", ll, "-o", obj],
-        ]
-        for cmd in commands:
-            result = self._run(cmd, test, log)
-            if result is None or result[0] != 0:
-                return None
-        # -Bsymbolic: the C interface calls the step itself, not a function of
-        # the same name elsewhere. compiler-rt: builtins llc may call (bf16
-        # truncation, __truncsfbf2, is not in Debian bookworm's libgcc).
-        # Strided memref copies call memrefCopy from MLIR's runtime library.
-        link = ["-Wl,-Bsymbolic", "--rtlib=compiler-rt"] + run.link + ["-lm"]
-        with open(ll) as f:
-            if "@memrefCopy(" in f.read():
-                link += ["-L" + self.mlir_lib_dir, "-lmlir_c_runner_utils",
-                         "-Wl,-rpath," + self.mlir_lib_dir]
-        result = self._run([self.cc, "-shared", obj, "-o", lib] + link, test, log)
+        cmd = [os.path.join(os.path.dirname(self.ga_opt), "ga-compile"), path,
+               "--lower-options=" + run.lower, "-o", lib]
+        if accumulate:
+            cmd.append("--accumulate=" + accumulate)
+        result = self._run(cmd, test, log)
         if result is None or result[0] != 0:
             return None
         return lib

@@ -1,5 +1,5 @@
 // Drives test/Integration/Inputs/steps/mlp_sgd.mlir compiled for the GPU
-// (scripts/ga-compile-gpu, c-interface): seeded inputs to device memory, one
+// (ga-compile --target=cuda, c-interface): seeded inputs to device memory, one
 // call of the micro-batched step, results back to the host. With
 // -DGA_DRIVER_COMPARE_CPU it also runs the original full-batch step compiled
 // for the CPU (its C interface renamed to cpu_train_step) and compares.

@@ -1,0 +1,246 @@
+"""Calling a compiled step's library on tensors (CPU or CUDA), through ctypes.
+
+Shared by the step compiled in this process (_step) and a saved step loaded
+where only torch is installed (_saved): nothing here needs torch-mlir or the
+ga-mlir library.
+
+CPU libraries (--ga-lower-to-cpu, out-params=1) write the results that are
+not updated in place into buffers of ours, passed as out-parameters. CUDA
+libraries (--ga-lower-to-nvvm) return every result in device memory that
+they allocated; the results are copied into the parameters', states' and
+buffers' storage on PyTorch's current stream, then freed.
+"""
+
+import ctypes
+import os
+
+import torch
+
+from ._common import CompileError
+from ._export import _flat_arguments
+
+_DESCRIPTORS = {}
+
+
+def descriptor_type(rank):
+    """The ctypes structure of a memref descriptor of `rank` dimensions."""
+    if rank not in _DESCRIPTORS:
+        fields = [("allocated", ctypes.c_void_p),
+                  ("aligned", ctypes.c_void_p), ("offset", ctypes.c_int64)]
+        if rank:
+            fields += [("sizes", ctypes.c_int64 * rank),
+                       ("strides", ctypes.c_int64 * rank)]
+        _DESCRIPTORS[rank] = type(f"MemRef{rank}D", (ctypes.Structure,),
+                                  {"_fields_": fields})
+    return _DESCRIPTORS[rank]
+
+
+def descriptor(t):
+    """The memref descriptor of tensor `t` (its own storage)."""
+    d = descriptor_type(t.dim())()
+    d.allocated = d.aligned = t.data_ptr()
+    d.offset = 0
+    for i, (size, stride) in enumerate(zip(t.shape, t.stride())):
+        d.sizes[i] = size
+        d.strides[i] = stride
+    return d
+
+
+def check_no_shared_storage(flat, written):
+    """The step writes the arguments `written` in place, and bufferization
+    assumed that no two arguments share memory: refuse tensors that do (two
+    parameters that are views of one tensor, say)."""
+    def span(t):
+        start = t.data_ptr()
+        return start, start + t.numel() * t.element_size()
+    spans = sorted((span(t), i) for i, t in enumerate(flat) if t.numel())
+    targets = set(written)
+    for ((_, end), i), ((start, _), j) in zip(spans, spans[1:]):
+        if start < end and (i in targets or j in targets):
+            raise CompileError(
+                f"arguments {min(i, j)} and {max(i, j)} of the step share "
+                "memory, and one of them is updated in place: give every "
+                "parameter and optimizer state its own storage, or pass "
+                "in_place=False")
+
+
+def require_cuda(what="target='cuda'"):
+    """CompileError unless PyTorch sees a CUDA device: loading a CUDA
+    step's library without one would stop the process (its kernels load
+    when the library does)."""
+    if not torch.cuda.is_available():
+        raise CompileError(
+            f"{what}: no CUDA device (torch.cuda.is_available() is False): "
+            "the step was compiled for the GPU and can only run on a "
+            "machine with an NVIDIA GPU and driver; compile with "
+            "target='cpu' to run here")
+
+
+class CpuLibrary:
+    """A CPU library: `results` are the (shape, dtype) of the results that
+    come back through out-parameters (the others are written in place)."""
+
+    target = "cpu"
+
+    def __init__(self, lib, results):
+        self.handle = ctypes.CDLL(lib)
+        self.function = self.handle._mlir_ciface_train_step
+        self.function.restype = None
+        self.outputs = [torch.empty(shape, dtype=dtype)
+                        for shape, dtype in results]
+        self.output_descriptors = [ctypes.byref(descriptor(t))
+                                   for t in self.outputs]
+
+    def device_ok(self, t):
+        return t.device.type == "cpu"
+
+    def run(self, flat):
+        descriptors = [descriptor(t) for t in flat]
+        self.function(*[ctypes.byref(d) for d in descriptors],
+                      *self.output_descriptors)
+        return iter(self.outputs)
+
+
+class _DeviceArray:
+    """A device buffer as __cuda_array_interface__ (for torch.as_tensor)."""
+
+    _TYPESTR = {torch.float32: "<f4", torch.float64: "<f8",
+                torch.float16: "<f2", torch.int64: "<i8", torch.int32: "<i4",
+                torch.bool: "|b1"}
+
+    def __init__(self, pointer, shape, dtype):
+        if dtype not in self._TYPESTR:
+            raise CompileError(f"a CUDA step's result of dtype {dtype} "
+                               "cannot be read back")
+        self.__cuda_array_interface__ = {
+            "shape": tuple(shape), "typestr": self._TYPESTR[dtype],
+            "data": (pointer, False), "version": 3, "strides": None}
+
+
+class CudaLibrary:
+    """A CUDA library (every result in device memory it allocated)."""
+
+    target = "cuda"
+
+    def __init__(self, lib, results):
+        require_cuda()
+        torch.cuda.init()  # the primary context, shared with our runtime
+        runtime = os.path.join(os.path.dirname(lib), "libga_cuda_runtime.so")
+        self.runtime = ctypes.CDLL(runtime)
+        self.runtime.gaCudaSetCallerStream.argtypes = [ctypes.c_void_p]
+        self.runtime.mgpuMemFree.argtypes = [ctypes.c_void_p,
+                                             ctypes.c_void_p]
+        self.handle = ctypes.CDLL(lib)
+        self.function = self.handle._mlir_ciface_train_step
+        self.function.restype = None
+        self.results = results
+        self.results_type = type("Results", (ctypes.Structure,), {
+            "_fields_": [(f"r{i}", descriptor_type(len(s)))
+                         for i, (s, _) in enumerate(results)]})
+
+    def device_ok(self, t):
+        return t.device.type == "cuda"
+
+    def run(self, flat):
+        descriptors = [descriptor(t) for t in flat]
+        results = self.results_type()
+        stream = torch.cuda.current_stream()
+        self.runtime.gaCudaSetCallerStream(stream.cuda_stream)
+        try:
+            self.function(ctypes.byref(results),
+                          *[ctypes.byref(d) for d in descriptors])
+        finally:
+            self.runtime.gaCudaSetCallerStream(None)
+        # Results that are an argument's own buffer (written in place by
+        # bufferization) are neither copied nor freed.
+        owned = {t.data_ptr() for t in flat}
+        views, free = [], set()
+        for i, (shape, dtype) in enumerate(self.results):
+            r = getattr(results, f"r{i}")
+            pointer = r.aligned + r.offset * torch.empty(
+                (), dtype=dtype).element_size()
+            views.append(None if pointer in owned else torch.as_tensor(
+                _DeviceArray(pointer, shape, dtype), device=stream.device))
+            if r.allocated not in owned:
+                free.add(r.allocated)
+        return _DeviceResults(self, views, free, stream)
+
+
+class _DeviceResults:
+    """The results of one CUDA call: iterated like the CPU outputs; `close`
+    frees the step's buffers once the copies out of them are done."""
+
+    def __init__(self, lib, views, free, stream):
+        self.lib, self.views, self.free, self.stream = lib, views, free, \
+            stream
+        self.index = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        v = self.views[self.index]
+        self.index += 1
+        return v
+
+    def close(self):
+        self.stream.synchronize()
+        for pointer in self.free:
+            self.lib.runtime.mgpuMemFree(pointer, None)
+
+
+def call_step(library, spec, model, inputs, hyper, in_place):
+    """One call of `library` (a CpuLibrary or CudaLibrary) laid out as
+    `spec` (a _Spec), updating the parameters, states and buffers; returns
+    the loss. `hyper`: the 0-d hyper-parameter tensors, reused between
+    calls; `in_place`: the (result, argument) pairs the library writes in
+    place."""
+    flat = _flat_arguments(spec, model, inputs, hyper=hyper)
+    for t in flat:
+        if not t.is_contiguous():
+            raise CompileError("parameters, buffers and optimizer states "
+                               "must be contiguous")
+        if not library.device_ok(t):
+            raise CompileError(
+                f"the step was compiled for target='{library.target}': its "
+                f"parameters, optimizer states, buffers and inputs must be "
+                f"{'CUDA' if library.target == 'cuda' else 'CPU'} tensors "
+                f"(found one on {t.device})")
+    if in_place:
+        check_no_shared_storage(flat, [j for _, j in in_place])
+    out = library.run(flat)
+    copied = not in_place
+    try:
+        if copied:
+            for p in spec.params:
+                _assign(p, next(out))
+        k = len(spec.params) + len(spec.frozen) + len(spec.buffer_names)
+        for i, p in enumerate(spec.params):
+            states = flat[k:k + spec.num_states[i]]
+            k += spec.num_states[i]
+            if copied:
+                for s in states:
+                    _assign(s, next(out))
+            spec.opt.commit_state(p, i, states)
+        if copied:
+            buffers = dict(model.named_buffers())
+            for n in spec.mutated_buffers:
+                _assign(buffers[n], next(out))
+        loss = next(out).clone()
+    finally:
+        if hasattr(out, "close"):
+            out.close()
+    for p in spec.params:
+        p.grad = None
+    return loss
+
+
+def _assign(target, value):
+    if value is not None:  # None: the library wrote it in place
+        target.copy_(value)
+
+
+def new_hyper(spec, device):
+    return [torch.zeros((), dtype=torch.float32, device=device)
+            for _ in range(spec.opt.num_hyper() * len(spec.params))]
+

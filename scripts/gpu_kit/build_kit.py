@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+# ===- build_kit.py - the GPU acceptance kit, built here --------------------===#
+#
+#   python build_kit.py DIR [--steps a,b] [--models mlp,gpt] [--ns 1,4,16]
+#       [--build-dir BUILD] [--quick]
+#
+# Writes DIR (see docs/GPU.md, "The acceptance kit"):
+#   DIR/run.sh, DIR/run_kit.py, DIR/kit_models.py   the run on the GPU machine
+#   DIR/python/ga_mlir/...                          load_step (torch + ctypes)
+#   DIR/corpus/<step>/lib<variant>.so               ga-compile --target=cuda
+#       (graphs on/off x cuBLASLt on/off), inputs.npz, reference.npz (the
+#       full-batch step compiled for the CPU here, run on the same inputs),
+#       step.json (argument and result types)
+#   DIR/zoo/<model>/n<N>/                           step.save of
+#       compile_train_step(target="cuda", micro_batches=N)
+#   DIR/zoo/<model>/init.pt, batch.pt, reference.pt the initial state, the
+#       batch, the state after one step of PyTorch's own full-batch step, and
+#       the loss of our CPU-compiled step and its distance to that state
+#   DIR/manifest.json
+# Needs the project's virtual environment (torch, torch-mlir, numpy) and a
+# build with the CUDA runtime; no GPU.
+#
+# ===----------------------------------------------------------------------===#
+
+import argparse
+import json
+import os
+import shutil
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+# Corpus steps of the kit: (file in test/Integration/Inputs/steps, N,
+# extra --ga-accumulate options).
+CORPUS = [("mlp_sgd", 4, ""), ("mlp_adamw", 4, ""), ("mlp_momentum", 4, ""),
+          ("linreg_mean", 4, ""), ("layernorm_regression", 4, ""),
+          ("transformer_block", 4, ""), ("metrics", 4, ""),
+          ("masked_tokens", 4, ""),
+          ("batchnorm_mlp", 4, "recompute-statistics=true")]
+VARIANTS = {"graphs+cublaslt": "cuda-graphs=1 cublas=1",
+            "graphs": "cuda-graphs=1 cublas=0",
+            "cublaslt": "cuda-graphs=0 cublas=1",
+            "plain": "cuda-graphs=0 cublas=0"}
+
+
+def find_build(arg):
+    for d in (arg, os.environ.get("GA_BUILD_DIR"), os.path.join(ROOT, "build")):
+        if d and os.path.exists(os.path.join(d, "bin", "ga-compile")):
+            return os.path.abspath(d)
+    sys.exit("build_kit: no build with ga-compile (pass --build-dir)")
+
+
+def draw_inputs(types, rng):
+    """Seeded arguments for `types` (steplib.ArgType): normal floats, small
+    non-negative integers (valid class indices), random masks."""
+    out = []
+    for t in types:
+        if not t.is_tensor:
+            # A scalar (a learning rate, say): small and positive.
+            value = rng.uniform(0.01, 0.1) if t.element.startswith("f") \
+                else 1
+            out.append(np.asarray(value, dtype=t.dtype))
+            continue
+        if t.element in ("f32", "f64", "f16"):
+            out.append(rng.standard_normal(t.shape).astype(t.dtype))
+        elif t.element == "bf16":
+            x = rng.standard_normal(t.shape).astype(np.float32)
+            out.append((x.view(np.uint32) >> 16).astype(np.uint16))
+        elif t.element == "i1":
+            out.append(rng.random(t.shape) < 0.7)
+        else:
+            out.append(rng.integers(0, 2, t.shape).astype(t.dtype))
+    return out
+
+
+def build_corpus(kit, build, steps, log):
+    sys.path.insert(0, os.path.join(build, "python_packages"))
+    from ga_mlir import aot, steplib
+    ga_opt = os.path.join(build, "bin", "ga-opt")
+    entries = []
+    for name, n, options in CORPUS:
+        if steps and name not in steps:
+            continue
+        path = os.path.join(ROOT, "test", "Integration", "Inputs", "steps",
+                            name + ".mlir")
+        out = os.path.join(kit, "corpus", name)
+        os.makedirs(out, exist_ok=True)
+        arg_types, result_types = steplib.function_type(ga_opt, path)
+        args = draw_inputs(arg_types, np.random.default_rng(0))
+        # The reference: the step as written, on the whole batch, compiled
+        # for the CPU here (the rewrite is checked against it by ga-verify in
+        # the test suite).
+        ref_lib = steplib.build_library(ga_opt, path, os.path.join(
+            kit, ".work", name), "ref")
+        ref = steplib.CompiledStep(ref_lib, arg_types, result_types)(
+            *[a if t.is_tensor else a.item() for a, t in zip(args, arg_types)])
+        np.savez(os.path.join(out, "inputs.npz"), *args)
+        np.savez(os.path.join(out, "reference.npz"),
+                 *[np.asarray(r) for r in ref])
+        source = open(path).read()
+        accumulate = f"micro-batches={n} {options}".strip()
+        lowered = {}
+        for variant, lower in VARIANTS.items():
+            lib = os.path.join(out, f"lib{variant.replace('+', '_')}.so")
+            aot.compile_step(source, lib, "cuda", accumulate=accumulate,
+                             lower_options=lower, build_dir=build, name=path)
+            lowered[variant] = os.path.basename(lib)
+        with open(os.path.join(out, "step.json"), "w") as f:
+            json.dump({"args": [t.text for t in arg_types],
+                       "results": [t.text for t in result_types],
+                       "micro_batches": n, "accumulate": accumulate,
+                       "libraries": lowered}, f, indent=1)
+        log(f"corpus {name}: N={n} {options} ({len(lowered)} libraries)")
+        entries.append(name)
+    return entries
+
+
+def build_zoo(kit, build, models, ns, log):
+    sys.path.insert(0, os.path.join(build, "python_packages"))
+    sys.path.insert(0, HERE)
+    import torch
+    import kit_models
+    from ga_mlir.torch import compile_train_step
+    entries = []
+    for name in models:
+        out = os.path.join(kit, "zoo", name)
+        os.makedirs(out, exist_ok=True)
+        model, loss_fn, batch = kit_models.make(name)
+        init = {k: v.clone() for k, v in model.state_dict().items()}
+        torch.save(init, os.path.join(out, "init.pt"))
+        torch.save(batch, os.path.join(out, "batch.pt"))
+        options = {"accumulator_type": "f32"} if name == "gpt" else {}
+        for n in ns:
+            model.load_state_dict(init)
+            opt = kit_models.optimizer_for(model)
+            step = compile_train_step(model, loss_fn, opt, batch,
+                                      micro_batches=n, target="cuda",
+                                      **options)
+            step.save(os.path.join(out, f"n{n}"))
+            log(f"zoo {name}: N={n} compiled for the GPU and saved")
+        # References: PyTorch's own full-batch step on the CPU (CPU bf16
+        # autocast for gpt), and our step compiled for the CPU (N = 4).
+        refs = {}
+        model.load_state_dict(init)
+        opt = kit_models.optimizer_for(model)
+        refs["pytorch_loss"] = kit_models.torch_accumulation_step(
+            model, loss_fn, opt, batch, 1).item()
+        refs["pytorch"] = {k: v.clone() for k, v in
+                           model.state_dict().items()}
+        model.load_state_dict(init)
+        opt = kit_models.optimizer_for(model)
+        cpu = compile_train_step(model, loss_fn, opt, batch, micro_batches=4,
+                                 **options)
+        refs["ours_cpu_loss"] = cpu(*batch).item()
+        # Only how far our CPU step is from PyTorch's (its whole state would
+        # double the kit's largest file).
+        refs["ours_cpu_max_diff"] = max(
+            (v - refs["pytorch"][k]).abs().max().item()
+            for k, v in model.state_dict().items())
+        torch.save(refs, os.path.join(out, "reference.pt"))
+        log(f"zoo {name}: references (PyTorch loss {refs['pytorch_loss']:.6f},"
+            f" ours on the CPU {refs['ours_cpu_loss']:.6f}, parameters within "
+            f"{refs['ours_cpu_max_diff']:.2g})")
+        entries.append(name)
+    return entries
+
+
+def copy_runtime_package(kit, build):
+    """The ga_mlir package without the compiler parts' dependencies: the
+    kit imports ga_mlir.torch.load_step only."""
+    src = os.path.join(build, "python_packages", "ga_mlir")
+    dst = os.path.join(kit, "python", "ga_mlir")
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(
+        "__pycache__", "_config.py"))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("dir")
+    p.add_argument("--build-dir")
+    p.add_argument("--steps", default="", help="corpus steps (default all)")
+    p.add_argument("--models", default="mlp,gpt")
+    p.add_argument("--ns", default="1,4,16")
+    a = p.parse_args()
+    build = find_build(a.build_dir)
+    kit = os.path.abspath(a.dir)
+    if os.path.exists(kit) and os.listdir(kit):
+        sys.exit(f"build_kit: {kit} exists and is not empty")
+    os.makedirs(kit, exist_ok=True)
+    os.environ.setdefault("GA_MLIR_CACHE_DIR", os.path.join(kit, ".work",
+                                                            "cache"))
+    lines = []
+
+    def log(line):
+        print(line, flush=True)
+        lines.append(line)
+
+    steps = [s for s in a.steps.split(",") if s]
+    models = [m for m in a.models.split(",") if m]
+    ns = [int(n) for n in a.ns.split(",") if n]
+    corpus = build_corpus(kit, build, steps, log)
+    zoo = build_zoo(kit, build, models, ns, log) if models else []
+    copy_runtime_package(kit, build)
+    for f in ("run_kit.py", "kit_models.py"):
+        shutil.copy2(os.path.join(HERE, f), os.path.join(kit, f))
+    shutil.copy2(os.path.join(HERE, "run.sh"), os.path.join(kit, "run.sh"))
+    shutil.rmtree(os.path.join(kit, ".work"), ignore_errors=True)
+    with open(os.path.join(kit, "manifest.json"), "w") as f:
+        json.dump({"corpus": corpus, "zoo": zoo, "ns": ns,
+                   "variants": list(VARIANTS), "log": lines}, f, indent=1)
+    size = sum(os.path.getsize(os.path.join(d, f))
+               for d, _, fs in os.walk(kit) for f in fs)
+    log(f"kit: {kit}, {size / 2**20:.1f} MiB")
+    if size > 48 * 2**20:
+        sys.exit(f"build_kit: the kit is {size / 2**20:.1f} MiB, over the "
+                 "48 MiB a GPU machine takes")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,447 @@
+#!/usr/bin/env python3
+# ===- run_kit.py - the GPU acceptance kit's run (on the GPU machine) ------===#
+#
+#   bash DIR/run.sh [--quick] [--out DIR] [--only STEP] [--variant V]
+#
+# Runs where there is an NVIDIA GPU, python3, torch and numpy (no LLVM):
+#  1. numerics: every corpus step of the kit (each library variant: CUDA
+#     graphs on/off x cuBLASLt on/off) on its inputs against the reference
+#     computed on the CPU when the kit was built; the zoo models (saved
+#     target="cuda" steps, loaded with ga_mlir.torch.load_step) against
+#     PyTorch's own full-batch step and our CPU-compiled step;
+#  2. compute-sanitizer memcheck and racecheck on one call of every corpus
+#     step (when compute-sanitizer is found);
+#  3. timing: our step against PyTorch's own accumulation loop (eager and
+#     torch.compile; bf16 autocast for gpt) at every N of the kit;
+# and writes report.md. Exit status: 0 when every check passed, 1 when one
+# failed, 2 when there is no GPU (nothing is run).
+#
+# ===----------------------------------------------------------------------===#
+
+import argparse
+import ctypes
+import glob
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+NO_GPU = 2
+
+
+def stop(message):
+    print(f"gpu-kit: error: {message}", file=sys.stderr)
+    sys.exit(NO_GPU)
+
+
+def require_gpu():
+    try:
+        import numpy  # noqa: F401
+        import torch
+    except ImportError as e:
+        stop(f"the kit needs python3 with torch and numpy ({e})")
+    if not torch.cuda.is_available():
+        stop("no NVIDIA GPU here (torch.cuda.is_available() is False): the "
+             "kit runs compiled GPU code and has nothing to check on this "
+             "machine; run it where `nvidia-smi` lists a GPU")
+    return torch
+
+
+def preload_cuda_libraries():
+    """cuBLASLt for the libraries' wrapper: torch's copy (pip wheels) or the
+    toolkit's, loaded globally so that the soname resolves."""
+    import torch
+    roots = [os.path.dirname(torch.__file__), "/usr/local/cuda/lib64"]
+    site = os.path.dirname(os.path.dirname(torch.__file__))
+    roots += glob.glob(os.path.join(site, "nvidia", "*", "lib"))
+    roots += glob.glob(os.path.join(site, "nvidia", "*", "*", "lib"))
+    for root in roots:
+        for lib in sorted(glob.glob(os.path.join(root, "libcublasLt.so.*"))):
+            try:
+                ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+                return lib
+            except OSError:
+                continue
+    try:
+        ctypes.CDLL("libcublasLt.so.13", mode=ctypes.RTLD_GLOBAL)
+        return "libcublasLt.so.13"
+    except OSError:
+        return None
+
+
+# ===------------------------------------------------------------------===#
+# Corpus steps: a ctypes call of the C interface on device tensors
+# ===------------------------------------------------------------------===#
+
+_ELEMENTS = {"f32": "float32", "f64": "float64", "f16": "float16",
+             "bf16": "bfloat16", "i64": "int64", "i32": "int32",
+             "i16": "int16", "i8": "int8", "i1": "bool"}
+
+
+_SCALARS = {"f32": ctypes.c_float, "f64": ctypes.c_double,
+            "i64": ctypes.c_int64, "i32": ctypes.c_int32,
+            "index": ctypes.c_int64}
+
+
+def parse_type(text):
+    """(shape, element) of a tensor type; (None, element) of a scalar."""
+    m = re.fullmatch(r"tensor<((?:\d+x)*)(\w+)>", text)
+    if not m:
+        return None, text
+    shape = tuple(int(d) for d in m.group(1).split("x") if d)
+    return shape, m.group(2)
+
+
+def call_corpus_library(lib_path, step, inputs):
+    """Results (numpy arrays) of one call of the library on `inputs`."""
+    import numpy as np
+    import torch
+    from ga_mlir.torch._call import descriptor, descriptor_type
+    lib = ctypes.CDLL(lib_path)
+    runtime = ctypes.CDLL(os.path.join(os.path.dirname(lib_path),
+                                       "libga_cuda_runtime.so"))
+    runtime.mgpuMemFree.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    runtime.gaCudaSetCallerStream.argtypes = [ctypes.c_void_p]
+    fn = lib._mlir_ciface_train_step
+    fn.restype = None
+    args, scalars = [], {}
+    for i, (a, text) in enumerate(zip(inputs, step["args"])):
+        shape, element = parse_type(text)
+        if shape is None:  # a scalar, passed by value
+            scalars[i] = _SCALARS[element](a.item())
+            args.append(None)
+            continue
+        t = torch.from_numpy(np.ascontiguousarray(a))
+        if element == "bf16":
+            t = t.view(torch.bfloat16)
+        args.append(t.cuda())
+    results = [parse_type(t) for t in step["results"]]
+    Results = type("Results", (ctypes.Structure,), {"_fields_": [
+        (f"r{i}", descriptor_type(len(s))) for i, (s, _) in
+        enumerate(results)]})
+    out = Results()
+    descs = [descriptor(t) if t is not None else None for t in args]
+    call = [ctypes.byref(d) if d is not None else scalars[i]
+            for i, d in enumerate(descs)]
+    torch.cuda.synchronize()
+    runtime.gaCudaSetCallerStream(torch.cuda.current_stream().cuda_stream)
+    fn(ctypes.byref(out), *call)
+    runtime.gaCudaSetCallerStream(None)
+    owned = {t.data_ptr() for t in args if t is not None}
+    values, free = [], set()
+    for i, (shape, element) in enumerate(results):
+        r = getattr(out, f"r{i}")
+        dtype = getattr(torch, _ELEMENTS[element])
+        size = torch.empty((), dtype=dtype).element_size()
+        n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        host = torch.empty(shape, dtype=dtype)
+        runtime.gaGpuCopyToHost.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                            ctypes.c_size_t]
+        runtime.gaGpuCopyToHost(host.data_ptr(), r.aligned + r.offset * size,
+                                n * size)
+        values.append(host.float().numpy() if dtype == torch.bfloat16
+                      else host.numpy())
+        if r.allocated not in owned:
+            free.add(r.allocated)
+    for pointer in free:
+        runtime.mgpuMemFree(pointer, None)
+    return values
+
+
+def compare(got, ref):
+    """(the worst error of a result relative to its largest magnitude,
+    whether every result is bit-identical)."""
+    import numpy as np
+    worst, exact = 0.0, True
+    for g, r in zip(got, ref):
+        g, r = np.asarray(g, np.float64), np.asarray(r, np.float64)
+        scale = max(float(np.max(np.abs(r))) if r.size else 0.0, 1e-30)
+        err = float(np.max(np.abs(g - r))) / scale if r.size else 0.0
+        if not np.all(np.isfinite(g)):
+            err = float("inf")
+        worst = max(worst, err)
+        exact = exact and err == 0.0
+    return worst, exact
+
+
+def run_corpus(kit, only, variant_filter, results):
+    import numpy as np
+    for step_dir in sorted(glob.glob(os.path.join(kit, "corpus", "*"))):
+        name = os.path.basename(step_dir)
+        if only and name != only:
+            continue
+        step = json.load(open(os.path.join(step_dir, "step.json")))
+        inputs = list(np.load(os.path.join(step_dir, "inputs.npz")).values())
+        ref = list(np.load(os.path.join(step_dir, "reference.npz")).values())
+        tol = 1e-2 if any("bf16" in t for t in step["results"]) else 1e-3
+        for variant, lib in step["libraries"].items():
+            if variant_filter and variant != variant_filter:
+                continue
+            row = {"kind": "corpus", "step": name, "variant": variant,
+                   "N": step["micro_batches"], "tolerance": tol}
+            try:
+                got = call_corpus_library(os.path.join(step_dir, lib), step,
+                                          inputs)
+                row["error"], _ = compare(got, ref)
+                row["pass"] = row["error"] <= tol
+            except Exception as e:  # noqa: BLE001 (reported, not raised)
+                row["error"], row["pass"] = float("nan"), False
+                row["message"] = f"{type(e).__name__}: {e}"
+            results.append(row)
+            print(f"corpus {name} [{variant}]: error {row['error']:.3g} "
+                  f"(tolerance {tol:g}): "
+                  f"{'PASS' if row['pass'] else 'FAIL'}", flush=True)
+
+
+# ===------------------------------------------------------------------===#
+# compute-sanitizer
+# ===------------------------------------------------------------------===#
+
+def find_sanitizer():
+    for p in (shutil.which("compute-sanitizer"),
+              "/usr/local/cuda/bin/compute-sanitizer",
+              *glob.glob("/usr/local/cuda*/bin/compute-sanitizer")):
+        if p and os.path.exists(p):
+            return p
+    return None
+
+
+def run_sanitizers(kit, only, results):
+    sanitizer = find_sanitizer()
+    if not sanitizer:
+        print("compute-sanitizer not found: skipped", flush=True)
+        return False
+    for step_dir in sorted(glob.glob(os.path.join(kit, "corpus", "*"))):
+        name = os.path.basename(step_dir)
+        if only and name != only:
+            continue
+        for tool in ("memcheck", "racecheck"):
+            cmd = [sanitizer, "--tool", tool, "--error-exitcode", "9",
+                   sys.executable, os.path.abspath(__file__), "--kit", kit,
+                   "--only", name, "--variant", "graphs+cublaslt",
+                   "--numerics-only"]
+            r = subprocess.run(cmd, capture_output=True, text=True,
+                               env=os.environ)
+            summary = [line for line in (r.stdout + r.stderr).splitlines()
+                       if "ERROR SUMMARY" in line or "RACECHECK SUMMARY"
+                       in line]
+            row = {"kind": "sanitizer", "step": name, "tool": tool,
+                   "pass": r.returncode == 0,
+                   "summary": summary[-1].strip() if summary else
+                   f"exit {r.returncode}"}
+            results.append(row)
+            print(f"{tool} {name}: {row['summary']}", flush=True)
+    return True
+
+
+# ===------------------------------------------------------------------===#
+# Zoo models: numerics and timing against PyTorch
+# ===------------------------------------------------------------------===#
+
+def fresh(kit, name, torch, kit_models):
+    model, loss_fn, _ = kit_models.make(name)
+    model.load_state_dict(torch.load(os.path.join(kit, "zoo", name,
+                                                  "init.pt")))
+    model = model.cuda()
+    batch = tuple(t.cuda() for t in torch.load(
+        os.path.join(kit, "zoo", name, "batch.pt")))
+    return model, loss_fn, kit_models.optimizer_for(model), batch
+
+
+def check_params(model, ref, lr=1e-3):
+    """(max |diff|, fraction of elements off by more than 1e-4 + 1e-3 |ref|)
+    of the model's state against `ref`. AdamW's first step moves every
+    weight by about lr, in the direction of its gradient's sign, so a
+    gradient that is ~0 may round to the other sign: a few elements may
+    differ by up to 2 lr; no more."""
+    worst, off, total = 0.0, 0, 0
+    for k, v in model.state_dict().items():
+        r = ref[k].to(v.device, v.dtype)
+        d = (v - r).abs()
+        worst = max(worst, d.max().item())
+        off += (d > 1e-4 + 1e-3 * r.abs()).sum().item()
+        total += d.numel()
+    return worst, off / max(total, 1)
+
+
+def run_zoo_numerics(kit, manifest, results):
+    import torch
+    import kit_models
+    from ga_mlir.torch import load_step
+    for name in manifest["zoo"]:
+        ref = torch.load(os.path.join(kit, "zoo", name, "reference.pt"))
+        for n in manifest["ns"]:
+            model, _, opt, batch = fresh(kit, name, torch, kit_models)
+            row = {"kind": "zoo", "model": name, "N": n}
+            try:
+                step = load_step(os.path.join(kit, "zoo", name, f"n{n}"),
+                                 model, opt)
+                loss = step(*batch).item()
+                torch.cuda.synchronize()
+                tol = 2e-2 if name == "gpt" else 1e-4
+                row["loss_error"] = abs(loss - ref["pytorch_loss"]) / abs(
+                    ref["pytorch_loss"])
+                row["param_max_diff"], row["param_off"] = check_params(
+                    model, ref["pytorch"])
+                row["pass"] = (row["loss_error"] <= tol and
+                               row["param_max_diff"] <= 2.5e-3 and
+                               row["param_off"] <= 0.01)
+            except Exception as e:  # noqa: BLE001
+                row["pass"], row["message"] = False, f"{type(e).__name__}: {e}"
+            results.append(row)
+            print(f"zoo {name} N={n}: {row}", flush=True)
+
+
+def time_calls(fn, warmup, reps):
+    import torch
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def run_timing(kit, manifest, reps, results):
+    import torch
+    import kit_models
+    from ga_mlir.torch import load_step
+    for name in manifest["zoo"]:
+        for n in manifest["ns"]:
+            row = {"kind": "timing", "model": name, "N": n}
+            try:
+                model, loss_fn, opt, batch = fresh(kit, name, torch,
+                                                   kit_models)
+                step = load_step(os.path.join(kit, "zoo", name, f"n{n}"),
+                                 model, opt)
+                row["ours_ms"] = time_calls(lambda: step(*batch), 3, reps)
+                model, loss_fn, opt, batch = fresh(kit, name, torch,
+                                                   kit_models)
+                row["eager_ms"] = time_calls(
+                    lambda: kit_models.torch_accumulation_step(
+                        model, loss_fn, opt, batch, n), 3, reps)
+                model, loss_fn, opt, batch = fresh(kit, name, torch,
+                                                   kit_models)
+                compiled = torch.compile(model)
+                row["compile_ms"] = time_calls(
+                    lambda: kit_models.torch_accumulation_step(
+                        compiled, loss_fn, opt, batch, n), 3, reps)
+            except Exception as e:  # noqa: BLE001
+                row["message"] = f"{type(e).__name__}: {e}"
+            results.append(row)
+            print(f"timing {name} N={n}: {row}", flush=True)
+
+
+# ===------------------------------------------------------------------===#
+# Report
+# ===------------------------------------------------------------------===#
+
+def fmt(v, spec=".3g"):
+    return "-" if v is None else format(v, spec)
+
+
+def write_report(path, device, cublaslt, results, sanitizer_found):
+    import torch
+    lines = ["# GPU acceptance kit report", "",
+             f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+             f"- device: {device}", f"- torch {torch.__version__}, CUDA "
+             f"{torch.version.cuda}; cuBLASLt: {cublaslt or 'not found'}", ""]
+    corpus = [r for r in results if r["kind"] == "corpus"]
+    if corpus:
+        lines += ["## Corpus steps against the CPU reference", "",
+                  "| step | N | library | max error / max abs | tolerance "
+                  "| result |", "|---|---|---|---|---|---|"]
+        for r in corpus:
+            lines.append(f"| {r['step']} | {r['N']} | {r['variant']} | "
+                         f"{fmt(r.get('error'))} | {r['tolerance']:g} | "
+                         f"{'PASS' if r['pass'] else 'FAIL'} "
+                         f"{r.get('message', '')} |")
+        lines.append("")
+    zoo = [r for r in results if r["kind"] == "zoo"]
+    if zoo:
+        lines += ["## Zoo models (load_step) against PyTorch's full-batch "
+                  "step", "", "| model | N | loss rel. error | max param "
+                  "diff | params off | result |", "|---|---|---|---|---|---|"]
+        for r in zoo:
+            lines.append(f"| {r['model']} | {r['N']} | "
+                         f"{fmt(r.get('loss_error'))} | "
+                         f"{fmt(r.get('param_max_diff'))} | "
+                         f"{fmt(r.get('param_off'))} | "
+                         f"{'PASS' if r['pass'] else 'FAIL'} "
+                         f"{r.get('message', '')} |")
+        lines.append("")
+    san = [r for r in results if r["kind"] == "sanitizer"]
+    lines += ["## compute-sanitizer", ""]
+    if not sanitizer_found:
+        lines += ["compute-sanitizer not found: not run.", ""]
+    for r in san:
+        lines.append(f"- {r['tool']} {r['step']}: {r['summary']} "
+                     f"({'PASS' if r['pass'] else 'FAIL'})")
+    timing = [r for r in results if r["kind"] == "timing"]
+    if timing:
+        lines += ["", "## Time per training step (ms, median)", "",
+                  "| model | N | ours | PyTorch eager | torch.compile | "
+                  "ours / eager | ours / compile |",
+                  "|---|---|---|---|---|---|---|"]
+        for r in timing:
+            o, e, c = r.get("ours_ms"), r.get("eager_ms"), r.get("compile_ms")
+            lines.append(
+                f"| {r['model']} | {r['N']} | {fmt(o, '.3f')} | "
+                f"{fmt(e, '.3f')} | {fmt(c, '.3f')} | "
+                f"{fmt(o / e if o and e else None, '.2f')} | "
+                f"{fmt(o / c if o and c else None, '.2f')} | "
+                f"{r.get('message', '')}")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--kit", default=os.path.dirname(os.path.abspath(
+        __file__)))
+    p.add_argument("--out")
+    p.add_argument("--only", help="one corpus step")
+    p.add_argument("--variant", help="one library variant")
+    p.add_argument("--numerics-only", action="store_true")
+    p.add_argument("--quick", action="store_true",
+                   help="no sanitizers, fewer timing repetitions")
+    p.add_argument("--reps", type=int, default=20)
+    a = p.parse_args()
+    torch = require_gpu()
+    sys.path.insert(0, a.kit)
+    sys.path.insert(0, os.path.join(a.kit, "python"))
+    cublaslt = preload_cuda_libraries()
+    torch.cuda.init()
+    manifest = json.load(open(os.path.join(a.kit, "manifest.json")))
+    results = []
+    run_corpus(a.kit, a.only, a.variant, results)
+    if a.numerics_only:
+        return 0 if all(r["pass"] for r in results) else 1
+    run_zoo_numerics(a.kit, manifest, results)
+    sanitizer_found = False
+    if not a.quick:
+        sanitizer_found = run_sanitizers(a.kit, a.only, results)
+    run_timing(a.kit, manifest, 5 if a.quick else a.reps, results)
+    device = torch.cuda.get_device_name(0)
+    out = a.out or os.environ.get("OUT") or a.kit
+    os.makedirs(out, exist_ok=True)
+    report = write_report(os.path.join(out, "report.md"), device, cublaslt,
+                          results, sanitizer_found)
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump(results, f, indent=1, default=str)
+    print(open(report).read())
+    checked = [r for r in results if "pass" in r]
+    return 0 if all(r["pass"] for r in checked) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
