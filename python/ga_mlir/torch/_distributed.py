@@ -306,6 +306,16 @@ class DataParallelMixin:
         if empty:
             raise CompileError(f"ranks {empty} have no sample: every rank "
                                "needs at least one sample per step")
+        if self.micro_batches is not None and self.micro_batch_size is None \
+                and self.max_memory is None:
+            # Raised on every rank, not only on the one that is short.
+            short = [r for r, s in enumerate(batch_sizes)
+                     if s < self.micro_batches]
+            if short:
+                raise CompileError(
+                    f"micro_batches={self.micro_batches} but ranks {short} "
+                    f"hold fewer samples ({[batch_sizes[r] for r in short]})"
+                    ": every rank runs N micro-batches of its shard")
         begin = sum(batch_sizes[:self.rank])
         self._shard = (begin, begin + size, sum(batch_sizes))
         self._exchanged = local
