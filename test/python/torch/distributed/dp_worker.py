@@ -14,7 +14,8 @@ loss against it, and whether its parameters equal rank 0's bit for bit.
 Cases: mlp (AdamW, cross-entropy), lm (token-mean cross-entropy with
 padding, ignore_index, SGD), clip (SGD with momentum, max_grad_norm),
 mismatch (rank 1 compiles a wider model: a CompileError naming the
-difference on every rank), dead (rank 1 exits before the step: rank 0's step
+difference on every rank), short (rank 1 holds fewer samples than
+micro-batches: a CompileError on every rank), dead (rank 1 exits before the step: rank 0's step
 fails after the process group's timeout).
 """
 import argparse
@@ -168,6 +169,19 @@ def mismatch(rank):
     return False
 
 
+def short(rank):
+    model, make_opt, loss_fn, data, _ = mlp_case(5)
+    local = tuple(t[:4] if rank == 0 else t[4:] for t in data)
+    try:
+        compile_train_step(model, loss_fn, make_opt(model), local,
+                           micro_batches=2)
+    except CompileError as error:
+        print(f"rank {rank} short: CompileError: {error}", flush=True)
+        return True
+    print(f"rank {rank} short: no error FAIL", flush=True)
+    return False
+
+
 def dead(rank):
     model, make_opt, loss_fn, data, _ = mlp_case(8)
     local = tuple(t[4 * rank:4 * rank + 4] for t in data)
@@ -201,6 +215,8 @@ def main():
     for case in args.cases:
         if case == "mismatch":
             ok &= mismatch(rank)
+        elif case == "short":
+            ok &= short(rank)
         elif case == "dead":
             dead(rank)
         else:
