@@ -371,7 +371,8 @@ class DataParallelMixin:
         ir = _mark_data_parallel(ir)
         bucket = int(self.bucket_cap_mb * (1 << 20))
         collectives = ("convert-ga-to-host-collectives" if bucket == 0 else
-                       f"func.func(ga-bucket-gradients{{bucket-size={bucket}}}),"
+                       "func.func(ga-bucket-gradients{bucket-size="
+                       f"{bucket}}}),"
                        "convert-ga-to-host-collectives")
         return ir, (accumulate, f"{collectives},{lower}")
 

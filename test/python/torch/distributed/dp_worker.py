@@ -15,8 +15,8 @@ Cases: mlp (AdamW, cross-entropy), lm (token-mean cross-entropy with
 padding, ignore_index, SGD), clip (SGD with momentum, max_grad_norm),
 mismatch (rank 1 compiles a wider model: a CompileError naming the
 difference on every rank), short (rank 1 holds fewer samples than
-micro-batches: a CompileError on every rank), dead (rank 1 exits before the step: rank 0's step
-fails after the process group's timeout).
+micro-batches: a CompileError on every rank), dead (rank 1 exits before
+the step: rank 0's step fails after the process group's timeout).
 """
 import argparse
 import copy
