@@ -418,6 +418,15 @@ class DataParallelMixin:
         self._keep = []
         return loss
 
+    def memory_report(self, *inputs):
+        """Not available: the report is static, and a rank's micro-batches
+        have run-time sizes (its shard is only known at the call)."""
+        raise CompileError("memory_report() is not available for a "
+                           "data-parallel step (its micro-batch sizes are "
+                           "known at run time only); compile with "
+                           "process_group=None to read the report of the "
+                           "same step on one process")
+
     def collectives_per_call(self):
         """(collectives, bytes) of the last call (the benchmark's count)."""
         return self._collectives.count, self._collectives.bytes
