@@ -182,6 +182,74 @@ def ConvertGAToNCCL : Pass<"convert-ga-to-nccl", "ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// ConvertGAToHostCollectives
+//===----------------------------------------------------------------------===//
+
+def ConvertGAToHostCollectives
+    : Pass<"convert-ga-to-host-collectives", "ModuleOp"> {
+  let summary = "Lower data-parallel all-reduces to start/wait calls of a "
+                "host runtime that forwards them to the program's engine";
+  let description = [{
+    For programs whose communication engine is their own (the PyTorch
+    frontend: torch.distributed with gloo or NCCL). Every `ga.all_reduce`
+    (one per bucket after `--ga-bucket-gradients`) and every
+    `shard.all_reduce` over a whole grid becomes, in place on the
+    accumulator's buffer (the same in-place rules and `to_buffer`/`to_tensor`
+    form as `--convert-ga-to-mpi`), a call
+
+    ```c
+    int32_t gaHostAllReduceStart(void *buffer, int64_t count, int32_t dtype,
+                                 int32_t op, int64_t id);
+    ```
+
+    where the collective was (right after the micro-batch loop that produced
+    the bucket), and a call `int32_t gaHostAllReduceWait(int64_t id)` followed
+    by the read-back of the reduced tensor before the first op that reads it
+    (views of the bucket's gradients move down with it). Everything in
+    between overlaps the collective. `dtype`: 0 f32, 1 f64, 2 f16, 3 bf16,
+    4 i8, 5 i16, 6 i32, 7 i64; `op`: 0 sum, 1 mean, 2 max, 3 min; `id`
+    numbers the collectives of the module in order. The runtime
+    (`libGAHostCollectives.so`, lib/Runtime/HostCollectives) forwards both
+    calls to callbacks registered with `gaHostCollectivesRegister`.
+
+    Before:
+
+    ```mlir
+    %r:2 = scf.for ... -> (tensor<4096xf32>, tensor<f32>)
+    %g = ga.all_reduce <sum> %r#0 bucket 0 : tensor<4096xf32>
+    %w = tensor.extract_slice %g[0] [1024] [1] : tensor<4096xf32> to tensor<1024xf32>
+    %n = ... %r#1 ...                   // does not read the bucket
+    %u = linalg.generic ... ins(%w ...) // the optimizer
+    ```
+
+    After:
+
+    ```mlir
+    %r:2 = scf.for ... -> (tensor<4096xf32>, tensor<f32>)
+    %b = bufferization.to_buffer %r#0 : tensor<4096xf32> to memref<4096xf32>
+    %s = func.call @gaHostAllReduceStart(%p, %c4096, %c0_i32, %c0_i32, %c0) : ...
+    %n = ... %r#1 ...
+    %t = func.call @gaHostAllReduceWait(%c0) : (i64) -> i32
+    %g = bufferization.to_tensor %b restrict writable : memref<4096xf32> to tensor<4096xf32>
+    %w = tensor.extract_slice %g[0] [1024] [1] : tensor<4096xf32> to tensor<1024xf32>
+    %u = linalg.generic ... ins(%w ...)
+    ```
+
+    The status of the calls is the runtime's to report: the PyTorch frontend
+    raises the engine's error after the call.
+  }];
+  let statistics = [
+    Statistic<"numCollectives", "collectives",
+              "gaHostAllReduceStart calls emitted">
+  ];
+  let dependentDialects = [
+    "bufferization::BufferizationDialect", "memref::MemRefDialect",
+    "linalg::LinalgDialect", "arith::ArithDialect", "tensor::TensorDialect",
+    "func::FuncDialect", "LLVM::LLVMDialect"
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // ConvertLinalgToBLAS
 //===----------------------------------------------------------------------===//
 

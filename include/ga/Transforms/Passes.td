@@ -140,6 +140,19 @@ def MicroBatch : Pass<"ga-micro-batch", "ModuleOp"> {
     `tensor.insert_slice`. Anything else that would not be exact is refused
     with a located error (see `--ga-check-training-step`).
 
+    Data parallel: a function with the unit attribute `ga.data_parallel`
+    is the step on the GLOBAL batch, the concatenation of the ranks' shards.
+    It gets two more `index` arguments, this rank's first and one-past-last
+    sample; its loops run N micro-batches of run-time sizes over those
+    samples only (offsets, and `linalg.index` along the batch, stay global;
+    the batch arguments are read at those rows only), and every reduction
+    over the batch is combined across ranks by a `ga.all_reduce` (sum, max
+    or min, as its combiner) right after its loop: the data-only statistics
+    after the statistics loop, before the main loop that needs them. The
+    attribute is removed. A per-sample result of the step and a reduction
+    that no collective combines (a product) are refused, located
+    (docs/Distributed.md).
+
     Before:
 
     ```mlir

@@ -211,6 +211,9 @@ void StepRewriter::emitLevel(unsigned level, const LevelPlan &plan,
             Value base = arith::MulIOp::create(builder, loc(), iv, quotient);
             Value shift = arith::MinUIOp::create(builder, loc(), iv, remainder);
             inst.offset = arith::AddIOp::create(builder, loc(), base, shift);
+            if (shardBegin)
+              inst.offset = arith::AddIOp::create(builder, loc(), inst.offset,
+                                                  shardBegin);
           }
           SmallVector<Value> yields;
           emitBody(inst, plan, accs, iterArgs, yields);
@@ -225,6 +228,14 @@ void StepRewriter::emitLevel(unsigned level, const LevelPlan &plan,
   // Results of the loop replace the reductions and per-sample results.
   Operation *terminator = body.getTerminator();
   for (auto [acc, value] : llvm::zip(accs, current)) {
+    if (config.dataParallel) {
+      FailureOr<Value> combined = combineAcrossRanks(acc, value);
+      if (failed(combined)) {
+        failedDataParallel = true;
+        continue;
+      }
+      value = *combined;
+    }
     if (acc.kind == Accumulator::Kind::Assemble) {
       for (OpOperand &operand : terminator->getOpOperands())
         if (operand.get() == acc.assembled)

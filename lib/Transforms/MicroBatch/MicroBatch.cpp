@@ -32,6 +32,13 @@ LogicalResult StepRewriter::run() {
   if (config.dynamicMicroBatches)
     (void)func.insertArgument(func.getNumArguments(), builder.getIndexType(),
                               DictionaryAttr(), loc());
+  if (config.dataParallel) {
+    for (int i = 0; i < 2; ++i)
+      (void)func.insertArgument(func.getNumArguments(), builder.getIndexType(),
+                                DictionaryAttr(), loc());
+    shardBegin = func.getArgument(func.getNumArguments() - 2);
+    shardEnd = func.getArgument(func.getNumArguments() - 1);
+  }
 
   // The batch size, at function entry.
   builder.setInsertionPointToStart(&body);
@@ -77,6 +84,8 @@ LogicalResult StepRewriter::run() {
     LevelPlan plan = planLevel(level);
     if (!plan.accumulated.empty() || !plan.assembled.empty())
       emitLevel(level, plan, segments);
+    if (failedDataParallel)
+      return failure();
     // Post-reduction ops available after this loop follow it, in order.
     for (Operation *op : originalOps) {
       if (analysis.isPerSample(op))
@@ -183,6 +192,15 @@ struct MicroBatchPass : public ga::impl::MicroBatchBase<MicroBatchPass> {
           (!dynamicMicroBatches &&
            failed(checkMicroBatchCount(analysis, microBatches))))
         return signalPassFailure();
+      // `ga.data_parallel`: the batch is the concatenation of the ranks'
+      // shards (DataParallel.cpp); the rewritten step no longer needs it.
+      config.dataParallel = func->hasAttr(kDataParallelAttr);
+      if (config.dataParallel && dynamicMicroBatches) {
+        func.emitError() << "'" << kDataParallelAttr
+                         << "' cannot be combined with dynamic-micro-batches";
+        return signalPassFailure();
+      }
+      func->removeAttr(kDataParallelAttr);
       StepRewriter rewriter(func, analysis, config);
       if (failed(rewriter.run()))
         return signalPassFailure();

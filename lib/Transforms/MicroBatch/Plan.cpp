@@ -30,6 +30,8 @@ Value StepRewriter::getFullExtent(int64_t factor) {
 SmallVector<Segment> StepRewriter::buildSegments() {
   int64_t b = analysis.getBatchSize();
   int64_t n = config.microBatches;
+  if (config.dataParallel)
+    return buildShardSegments();
   if (!config.dynamicMicroBatches && !ShapedType::isDynamic(b)) {
     // Static shapes: sizes ceil(B/N) then floor(B/N), one loop each.
     int64_t q = b / n, r = b % n;

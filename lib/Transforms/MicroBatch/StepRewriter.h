@@ -27,6 +27,10 @@
 
 namespace mlir::ga::micro_batch {
 
+/// The unit attribute of a step function whose batch is the concatenation of
+/// the data-parallel ranks' shards (see DataParallel.cpp).
+inline constexpr llvm::StringLiteral kDataParallelAttr = "ga.data_parallel";
+
 /// The ops of the step that one loop level re-creates.
 struct LevelPlan {
   /// Reductions that accumulate in this level's loop.
@@ -90,6 +94,11 @@ public:
     int64_t microBatches = 1;
     bool dynamicMicroBatches = false;
     FloatType accumulatorType;
+    /// The batch is the concatenation of the ranks' shards: two `index`
+    /// arguments bound this rank's samples, the loops cover them only, and
+    /// every reduction over the batch is combined across ranks
+    /// (`ga.all_reduce`) after its loop (DataParallel.cpp).
+    bool dataParallel = false;
   };
 
   StepRewriter(func::FuncOp func, const BatchDependence &analysis,
@@ -118,6 +127,9 @@ private:
   Value getFullExtent(int64_t factor);
   LevelPlan planLevel(unsigned level);
   SmallVector<Segment> buildSegments();
+  /// Data parallel: N micro-batches of run-time sizes over this rank's
+  /// samples [shardBegin, shardEnd).
+  SmallVector<Segment> buildShardSegments();
   void emitLevel(unsigned level, const LevelPlan &plan,
                  ArrayRef<Segment> segments);
   SmallVector<Accumulator> makeAccumulators(const LevelPlan &plan);
@@ -160,6 +172,9 @@ private:
   /// is constant) outside the loops as copies of the branches that do, so
   /// that nothing refers to the per-sample values the rewrite erases.
   void replaceDeadBranches();
+  /// Data parallel: the reduction of the loop result `value` (accumulator
+  /// `acc`) across ranks; an error for what cannot be combined.
+  FailureOr<Value> combineAcrossRanks(const Accumulator &acc, Value value);
 
   func::FuncOp func;
   const BatchDependence &analysis;
@@ -175,6 +190,9 @@ private:
   DenseMap<Value, Value> finalValues;
   /// Dynamic sizing: N, q = B / N and r = B % N.
   Value numMicroBatches, quotient, remainder;
+  /// Data parallel: this rank's first and one-past-last sample.
+  Value shardBegin, shardEnd;
+  bool failedDataParallel = false;
 };
 
 } // namespace mlir::ga::micro_batch

@@ -94,10 +94,14 @@ class CpuLibrary:
     def device_ok(self, t):
         return t.device.type == "cpu"
 
-    def run(self, flat):
+    def run(self, flat, arguments=None):
+        """Calls the step on `flat`; `arguments(flat, descriptors)`, when
+        given, returns the arguments before the out-parameters (the
+        data-parallel step adds its shard's bounds)."""
         descriptors = [descriptor(t) for t in flat]
-        self.function(*[ctypes.byref(d) for d in descriptors],
-                      *self.output_descriptors)
+        args = arguments(flat, descriptors) if arguments else \
+            [ctypes.byref(d) for d in descriptors]
+        self.function(*args, *self.output_descriptors)
         return iter(self.outputs)
 
 
@@ -141,7 +145,10 @@ class CudaLibrary:
     def device_ok(self, t):
         return t.device.type == "cuda"
 
-    def run(self, flat):
+    def run(self, flat, arguments=None):
+        if arguments is not None:
+            raise CompileError("a data-parallel step is not available for "
+                               "target='cuda' yet: compile it for the CPU")
         descriptors = [descriptor(t) for t in flat]
         results = self.results_type()
         stream = torch.cuda.current_stream()
@@ -189,12 +196,13 @@ class _DeviceResults:
             self.lib.runtime.mgpuMemFree(pointer, None)
 
 
-def call_step(library, spec, model, inputs, hyper, in_place):
+def call_step(library, spec, model, inputs, hyper, in_place,
+              arguments=None):
     """One call of `library` (a CpuLibrary or CudaLibrary) laid out as
     `spec` (a _Spec), updating the parameters, states and buffers; returns
     the loss. `hyper`: the 0-d hyper-parameter tensors, reused between
     calls; `in_place`: the (result, argument) pairs the library writes in
-    place."""
+    place; `arguments`: see CpuLibrary.run."""
     flat = _flat_arguments(spec, model, inputs, hyper=hyper)
     for t in flat:
         if not t.is_contiguous():
@@ -208,7 +216,7 @@ def call_step(library, spec, model, inputs, hyper, in_place):
                 f"(found one on {t.device})")
     if in_place:
         check_no_shared_storage(flat, [j for _, j in in_place])
-    out = library.run(flat)
+    out = library.run(flat, arguments)
     copied = not in_place
     try:
         if copied:

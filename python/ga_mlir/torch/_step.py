@@ -1,5 +1,6 @@
 """Compiling the imported step with ga-mlir and calling it on tensors."""
 
+import ctypes
 import hashlib
 import json
 import os
@@ -400,17 +401,10 @@ class CompiledTrainStep:
         first_input = spec.arg_count() - self.num_inputs
         batch_args = [(first_input + i, d)
                       for i, d in enumerate(self.batch_dims)]
-        given = [self.micro_batches, self.micro_batch_size, self.max_memory]
-        if sum(v is not None for v in given) == 1 and \
-                self.max_memory is None:
-            n = self.micro_batches or -(-batch // self.micro_batch_size)
-        else:
-            # A budget, or several options (contradictory: the pass says
-            # so, located).
-            n = _choose_micro_batches(ir, batch_args, *given, self.options)
+        n = self._micro_batch_count(ir, batch_args, batch)
         if not 1 <= n <= batch:
             raise CompileError(f"{n} micro-batches for a batch of {batch}")
-        pipelines = _pipelines(n, batch_args, self.options, self.target)
+        compiled_ir, pipelines = self._step_pipelines(ir, n, batch_args)
         buffers = dict(self.model.named_buffers())
         results = [(p.shape, p.dtype) for p in spec.params]
         for i, p in enumerate(spec.params):
@@ -430,7 +424,7 @@ class CompiledTrainStep:
             for k, n in enumerate(spec.mutated_buffers)] \
             if self.in_place and self.target == "cpu" else []
         lib, written_in_place = _compile_library(
-            ir, pipelines, self.mcpu, in_place, spec.arg_count(),
+            compiled_ir, pipelines, self.mcpu, in_place, spec.arg_count(),
             len(results), self.target)
         variant = _Variant(lib, results[-1:] if written_in_place
                            else results, self.target)
@@ -442,6 +436,26 @@ class CompiledTrainStep:
             variant.in_place, results)
         self._variants[key] = variant
         return variant
+
+    def _micro_batch_count(self, ir, batch_args, batch):
+        """N for a batch of `batch` samples (a hook of _distributed)."""
+        given = [self.micro_batches, self.micro_batch_size, self.max_memory]
+        if sum(v is not None for v in given) == 1 and \
+                self.max_memory is None:
+            return self.micro_batches or -(-batch // self.micro_batch_size)
+        # A budget, or several options (contradictory: the pass says so,
+        # located).
+        return _choose_micro_batches(ir, batch_args, *given, self.options)
+
+    def _step_pipelines(self, ir, n, batch_args):
+        """The IR to compile and its pipelines (see _pipelines; a hook of
+        _distributed)."""
+        return ir, _pipelines(n, batch_args, self.options, self.target)
+
+    def _call_arguments(self, variant, flat, descriptors):
+        """The arguments of the library's function before its out-parameters
+        (a hook of _distributed)."""
+        return [ctypes.byref(d) for d in descriptors]
 
     def chosen_micro_batches(self, *inputs):
         """N of the step for `inputs` (default: the example inputs' shapes),
@@ -482,8 +496,10 @@ class CompiledTrainStep:
             if v.hyper is None:
                 v.hyper = new_hyper(v.spec, "cuda" if v.target == "cuda"
                                     else "cpu")
-            return call_step(library, v.spec, self.model, inputs, v.hyper,
-                             v.in_place)
+            return call_step(
+                library, v.spec, self.model, inputs, v.hyper, v.in_place,
+                arguments=lambda flat, descriptors: self._call_arguments(
+                    v, flat, descriptors))
 
     def save(self, directory, *inputs):
         """Writes the compiled step for `inputs` (default: the example
@@ -558,6 +574,13 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
         `step.writes_in_place()` says which. (With fuse_elementwise=True the
         fusion gives the updates fresh destinations again: the step then
         copies each update into place itself, inside the call.)
+    process_group: inside an initialized torch.distributed process group
+        the step is data-parallel over the default group (another group:
+        process_group=group; None: this process alone). Each rank calls the
+        step with its shard of the global batch; one call equals one step
+        on the concatenation of all ranks' shards (see _distributed).
+    bucket_cap_mb: the size of the gradient buckets all-reduced as one
+        collective each (default 25, as DDP; 0: one per gradient).
     ga-opt options: accumulator_type, allow_ghost_batch,
         recompute_statistics, fuse (of --ga-accumulate); blas,
         vector_width, fuse_elementwise, static_temporaries, openmp,
@@ -566,6 +589,13 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
     check_compile_arguments(model, loss_fn, optimizer, example_inputs,
                             micro_batches, micro_batch_size, max_memory,
                             kwargs.get("batch_dims"))
+    from . import _distributed
+    group, bucket_cap_mb = _distributed.data_parallel_options(kwargs)
+    if group is not None:
+        return _distributed.DataParallelTrainStep(
+            model, loss_fn, optimizer, example_inputs, group, bucket_cap_mb,
+            micro_batches=micro_batches, micro_batch_size=micro_batch_size,
+            max_memory=max_memory, **kwargs)
     return CompiledTrainStep(model, loss_fn, optimizer, example_inputs,
                              micro_batches=micro_batches,
                              micro_batch_size=micro_batch_size,

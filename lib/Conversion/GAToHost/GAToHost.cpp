@@ -1,0 +1,211 @@
+//===- GAToHost.cpp - collectives to a host runtime's start/wait calls ----===//
+//
+// --convert-ga-to-host-collectives: `ga.all_reduce` / `shard.all_reduce` to
+// in-place calls of a host runtime that hands each buffer to the program's
+// own communication engine (torch.distributed in the PyTorch frontend, see
+// python/ga_mlir/torch/_distributed.py):
+//
+//   int32_t gaHostAllReduceStart(void *buffer, int64_t count, int32_t dtype,
+//                                int32_t op, int64_t id);
+//   int32_t gaHostAllReduceWait(int64_t id);
+//
+// The start call stays where the collective was (right after the loop that
+// produced the bucket); the wait call and the read-back of the reduced
+// tensor move down to the first op that uses the result, so that whatever
+// comes in between overlaps the collective.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ga/Conversion/Passes.h"
+
+#include "../CollectiveLowering.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir::ga {
+#define GEN_PASS_DEF_CONVERTGATOHOSTCOLLECTIVES
+#include "ga/Conversion/Passes.h.inc"
+} // namespace mlir::ga
+
+using namespace mlir;
+using namespace mlir::ga;
+using namespace mlir::ga::detail;
+
+static constexpr StringLiteral kStartFn = "gaHostAllReduceStart";
+static constexpr StringLiteral kWaitFn = "gaHostAllReduceWait";
+
+/// The runtime's element type codes (see the pass description).
+static std::optional<int32_t> toDatatype(Type type) {
+  if (type.isF32())
+    return 0;
+  if (type.isF64())
+    return 1;
+  if (type.isF16())
+    return 2;
+  if (type.isBF16())
+    return 3;
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer || integer.isUnsigned())
+    return std::nullopt;
+  switch (integer.getWidth()) {
+  case 8:
+    return 4;
+  case 16:
+    return 5;
+  case 32:
+    return 6;
+  case 64:
+    return 7;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// The runtime's reduction codes: sum, mean, max, min.
+static std::optional<int32_t> toOp(Reduction reduction) {
+  switch (reduction) {
+  case Reduction::Sum:
+    return 0;
+  case Reduction::Mean:
+    return 1;
+  case Reduction::Max:
+    return 2;
+  case Reduction::Min:
+    return 3;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// Whether `op` only views its tensor operand (no computation): the views
+/// of a bucket's gradients move down with the wait.
+static bool isView(Operation *op) {
+  return isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+             tensor::CollapseShapeOp, tensor::CastOp>(op);
+}
+
+/// The first op of `block` that reads a result of `ops` (itself or in one of
+/// its regions) other than through views, or the block's terminator; the
+/// views in between are collected into `views`.
+static Operation *firstUser(Block *block, ArrayRef<Operation *> ops,
+                            SmallVectorImpl<Operation *> &views) {
+  Operation *first = block->getTerminator();
+  SmallVector<Operation *> worklist(ops.begin(), ops.end());
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    for (Operation *user : op->getUsers()) {
+      if (user->getBlock() == block && isView(user)) {
+        if (!llvm::is_contained(views, user)) {
+          views.push_back(user);
+          worklist.push_back(user);
+        }
+        continue;
+      }
+      if (Operation *ancestor = block->findAncestorOpInBlock(*user))
+        if (ancestor->isBeforeInBlock(first))
+          first = ancestor;
+    }
+  }
+  llvm::sort(views,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return first;
+}
+
+namespace {
+struct ConvertGAToHostCollectivesPass
+    : public ga::impl::ConvertGAToHostCollectivesBase<
+          ConvertGAToHostCollectivesPass> {
+  using ConvertGAToHostCollectivesBase::ConvertGAToHostCollectivesBase;
+
+  void runOnOperation() override;
+
+private:
+  func::FuncOp declare(ModuleOp module, StringRef name, ArrayRef<Type> inputs) {
+    if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+      return existing;
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    auto fn = func::FuncOp::create(b, module.getLoc(), name,
+                                   b.getFunctionType(inputs, {b.getI32Type()}));
+    fn.setPrivate();
+    return fn;
+  }
+  LogicalResult lower(ModuleOp module, CollectiveGroup &group, int64_t id);
+};
+} // namespace
+
+LogicalResult ConvertGAToHostCollectivesPass::lower(ModuleOp module,
+                                                    CollectiveGroup &group,
+                                                    int64_t id) {
+  Operation *anchor = group.ops.back();
+  Location loc = anchor->getLoc();
+  auto type = cast<RankedTensorType>(anchor->getOperand(0).getType());
+  std::optional<int32_t> dtype = toDatatype(type.getElementType());
+  std::optional<int32_t> op = toOp(group.reduction);
+  if (!dtype || !op)
+    return anchor->emitError()
+           << "the host collectives runtime has no all-reduce of this kind on "
+           << type.getElementType() << " elements";
+  MLIRContext *ctx = &getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  OpBuilder b(anchor);
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  func::FuncOp start = declare(module, kStartFn, {ptr, i64, i32, i32, i64});
+  func::FuncOp wait = declare(module, kWaitFn, {i64});
+  // Where the result is first needed: computed before anything is rewritten.
+  SmallVector<Operation *> views;
+  Operation *waitPoint = firstUser(anchor->getBlock(), group.ops, views);
+  CollectiveBuffer buf = prepareBuffer(b, loc, group);
+
+  // The address of the first element: aligned base + offset.
+  auto flatType = cast<MemRefType>(buf.flat.getType());
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buf.flat);
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buf.flat);
+  unsigned bytes = flatType.getElementTypeBitWidth() / 8;
+  Value offsetBytes =
+      arith::MulIOp::create(b, loc, metadata.getOffset(),
+                            arith::ConstantIndexOp::create(b, loc, bytes));
+  Value address = arith::AddIOp::create(b, loc, base, offsetBytes);
+  Value address64 = arith::IndexCastOp::create(b, loc, i64, address);
+  Value pointer = LLVM::IntToPtrOp::create(b, loc, ptr, address64);
+  Value idValue = arith::ConstantIntOp::create(b, loc, i64, id);
+  func::CallOp::create(
+      b, loc, start,
+      ValueRange{
+          pointer,
+          arith::ConstantIntOp::create(b, loc, i64, flatType.getNumElements()),
+          arith::ConstantIntOp::create(b, loc, i32, *dtype),
+          arith::ConstantIntOp::create(b, loc, i32, *op), idValue});
+  ++numCollectives;
+
+  // The status of a failed collective is the engine's to report (the
+  // frontend raises its error after the call); the step itself goes on.
+  b.setInsertionPoint(waitPoint);
+  func::CallOp::create(b, loc, wait, ValueRange{idValue});
+  replaceWithReduced(b, loc, group, buf, nullptr);
+  for (Operation *view : views)
+    view->moveBefore(waitPoint);
+  return success();
+}
+
+void ConvertGAToHostCollectivesPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+  int64_t id = 0;
+  for (func::FuncOp func : funcs) {
+    if (func.isExternal())
+      continue;
+    FailureOr<SmallVector<CollectiveGroup>> groups = collectCollectives(func);
+    if (failed(groups))
+      return signalPassFailure();
+    for (CollectiveGroup &group : *groups)
+      if (failed(lower(module, group, id++)))
+        return signalPassFailure();
+  }
+  eraseUnusedGrids(module);
+}

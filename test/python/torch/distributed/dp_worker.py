@@ -1,0 +1,229 @@
+"""What every rank of the data-parallel tests runs (under
+`python -m torch.distributed.run --standalone --nproc_per_node=K`, gloo).
+
+    dp_worker.py CASE... [--shards 5,3]
+
+Each case builds the same model, optimizer and global batch on every rank
+(fixed seeds), gives rank r the rows of its (uneven) shard, compiles the
+step with compile_train_step inside the default process group and runs two
+steps. The oracle is PyTorch's own single-process step on the whole global
+batch (loss.backward(), clip_grad_norm_, optimizer.step()), run on every
+rank: each rank prints the normwise relative error of its parameters and
+loss against it, and whether its parameters equal rank 0's bit for bit.
+
+Cases: mlp (AdamW, cross-entropy), lm (token-mean cross-entropy with
+padding, ignore_index, SGD), clip (SGD with momentum, max_grad_norm),
+mismatch (rank 1 compiles a wider model: a CompileError naming the
+difference on every rank), short (rank 1 holds fewer samples than
+micro-batches: a CompileError on every rank), dead (rank 1 exits before
+the step: rank 0's step fails after the process group's timeout).
+"""
+import argparse
+import copy
+import datetime
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+
+from ga_mlir.torch import CompileError, compile_train_step
+
+TOLERANCE = 2e-5
+
+
+class MLP(nn.Module):
+    def __init__(self, d_in=10, hidden=16, classes=4):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(d_in, hidden), nn.ReLU(),
+                                 nn.Linear(hidden, classes))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class TinyLM(nn.Module):
+    def __init__(self, vocab=11, dim=8):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.mix = nn.Linear(dim, dim)
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(self, tokens):
+        return self.head(torch.tanh(self.mix(self.embed(tokens))))
+
+
+def classification_loss(model, x, y):
+    return F.cross_entropy(model(x), y)
+
+
+def token_mean_loss(model, tokens, targets):
+    logits = model(tokens)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                           targets.reshape(-1), ignore_index=-100)
+
+
+def mlp_case(batch, hidden=16):
+    torch.manual_seed(0)
+    model = MLP(hidden=hidden)
+    g = torch.Generator().manual_seed(1)
+    data = (torch.randn(batch, 10, generator=g),
+            torch.randint(0, 4, (batch,), generator=g))
+    opt = lambda m: torch.optim.AdamW(m.parameters(), lr=1e-2,
+                                      weight_decay=0.05)
+    return model, opt, classification_loss, data, None
+
+
+def lm_case(batch):
+    torch.manual_seed(0)
+    model = TinyLM()
+    g = torch.Generator().manual_seed(2)
+    tokens = torch.randint(0, 11, (batch, 6), generator=g)
+    targets = torch.randint(0, 11, (batch, 6), generator=g)
+    # Padding: sample i keeps its first 1 + (i * 7) % 6 targets, so the
+    # ranks' shards hold very different numbers of tokens.
+    for i in range(batch):
+        targets[i, 1 + (i * 7) % 6:] = -100
+    # SGD: Adam divides a near-zero gradient (the head's bias: the token
+    # sum of softmax - one-hot nearly cancels) by its own magnitude, which
+    # turns float32 rounding into a relative 1e-4 for any reordering, the
+    # single-process compiled step included; a wrong normaliser would be
+    # off by O(1) here.
+    opt = lambda m: torch.optim.SGD(m.parameters(), lr=0.2, momentum=0.9,
+                                    weight_decay=1e-3)
+    return model, opt, token_mean_loss, (tokens, targets), None
+
+
+def clip_case(batch):
+    model, _, loss, data, _ = mlp_case(batch)
+    opt = lambda m: torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    return model, opt, loss, data, 0.05
+
+
+CASES = {"mlp": mlp_case, "lm": lm_case, "clip": clip_case}
+
+
+def reference(model, make_opt, loss_fn, data, max_norm, steps):
+    model = copy.deepcopy(model)
+    opt = make_opt(model)
+    losses = []
+    for _ in range(steps):
+        loss = loss_fn(model, *data)
+        loss.backward()
+        if max_norm is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.detach())
+    return model, losses
+
+
+def relative(a, b):
+    a, b = a.detach(), b.detach()
+    return (float((a.double() - b.double()).norm()) /
+            max(float(b.double().norm()), 1e-30))
+
+
+def run_case(name, shards, rank, steps=2, micro_batch_size=2):
+    total = sum(shards)
+    model, make_opt, loss_fn, data, max_norm = CASES[name](total)
+    ref_model, ref_losses = reference(model, make_opt, loss_fn, data,
+                                      max_norm, steps)
+    begin = sum(shards[:rank])
+    local = tuple(t[begin:begin + shards[rank]].contiguous() for t in data)
+    opt = make_opt(model)
+    step = compile_train_step(model, loss_fn, opt, local,
+                              micro_batch_size=micro_batch_size,
+                              max_grad_norm=max_norm)
+    losses = [step(*local) for _ in range(steps)]
+    err = max(relative(p, q) for p, q in zip(model.parameters(),
+                                            ref_model.parameters()))
+    loss_err = max(relative(a, b) for a, b in zip(losses, ref_losses))
+    # Every rank ends with the same parameters, bit for bit.
+    flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    first = flat.clone()
+    dist.broadcast(first, src=0)
+    same = torch.equal(flat, first)
+    ok = err <= TOLERANCE and loss_err <= TOLERANCE and same
+    count, nbytes = step.collectives_per_call()
+    print(f"rank {rank} {name} shards={','.join(map(str, shards))} "
+          f"N={step.chosen_micro_batches()}: params {err:.1e} loss "
+          f"{loss_err:.1e} same-as-rank-0 {same} collectives/step {count} "
+          f"{'OK' if ok else 'FAIL'}", flush=True)
+    return ok
+
+
+def mismatch(rank):
+    model, make_opt, loss_fn, data, _ = mlp_case(8, hidden=16 + 4 * (
+        rank == 1))
+    local = tuple(t[:4] for t in data)
+    try:
+        compile_train_step(model, loss_fn, make_opt(model), local,
+                           micro_batches=2)
+    except CompileError as error:
+        print(f"rank {rank} mismatch: CompileError: {error}", flush=True)
+        return True
+    print(f"rank {rank} mismatch: no error FAIL", flush=True)
+    return False
+
+
+def short(rank):
+    model, make_opt, loss_fn, data, _ = mlp_case(5)
+    local = tuple(t[:4] if rank == 0 else t[4:] for t in data)
+    try:
+        compile_train_step(model, loss_fn, make_opt(model), local,
+                           micro_batches=2)
+    except CompileError as error:
+        print(f"rank {rank} short: CompileError: {error}", flush=True)
+        return True
+    print(f"rank {rank} short: no error FAIL", flush=True)
+    return False
+
+
+def dead(rank):
+    model, make_opt, loss_fn, data, _ = mlp_case(8)
+    local = tuple(t[4 * rank:4 * rank + 4] for t in data)
+    step = compile_train_step(model, loss_fn, make_opt(model), local,
+                              micro_batches=2)
+    if rank == 1:
+        os._exit(0)  # dies without a word to the others
+    try:
+        step(*local)
+    except RuntimeError as error:
+        print(f"rank {rank} dead: RuntimeError: "
+              f"{str(error).splitlines()[0][:160]}", flush=True)
+        os._exit(0)
+    print(f"rank {rank} dead: no error FAIL", flush=True)
+    os._exit(1)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("cases", nargs="+")
+    parser.add_argument("--shards", default=None)
+    parser.add_argument("--timeout", type=float, default=120)
+    args = parser.parse_args()
+    dist.init_process_group(
+        "gloo", timeout=datetime.timedelta(seconds=args.timeout))
+    rank, world = dist.get_rank(), dist.get_world_size()
+    shards = [int(s) for s in args.shards.split(",")] if args.shards \
+        else [3 + r for r in range(world)]
+    assert len(shards) == world
+    ok = True
+    for case in args.cases:
+        if case == "mismatch":
+            ok &= mismatch(rank)
+        elif case == "short":
+            ok &= short(rank)
+        elif case == "dead":
+            dead(rank)
+        else:
+            ok &= run_case(case, shards, rank)
+    dist.destroy_process_group()
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
