@@ -21,6 +21,9 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/DebugLog.h"
+
+#define DEBUG_TYPE "ga-batch"
 
 using namespace mlir;
 using namespace mlir::ga;
@@ -114,8 +117,7 @@ BatchTransfer::getCommonLayout(ValueRange values) {
   return std::make_pair(dim, factor);
 }
 
-unsigned BatchTransfer::checkCoupling(ArrayRef<Value> inputs,
-                                      ArrayRef<Value> exempt, bool quiet) {
+unsigned BatchTransfer::checkCoupling(ArrayRef<Value> inputs, bool quiet) {
   unsigned level = 1;
   bool reported = false;
   for (Value input : inputs) {
@@ -124,7 +126,7 @@ unsigned BatchTransfer::checkCoupling(ArrayRef<Value> inputs,
       level = std::max(level, cls.level);
       continue;
     }
-    if (!cls.isPostReduction() || llvm::is_contained(exempt, input))
+    if (!cls.isPostReduction())
       continue;
     if (!cls.dependsOnParams || options.recomputeStatistics) {
       // Computed exactly in an earlier loop: for free for a data-only
@@ -179,9 +181,11 @@ bool BatchTransfer::isOnlySized(Value captured) {
     if (!op->isProperAncestor(user))
       continue;
     auto dim = dyn_cast<tensor::DimOp>(user);
-    if (!dim || !dim.getConstantIndex())
+    std::optional<int64_t> constant =
+        dim ? getConstantDimIndex(dim) : std::nullopt;
+    if (!constant)
       return false;
-    int64_t index = *dim.getConstantIndex();
+    int64_t index = *constant;
     if (index != cls.dim &&
         cast<ShapedType>(captured.getType()).isDynamicDim(index))
       return false;
@@ -203,6 +207,14 @@ SmallVector<Value> mlir::ga::getOpInputs(Operation *op) {
   return inputs;
 }
 
+std::optional<int64_t> mlir::ga::getConstantDimIndex(tensor::DimOp dim) {
+  std::optional<int64_t> index = dim.getConstantIndex();
+  auto type = dyn_cast<RankedTensorType>(dim.getSource().getType());
+  if (!index || !type || *index < 0 || *index >= type.getRank())
+    return std::nullopt;
+  return index;
+}
+
 bool mlir::ga::isInPayload(Operation *op) {
   for (Operation *parent = op->getParentOp();
        parent && !isa<func::FuncOp>(parent); parent = parent->getParentOp())
@@ -219,6 +231,24 @@ static void transferOtherOp(BatchTransfer &t, ArrayRef<Value> inputs) {
                 << "' are not supported: the batch analysis handles linalg "
                    "ops, tensor ops, elementwise arith/math ops, scf.if, "
                    "scf.for and scf.while";
+    return;
+  }
+  // The region of tensor.pad computes the padding value: it may take the
+  // size of a per-sample value, but an element it reads would be read at
+  // another position (another sample) of the micro-batch's copy.
+  for (Value captured :
+       ArrayRef<Value>(inputs).drop_front(op->getNumOperands())) {
+    if (!t.isBatched(captured) || t.isOnlySized(captured))
+      continue;
+    Operation *user = op;
+    for (Operation *candidate : captured.getUsers())
+      if (op->isProperAncestor(candidate))
+        user = candidate;
+    t.error(user) << "the region of '" << op->getName()
+                  << "' reads a per-sample value: only linalg payloads may "
+                     "read elements of per-sample values (with tensor.extract "
+                     "at their own batch loop index); pass it as an operand "
+                     "of a linalg op instead";
     return;
   }
   if (isa<AllReduceOp>(op)) {
@@ -271,6 +301,23 @@ void mlir::ga::transferOp(BatchTransfer &t) {
   Operation *op = t.getOp();
   if (isInPayload(op))
     return transferPayloadOp(t);
+  // Stacked batches (a concatenation along the batch dimension) are laid
+  // out as whole batches one after the other: only reshaping the stacks
+  // into a new outer dimension (torch.stack), casting and concatenating
+  // keep track of where each sample is.
+  if (!isa<tensor::ExpandShapeOp, tensor::CastOp, tensor::ConcatOp>(op)) {
+    for (Value input : getOpInputs(op)) {
+      BatchClass cls = t.getClass(input);
+      if (!cls.isStacked())
+        continue;
+      t.error(op) << "'" << op->getName() << "' reads " << cls.stacks
+                  << " batches stacked along dimension " << cls.dim
+                  << " (a concatenation of per-sample values along the batch "
+                     "dimension): reshape the stacks into an outer dimension "
+                     "first (torch.stack does)";
+      return;
+    }
+  }
   if (isa<scf::IfOp, scf::ForOp, scf::WhileOp>(op))
     return transferRegionOp(t);
 
@@ -314,8 +361,12 @@ BatchDataFlowAnalysis::visitOperation(Operation *op,
   transferOp(t);
   // Wait for every input (a payload's yielded values are reached after the
   // op itself).
-  if (t.uninitialized)
+  if (t.uninitialized) {
+    LDBG() << "visit " << op->getName() << ": waiting for an input";
     return success();
+  }
+  LDBG() << "visit " << op->getName() << " at " << op->getLoc()
+         << (t.isRefused() ? ": refused" : "");
   for (auto [lattice, cls] : llvm::zip_equal(results, t.results)) {
     if (t.isRefused())
       update(lattice, t.getRefusal());
@@ -432,7 +483,7 @@ void BatchDataFlowAnalysis::steerRegionResults(Operation *op) {
     if (!t.isBatched(operand))
       steering.push_back(operand);
   BatchClass steered = t.joinInputs(steering);
-  unsigned coupling = t.checkCoupling(operands, {}, /*quiet=*/true);
+  unsigned coupling = t.checkCoupling(operands, /*quiet=*/true);
   if (t.uninitialized)
     return;
   for (OpResult result : op->getResults()) {

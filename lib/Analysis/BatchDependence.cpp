@@ -207,6 +207,13 @@ void BatchDependence::analyze() {
     BatchClass cls = getClass(operand.get());
     if (!cls.isBatched())
       continue;
+    if (cls.isStacked()) {
+      error(terminator) << "per-sample result #" << operand.getOperandNumber()
+                        << " stacks " << cls.stacks
+                        << " batches along its batch dimension: reshape the "
+                           "stacks into an outer dimension before returning";
+      continue;
+    }
     auto type = cast<RankedTensorType>(operand.get().getType());
     for (int64_t d = 0; d < type.getRank(); ++d)
       if (d != cls.dim && type.isDynamicDim(d))

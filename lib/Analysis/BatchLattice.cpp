@@ -47,8 +47,10 @@ static Kind joinKinds(const BatchClass &lhs, const BatchClass &rhs) {
   // re-creates the other paths' values at micro-batch size), as long as
   // every per-sample path agrees on the layout.
   if (a == Kind::Batched && b == Kind::Batched)
-    return lhs.dim == rhs.dim && lhs.factor == rhs.factor ? Kind::Batched
-                                                          : Kind::Unknown;
+    return lhs.dim == rhs.dim && lhs.factor == rhs.factor &&
+                   lhs.stacks == rhs.stacks
+               ? Kind::Batched
+               : Kind::Unknown;
   if (getRank(a) == 5 && getRank(b) == 5 && a != b)
     return Kind::Unknown;
   // One loop index stays that index; two are a uniform index.
@@ -88,6 +90,7 @@ BatchClass BatchClass::join(const BatchClass &lhs, const BatchClass &rhs) {
     const BatchClass &batched = lhs.isBatched() ? lhs : rhs;
     joined.dim = batched.dim;
     joined.factor = batched.factor;
+    joined.stacks = batched.stacks;
     break;
   }
   case Kind::LoopIndex:
@@ -120,7 +123,7 @@ BatchClass BatchClass::readAt(Value value) const {
 
 bool BatchClass::operator==(const BatchClass &other) const {
   return kind == other.kind && dim == other.dim && factor == other.factor &&
-         combiner == other.combiner &&
+         stacks == other.stacks && combiner == other.combiner &&
          dependsOnParams == other.dependsOnParams && level == other.level &&
          extentFactor == other.extentFactor && origin == other.origin &&
          reason == other.reason;
@@ -144,6 +147,8 @@ void BatchClass::print(raw_ostream &os) const {
     os << "batched(" << dim;
     if (factor != 1)
       os << " x" << factor;
+    if (stacks != 1)
+      os << ", " << stacks << " stacked";
     os << ")";
     break;
   case Kind::Element:

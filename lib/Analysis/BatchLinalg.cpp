@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Analysis/BatchDataFlow.h"
+#include "ga/Analysis/BatchSlicing.h"
 #include "ga/Analysis/Reductions.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -98,34 +99,28 @@ inferBatchLoopFromPayload(BatchTransfer &t, Operation *op) {
 }
 
 /// Checks that every operand of `op` is read through its indexing map in a
-/// way the rewrite slices exactly for the batch loop `loop`.
+/// way the rewrite slices exactly for the batch loop `loop` (the rule of
+/// BatchSlicing.h), and that every per-sample operand is sliced along its
+/// per-sample dimension.
 static LogicalResult checkIndexingMaps(BatchTransfer &t, Operation *op,
                                        int64_t loop) {
   auto linalgOp = cast<linalg::LinalgOp>(op);
+  std::string reason;
+  FailureOr<LoopSlicing> slicing =
+      getLoopSlicing(linalgOp, loop, /*culprit=*/nullptr, &reason);
+  if (failed(slicing)) {
+    t.error(op) << reason;
+    return failure();
+  }
   for (OpOperand &operand : op->getOpOperands()) {
-    AffineMap map = linalgOp.getMatchingIndexingMap(&operand);
     BatchClass cls = t.getClass(operand.get());
-    SmallVector<unsigned> reading;
-    for (auto [position, expr] : llvm::enumerate(map.getResults()))
-      if (expr.isFunctionOfDim(loop))
-        reading.push_back(position);
-    if (reading.empty())
+    std::optional<unsigned> dim =
+        slicing->operandDims[operand.getOperandNumber()];
+    if (!cls.isBatched() || (dim && *dim == cls.dim))
       continue;
-    // The rewrite slices the operand along the one dimension that the batch
-    // loop indexes, by the micro-batch's range of that loop.
-    unsigned position = cls.isBatched() ? cls.dim : reading.front();
-    if (reading.size() == 1 && reading.front() == position &&
-        isa<AffineDimExpr>(map.getResult(position)))
-      continue;
-    std::string text;
-    llvm::raw_string_ostream(text) << map;
     t.error(op) << "operand #" << operand.getOperandNumber()
-                << " is read through " << text
-                << ", which uses the batch loop d" << loop
-                << (reading.size() > 1 ? " in more than one dimension"
-                                       : " in a compound expression")
-                << ": a micro-batch slices an operand only along one dimension "
-                   "indexed by the plain batch loop";
+                << " is per-sample along dimension " << cls.dim
+                << ", which the batch loop d" << loop << " does not index";
     return failure();
   }
   return success();
@@ -149,7 +144,7 @@ static LogicalResult checkPayload(BatchTransfer &t, Operation *op, int64_t loop,
       // The size of a per-sample value is a number like at the top level
       // (the transfer function of tensor.dim makes it a batch extent).
       if (auto dim = dyn_cast<tensor::DimOp>(nested)) {
-        std::optional<int64_t> index = dim.getConstantIndex();
+        std::optional<int64_t> index = getConstantDimIndex(dim);
         if (index && (*index == cls.dim ||
                       !cast<ShapedType>(value.getType()).isDynamicDim(*index)))
           continue;
@@ -319,14 +314,24 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
   }
   // Accumulating into a value that is itself reduced over the batch with the
   // same combiner is a chain of accumulations, not a coupling.
+  // The exemption is for the init operand only: the same value read as an
+  // input of the per-sample computation is a coupling like any other.
   SmallVector<Value> chained;
-  for (auto [index, init] : llvm::enumerate(linalgOp.getDpsInits())) {
-    BatchClass cls = t.getClass(init);
-    if (cls.kind == BatchClass::Kind::Reduced && cls.combiner &&
-        combiners[index] && *cls.combiner == *combiners[index])
-      chained.push_back(init);
+  DenseSet<unsigned> chainedOperands;
+  for (auto [index, init] : llvm::enumerate(linalgOp.getDpsInitsMutable())) {
+    BatchClass cls = t.getClass(init.get());
+    std::optional<vector::CombiningKind> combiner = combiners[index];
+    if (cls.kind == BatchClass::Kind::Reduced && cls.combiner && combiner &&
+        *cls.combiner == *combiner) {
+      chained.push_back(init.get());
+      chainedOperands.insert(init.getOperandNumber());
+    }
   }
-  unsigned level = t.checkCoupling(inputs, chained);
+  SmallVector<Value> coupled;
+  for (auto [index, input] : llvm::enumerate(inputs))
+    if (!chainedOperands.contains(index))
+      coupled.push_back(input);
+  unsigned level = t.checkCoupling(coupled);
   for (Value init : chained)
     level = std::max(level, t.getClass(init).level);
   for (OpResult result : op->getResults()) {

@@ -65,6 +65,13 @@ void mlir::ga::transferRegionOp(BatchTransfer &t) {
   // and must not depend on a statistic of this micro-batch.
   t.checkCoupling(operands);
   for (OpResult result : op->getResults()) {
+    if (t.getClass(result).isStacked()) {
+      t.error(op) << "per-sample result #" << result.getResultNumber()
+                  << " stacks several batches along its batch dimension: "
+                     "reshape the stacks into an outer dimension inside the "
+                     "region";
+      return;
+    }
     if (t.isBatched(result) && !isa<RankedTensorType>(result.getType())) {
       t.error(op) << "per-sample result #" << result.getResultNumber()
                   << " must be a ranked tensor";
@@ -88,7 +95,7 @@ void mlir::ga::transferPayloadOp(BatchTransfer &t) {
   if (auto dim = dyn_cast<tensor::DimOp>(op)) {
     BatchClass src = t.getClass(dim.getSource());
     BatchClass cls = BatchClass::getUniform(src.dependsOnParams);
-    std::optional<int64_t> index = dim.getConstantIndex();
+    std::optional<int64_t> index = getConstantDimIndex(dim);
     if (src.isBatched() && index && *index == src.dim)
       cls.extentFactor = src.factor;
     t.setResults(cls);

@@ -18,9 +18,9 @@ using namespace mlir::ga;
 /// Every result of the op is per-sample along `dim` with `factor`, computed
 /// in the loop where its inputs are available.
 static void setBatchedResults(BatchTransfer &t, ArrayRef<Value> inputs,
-                              int64_t dim, int64_t factor) {
+                              int64_t dim, int64_t factor, int64_t stacks = 1) {
   unsigned level = t.checkCoupling(inputs);
-  BatchClass cls = BatchClass::getBatched(dim, factor);
+  BatchClass cls = BatchClass::getBatched(dim, factor, stacks);
   cls.level = level;
   cls.dependsOnParams = t.joinInputs(inputs).dependsOnParams;
   t.setResults(cls);
@@ -51,16 +51,16 @@ void mlir::ga::transferElementwise(BatchTransfer &t) {
 void mlir::ga::transferTensorOp(BatchTransfer &t) {
   Operation *op = t.getOp();
   SmallVector<Value> inputs = getOpInputs(op);
-  auto finish = [&](int64_t dim, int64_t factor) {
-    setBatchedResults(t, inputs, dim, factor);
+  auto finish = [&](int64_t dim, int64_t factor, int64_t stacks = 1) {
+    setBatchedResults(t, inputs, dim, factor, stacks);
   };
 
   if (auto dimOp = dyn_cast<tensor::DimOp>(op)) {
     BatchClass src = t.getClass(dimOp.getSource());
-    std::optional<int64_t> index = dimOp.getConstantIndex();
+    std::optional<int64_t> index = getConstantDimIndex(dimOp);
     if (!index) {
       t.error(op) << "size of a per-sample value queried with a non-constant "
-                     "dimension";
+                     "or out-of-range dimension";
       return;
     }
     BatchClass cls = BatchClass::getUniform();
@@ -145,7 +145,20 @@ void mlir::ga::transferTensorOp(BatchTransfer &t) {
     BatchClass src = t.getClass(expand.getSrc());
     ArrayRef<int64_t> shape = expand.getResultType().getShape();
     ReassociationIndices group = expand.getReassociationIndices()[src.dim];
+    // Stacked batches (torch.stack) become the leading dimensions of the
+    // group: they must hold exactly the stacks.
     unsigned j = 0;
+    int64_t stacks = 1;
+    while (stacks < src.stacks && j + 1 < group.size() &&
+           !ShapedType::isDynamic(shape[group[j]]))
+      stacks *= shape[group[j++]];
+    if (stacks != src.stacks) {
+      t.error(op) << "reshaping " << src.stacks
+                  << " stacked batches splits a batch apart: the leading "
+                     "dimensions of the reshaped batch dimension must hold "
+                     "exactly the stacks";
+      return;
+    }
     while (j + 1 < group.size() && shape[group[j]] == 1)
       ++j;
     int64_t rest = 1;
@@ -199,7 +212,7 @@ void mlir::ga::transferTensorOp(BatchTransfer &t) {
       t.error(op) << "cast of a per-sample value to an unranked tensor";
       return;
     }
-    return finish(src.dim, src.factor);
+    return finish(src.dim, src.factor, src.stacks);
   }
 
   if (auto pad = dyn_cast<tensor::PadOp>(op)) {
@@ -224,11 +237,33 @@ void mlir::ga::transferTensorOp(BatchTransfer &t) {
       return;
     }
     auto [dim, factor] = *layout;
-    if (static_cast<int64_t>(concat.getDim()) == dim) {
-      t.error(op) << "concatenating along the batch dimension mixes batches";
-      return;
+    // Per-sample tensors concatenated along the batch dimension stack whole
+    // batches one after the other (torch.stack before its reshape); along
+    // another dimension they keep the layout, which must then be the same.
+    bool alongBatch = static_cast<int64_t>(concat.getDim()) == dim;
+    bool anyStacked = llvm::any_of(concat.getInputs(), [&](Value input) {
+      return t.getClass(input).isStacked();
+    });
+    int64_t stacks = 0;
+    for (Value input : concat.getInputs()) {
+      BatchClass cls = t.getClass(input);
+      if (!cls.isBatched()) {
+        if (!alongBatch && !anyStacked)
+          continue;
+        t.error(op) << "concatenating a per-sample value with one that is "
+                    << "not per-sample "
+                    << (alongBatch ? "along the batch dimension mixes "
+                                     "samples with other data"
+                                   : "next to stacked batches");
+        return;
+      }
+      if (!alongBatch && stacks && cls.stacks != stacks) {
+        t.error(op) << "inputs stack different numbers of batches";
+        return;
+      }
+      stacks = alongBatch ? stacks + cls.stacks : cls.stacks;
     }
-    return finish(dim, factor);
+    return finish(dim, factor, stacks);
   }
 
   if (isa<tensor::ExtractOp>(op)) {

@@ -37,9 +37,10 @@ void BatchDependence::placeReductions() {
               need = std::min(need, it->second);
           continue;
         }
-        if (isBatchReduction(user) &&
-            llvm::is_contained(cast<linalg::LinalgOp>(user).getDpsInits(),
-                               result) &&
+        // Only the init operand itself: the same value read as an input of
+        // the reduction is a per-sample use like any other.
+        if (isBatchReduction(user) && use.getOwner() == user &&
+            cast<linalg::LinalgOp>(user).isDpsInit(&use) &&
             getClass(user->getResult(0)).kind == BatchClass::Kind::Reduced &&
             cls.kind == BatchClass::Kind::Reduced) {
           // An accumulation chain: combined after the user's loop.

@@ -25,6 +25,36 @@ double mlir::ga::verify::defaultRtol(ElemKind k) {
   }
 }
 
+double mlir::ga::verify::getStepTolerance(ElemKind k, FloatType leastPrecise) {
+  double rtol = defaultRtol(k);
+  if (!leastPrecise)
+    return rtol;
+  double ulp =
+      std::ldexp(1.0, 1 - static_cast<int>(leastPrecise.getFPMantissaWidth()));
+  return std::max(rtol, kStepToleranceUlps * ulp);
+}
+
+FloatType mlir::ga::verify::getLeastPreciseFloatType(Operation *func) {
+  FloatType least;
+  auto note = [&](Type type) {
+    if (auto shaped = dyn_cast<ShapedType>(type))
+      type = shaped.getElementType();
+    auto floatType = dyn_cast<FloatType>(type);
+    if (floatType &&
+        (!least || floatType.getFPMantissaWidth() < least.getFPMantissaWidth()))
+      least = floatType;
+  };
+  func->walk([&](Operation *op) {
+    for (Type type : op->getResultTypes())
+      note(type);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (Type type : block.getArgumentTypes())
+          note(type);
+  });
+  return least;
+}
+
 Comparison mlir::ga::verify::compareResult(unsigned index, const Slot &slot,
                                            const HostArray &ref,
                                            const HostArray &got,

@@ -184,6 +184,16 @@ int mlir::ga::verify::verifyStep(MLIRContext &context,
     numAppended = after.size() - before.size();
   }
 
+  // The default tolerance follows the least precise float type that either
+  // step computes in (a bf16 step accumulated in f32 is compared to a few
+  // bf16 ulps).
+  FloatType leastPrecise;
+  for (func::FuncOp side : {step, rewrittenStep})
+    if (FloatType type = getLeastPreciseFloatType(side))
+      if (!leastPrecise ||
+          type.getFPMantissaWidth() < leastPrecise.getFPMantissaWidth())
+        leastPrecise = type;
+
   addEntryWrapper(*original, step);
   addEntryWrapper(*rewritten, rewrittenStep);
   ModuleOp modules[2] = {*original, *rewritten};
@@ -241,8 +251,11 @@ int mlir::ga::verify::verifyStep(MLIRContext &context,
           k == 0 ? seconds[side]
                  : std::min(run.runSeconds[side], seconds[side]);
     for (auto [i, slot] : llvm::enumerate(results)) {
-      Comparison c = compareResult(i, slot, (*refResults)[i], (*testResults)[i],
-                                   options.rtol, options.atol);
+      Comparison c = compareResult(
+          i, slot, (*refResults)[i], (*testResults)[i],
+          options.rtol ? options.rtol
+                       : getStepTolerance(slot.kind, leastPrecise),
+          options.atol);
       c.seed = setSeed;
       if (k == 0)
         run.comparisons.push_back(std::move(c));

@@ -98,10 +98,97 @@ func.func @pad_batch(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<9x3xf32
 
 // -----
 
+// Concatenating along the batch dimension stacks two batches; returned as
+// they are, the stacks cannot be assembled from micro-batches.
 func.func @concat_batch(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<16x3xf32> {
-  // expected-error @+1 {{concatenating along the batch dimension mixes batches}}
   %c = tensor.concat dim(0) %x, %x : (tensor<8x3xf32>, tensor<8x3xf32>) -> tensor<16x3xf32>
+  // expected-error @+1 {{per-sample result #0 stacks 2 batches along its batch dimension: reshape the stacks into an outer dimension before returning}}
   return %c : tensor<16x3xf32>
+}
+
+// -----
+
+// Stacked batches read by anything but a reshape into an outer dimension.
+func.func @stacked_read(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<16x3xf32> {
+  %c = tensor.concat dim(0) %x, %x : (tensor<8x3xf32>, tensor<8x3xf32>) -> tensor<16x3xf32>
+  %e = tensor.empty() : tensor<16x3xf32>
+  // expected-error @+1 {{'linalg.exp' reads 2 batches stacked along dimension 0 (a concatenation of per-sample values along the batch dimension): reshape the stacks into an outer dimension first}}
+  %r = linalg.exp ins(%c : tensor<16x3xf32>) outs(%e : tensor<16x3xf32>) -> tensor<16x3xf32>
+  return %r : tensor<16x3xf32>
+}
+
+// -----
+
+// A reshape of the stacks that does not separate them from the batch.
+func.func @stacked_bad_reshape(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<4x4x3xf32> {
+  %c = tensor.concat dim(0) %x, %x : (tensor<8x3xf32>, tensor<8x3xf32>) -> tensor<16x3xf32>
+  // expected-error @+1 {{reshaping 2 stacked batches splits a batch apart}}
+  %r = tensor.expand_shape %c [[0, 1], [2]] output_shape [4, 4, 3] : tensor<16x3xf32> into tensor<4x4x3xf32>
+  return %r : tensor<4x4x3xf32>
+}
+
+// -----
+
+// A per-sample value concatenated with data of another shape along the batch.
+func.func @concat_batch_uniform(%x: tensor<8x3xf32> {ga.batch = 0 : i64}, %w: tensor<8x3xf32>) -> tensor<2x8x3xf32> {
+  // expected-error @+1 {{concatenating a per-sample value with one that is not per-sample along the batch dimension mixes samples with other data}}
+  %c = tensor.concat dim(0) %x, %w : (tensor<8x3xf32>, tensor<8x3xf32>) -> tensor<16x3xf32>
+  %r = tensor.expand_shape %c [[0, 1], [2]] output_shape [2, 8, 3] : tensor<16x3xf32> into tensor<2x8x3xf32>
+  return %r : tensor<2x8x3xf32>
+}
+
+// -----
+
+// The region of tensor.pad reads another sample (sample 0) of the input.
+func.func @pad_region_reads_sample(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<8x5xf32> {
+  %c0 = arith.constant 0 : index
+  %p = tensor.pad %x low[0, 1] high[0, 1] {
+  ^bb0(%i: index, %j: index):
+    // expected-error @+1 {{the region of 'tensor.pad' reads a per-sample value: only linalg payloads may read elements of per-sample values}}
+    %v = tensor.extract %x[%c0, %c0] : tensor<8x3xf32>
+    tensor.yield %v : f32
+  } : tensor<8x3xf32> to tensor<8x5xf32>
+  return %p : tensor<8x5xf32>
+}
+
+// -----
+
+// A uniform tensor.generate whose region reads a per-sample value.
+func.func @generate_reads_sample(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<8xf32> {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{per-sample values inside the regions of 'tensor.generate' are not supported}}
+  %g = tensor.generate {
+  ^bb0(%i: index):
+    %v = tensor.extract %x[%c0, %c0] : tensor<8x3xf32>
+    tensor.yield %v : f32
+  } : tensor<8xf32>
+  return %g : tensor<8xf32>
+}
+
+// -----
+
+// An accumulation chain whose init is also read by the per-sample
+// computation of the next reduction: a coupling (it depends on parameters).
+func.func @chain_init_read(%w: tensor<3xf32>, %x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3xf32>) -> tensor<3xf32>
+  // expected-note @+1 {{the value is reduced over the batch here}}
+  %g1 = linalg.generic {indexing_maps = [affine_map<(b, j) -> (b, j)>, affine_map<(b, j) -> (j)>, affine_map<(b, j) -> (j)>], iterator_types = ["reduction", "parallel"]} ins(%x, %w : tensor<8x3xf32>, tensor<3xf32>) outs(%z : tensor<3xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %acc = arith.addf %p, %o : f32
+    linalg.yield %acc : f32
+  } -> tensor<3xf32>
+  // expected-error @+2 {{batch coupling: per-sample computation uses a value reduced over the whole batch}}
+  // expected-note @+1 {{it depends on parameters}}
+  %g2 = linalg.generic {indexing_maps = [affine_map<(b, j) -> (b, j)>, affine_map<(b, j) -> (j)>, affine_map<(b, j) -> (j)>], iterator_types = ["reduction", "parallel"]} ins(%x, %g1 : tensor<8x3xf32>, tensor<3xf32>) outs(%g1 : tensor<3xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %acc = arith.addf %p, %o : f32
+    linalg.yield %acc : f32
+  } -> tensor<3xf32>
+  return %g2 : tensor<3xf32>
 }
 
 // -----

@@ -8,7 +8,8 @@ classifies the answer:
   accepted   exit 0; then ga-verify runs the full-batch and the rewritten step
              on several seeded inputs and every result must match
   refused    exit 1 with an `error:` located at a line:col of the input
-  finding    a mismatch, an unlocated refusal, a crash (signal, assertion,
+  finding    a mismatch, an unlocated refusal, invalid IR (the rewritten module
+             of every accepted step is verified on its own), a crash (signal, assertion,
              "PLEASE submit a bug report", another exit code) or a timeout
 
 Usage:
@@ -109,8 +110,16 @@ class Tools:
         return " ".join(o for o in (step.pass_options, self.pass_options) if o)
 
     def accumulate(self, path, step):
+        """--ga-accumulate with the verifier off, the rewritten module kept in
+        path + '.out.mlir': the verifier runs on it separately (verify_ir),
+        so that invalid IR is a finding of its own, never a 'refusal'."""
         return run([self.opt, path, "--ga-accumulate=micro-batches=%d %s" % (
-            step.micro_batches, self.options(step)), "-o", os.devnull], self.timeout)
+            step.micro_batches, self.options(step)), "--verify-each=0",
+            "-o", path + ".out.mlir"], self.timeout)
+
+    def verify_ir(self, path):
+        """Parses and verifies the rewritten module of `path`."""
+        return run([self.opt, path + ".out.mlir", "-o", os.devnull], self.timeout)
 
     def verify_cmd(self, path, step, seed, nseeds=1):
         rtol, atol = tolerance(step)
@@ -138,11 +147,18 @@ def classify(tools, path, step, nseeds, seed_base):
     if is_crash(rc, err):
         return "crash", "ga-opt --ga-accumulate='micro-batches=%d %s': rc=%s\n%s" % (
             step.micro_batches, tools.options(step), rc, err[-3000:])
+    if rc == 1 and ("internal error" in err or "does not dominate" in err):
+        return "invalid_ir", "ga-opt --ga-accumulate='micro-batches=%d %s' produced invalid IR:\n%s" % (
+            step.micro_batches, tools.options(step), err[-3000:])
     if rc == 1:
         loc = located_error(err, path, nlines)
         if loc is None:
             return "unlocated", "refused without a located error:\n%s" % err[-3000:]
         return "refused", loc
+    rc, out, err = tools.verify_ir(path)
+    if rc != 0:
+        return "invalid_ir", "the module after --ga-accumulate='micro-batches=%d %s' fails the " \
+            "verifier: rc=%s\n%s" % (step.micro_batches, tools.options(step), rc, err[-3000:])
     lowering = None  # a lowering failure that scalar loops avoided
     # One ga-verify run for all seeds where it can, else one per seed.
     runs = [(seed_base, nseeds)] if tools.multi_seed else [(seed_base + k, 1) for k in range(nseeds)]
@@ -310,7 +326,7 @@ def main():
 
     work = tempfile.mkdtemp(prefix="ga-fuzz-")
     counts = {k: 0 for k in ("generated", "accepted", "refused", "mismatch", "crash", "unlocated",
-                             "lowering", "invalid", "refused_exact")}
+                             "lowering", "invalid", "invalid_ir", "refused_exact")}
     by_feature = {}
     lock = threading.Lock()
     deadline = time.time() + args.minutes * 60 if args.minutes else None
@@ -379,6 +395,8 @@ def main():
                                         detail.splitlines()[0] if detail else ""), flush=True)
         else:
             os.unlink(path)
+        if os.path.exists(path + ".out.mlir"):
+            os.unlink(path + ".out.mlir")
         return outcome
 
     def next_case():
@@ -415,9 +433,10 @@ def main():
 
     print("ga-fuzz: seed %d, %d cases in %.0f s (%s)" % (args.seed, counts["generated"], dt, args.bin))
     print("  generated %d accepted %d refused %d mismatched %d crashed %d unlocated %d "
-          "lowering-failed %d generator-invalid %d" % (
+          "invalid-IR %d lowering-failed %d generator-invalid %d" % (
               counts["generated"], counts["accepted"], counts["refused"], counts["mismatch"],
-              counts["crash"], counts["unlocated"], counts["lowering"], counts["invalid"]))
+              counts["crash"], counts["unlocated"], counts["invalid_ir"], counts["lowering"],
+              counts["invalid"]))
     print("  refused although no coupled feature was generated: %d" % counts["refused_exact"])
     print("  largest error / tolerance among matching float results: %.3g" % STATS["max_ratio"])
     cols = ("generated", "accepted", "refused", "refused_exact", "mismatch", "crash", "unlocated",
@@ -435,7 +454,8 @@ def main():
     # A step that ga-lower-to-cpu cannot lower is a finding of the CPU lowering
     # (not of --ga-accumulate's promise), fatal too: every generated construct
     # lowers (linalg.softmax through ga-decompose-aggregated-ops).
-    bad = sum(counts[k] for k in ("mismatch", "crash", "unlocated", "invalid", "lowering"))
+    bad = sum(counts[k] for k in ("mismatch", "crash", "unlocated", "invalid", "invalid_ir",
+                                  "lowering"))
     return 1 if (args.expect_clean and bad) else 0
 
 

@@ -24,6 +24,10 @@ import re
 COUPLING = {"batchnorm", "sample_slice", "capture_other_sample", "diag_batch",
             "compound_batch", "batch_position", "argmax_batch_inner", "reduce_in_for",
             "if_on_sample", "ordered_inner", "capture_stat_param",
+            "pad_other_sample",
+            # an accumulation chain whose init is read per sample and depends
+            # on parameters: coupled (exact with recompute-statistics)
+            "chain_init_coupled",
             # not coupling, but refused by design ("collapsing the batch
             # dimension into an outer dimension interleaves samples")
             "reshape_interleaved"}
@@ -88,6 +92,11 @@ PROBS = {
     "diag_batch": 0.04,
     "compound_batch": 0.04,
     "batch_position": 0.04,    # float(linalg.index of the batch dim) in per-sample math
+    # Drawn after every feature above (issue #20's shapes):
+    "uniform_maps": 0.25,      # a batch-shaped parameter table read through floordiv / B-1-i / (i, i)
+    "stack_batch": 0.25,       # torch.stack of per-sample values: concat along the batch, expand [2, B]
+    "chain_init_input": 0.15,  # an accumulation chain whose init is also read per sample
+    "pad_other_sample": 0.04,  # tensor.pad whose region reads sample 0 (refusal expected)
 }
 
 # Forward features, each used at least once when drawn.
@@ -1314,6 +1323,14 @@ class Gen:
             text_results.extend(self.more_combiners(nll, labels, et_lab))
         if self.on("reshape_interleaved"):
             text_results.extend(self.interleaved())
+        if self.on("uniform_maps"):
+            text_results.extend(self.uniform_maps(nll))
+        if self.on("stack_batch"):
+            text_results.extend(self.stack_batch())
+        if self.on("chain_init_input"):
+            text_results.extend(self.chain_init_input(x, nll))
+        if self.on("pad_other_sample"):
+            text_results.extend(self.pad_other_sample())
         return self.finish(text_results, f64=self.on("f64"))
 
     def named(self, opname, ins, init, maps=""):
@@ -1386,6 +1403,123 @@ class Gen:
         r = self.generic([v, pv], [init], lambda a: [
             self.op("arith.addf", a[2], self.op("arith.mulf", a[0], a[1]))])[0]
         return [self.reduce_all(r, term=lambda a: self.op("math.tanh", a))]
+
+    def uniform_maps(self, nll):
+        """A uniform batch-shaped tensor w[b] computed from a parameter table
+        through a map that is not the identity on the batch loop (two views
+        sharing one weight: floordiv; a flipped table: B-1-b; a diagonal:
+        (b, b)), then sum_b nll[b] * w[b]. Static batches only (a map cannot
+        name a dynamic size)."""
+        if self.size["b"] is None:
+            self.step.features.discard("uniform_maps")
+            return []
+        B = self.size["b"]
+        kind = self.rng.choice(["floordiv", "reversed", "repeated"])
+        self.step.features.add("uniform_" + kind)
+        if kind == "floordiv":
+            tl = self.new_label((B + 1) // 2, "c")
+            table = self.param([tl])
+            spec = [("b", "{} floordiv 2")]
+        elif kind == "reversed":
+            tl = self.new_label(B, "c")
+            table = self.param([tl])
+            spec = [("b", "%d - {}" % (B - 1))]
+        else:
+            tl = self.new_label(B, "c")
+            table = self.param([tl, tl])
+            spec = [("b", "{}"), ("b", "{}")]
+        self.params_nograd.append(table)
+        e = self.empty(["b"])
+        w = self.generic([table], [e], lambda a: [self.op("math.tanh", a[0])],
+                         specs={0: spec})[0]
+        z = self.fill([], 0.0)
+        return [self.generic([nll, w], [z], lambda a: [
+            self.op("arith.addf", a[2], self.op("arith.mulf", a[0], a[1]))])[0]]
+
+    def stack_batch(self):
+        """torch.stack([v, tanh(v)]) as traced: tensor.concat along the batch
+        dimension, tensor.expand_shape into [2, B] (stacks outermost), then
+        a weighted sum whose weight is the stack index."""
+        v = self.pick(lambda v: v.et == "f32" and self.batch_label(v) == "b")
+        if v is None:
+            self.step.features.discard("stack_batch")
+            return []
+        u = self.activation(v)
+        p = v.dims.index("b")
+        cat_dims = ["b2" if d == "b" else d for d in v.dims]
+        self.size["b2"] = None if self.size["b"] is None else 2 * self.size["b"]
+        cat = self.fresh("cat")
+        self.emit("%s = tensor.concat dim(%d) %s, %s : (%s, %s) -> %s" % (
+            cat, p, v.name, u.name, self.tyv(v), self.tyv(v), self.ty(cat_dims)))
+        st = self.new_label(2, "st")
+        dims = v.dims[:p] + [st] + v.dims[p:]
+        groups, i = [], 0
+        for k in range(len(v.dims)):
+            groups.append([i, i + 1] if k == p else [i])
+            i += len(groups[-1])
+        shape = []
+        for d in dims:
+            if self.size[d] is None:
+                nm = self.fresh("d")
+                self.emit("%s = tensor.dim %s, %s : %s" % (
+                    nm, v.name, self.cidx(v.dims.index(d)), self.tyv(v)))
+                shape.append(nm)
+            else:
+                shape.append(str(self.size[d]))
+        ex = self.fresh("stk")
+        self.emit("%s = tensor.expand_shape %s [%s] output_shape [%s] : %s into %s" % (
+            ex, cat, ", ".join("[%s]" % ", ".join(map(str, g)) for g in groups),
+            ", ".join(shape), self.ty(cat_dims), self.ty(dims)))
+        stacked = V(ex, dims)
+        self.pool.append(stacked)
+
+        def term(a):
+            i = self.fresh("i")
+            self.emit("%s = linalg.index %d : index" % (i, self.loop_labels.index(st)))
+            ii = self.fresh("ii")
+            self.emit("%s = arith.index_cast %s : index to i64" % (ii, i))
+            f = self.fresh("f")
+            self.emit("%s = arith.sitofp %s : i64 to f32" % (f, ii))
+            return self.op("arith.mulf", self.op("math.tanh", a), self.op("arith.addf", f, self.cf32(0.5)))
+        return [self.reduce_all(stacked, term=term)]
+
+    def chain_init_input(self, x, nll):
+        """g1 = sum_b f(x[b]) (data-only) or sum_b nll[b] (parameter-
+        dependent); g2 accumulates into g1 a per-sample term that also reads
+        g1: the init of the chain is an input of its per-sample computation."""
+        coupled = self.rng.random() < 0.5
+        if coupled:
+            self.step.features.add("chain_init_coupled")
+            g1 = self.reduce_all(nll, term=lambda a: self.op("math.tanh", a))
+            src = nll
+        else:
+            g1 = self.reduce_all(x, term=lambda a: self.op("math.tanh", a))
+            src = x
+        g2 = self.generic([src, g1], [g1], lambda a: [self.op("arith.addf", a[2], self.op(
+            "arith.mulf", self.op("math.tanh", a[0]), self.op("math.tanh", a[1])))])[0]
+        return [g1, g2]
+
+    def pad_other_sample(self):
+        """tensor.pad of a per-sample value along a non-batch dimension whose
+        padding value is an element of sample 0 (coupled: refused)."""
+        v = self.pick(lambda v: v.et == "f32" and self.batch_label(v) == "b" and self.nonbatch(v))
+        if v is None:
+            self.step.features.discard("pad_other_sample")
+            return []
+        k = self.nonbatch(v)[0]
+        pl = self.new_label(self.size[k] + 2, "f")
+        dims = [pl if d == k else d for d in v.dims]
+        low = ", ".join("1" if d == k else "0" for d in v.dims)
+        nm = self.fresh("pad")
+        idx = ", ".join(self.fresh("pi") for _ in v.dims)
+        self.emit("%s = tensor.pad %s low[%s] high[%s] {" % (nm, v.name, low, low))
+        self.emit("^bb0(%s):" % ", ".join("%s: index" % i for i in idx.split(", ")))
+        x = self.fresh("x")
+        self.emit("  %s = tensor.extract %s[%s] : %s" % (
+            x, v.name, ", ".join(self.cidx(0) for _ in v.dims), self.tyv(v)))
+        self.emit("  tensor.yield %s : f32" % x)
+        self.emit("} : %s to %s" % (self.tyv(v), self.ty(dims)))
+        return [self.reduce_all(V(nm, dims), term=lambda a: self.op("math.tanh", a))]
 
     def more_combiners(self, nll, labels, et_lab):
         """Reductions over the batch with other associative combiners."""

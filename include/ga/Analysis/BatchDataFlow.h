@@ -28,6 +28,7 @@
 #include "ga/Analysis/BatchDependence.h"
 
 #include "mlir/Analysis/DataFlow/SparseAnalysis.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::ga {
 
@@ -115,11 +116,9 @@ public:
   /// ((-1, 1) when there is none), or failure when they disagree.
   FailureOr<std::pair<int64_t, int64_t>> getCommonLayout(ValueRange values);
   /// Checks the non-uniform, non-batched inputs of a per-sample op for batch
-  /// coupling and returns the level the op needs. `exempt` are operands that
-  /// may legitimately be reduced (accumulation chains). With `quiet`, only
-  /// the level is computed.
-  unsigned checkCoupling(ArrayRef<Value> inputs, ArrayRef<Value> exempt = {},
-                         bool quiet = false);
+  /// coupling and returns the level the op needs. With `quiet`, only the
+  /// level is computed.
+  unsigned checkCoupling(ArrayRef<Value> inputs, bool quiet = false);
   /// Whether `size` spans the whole extent of `dim` of `source`, whose
   /// samples have `factor` entries each.
   bool isFullExtent(OpFoldResult size, Value source, int64_t dim,
@@ -163,6 +162,10 @@ void transferRegionOp(BatchTransfer &t);
 /// Ops nested in a linalg payload (or another non-scf region): scalars of one
 /// sample, loop indices, reads of captured values.
 void transferPayloadOp(BatchTransfer &t);
+
+/// The constant dimension `dim` queries, when it is within the rank of its
+/// source (an out-of-range index is undefined behaviour, never a size).
+std::optional<int64_t> getConstantDimIndex(tensor::DimOp dim);
 
 /// Whether `op` lies in a payload: some ancestor below the function is
 /// neither an scf.if, scf.for nor scf.while.

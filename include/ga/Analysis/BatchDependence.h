@@ -67,6 +67,11 @@ struct BatchClass {
   Kind kind = Kind::Uninitialized;
   int64_t dim = -1;
   int64_t factor = 1;
+  /// For per-sample values: how many whole batches lie one after the other
+  /// along `dim` (a `tensor.concat` of per-sample tensors along their batch
+  /// dimension, the way torch.stack is traced before the stack is reshaped
+  /// into a new outer dimension). Only reshaped, cast or concatenated again.
+  int64_t stacks = 1;
   std::optional<vector::CombiningKind> combiner;
   /// Whether the value depends on a non-per-sample argument (a parameter or
   /// hyper-parameter). A reduced value that does not is a *data-only
@@ -94,11 +99,13 @@ struct BatchClass {
     return cls;
   }
   /// A per-sample class along `dim` with `factor` entries per sample.
-  static BatchClass getBatched(int64_t dim, int64_t factor) {
+  static BatchClass getBatched(int64_t dim, int64_t factor,
+                               int64_t stacks = 1) {
     BatchClass cls;
     cls.kind = Kind::Batched;
     cls.dim = dim;
     cls.factor = factor;
+    cls.stacks = stacks;
     return cls;
   }
   static BatchClass getUnknown(Operation *origin, StringRef reason) {
@@ -115,6 +122,8 @@ struct BatchClass {
     return kind == Kind::Uniform || kind == Kind::LoopIndex;
   }
   bool isBatched() const { return kind == Kind::Batched; }
+  /// Per-sample with several batches stacked along `dim`.
+  bool isStacked() const { return isBatched() && stacks != 1; }
   bool isElement() const { return kind == Kind::Element; }
   bool isUnknown() const { return kind == Kind::Unknown; }
   /// Reduced or derived: available only after a micro-batch loop.

@@ -11,6 +11,9 @@
 
 #include "ga/Verify/Inputs.h"
 
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+
 #include <optional>
 #include <string>
 
@@ -34,6 +37,24 @@ struct Comparison {
 
 /// The relative tolerance of element kind `k` when none is given.
 double defaultRtol(ElemKind k);
+
+/// How many units in the last place of the least precise float type that
+/// either step computes in a result may differ by (see
+/// `getStepTolerance`).
+constexpr double kStepToleranceUlps = 8;
+
+/// The relative tolerance of a result of element kind `k` of two steps whose
+/// least precise float type (over both) is `leastPrecise`: the larger of
+/// `defaultRtol(k)` and `kStepToleranceUlps` ulps (2^(1 - p) for p mantissa
+/// bits) of `leastPrecise`. An exact rewrite that accumulates a bf16 step in
+/// f32 differs from the bf16 reference by the reference's own roundings: a
+/// few bf16 ulps, whatever the result's type.
+double getStepTolerance(ElemKind k, FloatType leastPrecise);
+
+/// The float type with the fewest mantissa bits among the values of `func`
+/// (arguments, op results, region arguments; element types of shaped
+/// values), or null when it has none.
+FloatType getLeastPreciseFloatType(Operation *func);
 
 /// Compares result `index` (of `slot`) of the rewritten step, `got`, with the
 /// reference's, `ref`; `rtol` overrides defaultRtol.

@@ -9,6 +9,8 @@
 
 #include "StepRewriter.h"
 
+#include "ga/Analysis/BatchSlicing.h"
+
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -143,18 +145,23 @@ Value StepRewriter::rematerialize(Instance &inst, Value value, int64_t dim,
   } else if (auto linalgOp = dyn_cast_if_present<linalg::LinalgOp>(def);
              linalgOp && linalgOp.hasPureTensorSemantics() &&
              def->getNumResults() == 1 && !analysis.isPerSample(def)) {
-    // A parallel computation of a batch-shaped value (a broadcast).
+    // A parallel computation of a batch-shaped value (a broadcast), re-created
+    // for the tile of the loop that indexes `dim` when every operand is
+    // sliced exactly by that tile (BatchSlicing.h); otherwise the full value
+    // is sliced below.
     AffineMap map =
         linalgOp.getIndexingMapMatchingResult(cast<OpResult>(value));
     auto dimExpr = dyn_cast<AffineDimExpr>(map.getResult(dim));
+    FailureOr<LoopSlicing> slicing = failure();
     if (dimExpr && linalgOp.getIteratorTypesArray()[dimExpr.getPosition()] ==
-                       utils::IteratorType::parallel) {
+                       utils::IteratorType::parallel)
+      slicing = getLoopSlicing(linalgOp, dimExpr.getPosition());
+    if (succeeded(slicing)) {
       int64_t loop = dimExpr.getPosition();
       SmallVector<Value> operands;
       for (OpOperand &operand : def->getOpOperands()) {
-        AffineMap operandMap = linalgOp.getMatchingIndexingMap(&operand);
-        std::optional<unsigned> position = operandMap.getResultPosition(
-            getAffineDimExpr(loop, def->getContext()));
+        std::optional<unsigned> position =
+            slicing->operandDims[operand.getOperandNumber()];
         operands.push_back(
             position ? rematerialize(inst, operand.get(), *position, factor)
                      : inst.mapping.lookupOrDefault(operand.get()));
@@ -231,7 +238,10 @@ StepRewriter::cloneLinalg(Instance &inst, Operation *op,
   auto linalgOp = cast<linalg::LinalgOp>(op);
   const PerSampleOpInfo *info = analysis.getOpInfo(op);
   int64_t loop = info->batchLoop, factor = info->factor;
-  AffineExpr loopExpr = getAffineDimExpr(loop, op->getContext());
+  // The analysis accepted the op only with operands sliced exactly by the
+  // batch loop.
+  FailureOr<LoopSlicing> slicing = getLoopSlicing(linalgOp, loop);
+  assert(succeeded(slicing) && "per-sample op accepted by the analysis");
   SmallVector<Value> operands;
   for (OpOperand &operand : op->getOpOperands()) {
     Value value = operand.get();
@@ -247,7 +257,8 @@ StepRewriter::cloneLinalg(Instance &inst, Operation *op,
       continue;
     }
     std::optional<unsigned> position =
-        linalgOp.getMatchingIndexingMap(&operand).getResultPosition(loopExpr);
+        succeeded(slicing) ? slicing->operandDims[operand.getOperandNumber()]
+                           : std::nullopt;
     operands.push_back(position ? rematerialize(inst, value, *position, factor)
                                 : inst.mapping.lookupOrDefault(value));
   }
@@ -275,8 +286,9 @@ StepRewriter::cloneLinalg(Instance &inst, Operation *op,
 
 Operation *StepRewriter::cloneTensorOp(Instance &inst, Operation *op) {
   BatchClass cls = analysis.getClass(op->getResult(0));
-  RankedTensorType type =
-      microType(inst, op->getResult(0).getType(), cls.dim, cls.factor);
+  // Stacked batches: `stacks` micro-batches one after the other.
+  RankedTensorType type = microType(inst, op->getResult(0).getType(), cls.dim,
+                                    cls.factor * cls.stacks);
   auto mapped = [&](Value value) {
     return analysis.getClass(value).isBatched()
                ? getMicro(inst, value)

@@ -18,6 +18,8 @@
 
 #include "ga/Transforms/Passes.h"
 
+#include "mlir/IR/Verifier.h"
+
 namespace mlir::ga {
 #define GEN_PASS_DEF_MICROBATCH
 #include "ga/Transforms/Passes.h.inc"
@@ -204,6 +206,15 @@ struct MicroBatchPass : public ga::impl::MicroBatchBase<MicroBatchPass> {
       StepRewriter rewriter(func, analysis, config);
       if (failed(rewriter.run()))
         return signalPassFailure();
+      // What the analysis accepts must be rewritten to valid IR: a failure
+      // here is a bug of the rewrite, reported at the step rather than left
+      // to the pass manager's verifier after the pass.
+      if (failed(verify(func))) {
+        func.emitError() << "internal error: the micro-batch rewrite of this "
+                            "step produced invalid IR (see the errors above); "
+                            "please report it with the input";
+        return signalPassFailure();
+      }
       ++numFunctions;
       numLoops += rewriter.numLoops;
       numStatisticLoops += rewriter.numStatisticLoops;

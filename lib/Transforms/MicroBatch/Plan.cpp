@@ -89,13 +89,14 @@ LevelPlan StepRewriter::planLevel(unsigned level) {
       continue;
     SmallVector<Value> inputs = getOpInputs(op);
     bool isAccumulatorOnly = accumulated.count(op) && !plan.local.count(op);
-    for (Value input : inputs) {
+    for (auto [index, input] : llvm::enumerate(inputs)) {
       Operation *def = input.getDefiningOp();
       if (!def)
         continue;
-      // An accumulator's chained init is combined after the loop.
-      if (isAccumulatorOnly &&
-          llvm::is_contained(cast<linalg::LinalgOp>(op).getDpsInits(), input) &&
+      // An accumulator's chained init is combined after the loop (the init
+      // operand only: the same value read as an input is needed here).
+      if (isAccumulatorOnly && index < op->getNumOperands() &&
+          cast<linalg::LinalgOp>(op).isDpsInit(&op->getOpOperand(index)) &&
           !analysis.getClass(input).isBatched())
         continue;
       BatchClass cls = analysis.getClass(input);
