@@ -12,6 +12,7 @@
 
 #include "ga/IR/GADialect.h"
 #include "ga/IR/GAOps.h"
+#include "ga/Utils/ConstantIndices.h"
 
 #include "mlir/Analysis/DataFlow/DeadCodeAnalysis.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -179,9 +180,11 @@ bool BatchTransfer::isOnlySized(Value captured) {
     if (!op->isProperAncestor(user))
       continue;
     auto dim = dyn_cast<tensor::DimOp>(user);
-    if (!dim || !dim.getConstantIndex())
+    std::optional<int64_t> constant =
+        dim ? getConstantDimIndex(dim) : std::nullopt;
+    if (!constant)
       return false;
-    int64_t index = *dim.getConstantIndex();
+    int64_t index = *constant;
     if (index != cls.dim &&
         cast<ShapedType>(captured.getType()).isDynamicDim(index))
       return false;

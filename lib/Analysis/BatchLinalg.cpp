@@ -12,6 +12,7 @@
 
 #include "ga/Analysis/BatchDataFlow.h"
 #include "ga/Analysis/Reductions.h"
+#include "ga/Utils/ConstantIndices.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -149,7 +150,11 @@ static LogicalResult checkPayload(BatchTransfer &t, Operation *op, int64_t loop,
       // The size of a per-sample value is a number like at the top level
       // (the transfer function of tensor.dim makes it a batch extent).
       if (auto dim = dyn_cast<tensor::DimOp>(nested)) {
-        std::optional<int64_t> index = dim.getConstantIndex();
+        if (DimIndex dimIndex = getDimIndex(dim); dimIndex.isOutOfRange()) {
+          appendDimIndexReason(t.error(nested), dimIndex);
+          return WalkResult::interrupt();
+        }
+        std::optional<int64_t> index = getConstantDimIndex(dim);
         if (index && (*index == cls.dim ||
                       !cast<ShapedType>(value.getType()).isDynamicDim(*index)))
           continue;

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Analysis/BatchDataFlow.h"
+#include "ga/Utils/ConstantIndices.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -88,7 +89,7 @@ void mlir::ga::transferPayloadOp(BatchTransfer &t) {
   if (auto dim = dyn_cast<tensor::DimOp>(op)) {
     BatchClass src = t.getClass(dim.getSource());
     BatchClass cls = BatchClass::getUniform(src.dependsOnParams);
-    std::optional<int64_t> index = dim.getConstantIndex();
+    std::optional<int64_t> index = getConstantDimIndex(dim);
     if (src.isBatched() && index && *index == src.dim)
       cls.extentFactor = src.factor;
     t.setResults(cls);
