@@ -71,11 +71,3 @@ LogicalResult mlir::ga::checkDimIndex(Operation *dimOp) {
   appendDimIndexReason(*diag.getUnderlyingDiagnostic(), index);
   return diag;
 }
-
-std::optional<int64_t> mlir::ga::getConstantInRange(OpFoldResult value,
-                                                    int64_t lo, int64_t hi) {
-  std::optional<int64_t> constant = getConstantIntValue(value);
-  if (!constant || *constant < lo || *constant >= hi)
-    return std::nullopt;
-  return constant;
-}

@@ -1,12 +1,11 @@
 //===- ConstantIndices.h - range-checked constants read from IR -*- C++ -*-===//
 //
-// One place where the passes read constant indices out of the IR they are
-// given (the dimension of a `tensor.dim` / `memref.dim`, an offset, size or
-// stride of a slice) and check them against the range they must lie in.
-// The IR verifiers leave some of them unchecked on purpose (a `tensor.dim`
-// with index -1 is valid IR whose result is undefined at run time), so a pass
-// that indexes a shape with them must check first: out of range is a located
-// error, never an out-of-bounds access.
+// The one place where the passes read the constant dimension index of a
+// `tensor.dim` / `memref.dim` and check it against the rank of the source.
+// The verifiers leave it unchecked on purpose (`tensor.dim %t, %c-1` is valid
+// IR whose result is undefined at run time; folding can create it), so a
+// pass that indexes a shape with it must check first: out of range is a
+// located error, never an out-of-bounds access.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,12 +66,6 @@ void appendDimIndexReason(Diagnostic &diag, const DimIndex &index);
 /// Emits the located error for a `tensor.dim` / `memref.dim` whose index is a
 /// constant out of range and fails; succeeds (emitting nothing) otherwise.
 LogicalResult checkDimIndex(Operation *dimOp);
-
-/// The constant `value` when it is one and lies in [lo, hi); std::nullopt
-/// otherwise. For offsets, sizes and strides of slices read before indexing
-/// with them.
-std::optional<int64_t> getConstantInRange(OpFoldResult value, int64_t lo,
-                                          int64_t hi);
 
 } // namespace mlir::ga
 
