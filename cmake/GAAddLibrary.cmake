@@ -16,6 +16,11 @@ function(add_ga_library name)
   add_dependencies(${name} mlir-headers GAIncGen ${ARG_DEPENDS})
   target_link_libraries(${name} PUBLIC ${ARG_LINK_LIBS} MLIR LLVM)
   target_compile_features(${name} PUBLIC cxx_std_17)
+  if(GA_SANITIZER_COMPILE_FLAGS)
+    # The executables that link an instrumented library need the runtime.
+    target_compile_options(${name} PRIVATE ${GA_SANITIZER_COMPILE_FLAGS})
+    target_link_options(${name} INTERFACE ${GA_SANITIZER_LINK_FLAGS})
+  endif()
   install(TARGETS ${name} EXPORT GATargets
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

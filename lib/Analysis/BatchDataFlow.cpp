@@ -12,6 +12,7 @@
 
 #include "ga/IR/GADialect.h"
 #include "ga/IR/GAOps.h"
+#include "ga/Utils/ConstantIndices.h"
 
 #include "mlir/Analysis/DataFlow/DeadCodeAnalysis.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -205,14 +206,6 @@ SmallVector<Value> mlir::ga::getOpInputs(Operation *op) {
     inputs.append(captured.begin(), captured.end());
   }
   return inputs;
-}
-
-std::optional<int64_t> mlir::ga::getConstantDimIndex(tensor::DimOp dim) {
-  std::optional<int64_t> index = dim.getConstantIndex();
-  auto type = dyn_cast<RankedTensorType>(dim.getSource().getType());
-  if (!index || !type || *index < 0 || *index >= type.getRank())
-    return std::nullopt;
-  return index;
 }
 
 bool mlir::ga::isInPayload(Operation *op) {

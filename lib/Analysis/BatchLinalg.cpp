@@ -13,6 +13,7 @@
 #include "ga/Analysis/BatchDataFlow.h"
 #include "ga/Analysis/BatchSlicing.h"
 #include "ga/Analysis/Reductions.h"
+#include "ga/Utils/ConstantIndices.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -144,6 +145,10 @@ static LogicalResult checkPayload(BatchTransfer &t, Operation *op, int64_t loop,
       // The size of a per-sample value is a number like at the top level
       // (the transfer function of tensor.dim makes it a batch extent).
       if (auto dim = dyn_cast<tensor::DimOp>(nested)) {
+        if (DimIndex dimIndex = getDimIndex(dim); dimIndex.isOutOfRange()) {
+          appendDimIndexReason(t.error(nested), dimIndex);
+          return WalkResult::interrupt();
+        }
         std::optional<int64_t> index = getConstantDimIndex(dim);
         if (index && (*index == cls.dim ||
                       !cast<ShapedType>(value.getType()).isDynamicDim(*index)))

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Analysis/BatchDataFlow.h"
+#include "ga/Utils/ConstantIndices.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Analysis/BatchDataFlow.h"
+#include "ga/Utils/ConstantIndices.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -57,6 +58,11 @@ void mlir::ga::transferTensorOp(BatchTransfer &t) {
 
   if (auto dimOp = dyn_cast<tensor::DimOp>(op)) {
     BatchClass src = t.getClass(dimOp.getSource());
+    DimIndex dimIndex = getDimIndex(dimOp);
+    if (dimIndex.isOutOfRange()) {
+      appendDimIndexReason(t.error(op), dimIndex);
+      return;
+    }
     std::optional<int64_t> index = getConstantDimIndex(dimOp);
     if (!index) {
       t.error(op) << "size of a per-sample value queried with a non-constant "

@@ -32,6 +32,7 @@ static std::string getRewriteOptions(const AccumulatePipelineOptions &options) {
 
 void mlir::ga::buildAccumulatePipeline(
     OpPassManager &pm, const AccumulatePipelineOptions &options) {
+  pm.addPass(createCheckConstantIndices());
   if (!options.batchArgs.empty()) {
     MarkBatchArgsOptions mark;
     mark.funcNames = toVector(options.funcNames);

@@ -121,6 +121,7 @@ static void addLLVMStage(OpPassManager &pm, const LowerToCPUOptions &options) {
 
 void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
                                             const LowerToCPUOptions &options) {
+  pm.addPass(createCheckConstantIndices());
   PrepareFunctionsForLLVMOptions prepare;
   prepare.cInterface = options.cInterface;
   pm.addPass(createPrepareFunctionsForLLVM(prepare));

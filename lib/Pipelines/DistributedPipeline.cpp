@@ -24,6 +24,7 @@ using namespace mlir::ga;
 
 void mlir::ga::buildLowerToCPUMPIPipeline(OpPassManager &pm,
                                           const LowerToCPUMPIOptions &options) {
+  pm.addPass(createCheckConstantIndices());
   // Tensor level: buckets, then the collectives as in-place mpi.allreduce.
   if (options.bucketSize > 0) {
     BucketGradientsOptions bucketing;

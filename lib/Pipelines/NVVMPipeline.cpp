@@ -27,6 +27,7 @@
 #include "ga/Codegen/GPU/Passes.h"
 #include "ga/Conversion/Passes.h"
 #include "ga/Pipelines/Pipelines.h"
+#include "ga/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -55,6 +56,7 @@ using namespace mlir::ga;
 template <typename Options>
 static void addLoopStage(OpPassManager &pm, const Options &options,
                          bool nullStream) {
+  pm.addPass(createCheckConstantIndices());
   pm.addNestedPass<func::FuncOp>(createDecomposeAggregatedOps());
   if (options.fuseElementwise) {
     LinalgMorphOpsPassOptions generalize;

@@ -14,6 +14,7 @@
 #include "ga/IR/GADialect.h"
 #include "ga/Pipelines/Pipelines.h"
 #include "ga/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -34,6 +35,15 @@ void mlir::ga::registerAllGA(DialectRegistry &registry) {
 
 void mlir::ga::registerAllGADialects(DialectRegistry &registry) {
   registry.insert<GADialect>();
+  // The `ga.batch`, `ga.init` and `ga.range` argument attributes are checked
+  // by the ga dialect, and MLIR checks a discardable attribute only when its
+  // dialect is loaded. A step with no ga op does not load it while parsing:
+  // an out-of-range `ga.batch` would pass the parser and fail the verifier
+  // after the first pass instead (with the function printed). Loading ga
+  // with func makes it a parse error at the argument.
+  registry.addExtension(+[](MLIRContext *context, func::FuncDialect *) {
+    context->getOrLoadDialect<GADialect>();
+  });
   registerMPIMemoryEffectModels(registry);
 }
 

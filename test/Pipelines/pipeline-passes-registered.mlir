@@ -17,7 +17,7 @@
 // (the pipelines' own steps, each in a Passes.td); passes added later only need
 // to be registered.
 // CHECK: accumulate: {{[1-9][0-9]*}} passes, 0 not listed; ga passes: {{.*}}ga-check-training-step {{.*}}ga-micro-batch
-// CHECK: accumulate-choose: {{[1-9][0-9]*}} passes, 0 not listed; ga passes: ga-choose-micro-batches
+// CHECK: accumulate-choose: {{[1-9][0-9]*}} passes, 0 not listed; ga passes: ga-check-constant-indices {{.*}}ga-choose-micro-batches
 // CHECK: cpu: {{[1-9][0-9]*}} passes, 0 not listed; ga passes: {{.*}}ga-vectorize-linalg ga-verify-lowered
 // CHECK: cpu-mpi: {{[1-9][0-9]*}} passes, 0 not listed; ga passes: ga-bucket-gradients {{.*}}ga-verify-lowered
 // CHECK: gpu-loops: {{[1-9][0-9]*}} passes, 0 not listed; ga passes: {{.*}}ga-contractions-to-cublaslt {{.*}}ga-linalg-to-gpu-loops {{.*}}ga-mark-accumulating-ops {{.*}}ga-wrap-tensor-boundary

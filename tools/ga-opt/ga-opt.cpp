@@ -11,6 +11,8 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+#include <vector>
+
 namespace mlir::ga::test {
 void registerTestGAPasses();
 void registerTestMemoryUsagePass();
@@ -26,6 +28,16 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::ga::registerAllGA(registry);
 
+  // An error at an op is its location and message: MLIR's default also
+  // prints the op (for a function, the whole function) after every error,
+  // which buries the message. --mlir-print-op-on-diagnostic=true restores it.
+  std::vector<char *> args(argv, argv + argc);
+  static char noOpOnDiagnostic[] = "--mlir-print-op-on-diagnostic=false";
+  if (llvm::none_of(args, [](const char *arg) {
+        return llvm::StringRef(arg).contains("mlir-print-op-on-diagnostic");
+      }))
+    args.insert(args.begin() + 1, noOpOnDiagnostic);
   return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "ga-mlir optimizer driver\n", registry));
+      mlir::MlirOptMain(static_cast<int>(args.size()), args.data(),
+                        "ga-mlir optimizer driver\n", registry));
 }

@@ -26,6 +26,7 @@
 #define GA_ANALYSIS_BATCHDATAFLOW_H
 
 #include "ga/Analysis/BatchDependence.h"
+#include "ga/Utils/ConstantIndices.h"
 
 #include "mlir/Analysis/DataFlow/SparseAnalysis.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -162,10 +163,6 @@ void transferRegionOp(BatchTransfer &t);
 /// Ops nested in a linalg payload (or another non-scf region): scalars of one
 /// sample, loop indices, reads of captured values.
 void transferPayloadOp(BatchTransfer &t);
-
-/// The constant dimension `dim` queries, when it is within the rank of its
-/// source (an out-of-range index is undefined behaviour, never a size).
-std::optional<int64_t> getConstantDimIndex(tensor::DimOp dim);
 
 /// Whether `op` lies in a payload: some ancestor below the function is
 /// neither an scf.if, scf.for nor scf.while.

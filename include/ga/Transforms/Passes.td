@@ -42,6 +42,40 @@ def MarkBatchArgs : Pass<"ga-mark-batch-args", "ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// CheckConstantIndices
+//===----------------------------------------------------------------------===//
+
+def CheckConstantIndices : Pass<"ga-check-constant-indices"> {
+  let summary = "Refuse constant dimension indices outside the rank they "
+                "index";
+  let description = [{
+    A `tensor.dim` or `memref.dim` whose index is a constant outside
+    `[0, rank)` of its ranked source is valid IR (the verifiers leave it
+    alone, since folding can create it) whose result is undefined at run
+    time. The ga pipelines (`--ga-accumulate`, `--ga-lower-to-cpu`,
+    `--ga-lower-to-gpu-loops`, `--ga-lower-to-nvvm`, `--ga-lower-to-cpu-mpi`)
+    run this check first: each such op is an error at its location and the
+    pipeline stops, instead of handing it to passes that index a shape with
+    it (upstream canonicalization patterns crash on `memref.dim` with index
+    -1 once the GPU dialects are loaded). The IR is not changed.
+
+    Input:
+
+    ```mlir
+    %c = arith.constant -1 : index
+    %d = tensor.dim %x, %c : tensor<8x3xf32>
+    ```
+
+    Output: `error: 'tensor.dim' op dimension index -1 is out of range for a
+    source of rank 2 (undefined at run time)`.
+  }];
+  let statistics = [
+    Statistic<"numChecked", "checked-dims",
+              "Number of tensor.dim / memref.dim ops checked">
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // CheckTrainingStep
 //===----------------------------------------------------------------------===//
 
