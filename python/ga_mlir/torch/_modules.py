@@ -12,18 +12,16 @@ by name at the user's line."""
 
 import contextlib
 import math
-import traceback
 
 import torch
 import torch.nn.functional as F
 
 from ._common import CompileError, patched_forwards
+from ._locations import current_user_line
 
 
 def _refuse(module, what):
-    from ._export import _innermost_user_line
-    where = _innermost_user_line("".join(traceback.format_stack()))
-    raise CompileError(f"{where or '<unknown>'}: error: "
+    raise CompileError(f"{current_user_line()}: error: "
                        f"{type(module).__name__}({what}) is not supported")
 
 

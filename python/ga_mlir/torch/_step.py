@@ -412,10 +412,9 @@ class CompiledTrainStep:
         ir, spec = export_train_step(
             self.model, self.loss_fn, self.optimizer, inputs,
             self.max_grad_norm, self.indexing,
-            bool(self.options.get("recompute_statistics")))
-        first_input = spec.arg_count() - self.num_inputs
-        batch_args = [(first_input + i, d)
-                      for i, d in enumerate(self.batch_dims)]
+            bool(self.options.get("recompute_statistics")),
+            batch_dims=self.batch_dims)
+        batch_args = spec.batch_args()  # the inputs (and samples' indices)
         given = [self.micro_batches, self.micro_batch_size, self.max_memory]
         if sum(v is not None for v in given) == 1 and \
                 self.max_memory is None:
