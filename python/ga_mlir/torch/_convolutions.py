@@ -165,14 +165,30 @@ def _conv_transpose(x, weight, bias=None, stride=1, padding=0,
                                   output_padding, groups, dilation)
 
 
+def adaptive_average(x, output_size):
+    """F.adaptive_avg_pool2d whose windows tile the input, as a mean over
+    the windows (PyTorch's kernel restrides a channels-last input's 1x1
+    result in place with as_strided_, which functionalization turns into an
+    as_strided_scatter that torch-mlir does not lower); None when the
+    windows overlap."""
+    oh, ow = _tuple(output_size, 2)
+    h, w = x.shape[-2:]
+    oh, ow = oh or h, ow or w
+    if h % oh or w % ow:
+        return None
+    lead = x.shape[:-2]
+    return x.reshape(*lead, oh, h // oh, ow, w // ow).mean((-3, -1))
+
+
 _CONVOLUTIONS = {torch.conv1d, torch.conv2d, torch.conv3d}
 _TRANSPOSED = {torch.conv_transpose1d, torch.conv_transpose2d,
                torch.conv_transpose3d}
 
 
 class ConvolutionForms(TorchFunctionMode):
-    """While tracing: grouped and transposed convolutions as the forms
-    above (the others go to PyTorch's own op)."""
+    """While tracing: grouped and transposed convolutions, and adaptive
+    average pooling with tiling windows, as the forms above (the others go
+    to PyTorch's own op)."""
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -182,4 +198,8 @@ class ConvolutionForms(TorchFunctionMode):
                 return _conv(*args, **kwargs)
         elif func in _TRANSPOSED:
             return _conv_transpose(*args, **kwargs)
+        elif func is F.adaptive_avg_pool2d:
+            out = adaptive_average(*args, **kwargs)
+            if out is not None:
+                return out
         return func(*args, **kwargs)

@@ -19,6 +19,7 @@ from ._locations import (_first_location, _innermost_user_line,
                          preserve_backward_locations)
 from ._modules import batch_first_forms
 from ._optimizers import _Optimizer
+from ._rewrites import rewrite_graph
 
 
 class _LossModule(torch.nn.Module):
@@ -300,6 +301,7 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
                 f"step ({type(error).__name__}: "
                 f"{reason[0] if reason else ''})") from None
     locate_graph(gm.graph)
+    rewrite_graph(gm)
     for node in gm.graph.nodes:
         if node.op == "call_function":
             name = str(node.target).split(".")[1] if "." in str(
