@@ -99,9 +99,55 @@ class RandomDraws:
         self.seed, self.sample_index = seed, sample_index
         self.layouts, self.where = layouts, where
         self.count = 0
+        self.block = None  # the words of all draws (see _block)
+
+    def _key(self):
+        return (self.seed & MASK32, (self.seed >> 32) & MASK32)
+
+    def _sample_shape(self, layout):
+        """The shape of one sample's part of a draw (the batch dimension
+        holds `per` entries per sample)."""
+        return [layout.per if d == layout.dim else s
+                for d, s in enumerate(layout.shape)]
+
+    def _block(self, device):
+        """The words of every draw that has a batch dimension, computed at
+        once as [B, E] (E: the draws' elements per sample, one after the
+        other): one Philox of ~130 elementwise operations for the whole
+        step instead of one per draw (each is a loop nest to compile)."""
+        elements, draws, self.columns = [], [], {}
+        offset = 0
+        for k, layout in enumerate(self.layouts):
+            if layout.dim is None:
+                continue
+            size = math.prod(self._sample_shape(layout))
+            if size > MASK32:
+                raise CompileError(
+                    f"{self.where(k)}: error: a random draw of {size} "
+                    "numbers per sample: the generator counts at most 2**32 "
+                    "per sample")
+            elements.append(torch.arange(size, device=device))
+            draws.append(torch.full((size,), k, dtype=torch.int64,
+                                    device=device))
+            self.columns[k] = (offset, size)
+            offset += size
+        zero = torch.zeros((), dtype=torch.int64, device=device)
+        return philox((torch.cat(elements).view(1, -1),
+                       self.sample_index.view(-1, 1),
+                       torch.cat(draws).view(1, -1), zero), self._key())
+
+    def _unbatched(self, k, shape, device):
+        """The words of a draw without a batch dimension (the same for
+        every sample: sample index 0)."""
+        offset = torch.arange(math.prod(shape), device=device).view(shape)
+        zero = torch.zeros((), dtype=torch.int64, device=device)
+        draw = torch.full((), k, dtype=torch.int64, device=device)
+        return philox((offset, zero, draw, zero), self._key())
 
     def bits(self, shape, device):
-        """The next draw: 32-bit random words of `shape` (int64)."""
+        """The next draw: 32-bit random words of `shape` (int64), word
+        (element, sample, draw) of Philox where `element` is the row-major
+        index in the sample's part of the draw."""
         k = self.count
         self.count += 1
         shape = tuple(shape)
@@ -113,35 +159,18 @@ class RandomDraws:
                 "different order when traced, which the compiled step cannot "
                 "reproduce")
         layout = self.layouts[k]
-        rank = len(shape)
-        offset = torch.zeros((), dtype=torch.int64, device=device)
-        stride = 1
-        for d in reversed(range(rank)):
-            size = layout.per if d == layout.dim else shape[d]
-            index = torch.arange(shape[d], device=device)
-            if d == layout.dim:
-                index = torch.remainder(index, layout.per)
-            view = [1] * rank
-            view[d] = shape[d]
-            offset = offset + index.view(view) * stride
-            stride *= size
-        if stride > MASK32:
-            raise CompileError(
-                f"{self.where(k)}: error: a random draw of {stride} numbers "
-                "per sample: the generator counts at most 2**32 per sample")
-        sample = torch.zeros((), dtype=torch.int64, device=device)
-        if layout.dim is not None:
-            idx = self.sample_index
-            if layout.per > 1:
-                idx = idx.view(-1, 1).expand(-1, layout.per).reshape(-1)
-            view = [1] * rank
-            view[layout.dim] = shape[layout.dim]
-            sample = idx.view(view)
-        seed = self.seed
-        key = (seed & MASK32, (seed >> 32) & MASK32)
-        draw = torch.full((), k, dtype=torch.int64, device=device)
-        zero = torch.zeros((), dtype=torch.int64, device=device)
-        return philox((offset, sample, draw, zero), key).expand(shape)
+        if layout.dim is None:
+            return self._unbatched(k, shape, device)
+        if self.block is None:
+            self.block = self._block(device)
+        offset, size = self.columns[k]
+        words = self.block[:, offset:offset + size]
+        words = words.reshape(-1, *self._sample_shape(layout))
+        d = layout.dim
+        if d == 0 and layout.per == 1:
+            return words.reshape(shape)
+        # [B, ..., per, ...] -> [..., B, per, ...] -> [..., B * per, ...]
+        return words.movedim(0, d).reshape(shape)
 
     def uniform(self, shape, dtype, device):
         """Uniform numbers in [0, 1) with 24 random bits (exact in
