@@ -15,7 +15,7 @@ from ._common import CompileError
 from ._convolutions import ConvolutionForms
 from ._decompositions import _decomposition_table, one_hot
 from ._locations import (_first_location, _innermost_user_line,
-                         current_user_line, locate_graph,
+                         current_user_line, describe_location, locate_graph,
                          preserve_backward_locations)
 from ._modules import batch_first_forms
 from ._optimizers import _Optimizer
@@ -356,12 +356,24 @@ def _import_to_linalg(gm):
             try:
                 PassManager.parse(pipeline).run(module.operation)
             except ir.MLIRError as error:
-                lines = [f"{d.location}: error: {d.message}"
-                         for d in error.error_diagnostics]
-                raise CompileError("torch-mlir could not lower the step to "
-                                   "linalg-on-tensors:\n" + "\n".join(
-                                       lines)) from None
+                raise _lowering_error(error) from None
+        try:
+            module.operation.verify()
+        except ir.MLIRError as error:
+            raise _lowering_error(error) from None
     return module
+
+
+def _lowering_error(error):
+    """torch-mlir's failure at the user's (or library's) line, in words
+    that say what it means for the model."""
+    lines = [f"{describe_location(d.location)}: error: torch-mlir cannot "
+             "lower the PyTorch operation of this line (or of its "
+             "backward) to linalg: rewrite it with other operations, or "
+             f"report it (torch-mlir: {d.message.splitlines()[0]})"
+             for d in error.error_diagnostics]
+    return CompileError("torch-mlir could not lower the step to "
+                        "linalg-on-tensors:\n" + "\n".join(lines))
 
 
 def _flat_arguments(spec, model, inputs, for_trace=False, hyper=None):

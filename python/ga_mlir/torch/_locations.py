@@ -134,3 +134,54 @@ def locate_graph(graph):
         i = bisect.bisect_left(keys, nr)
         if i < len(forward):
             node.meta["stack_trace"] = forward[i][1]
+
+
+# ga-mlir's refusals, in PyTorch's words: (pattern of the analysis's
+# message, what is wrong at the user's line and what to do).
+_EXPLANATIONS = [
+    (r"no operand of '[\w.]+' is per-sample, and its payload does not read|"
+     r"reads a per-sample value captured from above",
+     "this line reads a per-sample tensor by index (x[idx], torch.gather, "
+     "index_select, a mask indexed by batch positions) at positions that "
+     "the compiled step cannot relate to the sample they belong to, so it "
+     "cannot split the batch into micro-batches here: index the batch "
+     "dimension with each sample's own position (or not at all), or pass "
+     "the values that are read as an input of the step"),
+    (r"concatenating along the batch dimension mixes batches",
+     "torch.cat/torch.stack here joins per-sample tensors along their batch "
+     "dimension, so a micro-batch would see the samples of another: join "
+     "them along another dimension"),
+    (r"combines every sample with every other",
+     "this line combines every sample of the batch with every other (a "
+     "product or a statistic over the batch dimension, such as x.T @ x or "
+     "a mean over dim 0 before the loss), which micro-batches cannot "
+     "reproduce: compute it per sample, or outside the step"),
+]
+
+
+def explain(diagnostic):
+    """A diagnostic of ga-mlir ("file:line:col: error: message") with the
+    PyTorch-level explanation of its message in front of the compiler's
+    own words; other diagnostics as they are."""
+    m = re.match(r"(?s)(.*?):(\d+):\d+: error: (.*)", diagnostic.strip())
+    if not m:
+        return diagnostic.rstrip("\n")
+    where, line, message = m.groups()
+    for pattern, words in _EXPLANATIONS:
+        if re.search(pattern, message):
+            return (f"{where}:{line}: error: {words} (ga-mlir: "
+                    f"{message.strip()})")
+    return diagnostic.rstrip("\n")
+
+
+def describe_location(location):
+    """An MLIR location of the imported step ("loc(callsite(...))") as
+    "file:line" of its innermost frame, with the frames that called it;
+    "the step (no Python line: an operation of the optimizer update)" when
+    it has none."""
+    frames = re.findall(r'"([^"]+)":(\d+):\d+', str(location))
+    if not frames:
+        return "<the step's optimizer update or a generated operation>"
+    inner = f"{frames[0][0]}:{frames[0][1]}"
+    callers = ", ".join(f"{f}:{n}" for f, n in frames[1:])
+    return inner + (f" (called from {callers})" if callers else "")

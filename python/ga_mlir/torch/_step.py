@@ -15,6 +15,7 @@ from .. import PipelineError, library_path, run_pipeline
 from . import _inplace
 from ._common import LLVM_BIN, CompileError
 from ._export import _flat_arguments, export_train_step
+from ._locations import explain
 
 
 # ga-opt options that compile_train_step passes through (Python spelling ->
@@ -83,7 +84,7 @@ def _run_pipeline(ir, pipeline, what):
         return run_pipeline(ir, pipeline)
     except PipelineError as error:
         raise CompileError(f"{what}:\n" + "\n".join(
-            d.rstrip("\n") for d in error.diagnostics)) from None
+            explain(d) for d in error.diagnostics)) from None
 
 
 def _rewrite(ir, pipelines, in_place):

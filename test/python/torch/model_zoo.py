@@ -353,28 +353,37 @@ def verdict(optimizer, r, sgd_tolerance=1e-4):
     return r["vs_float64"] <= 2 * r["pytorch_vs_float64"]
 
 
-def run(names, combos=(("sgd", 3), ("adamw", 4)), batch=6, **options):
-    """Prints one line per model and (optimizer, N); returns the number of
-    failures. CompileError is printed as `refused: <first line>`."""
+def run(cases, batch=6, **options):
+    """Runs (model name, optimizer, N) of `cases`, printing one line each;
+    returns the number of failures. CompileError is printed as `refused:
+    <its first error line>`."""
     from ga_mlir.torch import CompileError
     failures = 0
-    for name in names:
-        for optimizer, n in combos:
-            try:
-                r = compare(MODELS[name], optimizer, n, batch=batch,
-                            **options)
-            except CompileError as error:
-                first = next((line for line in str(error).splitlines()
-                              if "error" in line), str(error))
-                print(f"{name} {optimizer} N={n}: refused: {first}",
-                      flush=True)
-                failures += 1
-                continue
-            ok = verdict(optimizer, r)
-            failures += not ok
-            print(f"{name} {optimizer} N={n}: vs PyTorch "
-                  f"{r['vs_pytorch']:.2g} vs float64 {r['vs_float64']:.2g} "
-                  f"(PyTorch {r['pytorch_vs_float64']:.2g}) compile "
-                  f"{r['compile_s']:.1f} s {'OK' if ok else 'FAIL'}",
-                  flush=True)
+    for name, optimizer, n in cases:
+        label = f"{name} {optimizer} N={n}" + (
+            " autocast" if options.get("autocast") else "")
+        try:
+            r = compare(MODELS[name], optimizer, n, batch=batch, **options)
+        except CompileError as error:
+            first = next((line for line in str(error).splitlines()
+                          if "error" in line), str(error))
+            print(f"{label}: refused: {first}", flush=True)
+            failures += 1
+            continue
+        # Mixed precision: as close to float64 as PyTorch's autocast step.
+        ok = verdict("adamw" if options.get("autocast") else optimizer, r)
+        failures += not ok
+        print(f"{label}: vs PyTorch {r['vs_pytorch']:.2g} vs float64 "
+              f"{r['vs_float64']:.2g} (PyTorch {r['pytorch_vs_float64']:.2g}"
+              f") compile {r['compile_s']:.1f} s {'OK' if ok else 'FAIL'}",
+              flush=True)
     return failures
+
+
+def quiet():
+    """transformers' warnings about the small configurations off."""
+    try:
+        import transformers
+        transformers.logging.set_verbosity_error()
+    except ImportError:
+        pass
