@@ -4,6 +4,8 @@
 # The model zoo, part 5: torchvision's MobileNetV3-small (depthwise
 # convolutions, squeeze-excitation, BatchNorm with recompute_statistics=True,
 # the classifier's dropout 0.2 with the compiled step's masks).
+# One configuration only (AdamW, N = 4 (a remainder)): the step takes minutes to compile
+# (--ga-lower-to-cpu's code for its many BatchNorm layers).
 
 import sys
 
@@ -11,9 +13,7 @@ import model_zoo
 
 model_zoo.quiet()
 CASES = [
-    ("mobilenet-v3-small", "sgd", 3),
     ("mobilenet-v3-small", "adamw", 4),
 ]
-# CHECK: mobilenet-v3-small sgd N=3: {{.*}} OK
 # CHECK: mobilenet-v3-small adamw N=4: {{.*}} OK
 sys.exit(model_zoo.run(CASES))

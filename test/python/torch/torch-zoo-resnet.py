@@ -3,6 +3,8 @@
 #
 # The model zoo, part 4: torchvision's ResNet-18 with BatchNorm in training
 # mode (recompute_statistics=True: exact batch statistics).
+# One configuration only (SGD with momentum, N = 4 (a remainder)): the step takes minutes to compile
+# (--ga-lower-to-cpu's code for its many BatchNorm layers).
 
 import sys
 
@@ -10,9 +12,7 @@ import model_zoo
 
 model_zoo.quiet()
 CASES = [
-    ("resnet18", "sgd", 3),
-    ("resnet18", "adamw", 4),
+    ("resnet18", "sgd", 4),
 ]
-# CHECK: resnet18 sgd N=3: {{.*}} OK
-# CHECK: resnet18 adamw N=4: {{.*}} OK
+# CHECK: resnet18 sgd N=4: {{.*}} OK
 sys.exit(model_zoo.run(CASES))
