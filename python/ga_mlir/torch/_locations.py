@@ -167,10 +167,11 @@ def explain(diagnostic):
     if not m:
         return diagnostic.rstrip("\n")
     where, line, message = m.groups()
+    first, _, rest = message.strip().partition("\n")
     for pattern, words in _EXPLANATIONS:
-        if re.search(pattern, message):
-            return (f"{where}:{line}: error: {words} (ga-mlir: "
-                    f"{message.strip()})")
+        if re.search(pattern, first):
+            return (f"{where}:{line}: error: {words} (ga-mlir: {first})"
+                    + (f"\n{rest}" if rest else ""))
     return diagnostic.rstrip("\n")
 
 

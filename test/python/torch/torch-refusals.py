@@ -82,6 +82,19 @@ class WithIndexAdd(zoo.MLP):
         return out.index_add(1, torch.tensor([0, 2, 2, 4, 1]), out)  # add
 
 
+class WithShuffle(zoo.MLP):
+    def forward(self, x):
+        out = self.net(x)
+        return out * (x[torch.arange(x.shape[0]).flip(0)] > 0)[:, :5]  # shuffle
+
+
+# A gather across the batch (sample i reads sample B - 1 - i): refused at the
+# model's line, in PyTorch's words, with ga-mlir's own after them.
+# CHECK: shuffle: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: this line reads a per-sample tensor by index
+# CHECK: shuffle: located at the model's line: True
+refused("shuffle", WithShuffle(), "shuffle")
+
+
 # index_add becomes torch-mlir's tm_tensor.scatter: refused by name.
 # CHECK: index-add: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: torch-mlir lowered part of the step to tm_tensor.scatter
 # CHECK: index-add: located at the model's line: True

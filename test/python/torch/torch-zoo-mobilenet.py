@@ -4,7 +4,8 @@
 # The model zoo, part 5: torchvision's MobileNetV3-small (depthwise
 # convolutions, squeeze-excitation, BatchNorm with recompute_statistics=True,
 # the classifier's dropout 0.2 with the compiled step's masks).
-# One configuration only (AdamW, N = 4 (a remainder)): the step takes minutes to compile
+# One configuration only (AdamW, N = 4: a remainder): the step takes
+# minutes to compile
 # (--ga-lower-to-cpu's code for its many BatchNorm layers).
 
 import sys

@@ -3,7 +3,8 @@
 #
 # The model zoo, part 4: torchvision's ResNet-18 with BatchNorm in training
 # mode (recompute_statistics=True: exact batch statistics).
-# One configuration only (SGD with momentum, N = 4 (a remainder)): the step takes minutes to compile
+# One configuration only (SGD with momentum, N = 4: a remainder): the step
+# takes minutes to compile
 # (--ga-lower-to-cpu's code for its many BatchNorm layers).
 
 import sys
