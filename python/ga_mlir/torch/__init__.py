@@ -28,9 +28,13 @@ default ~/.cache/ga_mlir).
 
 Modules: _decompositions (ATen ops without gathers and scatters),
 _optimizers (torch.optim's updates), _modules (MultiheadAttention and the
-recurrent layers in batch-first forms), _export (tracing, torch-mlir),
-_inplace (the zero-copy form), _step (ga-mlir pipelines, the library, the
-call).
+recurrent layers in batch-first forms), _batchnorm (BatchNorm in training
+mode), _convolutions (grouped and transposed convolutions in forms
+torch-mlir lowers), _philox (dropout and other random draws, the same for
+any N), _rewrites (the traced graph before import: indexing with iotas as
+views), _locations (the user's line and words of a refusal), _export
+(tracing under PyTorch's compiling state, torch-mlir), _inplace (the
+zero-copy form), _step (ga-mlir pipelines, the library, the call).
 
 Hyper-parameters (learning rate, betas, ...) are read from the optimizer's
 `param_groups` at every call and passed as arguments, so a learning-rate

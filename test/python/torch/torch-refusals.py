@@ -84,8 +84,8 @@ class WithIndexAdd(zoo.MLP):
 
 class WithShuffle(zoo.MLP):
     def forward(self, x):
-        out = self.net(x)
-        return out * (x[torch.arange(x.shape[0]).flip(0)] > 0)[:, :5]  # shuffle
+        other = x[torch.arange(x.shape[0]).flip(0)]  # shuffle
+        return self.net(x) * (other > 0)[:, :5]
 
 
 # A gather across the batch (sample i reads sample B - 1 - i): refused at the
