@@ -72,7 +72,19 @@ def _draw_layouts(model, loss_fn, inputs, batch_dims, exact_statistics):
         return [d for d in _philox.record_draws(run)
                 if d[0] in _philox.SUPPORTED]
 
-    full = draws(inputs)
+    try:
+        full = draws(inputs)
+    except CompileError:
+        raise
+    except Exception as error:
+        where = _innermost_user_line("".join(
+            traceback.format_tb(error.__traceback__)))
+        reason = str(error).strip().splitlines()
+        raise CompileError(
+            f"{where or '<unknown>'}: error: the forward fails when run as "
+            "it is traced (under PyTorch's compiling state, with the "
+            f"frontend's forms of its layers): {type(error).__name__}: "
+            f"{reason[0] if reason else ''}") from None
     if not full:
         return []
     batch = inputs[0].shape[batch_dims[0]]
