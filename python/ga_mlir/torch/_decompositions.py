@@ -248,6 +248,14 @@ def one_hot(self, num_classes=-1):
     return _one_hot(self, num_classes, self.dim()).to(torch.int64)
 
 
+def _copy_strided(self, stride):
+    """prims.copy_strided (from the decomposition of an element-wise op on
+    a tensor that is not contiguous, such as AdamW's lerp of ConvNeXt's
+    gradients) as a copy: the values are the same, and a functional
+    program does not see strides (torch-mlir does not lower the op)."""
+    return self.clone()
+
+
 def _cumsum(self, dim, dtype=None):
     """aten.cumsum as a sum under a lower-triangular comparison of iotas
     (torch-mlir lowers it to tm_tensor.scan); within rounding of PyTorch's
@@ -291,6 +299,7 @@ def _decomposition_table(indexing):
     table[aten.squeeze.dims] = _squeeze_dims
     table[aten.constant_pad_nd.default] = _constant_pad_nd
     table[aten.empty_permuted.default] = _empty_permuted
+    table[torch.ops.prims.copy_strided.default] = _copy_strided
     table[aten.cumsum.default] = _cumsum
     table[aten.pow.Tensor_Scalar] = _pow_scalar
     table[aten.nll_loss_backward.default] = _nll_loss_backward
