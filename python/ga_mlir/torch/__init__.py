@@ -28,8 +28,13 @@ default ~/.cache/ga_mlir).
 
 Modules: _decompositions (ATen ops without gathers and scatters),
 _optimizers (torch.optim's updates), _modules (MultiheadAttention and the
-recurrent layers in batch-first forms), _export (tracing, torch-mlir),
-_inplace (the zero-copy form), _step (ga-mlir pipelines, the library),
+recurrent layers in batch-first forms), _batchnorm (BatchNorm in training
+mode), _convolutions (grouped and transposed convolutions in forms
+torch-mlir lowers), _philox (dropout and other random draws, the same for
+any N), _rewrites (the traced graph before import: indexing with iotas as
+views), _locations (the user's line and words of a refusal), _export
+(tracing under PyTorch's compiling state, torch-mlir), _inplace (the
+zero-copy form), _step (ga-mlir pipelines, the library, the call),
 _layout (the argument layout, the signature of a saved step), _call (calling
 a library on CPU or CUDA tensors), _saved (save and load_step).
 

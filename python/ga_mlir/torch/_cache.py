@@ -172,8 +172,11 @@ def cached_export(export, spec_type, model, loss_fn, optimizer, inputs,
     key = trace_key(model, loss_fn, optimizer, inputs, runtime_settings,
                     *options)
     if key is not None and key in _TRACES:
-        text, unused, mutated = _TRACES[key]
-        return text, spec_type(model, optimizer, len(inputs), unused, mutated)
+        text, unused, mutated, batch_dims, layouts, batch = _TRACES[key]
+        spec = spec_type(model, optimizer, len(inputs), unused, mutated,
+                         batch_dims, layouts)
+        spec.batch = batch
+        return text, spec
     text, spec = export(model, loss_fn, optimizer, inputs, *options)
     if key is not None:
         trainable = {n for n, p in model.named_parameters()
@@ -181,7 +184,8 @@ def cached_export(export, spec_type, model, loss_fn, optimizer, inputs,
                          p is q for g in optimizer.param_groups
                          for q in g["params"])}
         _TRACES[key] = (text, trainable - set(spec.train_names),
-                        set(spec.mutated_buffers))
+                        set(spec.mutated_buffers), spec.batch_dims,
+                        spec.layouts, spec.batch)
     return text, spec
 
 

@@ -248,6 +248,14 @@ def one_hot(self, num_classes=-1):
     return _one_hot(self, num_classes, self.dim()).to(torch.int64)
 
 
+def _copy_strided(self, stride):
+    """prims.copy_strided (from the decomposition of an element-wise op on
+    a tensor that is not contiguous, such as AdamW's lerp of ConvNeXt's
+    gradients) as a copy: the values are the same, and a functional
+    program does not see strides (torch-mlir does not lower the op)."""
+    return self.clone()
+
+
 def _cumsum(self, dim, dtype=None):
     """aten.cumsum as a sum under a lower-triangular comparison of iotas
     (torch-mlir lowers it to tm_tensor.scan); within rounding of PyTorch's
@@ -265,11 +273,33 @@ def _cumsum(self, dim, dtype=None):
     return terms.sum(-1).movedim(-1, dim)
 
 
+def _constant_pad_nd(self, pad, value=0):
+    """aten.constant_pad_nd with negative amounts (the backward of a
+    padding: a cut) as a slice, then the padding by the positive amounts
+    (torch-mlir lowers a negative amount to a tensor.extract_slice with a
+    negative offset, which does not verify)."""
+    if all(p >= 0 for p in pad):
+        return NotImplemented
+    x = self
+    for i in range(len(pad) // 2):
+        dim = self.dim() - 1 - i
+        before, after = pad[2 * i], pad[2 * i + 1]
+        start = -before if before < 0 else 0
+        stop = x.shape[dim] + after if after < 0 else x.shape[dim]
+        x = x.narrow(dim, start, stop - start)
+    positive = [max(p, 0) for p in pad]
+    if any(positive):
+        x = aten.constant_pad_nd.default(x, positive, value)
+    return x.clone()
+
+
 def _decomposition_table(indexing):
     from torch._decomp import core_aten_decompositions
     table = dict(core_aten_decompositions())
     table[aten.squeeze.dims] = _squeeze_dims
+    table[aten.constant_pad_nd.default] = _constant_pad_nd
     table[aten.empty_permuted.default] = _empty_permuted
+    table[torch.ops.prims.copy_strided.default] = _copy_strided
     table[aten.cumsum.default] = _cumsum
     table[aten.pow.Tensor_Scalar] = _pow_scalar
     table[aten.nll_loss_backward.default] = _nll_loss_backward

@@ -380,7 +380,8 @@ class DataParallelMixin:
         """The batch inputs as the global arguments the step reads rows
         [begin, end) of, and the two index arguments."""
         begin, end, total = self._shard
-        first = len(flat) - self.num_inputs
+        first = len(flat) - self.num_inputs - \
+            variant.spec.num_random_args()
         keep = []
         for i, d in enumerate(self.batch_dims):
             t = flat[first + i]

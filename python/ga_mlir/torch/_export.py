@@ -2,47 +2,24 @@
 torch-mlir."""
 
 import contextlib
-import os
 import re
 import traceback
 import unittest.mock
 
 import torch
 
-from ._common import CompileError, patched_forwards
+from . import _philox
+from ._batchnorm import (_batch_norm_buffers, _batch_norm_check,
+                         _explicit_batch_norm)
+from ._common import CompileError
+from ._convolutions import ConvolutionForms
 from ._decompositions import _decomposition_table, one_hot
+from ._locations import (_first_location, _innermost_user_line,
+                         current_user_line, describe_location, locate_graph,
+                         preserve_backward_locations)
 from ._modules import batch_first_forms
 from ._optimizers import _Optimizer
-
-
-# Frames in these are not the user's (ga_mlir and torch).
-_PACKAGE_DIRS = (
-    os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))) + os.sep,
-    os.path.dirname(os.path.abspath(torch.__file__)) + os.sep)
-
-
-def _user_frames(stack_trace):
-    """The frames of a node's stack trace outside torch and ga_mlir, in the
-    traceback's format (outermost first)."""
-    frames = re.split(r'(?m)^(?=  File ")', stack_trace or "")
-    kept = []
-    for frame in frames:
-        m = re.match(r'\s*File "([^"]+)", line \d+', frame)
-        if not m:
-            continue
-        path = os.path.abspath(m.group(1))
-        if m.group(1).startswith("<") or path.startswith(_PACKAGE_DIRS) \
-                or os.sep + "torch_mlir" + os.sep in path:
-            continue
-        kept.append(frame if frame.endswith("\n") else frame + "\n")
-    return "".join(kept)
-
-
-def _innermost_user_line(stack_trace):
-    frames = re.findall(r'File "([^"]+)", line (\d+)', _user_frames(
-        stack_trace))
-    return f"{frames[-1][0]}:{frames[-1][1]}" if frames else None
+from ._rewrites import rewrite_graph
 
 
 class _LossModule(torch.nn.Module):
@@ -58,98 +35,77 @@ class _LossModule(torch.nn.Module):
         return self.loss_fn(self.model, *inputs)
 
 
-_RANDOM_OPS = ("bernoulli", "rand", "randn", "randint", "native_dropout",
-               "normal", "uniform", "multinomial", "randperm", "exponential")
-
-
 @contextlib.contextmanager
-def _batch_norm_check(model, exact_statistics=False):
-    """Refuses BatchNorm in training mode at the user's line that calls it,
-    unless `exact_statistics` (--ga-accumulate's recompute-statistics: the
-    batch statistics are computed over the whole batch in an earlier loop,
-    and the running statistics are updated from them as PyTorch does, as
-    results of the step). A cumulative average (momentum=None) is refused
-    either way: its factor 1 / num_batches_tracked is a Python float that
-    PyTorch computes from the buffer at every call."""
-    handles = []
+def _tracing(model, exact_statistics):
+    """What tracing runs the forward under (the draws' probe too, so that
+    it sees the same code paths): BatchNorm's check, PyTorch's compiling
+    state (torch.compiler.is_compiling() and is_exporting() are True, as in
+    torch.export's non-strict tracing: libraries such as transformers then
+    take their traceable paths instead of reading tensor values in Python),
+    the math form of scaled_dot_product_attention, F.one_hot as a
+    comparison, grouped and transposed convolutions in forms that torch-mlir
+    lowers (_convolutions)."""
+    from torch._export.utils import _compiling_state_context
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    with _batch_norm_check(model, exact_statistics), \
+            _compiling_state_context(), \
+            sdpa_kernel(SDPBackend.MATH), \
+            unittest.mock.patch.object(torch.nn.functional, "one_hot",
+                                       one_hot), \
+            ConvolutionForms():
+        yield
 
-    def hook(module, args):
-        if not module.training:
-            return
-        reason = None
-        if not exact_statistics:
-            reason = (f"{type(module).__name__} in training mode normalizes "
-                      "with statistics of the whole batch, which "
-                      "micro-batches cannot reproduce: pass "
-                      "recompute_statistics=True (exact: the statistics in "
-                      "an earlier loop over the micro-batches), or use "
-                      "model.eval() for the normalization layers, or "
-                      "GroupNorm/LayerNorm")
-        elif module.momentum is None and module.track_running_stats:
-            reason = (f"{type(module).__name__}(momentum=None) in training "
-                      "mode: the cumulative average's factor 1 / "
-                      "num_batches_tracked is computed in Python from the "
-                      "buffer at every call, which a compiled step cannot "
-                      "do: give a momentum")
-        if reason:
-            stack = "".join(traceback.format_stack())
-            where = _innermost_user_line(stack) or "<unknown>"
-            raise CompileError(f"{where}: error: {reason}")
-    for m in model.modules():
-        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
-            handles.append(m.register_forward_pre_hook(hook))
+
+def _draw_layouts(model, loss_fn, inputs, batch_dims, exact_statistics):
+    """The layouts (_philox._Draw) of the random numbers that the forward
+    draws, in order: the forward runs eagerly as it is traced, at the batch
+    size B and at B - 1 (the inputs cut along their batch dimensions), and
+    the dimension of each draw that scales with the batch holds the
+    samples. Draws that the compiled step cannot make are left out (the
+    trace keeps them, and they are refused there, located)."""
+    def draws(ins):
+        def run():
+            with _tracing(model, exact_statistics), \
+                    _explicit_batch_norm(model, {}), \
+                    batch_first_forms(model), torch.no_grad():
+                loss_fn(model, *ins)
+        return [d for d in _philox.record_draws(run)
+                if d[0] in _philox.SUPPORTED]
+
     try:
-        yield
-    finally:
-        for h in handles:
-            h.remove()
-
-
-def _training_batch_norms(model):
-    """(name prefix, module) of the BatchNorm layers in training mode that
-    keep running statistics."""
-    return [(prefix + "." if prefix else "", m)
-            for prefix, m in model.named_modules()
-            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
-            and m.training and m.track_running_stats]
-
-
-def _batch_norm_buffers(model):
-    return {prefix + n for prefix, _ in _training_batch_norms(model)
-            for n in ("running_mean", "running_var", "num_batches_tracked")}
-
-
-@contextlib.contextmanager
-def _explicit_batch_norm(model, updates):
-    """While tracing: BatchNorm layers in training mode as explicit
-    operations whose running-statistics updates go to `updates` (name ->
-    new value) instead of being written into the buffers (an in-place write
-    inside the grad transform is lost in tracing). The same arithmetic as
-    PyTorch's kernel: biased variance to normalize, unbiased in the running
-    variance, running = (1 - momentum) * running + momentum * batch."""
-    forwards = []
-    for prefix, m in _training_batch_norms(model):
-        def forward(x, m=m, prefix=prefix):
-            m._check_input_dim(x)
-            dims = [0] + list(range(2, x.dim()))
-            shape = [1, x.shape[1]] + [1] * (x.dim() - 2)
-            count = x.numel() // x.shape[1]
-            mean = x.mean(dims)
-            var = x.var(dims, correction=0)
-            y = (x - mean.view(shape)) * torch.rsqrt(var.view(shape) + m.eps)
-            if m.affine:
-                y = y * m.weight.view(shape) + m.bias.view(shape)
-            momentum = m.momentum
-            updates[prefix + "running_mean"] = \
-                momentum * mean.detach() + (1 - momentum) * m.running_mean
-            updates[prefix + "running_var"] = momentum * var.detach() * (
-                count / (count - 1)) + (1 - momentum) * m.running_var
-            updates[prefix + "num_batches_tracked"] = \
-                m.num_batches_tracked + 1
-            return y
-        forwards.append((m, forward))
-    with patched_forwards(forwards):
-        yield
+        full = draws(inputs)
+    except CompileError:
+        raise
+    except Exception as error:
+        where = _innermost_user_line("".join(
+            traceback.format_tb(error.__traceback__)))
+        reason = str(error).strip().splitlines()
+        raise CompileError(
+            f"{where or '<unknown>'}: error: the forward fails when run as "
+            "it is traced (under PyTorch's compiling state, with the "
+            f"frontend's forms of its layers): {type(error).__name__}: "
+            f"{reason[0] if reason else ''}") from None
+    if not full:
+        return []
+    batch = inputs[0].shape[batch_dims[0]]
+    smaller = None
+    if batch > 1:
+        cut = [t.narrow(d, 0, batch - 1) for t, d in zip(inputs, batch_dims)]
+        try:
+            smaller = draws(cut)
+        except Exception:  # the model takes the batch size as given
+            smaller = None
+    layouts, bad = _philox.draw_layouts(full, smaller, batch, batch - 1)
+    if layouts is None:
+        name, shape, where = full[bad]
+        raise CompileError(
+            f"{where}: error: {name} draws random numbers of shape "
+            f"{list(shape)} whose batch dimension (the samples, {batch} of "
+            "them) cannot be told apart from the others, and the compiled "
+            "step draws each sample's numbers from its index in the batch: "
+            "draw them for a tensor whose batch dimension has its own size, "
+            "or pass the mask as an input")
+    return layouts
 
 
 def _probe(model, loss_fn, inputs):
@@ -187,7 +143,7 @@ class _Spec:
     """The layout of the traced function's arguments and results."""
 
     def __init__(self, model, optimizer, num_inputs, unused=(),
-                 mutated=()):
+                 mutated=(), batch_dims=None, layouts=()):
         named = dict(model.named_parameters())  # tied weights once
         in_optimizer = set()
         for group in optimizer.param_groups:
@@ -205,11 +161,28 @@ class _Spec:
         self.num_states = [len(self.opt.state_names(i))
                            for i in range(len(self.params))]
         self.num_inputs = num_inputs
+        self.batch_dims = list(batch_dims or [0] * num_inputs)
+        # The random draws of the forward (_philox): the step then takes the
+        # samples' indices in the batch and a seed after the inputs.
+        self.layouts = list(layouts)
+        self.batch = None
+
+    def num_random_args(self):
+        return 2 if self.layouts else 0
 
     def arg_count(self):
         return (len(self.params) + len(self.frozen) + len(self.buffer_names)
                 + sum(self.num_states) + self.opt.num_hyper() *
-                len(self.params) + self.num_inputs)
+                len(self.params) + self.num_inputs + self.num_random_args())
+
+    def batch_args(self):
+        """(argument, dimension) of the per-sample arguments: the inputs,
+        and the samples' indices when the step draws random numbers."""
+        first = self.arg_count() - self.num_inputs - self.num_random_args()
+        args = [(first + i, d) for i, d in enumerate(self.batch_dims)]
+        if self.layouts:
+            args.append((first + self.num_inputs, 0))
+        return args
 
 
 def _make_step_function(model, loss_fn, spec, max_grad_norm):
@@ -225,6 +198,8 @@ def _make_step_function(model, loss_fn, spec, max_grad_norm):
         states = [next(it) for _ in range(S)]
         hyper = [[next(it) for _ in range(H)] for _ in range(P)]
         inputs = list(it)
+        if spec.num_random_args():  # the samples' indices and the seed
+            inputs = inputs[:-spec.num_random_args()]
         fixed = {"model." + n: t for n, t in zip(spec.frozen_names, frozen)}
         fixed.update({"model." + n: t
                       for n, t in zip(spec.buffer_names, buffers)})
@@ -243,6 +218,7 @@ def _make_step_function(model, loss_fn, spec, max_grad_norm):
             if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
                 raise CompileError("loss_fn must return a 0-d tensor (the "
                                    "loss of the whole batch)")
+            preserve_backward_locations(loss)
             return loss, [updates[n] for n in spec.mutated_buffers]
 
         (grads, (loss, new_buffers)) = torch.func.grad_and_value(
@@ -269,7 +245,7 @@ def _make_step_function(model, loss_fn, spec, max_grad_norm):
 
 def export_train_step(model, loss_fn, optimizer, example_inputs,
                       max_grad_norm=None, indexing="one-hot",
-                      exact_statistics=False):
+                      exact_statistics=False, batch_dims=None):
     """Traces the training step and imports it with torch-mlir. Returns
     (MLIR text with locations, _Spec). The function is `@train_step`; its
     arguments: trainable parameters, frozen parameters, buffers, optimizer
@@ -277,9 +253,10 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
     results: new parameters, new states, new values of the buffers that the
     forward updates (spec.mutated_buffers), loss. BatchNorm in training mode
     needs `exact_statistics` (the step is then rewritten with
-    recompute-statistics)."""
+    recompute-statistics). A step that draws random numbers (Dropout in
+    training mode) takes two more arguments after the inputs: arange(B),
+    per-sample, and the seed (see _philox)."""
     from torch.fx.experimental.proxy_tensor import make_fx
-    from torch.nn.attention import SDPBackend, sdpa_kernel
 
     with _batch_norm_check(model, exact_statistics):
         unused, mutated = _probe(model, loss_fn, example_inputs)
@@ -289,7 +266,13 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
             f"the forward updates the buffers {', '.join(others)} in place, "
             "which the traced step would lose: only BatchNorm's running "
             "statistics are carried as results of the step")
-    spec = _Spec(model, optimizer, len(example_inputs), unused, mutated)
+    batch_dims = list(batch_dims or [0] * len(example_inputs))
+    layouts = _draw_layouts(model, loss_fn, example_inputs, batch_dims,
+                            exact_statistics)
+    spec = _Spec(model, optimizer, len(example_inputs), unused, mutated,
+                 batch_dims, layouts)
+    spec.batch = example_inputs[0].shape[batch_dims[0]] if \
+        example_inputs else None
     if not spec.params:
         raise CompileError("the optimizer has no trainable parameter of the "
                            "model")
@@ -298,13 +281,24 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
             raise CompileError("parameters must be float32 CPU tensors")
     fn = _make_step_function(model, loss_fn, spec, max_grad_norm)
     flat = _flat_arguments(spec, model, example_inputs, for_trace=True)
-    with _batch_norm_check(model, exact_statistics), \
-            sdpa_kernel(SDPBackend.MATH), \
-            unittest.mock.patch.object(torch.nn.functional, "one_hot",
-                                       one_hot):
+    table = _decomposition_table(indexing)
+    draws = None
+    if layouts:
+        # The placeholders of the samples' indices and of the seed.
+        draws = _philox.RandomDraws(flat[-1], flat[-2], layouts,
+                                    lambda k: current_user_line())
+        table.update(draws.table())
+    # Every frame of each node's stack trace (make_fx keeps only the
+    # frames of functions named `forward`, which drops the loss function
+    # and library helpers); locate_graph keeps the user's.
+    with _tracing(model, exact_statistics), \
+            torch.fx.traceback.preserve_node_meta(), \
+            unittest.mock.patch.object(
+                torch.fx.proxy.TracerBase, "_filter_traceback_frames",
+                lambda self, summary: summary):
         try:
             gm = make_fx(torch.func.functionalize(fn),
-                         decomposition_table=_decomposition_table(indexing),
+                         decomposition_table=table,
                          record_stack_traces=True)(*flat)
         except CompileError:
             raise
@@ -318,20 +312,25 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
                 f"{where or '<unknown>'}: error: PyTorch could not trace the "
                 f"step ({type(error).__name__}: "
                 f"{reason[0] if reason else ''})") from None
+    locate_graph(gm.graph)
+    rewrite_graph(gm)
     for node in gm.graph.nodes:
         if node.op == "call_function":
             name = str(node.target).split(".")[1] if "." in str(
                 node.target) else str(node.target)
-            if name in _RANDOM_OPS:
+            if name in _philox.RANDOM_OPS:
                 where = _innermost_user_line(node.meta.get("stack_trace"))
                 raise CompileError(
                     f"{where or '<unknown>'}: error: the step draws random "
-                    f"numbers ({node.target}: Dropout in training mode?), "
-                    "which the compiled step cannot reproduce: use "
-                    "model.eval() for Dropout, or pass the mask as an input "
-                    "and multiply by it in the model")
-        if "stack_trace" in node.meta:
-            node.meta["stack_trace"] = _user_frames(node.meta["stack_trace"])
+                    f"numbers with torch.{name.rstrip('_')}, which the "
+                    "compiled step cannot draw (it draws those of Dropout, "
+                    "torch.bernoulli, torch.rand and uniform_, by sample): "
+                    "pass the numbers as an input of the step")
+    if draws is not None and draws.count != len(layouts):
+        raise CompileError(
+            f"the forward drew random numbers {len(layouts)} times when run "
+            f"eagerly but {draws.count} times when traced: the compiled step "
+            "cannot reproduce its draws")
     module = _import_to_linalg(gm)
     text = module.operation.get_asm(enable_debug_info=True)
     foreign = sorted(set(re.findall(r"\btm_tensor\.[a-z_]+", text)))
@@ -344,21 +343,6 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
             "which ga-mlir does not take (an indexing op such as index_put "
             "or scatter in the model?)")
     return text, spec
-
-
-def _first_location(operation, prefix):
-    """file:line of the first op named `prefix`... under `operation` that
-    has a file location, or "<unknown>"."""
-    stack = [operation]
-    while stack:
-        op = stack.pop(0)
-        if op.name.startswith(prefix):
-            found = re.search(r'"([^"]+)":(\d+)', str(op.location))
-            if found:
-                return f"{found.group(1)}:{found.group(2)}"
-        stack[:0] = [inner.operation for region in op.regions
-                     for block in region.blocks for inner in block.operations]
-    return "<unknown>"
 
 
 def _import_to_linalg(gm):
@@ -384,12 +368,24 @@ def _import_to_linalg(gm):
             try:
                 PassManager.parse(pipeline).run(module.operation)
             except ir.MLIRError as error:
-                lines = [f"{d.location}: error: {d.message}"
-                         for d in error.error_diagnostics]
-                raise CompileError("torch-mlir could not lower the step to "
-                                   "linalg-on-tensors:\n" + "\n".join(
-                                       lines)) from None
+                raise _lowering_error(error) from None
+        try:
+            module.operation.verify()
+        except ir.MLIRError as error:
+            raise _lowering_error(error) from None
     return module
+
+
+def _lowering_error(error):
+    """torch-mlir's failure at the user's (or library's) line, in words
+    that say what it means for the model."""
+    lines = [f"{describe_location(d.location)}: error: torch-mlir cannot "
+             "lower the PyTorch operation of this line (or of its "
+             "backward) to linalg: rewrite it with other operations, or "
+             f"report it (torch-mlir: {d.message.splitlines()[0]})"
+             for d in error.error_diagnostics]
+    return CompileError("torch-mlir could not lower the step to "
+                        "linalg-on-tensors:\n" + "\n".join(lines))
 
 
 def _flat_arguments(spec, model, inputs, for_trace=False, hyper=None):
@@ -411,4 +407,11 @@ def _flat_arguments(spec, model, inputs, for_trace=False, hyper=None):
             t.fill_(v)
         flat += hyper
     flat += list(inputs)
+    if spec.layouts:
+        # The samples' indices (sliced per micro-batch by --ga-accumulate)
+        # and the seed: drawn from torch's default generator at each call
+        # (not for the trace), which advances it.
+        flat.append(torch.arange(spec.batch, dtype=torch.int64))
+        flat.append(torch.zeros((), dtype=torch.int64) if for_trace else
+                    torch.randint(2 ** 63 - 1, (), dtype=torch.int64))
     return flat

@@ -12,18 +12,16 @@ by name at the user's line."""
 
 import contextlib
 import math
-import traceback
 
 import torch
 import torch.nn.functional as F
 
 from ._common import CompileError, patched_forwards
+from ._locations import current_user_line
 
 
 def _refuse(module, what):
-    from ._export import _innermost_user_line
-    where = _innermost_user_line("".join(traceback.format_stack()))
-    raise CompileError(f"{where or '<unknown>'}: error: "
+    raise CompileError(f"{current_user_line()}: error: "
                        f"{type(module).__name__}({what}) is not supported")
 
 
@@ -80,7 +78,7 @@ def _attention_forward(m, query, key, value, key_padding_mask=None,
         scores = scores + mask
     weights = F.softmax(scores, dim=-1)
     if m.training and m.dropout > 0:
-        weights = F.dropout(weights, p=m.dropout)  # refused: random numbers
+        weights = F.dropout(weights, p=m.dropout)
     out = torch.matmul(weights, v).transpose(1, 2).reshape(b, tq, d)
     out = F.linear(out, m.out_proj.weight, m.out_proj.bias)
     if unbatched:
@@ -127,9 +125,6 @@ def _recurrent_forward(m, input, hx=None):
         _refuse(m, "a PackedSequence input")
     if getattr(m, "proj_size", 0):
         _refuse(m, "proj_size > 0")
-    if m.training and m.dropout > 0 and m.num_layers > 1:
-        _refuse(m, "dropout between layers in training mode: the step "
-                "cannot draw random numbers")
     lstm = isinstance(m, torch.nn.LSTM)
     unbatched = input.dim() == 2
     x = input.unsqueeze(0) if unbatched else \
@@ -164,6 +159,8 @@ def _recurrent_forward(m, input, hx=None):
             if lstm:
                 last_c.append(c)
         x = torch.cat(outs, dim=-1) if dirs == 2 else outs[0]
+        if m.training and m.dropout > 0 and layer + 1 < m.num_layers:
+            x = F.dropout(x, p=m.dropout)  # each layer's output but the last
     h_n = torch.stack(last_h)
     if unbatched:
         out, h_n = x.squeeze(0), h_n.squeeze(1)

@@ -19,6 +19,7 @@ from ._call import CpuLibrary, CudaLibrary, call_step, new_hyper, \
 from ._common import CompileError
 from ._export import _Spec, export_train_step
 from ._layout import StepLayout
+from ._locations import explain
 
 
 # ga-opt options that compile_train_step passes through (Python spelling ->
@@ -115,7 +116,7 @@ def _run_pipeline(ir, pipeline, what):
         return run_pipeline(ir, pipeline)
     except PipelineError as error:
         raise CompileError(f"{what}:\n" + "\n".join(
-            d.rstrip("\n") for d in error.diagnostics)) from None
+            explain(d) for d in error.diagnostics)) from None
 
 
 def _rewrite(ir, pipelines, in_place):
@@ -397,10 +398,9 @@ class CompiledTrainStep:
         ir, spec = cached_export(
             export_train_step, _Spec, self.model, self.loss_fn,
             self.optimizer, inputs, _RUNTIME_HYPER, self.max_grad_norm,
-            self.indexing, bool(self.options.get("recompute_statistics")))
-        first_input = spec.arg_count() - self.num_inputs
-        batch_args = [(first_input + i, d)
-                      for i, d in enumerate(self.batch_dims)]
+            self.indexing, bool(self.options.get("recompute_statistics")),
+            tuple(self.batch_dims))
+        batch_args = spec.batch_args()  # the inputs (and samples' indices)
         n = self._micro_batch_count(ir, batch_args, batch)
         if not 1 <= n <= batch:
             raise CompileError(f"{n} micro-batches for a batch of {batch}")
@@ -510,6 +510,11 @@ class CompiledTrainStep:
         model, optimizer)` runs it with torch and ctypes only."""
         v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
             else next(iter(self._variants.values()))
+        if v.spec.layouts:
+            raise CompileError(
+                "step.save: this step draws random numbers (dropout); saving "
+                "such a step is not supported yet (its seed and samples' "
+                "indices are not part of the saved signature)")
         from ._saved import save_step
         save_step(directory, v.path, v.layout)
 

@@ -47,13 +47,9 @@ def refused(name, model, marker=None, path=__file__, **options):
         print(f"{name}: TypeError: {error}")
 
 
-class WithDropout(zoo.MLP):
-    def __init__(self):
-        super().__init__()
-        self.drop = nn.Dropout(0.5)
-
+class WithNoise(zoo.MLP):
     def forward(self, x):
-        return self.net(self.drop(x))  # dropout call
+        return self.net(x + 0.1 * torch.randn_like(x))  # noise call
 
 
 class WithBatchNorm(zoo.BatchNormCNN):
@@ -65,9 +61,11 @@ class WithBatchNorm(zoo.BatchNormCNN):
 # CHECK: bn-train: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: BatchNorm2d in training mode normalizes with statistics of the whole batch
 # CHECK: bn-train: located at the model's line: True
 refused("bn-train", WithBatchNorm(), "batch norm call")
-# CHECK: dropout: refused: {{.*}}: error: the step draws random numbers (aten.bernoulli{{.*}}Dropout in training mode?)
-# CHECK: dropout: located at the model's line: True
-refused("dropout", WithDropout(), "dropout call")
+# Dropout, torch.bernoulli and torch.rand are drawn by sample (see
+# torch-dropout.py); Gaussian noise is not.
+# CHECK: noise: refused: {{.*}}: error: the step draws random numbers with torch.{{.*}}, which the compiled step cannot draw
+# CHECK: noise: located at the model's line: True
+refused("noise", WithNoise(), "noise call")
 # nn.MultiheadAttention is traced batch-first (torch-zoo-more.py checks it);
 # the forms it does not write are refused by name at the call.
 # CHECK: mha: refused: {{.*}}zoo.py:{{[0-9]+}}: error: MultiheadAttention(add_bias_kv=True or add_zero_attn=True) is not supported
@@ -82,6 +80,19 @@ class WithIndexAdd(zoo.MLP):
     def forward(self, x):
         out = self.net(x)
         return out.index_add(1, torch.tensor([0, 2, 2, 4, 1]), out)  # add
+
+
+class WithShuffle(zoo.MLP):
+    def forward(self, x):
+        other = x[torch.arange(x.shape[0]).flip(0)]  # shuffle
+        return self.net(x) * (other > 0)[:, :5]
+
+
+# A gather across the batch (sample i reads sample B - 1 - i): refused at the
+# model's line, in PyTorch's words, with ga-mlir's own after them.
+# CHECK: shuffle: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: this line reads a per-sample tensor by index
+# CHECK: shuffle: located at the model's line: True
+refused("shuffle", WithShuffle(), "shuffle")
 
 
 # index_add becomes torch-mlir's tm_tensor.scatter: refused by name.

@@ -1,0 +1,285 @@
+"""Random numbers that do not depend on the number of micro-batches.
+
+PyTorch's CPU generator draws the numbers of a dropout mask one after the
+other, so the mask of a sample depends on where the sample sits in the
+batch and on how many numbers were drawn before: a step in N micro-batches
+draws other masks than the full-batch step, and other masks again for
+another N. The compiled step draws its random numbers instead from a
+counter-based generator, Philox 4x32-10 (Salmon et al., "Parallel random
+numbers: as easy as 1, 2, 3", SC'11; the generator of PyTorch's CUDA
+backend and of JAX), written in traced integer tensor ops (int64 tensors
+holding 32-bit words), so it is part of the step that --ga-accumulate
+rewrites. Each number is a function of
+
+  key     = the step's seed (a 64-bit argument of the step, drawn from
+            torch's default generator at each call: torch.manual_seed makes
+            runs reproducible, and each call advances the generator),
+  counter = (element, sample, draw, 0): the element's offset inside its
+            sample, the sample's index in the whole batch, the index of the
+            draw in the step (the k-th dropout of the forward),
+
+and nothing else. The sample's index comes from an argument of the step,
+`arange(B)`, marked as a per-sample argument: --ga-accumulate slices it per
+micro-batch like the inputs, so the micro-batch [s, s + b) sees the global
+indices s, ..., s + b - 1, and every micro-batched step draws the numbers
+of the full-batch step.
+
+Which dimension of a drawn tensor is the batch one is found by running the
+forward eagerly at two batch sizes (B and B - 1) and comparing the shapes of
+each draw (a dimension that holds several samples, [B*T, D], is found as
+well: its size scales with B).
+"""
+
+import math
+
+import torch
+
+from ._common import CompileError
+
+aten = torch.ops.aten
+
+MASK32 = 0xFFFFFFFF
+# Philox 4x32's multipliers and Weyl key increments.
+PHILOX_M = (0xD2511F53, 0xCD9E8D57)
+PHILOX_W = (0x9E3779B9, 0xBB67AE85)
+PHILOX_ROUNDS = 10
+
+
+def philox(counter, key):
+    """Philox 4x32-10 of the four 32-bit words `counter` (int64 tensors that
+    broadcast together) under the two words `key` (int64 tensors): the first
+    word of the output block, in [0, 2**32). Products of two 32-bit words
+    wrap modulo 2**64 in int64 and keep their low 64 bits exactly; the high
+    word is recovered by a shift and a mask."""
+    c0, c1, c2, c3 = counter
+    k0, k1 = key
+    for r in range(PHILOX_ROUNDS):
+        if r:
+            k0 = (k0 + PHILOX_W[0]) & MASK32
+            k1 = (k1 + PHILOX_W[1]) & MASK32
+        p0 = c0 * PHILOX_M[0]
+        p1 = c2 * PHILOX_M[1]
+        hi0, lo0 = (p0 >> 32) & MASK32, p0 & MASK32
+        hi1, lo1 = (p1 >> 32) & MASK32, p1 & MASK32
+        c0, c1, c2, c3 = (hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0)
+    return c0
+
+
+class _Draw:
+    """Where the samples are in a drawn tensor: `dim` (None: the draw is
+    the same for every sample) holds `per` consecutive entries per
+    sample."""
+
+    def __init__(self, shape, dim=None, per=1):
+        self.shape, self.dim, self.per = tuple(shape), dim, per
+
+
+def _batch_layout(shape, other, batch, other_batch):
+    """The _Draw of a tensor of `shape` at batch size `batch` that has
+    `other` at batch size `other_batch`; None when no single dimension
+    scales with the batch."""
+    changed = [d for d, (s, t) in enumerate(zip(shape, other)) if s != t]
+    if len(shape) != len(other) or len(changed) > 1:
+        return None
+    if not changed:
+        return _Draw(shape)
+    d = changed[0]
+    if shape[d] % batch or other[d] != shape[d] // batch * other_batch:
+        return None
+    return _Draw(shape, d, shape[d] // batch)
+
+
+class RandomDraws:
+    """While tracing: the decompositions of PyTorch's random ops into
+    Philox numbers keyed by the step's `seed` and `sample_index` arguments
+    (the tensors that the trace has as placeholders). `layouts` are the
+    _Draws of the forward's draws, in order (see draw_layouts)."""
+
+    def __init__(self, seed, sample_index, layouts, where):
+        self.seed, self.sample_index = seed, sample_index
+        self.layouts, self.where = layouts, where
+        self.count = 0
+        self.block = None  # the words of all draws (see _block)
+
+    def _key(self):
+        return (self.seed & MASK32, (self.seed >> 32) & MASK32)
+
+    def _sample_shape(self, layout):
+        """The shape of one sample's part of a draw (the batch dimension
+        holds `per` entries per sample)."""
+        return [layout.per if d == layout.dim else s
+                for d, s in enumerate(layout.shape)]
+
+    def _block(self, device):
+        """The words of every draw that has a batch dimension, computed at
+        once as [B, E] (E: the draws' elements per sample, one after the
+        other): one Philox of ~130 elementwise operations for the whole
+        step instead of one per draw (each is a loop nest to compile)."""
+        elements, draws, self.columns = [], [], {}
+        offset = 0
+        for k, layout in enumerate(self.layouts):
+            if layout.dim is None:
+                continue
+            size = math.prod(self._sample_shape(layout))
+            if size > MASK32:
+                raise CompileError(
+                    f"{self.where(k)}: error: a random draw of {size} "
+                    "numbers per sample: the generator counts at most 2**32 "
+                    "per sample")
+            elements.append(torch.arange(size, device=device))
+            draws.append(torch.full((size,), k, dtype=torch.int64,
+                                    device=device))
+            self.columns[k] = (offset, size)
+            offset += size
+        zero = torch.zeros((), dtype=torch.int64, device=device)
+        return philox((torch.cat(elements).view(1, -1),
+                       self.sample_index.view(-1, 1),
+                       torch.cat(draws).view(1, -1), zero), self._key())
+
+    def _unbatched(self, k, shape, device):
+        """The words of a draw without a batch dimension (the same for
+        every sample: sample index 0)."""
+        offset = torch.arange(math.prod(shape), device=device).view(shape)
+        zero = torch.zeros((), dtype=torch.int64, device=device)
+        draw = torch.full((), k, dtype=torch.int64, device=device)
+        return philox((offset, zero, draw, zero), self._key())
+
+    def bits(self, shape, device):
+        """The next draw: 32-bit random words of `shape` (int64), word
+        (element, sample, draw) of Philox where `element` is the row-major
+        index in the sample's part of the draw."""
+        k = self.count
+        self.count += 1
+        shape = tuple(shape)
+        if k >= len(self.layouts) or self.layouts[k].shape != shape:
+            raise CompileError(
+                f"{self.where(k)}: error: random draw {k} of the step (of "
+                f"shape {list(shape)}) is not the one the forward made when "
+                "run eagerly: the forward draws random numbers in a "
+                "different order when traced, which the compiled step cannot "
+                "reproduce")
+        layout = self.layouts[k]
+        if layout.dim is None:
+            return self._unbatched(k, shape, device)
+        if self.block is None:
+            self.block = self._block(device)
+        offset, size = self.columns[k]
+        words = self.block[:, offset:offset + size]
+        words = words.reshape(-1, *self._sample_shape(layout))
+        d = layout.dim
+        if d == 0 and layout.per == 1:
+            return words.reshape(shape)
+        # [B, ..., per, ...] -> [..., B, per, ...] -> [..., B * per, ...]
+        return words.movedim(0, d).reshape(shape)
+
+    def uniform(self, shape, dtype, device):
+        """Uniform numbers in [0, 1) with 24 random bits (exact in
+        float32)."""
+        bits = self.bits(shape, device) >> 8
+        return bits.to(dtype) * (2.0 ** -24)
+
+    def keep(self, shape, p_one, device):
+        """A boolean tensor that is True with probability `p_one` (a
+        Python number): the 24-bit number compared with ceil(p * 2**24) as
+        integers, so that no rounding decides."""
+        threshold = math.ceil(p_one * 2 ** 24)
+        return (self.bits(shape, device) >> 8) < threshold
+
+    def table(self):
+        """The decomposition table entries of the random ops."""
+        def bernoulli_p(self_, p=0.5, generator=None):
+            return self.keep(self_.shape, p, self_.device).to(self_.dtype)
+
+        def bernoulli(self_, generator=None):
+            u = self.uniform(self_.shape, torch.float32, self_.device)
+            return (u < self_).to(self_.dtype)
+
+        def native_dropout(input, p, train):
+            if not train or p == 0:
+                return input, torch.ones_like(input, dtype=torch.bool)
+            mask = self.keep(input.shape, 1 - p, input.device)
+            return mask * input * float(1.0 / (1.0 - p)), mask
+
+        def uniform(self_, low=0.0, high=1.0, generator=None):
+            u = self.uniform(self_.shape, self_.dtype, self_.device)
+            return low + (high - low) * u
+
+        def rand(size, generator=None, dtype=None, layout=None, device=None,
+                 pin_memory=None):
+            return self.uniform(size, dtype or torch.float32, device)
+
+        def rand_like(self_, dtype=None, layout=None, device=None,
+                      pin_memory=None, memory_format=None):
+            return self.uniform(self_.shape, dtype or self_.dtype,
+                                device or self_.device)
+
+        return {aten.bernoulli.p: bernoulli_p,
+                aten.bernoulli.default: bernoulli,
+                aten.native_dropout.default: native_dropout,
+                aten.uniform.default: uniform,
+                aten.rand.default: rand,
+                aten.rand_like.default: rand_like}
+
+
+# The ops that draw random numbers (overload packets); those without a
+# decomposition above are refused.
+RANDOM_OPS = ("bernoulli", "bernoulli_", "rand", "rand_like", "uniform",
+              "uniform_", "native_dropout", "randn", "randn_like", "normal",
+              "normal_", "randint", "randint_like", "multinomial",
+              "randperm", "exponential", "exponential_", "random_",
+              "cauchy_", "geometric_", "log_normal_")
+SUPPORTED = ("bernoulli", "bernoulli_", "rand", "rand_like", "uniform",
+             "uniform_", "native_dropout")
+
+
+class _Recorder(torch.utils._python_dispatch.TorchDispatchMode):
+    """Records the shape of each random op's draw, in order."""
+
+    def __init__(self):
+        super().__init__()
+        self.shapes = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = func.overloadpacket.__name__
+        out = func(*args, **kwargs)
+        if name in RANDOM_OPS:
+            from ._locations import current_user_line
+            first = out[0] if isinstance(out, tuple) else out
+            self.shapes.append((name, tuple(first.shape),
+                                current_user_line()))
+        return out
+
+
+def record_draws(run):
+    """The (op name, shape, user's line) of each random draw of `run()`."""
+    recorder = _Recorder()
+    with torch.random.fork_rng(devices=[]), recorder:
+        run()
+    return recorder.shapes
+
+
+def draw_layouts(full, smaller, batch, smaller_batch):
+    """The _Draws of the draws `full` (record_draws at batch size `batch`)
+    given `smaller` (at `smaller_batch`; None when the batch has one sample
+    or the forward could not run on fewer samples): None for a draw whose
+    batch dimension cannot be told, with the reason."""
+    layouts = []
+    for k, (name, shape, _) in enumerate(full):
+        if smaller is None:
+            # One sample: nothing to tell apart (the element's offset is its
+            # index in the whole tensor either way). Else the one dimension
+            # of size B, or none.
+            dims = [d for d, s in enumerate(shape) if s == batch]
+            if batch != 1 and len(dims) != 1:
+                return None, k
+            layouts.append(_Draw(shape, dims[0] if dims else None))
+            continue
+        if k >= len(smaller) or smaller[k][0] != name:
+            return None, k
+        layout = _batch_layout(shape, smaller[k][1], batch, smaller_batch)
+        if layout is None:
+            return None, k
+        layouts.append(layout)
+    return layouts, None
+

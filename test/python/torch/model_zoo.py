@@ -1,0 +1,410 @@
+"""The model zoo of the ga_mlir.torch tests (and of bench/torch_zoo.py):
+public model code as people train it, from small configurations with
+random weights (nothing is downloaded): Hugging Face transformers (GPT-2,
+Llama, BERT, DistilBERT, T5, ViT), torchvision (ViT, ResNet-18,
+MobileNetV3-small, ConvNeXt), torch.nn recurrent layers.
+
+MODELS[name] = Case(make_model, make_batch, loss_fn, options): the model,
+a batch of B samples (make_batch(generator, B)), the loss of the whole batch
+and compile_train_step's options. compare(case, optimizer, N) trains three
+copies for a few steps: the compiled step in N micro-batches, PyTorch's
+own full-batch step in float32 and in float64, and returns the largest
+differences (parameters, buffers, loss). Dropout: the PyTorch steps apply
+the masks of the compiled step, computed here independently (numpy's uint64
+arithmetic, philox_np) from the seed that the compiled step draws.
+
+Not a test by itself (lit.local.cfg excludes it).
+"""
+import copy
+import math
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+from ga_mlir.torch import compile_train_step
+
+VOCAB, T = 32, 8
+
+# ------------------------------------------------------------ Philox, numpy
+_M = (np.uint64(0xD2511F53), np.uint64(0xCD9E8D57))
+_W = (np.uint64(0x9E3779B9), np.uint64(0xBB67AE85))
+_LOW = np.uint64(0xFFFFFFFF)
+_32 = np.uint64(32)
+
+
+def philox_np(c0, c1, c2, c3, k0, k1):
+    """Philox 4x32-10 (Random123's reference algorithm) in numpy uint64
+    arithmetic: the first output word of each counter (c0, c1, c2, c3)."""
+    c = [np.asarray(v, dtype=np.uint64) for v in (c0, c1, c2, c3)]
+    k0, k1 = np.uint64(k0), np.uint64(k1)
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + _W[0]) & _LOW, (k1 + _W[1]) & _LOW
+        p0, p1 = _M[0] * c[0], _M[1] * c[2]
+        c = [(p1 >> _32) ^ c[1] ^ k0, p1 & _LOW, (p0 >> _32) ^ c[3] ^ k1,
+             p0 & _LOW]
+    return c[0]
+
+
+def dropout_keep(seed, draw, shape, p):
+    """The keep mask (bool, numpy) of the compiled step's draw number `draw`
+    for a batch-first tensor of `shape` with drop probability p: counter
+    (element in the sample, sample, draw, 0), key = the seed's two words."""
+    b, rest = shape[0], int(np.prod(shape[1:], dtype=np.int64))
+    element = np.arange(rest, dtype=np.uint64)[None, :]
+    sample = np.arange(b, dtype=np.uint64)[:, None]
+    bits = philox_np(element, sample, np.uint64(draw), np.uint64(0),
+                     seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF)
+    keep = (bits >> np.uint64(8)) < np.uint64(math.ceil((1 - p) * 2 ** 24))
+    return keep.reshape(shape)
+
+
+def next_seed():
+    """The seed that the compiled step's next call draws from torch's
+    default generator (without drawing it)."""
+    state = torch.get_rng_state()
+    seed = int(torch.randint(2 ** 63 - 1, (), dtype=torch.int64))
+    torch.set_rng_state(state)
+    return seed
+
+
+class ReferenceDropout(TorchFunctionMode):
+    """PyTorch's eager step with the compiled step's dropout masks: each
+    F.dropout in training mode multiplies by dropout_keep(seed, k, ...) / (1
+    - p), k counting the calls."""
+
+    def __init__(self, seed):
+        super().__init__()
+        self.seed, self.draws = seed, 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is F.dropout:
+            x = args[0]
+            p = kwargs.get("p", args[1] if len(args) > 1 else 0.5)
+            training = kwargs.get("training",
+                                  args[2] if len(args) > 2 else True)
+            if training and p > 0:
+                keep = dropout_keep(self.seed, self.draws, tuple(x.shape), p)
+                self.draws += 1
+                return x * torch.from_numpy(keep).to(x.dtype) * (
+                    1.0 / (1.0 - p))
+            return x
+        return func(*args, **kwargs)
+
+
+# ------------------------------------------------------------------- cases
+class Case:
+    def __init__(self, make_model, make_batch, loss_fn, **options):
+        self.make_model, self.make_batch = make_model, make_batch
+        self.loss_fn, self.options = loss_fn, options
+
+
+def padded_text(gen, b, pad_labels=True):
+    """Token ids, an attention mask with right padding (every sequence keeps
+    at least 3 tokens) and labels (-100 on the padding)."""
+    ids = torch.randint(1, VOCAB, (b, T), generator=gen)
+    lengths = torch.randint(3, T + 1, (b,), generator=gen)
+    lengths[0] = T - 2  # padding in every batch
+    mask = (torch.arange(T)[None, :] < lengths[:, None]).long()
+    ids = ids.masked_fill(mask == 0, 0)
+    labels = ids.masked_fill(mask == 0, -100) if pad_labels else ids
+    return ids, mask, labels
+
+
+def text_classes(gen, b):
+    ids, mask, _ = padded_text(gen, b)
+    return ids, mask, torch.randint(0, 3, (b,), generator=gen)
+
+
+def images(gen, b, size=16):
+    return (torch.randn(b, 3, size, size, generator=gen),
+            torch.randint(0, 3, (b,), generator=gen))
+
+
+def sequences(gen, b):
+    return (torch.randn(b, 5, 4, generator=gen),
+            torch.randint(0, 3, (b,), generator=gen))
+
+
+def hf_loss(model, *batch):
+    """The loss that a transformers model computes from its labels."""
+    ids, mask, labels = batch
+    return model(input_ids=ids, attention_mask=mask, labels=labels).loss
+
+
+def classification(model, x, y):
+    return F.cross_entropy(model(x), y)
+
+
+def hf_image_classification(model, x, y):
+    return F.cross_entropy(model(pixel_values=x).logits, y)
+
+
+def _hf(config_class, model_class, **config):
+    import transformers
+    config = getattr(transformers, config_class)(**config)
+    return getattr(transformers, model_class)(config)
+
+
+def gpt2(attention="sdpa"):
+    return _hf("GPT2Config", "GPT2LMHeadModel", vocab_size=VOCAB,
+               n_positions=16, n_embd=16, n_layer=2, n_head=2,
+               resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+               bos_token_id=1, eos_token_id=1, attn_implementation=attention)
+
+
+def llama(attention="sdpa"):
+    return _hf("LlamaConfig", "LlamaForCausalLM", vocab_size=VOCAB,
+               hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+               num_attention_heads=2, num_key_value_heads=1,
+               max_position_embeddings=16, bos_token_id=1, eos_token_id=1,
+               pad_token_id=0, attn_implementation=attention)
+
+
+def bert(dropout=0.1, attention="eager"):
+    return _hf("BertConfig", "BertForSequenceClassification",
+               vocab_size=VOCAB, hidden_size=16, num_hidden_layers=2,
+               num_attention_heads=2, intermediate_size=32,
+               max_position_embeddings=16, num_labels=3, pad_token_id=0,
+               hidden_dropout_prob=dropout,
+               attention_probs_dropout_prob=dropout,
+               attn_implementation=attention)
+
+
+def distilbert():
+    return _hf("DistilBertConfig", "DistilBertForSequenceClassification",
+               vocab_size=VOCAB, dim=16, n_layers=2, n_heads=2,
+               hidden_dim=32, max_position_embeddings=16, num_labels=3,
+               dropout=0.0, attention_dropout=0.0, seq_classif_dropout=0.0,
+               pad_token_id=0)
+
+
+def t5():
+    return _hf("T5Config", "T5ForConditionalGeneration", vocab_size=VOCAB,
+               d_model=16, d_kv=8, d_ff=32, num_layers=1,
+               num_decoder_layers=1, num_heads=2,
+               relative_attention_num_buckets=8,
+               relative_attention_max_distance=16, dropout_rate=0.0,
+               decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+
+
+def vit_hf():
+    return _hf("ViTConfig", "ViTForImageClassification", image_size=8,
+               patch_size=4, num_channels=3, hidden_size=16,
+               num_hidden_layers=1, num_attention_heads=2,
+               intermediate_size=32, num_labels=3,
+               hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+
+
+def vit_torchvision():
+    from torchvision.models import VisionTransformer
+    return VisionTransformer(image_size=8, patch_size=4, num_layers=1,
+                             num_heads=2, hidden_dim=16, mlp_dim=32,
+                             num_classes=3)
+
+
+def resnet18(width=16):
+    """torchvision's ResNet-18 (its ResNet class and BasicBlock, layers [2,
+    2, 2, 2]) with `width` channels in the stem instead of 64 (each stage
+    doubles them as in the original): a small configuration, as for the
+    other models (torchvision's resnet18() has no width option)."""
+    from torchvision.models.resnet import BasicBlock, ResNet
+
+    class NarrowResNet(ResNet):
+        def _make_layer(self, block, planes, blocks, stride=1,
+                        dilate=False):
+            if planes == 64:  # the first stage: after the narrow stem
+                self.inplanes = width
+            return super()._make_layer(block, planes * width // 64, blocks,
+                                       stride, dilate)
+
+    model = NarrowResNet(BasicBlock, [2, 2, 2, 2], num_classes=3)
+    model.conv1 = nn.Conv2d(3, width, 7, 2, 3, bias=False)
+    model.bn1 = nn.BatchNorm2d(width)
+    model.fc = nn.Linear(8 * width, 3)
+    return model
+
+
+def mobilenet_v3_small():
+    from torchvision.models import mobilenet_v3_small as make
+    return make(num_classes=3)
+
+
+def convnext():
+    from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+    return ConvNeXt([CNBlockConfig(8, 16, 1), CNBlockConfig(16, None, 1)],
+                    stochastic_depth_prob=0.0, num_classes=3)
+
+
+class LSTMLastState(nn.Module):
+    """A 2-layer LSTM whose classifier reads the last layer's h_n."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.LSTM(4, 8, num_layers=2, batch_first=True)
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        _, (h_n, _) = self.rnn(x)
+        return self.fc(h_n[-1])
+
+
+class BidirectionalGRU(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(4, 8, batch_first=True, bidirectional=True)
+        self.fc = nn.Linear(16, 3)
+
+    def forward(self, x):
+        out, _ = self.rnn(x)
+        return self.fc(out.mean(1))
+
+
+MODELS = {
+    "gpt2": Case(gpt2, padded_text, hf_loss),
+    "gpt2-eager": Case(lambda: gpt2("eager"), padded_text, hf_loss),
+    "llama": Case(llama, padded_text, hf_loss),
+    "llama-eager": Case(lambda: llama("eager"), padded_text, hf_loss),
+    "bert-dropout": Case(bert, text_classes, hf_loss),
+    "distilbert": Case(distilbert, text_classes, hf_loss),
+    "t5": Case(t5, padded_text, hf_loss),
+    "vit-hf": Case(vit_hf, lambda g, b: images(g, b, 8),
+                   hf_image_classification),
+    "vit-torchvision": Case(vit_torchvision, lambda g, b: images(g, b, 8),
+                            classification),
+    # 64 x 64 images: BatchNorm's statistics in the last stage over 2 x 2
+    # positions per sample (over one, with 6 samples, normalizing amplifies
+    # rounding by orders of magnitude, in PyTorch's float32 step as here).
+    "resnet18": Case(resnet18, lambda g, b: images(g, b, 64), classification,
+                     recompute_statistics=True),
+    "mobilenet-v3-small": Case(mobilenet_v3_small,
+                               lambda g, b: images(g, b, 64), classification,
+                               recompute_statistics=True),
+    "convnext": Case(convnext, images, classification),
+    "lstm-h_n": Case(LSTMLastState, sequences, classification),
+    "gru-bidirectional": Case(BidirectionalGRU, sequences, classification),
+}
+
+OPTIMIZERS = {
+    "sgd": lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9,
+                                      weight_decay=1e-3),
+    "adamw": lambda ps: torch.optim.AdamW(ps, lr=3e-3, weight_decay=0.05),
+}
+
+
+# ------------------------------------------------------------------ oracle
+def _double(t):
+    return t.double() if t.is_floating_point() else t
+
+
+def _pytorch_step(model, opt, loss_fn, batch, seed):
+    with ReferenceDropout(seed):
+        loss = loss_fn(model, *batch)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    return loss.detach()
+
+
+def _distance(a, b):
+    return max((x.double() - y.double()).abs().max().item()
+               for x, y in zip(a, b))
+
+
+def _tensors(model, loss):
+    return [p.detach() for p in model.parameters()] + \
+        [b for b in model.buffers() if b.is_floating_point()] + [loss]
+
+
+def compare(case, optimizer, micro_batches, batch=6, steps=2, autocast=None,
+            **options):
+    """Trains the compiled step (N = micro_batches), PyTorch's float32 step
+    and its float64 step from the same weights on the same batches for
+    `steps` steps. Returns a dict: vs_pytorch (largest difference of the
+    compiled step from PyTorch's float32 one), vs_float64 (of the compiled
+    step from the float64 one), pytorch_vs_float64, compile_s (the first
+    call: tracing, ga-mlir, the C compiler)."""
+    torch.manual_seed(0)
+    model = case.make_model().train()
+    pt, f64 = copy.deepcopy(model), copy.deepcopy(model).double()
+    opts = [OPTIMIZERS[optimizer](m.parameters()) for m in (model, pt, f64)]
+    loss_fn = case.loss_fn
+    if autocast is not None:
+        def loss_fn(model, *batch, inner=case.loss_fn):
+            with torch.autocast("cpu", dtype=autocast):
+                return inner(model, *batch)
+    gen = torch.Generator().manual_seed(1)
+    data = case.make_batch(gen, batch)
+    start = time.perf_counter()
+    step = compile_train_step(model, loss_fn, opts[0], example_inputs=data,
+                              micro_batches=micro_batches,
+                              **dict(case.options, **options))
+    compile_s = time.perf_counter() - start
+    result = {"vs_pytorch": 0.0, "vs_float64": 0.0,
+              "pytorch_vs_float64": 0.0, "compile_s": compile_s}
+    for it in range(steps):
+        if it:
+            data = case.make_batch(gen, batch)
+        seed = next_seed()
+        ours = step(*data)
+        ref = _pytorch_step(pt, opts[1], loss_fn, data, seed)
+        ref64 = _pytorch_step(f64, opts[2], case.loss_fn,
+                              [_double(t) for t in data], seed)
+        a, b, c = _tensors(model, ours), _tensors(pt, ref), \
+            _tensors(f64, ref64)
+        result["vs_pytorch"] = max(result["vs_pytorch"], _distance(a, b))
+        result["vs_float64"] = max(result["vs_float64"], _distance(a, c))
+        result["pytorch_vs_float64"] = max(result["pytorch_vs_float64"],
+                                           _distance(b, c))
+    return result
+
+
+def verdict(optimizer, r, sgd_tolerance=1e-4):
+    """The zoo's criterion: SGD within 1e-4 of PyTorch's float32 step;
+    AdamW no further from the float64 step than twice PyTorch's own
+    float32 distance (AdamW divides by the root of the second moment, which
+    amplifies the rounding of gradients that are zero up to rounding)."""
+    if optimizer == "sgd":
+        return r["vs_pytorch"] <= sgd_tolerance
+    return r["vs_float64"] <= 2 * r["pytorch_vs_float64"]
+
+
+def run(cases, batch=6, **options):
+    """Runs (model name, optimizer, N) of `cases`, printing one line each;
+    returns the number of failures. CompileError is printed as `refused:
+    <its first error line>`."""
+    from ga_mlir.torch import CompileError
+    failures = 0
+    for name, optimizer, n in cases:
+        label = f"{name} {optimizer} N={n}" + (
+            " autocast" if options.get("autocast") else "")
+        try:
+            r = compare(MODELS[name], optimizer, n, batch=batch, **options)
+        except CompileError as error:
+            first = next((line for line in str(error).splitlines()
+                          if "error" in line), str(error))
+            print(f"{label}: refused: {first}", flush=True)
+            failures += 1
+            continue
+        # Mixed precision: as close to float64 as PyTorch's autocast step.
+        ok = verdict("adamw" if options.get("autocast") else optimizer, r)
+        failures += not ok
+        print(f"{label}: vs PyTorch {r['vs_pytorch']:.2g} vs float64 "
+              f"{r['vs_float64']:.2g} (PyTorch {r['pytorch_vs_float64']:.2g}"
+              f") compile {r['compile_s']:.1f} s {'OK' if ok else 'FAIL'}",
+              flush=True)
+    return failures
+
+
+def quiet():
+    """transformers' warnings about the small configurations off."""
+    try:
+        import transformers
+        transformers.logging.set_verbosity_error()
+    except ImportError:
+        pass
