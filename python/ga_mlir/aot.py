@@ -41,6 +41,8 @@ _RUNTIMES = [
     ("libga_cublaslt_runtime.so", "ga_cublaslt_runtime", ("gaCublasLt",)),
     ("libGANcclRuntime.so", "GANcclRuntime", ("gaNccl",)),
     ("libga_cpu_runtime.so", "ga_cpu_runtime", ("memrefCopy",)),
+    # torchrun steps: the collectives forwarded to torch.distributed.
+    ("libGAHostCollectives.so", "GAHostCollectives", ("gaHost",)),
 ]
 
 
