@@ -43,7 +43,10 @@ print("compiled mlp for cuda, N =", step.chosen_micro_batches())
 
 
 def static_checks(name):
-    libraries = sorted(glob.glob(os.path.join(cache, "*", "libstep.so")))
+    # The newest library is the step just compiled (cache entries are named
+    # by hash, so only their times order them).
+    libraries = sorted(glob.glob(os.path.join(cache, "*", "libstep.so")),
+                       key=os.path.getmtime)
     path = os.path.join(os.path.dirname(libraries[-1]), "step.lowered.mlir")
     text = open(path).read()
     host = text[:text.find("gpu.binary")]
