@@ -7,6 +7,8 @@
 
 #include "ga-c/Registration.h"
 
+#include "InputSession.h"
+
 #include "ga/IR/GADialect.h"
 #include "ga/InitAllGA.h"
 
@@ -77,15 +79,6 @@ static LogicalResult parsePipeline(StringRef text, PassManager &pm,
   return success();
 }
 
-namespace {
-/// Renders one diagnostic like ga-opt does (location, source line, caret,
-/// notes) into the stream it was created with.
-struct DiagnosticRenderer : public SourceMgrDiagnosticHandler {
-  using SourceMgrDiagnosticHandler::emitDiagnostic;
-  using SourceMgrDiagnosticHandler::SourceMgrDiagnosticHandler;
-};
-} // namespace
-
 MlirLogicalResult mlirGARunPipeline(MlirStringRef input, MlirStringRef pipeline,
                                     MlirStringCallback outputCallback,
                                     MlirStringCallback diagnosticCallback,
@@ -102,32 +95,10 @@ MlirLogicalResult mlirGARunPipelineNamed(MlirStringRef input,
                                          MlirStringCallback diagnosticCallback,
                                          void *userData) {
   mlirGARegisterAllPasses();
-
-  DialectRegistry registry;
-  mlirGARegisterAllDialects(wrap(&registry));
-  MLIRContext context(registry);
-  // The diagnostics are for the caller, not for debugging ga-mlir: no dump of
-  // the operation under every diagnostic (ga-opt's default).
-  context.printOpOnDiagnostic(false);
-
-  // Every diagnostic is rendered and handed to the caller one at a time.
-  auto sourceMgr = std::make_shared<llvm::SourceMgr>();
-  sourceMgr->AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(unwrap(input), unwrap(bufferName)),
-      llvm::SMLoc());
-  std::string rendered;
-  llvm::raw_string_ostream renderedStream(rendered);
-  DiagnosticRenderer renderer(*sourceMgr, &context, renderedStream);
-  auto report = [&](StringRef text) {
-    if (diagnosticCallback)
-      diagnosticCallback(wrap(text), userData);
-  };
-  ScopedDiagnosticHandler forwarder(&context, [&](Diagnostic &diag) {
-    rendered.clear();
-    renderer.emitDiagnostic(diag);
-    report(rendered);
-    return success();
-  });
+  ga::capi::InputSession session(input, bufferName, diagnosticCallback,
+                                 userData);
+  MLIRContext &context = session.getContext();
+  auto report = [&](StringRef text) { session.report(text); };
 
   PassManager pm(&context, ModuleOp::getOperationName());
   std::string pipelineErrors;
@@ -138,8 +109,7 @@ MlirLogicalResult mlirGARunPipelineNamed(MlirStringRef input,
     return mlirLogicalResultFailure();
   }
 
-  ParserConfig config(&context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
+  OwningOpRef<ModuleOp> module = session.parse();
   if (!module)
     return mlirLogicalResultFailure();
   if (failed(pm.run(*module)))

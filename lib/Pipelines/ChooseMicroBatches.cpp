@@ -28,9 +28,6 @@ using namespace mlir;
 using namespace mlir::ga;
 using namespace mlir::ga::detail;
 
-/// The discardable attribute that records the chosen N on a step.
-static constexpr StringLiteral kMicroBatchesAttr = "ga.micro_batches";
-
 namespace {
 struct ChooseMicroBatchesPass
     : public ga::impl::ChooseMicroBatchesBase<ChooseMicroBatchesPass> {
@@ -155,7 +152,7 @@ void ChooseMicroBatchesPass::runOnOperation() {
         return signalPassFailure();
       n = *fit;
     }
-    func->setAttr(kMicroBatchesAttr, builder.getI64IntegerAttr(n));
+    func->setAttr(kMicroBatchesAttrName, builder.getI64IntegerAttr(n));
   }
   if (!apply)
     return;
@@ -166,8 +163,8 @@ void ChooseMicroBatchesPass::runOnOperation() {
   for (func::FuncOp func : *steps) {
     chosen.emplace_back(
         func.getSymName().str(),
-        cast<IntegerAttr>(func->getAttr(kMicroBatchesAttr)).getInt());
-    func->removeAttr(kMicroBatchesAttr);
+        cast<IntegerAttr>(func->getAttr(kMicroBatchesAttrName)).getInt());
+    func->removeAttr(kMicroBatchesAttrName);
   }
   for (auto &[name, n] : chosen) {
     std::string text = llvm::formatv("micro-batches={0} func={1} {2}", n, name,

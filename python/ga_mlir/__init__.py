@@ -16,6 +16,12 @@ compared, the report returned as a dict:
     report = ga_mlir.verify("step.mlir", micro_batches=4, seeds=3)
     assert report["pass"], report.get("error") or report["results"]
 
+`function_info` reads what a module's function declares (argument and
+result types, the N --ga-choose-micro-batches chose) from the parsed IR:
+
+    info = ga_mlir.function_info(text, "train_step")
+    info.arguments, info.results, info.micro_batches
+
 `pipeline` is a textual pass pipeline as `ga-opt --pass-pipeline` takes it,
 with or without the `builtin.module(...)` anchor. Errors raise
 `PipelineError` carrying the located diagnostics; warnings and remarks of a
@@ -25,13 +31,14 @@ The library is found next to the package (build and install trees have the
 same layout) or at the path in the environment variable GA_CAPI_LIBRARY.
 """
 
+import collections
 import ctypes
 import json
 import os
 import threading
 import warnings
 
-__all__ = ["run_pipeline", "verify", "PipelineError", "GADiagnosticWarning",
+__all__ = ["run_pipeline", "verify", "function_info", "FunctionInfo", "PipelineError", "GADiagnosticWarning",
            "library_path", "library_dir"]
 
 
@@ -61,6 +68,22 @@ class _LogicalResult(ctypes.Structure):
 
 
 _StringCallback = ctypes.CFUNCTYPE(None, _StringRef, ctypes.c_void_p)
+_TypeCallback = ctypes.CFUNCTYPE(None, ctypes.c_int, _StringRef,
+                                 ctypes.c_void_p)
+
+
+class _FunctionInfo(ctypes.Structure):
+    """MlirGAFunctionInfo (include/ga-c/Inspect.h)."""
+    _fields_ = [("num_arguments", ctypes.c_ssize_t),
+                ("num_results", ctypes.c_ssize_t),
+                ("micro_batches", ctypes.c_int64)]
+
+
+FunctionInfo = collections.namedtuple(
+    "FunctionInfo", ["arguments", "results", "micro_batches"])
+FunctionInfo.__doc__ = """What function_info found: the argument and result
+types as MLIR prints them (lists of str), and the function's
+`ga.micro_batches` (None when it has none)."""
 
 
 class _VerifyOptions(ctypes.Structure):
@@ -134,6 +157,11 @@ def _load():
                 _StringRef, _StringRef, _StringRef, _StringCallback,
                 _StringCallback, ctypes.c_void_p]
             lib.mlirGARunPipelineNamed.restype = _LogicalResult
+            lib.mlirGAInspectFunction.argtypes = [
+                _StringRef, _StringRef, _StringRef,
+                ctypes.POINTER(_FunctionInfo), _TypeCallback, _StringCallback,
+                ctypes.c_void_p]
+            lib.mlirGAInspectFunction.restype = _LogicalResult
             lib.mlirGAVerifyOptionsInit.argtypes = [
                 ctypes.POINTER(_VerifyOptions)]
             lib.mlirGAVerifyOptionsInit.restype = None
@@ -143,6 +171,24 @@ def _load():
             lib.mlirGAVerify.restype = ctypes.c_int
             _library = lib
         return _library
+
+
+def _collector(decode=True):
+    """A list and a _StringCallback that appends each string it is given
+    (decoded, or as bytes) to it."""
+    collected = []
+
+    def on_string(ref, _):
+        data = ctypes.string_at(ref.data, ref.length)
+        collected.append(data.decode("utf-8", "replace") if decode else data)
+
+    return collected, _StringCallback(on_string)
+
+
+def _file_name_ref(filename):
+    """The buffer and _StringRef of the name diagnostics give the input."""
+    return _string_ref(
+        os.fsencode(filename) if filename is not None else b"<input>")
 
 
 def _string_ref(data):
@@ -163,22 +209,11 @@ def run_pipeline(ir, pipeline, filename=None):
         raise TypeError("run_pipeline: filename must be a path, got "
                         f"{type(filename).__name__}")
     lib = _load()
-    output = []
-    diagnostics = []
-
-    def on_output(ref, _):
-        output.append(ctypes.string_at(ref.data, ref.length))
-
-    def on_diagnostic(ref, _):
-        diagnostics.append(
-            ctypes.string_at(ref.data, ref.length).decode("utf-8", "replace"))
-
-    output_callback = _StringCallback(on_output)
-    diagnostic_callback = _StringCallback(on_diagnostic)
+    output, output_callback = _collector(decode=False)
+    diagnostics, diagnostic_callback = _collector()
     ir_buffer, ir_ref = _string_ref(ir.encode("utf-8"))
     pipeline_buffer, pipeline_ref = _string_ref(pipeline.encode("utf-8"))
-    name_buffer, name_ref = _string_ref(
-        os.fsencode(filename) if filename is not None else b"<input>")
+    name_buffer, name_ref = _file_name_ref(filename)
     result = lib.mlirGARunPipelineNamed(ir_ref, name_ref, pipeline_ref,
                                         output_callback, diagnostic_callback,
                                         None)
@@ -189,6 +224,40 @@ def run_pipeline(ir, pipeline, filename=None):
         warnings.warn(diagnostic.rstrip("\n"), GADiagnosticWarning,
                       stacklevel=2)
     return b"".join(output).decode("utf-8")
+
+
+def function_info(ir, name, filename=None):
+    """What the function `name` of the module `ir` declares (FunctionInfo),
+    read from the parsed IR through the C API (any function op: func.func,
+    llvm.func). Raises PipelineError with a located diagnostic when `ir`
+    does not parse or has no such function."""
+    if not isinstance(ir, str) or not isinstance(name, str):
+        raise TypeError("function_info(ir: str, name: str): got ir: "
+                        f"{type(ir).__name__}, name: {type(name).__name__}")
+    lib = _load()
+    types = ([], [])
+
+    def on_type(is_result, ref, _):
+        types[is_result].append(
+            ctypes.string_at(ref.data, ref.length).decode("utf-8"))
+
+    type_callback = _TypeCallback(on_type)
+    diagnostics, diagnostic_callback = _collector()
+    ir_buffer, ir_ref = _string_ref(ir.encode("utf-8"))
+    name_buffer, name_ref = _string_ref(name.encode("utf-8"))
+    file_buffer, file_ref = _file_name_ref(filename)
+    info = _FunctionInfo()
+    result = lib.mlirGAInspectFunction(ir_ref, file_ref, name_ref,
+                                       ctypes.byref(info), type_callback,
+                                       diagnostic_callback, None)
+    del ir_buffer, name_buffer, file_buffer
+    if not result.value:
+        raise PipelineError(diagnostics)
+    assert len(types[0]) == info.num_arguments
+    assert len(types[1]) == info.num_results
+    return FunctionInfo(types[0], types[1],
+                        None if info.micro_batches < 0 else
+                        info.micro_batches)
 
 
 def verify(path_or_text, micro_batches=4, pipeline=None, seeds=3, seed=0,

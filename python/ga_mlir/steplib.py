@@ -11,7 +11,6 @@ Needs numpy; no other package.
 import ctypes
 import os
 import re
-import subprocess
 import time
 
 import numpy as np
@@ -51,21 +50,18 @@ class ArgType:
         return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
 
 
-def function_type(ga_opt, path, func="train_step"):
-    """(argument types, result types) of `func` in the MLIR file `path`."""
-    text = subprocess.run([ga_opt, path, "-mlir-print-op-generic"], check=True,
-                          capture_output=True, text=True).stdout
-    m = None
-    for line in text.splitlines():
-        if '"func.func"' in line and f'sym_name = "{func}"' in line:
-            m = re.search(r"function_type = \(([^)]*)\) -> (?:\(([^)]*)\)|([^,}]+))", line)
-    if not m:
-        raise ValueError(f"no function @{func} in {path}")
-
-    def split(types):
-        return [ArgType(t.strip()) for t in types.split(",") if t.strip()]
-
-    return split(m.group(1)), split(m.group(2) if m.group(2) is not None else m.group(3))
+def function_type(path, func="train_step"):
+    """(argument types, result types) of `func` in the MLIR file `path`,
+    read from the parsed IR through the C API (ga_mlir.function_info)."""
+    from . import PipelineError, function_info
+    with open(path) as f:
+        text = f.read()
+    try:
+        info = function_info(text, func, filename=path)
+    except PipelineError:
+        raise ValueError(f"no function @{func} in {path}") from None
+    return ([ArgType(t) for t in info.arguments],
+            [ArgType(t) for t in info.results])
 
 
 def build_library(ga_opt, path, out_dir, name, accumulate=None, cpu_options="", mcpu=None):

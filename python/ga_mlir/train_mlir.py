@@ -247,7 +247,7 @@ def main(argv=None):
     with open(step_path, "w") as f:
         subprocess.run([sys.executable, gen, "--dims", ",".join(map(str, dims)), "--batch", str(a.batch)],
                        check=True, stdout=f)
-    arg_types, result_types = steplib.function_type(ga_opt, step_path)
+    arg_types, result_types = steplib.function_type(step_path)
     full_static, ga_static = static_peaks(ga_opt, step_path, ns, a.cpu)
 
     configs = [("full batch", None, "full")] + [(f"GA N={n}", n, "ga") for n in ns]

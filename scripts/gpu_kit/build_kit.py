@@ -88,7 +88,7 @@ def build_corpus(kit, build, steps, log):
                             name + ".mlir")
         out = os.path.join(kit, "corpus", name)
         os.makedirs(out, exist_ok=True)
-        arg_types, result_types = steplib.function_type(ga_opt, path)
+        arg_types, result_types = steplib.function_type(path)
         args = draw_inputs(arg_types, np.random.default_rng(0))
         # The reference: the step as written, on the whole batch, compiled
         # for the CPU here (the rewrite is checked against it by ga-verify in

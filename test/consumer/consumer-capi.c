@@ -1,12 +1,14 @@
 /*===- consumer-capi.c - a C program on the installed ga-mlir C API -------===*
  *
- * Usage: consumer-capi FILE PIPELINE
+ * Usage: consumer-capi FILE PIPELINE [FUNC]
  * Loads the ga dialect through its handle (upstream C API style), parses FILE
  * and prints it, then runs PIPELINE on it with mlirGARunPipeline and prints
- * the result, then shows that a bad pipeline reports a diagnostic.
+ * the result, then shows that a bad pipeline reports a diagnostic. With FUNC,
+ * first prints the types of that function (mlirGAInspectFunction).
  *
  *===----------------------------------------------------------------------===*/
 
+#include "ga-c/Inspect.h"
 #include "ga-c/Registration.h"
 #include "mlir-c/IR.h"
 #include "mlir-c/Support.h"
@@ -17,6 +19,12 @@
 static void printToStdout(MlirStringRef text, void *userData) {
   (void)userData;
   fwrite(text.data, 1, text.length, stdout);
+}
+
+static void printType(int isResult, MlirStringRef type, void *userData) {
+  (void)userData;
+  printf("// %s %.*s\n", isResult ? "result" : "argument", (int)type.length,
+         type.data);
 }
 
 static char *readFile(const char *path) {
@@ -38,8 +46,8 @@ static char *readFile(const char *path) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: consumer-capi FILE PIPELINE\n");
+  if (argc != 3 && argc != 4) {
+    fprintf(stderr, "usage: consumer-capi FILE PIPELINE [FUNC]\n");
     return 2;
   }
   char *input = readFile(argv[1]);
@@ -70,6 +78,18 @@ int main(int argc, char **argv) {
   printf("\n");
   mlirModuleDestroy(module);
   mlirContextDestroy(context);
+
+  if (argc == 4) {
+    MlirGAFunctionInfo info;
+    if (mlirLogicalResultIsFailure(
+            mlirGAInspectFunction(mlirStringRefCreateFromCString(input),
+                                  mlirStringRefCreateFromCString(argv[1]),
+                                  mlirStringRefCreateFromCString(argv[3]),
+                                  &info, printType, printToStdout, NULL)))
+      return 1;
+    printf("// @%s: %ld arguments, %ld results\n", argv[3],
+           (long)info.numArguments, (long)info.numResults);
+  }
 
   /* The convenience entry point. */
   printf("// after %s:\n", argv[2]);

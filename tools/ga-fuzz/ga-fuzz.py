@@ -69,7 +69,9 @@ def tolerance(step):
     return rtol, rtol
 
 
-LOC_RE = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$", re.M)
+# The file part stops at the end of its line: a caret line ("^") of an
+# earlier diagnostic must not join the next line into one "file" name.
+LOC_RE = re.compile(r"^(?P<file>[^\s:][^:\n]*):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$", re.M)
 
 
 def located_error(stderr, path, nlines):

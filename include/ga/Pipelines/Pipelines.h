@@ -16,6 +16,11 @@ class OpPassManager;
 
 namespace mlir::ga {
 
+/// The discardable attribute --ga-choose-micro-batches records the chosen N
+/// in, on each step it configures (read back by the C API,
+/// mlirGAInspectFunction).
+inline constexpr llvm::StringLiteral kMicroBatchesAttrName = "ga.micro_batches";
+
 //===----------------------------------------------------------------------===//
 // --ga-accumulate
 //===----------------------------------------------------------------------===//

@@ -25,9 +25,7 @@ then checks that only the loss is left: if an update could not be written in
 place, the caller would not see it, so the library is not used.
 """
 
-import re
-
-from .. import PipelineError, run_pipeline
+from .. import PipelineError, function_info, run_pipeline
 
 IMPL = "train_step_in_place"
 
@@ -50,7 +48,5 @@ def check_lowered(lowered, num_args, num_kept):
     arguments and `num_kept` out-parameters (memref descriptors: two
     pointers each), i.e. every other result was dropped as written in
     place."""
-    m = re.search(rf"llvm\.func @{IMPL}\(([^)]*)\)", lowered)
-    if not m:
-        return False
-    return m.group(1).count("!llvm.ptr") == 2 * (num_args + num_kept)
+    arguments = function_info(lowered, IMPL).arguments
+    return arguments.count("!llvm.ptr") == 2 * (num_args + num_kept)

@@ -4,13 +4,13 @@ import ctypes
 import hashlib
 import json
 import os
-import re
 import tempfile
 import threading
 
 import torch
 
-from .. import PipelineError, aot, library_path, run_pipeline
+from .. import (PipelineError, aot, function_info, library_path,
+                 run_pipeline)
 from . import _inplace
 from ._arguments import check_compile_arguments
 from ._cache import cached_export, library_cpu
@@ -205,11 +205,10 @@ def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
         raise CompileError(
             "ga-mlir could not choose the number of micro-batches:\n" +
             "\n".join(d.rstrip("\n") for d in error.diagnostics)) from None
-    found = re.search(r"ga\.micro_batches = (\d+)", chosen)
-    if not found:
+    n = function_info(chosen, "train_step").micro_batches
+    if n is None:
         raise CompileError("ga-choose-micro-batches recorded no number of "
                            "micro-batches on @train_step")
-    n = int(found.group(1))
     with open(cached + f".{os.getpid()}", "w") as f:
         f.write(str(n))
     os.replace(cached + f".{os.getpid()}", cached)

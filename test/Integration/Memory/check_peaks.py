@@ -62,7 +62,7 @@ def worker(args):
     """Child process: call the library once on zero inputs and print its peak."""
     import numpy as np
     from ga_mlir import steplib
-    arg_types, result_types = steplib.function_type(f"{args.build}/bin/ga-opt", args.step)
+    arg_types, result_types = steplib.function_type(args.step)
     step = steplib.CompiledStep(args.worker, arg_types, result_types)
     values = [np.zeros(t.shape, t.dtype) if t.is_tensor else 0 for t in arg_types]
     counter = steplib.HeapCounter()

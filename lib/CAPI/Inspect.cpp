@@ -1,0 +1,65 @@
+//===- Inspect.cpp - C API: what a module's functions declare -------------===//
+//
+// Implements include/ga-c/Inspect.h: parse, look the function up in the
+// module's symbol table, and read its type and attributes through
+// FunctionOpInterface, so the answer does not depend on how IR is printed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ga-c/Inspect.h"
+
+#include "InputSession.h"
+
+#include "ga/Pipelines/Pipelines.h"
+
+#include "mlir/CAPI/Support.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+using namespace mlir;
+
+/// Prints each type of `types` and passes it to `callback`.
+static void forEachType(TypeRange types, int isResult,
+                        MlirGATypeCallback callback, void *userData) {
+  for (Type type : types) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    type.print(os);
+    callback(isResult, wrap(StringRef(text)), userData);
+  }
+}
+
+MlirLogicalResult
+mlirGAInspectFunction(MlirStringRef input, MlirStringRef bufferName,
+                      MlirStringRef funcName, MlirGAFunctionInfo *info,
+                      MlirGATypeCallback typeCallback,
+                      MlirStringCallback diagnosticCallback, void *userData) {
+  ga::capi::InputSession session(input, bufferName, diagnosticCallback,
+                                 userData);
+  OwningOpRef<ModuleOp> module = session.parse();
+  if (!module)
+    return mlirLogicalResultFailure();
+  auto function = dyn_cast_or_null<FunctionOpInterface>(
+      SymbolTable::lookupSymbolIn(*module, unwrap(funcName)));
+  if (!function) {
+    emitError(module->getLoc())
+        << "no function @" << unwrap(funcName) << " in the module";
+    return mlirLogicalResultFailure();
+  }
+
+  info->numArguments = function.getNumArguments();
+  info->numResults = function.getNumResults();
+  info->microBatches = -1;
+  if (auto n = function->getAttrOfType<IntegerAttr>(ga::kMicroBatchesAttrName))
+    info->microBatches = n.getInt();
+  if (typeCallback) {
+    forEachType(function.getArgumentTypes(), /*isResult=*/0, typeCallback,
+                userData);
+    forEachType(function.getResultTypes(), /*isResult=*/1, typeCallback,
+                userData);
+  }
+  return mlirLogicalResultSuccess();
+}
