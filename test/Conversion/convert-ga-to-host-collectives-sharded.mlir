@@ -22,7 +22,8 @@
 // CHECK:         %[[R:.*]] = bufferization.to_tensor %[[BUF]] restrict writable
 // CHECK:         %[[MINE:.*]] = tensor.extract_slice %[[R]][1, 0] [1, 8] [1, 1] : tensor<4x8xf32> to tensor<1x8xf32>
 // CHECK:         %[[U:.*]] = linalg.add ins(%[[MINE]], %{{.*}} : tensor<1x8xf32>, tensor<1x8xf32>)
-// CHECK:         %[[ALL:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK:         %[[T:.*]] = bufferization.alloc_tensor() : tensor<4x8xf32>
+// CHECK:         %[[ALL:.*]] = bufferization.to_buffer %[[T]] : tensor<4x8xf32> to memref<4x8xf32>
 // CHECK:         %[[ROW:.*]] = memref.subview %[[ALL]][1, 0] [1, 8] [1, 1]
 // CHECK:         bufferization.materialize_in_destination %[[U]] in writable %[[ROW]]
 // CHECK-DAG:     %[[ID1:.*]] = arith.constant 1 : i64

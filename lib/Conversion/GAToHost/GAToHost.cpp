@@ -256,8 +256,13 @@ LogicalResult ConvertGAToHostCollectivesPass::lowerSharded(ModuleOp module,
     buf = prepareBuffer(b, loc, group);
   } else {
     // A new buffer of the whole tensor, this rank's rows written in.
+    // A tensor of its own (not a memref.alloc: bufferization owns and
+    // frees it like any other tensor), written through its buffer.
     auto memrefType = MemRefType::get(full.getShape(), full.getElementType());
-    buf.buffer = memref::AllocOp::create(b, loc, memrefType);
+    buf.tensor =
+        bufferization::AllocTensorOp::create(b, loc, full, ValueRange());
+    buf.buffer =
+        bufferization::ToBufferOp::create(b, loc, memrefType, buf.tensor);
     SmallVector<int64_t> offsets(full.getRank(), 0), sizes(full.getShape());
     SmallVector<int64_t> strides(full.getRank(), 1);
     offsets[0] = begin;
