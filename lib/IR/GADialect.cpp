@@ -2,6 +2,7 @@
 
 #include "ga/IR/GADialect.h"
 #include "ga/IR/GAOps.h"
+#include "ga/IR/GAShardOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -22,6 +23,9 @@ void GADialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "ga/IR/GAOps.cpp.inc"
+      ,
+#define GET_OP_LIST
+#include "ga/IR/GAShardOps.cpp.inc"
       >();
   addAttributes<
 #define GET_ATTRDEF_LIST

@@ -315,3 +315,47 @@ func.func @range_reversed(%x: tensor<8xi64> {ga.range = [10, 0]}) {
 func.func @unknown_arg_attr(%x: tensor<8xf32> {ga.batch_dim = 0 : i64}) {
   return
 }
+
+//===----------------------------------------------------------------------===//
+// ga.reduce_scatter, ga.all_gather
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @reduce_scatter_rows(%g: tensor<16x10xf32>) -> tensor<6x10xf32> {
+  // expected-error @+1 {{'ga.reduce_scatter' op rank 1 of 3 holds 5 of 16 rows, not 6}}
+  %0 = ga.reduce_scatter <sum> %g shard 1 of 3 : tensor<16x10xf32> -> tensor<6x10xf32>
+  return %0 : tensor<6x10xf32>
+}
+
+// -----
+
+func.func @reduce_scatter_rank(%g: tensor<16xf32>) -> tensor<5xf32> {
+  // expected-error @+1 {{'ga.reduce_scatter' op rank 3 is not below world 3}}
+  %0 = ga.reduce_scatter <sum> %g shard 3 of 3 : tensor<16xf32> -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// -----
+
+func.func @reduce_scatter_scalar(%g: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'ga.reduce_scatter' op needs static shapes of rank >= 1}}
+  %0 = ga.reduce_scatter <sum> %g shard 0 of 1 : tensor<f32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @reduce_scatter_mean_int(%g: tensor<4xi32>) -> tensor<2xi32> {
+  // expected-error @+1 {{'ga.reduce_scatter' op 'mean' needs float elements, got 'i32'}}
+  %0 = ga.reduce_scatter <mean> %g shard 0 of 2 : tensor<4xi32> -> tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+
+// -----
+
+func.func @all_gather_columns(%g: tensor<2x3xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'ga.all_gather' op the shard 'tensor<2x3xf32>' must be rows of 'tensor<4x4xf32>'}}
+  %0 = ga.all_gather %g shard 0 of 2 : tensor<2x3xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}

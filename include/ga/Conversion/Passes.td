@@ -212,6 +212,14 @@ def ConvertGAToHostCollectives
     (`libGAHostCollectives.so`, lib/Runtime/HostCollectives) forwards both
     calls to callbacks registered with `gaHostCollectivesRegister`.
 
+    ZeRO-1's `ga.reduce_scatter` and `ga.all_gather` (`--ga-shard-optimizer`)
+    become `int32_t gaHostShardedStart(void *buffer, int64_t count, int32_t
+    dtype, int32_t op, int64_t id, int32_t kind, int64_t rows)` and the same
+    wait, on a buffer of the whole tensor of `rows` rows: kind 0
+    reduce-scatters the accumulator's buffer in place (this rank's rows are
+    read back), kind 1 all-gathers into a new buffer that holds this rank's
+    rows (the others are filled in). Their ids follow the all-reduces'.
+
     Before:
 
     ```mlir

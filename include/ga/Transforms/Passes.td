@@ -488,6 +488,93 @@ def BucketGradients : Pass<"ga-bucket-gradients", "func::FuncOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// ShardOptimizer
+//===----------------------------------------------------------------------===//
+
+def ShardOptimizer : Pass<"ga-shard-optimizer", "ModuleOp"> {
+  let summary = "ZeRO-1: each rank updates its rows of the parameters and "
+                "holds only its rows of the optimizer state";
+  let description = [{
+    Runs on a data-parallel step after `--ga-accumulate` (gradients reduced
+    by `ga.all_reduce` after the micro-batch loop), compiled for rank `rank`
+    of `world`. Rank r owns rows [r D / world, (r + 1) D / world) of every
+    parameter of dimension 0 of size D (`ga.reduce_scatter`'s split).
+
+    * The results `params` (new parameters) become `ga.all_gather` of this
+      rank's rows; the results `state-results` (new optimizer states) and
+      their arguments `state-args` become tensors of this rank's rows.
+    * Restriction to the rows follows what ops declare: a `linalg.generic`
+      whose result row dimension is a parallel loop is rebuilt on the rows
+      of the operands that loop indexes (through their own producers);
+      operands that do not depend on it (0-d hyper-parameters, the global
+      norm) are read whole. `linalg.fill` and `tensor.empty` are rebuilt
+      at the rows' shape; anything else is read whole and sliced.
+    * A `ga.all_reduce` whose every reader takes this rank's rows becomes a
+      `ga.reduce_scatter` (the gradient of an elementwise update); one read
+      in full (clipping's global norm) stays an all-reduce.
+
+    The result is exactly the unsharded step's on every rank: the same
+    arithmetic on each element, the rows exchanged afterwards.
+
+    Before (rank 1 of 2, SGD with momentum):
+
+    ```mlir
+    func.func @train_step(%w: tensor<4x8xf32>, %m: tensor<4x8xf32>, ...)
+        -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) {
+      %r:2 = scf.for ...
+      %g = ga.all_reduce <sum> %r#0 : tensor<4x8xf32>
+      %m2 = linalg.generic ... ins(%g, %m) ...      // momentum
+      %w2 = linalg.generic ... ins(%w, %m2) ...     // update
+      return %w2, %m2, %loss
+    }
+    ```
+
+    After (`params=0 state-results=1 state-args=1 rank=1 world=2`):
+
+    ```mlir
+    func.func @train_step(%w: tensor<4x8xf32>, %m: tensor<2x8xf32>, ...)
+        -> (tensor<4x8xf32>, tensor<2x8xf32>, tensor<f32>) {
+      %r:2 = scf.for ...
+      %g = ga.reduce_scatter <sum> %r#0 shard 1 of 2
+          : tensor<4x8xf32> -> tensor<2x8xf32>
+      %m2 = linalg.generic ... ins(%g, %m) ...      // rows [2, 4)
+      %w1 = tensor.extract_slice %w[2, 0] [2, 8] [1, 1]
+      %w2 = linalg.generic ... ins(%w1, %m2) ...
+      %wa = ga.all_gather %w2 shard 1 of 2 : tensor<2x8xf32> -> tensor<4x8xf32>
+      return %wa, %m2, %loss
+    }
+    ```
+
+    Refused with an error on the op: a state argument still read in full
+    after the restriction (an optimizer whose state is not updated row by
+    row), a parameter or state without static shape or of rank 0 (pass
+    only those of rank >= 1), mismatched state types, out-of-range indices.
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"\"train_step\"",
+           "The step to shard">,
+    Option<"rank", "rank", "int64_t", /*default=*/"0", "This rank">,
+    Option<"world", "world", "int64_t", /*default=*/"1",
+           "Ranks of the data-parallel group">,
+    ListOption<"params", "params", "int64_t",
+               "Result indices of the new parameters (all-gathered)">,
+    ListOption<"stateResults", "state-results", "int64_t",
+               "Result indices of the new optimizer states (sharded)">,
+    ListOption<"stateArgs", "state-args", "int64_t",
+               "Argument indices of the optimizer states, one per "
+               "state result (sharded)">
+  ];
+  let statistics = [
+    Statistic<"numRestricted", "restricted", "Ops rebuilt on this rank's rows">,
+    Statistic<"numReduceScatters", "reduce-scatters",
+              "All-reduces turned into reduce-scatters">,
+    Statistic<"numAllGathers", "all-gathers", "Parameters all-gathered">
+  ];
+  let dependentDialects = ["ga::GADialect", "tensor::TensorDialect",
+                           "linalg::LinalgDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // ChooseMicroBatches (implemented in lib/Pipelines: it runs the rewrite and
 // the CPU bufferization on copies of the step)
 //===----------------------------------------------------------------------===//

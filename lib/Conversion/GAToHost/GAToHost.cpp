@@ -19,6 +19,8 @@
 #include "ga/Conversion/Passes.h"
 
 #include "../CollectiveLowering.h"
+#include "ga/IR/GAShardOps.h"
+#include "ga/Utils/IRUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -39,6 +41,7 @@ using namespace mlir::ga::detail;
 
 static constexpr StringLiteral kStartFn = "gaHostAllReduceStart";
 static constexpr StringLiteral kWaitFn = "gaHostAllReduceWait";
+static constexpr StringLiteral kShardedStartFn = "gaHostShardedStart";
 
 /// The runtime's element type codes (see the pass description).
 static std::optional<int32_t> toDatatype(Type type) {
@@ -65,6 +68,21 @@ static std::optional<int32_t> toDatatype(Type type) {
   default:
     return std::nullopt;
   }
+}
+
+/// The runtime's reduction codes of a `ga` collective kind.
+static int32_t toOp(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::Sum:
+    return 0;
+  case CollectiveKind::Mean:
+    return 1;
+  case CollectiveKind::Max:
+    return 2;
+  case CollectiveKind::Min:
+    return 3;
+  }
+  llvm_unreachable("unknown collective kind");
 }
 
 /// The runtime's reduction codes: sum, mean, max, min.
@@ -117,6 +135,21 @@ static Operation *firstUser(Block *block, ArrayRef<Operation *> ops,
   return first;
 }
 
+/// The address of the first element of the 1-d memref `flat`.
+static Value addressOf(OpBuilder &b, Location loc, Value flat) {
+  auto flatType = cast<MemRefType>(flat.getType());
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, flat);
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, flat);
+  unsigned bytes = flatType.getElementTypeBitWidth() / 8;
+  Value offsetBytes =
+      arith::MulIOp::create(b, loc, metadata.getOffset(),
+                            arith::ConstantIndexOp::create(b, loc, bytes));
+  Value address = arith::AddIOp::create(b, loc, base, offsetBytes);
+  Value address64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), address64);
+}
+
 namespace {
 struct ConvertGAToHostCollectivesPass
     : public ga::impl::ConvertGAToHostCollectivesBase<
@@ -136,6 +169,7 @@ private:
     return fn;
   }
   LogicalResult lower(ModuleOp module, CollectiveGroup &group, int64_t id);
+  LogicalResult lowerSharded(ModuleOp module, Operation *op, int64_t id);
 };
 } // namespace
 
@@ -162,17 +196,8 @@ LogicalResult ConvertGAToHostCollectivesPass::lower(ModuleOp module,
   Operation *waitPoint = firstUser(anchor->getBlock(), group.ops, views);
   CollectiveBuffer buf = prepareBuffer(b, loc, group);
 
-  // The address of the first element: aligned base + offset.
   auto flatType = cast<MemRefType>(buf.flat.getType());
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buf.flat);
-  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buf.flat);
-  unsigned bytes = flatType.getElementTypeBitWidth() / 8;
-  Value offsetBytes =
-      arith::MulIOp::create(b, loc, metadata.getOffset(),
-                            arith::ConstantIndexOp::create(b, loc, bytes));
-  Value address = arith::AddIOp::create(b, loc, base, offsetBytes);
-  Value address64 = arith::IndexCastOp::create(b, loc, i64, address);
-  Value pointer = LLVM::IntToPtrOp::create(b, loc, ptr, address64);
+  Value pointer = addressOf(b, loc, buf.flat);
   Value idValue = arith::ConstantIntOp::create(b, loc, i64, id);
   func::CallOp::create(
       b, loc, start,
@@ -193,6 +218,103 @@ LogicalResult ConvertGAToHostCollectivesPass::lower(ModuleOp module,
   return success();
 }
 
+/// `ga.reduce_scatter` and `ga.all_gather`, in place on a buffer of the
+/// whole tensor: the reduce-scatter reduces the accumulator's buffer (this
+/// rank's rows are valid afterwards, and read back); the all-gather writes
+/// this rank's rows into a new buffer of the whole tensor, and the engine
+/// fills in the other ranks' rows.
+LogicalResult ConvertGAToHostCollectivesPass::lowerSharded(ModuleOp module,
+                                                           Operation *op,
+                                                           int64_t id) {
+  Location loc = op->getLoc();
+  auto scatter = dyn_cast<ReduceScatterOp>(op);
+  auto gather = dyn_cast<AllGatherOp>(op);
+  auto full = cast<RankedTensorType>(scatter ? scatter.getInput().getType()
+                                             : gather.getResult().getType());
+  std::optional<int32_t> dtype = toDatatype(full.getElementType());
+  if (!dtype)
+    return op->emitError()
+           << "the host collectives runtime has no collective on "
+           << full.getElementType() << " elements";
+  int64_t rank = scatter ? scatter.getRank() : gather.getRank();
+  int64_t world = scatter ? scatter.getWorld() : gather.getWorld();
+  auto [begin, end] =
+      ReduceScatterOp::shardRows(full.getDimSize(0), world, rank);
+  OpBuilder b(op);
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto ptr = LLVM::LLVMPointerType::get(&getContext());
+  func::FuncOp start =
+      declare(module, kShardedStartFn, {ptr, i64, i32, i32, i64, i32, i64});
+  func::FuncOp wait = declare(module, kWaitFn, {i64});
+  SmallVector<Operation *> views;
+  Operation *waitPoint = firstUser(op->getBlock(), {op}, views);
+
+  CollectiveBuffer buf;
+  if (scatter) {
+    CollectiveGroup group;
+    group.ops.push_back(op);
+    buf = prepareBuffer(b, loc, group);
+  } else {
+    // A new buffer of the whole tensor, this rank's rows written in.
+    // A tensor of its own (not a memref.alloc: bufferization owns and
+    // frees it like any other tensor), written through its buffer.
+    auto memrefType = MemRefType::get(full.getShape(), full.getElementType());
+    buf.tensor =
+        bufferization::AllocTensorOp::create(b, loc, full, ValueRange());
+    buf.buffer =
+        bufferization::ToBufferOp::create(b, loc, memrefType, buf.tensor);
+    SmallVector<int64_t> offsets(full.getRank(), 0), sizes(full.getShape());
+    SmallVector<int64_t> strides(full.getRank(), 1);
+    offsets[0] = begin;
+    sizes[0] = end - begin;
+    Value rows =
+        memref::SubViewOp::create(b, loc, buf.buffer, offsets, sizes, strides);
+    bufferization::MaterializeInDestinationOp::create(b, loc, TypeRange(),
+                                                      gather.getInput(), rows)
+        .setWritable(true);
+    buf.flat =
+        full.getRank() == 1
+            ? buf.buffer
+            : memref::CollapseShapeOp::create(
+                  b, loc,
+                  MemRefType::get({full.getNumElements()},
+                                  full.getElementType()),
+                  buf.buffer, getCollapseAllReassociation(full.getRank()));
+  }
+  Value idValue = arith::ConstantIntOp::create(b, loc, i64, id);
+  func::CallOp::create(
+      b, loc, start,
+      ValueRange{
+          addressOf(b, loc, buf.flat),
+          arith::ConstantIntOp::create(b, loc, i64, full.getNumElements()),
+          arith::ConstantIntOp::create(b, loc, i32, *dtype),
+          arith::ConstantIntOp::create(b, loc, i32,
+                                       scatter ? toOp(scatter.getKind()) : 0),
+          idValue, arith::ConstantIntOp::create(b, loc, i32, scatter ? 0 : 1),
+          arith::ConstantIntOp::create(b, loc, i64, full.getDimSize(0))});
+  ++numCollectives;
+
+  b.setInsertionPoint(waitPoint);
+  func::CallOp::create(b, loc, wait, ValueRange{idValue});
+  Value result = bufferization::ToTensorOp::create(
+      b, loc, full, buf.buffer, /*restrict=*/true, /*writable=*/true);
+  if (scatter) {
+    SmallVector<OpFoldResult> offsets(full.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes, strides(full.getRank(), b.getIndexAttr(1));
+    for (int64_t size : full.getShape())
+      sizes.push_back(b.getIndexAttr(size));
+    offsets[0] = b.getIndexAttr(begin);
+    sizes[0] = b.getIndexAttr(end - begin);
+    result =
+        tensor::ExtractSliceOp::create(b, loc, result, offsets, sizes, strides);
+  }
+  op->getResult(0).replaceAllUsesWith(result);
+  op->erase();
+  for (Operation *view : views)
+    view->moveBefore(waitPoint);
+  return success();
+}
+
 void ConvertGAToHostCollectivesPass::runOnOperation() {
   ModuleOp module = getOperation();
   SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
@@ -205,6 +327,14 @@ void ConvertGAToHostCollectivesPass::runOnOperation() {
       return signalPassFailure();
     for (CollectiveGroup &group : *groups)
       if (failed(lower(module, group, id++)))
+        return signalPassFailure();
+    SmallVector<Operation *> sharded;
+    func.walk([&](Operation *op) {
+      if (isa<ReduceScatterOp, AllGatherOp>(op))
+        sharded.push_back(op);
+    });
+    for (Operation *op : sharded)
+      if (failed(lowerSharded(module, op, id++)))
         return signalPassFailure();
   }
   eraseUnusedGrids(module);

@@ -21,17 +21,42 @@
 typedef int32_t (*GAHostAllReduceStartFn)(void *buffer, int64_t count,
                                           int32_t dtype, int32_t op,
                                           int64_t id);
+/// Launches the sharded collective `kind` (0 reduce-scatter with `op`, 1
+/// all-gather) on `count` elements at `buffer`, a tensor of `rows` rows:
+/// rank r of R holds rows [r rows / R, (r + 1) rows / R). The reduce-scatter
+/// leaves this rank's rows reduced (the others are undefined), the
+/// all-gather fills in the other ranks' rows. Returns 0 on success.
+typedef int32_t (*GAHostShardedStartFn)(void *buffer, int64_t count,
+                                        int32_t dtype, int32_t op, int64_t id,
+                                        int32_t kind, int64_t rows);
 /// Waits for the collective `id`. Returns 0 on success.
 typedef int32_t (*GAHostAllReduceWaitFn)(int64_t id);
 
 static GAHostAllReduceStartFn startCallback;
 static GAHostAllReduceWaitFn waitCallback;
+static GAHostShardedStartFn shardedCallback;
 
 /// Registers the callbacks (null pointers unregister them).
 void gaHostCollectivesRegister(GAHostAllReduceStartFn start,
                                GAHostAllReduceWaitFn wait) {
   startCallback = start;
   waitCallback = wait;
+}
+
+/// Registers the callback of the sharded collectives (ZeRO-1; null
+/// unregisters it). Their waits are gaHostAllReduceWait's.
+void gaHostCollectivesRegisterSharded(GAHostShardedStartFn start) {
+  shardedCallback = start;
+}
+
+int32_t gaHostShardedStart(void *buffer, int64_t count, int32_t dtype,
+                           int32_t op, int64_t id, int32_t kind, int64_t rows) {
+  if (!shardedCallback) {
+    fprintf(stderr, "ga: gaHostShardedStart: no collective callback is "
+                    "registered (gaHostCollectivesRegisterSharded)\n");
+    return 1;
+  }
+  return shardedCallback(buffer, count, dtype, op, id, kind, rows);
 }
 
 int32_t gaHostAllReduceStart(void *buffer, int64_t count, int32_t dtype,

@@ -1,0 +1,58 @@
+// RUN: ga-opt %s --split-input-file --convert-ga-to-host-collectives | FileCheck %s
+
+// ZeRO-1's collectives (--ga-shard-optimizer) on the host runtime, rank 1
+// of 3 on 4 rows of 8 (its rows: [1, 2)).
+//
+// The reduce-scatter works in place on the accumulator's buffer, like an
+// all-reduce: gaHostShardedStart(buffer, 32 elements, f32 = 0, mean = 1,
+// id 0, kind 0 = reduce-scatter, 4 rows); after the wait, this rank's rows
+// are read back. The all-gather writes this rank's rows into a new buffer
+// of the whole tensor, and the engine fills in the others (kind 1, id 1);
+// its wait moves down to the first reader (the return), past the update.
+
+// CHECK-LABEL: func.func @zero1
+// CHECK:         %[[LOOP:.*]] = scf.for
+// CHECK:         %[[BUF:.*]] = bufferization.to_buffer %[[LOOP]] : tensor<4x8xf32> to memref<4x8xf32>
+// CHECK:         %[[FLAT:.*]] = memref.collapse_shape %[[BUF]]
+// CHECK-DAG:     %[[ID0:.*]] = arith.constant 0 : i64
+// CHECK-DAG:     %[[COUNT:.*]] = arith.constant 32 : i64
+// CHECK-DAG:     %[[ROWS:.*]] = arith.constant 4 : i64
+// CHECK:         call @gaHostShardedStart(%{{.*}}, %[[COUNT]], {{%c0_i32(_[0-9]+)?}}, {{%c1_i32(_[0-9]+)?}}, %[[ID0]], {{%c0_i32(_[0-9]+)?}}, %[[ROWS]])
+// CHECK:         call @gaHostAllReduceWait(%[[ID0]])
+// CHECK:         %[[R:.*]] = bufferization.to_tensor %[[BUF]] restrict writable
+// CHECK:         %[[MINE:.*]] = tensor.extract_slice %[[R]][1, 0] [1, 8] [1, 1] : tensor<4x8xf32> to tensor<1x8xf32>
+// CHECK:         %[[U:.*]] = linalg.add ins(%[[MINE]], %{{.*}} : tensor<1x8xf32>, tensor<1x8xf32>)
+// CHECK:         %[[T:.*]] = bufferization.alloc_tensor() : tensor<4x8xf32>
+// CHECK:         %[[ALL:.*]] = bufferization.to_buffer %[[T]] : tensor<4x8xf32> to memref<4x8xf32>
+// CHECK:         %[[ROW:.*]] = memref.subview %[[ALL]][1, 0] [1, 8] [1, 1]
+// CHECK:         bufferization.materialize_in_destination %[[U]] in writable %[[ROW]]
+// CHECK-DAG:     %[[ID1:.*]] = arith.constant 1 : i64
+// CHECK:         call @gaHostShardedStart(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ID1]], {{%c1_i32(_[0-9]+)?}}, %{{.*}})
+// CHECK:         linalg.mul
+// CHECK:         call @gaHostAllReduceWait(%[[ID1]])
+// CHECK:         %[[W:.*]] = bufferization.to_tensor %[[ALL]] restrict writable
+// CHECK:         return %[[W]], %[[U]]
+// CHECK-NOT:     ga.reduce_scatter
+// CHECK-NOT:     ga.all_gather
+// CHECK: func.func private @gaHostShardedStart(!llvm.ptr, i64, i32, i32, i64, i32, i64) -> i32
+// CHECK: func.func private @gaHostAllReduceWait(i64) -> i32
+func.func @zero1(%x: tensor<8x4x8xf32>, %p: tensor<1x8xf32>, %q: tensor<4xf32>) -> (tensor<4x8xf32>, tensor<1x8xf32>, tensor<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %acc = scf.for %i = %c0 to %c8 step %c1 iter_args(%a = %z) -> (tensor<4x8xf32>) {
+    %row = tensor.extract_slice %x[%i, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<8x4x8xf32> to tensor<4x8xf32>
+    %n = linalg.add ins(%row, %a : tensor<4x8xf32>, tensor<4x8xf32>) outs(%a : tensor<4x8xf32>) -> tensor<4x8xf32>
+    scf.yield %n : tensor<4x8xf32>
+  }
+  %g = ga.reduce_scatter <mean> %acc shard 1 of 3 : tensor<4x8xf32> -> tensor<1x8xf32>
+  %e1 = tensor.empty() : tensor<1x8xf32>
+  %u = linalg.add ins(%g, %p : tensor<1x8xf32>, tensor<1x8xf32>) outs(%e1 : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %w = ga.all_gather %u shard 1 of 3 : tensor<1x8xf32> -> tensor<4x8xf32>
+  %e4 = tensor.empty() : tensor<4xf32>
+  %sq = linalg.mul ins(%q, %q : tensor<4xf32>, tensor<4xf32>) outs(%e4 : tensor<4xf32>) -> tensor<4xf32>
+  return %w, %u, %sq : tensor<4x8xf32>, tensor<1x8xf32>, tensor<4xf32>
+}
