@@ -48,7 +48,9 @@ struct AccumulatePipelineOptions
       *this, "recompute-statistics",
       llvm::cl::desc("Make batch coupling (BatchNorm) exact by computing each "
                      "coupled statistic in an earlier loop over the "
-                     "micro-batches, recomputing what it depends on"),
+                     "micro-batches (one pass per statistic level; what "
+                     "reads an earlier statistic is stored, not "
+                     "recomputed)"),
       llvm::cl::init(false)};
   PassOptions::Option<std::string> accumulatorType{
       *this, "accumulator-type",

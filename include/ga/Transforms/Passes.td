@@ -136,8 +136,9 @@ def CheckTrainingStep : Pass<"ga-check-training-step", "ModuleOp"> {
     Option<"recomputeStatistics", "recompute-statistics", "bool",
            /*default=*/"false",
            "Make batch coupling exact: compute each coupled statistic in an "
-           "earlier loop over the micro-batches, recomputing the per-sample "
-           "work it depends on (one more pass per statistic level)">
+           "earlier loop over the micro-batches (one pass per statistic "
+           "level; per-sample work that reads an earlier statistic is "
+           "stored at full batch size for later loops, not recomputed)">
   ];
   let dependentDialects = ["ga::GADialect"];
 }
@@ -173,6 +174,17 @@ def MicroBatch : Pass<"ga-micro-batch", "ModuleOp"> {
     dynamic sizes otherwise); per-sample results are assembled with
     `tensor.insert_slice`. Anything else that would not be exact is refused
     with a located error (see `--ga-check-training-step`).
+
+    With `recompute-statistics`, statistics that depend on the parameters
+    (BatchNorm's mean and variance, and the sums of its backward) are
+    computed exactly too, one loop per level of such statistics: the loop of
+    level k reads the final statistics of levels < k. A per-sample value
+    that reads such a statistic is computed once, in the first loop that
+    needs it, and stored at full batch size (`tensor.insert_slice` into a
+    loop-carried tensor) for the later loops that read it, so that every
+    loop does only its own level's work and the cost of the step does not
+    grow with the number of levels (the price: those values' full-batch
+    memory). Per-sample work on the inputs alone is recomputed.
 
     Data parallel: a function with the unit attribute `ga.data_parallel`
     is the step on the GLOBAL batch, the concatenation of the ranks' shards.
@@ -228,8 +240,9 @@ def MicroBatch : Pass<"ga-micro-batch", "ModuleOp"> {
     Option<"recomputeStatistics", "recompute-statistics", "bool",
            /*default=*/"false",
            "Make batch coupling exact: compute each coupled statistic in an "
-           "earlier loop over the micro-batches, recomputing the per-sample "
-           "work it depends on (one more pass per statistic level)">,
+           "earlier loop over the micro-batches (one pass per statistic "
+           "level; per-sample work that reads an earlier statistic is "
+           "stored at full batch size for later loops, not recomputed)">,
     Option<"accumulatorType", "accumulator-type", "std::string",
            /*default=*/"\"\"",
            "Float type (f32, f64) in which narrower float reductions are "
@@ -247,7 +260,9 @@ def MicroBatch : Pass<"ga-micro-batch", "ModuleOp"> {
     Statistic<"numAccumulators", "accumulators",
               "Loop-carried accumulators">,
     Statistic<"numPerSampleOps", "per-sample-ops",
-              "Per-sample ops placed in a loop body">
+              "Per-sample ops placed in a loop body">,
+    Statistic<"numStoredValues", "stored-values",
+              "Per-sample values stored by one loop for later loops">
   ];
   let dependentDialects = [
     "ga::GADialect", "scf::SCFDialect", "tensor::TensorDialect",

@@ -90,10 +90,11 @@ SmallVector<Accumulator> StepRewriter::makeAccumulators(const LevelPlan &plan) {
       accs.push_back(acc);
     }
   }
-  for (Value value : plan.assembled) {
+  auto assemble = [&](Value value, bool stored) {
     Accumulator acc;
     acc.kind = Accumulator::Kind::Assemble;
     acc.assembled = value;
+    acc.stored = stored;
     BatchClass cls = analysis.getClass(value);
     auto type = cast<RankedTensorType>(value.getType());
     SmallVector<Value> dynamicSizes;
@@ -102,7 +103,12 @@ SmallVector<Accumulator> StepRewriter::makeAccumulators(const LevelPlan &plan) {
     acc.init = tensor::EmptyOp::create(builder, loc(), type.getShape(),
                                        type.getElementType(), dynamicSizes);
     accs.push_back(acc);
-  }
+  };
+  for (Value value : plan.assembled)
+    assemble(value, /*stored=*/false);
+  for (Value value : plan.stored)
+    assemble(value, /*stored=*/true);
+  numStoredValues += plan.stored.size();
   numAccumulators += accs.size();
   return accs;
 }
@@ -117,6 +123,14 @@ void StepRewriter::emitBody(Instance &inst, const LevelPlan &plan,
     Operation &op = *opPtr;
     if (plan.local.count(&op))
       cloneLocal(inst, &op);
+    if (plan.loaded.count(&op)) {
+      // Computed by an earlier loop: this micro-batch's rows of its store.
+      for (Value result : op.getResults()) {
+        BatchClass cls = analysis.getClass(result);
+        inst.mapping.map(result, sliceFull(inst, storedValues.lookup(result),
+                                           cls.dim, cls.factor));
+      }
+    }
     if (!accumulated.count(&op))
       continue;
     auto linalgOp = cast<linalg::LinalgOp>(op);
@@ -228,6 +242,11 @@ void StepRewriter::emitLevel(unsigned level, const LevelPlan &plan,
   // Results of the loop replace the reductions and per-sample results.
   Operation *terminator = body.getTerminator();
   for (auto [acc, value] : llvm::zip(accs, current)) {
+    if (acc.stored) {
+      // Each rank stores and loads the rows of its own shard only.
+      storedValues[acc.assembled] = value;
+      continue;
+    }
     if (config.dataParallel) {
       FailureOr<Value> combined = combineAcrossRanks(acc, value);
       if (failed(combined)) {

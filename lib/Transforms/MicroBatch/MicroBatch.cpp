@@ -82,8 +82,11 @@ LogicalResult StepRewriter::run() {
 
   builder.setInsertionPoint(terminator);
   SmallVector<Segment> segments = buildSegments();
+  // All levels are planned first: a later loop decides which values of an
+  // earlier one are stored.
+  SmallVector<LevelPlan> plans = planLevels();
   for (unsigned level = 1; level <= analysis.getNumLevels(); ++level) {
-    LevelPlan plan = planLevel(level);
+    const LevelPlan &plan = plans[level];
     if (!plan.accumulated.empty() || !plan.assembled.empty())
       emitLevel(level, plan, segments);
     if (failedDataParallel)
@@ -220,6 +223,7 @@ struct MicroBatchPass : public ga::impl::MicroBatchBase<MicroBatchPass> {
       numStatisticLoops += rewriter.numStatisticLoops;
       numAccumulators += rewriter.numAccumulators;
       numPerSampleOps += rewriter.numPerSampleOps;
+      numStoredValues += rewriter.numStoredValues;
     }
   }
 };

@@ -62,9 +62,53 @@ SmallVector<Segment> StepRewriter::buildSegments() {
 // Planning
 //===----------------------------------------------------------------------===//
 
-LevelPlan StepRewriter::planLevel(unsigned level) {
+bool StepRewriter::isLoadable(Operation *op) {
+  // Only per-sample work that reads a statistic of an earlier loop (level
+  // 2 or more) is stored: recomputing it in every later loop is what makes
+  // the cost grow with the number of statistic levels (each level would
+  // redo every earlier level's work). Work on the inputs alone (level 1) is
+  // recomputed as before: it does not grow with the levels, and storing it
+  // would hold full-batch copies of values that are cheap to redo. Stacked
+  // batches are not contiguous micro-batch slices, so they are recomputed.
+  if (!analysis.isPerSample(op) || op->getNumResults() == 0)
+    return false;
+  return llvm::all_of(op->getResults(), [&](Value result) {
+    BatchClass cls = analysis.getClass(result);
+    return isa<RankedTensorType>(result.getType()) && cls.isBatched() &&
+           cls.stacks == 1 && cls.level >= 2;
+  });
+}
+
+SmallVector<LevelPlan> StepRewriter::planLevels() {
+  SmallVector<LevelPlan> plans(analysis.getNumLevels() + 1);
+  for (unsigned level = 1; level <= analysis.getNumLevels(); ++level) {
+    plans[level] = planLevel(level, plans);
+    for (Operation *op : plans[level].local)
+      computedAt.try_emplace(op, level);
+  }
+  return plans;
+}
+
+LevelPlan StepRewriter::planLevel(unsigned level,
+                                  MutableArrayRef<LevelPlan> plans) {
   LevelPlan plan;
   Operation *terminator = body.getTerminator();
+  // An op this loop needs: computed here, or loaded from the earlier loop
+  // that computed it (which then stores its results).
+  auto need = [&](Operation *op) {
+    if (plan.local.count(op) || plan.loaded.count(op))
+      return;
+    auto earlier = computedAt.find(op);
+    if (earlier == computedAt.end() || !isLoadable(op)) {
+      plan.local.insert(op);
+      return;
+    }
+    plan.loaded.insert(op);
+    LevelPlan &producer = plans[earlier->second];
+    for (Value result : op->getResults())
+      if (!llvm::is_contained(producer.stored, result))
+        producer.stored.push_back(result);
+  };
   if (level == analysis.getNumLevels()) {
     for (Value result : terminator->getOperands())
       if (analysis.getClass(result).isBatched() && result.getDefiningOp() &&
@@ -81,9 +125,10 @@ LevelPlan StepRewriter::planLevel(unsigned level) {
 
   // Walk backwards: an op is needed when a needed op or an accumulator uses
   // one of its per-sample results, or a statistic that is not available
-  // before this loop (a ghost-batch statistic, recomputed locally).
+  // before this loop (a ghost-batch statistic, recomputed locally). A loaded
+  // op needs nothing of this loop.
   for (Value value : plan.assembled)
-    plan.local.insert(value.getDefiningOp());
+    need(value.getDefiningOp());
   for (Operation *op : llvm::reverse(originalOps)) {
     if (!plan.local.count(op) && !accumulated.count(op))
       continue;
@@ -102,7 +147,7 @@ LevelPlan StepRewriter::planLevel(unsigned level) {
       BatchClass cls = analysis.getClass(input);
       if (cls.isBatched() ||
           (cls.isPostReduction() && analysis.getAvailableAfter(input) >= level))
-        plan.local.insert(def);
+        need(def);
     }
   }
   return plan;

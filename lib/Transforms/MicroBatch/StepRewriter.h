@@ -39,6 +39,12 @@ struct LevelPlan {
   DenseSet<Operation *> local;
   /// Per-sample values returned by the step, assembled in the last loop.
   SmallVector<Value> assembled;
+  /// Per-sample ops computed by an earlier loop, whose results this loop
+  /// reads from where that loop stored them instead of recomputing them.
+  DenseSet<Operation *> loaded;
+  /// Per-sample values of this loop's body that later loops load: stored at
+  /// full batch size (`tensor.insert_slice` into a loop-carried tensor).
+  SmallVector<Value> stored;
 };
 
 /// One loop-carried value.
@@ -56,6 +62,8 @@ struct Accumulator {
   Value chainedInit;
   /// Assemble: the per-sample value.
   Value assembled;
+  /// Assemble: stored for later loops (not a result of the step).
+  bool stored = false;
   Value init;
 };
 
@@ -109,7 +117,7 @@ public:
   LogicalResult run();
 
   int64_t numLoops = 0, numStatisticLoops = 0, numAccumulators = 0,
-          numPerSampleOps = 0;
+          numPerSampleOps = 0, numStoredValues = 0;
 
 private:
   Location loc() { return func.getLoc(); }
@@ -125,7 +133,13 @@ private:
   }
   /// The full batch extent scaled by `factor`, defined at function entry.
   Value getFullExtent(int64_t factor);
-  LevelPlan planLevel(unsigned level);
+  /// Plans every loop level: `plans[level]` for 1 <= level <= the number
+  /// of levels (plans[0] is empty).
+  SmallVector<LevelPlan> planLevels();
+  LevelPlan planLevel(unsigned level, MutableArrayRef<LevelPlan> plans);
+  /// Whether the per-sample op `op`, when an earlier loop computed it, is
+  /// loaded from that loop's store instead of being recomputed.
+  bool isLoadable(Operation *op);
   SmallVector<Segment> buildSegments();
   /// Data parallel: N micro-batches of run-time sizes over this rank's
   /// samples [shardBegin, shardEnd).
@@ -188,6 +202,11 @@ private:
   DenseMap<int64_t, Value> indexConstants;
   /// The value that replaces each reduction result after its loop.
   DenseMap<Value, Value> finalValues;
+  /// The loop level that first computes each per-sample op.
+  DenseMap<Operation *, unsigned> computedAt;
+  /// The full-batch tensor in which an earlier loop stored each per-sample
+  /// value that later loops load.
+  DenseMap<Value, Value> storedValues;
   /// Dynamic sizing: N, q = B / N and r = B % N.
   Value numMicroBatches, quotient, remainder;
   /// Data parallel: this rank's first and one-past-last sample.

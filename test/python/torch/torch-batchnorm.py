@@ -16,6 +16,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import model_zoo
 import zoo
 from ga_mlir.torch import CompileError, compile_train_step
 
@@ -64,6 +65,46 @@ failures += zoo.check("bn1d", BN1d, zoo.mlp_batch, zoo.classification_loss,
 # CHECK: bn2d adamw N=4: {{.*}} OK
 failures += zoo.check("bn2d", BN2d, zoo.cnn_batch, zoo.classification_loss,
                       ns=(3, 4), recompute_statistics=True)
+
+
+
+class DeepBN(nn.Module):
+    """Three BatchNorm layers in a row with a residual connection: nine
+    levels of statistics (mean, variance and the backward's sums of each),
+    every loop reading values that earlier loops stored."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(12, 16, bias=False)
+        self.bn1 = nn.BatchNorm1d(16)
+        self.l2 = nn.Linear(16, 16, bias=False)
+        self.bn2 = nn.BatchNorm1d(16, momentum=0.3)
+        self.l3 = nn.Linear(16, 16, bias=False)
+        self.bn3 = nn.BatchNorm1d(16)
+        self.out = nn.Linear(16, 5)
+
+    def forward(self, x):
+        h = torch.relu(self.bn1(self.l1(x)))
+        h = h + torch.relu(self.bn2(self.l2(h)))
+        return self.out(torch.relu(self.bn3(self.l3(h))))
+
+
+# CHECK: deep-bn sgd N=4: {{.*}} OK
+# CHECK: deep-bn adamw N=4: {{.*}} OK
+failures += zoo.check("deep-bn", DeepBN, zoo.mlp_batch,
+                      zoo.classification_loss, ns=(4,),
+                      recompute_statistics=True)
+# Against PyTorch's full-batch step in float64 (model_zoo.compare: two
+# steps, parameters, running statistics and loss): no further than PyTorch's
+# own float32 step.
+deep = model_zoo.compare(
+    model_zoo.Case(DeepBN, zoo.mlp_batch, zoo.classification_loss,
+                   recompute_statistics=True), "sgd", 3, batch=10)
+ok = deep["vs_float64"] <= max(2 * deep["pytorch_vs_float64"], 1e-6)
+failures += not ok
+# CHECK: deep-bn vs float64: {{.*}} OK
+print(f"deep-bn vs float64: ours {deep['vs_float64']:.2g}, PyTorch float32 "
+      f"{deep['pytorch_vs_float64']:.2g} {'OK' if ok else 'FAIL'}")
 
 # The running statistics move, stay in their storage, and equal PyTorch's.
 torch.manual_seed(1)
