@@ -49,6 +49,92 @@ def PrepareFunctionsForLLVM
 }
 
 //===----------------------------------------------------------------------===//
+// ConvolutionsToProducts
+//===----------------------------------------------------------------------===//
+
+def ConvolutionsToProducts
+    : Pass<"ga-convolutions-to-products", "func::FuncOp"> {
+  let summary = "Rewrite linalg convolutions into an im2col copy and matrix "
+                "products (linalg.matmul) that the BLAS/cuBLASLt lowerings "
+                "take";
+  let description = [{
+    Every op on tensors that `linalg::isaConvolutionOpInterface` accepts (the
+    named `linalg.conv_*` ops, or a generic with their indexing maps) whose
+    body is a floating-point multiply-add on one element type, with static
+    shapes, an output laid out as [batch..., groups..., channels...,
+    image...] and a filter as [groups..., channels..., reduced...] (the
+    channel-first layouts torch-mlir emits for a convolution, for its input
+    gradient, and for its filter gradient, where the batch is the reduced
+    "input channel" dimension or a group), becomes:
+
+    1. an im2col copy: a `linalg.generic` over [outer..., reduced...,
+       image...] that reads the input through the convolution's own input
+       indexing map (strides and dilations included; padding is the
+       producer's `tensor.pad`);
+    2. for each index t of the outer (batch, then group) dimensions, one
+       `linalg.matmul` `out[t] (M x P) += filter[t mod G] (M x K) *
+       col[t] (K x P)` on 2-d slices, in an `scf.for` over t (a single
+       product without outer dimensions).
+
+    The products accumulate into the convolution's own init, so a filter
+    gradient that `--ga-accumulate` fused into its accumulator stays fused
+    (CBLAS's beta = 1). Each output element is the same sum of products (in
+    the BLAS's order). Convolutions in other forms (depthwise: no output
+    channel; dynamic shapes; mixed element types; other layouts) are left to
+    the loop lowerings and counted (`left`); `remarks=1` says why at each.
+
+    Before:
+
+    ```mlir
+    %y = linalg.conv_2d_nchw_fchw
+           {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+           ins(%x, %w : tensor<2x3x9x9xf32>, tensor<4x3x3x3xf32>)
+           outs(%init : tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
+    ```
+
+    After (bodies elided):
+
+    ```mlir
+    %col = linalg.generic {indexing_maps =
+             [affine_map<(n, c, kh, kw, oh, ow) -> (n, c, oh * 2 + kh, ow * 2 + kw)>,
+              affine_map<(n, c, kh, kw, oh, ow) -> (n, c, kh, kw, oh, ow)>], ...}
+             ins(%x : tensor<2x3x9x9xf32>) outs(%e : tensor<2x3x3x3x4x4xf32>)
+    %cols = tensor.collapse_shape %col [[0], [1, 2, 3], [4, 5]]
+              : tensor<2x3x3x3x4x4xf32> into tensor<2x27x16xf32>
+    %outs = tensor.collapse_shape %init [[0], [1], [2, 3]]
+              : tensor<2x4x4x4xf32> into tensor<2x4x16xf32>
+    %w2 = tensor.collapse_shape %w [[0], [1, 2, 3]]
+            : tensor<4x3x3x3xf32> into tensor<4x27xf32>
+    %r = scf.for %t = %c0 to %c2 step %c1 iter_args(%acc = %outs) -> (tensor<2x4x16xf32>) {
+      %a = tensor.extract_slice %cols[%t, 0, 0] [1, 27, 16] [1, 1, 1]
+             : tensor<2x27x16xf32> to tensor<27x16xf32>
+      %c = tensor.extract_slice %acc[%t, 0, 0] [1, 4, 16] [1, 1, 1]
+             : tensor<2x4x16xf32> to tensor<4x16xf32>
+      %p = linalg.matmul ins(%w2, %a : tensor<4x27xf32>, tensor<27x16xf32>)
+             outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
+      %u = tensor.insert_slice %p into %acc[%t, 0, 0] [1, 4, 16] [1, 1, 1]
+             : tensor<4x16xf32> into tensor<2x4x16xf32>
+      scf.yield %u : tensor<2x4x16xf32>
+    }
+    %y = tensor.expand_shape %r [[0], [1], [2, 3]] output_shape [2, 4, 4, 4]
+           : tensor<2x4x16xf32> into tensor<2x4x4x4xf32>
+    ```
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark at each convolution left as loops, saying why">
+  ];
+  let statistics = [
+    Statistic<"numRewritten", "rewritten",
+              "Convolutions rewritten into im2col copies and products">,
+    Statistic<"numLeft", "left",
+              "Convolutions left to the loop lowerings">
+  ];
+  let dependentDialects = ["linalg::LinalgDialect", "scf::SCFDialect",
+                           "tensor::TensorDialect", "arith::ArithDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // DecomposeAggregatedOps
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,363 @@
+//===- ConvolutionsToProducts.cpp - convolutions as im2col + matmul -------===//
+//
+// --ga-convolutions-to-products: rewrites linalg convolutions on tensors into
+// an im2col copy (a linalg.generic that reads the input through the
+// convolution's own input indexing map) and matrix products (linalg.matmul,
+// one per batch and group index) that the library lowerings (CBLAS,
+// cuBLASLt) turn into GEMM calls.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ga/Codegen/Common/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::ga {
+#define GEN_PASS_DEF_CONVOLUTIONSTOPRODUCTS
+#include "ga/Codegen/Common/Passes.h.inc"
+} // namespace mlir::ga
+
+using namespace mlir;
+using namespace mlir::ga;
+
+namespace {
+
+/// A convolution read as a product: for every index t of the outer dimensions
+/// (batch, then groups), out[t] (M x P) += filter[t mod G] (M x K) times
+/// col[t] (K x P), where col is the im2col copy of the input. Each group of
+/// dimensions is a list of loop dimensions in the order in which they are
+/// laid out in the operand that holds them.
+struct ConvolutionLayout {
+  /// Batch then depth (group) dimensions: the outermost of the output.
+  SmallVector<unsigned> outer;
+  /// The depth dimensions (the innermost of `outer`, outermost of the
+  /// filter).
+  SmallVector<unsigned> depth;
+  /// Output channels (GEMM M), as laid out in the output and the filter.
+  SmallVector<unsigned> channels;
+  /// Input channels and filter loops as laid out in the filter (GEMM K).
+  SmallVector<unsigned> reduced;
+  /// Output image dimensions, as laid out in the output (GEMM N).
+  SmallVector<unsigned> image;
+};
+
+/// The loop dimension of each result of `map`, or failure if one is not a
+/// plain dimension.
+static FailureOr<SmallVector<unsigned>> resultDims(AffineMap map) {
+  SmallVector<unsigned> dims;
+  for (AffineExpr e : map.getResults()) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d)
+      return failure();
+    dims.push_back(d.getPosition());
+  }
+  return dims;
+}
+
+/// Whether `range` starts at `*pos` with exactly the elements of `expected`
+/// (in that order when `ordered`); advances `*pos` past them.
+static bool takeGroup(ArrayRef<unsigned> range, size_t *pos,
+                      ArrayRef<unsigned> expected, bool ordered) {
+  if (*pos + expected.size() > range.size())
+    return false;
+  ArrayRef<unsigned> group = range.slice(*pos, expected.size());
+  *pos += expected.size();
+  if (ordered)
+    return group == expected;
+  return llvm::all_of(
+      group, [&](unsigned d) { return llvm::is_contained(expected, d); });
+}
+
+/// Matches a convolution whose operands the product can read as matrices:
+/// float elements of one type, a multiply-add body, static shapes, an output
+/// laid out as [batch..., depth..., channels..., image...] and a filter as
+/// [depth..., channels..., (input channels, filter loops in any order)...].
+/// Sets `why` to the reason of a failure.
+static FailureOr<ConvolutionLayout> matchConvolution(linalg::LinalgOp op,
+                                                     StringRef &why) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !linalg::isaConvolutionOpInterface(op))
+    return why = "not a convolution on tensors", failure();
+  Type elem = getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType());
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (!type || !type.hasStaticShape() || type.getElementType() != elem)
+      return why = "dynamic shapes or mixed element types", failure();
+  }
+  if (!isa<FloatType>(elem) ||
+      !linalg::detail::isContractionBody(
+          *op.getBlock(), [](Operation *mul, Operation *add) {
+            return isa<arith::MulFOp>(mul) && isa<arith::AddFOp>(add);
+          }))
+    return why = "not a floating-point multiply-add", failure();
+  FailureOr<linalg::ConvolutionDimensions> dims =
+      linalg::inferConvolutionDims(op);
+  if (failed(dims) || dims->outputChannel.empty())
+    return why = "no output channel dimension (depthwise)", failure();
+  size_t classified = dims->batch.size() + dims->outputImage.size() +
+                      dims->outputChannel.size() + dims->filterLoop.size() +
+                      dims->inputChannel.size() + dims->depth.size();
+  if (classified != op.getNumLoops())
+    return why = "loop dimensions that are not convolution dimensions",
+           failure();
+
+  FailureOr<SmallVector<unsigned>> out =
+      resultDims(op.getMatchingIndexingMap(op.getDpsInitOperand(0)));
+  FailureOr<SmallVector<unsigned>> filter =
+      resultDims(op.getMatchingIndexingMap(op.getDpsInputOperand(1)));
+  if (failed(out) || failed(filter))
+    return why = "output or filter not indexed by plain dimensions", failure();
+
+  ConvolutionLayout layout;
+  size_t pos = 0;
+  // Output: batch dimensions, then depth, channels and image, each group
+  // contiguous.
+  if (!takeGroup(*out, &pos, dims->batch, /*ordered=*/false))
+    return why = "output not laid out batch, groups, channels, image",
+           failure();
+  layout.outer.assign(out->begin(), out->begin() + pos);
+  size_t depthStart = pos;
+  if (!takeGroup(*out, &pos, dims->depth, /*ordered=*/false))
+    return why = "output not laid out batch, groups, channels, image",
+           failure();
+  layout.depth.assign(out->begin() + depthStart, out->begin() + pos);
+  llvm::append_range(layout.outer, layout.depth);
+  size_t channelStart = pos;
+  if (!takeGroup(*out, &pos, dims->outputChannel, /*ordered=*/false))
+    return why = "output not laid out batch, groups, channels, image",
+           failure();
+  layout.channels.assign(out->begin() + channelStart, out->begin() + pos);
+  layout.image.assign(out->begin() + pos, out->end());
+  if (!takeGroup(*out, &pos, dims->outputImage, /*ordered=*/false))
+    return why = "output not laid out batch, groups, channels, image",
+           failure();
+
+  // Filter: the same depth and channel dimensions in the same order, then
+  // the reduced dimensions.
+  pos = 0;
+  SmallVector<unsigned> reduced(dims->inputChannel.begin(),
+                                dims->inputChannel.end());
+  llvm::append_range(reduced, dims->filterLoop);
+  if (!takeGroup(*filter, &pos, layout.depth, /*ordered=*/true) ||
+      !takeGroup(*filter, &pos, layout.channels, /*ordered=*/true) ||
+      !takeGroup(*filter, &pos, reduced, /*ordered=*/false) ||
+      pos != filter->size())
+    return why = "filter not laid out groups, channels, reduced dimensions",
+           failure();
+  layout.reduced.assign(filter->begin() + layout.depth.size() +
+                            layout.channels.size(),
+                        filter->end());
+  return layout;
+}
+
+/// The product of the static loop sizes `ranges` of `dims`.
+static int64_t sizeOf(ArrayRef<unsigned> dims, ArrayRef<int64_t> ranges) {
+  int64_t size = 1;
+  for (unsigned d : dims)
+    size *= ranges[d];
+  return size;
+}
+
+/// Reassociation of consecutive groups of `sizes[i]` dimensions each,
+/// leaving out empty groups.
+static SmallVector<ReassociationIndices>
+consecutiveGroups(ArrayRef<size_t> sizes) {
+  SmallVector<ReassociationIndices> groups;
+  int64_t next = 0;
+  for (size_t size : sizes) {
+    if (size == 0)
+      continue;
+    ReassociationIndices group;
+    for (size_t i = 0; i < size; ++i)
+      group.push_back(next++);
+    groups.push_back(group);
+  }
+  return groups;
+}
+
+/// The im2col copy of the convolution's input: a tensor indexed by
+/// [outer..., reduced..., image...] whose element is the input element that
+/// the convolution multiplies at those loop indices (read through the
+/// convolution's own input indexing map, strides and dilations included).
+static Value buildIm2Col(OpBuilder &b, linalg::LinalgOp op,
+                         const ConvolutionLayout &layout,
+                         ArrayRef<int64_t> ranges) {
+  Location loc = op.getLoc();
+  SmallVector<unsigned> order(layout.outer);
+  llvm::append_range(order, layout.reduced);
+  llvm::append_range(order, layout.image);
+  // Loop dimension d of the convolution is dimension newPos[d] of the copy;
+  // the output channels are not loops of the copy.
+  unsigned numLoops = op.getNumLoops();
+  SmallVector<AffineExpr> newPos(numLoops, b.getAffineConstantExpr(0));
+  SmallVector<int64_t> shape;
+  for (auto [i, d] : llvm::enumerate(order)) {
+    newPos[d] = b.getAffineDimExpr(i);
+    shape.push_back(ranges[d]);
+  }
+  AffineMap inputMap = op.getMatchingIndexingMap(op.getDpsInputOperand(0))
+                           .replaceDimsAndSymbols(newPos, {}, order.size(), 0);
+  AffineMap colMap = b.getMultiDimIdentityMap(order.size());
+  Type elem = getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType());
+  Value empty = tensor::EmptyOp::create(b, loc, shape, elem);
+  SmallVector<utils::IteratorType> iterators(order.size(),
+                                             utils::IteratorType::parallel);
+  auto copy = linalg::GenericOp::create(
+      b, loc, empty.getType(), ValueRange{op.getDpsInputOperand(0)->get()},
+      ValueRange{empty}, ArrayRef<AffineMap>{inputMap, colMap}, iterators,
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(nb, nloc, args[0]);
+      });
+  return copy.getResult(0);
+}
+
+/// Replaces `op` by its im2col copy and one linalg.matmul per outer index
+/// (an scf.for over them when there is more than one).
+static void rewriteConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
+                               const ConvolutionLayout &layout) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t outer = sizeOf(layout.outer, ranges);
+  int64_t groups = sizeOf(layout.depth, ranges);
+  int64_t m = sizeOf(layout.channels, ranges);
+  int64_t k = sizeOf(layout.reduced, ranges);
+  int64_t p = sizeOf(layout.image, ranges);
+  Type elem = getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType());
+
+  Value col = buildIm2Col(rewriter, op, layout, ranges);
+  // Without a loop (one outer index), the unit outer dimensions join the
+  // next group of each operand.
+  bool looped = outer > 1;
+  bool grouped = looped && !layout.depth.empty();
+  auto collapse = [&](Value v, size_t outerDims, size_t rows, size_t columns,
+                      int64_t numRows, int64_t numColumns) -> Value {
+    SmallVector<int64_t> shape{numRows, numColumns};
+    if (looped)
+      shape.insert(shape.begin(), outer);
+    else
+      rows += outerDims, outerDims = 0;
+    auto type = RankedTensorType::get(shape, elem);
+    if (type == v.getType())
+      return v;
+    return tensor::CollapseShapeOp::create(
+               rewriter, loc, type, v,
+               consecutiveGroups({outerDims, rows, columns}))
+        .getResult();
+  };
+  Value cols = collapse(col, layout.outer.size(), layout.reduced.size(),
+                        layout.image.size(), k, p);
+  Value init = op.getDpsInitOperand(0)->get();
+  Value outs = collapse(init, layout.outer.size(), layout.channels.size(),
+                        layout.image.size(), m, p);
+  // The filter has the groups outermost (one matrix per group) when looped.
+  Value filter = op.getDpsInputOperand(1)->get();
+  {
+    size_t depthDims = layout.depth.size();
+    size_t rows = layout.channels.size();
+    SmallVector<int64_t> shape{m, k};
+    if (grouped)
+      shape.insert(shape.begin(), groups);
+    else
+      rows += depthDims, depthDims = 0;
+    auto type = RankedTensorType::get(shape, elem);
+    if (type != filter.getType())
+      filter = tensor::CollapseShapeOp::create(
+          rewriter, loc, type, filter,
+          consecutiveGroups({depthDims, rows, layout.reduced.size()}));
+  }
+
+  auto matmul = [&](OpBuilder &b, Value lhs, Value rhs, Value acc) {
+    return linalg::MatmulOp::create(b, loc, acc.getType(), ValueRange{lhs, rhs},
+                                    ValueRange{acc})
+        .getResult(0);
+  };
+  Value product;
+  if (!looped) {
+    product = matmul(rewriter, filter, cols, outs);
+  } else {
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value count = arith::ConstantIndexOp::create(rewriter, loc, outer);
+    Value numGroups = arith::ConstantIndexOp::create(rewriter, loc, groups);
+    auto loop = scf::ForOp::create(
+        rewriter, loc, zero, count, one, ValueRange{outs},
+        [&](OpBuilder &b, Location l, Value t, ValueRange iterArgs) {
+          auto slice = [&](Value source, Value index, int64_t rows,
+                           int64_t columns) {
+            auto type = RankedTensorType::get({rows, columns}, elem);
+            SmallVector<OpFoldResult> offsets{index, b.getIndexAttr(0),
+                                              b.getIndexAttr(0)};
+            SmallVector<OpFoldResult> sizes{b.getIndexAttr(1),
+                                            b.getIndexAttr(rows),
+                                            b.getIndexAttr(columns)};
+            SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+            return tensor::ExtractSliceOp::create(b, l, type, source, offsets,
+                                                  sizes, strides)
+                .getResult();
+          };
+          Value w = filter;
+          if (grouped) {
+            // The outer index is (batch..., group...), group innermost.
+            Value g = arith::RemUIOp::create(b, l, t, numGroups);
+            w = slice(filter, g, m, k);
+          }
+          Value acc = iterArgs[0];
+          Value c = matmul(b, w, slice(cols, t, k, p), slice(acc, t, m, p));
+          SmallVector<OpFoldResult> offsets{t, b.getIndexAttr(0),
+                                            b.getIndexAttr(0)};
+          SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(m),
+                                          b.getIndexAttr(p)};
+          SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+          Value updated = tensor::InsertSliceOp::create(b, l, c, acc, offsets,
+                                                        sizes, strides);
+          scf::YieldOp::create(b, l, updated);
+        });
+    product = loop.getResult(0);
+  }
+  auto resultType = cast<RankedTensorType>(init.getType());
+  Value result = product;
+  if (resultType != product.getType()) {
+    size_t outerDims = layout.outer.size(), rows = layout.channels.size();
+    if (!looped)
+      rows += outerDims, outerDims = 0;
+    result = tensor::ExpandShapeOp::create(
+        rewriter, loc, resultType, product,
+        consecutiveGroups({outerDims, rows, layout.image.size()}));
+  }
+  rewriter.replaceOp(op, result);
+}
+
+struct ConvolutionsToProductsPass
+    : public ga::impl::ConvolutionsToProductsBase<ConvolutionsToProductsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> convolutions;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (linalg::isaConvolutionOpInterface(op))
+        convolutions.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : convolutions) {
+      StringRef why;
+      FailureOr<ConvolutionLayout> layout = matchConvolution(op, why);
+      if (failed(layout)) {
+        // Left to the loop lowerings, which handle every convolution.
+        ++numLeft;
+        if (remarks)
+          op->emitRemark("convolution left as loops: ") << why;
+        continue;
+      }
+      rewriteConvolution(rewriter, op, *layout);
+      ++numRewritten;
+    }
+  }
+};
+
+} // namespace
