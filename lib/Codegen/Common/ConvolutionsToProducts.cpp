@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::ga {
@@ -30,20 +31,24 @@ namespace {
 /// A convolution read as a product: for every index t of the outer dimensions
 /// (batch, then groups), out[t] (M x P) += filter[t mod G] (M x K) times
 /// col[t] (K x P), where col is the im2col copy of the input. Each group of
-/// dimensions is a list of loop dimensions in the order in which they are
-/// laid out in the operand that holds them.
+/// dimensions is a list of loop dimensions in the order in which the packed
+/// operands hold them.
 struct ConvolutionLayout {
   /// Batch then depth (group) dimensions: the outermost of the output.
   SmallVector<unsigned> outer;
   /// The depth dimensions (the innermost of `outer`, outermost of the
   /// filter).
   SmallVector<unsigned> depth;
-  /// Output channels (GEMM M), as laid out in the output and the filter.
+  /// Output channels (GEMM M), in the output's order.
   SmallVector<unsigned> channels;
-  /// Input channels and filter loops as laid out in the filter (GEMM K).
+  /// Input channels and filter loops in the filter's order (GEMM K).
   SmallVector<unsigned> reduced;
-  /// Output image dimensions, as laid out in the output (GEMM N).
+  /// Output image dimensions, in the output's order (GEMM N).
   SmallVector<unsigned> image;
+  /// When the output (filter) is not laid out [outer, channels, image]
+  /// ([depth, channels, reduced]), the linalg.transpose permutation that
+  /// packs it so; empty otherwise.
+  SmallVector<int64_t> outputPermutation, filterPermutation;
 };
 
 /// The loop dimension of each result of `map`, or failure if one is not a
@@ -59,18 +64,27 @@ static FailureOr<SmallVector<unsigned>> resultDims(AffineMap map) {
   return dims;
 }
 
-/// Whether `range` starts at `*pos` with exactly the elements of `expected`
-/// (in that order when `ordered`); advances `*pos` past them.
-static bool takeGroup(ArrayRef<unsigned> range, size_t *pos,
-                      ArrayRef<unsigned> expected, bool ordered) {
-  if (*pos + expected.size() > range.size())
-    return false;
-  ArrayRef<unsigned> group = range.slice(*pos, expected.size());
-  *pos += expected.size();
-  if (ordered)
-    return group == expected;
-  return llvm::all_of(
-      group, [&](unsigned d) { return llvm::is_contained(expected, d); });
+/// The elements of `order` that are in `set`, in that order.
+static SmallVector<unsigned> inOrder(ArrayRef<unsigned> order,
+                                     ArrayRef<unsigned> set) {
+  SmallVector<unsigned> kept;
+  for (unsigned d : order)
+    if (llvm::is_contained(set, d))
+      kept.push_back(d);
+  return kept;
+}
+
+/// The permutation that makes `actual` into `wanted` (linalg.transpose:
+/// result dimension i is dimension permutation[i] of the input), empty if
+/// they are equal.
+static SmallVector<int64_t> packing(ArrayRef<unsigned> actual,
+                                    ArrayRef<unsigned> wanted) {
+  if (actual == wanted)
+    return {};
+  SmallVector<int64_t> permutation;
+  for (unsigned d : wanted)
+    permutation.push_back(llvm::find(actual, d) - actual.begin());
+  return permutation;
 }
 
 /// Matches a convolution whose operands the product can read as matrices:
@@ -112,46 +126,34 @@ static FailureOr<ConvolutionLayout> matchConvolution(linalg::LinalgOp op,
       resultDims(op.getMatchingIndexingMap(op.getDpsInputOperand(1)));
   if (failed(out) || failed(filter))
     return why = "output or filter not indexed by plain dimensions", failure();
+  if (out->size() != dims->batch.size() + dims->depth.size() +
+                         dims->outputChannel.size() +
+                         dims->outputImage.size() ||
+      filter->size() != dims->depth.size() + dims->outputChannel.size() +
+                            dims->inputChannel.size() + dims->filterLoop.size())
+    return why = "output or filter with repeated dimensions", failure();
 
+  // The packed orders: the output's for its own dimensions, the filter's for
+  // the reduced ones.
   ConvolutionLayout layout;
-  size_t pos = 0;
-  // Output: batch dimensions, then depth, channels and image, each group
-  // contiguous.
-  if (!takeGroup(*out, &pos, dims->batch, /*ordered=*/false))
-    return why = "output not laid out batch, groups, channels, image",
-           failure();
-  layout.outer.assign(out->begin(), out->begin() + pos);
-  size_t depthStart = pos;
-  if (!takeGroup(*out, &pos, dims->depth, /*ordered=*/false))
-    return why = "output not laid out batch, groups, channels, image",
-           failure();
-  layout.depth.assign(out->begin() + depthStart, out->begin() + pos);
+  layout.outer = inOrder(*out, dims->batch);
+  layout.depth = inOrder(*out, dims->depth);
   llvm::append_range(layout.outer, layout.depth);
-  size_t channelStart = pos;
-  if (!takeGroup(*out, &pos, dims->outputChannel, /*ordered=*/false))
-    return why = "output not laid out batch, groups, channels, image",
-           failure();
-  layout.channels.assign(out->begin() + channelStart, out->begin() + pos);
-  layout.image.assign(out->begin() + pos, out->end());
-  if (!takeGroup(*out, &pos, dims->outputImage, /*ordered=*/false))
-    return why = "output not laid out batch, groups, channels, image",
-           failure();
-
-  // Filter: the same depth and channel dimensions in the same order, then
-  // the reduced dimensions.
-  pos = 0;
+  layout.channels = inOrder(*out, dims->outputChannel);
+  layout.image = inOrder(*out, dims->outputImage);
   SmallVector<unsigned> reduced(dims->inputChannel.begin(),
                                 dims->inputChannel.end());
   llvm::append_range(reduced, dims->filterLoop);
-  if (!takeGroup(*filter, &pos, layout.depth, /*ordered=*/true) ||
-      !takeGroup(*filter, &pos, layout.channels, /*ordered=*/true) ||
-      !takeGroup(*filter, &pos, reduced, /*ordered=*/false) ||
-      pos != filter->size())
-    return why = "filter not laid out groups, channels, reduced dimensions",
-           failure();
-  layout.reduced.assign(filter->begin() + layout.depth.size() +
-                            layout.channels.size(),
-                        filter->end());
+  layout.reduced = inOrder(*filter, reduced);
+
+  SmallVector<unsigned> packedOut(layout.outer);
+  llvm::append_range(packedOut, layout.channels);
+  llvm::append_range(packedOut, layout.image);
+  SmallVector<unsigned> packedFilter(layout.depth);
+  llvm::append_range(packedFilter, layout.channels);
+  llvm::append_range(packedFilter, layout.reduced);
+  layout.outputPermutation = packing(*out, packedOut);
+  layout.filterPermutation = packing(*filter, packedFilter);
   return layout;
 }
 
@@ -216,6 +218,18 @@ static Value buildIm2Col(OpBuilder &b, linalg::LinalgOp op,
   return copy.getResult(0);
 }
 
+/// `value` transposed by `permutation` (linalg.transpose into a new tensor).
+static Value transpose(OpBuilder &b, Location loc, Value value,
+                       ArrayRef<int64_t> permutation) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t p : permutation)
+    shape.push_back(type.getDimSize(p));
+  Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+  return linalg::TransposeOp::create(b, loc, value, empty, permutation)
+      .getResult()[0];
+}
+
 /// Replaces `op` by its im2col copy and one linalg.matmul per outer index
 /// (an scf.for over them when there is more than one).
 static void rewriteConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -252,11 +266,17 @@ static void rewriteConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
   };
   Value cols = collapse(col, layout.outer.size(), layout.reduced.size(),
                         layout.image.size(), k, p);
-  Value init = op.getDpsInitOperand(0)->get();
+  // Output and filter packed first when they are in another layout.
+  Value original = op.getDpsInitOperand(0)->get();
+  Value init = original;
+  if (!layout.outputPermutation.empty())
+    init = transpose(rewriter, loc, init, layout.outputPermutation);
   Value outs = collapse(init, layout.outer.size(), layout.channels.size(),
                         layout.image.size(), m, p);
   // The filter has the groups outermost (one matrix per group) when looped.
   Value filter = op.getDpsInputOperand(1)->get();
+  if (!layout.filterPermutation.empty())
+    filter = transpose(rewriter, loc, filter, layout.filterPermutation);
   {
     size_t depthDims = layout.depth.size();
     size_t rows = layout.channels.size();
@@ -330,6 +350,9 @@ static void rewriteConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
         rewriter, loc, resultType, product,
         consecutiveGroups({outerDims, rows, layout.image.size()}));
   }
+  if (!layout.outputPermutation.empty())
+    result = transpose(rewriter, loc, result,
+                       invertPermutationVector(layout.outputPermutation));
   rewriter.replaceOp(op, result);
 }
 

@@ -15,17 +15,6 @@ func.func @depthwise(%x: tensor<1x3x6x6xf32>, %w: tensor<3x3x3xf32>, %init: tens
 
 // -----
 
-// CHECK-LABEL: func.func @channels_last
-// CHECK: linalg.conv_2d_nhwc_hwcf
-func.func @channels_last(%x: tensor<1x6x6x3xf32>, %w: tensor<3x3x3x4xf32>, %init: tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> {
-  // expected-remark @+1 {{convolution left as loops: output not laid out batch, groups, channels, image}}
-  %y = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
-         ins(%x, %w : tensor<1x6x6x3xf32>, tensor<3x3x3x4xf32>) outs(%init : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
-  return %y : tensor<1x4x4x4xf32>
-}
-
-// -----
-
 // CHECK-LABEL: func.func @dynamic_batch
 // CHECK: linalg.conv_2d_nchw_fchw
 func.func @dynamic_batch(%x: tensor<?x3x6x6xf32>, %w: tensor<4x3x3x3xf32>, %init: tensor<?x4x4x4xf32>) -> tensor<?x4x4x4xf32> {

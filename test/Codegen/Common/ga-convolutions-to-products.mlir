@@ -101,3 +101,23 @@ func.func @generic_conv(%x: tensor<1x6xf32>, %w: tensor<2x3xf32>, %init: tensor<
   } -> tensor<1x2x4xf32>
   return %y : tensor<1x2x4xf32>
 }
+
+// -----
+
+// Channels last (NHWC input, HWCF filter): the output and the filter are
+// packed by transposes into [N, F, OH, OW] and [F, KH, KW, C], the result
+// transposed back; the im2col copy reads the input in its own layout.
+// CHECK-LABEL: func.func @channels_last
+// CHECK-SAME:      (%[[X:.*]]: tensor<1x6x6x3xf32>, %[[W:.*]]: tensor<3x3x3x4xf32>, %[[INIT:.*]]: tensor<1x4x4x4xf32>)
+// CHECK:         %[[COL:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<1x6x6x3xf32>) outs(%{{.*}} : tensor<1x3x3x3x4x4xf32>)
+// CHECK:         %[[OUT:.*]] = linalg.transpose ins(%[[INIT]] : tensor<1x4x4x4xf32>) outs(%{{.*}} : tensor<1x4x4x4xf32>) permutation = [0, 3, 1, 2]
+// CHECK:         %[[WT:.*]] = linalg.transpose ins(%[[W]] : tensor<3x3x3x4xf32>) outs(%{{.*}} : tensor<4x3x3x3xf32>) permutation = [3, 0, 1, 2]
+// CHECK:         %[[P:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x27xf32>, tensor<27x16xf32>) outs(%{{.*}} : tensor<4x16xf32>)
+// CHECK:         %[[E:.*]] = tensor.expand_shape %[[P]]
+// CHECK:         %[[Y:.*]] = linalg.transpose ins(%[[E]] : tensor<1x4x4x4xf32>) outs(%{{.*}} : tensor<1x4x4x4xf32>) permutation = [0, 2, 3, 1]
+// CHECK:         return %[[Y]]
+func.func @channels_last(%x: tensor<1x6x6x3xf32>, %w: tensor<3x3x3x4xf32>, %init: tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> {
+  %y = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+         ins(%x, %w : tensor<1x6x6x3xf32>, tensor<3x3x3x4xf32>) outs(%init : tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  return %y : tensor<1x4x4x4xf32>
+}

@@ -61,11 +61,15 @@ def ConvolutionsToProducts
     Every op on tensors that `linalg::isaConvolutionOpInterface` accepts (the
     named `linalg.conv_*` ops, or a generic with their indexing maps) whose
     body is a floating-point multiply-add on one element type, with static
-    shapes, an output laid out as [batch..., groups..., channels...,
-    image...] and a filter as [groups..., channels..., reduced...] (the
-    channel-first layouts torch-mlir emits for a convolution, for its input
-    gradient, and for its filter gradient, where the batch is the reduced
-    "input channel" dimension or a group), becomes:
+    shapes and at least one output channel, becomes a GEMM per batch and
+    group index. The output is read as [batch..., groups..., channels...,
+    image...] and the filter as [groups..., channels..., reduced...] (input
+    channels and filter loops): the channel-first layouts torch-mlir emits for
+    a convolution, its input gradient and its filter gradient (where the
+    batch is the reduced "input channel" dimension or a group). An output or
+    filter in another layout (channels last, the generics of a 1-d
+    convolution's gradients) is packed by a `linalg.transpose` first, the
+    output transposed back after. The rewrite:
 
     1. an im2col copy: a `linalg.generic` over [outer..., reduced...,
        image...] that reads the input through the convolution's own input
@@ -79,9 +83,9 @@ def ConvolutionsToProducts
     The products accumulate into the convolution's own init, so a filter
     gradient that `--ga-accumulate` fused into its accumulator stays fused
     (CBLAS's beta = 1). Each output element is the same sum of products (in
-    the BLAS's order). Convolutions in other forms (depthwise: no output
-    channel; dynamic shapes; mixed element types; other layouts) are left to
-    the loop lowerings and counted (`left`); `remarks=1` says why at each.
+    the BLAS's order). Other convolutions (depthwise: no output channel;
+    dynamic shapes; mixed element types or casts in the body) are left to the
+    loop lowerings and counted (`left`); `remarks=1` says why at each.
 
     Before:
 
