@@ -28,24 +28,22 @@ using namespace mlir::ga;
 
 namespace {
 
-/// A convolution read as a product: for every index t of the outer dimensions
-/// (batch, then groups), out[t] (M x P) += filter[t mod G] (M x K) times
-/// col[t] (K x P), where col is the im2col copy of the input. Each group of
-/// dimensions is a list of loop dimensions in the order in which the packed
-/// operands hold them.
+/// A convolution read as a product: for every group g, out[g] (M x P) +=
+/// filter[g] (M x K) times col[g] (K x P), where col is the im2col copy of
+/// the input and P runs over the batch and the output image (one product for
+/// all samples). Each group of dimensions is a list of loop dimensions in the
+/// order in which the packed operands hold them.
 struct ConvolutionLayout {
-  /// Batch then depth (group) dimensions: the outermost of the output.
-  SmallVector<unsigned> outer;
-  /// The depth dimensions (the innermost of `outer`, outermost of the
-  /// filter).
-  SmallVector<unsigned> depth;
+  /// The depth (group) dimensions: the outermost of the packed output and
+  /// filter (`outer`, the index of the loop of products, is the same list).
+  SmallVector<unsigned> outer, depth;
   /// Output channels (GEMM M), in the output's order.
   SmallVector<unsigned> channels;
   /// Input channels and filter loops in the filter's order (GEMM K).
   SmallVector<unsigned> reduced;
-  /// Output image dimensions, in the output's order (GEMM N).
+  /// Batch, then output image dimensions, in the output's order (GEMM N).
   SmallVector<unsigned> image;
-  /// When the output (filter) is not laid out [outer, channels, image]
+  /// When the output (filter) is not laid out [depth, channels, image]
   /// ([depth, channels, reduced]), the linalg.transpose permutation that
   /// packs it so; empty otherwise.
   SmallVector<int64_t> outputPermutation, filterPermutation;
@@ -136,11 +134,12 @@ static FailureOr<ConvolutionLayout> matchConvolution(linalg::LinalgOp op,
   // The packed orders: the output's for its own dimensions, the filter's for
   // the reduced ones.
   ConvolutionLayout layout;
-  layout.outer = inOrder(*out, dims->batch);
   layout.depth = inOrder(*out, dims->depth);
-  llvm::append_range(layout.outer, layout.depth);
+  layout.outer = layout.depth;
   layout.channels = inOrder(*out, dims->outputChannel);
-  layout.image = inOrder(*out, dims->outputImage);
+  // The batch joins the image: one product for all samples.
+  layout.image = inOrder(*out, dims->batch);
+  llvm::append_range(layout.image, inOrder(*out, dims->outputImage));
   SmallVector<unsigned> reduced(dims->inputChannel.begin(),
                                 dims->inputChannel.end());
   llvm::append_range(reduced, dims->filterLoop);
@@ -230,6 +229,58 @@ static Value transpose(OpBuilder &b, Location loc, Value value,
       .getResult()[0];
 }
 
+/// `acc` + `lhs` * `rhs` (linalg.matmul).
+static Value matmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                    Value acc) {
+  return linalg::MatmulOp::create(b, loc, acc.getType(), ValueRange{lhs, rhs},
+                                  ValueRange{acc})
+      .getResult(0);
+}
+
+/// The 2-d slice [index, :, :] of the 3-d tensor `source`.
+static Value sliceAt(OpBuilder &b, Location loc, Value source, Value index) {
+  auto type = cast<RankedTensorType>(source.getType());
+  int64_t rows = type.getDimSize(1), columns = type.getDimSize(2);
+  SmallVector<OpFoldResult> offsets{index, b.getIndexAttr(0),
+                                    b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(rows),
+                                  b.getIndexAttr(columns)};
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  auto sliceType =
+      RankedTensorType::get({rows, columns}, type.getElementType());
+  return tensor::ExtractSliceOp::create(b, loc, sliceType, source, offsets,
+                                        sizes, strides)
+      .getResult();
+}
+
+/// An scf.for over the group index t of `outs` [G, M, P] whose body adds
+/// filter[t] times cols[t] into outs[t].
+static Value buildProductLoop(OpBuilder &builder, Location loc, Value filter,
+                              Value cols, Value outs) {
+  auto outsType = cast<RankedTensorType>(outs.getType());
+  Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+  Value count =
+      arith::ConstantIndexOp::create(builder, loc, outsType.getDimSize(0));
+  auto loop = scf::ForOp::create(
+      builder, loc, zero, count, one, ValueRange{outs},
+      [&](OpBuilder &b, Location l, Value t, ValueRange iterArgs) {
+        Value acc = iterArgs[0];
+        Value c = matmul(b, l, sliceAt(b, l, filter, t), sliceAt(b, l, cols, t),
+                         sliceAt(b, l, acc, t));
+        SmallVector<OpFoldResult> offsets{t, b.getIndexAttr(0),
+                                          b.getIndexAttr(0)};
+        SmallVector<OpFoldResult> sizes{b.getIndexAttr(1),
+                                        b.getIndexAttr(outsType.getDimSize(1)),
+                                        b.getIndexAttr(outsType.getDimSize(2))};
+        SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+        Value updated = tensor::InsertSliceOp::create(b, l, c, acc, offsets,
+                                                      sizes, strides);
+        scf::YieldOp::create(b, l, updated);
+      });
+  return loop.getResult(0);
+}
+
 /// Replaces `op` by its im2col copy and one linalg.matmul per outer index
 /// (an scf.for over them when there is more than one).
 static void rewriteConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -238,17 +289,15 @@ static void rewriteConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
   rewriter.setInsertionPoint(op);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t outer = sizeOf(layout.outer, ranges);
-  int64_t groups = sizeOf(layout.depth, ranges);
   int64_t m = sizeOf(layout.channels, ranges);
   int64_t k = sizeOf(layout.reduced, ranges);
   int64_t p = sizeOf(layout.image, ranges);
   Type elem = getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType());
 
   Value col = buildIm2Col(rewriter, op, layout, ranges);
-  // Without a loop (one outer index), the unit outer dimensions join the
-  // next group of each operand.
+  // One product per group; without groups (or one), the unit group
+  // dimensions join the next group of dimensions of each operand.
   bool looped = outer > 1;
-  bool grouped = looped && !layout.depth.empty();
   auto collapse = [&](Value v, size_t outerDims, size_t rows, size_t columns,
                       int64_t numRows, int64_t numColumns) -> Value {
     SmallVector<int64_t> shape{numRows, numColumns};
@@ -273,73 +322,15 @@ static void rewriteConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
     init = transpose(rewriter, loc, init, layout.outputPermutation);
   Value outs = collapse(init, layout.outer.size(), layout.channels.size(),
                         layout.image.size(), m, p);
-  // The filter has the groups outermost (one matrix per group) when looped.
+  // The filter has the groups outermost (one matrix per group).
   Value filter = op.getDpsInputOperand(1)->get();
   if (!layout.filterPermutation.empty())
     filter = transpose(rewriter, loc, filter, layout.filterPermutation);
-  {
-    size_t depthDims = layout.depth.size();
-    size_t rows = layout.channels.size();
-    SmallVector<int64_t> shape{m, k};
-    if (grouped)
-      shape.insert(shape.begin(), groups);
-    else
-      rows += depthDims, depthDims = 0;
-    auto type = RankedTensorType::get(shape, elem);
-    if (type != filter.getType())
-      filter = tensor::CollapseShapeOp::create(
-          rewriter, loc, type, filter,
-          consecutiveGroups({depthDims, rows, layout.reduced.size()}));
-  }
+  filter = collapse(filter, layout.depth.size(), layout.channels.size(),
+                    layout.reduced.size(), m, k);
 
-  auto matmul = [&](OpBuilder &b, Value lhs, Value rhs, Value acc) {
-    return linalg::MatmulOp::create(b, loc, acc.getType(), ValueRange{lhs, rhs},
-                                    ValueRange{acc})
-        .getResult(0);
-  };
-  Value product;
-  if (!looped) {
-    product = matmul(rewriter, filter, cols, outs);
-  } else {
-    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    Value count = arith::ConstantIndexOp::create(rewriter, loc, outer);
-    Value numGroups = arith::ConstantIndexOp::create(rewriter, loc, groups);
-    auto loop = scf::ForOp::create(
-        rewriter, loc, zero, count, one, ValueRange{outs},
-        [&](OpBuilder &b, Location l, Value t, ValueRange iterArgs) {
-          auto slice = [&](Value source, Value index, int64_t rows,
-                           int64_t columns) {
-            auto type = RankedTensorType::get({rows, columns}, elem);
-            SmallVector<OpFoldResult> offsets{index, b.getIndexAttr(0),
-                                              b.getIndexAttr(0)};
-            SmallVector<OpFoldResult> sizes{b.getIndexAttr(1),
-                                            b.getIndexAttr(rows),
-                                            b.getIndexAttr(columns)};
-            SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-            return tensor::ExtractSliceOp::create(b, l, type, source, offsets,
-                                                  sizes, strides)
-                .getResult();
-          };
-          Value w = filter;
-          if (grouped) {
-            // The outer index is (batch..., group...), group innermost.
-            Value g = arith::RemUIOp::create(b, l, t, numGroups);
-            w = slice(filter, g, m, k);
-          }
-          Value acc = iterArgs[0];
-          Value c = matmul(b, w, slice(cols, t, k, p), slice(acc, t, m, p));
-          SmallVector<OpFoldResult> offsets{t, b.getIndexAttr(0),
-                                            b.getIndexAttr(0)};
-          SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(m),
-                                          b.getIndexAttr(p)};
-          SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-          Value updated = tensor::InsertSliceOp::create(b, l, c, acc, offsets,
-                                                        sizes, strides);
-          scf::YieldOp::create(b, l, updated);
-        });
-    product = loop.getResult(0);
-  }
+  Value product = looped ? buildProductLoop(rewriter, loc, filter, cols, outs)
+                         : matmul(rewriter, loc, filter, cols, outs);
   auto resultType = cast<RankedTensorType>(init.getType());
   Value result = product;
   if (resultType != product.getType()) {

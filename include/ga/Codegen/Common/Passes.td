@@ -61,31 +61,33 @@ def ConvolutionsToProducts
     Every op on tensors that `linalg::isaConvolutionOpInterface` accepts (the
     named `linalg.conv_*` ops, or a generic with their indexing maps) whose
     body is a floating-point multiply-add on one element type, with static
-    shapes and at least one output channel, becomes a GEMM per batch and
-    group index. The output is read as [batch..., groups..., channels...,
-    image...] and the filter as [groups..., channels..., reduced...] (input
-    channels and filter loops): the channel-first layouts torch-mlir emits for
-    a convolution, its input gradient and its filter gradient (where the
-    batch is the reduced "input channel" dimension or a group). An output or
-    filter in another layout (channels last, the generics of a 1-d
-    convolution's gradients) is packed by a `linalg.transpose` first, the
-    output transposed back after. The rewrite:
+    shapes and at least one output channel, becomes one GEMM per group (one
+    for the whole convolution without groups), over all samples at once:
 
-    1. an im2col copy: a `linalg.generic` over [outer..., reduced...,
-       image...] that reads the input through the convolution's own input
-       indexing map (strides and dilations included; padding is the
-       producer's `tensor.pad`);
-    2. for each index t of the outer (batch, then group) dimensions, one
-       `linalg.matmul` `out[t] (M x P) += filter[t mod G] (M x K) *
-       col[t] (K x P)` on 2-d slices, in an `scf.for` over t (a single
-       product without outer dimensions).
+    1. an im2col copy: a `linalg.generic` over [groups..., reduced...,
+       batch..., image...] (reduced: input channels and filter loops) that
+       reads the input through the convolution's own input indexing map
+       (strides and dilations included; padding is the producer's
+       `tensor.pad`);
+    2. the output packed as [groups..., channels..., batch..., image...] and
+       the filter as [groups..., channels..., reduced...] by `linalg.transpose`
+       where they are laid out otherwise (NCHW outputs: the batch moves
+       inside the channels; channels-last layouts; the generics of a 1-d
+       convolution's gradients), the output transposed back after;
+    3. `out[g] (M x N*P) += filter[g] (M x K) * col[g] (K x N*P)` as a
+       `linalg.matmul` on 2-d views, in an `scf.for` over the groups when
+       there are several.
 
-    The products accumulate into the convolution's own init, so a filter
-    gradient that `--ga-accumulate` fused into its accumulator stays fused
-    (CBLAS's beta = 1). Each output element is the same sum of products (in
-    the BLAS's order). Other convolutions (depthwise: no output channel;
-    dynamic shapes; mixed element types or casts in the body) are left to the
-    loop lowerings and counted (`left`); `remarks=1` says why at each.
+    These are the forms torch-mlir emits for a convolution, its input
+    gradient (a convolution of the padded output gradient with the flipped
+    filter) and its filter gradient (the batch is then the reduced "input
+    channel" dimension, or a group per sample for a strided one). The
+    products accumulate into the convolution's own init, so a filter gradient
+    that `--ga-accumulate` fused into its accumulator stays fused (CBLAS's
+    beta = 1). Each output element is the same sum of products (in the
+    BLAS's order). Other convolutions (depthwise: no output channel; dynamic
+    shapes; mixed element types or casts in the body) are left to the loop
+    lowerings and counted (`left`); `remarks=1` says why at each.
 
     Before:
 
@@ -100,28 +102,23 @@ def ConvolutionsToProducts
 
     ```mlir
     %col = linalg.generic {indexing_maps =
-             [affine_map<(n, c, kh, kw, oh, ow) -> (n, c, oh * 2 + kh, ow * 2 + kw)>,
-              affine_map<(n, c, kh, kw, oh, ow) -> (n, c, kh, kw, oh, ow)>], ...}
-             ins(%x : tensor<2x3x9x9xf32>) outs(%e : tensor<2x3x3x3x4x4xf32>)
-    %cols = tensor.collapse_shape %col [[0], [1, 2, 3], [4, 5]]
-              : tensor<2x3x3x3x4x4xf32> into tensor<2x27x16xf32>
-    %outs = tensor.collapse_shape %init [[0], [1], [2, 3]]
-              : tensor<2x4x4x4xf32> into tensor<2x4x16xf32>
+             [affine_map<(c, kh, kw, n, oh, ow) -> (n, c, oh * 2 + kh, ow * 2 + kw)>,
+              affine_map<(c, kh, kw, n, oh, ow) -> (c, kh, kw, n, oh, ow)>], ...}
+             ins(%x : tensor<2x3x9x9xf32>) outs(%e : tensor<3x3x3x2x4x4xf32>)
+    %cols = tensor.collapse_shape %col [[0, 1, 2], [3, 4, 5]]
+              : tensor<3x3x3x2x4x4xf32> into tensor<27x32xf32>
+    %packed = linalg.transpose ins(%init : tensor<2x4x4x4xf32>)
+                outs(%e2 : tensor<4x2x4x4xf32>) permutation = [1, 0, 2, 3]
+    %outs = tensor.collapse_shape %packed [[0], [1, 2, 3]]
+              : tensor<4x2x4x4xf32> into tensor<4x32xf32>
     %w2 = tensor.collapse_shape %w [[0], [1, 2, 3]]
             : tensor<4x3x3x3xf32> into tensor<4x27xf32>
-    %r = scf.for %t = %c0 to %c2 step %c1 iter_args(%acc = %outs) -> (tensor<2x4x16xf32>) {
-      %a = tensor.extract_slice %cols[%t, 0, 0] [1, 27, 16] [1, 1, 1]
-             : tensor<2x27x16xf32> to tensor<27x16xf32>
-      %c = tensor.extract_slice %acc[%t, 0, 0] [1, 4, 16] [1, 1, 1]
-             : tensor<2x4x16xf32> to tensor<4x16xf32>
-      %p = linalg.matmul ins(%w2, %a : tensor<4x27xf32>, tensor<27x16xf32>)
-             outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
-      %u = tensor.insert_slice %p into %acc[%t, 0, 0] [1, 4, 16] [1, 1, 1]
-             : tensor<4x16xf32> into tensor<2x4x16xf32>
-      scf.yield %u : tensor<2x4x16xf32>
-    }
-    %y = tensor.expand_shape %r [[0], [1], [2, 3]] output_shape [2, 4, 4, 4]
-           : tensor<2x4x16xf32> into tensor<2x4x4x4xf32>
+    %p = linalg.matmul ins(%w2, %cols : tensor<4x27xf32>, tensor<27x32xf32>)
+           outs(%outs : tensor<4x32xf32>) -> tensor<4x32xf32>
+    %r = tensor.expand_shape %p [[0], [1, 2, 3]] output_shape [4, 2, 4, 4]
+           : tensor<4x32xf32> into tensor<4x2x4x4xf32>
+    %y = linalg.transpose ins(%r : tensor<4x2x4x4xf32>)
+           outs(%e3 : tensor<2x4x4x4xf32>) permutation = [1, 0, 2, 3]
     ```
   }];
   let options = [
