@@ -254,7 +254,7 @@ static Value sliceAt(OpBuilder &b, Location loc, Value source, Value index) {
 }
 
 /// An scf.for over the group index t of `outs` [G, M, P] whose body adds
-/// filter[t] times cols[t] into outs[t].
+/// filter[t] (or the 2-d `filter`) times cols[t] into outs[t].
 static Value buildProductLoop(OpBuilder &builder, Location loc, Value filter,
                               Value cols, Value outs) {
   auto outsType = cast<RankedTensorType>(outs.getType());
@@ -266,8 +266,12 @@ static Value buildProductLoop(OpBuilder &builder, Location loc, Value filter,
       builder, loc, zero, count, one, ValueRange{outs},
       [&](OpBuilder &b, Location l, Value t, ValueRange iterArgs) {
         Value acc = iterArgs[0];
-        Value c = matmul(b, l, sliceAt(b, l, filter, t), sliceAt(b, l, cols, t),
-                         sliceAt(b, l, acc, t));
+        // One filter for all (rank 2) or one per group (rank 3).
+        Value w = cast<RankedTensorType>(filter.getType()).getRank() == 3
+                      ? sliceAt(b, l, filter, t)
+                      : filter;
+        Value c =
+            matmul(b, l, w, sliceAt(b, l, cols, t), sliceAt(b, l, acc, t));
         SmallVector<OpFoldResult> offsets{t, b.getIndexAttr(0),
                                           b.getIndexAttr(0)};
         SmallVector<OpFoldResult> sizes{b.getIndexAttr(1),
@@ -329,8 +333,28 @@ static void rewriteConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
   filter = collapse(filter, layout.depth.size(), layout.channels.size(),
                     layout.reduced.size(), m, k);
 
-  Value product = looped ? buildProductLoop(rewriter, loc, filter, cols, outs)
-                         : matmul(rewriter, loc, filter, cols, outs);
+  // Without groups too, the product takes its operands as slices of a loop
+  // over one group: element-wise fusion folds a parallel producer into a
+  // contraction consumer (the im2col copy back into a convolution), but not
+  // across a slice that depends on the loop's index.
+  auto unitOuter = [&](Value v) -> Value {
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape{1};
+    llvm::append_range(shape, type.getShape());
+    return tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(shape, elem), v,
+        SmallVector<ReassociationIndices>{{0, 1}, {2}});
+  };
+  Value product;
+  if (looped) {
+    product = buildProductLoop(rewriter, loc, filter, cols, outs);
+  } else {
+    Value loop = buildProductLoop(rewriter, loc, filter, unitOuter(cols),
+                                  unitOuter(outs));
+    product = tensor::CollapseShapeOp::create(
+        rewriter, loc, outs.getType(), loop,
+        SmallVector<ReassociationIndices>{{0, 1}, {2}});
+  }
   auto resultType = cast<RankedTensorType>(init.getType());
   Value result = product;
   if (resultType != product.getType()) {

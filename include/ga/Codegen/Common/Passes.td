@@ -75,8 +75,10 @@ def ConvolutionsToProducts
        inside the channels; channels-last layouts; the generics of a 1-d
        convolution's gradients), the output transposed back after;
     3. `out[g] (M x N*P) += filter[g] (M x K) * col[g] (K x N*P)` as a
-       `linalg.matmul` on 2-d views, in an `scf.for` over the groups when
-       there are several.
+       `linalg.matmul` on slices of 3-d views, in an `scf.for` over the
+       groups (over one group when there are none: element-wise fusion folds
+       a parallel producer into a contraction, the im2col copy back into a
+       convolution, but not across a slice that depends on a loop index).
 
     These are the forms torch-mlir emits for a convolution, its input
     gradient (a convolution of the padded output gradient with the flipped
@@ -113,9 +115,24 @@ def ConvolutionsToProducts
               : tensor<4x2x4x4xf32> into tensor<4x32xf32>
     %w2 = tensor.collapse_shape %w [[0], [1, 2, 3]]
             : tensor<4x3x3x3xf32> into tensor<4x27xf32>
-    %p = linalg.matmul ins(%w2, %cols : tensor<4x27xf32>, tensor<27x32xf32>)
-           outs(%outs : tensor<4x32xf32>) -> tensor<4x32xf32>
-    %r = tensor.expand_shape %p [[0], [1, 2, 3]] output_shape [4, 2, 4, 4]
+    %a3 = tensor.expand_shape %cols [[0, 1], [2]] output_shape [1, 27, 32]
+            : tensor<27x32xf32> into tensor<1x27x32xf32>
+    %c3 = tensor.expand_shape %outs [[0, 1], [2]] output_shape [1, 4, 32]
+            : tensor<4x32xf32> into tensor<1x4x32xf32>
+    %l = scf.for %g = %c0 to %c1 step %c1 iter_args(%acc = %c3) -> (tensor<1x4x32xf32>) {
+      %a = tensor.extract_slice %a3[%g, 0, 0] [1, 27, 32] [1, 1, 1]
+             : tensor<1x27x32xf32> to tensor<27x32xf32>
+      %c = tensor.extract_slice %acc[%g, 0, 0] [1, 4, 32] [1, 1, 1]
+             : tensor<1x4x32xf32> to tensor<4x32xf32>
+      %p = linalg.matmul ins(%w2, %a : tensor<4x27xf32>, tensor<27x32xf32>)
+             outs(%c : tensor<4x32xf32>) -> tensor<4x32xf32>
+      %u = tensor.insert_slice %p into %acc[%g, 0, 0] [1, 4, 32] [1, 1, 1]
+             : tensor<4x32xf32> into tensor<1x4x32xf32>
+      scf.yield %u : tensor<1x4x32xf32>
+    }
+    %p2 = tensor.collapse_shape %l [[0, 1], [2]]
+            : tensor<1x4x32xf32> into tensor<4x32xf32>
+    %r = tensor.expand_shape %p2 [[0], [1, 2, 3]] output_shape [4, 2, 4, 4]
            : tensor<4x32xf32> into tensor<4x2x4x4xf32>
     %y = linalg.transpose ins(%r : tensor<4x2x4x4xf32>)
            outs(%e3 : tensor<2x4x4x4xf32>) permutation = [1, 0, 2, 3]
