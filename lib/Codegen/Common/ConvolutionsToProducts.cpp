@@ -335,8 +335,9 @@ static void rewriteConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
 
   // Without groups too, the product takes its operands as slices of a loop
   // over one group: element-wise fusion folds a parallel producer into a
-  // contraction consumer (the im2col copy back into a convolution), but not
-  // across a slice that depends on the loop's index.
+  // contraction consumer (the im2col copy back into a convolution, a
+  // transposed or flipped filter into the product's maps), but not across a
+  // slice that depends on the loop's index.
   auto unitOuter = [&](Value v) -> Value {
     auto type = cast<RankedTensorType>(v.getType());
     SmallVector<int64_t> shape{1};
@@ -349,8 +350,11 @@ static void rewriteConvolution(RewriterBase &rewriter, linalg::LinalgOp op,
   if (looped) {
     product = buildProductLoop(rewriter, loc, filter, cols, outs);
   } else {
-    Value loop = buildProductLoop(rewriter, loc, filter, unitOuter(cols),
-                                  unitOuter(outs));
+    // In this order (function arguments are evaluated in any order).
+    Value filter3 = unitOuter(filter);
+    Value cols3 = unitOuter(cols);
+    Value outs3 = unitOuter(outs);
+    Value loop = buildProductLoop(rewriter, loc, filter3, cols3, outs3);
     product = tensor::CollapseShapeOp::create(
         rewriter, loc, outs.getType(), loop,
         SmallVector<ReassociationIndices>{{0, 1}, {2}});

@@ -18,12 +18,14 @@
 // CHECK:         %[[PACKED:.*]] = linalg.transpose ins(%[[INIT]] : tensor<2x4x4x4xf32>) outs(%{{.*}} : tensor<4x2x4x4xf32>) permutation = [1, 0, 2, 3]
 // CHECK:         %[[OUTS:.*]] = tensor.collapse_shape %[[PACKED]] {{\[}}[0], [1, 2, 3]] : tensor<4x2x4x4xf32> into tensor<4x32xf32>
 // CHECK:         %[[W2:.*]] = tensor.collapse_shape %[[W]] {{\[}}[0], [1, 2, 3]] : tensor<4x3x3x3xf32> into tensor<4x27xf32>
+// CHECK:         %[[W3:.*]] = tensor.expand_shape %[[W2]] {{\[}}[0, 1], [2]] output_shape [1, 4, 27]
 // CHECK:         %[[A3:.*]] = tensor.expand_shape %[[COLS]] {{\[}}[0, 1], [2]] output_shape [1, 27, 32]
 // CHECK:         %[[C3:.*]] = tensor.expand_shape %[[OUTS]] {{\[}}[0, 1], [2]] output_shape [1, 4, 32]
 // CHECK:         %[[R:.*]] = scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[C3]]) -> (tensor<1x4x32xf32>)
+// CHECK:           %[[WT:.*]] = tensor.extract_slice %[[W3]][%[[T]], 0, 0] [1, 4, 27] [1, 1, 1]
 // CHECK:           %[[A:.*]] = tensor.extract_slice %[[A3]][%[[T]], 0, 0] [1, 27, 32] [1, 1, 1]
 // CHECK:           %[[C:.*]] = tensor.extract_slice %[[ACC]][%[[T]], 0, 0] [1, 4, 32] [1, 1, 1]
-// CHECK:           %[[P:.*]] = linalg.matmul ins(%[[W2]], %[[A]] : tensor<4x27xf32>, tensor<27x32xf32>) outs(%[[C]] : tensor<4x32xf32>)
+// CHECK:           %[[P:.*]] = linalg.matmul ins(%[[WT]], %[[A]] : tensor<4x27xf32>, tensor<27x32xf32>) outs(%[[C]] : tensor<4x32xf32>)
 // CHECK:           tensor.insert_slice %[[P]] into %[[ACC]]
 // CHECK:         %[[R2:.*]] = tensor.collapse_shape %[[R]] {{\[}}[0, 1], [2]] : tensor<1x4x32xf32> into tensor<4x32xf32>
 // CHECK:         %[[E:.*]] = tensor.expand_shape %[[R2]] {{\[}}[0], [1, 2, 3]] output_shape [4, 2, 4, 4] : tensor<4x32xf32> into tensor<4x2x4x4xf32>

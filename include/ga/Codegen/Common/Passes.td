@@ -115,16 +115,20 @@ def ConvolutionsToProducts
               : tensor<4x2x4x4xf32> into tensor<4x32xf32>
     %w2 = tensor.collapse_shape %w [[0], [1, 2, 3]]
             : tensor<4x3x3x3xf32> into tensor<4x27xf32>
+    %w3 = tensor.expand_shape %w2 [[0, 1], [2]] output_shape [1, 4, 27]
+            : tensor<4x27xf32> into tensor<1x4x27xf32>
     %a3 = tensor.expand_shape %cols [[0, 1], [2]] output_shape [1, 27, 32]
             : tensor<27x32xf32> into tensor<1x27x32xf32>
     %c3 = tensor.expand_shape %outs [[0, 1], [2]] output_shape [1, 4, 32]
             : tensor<4x32xf32> into tensor<1x4x32xf32>
     %l = scf.for %g = %c0 to %c1 step %c1 iter_args(%acc = %c3) -> (tensor<1x4x32xf32>) {
+      %wg = tensor.extract_slice %w3[%g, 0, 0] [1, 4, 27] [1, 1, 1]
+              : tensor<1x4x27xf32> to tensor<4x27xf32>
       %a = tensor.extract_slice %a3[%g, 0, 0] [1, 27, 32] [1, 1, 1]
              : tensor<1x27x32xf32> to tensor<27x32xf32>
       %c = tensor.extract_slice %acc[%g, 0, 0] [1, 4, 32] [1, 1, 1]
              : tensor<1x4x32xf32> to tensor<4x32xf32>
-      %p = linalg.matmul ins(%w2, %a : tensor<4x27xf32>, tensor<27x32xf32>)
+      %p = linalg.matmul ins(%wg, %a : tensor<4x27xf32>, tensor<27x32xf32>)
              outs(%c : tensor<4x32xf32>) -> tensor<4x32xf32>
       %u = tensor.insert_slice %p into %acc[%g, 0, 0] [1, 4, 32] [1, 1, 1]
              : tensor<4x32xf32> into tensor<1x4x32xf32>
