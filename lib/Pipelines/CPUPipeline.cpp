@@ -127,6 +127,9 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
   pm.addPass(createPrepareFunctionsForLLVM(prepare));
   // linalg.softmax has no loop lowering; its decomposition into generics has.
   pm.addNestedPass<func::FuncOp>(createDecomposeAggregatedOps());
+  // Convolutions as im2col copies and matrix products (CBLAS calls).
+  if (options.blas)
+    pm.addNestedPass<func::FuncOp>(createConvolutionsToProducts());
   // arith/math on whole tensors (`arith.addf %a, %b : tensor<4xf32>`) have no
   // bufferization; as linalg.generic they do.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());

@@ -58,6 +58,9 @@ static void addLoopStage(OpPassManager &pm, const Options &options,
                          bool nullStream) {
   pm.addPass(createCheckConstantIndices());
   pm.addNestedPass<func::FuncOp>(createDecomposeAggregatedOps());
+  // Convolutions as im2col copies and matrix products (cuBLASLt calls).
+  if (options.cublas)
+    pm.addNestedPass<func::FuncOp>(createConvolutionsToProducts());
   if (options.fuseElementwise) {
     LinalgMorphOpsPassOptions generalize;
     generalize.namedToGeneric = true;

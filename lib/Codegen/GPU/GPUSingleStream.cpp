@@ -46,9 +46,17 @@ bool isStreamFunctionCall(Operation *op) {
           llvm::is_contained(kStreamOperandFunctions, call.getCallee()));
 }
 
-/// True if `op` or an op nested in it is GPU work that runs on a stream.
+/// True if `op` or an op nested in it is GPU work that runs on a stream: a
+/// GPU op or a library call (a loop of cuBLASLt products, e.g. a convolution's
+/// products per sample, takes the step's stream too).
 static bool containsGPUWork(Operation *op) {
-  return op->walk([](gpu::AsyncOpInterface) { return WalkResult::interrupt(); })
+  return op
+      ->walk([](Operation *nested) {
+        return isa<gpu::AsyncOpInterface>(nested) ||
+                       isStreamFunctionCall(nested)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
       .wasInterrupted();
 }
 

@@ -217,6 +217,15 @@ def _pow_scalar(self, exponent):
     return NotImplemented
 
 
+def _reciprocal(self):
+    """aten.reciprocal (also `1 / x`) as a division: torch-mlir's lowering
+    asserts a non-zero divisor inside the element loop (an abort where
+    PyTorch gives inf, and an op the GPU lowering cannot put in a kernel)."""
+    if not self.is_floating_point():
+        return NotImplemented
+    return torch.div(torch.ones_like(self), self)
+
+
 def _squeeze_dims(self, dims):
     """aten.squeeze.dims as a reshape (torch-mlir does not import it)."""
     if isinstance(dims, int):
@@ -302,6 +311,7 @@ def _decomposition_table(indexing):
     table[torch.ops.prims.copy_strided.default] = _copy_strided
     table[aten.cumsum.default] = _cumsum
     table[aten.pow.Tensor_Scalar] = _pow_scalar
+    table[aten.reciprocal.default] = _reciprocal
     table[aten.nll_loss_backward.default] = _nll_loss_backward
     table[aten.embedding_dense_backward.default] = _embedding_dense_backward
     table[aten.max_pool2d_with_indices_backward.default] = \

@@ -49,6 +49,114 @@ def PrepareFunctionsForLLVM
 }
 
 //===----------------------------------------------------------------------===//
+// ConvolutionsToProducts
+//===----------------------------------------------------------------------===//
+
+def ConvolutionsToProducts
+    : Pass<"ga-convolutions-to-products", "func::FuncOp"> {
+  let summary = "Rewrite linalg convolutions into an im2col copy and matrix "
+                "products (linalg.matmul) that the BLAS/cuBLASLt lowerings "
+                "take";
+  let description = [{
+    Every op on tensors that `linalg::isaConvolutionOpInterface` accepts (the
+    named `linalg.conv_*` ops, or a generic with their indexing maps) whose
+    body is a floating-point multiply-add on one element type, with static
+    shapes and at least one output channel, becomes one GEMM per group (one
+    for the whole convolution without groups), over all samples at once:
+
+    1. an im2col copy: a `linalg.generic` over [groups..., reduced...,
+       batch..., image...] (reduced: input channels and filter loops) that
+       reads the input through the convolution's own input indexing map
+       (strides and dilations included; padding is the producer's
+       `tensor.pad`);
+    2. the output packed as [groups..., channels..., batch..., image...] and
+       the filter as [groups..., channels..., reduced...] by `linalg.transpose`
+       where they are laid out otherwise (NCHW outputs: the batch moves
+       inside the channels; channels-last layouts; the generics of a 1-d
+       convolution's gradients), the output transposed back after;
+    3. `out[g] (M x N*P) += filter[g] (M x K) * col[g] (K x N*P)` as a
+       `linalg.matmul` on slices of 3-d views, in an `scf.for` over the
+       groups (over one group when there are none: element-wise fusion folds
+       a parallel producer into a contraction, the im2col copy back into a
+       convolution, but not across a slice that depends on a loop index).
+
+    These are the forms torch-mlir emits for a convolution, its input
+    gradient (a convolution of the padded output gradient with the flipped
+    filter) and its filter gradient (the batch is then the reduced "input
+    channel" dimension, or a group per sample for a strided one). The
+    products accumulate into the convolution's own init, so a filter gradient
+    that `--ga-accumulate` fused into its accumulator stays fused (CBLAS's
+    beta = 1). Each output element is the same sum of products (in the
+    BLAS's order). Other convolutions (depthwise: no output channel; dynamic
+    shapes; mixed element types or casts in the body) are left to the loop
+    lowerings and counted (`left`); `remarks=1` says why at each.
+
+    Before:
+
+    ```mlir
+    %y = linalg.conv_2d_nchw_fchw
+           {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+           ins(%x, %w : tensor<2x3x9x9xf32>, tensor<4x3x3x3xf32>)
+           outs(%init : tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
+    ```
+
+    After (bodies elided):
+
+    ```mlir
+    %col = linalg.generic {indexing_maps =
+             [affine_map<(c, kh, kw, n, oh, ow) -> (n, c, oh * 2 + kh, ow * 2 + kw)>,
+              affine_map<(c, kh, kw, n, oh, ow) -> (c, kh, kw, n, oh, ow)>], ...}
+             ins(%x : tensor<2x3x9x9xf32>) outs(%e : tensor<3x3x3x2x4x4xf32>)
+    %cols = tensor.collapse_shape %col [[0, 1, 2], [3, 4, 5]]
+              : tensor<3x3x3x2x4x4xf32> into tensor<27x32xf32>
+    %packed = linalg.transpose ins(%init : tensor<2x4x4x4xf32>)
+                outs(%e2 : tensor<4x2x4x4xf32>) permutation = [1, 0, 2, 3]
+    %outs = tensor.collapse_shape %packed [[0], [1, 2, 3]]
+              : tensor<4x2x4x4xf32> into tensor<4x32xf32>
+    %w2 = tensor.collapse_shape %w [[0], [1, 2, 3]]
+            : tensor<4x3x3x3xf32> into tensor<4x27xf32>
+    %w3 = tensor.expand_shape %w2 [[0, 1], [2]] output_shape [1, 4, 27]
+            : tensor<4x27xf32> into tensor<1x4x27xf32>
+    %a3 = tensor.expand_shape %cols [[0, 1], [2]] output_shape [1, 27, 32]
+            : tensor<27x32xf32> into tensor<1x27x32xf32>
+    %c3 = tensor.expand_shape %outs [[0, 1], [2]] output_shape [1, 4, 32]
+            : tensor<4x32xf32> into tensor<1x4x32xf32>
+    %l = scf.for %g = %c0 to %c1 step %c1 iter_args(%acc = %c3) -> (tensor<1x4x32xf32>) {
+      %wg = tensor.extract_slice %w3[%g, 0, 0] [1, 4, 27] [1, 1, 1]
+              : tensor<1x4x27xf32> to tensor<4x27xf32>
+      %a = tensor.extract_slice %a3[%g, 0, 0] [1, 27, 32] [1, 1, 1]
+             : tensor<1x27x32xf32> to tensor<27x32xf32>
+      %c = tensor.extract_slice %acc[%g, 0, 0] [1, 4, 32] [1, 1, 1]
+             : tensor<1x4x32xf32> to tensor<4x32xf32>
+      %p = linalg.matmul ins(%wg, %a : tensor<4x27xf32>, tensor<27x32xf32>)
+             outs(%c : tensor<4x32xf32>) -> tensor<4x32xf32>
+      %u = tensor.insert_slice %p into %acc[%g, 0, 0] [1, 4, 32] [1, 1, 1]
+             : tensor<4x32xf32> into tensor<1x4x32xf32>
+      scf.yield %u : tensor<1x4x32xf32>
+    }
+    %p2 = tensor.collapse_shape %l [[0, 1], [2]]
+            : tensor<1x4x32xf32> into tensor<4x32xf32>
+    %r = tensor.expand_shape %p2 [[0], [1, 2, 3]] output_shape [4, 2, 4, 4]
+           : tensor<4x32xf32> into tensor<4x2x4x4xf32>
+    %y = linalg.transpose ins(%r : tensor<4x2x4x4xf32>)
+           outs(%e3 : tensor<2x4x4x4xf32>) permutation = [1, 0, 2, 3]
+    ```
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark at each convolution left as loops, saying why">
+  ];
+  let statistics = [
+    Statistic<"numRewritten", "rewritten",
+              "Convolutions rewritten into im2col copies and products">,
+    Statistic<"numLeft", "left",
+              "Convolutions left to the loop lowerings">
+  ];
+  let dependentDialects = ["linalg::LinalgDialect", "scf::SCFDialect",
+                           "tensor::TensorDialect", "arith::ArithDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // DecomposeAggregatedOps
 //===----------------------------------------------------------------------===//
 
