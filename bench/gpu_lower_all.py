@@ -47,10 +47,13 @@ def collect_steps(paths, root):
         pieces = re.split(r"^// -----\s*$", open(f).read(), flags=re.M)
         for i, text in enumerate(pieces):
             # Steps marked ga.data_parallel (torchrun's shards, whose
-            # collectives are host calls into torch.distributed) are CPU-only
-            # so far: the frontend refuses target='cuda' for them.
+            # collectives are host calls into torch.distributed) and the
+            # sharded collectives of ZeRO-1 (lowered only to host calls) are
+            # CPU-only so far: the frontend refuses target='cuda' for them.
+            host_only = ("ga.data_parallel", "ga.reduce_scatter",
+                         "ga.all_gather")
             if "ga.batch" in text and "func.func" in text and \
-                    "ga.data_parallel" not in text:
+                    not any(op in text for op in host_only):
                 name = os.path.relpath(f, root)
                 if len(pieces) > 1:
                     name += "#%d" % i
