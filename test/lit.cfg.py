@@ -67,12 +67,14 @@ config.substitutions.append(("%numpy_python", '"%s"' % _python_with_numpy()))
 
 # The training analytics (python3 -m ga_mlir.train): numpy, matplotlib, tqdm and
 # scikit-learn, from the project's virtual environment (scripts/setup.sh,
-# python/requirements.txt; GA_VENV_DIR), or any Python that has them.
+# python/requirements.txt; GA_VENV_DIR), the Python the build was configured
+# with (GA_PYTHON), or any Python that has them.
 def _python_with_analytics():
     import subprocess
     import sys
     venv = os.environ.get("GA_VENV_DIR", os.path.join(config.ga_src_root, ".venv"))
-    for exe in (os.path.join(venv, "bin", "python"), sys.executable, shutil.which("python3")):
+    for exe in (os.path.join(venv, "bin", "python"), getattr(config, "ga_python", ""),
+                sys.executable, shutil.which("python3")):
         if exe and os.path.exists(exe) and subprocess.run(
                 [exe, "-c", "import numpy, matplotlib, tqdm, sklearn"], capture_output=True).returncode == 0:
             return exe

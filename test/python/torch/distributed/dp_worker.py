@@ -55,6 +55,13 @@ class TinyLM(nn.Module):
         return self.head(torch.tanh(self.mix(self.embed(tokens))))
 
 
+def say(line):
+    """Prints `line` with one write of line and newline: the ranks share one
+    pipe, and print's separate writes of the text and its end (unbuffered
+    under torchrun) interleave with the other ranks' lines."""
+    os.write(1, (line + "\n").encode())
+
+
 def classification_loss(model, x, y):
     return F.cross_entropy(model(x), y)
 
@@ -148,10 +155,10 @@ def run_case(name, shards, rank, steps=2, micro_batch_size=2):
     same = torch.equal(flat, first)
     ok = err <= TOLERANCE and loss_err <= TOLERANCE and same
     count, nbytes = step.collectives_per_call()
-    print(f"rank {rank} {name} shards={','.join(map(str, shards))} "
-          f"N={step.chosen_micro_batches()}: params {err:.1e} loss "
-          f"{loss_err:.1e} same-as-rank-0 {same} collectives/step {count} "
-          f"{'OK' if ok else 'FAIL'}", flush=True)
+    say(f"rank {rank} {name} shards={','.join(map(str, shards))} "
+        f"N={step.chosen_micro_batches()}: params {err:.1e} loss "
+        f"{loss_err:.1e} same-as-rank-0 {same} collectives/step {count} "
+        f"{'OK' if ok else 'FAIL'}")
     return ok
 
 
@@ -163,9 +170,9 @@ def mismatch(rank):
         compile_train_step(model, loss_fn, make_opt(model), local,
                            micro_batches=2)
     except CompileError as error:
-        print(f"rank {rank} mismatch: CompileError: {error}", flush=True)
+        say(f"rank {rank} mismatch: CompileError: {error}")
         return True
-    print(f"rank {rank} mismatch: no error FAIL", flush=True)
+    say(f"rank {rank} mismatch: no error FAIL")
     return False
 
 
@@ -176,9 +183,9 @@ def short(rank):
         compile_train_step(model, loss_fn, make_opt(model), local,
                            micro_batches=2)
     except CompileError as error:
-        print(f"rank {rank} short: CompileError: {error}", flush=True)
+        say(f"rank {rank} short: CompileError: {error}")
         return True
-    print(f"rank {rank} short: no error FAIL", flush=True)
+    say(f"rank {rank} short: no error FAIL")
     return False
 
 
@@ -192,10 +199,10 @@ def dead(rank):
     try:
         step(*local)
     except RuntimeError as error:
-        print(f"rank {rank} dead: RuntimeError: "
-              f"{str(error).splitlines()[0][:160]}", flush=True)
+        say(f"rank {rank} dead: RuntimeError: "
+            f"{str(error).splitlines()[0][:160]}")
         os._exit(0)
-    print(f"rank {rank} dead: no error FAIL", flush=True)
+    say(f"rank {rank} dead: no error FAIL")
     os._exit(1)
 
 
