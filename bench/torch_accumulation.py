@@ -94,6 +94,30 @@ def optimizer_for(model):
     return torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
 
 
+def pytorch_accumulation(model, loss_fn, opt, batch, n, compiled, first):
+    """One step of PyTorch's own accumulation loop, the baseline of the
+    benches: `batch` split into `n` micro-batches (tensor_split: a remainder
+    is spread), each loss weighted by its share of the batch, backward per
+    micro-batch, one optimizer step. The model is run through torch.compile
+    when `compiled`. The step's summed loss of its first call goes into
+    first["loss"]."""
+    import torch
+    fwd = torch.compile(model) if compiled else model
+    b = batch[0].shape[0]
+    chunks = list(zip(*(t.tensor_split(n) for t in batch)))
+
+    def run():
+        total = 0.0
+        for chunk in chunks:
+            loss = loss_fn(fwd, *chunk) * (chunk[0].shape[0] / b)
+            loss.backward()
+            total += loss.item()
+        opt.step()
+        opt.zero_grad()
+        first.setdefault("loss", total)
+    return run
+
+
 # ----------------------------------------------------------------- workers
 def worker(a):
     import torch
@@ -110,19 +134,8 @@ def worker(a):
         def run():
             first.setdefault("loss", step(*batch).item())
     else:
-        fwd = model if a.worker == "eager" else torch.compile(model)
-        b = batch[0].shape[0]
-        chunks = list(zip(*(t.tensor_split(a.n) for t in batch)))
-
-        def run():
-            total = 0.0
-            for chunk in chunks:
-                loss = loss_fn(fwd, *chunk) * (chunk[0].shape[0] / b)
-                loss.backward()
-                total += loss.item()
-            opt.step()
-            opt.zero_grad()
-            first.setdefault("loss", total)
+        run = pytorch_accumulation(model, loss_fn, opt, batch, a.n,
+                                   a.worker != "eager", first)
     run()  # compiles (torch.compile) or loads the library (ours)
     setup = time.perf_counter() - t0
     times = time_calls(run, a.warmup, a.reps)

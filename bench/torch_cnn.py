@@ -76,19 +76,9 @@ def worker(a):
         def run():
             first.setdefault("loss", step(*batch).item())
     else:
-        fwd = model if a.worker == "eager" else torch.compile(model)
-        b = batch[0].shape[0]
-        chunks = list(zip(*(t.tensor_split(a.n) for t in batch)))
-
-        def run():
-            total = 0.0
-            for chunk in chunks:
-                loss = loss_fn(fwd, *chunk) * (chunk[0].shape[0] / b)
-                loss.backward()
-                total += loss.item()
-            opt.step()
-            opt.zero_grad()
-            first.setdefault("loss", total)
+        from torch_accumulation import pytorch_accumulation
+        run = pytorch_accumulation(model, loss_fn, opt, batch, a.n,
+                                   a.worker != "eager", first)
     run()  # compiles (ours, torch.compile)
     setup = time.perf_counter() - t0
     for _ in range(a.warmup):
