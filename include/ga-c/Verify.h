@@ -55,6 +55,29 @@ MLIR_CAPI_EXPORTED int mlirGAVerify(MlirStringRef input,
                                     MlirStringCallback reportCallback,
                                     void *userData);
 
+/// Called once per argument of the step, in order, with the argument's type
+/// as MLIR prints it (`tensor<24x16xf32>`, `f32`, `tensor<?x16xf32>`), the
+/// shape drawn (`rank` sizes; dynamic dimensions have the size asked for)
+/// and its elements, row-major, in the type's element format (i1 and i8 one
+/// byte, bf16 and f16 two, index eight).
+typedef void (*MlirGAArrayCallback)(intptr_t index, MlirStringRef type,
+                                    intptr_t rank, const int64_t *shape,
+                                    const void *data, intptr_t numBytes,
+                                    void *userData);
+
+/// Draws the input set of `seed` for the step `funcName` (empty: the step
+/// ga-verify would pick) of `input`, exactly as ga-verify does: per the
+/// arguments' `ga.init` / `ga.range`, else by element type (see
+/// docs/GAPasses.md); dynamic dimensions of size `dynamicSize`. Lets a caller
+/// run a compiled step on the inputs the step declares valid (the second
+/// moments of Adam positive, class indices in range) without a second copy
+/// of the rules. Failure, with a diagnostic, when the module does not parse,
+/// has no such step, or an argument cannot be drawn.
+MLIR_CAPI_EXPORTED MlirLogicalResult mlirGADrawInputs(
+    MlirStringRef input, MlirStringRef bufferName, MlirStringRef funcName,
+    uint64_t seed, int64_t dynamicSize, MlirGAArrayCallback arrayCallback,
+    MlirStringCallback diagnosticCallback, void *userData);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,7 +6,10 @@
 
 #include "ga-c/Verify.h"
 
+#include "InputSession.h"
 #include "ga-c/Registration.h"
+
+#include "ga/Verify/Inputs.h"
 #include "ga/Verify/Verify.h"
 
 #include "mlir/CAPI/Support.h"
@@ -66,4 +69,48 @@ int mlirGAVerify(MlirStringRef input, const MlirGAVerifyOptions *options,
   if (reportCallback)
     reportCallback(wrap(StringRef(report)), userData);
   return status;
+}
+
+MlirLogicalResult
+mlirGADrawInputs(MlirStringRef input, MlirStringRef bufferName,
+                 MlirStringRef funcName, uint64_t seed, int64_t dynamicSize,
+                 MlirGAArrayCallback arrayCallback,
+                 MlirStringCallback diagnosticCallback, void *userData) {
+  ga::capi::InputSession session(input, bufferName, diagnosticCallback,
+                                 userData);
+  OwningOpRef<ModuleOp> module = session.parse();
+  if (!module)
+    return mlirLogicalResultFailure();
+  // Errors of the step as a whole are reported at the file's first line:
+  // the implicit module sits at line 0.
+  auto fileLoc = FileLineColLoc::get(&session.getContext(), unwrap(bufferName),
+                                     /*line=*/1, /*column=*/1);
+  auto step = ga::verify::findStep(*module, unwrap(funcName));
+  if (!step) {
+    emitError(fileLoc) << llvm::toString(step.takeError());
+    return mlirLogicalResultFailure();
+  }
+  if (dynamicSize < 1) {
+    emitError(step->getLoc())
+        << "the size of dynamic dimensions must be >= 1, got " << dynamicSize;
+    return mlirLogicalResultFailure();
+  }
+  auto inputs = ga::verify::describeInputs(*step, /*intRange=*/"");
+  if (!inputs) {
+    emitError(step->getLoc()) << llvm::toString(inputs.takeError());
+    return mlirLogicalResultFailure();
+  }
+  std::vector<ga::verify::HostArray> arrays = ga::verify::makeInputs(
+      inputs->args, inputs->specs, seed, dynamicSize, /*dump=*/false);
+  if (!arrayCallback)
+    return mlirLogicalResultSuccess();
+  for (auto [i, array] : llvm::enumerate(arrays)) {
+    std::string type = ga::verify::typeToString(inputs->args[i].type);
+    // A scalar's bytes: exactly one element (makeInputs pads nothing else).
+    intptr_t numBytes = array.numElements() * ga::verify::elemSize(array.kind);
+    arrayCallback(static_cast<intptr_t>(i), wrap(llvm::StringRef(type)),
+                  static_cast<intptr_t>(array.shape.size()), array.shape.data(),
+                  array.bytes.data(), numBytes, userData);
+  }
+  return mlirLogicalResultSuccess();
 }

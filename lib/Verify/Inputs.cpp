@@ -274,6 +274,24 @@ mlir::ga::verify::defaultIntRange(func::FuncOp step, ArrayRef<Slot> args,
   return std::make_pair(0.0, 2.0);
 }
 
+llvm::Expected<StepInputs>
+mlir::ga::verify::describeInputs(func::FuncOp step, StringRef intRange) {
+  StepInputs inputs;
+  for (auto [i, t] : llvm::enumerate(step.getArgumentTypes())) {
+    auto slot = describeSlot(t, "argument", i);
+    if (!slot)
+      return slot.takeError();
+    inputs.args.push_back(*slot);
+  }
+  auto intDefault = defaultIntRange(step, inputs.args, intRange);
+  if (!intDefault)
+    return intDefault.takeError();
+  for (auto [i, slot] : llvm::enumerate(inputs.args))
+    inputs.specs.push_back(
+        getInitSpec(step, i, slot, *intDefault, !intRange.empty()));
+  return inputs;
+}
+
 std::vector<HostArray>
 mlir::ga::verify::makeInputs(ArrayRef<Slot> args, ArrayRef<InitSpec> specs,
                              uint64_t setSeed, int64_t dynSize, bool dump) {

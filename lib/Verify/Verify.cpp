@@ -82,13 +82,19 @@ int mlir::ga::verify::verifyStep(MLIRContext &context,
   };
 
   // Signature: arguments and results we can feed and read.
+  // Read now: compiling lowers the step away. A bad --int-range is the
+  // user's error, not the step's.
+  if (!options.intRange.empty())
+    if (auto range = parseRangeOption(options.intRange); !range)
+      return fail(llvm::toString(range.takeError()));
   SmallVector<Slot> args, results;
-  for (auto [i, t] : llvm::enumerate(step.getArgumentTypes())) {
-    auto slot = describeSlot(t, "argument", i);
-    if (!slot)
-      return fail("cannot verify @" + run.funcName + ": " +
-                  llvm::toString(slot.takeError()));
-    args.push_back(*slot);
+  SmallVector<InitSpec> specs;
+  if (auto inputs = describeInputs(step, options.intRange)) {
+    args = std::move(inputs->args);
+    specs = std::move(inputs->specs);
+  } else {
+    return fail("cannot verify @" + run.funcName + ": " +
+                llvm::toString(inputs.takeError()));
   }
   for (auto [i, t] : llvm::enumerate(step.getResultTypes())) {
     auto slot = describeSlot(t, "result", i);
@@ -113,20 +119,11 @@ int mlir::ga::verify::verifyStep(MLIRContext &context,
         run.batch = ShapedType::isDynamic(s) ? dynSize : s;
       }
 
-  auto intDefault = defaultIntRange(step, args, options.intRange);
-  if (!intDefault)
-    return fail(llvm::toString(intDefault.takeError()));
-
   // Input sets: --seeds of them from --seed, or the one of --seed alone.
   if (options.numSeeds < 1)
     return fail("--seeds must be >= 1");
   for (unsigned k = 0; k < options.numSeeds; ++k)
     run.seeds.push_back(options.seed + k);
-  // The distributions, read now: compiling lowers the step away.
-  SmallVector<InitSpec> specs;
-  for (auto [i, slot] : llvm::enumerate(args))
-    specs.push_back(
-        getInitSpec(step, i, slot, *intDefault, !options.intRange.empty()));
 
   // The module under test: the pipeline on a clone.
   OwningOpRef<ModuleOp> rewritten = original->clone();

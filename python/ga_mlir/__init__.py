@@ -38,7 +38,8 @@ import os
 import threading
 import warnings
 
-__all__ = ["run_pipeline", "verify", "function_info", "FunctionInfo", "PipelineError", "GADiagnosticWarning",
+__all__ = ["run_pipeline", "verify", "function_info", "FunctionInfo", "draw_inputs", "DrawnInput",
+           "PipelineError", "GADiagnosticWarning",
            "library_path", "library_dir"]
 
 
@@ -84,6 +85,18 @@ FunctionInfo = collections.namedtuple(
 FunctionInfo.__doc__ = """What function_info found: the argument and result
 types as MLIR prints them (lists of str), and the function's
 `ga.micro_batches` (None when it has none)."""
+
+
+_ArrayCallback = ctypes.CFUNCTYPE(None, ctypes.c_ssize_t, _StringRef,
+                                  ctypes.c_ssize_t,
+                                  ctypes.POINTER(ctypes.c_int64),
+                                  ctypes.c_void_p, ctypes.c_ssize_t,
+                                  ctypes.c_void_p)
+
+DrawnInput = collections.namedtuple("DrawnInput", ["type", "shape", "data"])
+DrawnInput.__doc__ = """One argument drawn by draw_inputs: its type as MLIR
+prints it (str), the shape drawn (tuple; () for a scalar) and its elements,
+row-major, in the element type's format (bytes; bf16 as 2 bytes, i1 as 1)."""
 
 
 class _VerifyOptions(ctypes.Structure):
@@ -162,6 +175,11 @@ def _load():
                 ctypes.POINTER(_FunctionInfo), _TypeCallback, _StringCallback,
                 ctypes.c_void_p]
             lib.mlirGAInspectFunction.restype = _LogicalResult
+            lib.mlirGADrawInputs.argtypes = [
+                _StringRef, _StringRef, _StringRef, ctypes.c_uint64,
+                ctypes.c_int64, _ArrayCallback, _StringCallback,
+                ctypes.c_void_p]
+            lib.mlirGADrawInputs.restype = _LogicalResult
             lib.mlirGAVerifyOptionsInit.argtypes = [
                 ctypes.POINTER(_VerifyOptions)]
             lib.mlirGAVerifyOptionsInit.restype = None
@@ -258,6 +276,43 @@ def function_info(ir, name, filename=None):
     return FunctionInfo(types[0], types[1],
                         None if info.micro_batches < 0 else
                         info.micro_batches)
+
+
+def draw_inputs(ir, func=None, seed=0, dynamic_size=19, filename=None):
+    """The input set `seed` of the step `func` (None: the one ga-verify
+    picks) of the module `ir`, drawn exactly as `ga-verify --seed=<seed>`
+    draws it: per each argument's `ga.init` / `ga.range`, else by element
+    type; dynamic dimensions of size `dynamic_size`. A list of DrawnInput,
+    one per argument. Raises PipelineError with a located diagnostic when
+    `ir` does not parse, has no such step or an argument cannot be drawn."""
+    if not isinstance(ir, str):
+        raise TypeError(f"draw_inputs(ir: str, ...): got {type(ir).__name__}")
+    for name, value, low in (("seed", seed, 0), ("dynamic_size", dynamic_size, 1)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"draw_inputs: {name} must be an int, got {type(value).__name__}")
+        if value < low:
+            raise ValueError(f"draw_inputs: {name} must be at least {low}, got {value}")
+    lib = _load()
+    drawn = []
+
+    def on_array(index, type_ref, rank, shape, data, num_bytes, _):
+        assert index == len(drawn)
+        drawn.append(DrawnInput(
+            ctypes.string_at(type_ref.data, type_ref.length).decode("utf-8"),
+            tuple(shape[i] for i in range(rank)),
+            ctypes.string_at(data, num_bytes) if num_bytes else b""))
+
+    array_callback = _ArrayCallback(on_array)
+    diagnostics, diagnostic_callback = _collector()
+    ir_buffer, ir_ref = _string_ref(ir.encode("utf-8"))
+    name_buffer, name_ref = _string_ref((func or "").encode("utf-8"))
+    file_buffer, file_ref = _file_name_ref(filename)
+    result = lib.mlirGADrawInputs(ir_ref, file_ref, name_ref, seed, dynamic_size,
+                                  array_callback, diagnostic_callback, None)
+    del ir_buffer, name_buffer, file_buffer
+    if not result.value:
+        raise PipelineError(diagnostics)
+    return drawn
 
 
 def verify(path_or_text, micro_batches=4, pipeline=None, seeds=3, seed=0,

@@ -64,6 +64,20 @@ def function_type(path, func="train_step"):
             [ArgType(t) for t in info.results])
 
 
+def draw_inputs(path, func="train_step", seed=0):
+    """The arguments of `func` in the MLIR file `path` as numpy arrays (0-d
+    for scalars), drawn as `ga-verify --seed=<seed>` draws them: per the
+    arguments' ga.init / ga.range (ga_mlir.draw_inputs, through the C API)."""
+    from . import draw_inputs as draw
+    with open(path) as f:
+        text = f.read()
+    arrays = []
+    for drawn in draw(text, func, seed, filename=path):
+        element = ArgType(drawn.type).element
+        arrays.append(np.frombuffer(drawn.data, dtype=_DTYPES[element]).reshape(drawn.shape).copy())
+    return arrays
+
+
 def build_library(ga_opt, path, out_dir, name, accumulate=None, cpu_options="", mcpu=None):
     """Builds <name>.so in `out_dir` from the step in `path` with ga-compile
     (ga_mlir.aot): the --ga-accumulate rewrite with the option string

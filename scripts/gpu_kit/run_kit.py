@@ -79,7 +79,8 @@ def preload_cuda_libraries():
 
 _ELEMENTS = {"f32": "float32", "f64": "float64", "f16": "float16",
              "bf16": "bfloat16", "i64": "int64", "i32": "int32",
-             "i16": "int16", "i8": "int8", "i1": "bool"}
+             "i16": "int16", "i8": "int8", "i1": "bool",
+             "index": "int64"}
 
 
 _SCALARS = {"f32": ctypes.c_float, "f64": ctypes.c_double,
@@ -120,9 +121,11 @@ def call_corpus_library(lib_path, step, inputs):
             t = t.view(torch.bfloat16)
         args.append(t.cuda())
     results = [parse_type(t) for t in step["results"]]
+    # A scalar result (a gradient norm, say) is a field of its C type in
+    # the results struct; a tensor result a memref descriptor.
     Results = type("Results", (ctypes.Structure,), {"_fields_": [
-        (f"r{i}", descriptor_type(len(s))) for i, (s, _) in
-        enumerate(results)]})
+        (f"r{i}", _SCALARS[e] if s is None else descriptor_type(len(s)))
+        for i, (s, e) in enumerate(results)]})
     out = Results()
     descs = [descriptor(t) if t is not None else None for t in args]
     call = [ctypes.byref(d) if d is not None else scalars[i]
@@ -135,6 +138,9 @@ def call_corpus_library(lib_path, step, inputs):
     values, free = [], set()
     for i, (shape, element) in enumerate(results):
         r = getattr(out, f"r{i}")
+        if shape is None:
+            values.append(np.asarray(r, dtype=_ELEMENTS[element]))
+            continue
         dtype = getattr(torch, _ELEMENTS[element])
         size = torch.empty((), dtype=dtype).element_size()
         n = int(np.prod(shape, dtype=np.int64)) if shape else 1
@@ -169,6 +175,59 @@ def compare(got, ref):
 
 
 def run_corpus(kit, only, variant_filter, results):
+    """Every corpus step, each in a child process: a kernel that faults
+    leaves the CUDA context unusable (every later call fails with the same
+    sticky error), so one faulting step must not take the others with it.
+    A step whose child dies is run again one variant per child, so that the
+    report says which variants fault."""
+    for step_dir in sorted(glob.glob(os.path.join(kit, "corpus", "*"))):
+        name = os.path.basename(step_dir)
+        if only and name != only:
+            continue
+        rows, error = corpus_child(kit, name, variant_filter)
+        if error is None:
+            results.extend(rows)
+            continue
+        step = json.load(open(os.path.join(step_dir, "step.json")))
+        for variant in step["libraries"]:
+            if variant_filter and variant != variant_filter:
+                continue
+            rows, error = corpus_child(kit, name, variant)
+            if error is None:
+                results.extend(rows)
+                continue
+            results.append({"kind": "corpus", "step": name,
+                            "variant": variant, "N": step["micro_batches"],
+                            "error": float("nan"), "pass": False,
+                            "message": error})
+            print(f"corpus {name} [{variant}]: FAIL ({error})", flush=True)
+
+
+def corpus_child(kit, name, variant):
+    """(rows, None) of one step (one variant when `variant`) run in a child
+    process, or (None, why it died)."""
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".json") as rows_file:
+        cmd = [sys.executable, os.path.abspath(__file__), "--kit", kit,
+               "--only", name, "--numerics-only", "--in-process",
+               "--rows", rows_file.name]
+        if variant:
+            cmd += ["--variant", variant]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True,
+                           env=os.environ)
+        sys.stdout.write(r.stdout)
+        sys.stdout.flush()
+        try:
+            with open(rows_file.name) as f:
+                return json.load(f), None
+        except (OSError, ValueError):
+            tail = [line for line in r.stdout.splitlines() if line.strip()]
+            return None, (f"exit {r.returncode}: " +
+                          " | ".join(tail[-3:]))[:400]
+
+
+def run_corpus_in_process(kit, only, variant_filter, results):
     import numpy as np
     for step_dir in sorted(glob.glob(os.path.join(kit, "corpus", "*"))):
         name = os.path.basename(step_dir)
@@ -194,7 +253,9 @@ def run_corpus(kit, only, variant_filter, results):
             results.append(row)
             print(f"corpus {name} [{variant}]: error {row['error']:.3g} "
                   f"(tolerance {tol:g}): "
-                  f"{'PASS' if row['pass'] else 'FAIL'}", flush=True)
+                  f"{'PASS' if row['pass'] else 'FAIL'}"
+                  f"{' ' + row['message'] if 'message' in row else ''}",
+                  flush=True)
 
 
 # ===------------------------------------------------------------------===#
@@ -223,16 +284,23 @@ def run_sanitizers(kit, only, results):
             cmd = [sanitizer, "--tool", tool, "--error-exitcode", "9",
                    sys.executable, os.path.abspath(__file__), "--kit", kit,
                    "--only", name, "--variant", "graphs+cublaslt",
-                   "--numerics-only"]
+                   "--numerics-only", "--in-process"]
             r = subprocess.run(cmd, capture_output=True, text=True,
                                env=os.environ)
             summary = [line for line in (r.stdout + r.stderr).splitlines()
                        if "ERROR SUMMARY" in line or "RACECHECK SUMMARY"
                        in line]
+            # The first report of a failing run names the kernel, the access
+            # and the address: what a fix starts from.
+            first = [line.strip() for line in (r.stdout + r.stderr)
+                     .splitlines() if line.startswith("=========")
+                     and "COMPUTE-SANITIZER" not in line][:6]
             row = {"kind": "sanitizer", "step": name, "tool": tool,
                    "pass": r.returncode == 0,
                    "summary": summary[-1].strip() if summary else
                    f"exit {r.returncode}"}
+            if r.returncode != 0:
+                row["message"] = " | ".join(first)[:600]
             results.append(row)
             print(f"{tool} {name}: {row['summary']}", flush=True)
     return True
@@ -380,7 +448,9 @@ def write_report(path, device, cublaslt, results, sanitizer_found):
         lines.append("")
     san = [r for r in results if r["kind"] == "sanitizer"]
     lines += ["## compute-sanitizer", ""]
-    if not sanitizer_found:
+    if sanitizer_found is None:
+        lines += ["Not run (--quick).", ""]
+    elif not sanitizer_found:
         lines += ["compute-sanitizer not found: not run.", ""]
     for r in san:
         lines.append(f"- {r['tool']} {r['step']}: {r['summary']} "
@@ -412,6 +482,10 @@ def main():
     p.add_argument("--only", help="one corpus step")
     p.add_argument("--variant", help="one library variant")
     p.add_argument("--numerics-only", action="store_true")
+    p.add_argument("--in-process", action="store_true",
+                   help="run the corpus steps in this process (a child's "
+                        "mode: a fault ends the run)")
+    p.add_argument("--rows", help="write the corpus rows here (JSON)")
     p.add_argument("--quick", action="store_true",
                    help="no sanitizers, fewer timing repetitions")
     p.add_argument("--reps", type=int, default=20)
@@ -423,11 +497,17 @@ def main():
     torch.cuda.init()
     manifest = json.load(open(os.path.join(a.kit, "manifest.json")))
     results = []
-    run_corpus(a.kit, a.only, a.variant, results)
+    if a.in_process:
+        run_corpus_in_process(a.kit, a.only, a.variant, results)
+    else:
+        run_corpus(a.kit, a.only, a.variant, results)
+    if a.rows:
+        with open(a.rows, "w") as f:
+            json.dump(results, f, default=str)
     if a.numerics_only:
         return 0 if all(r["pass"] for r in results) else 1
     run_zoo_numerics(a.kit, manifest, results)
-    sanitizer_found = False
+    sanitizer_found = None
     if not a.quick:
         sanitizer_found = run_sanitizers(a.kit, a.only, results)
     run_timing(a.kit, manifest, 5 if a.quick else a.reps, results)

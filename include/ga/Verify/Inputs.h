@@ -97,6 +97,20 @@ defaultIntRange(func::FuncOp step, ArrayRef<Slot> args, StringRef intRange);
 InitSpec getInitSpec(func::FuncOp fn, unsigned i, const Slot &slot,
                      std::pair<double, double> intDefault, bool intRangeGiven);
 
+/// The arguments of a step as ga-verify feeds them: one slot and one
+/// distribution per argument.
+struct StepInputs {
+  SmallVector<Slot> args;
+  SmallVector<InitSpec> specs;
+};
+
+/// Describes the arguments of `step` and how each is drawn (`intRange` as
+/// --int-range, empty for the default), or says why it cannot be fed. The
+/// one description of the inputs that ga-verify and the C API
+/// (mlirGADrawInputs) share.
+llvm::Expected<StepInputs> describeInputs(func::FuncOp step,
+                                          StringRef intRange);
+
 /// Draws every element of `a` per `spec` from `rng`, for input set `setSeed`.
 void fillArray(HostArray &a, const InitSpec &spec, RandomStream &rng,
                uint64_t setSeed);

@@ -13,7 +13,10 @@
 #include "ga/IR/GADialect.h"
 #include "ga/Utils/IRUtils.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -43,9 +46,38 @@ static bool isHostHelper(func::FuncOp fn) {
             }).wasInterrupted();
 }
 
+/// True if the address `pointer` (an `extract_aligned_pointer_as_index`)
+/// reaches, through casts, a call of anything but a host helper: a library
+/// call (cuBLASLt, NCCL) that the device reads or writes the buffer through.
+/// Deallocation compares such addresses on the host; a library call is a
+/// device use like a kernel's, and the buffer must be device memory.
+static bool reachesLibraryCall(Value pointer) {
+  SmallVector<Value> worklist{pointer};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (isa<arith::IndexCastOp, arith::IndexCastUIOp, LLVM::IntToPtrOp>(
+              user)) {
+        worklist.push_back(user->getResult(0));
+        continue;
+      }
+      auto call = dyn_cast<CallOpInterface>(user);
+      if (!call)
+        continue;
+      auto callee = dyn_cast_or_null<func::FuncOp>(call.resolveCallable());
+      if (!callee || !isHostHelper(callee))
+        return true;
+    }
+  }
+  return false;
+}
+
 /// True if every use of `alloc` (through views) is host code that reads or
-/// writes it, frees it or hands it to a host helper: the bookkeeping buffers
-/// of deallocation (pointers and ownership flags), which stay in host memory.
+/// writes it, frees it, compares its address or hands it to a host helper:
+/// the bookkeeping buffers of deallocation (pointers and ownership flags),
+/// which stay in host memory. A buffer whose address is handed to a library
+/// call is a device buffer even if no kernel touches it (the output of one
+/// cuBLASLt product that only another product reads).
 static bool isHostOnly(memref::AllocOp alloc) {
   SmallVector<Value> worklist{alloc.getResult()};
   while (!worklist.empty()) {
@@ -53,9 +85,14 @@ static bool isHostOnly(memref::AllocOp alloc) {
     for (Operation *user : v.getUsers()) {
       if (!isOnHost(user))
         return false;
-      if (isa<memref::LoadOp, memref::StoreOp, memref::DeallocOp,
-              memref::ExtractAlignedPointerAsIndexOp>(user))
+      if (isa<memref::LoadOp, memref::StoreOp, memref::DeallocOp>(user))
         continue;
+      if (auto pointer =
+              dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(user)) {
+        if (reachesLibraryCall(pointer.getResult()))
+          return false;
+        continue;
+      }
       if (auto view = dyn_cast<ViewLikeOpInterface>(user);
           view && view.getViewSource() == v) {
         worklist.push_back(user->getResult(0));

@@ -77,3 +77,40 @@ func.func private @dealloc_helper(%p: memref<2xindex>) {
   %v = memref.load %p[%c0] : memref<2xindex>
   return
 }
+
+// A buffer that no kernel touches but whose address a library call reads or
+// writes (the output of one cuBLASLt product that only another product reads,
+// through a view) is device memory; an address only compared on the host is
+// not a device use.
+// CHECK-LABEL: func.func @library_only
+// CHECK: %[[D:.*]] = gpu.alloc () : memref<2x6x16xf32>
+// CHECK: memref.extract_aligned_pointer_as_index %[[D]]
+// CHECK: call @gaLibraryProduct
+// CHECK: memref.collapse_shape %[[D]]
+// CHECK: call @gaLibraryProduct
+// CHECK: gpu.dealloc %[[D]]
+// CHECK: %[[H:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: arith.cmpi
+// CHECK: memref.dealloc %[[H]]
+func.func private @gaLibraryProduct(!llvm.ptr, !llvm.ptr)
+func.func @library_only(%x: memref<12x16xf32>) -> i1 {
+  %d = memref.alloc() : memref<2x6x16xf32>
+  %i0 = memref.extract_aligned_pointer_as_index %x : memref<12x16xf32> -> index
+  %j0 = arith.index_cast %i0 : index to i64
+  %p0 = llvm.inttoptr %j0 : i64 to !llvm.ptr
+  %i1 = memref.extract_aligned_pointer_as_index %d : memref<2x6x16xf32> -> index
+  %j1 = arith.index_cast %i1 : index to i64
+  %p1 = llvm.inttoptr %j1 : i64 to !llvm.ptr
+  call @gaLibraryProduct(%p0, %p1) : (!llvm.ptr, !llvm.ptr) -> ()
+  %v = memref.collapse_shape %d [[0, 1], [2]] : memref<2x6x16xf32> into memref<12x16xf32>
+  %i2 = memref.extract_aligned_pointer_as_index %v : memref<12x16xf32> -> index
+  %j2 = arith.index_cast %i2 : index to i64
+  %p2 = llvm.inttoptr %j2 : i64 to !llvm.ptr
+  call @gaLibraryProduct(%p2, %p0) : (!llvm.ptr, !llvm.ptr) -> ()
+  memref.dealloc %d : memref<2x6x16xf32>
+  %h = memref.alloc() : memref<4xf32>
+  %i3 = memref.extract_aligned_pointer_as_index %h : memref<4xf32> -> index
+  %same = arith.cmpi eq, %i3, %i0 : index
+  memref.dealloc %h : memref<4xf32>
+  return %same : i1
+}
