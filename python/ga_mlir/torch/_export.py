@@ -346,44 +346,57 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
 
 
 def _import_to_linalg(gm):
-    """torch-mlir's FX importer, then its two lowerings (to the Torch
-    backend contract, to linalg-on-tensors), with the located diagnostics
-    of a failure in the exception."""
+    """torch-mlir's own FX import and lowering to linalg-on-tensors
+    (torch_mlir.fx.stateless_fx_import: its importer and its pipelines,
+    whatever they are in the installed version), with the located
+    diagnostics of a failure in the exception."""
     from torch_mlir import ir
+    from torch_mlir.compiler_utils import TorchMlirCompilerError
     from torch_mlir.dialects import torch as torch_dialect
     from torch_mlir.extras.fx_importer import FxImporter
-    from torch_mlir.passmanager import PassManager
+    from torch_mlir.fx import stateless_fx_import
 
+    # Our context, so that a failure's diagnostics reach us with their
+    # locations: torch-mlir emits them to stderr and reports the failure as
+    # text only.
     context = ir.Context()
     torch_dialect.register_dialect(context)
-    importer = FxImporter(context=context)
-    importer.import_stateless_graph(gm.graph, func_name="train_step")
-    module = importer.module
-    with context:
-        for pipeline in (
-                "builtin.module(func.func(torch-match-quantized-custom-ops),"
-                "torchdynamo-export-to-torch-backend-pipeline{extra-library=})",
-                "builtin.module(torch-backend-to-linalg-on-tensors-backend-"
-                "pipeline{allow-non-finites=true})"):
-            try:
-                PassManager.parse(pipeline).run(module.operation)
-            except ir.MLIRError as error:
-                raise _lowering_error(error) from None
-        try:
+    errors = []
+
+    def collect(diagnostic):
+        if diagnostic.severity == ir.DiagnosticSeverity.ERROR:
+            errors.append((diagnostic.location, str(diagnostic.message)))
+        return True  # handled: not printed
+
+    handler = context.attach_diagnostic_handler(collect)
+    try:
+        module = stateless_fx_import(
+            gm, output_type="linalg-on-tensors", model_name="train_step",
+            fx_importer=FxImporter(context=context), allow_non_finites=True)
+        with context:
             module.operation.verify()
-        except ir.MLIRError as error:
-            raise _lowering_error(error) from None
+    except (TorchMlirCompilerError, ir.MLIRError) as error:
+        if isinstance(error, ir.MLIRError):
+            errors += [(d.location, d.message)
+                       for d in error.error_diagnostics]
+        if not errors:
+            raise CompileError(
+                "torch-mlir could not lower the step to linalg-on-tensors: " +
+                str(error).strip().splitlines()[0]) from None
+        raise _lowering_error(errors) from None
+    finally:
+        handler.detach()
     return module
 
 
-def _lowering_error(error):
-    """torch-mlir's failure at the user's (or library's) line, in words
-    that say what it means for the model."""
-    lines = [f"{describe_location(d.location)}: error: torch-mlir cannot "
+def _lowering_error(errors):
+    """torch-mlir's failure (its (location, message) errors) at the user's
+    (or library's) line, in words that say what it means for the model."""
+    lines = [f"{describe_location(location)}: error: torch-mlir cannot "
              "lower the PyTorch operation of this line (or of its "
              "backward) to linalg: rewrite it with other operations, or "
-             f"report it (torch-mlir: {d.message.splitlines()[0]})"
-             for d in error.error_diagnostics]
+             f"report it (torch-mlir: {message.splitlines()[0]})"
+             for location, message in errors]
     return CompileError("torch-mlir could not lower the step to "
                         "linalg-on-tensors:\n" + "\n".join(lines))
 
