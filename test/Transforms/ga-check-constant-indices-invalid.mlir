@@ -34,3 +34,24 @@ func.func @payload(%x: tensor<8x3xf32>) -> tensor<8x3xf32> {
   } -> tensor<8x3xf32>
   return %r : tensor<8x3xf32>
 }
+
+// -----
+
+// A chain of casts whose static shapes disagree (a frontend's lowering of a
+// grouped convolution's weight gradient produced this one): each cast
+// verifies alone, the chain is undefined at run time.
+func.func @cast_chain(%x: tensor<8x8x3x3xf32>) -> tensor<8x1x3x3xf32> {
+  %a = tensor.cast %x : tensor<8x8x3x3xf32> to tensor<?x?x?x?xf32>
+  // expected-error @+1 {{'tensor.cast' op casts 'tensor<8x8x3x3xf32>' to 'tensor<8x1x3x3xf32>': dimension 1 is 8, not 1 (the shapes disagree; undefined at run time)}}
+  %b = tensor.cast %a : tensor<?x?x?x?xf32> to tensor<8x1x3x3xf32>
+  return %b : tensor<8x1x3x3xf32>
+}
+
+// -----
+
+func.func @memref_cast_chain(%x: memref<4xf32>) -> memref<5xf32> {
+  %a = memref.cast %x : memref<4xf32> to memref<?xf32>
+  // expected-error @+1 {{'memref.cast' op casts 'memref<4xf32>' to 'memref<5xf32>': dimension 0 is 4, not 5}}
+  %b = memref.cast %a : memref<?xf32> to memref<5xf32>
+  return %b : memref<5xf32>
+}

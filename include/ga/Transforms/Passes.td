@@ -47,7 +47,7 @@ def MarkBatchArgs : Pass<"ga-mark-batch-args", "ModuleOp"> {
 
 def CheckConstantIndices : Pass<"ga-check-constant-indices"> {
   let summary = "Refuse constant dimension indices outside the rank they "
-                "index";
+                "index, and casts whose shapes disagree";
   let description = [{
     A `tensor.dim` or `memref.dim` whose index is a constant outside
     `[0, rank)` of its ranked source is valid IR (the verifiers leave it
@@ -68,10 +68,26 @@ def CheckConstantIndices : Pass<"ga-check-constant-indices"> {
 
     Output: `error: 'tensor.dim' op dimension index -1 is out of range for a
     source of rank 2 (undefined at run time)`.
+
+    Likewise a `tensor.cast` / `memref.cast` whose static result shape
+    contradicts the static shape its chain of casts starts from (each cast
+    verifies alone; canonicalization folds the chain into ops that then
+    fail verification far from the cause):
+
+    ```mlir
+    %a = tensor.cast %x : tensor<8x8xf32> to tensor<?x?xf32>
+    %b = tensor.cast %a : tensor<?x?xf32> to tensor<8x1xf32>
+    ```
+
+    Output: `error: 'tensor.cast' op casts 'tensor<8x8xf32>' to
+    'tensor<8x1xf32>': dimension 1 is 8, not 1 (the shapes disagree;
+    undefined at run time)`.
   }];
   let statistics = [
     Statistic<"numChecked", "checked-dims",
-              "Number of tensor.dim / memref.dim ops checked">
+              "Number of tensor.dim / memref.dim ops checked">,
+    Statistic<"numCasts", "checked-casts",
+              "Number of tensor.cast / memref.cast ops checked">
   ];
 }
 

@@ -1,23 +1,24 @@
 """Convolutions that torch-mlir does not lower, as operations it does.
 
 torch-mlir (20261001) lowers a convolution with one group, any stride,
-padding and dilation, and its backward, and a grouped one whose strides are
-all at least 2; it fails on grouped and depthwise convolutions with stride 1
-('tensor.expand_shape' op expected dimension 1 of collapsed type to be
-static) and on the backward of transposed convolutions
-(aten.convolution_backward stays illegal). While tracing, F.conv1d/2d/3d
-with groups > 1 and F.conv_transpose1d/2d/3d are replaced (a
-TorchFunctionMode, above autograd, so that the backward is traced from the
-replacement's own operations) by:
+padding and dilation, and its backward; it fails on grouped and depthwise
+convolutions with stride 1 ('tensor.expand_shape' op expected dimension 1 of
+collapsed type to be static), miscompiles the weight gradient of some with
+stride 2 (a depthwise 3x3 convolution with stride 2 and padding 1 on an 8x8
+input: the gradient, computed for every pair of groups, is cast from
+8x8x3x3 to the weight's 8x1x3x3; --ga-check-constant-indices refuses such
+casts), and leaves the backward of transposed convolutions illegal
+(aten.convolution_backward). While tracing, F.conv1d/2d/3d with groups > 1
+and F.conv_transpose1d/2d/3d are therefore replaced (a TorchFunctionMode,
+above autograd, so that the backward is traced from the replacement's own
+operations) by:
 
-  grouped:    PyTorch's op with every stride at least 2: a stride-1
-              dimension is read from the input with a zero after each
-              element by a stride-2 convolution with twice the dilation and
-              padding (the kernel touches the original elements only); with
-              padding='same', the input's windows as strided slices stacked
-              along a new dimension ("im2col") times each group's weight
-              as a batched product with the batch outermost (depthwise: a
-              product and a sum over the kernel positions);
+  grouped:    the input's windows as strided slices stacked along a new
+              dimension ("im2col") times each group's weight as a batched
+              product with the batch outermost (depthwise: a product and a
+              sum over the kernel positions), for every stride, padding and
+              dilation: operations whose forward and backward torch-mlir
+              lowers exactly;
   transposed: the gradient of a convolution with respect to its input, as
               PyTorch defines it: the input with stride - 1 zeros between
               elements, padded by dilation * (kernel - 1) - padding (plus
@@ -26,7 +27,7 @@ replacement's own operations) by:
               channel dimensions swapped per group.
 
 Each output element is the same sum of products as PyTorch's (in another
-order for the last two: within rounding)."""
+order: within rounding)."""
 
 import itertools
 
@@ -157,48 +158,7 @@ def transposed_convolution(x, weight, bias, stride, padding, output_padding,
     return y if batched else y.squeeze(0)
 
 
-def strided_grouped_convolution(x, weight, bias, stride, padding, dilation,
-                                groups):
-    """A grouped convolution as PyTorch's own op with every stride at least
-    2 (torch-mlir lowers those, forward and backward): a stride-1 dimension
-    is read from the input with a zero after each element (size 2n) by a
-    stride-2 convolution with twice the dilation and padding (the kernel
-    then touches the original elements only: the same sums of products).
-    None for padding='same', which needs the other form."""
-    n = weight.dim() - 2
-    if isinstance(padding, str):
-        if padding != "valid":
-            return None
-        padding = 0
-    stride, padding = list(_tuple(stride, n)), list(_tuple(padding, n))
-    dilation = list(_tuple(dilation, n))
-    batched = x.dim() == n + 2
-    if not batched:
-        x = x.unsqueeze(0)
-    ones = [d for d in range(n) if stride[d] == 1]
-    if ones:
-        b, c = x.shape[:2]
-        spatial = list(x.shape[2:])
-        view, pads = [b, c], []
-        for d, size in enumerate(spatial):
-            view += [size, 1]
-            pads += [(0, 0), (0, 1 if d in ones else 0)]
-        x = _pad(x.reshape(view), pads).reshape(
-            [b, c] + [s * (2 if d in ones else 1)
-                      for d, s in enumerate(spatial)])
-        for d in ones:
-            stride[d], dilation[d], padding[d] = 2, 2 * dilation[d], \
-                2 * padding[d]
-    conv = (F.conv1d, F.conv2d, F.conv3d)[n - 1]
-    y = conv(x, weight, bias, stride, padding, dilation, groups)
-    return y if batched else y.squeeze(0)
-
-
 def _conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    y = strided_grouped_convolution(x, weight, bias, stride, padding,
-                                    dilation, groups)
-    if y is not None:
-        return y
     return grouped_convolution(x, weight, bias, stride, padding, dilation,
                                groups)
 
