@@ -3,11 +3,10 @@
 torch-mlir (20261001) lowers a convolution with one group, any stride,
 padding and dilation, and its backward; it fails on grouped and depthwise
 convolutions with stride 1 ('tensor.expand_shape' op expected dimension 1 of
-collapsed type to be static), miscompiles the weight gradient of some with
-stride 2 (a depthwise 3x3 convolution with stride 2 and padding 1 on an 8x8
-input: the gradient, computed for every pair of groups, is cast from
-8x8x3x3 to the weight's 8x1x3x3; --ga-check-constant-indices refuses such
-casts), and leaves the backward of transposed convolutions illegal
+collapsed type to be static), miscompiles the weight gradient of grouped
+ones with stride 2 and padding (computed as if ungrouped, C_out x C_in x k x k,
+and cast into the weight's C_out x C_in/G x k x k: --ga-check-constant-indices
+refuses such casts), and leaves the backward of transposed convolutions illegal
 (aten.convolution_backward). While tracing, F.conv1d/2d/3d with groups > 1
 and F.conv_transpose1d/2d/3d are therefore replaced (a TorchFunctionMode,
 above autograd, so that the backward is traced from the replacement's own
