@@ -201,6 +201,13 @@ void CaptureCudaGraphsPass::runOnOperation() {
 
   bool any = false;
   for (scf::ForOp loop : loops) {
+    // A graph replayed once costs its capture and instantiation on top of
+    // the launches it replaces (N = 1, a remainder loop of one micro-batch).
+    if (std::optional<APInt> trips = loop.getStaticTripCount();
+        trips && trips->ule(1)) {
+      ++numOnce;
+      continue;
+    }
     if (failed(checkCapturable(loop))) {
       ++numLeft;
       continue;

@@ -222,6 +222,12 @@ def _cache_dir():
     return root
 
 
+# ctypes passes at most 1024 arguments to a foreign function; a
+# data-parallel step adds its shard's two bounds.
+_CTYPES_MAX_ARGUMENTS = 1024
+_EXTRA_ARGUMENTS = 2
+
+
 def _aot(what, fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
@@ -237,6 +243,18 @@ def _compile_library(ir, pipelines, mcpu, in_place, num_args, num_results,
     `in_place` (pairs of result and argument indices) are written into the
     arguments (else the library returns every result: into out-parameters
     on the CPU, in device memory on the GPU)."""
+    # The compiled step is called through ctypes, one argument per tensor,
+    # scalar and out-parameter (all results at worst): refused before the
+    # minutes of lowering rather than at the first call.
+    if num_args + num_results + _EXTRA_ARGUMENTS > _CTYPES_MAX_ARGUMENTS:
+        raise CompileError(
+            f"the step takes {num_args} arguments (parameters, optimizer "
+            f"states, buffers, settings, inputs) and returns {num_results} "
+            "results, more than the "
+            f"{_CTYPES_MAX_ARGUMENTS - _EXTRA_ARGUMENTS} that a call "
+            "through ctypes can pass: not supported yet (fewer parameter "
+            "tensors, e.g. an optimizer with less state, or a smaller "
+            "model)")
     key = hashlib.sha256("\0".join(
         [ir, *pipelines, library_cpu(mcpu), target, repr(in_place),
          os.path.realpath(library_path()),

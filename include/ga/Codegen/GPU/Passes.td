@@ -733,8 +733,10 @@ def CaptureCudaGraphs : Pass<"ga-capture-cuda-graphs", "ModuleOp"> {
     instantiate, lib/Runtime/CUDA), a loop of the same bounds whose body is
     one `mgpuGraphLaunch` on the stream, and `mgpuGraphDestroy` after it
     (stream-ordered: the driver frees an executable graph in flight when it
-    completes). A loop of one remainder micro-batch is a loop too and gets a
-    graph of its own. A body that cannot be captured is left as it is, with
+    completes). A loop of two or more remainder micro-batches is a loop too and
+    gets a graph of its own; a loop that runs once (N = 1, a remainder of one
+    micro-batch) is left alone: a graph replayed once would only add its
+    capture and instantiation to the launches it replaces. A body that cannot be captured is left as it is, with
     a remark that names the op and the reason: a host synchronization or
     read-back, a host access to memory, an allocation or free, nested
     control flow, a call not ordered on the stream, a value that depends on
@@ -767,7 +769,9 @@ def CaptureCudaGraphs : Pass<"ga-capture-cuda-graphs", "ModuleOp"> {
   let statistics = [
     Statistic<"numCaptured", "loops-captured", "Loops captured as a graph">,
     Statistic<"numLeft", "loops-left",
-              "Loops with GPU work left uncaptured (with a remark)">
+              "Loops with GPU work left uncaptured (with a remark)">,
+    Statistic<"numOnce", "loops-once",
+              "Loops that run once, launched directly (no graph)">
   ];
   let dependentDialects = [
     "func::FuncDialect", "gpu::GPUDialect", "LLVM::LLVMDialect"
