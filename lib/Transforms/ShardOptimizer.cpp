@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Iterators.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -255,18 +256,21 @@ static int64_t toReduceScatters(func::FuncOp func, int64_t rank,
 }
 
 /// Erases the ops of `func`'s body that nothing uses and that have no
-/// effect (the unsharded updates), last ones first.
+/// effect (the unsharded updates), last ones first. The walk visits an op
+/// after its nested ops and erases only the op it visits (the walk has
+/// already stepped past it): a list of ops collected beforehand would still
+/// hold the nested ops of an erased region-holding op (a dead
+/// `linalg.generic`'s body), which are freed with it.
 static void eraseDead(func::FuncOp func) {
   bool changed = true;
   while (changed) {
     changed = false;
-    SmallVector<Operation *> ops;
-    func.walk<WalkOrder::PostOrder>([&](Operation *op) { ops.push_back(op); });
-    for (Operation *op : llvm::reverse(ops))
+    func.walk<WalkOrder::PostOrder, ReverseIterator>([&](Operation *op) {
       if (op != func && isOpTriviallyDead(op)) {
         op->erase();
         changed = true;
       }
+    });
   }
 }
 
