@@ -8,6 +8,10 @@ into N micro-batches (--micro-batches). The model is an MLP
 IN x HIDDEN x HIDDEN x 10 with AdamW and cross-entropy.
 
 * ours: one call of the compiled step per effective step.
+* ours ZeRO-1: the same with shard_optimizer=True (gradients
+  reduce-scattered, each rank updating its rows of the parameters and
+  keeping its rows of the AdamW state, parameters all-gathered); the
+  optimizer state per rank is printed next to the unsharded one.
 * DDP: N forward/backward passes of B/N samples (loss scaled by 1/N, as
   gradient accumulation with DDP is written), then optimizer.step(); DDP
   all-reduces every bucket after every backward.
@@ -74,6 +78,20 @@ def worker(args):
     ms = timed(lambda: ours(x, y))
     results["ours"] = (ours.collectives_per_call()[0], ms)
 
+    def state_bytes(opt):
+        return sum(t.numel() * t.element_size()
+                   for state in opt.state.values() for t in state.values()
+                   if isinstance(t, torch.Tensor) and t.dim() > 0)
+    full_state = state_bytes(opt)
+    model = make_model()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    zero = compile_train_step(model, loss_fn, opt, (x, y), micro_batches=n,
+                              bucket_cap_mb=args.bucket_cap_mb,
+                              shard_optimizer=True)
+    ms = timed(lambda: zero(x, y))
+    results["ours ZeRO-1"] = (zero.collectives_per_call()[0], ms)
+    zero_state = state_bytes(opt)
+
     for no_sync in (False, True):
         model = DDP(make_model(), bucket_cap_mb=args.bucket_cap_mb)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
@@ -107,6 +125,9 @@ def worker(args):
               f"{args.inputs}x{args.hidden}x{args.hidden}x10 ({params:,} "
               f"parameters), {args.batch} samples per process per step, "
               f"N = {n}, bucket_cap_mb = {args.bucket_cap_mb}")
+        print(f"AdamW state on rank 0: {full_state:,} bytes unsharded, "
+              f"{zero_state:,} bytes with ZeRO-1 "
+              f"({zero_state / full_state:.3f} of it)")
         print("| variant | collectives per step | ms per step |")
         print("|---|---|---|")
         for name, (count, ms) in results.items():

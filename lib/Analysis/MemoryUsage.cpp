@@ -16,6 +16,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
@@ -61,6 +62,30 @@ static FailureOr<int64_t> getBufferBytes(MemRefType type, Operation *where) {
   int64_t elementBytes =
       DataLayout::closest(where).getTypeSize(element).getFixedValue();
   return type.getNumElements() * elementBytes;
+}
+
+/// Bytes of the buffer `alloc` allocates at most: its static size, or with
+/// run-time sizes, the largest each can be (its constant upper bound, by the
+/// ops' ValueBoundsOpInterface: a data-parallel step's micro-batch of
+/// `base + (i < rem)` samples once its shard is known); failure when a size
+/// has no constant bound.
+static FailureOr<int64_t> getAllocBytes(memref::AllocOp alloc) {
+  MemRefType type = alloc.getType();
+  if (type.hasStaticShape())
+    return getBufferBytes(type, alloc);
+  SmallVector<int64_t> shape(type.getShape());
+  auto sizes = alloc.getDynamicSizes().begin();
+  for (int64_t &size : shape) {
+    if (!ShapedType::isDynamic(size))
+      continue;
+    FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
+        presburger::BoundType::UB, *sizes++, /*stopCondition=*/nullptr,
+        /*closedUB=*/true);
+    if (failed(bound))
+      return failure();
+    size = std::max<int64_t>(*bound, 0);
+  }
+  return getBufferBytes(MemRefType::get(shape, type.getElementType()), alloc);
 }
 
 MemoryUsageAnalysis::MemoryUsageAnalysis(func::FuncOp func,
@@ -156,7 +181,7 @@ void MemoryUsageAnalysis::classify(ArrayRef<BufferRole> argRoles,
   // micro-batch loop (used in it and after it), results are returned, the
   // rest are temporaries.
   func.walk([&](memref::AllocOp alloc) {
-    FailureOr<int64_t> bytes = getBufferBytes(alloc.getType(), alloc);
+    FailureOr<int64_t> bytes = getAllocBytes(alloc);
     if (failed(bytes)) {
       alloc.emitError() << "memory report: the size of this allocation ("
                         << alloc.getType() << ") is only known at run time";
@@ -234,9 +259,19 @@ LogicalResult MemoryUsageAnalysis::simulate(Operation *op) {
     bump(it->second, -1);
     return success();
   }
-  if (isa<CallOpInterface>(op))
+  if (auto call = dyn_cast<CallOpInterface>(op)) {
+    // A declaration called on no buffer (a runtime's collective on a raw
+    // pointer, --convert-ga-to-host-collectives) allocates and frees none of
+    // this function's buffers.
+    auto callee = dyn_cast_or_null<FunctionOpInterface>(call.resolveCallable());
+    auto isMemRef = [](Type type) { return isa<BaseMemRefType>(type); };
+    if (callee && callee.isExternal() &&
+        llvm::none_of(op->getOperandTypes(), isMemRef) &&
+        llvm::none_of(op->getResultTypes(), isMemRef))
+      return success();
     return op->emitError("memory report: calls are not followed; inline the "
                          "callee first");
+  }
   // Anything else that allocates or frees is not counted: refuse it.
   if (!isa<memref::AllocaOp>(op)) {
     if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {

@@ -184,11 +184,17 @@ static Value viewOf(OpBuilder &b, Location loc, Value flat, int64_t offset,
 static bool privatizeInit(OpOperand &use);
 
 /// Whether the single-use `value` is a loop or DPS result whose whole chain
-/// of destinations is private.
+/// of destinations is private, or a reshape of such a result that nothing
+/// else reads (a reshape is a view of the same buffer: ga-shard-optimizer
+/// reduces a bias's 1xD gradient as D rows).
 static bool isPrivateResult(Value value) {
   auto result = dyn_cast<OpResult>(value);
   if (!result)
     return false;
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(result.getOwner())) {
+    Value source = result.getOwner()->getOperand(0);
+    return source.hasOneUse() && isPrivateResult(source);
+  }
   if (auto loop = dyn_cast<scf::ForOp>(result.getOwner()))
     return privatizeInit(loop.getInitArgsMutable()[result.getResultNumber()]);
   auto dps = dyn_cast<DestinationStyleOpInterface>(result.getOwner());

@@ -33,7 +33,8 @@ void GADialect::initialize() {
       >();
 }
 
-/// Verifies the argument attributes `ga.batch`, `ga.init` and `ga.range`.
+/// Verifies the argument attributes `ga.batch`, `ga.init`, `ga.range` and
+/// `ga.role`.
 LogicalResult GADialect::verifyRegionArgAttribute(Operation *op,
                                                   unsigned regionIndex,
                                                   unsigned argIndex,
@@ -87,6 +88,16 @@ LogicalResult GADialect::verifyRegionArgAttribute(Operation *op,
     };
     if (!(asDouble(range[0]) < asDouble(range[1])))
       return located() << "'" << name << "' must have lo < hi";
+    return success();
+  }
+  if (name == getRoleAttrName()) {
+    auto role = dyn_cast<StringAttr>(attribute.getValue());
+    if (!role ||
+        !llvm::is_contained({"parameters", "optimizer_state", "inputs"},
+                            role.getValue()))
+      return located() << "'" << name
+                       << "' must be one of \"parameters\", "
+                          "\"optimizer_state\", \"inputs\"";
     return success();
   }
   return op->emitOpError() << "unknown ga argument attribute '" << name << "'";

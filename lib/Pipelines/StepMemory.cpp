@@ -63,6 +63,20 @@ SmallVector<BufferRole> mlir::ga::detail::getArgumentRoles(func::FuncOp func) {
   return roles;
 }
 
+SmallVector<BufferRole> mlir::ga::detail::getDeclaredRoles(func::FuncOp func) {
+  SmallVector<BufferRole> roles;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    auto role =
+        func.getArgAttrOfType<StringAttr>(i, GADialect::getRoleAttrName());
+    if (!role)
+      return {};
+    roles.push_back(role.getValue() == "parameters" ? BufferRole::Parameters
+                    : role.getValue() == "inputs" ? BufferRole::Inputs
+                                                  : BufferRole::OptimizerState);
+  }
+  return roles;
+}
+
 std::optional<int64_t> mlir::ga::detail::getStepBatchSize(func::FuncOp func) {
   ScopedDiagnosticHandler silence(func.getContext(),
                                   [](Diagnostic &) { return success(); });
@@ -101,6 +115,12 @@ FailureOr<MemoryUsage> mlir::ga::detail::estimateStepMemory(
   // ga.batch and the rest inferred from the micro-batch loops.
   SmallVector<BufferRole> roles = getArgumentRoles(func);
   bool inferOptimizerState = roles.empty();
+  // Classes the caller declares (`ga.role`) take precedence.
+  if (SmallVector<BufferRole> declared = getDeclaredRoles(func);
+      !declared.empty()) {
+    roles = declared;
+    inferOptimizerState = false;
+  }
   if (roles.empty())
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
       roles.push_back(func.getArgAttr(i, GADialect::getBatchAttrName())

@@ -25,6 +25,10 @@ namespace mlir::ga::detail {
 /// analysis then infers the roles from the bufferized micro-batch loops).
 SmallVector<BufferRole> getArgumentRoles(func::FuncOp func);
 
+/// The roles that every argument of `func` declares with `ga.role`, or empty
+/// when one does not declare it.
+SmallVector<BufferRole> getDeclaredRoles(func::FuncOp func);
+
 /// The batch size of a training step as the batch-dependence analysis sees
 /// it (ShapedType::kDynamic when only known at run time), or std::nullopt
 /// when it has none.

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Iterators.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -216,6 +217,54 @@ static bool shardable(Type type) {
   return tensor && tensor.getRank() >= 1 && tensor.hasStaticShape();
 }
 
+/// Whether every reader of `value` (a static tensor of rank >= 1) takes
+/// exactly this rank's rows of it (a unit-stride slice at row `begin`).
+static bool onlyRowsRead(Value value, int64_t rank, int64_t world) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!shardable(type) || value.use_empty())
+    return false;
+  auto [begin, end] =
+      ReduceScatterOp::shardRows(type.getDimSize(0), world, rank);
+  SmallVector<int64_t> shape(type.getShape());
+  shape[0] = end - begin;
+  auto shardType = RankedTensorType::get(shape, type.getElementType());
+  int64_t first = begin;
+  return llvm::all_of(value.getUsers(), [&](Operation *user) {
+    auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
+    return slice && slice.getType() == shardType && slice.hasUnitStride() &&
+           slice.getStaticOffsets()[0] == first &&
+           llvm::all_of(slice.getStaticOffsets().drop_front(),
+                        [](int64_t o) { return o == 0; });
+  });
+}
+
+/// `op`'s reduced value as this rank's rows read it: the result itself, or,
+/// when its only reader is a reshape (a bias's 1xD gradient read as D
+/// rows), that reshape moved before the collective. An all-reduce combines
+/// the ranks' tensors element by element and a reshape only renames the
+/// elements, so both orders give the same tensor. Null when the rows read
+/// are not this rank's (the all-reduce stays, unchanged).
+static AllReduceOp rowsReduced(AllReduceOp op, int64_t rank, int64_t world) {
+  if (onlyRowsRead(op.getResult(), rank, world))
+    return op;
+  if (!op->hasOneUse())
+    return nullptr;
+  Operation *reshape = *op->getUsers().begin();
+  if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(reshape) ||
+      !onlyRowsRead(reshape->getResult(0), rank, world))
+    return nullptr;
+  OpBuilder b(op);
+  IRMapping map;
+  map.map(op.getResult(), op.getInput());
+  Operation *input = b.clone(*reshape, map);
+  auto hoisted = AllReduceOp::create(b, op.getLoc(), op.getKind(),
+                                     input->getResult(0), op.getBucketAttr());
+  reshape->getResult(0).replaceAllUsesWith(hoisted.getResult());
+  reshape->erase();
+  op->erase();
+  return hoisted;
+}
+
 /// Replaces each `ga.all_reduce` whose readers all take this rank's rows by
 /// a `ga.reduce_scatter`; returns how many.
 static int64_t toReduceScatters(func::FuncOp func, int64_t rank,
@@ -223,27 +272,20 @@ static int64_t toReduceScatters(func::FuncOp func, int64_t rank,
   SmallVector<AllReduceOp> candidates;
   func.walk([&](AllReduceOp op) { candidates.push_back(op); });
   int64_t count = 0;
-  for (AllReduceOp op : candidates) {
-    RankedTensorType type = op.getType();
-    if (!shardable(type) || op->use_empty())
+  for (AllReduceOp candidate : candidates) {
+    AllReduceOp op = rowsReduced(candidate, rank, world);
+    if (!op)
       continue;
-    auto [begin, end] =
+    RankedTensorType type = op.getType();
+    int64_t begin, end;
+    std::tie(begin, end) =
         ReduceScatterOp::shardRows(type.getDimSize(0), world, rank);
     SmallVector<int64_t> shape(type.getShape());
     shape[0] = end - begin;
-    auto shardType = RankedTensorType::get(shape, type.getElementType());
-    bool rows = llvm::all_of(op->getUsers(), [&](Operation *user) {
-      auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
-      return slice && slice.getType() == shardType && slice.hasUnitStride() &&
-             slice.getStaticOffsets()[0] == begin &&
-             llvm::all_of(slice.getStaticOffsets().drop_front(),
-                          [](int64_t o) { return o == 0; });
-    });
-    if (!rows)
-      continue;
     OpBuilder b(op);
     auto scatter = ReduceScatterOp::create(
-        b, op.getLoc(), shardType, op.getKind(), op.getInput(), rank, world);
+        b, op.getLoc(), RankedTensorType::get(shape, type.getElementType()),
+        op.getKind(), op.getInput(), rank, world);
     for (Operation *user : llvm::make_early_inc_range(op->getUsers())) {
       user->getResult(0).replaceAllUsesWith(scatter.getResult());
       user->erase();
@@ -255,18 +297,21 @@ static int64_t toReduceScatters(func::FuncOp func, int64_t rank,
 }
 
 /// Erases the ops of `func`'s body that nothing uses and that have no
-/// effect (the unsharded updates), last ones first.
+/// effect (the unsharded updates), last ones first. The walk visits an op
+/// after its nested ops and erases only the op it visits (the walk has
+/// already stepped past it): a list of ops collected beforehand would still
+/// hold the nested ops of an erased region-holding op (a dead
+/// `linalg.generic`'s body), which are freed with it.
 static void eraseDead(func::FuncOp func) {
   bool changed = true;
   while (changed) {
     changed = false;
-    SmallVector<Operation *> ops;
-    func.walk<WalkOrder::PostOrder>([&](Operation *op) { ops.push_back(op); });
-    for (Operation *op : llvm::reverse(ops))
+    func.walk<WalkOrder::PostOrder, ReverseIterator>([&](Operation *op) {
       if (op != func && isOpTriviallyDead(op)) {
         op->erase();
         changed = true;
       }
+    });
   }
 }
 
@@ -311,7 +356,8 @@ LogicalResult ShardOptimizerPass::shard(func::FuncOp func) {
   for (int64_t arg : llvm::reverse(argOrder)) {
     BlockArgument old = func.getArgument(arg);
     auto type = cast<RankedTensorType>(old.getType());
-    auto [begin, end] =
+    int64_t begin, end;
+    std::tie(begin, end) =
         ReduceScatterOp::shardRows(type.getDimSize(0), world, rank);
     SmallVector<int64_t> shape(type.getShape());
     shape[0] = end - begin;

@@ -56,3 +56,35 @@ func.func @zero1(%x: tensor<8x4x8xf32>, %p: tensor<1x8xf32>, %q: tensor<4xf32>) 
   %sq = linalg.mul ins(%q, %q : tensor<4xf32>, tensor<4xf32>) outs(%e4 : tensor<4xf32>) -> tensor<4xf32>
   return %w, %u, %sq : tensor<4x8xf32>, tensor<1x8xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A reduce-scatter of a reshaped accumulator (a bias's 1x8 gradient read as
+// 8 rows): the reshape is a view of the accumulator's buffer, so the
+// collective still works in place on it (no copy).
+
+// CHECK-LABEL: func.func @reshaped
+// CHECK:         %[[LOOP:.*]] = scf.for
+// CHECK:         %[[C:.*]] = tensor.collapse_shape %[[LOOP]]
+// CHECK-NOT:     bufferization.alloc_tensor
+// CHECK:         %[[BUF:.*]] = bufferization.to_buffer %[[C]] : tensor<8xf32> to memref<8xf32>
+// CHECK:         call @gaHostShardedStart
+// CHECK:         call @gaHostAllReduceWait
+// CHECK:         %[[R:.*]] = bufferization.to_tensor %[[BUF]] restrict writable
+// CHECK:         tensor.extract_slice %[[R]][2] [3] [1] : tensor<8xf32> to tensor<3xf32>
+func.func @reshaped(%x: tensor<8x1x8xf32>) -> tensor<3xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8xf32>) -> tensor<1x8xf32>
+  %acc = scf.for %i = %c0 to %c8 step %c1 iter_args(%a = %z) -> (tensor<1x8xf32>) {
+    %row = tensor.extract_slice %x[%i, 0, 0] [1, 1, 8] [1, 1, 1] : tensor<8x1x8xf32> to tensor<1x8xf32>
+    %n = linalg.add ins(%row, %a : tensor<1x8xf32>, tensor<1x8xf32>) outs(%a : tensor<1x8xf32>) -> tensor<1x8xf32>
+    scf.yield %n : tensor<1x8xf32>
+  }
+  %flat = tensor.collapse_shape %acc [[0, 1]] : tensor<1x8xf32> into tensor<8xf32>
+  %g = ga.reduce_scatter <sum> %flat shard 1 of 3 : tensor<8xf32> -> tensor<3xf32>
+  return %g : tensor<3xf32>
+}

@@ -276,6 +276,13 @@ func.func @init_not_a_string(%x: tensor<8xf32> {ga.init = 1 : i64}) {
 
 // -----
 
+// expected-error @+1 {{'func.func' op argument #0: 'ga.role' must be one of "parameters", "optimizer_state", "inputs"}}
+func.func @role_unknown(%x: tensor<8xf32> {ga.role = "weights"}) {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'func.func' op argument #0: 'ga.range' must be [lo, hi] with two numbers}}
 func.func @range_one_number(%x: tensor<8xf32> {ga.range = [1.0]}) {
   return

@@ -132,3 +132,46 @@ func.func @train_step(%w: tensor<4x8xf32>, %b: tensor<3xf32>, %m: tensor<4x8xf32
   } -> tensor<3xf32>
   return %u#0, %b2, %u#1, %u#2 : tensor<4x8xf32>, tensor<3xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A bias gradient reduced in another shape than the bias (the 1x3 row that a
+// reduction with keepdim accumulates, collapsed to 3 for the update): the
+// all-reduce commutes with the reshape (it combines the ranks' tensors
+// element by element), so the collapse moves before it and the rows of the
+// collapsed gradient are reduce-scattered.
+
+#id1 = affine_map<(d0) -> (d0)>
+#s1 = affine_map<(d0) -> ()>
+
+// CHECK-LABEL: func.func @train_step
+// CHECK-NOT:     ga.all_reduce
+// CHECK:         %[[C:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1]] : tensor<1x3xf32> into tensor<3xf32>
+// CHECK:         %[[RB:.*]] = ga.reduce_scatter <sum> %[[C]] shard 1 of 2 : tensor<3xf32> -> tensor<2xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[RB]], %{{.*}}, %{{.*}} : tensor<2xf32>, tensor<2xf32>, tensor<f32>)
+
+// W3-LABEL: func.func @train_step
+// W3:         %[[C:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1]] : tensor<1x3xf32> into tensor<3xf32>
+// W3:         ga.reduce_scatter <sum> %[[C]] shard 1 of 3 : tensor<3xf32> -> tensor<1xf32>
+func.func @train_step(%w: tensor<4xf32>, %b: tensor<3xf32>, %mw: tensor<4xf32>, %mb: tensor<3xf32>,
+                      %gb_acc: tensor<1x3xf32>, %lr: tensor<f32>, %mu: tensor<f32>, %loss: tensor<f32>)
+    -> (tensor<4xf32>, tensor<3xf32>, tensor<4xf32>, tensor<3xf32>, tensor<f32>) {
+  %gb2 = ga.all_reduce <sum> %gb_acc : tensor<1x3xf32>
+  %gb = tensor.collapse_shape %gb2 [[0, 1]] : tensor<1x3xf32> into tensor<3xf32>
+  %e1 = tensor.empty() : tensor<3xf32>
+  %mb2 = linalg.generic {indexing_maps = [#id1, #id1, #s1, #id1], iterator_types = ["parallel"]}
+      ins(%gb, %mb, %mu : tensor<3xf32>, tensor<3xf32>, tensor<f32>) outs(%e1 : tensor<3xf32>) {
+  ^bb0(%g: f32, %m: f32, %u: f32, %o: f32):
+    %0 = arith.mulf %m, %u : f32
+    %1 = arith.addf %g, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<3xf32>
+  %b2 = linalg.generic {indexing_maps = [#id1, #id1, #s1, #id1], iterator_types = ["parallel"]}
+      ins(%b, %mb2, %lr : tensor<3xf32>, tensor<3xf32>, tensor<f32>) outs(%e1 : tensor<3xf32>) {
+  ^bb0(%p: f32, %m: f32, %l: f32, %o: f32):
+    %0 = arith.mulf %m, %l : f32
+    %1 = arith.subf %p, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<3xf32>
+  return %w, %b2, %mw, %mb2, %loss : tensor<4xf32>, tensor<3xf32>, tensor<4xf32>, tensor<3xf32>, tensor<f32>
+}

@@ -73,6 +73,13 @@ def GA_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getRangeAttrName() {
       return ::llvm::StringLiteral("ga.range");
     }
+    /// Name of the argument attribute that declares the memory report's
+    /// class of an argument ("parameters", "optimizer_state" or "inputs"),
+    /// where the caller knows it (the PyTorch frontend's steps); without it
+    /// the report infers the class.
+    static constexpr ::llvm::StringLiteral getRoleAttrName() {
+      return ::llvm::StringLiteral("ga.role");
+    }
     /// Name of the unit attribute on an `scf.parallel` over GPU blocks whose
     /// body cooperates through workgroup memory and barriers.
     static constexpr ::llvm::StringLiteral getCooperativeAttrName() {

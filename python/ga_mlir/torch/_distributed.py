@@ -41,6 +41,7 @@ import torch
 
 from .. import library_path
 from ._common import CompileError
+from ._dp_memory import report
 from ._step import CompiledTrainStep
 
 _DEFAULT = object()  # process_group not given: the default group if any
@@ -53,6 +54,9 @@ _DTYPES = {0: torch.float32, 1: torch.float64, 2: torch.float16,
 _START = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64,
                           ctypes.c_int32, ctypes.c_int32, ctypes.c_int64)
 _WAIT = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64)
+_SHARDED = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64,
+                            ctypes.c_int32, ctypes.c_int32, ctypes.c_int64,
+                            ctypes.c_int32, ctypes.c_int64)
 
 _runtime = None
 _runtime_lock = threading.Lock()
@@ -105,6 +109,8 @@ def _load_runtime():
                     "GA_HOST_COLLECTIVES_LIBRARY)") from None
             lib.gaHostCollectivesRegister.argtypes = [_START, _WAIT]
             lib.gaHostCollectivesRegister.restype = None
+            lib.gaHostCollectivesRegisterSharded.argtypes = [_SHARDED]
+            lib.gaHostCollectivesRegisterSharded.restype = None
             _runtime = lib
     return _runtime
 
@@ -123,6 +129,7 @@ class _Collectives:
         self.bytes = 0
         self.start = _START(self._start)
         self.wait = _WAIT(self._wait)
+        self.sharded = _SHARDED(self._sharded)
 
     def _start(self, pointer, count, dtype, op, ident):
         try:
@@ -143,11 +150,68 @@ class _Collectives:
             self.error = self.error or error
             return 1
 
+    def _sharded(self, pointer, count, dtype, op, ident, kind, rows):
+        """ZeRO-1's collectives on a buffer of the whole tensor (`rows`
+        rows): kind 0 reduce-scatters it (this rank's rows are reduced in
+        place), kind 1 all-gathers it (this rank's rows are there; the
+        others are filled in). gloo has no all-gather of unequal parts: the
+        rows travel padded to the largest part."""
+        try:
+            dist = _dist()
+            element = _DTYPES[dtype]
+            size = torch.empty((), dtype=element).element_size()
+            memory = (ctypes.c_char * (count * size)).from_address(pointer)
+            view = torch.frombuffer(memory, dtype=element, count=count)
+            world = dist.get_world_size(self.group)
+            rank = dist.get_rank(self.group)
+            per_row = count // rows
+            bounds = [shard_rows(rows, world, r) for r in range(world)]
+            parts = [view[b * per_row:e * per_row] for b, e in bounds]
+            mine = parts[rank]
+            if kind == 0:
+                reduce_op = {0: dist.ReduceOp.SUM, 1: dist.ReduceOp.SUM,
+                             2: dist.ReduceOp.MAX, 3: dist.ReduceOp.MIN}[op]
+                out = torch.empty_like(mine)
+                work = dist.reduce_scatter(out, [p.clone() for p in parts],
+                                           op=reduce_op, group=self.group,
+                                           async_op=True)
+
+                def finish():
+                    mine.copy_(out)
+                    if op == 1:  # mean
+                        mine.div_(world)
+            else:
+                longest = max(e - b for b, e in bounds) * per_row
+                padded = torch.zeros(longest, dtype=element)
+                padded[:mine.numel()] = mine
+                out = torch.empty(longest * world, dtype=element)
+                work = dist.all_gather_into_tensor(out, padded,
+                                                   group=self.group,
+                                                   async_op=True)
+
+                def finish():
+                    for r, part in enumerate(parts):
+                        if r != rank:
+                            part.copy_(out[r * longest:
+                                           r * longest + part.numel()])
+            self.pending[ident] = (work, finish)
+            self.count += 1
+            self.bytes += count * size
+            return 0
+        except BaseException as error:  # reported after the call
+            self.error = self.error or error
+            return 1
+
     def _wait(self, ident):
         entry = self.pending.pop(ident, None)
         if entry is None:
             return 1
         try:
+            if len(entry) == 2:  # a sharded collective
+                work, finish = entry
+                work.wait()
+                finish()
+                return 0
             work, view, mean = entry
             work.wait()
             if mean:
@@ -160,13 +224,16 @@ class _Collectives:
     def __enter__(self):
         self.error = None
         self.count = self.bytes = 0
-        _load_runtime().gaHostCollectivesRegister(self.start, self.wait)
+        runtime = _load_runtime()
+        runtime.gaHostCollectivesRegister(self.start, self.wait)
+        runtime.gaHostCollectivesRegisterSharded(self.sharded)
         return self
 
     def __exit__(self, *exc):
         for ident in list(self.pending):
             self._wait(ident)
         _runtime.gaHostCollectivesRegister(_START(), _WAIT())
+        _runtime.gaHostCollectivesRegisterSharded(_SHARDED())
         if self.error is not None and exc[0] is None:
             raise RuntimeError(
                 "ga-mlir: a collective of the data-parallel step failed "
@@ -174,6 +241,12 @@ class _Collectives:
                 "updates of the parameters and optimizer states are not "
                 "valid") from self.error
         return False
+
+
+def shard_rows(rows, world, rank):
+    """Rows [begin, end) of `rows` that rank `rank` of `world` holds (the
+    split of ga.reduce_scatter / ga.all_gather)."""
+    return rank * rows // world, (rank + 1) * rows // world
 
 
 def _plain(value):
@@ -225,7 +298,8 @@ class DataParallelMixin:
     """What CompiledTrainStep does differently in a process group (mixed in
     by DataParallelTrainStep below)."""
 
-    def _setup_data_parallel(self, group, bucket_cap_mb):
+    def _setup_data_parallel(self, group, bucket_cap_mb,
+                             shard_optimizer=False):
         if isinstance(bucket_cap_mb, bool) or not isinstance(
                 bucket_cap_mb, (int, float)) or bucket_cap_mb < 0:
             raise TypeError("bucket_cap_mb: a number of MiB >= 0 (0: one "
@@ -235,6 +309,10 @@ class DataParallelMixin:
         self.world_size = dist.get_world_size(group)
         self.rank = dist.get_rank(group)
         self.bucket_cap_mb = bucket_cap_mb
+        if not isinstance(shard_optimizer, bool):
+            raise TypeError("shard_optimizer: True or False, not "
+                            f"{shard_optimizer!r}")
+        self.shard_optimizer = shard_optimizer
         self._collectives = _Collectives(group)
         self._exchanged = None  # local input shapes of the last exchange
         self._shard = None      # (begin, end, global batch size)
@@ -260,6 +338,7 @@ class DataParallelMixin:
             "indexing": self.indexing,
             "in_place": self.in_place,
             "bucket_cap_mb": self.bucket_cap_mb,
+            "shard_optimizer": self.shard_optimizer,
             "options": {k: _plain(v) for k, v in sorted(self.options.items())},
             "parameters": [[n, list(p.shape), str(p.dtype), p.requires_grad]
                            for n, p in self.model.named_parameters()],
@@ -345,7 +424,9 @@ class DataParallelMixin:
             reps = -(-self._shard[2] // t.shape[d])
             tiled.append(torch.cat([t] * reps, dim=d).narrow(
                 d, 0, self._shard[2]).contiguous())
-        return super()._variant(tuple(tiled))
+        variant = super()._variant(tuple(tiled))
+        variant.shard = self._shard  # for memory_report
+        return variant
 
     def _micro_batch_count(self, ir, batch_args, batch):
         begin, end, total = self._shard
@@ -366,15 +447,45 @@ class DataParallelMixin:
                                f"{local} samples (rank {self.rank})")
         return n
 
-    def _step_pipelines(self, ir, n, batch_args):
-        ir, (accumulate, lower) = super()._step_pipelines(ir, n, batch_args)
+    def _step_pipelines(self, ir, n, batch_args, spec):
+        ir, (accumulate, lower) = super()._step_pipelines(ir, n, batch_args,
+                                                          spec)
         ir = _mark_data_parallel(ir)
+        if self.shard_optimizer:
+            accumulate = accumulate[:-1] + "," + self._shard_pass(spec) + ")"
+        return ir, (accumulate, f"{self._collectives_pipeline()},{lower}")
+
+    def _collectives_pipeline(self):
+        """Bucketing and the host lowering of the collectives."""
         bucket = int(self.bucket_cap_mb * (1 << 20))
-        collectives = ("convert-ga-to-host-collectives" if bucket == 0 else
-                       "func.func(ga-bucket-gradients{bucket-size="
-                       f"{bucket}}}),"
-                       "convert-ga-to-host-collectives")
-        return ir, (accumulate, f"{collectives},{lower}")
+        return ("convert-ga-to-host-collectives" if bucket == 0 else
+                "func.func(ga-bucket-gradients{bucket-size="
+                f"{bucket}}}),convert-ga-to-host-collectives")
+
+    def _shard_pass(self, spec):
+        """--ga-shard-optimizer for this rank: the parameters of rank >= 1
+        (0-d ones are updated whole on every rank) and their states, in
+        the step's order of results (parameters, then their states) and
+        arguments (parameters, frozen parameters, buffers, states)."""
+        spec.opt.shard_rows = lambda rows: shard_rows(rows, self.world_size,
+                                                      self.rank)
+        num_params = len(spec.params)
+        first_state = num_params + len(spec.frozen) + len(spec.buffer_names)
+        params, results, args = [], [], []
+        k = 0
+        for i, p in enumerate(spec.params):
+            if p.dim() >= 1:
+                params.append(i)
+                for j in range(spec.num_states[i]):
+                    results.append(num_params + k + j)
+                    args.append(first_state + k + j)
+            k += spec.num_states[i]
+        options = [f"rank={self.rank}", f"world={self.world_size}"]
+        for name, values in (("params", params), ("state-results", results),
+                             ("state-args", args)):
+            if values:
+                options.append(f"{name}={','.join(map(str, values))}")
+        return f"ga-shard-optimizer{{{' '.join(options)}}}"
 
     def _call_arguments(self, variant, flat, descriptors):
         """The batch inputs as the global arguments the step reads rows
@@ -420,13 +531,19 @@ class DataParallelMixin:
         return loss
 
     def memory_report(self, *inputs):
-        """Not available: the report is static, and a rank's micro-batches
-        have run-time sizes (its shard is only known at the call)."""
-        raise CompileError("memory_report() is not available for a "
-                           "data-parallel step (its micro-batch sizes are "
-                           "known at run time only); compile with "
-                           "process_group=None to read the report of the "
-                           "same step on one process")
+        """--ga-memory-report of this rank's step as compiled (a dict, as
+        CompiledTrainStep.memory_report) for its shard of `inputs` (default:
+        the example inputs' shard; with inputs, every rank must call it, as
+        a call). The step's micro-batches have run-time sizes; the report
+        binds this rank's [begin, end) and counts each temporary at its
+        largest micro-batch (see _dp_memory). With shard_optimizer=True its
+        optimizer_state holds this rank's rows of the state."""
+        v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
+            else next(iter(self._variants.values()))
+        ir, (accumulate, _) = self._step_pipelines(
+            v.ir, v.micro_batches, v.batch_args, v.spec)
+        return report(ir, accumulate, self._collectives_pipeline(), v,
+                      self.num_inputs, self.options)
 
     def collectives_per_call(self):
         """(collectives, bytes) of the last call (the benchmark's count)."""
@@ -438,7 +555,8 @@ class DataParallelTrainStep(DataParallelMixin, CompiledTrainStep):
     this rank's shard of the global batch (see the module docstring)."""
 
     def __init__(self, model, loss_fn, optimizer, example_inputs,
-                 process_group, bucket_cap_mb=25, **kwargs):
+                 process_group, bucket_cap_mb=25, shard_optimizer=False,
+                 **kwargs):
         if kwargs.get("target", "cpu") != "cpu":
             # The collectives are host calls into torch.distributed; the GPU
             # step's NCCL path is not wired to a process group yet.
@@ -447,13 +565,20 @@ class DataParallelTrainStep(DataParallelMixin, CompiledTrainStep):
                 "initialized torch.distributed process group) compiles for "
                 "target='cpu' only so far; pass process_group=None to "
                 "compile this rank's step alone")
-        self._setup_data_parallel(process_group, bucket_cap_mb)
+        self._setup_data_parallel(process_group, bucket_cap_mb,
+                                  shard_optimizer)
         super().__init__(model, loss_fn, optimizer, example_inputs, **kwargs)
 
 
 def data_parallel_options(kwargs):
     """Pops the data-parallel options of compile_train_step from `kwargs`:
-    (process group or None, bucket_cap_mb)."""
+    (process group or None, bucket_cap_mb, shard_optimizer)."""
     group = resolve_group(kwargs.pop("process_group", _DEFAULT))
     bucket_cap_mb = kwargs.pop("bucket_cap_mb", 25)
-    return group, bucket_cap_mb
+    shard_optimizer = kwargs.pop("shard_optimizer", False)
+    if shard_optimizer and group is None:
+        raise CompileError("shard_optimizer=True shards the optimizer state "
+                           "over the ranks of a process group: call "
+                           "compile_train_step inside an initialized "
+                           "torch.distributed process group")
+    return group, bucket_cap_mb, shard_optimizer

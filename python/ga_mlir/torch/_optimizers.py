@@ -62,15 +62,34 @@ class _Optimizer:
     def num_hyper(self):
         return 5 if self.kind == "sgd" else 7
 
+    # Rows [begin, end) of a dimension of D rows that this rank's sharded
+    # optimizer state holds (`shard_rows(D)`; None: the whole state).
+    shard_rows = None
+
+    def state_shape(self, p):
+        """The shape of `p`'s state tensors: `p`'s, or this rank's rows of
+        it (a sharded optimizer, ZeRO-1: see _distributed)."""
+        if self.shard_rows is None or p.dim() == 0:
+            return tuple(p.shape)
+        begin, end = self.shard_rows(p.shape[0])
+        return (end - begin,) + tuple(p.shape[1:])
+
     def state_tensors(self, p, index):
         """The state tensors of `p`; missing ones are created as torch.optim
-        creates them on its first step."""
+        creates them on its first step. A sharded optimizer keeps this
+        rank's rows: a whole state (loaded, or of an unsharded step) is cut
+        down to them."""
         state = self.optimizer.state[p]
+        shape = self.state_shape(p)
         out = []
         for name in self.state_names(index):
             t = state.get(name)
             if t is None:
-                t = torch.zeros_like(p, memory_format=torch.contiguous_format)
+                t = torch.zeros(shape, dtype=p.dtype, device=p.device)
+            elif tuple(t.shape) != shape and tuple(t.shape) == tuple(p.shape):
+                begin, _ = self.shard_rows(p.shape[0])
+                t = t.narrow(0, begin, shape[0]).clone()
+                state[name] = t
             out.append(t)
         return out
 

@@ -421,11 +421,12 @@ class CompiledTrainStep:
         n = self._micro_batch_count(ir, batch_args, batch)
         if not 1 <= n <= batch:
             raise CompileError(f"{n} micro-batches for a batch of {batch}")
-        compiled_ir, pipelines = self._step_pipelines(ir, n, batch_args)
+        compiled_ir, pipelines = self._step_pipelines(ir, n, batch_args, spec)
         buffers = dict(self.model.named_buffers())
         results = [(p.shape, p.dtype) for p in spec.params]
         for i, p in enumerate(spec.params):
-            results += [(p.shape, p.dtype)] * spec.num_states[i]
+            results += [(spec.opt.state_shape(p), p.dtype)] * \
+                spec.num_states[i]
         results += [(buffers[n].shape, buffers[n].dtype)
                     for n in spec.mutated_buffers]
         results.append(((), torch.float32))
@@ -464,9 +465,9 @@ class CompiledTrainStep:
         # located).
         return _choose_micro_batches(ir, batch_args, *given, self.options)
 
-    def _step_pipelines(self, ir, n, batch_args):
+    def _step_pipelines(self, ir, n, batch_args, spec):
         """The IR to compile and its pipelines (see _pipelines; a hook of
-        _distributed)."""
+        _distributed, which may set `spec.opt.shard_rows`)."""
         return ir, _pipelines(n, batch_args, self.options, self.target)
 
     def _call_arguments(self, variant, flat, descriptors):
@@ -603,6 +604,10 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
         on the concatenation of all ranks' shards (see _distributed).
     bucket_cap_mb: the size of the gradient buckets all-reduced as one
         collective each (default 25, as DDP; 0: one per gradient).
+    shard_optimizer: ZeRO-1 in a process group (default False): each rank
+        updates only its rows of each parameter and keeps only those rows
+        of the optimizer state (optimizer.state holds them); gradients are
+        reduce-scattered, parameters all-gathered (see _distributed).
     ga-opt options: accumulator_type, allow_ghost_batch,
         recompute_statistics, fuse (of --ga-accumulate); blas,
         vector_width, fuse_elementwise, static_temporaries, openmp,
@@ -612,10 +617,11 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
                             micro_batches, micro_batch_size, max_memory,
                             kwargs.get("batch_dims"))
     from . import _distributed
-    group, bucket_cap_mb = _distributed.data_parallel_options(kwargs)
+    group, bucket_cap_mb, shard = _distributed.data_parallel_options(kwargs)
     if group is not None:
         return _distributed.DataParallelTrainStep(
             model, loss_fn, optimizer, example_inputs, group, bucket_cap_mb,
+            shard_optimizer=shard,
             micro_batches=micro_batches, micro_batch_size=micro_batch_size,
             max_memory=max_memory, **kwargs)
     return CompiledTrainStep(model, loss_fn, optimizer, example_inputs,

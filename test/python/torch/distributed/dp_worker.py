@@ -1,7 +1,7 @@
 """What every rank of the data-parallel tests runs (under
 `python -m torch.distributed.run --standalone --nproc_per_node=K`, gloo).
 
-    dp_worker.py CASE... [--shards 5,3]
+    dp_worker.py CASE... [--shards 5,3] [--shard-optimizer]
 
 Each case builds the same model, optimizer and global batch on every rank
 (fixed seeds), gives rank r the rows of its (uneven) shard, compiles the
@@ -10,9 +10,14 @@ steps. The oracle is PyTorch's own single-process step on the whole global
 batch (loss.backward(), clip_grad_norm_, optimizer.step()), run on every
 rank: each rank prints the normwise relative error of its parameters and
 loss against it, and whether its parameters equal rank 0's bit for bit.
+With --shard-optimizer (ZeRO-1) it also prints how many elements of the
+optimizer state this rank holds, of how many in all (every rank's rows
+together must be the whole state, each rank's its own rows only).
 
 Cases: mlp (AdamW, cross-entropy), lm (token-mean cross-entropy with
-padding, ignore_index, SGD), clip (SGD with momentum, max_grad_norm),
+padding, ignore_index, SGD with momentum), clip (SGD with momentum,
+max_grad_norm), memory (the memory report's optimizer_state with and
+without shard_optimizer: see memory()),
 mismatch (rank 1 compiles a wider model: a CompileError naming the
 difference on every rank), short (rank 1 holds fewer samples than
 micro-batches: a CompileError on every rank), dead (rank 1 exits before
@@ -124,7 +129,7 @@ def reference(model, make_opt, loss_fn, data, max_norm, steps):
         opt.step()
         opt.zero_grad()
         losses.append(loss.detach())
-    return model, losses
+    return model, opt, losses
 
 
 def relative(a, b):
@@ -133,18 +138,33 @@ def relative(a, b):
             max(float(b.double().norm()), 1e-30))
 
 
-def run_case(name, shards, rank, steps=2, micro_batch_size=2):
+def state_elements(opt):
+    return sum(t.numel() for state in opt.state.values()
+               for t in state.values()
+               if isinstance(t, torch.Tensor) and t.dim() > 0)
+
+
+def run_case(name, shards, rank, steps=2, micro_batch_size=2,
+             shard_optimizer=False):
     total = sum(shards)
     model, make_opt, loss_fn, data, max_norm = CASES[name](total)
-    ref_model, ref_losses = reference(model, make_opt, loss_fn, data,
-                                      max_norm, steps)
+    ref_model, ref_opt, ref_losses = reference(model, make_opt, loss_fn,
+                                               data, max_norm, steps)
     begin = sum(shards[:rank])
     local = tuple(t[begin:begin + shards[rank]].contiguous() for t in data)
     opt = make_opt(model)
     step = compile_train_step(model, loss_fn, opt, local,
                               micro_batch_size=micro_batch_size,
-                              max_grad_norm=max_norm)
+                              max_grad_norm=max_norm,
+                              shard_optimizer=shard_optimizer)
     losses = [step(*local) for _ in range(steps)]
+    whole = state_elements(ref_opt)
+    mine = torch.tensor([state_elements(opt)])
+    everyone = [torch.empty_like(mine) for _ in range(dist.get_world_size())]
+    dist.all_gather(everyone, mine)
+    total = sum(int(e) for e in everyone)
+    state = f" state {int(mine)}/{whole}" if shard_optimizer else ""
+    state_ok = total == whole and int(mine) < whole
     err = max(relative(p, q) for p, q in zip(model.parameters(),
                                             ref_model.parameters()))
     loss_err = max(relative(a, b) for a, b in zip(losses, ref_losses))
@@ -153,11 +173,13 @@ def run_case(name, shards, rank, steps=2, micro_batch_size=2):
     first = flat.clone()
     dist.broadcast(first, src=0)
     same = torch.equal(flat, first)
-    ok = err <= TOLERANCE and loss_err <= TOLERANCE and same
+    ok = err <= TOLERANCE and loss_err <= TOLERANCE and same and \
+        (state_ok or not shard_optimizer)
     count, nbytes = step.collectives_per_call()
     say(f"rank {rank} {name} shards={','.join(map(str, shards))} "
         f"N={step.chosen_micro_batches()}: params {err:.1e} loss "
-        f"{loss_err:.1e} same-as-rank-0 {same} collectives/step {count} "
+        f"{loss_err:.1e} same-as-rank-0 {same} collectives/step {count}"
+        f"{state} "
         f"{'OK' if ok else 'FAIL'}")
     return ok
 
@@ -206,11 +228,43 @@ def dead(rank):
     os._exit(1)
 
 
+def memory(shards, rank, world):
+    """The memory report of the MLP's AdamW step (2 samples per
+    micro-batch) on this rank's shard, unsharded and with
+    shard_optimizer=True: the optimizer_state of the sharded step is
+    smaller by exactly the bytes of the rows of the two moments that other
+    ranks hold (rank r holds rows [r D / R, (r + 1) D / R) of each
+    parameter of D rows)."""
+    begin = sum(shards[:rank])
+    reports, steps = [], []
+    for shard in (False, True):
+        model, make_opt, loss_fn, data, _ = mlp_case(sum(shards))
+        local = tuple(t[begin:begin + shards[rank]] for t in data)
+        step = compile_train_step(model, loss_fn, make_opt(model), local,
+                                  micro_batch_size=2, shard_optimizer=shard)
+        reports.append(step.memory_report())
+        steps.append(step)
+    whole = held = 0
+    for p in model.parameters():
+        rows = p.shape[0]
+        per_row = p.numel() // rows
+        mine = (rank + 1) * rows // world - rank * rows // world
+        whole += 2 * p.numel() * p.element_size()
+        held += 2 * mine * per_row * p.element_size()
+    full, sharded = (r["optimizer_state"] for r in reports)
+    ok = full - sharded == whole - held and held < whole
+    say(f"rank {rank} memory: optimizer_state {full} unsharded, {sharded} "
+        f"sharded: {full - sharded} bytes fewer, the {whole - held} of the "
+        f"moments' rows other ranks hold {'OK' if ok else 'FAIL'}")
+    return ok
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("cases", nargs="+")
     parser.add_argument("--shards", default=None)
     parser.add_argument("--timeout", type=float, default=120)
+    parser.add_argument("--shard-optimizer", action="store_true")
     args = parser.parse_args()
     dist.init_process_group(
         "gloo", timeout=datetime.timedelta(seconds=args.timeout))
@@ -226,8 +280,11 @@ def main():
             ok &= short(rank)
         elif case == "dead":
             dead(rank)
+        elif case == "memory":
+            ok &= memory(shards, rank, world)
         else:
-            ok &= run_case(case, shards, rank)
+            ok &= run_case(case, shards, rank,
+                           shard_optimizer=args.shard_optimizer)
     dist.destroy_process_group()
     sys.exit(0 if ok else 1)
 
