@@ -149,6 +149,7 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
   fills.kind = FillKind::Named;
   fills.placement = FillPlacement::NextToEachUser;
   pm.addNestedPass<func::FuncOp>(createDuplicateSharedFills(fills));
+  pm.addNestedPass<func::FuncOp>(createDuplicateSharedEmpties());
   addBufferizationStage(pm, options);
 }
 

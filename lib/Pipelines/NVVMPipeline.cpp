@@ -80,6 +80,7 @@ static void addLoopStage(OpPassManager &pm, const Options &options,
   fills.placement = FillPlacement::KeepFirstCopyAtUser;
   pm.addNestedPass<func::FuncOp>(createDuplicateSharedFills(fills));
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(createDuplicateSharedEmpties());
   ga::detail::addStepBufferization(pm);
   if (options.cublas) {
     ContractionsToCublasLtOptions library;

@@ -42,22 +42,18 @@ struct DuplicateSharedFillsPass
     });
     bool keepFirst = placement == FillPlacement::KeepFirstCopyAtUser;
     for (linalg::LinalgOp fill : fills) {
+      // Before the user; a user inside a linalg body gets its copy before
+      // that linalg op (only scalar ops belong in a body).
       SmallVector<OpOperand *> uses = llvm::map_to_vector(
           fill->getResult(0).getUses(), [](OpOperand &use) { return &use; });
-      OpBuilder builder(fill);
-      for (OpOperand *use : llvm::drop_begin(uses, keepFirst ? 1 : 0)) {
-        Operation *user = use->getOwner();
-        // Not into a linalg body: there only scalar ops belong.
-        Operation *parent = user->getParentOp();
-        if (isa<linalg::LinalgOp>(parent))
-          user = fill->getBlock()->findAncestorOpInBlock(*parent);
-        builder.setInsertionPoint(user ? user : fill.getOperation());
-        Operation *copy = builder.clone(*fill);
-        use->set(copy->getResult(0));
-        ++numCopies;
-      }
-      if (!keepFirst)
-        fill->erase();
+      numCopies += duplicateForUses(
+          fill, uses, /*usesPerCopy=*/1, keepFirst, [&](OpOperand &use) {
+            Operation *user = use.getOwner();
+            Operation *parent = user->getParentOp();
+            if (isa<linalg::LinalgOp>(parent))
+              return fill->getBlock()->findAncestorOpInBlock(*parent);
+            return user;
+          });
     }
   }
 };

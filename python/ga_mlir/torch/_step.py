@@ -111,6 +111,13 @@ def _pipelines(micro_batches, batch_args, options, target="cpu"):
     return f"builtin.module(ga-accumulate{{{' '.join(acc)}}})", lowering
 
 
+# Empty tensors into the destinations of the in-place form; first an empty
+# per use (CSE shares one empty between every writer of a type, and the
+# elimination's analysis is quadratic in its uses: docs/CPU.md).
+_ELIMINATE_EMPTIES = ("func.func(ga-duplicate-shared-empties),"
+                      "eliminate-empty-tensors")
+
+
 def _run_pipeline(ir, pipeline, what):
     try:
         return run_pipeline(ir, pipeline)
@@ -139,7 +146,7 @@ def _memory_report(ir, micro_batches, batch_args, options, in_place):
         if in_place:
             _, wrapped = _rewrite(
                 ir, _pipelines(micro_batches, batch_args, options), in_place)
-            _run_pipeline(wrapped, "builtin.module(eliminate-empty-tensors,"
+            _run_pipeline(wrapped, f"builtin.module({_ELIMINATE_EMPTIES},"
                           f"ga-memory-report{{func={_inplace.IMPL} "
                           f"format=json {cpu} output={out}}})",
                           "--ga-memory-report failed")
@@ -272,7 +279,7 @@ def _compile_library(ir, pipelines, mcpu, in_place, num_args, num_results,
                        lower_options=pipelines[1], name="<train_step>")
     elif wrapped is not None:
         lowered = _run_pipeline(
-            wrapped, f"builtin.module(eliminate-empty-tensors,"
+            wrapped, f"builtin.module({_ELIMINATE_EMPTIES},"
             f"{pipelines[1]})", "ga-mlir could not lower the training step")
         if not _inplace.check_lowered(lowered, num_args,
                                       num_results - len(in_place)):

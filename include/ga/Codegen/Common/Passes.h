@@ -42,6 +42,19 @@ enum class FillPlacement {
   KeepFirstCopyAtUser,
 };
 
+/// Gives consecutive groups of `usesPerCopy` of `uses` (uses of `op`'s only
+/// result) a clone of `op` each: every group but the first when `keepFirst`
+/// (the first keeps `op`), every group otherwise (and then erases `op`,
+/// which `uses` must then hold all uses of). The clone of a group is built
+/// right before the op that `placeFor` returns for the group's first use.
+/// `op` must be free of side effects, so that a clone means the same as the
+/// original (the rule of ga-duplicate-shared-fills and
+/// ga-duplicate-shared-empties). Returns the number of clones made.
+unsigned
+duplicateForUses(Operation *op, ArrayRef<OpOperand *> uses,
+                 unsigned usesPerCopy, bool keepFirst,
+                 llvm::function_ref<Operation *(OpOperand &)> placeFor);
+
 #define GEN_PASS_DECL
 #include "ga/Codegen/Common/Passes.h.inc"
 

@@ -265,6 +265,72 @@ def DuplicateSharedFills : Pass<"ga-duplicate-shared-fills", "func::FuncOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// DuplicateSharedEmpties
+//===----------------------------------------------------------------------===//
+
+def DuplicateSharedEmpties : Pass<"ga-duplicate-shared-empties",
+                                  "func::FuncOp"> {
+  let summary = "Split the uses of a tensor.empty into bounded groups, each "
+                "with its own tensor.empty";
+  let description = [{
+    CSE merges identical `tensor.empty` ops (they have no side effect), so
+    one empty ends up as the destination of every op of its type: hundreds
+    of element-wise generics in an unrolled recurrence. One-shot
+    bufferization's analysis (and `eliminate-empty-tensors`) then compares
+    every pair of writes into that one alias set: time quadratic in the
+    number of uses (docs/CPU.md, "Compile time of recurrent steps").
+
+    An empty tensor has no contents, so any partition of its uses among
+    several empties means the same. The partition matters for memory only:
+    one-shot bufferization gives the writers of one empty one buffer where
+    their values do not overlap (writers that conflict get buffers of their
+    own), so an empty per use would cost a buffer per writer. This pass
+    bounds the sharing instead: the uses of an empty, in program order, are
+    cut into groups of at most `max-uses` consecutive uses; the first group
+    keeps the empty, every other group gets a clone, placed in the block of
+    the original right before the op that holds (or whose regions hold) the
+    group's first use. An allocation never moves into a loop or a linalg
+    body, and the reuse within a group stays. The analysis then costs
+    O(uses x max-uses) instead of O(uses^2); an empty with at most
+    `max-uses` uses is left as it is. Dynamic sizes are the original's
+    operands, which dominate every clone.
+
+    This is the rule of `ga-duplicate-shared-fills` (a destination that is
+    only an allocation or a fill is shared by fewer writers) and shares its
+    code; run it after that pass, whose copies all write into one empty.
+
+    Before (`max-uses=2`):
+
+    ```mlir
+    %e = tensor.empty() : tensor<4xf32>
+    %a = linalg.exp ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %b = linalg.log ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %c = linalg.add ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %e = tensor.empty() : tensor<4xf32>
+    %a = linalg.exp ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %b = linalg.log ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %e1 = tensor.empty() : tensor<4xf32>
+    %c = linalg.add ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let options = [
+    Option<"maxUses", "max-uses", "unsigned", /*default=*/"64",
+           "Most uses that one tensor.empty keeps (at least 1)">
+  ];
+  let statistics = [
+    Statistic<"numShared", "shared",
+              "Empty tensors with more than max-uses uses">,
+    Statistic<"numCopies", "copies", "Empty tensors added">
+  ];
+  let dependentDialects = ["tensor::TensorDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // FuseElementwise
 //===----------------------------------------------------------------------===//
 
