@@ -569,6 +569,17 @@ class DataParallelTrainStep(DataParallelMixin, CompiledTrainStep):
                                   shard_optimizer)
         super().__init__(model, loss_fn, optimizer, example_inputs, **kwargs)
 
+    def save(self, directory, *inputs):
+        """Refused: the saved signature has no process group, so a loaded
+        step would call no collective and each rank would silently train
+        alone."""
+        raise CompileError(
+            "step.save: this step is data-parallel (compiled inside a "
+            "torch.distributed process group); saving such a step is not "
+            "supported yet (load_step would run it without its collectives, "
+            "each rank training alone): compile it with process_group=None "
+            "to save a single-process step")
+
 
 def data_parallel_options(kwargs):
     """Pops the data-parallel options of compile_train_step from `kwargs`:

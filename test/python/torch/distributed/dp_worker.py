@@ -28,6 +28,7 @@ import copy
 import datetime
 import os
 import sys
+import tempfile
 
 import torch
 import torch.distributed as dist
@@ -211,6 +212,22 @@ def short(rank):
     return False
 
 
+def save(rank):
+    """step.save of a data-parallel step is refused: the saved signature
+    has no process group, and the loaded step would train each rank alone."""
+    model, make_opt, loss_fn, data, _ = mlp_case(8)
+    local = tuple(t[4 * rank:4 * rank + 4] for t in data)
+    step = compile_train_step(model, loss_fn, make_opt(model), local,
+                              micro_batches=2)
+    try:
+        step.save(os.path.join(tempfile.mkdtemp(), "step"))
+    except CompileError as error:
+        say(f"rank {rank} save: CompileError: {str(error)[:90]}")
+        return True
+    say(f"rank {rank} save: saved FAIL")
+    return False
+
+
 def dead(rank):
     model, make_opt, loss_fn, data, _ = mlp_case(8)
     local = tuple(t[4 * rank:4 * rank + 4] for t in data)
@@ -278,6 +295,8 @@ def main():
             ok &= mismatch(rank)
         elif case == "short":
             ok &= short(rank)
+        elif case == "save":
+            ok &= save(rank)
         elif case == "dead":
             dead(rank)
         elif case == "memory":
