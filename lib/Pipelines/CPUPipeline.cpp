@@ -133,6 +133,11 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
   // arith/math on whole tensors (`arith.addf %a, %b : tensor<4xf32>`) have no
   // bufferization; as linalg.generic they do.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  // Products first: the contractions CBLAS takes absorb their transposes and
+  // are marked, so that fusion leaves them (and the reshapes around them)
+  // alone.
+  if (options.blas)
+    pm.addNestedPass<func::FuncOp>(createIsolateLibraryProducts());
   if (options.fuseElementwise) {
     // A 0-d hyper-parameter read as a scalar is loaded once, not per element.
     pm.addNestedPass<func::FuncOp>(createLinalgInlineScalarOperandsPass());

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Codegen/Common/Passes.h"
+#include "ga/Utils/Gemm.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -48,6 +49,16 @@ static bool repeatsInitUpdate(OpOperand *fused) {
   return !map.isPermutation();
 }
 
+/// True when fusing along `fused` (an element-wise fusion, or a reshape
+/// folded by expansion) would rewrite an op that
+/// --ga-isolate-library-products marked as a library product: its owner or
+/// the producer of its value.
+static bool changesLibraryProduct(OpOperand *fused) {
+  Operation *producer = fused->get().getDefiningOp();
+  return fused->getOwner()->hasAttr(kLibraryProductAttrName) ||
+         (producer && producer->hasAttr(kLibraryProductAttrName));
+}
+
 /// True when `producer` is cheap to compute once per user: one result, all
 /// loops parallel, a payload of at most `maxOps` operations without regions
 /// or memory effects that does not read the init.
@@ -64,25 +75,6 @@ static bool isCheapToRecompute(linalg::GenericOp producer, unsigned maxOps) {
       return false;
   }
   return true;
-}
-
-/// True when `op` is a matrix product that the library lowerings may take
-/// (matchGemm, include/ga/Utils/Gemm.h, on the bufferized op): a contraction
-/// with a multiply-add body and one M, one N and one K dimension (and at most
-/// one batch dimension, for the strided-batched calls), or a matrix-vector
-/// product (no N or no M dimension: a GEMM with N = 1 or M = 1 for cuBLASLt).
-/// Fusing arithmetic into one of its operands would make it a generated
-/// kernel.
-static bool isLibraryProduct(linalg::GenericOp op) {
-  if (!linalg::isaContractionOpInterface(op))
-    return false;
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
-  if (failed(dims) || dims->k.size() != 1 || dims->batch.size() > 1)
-    return false;
-  if (dims->m.size() == 1 && dims->n.size() == 1)
-    return true;
-  return dims->batch.empty() && dims->m.size() + dims->n.size() == 1;
 }
 
 namespace {
@@ -158,6 +150,10 @@ struct FuseElementwisePass
     linalg::ControlFusionFn control = [this, singleUse](OpOperand *fused) {
       if (!singleUse(fused))
         return false;
+      if (changesLibraryProduct(fused)) {
+        ++numKeptProducts;
+        return false;
+      }
       if (repeatsInitUpdate(fused)) {
         ++numRefused;
         return false;
@@ -180,7 +176,7 @@ struct FuseElementwisePass
     if (recomputeShared) {
       // Each use is checked against `control` less its single-use test.
       linalg::ControlFusionFn absorbable = [](OpOperand *fused) {
-        return !repeatsInitUpdate(fused);
+        return !repeatsInitUpdate(fused) && !changesLibraryProduct(fused);
       };
       patterns.add<RecomputeSharedProducer>(context, maxRecomputeOps,
                                             keepProductEpilogues, absorbable,
