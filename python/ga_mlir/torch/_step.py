@@ -72,12 +72,12 @@ def _nvvm_options(options):
 def _lowering_options(options):
     """The --ga-lower-to-cpu options of the compiled step, as a list."""
     low = ["c-interface=1", "out-params=1"]
-    # fuse-elementwise folds the reshapes around PyTorch's matrix products
-    # ([B, T, D] -> [B*T, D]) into them, and a product with two row
-    # dimensions is no longer a CBLAS call: off by default here (a
-    # GPT-style step ran 15 s instead of 0.9 s with it).
+    # fuse-elementwise: on since --ga-isolate-library-products keeps the
+    # matrix products (and the reshapes around them) out of the fusion, so
+    # every product stays a CBLAS call (GPT-style, N = 4: 2240 -> 1655 ms,
+    # bench/torch_accumulation.py, docs/CPU.md).
     defaults = {"blas": True, "static_temporaries": True,
-                "fuse_elementwise": False}
+                "fuse_elementwise": True}
     merged = dict(defaults)
     merged.update(options)
     for key, value in sorted(merged.items()):
