@@ -154,6 +154,11 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
   fills.kind = FillKind::Named;
   fills.placement = FillPlacement::NextToEachUser;
   pm.addNestedPass<func::FuncOp>(createDuplicateSharedFills(fills));
+  // Ops whose result is inserted into another tensor (insert_slice, or
+  // materialize_in_destination: an update written in place) compute into
+  // that tensor, not a fresh buffer then copied. After fusion: its patterns
+  // give every op whose init is unread a fresh tensor.empty again.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   addBufferizationStage(pm, options);
 }
 

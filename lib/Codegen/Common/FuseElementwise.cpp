@@ -18,6 +18,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/SubsetOpInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::ga {
@@ -57,6 +58,26 @@ static bool changesLibraryProduct(OpOperand *fused) {
   Operation *producer = fused->get().getDefiningOp();
   return fused->getOwner()->hasAttr(kLibraryProductAttrName) ||
          (producer && producer->hasAttr(kLibraryProductAttrName));
+}
+
+/// True when folding a reshape along `fused` (by expansion: the linalg op
+/// on either side of the reshape takes the other shape) would leave the
+/// result of an op that is written into a destination (a subset insertion:
+/// `tensor.insert_slice`, `bufferization.materialize_in_destination`, e.g. an
+/// update written in place) behind a reshape: eliminate-empty-tensors could
+/// no longer make that op compute into the destination, and bufferization
+/// would copy it there.
+static bool reshapesDestinationWrite(OpOperand *fused) {
+  auto writesIntoDestination = [](Operation *op) {
+    if (!isa_and_nonnull<linalg::LinalgOp>(op))
+      return false;
+    return llvm::any_of(op->getUses(), [](OpOperand &use) {
+      auto insertion = dyn_cast<SubsetInsertionOpInterface>(use.getOwner());
+      return insertion && &insertion.getSourceOperand() == &use;
+    });
+  };
+  return writesIntoDestination(fused->getOwner()) ||
+         writesIntoDestination(fused->get().getDefiningOp());
 }
 
 /// True when `producer` is cheap to compute once per user: one result, all
@@ -164,7 +185,16 @@ struct FuseElementwisePass
     // its sparse tensor rewriting): the fusion itself, reshapes folded by
     // expansion, the canonicalizations it relies on, constant folding.
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
-    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);
+    linalg::ControlFusionFn reshapeControl = [this, control](OpOperand *fused) {
+      if (!control(fused))
+        return false;
+      if (reshapesDestinationWrite(fused)) {
+        ++numKeptDestinations;
+        return false;
+      }
+      return true;
+    };
+    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, reshapeControl);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, context);

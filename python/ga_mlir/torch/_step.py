@@ -139,7 +139,7 @@ def _memory_report(ir, micro_batches, batch_args, options, in_place):
         if in_place:
             _, wrapped = _rewrite(
                 ir, _pipelines(micro_batches, batch_args, options), in_place)
-            _run_pipeline(wrapped, "builtin.module(eliminate-empty-tensors,"
+            _run_pipeline(wrapped, "builtin.module("
                           f"ga-memory-report{{func={_inplace.IMPL} "
                           f"format=json {cpu} output={out}}})",
                           "--ga-memory-report failed")
@@ -254,8 +254,8 @@ def _compile_library(ir, pipelines, mcpu, in_place, num_args, num_results,
                        lower_options=pipelines[1], name="<train_step>")
     elif wrapped is not None:
         lowered = _run_pipeline(
-            wrapped, f"builtin.module(eliminate-empty-tensors,"
-            f"{pipelines[1]})", "ga-mlir could not lower the training step")
+            wrapped, f"builtin.module({pipelines[1]})",
+            "ga-mlir could not lower the training step")
         if not _inplace.check_lowered(lowered, num_args,
                                       num_results - len(in_place)):
             lowered = None  # an update was not in place: copy instead

@@ -311,6 +311,14 @@ def FuseElementwise : Pass<"ga-fuse-elementwise", "func::FuncOp"> {
     out of it, and no reshape is folded through it, so that it stays a
     product that CBLAS or cuBLASLt computes.
 
+    No reshape is folded through an op whose result is written into a
+    destination (the source of a `tensor.insert_slice` or a
+    `bufferization.materialize_in_destination`, as the PyTorch frontend's
+    in-place updates are): folding `%u = generic(collapse_shape %g)` by
+    expansion would compute `%u` in the other shape and write
+    `collapse_shape %u'` into the destination, which `eliminate-empty-tensors`
+    cannot make `%u'` compute into, so bufferization would copy it.
+
     Upstream fuses a producer only into the single user of its result.
     With `recompute-shared=1` (the NVVM pipeline's default), a cheap
     producer with several users is fused into every one of them: each use
@@ -365,7 +373,11 @@ def FuseElementwise : Pass<"ga-fuse-elementwise", "func::FuncOp"> {
               "Producers with several users fused into each of them">,
     Statistic<"numKeptProducts", "kept-products",
               "Fusions and reshape foldings left out because they would "
-              "change a ga.library_product">
+              "change a ga.library_product">,
+    Statistic<"numKeptDestinations", "kept-destination-writes",
+              "Reshape foldings left out because they would put a reshape "
+              "between an op and the destination its result is written "
+              "into (insert_slice, materialize_in_destination)">
   ];
   let dependentDialects = ["affine::AffineDialect", "linalg::LinalgDialect",
                            "memref::MemRefDialect", "tensor::TensorDialect"];
