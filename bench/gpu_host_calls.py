@@ -4,6 +4,10 @@
 #   python3 bench/gpu_host_calls.py STEP.mlir [STEP.mlir ...]
 #       [--micro-batches N] [--options 'cublas=0 ...'] [--build-dir DIR]
 #       [--json] [--markdown]
+#   python3 bench/gpu_host_calls.py --zoo gpt2,llama,... [--cache DIR] ...
+#       (steps exported from the model zoo of test/python/torch/model_zoo.py
+#       with ga_mlir.torch.export_train_step: B = 8, AdamW; ResNet-18 with
+#       BatchNorm in eval mode; kept in --cache to compare builds)
 #
 # Reads the host code of `ga-opt --ga-accumulate --ga-lower-to-gpu-kernels`
 # (the last stage before LLVM: host func/scf code with gpu.launch_func and
@@ -16,7 +20,14 @@
 #     mgpuGraphLaunch per micro-batch, and the kernels and library calls
 #     recorded between mgpuGraphBeginCapture and mgpuGraphEndCapture are its
 #     work;
-#   * host synchronizations: mgpuStreamSynchronize calls.
+#   * host synchronizations: mgpuStreamSynchronize calls;
+#   * GEMM-shaped kernels: generated kernels (in or out of the loops) that
+#     compute a contraction (the kind that ga-linalg-to-gpu-loops gives a
+#     linalg contraction, `*_matmul*`), i.e. products that did not become
+#     library calls;
+#   * products in the step: the linalg contractions of the step before any
+#     rewrite (matmul, batch_matmul, matvec, vecmat, dot) and, apart, its
+#     convolutions.
 # Steps that --ga-accumulate refuses are listed as refused.
 # Per micro-batch it reports the GPU work (kernels and library calls, run
 # directly or through a graph) and the host API calls that enqueue it.
@@ -27,12 +38,21 @@
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_report  # noqa: E402  (its parse of the kernel stage)
+
+def products_in(text):
+    """Matrix products and convolutions of a step (its linalg ops)."""
+    products = len(re.findall(
+        r"\blinalg\.(?:batch_)?(?:matmul|matvec|vecmat|dot)\b", text))
+    convs = len(re.findall(r"\blinalg\.(?:depthwise_)?conv_\w+", text))
+    return products, convs
+
 
 def count(text):
     """Counts per micro-batch (summed over the micro-batch loops) and outside
@@ -50,7 +70,10 @@ def count(text):
     direct = sum(1 for l in step["launches"]
                  if l["loop"] and l["loop"] not in captured)
     syncs = step["host_syncs"]
+    gemm_kernels = sum(1 for l in step["launches"]
+                       if not l.get("library") and "_matmul" in l["kernel"])
     return {
+        "gemm_shaped_kernels": gemm_kernels,
         "micro_batch_loops": len(loops),
         "kernels_per_micro_batch": inside["kernels"],
         "library_calls_per_micro_batch": inside["library"],
@@ -63,25 +86,62 @@ def count(text):
     }
 
 
-def report(step, args, build):
+def export_zoo_step(name, cache):
+    """The step of zoo model `name` (exported once into `cache`): its path
+    and --ga-accumulate's batch-args."""
+    path = os.path.join(cache, name + ".mlir")
+    args_path = os.path.join(cache, name + ".batch-args")
+    if os.path.exists(path) and os.path.exists(args_path):
+        return path, open(args_path).read().strip()
+    import torch
+    sys.path.insert(0, os.path.join(ROOT, "test", "python", "torch"))
+    import model_zoo
+    from ga_mlir.torch import export_train_step
+    case = model_zoo.MODELS[name]
+    torch.manual_seed(0)
+    model = case.make_model()
+    if name.startswith("resnet"):
+        model.eval()  # BatchNorm frozen
+    optimizer = model_zoo.OPTIMIZERS["adamw"](model.parameters())
+    batch = case.make_batch(torch.Generator().manual_seed(0), 8)
+    text, spec = export_train_step(model, case.loss_fn, optimizer, batch)
+    os.makedirs(cache, exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    batch_args = ",".join(f"{i}:{d}" for i, d in spec.batch_args())
+    with open(args_path, "w") as f:
+        f.write(batch_args)
+    return path, batch_args
+
+
+def report(step, args, build, batch_args=None, name=None):
     opts = "" if not args.options else "=" + args.options
     ga_opt = os.path.join(build, "bin", "ga-opt")
-    accumulate = [ga_opt, step,
-                  f"--ga-accumulate=micro-batches={args.micro_batches}"]
+    acc = f"micro-batches={args.micro_batches}"
+    if batch_args:
+        acc += f" batch-args={batch_args}"
+    accumulate = [ga_opt, step, f"--ga-accumulate={acc}"]
+    products, convs = products_in(open(step).read())
+    name = name or os.path.basename(step)
     if subprocess.run(accumulate, capture_output=True).returncode != 0:
-        return {"step": os.path.basename(step), "refused": True}
+        return {"step": name, "refused": True}
     proc = subprocess.run(accumulate + [f"--ga-lower-to-gpu-kernels{opts}"],
                           capture_output=True, text=True)
     if proc.returncode != 0:
-        return {"step": os.path.basename(step), "error": proc.stderr.strip()[-400:]}
-    row = {"step": os.path.basename(step)}
+        return {"step": name, "error": proc.stderr.strip()[:600]}
+    row = {"step": name, "products": products, "convolutions": convs}
     row.update(count(proc.stdout))
     return row
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("steps", nargs="+")
+    parser.add_argument("steps", nargs="*")
+    parser.add_argument("--zoo", default="",
+                        help="comma-separated models of model_zoo.MODELS")
+    parser.add_argument("--cache", default=os.path.join(
+        ROOT, "build", "bench", "zoo-steps"),
+        help="where the exported zoo steps are kept")
     parser.add_argument("--micro-batches", type=int, default=4)
     parser.add_argument("--options", default="",
                         help="options of --ga-lower-to-gpu-kernels")
@@ -91,14 +151,23 @@ def main():
     args = parser.parse_args()
     build = gpu_report.find_build_dir(args.build_dir)
     rows = [report(s, args, build) for s in args.steps]
+    for name in filter(None, args.zoo.split(",")):
+        try:
+            path, batch_args = export_zoo_step(name, args.cache)
+        except Exception as error:  # noqa: BLE001 (a refusal is a row)
+            rows.append({"step": name, "error": "export: %s" % error})
+            continue
+        rows.append(report(path, args, build, batch_args, name))
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
-    cols = ["kernels_per_micro_batch", "library_calls_per_micro_batch",
+    cols = ["products", "kernels_per_micro_batch",
+            "library_calls_per_micro_batch", "gemm_shaped_kernels",
             "host_api_calls_per_micro_batch", "graph_launches_per_micro_batch",
             "host_syncs_in_loop", "kernels_outside_loop",
             "library_calls_outside_loop", "host_syncs_outside_loop"]
-    short = ["kernels/mb", "library/mb", "host calls/mb", "graphs/mb",
+    short = ["products", "kernels/mb", "library/mb", "GEMM kernels",
+             "host calls/mb", "graphs/mb",
              "syncs in loop", "kernels out", "library out", "syncs out"]
     if args.markdown:
         print("| step | " + " | ".join(short) + " |")
@@ -112,7 +181,9 @@ def main():
             continue
         if "error" in r:
             failed = True
-            print(f"{r['step']}: error: {r['error']}")
+            first = next((l for l in r["error"].splitlines()
+                          if "error" in l), r["error"].splitlines()[-1])
+            print(f"{r['step']}: error: {first.strip()}")
             continue
         if args.markdown:
             print(f"| {r['step']} | " + " | ".join(str(r[c]) for c in cols) + " |")

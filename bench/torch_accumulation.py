@@ -21,6 +21,11 @@ OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = 1).
 
 usage: .venv/bin/python bench/torch_accumulation.py [--ns 1,4,16]
            [--models mlp,gpt] [--rounds 3] [--reps 10]
+           [--kinds ours,eager,compile]
+
+Kinds `ours-fused` and `ours-unfused` are ours with fuse_elementwise set
+(True / False) instead of the default, to measure element-wise fusion on
+the CPU. Ratios are against the last kind.
 """
 import argparse
 import json
@@ -126,10 +131,13 @@ def worker(a):
     opt = optimizer_for(model)
     first = {}
     t0 = time.perf_counter()
-    if a.worker == "ours":
+    if a.worker.startswith("ours"):
         from ga_mlir.torch import compile_train_step
+        fusion = {"ours-fused": {"fuse_elementwise": True},
+                  "ours-unfused": {"fuse_elementwise": False}}
         step = compile_train_step(model, loss_fn, opt, example_inputs=batch,
-                                  micro_batches=a.n, vector_width=512)
+                                  micro_batches=a.n, vector_width=512,
+                                  **fusion.get(a.worker, {}))
 
         def run():
             first.setdefault("loss", step(*batch).item())
@@ -162,7 +170,9 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--reps", type=int, default=10)
     p.add_argument("--warmup", type=int, default=2)
-    p.add_argument("--worker", choices=["ours", "eager", "compile"])
+    p.add_argument("--kinds", default="ours,eager,compile")
+    p.add_argument("--worker", choices=["ours", "ours-fused", "ours-unfused",
+                                        "eager", "compile"])
     p.add_argument("--model", default="mlp")
     p.add_argument("--n", type=int, default=1)
     p.add_argument("--json", default=None)
@@ -176,7 +186,7 @@ def main():
           % (os.getloadavg() + (os.cpu_count(),)), flush=True)
     configs = [(m, int(n)) for m in a.models.split(",")
                for n in a.ns.split(",")]
-    kinds = ["ours", "eager", "compile"]
+    kinds = a.kinds.split(",")
     results = {}
     for r in range(a.rounds):
         for model, n in configs:
@@ -190,21 +200,23 @@ def main():
         print(f"round {r + 1}/{a.rounds} done after {time.time() - t0:.0f} s",
               flush=True)
     med = statistics.median
-    print(f"\n{'model':>5} {'N':>3} {'ours ms':>8} {'eager ms':>9} "
-          f"{'compile ms':>11} {'ours/eager':>10} {'ours/compile':>12} "
-          f"{'loss ours':>10} {'loss eager':>10} {'loss compile':>12}")
+    print(f"\n{'model':>5} {'N':>3} " + " ".join(
+        f"{k + ' ms':>14}" for k in kinds) + " " + " ".join(
+        f"{k + '/' + kinds[-1]:>22}" for k in kinds[:-1]) + " " + " ".join(
+        f"{'loss ' + k:>14}" for k in kinds))
     rows = []
     for model, n in configs:
-        o, e, c = (results[(model, n, k)] for k in kinds)
-        to, te, tc = med(o["times"]), med(e["times"]), med(c["times"])
-        rows.append(dict(model=model, n=n, ours_ms=to * 1e3,
-                         eager_ms=te * 1e3, compile_ms=tc * 1e3,
-                         ratio_eager=to / te, ratio_compile=to / tc,
-                         loss_ours=o["loss"], loss_eager=e["loss"],
-                         loss_compile=c["loss"]))
-        print(f"{model:>5} {n:>3} {to * 1e3:>8.2f} {te * 1e3:>9.2f} "
-              f"{tc * 1e3:>11.2f} {to / te:>10.3f} {to / tc:>12.3f} "
-              f"{o['loss']:>10.5f} {e['loss']:>10.5f} {c['loss']:>12.5f}")
+        res = [results[(model, n, k)] for k in kinds]
+        ts = [med(r["times"]) for r in res]
+        row = dict(model=model, n=n)
+        for k, t, r in zip(kinds, ts, res):
+            row[k + "_ms"] = t * 1e3
+            row["loss_" + k] = r["loss"]
+        rows.append(row)
+        print(f"{model:>5} {n:>3} " + " ".join(
+            f"{t * 1e3:>14.2f}" for t in ts) + " " + " ".join(
+            f"{t / ts[-1]:>22.3f}" for t in ts[:-1]) + " " + " ".join(
+            f"{r['loss']:>14.5f}" for r in res))
     print(f"\ntotal {time.time() - t0:.0f} s; median of {a.rounds} x "
           f"{a.reps} runs per figure (interleaved rounds, {a.warmup} warm-up "
           "runs each); load average at end: %.2f %.2f %.2f"

@@ -133,6 +133,11 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
   // arith/math on whole tensors (`arith.addf %a, %b : tensor<4xf32>`) have no
   // bufferization; as linalg.generic they do.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  // Products first: the contractions CBLAS takes absorb their transposes and
+  // are marked, so that fusion leaves them (and the reshapes around them)
+  // alone.
+  if (options.blas)
+    pm.addNestedPass<func::FuncOp>(createIsolateLibraryProducts());
   if (options.fuseElementwise) {
     // A 0-d hyper-parameter read as a scalar is loaded once, not per element.
     pm.addNestedPass<func::FuncOp>(createLinalgInlineScalarOperandsPass());
@@ -149,7 +154,15 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
   fills.kind = FillKind::Named;
   fills.placement = FillPlacement::NextToEachUser;
   pm.addNestedPass<func::FuncOp>(createDuplicateSharedFills(fills));
+  // One tensor.empty per group of uses (bufferization's analysis is
+  // quadratic in the uses of one value), before the elimination below,
+  // which is quadratic in them too.
   pm.addNestedPass<func::FuncOp>(createDuplicateSharedEmpties());
+  // Ops whose result is inserted into another tensor (insert_slice, or
+  // materialize_in_destination: an update written in place) compute into
+  // that tensor, not a fresh buffer then copied. After fusion: its patterns
+  // give every op whose init is unread a fresh tensor.empty again.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   addBufferizationStage(pm, options);
 }
 

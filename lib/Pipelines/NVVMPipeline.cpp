@@ -65,6 +65,13 @@ static void addLoopStage(OpPassManager &pm, const Options &options,
     LinalgMorphOpsPassOptions generalize;
     generalize.namedToGeneric = true;
     pm.addNestedPass<func::FuncOp>(createLinalgMorphOpsPass(generalize));
+  }
+  // Products first: the contractions cuBLASLt takes absorb their transposes
+  // and are marked, so that fusion leaves them (and the reshapes around
+  // them) alone.
+  if (options.cublas)
+    pm.addNestedPass<func::FuncOp>(createIsolateLibraryProducts());
+  if (options.fuseElementwise) {
     // Not upstream's pass: it miscompiles a producer that reads its init
     // (docs/Rationale.md).
     FuseElementwiseOptions fusion;

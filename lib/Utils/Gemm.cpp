@@ -40,44 +40,95 @@ static bool hasUnitInnerStride(Value value, int64_t rank) {
   return type && type.getRank() == rank && type.isLastDimUnitStride();
 }
 
-/// A product with one K dimension and either no N dimension (C and B are
-/// vectors) or no M dimension (C and A are vectors), unbatched.
-static FailureOr<GemmOperands>
-matchVectorProduct(linalg::LinalgOp op,
-                   const linalg::ContractionDimensions &dims) {
+namespace {
+/// Which operand of a product plays which GEMM role, from its indexing maps
+/// alone (operand positions: 0 and 1 the inputs, 2 the init).
+struct GemmLayout {
+  unsigned lhs = 0, rhs = 1;
+  bool transposeLhs = false, transposeRhs = false, batched = false;
+  GemmOperands::Vector vector = GemmOperands::Vector::None;
+};
+} // namespace
+
+/// The layout of a product with one K dimension and either no N dimension
+/// (C and B are vectors) or no M dimension (C and A are vectors), unbatched.
+static FailureOr<GemmLayout>
+vectorLayout(ArrayRef<AffineMap> maps,
+             const linalg::ContractionDimensions &dims) {
   bool noN = dims.n.empty() && dims.m.size() == 1;
   bool noM = dims.m.empty() && dims.n.size() == 1;
   if (!dims.batch.empty() || dims.k.size() != 1 || (!noN && !noM))
     return failure();
   unsigned k = dims.k.front();
   unsigned outer = noN ? dims.m.front() : dims.n.front();
-  OpOperand *a = op.getDpsInputOperand(0), *b = op.getDpsInputOperand(1);
-  OpOperand *c = op.getDpsInitOperand(0);
   // The matrix operand is the one indexed by C's dimension.
-  OpOperand *matrix =
-      op.getMatchingIndexingMap(a).isFunctionOfDim(outer) ? a : b;
-  OpOperand *vector = matrix == a ? b : a;
-  if (!hasUnitInnerStride(matrix->get(), 2) ||
-      !hasUnitInnerStride(vector->get(), 1) ||
-      !hasUnitInnerStride(c->get(), 1) ||
-      dimAt(op.getMatchingIndexingMap(vector), 0) != k ||
-      dimAt(op.getMatchingIndexingMap(c), 0) != outer)
+  unsigned matrix = maps[0].isFunctionOfDim(outer) ? 0 : 1;
+  unsigned vector = 1 - matrix;
+  if (maps[matrix].getNumResults() != 2 || maps[vector].getNumResults() != 1 ||
+      maps[2].getNumResults() != 1 || dimAt(maps[vector], 0) != k ||
+      dimAt(maps[2], 0) != outer)
     return failure();
-  std::optional<bool> trans =
-      isTransposed(op.getMatchingIndexingMap(matrix), outer, k, noN);
+  std::optional<bool> trans = isTransposed(maps[matrix], outer, k, noN);
   if (!trans)
     return failure();
-  GemmOperands gemm;
-  gemm.out = c->get();
-  gemm.vector = noN ? GemmOperands::Vector::NoN : GemmOperands::Vector::NoM;
-  if (noN) {
-    gemm.lhs = matrix->get(), gemm.rhs = vector->get();
-    gemm.transposeLhs = *trans;
-  } else {
-    gemm.lhs = vector->get(), gemm.rhs = matrix->get();
-    gemm.transposeRhs = *trans;
-  }
-  return gemm;
+  GemmLayout layout;
+  layout.vector = noN ? GemmOperands::Vector::NoN : GemmOperands::Vector::NoM;
+  layout.lhs = noN ? matrix : vector;
+  layout.rhs = noN ? vector : matrix;
+  (noN ? layout.transposeLhs : layout.transposeRhs) = *trans;
+  return layout;
+}
+
+/// The GEMM layout of a contraction with indexing maps `maps` (A, B, C):
+/// one M, N and K dimension, at most one batch dimension, outermost in all
+/// three operands, the matrix dimensions the last two results, plain loop
+/// dimensions (or, with `allowVectors`, a matrix-vector product).
+static FailureOr<GemmLayout> gemmLayout(ArrayRef<AffineMap> maps,
+                                        bool allowVectors) {
+  if (maps.size() != 3)
+    return failure();
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(maps);
+  if (failed(dims))
+    return failure();
+  if (allowVectors && (dims->m.empty() || dims->n.empty()))
+    return vectorLayout(maps, *dims);
+  if (dims->batch.size() > 1 || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1)
+    return failure();
+  GemmLayout layout;
+  layout.batched = dims->batch.size() == 1;
+  unsigned rank = layout.batched ? 3 : 2;
+  for (AffineMap map : maps)
+    if (map.getNumResults() != rank ||
+        (layout.batched && dimAt(map, 0) != dims->batch.front()))
+      return failure();
+  auto row = dimAt(maps[2], rank - 2), col = dimAt(maps[2], rank - 1);
+  if (!row || !col)
+    return failure();
+  unsigned k = dims->k.front();
+  // The operand that holds C's row dimension is BLAS's A.
+  if (!maps[0].isFunctionOfDim(*row))
+    std::swap(layout.lhs, layout.rhs);
+  std::optional<bool> transL =
+      isTransposed(maps[layout.lhs], *row, k, /*outerFirst=*/true);
+  std::optional<bool> transR =
+      isTransposed(maps[layout.rhs], *col, k, /*outerFirst=*/false);
+  if (!transL || !transR)
+    return failure();
+  layout.transposeLhs = *transL;
+  layout.transposeRhs = *transR;
+  return layout;
+}
+
+bool mlir::ga::hasLibraryLayout(ArrayRef<AffineMap> maps, bool allowVectors) {
+  return succeeded(gemmLayout(maps, allowVectors));
+}
+
+bool mlir::ga::isLibraryProduct(linalg::LinalgOp op, bool allowVectors) {
+  return op.getNumDpsInputs() == 2 && op.getNumDpsInits() == 1 &&
+         linalg::isaContractionOpInterface(op) &&
+         hasLibraryLayout(op.getIndexingMapsArray(), allowVectors);
 }
 
 FailureOr<GemmOperands> mlir::ga::matchGemm(linalg::LinalgOp op,
@@ -85,43 +136,26 @@ FailureOr<GemmOperands> mlir::ga::matchGemm(linalg::LinalgOp op,
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !linalg::isaContractionOpInterface(op))
     return failure();
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
-  if (failed(dims))
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  FailureOr<GemmLayout> layout = gemmLayout(maps, allowVectors);
+  if (failed(layout))
     return failure();
-  if (allowVectors && (dims->m.empty() || dims->n.empty()))
-    return matchVectorProduct(op, *dims);
-  if (dims->batch.size() > 1 || dims->m.size() != 1 || dims->n.size() != 1 ||
-      dims->k.size() != 1)
-    return failure();
-  bool batched = dims->batch.size() == 1;
-  int64_t rank = batched ? 3 : 2;
-  OpOperand *a = op.getDpsInputOperand(0), *b = op.getDpsInputOperand(1);
-  OpOperand *c = op.getDpsInitOperand(0);
-  for (OpOperand *operand : {a, b, c}) {
-    if (!hasUnitInnerStride(operand->get(), rank))
+  Value operands[3] = {op.getDpsInputOperand(0)->get(),
+                       op.getDpsInputOperand(1)->get(),
+                       op.getDpsInitOperand(0)->get()};
+  // Rows (or vectors) with unit stride: what a BLAS matrix argument is.
+  for (unsigned i = 0; i < 3; ++i)
+    if (!hasUnitInnerStride(operands[i], maps[i].getNumResults()))
       return failure();
-    // The batch dimension is the outermost of every operand.
-    AffineMap map = op.getMatchingIndexingMap(operand);
-    if (map.getNumResults() != rank ||
-        (batched && dimAt(map, 0) != dims->batch.front()))
-      return failure();
-  }
-  AffineMap mapC = op.getMatchingIndexingMap(c);
-  auto row = dimAt(mapC, rank - 2), col = dimAt(mapC, rank - 1);
-  if (!row || !col)
-    return failure();
-  unsigned k = dims->k.front();
-  // The operand that holds C's row dimension is BLAS's A.
-  if (!op.getMatchingIndexingMap(a).isFunctionOfDim(*row))
-    std::swap(a, b);
-  std::optional<bool> transL =
-      isTransposed(op.getMatchingIndexingMap(a), *row, k, true);
-  std::optional<bool> transR =
-      isTransposed(op.getMatchingIndexingMap(b), *col, k, false);
-  if (!transL || !transR)
-    return failure();
-  return GemmOperands{a->get(), b->get(), c->get(), *transL, *transR, batched};
+  GemmOperands gemm;
+  gemm.lhs = operands[layout->lhs];
+  gemm.rhs = operands[layout->rhs];
+  gemm.out = operands[2];
+  gemm.transposeLhs = layout->transposeLhs;
+  gemm.transposeRhs = layout->transposeRhs;
+  gemm.batched = layout->batched;
+  gemm.vector = layout->vector;
+  return gemm;
 }
 
 /// `vector` (1-d, unit stride) as a 2-d view with a unit dimension in front

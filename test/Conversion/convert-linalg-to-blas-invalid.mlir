@@ -2,7 +2,8 @@
 
 // What CBLAS gemm cannot compute is left to the loop lowering, without a
 // diagnostic and without a declaration: integers, tensors (before
-// bufferization), batched products and rows that are not contiguous.
+// bufferization), a batch dimension that is not outermost in every operand
+// and rows that are not contiguous.
 
 // CHECK-NOT: cblas
 // CHECK-LABEL: func.func @integers
@@ -23,10 +24,20 @@ func.func @tensors(%a: tensor<4x5xf32>, %b: tensor<5x3xf32>, %c: tensor<4x3xf32>
 
 // -----
 
-// CHECK-LABEL: func.func @batched
-// CHECK:         linalg.batch_matmul
-func.func @batched(%a: memref<2x4x5xf32>, %b: memref<2x5x3xf32>, %c: memref<2x4x3xf32>) {
-  linalg.batch_matmul ins(%a, %b : memref<2x4x5xf32>, memref<2x5x3xf32>) outs(%c : memref<2x4x3xf32>)
+// A's batch dimension in the middle: no batch stride of whole matrices.
+// CHECK-LABEL: func.func @batch_inside
+// CHECK:         linalg.generic
+func.func @batch_inside(%a: memref<4x2x5xf32>, %b: memref<2x5x3xf32>, %c: memref<2x4x3xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (m, b, k)>,
+                                   affine_map<(b, m, n, k) -> (b, k, n)>,
+                                   affine_map<(b, m, n, k) -> (b, m, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<4x2x5xf32>, memref<2x5x3xf32>) outs(%c : memref<2x4x3xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
   return
 }
 

@@ -48,3 +48,47 @@ func.func @fill_read_before(%a: memref<4x5xf32>, %b: memref<5x3xf32>, %c: memref
   linalg.matmul ins(%a, %b : memref<4x5xf32>, memref<5x3xf32>) outs(%c : memref<4x3xf32>)
   return %v : f32
 }
+
+// -----
+
+// A batched product into a zero-filled C: a loop over the batch with one
+// call per matrix (beta = 0), each operand's pointer advanced by its batch
+// stride (here the micro-batch slice of a larger A: stride 20 elements).
+// CHECK-LABEL: func.func @batched
+// CHECK-NOT:     linalg.fill
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-COUNT-3:   llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK:           %[[BETA:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:           call @cblas_sgemm({{.*}}, %[[BETA]],
+// CHECK:         }
+// CHECK-NOT:     linalg.batch_matmul
+func.func @batched(%a: memref<3x4x5xf32, strided<[20, 5, 1], offset: ?>>, %b: memref<3x5x6xf32>, %c: memref<3x4x6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<3x4x6xf32>)
+  linalg.batch_matmul ins(%a, %b : memref<3x4x5xf32, strided<[20, 5, 1], offset: ?>>, memref<3x5x6xf32>) outs(%c : memref<3x4x6xf32>)
+  return
+}
+
+// -----
+
+// A matrix-vector product with the matrix transposed (y += A^T x): a GEMM
+// with N = 1 on views of the vectors as K x 1 and M x 1 matrices.
+// CHECK-LABEL: func.func @matvec_transposed
+// CHECK-DAG:     %[[T:.*]] = arith.constant 112 : i32
+// CHECK-DAG:     %[[NT:.*]] = arith.constant 111 : i32
+// CHECK-DAG:     memref.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [5, 1] : memref<5xf32> into memref<5x1xf32>
+// CHECK-DAG:     memref.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [3, 1] : memref<3xf32> into memref<3x1xf32>
+// CHECK:         call @cblas_sgemm(%{{.*}}, %[[T]], %[[NT]],
+func.func @matvec_transposed(%a: memref<5x3xf32>, %x: memref<5xf32>, %y: memref<3xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, k) -> (k, m)>,
+                                   affine_map<(m, k) -> (k)>,
+                                   affine_map<(m, k) -> (m)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a, %x : memref<5x3xf32>, memref<5xf32>) outs(%y : memref<3xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -275,13 +275,17 @@ def ConvertLinalgToBLAS : Pass<"convert-linalg-to-blas", "ModuleOp"> {
     own that nothing else touches in between), the fill is dropped and
     beta = 0 (C = A B): BLAS then neither reads C nor needs it written first.
 
-    Handled: `linalg.matmul` (also with transposing indexing maps) and any
-    linalg contraction with one M, one N and one K dimension and no batch
+    Handled: what `matchGemm` takes (include/ga/Utils/Gemm.h, shared with
+    `--ga-contractions-to-cublaslt`): `linalg.matmul` (also with transposing
+    indexing maps) and any linalg contraction with one M, one N and one K
     dimension, a multiply-add body, one element type (f32 or f64) and 2-d
-    operands whose innermost stride is 1. Everything else is left unchanged
-    for the loop lowering, batched products too: `matchGemm` (shared with
-    the cuBLASLt lowering) takes them, but CBLAS has no strided-batched gemm
-    (Debian's OpenBLAS 0.3.21 exports no `cblas_sgemm_batch`). The pass fails only where the module has a symbol
+    operands whose innermost stride is 1; a matrix-vector product (a GEMM
+    with N = 1 or M = 1); and a batched product (one more dimension,
+    outermost in all three operands, e.g. `linalg.batch_matmul`) as an
+    `scf.for` over the batch with one gemm call per matrix, at the batch
+    strides of the operands (CBLAS has no strided-batched gemm, and Debian's
+    OpenBLAS 0.3.21 exports no `cblas_sgemm_batch`). Everything else is left
+    unchanged for the loop lowering. The pass fails only where the module has a symbol
     named `cblas_sgemm` or `cblas_dgemm` that is not a function of the CBLAS
     type (an error at it). Link the result with a CBLAS
     (OpenBLAS, or Debian's libblas.so.3).
@@ -306,10 +310,13 @@ def ConvertLinalgToBLAS : Pass<"convert-linalg-to-blas", "ModuleOp"> {
   }];
   let statistics = [
     Statistic<"numConverted", "converted", "Contractions rewritten into gemm "
-              "calls">
+              "calls">,
+    Statistic<"numBatched", "batched", "Batched contractions among them (a "
+              "loop of gemm calls)">
   ];
   let dependentDialects = ["LLVM::LLVMDialect", "memref::MemRefDialect",
-                           "arith::ArithDialect", "func::FuncDialect"];
+                           "arith::ArithDialect", "func::FuncDialect",
+                           "scf::SCFDialect"];
 }
 
 #endif // GA_CONVERSION_PASSES_TD

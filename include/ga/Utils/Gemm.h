@@ -16,6 +16,12 @@
 
 namespace mlir::ga {
 
+/// The unit attribute by which --ga-isolate-library-products marks, on
+/// tensors, a product that a library lowering will take; element-wise fusion
+/// leaves such ops whole.
+inline constexpr llvm::StringLiteral kLibraryProductAttrName =
+    "ga.library_product";
+
 /// A linalg contraction on buffers as a row-major GEMM: C(M, N) +=
 /// op(A)(M, K) op(B)(K, N), where `lhs` is the input that holds C's row
 /// dimension M (BLAS's A) and `rhs` the other (BLAS's B). A transposed
@@ -45,6 +51,20 @@ struct GemmOperands {
 /// matches, unbatched, its vectors being 1-d memrefs with unit stride.
 FailureOr<GemmOperands> matchGemm(linalg::LinalgOp op,
                                   bool allowVectors = false);
+
+/// Whether a contraction with indexing maps `maps` (the two inputs, then the
+/// init) has the layout that matchGemm takes: one M, N and K dimension, at
+/// most one batch dimension (outermost in every operand), each operand's
+/// matrix dimensions its last two results (in either order: a transposed
+/// operand), or, with `allowVectors`, a matrix-vector product. Strides are
+/// not looked at: on tensors this says which products the library lowerings
+/// will take once bufferized with contiguous rows.
+bool hasLibraryLayout(ArrayRef<AffineMap> maps, bool allowVectors = true);
+
+/// Whether `op` (on tensors or buffers) is a multiply-add contraction
+/// (linalg::isaContractionOpInterface) with two inputs, one init and a
+/// library layout (hasLibraryLayout).
+bool isLibraryProduct(linalg::LinalgOp op, bool allowVectors = true);
 
 /// Replaces the vectors of a matrix-vector (or vector-matrix) match by 2-d
 /// views with a unit dimension (memref.expand_shape: B as K x 1 and C as

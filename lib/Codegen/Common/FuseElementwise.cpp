@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Codegen/Common/Passes.h"
+#include "ga/Utils/Gemm.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -17,6 +18,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/SubsetOpInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::ga {
@@ -48,6 +50,36 @@ static bool repeatsInitUpdate(OpOperand *fused) {
   return !map.isPermutation();
 }
 
+/// True when fusing along `fused` (an element-wise fusion, or a reshape
+/// folded by expansion) would rewrite an op that
+/// --ga-isolate-library-products marked as a library product: its owner or
+/// the producer of its value.
+static bool changesLibraryProduct(OpOperand *fused) {
+  Operation *producer = fused->get().getDefiningOp();
+  return fused->getOwner()->hasAttr(kLibraryProductAttrName) ||
+         (producer && producer->hasAttr(kLibraryProductAttrName));
+}
+
+/// True when folding a reshape along `fused` (by expansion: the linalg op
+/// on either side of the reshape takes the other shape) would leave the
+/// result of an op that is written into a destination (a subset insertion:
+/// `tensor.insert_slice`, `bufferization.materialize_in_destination`, e.g. an
+/// update written in place) behind a reshape: eliminate-empty-tensors could
+/// no longer make that op compute into the destination, and bufferization
+/// would copy it there.
+static bool reshapesDestinationWrite(OpOperand *fused) {
+  auto writesIntoDestination = [](Operation *op) {
+    if (!isa_and_nonnull<linalg::LinalgOp>(op))
+      return false;
+    return llvm::any_of(op->getUses(), [](OpOperand &use) {
+      auto insertion = dyn_cast<SubsetInsertionOpInterface>(use.getOwner());
+      return insertion && &insertion.getSourceOperand() == &use;
+    });
+  };
+  return writesIntoDestination(fused->getOwner()) ||
+         writesIntoDestination(fused->get().getDefiningOp());
+}
+
 /// True when `producer` is cheap to compute once per user: one result, all
 /// loops parallel, a payload of at most `maxOps` operations without regions
 /// or memory effects that does not read the init.
@@ -64,25 +96,6 @@ static bool isCheapToRecompute(linalg::GenericOp producer, unsigned maxOps) {
       return false;
   }
   return true;
-}
-
-/// True when `op` is a matrix product that the library lowerings may take
-/// (matchGemm, include/ga/Utils/Gemm.h, on the bufferized op): a contraction
-/// with a multiply-add body and one M, one N and one K dimension (and at most
-/// one batch dimension, for the strided-batched calls), or a matrix-vector
-/// product (no N or no M dimension: a GEMM with N = 1 or M = 1 for cuBLASLt).
-/// Fusing arithmetic into one of its operands would make it a generated
-/// kernel.
-static bool isLibraryProduct(linalg::GenericOp op) {
-  if (!linalg::isaContractionOpInterface(op))
-    return false;
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
-  if (failed(dims) || dims->k.size() != 1 || dims->batch.size() > 1)
-    return false;
-  if (dims->m.size() == 1 && dims->n.size() == 1)
-    return true;
-  return dims->batch.empty() && dims->m.size() + dims->n.size() == 1;
 }
 
 namespace {
@@ -158,6 +171,10 @@ struct FuseElementwisePass
     linalg::ControlFusionFn control = [this, singleUse](OpOperand *fused) {
       if (!singleUse(fused))
         return false;
+      if (changesLibraryProduct(fused)) {
+        ++numKeptProducts;
+        return false;
+      }
       if (repeatsInitUpdate(fused)) {
         ++numRefused;
         return false;
@@ -168,7 +185,16 @@ struct FuseElementwisePass
     // its sparse tensor rewriting): the fusion itself, reshapes folded by
     // expansion, the canonicalizations it relies on, constant folding.
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
-    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);
+    linalg::ControlFusionFn reshapeControl = [this, control](OpOperand *fused) {
+      if (!control(fused))
+        return false;
+      if (reshapesDestinationWrite(fused)) {
+        ++numKeptDestinations;
+        return false;
+      }
+      return true;
+    };
+    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, reshapeControl);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, context);
@@ -180,7 +206,7 @@ struct FuseElementwisePass
     if (recomputeShared) {
       // Each use is checked against `control` less its single-use test.
       linalg::ControlFusionFn absorbable = [](OpOperand *fused) {
-        return !repeatsInitUpdate(fused);
+        return !repeatsInitUpdate(fused) && !changesLibraryProduct(fused);
       };
       patterns.add<RecomputeSharedProducer>(context, maxRecomputeOps,
                                             keepProductEpilogues, absorbable,

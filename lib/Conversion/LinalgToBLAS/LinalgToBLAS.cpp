@@ -1,8 +1,9 @@
 //===- LinalgToBLAS.cpp - matrix products on buffers to CBLAS gemm --------===//
 //
 // --convert-linalg-to-blas: rewrites linalg contractions on buffers with one
-// M, N and K dimension into `cblas_sgemm` / `cblas_dgemm` calls, beta = 1
-// (accumulate into C) or beta = 0 in place of a zero fill of C.
+// M, N and K dimension (and at most one batch dimension: a loop of calls)
+// into `cblas_sgemm` / `cblas_dgemm` calls, beta = 1 (accumulate into C) or
+// beta = 0 in place of a zero fill of C.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_CONVERTLINALGTOBLAS
@@ -34,10 +36,12 @@ namespace {
 /// init (C += A B), which is BLAS with beta = 1: an accumulator that the
 /// micro-batch rewrite fused into a GEMM stays fused. When C was just filled
 /// with zeros, the fill is dropped and beta = 0 (C = A B): BLAS then neither
-/// reads C nor needs it written first. Handles linalg.matmul
-/// (with transposing indexing maps) and any linalg contraction with one M, one
-/// N and one K dimension, a multiply-add body, one element type, and operands
-/// whose innermost stride is 1; everything else is left to the loop lowering.
+/// reads C nor needs it written first. Handles what matchGemm takes
+/// (include/ga/Utils/Gemm.h, shared with the cuBLASLt lowering): any linalg
+/// contraction with one M, one N and one K dimension (or a matrix-vector
+/// product) and at most one outermost batch dimension (a loop of calls), a
+/// multiply-add body, one element type, and operands whose innermost stride
+/// is 1; everything else is left to the loop lowering.
 struct ConvertLinalgToBLASPass
     : public ga::impl::ConvertLinalgToBLASBase<ConvertLinalgToBLASPass> {
   void runOnOperation() override {
@@ -74,10 +78,9 @@ struct ConvertLinalgToBLASPass
   }
 
   LogicalResult rewrite(linalg::LinalgOp op) {
-    FailureOr<GemmOperands> gemm = matchGemm(op);
-    // Batched products stay loops here: CBLAS has no strided-batched gemm
-    // (Debian's OpenBLAS 0.3.21 exports no cblas_sgemm_batch either).
-    if (failed(gemm) || gemm->batched)
+    // Matrix-vector products too, as GEMMs with N = 1 (or M = 1).
+    FailureOr<GemmOperands> gemm = matchGemm(op, /*allowVectors=*/true);
+    if (failed(gemm))
       return failure();
     Type elem = getElementTypeOrSelf(gemm->out.getType());
     if (!elem.isF32() && !elem.isF64())
@@ -86,10 +89,51 @@ struct ConvertLinalgToBLASPass
       if (getElementTypeOrSelf(v.getType()) != elem)
         return failure();
 
-    // beta = 0 instead of a zero fill of C right before the product.
+    // beta = 0 instead of a zero fill of C right before the product (the
+    // fill covers every matrix of a batch).
     linalg::FillOp zeroFill = findZeroFill(op, gemm->out);
     OpBuilder builder(op);
     Location loc = op.getLoc();
+    viewVectorsAsMatrices(builder, loc, *gemm);
+    GemmArguments args = buildGemmArguments(builder, loc, *gemm);
+    if (gemm->batched)
+      // CBLAS has no strided-batched gemm (Debian's OpenBLAS 0.3.21 exports
+      // no cblas_sgemm_batch): one call per matrix of the batch, at the
+      // batch strides of the three operands.
+      buildBatchLoop(builder, loc, elem, args);
+    buildCall(builder, loc, elem, *gemm, args, /*beta=*/zeroFill ? 0.0 : 1.0);
+    op->erase();
+    if (zeroFill)
+      zeroFill->erase();
+    if (gemm->batched)
+      ++numBatched;
+    return success();
+  }
+
+  /// An scf.for over the batch of `args`, with the builder inside it and
+  /// the three matrix pointers of `args` advanced to the iteration's matrix.
+  static void buildBatchLoop(OpBuilder &builder, Location loc, Type elem,
+                             GemmArguments &args) {
+    Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+    Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+    auto loop = scf::ForOp::create(builder, loc, zero, args.batch, one);
+    builder.setInsertionPoint(loop.getBody()->getTerminator());
+    Type i64 = builder.getI64Type();
+    Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
+    Value index = loop.getInductionVar();
+    for (MatrixDescriptor *matrix : {&args.lhs, &args.rhs, &args.out}) {
+      Value offset =
+          arith::MulIOp::create(builder, loc, index, matrix->batchStride);
+      Value offset64 = arith::IndexCastOp::create(builder, loc, i64, offset);
+      matrix->pointer = LLVM::GEPOp::create(
+          builder, loc, ptr, elem, matrix->pointer, ValueRange{offset64});
+    }
+  }
+
+  /// The CBLAS gemm call of `gemm` with `args` at the builder's position.
+  void buildCall(OpBuilder &builder, Location loc, Type elem,
+                 const GemmOperands &gemm, const GemmArguments &args,
+                 double beta) {
     Type i32 = builder.getI32Type();
     auto cst = [&](int64_t v) {
       return arith::ConstantIntOp::create(builder, loc, i32, v).getResult();
@@ -97,28 +141,23 @@ struct ConvertLinalgToBLASPass
     auto toI32 = [&](Value v) {
       return arith::IndexCastOp::create(builder, loc, i32, v).getResult();
     };
-    GemmArguments args = buildGemmArguments(builder, loc, *gemm);
     auto scalar = [&](double v) {
       return arith::ConstantOp::create(builder, loc,
                                        builder.getFloatAttr(elem, v))
           .getResult();
     };
     constexpr int64_t rowMajor = 101, noTrans = 111, trans = 112;
-    Value one = scalar(1.0), beta = zeroFill ? scalar(0.0) : one;
-    auto [name, type] = gemmFunction(op.getContext(), elem);
+    Value one = scalar(1.0), betaValue = beta == 1.0 ? one : scalar(beta);
+    auto [name, type] = gemmFunction(builder.getContext(), elem);
     func::FuncOp fn = getOrDeclareFunction(getOperation(), name, type);
     func::CallOp::create(
         builder, loc, fn,
-        ValueRange{cst(rowMajor), cst(gemm->transposeLhs ? trans : noTrans),
-                   cst(gemm->transposeRhs ? trans : noTrans), toI32(args.m),
+        ValueRange{cst(rowMajor), cst(gemm.transposeLhs ? trans : noTrans),
+                   cst(gemm.transposeRhs ? trans : noTrans), toI32(args.m),
                    toI32(args.n), toI32(args.k), one, args.lhs.pointer,
                    toI32(args.lhs.leadingDim), args.rhs.pointer,
-                   toI32(args.rhs.leadingDim), beta, args.out.pointer,
+                   toI32(args.rhs.leadingDim), betaValue, args.out.pointer,
                    toI32(args.out.leadingDim)});
-    op->erase();
-    if (zeroFill)
-      zeroFill->erase();
-    return success();
   }
 
   /// The `linalg.fill` of +0.0 into `c` that is the last write of `c` before

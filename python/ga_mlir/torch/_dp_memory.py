@@ -82,8 +82,10 @@ def report(ir, accumulate, collectives, v, num_inputs, options):
     cpu = f"cpu={{{' '.join(_lowering_options(options))}}}"
     with tempfile.TemporaryDirectory() as work:
         out = os.path.join(work, "report.json")
+        # ga-memory-report bufferizes as --ga-lower-to-cpu does (empty
+        # tensors into destinations included).
         _run_pipeline(text, "builtin.module(inline,canonicalize,"
-                      "eliminate-empty-tensors,ga-memory-report{func="
+                      "ga-memory-report{func="
                       f"{_REPORT} format=json {cpu} output={out}}})",
                       "--ga-memory-report failed")
         with open(out) as f:

@@ -72,12 +72,12 @@ def _nvvm_options(options):
 def _lowering_options(options):
     """The --ga-lower-to-cpu options of the compiled step, as a list."""
     low = ["c-interface=1", "out-params=1"]
-    # fuse-elementwise folds the reshapes around PyTorch's matrix products
-    # ([B, T, D] -> [B*T, D]) into them, and a product with two row
-    # dimensions is no longer a CBLAS call: off by default here (a
-    # GPT-style step ran 15 s instead of 0.9 s with it).
+    # fuse-elementwise: on since --ga-isolate-library-products keeps the
+    # matrix products (and the reshapes around them) out of the fusion, so
+    # every product stays a CBLAS call (GPT-style, N = 4: 2240 -> 1655 ms,
+    # bench/torch_accumulation.py, docs/CPU.md).
     defaults = {"blas": True, "static_temporaries": True,
-                "fuse_elementwise": False}
+                "fuse_elementwise": True}
     merged = dict(defaults)
     merged.update(options)
     for key, value in sorted(merged.items()):
@@ -111,13 +111,6 @@ def _pipelines(micro_batches, batch_args, options, target="cpu"):
     return f"builtin.module(ga-accumulate{{{' '.join(acc)}}})", lowering
 
 
-# Empty tensors into the destinations of the in-place form; first an empty
-# per use (CSE shares one empty between every writer of a type, and the
-# elimination's analysis is quadratic in its uses: docs/CPU.md).
-_ELIMINATE_EMPTIES = ("func.func(ga-duplicate-shared-empties),"
-                      "eliminate-empty-tensors")
-
-
 def _run_pipeline(ir, pipeline, what):
     try:
         return run_pipeline(ir, pipeline)
@@ -146,7 +139,7 @@ def _memory_report(ir, micro_batches, batch_args, options, in_place):
         if in_place:
             _, wrapped = _rewrite(
                 ir, _pipelines(micro_batches, batch_args, options), in_place)
-            _run_pipeline(wrapped, f"builtin.module({_ELIMINATE_EMPTIES},"
+            _run_pipeline(wrapped, "builtin.module("
                           f"ga-memory-report{{func={_inplace.IMPL} "
                           f"format=json {cpu} output={out}}})",
                           "--ga-memory-report failed")
@@ -279,8 +272,8 @@ def _compile_library(ir, pipelines, mcpu, in_place, num_args, num_results,
                        lower_options=pipelines[1], name="<train_step>")
     elif wrapped is not None:
         lowered = _run_pipeline(
-            wrapped, f"builtin.module({_ELIMINATE_EMPTIES},"
-            f"{pipelines[1]})", "ga-mlir could not lower the training step")
+            wrapped, f"builtin.module({pipelines[1]})",
+            "ga-mlir could not lower the training step")
         if not _inplace.check_lowered(lowered, num_args,
                                       num_results - len(in_place)):
             lowered = None  # an update was not in place: copy instead

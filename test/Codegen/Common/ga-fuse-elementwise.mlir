@@ -127,3 +127,43 @@ func.func @two_uses(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   } -> tensor<4xf32>
   return %y, %z : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// An update written into its destination (the PyTorch frontend's in-place
+// form) keeps the reshape of its operand: folded by expansion, the update
+// would compute a 1x8 tensor and write its collapse into %p, which
+// eliminate-empty-tensors cannot make it compute into (a copy). The same
+// update without a destination write is folded.
+// CHECK-LABEL: func.func @destination_write
+// CHECK:         %[[G:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<1x8xf32> into tensor<8xf32>
+// CHECK:         %[[U:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[G]] : tensor<8xf32>, tensor<8xf32>)
+// CHECK:         bufferization.materialize_in_destination %[[U]] in %{{.*}} : (tensor<8xf32>, tensor<8xf32>)
+// CHECK-LABEL: func.func @no_destination_write
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x8xf32>)
+// CHECK:         tensor.collapse_shape
+#id2 = affine_map<(i, j) -> (i, j)>
+#id1 = affine_map<(i) -> (i)>
+func.func @destination_write(%p: tensor<8xf32>, %g2: tensor<1x8xf32>) -> tensor<8xf32> {
+  %g = tensor.collapse_shape %g2 [[0, 1]] : tensor<1x8xf32> into tensor<8xf32>
+  %e = tensor.empty() : tensor<8xf32>
+  %u = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]}
+      ins(%p, %g : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.subf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %w = bufferization.materialize_in_destination %u in %p : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %w : tensor<8xf32>
+}
+func.func @no_destination_write(%p: tensor<8xf32>, %g2: tensor<1x8xf32>) -> tensor<8xf32> {
+  %g = tensor.collapse_shape %g2 [[0, 1]] : tensor<1x8xf32> into tensor<8xf32>
+  %e = tensor.empty() : tensor<8xf32>
+  %u = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]}
+      ins(%p, %g : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.subf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %u : tensor<8xf32>
+}

@@ -4,7 +4,7 @@
 // (C += A B, the semantics of a linalg contraction, so an accumulator fused
 // into the GEMM stays fused): row-major (101), NoTrans (111) / Trans (112)
 // from the indexing maps, f64 through cblas_dgemm. A matrix-vector product
-// stays a loop nest.
+// is a GEMM with N = 1.
 
 // CHECK-DAG: llvm.func @cblas_sgemm(i32, i32, i32, i32, i32, i32, f32, !llvm.ptr, i32, !llvm.ptr, i32, f32, !llvm.ptr, i32)
 // CHECK-DAG: llvm.func @cblas_dgemm(i32, i32, i32, i32, i32, i32, f64, !llvm.ptr, i32, !llvm.ptr, i32, f64, !llvm.ptr, i32)
@@ -16,6 +16,7 @@
 // CHECK:       llvm.call @cblas_sgemm(%[[ROW]], %[[N]], %[[T]],
 // CHECK:       llvm.call @cblas_sgemm(%[[ROW]], %[[T]], %[[N]],
 // CHECK:       llvm.call @cblas_dgemm(%[[ROW]], %[[N]], %[[N]],
+// CHECK:       llvm.call @cblas_sgemm(%[[ROW]],
 // CHECK-NOT:   llvm.call @cblas
 // CHECK:       llvm.return
 

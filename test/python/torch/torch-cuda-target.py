@@ -105,8 +105,7 @@ gopt = kit_models.optimizer_for(gpt)
 compile_train_step(gpt, kit_models.gpt_loss, gopt, (ids, targets),
                    micro_batches=4, target="cuda", accumulator_type="f32")
 static_checks("gpt")
-# Known gap (docs/GPU.md, Limits): none of this model's products is matched
-# by --ga-contractions-to-cublaslt yet (they stay generated kernels), unlike
-# the MLP's; this line changes when they are.
-# CHECK: gpt: cuBLASLt calls 0, graph captures {{[1-9]}}, graph launches {{[1-9]}}, stream synchronizations 1, kernels {{[1-9][0-9]*}}, spills 0
+# Its products reach --ga-contractions-to-cublaslt whole
+# (--ga-isolate-library-products runs before fusion): library calls.
+# CHECK: gpt: cuBLASLt calls {{[1-9][0-9]*}}, graph captures {{[1-9]}}, graph launches {{[1-9]}}, stream synchronizations 1, kernels {{[1-9][0-9]*}}, spills 0
 # CHECK: gpt: needs LLVM or MLIR: False

@@ -372,6 +372,19 @@ def FuseElementwise : Pass<"ga-fuse-elementwise", "func::FuncOp"> {
     fused operand is a permutation of all its loops, is fused as upstream
     fuses it.
 
+    An op marked `ga.library_product` (by `--ga-isolate-library-products`,
+    which the pipelines run first) is left whole: nothing is fused into it or
+    out of it, and no reshape is folded through it, so that it stays a
+    product that CBLAS or cuBLASLt computes.
+
+    No reshape is folded through an op whose result is written into a
+    destination (the source of a `tensor.insert_slice` or a
+    `bufferization.materialize_in_destination`, as the PyTorch frontend's
+    in-place updates are): folding `%u = generic(collapse_shape %g)` by
+    expansion would compute `%u` in the other shape and write
+    `collapse_shape %u'` into the destination, which `eliminate-empty-tensors`
+    cannot make `%u'` compute into, so bufferization would copy it.
+
     Upstream fuses a producer only into the single user of its result.
     With `recompute-shared=1` (the NVVM pipeline's default), a cheap
     producer with several users is fused into every one of them: each use
@@ -423,10 +436,84 @@ def FuseElementwise : Pass<"ga-fuse-elementwise", "func::FuncOp"> {
               "Fusions left out because the producer reads its init and the "
               "consumer has loops the producer does not">,
     Statistic<"numRecomputed", "recomputed-producers",
-              "Producers with several users fused into each of them">
+              "Producers with several users fused into each of them">,
+    Statistic<"numKeptProducts", "kept-products",
+              "Fusions and reshape foldings left out because they would "
+              "change a ga.library_product">,
+    Statistic<"numKeptDestinations", "kept-destination-writes",
+              "Reshape foldings left out because they would put a reshape "
+              "between an op and the destination its result is written "
+              "into (insert_slice, materialize_in_destination)">
   ];
   let dependentDialects = ["affine::AffineDialect", "linalg::LinalgDialect",
                            "memref::MemRefDialect", "tensor::TensorDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// IsolateLibraryProducts
+//===----------------------------------------------------------------------===//
+
+def IsolateLibraryProducts
+    : Pass<"ga-isolate-library-products", "func::FuncOp"> {
+  let summary = "Recognise the matrix products that CBLAS and cuBLASLt take "
+                "before element-wise fusion, absorb their transposes and mark "
+                "them so that fusion leaves them whole";
+  let description = [{
+    Products first, then fusion. Element-wise fusion folds the layout ops
+    that frontends put around matrix products (the `tensor.collapse_shape` of
+    batch and sequence dimensions before a `linalg.matmul`, the
+    `tensor.expand_shape` after it, element-wise producers) into the product:
+    it then has two M dimensions or arithmetic in its body and the library
+    lowerings (`--convert-linalg-to-blas`, `--ga-contractions-to-cublaslt`)
+    no longer take it. This pass runs on tensors before fusion and decides
+    from what each op declares, its indexing maps
+    (`linalg::inferContractionDims`) and its body
+    (`linalg::isaContractionOpInterface`), which ops are library products:
+    a multiply-add contraction of two inputs into one init with one M, N and
+    K dimension and at most one batch dimension, outermost in every operand
+    (a plain, transposed or strided-batched GEMM), or a matrix-vector product
+    (`hasLibraryLayout`, include/ga/Utils/Gemm.h, the rule that `matchGemm`
+    applies on buffers).
+
+    A transpose feeding such a product (`linalg.transpose`, or a generic that
+    only permutes its input) is absorbed into the product's indexing map when
+    the product keeps a library layout with it (the library then reads the
+    operand transposed: no copy). Each library product is marked with the
+    unit attribute `ga.library_product`; `--ga-fuse-elementwise` fuses
+    nothing into or out of a marked op and folds no reshape through it, so
+    the reshapes stay views on buffers and the product reaches the library
+    lowering whole. The element-wise work between products is fused as before.
+    Ops on buffers are left alone. A `ga.library_product` on an op that is not
+    a library product (an outdated claim) is reported at the op, and the pass
+    fails.
+
+    Before:
+
+    ```mlir
+    %t = linalg.transpose ins(%w : tensor<16x64xf32>)
+        outs(%e : tensor<64x16xf32>) permutation = [1, 0]
+    %y = linalg.matmul ins(%x, %t : tensor<8x64xf32>, tensor<64x16xf32>)
+        outs(%acc : tensor<8x16xf32>) -> tensor<8x16xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %y = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                          affine_map<(m, n, k) -> (n, k)>,
+                                          affine_map<(m, n, k) -> (m, n)>],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x, %w : tensor<8x64xf32>, tensor<16x64xf32>)
+        outs(%acc : tensor<8x16xf32>) attrs = {ga.library_product} {...}
+    ```
+  }];
+  let statistics = [
+    Statistic<"numProducts", "products", "Contractions marked as library "
+              "products">,
+    Statistic<"numTransposes", "absorbed-transposes",
+              "Transposes absorbed into a product's indexing map">
+  ];
+  let dependentDialects = ["linalg::LinalgDialect"];
 }
 
 //===----------------------------------------------------------------------===//
