@@ -25,7 +25,7 @@ DialectRegistry mlir::ga::capi::getPipelineRegistry() {
 InputSession::InputSession(MlirStringRef input, MlirStringRef bufferName,
                            MlirStringCallback diagnosticCallback,
                            void *userData)
-    : context(getPipelineRegistry()),
+    : context(getPipelineRegistry()), bufferName(unwrap(bufferName).str()),
       sourceMgr(std::make_shared<llvm::SourceMgr>()),
       diagnosticCallback(diagnosticCallback), userData(userData),
       renderedStream(rendered), renderer(*sourceMgr, &context, renderedStream),
@@ -51,4 +51,8 @@ OwningOpRef<ModuleOp> InputSession::parse() {
 void InputSession::report(llvm::StringRef text) {
   if (diagnosticCallback)
     diagnosticCallback(wrap(text), userData);
+}
+
+Location InputSession::getFileLocation() {
+  return FileLineColLoc::get(&context, bufferName, /*line=*/1, /*column=*/1);
 }

@@ -39,6 +39,11 @@ public:
   /// The input parsed as a module; null after a located parse error.
   OwningOpRef<ModuleOp> parse();
 
+  /// Where errors about the input as a whole go: its first line (the
+  /// implicit module of a parsed file sits at line 0, which renders without
+  /// the caller's file).
+  Location getFileLocation();
+
   /// Hands `text` to the caller's diagnostic callback (if any).
   void report(llvm::StringRef text);
 
@@ -50,6 +55,7 @@ private:
   };
 
   MLIRContext context;
+  std::string bufferName;
   std::shared_ptr<llvm::SourceMgr> sourceMgr;
   MlirStringCallback diagnosticCallback;
   void *userData;

@@ -45,10 +45,7 @@ mlirGAInspectFunction(MlirStringRef input, MlirStringRef bufferName,
   auto function = dyn_cast_or_null<FunctionOpInterface>(
       SymbolTable::lookupSymbolIn(*module, unwrap(funcName)));
   if (!function) {
-    // The implicit module of a parsed file sits at line 0; the caller's
-    // file is named at its first line instead.
-    emitError(FileLineColLoc::get(&session.getContext(), unwrap(bufferName),
-                                  /*line=*/1, /*column=*/1))
+    emitError(session.getFileLocation())
         << "no function @" << unwrap(funcName) << " in the module";
     return mlirLogicalResultFailure();
   }

@@ -81,13 +81,9 @@ mlirGADrawInputs(MlirStringRef input, MlirStringRef bufferName,
   OwningOpRef<ModuleOp> module = session.parse();
   if (!module)
     return mlirLogicalResultFailure();
-  // Errors of the step as a whole are reported at the file's first line:
-  // the implicit module sits at line 0.
-  auto fileLoc = FileLineColLoc::get(&session.getContext(), unwrap(bufferName),
-                                     /*line=*/1, /*column=*/1);
   auto step = ga::verify::findStep(*module, unwrap(funcName));
   if (!step) {
-    emitError(fileLoc) << llvm::toString(step.takeError());
+    emitError(session.getFileLocation()) << llvm::toString(step.takeError());
     return mlirLogicalResultFailure();
   }
   if (dynamicSize < 1) {

@@ -115,6 +115,16 @@ def _load_runtime():
     return _runtime
 
 
+def _host_view(pointer, count, dtype):
+    """(a tensor over the `count` elements of runtime type code `dtype` at
+    host address `pointer`, without a copy; the element size in bytes):
+    what the compiled step hands a collective callback."""
+    element = _DTYPES[dtype]
+    size = torch.empty((), dtype=element).element_size()
+    memory = (ctypes.c_char * (count * size)).from_address(pointer)
+    return torch.frombuffer(memory, dtype=element, count=count), size
+
+
 class _Collectives:
     """The callbacks of one step: each bucket's all-reduce is launched
     asynchronously on a tensor view of its memory and waited for when the
@@ -134,10 +144,7 @@ class _Collectives:
     def _start(self, pointer, count, dtype, op, ident):
         try:
             dist = _dist()
-            element = _DTYPES[dtype]
-            size = torch.empty((), dtype=element).element_size()
-            memory = (ctypes.c_char * (count * size)).from_address(pointer)
-            view = torch.frombuffer(memory, dtype=element, count=count)
+            view, size = _host_view(pointer, count, dtype)
             reduce_op = {0: dist.ReduceOp.SUM, 1: dist.ReduceOp.SUM,
                          2: dist.ReduceOp.MAX, 3: dist.ReduceOp.MIN}[op]
             work = dist.all_reduce(view, op=reduce_op, group=self.group,
@@ -158,10 +165,7 @@ class _Collectives:
         rows travel padded to the largest part."""
         try:
             dist = _dist()
-            element = _DTYPES[dtype]
-            size = torch.empty((), dtype=element).element_size()
-            memory = (ctypes.c_char * (count * size)).from_address(pointer)
-            view = torch.frombuffer(memory, dtype=element, count=count)
+            view, size = _host_view(pointer, count, dtype)
             world = dist.get_world_size(self.group)
             rank = dist.get_rank(self.group)
             per_row = count // rows
@@ -182,9 +186,9 @@ class _Collectives:
                         mine.div_(world)
             else:
                 longest = max(e - b for b, e in bounds) * per_row
-                padded = torch.zeros(longest, dtype=element)
+                padded = torch.zeros(longest, dtype=view.dtype)
                 padded[:mine.numel()] = mine
-                out = torch.empty(longest * world, dtype=element)
+                out = torch.empty(longest * world, dtype=view.dtype)
                 work = dist.all_gather_into_tensor(out, padded,
                                                    group=self.group,
                                                    async_op=True)
