@@ -100,6 +100,7 @@ static void addLoopStage(OpPassManager &pm, const Options &options,
   mapping.gemmMinReduction = options.gemmMinReduction;
   mapping.fma = options.fma;
   mapping.splitReductionMin = options.splitReductionMin;
+  mapping.splitRowReductionMin = options.splitRowReductionMin;
   mapping.fuseRows = options.fuseRows;
   pm.addNestedPass<func::FuncOp>(createLinalgToGPULoops(mapping));
   // CUDA graphs: the micro-batch index in a device buffer, so that the body

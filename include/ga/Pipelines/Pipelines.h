@@ -257,6 +257,11 @@ struct GPUMappingOptions : public PassPipelineOptions<Derived> {
       *this, "split-reduction-min",
       llvm::cl::desc("Split reductions at least this long into few outputs "
                      "over several threads per output (0: never)"),
+      llvm::cl::init(256)};
+  GPUOption<unsigned> splitRowReductionMin{
+      *this, "split-row-reduction-min",
+      llvm::cl::desc("Split a reduction that would head a row kernel "
+                     "(fuse-rows) from this length on (0: never)"),
       llvm::cl::init(4096)};
   GPUOption<bool> fma{
       *this, "fma",

@@ -120,7 +120,8 @@ struct LoweringOptions {
   unsigned blockSize = 256;
   unsigned gemmTile = 16;
   unsigned gemmMinReduction = 64;
-  unsigned splitReductionMin = 4096;
+  unsigned splitReductionMin = 256;
+  unsigned splitRowReductionMin = 4096;
   bool fuseRows = false;
   unsigned fuseRowsMaxThreads = 16384;
 };
@@ -151,7 +152,8 @@ public:
   /// chunks of the reduction, then their combination into the output (the
   /// accumulation stays in that second kernel); failure, with the IR
   /// unchanged, if `op` is not such a reduction (SplitReduction.cpp).
-  LogicalResult lowerSplitReduction(linalg::LinalgOp op);
+  /// `minLength`: the shortest reduction worth splitting (0: none).
+  LogicalResult lowerSplitReduction(linalg::LinalgOp op, unsigned minLength);
 
   /// A reduction with one thread per output (a row) and the linalg ops
   /// after it (`following`, in order; `absorbed`: the fills other ops

@@ -173,6 +173,7 @@ void LinalgToGPULoopsPass::runOnOperation() {
   options.gemmTile = gemmTile;
   options.gemmMinReduction = gemmMinReduction;
   options.splitReductionMin = splitReductionMin;
+  options.splitRowReductionMin = splitRowReductionMin;
   options.fuseRows = fuseRows;
   options.fuseRowsMaxThreads = fuseRowsMaxThreads;
   LoweringCounts counts;
@@ -204,13 +205,18 @@ void LinalgToGPULoopsPass::runOnOperation() {
       r = lowering.lowerCopy(copy);
     } else if (auto linalgOp = cast<linalg::LinalgOp>(op);
                failed(lowering.lowerTiledContraction(linalgOp)) &&
-               failed(lowering.lowerSplitReduction(linalgOp))) {
-      // A row reduction takes the ops after it that it fuses.
+               failed(lowering.lowerSplitReduction(
+                   linalgOp, options.splitRowReductionMin))) {
+      // A row reduction takes the ops after it that it fuses. One that
+      // fuses nothing is split from a lower length on: a thread per output
+      // looping over a long reduction is a serial chain of dependent loads
+      // (~0.15 us each), where the split costs one more launch.
       unsigned fused = lowering.lowerFusedRows(
           linalgOp, ArrayRef(pending).drop_front(i + 1), absorbed);
       if (fused)
         i += fused;
-      else
+      else if (failed(lowering.lowerSplitReduction(linalgOp,
+                                                   options.splitReductionMin)))
         r = lowering.lowerPerElement(linalgOp);
     }
     if (failed(r))

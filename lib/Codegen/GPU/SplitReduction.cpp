@@ -24,8 +24,9 @@ using namespace mlir;
 using namespace mlir::ga;
 using namespace mlir::ga::gpu_loops;
 
-LogicalResult FunctionLowering::lowerSplitReduction(linalg::LinalgOp op) {
-  if (options.splitReductionMin == 0 || !op.hasPureBufferSemantics() ||
+LogicalResult FunctionLowering::lowerSplitReduction(linalg::LinalgOp op,
+                                                    unsigned minLength) {
+  if (minLength == 0 || !op.hasPureBufferSemantics() ||
       op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0 ||
       op.hasIndexSemantics())
     return failure();
@@ -61,8 +62,7 @@ LogicalResult FunctionLowering::lowerSplitReduction(linalg::LinalgOp op) {
     length *= sizes[d];
   // Enough threads already, or too short to be worth a second kernel.
   const int64_t targetThreads = 16384;
-  if (length < static_cast<int64_t>(options.splitReductionMin) ||
-      outputs * 2 > targetThreads)
+  if (length < static_cast<int64_t>(minLength) || outputs * 2 > targetThreads)
     return failure();
   // At least 32 elements per chunk, at least two chunks.
   int64_t splits = std::max<int64_t>(

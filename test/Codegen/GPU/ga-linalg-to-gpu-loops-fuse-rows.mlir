@@ -215,3 +215,73 @@ func.func @diagonal(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32
   }
   return
 }
+
+// -----
+
+// LayerNorm's weight gradient: a sum over 512 tokens into 64 outputs that
+// no later op reads at its own row. One thread per output would loop over
+// the 512 tokens in a chain of dependent loads; from split-reduction-min
+// (default 256) on it is split, with or without fuse-rows: partial sums of
+// chunks, then one kernel that adds them into the accumulator.
+// CHECK-LABEL: func.func @column_sum(
+// CHECK:         ga.kernel = "reduce_part"
+// CHECK:         ga.kernel = "reduce"
+// CHECK-NEXT:    return
+// OFF-LABEL: func.func @column_sum(
+// OFF:         ga.kernel = "reduce_part"
+// OFF:         ga.kernel = "reduce"
+// OFF-NEXT:    return
+func.func @column_sum(%x: memref<512x64xf32>, %g: memref<512x64xf32>,
+                      %acc: memref<64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(t, d) -> (t, d)>,
+                                   affine_map<(t, d) -> (t, d)>,
+                                   affine_map<(t, d) -> (d)>],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%x, %g : memref<512x64xf32>, memref<512x64xf32>)
+      outs(%acc : memref<64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %m, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A row reduction as long (512) whose consumer reads it at its own row: with
+// fuse-rows it heads a row kernel, which a split would cost, so it is split
+// only from split-row-reduction-min (4096) on; without fuse-rows it is split.
+// CHECK-LABEL: func.func @long_rows(
+// CHECK:         ga.kernel = "reduce_rows"
+// CHECK-NOT:     reduce_part
+// CHECK:         return
+// OFF-LABEL: func.func @long_rows(
+// OFF:         ga.kernel = "reduce_part"
+// OFF:         ga.kernel = "reduce"
+// OFF:         ga.kernel = "elementwise"
+// OFF-NEXT:    return
+func.func @long_rows(%l: memref<8x512xf32>, %sum: memref<8xf32>,
+                     %p: memref<8x512xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%sum : memref<8xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>,
+                                   affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%l : memref<8x512xf32>) outs(%sum : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>,
+                                   affine_map<(i, j) -> (i)>,
+                                   affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%l, %sum : memref<8x512xf32>, memref<8xf32>)
+      outs(%p : memref<8x512xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %d = arith.divf %a, %s : f32
+    linalg.yield %d : f32
+  }
+  return
+}

@@ -240,7 +240,7 @@ func.func @weight_grad_tiled(%x: memref<64x40xf32>, %dy: memref<64x48xf32>, %acc
 
 // -----
 
-// A long reduction into few outputs (split-reduction-min, default 4096) is
+// A long reduction into few outputs (split-reduction-min, default 256) is
 // split: 256 threads each reduce a chunk of 32 from the neutral element, then
 // one kernel adds the partial results into the accumulator (the accumulation
 // stays in that kernel).

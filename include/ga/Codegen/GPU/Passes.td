@@ -195,11 +195,18 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
            "are tiled through shared memory; shorter ones use one thread per "
            "output element">,
     Option<"splitReductionMin", "split-reduction-min", "unsigned",
-           /*default=*/"4096",
+           /*default=*/"256",
            "Reductions at least this long into few outputs (fewer than 8192) "
            "are split over several threads per output: a kernel of partial "
            "results, then a kernel that combines them into the output; 0: "
-           "never split">,
+           "never split. A reduction that heads a row kernel (fuse-rows) is "
+           "split only from split-row-reduction-min on">,
+    Option<"splitRowReductionMin", "split-row-reduction-min", "unsigned",
+           /*default=*/"4096",
+           "A reduction that would head a row kernel (fuse-rows: its "
+           "consumers fused with it) is split instead when it is at least "
+           "this long: splitting costs the fusion, so the bar is higher; 0: "
+           "never">,
     Option<"fma", "fma", "bool", /*default=*/"false",
            "Allow fused multiply-add in the kernels' floating-point "
            "arithmetic (fastmath<contract>, like nvcc's -fmad=true): faster "
