@@ -248,7 +248,23 @@ def _assign(target, value):
         target.copy_(value)
 
 
+class HyperParameters(list):
+    """The 0-d hyper-parameter tensors of a step (learning rates, bias
+    corrections, ...), reused between calls: views of one buffer, so that
+    `write` sets them all with one copy. On CUDA that is one host-to-device
+    copy per call instead of a fill kernel per value (AdamW: 7 per
+    parameter tensor, about 1.3 ms of launches per call for 15 tensors)."""
+
+    def __init__(self, count, device):
+        self.buffer = torch.zeros(count, dtype=torch.float32, device=device)
+        super().__init__(self.buffer[i] for i in range(count))
+
+    def write(self, values):
+        # From pageable memory: the copy has read `values` when it returns.
+        self.buffer.copy_(torch.tensor([float(v) for v in values],
+                                       dtype=torch.float32))
+
+
 def new_hyper(spec, device):
-    return [torch.zeros((), dtype=torch.float32, device=device)
-            for _ in range(spec.opt.num_hyper() * len(spec.params))]
+    return HyperParameters(spec.opt.num_hyper() * len(spec.params), device)
 

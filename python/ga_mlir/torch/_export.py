@@ -403,8 +403,8 @@ def _lowering_error(errors):
 
 def _flat_arguments(spec, model, inputs, for_trace=False, hyper=None):
     """The step's arguments in order. The 0-d hyper-parameters are new
-    tensors, or written into `hyper` (the tensors of an earlier call: no
-    allocation per call)."""
+    tensors, or written into `hyper` (the _call.HyperParameters of an earlier
+    call: no allocation per call)."""
     buffers = dict(model.named_buffers())
     flat = [p.detach() for p in spec.params]
     flat += [p.detach() for p in spec.frozen]
@@ -416,8 +416,7 @@ def _flat_arguments(spec, model, inputs, for_trace=False, hyper=None):
     if hyper is None:
         flat += [torch.tensor(v, dtype=torch.float32) for v in values]
     else:
-        for t, v in zip(hyper, values):
-            t.fill_(v)
+        hyper.write(values)
         flat += hyper
     flat += list(inputs)
     if spec.layouts:
