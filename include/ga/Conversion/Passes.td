@@ -163,7 +163,8 @@ def ConvertGAToNCCL : Pass<"convert-ga-to-nccl", "ModuleOp"> {
     and `--ga-overlap-all-reduce` moves each call into the last micro-batch,
     on a communication stream. A non-zero status aborts with a message
     (`cf.assert`). The runtime's communicator is set up once per process by
-    `gaNcclInitFromMPI()` (rank 0 creates the unique id, `MPI_Bcast`) or
+    `gaNcclInitFromMPI()` (libGANcclMPI.so: rank 0 creates the unique id,
+    `MPI_Bcast`) or
     `gaNcclInitFromEnv()` (`GA_NCCL_ID`, `GA_NCCL_RANK`, `GA_NCCL_NRANKS`),
     which the host program calls.
 

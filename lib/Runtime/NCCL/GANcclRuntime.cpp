@@ -12,10 +12,6 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#ifdef GA_NCCL_WITH_MPI
-#include <mpi.h>
-#endif
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -102,43 +98,24 @@ int32_t gaNcclHasMPI(void) {
 #endif
 }
 
-int32_t gaNcclInitFromMPI(void) {
-#ifdef GA_NCCL_WITH_MPI
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized)
-    return fail("gaNcclInitFromMPI: MPI is not initialized");
-  int rank = 0, nranks = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  // The rank among the processes of this node picks the GPU.
-  MPI_Comm node;
-  int localRank = 0;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
-                      &node);
-  MPI_Comm_rank(node, &localRank);
-  MPI_Comm_free(&node);
-
-  // Rank 0 creates the id; a failure there must not leave the others
-  // waiting in MPI_Bcast for an id that never comes: the status goes first.
-  ncclUniqueId id;
-  std::memset(&id, 0, sizeof id);
-  int status = 0;
-  if (rank == 0) {
-    if (ncclResult_t result = ncclGetUniqueId(&id)) {
-      ncclFailed("ncclGetUniqueId", result);
-      status = 1;
-    }
-  }
-  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (status)
-    return fail("gaNcclInitFromMPI: rank 0 could not create the NCCL id");
-  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-  return initComm(id, rank, nranks, localRank);
-#else
-  return fail("gaNcclInitFromMPI: built without MPI (use gaNcclInitFromEnv)");
-#endif
+int32_t gaNcclInitWithId(const void *id, int32_t rank, int32_t nranks,
+                         int32_t device) {
+  if (!id || nranks < 1 || rank < 0 || rank >= nranks || device < 0)
+    return fail("gaNcclInitWithId: need an id and 0 <= rank < nranks");
+  ncclUniqueId unique;
+  std::memcpy(&unique, id, sizeof unique);
+  return initComm(unique, rank, nranks, device);
 }
+
+int32_t gaNcclUniqueId(void *out) {
+  ncclUniqueId id;
+  if (ncclResult_t result = ncclGetUniqueId(&id))
+    return ncclFailed("ncclGetUniqueId", result);
+  std::memcpy(out, &id, sizeof id);
+  return 0;
+}
+
+int64_t gaNcclUniqueIdBytes(void) { return sizeof(ncclUniqueId); }
 
 int32_t gaNcclUniqueIdHex(char *out) {
   ncclUniqueId id;

@@ -20,13 +20,28 @@ extern "C" {
 /// NCCL's version code (e.g. 22807 for 2.28.7); works without a GPU.
 int32_t gaNcclGetVersion(void);
 
-/// Whether the library was built with the MPI bootstrap.
+/// Whether the MPI bootstrap (libGANcclMPI.so, gaNcclInitFromMPI) was built
+/// beside this library.
 int32_t gaNcclHasMPI(void);
 
 /// Communicator over MPI_COMM_WORLD (MPI must be initialized): rank 0 creates
 /// the NCCL unique id and broadcasts it with MPI_Bcast; each rank uses the
-/// GPU (local rank on its node) modulo the number of GPUs.
+/// GPU (local rank on its node) modulo the number of GPUs. Defined in
+/// libGANcclMPI.so (with MPICH), not in libGANcclRuntime.so, which compiled
+/// steps need and which must not depend on MPI.
 int32_t gaNcclInitFromMPI(void);
+
+/// Communicator of `nranks` ranks from a unique id that one process made
+/// with gaNcclUniqueId and the others received by any means (`id`:
+/// gaNcclUniqueIdBytes() bytes), on GPU `device` modulo the number of GPUs.
+int32_t gaNcclInitWithId(const void *id, int32_t rank, int32_t nranks,
+                         int32_t device);
+
+/// Writes a new unique id (gaNcclUniqueIdBytes() bytes) to `out`.
+int32_t gaNcclUniqueId(void *out);
+
+/// The size of a unique id in bytes (NCCL's ncclUniqueId).
+int64_t gaNcclUniqueIdBytes(void);
 
 /// Communicator from the environment, for launchers without MPI:
 /// GA_NCCL_ID (the unique id as 256 hex digits, from gaNcclUniqueIdHex on
