@@ -33,6 +33,7 @@
 #include "ga/IR/GADialect.h"
 #include "ga/Utils/IRUtils.h"
 
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::ga {
@@ -43,6 +44,36 @@ namespace mlir::ga {
 using namespace mlir;
 using namespace mlir::ga;
 using namespace mlir::ga::gpu_loops;
+
+//===----------------------------------------------------------------------===//
+// Assertions in kernels
+//===----------------------------------------------------------------------===//
+
+/// Rewrites every `cf.assert %ok, msg` inside a mapped loop (frontends check
+/// gathered indices this way) into `scf.if (not %ok) { cf.assert false, msg }`:
+/// the same check, and the branch the kernel takes anyway (the failing thread
+/// alone calls __assertfail), but `--convert-parallel-loops-to-gpu` (MLIR 22)
+/// leaves a loop with an assertion at the top of its body unconverted, and the
+/// lowering then stops at the host accesses of that loop.
+static void guardAssertions(func::FuncOp func) {
+  SmallVector<cf::AssertOp> asserts;
+  func.walk([&](cf::AssertOp op) {
+    if (isInsideMappedLoop(op))
+      asserts.push_back(op);
+  });
+  for (cf::AssertOp op : asserts) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Value ok = op.getArg();
+    Value isTrue = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+    Value failed = arith::XOrIOp::create(b, loc, ok, isTrue);
+    auto branch = scf::IfOp::create(b, loc, failed, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(branch.thenBlock());
+    Value isFalse = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+    cf::AssertOp::create(b, loc, isFalse, op.getMsg());
+    op.erase();
+  }
+}
 
 //===----------------------------------------------------------------------===//
 // Folded fills
@@ -223,6 +254,7 @@ void LinalgToGPULoopsPass::runOnOperation() {
       return signalPassFailure();
   }
   lowering.wrapHostStores(func);
+  guardAssertions(func);
   LogicalResult sunk = lowering.sinkHostLoads(func);
   numKernels += counts.kernels;
   numSunk += counts.sunk;

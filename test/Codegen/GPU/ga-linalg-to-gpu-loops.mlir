@@ -1,6 +1,7 @@
 // RUN: ga-opt %s -split-input-file -ga-linalg-to-gpu-loops -cse | FileCheck %s
 // RUN: ga-opt %s -split-input-file -ga-linalg-to-gpu-loops="block-size=64" -cse | FileCheck %s --check-prefix=B64
 // RUN: ga-opt %s -split-input-file -ga-linalg-to-gpu-loops="fma=1" | FileCheck %s --check-prefix=FMA
+// RUN: ga-opt %s -split-input-file -ga-linalg-to-gpu-loops -convert-parallel-loops-to-gpu | FileCheck %s --check-prefix=LAUNCH
 
 // A weight gradient accumulated in place (dW += X^T dY, the reduction over the
 // 6 samples of a micro-batch): one mapped loop over the 16x32 elements of dW,
@@ -413,5 +414,38 @@ func.func @self_copies(%bucket: memref<64xf32>, %i: index, %other: memref<64xf32
   memref.copy %a, %e : memref<16xf32, strided<[1], offset: 8>> to memref<16xf32, strided<[1], offset: 32>>
   %f = memref.subview %other[8] [16] [1] : memref<64xf32> to memref<16xf32, strided<[1], offset: 8>>
   memref.copy %a, %f : memref<16xf32, strided<[1], offset: 8>> to memref<16xf32, strided<[1], offset: 8>>
+  return
+}
+
+// -----
+
+// A gather checked the way torch-mlir checks it (cf.assert on the index in
+// the payload): the assertion becomes a branch to a failing assertion, so
+// that --convert-parallel-loops-to-gpu converts the loop (it leaves a loop
+// with an assertion at the top of its body alone) and only a thread whose
+// index is out of range fails.
+// CHECK-LABEL: func.func @checked_gather(
+// CHECK:         scf.parallel
+// CHECK:           %[[OK:.*]] = arith.cmpi slt
+// CHECK:           %[[BAD:.*]] = arith.xori %[[OK]], %true
+// CHECK:           scf.if %[[BAD]] {
+// CHECK:             cf.assert %false, "index must be smaller than dim size"
+// CHECK:         } {ga.kernel = "elementwise"
+// LAUNCH-LABEL: func.func @checked_gather(
+// LAUNCH:         gpu.launch
+// LAUNCH-NOT:     scf.parallel
+func.func @checked_gather(%ids: memref<64xi64>, %table: memref<16xi64>,
+                          %out: memref<64xi64>) {
+  %c16 = arith.constant 16 : index
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%ids : memref<64xi64>) outs(%out : memref<64xi64>) {
+  ^bb0(%id: i64, %o: i64):
+    %i = arith.index_cast %id : i64 to index
+    %ok = arith.cmpi slt, %i, %c16 : index
+    cf.assert %ok, "index must be smaller than dim size"
+    %v = memref.load %table[%i] : memref<16xi64>
+    linalg.yield %v : i64
+  }
   return
 }
