@@ -26,12 +26,15 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+DATA_PARALLEL = os.path.join(ROOT, "test", "Integration", "GPU", "Inputs",
+                             "data_parallel.py")
 
 # Corpus steps of the kit: (file in test/Integration/Inputs/steps, N,
 # extra --ga-accumulate options).
@@ -45,7 +48,13 @@ CORPUS = [("mlp_sgd", 4, ""), ("mlp_adamw", 4, ""), ("mlp_momentum", 4, ""),
           # parameters: what Device/run-graphs.test covers in the suite
           # where there is a GPU.
           ("mlp_sgd", 5, ""), ("transformer_block", 3, ""),
-          ("bf16_mlp", 4, "")]
+          ("bf16_mlp", 4, ""),
+          # Data-parallel: every SGD update reads `ga.all_reduce <mean>` of
+          # its gradient (test/Integration/GPU/Inputs/data_parallel.py), an
+          # NCCL all-reduce after the loop; run on one GPU as a world of one
+          # rank, where the mean is the gradient itself, so the reference is
+          # the step without the all-reduces.
+          ("mlp_sgd", 4, "", "dp"), ("transformer_block", 4, "", "dp")]
 VARIANTS = {"graphs+cublaslt": "cuda-graphs=1 cublas=1",
             "graphs": "cuda-graphs=1 cublas=0",
             "cublaslt": "cuda-graphs=0 cublas=1",
@@ -64,12 +73,15 @@ def build_corpus(kit, build, steps, log):
     from ga_mlir import aot, steplib
     ga_opt = os.path.join(build, "bin", "ga-opt")
     entries = []
-    for name, n, options in CORPUS:
-        if steps and name not in steps:
-            continue
+    for name, n, options, *kind in CORPUS:
         path = os.path.join(ROOT, "test", "Integration", "Inputs", "steps",
                             name + ".mlir")
         entry = name if n == 4 else f"{name}_n{n}"
+        data_parallel = kind == ["dp"]
+        if data_parallel:
+            entry += "_dp"
+        if steps and entry not in steps:
+            continue
         out = os.path.join(kit, "corpus", entry)
         os.makedirs(out, exist_ok=True)
         arg_types, result_types = steplib.function_type(path)
@@ -89,6 +101,10 @@ def build_corpus(kit, build, steps, log):
         np.savez(os.path.join(out, "reference.npz"),
                  *[np.asarray(r) for r in ref])
         source = open(path).read()
+        if data_parallel:
+            source = subprocess.run(
+                [sys.executable, DATA_PARALLEL, path], check=True,
+                capture_output=True, text=True).stdout
         accumulate = f"micro-batches={n} {options}".strip()
         lowered = {}
         for variant, lower in VARIANTS.items():
@@ -100,6 +116,7 @@ def build_corpus(kit, build, steps, log):
             json.dump({"args": [t.text for t in arg_types],
                        "results": [t.text for t in result_types],
                        "micro_batches": n, "accumulate": accumulate,
+                       "data_parallel": data_parallel,
                        "libraries": lowered}, f, indent=1)
         log(f"corpus {entry}: N={n} {options} ({len(lowered)} libraries)")
         entries.append(entry)
@@ -169,7 +186,9 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("dir")
     p.add_argument("--build-dir")
-    p.add_argument("--steps", default="", help="corpus steps (default all)")
+    p.add_argument("--steps", default="",
+                   help="corpus entries, e.g. mlp_sgd,mlp_sgd_n5,mlp_sgd_dp "
+                   "(default all)")
     p.add_argument("--models", default="mlp,gpt")
     p.add_argument("--ns", default="1,4,16")
     a = p.parse_args()

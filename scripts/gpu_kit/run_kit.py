@@ -73,6 +73,52 @@ def preload_cuda_libraries():
         return None
 
 
+def preload_nccl():
+    """NCCL and the CUDA runtime for a data-parallel step's NCCL runtime
+    (libGANcclRuntime.so needs libnccl.so.2 and libcudart.so.13): torch's
+    copies (the nvidia-* wheels) or the system's, loaded globally."""
+    import torch
+    site = os.path.dirname(os.path.dirname(torch.__file__))
+    roots = glob.glob(os.path.join(site, "nvidia", "*", "lib")) + \
+        glob.glob(os.path.join(site, "nvidia", "*", "*", "lib")) + \
+        [os.path.join(os.path.dirname(torch.__file__), "lib"),
+         "/usr/local/cuda/lib64"]
+    found = {}
+    for pattern in ("libcudart.so.1*", "libnccl.so.2*"):
+        for root in roots:
+            for lib in sorted(glob.glob(os.path.join(root, pattern))):
+                try:
+                    ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+                    found[pattern] = lib
+                    break
+                except OSError:
+                    continue
+            if pattern in found:
+                break
+    return found
+
+
+def init_nccl(step_dir):
+    """The NCCL runtime shipped beside a data-parallel step, with a
+    communicator of one rank on this GPU (bootstrapped from the environment,
+    as a launcher without MPI does). Returns the library (for
+    gaNcclAllReduceCalls and gaNcclFinalize)."""
+    import torch
+    preload_nccl()
+    nccl = ctypes.CDLL(os.path.join(step_dir, "libGANcclRuntime.so"),
+                       mode=ctypes.RTLD_GLOBAL)
+    nccl.gaNcclAllReduceCalls.restype = ctypes.c_int64
+    hex_id = ctypes.create_string_buffer(257)
+    if nccl.gaNcclUniqueIdHex(hex_id) != 0:
+        raise RuntimeError("gaNcclUniqueIdHex failed")
+    os.environ.update(GA_NCCL_ID=hex_id.value.decode(), GA_NCCL_RANK="0",
+                      GA_NCCL_NRANKS="1",
+                      GA_NCCL_DEVICE=str(torch.cuda.current_device()))
+    if nccl.gaNcclInitFromEnv() != 0:
+        raise RuntimeError("gaNcclInitFromEnv failed (see above)")
+    return nccl
+
+
 # ===------------------------------------------------------------------===#
 # Corpus steps: a ctypes call of the C interface on device tensors
 # ===------------------------------------------------------------------===#
@@ -243,20 +289,45 @@ def run_corpus_in_process(kit, only, variant_filter, results):
                if parse_type(t)[1] == "bf16" else r
                for r, t in zip(ref, step["results"])]
         tol = 1e-2 if any("bf16" in t for t in step["results"]) else 1e-3
+        nccl = None
+        if step.get("data_parallel"):
+            try:
+                nccl = init_nccl(step_dir)
+            except Exception as e:  # noqa: BLE001 (reported, not raised)
+                for variant in step["libraries"]:
+                    results.append({"kind": "corpus", "step": name,
+                                    "variant": variant, "pass": False,
+                                    "N": step["micro_batches"],
+                                    "tolerance": tol,
+                                    "error": float("nan"),
+                                    "message": f"NCCL: {e}"})
+                    print(f"corpus {name} [{variant}]: FAIL (NCCL: {e})",
+                          flush=True)
+                continue
         for variant, lib in step["libraries"].items():
             if variant_filter and variant != variant_filter:
                 continue
             row = {"kind": "corpus", "step": name, "variant": variant,
                    "N": step["micro_batches"], "tolerance": tol}
             try:
+                calls = nccl.gaNcclAllReduceCalls() if nccl else 0
                 got = call_corpus_library(os.path.join(step_dir, lib), step,
                                           inputs)
                 row["error"], _ = compare(got, ref)
                 row["pass"] = row["error"] <= tol
+                if nccl:
+                    # A world of one: the mean is the gradient itself; the
+                    # all-reduces must still have run.
+                    row["all_reduces"] = nccl.gaNcclAllReduceCalls() - calls
+                    row["pass"] = row["pass"] and row["all_reduces"] > 0
             except Exception as e:  # noqa: BLE001 (reported, not raised)
                 row["error"], row["pass"] = float("nan"), False
                 row["message"] = f"{type(e).__name__}: {e}"
             results.append(row)
+            if nccl:
+                print(f"corpus {name} [{variant}]: "
+                      f"{row.get('all_reduces', 0)} NCCL all-reduces",
+                      flush=True)
             print(f"corpus {name} [{variant}]: error {row['error']:.3g} "
                   f"(tolerance {tol:g}): "
                   f"{'PASS' if row['pass'] else 'FAIL'}"
@@ -437,7 +508,9 @@ def write_report(path, device, cublaslt, results, sanitizer_found):
             lines.append(f"| {r['step']} | {r['N']} | {r['variant']} | "
                          f"{fmt(r.get('error'))} | {r['tolerance']:g} | "
                          f"{'PASS' if r['pass'] else 'FAIL'} "
-                         f"{r.get('message', '')} |")
+                         + (f"({r['all_reduces']} NCCL all-reduces) "
+                            if "all_reduces" in r else "")
+                         + f"{r.get('message', '')} |")
         lines.append("")
     zoo = [r for r in results if r["kind"] == "zoo"]
     if zoo:
@@ -450,7 +523,9 @@ def write_report(path, device, cublaslt, results, sanitizer_found):
                          f"{fmt(r.get('param_max_diff'))} | "
                          f"{fmt(r.get('param_off'))} | "
                          f"{'PASS' if r['pass'] else 'FAIL'} "
-                         f"{r.get('message', '')} |")
+                         + (f"({r['all_reduces']} NCCL all-reduces) "
+                            if "all_reduces" in r else "")
+                         + f"{r.get('message', '')} |")
         lines.append("")
     san = [r for r in results if r["kind"] == "sanitizer"]
     lines += ["## compute-sanitizer", ""]
