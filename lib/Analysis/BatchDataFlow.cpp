@@ -35,10 +35,10 @@ using namespace mlir::ga;
 
 BatchTransfer::BatchTransfer(Operation *op,
                              const BatchDependence::Options &options,
-                             Lookup lookup, OpPredicate isPerSampleOp,
+                             Lookup lookup, InfoLookup getInfo,
                              BlockPredicate isDeadBlock)
     : results(op->getNumResults(), BatchClass::getUniform()), op(op),
-      options(options), lookup(lookup), isPerSampleOpFn(isPerSampleOp),
+      options(options), lookup(lookup), getInfoFn(getInfo),
       isDeadBlockFn(isDeadBlock) {}
 
 BatchClass BatchTransfer::getClass(Value value) {

@@ -52,6 +52,18 @@ bool BatchDependence::isBatchReduction(Operation *op) const {
   return info && info->reducesBatch;
 }
 
+SmallVector<Operation *>
+BatchDependence::getNestedReductions(Operation *op) const {
+  SmallVector<Operation *> reductions;
+  if (!holdsBatchReductions(op))
+    return reductions;
+  for (Region &region : op->getRegions())
+    for (Operation &nested : region.getOps())
+      if (isBatchReduction(&nested))
+        reductions.push_back(&nested);
+  return reductions;
+}
+
 std::optional<int64_t>
 BatchDependence::getBatchExtentFactor(Value value) const {
   int64_t factor = getClass(value).extentFactor;
@@ -233,7 +245,7 @@ void BatchDependence::derive(Block &block) {
     auto it = classes.find(value);
     return it == classes.end() ? BatchClass() : it->second;
   };
-  auto isPerSampleOp = [&](Operation *op) { return isPerSample(op); };
+  auto getInfo = [&](Operation *op) { return getOpInfo(op); };
   auto isDeadBlock = [&](Block *block) { return isDead(block); };
   for (Operation &op : block.without_terminator()) {
     // The live regions of scf ops first: their per-sample ops make the
@@ -243,10 +255,12 @@ void BatchDependence::derive(Block &block) {
         for (Block &nested : region)
           if (!isDead(&nested))
             derive(nested);
-    BatchTransfer t(&op, options, lookup, isPerSampleOp, isDeadBlock);
+    BatchTransfer t(&op, options, lookup, getInfo, isDeadBlock);
     transferOp(t);
     if (t.info && !t.isRefused())
       opInfo[&op] = *t.info;
+    if (t.holdsReductions && !t.isRefused())
+      reductionRegionOps.insert(&op);
     for (OpOperand *use : t.localIndices)
       localBatchIndices.insert(use);
     for (Diagnostic &diag : t.diagnostics) {
@@ -311,7 +325,7 @@ void BatchDependence::printBlock(raw_ostream &os, Block &block,
       });
       if (isa<linalg::LinalgOp>(op) && localReads)
         os << " [" << localReads << " local gather]";
-      if (unsigned loop = getReductionLoop(&op))
+      if (unsigned loop = getReductionLoop(&op); loop && isBatchReduction(&op))
         os << " [loop " << loop << "]";
       else if (getClass(op.getResult(0)).isPostReduction() &&
                isa<func::FuncOp>(op.getParentOp()))
@@ -319,7 +333,8 @@ void BatchDependence::printBlock(raw_ostream &os, Block &block,
       os << "\n";
     }
     // Regions of scf ops, with the arguments of loops.
-    if (!isa<scf::IfOp, scf::ForOp, scf::WhileOp>(op) || !isPerSample(&op))
+    if (!isa<scf::IfOp, scf::ForOp, scf::WhileOp>(op) ||
+        (!isPerSample(&op) && !holdsBatchReductions(&op)))
       continue;
     for (Region &region : op.getRegions()) {
       if (region.empty())
