@@ -12,8 +12,8 @@
 
 #include "ga/Analysis/BatchDataFlow.h"
 #include "ga/Analysis/BatchSlicing.h"
-#include "ga/Analysis/Reductions.h"
 #include "ga/Utils/ConstantIndices.h"
+#include "ga/Utils/Reductions.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

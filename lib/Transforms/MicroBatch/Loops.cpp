@@ -8,8 +8,8 @@
 
 #include "StepRewriter.h"
 
-#include "ga/Analysis/Reductions.h"
 #include "ga/IR/GAOps.h"
+#include "ga/Utils/Reductions.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 
