@@ -187,7 +187,7 @@ void BatchDependence::analyze() {
   // their classes from ga.batch, not from call sites.
   DataFlowSolver solver(DataFlowConfig().setInterprocedural(false));
   dataflow::loadBaselineAnalyses(solver);
-  solver.load<BatchDataFlowAnalysis>(func, options);
+  solver.load<BatchDataFlowAnalysis>(func, options, refusalReasons);
   if (mlir::failed(solver.initializeAndRun(func))) {
     error(func) << "the batch data-flow analysis of '" << func.getSymName()
                 << "' did not converge";
@@ -284,8 +284,14 @@ void BatchDependence::reportUnknownValues() {
       if (!cls.isUnknown())
         continue;
       Operation *at = cls.origin ? cls.origin : op;
-      if (reportedAt.insert(at->getLoc().getAsOpaquePointer()).second)
-        error(at) << cls.reason;
+      if (!reportedAt.insert(at->getLoc().getAsOpaquePointer()).second)
+        continue;
+      auto reason = refusalReasons.find(cls.origin);
+      if (cls.origin && reason != refusalReasons.end())
+        error(at) << reason->second;
+      else
+        error(at) << "per-sample along different dimensions in different "
+                     "places";
     }
   });
 }

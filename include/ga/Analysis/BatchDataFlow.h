@@ -98,8 +98,11 @@ public:
   /// Records a warning at `at` (a ghost-batch statistic); nothing is refused.
   Diagnostic &warning(Operation *at);
   bool isRefused() const { return refused; }
-  /// The unknown class of the results of a refused op: the first error.
-  BatchClass getRefusal() const;
+  /// The unknown class of the results of a refused op.
+  BatchClass getRefusal() const { return BatchClass::getUnknown(refusedAt); }
+  /// The op blamed for the refusal and why (the first error).
+  Operation *getRefusedAt() const { return refusedAt; }
+  std::string getRefusalReason() const;
 
   void setResult(unsigned index, BatchClass cls) { results[index] = cls; }
   void setResults(const BatchClass &cls) {
@@ -187,9 +190,12 @@ bool isInPayload(Operation *op);
 class BatchDataFlowAnalysis
     : public dataflow::SparseForwardDataFlowAnalysis<BatchLattice> {
 public:
+  /// Records in `refusalReasons` why each op it makes unknown is refused.
   BatchDataFlowAnalysis(DataFlowSolver &solver, func::FuncOp func,
-                        const BatchDependence::Options &options)
-      : SparseForwardDataFlowAnalysis(solver), func(func), options(options) {}
+                        const BatchDependence::Options &options,
+                        DenseMap<Operation *, std::string> &refusalReasons)
+      : SparseForwardDataFlowAnalysis(solver), func(func), options(options),
+        refusalReasons(refusalReasons) {}
 
   LogicalResult visitOperation(Operation *op,
                                ArrayRef<const BatchLattice *> operands,
@@ -232,6 +238,7 @@ private:
 
   func::FuncOp func;
   BatchDependence::Options options;
+  DenseMap<Operation *, std::string> &refusalReasons;
 };
 
 } // namespace mlir::ga

@@ -87,10 +87,10 @@ struct BatchClass {
   int64_t extentFactor = 0;
   /// For reduced and derived values: the reduction over the batch it comes
   /// from (for diagnostics). For unknown values: the refused op (null when
-  /// two control-flow paths disagree; the region op is refused then).
+  /// two control-flow paths disagree; the region op is refused then). Why
+  /// an op is refused is not part of the lattice: the analysis records it
+  /// beside the lattice (BatchDependence::refusalReasons).
   Operation *origin = nullptr;
-  /// For unknown values: why the analysis refuses.
-  std::string reason;
 
   static BatchClass getUniform(bool dependsOnParams = false) {
     BatchClass cls;
@@ -108,11 +108,10 @@ struct BatchClass {
     cls.stacks = stacks;
     return cls;
   }
-  static BatchClass getUnknown(Operation *origin, StringRef reason) {
+  static BatchClass getUnknown(Operation *origin) {
     BatchClass cls;
     cls.kind = Kind::Unknown;
     cls.origin = origin;
-    cls.reason = reason.str();
     return cls;
   }
 
@@ -274,6 +273,9 @@ private:
   DenseMap<Value, unsigned> availableAfter;
   DenseSet<OpOperand *> localBatchIndices;
   DenseSet<Block *> deadBlocks;
+  /// Why each op whose results are unknown was refused, recorded by the
+  /// data-flow analysis when it refused them (the first reason).
+  DenseMap<Operation *, std::string> refusalReasons;
   SmallVector<Diagnostic> diagnostics;
   bool reported = false;
 };
