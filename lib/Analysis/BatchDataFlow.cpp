@@ -35,10 +35,10 @@ using namespace mlir::ga;
 
 BatchTransfer::BatchTransfer(Operation *op,
                              const BatchDependence::Options &options,
-                             Lookup lookup, OpPredicate isPerSampleOp,
+                             Lookup lookup, InfoLookup getInfo,
                              BlockPredicate isDeadBlock)
     : results(op->getNumResults(), BatchClass::getUniform()), op(op),
-      options(options), lookup(lookup), isPerSampleOpFn(isPerSampleOp),
+      options(options), lookup(lookup), getInfoFn(getInfo),
       isDeadBlockFn(isDeadBlock) {}
 
 BatchClass BatchTransfer::getClass(Value value) {
@@ -81,11 +81,11 @@ Diagnostic &BatchTransfer::warning(Operation *at) {
   return diagnostics.back();
 }
 
-BatchClass BatchTransfer::getRefusal() const {
+std::string BatchTransfer::getRefusalReason() const {
   for (const Diagnostic &diag : diagnostics)
     if (diag.getSeverity() == DiagnosticSeverity::Error)
-      return BatchClass::getUnknown(refusedAt, diag.str());
-  return BatchClass::getUnknown(refusedAt, "refused");
+      return diag.str();
+  return "refused";
 }
 
 BatchClass BatchTransfer::joinInputs(ArrayRef<Value> inputs) {
@@ -360,6 +360,8 @@ BatchDataFlowAnalysis::visitOperation(Operation *op,
   }
   LDBG() << "visit " << op->getName() << " at " << op->getLoc()
          << (t.isRefused() ? ": refused" : "");
+  if (t.isRefused())
+    refusalReasons.try_emplace(t.getRefusedAt(), t.getRefusalReason());
   for (auto [lattice, cls] : llvm::zip_equal(results, t.results)) {
     if (t.isRefused())
       update(lattice, t.getRefusal());
@@ -437,9 +439,10 @@ void BatchDataFlowAnalysis::setToEntryState(BatchLattice *lattice) {
   }
   Operation *owner =
       arg ? arg.getOwner()->getParentOp() : value.getDefiningOp();
-  update(lattice, BatchClass::getUnknown(
-                      owner, "values reach this op through control flow "
-                             "that the batch analysis cannot follow"));
+  refusalReasons.try_emplace(owner, "values reach this op through control "
+                                    "flow that the batch analysis cannot "
+                                    "follow");
+  update(lattice, BatchClass::getUnknown(owner));
 }
 
 LogicalResult BatchDataFlowAnalysis::initialize(Operation *top) {

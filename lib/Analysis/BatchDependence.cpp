@@ -52,6 +52,18 @@ bool BatchDependence::isBatchReduction(Operation *op) const {
   return info && info->reducesBatch;
 }
 
+SmallVector<Operation *>
+BatchDependence::getNestedReductions(Operation *op) const {
+  SmallVector<Operation *> reductions;
+  if (!holdsBatchReductions(op))
+    return reductions;
+  for (Region &region : op->getRegions())
+    for (Operation &nested : region.getOps())
+      if (isBatchReduction(&nested))
+        reductions.push_back(&nested);
+  return reductions;
+}
+
 std::optional<int64_t>
 BatchDependence::getBatchExtentFactor(Value value) const {
   int64_t factor = getClass(value).extentFactor;
@@ -175,7 +187,7 @@ void BatchDependence::analyze() {
   // their classes from ga.batch, not from call sites.
   DataFlowSolver solver(DataFlowConfig().setInterprocedural(false));
   dataflow::loadBaselineAnalyses(solver);
-  solver.load<BatchDataFlowAnalysis>(func, options);
+  solver.load<BatchDataFlowAnalysis>(func, options, refusalReasons);
   if (mlir::failed(solver.initializeAndRun(func))) {
     error(func) << "the batch data-flow analysis of '" << func.getSymName()
                 << "' did not converge";
@@ -233,7 +245,7 @@ void BatchDependence::derive(Block &block) {
     auto it = classes.find(value);
     return it == classes.end() ? BatchClass() : it->second;
   };
-  auto isPerSampleOp = [&](Operation *op) { return isPerSample(op); };
+  auto getInfo = [&](Operation *op) { return getOpInfo(op); };
   auto isDeadBlock = [&](Block *block) { return isDead(block); };
   for (Operation &op : block.without_terminator()) {
     // The live regions of scf ops first: their per-sample ops make the
@@ -243,10 +255,12 @@ void BatchDependence::derive(Block &block) {
         for (Block &nested : region)
           if (!isDead(&nested))
             derive(nested);
-    BatchTransfer t(&op, options, lookup, isPerSampleOp, isDeadBlock);
+    BatchTransfer t(&op, options, lookup, getInfo, isDeadBlock);
     transferOp(t);
     if (t.info && !t.isRefused())
       opInfo[&op] = *t.info;
+    if (t.holdsReductions && !t.isRefused())
+      reductionRegionOps.insert(&op);
     for (OpOperand *use : t.localIndices)
       localBatchIndices.insert(use);
     for (Diagnostic &diag : t.diagnostics) {
@@ -270,8 +284,14 @@ void BatchDependence::reportUnknownValues() {
       if (!cls.isUnknown())
         continue;
       Operation *at = cls.origin ? cls.origin : op;
-      if (reportedAt.insert(at->getLoc().getAsOpaquePointer()).second)
-        error(at) << cls.reason;
+      if (!reportedAt.insert(at->getLoc().getAsOpaquePointer()).second)
+        continue;
+      auto reason = refusalReasons.find(cls.origin);
+      if (cls.origin && reason != refusalReasons.end())
+        error(at) << reason->second;
+      else
+        error(at) << "per-sample along different dimensions in different "
+                     "places";
     }
   });
 }
@@ -311,7 +331,7 @@ void BatchDependence::printBlock(raw_ostream &os, Block &block,
       });
       if (isa<linalg::LinalgOp>(op) && localReads)
         os << " [" << localReads << " local gather]";
-      if (unsigned loop = getReductionLoop(&op))
+      if (unsigned loop = getReductionLoop(&op); loop && isBatchReduction(&op))
         os << " [loop " << loop << "]";
       else if (getClass(op.getResult(0)).isPostReduction() &&
                isa<func::FuncOp>(op.getParentOp()))
@@ -319,7 +339,8 @@ void BatchDependence::printBlock(raw_ostream &os, Block &block,
       os << "\n";
     }
     // Regions of scf ops, with the arguments of loops.
-    if (!isa<scf::IfOp, scf::ForOp, scf::WhileOp>(op) || !isPerSample(&op))
+    if (!isa<scf::IfOp, scf::ForOp, scf::WhileOp>(op) ||
+        (!isPerSample(&op) && !holdsBatchReductions(&op)))
       continue;
     for (Region &region : op.getRegions()) {
       if (region.empty())

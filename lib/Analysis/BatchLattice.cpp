@@ -71,8 +71,6 @@ BatchClass BatchClass::join(const BatchClass &lhs, const BatchClass &rhs) {
   joined.kind = joinKinds(lhs, rhs);
   if (joined.kind == Kind::Unknown) {
     // The region op whose paths disagree reports it (no origin here).
-    joined.reason = "per-sample along different dimensions in different "
-                    "places";
     return joined;
   }
   joined.dependsOnParams = lhs.dependsOnParams || rhs.dependsOnParams;
@@ -125,8 +123,7 @@ bool BatchClass::operator==(const BatchClass &other) const {
   return kind == other.kind && dim == other.dim && factor == other.factor &&
          stacks == other.stacks && combiner == other.combiner &&
          dependsOnParams == other.dependsOnParams && level == other.level &&
-         extentFactor == other.extentFactor && origin == other.origin &&
-         reason == other.reason;
+         extentFactor == other.extentFactor && origin == other.origin;
 }
 
 void BatchClass::print(raw_ostream &os) const {

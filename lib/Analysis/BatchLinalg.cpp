@@ -12,10 +12,11 @@
 
 #include "ga/Analysis/BatchDataFlow.h"
 #include "ga/Analysis/BatchSlicing.h"
-#include "ga/Analysis/Reductions.h"
 #include "ga/Utils/ConstantIndices.h"
+#include "ga/Utils/Reductions.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -187,6 +188,49 @@ static LogicalResult checkPayload(BatchTransfer &t, Operation *op, int64_t loop,
   return failure(walk.wasInterrupted());
 }
 
+/// A reduction over the batch nested in a region is exact only in a branch
+/// of a top-level scf.if whose condition does not depend on the samples (a
+/// hyper-parameter flag, a step counter): every micro-batch takes the same
+/// branch as the full batch, so the rewrite accumulates the partials inside
+/// that branch in every micro-batch and combines them with the original init
+/// in the branch after the loop.
+static LogicalResult checkGuardedReduction(BatchTransfer &t,
+                                           linalg::LinalgOp op) {
+  Operation *parent = op->getParentOp();
+  auto ifOp = dyn_cast<scf::IfOp>(parent);
+  if (!ifOp || !isa<func::FuncOp>(ifOp->getParentOp())) {
+    t.error(op) << "reduction over the batch inside '" << parent->getName()
+                << "' is not supported: reduce after the region (only a "
+                   "top-level scf.if on a condition that does not depend on "
+                   "the samples may hold one)";
+    return failure();
+  }
+  BatchClass condition = t.getClass(ifOp.getCondition());
+  if (!condition.isUniform()) {
+    Diagnostic &diag = t.error(op)
+                       << "reduction over the batch inside 'scf.if' whose "
+                          "condition depends on the samples: micro-batches "
+                          "could take other branches than the full batch; "
+                          "reduce after the region";
+    if (condition.origin)
+      diag.attachNote(condition.origin->getLoc())
+          << "the condition is computed from this reduction over the batch";
+    return failure();
+  }
+  // The accumulators start before the loop, outside the branch: their sizes
+  // must be known there.
+  for (Value init : op.getDpsInits()) {
+    if (cast<ShapedType>(init.getType()).hasStaticShape() ||
+        !ifOp->isAncestor(init.getParentRegion()->getParentOp()))
+      continue;
+    t.error(op) << "reduction over the batch inside 'scf.if' with dynamic "
+                   "result sizes computed inside the branch: compute its init "
+                   "before the scf.if";
+    return failure();
+  }
+  return success();
+}
+
 void mlir::ga::transferLinalg(BatchTransfer &t) {
   Operation *op = t.getOp();
   auto linalgOp = cast<linalg::LinalgOp>(op);
@@ -285,14 +329,13 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
     return;
   }
 
-  // A reduction over the batch: only at the top level of the step, where the
-  // rewrite turns it into a loop-carried accumulator.
-  if (!isa<func::FuncOp>(op->getParentOp())) {
-    t.error(op) << "reduction over the batch inside '"
-                << op->getParentOp()->getName()
-                << "' is not supported: reduce after the region";
+  // A reduction over the batch: at the top level of the step, where the
+  // rewrite turns it into a loop-carried accumulator, or in a branch of a
+  // top-level scf.if whose condition every micro-batch evaluates alike (see
+  // checkGuardedReduction).
+  if (!isa<func::FuncOp>(op->getParentOp()) &&
+      failed(checkGuardedReduction(t, linalgOp)))
     return;
-  }
   SmallVector<std::optional<vector::CombiningKind>> combiners;
   info.hasNamedCombiners = true;
   for (OpResult result : op->getResults()) {
@@ -304,6 +347,13 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
     }
     combiners.push_back(getCombinerKind(linalgOp, result.getResultNumber()));
     info.hasNamedCombiners &= combiners.back().has_value();
+  }
+  if (!info.hasNamedCombiners && !isa<func::FuncOp>(op->getParentOp())) {
+    t.error(op) << "reduction over the batch inside 'scf.if' whose combiner "
+                   "is not a single associative op: its micro-batch partials "
+                   "cannot be combined inside the branch; reduce after the "
+                   "region";
+    return;
   }
   if (!info.hasNamedCombiners) {
     for (int64_t d = 0; d < loop; ++d) {

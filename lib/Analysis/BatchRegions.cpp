@@ -22,6 +22,71 @@
 using namespace mlir;
 using namespace mlir::ga;
 
+/// Whether `op` defines `value` in one of its regions.
+static bool isDefinedInside(Operation *op, Value value) {
+  return op->isAncestor(value.getParentRegion()->getParentOp());
+}
+
+/// An scf.if whose branches reduce over the batch (on a condition that does
+/// not depend on the samples, which the reductions check) is not per-sample:
+/// its results are post-reduction values, computed after the loop that
+/// accumulates the reductions inside a copy of the branch. Its branches may
+/// hold the per-sample work the reductions read, but no per-sample result
+/// and no per-sample work on what the branch has reduced. Returns whether
+/// the op holds such reductions (refused or not).
+static bool holdsGuardedReductions(BatchTransfer &t) {
+  Operation *op = t.getOp();
+  bool holds = false;
+  for (Region &region : op->getRegions())
+    for (Operation &nested : region.getOps())
+      if (const PerSampleOpInfo *info = t.getNestedInfo(&nested))
+        holds |= info->reducesBatch;
+  if (!holds)
+    return false;
+  for (Region &region : op->getRegions()) {
+    if (region.empty() || !t.isDeadBlock(&region.front()))
+      continue;
+    t.error(op) << "'scf.if' on a constant condition reduces over the batch "
+                   "in its live branch: fold the branch first (for example "
+                   "with --canonicalize)";
+    return true;
+  }
+  for (OpResult result : op->getResults()) {
+    if (!t.getClass(result).isBatched())
+      continue;
+    t.error(op) << "'scf.if' reduces over the batch and yields the per-sample "
+                   "result #"
+                << result.getResultNumber()
+                << ": yield the per-sample value from a separate scf.if";
+    return true;
+  }
+  for (Region &region : op->getRegions()) {
+    for (Operation &nested : region.getOps()) {
+      const PerSampleOpInfo *info = t.getNestedInfo(&nested);
+      if (!info)
+        continue;
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(&nested);
+      SmallVector<Value> inputs = getOpInputs(&nested);
+      for (auto [index, input] : llvm::enumerate(inputs)) {
+        // The init of a reduction is combined after the loop.
+        if (info->reducesBatch && linalgOp && index < nested.getNumOperands() &&
+            linalgOp.isDpsInit(&nested.getOpOperand(index)))
+          continue;
+        if (!isDefinedInside(op, input) || !t.getClass(input).isPostReduction())
+          continue;
+        t.error(&nested) << "per-sample work inside an 'scf.if' that reduces "
+                            "over the batch reads a value the branch computes "
+                            "from a reduction over the batch: that value is "
+                            "known only after the micro-batch loop; compute "
+                            "it before the scf.if";
+        return true;
+      }
+    }
+  }
+  t.holdsReductions = true;
+  return true;
+}
+
 void mlir::ga::transferRegionOp(BatchTransfer &t) {
   Operation *op = t.getOp();
   SmallVector<Value> operands(op->getOperands());
@@ -38,6 +103,8 @@ void mlir::ga::transferRegionOp(BatchTransfer &t) {
       return;
     }
   }
+  if (isa<scf::IfOp>(op) && holdsGuardedReductions(t))
+    return;
   // The op is per-sample when it carries or produces per-sample values, or
   // when an op of its regions is per-sample.
   bool perSample =

@@ -14,6 +14,32 @@
 using namespace mlir;
 using namespace mlir::ga;
 
+/// The loop before which the post-reduction value `cls` must be known for
+/// its use `use` inside `regionOp`, an scf.if that holds reductions over the
+/// batch (placed already: `neededBy` has its results). The op's per-sample
+/// work runs in its loop; the init of one of its reductions is combined
+/// after that loop; anything else runs where the op's results are needed.
+unsigned BatchDependence::getNeedInRegion(
+    Operation *regionOp, OpOperand &use, const BatchClass &cls,
+    const DenseMap<Value, unsigned> &neededBy) const {
+  unsigned loop = getReductionLoop(regionOp);
+  Operation *nested = use.getOwner();
+  while (nested->getParentOp() != regionOp)
+    nested = nested->getParentOp();
+  if (isBatchReduction(nested) && use.getOwner() == nested &&
+      cast<linalg::LinalgOp>(nested).isDpsInit(&use))
+    return loop + 1;
+  if (isPerSample(nested))
+    return cls.dependsOnParams && !options.recomputeStatistics
+               ? numLevels + 1 // A ghost-batch statistic, recomputed.
+               : loop;
+  unsigned need = numLevels + 1;
+  for (Value result : regionOp->getResults())
+    if (auto it = neededBy.find(result); it != neededBy.end())
+      need = std::min(need, it->second);
+  return need;
+}
+
 /// Places every reduction in the latest loop that precedes all per-sample
 /// uses of its value, so that earlier ("statistics") loops compute only what
 /// later loops need.
@@ -31,6 +57,10 @@ void BatchDependence::placeReductions() {
         Operation *user = body.findAncestorOpInBlock(*use.getOwner());
         if (!user || user == body.getTerminator())
           continue;
+        if (holdsBatchReductions(user)) {
+          need = std::min(need, getNeedInRegion(user, use, cls, neededBy));
+          continue;
+        }
         if (!isPerSample(user)) {
           for (Value userResult : user->getResults())
             if (auto it = neededBy.find(userResult); it != neededBy.end())
@@ -56,11 +86,15 @@ void BatchDependence::placeReductions() {
       }
       neededBy[result] = need;
     }
-    if (isBatchReduction(&op)) {
+    // An scf.if that holds reductions is placed like one reduction: all of
+    // them accumulate in one loop, before the first use of its results.
+    if (isBatchReduction(&op) || holdsBatchReductions(&op)) {
       unsigned loop = numLevels;
       for (Value result : op.getResults())
         loop = std::min(loop, neededBy[result] - 1);
       reductionLoops[&op] = loop;
+      for (Operation *nested : getNestedReductions(&op))
+        reductionLoops[nested] = loop;
     }
   }
   // Availability follows the placement forwards.
@@ -72,7 +106,7 @@ void BatchDependence::placeReductions() {
     }
     if (isPerSample(&op))
       continue;
-    unsigned after = 0;
+    unsigned after = holdsBatchReductions(&op) ? getReductionLoop(&op) : 0;
     for (Value input : getOpInputs(&op))
       after = std::max(after, getAvailableAfter(input));
     for (Value result : op.getResults())

@@ -1,8 +1,8 @@
 //===- FuseAccumulation.cpp - accumulate inside the producer --------------===//
 
-#include "ga/Analysis/Reductions.h"
 #include "ga/IR/GAOps.h"
 #include "ga/Transforms/Passes.h"
+#include "ga/Utils/Reductions.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"

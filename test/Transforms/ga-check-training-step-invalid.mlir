@@ -263,10 +263,95 @@ func.func @all_reduce_per_sample(%x: tensor<8xf32> {ga.batch = 0 : i64}) -> tens
 
 // -----
 
-func.func @reduction_in_region(%c: i1, %x: tensor<8xf32> {ga.batch = 0 : i64}) -> tensor<f32> {
+// A reduction over the batch in an scf.if is exact only when the condition
+// does not depend on the samples: here it compares the loss, a reduction
+// over the batch, so micro-batches would not take the full batch's branch.
+func.func @reduction_in_region(%x: tensor<8xf32> {ga.batch = 0 : i64}) -> tensor<f32> {
+  %e = tensor.empty() : tensor<f32>
+  %zero = arith.constant 0.0 : f32
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  // expected-note @+1 {{the condition is computed from this reduction over the batch}}
+  %loss = linalg.reduce { arith.addf } ins(%x : tensor<8xf32>) outs(%z : tensor<f32>) dimensions = [0]
+  %l = tensor.extract %loss[] : tensor<f32>
+  %c = arith.cmpf ogt, %l, %zero : f32
+  %r = scf.if %c -> tensor<f32> {
+    %sq = linalg.mul ins(%x, %x : tensor<8xf32>, tensor<8xf32>) outs(%x : tensor<8xf32>) -> tensor<8xf32>
+    // expected-error @+1 {{reduction over the batch inside 'scf.if' whose condition depends on the samples: micro-batches could take other branches than the full batch; reduce after the region}}
+    %s = linalg.reduce { arith.addf } ins(%sq : tensor<8xf32>) outs(%z : tensor<f32>) dimensions = [0]
+    scf.yield %s : tensor<f32>
+  } else {
+    scf.yield %z : tensor<f32>
+  }
+  return %r : tensor<f32>
+}
+
+// -----
+
+// Only a top-level scf.if may hold a reduction over the batch: inside an
+// scf.for each iteration would need its own accumulator.
+func.func @reduction_in_loop(%x: tensor<8xf32> {ga.batch = 0 : i64}) -> tensor<f32> {
+  %e = tensor.empty() : tensor<f32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%a = %e) -> tensor<f32> {
+    // expected-error @+1 {{reduction over the batch inside 'scf.for' is not supported: reduce after the region (only a top-level scf.if on a condition that does not depend on the samples may hold one)}}
+    %s = linalg.reduce { arith.addf } ins(%x : tensor<8xf32>) outs(%a : tensor<f32>) dimensions = [0]
+    scf.yield %s : tensor<f32>
+  }
+  return %r : tensor<f32>
+}
+
+// -----
+
+// An scf.if that reduces over the batch follows the loop; a per-sample value
+// it yields would be needed inside the loop.
+func.func @reduction_and_per_sample_result(%c: i1, %x: tensor<8xf32> {ga.batch = 0 : i64}) -> (tensor<f32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<f32>
+  // expected-error @+1 {{'scf.if' reduces over the batch and yields the per-sample result #1: yield the per-sample value from a separate scf.if}}
+  %r, %y = scf.if %c -> (tensor<f32>, tensor<8xf32>) {
+    %s = linalg.reduce { arith.addf } ins(%x : tensor<8xf32>) outs(%e : tensor<f32>) dimensions = [0]
+    scf.yield %s, %x : tensor<f32>, tensor<8xf32>
+  } else {
+    scf.yield %e, %x : tensor<f32>, tensor<8xf32>
+  }
+  return %r, %y : tensor<f32>, tensor<8xf32>
+}
+
+// -----
+
+// Per-sample work in the branch that reads the branch's own reduction (a
+// mean subtracted inside the branch): it is repeated in every micro-batch,
+// before the reduction is complete.
+func.func @reduction_read_in_branch(%c: i1, %x: tensor<8xf32> {ga.batch = 0 : i64}) -> tensor<f32> {
   %e = tensor.empty() : tensor<f32>
   %r = scf.if %c -> tensor<f32> {
-    // expected-error @+1 {{reduction over the batch inside 'scf.if' is not supported: reduce after the region}}
+    %s = linalg.reduce { arith.addf } ins(%x : tensor<8xf32>) outs(%e : tensor<f32>) dimensions = [0]
+    %e8 = tensor.empty() : tensor<8xf32>
+    // expected-error @+1 {{per-sample work inside an 'scf.if' that reduces over the batch reads a value the branch computes from a reduction over the batch: that value is known only after the micro-batch loop; compute it before the scf.if}}
+    %d = linalg.generic {indexing_maps = [affine_map<(b) -> (b)>, affine_map<(b) -> ()>, affine_map<(b) -> (b)>], iterator_types = ["parallel"]}
+        ins(%x, %s : tensor<8xf32>, tensor<f32>) outs(%e8 : tensor<8xf32>) {
+    ^bb0(%v: f32, %m: f32, %o: f32):
+      %t = arith.subf %v, %m : f32
+      linalg.yield %t : f32
+    } -> tensor<8xf32>
+    %q = linalg.reduce { arith.addf } ins(%d : tensor<8xf32>) outs(%e : tensor<f32>) dimensions = [0]
+    scf.yield %q : tensor<f32>
+  } else {
+    scf.yield %e : tensor<f32>
+  }
+  return %r : tensor<f32>
+}
+
+// -----
+
+// A constant condition: the reduction's branch is the only live one, which
+// the rewrite does not re-create in place of the dead one.
+func.func @reduction_constant_condition(%x: tensor<8xf32> {ga.batch = 0 : i64}) -> tensor<f32> {
+  %e = tensor.empty() : tensor<f32>
+  %true = arith.constant true
+  // expected-error @+1 {{'scf.if' on a constant condition reduces over the batch in its live branch: fold the branch first (for example with --canonicalize)}}
+  %r = scf.if %true -> tensor<f32> {
     %s = linalg.reduce { arith.addf } ins(%x : tensor<8xf32>) outs(%e : tensor<f32>) dimensions = [0]
     scf.yield %s : tensor<f32>
   } else {

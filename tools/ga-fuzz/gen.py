@@ -25,6 +25,9 @@ COUPLING = {"batchnorm", "sample_slice", "capture_other_sample", "diag_batch",
             "compound_batch", "batch_position", "argmax_batch_inner", "reduce_in_for",
             "if_on_sample", "ordered_inner", "capture_stat_param",
             "pad_other_sample",
+            # a reduction over the batch in an scf.if whose condition
+            # compares the loss (micro-batches could take other branches)
+            "guarded_on_loss",
             # an accumulation chain whose init is read per sample and depends
             # on parameters: coupled (exact with recompute-statistics)
             "chain_init_coupled",
@@ -97,6 +100,7 @@ PROBS = {
     "stack_batch": 0.25,       # torch.stack of per-sample values: concat along the batch, expand [2, B]
     "chain_init_input": 0.15,  # an accumulation chain whose init is also read per sample
     "pad_other_sample": 0.04,  # tensor.pad whose region reads sample 0 (refusal expected)
+    "guarded_reduction": 0.2,  # reductions over the batch inside scf.if on lr > 0.5 (or, coupled, on the loss)
 }
 
 # Forward features, each used at least once when drawn.
@@ -1331,7 +1335,11 @@ class Gen:
             text_results.extend(self.chain_init_input(x, nll))
         if self.on("pad_other_sample"):
             text_results.extend(self.pad_other_sample())
-        return self.finish(text_results, f64=self.on("f64"))
+        f64 = self.on("f64")
+        # Drawn after f64 (which finish() applies), for the same reason.
+        if self.on("guarded_reduction"):
+            text_results.extend(self.guarded_reduction(nll))
+        return self.finish(text_results, f64=f64)
 
     def named(self, opname, ins, init, maps=""):
         """A named linalg op on tensors writing into init; returns its result."""
@@ -1520,6 +1528,48 @@ class Gen:
         self.emit("  tensor.yield %s : f32" % x)
         self.emit("} : %s to %s" % (self.tyv(v), self.ty(dims)))
         return [self.reduce_all(V(nm, dims), term=lambda a: self.op("math.tanh", a))]
+
+    def guarded_reduction(self, nll):
+        """An scf.if on a condition that does not depend on the samples (lr >
+        0.5, a hyper-parameter) whose branches reduce over the batch: per-
+        sample work inside the branch, an init filled inside or a non-neutral
+        init from above, and in half the cases a reduction in both branches.
+        With guarded_on_loss the condition compares the loss instead (it
+        depends on the samples: refused)."""
+        v = self.pick(lambda v: v.et == "f32" and self.batch_label(v) == "b")
+        if v is None:
+            self.step.features.discard("guarded_reduction")
+            return []
+        on_loss = self.rng.random() < 0.25
+        both = self.rng.random() < 0.5
+        init_above = self.fill([], 0.5) if self.rng.random() < 0.5 else None
+        cond = self.fresh("gc")
+        if on_loss:
+            self.step.features.add("guarded_on_loss")
+            s = self.scalar_of(self.reduce_all(nll))
+            self.emit("%s = arith.cmpf ogt, %s, %s : f32" % (cond, s, self.cf32(0.0)))
+        else:
+            lr = getattr(self, "lr_orig", self.lr)
+            self.emit("%s = arith.cmpf ogt, %s, %s : f32" % (cond, lr, self.cf32(0.5)))
+        nm = self.fresh("gif")
+        self.emit("%s = scf.if %s -> (%s) {" % (nm, cond, self.ty([])))
+        self.indent += 1
+        a = self.activation(v)
+        init = init_above or self.fill([], 0.0)
+        r = self.generic([a], [init], lambda x: [self.op(
+            "arith.addf", x[1], self.op("math.tanh", x[0]))])[0]
+        self.emit("scf.yield %s : %s" % (r.name, self.ty([])))
+        self.indent -= 1
+        self.emit("} else {")
+        self.indent += 1
+        if both:
+            r = self.reduce_all(v, term=lambda x: self.op("math.sin", x))
+        else:
+            r = init_above or self.fill([], 0.0)
+        self.emit("scf.yield %s : %s" % (r.name, self.ty([])))
+        self.indent -= 1
+        self.emit("}")
+        return [V(nm, [])]
 
     def more_combiners(self, nll, labels, et_lab):
         """Reductions over the batch with other associative combiners."""

@@ -54,14 +54,14 @@ public:
 class BatchTransfer {
 public:
   using Lookup = llvm::function_ref<BatchClass(Value)>;
-  using OpPredicate = llvm::function_ref<bool(Operation *)>;
+  using InfoLookup = llvm::function_ref<const PerSampleOpInfo *(Operation *)>;
   using BlockPredicate = llvm::function_ref<bool(Block *)>;
 
-  /// `lookup` reads the lattice. During the derivation only,
-  /// `isPerSampleOp` says whether an op nested in a region of `op` was found
-  /// per-sample and `isDeadBlock` whether a block never runs.
+  /// `lookup` reads the lattice. During the derivation only, `getInfo`
+  /// gives what was found about an op nested in a region of `op` (null when
+  /// it is not per-sample) and `isDeadBlock` whether a block never runs.
   BatchTransfer(Operation *op, const BatchDependence::Options &options,
-                Lookup lookup, OpPredicate isPerSampleOp = nullptr,
+                Lookup lookup, InfoLookup getInfo = nullptr,
                 BlockPredicate isDeadBlock = nullptr);
 
   Operation *getOp() const { return op; }
@@ -79,9 +79,13 @@ public:
   /// If `value` is the size of the batch dimension of a per-sample value,
   /// the factor it is scaled by.
   std::optional<int64_t> getBatchExtentFactor(Value value);
+  /// What was found about a nested per-sample op (null during solving).
+  const PerSampleOpInfo *getNestedInfo(Operation *nested) const {
+    return getInfoFn ? getInfoFn(nested) : nullptr;
+  }
   /// Whether a nested op was found per-sample (false during solving).
   bool isPerSampleOp(Operation *nested) const {
-    return isPerSampleOpFn && isPerSampleOpFn(nested);
+    return getNestedInfo(nested) != nullptr;
   }
   /// Whether dead-code analysis proved `block` never runs (false during
   /// solving).
@@ -94,8 +98,11 @@ public:
   /// Records a warning at `at` (a ghost-batch statistic); nothing is refused.
   Diagnostic &warning(Operation *at);
   bool isRefused() const { return refused; }
-  /// The unknown class of the results of a refused op: the first error.
-  BatchClass getRefusal() const;
+  /// The unknown class of the results of a refused op.
+  BatchClass getRefusal() const { return BatchClass::getUnknown(refusedAt); }
+  /// The op blamed for the refusal and why (the first error).
+  Operation *getRefusedAt() const { return refusedAt; }
+  std::string getRefusalReason() const;
 
   void setResult(unsigned index, BatchClass cls) { results[index] = cls; }
   void setResults(const BatchClass &cls) {
@@ -132,6 +139,9 @@ public:
   SmallVector<BatchClass> results;
   /// Set when the op is per-sample.
   std::optional<PerSampleOpInfo> info;
+  /// Set for an scf.if on a uniform condition whose branches reduce over
+  /// the batch (see BatchDependence::holdsBatchReductions).
+  bool holdsReductions = false;
   SmallVector<OpOperand *> localIndices;
   SmallVector<Diagnostic> diagnostics;
   /// An unknown input (the first), which every result inherits.
@@ -143,7 +153,7 @@ private:
   Operation *op;
   const BatchDependence::Options &options;
   Lookup lookup;
-  OpPredicate isPerSampleOpFn;
+  InfoLookup getInfoFn;
   BlockPredicate isDeadBlockFn;
   bool refused = false;
   Operation *refusedAt = nullptr;
@@ -180,9 +190,12 @@ bool isInPayload(Operation *op);
 class BatchDataFlowAnalysis
     : public dataflow::SparseForwardDataFlowAnalysis<BatchLattice> {
 public:
+  /// Records in `refusalReasons` why each op it makes unknown is refused.
   BatchDataFlowAnalysis(DataFlowSolver &solver, func::FuncOp func,
-                        const BatchDependence::Options &options)
-      : SparseForwardDataFlowAnalysis(solver), func(func), options(options) {}
+                        const BatchDependence::Options &options,
+                        DenseMap<Operation *, std::string> &refusalReasons)
+      : SparseForwardDataFlowAnalysis(solver), func(func), options(options),
+        refusalReasons(refusalReasons) {}
 
   LogicalResult visitOperation(Operation *op,
                                ArrayRef<const BatchLattice *> operands,
@@ -225,6 +238,7 @@ private:
 
   func::FuncOp func;
   BatchDependence::Options options;
+  DenseMap<Operation *, std::string> &refusalReasons;
 };
 
 } // namespace mlir::ga

@@ -87,10 +87,10 @@ struct BatchClass {
   int64_t extentFactor = 0;
   /// For reduced and derived values: the reduction over the batch it comes
   /// from (for diagnostics). For unknown values: the refused op (null when
-  /// two control-flow paths disagree; the region op is refused then).
+  /// two control-flow paths disagree; the region op is refused then). Why
+  /// an op is refused is not part of the lattice: the analysis records it
+  /// beside the lattice (BatchDependence::refusalReasons).
   Operation *origin = nullptr;
-  /// For unknown values: why the analysis refuses.
-  std::string reason;
 
   static BatchClass getUniform(bool dependsOnParams = false) {
     BatchClass cls;
@@ -108,11 +108,10 @@ struct BatchClass {
     cls.stacks = stacks;
     return cls;
   }
-  static BatchClass getUnknown(Operation *origin, StringRef reason) {
+  static BatchClass getUnknown(Operation *origin) {
     BatchClass cls;
     cls.kind = Kind::Unknown;
     cls.origin = origin;
-    cls.reason = reason.str();
     return cls;
   }
 
@@ -199,6 +198,16 @@ public:
   bool isPerSample(Operation *op) const { return opInfo.count(op); }
   /// Whether `op` reduces over the batch.
   bool isBatchReduction(Operation *op) const;
+  /// Whether `op` is a top-level scf.if on a condition that does not depend
+  /// on the samples whose branches reduce over the batch. It is not
+  /// per-sample: the rewrite accumulates its reductions inside a copy of the
+  /// branch in every micro-batch and keeps the op itself after the loop.
+  bool holdsBatchReductions(Operation *op) const {
+    return reductionRegionOps.contains(op);
+  }
+  /// The reductions over the batch directly in the regions of `op` (see
+  /// `holdsBatchReductions`), in order.
+  SmallVector<Operation *> getNestedReductions(Operation *op) const;
   /// If `value` is the size of the batch dimension of a per-sample value
   /// (`tensor.dim`), the factor it is scaled by.
   std::optional<int64_t> getBatchExtentFactor(Value value) const;
@@ -206,7 +215,8 @@ public:
   /// data-only statistics must be computed first).
   unsigned getNumLevels() const { return numLevels; }
   /// The loop (1-based) in which the reduction `op` accumulates: the latest
-  /// loop that still precedes every per-sample use of its result.
+  /// loop that still precedes every per-sample use of its result. For an op
+  /// that holds reductions, the loop of all of them.
   unsigned getReductionLoop(Operation *op) const;
   /// The loop after which the post-reduction `value` is available (0 for
   /// uniform values).
@@ -244,6 +254,9 @@ private:
   /// Refuses every unknown value whose refusal no op reported.
   void reportUnknownValues();
   void placeReductions();
+  unsigned getNeedInRegion(Operation *regionOp, OpOperand &use,
+                           const BatchClass &cls,
+                           const DenseMap<Value, unsigned> &neededBy) const;
   /// Records an error at `op` (the step is refused) or a warning.
   Diagnostic &error(Operation *op);
 
@@ -255,10 +268,14 @@ private:
   SmallVector<BlockArgument> batchArgs;
   DenseMap<Value, BatchClass> classes;
   DenseMap<Operation *, PerSampleOpInfo> opInfo;
+  DenseSet<Operation *> reductionRegionOps;
   DenseMap<Operation *, unsigned> reductionLoops;
   DenseMap<Value, unsigned> availableAfter;
   DenseSet<OpOperand *> localBatchIndices;
   DenseSet<Block *> deadBlocks;
+  /// Why each op whose results are unknown was refused, recorded by the
+  /// data-flow analysis when it refused them (the first reason).
+  DenseMap<Operation *, std::string> refusalReasons;
   SmallVector<Diagnostic> diagnostics;
   bool reported = false;
 };

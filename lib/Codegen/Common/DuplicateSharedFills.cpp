@@ -8,7 +8,7 @@
 
 #include "ga/Codegen/Common/Passes.h"
 
-#include "ga/Analysis/Reductions.h"
+#include "ga/Utils/Reductions.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 

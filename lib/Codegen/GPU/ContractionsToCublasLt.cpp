@@ -13,11 +13,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ga/Analysis/Reductions.h"
 #include "ga/Codegen/GPU/Passes.h"
 #include "ga/IR/GADialect.h"
 #include "ga/Utils/Gemm.h"
 #include "ga/Utils/IRUtils.h"
+#include "ga/Utils/Reductions.h"
 
 #include "StreamFunctions.h"
 

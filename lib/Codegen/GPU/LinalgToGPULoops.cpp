@@ -28,10 +28,10 @@
 
 #include "GPULoops.h"
 
-#include "ga/Analysis/Reductions.h"
 #include "ga/Codegen/GPU/Passes.h"
 #include "ga/IR/GADialect.h"
 #include "ga/Utils/IRUtils.h"
+#include "ga/Utils/Reductions.h"
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"

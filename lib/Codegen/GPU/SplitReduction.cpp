@@ -13,8 +13,8 @@
 
 #include "GPULoops.h"
 
-#include "ga/Analysis/Reductions.h"
 #include "ga/IR/GADialect.h"
+#include "ga/Utils/Reductions.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"

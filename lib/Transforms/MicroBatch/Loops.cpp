@@ -8,8 +8,8 @@
 
 #include "StepRewriter.h"
 
-#include "ga/Analysis/Reductions.h"
 #include "ga/IR/GAOps.h"
+#include "ga/Utils/Reductions.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 
@@ -71,12 +71,21 @@ SmallVector<Accumulator> StepRewriter::makeAccumulators(const LevelPlan &plan) {
                      elementType.getIntOrFloatBitWidth() <
                          config.accumulatorType.getWidth();
       Type accElementType = promote ? config.accumulatorType : elementType;
-      bool chained = analysis.getClass(init).isPostReduction();
+      // A reduction nested in a branch is combined with its init inside the
+      // branch after the loop (replaceGuarded): its accumulator starts from
+      // the neutral element, sized by the result type or by an init from
+      // above (the analysis checked one of them is).
+      bool guarded = !isa<func::FuncOp>(op->getParentOp());
+      bool chained = !guarded && analysis.getClass(init).isPostReduction();
       if (chained)
         acc.chainedInit = init;
-      if (chained || (promote && isNeutralTensor(init, acc.combiner))) {
+      if (guarded || chained ||
+          (promote && isNeutralTensor(init, acc.combiner))) {
         Value empty = tensor::EmptyOp::create(
-            builder, loc(), tensor::getMixedSizes(builder, loc(), init),
+            builder, loc(),
+            type.hasStaticShape()
+                ? getAsIndexOpFoldResult(builder.getContext(), type.getShape())
+                : tensor::getMixedSizes(builder, loc(), init),
             accElementType);
         Value neutral = arith::ConstantOp::create(
             builder, loc(), getNeutralElement(acc.combiner, accElementType));
@@ -131,48 +140,10 @@ void StepRewriter::emitBody(Instance &inst, const LevelPlan &plan,
                                            cls.dim, cls.factor));
       }
     }
-    if (!accumulated.count(&op))
-      continue;
-    auto linalgOp = cast<linalg::LinalgOp>(op);
-    SmallVector<std::pair<unsigned, Value>> overrides;
-    SmallVector<unsigned> accIndices;
-    for (auto [index, acc] : llvm::enumerate(accs)) {
-      if (acc.reduction != &op)
-        continue;
-      accIndices.push_back(index);
-      OpOperand *init = linalgOp.getDpsInitOperand(acc.resultIndex);
-      Value start;
-      if (acc.kind == Accumulator::Kind::Ordered) {
-        start = iterArgs[index];
-      } else if (isNeutralTensor(init->get(), acc.combiner) &&
-                 analysis.getClass(init->get()).isUniform()) {
-        start = init->get();
-      } else {
-        auto type = cast<RankedTensorType>(init->get().getType());
-        Value empty = tensor::EmptyOp::create(
-            builder, op.getLoc(),
-            tensor::getMixedSizes(builder, op.getLoc(),
-                                  inst.mapping.lookupOrDefault(init->get())),
-            type.getElementType());
-        Value neutral = arith::ConstantOp::create(
-            builder, op.getLoc(),
-            getNeutralElement(acc.combiner, type.getElementType()));
-        start = linalg::FillOp::create(builder, op.getLoc(), neutral, empty)
-                    .getResult(0);
-      }
-      overrides.push_back({init->getOperandNumber(), start});
-    }
-    Operation *clone = cloneLinalg(inst, &op, overrides);
-    for (unsigned index : accIndices) {
-      const Accumulator &acc = accs[index];
-      Value partial = clone->getResult(acc.resultIndex);
-      yields[index] =
-          acc.kind == Accumulator::Kind::Ordered
-              ? partial
-              : AccumulateOp::create(builder, op.getLoc(), acc.combiner,
-                                     partial, iterArgs[index])
-                    .getResult();
-    }
+    if (analysis.holdsBatchReductions(&op))
+      accumulateGuarded(inst, &op, accs, iterArgs, yields);
+    else if (accumulated.count(&op))
+      accumulate(inst, &op, accs, iterArgs, yields);
   }
   for (auto [index, acc] : llvm::enumerate(accs)) {
     if (acc.kind != Accumulator::Kind::Assemble)
@@ -188,6 +159,112 @@ void StepRewriter::emitBody(Instance &inst, const LevelPlan &plan,
     yields[index] = tensor::InsertSliceOp::create(
         builder, loc(), micro, iterArgs[index], offsets, sizes, strides);
   }
+}
+
+void StepRewriter::accumulate(Instance &inst, Operation *op,
+                              ArrayRef<Accumulator> accs, ValueRange iterArgs,
+                              SmallVectorImpl<Value> &yields) {
+  auto linalgOp = cast<linalg::LinalgOp>(op);
+  SmallVector<std::pair<unsigned, Value>> overrides;
+  SmallVector<unsigned> accIndices;
+  for (auto [index, acc] : llvm::enumerate(accs)) {
+    if (acc.reduction != op)
+      continue;
+    accIndices.push_back(index);
+    OpOperand *init = linalgOp.getDpsInitOperand(acc.resultIndex);
+    Value start;
+    if (acc.kind == Accumulator::Kind::Ordered) {
+      start = iterArgs[index];
+    } else if (isNeutralTensor(init->get(), acc.combiner) &&
+               analysis.getClass(init->get()).isUniform()) {
+      start = inst.mapping.lookupOrDefault(init->get());
+    } else {
+      auto type = cast<RankedTensorType>(init->get().getType());
+      Value empty = tensor::EmptyOp::create(
+          builder, op->getLoc(),
+          tensor::getMixedSizes(builder, op->getLoc(),
+                                inst.mapping.lookupOrDefault(init->get())),
+          type.getElementType());
+      Value neutral = arith::ConstantOp::create(
+          builder, op->getLoc(),
+          getNeutralElement(acc.combiner, type.getElementType()));
+      start = linalg::FillOp::create(builder, op->getLoc(), neutral, empty)
+                  .getResult(0);
+    }
+    overrides.push_back({init->getOperandNumber(), start});
+  }
+  Operation *clone = cloneLinalg(inst, op, overrides);
+  for (unsigned index : accIndices) {
+    const Accumulator &acc = accs[index];
+    Value partial = clone->getResult(acc.resultIndex);
+    yields[index] =
+        acc.kind == Accumulator::Kind::Ordered
+            ? partial
+            : AccumulateOp::create(builder, op->getLoc(), acc.combiner, partial,
+                                   iterArgs[index])
+                  .getResult();
+  }
+}
+
+void StepRewriter::accumulateGuarded(Instance &inst, Operation *regionOp,
+                                     ArrayRef<Accumulator> accs,
+                                     ValueRange iterArgs,
+                                     SmallVectorImpl<Value> &yields) {
+  SmallVector<unsigned> indices;
+  SmallVector<Type> types;
+  for (auto [index, acc] : llvm::enumerate(accs)) {
+    if (acc.reduction && regionOp->isProperAncestor(acc.reduction)) {
+      indices.push_back(index);
+      types.push_back(iterArgs[index].getType());
+    }
+  }
+  if (indices.empty())
+    return;
+  auto ifOp = cast<scf::IfOp>(regionOp);
+  // The condition does not depend on the samples: every micro-batch takes
+  // the branch the full batch takes.
+  auto clone =
+      scf::IfOp::create(builder, ifOp.getLoc(), types,
+                        inst.mapping.lookupOrDefault(ifOp.getCondition()),
+                        /*withElseRegion=*/true);
+  for (auto [from, to] : llvm::zip(ifOp->getRegions(), clone->getRegions())) {
+    OpBuilder::InsertionGuard guard(builder);
+    if (to.empty())
+      to.emplaceBlock();
+    Block &block = to.front();
+    if (!block.empty())
+      block.getTerminator()->erase();
+    builder.setInsertionPointToEnd(&block);
+    SmallVector<Value> branchYields(iterArgs);
+    if (!from.empty()) {
+      for (Operation &op : from.front().without_terminator()) {
+        if (analysis.isBatchReduction(&op))
+          accumulate(inst, &op, accs, iterArgs, branchYields);
+        else if (isGuardedWork(&op))
+          cloneLocal(inst, &op);
+      }
+    }
+    SmallVector<Value> selected;
+    for (unsigned index : indices)
+      selected.push_back(branchYields[index]);
+    scf::YieldOp::create(builder, ifOp.getLoc(), selected);
+  }
+  for (auto [position, index] : llvm::enumerate(indices))
+    yields[index] = clone.getResult(position);
+}
+
+void StepRewriter::replaceGuarded(const Accumulator &acc, Value value) {
+  Operation *op = acc.reduction;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(op);
+  Value init = cast<linalg::LinalgOp>(op).getDpsInits()[acc.resultIndex];
+  Value final = value;
+  if (!isNeutralTensor(init, acc.combiner))
+    final =
+        AccumulateOp::create(builder, op->getLoc(), acc.combiner, final, init);
+  Value original = op->getResult(acc.resultIndex);
+  original.replaceAllUsesWith(final);
+  finalValues[original] = final;
 }
 
 void StepRewriter::emitLevel(unsigned level, const LevelPlan &plan,
@@ -266,6 +343,10 @@ void StepRewriter::emitLevel(unsigned level, const LevelPlan &plan,
     if (final.getType() != original.getType())
       final = convertElements(builder, loc(), final,
                               getElementTypeOrSelf(original.getType()));
+    if (!isa<func::FuncOp>(acc.reduction->getParentOp())) {
+      replaceGuarded(acc, final);
+      continue;
+    }
     // A chain continues the final value of the reduction it started from,
     // which precedes it (same or earlier loop).
     if (acc.chainedInit)

@@ -103,13 +103,30 @@ LogicalResult StepRewriter::run() {
         after = std::max(after, analysis.getAvailableAfter(operand));
       if (op->getNumResults())
         after = analysis.getAvailableAfter(op->getResult(0));
+      // An scf.if that holds reductions follows their loop even without
+      // results.
+      if (analysis.holdsBatchReductions(op)) {
+        post = true;
+        after = std::max(after, analysis.getReductionLoop(op));
+      }
       if ((post || after) && after == level)
         op->moveBefore(terminator);
     }
   }
 
-  // The per-sample ops of the original step are now dead.
-  for (Operation *op : llvm::reverse(originalOps)) {
+  // The per-sample ops of the original step are now dead, also in the
+  // branches of the scf.if ops that held reductions.
+  SmallVector<Operation *> perSampleOps;
+  for (Operation *op : originalOps) {
+    if (!analysis.holdsBatchReductions(op)) {
+      perSampleOps.push_back(op);
+      continue;
+    }
+    for (Region &region : op->getRegions())
+      for (Operation &nested : region.getOps())
+        perSampleOps.push_back(&nested);
+  }
+  for (Operation *op : llvm::reverse(perSampleOps)) {
     if (!analysis.isPerSample(op))
       continue;
     if (!op->use_empty()) {

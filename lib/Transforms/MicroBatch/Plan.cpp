@@ -9,6 +9,7 @@
 #include "StepRewriter.h"
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 using namespace mlir::ga;
@@ -116,12 +117,17 @@ LevelPlan StepRewriter::planLevel(unsigned level,
         plan.assembled.push_back(result);
   }
   DenseSet<Operation *> accumulated;
-  for (Operation *op : originalOps)
-    if (analysis.isBatchReduction(op) &&
-        analysis.getReductionLoop(op) == level) {
+  for (Operation *op : originalOps) {
+    if (analysis.getReductionLoop(op) != level)
+      continue;
+    if (analysis.isBatchReduction(op))
       plan.accumulated.push_back(op);
-      accumulated.insert(op);
-    }
+    else if (analysis.holdsBatchReductions(op))
+      llvm::append_range(plan.accumulated, analysis.getNestedReductions(op));
+    else
+      continue;
+    accumulated.insert(op);
+  }
 
   // Walk backwards: an op is needed when a needed op or an accumulator uses
   // one of its per-sample results, or a statistic that is not available
@@ -132,6 +138,16 @@ LevelPlan StepRewriter::planLevel(unsigned level,
   for (Operation *op : llvm::reverse(originalOps)) {
     if (!plan.local.count(op) && !accumulated.count(op))
       continue;
+    if (analysis.holdsBatchReductions(op)) {
+      // The branches' work of this loop reads these values from above.
+      for (Value input : getGuardedInputs(op)) {
+        BatchClass cls = analysis.getClass(input);
+        if (cls.isBatched() || (cls.isPostReduction() &&
+                                analysis.getAvailableAfter(input) >= level))
+          need(input.getDefiningOp());
+      }
+      continue;
+    }
     SmallVector<Value> inputs = getOpInputs(op);
     bool isAccumulatorOnly = accumulated.count(op) && !plan.local.count(op);
     for (auto [index, input] : llvm::enumerate(inputs)) {
@@ -151,4 +167,32 @@ LevelPlan StepRewriter::planLevel(unsigned level,
     }
   }
   return plan;
+}
+
+bool StepRewriter::isGuardedWork(Operation *op) {
+  return analysis.isPerSample(op) ||
+         llvm::none_of(op->getResults(), [&](Value result) {
+           return analysis.getClass(result).isPostReduction();
+         });
+}
+
+SmallVector<Value> StepRewriter::getGuardedInputs(Operation *regionOp) {
+  llvm::SetVector<Value> inputs;
+  for (Region &region : regionOp->getRegions()) {
+    for (Operation &op : region.getOps()) {
+      if (!isGuardedWork(&op))
+        continue;
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
+      for (auto [index, input] : llvm::enumerate(getOpInputs(&op))) {
+        // A reduction starts from the neutral element in the loop.
+        if (analysis.isBatchReduction(&op) && index < op.getNumOperands() &&
+            linalgOp.isDpsInit(&op.getOpOperand(index)))
+          continue;
+        if (input.getDefiningOp() &&
+            !regionOp->isAncestor(input.getParentRegion()->getParentOp()))
+          inputs.insert(input);
+      }
+    }
+  }
+  return inputs.takeVector();
 }

@@ -137,6 +137,13 @@ private:
   /// of levels (plans[0] is empty).
   SmallVector<LevelPlan> planLevels();
   LevelPlan planLevel(unsigned level, MutableArrayRef<LevelPlan> plans);
+  /// Whether the loop body re-creates `op`, nested in a branch of an scf.if
+  /// that holds reductions over the batch: the per-sample work and what it
+  /// reads, not what the branch computes from the reductions.
+  bool isGuardedWork(Operation *op);
+  /// The values from above that the loop body's copy of `regionOp` (an
+  /// scf.if that holds reductions over the batch) reads.
+  SmallVector<Value> getGuardedInputs(Operation *regionOp);
   /// Whether the per-sample op `op`, when an earlier loop computed it, is
   /// loaded from that loop's store instead of being recomputed.
   bool isLoadable(Operation *op);
@@ -150,6 +157,20 @@ private:
   void emitBody(Instance &inst, const LevelPlan &plan,
                 ArrayRef<Accumulator> accs, ValueRange iterArgs,
                 SmallVectorImpl<Value> &yields);
+  /// Clones the reduction `op` for one micro-batch and sets the yields of
+  /// its accumulators.
+  void accumulate(Instance &inst, Operation *op, ArrayRef<Accumulator> accs,
+                  ValueRange iterArgs, SmallVectorImpl<Value> &yields);
+  /// The copy of `regionOp` (an scf.if that holds reductions over the
+  /// batch) in a loop body: on the same condition, each branch re-creates
+  /// its per-sample work and accumulates its reductions; the accumulators of
+  /// the other branch pass through.
+  void accumulateGuarded(Instance &inst, Operation *regionOp,
+                         ArrayRef<Accumulator> accs, ValueRange iterArgs,
+                         SmallVectorImpl<Value> &yields);
+  /// After the loop: the reduction `acc.reduction`, nested in a branch, is
+  /// replaced there by the loop's result `value` combined with its init.
+  void replaceGuarded(const Accumulator &acc, Value value);
 
   // Micro-batch re-creation of ops and values.
   /// Moves the insertion point out of cloned scf regions, to just before

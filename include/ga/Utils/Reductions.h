@@ -1,7 +1,7 @@
 //===- Reductions.h - matching reductions in linalg ops ---------*- C++ -*-===//
 
-#ifndef GA_ANALYSIS_REDUCTIONS_H
-#define GA_ANALYSIS_REDUCTIONS_H
+#ifndef GA_UTILS_REDUCTIONS_H
+#define GA_UTILS_REDUCTIONS_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -32,4 +32,4 @@ bool isNeutralTensor(Value value, vector::CombiningKind kind);
 
 } // namespace mlir::ga
 
-#endif // GA_ANALYSIS_REDUCTIONS_H
+#endif // GA_UTILS_REDUCTIONS_H

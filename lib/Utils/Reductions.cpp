@@ -1,6 +1,6 @@
 //===- Reductions.cpp - matching reductions in linalg ops -----------------===//
 
-#include "ga/Analysis/Reductions.h"
+#include "ga/Utils/Reductions.h"
 
 #include "ga/IR/GAOps.h"
 
