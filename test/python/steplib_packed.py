@@ -42,4 +42,4 @@ for name, text in STEPS.items():
     out = step(x, 2.5) if name == "scalar" else step(x, 41)
     print(name, [np.asarray(o).tolist() for o in out])
 # CHECK: scalar [-3.75]
-# CHECK: tensor [[6.0, -3.0, 4.0, 0.5], 42]
+# CHECK: tensor {{\[\[}}6.0, -3.0, 4.0, 0.5], 42]
