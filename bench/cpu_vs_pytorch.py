@@ -10,7 +10,7 @@ micro-batches, at 1 and 2 threads.
 
   ours:    bench/gen_mlp_ce_step.py | ga-opt --ga-accumulate=micro-batches=N
            --ga-lower-to-cpu="$LOWER" | mlir-translate | llc -O3 -mcpu=native
-           | clang -shared -lopenblas, called through ctypes (_mlir_ciface_train_step)
+           | clang -shared -lopenblas, called through ctypes (_ga_packed_train_step)
   PyTorch: for each micro-batch: forward, loss / N, backward; optimizer.step();
            optimizer.zero_grad()
 
@@ -67,10 +67,11 @@ def make_inputs(batch, seed=0):
 # ----------------------------------------------------------------- ours (ctypes)
 def worker_ours(a):
     import numpy as np
+    from ga_mlir._entry import PackedCall, packed_entry_point
     from ga_mlir.steplib import memref_descriptor, time_calls
     base = maxrss_mb()
     lib = ctypes.CDLL(a.lib)
-    fn = lib._mlir_ciface_train_step
+    fn = packed_entry_point(lib, a.lib)
     params, x, labels = make_inputs(256)
     mb = 256 // a.n if a.grads_only else 256
     x, labels = x[:mb].copy(), labels[:mb].copy()
@@ -91,7 +92,7 @@ def worker_ours(a):
     head = len(arrays)
     arrays += [x, labels]
     descs = [memref_descriptor(arr) for arr in arrays]
-    args = [ctypes.byref(d) for d in descs[:head]] + scalars + [ctypes.byref(d) for d in descs[head:]]
+    args = descs[:head] + scalars + descs[head:]
     # Results go to buffers the caller allocates once (out-params=1 in LOWER),
     # as PyTorch keeps its parameters, states and gradients.
     outs = []
@@ -99,12 +100,12 @@ def worker_ours(a):
         outs += [np.empty_like(p) for p in params]
     outs.append(np.zeros((), np.float32))
     odescs = [memref_descriptor(o) for o in outs]
-    ptrs = args + [ctypes.byref(d) for d in odescs]
+    packed = PackedCall(args + odescs)
     loss = None
 
     def call():
         nonlocal loss
-        fn(*ptrs)
+        packed(fn)
         loss = float(outs[-1])
 
     times = time_calls(call, a.warmup, a.reps)

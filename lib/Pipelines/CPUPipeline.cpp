@@ -112,6 +112,10 @@ static void addLLVMStage(OpPassManager &pm, const LowerToCPUOptions &options) {
   pm.addPass(createConvertToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+  // One entry point per C wrapper that takes its parameters through one
+  // array (ctypes passes at most 1024 arguments).
+  if (options.cInterface)
+    pm.addPass(createEmitPackedInterfaces());
   // The contract of the output: only LLVM (and, with openmp=1, OpenMP) ops.
   VerifyLoweredOptions contract;
   contract.allowedDialects = {"llvm", "omp"};

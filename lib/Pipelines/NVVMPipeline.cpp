@@ -186,6 +186,10 @@ void mlir::ga::buildLowerToNVVMPipeline(OpPassManager &pm,
   // convert-nvgpu-to-nvvm refuses an scf.for that carries a stream token.
   pm.addNestedPass<func::FuncOp>(createSCFToControlFlowPass());
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  // One entry point per C wrapper that takes its parameters through one
+  // array (ctypes passes at most 1024 arguments).
+  if (options.cInterface)
+    pm.addPass(createEmitPackedInterfaces());
   // The contract of the output: host code in the LLVM dialect, kernels as
   // gpu.binary, launches as gpu.launch_func.
   VerifyLoweredOptions contract;

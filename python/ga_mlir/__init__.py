@@ -39,6 +39,7 @@ import threading
 import warnings
 
 __all__ = ["run_pipeline", "verify", "function_info", "FunctionInfo", "draw_inputs", "DrawnInput",
+           "rewrite_gpu_objects", "GpuObject",
            "PipelineError", "GADiagnosticWarning",
            "library_path", "library_dir"]
 
@@ -111,6 +112,25 @@ class _VerifyOptions(ctypes.Structure):
                 ("lower_options", _StringRef),
                 ("input_name", _StringRef)]
 
+class _GpuObject(ctypes.Structure):
+    """MlirGAGpuObject (include/ga-c/GpuObjects.h)."""
+    _fields_ = [("binary", _StringRef), ("target", _StringRef),
+                ("format", _StringRef), ("data", _StringRef)]
+
+
+# Returns MlirLogicalResult, a struct of one int8 (ctypes callbacks cannot
+# return structures; the C ABIs return both in the same register).
+_GpuObjectCallback = ctypes.CFUNCTYPE(ctypes.c_int8,
+                                      ctypes.POINTER(_GpuObject),
+                                      ctypes.POINTER(_StringRef),
+                                      ctypes.c_void_p)
+
+GpuObject = collections.namedtuple("GpuObject",
+                                   ["binary", "target", "format", "data"])
+GpuObject.__doc__ = """One object of a gpu.binary, as rewrite_gpu_objects
+shows it: the binary's symbol name, the object's target attribute as MLIR
+prints it, its format (offload, assembly, bin, fatbin; str) and its bytes."""
+
 _LIBRARY = "libGACAPI.so"
 _lock = threading.Lock()
 _library = None
@@ -180,6 +200,11 @@ def _load():
                 ctypes.c_int64, _ArrayCallback, _StringCallback,
                 ctypes.c_void_p]
             lib.mlirGADrawInputs.restype = _LogicalResult
+            lib.mlirGARewriteGpuObjects.argtypes = [
+                _StringRef, _StringRef, _GpuObjectCallback, _StringCallback,
+                _StringCallback, ctypes.c_void_p,
+                ctypes.POINTER(ctypes.c_ssize_t)]
+            lib.mlirGARewriteGpuObjects.restype = _LogicalResult
             lib.mlirGAVerifyOptionsInit.argtypes = [
                 ctypes.POINTER(_VerifyOptions)]
             lib.mlirGAVerifyOptionsInit.restype = None
@@ -276,6 +301,52 @@ def function_info(ir, name, filename=None):
     return FunctionInfo(types[0], types[1],
                         None if info.micro_batches < 0 else
                         info.micro_batches)
+
+
+def rewrite_gpu_objects(ir, replace, filename=None):
+    """The module `ir` (text) with the objects of its gpu.binary ops that
+    `replace(GpuObject)` returns bytes for replaced by fatbins of those bytes
+    (same target, properties and kernels), and the number replaced; read and
+    rebuilt through the parsed IR (the C API mlirGARewriteGpuObjects), never
+    as text. `replace` returns None to keep an object; an exception it
+    raises propagates. PipelineError when `ir` does not parse."""
+    lib = _load()
+    output, output_callback = _collector(decode=False)
+    diagnostics, diagnostic_callback = _collector()
+    ir_buffer, ir_ref = _string_ref(ir.encode("utf-8"))
+    name_buffer, name_ref = _file_name_ref(filename)
+    kept, raised = [], []
+
+    def on_object(view, fatbin, _):
+        o = view.contents
+
+        def text(ref):
+            return ctypes.string_at(ref.data, ref.length).decode("utf-8")
+
+        try:
+            data = replace(GpuObject(text(o.binary), text(o.target),
+                                     text(o.format),
+                                     ctypes.string_at(o.data.data,
+                                                      o.data.length)))
+        except BaseException as error:  # re-raised after the C call
+            raised.append(error)
+            return 0
+        if data:
+            buffer, ref = _string_ref(bytes(data))
+            kept.append(buffer)
+            fatbin[0] = ref
+        return 1
+
+    count = ctypes.c_ssize_t(0)
+    result = lib.mlirGARewriteGpuObjects(
+        ir_ref, name_ref, _GpuObjectCallback(on_object), output_callback,
+        diagnostic_callback, None, ctypes.byref(count))
+    del ir_buffer, name_buffer, kept
+    if raised:
+        raise raised[0]
+    if not result.value:
+        raise PipelineError(diagnostics)
+    return b"".join(output).decode("utf-8"), count.value
 
 
 def draw_inputs(ir, func=None, seed=0, dynamic_size=19, filename=None):

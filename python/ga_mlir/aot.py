@@ -17,9 +17,11 @@ For --target=cuda the kernels are embedded as one fatbin per GPU module
 holding a cubin for every chip of `chips` (default sm_80 and sm_90) and the
 PTX of the first (JIT-compiled by the driver on newer GPUs): the NVVM
 pipeline writes PTX (format=isa), ptxas assembles it once per chip and
-fatbinary bundles the images.
+fatbinary bundles the images; the objects are read and replaced through the
+parsed IR (ga_mlir.rewrite_gpu_objects, libGACAPI.so's C API).
 
-Needs no Python package beyond the standard library.
+Needs no Python package beyond the standard library (and, for
+--target=cuda, libGACAPI.so of the same build or install tree).
 """
 
 import argparse
@@ -126,48 +128,25 @@ def _run(cmd, what, verbose=False, env=None, stdin=None):
 # Fatbins for several chips
 #===----------------------------------------------------------------------===#
 
-_OBJECT = re.compile(r'#gpu\.object<(#nvvm\.target<[^>]*>), (?:properties = '
-                     r'\{[^}]*\}, )?assembly = "((?:[^"\\]|\\.)*)">')
-
-
-def _unescape(s):
-    """The bytes of an MLIR string literal's body."""
-    out, i = bytearray(), 0
-    while i < len(s):
-        if s[i] != "\\":
-            out += s[i].encode()
-            i += 1
-        elif s[i + 1] in '\\"':
-            out.append(ord(s[i + 1]))
-            i += 2
-        elif s[i + 1] in "nt":
-            out.append(10 if s[i + 1] == "n" else 9)
-            i += 2
-        else:
-            out.append(int(s[i + 1:i + 3], 16))
-            i += 3
-    return bytes(out)
-
-
-def _escape(data):
-    """An MLIR string literal body holding `data`."""
-    return "".join(chr(b) if 32 <= b < 127 and b not in (34, 92)
-                   else "\\%02X" % b for b in data)
-
-
 def embed_fatbins(text, chips, tools, work, verbose=False):
     """`text` (the LLVM-dialect output of --ga-lower-to-nvvm with format=isa)
     with the PTX object of every gpu.binary replaced by a fatbin: a cubin
     per chip of `chips` (ptxas -arch) and the PTX itself. The number of
-    objects replaced is returned too."""
+    objects replaced is returned too. The objects are read and replaced
+    through the parsed IR (ga_mlir.rewrite_gpu_objects, the C API), not by
+    editing the printed module."""
+    from . import PipelineError, rewrite_gpu_objects
     ptxas, fatbinary = tools.cuda_bin("ptxas"), tools.cuda_bin("fatbinary")
     count = 0
 
-    def replace(m):
+    def bundle(obj):
         nonlocal count
+        if obj.format != "assembly" or not obj.target.startswith(
+                "#nvvm.target"):
+            return None
         ptx = os.path.join(work, f"module{count}.ptx")
         with open(ptx, "wb") as f:
-            f.write(_unescape(m.group(2)))
+            f.write(obj.data)
         images = []
         for chip in chips:
             cubin = os.path.join(work, f"module{count}.{chip}.cubin")
@@ -178,12 +157,15 @@ def embed_fatbins(text, chips, tools, work, verbose=False):
         fatbin = os.path.join(work, f"module{count}.fatbin")
         _run([fatbinary, "--64", f"--create={fatbin}"] + images,
              "fatbinary", verbose)
-        with open(fatbin, "rb") as f:
-            data = f.read()
         count += 1
-        return f'#gpu.object<{m.group(1)}, "{_escape(data)}">'
+        with open(fatbin, "rb") as f:
+            return f.read()
 
-    return _OBJECT.sub(replace, text), count
+    try:
+        return rewrite_gpu_objects(text, bundle)
+    except PipelineError as e:
+        raise CompileError(f"reading the GPU objects failed:\n{e}") \
+            from None
 
 
 #===----------------------------------------------------------------------===#

@@ -1,8 +1,8 @@
 """Build a training step ahead of time and call it through ctypes.
 
 The ahead-of-time build through ga-compile (ga_mlir.aot), and a caller of the
-``_mlir_ciface_<name>`` entry point that passes numpy arrays as memref
-descriptors. With ``libGAHeapCount.so`` preloaded (``LD_PRELOAD``), the heap
+packed entry point ``_ga_packed_<name>`` (ga_mlir._entry) that passes numpy
+arrays as memref descriptors. With ``libGAHeapCount.so`` preloaded (``LD_PRELOAD``), the heap
 counters measure the live bytes of a call (see ``HeapCounter``).
 
 Needs numpy; no other package.
@@ -14,6 +14,8 @@ import re
 import time
 
 import numpy as np
+
+from ._entry import PackedCall, packed_entry_point
 
 _DTYPES = {"f32": np.float32, "f64": np.float64, "bf16": np.uint16, "f16": np.float16,
            "i64": np.int64, "i32": np.int32, "i16": np.int16, "i8": np.int8, "i1": np.bool_,
@@ -148,8 +150,7 @@ class CompiledStep:
 
     def __init__(self, library, arg_types, result_types, func="train_step", free_results=True):
         self.lib = ctypes.CDLL(library)
-        self.fn = getattr(self.lib, f"_mlir_ciface_{func}")
-        self.fn.restype = None
+        self.fn = packed_entry_point(self.lib, library, func)
         self.arg_types, self.result_types = arg_types, result_types
         self.free_results = free_results
         self._libc = ctypes.CDLL(None)
@@ -158,11 +159,11 @@ class CompiledStep:
             fields.append((f"r{i}", memref_descriptor_type(len(t.shape)) if t.is_tensor else _CTYPES[t.element]))
         self._results_type = type("Results", (ctypes.Structure,), {"_fields_": fields})
         self._scalar_result = len(result_types) == 1 and not result_types[0].is_tensor
-        if self._scalar_result:
-            self.fn.restype = _CTYPES[result_types[0].element]
 
     def prepare(self, args):
-        """The ctypes argument list for `args` (kept alive by the caller)."""
+        """The packed call (ga_mlir._entry.PackedCall) for `args`, the
+        objects it points to (kept alive by the caller) and the results
+        structure (or the scalar result) it writes."""
         if len(args) != len(self.arg_types):
             raise ValueError(f"expected {len(self.arg_types)} arguments, got {len(args)}")
         keep, call = [], []
@@ -173,22 +174,25 @@ class CompiledStep:
                     raise ValueError(f"argument of shape {a.shape} for {t.text}")
                 d = memref_descriptor(a)
                 keep += [a, d]
-                call.append(ctypes.byref(d))
+                call.append(d)
             else:
                 call.append(_CTYPES[t.element](a))
         results = None
-        if self.result_types and not self._scalar_result:
+        if self._scalar_result:
+            results = _CTYPES[self.result_types[0].element]()
+            return keep, PackedCall(call, result=results), results
+        if self.result_types:
             results = self._results_type()
-            call.insert(0, ctypes.byref(results))
-        return keep, call, results
+            call.insert(0, results)
+        return keep, PackedCall(call), results
 
     def call_prepared(self, call):
-        return self.fn(*call)
+        call(self.fn)
 
-    def collect(self, results, returned=None):
+    def collect(self, results):
         """The results of a call as numpy arrays and numbers."""
         if self._scalar_result:
-            return [returned]
+            return [results.value]
         out = []
         freed = set()
         for i, t in enumerate(self.result_types):
@@ -204,9 +208,9 @@ class CompiledStep:
 
     def __call__(self, *args):
         keep, call, results = self.prepare(args)
-        returned = self.call_prepared(call)
+        self.call_prepared(call)
         del keep
-        return self.collect(results, returned)
+        return self.collect(results)
 
 
 def heap_count_library():
@@ -253,9 +257,9 @@ class HeapCounter:
         arg_bytes = sum(t.nbytes for t in step.arg_types if t.is_tensor)
         self.reset_peak()
         before = self.live()
-        returned = step.call_prepared(call)
+        step.call_prepared(call)
         peak = self.peak()
-        out = step.collect(results, returned)
+        out = step.collect(results)
         del keep
         if not self.active:
             return out, None

@@ -4,7 +4,10 @@ Shared by the step compiled in this process (_step) and a saved step loaded
 where only torch is installed (_saved): nothing here needs torch-mlir or the
 ga-mlir library.
 
-CPU libraries (--ga-lower-to-cpu, out-params=1) write the results that are
+Every library is called through its packed entry point
+(`_ga_packed_train_step(void **args)`, see ga_mlir._entry): one ctypes
+argument, whatever the number of tensors. CPU libraries (--ga-lower-to-cpu,
+out-params=1) write the results that are
 not updated in place into buffers of ours, passed as out-parameters. CUDA
 libraries (--ga-lower-to-nvvm) return every result in device memory that
 they allocated; the results are copied into the parameters', states' and
@@ -16,6 +19,7 @@ import os
 
 import torch
 
+from .._entry import MissingEntryPoint, PackedCall, packed_entry_point
 from ._common import CompileError
 from ._export import _flat_arguments
 
@@ -44,6 +48,15 @@ def descriptor(t):
         d.sizes[i] = size
         d.strides[i] = stride
     return d
+
+
+def entry_point(handle, path):
+    """The packed entry point of the step in the loaded library `handle`
+    (of `path`), or CompileError."""
+    try:
+        return packed_entry_point(handle, path)
+    except MissingEntryPoint as e:
+        raise CompileError(str(e)) from None
 
 
 def check_no_shared_storage(flat, written):
@@ -84,24 +97,23 @@ class CpuLibrary:
 
     def __init__(self, lib, results):
         self.handle = ctypes.CDLL(lib)
-        self.function = self.handle._mlir_ciface_train_step
-        self.function.restype = None
+        self.function = entry_point(self.handle, lib)
         self.outputs = [torch.empty(shape, dtype=dtype)
                         for shape, dtype in results]
-        self.output_descriptors = [ctypes.byref(descriptor(t))
-                                   for t in self.outputs]
+        self.output_descriptors = [descriptor(t) for t in self.outputs]
 
     def device_ok(self, t):
         return t.device.type == "cpu"
 
     def run(self, flat, arguments=None):
         """Calls the step on `flat`; `arguments(flat, descriptors)`, when
-        given, returns the arguments before the out-parameters (the
-        data-parallel step adds its shard's bounds)."""
+        given, returns the parameters before the out-parameters as ctypes
+        objects (descriptors, scalars: see PackedCall; the data-parallel
+        step adds its shard's bounds)."""
         descriptors = [descriptor(t) for t in flat]
-        args = arguments(flat, descriptors) if arguments else \
-            [ctypes.byref(d) for d in descriptors]
-        self.function(*args, *self.output_descriptors)
+        parameters = arguments(flat, descriptors) if arguments else \
+            descriptors
+        PackedCall(list(parameters) + self.output_descriptors)(self.function)
         return iter(self.outputs)
 
 
@@ -135,8 +147,7 @@ class CudaLibrary:
         self.runtime.mgpuMemFree.argtypes = [ctypes.c_void_p,
                                              ctypes.c_void_p]
         self.handle = ctypes.CDLL(lib)
-        self.function = self.handle._mlir_ciface_train_step
-        self.function.restype = None
+        self.function = entry_point(self.handle, lib)
         self.results = results
         self.results_type = type("Results", (ctypes.Structure,), {
             "_fields_": [(f"r{i}", descriptor_type(len(s)))
@@ -154,8 +165,7 @@ class CudaLibrary:
         stream = torch.cuda.current_stream()
         self.runtime.gaCudaSetCallerStream(stream.cuda_stream)
         try:
-            self.function(ctypes.byref(results),
-                          *[ctypes.byref(d) for d in descriptors])
+            PackedCall([results, *descriptors])(self.function)
         finally:
             self.runtime.gaCudaSetCallerStream(None)
         # Results that are an argument's own buffer (written in place by

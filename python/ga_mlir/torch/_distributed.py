@@ -522,8 +522,8 @@ class DataParallelMixin:
                     new.sizes[k] = s
                     new.strides[k] = st
         self._keep = keep
-        return [ctypes.byref(desc) for desc in descriptors] + [
-            ctypes.c_int64(begin), ctypes.c_int64(end)]
+        return list(descriptors) + [ctypes.c_int64(begin),
+                                    ctypes.c_int64(end)]
 
     def __call__(self, *inputs):
         inputs = tuple(t.contiguous() for t in inputs)

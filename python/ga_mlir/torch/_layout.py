@@ -9,16 +9,24 @@ new states, the new values of the buffers the forward updates
 shape and dtype, with what the compiled library does with it (the results
 written in place into arguments, the number of micro-batches, the target),
 and serializes to JSON: it is the signature a saved step is checked
-against when it is loaded (`check`).
+against when it is loaded (`check`). It also names the library's entry
+point (`entry_point`: the packed `_ga_packed_train_step`, see
+ga_mlir._entry).
+
+Format 2 (this one) is format 1 plus `entry_point`: format-1 libraries are
+called with one C argument per tensor (at most 1024 through ctypes) and are
+refused with a message to save the step again.
 
 Needs torch only (no torch-mlir, no ga-mlir library).
 """
 
 import torch
 
+from .._entry import PACKED_PREFIX
 from ._common import CompileError
 
-FORMAT = 1
+FORMAT = 2
+ENTRY_POINT = PACKED_PREFIX + "train_step"
 
 
 def _dtype_name(dtype):
@@ -51,7 +59,8 @@ class StepLayout:
             return [name, list(t.shape), _dtype_name(t.dtype)]
 
         return cls(
-            format=FORMAT, target=target, micro_batches=micro_batches,
+            format=FORMAT, entry_point=ENTRY_POINT, target=target,
+            micro_batches=micro_batches,
             params=[entry(n, named[n]) for n in spec.train_names],
             frozen=[entry(n, named[n]) for n in spec.frozen_names],
             buffers=[entry(n, buffers[n]) for n in spec.buffer_names],
@@ -82,9 +91,20 @@ class StepLayout:
 
     @classmethod
     def from_dict(cls, d):
+        if d.get("format") == 1:
+            raise CompileError(
+                "saved step of format 1 (written by an earlier ga_mlir, "
+                "whose library takes one C argument per tensor); this "
+                f"ga_mlir reads format {FORMAT} (libraries called through "
+                f"their packed entry point {ENTRY_POINT}): compile and "
+                "save the step again")
         if d.get("format") != FORMAT:
             raise CompileError(f"saved step of format {d.get('format')!r}; "
                                f"this ga_mlir reads format {FORMAT}")
+        if d.get("entry_point") != ENTRY_POINT:
+            raise CompileError(f"saved step with entry point "
+                               f"{d.get('entry_point')!r}; this ga_mlir "
+                               f"calls {ENTRY_POINT}")
         return cls(**d)
 
     def arg_count(self):

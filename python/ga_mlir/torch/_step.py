@@ -1,6 +1,5 @@
 """Compiling the imported step with ga-mlir and calling it on tensors."""
 
-import ctypes
 import hashlib
 import json
 import os
@@ -222,12 +221,6 @@ def _cache_dir():
     return root
 
 
-# ctypes passes at most 1024 arguments to a foreign function; a
-# data-parallel step adds its shard's two bounds.
-_CTYPES_MAX_ARGUMENTS = 1024
-_EXTRA_ARGUMENTS = 2
-
-
 def _aot(what, fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
@@ -243,18 +236,6 @@ def _compile_library(ir, pipelines, mcpu, in_place, num_args, num_results,
     `in_place` (pairs of result and argument indices) are written into the
     arguments (else the library returns every result: into out-parameters
     on the CPU, in device memory on the GPU)."""
-    # The compiled step is called through ctypes, one argument per tensor,
-    # scalar and out-parameter (all results at worst): refused before the
-    # minutes of lowering rather than at the first call.
-    if num_args + num_results + _EXTRA_ARGUMENTS > _CTYPES_MAX_ARGUMENTS:
-        raise CompileError(
-            f"the step takes {num_args} arguments (parameters, optimizer "
-            f"states, buffers, settings, inputs) and returns {num_results} "
-            "results, more than the "
-            f"{_CTYPES_MAX_ARGUMENTS - _EXTRA_ARGUMENTS} that a call "
-            "through ctypes can pass: not supported yet (fewer parameter "
-            "tensors, e.g. an optimizer with less state, or a smaller "
-            "model)")
     key = hashlib.sha256("\0".join(
         [ir, *pipelines, library_cpu(mcpu), target, repr(in_place),
          os.path.realpath(library_path()),
@@ -471,9 +452,10 @@ class CompiledTrainStep:
         return ir, _pipelines(n, batch_args, self.options, self.target)
 
     def _call_arguments(self, variant, flat, descriptors):
-        """The arguments of the library's function before its out-parameters
-        (a hook of _distributed)."""
-        return [ctypes.byref(d) for d in descriptors]
+        """The parameters of the library's function before its
+        out-parameters, as ctypes objects (see CpuLibrary.run; a hook of
+        _distributed)."""
+        return descriptors
 
     def chosen_micro_batches(self, *inputs):
         """N of the step for `inputs` (default: the example inputs' shapes),

@@ -11,6 +11,7 @@
 
 // CHECK-NOT:  ga.batch
 // CHECK-NOT:  _mlir_ciface_
+// CHECK-NOT:  _ga_packed_
 // CHECK-LABEL: llvm.func @step(
 // CHECK:        llvm.call @malloc
 // CHECK:        llvm.intr.tanh(%{{.*}}) : (vector<4xf32>) -> vector<4xf32>
@@ -21,6 +22,10 @@
 // CIFACE-SAME:    llvm.emit_c_interface
 // CIFACE-LABEL: llvm.func @_mlir_ciface_step(
 // CIFACE-NOT:   _mlir_ciface_helper
+// The packed entry point over it (--ga-emit-packed-interfaces): one array.
+// CIFACE-LABEL: llvm.func @_ga_packed_step(%{{.*}}: !llvm.ptr) {
+// CIFACE:         llvm.call @_mlir_ciface_step(
+// CIFACE-NOT:   _ga_packed_helper
 
 // By default the element-wise ops run on 256-bit vectors (the 4 features in
 // one vector<4xf32>, checked above); with vector-width=0 on scalars.

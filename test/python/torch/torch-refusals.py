@@ -114,33 +114,6 @@ except CompileError as error:
     print(f"optimizer: refused: {error}")
 
 
-# More tensors than a ctypes call can pass: refused before the lowering.
-class ManyScales(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 5)
-        self.scales = nn.ParameterList(
-            nn.Parameter(torch.ones(())) for _ in range(350))
-
-    def forward(self, x):
-        y = self.fc(x[:, :4])
-        for s in self.scales:
-            y = y * s
-        return y
-
-
-# CHECK: arguments: refused: the step takes {{[0-9]+}} arguments {{.*}} more than the 1022 that a call through ctypes can pass
-try:
-    m = ManyScales()
-    compile_train_step(m, zoo.classification_loss,
-                       torch.optim.AdamW(m.parameters()),
-                       example_inputs=zoo.mlp_batch(torch.Generator()),
-                       micro_batches=2)
-    print("arguments: ACCEPTED")
-except CompileError as error:
-    print(f"arguments: refused: {error}")
-
-
 def eval_batch_norm():
     m = zoo.BatchNormCNN()
     m.bn.running_mean.uniform_(-1, 1)

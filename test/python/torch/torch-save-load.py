@@ -1,4 +1,4 @@
-# RUN: rm -rf %t.cache %t.saved %t.sgd
+# RUN: rm -rf %t.cache %t.saved %t.sgd %t.saved.format1
 # RUN: env PYTHONPATH=%ga_python_path:%torch_zoo GA_MLIR_CACHE_DIR=%t.cache %torch_python %s save %t.saved %t.sgd | FileCheck %s --check-prefix=SAVE
 # RUN: env PYTHONPATH=%ga_python_path:%torch_zoo GA_CAPI_LIBRARY=/nonexistent/libGACAPI.so %torch_python %s load %t.saved | FileCheck %s --check-prefix=LOAD
 # RUN: env PYTHONPATH=%ga_python_path:%torch_zoo GA_CAPI_LIBRARY=/nonexistent/libGACAPI.so %torch_python %s mismatch %t.saved %t.sgd | FileCheck %s --check-prefix=MISMATCH
@@ -11,7 +11,9 @@
 # Then every kind of mismatch with the saved signature is a CompileError
 # that names it.
 
+import json
 import os
+import shutil
 import sys
 
 if sys.argv[1] != "save":
@@ -141,6 +143,19 @@ def mismatch(directory, sgd_directory):
     expect_error("missing", lambda: load_step(directory + ".nowhere", model,
                                               adamw(model)))
     # MISMATCH: missing: CompileError: load_step: cannot read {{.*}}.nowhere/step.json
+
+    # A directory saved by an earlier version (format 1: no packed entry
+    # point) is refused with what to do.
+    old = directory + ".format1"
+    shutil.copytree(directory, old, dirs_exist_ok=True)
+    with open(os.path.join(old, "step.json")) as f:
+        signature = json.load(f)
+    signature["format"] = 1
+    del signature["entry_point"]
+    with open(os.path.join(old, "step.json"), "w") as f:
+        json.dump(signature, f)
+    expect_error("format 1", lambda: load_step(old, model, adamw(model)))
+    # MISMATCH: format 1: CompileError: saved step of format 1 (written by an earlier ga_mlir, whose library takes one C argument per tensor); this ga_mlir reads format 2 (libraries called through their packed entry point _ga_packed_train_step): compile and save the step again
 
     with open(os.path.join(directory, "libstep.so"), "ab") as f:
         f.write(b"\0")

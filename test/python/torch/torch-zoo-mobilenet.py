@@ -1,12 +1,5 @@
 # RUN: rm -rf %t.cache
 # RUN: env PYTHONPATH=%ga_python_path:%torch_zoo GA_MLIR_CACHE_DIR=%t.cache %torch_python %s | FileCheck %s
-# XFAIL: *
-#
-# Expected to fail for now: the step (AdamW, BatchNorm buffers) takes 1527
-# arguments, more than the 1024 a call through ctypes can pass; refused with
-# a CompileError before the lowering. (Its grouped convolutions now go
-# through the frontend's im2col form: torch-mlir's own lowering of the
-# stride-2 depthwise ones was the earlier failure, at mobilenetv3.py:112.)
 #
 # The model zoo, part 5: torchvision's MobileNetV3-small (depthwise
 # convolutions, squeeze-excitation, BatchNorm with recompute_statistics=True,

@@ -331,6 +331,75 @@ def DuplicateSharedEmpties : Pass<"ga-duplicate-shared-empties",
 }
 
 //===----------------------------------------------------------------------===//
+// EmitPackedInterfaces
+//===----------------------------------------------------------------------===//
+
+def EmitPackedInterfaces
+    : Pass<"ga-emit-packed-interfaces", "ModuleOp"> {
+  let summary = "Give every C wrapper `_mlir_ciface_<name>` a packed entry "
+                "point `_ga_packed_<name>(void **args)` that takes its "
+                "parameters through one array";
+  let description = [{
+    A caller that cannot pass an arbitrary number of arguments (Python's
+    ctypes passes at most 1024; a step with many parameters and optimizer
+    states takes more) calls a function through one array instead. For every
+    `llvm.func @<name>` definition marked `llvm.emit_c_interface` (the mark
+    that `--ga-prepare-functions-for-llvm=c-interface=1` sets and
+    `--convert-func-to-llvm` keeps), this pass emits the public
+
+    ```c
+    void _ga_packed_<name>(void **args);
+    ```
+
+    which calls the C wrapper `_mlir_ciface_<name>` that func-to-llvm
+    emitted for it, in the convention of upstream's ExecutionEngine packed
+    wrappers (`_mlir_<name>`, built there at JIT time; here ahead of time, in
+    the LLVM dialect, so that a shared library exports it): `args[i]` is the
+    address of the wrapper's i-th parameter (for a memref descriptor, which
+    the wrapper takes by pointer, the address of that pointer; the results
+    structure likewise); when the wrapper returns a value, it is stored at
+    the address `args[n]`, n being the number of parameters. The name
+    differs from upstream's so that a module JIT-compiled with the
+    ExecutionEngine (which packs every function again) has no clash.
+
+    A marked function without its C wrapper (the pass runs after
+    func-to-llvm), a variadic wrapper, or a symbol `_ga_packed_<name>` that
+    exists already is reported at the function and the pass fails.
+
+    Before (after `--convert-func-to-llvm`; bodies elided):
+
+    ```mlir
+    llvm.func @step(...) -> f32 attributes {llvm.emit_c_interface} {...}
+    llvm.func @_mlir_ciface_step(%x: !llvm.ptr, %lr: f32) -> f32
+        attributes {llvm.emit_c_interface} {...}
+    ```
+
+    After (added):
+
+    ```mlir
+    llvm.func @_ga_packed_step(%args: !llvm.ptr) {
+      %0 = llvm.getelementptr %args[0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+      %1 = llvm.load %0 : !llvm.ptr -> !llvm.ptr
+      %x = llvm.load %1 : !llvm.ptr -> !llvm.ptr
+      %2 = llvm.getelementptr %args[1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+      %3 = llvm.load %2 : !llvm.ptr -> !llvm.ptr
+      %lr = llvm.load %3 : !llvm.ptr -> f32
+      %r = llvm.call @_mlir_ciface_step(%x, %lr) : (!llvm.ptr, f32) -> f32
+      %4 = llvm.getelementptr %args[2] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+      %5 = llvm.load %4 : !llvm.ptr -> !llvm.ptr
+      llvm.store %r, %5 : f32, !llvm.ptr
+      llvm.return
+    }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numEmitted", "packed-entry-points",
+              "Packed entry points emitted">
+  ];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // FuseElementwise
 //===----------------------------------------------------------------------===//
 
