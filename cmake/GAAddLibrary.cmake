@@ -16,12 +16,26 @@ function(add_ga_library name)
   add_dependencies(${name} mlir-headers GAIncGen ${ARG_DEPENDS})
   target_link_libraries(${name} PUBLIC ${ARG_LINK_LIBS} MLIR LLVM)
   target_compile_features(${name} PUBLIC cxx_std_17)
-  if(GA_SANITIZER_COMPILE_FLAGS)
-    # The executables that link an instrumented library need the runtime.
-    target_compile_options(${name} PRIVATE ${GA_SANITIZER_COMPILE_FLAGS})
-    target_link_options(${name} INTERFACE ${GA_SANITIZER_LINK_FLAGS})
-  endif()
+  ga_sanitize(${name})
   install(TARGETS ${name} EXPORT GATargets
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endfunction()
+
+# ga_sanitize(target)
+#
+# GA_ENABLE_SANITIZERS (see the top-level CMakeLists.txt) for one target: its
+# sources are instrumented, and whatever links it (an executable, a shared
+# library, or a static library's users) links the sanitizer runtime.
+function(ga_sanitize name)
+  if(NOT GA_SANITIZER_COMPILE_FLAGS)
+    return()
+  endif()
+  target_compile_options(${name} PRIVATE ${GA_SANITIZER_COMPILE_FLAGS})
+  get_target_property(type ${name} TYPE)
+  if(type STREQUAL "STATIC_LIBRARY")
+    target_link_options(${name} INTERFACE ${GA_SANITIZER_LINK_FLAGS})
+  else()
+    target_link_options(${name} PRIVATE ${GA_SANITIZER_LINK_FLAGS})
+  endif()
 endfunction()

@@ -42,6 +42,16 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.ga_tools_dir, append_path=True)
 
+# A sanitized build (GA_ENABLE_SANITIZERS, scripts/sanitize.sh): every process
+# gets the shared ASan runtime first, so that the uninstrumented hosts of ga
+# code (mlir-opt with GAPlugin.so, python with libGACAPI.so) can load it; the
+# instrumented tools link the same runtime. ASAN_OPTIONS and UBSAN_OPTIONS
+# pass through (lit.llvm).
+for sanitizer in filter(None, getattr(config, "ga_sanitizers", "").split(";")):
+    config.available_features.add("ga-sanitizer-" + sanitizer)
+if getattr(config, "ga_asan_runtime", ""):
+    config.environment["LD_PRELOAD"] = config.ga_asan_runtime
+
 # Optional features: tests that need them are skipped where they are absent.
 if shutil.which("ptxas") or os.path.exists("/usr/local/cuda/bin/ptxas"):
     config.available_features.add("ptxas")
