@@ -34,7 +34,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import threading
 
 import torch
@@ -284,16 +283,17 @@ def _first_difference(a, b, path=""):
 def _mark_data_parallel(ir):
     """`ir` with the unit attribute `ga.data_parallel` on @train_step: its
     batch is the concatenation of the ranks' shards (--ga-micro-batch then
-    loops over this rank's shard and all-reduces the reductions)."""
-    lines = ir.split("\n")
-    for i, line in enumerate(lines):
-        m = re.match(r"(\s*func\.func @train_step\(.*?)"
-                     r"( attributes \{(.*)\})? \{$", line)
-        if m:
-            inner = f"{m.group(3)}, ga.data_parallel" if m.group(2) \
-                else "ga.data_parallel"
-            lines[i] = f"{m.group(1)} attributes {{{inner}}} {{"
-            return "\n".join(lines)
+    loops over this rank's shard and all-reduces the reductions). Set through
+    MLIR's Python API (torch-mlir's build of it), locations kept."""
+    from torch_mlir import ir as mlir
+
+    with mlir.Context(), mlir.Location.unknown():
+        module = mlir.Module.parse(ir)
+        for op in module.body.operations:
+            if op.operation.name == "func.func" and mlir.StringAttr(
+                    op.attributes["sym_name"]).value == "train_step":
+                op.attributes["ga.data_parallel"] = mlir.UnitAttr.get()
+                return module.operation.get_asm(enable_debug_info=True)
     raise CompileError("internal error: no func.func @train_step in the "
                        "imported step")
 

@@ -2,7 +2,6 @@
 torch-mlir."""
 
 import contextlib
-import re
 import traceback
 import unittest.mock
 
@@ -333,7 +332,7 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
             "cannot reproduce its draws")
     module = _import_to_linalg(gm)
     text = module.operation.get_asm(enable_debug_info=True)
-    foreign = sorted(set(re.findall(r"\btm_tensor\.[a-z_]+", text)))
+    foreign = sorted(_op_names(module, "tm_tensor."))
     if foreign:
         # torch-mlir's own dialect for ops linalg has no form of (scatter,
         # sort, ...): ga-mlir takes upstream dialects only.
@@ -343,6 +342,21 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
             "which ga-mlir does not take (an indexing op such as index_put "
             "or scatter in the model?)")
     return text, spec
+
+
+def _op_names(module, prefix):
+    """The names of the ops of `module` (torch-mlir's MLIR Python API) that
+    start with `prefix`."""
+    from torch_mlir import ir
+
+    names = set()
+
+    def visit(op):
+        if op.name.startswith(prefix):
+            names.add(op.name)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    return names
 
 
 def _import_to_linalg(gm):
