@@ -274,11 +274,18 @@ class HyperParameters(list):
     def __init__(self, count, device):
         self.buffer = torch.zeros(count, dtype=torch.float32, device=device)
         super().__init__(self.buffer[i] for i in range(count))
+        # On the CPU, written through numpy: no tensor operation at all.
+        self.host = self.buffer.numpy() if self.buffer.device.type == \
+            "cpu" else None
 
     def write(self, values):
-        # From pageable memory: the copy has read `values` when it returns.
-        self.buffer.copy_(torch.tensor([float(v) for v in values],
-                                       dtype=torch.float32))
+        values = [float(v) for v in values]
+        if self.host is not None:
+            self.host[:] = values
+        else:
+            # From pageable memory: the copy has read `values` when it
+            # returns.
+            self.buffer.copy_(torch.tensor(values, dtype=torch.float32))
 
 
 def new_hyper(spec, device):
