@@ -82,6 +82,10 @@ struct CaptureCudaGraphsPass
 
   /// Why `loop` cannot be captured (and the op to name), or success.
   LogicalResult checkCapturable(scf::ForOp loop);
+  /// Follows the chain of stream work through `body` from `chain` (the
+  /// token the body starts from) to the token it ends with; loops nested in
+  /// the body are followed through their bodies.
+  LogicalResult checkChain(Block &body, Value &chain);
   void capture(scf::ForOp loop);
 };
 
@@ -102,7 +106,46 @@ LogicalResult CaptureCudaGraphsPass::checkCapturable(scf::ForOp loop) {
   // The body in program order: one chain of stream work, from the carried
   // token to the yielded one.
   Value chain = loop.getRegionIterArgs().front();
-  for (Operation &op : loop.getBody()->without_terminator()) {
+  if (failed(checkChain(*loop.getBody(), chain)))
+    return failure();
+  // Every iteration must enqueue the same work with the same arguments.
+  SmallVector<Value> worklist{loop.getInductionVar()};
+  DenseSet<Value> dependent;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (!isMemoryEffectFree(user) || user->getNumRegions())
+        return refuse(user, "uses a value that depends on the induction "
+                            "variable (a graph replays the arguments of its "
+                            "first iteration)");
+      for (Value r : user->getResults())
+        if (dependent.insert(r).second)
+          worklist.push_back(r);
+    }
+  }
+  return success();
+}
+
+LogicalResult CaptureCudaGraphsPass::checkChain(Block &body, Value &chain) {
+  auto tokenType = gpu::AsyncTokenType::get(body.getParentOp()->getContext());
+  for (Operation &op : body.without_terminator()) {
+    // A loop nested in the body (the groups of a grouped convolution as
+    // library products, say) is captured with it: stream capture records
+    // every iteration's work, so it must carry the stream's token through
+    // work that is itself capturable. Its bounds may not depend on the
+    // captured loop's induction variable (checked with the other uses).
+    if (auto inner = dyn_cast<scf::ForOp>(&op)) {
+      if (inner.getNumRegionIterArgs() != 1 ||
+          inner.getRegionIterArgs().front().getType() != tokenType ||
+          inner.getInitArgs().front() != chain)
+        return refuse(&op, "is a nested loop that does not carry the "
+                           "stream's token");
+      Value innerChain = inner.getRegionIterArgs().front();
+      if (failed(checkChain(*inner.getBody(), innerChain)))
+        return failure();
+      chain = inner.getResult(0);
+      continue;
+    }
     std::string why = whyNotCapturable(&op);
     if (!why.empty())
       return refuse(&op, why);
@@ -120,24 +163,10 @@ LogicalResult CaptureCudaGraphsPass::checkCapturable(scf::ForOp loop) {
         return refuse(&op, "is not on the stream of the body");
     }
   }
-  Operation *yield = loop.getBody()->getTerminator();
-  if (yield->getOperand(0) != chain)
+  Operation *yield = body.getTerminator();
+  if (yield->getNumOperands() != 1 || yield->getOperand(0) != chain)
     return refuse(yield, "does not yield the token of the body's last GPU op");
-  // Every iteration must enqueue the same work with the same arguments.
-  SmallVector<Value> worklist{loop.getInductionVar()};
-  DenseSet<Value> dependent;
-  while (!worklist.empty()) {
-    Value v = worklist.pop_back_val();
-    for (Operation *user : v.getUsers()) {
-      if (!isMemoryEffectFree(user) || user->getNumRegions())
-        return refuse(user, "uses a value that depends on the induction "
-                            "variable (a graph replays the arguments of its "
-                            "first iteration)");
-      for (Value r : user->getResults())
-        if (dependent.insert(r).second)
-          worklist.push_back(r);
-    }
-  }
+  chain = yield->getOperand(0);
   return success();
 }
 
@@ -175,8 +204,10 @@ void CaptureCudaGraphsPass::capture(scf::ForOp loop) {
 void CaptureCudaGraphsPass::runOnOperation() {
   ModuleOp module = getOperation();
   SmallVector<scf::ForOp> loops;
-  // Innermost first: a loop around a captured one is host control flow.
-  module.walk([&](scf::ForOp loop) {
+  // Outermost first: a captured loop takes the loops nested in it into its
+  // graph (one graph per micro-batch); a nested loop is tried on its own
+  // only when the loop around it cannot be captured.
+  module.walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
     if (containsGPUWork(loop))
       loops.push_back(loop);
   });
@@ -200,7 +231,11 @@ void CaptureCudaGraphsPass::runOnOperation() {
       return signalPassFailure();
 
   bool any = false;
+  // The loops inside a captured one (erased with it).
+  llvm::SmallPtrSet<Operation *, 8> taken;
   for (scf::ForOp loop : loops) {
+    if (taken.contains(loop))
+      continue;
     // A graph replayed once costs its capture and instantiation on top of
     // the launches it replaces (N = 1, a remainder loop of one micro-batch).
     if (std::optional<APInt> trips = loop.getStaticTripCount();
@@ -212,6 +247,7 @@ void CaptureCudaGraphsPass::runOnOperation() {
       ++numLeft;
       continue;
     }
+    loop.getBody()->walk([&](scf::ForOp inner) { taken.insert(inner); });
     capture(loop);
     ++numCaptured;
     any = true;

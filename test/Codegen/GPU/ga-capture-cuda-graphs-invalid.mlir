@@ -218,3 +218,55 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// A nested loop whose trip count depends on the micro-batch: a graph would
+// replay the first iteration's count.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<f32>) kernel { gpu.return }
+  }
+  func.func @nested_dependent(%m: memref<f32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %s = gpu.wait async
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      // expected-remark @below {{loop not captured as a CUDA graph: 'scf.for' uses a value that depends on the induction variable (a graph replays the arguments of its first iteration)}}
+      %g = scf.for %j = %c0 to %i step %c1 iter_args(%e = %d) -> (!gpu.async.token) {
+        %a = gpu.launch_func async [%e] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
+        scf.yield %a : !gpu.async.token
+      }
+      scf.yield %g : !gpu.async.token
+    }
+    gpu.wait [%t]
+    return
+  }
+}
+
+// -----
+
+// A nested loop that does not carry the stream's token: its work is not
+// ordered on the captured stream.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<f32>) kernel { gpu.return }
+  }
+  func.func @nested_unordered(%m: memref<f32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %s = gpu.wait async
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      // expected-remark @below {{loop not captured as a CUDA graph: 'scf.for' is a nested loop that does not carry the stream's token}}
+      // expected-remark @below {{loop not captured as a CUDA graph: 'scf.for' carries values other than the stream's token}}
+      scf.for %j = %c0 to %c4 step %c1 {
+        %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
+      }
+      scf.yield %d : !gpu.async.token
+    }
+    gpu.wait [%t]
+    return
+  }
+}

@@ -94,3 +94,39 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// A loop nested in the body that carries the stream's token (the groups of a
+// grouped convolution as library products): captured with the body, since
+// stream capture records the work of every inner iteration.
+// CHECK-LABEL: func.func @nested(
+// CHECK:         call @mgpuGraphBeginCapture
+// CHECK:         scf.for %{{.*}} = %c0 to %c2
+// CHECK:           func.call @gaCublasLtMatmul
+// CHECK:         call @mgpuGraphEndCapture
+// CHECK:         scf.for %{{.*}} = %c0 to %c4
+// CHECK-NEXT:      func.call @mgpuGraphLaunch
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<4xf32>) kernel { gpu.return }
+  }
+  func.func private @gaCublasLtMatmul(!gpu.async.token, !llvm.ptr)
+  func.func @nested(%m: memref<4xf32>, %p: !llvm.ptr) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    %s = gpu.wait async
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      %g = scf.for %j = %c0 to %c2 step %c1 iter_args(%e = %d) -> (!gpu.async.token) {
+        func.call @gaCublasLtMatmul(%e, %p) : (!gpu.async.token, !llvm.ptr) -> ()
+        scf.yield %e : !gpu.async.token
+      }
+      %a = gpu.launch_func async [%g] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%m : memref<4xf32>)
+      scf.yield %a : !gpu.async.token
+    }
+    gpu.wait [%t]
+    return
+  }
+}
