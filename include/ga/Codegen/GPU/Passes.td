@@ -746,7 +746,10 @@ def CaptureCudaGraphs : Pass<"ga-capture-cuda-graphs", "ModuleOp"> {
     capture and instantiation to the launches it replaces. A body that cannot be captured is left as it is, with
     a remark that names the op and the reason: a host synchronization or
     read-back, a host access to memory, an allocation or free, nested
-    control flow, a call not ordered on the stream, a value that depends on
+    control flow (but a nested loop that carries the stream's token through
+    capturable work, with bounds independent of the micro-batch, is recorded
+    with the body; loops are tried outermost first), a call not ordered on
+    the stream, a value that depends on
     the induction variable (a kernel grid sized by a dynamic micro-batch).
 
     Before:
