@@ -51,51 +51,41 @@ def require_gpu():
     return torch
 
 
-def preload_cuda_libraries():
-    """cuBLASLt for the libraries' wrapper: torch's copy (pip wheels) or the
-    toolkit's, loaded globally so that the soname resolves."""
+def _library_roots():
+    """Where the CUDA libraries are: torch's own lib/, the nvidia-* wheels
+    beside torch, the toolkit."""
     import torch
-    roots = [os.path.dirname(torch.__file__), "/usr/local/cuda/lib64"]
     site = os.path.dirname(os.path.dirname(torch.__file__))
-    roots += glob.glob(os.path.join(site, "nvidia", "*", "lib"))
-    roots += glob.glob(os.path.join(site, "nvidia", "*", "*", "lib"))
-    for root in roots:
-        for lib in sorted(glob.glob(os.path.join(root, "libcublasLt.so.*"))):
+    return ([os.path.dirname(torch.__file__),
+             os.path.join(os.path.dirname(torch.__file__), "lib")] +
+            glob.glob(os.path.join(site, "nvidia", "*", "lib")) +
+            glob.glob(os.path.join(site, "nvidia", "*", "*", "lib")) +
+            ["/usr/local/cuda/lib64"])
+
+
+def preload(pattern, soname=None):
+    """Loads the first library matching `pattern` in _library_roots (else
+    `soname` from the loader's path) globally, so that the sonames of our
+    runtime libraries resolve to it; its path, or None."""
+    for root in _library_roots():
+        for lib in sorted(glob.glob(os.path.join(root, pattern))):
             try:
                 ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
                 return lib
             except OSError:
                 continue
-    try:
-        ctypes.CDLL("libcublasLt.so.13", mode=ctypes.RTLD_GLOBAL)
-        return "libcublasLt.so.13"
-    except OSError:
-        return None
+    if soname:
+        try:
+            ctypes.CDLL(soname, mode=ctypes.RTLD_GLOBAL)
+            return soname
+        except OSError:
+            pass
+    return None
 
 
-def preload_nccl():
-    """NCCL and the CUDA runtime for a data-parallel step's NCCL runtime
-    (libGANcclRuntime.so needs libnccl.so.2 and libcudart.so.13): torch's
-    copies (the nvidia-* wheels) or the system's, loaded globally."""
-    import torch
-    site = os.path.dirname(os.path.dirname(torch.__file__))
-    roots = glob.glob(os.path.join(site, "nvidia", "*", "lib")) + \
-        glob.glob(os.path.join(site, "nvidia", "*", "*", "lib")) + \
-        [os.path.join(os.path.dirname(torch.__file__), "lib"),
-         "/usr/local/cuda/lib64"]
-    found = {}
-    for pattern in ("libcudart.so.1*", "libnccl.so.2*"):
-        for root in roots:
-            for lib in sorted(glob.glob(os.path.join(root, pattern))):
-                try:
-                    ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
-                    found[pattern] = lib
-                    break
-                except OSError:
-                    continue
-            if pattern in found:
-                break
-    return found
+def preload_cuda_libraries():
+    """cuBLASLt for the libraries' wrapper."""
+    return preload("libcublasLt.so.*", "libcublasLt.so.13")
 
 
 def init_nccl(step_dir):
@@ -104,7 +94,9 @@ def init_nccl(step_dir):
     as a launcher without MPI does). Returns the library (for
     gaNcclAllReduceCalls and gaNcclFinalize)."""
     import torch
-    preload_nccl()
+    # libGANcclRuntime.so needs libcudart.so.13 and libnccl.so.2.
+    preload("libcudart.so.1*", "libcudart.so.13")
+    preload("libnccl.so.2*", "libnccl.so.2")
     nccl = ctypes.CDLL(os.path.join(step_dir, "libGANcclRuntime.so"),
                        mode=ctypes.RTLD_GLOBAL)
     nccl.gaNcclAllReduceCalls.restype = ctypes.c_int64

@@ -119,8 +119,8 @@ int64_t gaNcclUniqueIdBytes(void) { return sizeof(ncclUniqueId); }
 
 int32_t gaNcclUniqueIdHex(char *out) {
   ncclUniqueId id;
-  if (ncclResult_t result = ncclGetUniqueId(&id))
-    return ncclFailed("ncclGetUniqueId", result);
+  if (int32_t status = gaNcclUniqueId(&id))
+    return status;
   static const char digits[] = "0123456789abcdef";
   const auto *bytes = reinterpret_cast<const unsigned char *>(&id);
   for (size_t i = 0; i < sizeof id; ++i) {
