@@ -88,7 +88,16 @@ static void addLoopStage(OpPassManager &pm, const Options &options,
   pm.addNestedPass<func::FuncOp>(createDuplicateSharedFills(fills));
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createDuplicateSharedEmpties());
+  // An op whose result is written into an argument's tensor
+  // (`bufferization.materialize_in_destination`, the updates of a step
+  // rewritten by --ga-write-results-in-place) computes into that argument's
+  // buffer instead of a fresh allocation then copied.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   ga::detail::addStepBufferization(pm);
+  // A private function's results that bufferized to one of its arguments
+  // are dropped (its callers read the argument's buffer): what is left of
+  // the in-place form's @<step>_in_place returns only what is not an update.
+  pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
   if (options.cublas) {
     ContractionsToCublasLtOptions library;
     library.nullStream = nullStream;

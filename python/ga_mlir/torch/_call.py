@@ -9,9 +9,11 @@ Every library is called through its packed entry point
 argument, whatever the number of tensors. CPU libraries (--ga-lower-to-cpu,
 out-params=1) write the results that are
 not updated in place into buffers of ours, passed as out-parameters. CUDA
-libraries (--ga-lower-to-nvvm) return every result in device memory that
-they allocated; the results are copied into the parameters', states' and
-buffers' storage on PyTorch's current stream, then freed.
+libraries (--ga-lower-to-nvvm) write the same updates in place (the same
+--ga-write-results-in-place form) and return the other results in device
+memory that they allocated; those are copied into their tensors on
+PyTorch's current stream, then freed on that stream. A library whose
+updates could not all be written in place returns every result this way.
 """
 
 import ctypes
@@ -201,9 +203,11 @@ class _DeviceResults:
         return v
 
     def close(self):
-        self.stream.synchronize()
+        # Stream-ordered: freed after the copies out of them, which are on
+        # the same stream, without a host synchronization (the runtime's
+        # memory pools; without pools the free synchronizes the device).
         for pointer in self.free:
-            self.lib.runtime.mgpuMemFree(pointer, None)
+            self.lib.runtime.mgpuMemFree(pointer, self.stream.cuda_stream)
 
 
 def call_step(library, spec, model, inputs, hyper, in_place,

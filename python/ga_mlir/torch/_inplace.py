@@ -16,13 +16,14 @@ loss)` is rewritten by the pass --ga-write-results-in-place
     }
 
 Upstream passes then do the work, and prove it: `eliminate-empty-tensors`
-(which --ga-lower-to-cpu runs after element-wise fusion, right before
-bufferization) makes the op that computes `%new` write into `%arg_j`'s
+(which --ga-lower-to-cpu and --ga-lower-to-nvvm run after element-wise
+fusion, right before bufferization) makes the op that computes `%new` write into `%arg_j`'s
 tensor; one-shot bufferization keeps it in place when no later read of the old value
 conflicts (otherwise it copies, and the result is no longer the argument);
-`drop-equivalent-buffer-results` (in --ga-lower-to-cpu) removes the results
+`drop-equivalent-buffer-results` (in both pipelines) removes the results
 of the private function that are its arguments' buffers. `check_lowered`
-then checks that only the loss is left: if an update could not be written in
+(CPU: out-parameters) and `check_lowered_results` (CUDA: returned values)
+then check that only the loss is left: if an update could not be written in
 place, the caller would not see it, so the library is not used.
 """
 
@@ -51,3 +52,15 @@ def check_lowered(lowered, num_args, num_kept):
     place."""
     arguments = function_info(lowered, IMPL).arguments
     return arguments.count("!llvm.ptr") == 2 * (num_args + num_kept)
+
+
+def check_lowered_results(lowered, name="train_step"):
+    """Whether the lowered private function returns exactly the results of
+    the public `@name` (the GPU form: results come back as values, not
+    out-parameters), i.e. every update was dropped as written in place;
+    False when either function is missing."""
+    try:
+        return function_info(lowered, IMPL).results == \
+            function_info(lowered, name).results
+    except PipelineError:
+        return False

@@ -244,13 +244,20 @@ def _compile_library(ir, pipelines, mcpu, in_place, num_args, num_results,
     lib = os.path.join(directory, "libstep.so")
     if os.path.exists(lib):
         return lib, os.path.exists(os.path.join(directory, "in-place"))
-    rewritten, wrapped = _rewrite(ir, pipelines,
-                                  in_place if target == "cpu" else [])
+    rewritten, wrapped = _rewrite(ir, pipelines, in_place)
     lowered = None
     if target == "cuda":
-        lowered = _aot("ga-mlir could not lower the training step for the "
-                       "GPU", aot.lower, rewritten, "cuda",
-                       lower_options=pipelines[1], name="<train_step>")
+        if wrapped is not None:
+            lowered = _aot("ga-mlir could not lower the training step for "
+                           "the GPU", aot.lower, wrapped, "cuda",
+                           lower_options=pipelines[1], name="<train_step>")
+            if not _inplace.check_lowered_results(lowered):
+                lowered = None  # an update was not in place: copy instead
+        if lowered is None:
+            lowered = _aot("ga-mlir could not lower the training step for "
+                           "the GPU", aot.lower, rewritten, "cuda",
+                           lower_options=pipelines[1], name="<train_step>")
+            wrapped = None
     elif wrapped is not None:
         lowered = _run_pipeline(
             wrapped, f"builtin.module({pipelines[1]})",
@@ -258,7 +265,7 @@ def _compile_library(ir, pipelines, mcpu, in_place, num_args, num_results,
         if not _inplace.check_lowered(lowered, num_args,
                                       num_results - len(in_place)):
             lowered = None  # an update was not in place: copy instead
-    written_in_place = target == "cpu" and lowered is not None
+    written_in_place = lowered is not None and wrapped is not None
     if lowered is None:
         lowered = _run_pipeline(rewritten, f"builtin.module({pipelines[1]})",
                                 "ga-mlir could not lower the training step")
@@ -421,7 +428,7 @@ class CompiledTrainStep:
             (num_params + num_states + k,
              first_buffer + spec.buffer_names.index(n))
             for k, n in enumerate(spec.mutated_buffers)] \
-            if self.in_place and self.target == "cpu" else []
+            if self.in_place else []
         lib, written_in_place = _compile_library(
             compiled_ir, pipelines, self.mcpu, in_place, spec.arg_count(),
             len(results), self.target)
