@@ -162,6 +162,9 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
   // quadratic in the uses of one value), before the elimination below,
   // which is quadratic in them too.
   pm.addNestedPass<func::FuncOp>(createDuplicateSharedEmpties());
+  // A loop-carried value recomputed into a fresh tensor (a gradient
+  // accumulator through a transpose) keeps one buffer across iterations.
+  pm.addNestedPass<func::FuncOp>(createReuseCarriedBuffers());
   // Ops whose result is inserted into another tensor (insert_slice, or
   // materialize_in_destination: an update written in place) compute into
   // that tensor, not a fresh buffer then copied. After fusion: its patterns

@@ -88,6 +88,9 @@ static void addLoopStage(OpPassManager &pm, const Options &options,
   pm.addNestedPass<func::FuncOp>(createDuplicateSharedFills(fills));
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createDuplicateSharedEmpties());
+  // A loop-carried value recomputed into a fresh tensor (a gradient
+  // accumulator through a transpose) keeps one buffer across iterations.
+  pm.addNestedPass<func::FuncOp>(createReuseCarriedBuffers());
   // An op whose result is written into an argument's tensor
   // (`bufferization.materialize_in_destination`, the updates of a step
   // rewritten by --ga-write-results-in-place) computes into that argument's

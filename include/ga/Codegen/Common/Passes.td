@@ -623,6 +623,65 @@ def VerifyLowered : Pass<"ga-verify-lowered", "ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// ReuseCarriedBuffers
+//===----------------------------------------------------------------------===//
+
+def ReuseCarriedBuffers : Pass<"ga-reuse-carried-buffers", "func::FuncOp"> {
+  let summary = "Compute a value yielded to a loop's next iteration into "
+                "the tensor it replaces, so that bufferization keeps one "
+                "buffer per loop-carried value";
+  let description = [{
+    A value carried by an `scf.for` that each iteration recomputes into a
+    fresh `tensor.empty` (a gradient accumulator that goes through a
+    transpose, as torch-mlir writes a square convolution's weight gradient:
+    transposed, accumulated by a product, transposed back) bufferizes to a
+    new allocation per iteration: the loop then carries a different buffer
+    each time, deallocation adds an ownership flag and a free per iteration,
+    and `--ga-capture-cuda-graphs` cannot record the body (a graph replays
+    the same addresses).
+
+    For each carried value whose yielded value is the result of a
+    destination-style op of the body with a static shape, whose init is a
+    `tensor.empty` of the same type and unread by the op (its payload does
+    not use it), and whose iteration argument is used only by ops before it
+    in the body, this pass makes the iteration argument that op's init. A
+    tensor the op does not read means the same as an empty one, so the
+    rewrite changes no value; it gives one-shot bufferization the choice to
+    write the op into the carried buffer, which it takes when no later read
+    conflicts (every read of the old value comes before), and then the
+    loop yields the buffer it was given.
+
+    Before:
+
+    ```mlir
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (tensor<4x4xf32>) {
+      %t = linalg.transpose ins(%acc : tensor<4x4xf32>) outs(%e0 : tensor<4x4xf32>) permutation = [1, 0]
+      %s = linalg.add ins(%t, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%t : tensor<4x4xf32>) -> tensor<4x4xf32>
+      %e = tensor.empty() : tensor<4x4xf32>
+      %n = linalg.transpose ins(%s : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) permutation = [1, 0]
+      scf.yield %n : tensor<4x4xf32>
+    }
+    ```
+
+    After:
+
+    ```mlir
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (tensor<4x4xf32>) {
+      %t = linalg.transpose ins(%acc : tensor<4x4xf32>) outs(%e0 : tensor<4x4xf32>) permutation = [1, 0]
+      %s = linalg.add ins(%t, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%t : tensor<4x4xf32>) -> tensor<4x4xf32>
+      %n = linalg.transpose ins(%s : tensor<4x4xf32>) outs(%acc : tensor<4x4xf32>) permutation = [1, 0]
+      scf.yield %n : tensor<4x4xf32>
+    }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numReused", "reused",
+              "Yielded values computed into their loop-carried tensor">
+  ];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // WriteResultsInPlace
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,99 @@
+// RUN: ga-opt %s --ga-reuse-carried-buffers --split-input-file | FileCheck %s
+// RUN: ga-opt %s --ga-reuse-carried-buffers --one-shot-bufferize="bufferize-function-boundaries allow-return-allocs-from-loops" --split-input-file | FileCheck %s --check-prefix=BUF
+
+// An accumulator that goes through a transpose (torch-mlir's weight
+// gradient of a square convolution): the transpose back is computed into
+// the carried tensor, read only before it.
+// CHECK-LABEL: func.func @transposed_accumulator(
+// CHECK:         scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}})
+// CHECK:           %[[T:.*]] = linalg.transpose ins(%[[ACC]] : tensor<4x8xf32>)
+// CHECK:           %[[S:.*]] = linalg.add ins(%[[T]], %{{.*}} : tensor<8x4xf32>, tensor<8x4xf32>)
+// CHECK:           %[[N:.*]] = linalg.transpose ins(%[[S]] : tensor<8x4xf32>) outs(%[[ACC]] : tensor<4x8xf32>)
+// CHECK:           scf.yield %[[N]]
+// Bufferized, the loop allocates nothing: it carries its init's buffer.
+// BUF-LABEL: func.func @transposed_accumulator(
+// BUF:         %[[T:.*]] = memref.alloc() {{.*}} : memref<8x4xf32>
+// BUF:         scf.for
+// BUF-NOT:       memref.alloc
+// BUF:           linalg.transpose
+// BUF-NOT:       memref.alloc
+// BUF:           linalg.transpose
+// BUF-NOT:       memref.alloc
+// BUF:           scf.yield
+func.func @transposed_accumulator(%init: tensor<4x8xf32>, %g: tensor<8x4xf32>,
+                                  %n: index) -> tensor<4x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %e0 = tensor.empty() : tensor<8x4xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (tensor<4x8xf32>) {
+    %t = linalg.transpose ins(%acc : tensor<4x8xf32>) outs(%e0 : tensor<8x4xf32>) permutation = [1, 0]
+    %s = linalg.add ins(%t, %g : tensor<8x4xf32>, tensor<8x4xf32>) outs(%t : tensor<8x4xf32>) -> tensor<8x4xf32>
+    %e = tensor.empty() : tensor<4x8xf32>
+    %next = linalg.transpose ins(%s : tensor<8x4xf32>) outs(%e : tensor<4x8xf32>) permutation = [1, 0]
+    scf.yield %next : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// The old value is read after the op: left alone (writing the carried
+// tensor would need a copy of it).
+// CHECK-LABEL: func.func @read_after(
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK:         linalg.exp ins(%{{.*}} : tensor<4xf32>) outs(%[[E]] : tensor<4xf32>)
+func.func @read_after(%init: tensor<4xf32>, %n: index) -> (tensor<4xf32>, tensor<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init, %other = %init) -> (tensor<4xf32>, tensor<4xf32>) {
+    %e = tensor.empty() : tensor<4xf32>
+    %next = linalg.exp ins(%other : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %keep = linalg.abs ins(%acc : tensor<4xf32>) outs(%other : tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %next, %keep : tensor<4xf32>, tensor<4xf32>
+  }
+  return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// The op reads its init (an accumulation into it): not an empty's
+// equivalent, left alone; so is an op that reads the carried value itself.
+// CHECK-LABEL: func.func @init_read(
+// CHECK-COUNT-2: outs(%{{.*}} : tensor<4xf32>)
+// CHECK-NOT:     outs(%arg
+#id = affine_map<(d0) -> (d0)>
+func.func @init_read(%init: tensor<4xf32>, %x: tensor<4xf32>, %n: index) -> (tensor<4xf32>, tensor<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %init, %b = %init) -> (tensor<4xf32>, tensor<4xf32>) {
+    %e = tensor.empty() : tensor<4xf32>
+    %na = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %s = arith.addf %v, %o : f32
+      linalg.yield %s : f32
+    } -> tensor<4xf32>
+    %e2 = tensor.empty() : tensor<4xf32>
+    %nb = linalg.exp ins(%b : tensor<4xf32>) outs(%e2 : tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %na, %nb : tensor<4xf32>, tensor<4xf32>
+  }
+  return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Dynamic sizes: an empty of the same type may have other sizes.
+// CHECK-LABEL: func.func @dynamic(
+// CHECK:         %[[E:.*]] = tensor.empty(%{{.*}}) : tensor<?xf32>
+// CHECK:         linalg.exp ins(%{{.*}} : tensor<?xf32>) outs(%[[E]] : tensor<?xf32>)
+func.func @dynamic(%init: tensor<?xf32>, %x: tensor<?xf32>, %n: index) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %d = tensor.dim %x, %c0 : tensor<?xf32>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (tensor<?xf32>) {
+    %e = tensor.empty(%d) : tensor<?xf32>
+    %next = linalg.exp ins(%x : tensor<?xf32>) outs(%e : tensor<?xf32>) -> tensor<?xf32>
+    scf.yield %next : tensor<?xf32>
+  }
+  return %r : tensor<?xf32>
+}
