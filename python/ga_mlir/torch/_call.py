@@ -157,15 +157,16 @@ class CudaLibrary:
         return t.device.type == "cuda"
 
     def run(self, flat, arguments=None):
-        if arguments is not None:
-            raise CompileError("a data-parallel step is not available for "
-                               "target='cuda' yet: compile it for the CPU")
+        """As CpuLibrary.run (`arguments`: the data-parallel step's), the
+        results in device memory."""
         descriptors = [descriptor(t) for t in flat]
+        parameters = arguments(flat, descriptors) if arguments else \
+            descriptors
         results = self.results_type()
         stream = torch.cuda.current_stream()
         self.runtime.gaCudaSetCallerStream(stream.cuda_stream)
         try:
-            PackedCall([results, *descriptors])(self.function)
+            PackedCall([results, *parameters])(self.function)
         finally:
             self.runtime.gaCudaSetCallerStream(None)
         # Results that are an argument's own buffer (written in place by
