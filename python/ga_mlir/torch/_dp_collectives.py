@@ -273,8 +273,13 @@ class DeviceCollectives:
                          _NCCL_MAX: dist.ReduceOp.MAX,
                          _NCCL_MIN: dist.ReduceOp.MIN}[op]
             device = torch.device("cuda", torch.cuda.current_device())
-            view = torch.as_tensor(_DeviceArray(pointer, (count,), element),
-                                   device=device)
+            # __cuda_array_interface__ has no bf16: the memory is taken as
+            # an element type of the same size, then viewed as its own.
+            size = torch.empty((), dtype=element).element_size()
+            carrier = {1: torch.bool, 2: torch.float16, 4: torch.int32,
+                       8: torch.int64}[size]
+            view = torch.as_tensor(_DeviceArray(pointer, (count,), carrier),
+                                   device=device).view(element)
             if stream:
                 # Enqueued after what the step enqueued on `stream`; the
                 # step's later work on `stream` waits for it (for NCCL,
