@@ -143,6 +143,12 @@ class CudaLibrary:
         torch.cuda.init()  # the primary context, shared with our runtime
         runtime = os.path.join(os.path.dirname(lib), "libga_cuda_runtime.so")
         self.runtime = ctypes.CDLL(runtime)
+        # The runtime retains one device's primary context, chosen before
+        # its first call (the library's kernels load with it): PyTorch's
+        # current device, the one torchrun's rank uses (set_device), not
+        # device 0 of every process.
+        self.runtime.mgpuSetDefaultDevice.argtypes = [ctypes.c_int32]
+        self.runtime.mgpuSetDefaultDevice(torch.cuda.current_device())
         self.runtime.gaCudaSetCallerStream.argtypes = [ctypes.c_void_p]
         self.runtime.mgpuMemFree.argtypes = [ctypes.c_void_p,
                                              ctypes.c_void_p]
