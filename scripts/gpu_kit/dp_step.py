@@ -154,8 +154,10 @@ def report_lines(results):
              "gaNcclAllReduce) | loss rel. error | max param diff | params "
              "off | ms per step | result |",
              "|---|---|---|---|---|---|---|---|---|"]
+    def fmt(v, spec=".3g"):
+        return "-" if v is None else format(v, spec)
+
     for r in rows:
-        fmt = lambda v, spec=".3g": "-" if v is None else format(v, spec)
         lines.append(
             f"| {r['model']} | {r['N']} | {r.get('world', '-')} | "
             f"{r.get('collectives', '-')} / {r.get('nccl_calls', '-')} | "
