@@ -16,6 +16,9 @@
 #   DIR/zoo/<model>/init.pt, batch.pt, reference.pt the initial state, the
 #       batch, the state after one step of PyTorch's own full-batch step, and
 #       the loss of our CPU-compiled step and its distance to that state
+#   DIR/dp/<model>/                              step.save of the
+#       data-parallel compile_train_step(target="cuda", micro_batches=4) in
+#       a torch.distributed group (dp_step.py, run under torchrun there)
 #   DIR/manifest.json
 # Needs the project's virtual environment (torch, torch-mlir, numpy) and a
 # build with the CUDA runtime; no GPU.
@@ -210,13 +213,16 @@ def main():
     ns = [int(n) for n in a.ns.split(",") if n]
     corpus = build_corpus(kit, build, steps, log)
     zoo = build_zoo(kit, build, models, ns, log) if models else []
+    # The torch data-parallel step (dp_step.py, issue #24's hook).
+    import dp_step
+    dp = dp_step.build(kit, zoo, log) if zoo else []
     copy_runtime_package(kit, build)
-    for f in ("run_kit.py", "kit_models.py"):
+    for f in ("run_kit.py", "kit_models.py", "dp_step.py"):
         shutil.copy2(os.path.join(HERE, f), os.path.join(kit, f))
     shutil.copy2(os.path.join(HERE, "run.sh"), os.path.join(kit, "run.sh"))
     shutil.rmtree(os.path.join(kit, ".work"), ignore_errors=True)
     with open(os.path.join(kit, "manifest.json"), "w") as f:
-        json.dump({"corpus": corpus, "zoo": zoo, "ns": ns,
+        json.dump({"corpus": corpus, "zoo": zoo, "dp": dp, "ns": ns,
                    "variants": list(VARIANTS), "log": lines}, f, indent=1)
     size = sum(os.path.getsize(os.path.join(d, f))
                for d, _, fs in os.walk(kit) for f in fs)

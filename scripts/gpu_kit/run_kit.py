@@ -8,7 +8,8 @@
 #     graphs on/off x cuBLASLt on/off) on its inputs against the reference
 #     computed on the CPU when the kit was built; the zoo models (saved
 #     target="cuda" steps, loaded with ga_mlir.torch.load_step) against
-#     PyTorch's own full-batch step and our CPU-compiled step;
+#     PyTorch's own full-batch step and our CPU-compiled step; the
+#     data-parallel step under torchrun with NCCL (dp_step.py);
 #  2. compute-sanitizer memcheck and racecheck on one call of every corpus
 #     step (when compute-sanitizer is found);
 #  3. timing: our step against PyTorch's own accumulation loop (eager and
@@ -519,6 +520,8 @@ def write_report(path, device, cublaslt, results, sanitizer_found):
                             if "all_reduces" in r else "")
                          + f"{r.get('message', '')} |")
         lines.append("")
+    import dp_step
+    lines += dp_step.report_lines(results)
     san = [r for r in results if r["kind"] == "sanitizer"]
     lines += ["## compute-sanitizer", ""]
     if sanitizer_found is None:
@@ -580,6 +583,8 @@ def main():
     if a.numerics_only:
         return 0 if all(r["pass"] for r in results) else 1
     run_zoo_numerics(a.kit, manifest, results)
+    import dp_step  # the torch data-parallel step, under torchrun (NCCL)
+    results.extend(dp_step.run(a.kit, manifest))
     sanitizer_found = None
     if not a.quick:
         sanitizer_found = run_sanitizers(a.kit, a.only, results)

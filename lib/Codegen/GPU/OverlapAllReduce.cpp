@@ -435,8 +435,19 @@ void OverlapAllReducePass::runOnOperation() {
     }
   }
 
-  // The buckets of each block, in the order of their calls.
-  llvm::MapVector<Block *, SmallVector<Bucket>> byBlock;
+  // The buckets of each run of calls in one block that no op with regions
+  // separates, in the order of their calls: those that follow one loop. A
+  // data-parallel step all-reduces the counts of its statistics loop before
+  // the main loop, which reads them: each run gets its own communication
+  // stream and join, so that the join of the counts precedes that loop.
+  SmallVector<SmallVector<Bucket>> runs;
+  func::CallOp previous;
+  auto separated = [](Operation *from, Operation *to) {
+    for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode())
+      if (op->getNumRegions())
+        return true;
+    return false;
+  };
   for (func::CallOp call : calls) {
     Value memref = getPointedMemref(call.getOperand(1));
     if (!memref) {
@@ -445,8 +456,12 @@ void OverlapAllReducePass::runOnOperation() {
       ++numLeftAllReduces;
       continue;
     }
-    byBlock[call->getBlock()].push_back({call, getViewRoot(memref)});
+    if (!previous || previous->getBlock() != call->getBlock() ||
+        !previous->isBeforeInBlock(call) || separated(previous, call))
+      runs.emplace_back();
+    runs.back().push_back({call, getViewRoot(memref)});
+    previous = call;
   }
-  for (auto &entry : byBlock)
-    overlap(entry.second);
+  for (ArrayRef<Bucket> run : runs)
+    overlap(run);
 }

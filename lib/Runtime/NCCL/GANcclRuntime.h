@@ -64,6 +64,19 @@ int32_t gaNcclAllReduce(void *stream, void *buffer, int64_t count,
 /// Calls of gaNcclAllReduce so far (a counter for tests and benchmarks).
 int64_t gaNcclAllReduceCalls(void);
 
+/// The signature of gaNcclAllReduce, for gaNcclForwardAllReduce.
+typedef int32_t (*GANcclAllReduceFn)(void *stream, void *buffer, int64_t count,
+                                     int32_t dtype, int32_t op);
+
+/// Forwards every later gaNcclAllReduce to `fn` (null: back to this
+/// runtime's own communicator), with the same operands: the step's stream
+/// included, so that `fn` enqueues the collective on it and returns without
+/// waiting, as gaNcclAllReduce does. For host programs that own the
+/// communicator themselves: the PyTorch frontend forwards a data-parallel
+/// target="cuda" step's collectives to torch.distributed (its NCCL process
+/// group). Still counted by gaNcclAllReduceCalls.
+void gaNcclForwardAllReduce(GANcclAllReduceFn fn);
+
 /// Destroys the communicator and the runtime's stream.
 int32_t gaNcclFinalize(void);
 

@@ -145,6 +145,12 @@ class CudaLibrary:
         torch.cuda.init()  # the primary context, shared with our runtime
         runtime = os.path.join(os.path.dirname(lib), "libga_cuda_runtime.so")
         self.runtime = ctypes.CDLL(runtime)
+        # The runtime retains one device's primary context, chosen before
+        # its first call (the library's kernels load with it): PyTorch's
+        # current device, the one torchrun's rank uses (set_device), not
+        # device 0 of every process.
+        self.runtime.mgpuSetDefaultDevice.argtypes = [ctypes.c_int32]
+        self.runtime.mgpuSetDefaultDevice(torch.cuda.current_device())
         self.runtime.gaCudaSetCallerStream.argtypes = [ctypes.c_void_p]
         self.runtime.mgpuMemFree.argtypes = [ctypes.c_void_p,
                                              ctypes.c_void_p]
@@ -159,15 +165,16 @@ class CudaLibrary:
         return t.device.type == "cuda"
 
     def run(self, flat, arguments=None):
-        if arguments is not None:
-            raise CompileError("a data-parallel step is not available for "
-                               "target='cuda' yet: compile it for the CPU")
+        """As CpuLibrary.run (`arguments`: the data-parallel step's), the
+        results in device memory."""
         descriptors = [descriptor(t) for t in flat]
+        parameters = arguments(flat, descriptors) if arguments else \
+            descriptors
         results = self.results_type()
         stream = torch.cuda.current_stream()
         self.runtime.gaCudaSetCallerStream(stream.cuda_stream)
         try:
-            PackedCall([results, *descriptors])(self.function)
+            PackedCall([results, *parameters])(self.function)
         finally:
             self.runtime.gaCudaSetCallerStream(None)
         # Results that are an argument's own buffer (written in place by

@@ -20,8 +20,14 @@ the collectives of one loop into buckets (DDP's 25 MiB by default,
 `bucket_cap_mb`), and `--convert-ga-to-host-collectives` lowers each bucket
 to a start call right after the loop and a wait call before the first op
 that reads it. libGAHostCollectives.so forwards both to the callbacks
-registered here: `dist.all_reduce(view, async_op=True)` on a tensor view of
-the bucket's memory, and `work.wait()`.
+of _dp_collectives: `dist.all_reduce(view, async_op=True)` on a tensor view
+of the bucket's memory, and `work.wait()`. target="cuda": --ga-lower-to-nvvm
+lowers the buckets to NCCL calls on the step's streams, which
+libGANcclRuntime.so forwards to torch.distributed on CUDA tensor views of
+the buckets, in stream order (see _dp_collectives). ZeRO-1 is CPU only.
+
+A data-parallel step saves (step.save) with its data-parallel contract;
+load_step binds it to a process group (_dp_saved).
 
 The ranks exchange their batch sizes and a hash of everything the compiled
 step depends on (one all_gather) at the first call and whenever the shapes
@@ -33,33 +39,15 @@ import ctypes
 import hashlib
 import json
 import math
-import os
-import threading
 
 import torch
 
-from .. import library_path
 from ._common import CompileError
+from ._dp_collectives import collectives_for, shard_rows
 from ._dp_memory import report
 from ._step import CompiledTrainStep
 
 _DEFAULT = object()  # process_group not given: the default group if any
-
-# The runtime's element type codes (--convert-ga-to-host-collectives).
-_DTYPES = {0: torch.float32, 1: torch.float64, 2: torch.float16,
-           3: torch.bfloat16, 4: torch.int8, 5: torch.int16, 6: torch.int32,
-           7: torch.int64}
-
-_START = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64,
-                          ctypes.c_int32, ctypes.c_int32, ctypes.c_int64)
-_WAIT = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64)
-_SHARDED = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64,
-                            ctypes.c_int32, ctypes.c_int32, ctypes.c_int64,
-                            ctypes.c_int32, ctypes.c_int64)
-
-_runtime = None
-_runtime_lock = threading.Lock()
-
 
 def _dist():
     import torch.distributed as dist
@@ -80,176 +68,6 @@ def resolve_group(process_group):
         raise CompileError("process_group was given, but torch.distributed "
                            "has no initialized process group")
     return process_group
-
-
-def host_collectives_library():
-    """Path of libGAHostCollectives.so: GA_HOST_COLLECTIVES_LIBRARY, or next
-    to the ga-mlir C API library."""
-    override = os.environ.get("GA_HOST_COLLECTIVES_LIBRARY")
-    if override:
-        return override
-    return os.path.join(os.path.dirname(library_path()),
-                        "libGAHostCollectives.so")
-
-
-def _load_runtime():
-    """The runtime, loaded once with RTLD_GLOBAL: compiled steps leave its
-    two entry points undefined and find them there."""
-    global _runtime
-    with _runtime_lock:
-        if _runtime is None:
-            path = host_collectives_library()
-            try:
-                lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-            except OSError as error:
-                raise CompileError(
-                    f"cannot load the host collectives runtime {path}: "
-                    f"{error} (build the GAHostCollectives target, or set "
-                    "GA_HOST_COLLECTIVES_LIBRARY)") from None
-            lib.gaHostCollectivesRegister.argtypes = [_START, _WAIT]
-            lib.gaHostCollectivesRegister.restype = None
-            lib.gaHostCollectivesRegisterSharded.argtypes = [_SHARDED]
-            lib.gaHostCollectivesRegisterSharded.restype = None
-            _runtime = lib
-    return _runtime
-
-
-def _host_view(pointer, count, dtype):
-    """(a tensor over the `count` elements of runtime type code `dtype` at
-    host address `pointer`, without a copy; the element size in bytes):
-    what the compiled step hands a collective callback."""
-    element = _DTYPES[dtype]
-    size = torch.empty((), dtype=element).element_size()
-    memory = (ctypes.c_char * (count * size)).from_address(pointer)
-    return torch.frombuffer(memory, dtype=element, count=count), size
-
-
-class _Collectives:
-    """The callbacks of one step: each bucket's all-reduce is launched
-    asynchronously on a tensor view of its memory and waited for when the
-    compiled step first needs it. Errors are kept and raised after the
-    call. `count` counts the collectives launched (for benchmarks)."""
-
-    def __init__(self, group):
-        self.group = group
-        self.pending = {}
-        self.error = None
-        self.count = 0
-        self.bytes = 0
-        self.start = _START(self._start)
-        self.wait = _WAIT(self._wait)
-        self.sharded = _SHARDED(self._sharded)
-
-    def _start(self, pointer, count, dtype, op, ident):
-        try:
-            dist = _dist()
-            view, size = _host_view(pointer, count, dtype)
-            reduce_op = {0: dist.ReduceOp.SUM, 1: dist.ReduceOp.SUM,
-                         2: dist.ReduceOp.MAX, 3: dist.ReduceOp.MIN}[op]
-            work = dist.all_reduce(view, op=reduce_op, group=self.group,
-                                   async_op=True)
-            self.pending[ident] = (work, view, op == 1)
-            self.count += 1
-            self.bytes += count * size
-            return 0
-        except BaseException as error:  # reported after the call
-            self.error = self.error or error
-            return 1
-
-    def _sharded(self, pointer, count, dtype, op, ident, kind, rows):
-        """ZeRO-1's collectives on a buffer of the whole tensor (`rows`
-        rows): kind 0 reduce-scatters it (this rank's rows are reduced in
-        place), kind 1 all-gathers it (this rank's rows are there; the
-        others are filled in). gloo has no all-gather of unequal parts: the
-        rows travel padded to the largest part."""
-        try:
-            dist = _dist()
-            view, size = _host_view(pointer, count, dtype)
-            world = dist.get_world_size(self.group)
-            rank = dist.get_rank(self.group)
-            per_row = count // rows
-            bounds = [shard_rows(rows, world, r) for r in range(world)]
-            parts = [view[b * per_row:e * per_row] for b, e in bounds]
-            mine = parts[rank]
-            if kind == 0:
-                reduce_op = {0: dist.ReduceOp.SUM, 1: dist.ReduceOp.SUM,
-                             2: dist.ReduceOp.MAX, 3: dist.ReduceOp.MIN}[op]
-                out = torch.empty_like(mine)
-                work = dist.reduce_scatter(out, [p.clone() for p in parts],
-                                           op=reduce_op, group=self.group,
-                                           async_op=True)
-
-                def finish():
-                    mine.copy_(out)
-                    if op == 1:  # mean
-                        mine.div_(world)
-            else:
-                longest = max(e - b for b, e in bounds) * per_row
-                padded = torch.zeros(longest, dtype=view.dtype)
-                padded[:mine.numel()] = mine
-                out = torch.empty(longest * world, dtype=view.dtype)
-                work = dist.all_gather_into_tensor(out, padded,
-                                                   group=self.group,
-                                                   async_op=True)
-
-                def finish():
-                    for r, part in enumerate(parts):
-                        if r != rank:
-                            part.copy_(out[r * longest:
-                                           r * longest + part.numel()])
-            self.pending[ident] = (work, finish)
-            self.count += 1
-            self.bytes += count * size
-            return 0
-        except BaseException as error:  # reported after the call
-            self.error = self.error or error
-            return 1
-
-    def _wait(self, ident):
-        entry = self.pending.pop(ident, None)
-        if entry is None:
-            return 1
-        try:
-            if len(entry) == 2:  # a sharded collective
-                work, finish = entry
-                work.wait()
-                finish()
-                return 0
-            work, view, mean = entry
-            work.wait()
-            if mean:
-                view.div_(_dist().get_world_size(self.group))
-            return 0
-        except BaseException as error:
-            self.error = self.error or error
-            return 1
-
-    def __enter__(self):
-        self.error = None
-        self.count = self.bytes = 0
-        runtime = _load_runtime()
-        runtime.gaHostCollectivesRegister(self.start, self.wait)
-        runtime.gaHostCollectivesRegisterSharded(self.sharded)
-        return self
-
-    def __exit__(self, *exc):
-        for ident in list(self.pending):
-            self._wait(ident)
-        _runtime.gaHostCollectivesRegister(_START(), _WAIT())
-        _runtime.gaHostCollectivesRegisterSharded(_SHARDED())
-        if self.error is not None and exc[0] is None:
-            raise RuntimeError(
-                "ga-mlir: a collective of the data-parallel step failed "
-                f"({type(self.error).__name__}: {self.error}); the step's "
-                "updates of the parameters and optimizer states are not "
-                "valid") from self.error
-        return False
-
-
-def shard_rows(rows, world, rank):
-    """Rows [begin, end) of `rows` that rank `rank` of `world` holds (the
-    split of ga.reduce_scatter / ga.all_gather)."""
-    return rank * rows // world, (rank + 1) * rows // world
 
 
 def _plain(value):
@@ -298,6 +116,101 @@ def _mark_data_parallel(ir):
                        "imported step")
 
 
+def _exchange_device(group):
+    """Where the exchange's tensors live: NCCL takes CUDA tensors only."""
+    return torch.device("cuda", torch.cuda.current_device()) \
+        if _dist().get_backend(group) == "nccl" else torch.device("cpu")
+
+
+def exchange_shards(group, inputs, batch_dims, signature, micro_batches):
+    """The batch sizes and signatures of all ranks of `group` (one
+    all_gather; a second, of the signatures, only when they differ):
+    (begin, end, global batch size) of this rank's shard, or CompileError
+    on every rank naming the first difference, an empty rank, or a rank
+    with fewer samples than `micro_batches` (None: not checked)."""
+    sizes = {t.shape[d] for t, d in zip(inputs, batch_dims)}
+    if len(sizes) != 1:
+        raise CompileError(f"inputs disagree on the batch size: {sizes}")
+    size = sizes.pop()
+    digest = hashlib.sha256(json.dumps(signature, sort_keys=True)
+                            .encode()).digest()
+    words = [int.from_bytes(digest[i:i + 7], "little") for i in (0, 7)]
+    dist = _dist()
+    world, rank = dist.get_world_size(group), dist.get_rank(group)
+    mine = torch.tensor([size] + words, dtype=torch.int64,
+                        device=_exchange_device(group))
+    everyone = [torch.empty_like(mine) for _ in range(world)]
+    dist.all_gather(everyone, mine, group=group)
+    everyone = [e.cpu() for e in everyone]
+    if any(not torch.equal(e[1:], everyone[rank][1:]) for e in everyone):
+        described = [None] * world
+        dist.all_gather_object(described, signature, group=group)
+        other = next(r for r, e in enumerate(everyone)
+                     if not torch.equal(e[1:], everyone[0][1:]))
+        where, a, b = _first_difference(described[0], described[other])
+        raise CompileError(
+            f"the ranks of the data-parallel step were compiled "
+            f"differently: {where} is {json.dumps(a)} on rank 0 but "
+            f"{json.dumps(b)} on rank {other} (every rank must compile "
+            "the same step: same model, optimizer, options and input "
+            "shapes except the batch size)")
+    batch_sizes = [int(e[0]) for e in everyone]
+    empty = [r for r, s in enumerate(batch_sizes) if s < 1]
+    if empty:
+        raise CompileError(f"ranks {empty} have no sample: every rank "
+                           "needs at least one sample per step")
+    if micro_batches is not None:
+        # Raised on every rank, not only on the one that is short.
+        short = [r for r, s in enumerate(batch_sizes) if s < micro_batches]
+        if short:
+            raise CompileError(
+                f"micro_batches={micro_batches} but ranks {short} "
+                f"hold fewer samples ({[batch_sizes[r] for r in short]})"
+                ": every rank runs N micro-batches of its shard")
+    begin = sum(batch_sizes[:rank])
+    return begin, begin + size, sum(batch_sizes)
+
+
+def global_shape(t, d, total):
+    shape = list(t.shape)
+    shape[d] = total
+    return tuple(shape)
+
+
+def shard_arguments(shard, batch_dims, first, flat, descriptors):
+    """The parameters of a data-parallel step's library (see
+    CpuLibrary.run): the batch inputs (flat[first:]) as the global
+    arguments the step reads rows [begin, end) of, and the two index
+    arguments; and the tensors that must live until the call returns."""
+    begin, end, total = shard
+    keep = []
+    for i, d in enumerate(batch_dims):
+        t = flat[first + i]
+        desc = descriptors[first + i]
+        shift = begin * t.stride(d) * t.element_size()
+        if d == 0 and shift <= t.data_ptr():
+            # Row i of the global batch is row i - begin of the shard;
+            # the step reads no other row.
+            desc.allocated = desc.aligned = t.data_ptr() - shift
+            desc.sizes[0] = total
+        else:
+            # Another batch dimension: the static strides of the global
+            # type differ from the shard's, so the shard is copied into
+            # its place in a global tensor.
+            full = t.new_zeros(global_shape(t, d, total))
+            full.narrow(d, begin, end - begin).copy_(t)
+            keep.append(full)
+            descriptors[first + i] = type(desc)()
+            new = descriptors[first + i]
+            new.allocated = new.aligned = full.data_ptr()
+            new.offset = 0
+            for k, (s, st) in enumerate(zip(full.shape, full.stride())):
+                new.sizes[k] = s
+                new.strides[k] = st
+    return list(descriptors) + [ctypes.c_int64(begin),
+                                ctypes.c_int64(end)], keep
+
+
 class DataParallelMixin:
     """What CompiledTrainStep does differently in a process group (mixed in
     by DataParallelTrainStep below)."""
@@ -317,10 +230,9 @@ class DataParallelMixin:
             raise TypeError("shard_optimizer: True or False, not "
                             f"{shard_optimizer!r}")
         self.shard_optimizer = shard_optimizer
-        self._collectives = _Collectives(group)
+        self._collectives = None  # those of the last call
         self._exchanged = None  # local input shapes of the last exchange
         self._shard = None      # (begin, end, global batch size)
-        _load_runtime()
 
     # -- the exchange ------------------------------------------------------
 
@@ -351,6 +263,7 @@ class DataParallelMixin:
             "training": [m.training for m in self.model.modules()],
             "optimizer": [type(opt).__name__, groups],
             "world_size": self.world_size,
+            "target": self.target,
         }
 
     def _exchange(self, inputs):
@@ -359,60 +272,18 @@ class DataParallelMixin:
         local = tuple((tuple(t.shape), t.dtype) for t in inputs)
         if local == self._exchanged:
             return
-        sizes = {t.shape[d] for t, d in zip(inputs, self.batch_dims)}
-        if len(sizes) != 1:
-            raise CompileError(f"inputs disagree on the batch size: {sizes}")
-        size = sizes.pop()
-        signature = self._signature(inputs)
-        digest = hashlib.sha256(json.dumps(signature, sort_keys=True)
-                                .encode()).digest()
-        words = [int.from_bytes(digest[i:i + 7], "little") for i in (0, 7)]
-        dist = _dist()
-        mine = torch.tensor([size] + words, dtype=torch.int64)
-        everyone = [torch.empty_like(mine) for _ in range(self.world_size)]
-        dist.all_gather(everyone, mine, group=self.process_group)
-        if any(not torch.equal(e[1:], mine[1:]) for e in everyone):
-            described = [None] * self.world_size
-            dist.all_gather_object(described, signature,
-                                   group=self.process_group)
-            other = next(r for r, e in enumerate(everyone)
-                         if not torch.equal(e[1:], everyone[0][1:]))
-            where, a, b = _first_difference(described[0], described[other])
-            raise CompileError(
-                f"the ranks of the data-parallel step were compiled "
-                f"differently: {where} is {json.dumps(a)} on rank 0 but "
-                f"{json.dumps(b)} on rank {other} (every rank must compile "
-                "the same step: same model, optimizer, options and input "
-                "shapes except the batch size)")
-        batch_sizes = [int(e[0]) for e in everyone]
-        empty = [r for r, s in enumerate(batch_sizes) if s < 1]
-        if empty:
-            raise CompileError(f"ranks {empty} have no sample: every rank "
-                               "needs at least one sample per step")
-        if self.micro_batches is not None and self.micro_batch_size is None \
-                and self.max_memory is None:
-            # Raised on every rank, not only on the one that is short.
-            short = [r for r, s in enumerate(batch_sizes)
-                     if s < self.micro_batches]
-            if short:
-                raise CompileError(
-                    f"micro_batches={self.micro_batches} but ranks {short} "
-                    f"hold fewer samples ({[batch_sizes[r] for r in short]})"
-                    ": every rank runs N micro-batches of its shard")
-        begin = sum(batch_sizes[:self.rank])
-        self._shard = (begin, begin + size, sum(batch_sizes))
+        fixed = self.micro_batches is not None and \
+            self.micro_batch_size is None and self.max_memory is None
+        self._shard = exchange_shards(
+            self.process_group, inputs, self.batch_dims,
+            self._signature(inputs), self.micro_batches if fixed else None)
         self._exchanged = local
 
     # -- hooks of CompiledTrainStep -----------------------------------------
 
-    def _global_shape(self, t, d):
-        shape = list(t.shape)
-        shape[d] = self._shard[2]
-        return tuple(shape)
-
     def _key(self, inputs):
         begin, end, _ = self._shard
-        return (tuple((self._global_shape(t, d), t.dtype)
+        return (tuple((global_shape(t, d, self._shard[2]), t.dtype)
                       for t, d in zip(inputs, self.batch_dims)),
                 super()._key(inputs)[1], end - begin)
 
@@ -457,6 +328,15 @@ class DataParallelMixin:
         ir = _mark_data_parallel(ir)
         if self.shard_optimizer:
             accumulate = accumulate[:-1] + "," + self._shard_pass(spec) + ")"
+        if self.target == "cuda":
+            # --ga-lower-to-nvvm lowers the buckets' all-reduces itself
+            # (--convert-ga-to-nccl, then --ga-overlap-all-reduce on the
+            # streams): only the bucketing runs before it.
+            bucket = int(self.bucket_cap_mb * (1 << 20))
+            if bucket:
+                accumulate = accumulate[:-1] + ",func.func(" \
+                    f"ga-bucket-gradients{{bucket-size={bucket}}}))"
+            return ir, (accumulate, lower)
         return ir, (accumulate, f"{self._collectives_pipeline()},{lower}")
 
     def _collectives_pipeline(self):
@@ -494,42 +374,23 @@ class DataParallelMixin:
     def _call_arguments(self, variant, flat, descriptors):
         """The batch inputs as the global arguments the step reads rows
         [begin, end) of, and the two index arguments."""
-        begin, end, total = self._shard
         first = len(flat) - self.num_inputs - \
             variant.spec.num_random_args()
-        keep = []
-        for i, d in enumerate(self.batch_dims):
-            t = flat[first + i]
-            desc = descriptors[first + i]
-            shift = begin * t.stride(d) * t.element_size()
-            if d == 0 and shift <= t.data_ptr():
-                # Row i of the global batch is row i - begin of the shard;
-                # the step reads no other row.
-                desc.allocated = desc.aligned = t.data_ptr() - shift
-                desc.sizes[0] = total
-            else:
-                # Another batch dimension: the static strides of the global
-                # type differ from the shard's, so the shard is copied into
-                # its place in a global tensor.
-                full = t.new_zeros(self._global_shape(t, d))
-                full.narrow(d, begin, end - begin).copy_(t)
-                keep.append(full)
-                descriptors[first + i] = type(desc)()
-                new = descriptors[first + i]
-                new.allocated = new.aligned = full.data_ptr()
-                new.offset = 0
-                for k, (s, st) in enumerate(zip(full.shape, full.stride())):
-                    new.sizes[k] = s
-                    new.strides[k] = st
-        self._keep = keep
-        return list(descriptors) + [ctypes.c_int64(begin),
-                                    ctypes.c_int64(end)]
+        arguments, self._keep = shard_arguments(
+            self._shard, self.batch_dims, first, flat, descriptors)
+        return arguments
 
     def __call__(self, *inputs):
         inputs = tuple(t.contiguous() for t in inputs)
-        if len(inputs) == self.num_inputs:
-            self._variant(inputs)  # the exchange, before any collective
-        with self._collectives:
+        if len(inputs) != self.num_inputs:
+            raise TypeError(f"expected {self.num_inputs} inputs, got "
+                            f"{len(inputs)}")
+        v = self._variant(inputs)  # the exchange, before any collective
+        if getattr(v, "collectives", None) is None:
+            v.collectives = collectives_for(self.process_group, self.target,
+                                            v.path)
+        self._collectives = v.collectives
+        with v.collectives:
             loss = super().__call__(*inputs)
         self._keep = []
         return loss
@@ -551,6 +412,8 @@ class DataParallelMixin:
 
     def collectives_per_call(self):
         """(collectives, bytes) of the last call (the benchmark's count)."""
+        if self._collectives is None:
+            return 0, 0
         return self._collectives.count, self._collectives.bytes
 
 
@@ -561,28 +424,36 @@ class DataParallelTrainStep(DataParallelMixin, CompiledTrainStep):
     def __init__(self, model, loss_fn, optimizer, example_inputs,
                  process_group, bucket_cap_mb=25, shard_optimizer=False,
                  **kwargs):
-        if kwargs.get("target", "cpu") != "cpu":
-            # The collectives are host calls into torch.distributed; the GPU
-            # step's NCCL path is not wired to a process group yet.
+        if shard_optimizer and kwargs.get("target", "cpu") == "cuda":
+            # --ga-lower-to-nvvm lowers all-reduces only (--convert-ga-to-
+            # nccl); the reduce-scatters and all-gathers of ZeRO-1 have no
+            # GPU lowering yet.
             raise CompileError(
-                "compile_train_step: a data-parallel step (inside an "
-                "initialized torch.distributed process group) compiles for "
-                "target='cpu' only so far; pass process_group=None to "
-                "compile this rank's step alone")
+                "compile_train_step: shard_optimizer=True (ZeRO-1) compiles "
+                "for target='cpu' only so far (the GPU lowering has no "
+                "reduce-scatter and all-gather); a target='cuda' "
+                "data-parallel step without it all-reduces the gradients")
         self._setup_data_parallel(process_group, bucket_cap_mb,
                                   shard_optimizer)
         super().__init__(model, loss_fn, optimizer, example_inputs, **kwargs)
 
     def save(self, directory, *inputs):
-        """Refused: the saved signature has no process group, so a loaded
-        step would call no collective and each rank would silently train
-        alone."""
-        raise CompileError(
-            "step.save: this step is data-parallel (compiled inside a "
-            "torch.distributed process group); saving such a step is not "
-            "supported yet (load_step would run it without its collectives, "
-            "each rank training alone): compile it with process_group=None "
-            "to save a single-process step")
+        """Writes this rank's compiled step for `inputs` (default: the
+        example inputs) as CompiledTrainStep.save does, marked
+        data-parallel: `load_step` binds it to a process group (see
+        _dp_saved). Its library does not depend on the rank or the world
+        size, only on the global batch: one rank saves, every rank loads."""
+        if self.shard_optimizer:
+            raise CompileError(
+                "step.save: a shard_optimizer=True (ZeRO-1) step is compiled "
+                "for one rank of one world size (its rows of every "
+                "parameter); saving it is not supported yet: save the step "
+                "compiled without shard_optimizer")
+        v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
+            else next(iter(self._variants.values()))
+        from ._dp_saved import data_parallel_signature
+        self._save(directory, v, data_parallel=data_parallel_signature(
+            v, self.batch_dims, self.bucket_cap_mb))
 
 
 def data_parallel_options(kwargs):

@@ -37,9 +37,10 @@ def _digest(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
-def save_step(directory, library, layout):
+def save_step(directory, library, layout, data_parallel=None):
     """Copies `library` and the runtime libraries beside it into
-    `directory` and writes the signature."""
+    `directory` and writes the signature (with `data_parallel`, the
+    contract of a data-parallel step: see _dp_saved)."""
     os.makedirs(directory, exist_ok=True)
     source = os.path.dirname(library)
     for name in sorted(os.listdir(source)):
@@ -49,27 +50,33 @@ def save_step(directory, library, layout):
     shutil.copy2(library, os.path.join(directory, LIBRARY))
     signature = dict(layout.to_dict(), library=LIBRARY,
                      sha256=_digest(library))
+    if data_parallel is not None:
+        signature["data_parallel"] = data_parallel
     tmp = os.path.join(directory, SIGNATURE + ".tmp")
     with open(tmp, "w") as f:
         json.dump(signature, f, indent=1)
     os.replace(tmp, os.path.join(directory, SIGNATURE))
 
 
+def _read_signature(directory):
+    path = os.path.join(directory, SIGNATURE)
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise CompileError(f"load_step: cannot read {path}: {e}") from None
+
+
 class LoadedTrainStep:
     """A saved step, checked against `model` and `optimizer`: call it with
     the inputs of one whole batch (the shapes it was compiled for)."""
 
-    def __init__(self, directory, model, optimizer):
-        path = os.path.join(directory, SIGNATURE)
-        try:
-            with open(path) as f:
-                signature = json.load(f)
-        except (OSError, ValueError) as e:
-            raise CompileError(f"load_step: cannot read {path}: {e}") \
-                from None
+    def __init__(self, directory, model, optimizer, signature=None):
+        if signature is None:
+            signature = _read_signature(directory)
         self.layout = StepLayout.from_dict(
             {k: v for k, v in signature.items()
-             if k not in ("library", "sha256")})
+             if k not in ("library", "sha256", "data_parallel")})
         self.library_path = os.path.join(directory, signature["library"])
         if not os.path.exists(self.library_path) or \
                 _digest(self.library_path) != signature["sha256"]:
@@ -97,6 +104,10 @@ class LoadedTrainStep:
                 self._library = CpuLibrary(self.library_path, results)
         return self._library
 
+    def _new_hyper(self):
+        return new_hyper(self.spec, "cuda" if self.target == "cuda" else
+                         "cpu")
+
     def chosen_micro_batches(self):
         return self.micro_batches
 
@@ -106,13 +117,20 @@ class LoadedTrainStep:
         with self.lock, torch.no_grad():
             library = self._load()
             if self.hyper is None:
-                self.hyper = new_hyper(self.spec, "cuda" if self.target ==
-                                       "cuda" else "cpu")
+                self.hyper = self._new_hyper()
             return call_step(library, self.spec, self.model, inputs,
                              self.hyper, self.in_place)
 
 
-def load_step(directory, model, optimizer):
+def load_step(directory, model, optimizer, **kwargs):
     """The step saved in `directory` by CompiledTrainStep.save, bound to
-    `model` and `optimizer` (checked against its signature)."""
-    return LoadedTrainStep(directory, model, optimizer)
+    `model` and `optimizer` (checked against its signature). A step saved
+    data-parallel binds to a torch.distributed process group: the default
+    one, or `process_group=`; a single-process step loaded inside an
+    initialized process group needs `process_group=None` (this rank trains
+    alone). See _dp_saved."""
+    unknown = set(kwargs) - {"process_group"}
+    if unknown:
+        raise TypeError(f"load_step: unknown argument {sorted(unknown)[0]!r}")
+    from ._dp_saved import load
+    return load(directory, model, optimizer, **kwargs)

@@ -517,13 +517,16 @@ class CompiledTrainStep:
         model, optimizer)` runs it with torch and ctypes only."""
         v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
             else next(iter(self._variants.values()))
+        self._save(directory, v)
+
+    def _save(self, directory, v, data_parallel=None):
         if v.spec.layouts:
             raise CompileError(
                 "step.save: this step draws random numbers (dropout); saving "
                 "such a step is not supported yet (its seed and samples' "
                 "indices are not part of the saved signature)")
         from ._saved import save_step
-        save_step(directory, v.path, v.layout)
+        save_step(directory, v.path, v.layout, data_parallel)
 
 
 class _Variant:

@@ -322,3 +322,87 @@ module attributes {gpu.container_module} {
     return %t : !gpu.async.token
   }
 }
+
+// -----
+
+// A statistics loop's count, all-reduced after it and read by the
+// micro-batch loop (a global token count), then the gradient bucket of the
+// micro-batch loop: two runs of all-reduces, each on its own communication
+// stream. The count's stream joins the step's stream before the
+// micro-batch loop, which reads the count; the bucket's before the update.
+
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @count(%a: memref<1xi64>) kernel { gpu.return }
+    gpu.func @acc(%n: memref<1xi64>, %a: memref<8xf32>) kernel { gpu.return }
+    gpu.func @update(%a: memref<8xf32>) kernel { gpu.return }
+  }
+  func.func private @gaNcclAllReduce(!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
+  func.func private @mgpuStreamSynchronize(!gpu.async.token)
+  func.func private @mgpuStreamDestroy(!gpu.async.token)
+
+  // CHECK-LABEL: func.func @count_then_bucket(
+  // CHECK:         %[[N:.*]], %{{.*}} = gpu.alloc async {{.*}} : memref<1xi64>
+  // CHECK:         %[[B:.*]], %{{.*}} = gpu.alloc async {{.*}} : memref<8xf32>
+  // CHECK:         scf.for
+  // CHECK:           scf.yield
+  // CHECK:         %[[K:.*]] = gpu.launch_func async {{.*}} @k::@count {{.*}} args(%[[N]] : memref<1xi64>)
+  // CHECK-NEXT:    %[[COMM0:.*]] = gpu.wait async
+  // CHECK:         call @gaNcclAllReduce(%[[COMM0]],
+  // CHECK:         cf.assert %{{.*}}, "count"
+  // CHECK-NEXT:    %[[E0:.*]] = call @mgpuEventCreate()
+  // CHECK-NEXT:    call @mgpuEventRecord(%[[E0]], %[[COMM0]])
+  // CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[K]], %[[E0]])
+  // CHECK-NEXT:    call @mgpuEventDestroy(%[[E0]])
+  // CHECK-NEXT:    call @mgpuStreamDestroy(%[[COMM0]])
+  // CHECK-NEXT:    %{{.*}} = arith.constant
+  // CHECK-NEXT:    scf.for
+  // CHECK:           gpu.launch_func async {{.*}} @k::@acc
+  // CHECK:         %[[A:.*]] = gpu.launch_func async {{.*}} @k::@acc
+  // CHECK-NEXT:    %[[COMM1:.*]] = gpu.wait async
+  // CHECK:         call @gaNcclAllReduce(%[[COMM1]],
+  // CHECK:         cf.assert %{{.*}}, "bucket"
+  // CHECK-NEXT:    %[[E1:.*]] = call @mgpuEventCreate()
+  // CHECK-NEXT:    call @mgpuEventRecord(%[[E1]], %[[COMM1]])
+  // CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[A]], %[[E1]])
+  // CHECK-NEXT:    call @mgpuEventDestroy(%[[E1]])
+  // CHECK-NEXT:    call @mgpuStreamDestroy(%[[COMM1]])
+  // CHECK-NEXT:    gpu.launch_func async [%[[A]]] @k::@update
+  func.func @count_then_bucket() {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c0_i32 = arith.constant 0 : i32
+    %c4_i32 = arith.constant 4 : i32
+    %c7_i32 = arith.constant 7 : i32
+    %c1_i64 = arith.constant 1 : i64
+    %c8_i64 = arith.constant 8 : i64
+    %s = gpu.wait async
+    %n, %t0 = gpu.alloc async [%s] () : memref<1xi64>
+    %b, %t1 = gpu.alloc async [%t0] () : memref<8xf32>
+    %ts = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %t1) -> (!gpu.async.token) {
+      %k = gpu.launch_func async [%d] @k::@count blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%n : memref<1xi64>)
+      scf.yield %k : !gpu.async.token
+    }
+    %in = memref.extract_aligned_pointer_as_index %n : memref<1xi64> -> index
+    %ln = arith.index_cast %in : index to i64
+    %pn = llvm.inttoptr %ln : i64 to !llvm.ptr
+    %rn = func.call @gaNcclAllReduce(%ts, %pn, %c1_i64, %c4_i32, %c0_i32) : (!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
+    %okn = arith.cmpi eq, %rn, %c0_i32 : i32
+    cf.assert %okn, "count"
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %ts) -> (!gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%n : memref<1xi64>, %b : memref<8xf32>)
+      scf.yield %a : !gpu.async.token
+    }
+    %ib = memref.extract_aligned_pointer_as_index %b : memref<8xf32> -> index
+    %lb = arith.index_cast %ib : index to i64
+    %pb = llvm.inttoptr %lb : i64 to !llvm.ptr
+    %rb = func.call @gaNcclAllReduce(%t, %pb, %c8_i64, %c7_i32, %c0_i32) : (!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
+    %okb = arith.cmpi eq, %rb, %c0_i32 : i32
+    cf.assert %okb, "bucket"
+    %u = gpu.launch_func async [%t] @k::@update blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
+    func.call @mgpuStreamSynchronize(%u) : (!gpu.async.token) -> ()
+    func.call @mgpuStreamDestroy(%u) : (!gpu.async.token) -> ()
+    return
+  }
+}

@@ -595,6 +595,11 @@ def OverlapAllReduce : Pass<"ga-overlap-all-reduce", "ModuleOp"> {
        waits for the host, has regions, or ends the block. No host
        synchronization is added.
 
+    Calls that follow different loops (a statistics loop's counts, which
+    the micro-batch loop reads, then the gradient buckets) are handled as
+    separate runs, each with its own communication stream and join: the
+    counts' stream joins the step's stream before the next loop.
+
     A bucket whose buffer is not recognized, or whose loop cannot be peeled,
     stays where it is, with a remark.
 

@@ -19,7 +19,10 @@ For the function `train_step`:
     waiting for the communication stream) takes a view of its bucket;
   * earliness: the launch right before each all-reduce (its fork) takes a
     view of its bucket, or the previous all-reduce is in between (several
-    all-reduces after one launch).
+    all-reduces after one launch);
+  * all-reduces before the micro-batch loop (a statistics loop's counts):
+    on a stream of their own, joined before the next loop, no launch that
+    takes their bucket before the join.
 Prints one line per all-reduce (the kernel it follows, how many launches
 overlap it before the join) and a summary; exits 1 with a message on a
 violation.
@@ -100,6 +103,31 @@ def main():
     calls = [i for i, l in enumerate(lines) if ALLREDUCE.search(l)]
     if not calls:
         fail("no all-reduce")
+    # All-reduces of an earlier loop (the statistics loop's counts, read by
+    # the micro-batch loop): on a communication stream of their own, joined
+    # before the next loop, no launch taking their bucket before the join.
+    loops = [i for i, l in enumerate(lines)
+             if l.startswith("    %") and " = scf.for " in l]
+    early = [c for c in calls if c < loop_start]
+    for n, c in enumerate(early):
+        stream, pointer = ALLREDUCE.search(lines[c]).groups()
+        bucket = bucket_of(pointer)
+        if defs.get(stream) != "gpu.wait async":
+            fail(f"early all-reduce {n} is not on a new stream")
+        join = next((i for i, l in enumerate(lines) if i > c and re.search(
+            rf"call @mgpuStreamDestroy\({re.escape(stream)}\)", l)), None)
+        if join is None or "mgpuStreamWaitEvent" not in lines[join - 2]:
+            fail(f"early all-reduce {n}: no join of its stream")
+        if any(c < i < join for i in loops):
+            fail(f"early all-reduce {n}: a loop starts before its join")
+        for i, l in enumerate(lines[c + 1:join], c + 1):
+            if is_launch(l) and bucket in launch_roots(l)[1]:
+                fail(f"early all-reduce {n}: a launch takes its bucket "
+                     "before the join")
+    if early:
+        print(f"all-reduces before the micro-batch loop: {len(early)}, "
+              "joined before it")
+    calls = [c for c in calls if c > loop_start]
     if len(syncs) != 1 or syncs[0] < calls[-1]:
         fail(f"expected one host synchronization after the all-reduces, found {len(syncs)}")
     if any(loop_start <= c <= loop_end for c in calls + syncs):

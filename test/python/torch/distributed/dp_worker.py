@@ -18,8 +18,11 @@ Cases: mlp (AdamW, cross-entropy), lm (token-mean cross-entropy with
 padding, ignore_index, SGD with momentum), clip (SGD with momentum,
 max_grad_norm), memory (the memory report's optimizer_state with and
 without shard_optimizer: see memory()),
-mismatch (rank 1 compiles a wider model: a CompileError naming the
-difference on every rank), short (rank 1 holds fewer samples than
+save-dp / load-dp (--dir DIR: saved data-parallel steps, see
+save_dp() and load_dp()), load-outside (the saved step loaded without a
+process group: a CompileError),
+save (a ZeRO-1 step: step.save refused), mismatch (rank 1 compiles a
+wider model: a CompileError naming the difference on every rank), short (rank 1 holds fewer samples than
 micro-batches: a CompileError on every rank), dead (rank 1 exits before
 the step: rank 0's step fails after the process group's timeout).
 """
@@ -35,7 +38,7 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ga_mlir.torch import CompileError, compile_train_step
+from ga_mlir.torch import CompileError, compile_train_step, load_step
 
 TOLERANCE = 2e-5
 
@@ -213,12 +216,12 @@ def short(rank):
 
 
 def save(rank):
-    """step.save of a data-parallel step is refused: the saved signature
-    has no process group, and the loaded step would train each rank alone."""
+    """step.save of a ZeRO-1 step is refused: its library holds this rank's
+    rows of every parameter (world size and rank baked in)."""
     model, make_opt, loss_fn, data, _ = mlp_case(8)
     local = tuple(t[4 * rank:4 * rank + 4] for t in data)
     step = compile_train_step(model, loss_fn, make_opt(model), local,
-                              micro_batches=2)
+                              micro_batches=2, shard_optimizer=True)
     try:
         step.save(os.path.join(tempfile.mkdtemp(), "step"))
     except CompileError as error:
@@ -226,6 +229,102 @@ def save(rank):
         return True
     say(f"rank {rank} save: saved FAIL")
     return False
+
+
+SAVED = ("mlp", "lm")  # the cases save_dp writes, 8 samples, N = 2
+
+
+def save_dp(rank, directory):
+    """Compiles the data-parallel steps of SAVED (global batch 8, N = 2)
+    in this process group (any world size: the library does not depend on
+    it) and saves them from rank 0 into directory/CASE; also a
+    single-process step (process_group=None) into directory/alone."""
+    world = dist.get_world_size()
+    for name in SAVED:
+        model, make_opt, loss_fn, data, max_norm = CASES[name](8)
+        shards = [8 * (r + 1) // world - 8 * r // world
+                  for r in range(world)]
+        begin = sum(shards[:rank])
+        local = tuple(t[begin:begin + shards[rank]] for t in data)
+        step = compile_train_step(model, loss_fn, make_opt(model), local,
+                                  micro_batches=2, max_grad_norm=max_norm)
+        if rank == 0:
+            step.save(os.path.join(directory, name))
+    model, make_opt, loss_fn, data, _ = mlp_case(8)
+    alone = compile_train_step(model, loss_fn, make_opt(model), data,
+                               micro_batches=2, process_group=None)
+    if rank == 0:
+        alone.save(os.path.join(directory, "alone"))
+    dist.barrier()
+    say(f"rank {rank} save-dp: saved {' '.join(SAVED)} and alone")
+    return True
+
+
+def load_dp(shards, rank, directory, steps=2):
+    """Loads each saved data-parallel step on every rank (load_step binds
+    it to the default group) and runs two steps on this rank's shard: the
+    parameters and losses against PyTorch's single-process step on the
+    whole batch, as run_case. Then: shards that do not add up to the saved
+    global batch, and the single-process step loaded inside the group
+    without and with process_group=None."""
+    ok = True
+    begin = sum(shards[:rank])
+    for name in SAVED:
+        model, make_opt, loss_fn, data, max_norm = CASES[name](8)
+        ref_model, _, ref_losses = reference(model, make_opt, loss_fn, data,
+                                             max_norm, steps)
+        local = tuple(t[begin:begin + shards[rank]].contiguous()
+                      for t in data)
+        step = load_step(os.path.join(directory, name), model,
+                         make_opt(model))
+        losses = [step(*local) for _ in range(steps)]
+        err = max(relative(p, q) for p, q in zip(model.parameters(),
+                                                ref_model.parameters()))
+        loss_err = max(relative(a, b) for a, b in zip(losses, ref_losses))
+        flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+        first = flat.clone()
+        dist.broadcast(first, src=0)
+        same = torch.equal(flat, first)
+        good = err <= TOLERANCE and loss_err <= TOLERANCE and same
+        count, _ = step.collectives_per_call()
+        say(f"rank {rank} load-dp {name} shards={','.join(map(str, shards))}"
+            f" {type(step).__name__}: params {err:.1e} loss {loss_err:.1e} "
+            f"same-as-rank-0 {same} collectives/step {count} "
+            f"{'OK' if good else 'FAIL'}")
+        ok &= good
+        try:
+            # Every rank one sample short (the ranks exchange their sizes
+            # when their shapes change, all together).
+            step(*(t[:-1] for t in local))
+            say(f"rank {rank} load-dp: wrong global batch ran FAIL")
+            ok = False
+        except CompileError as error:
+            say(f"rank {rank} load-dp {name}: CompileError: {error}")
+    model, make_opt, _, data, _ = mlp_case(8)
+    try:
+        load_step(os.path.join(directory, "alone"), model, make_opt(model))
+        say(f"rank {rank} load-dp alone: loaded FAIL")
+        ok = False
+    except CompileError as error:
+        say(f"rank {rank} load-dp alone: CompileError: {str(error)[:100]}")
+    alone = load_step(os.path.join(directory, "alone"), model,
+                      make_opt(model), process_group=None)
+    alone(*data)
+    say(f"rank {rank} load-dp alone, process_group=None: "
+        f"{type(alone).__name__} trained this rank alone")
+    return ok
+
+
+def load_outside(directory):
+    """A saved data-parallel step loaded without a process group."""
+    model, make_opt, _, _, _ = mlp_case(8)
+    try:
+        load_step(os.path.join(directory, "mlp"), model, make_opt(model))
+        say("load-outside: loaded FAIL")
+        return False
+    except CompileError as error:
+        say(f"load-outside: CompileError: {error}")
+        return True
 
 
 def dead(rank):
@@ -282,7 +381,10 @@ def main():
     parser.add_argument("--shards", default=None)
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--shard-optimizer", action="store_true")
+    parser.add_argument("--dir")
     args = parser.parse_args()
+    if args.cases == ["load-outside"]:
+        sys.exit(0 if load_outside(args.dir) else 1)
     dist.init_process_group(
         "gloo", timeout=datetime.timedelta(seconds=args.timeout))
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -297,6 +399,10 @@ def main():
             ok &= short(rank)
         elif case == "save":
             ok &= save(rank)
+        elif case == "save-dp":
+            ok &= save_dp(rank, args.dir)
+        elif case == "load-dp":
+            ok &= load_dp(shards, rank, args.dir)
         elif case == "dead":
             dead(rank)
         elif case == "memory":

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+# ===- dp_step.py - the GPU kit's torch data-parallel step -----------------===#
+#
+# The kit's data-parallel check of the PyTorch frontend: a target="cuda"
+# step compiled inside a torch.distributed process group and saved with
+# its data-parallel contract (step.save; docs/Distributed.md), run on the
+# GPU machine under
+#
+#   python -m torch.distributed.run --standalone --nproc_per_node=1 \
+#       dp_step.py --kit KIT --rows ROWS.json
+#
+# with the NCCL backend (one GPU: a world of one rank, whose global batch is
+# its own): load_step binds the saved step to the process group, its
+# gradient buckets' all-reduces (gaNcclAllReduce in the compiled step) are
+# forwarded by libGANcclRuntime.so to torch.distributed.all_reduce on the
+# step's communication stream. One step is compared with PyTorch's own
+# full-batch step (the zoo model's reference.pt), and the collectives per
+# step are counted (the frontend's count and the runtime's
+# gaNcclAllReduceCalls).
+#
+# Here (the build, see build_kit.py): build(...) compiles the step in a
+# gloo group of one process (the library does not depend on the world size
+# or the backend) into KIT/dp/<model>. There (run_kit.py): run(...) starts
+# the torchrun above and returns its rows; report_lines(...) formats them.
+#
+# ===----------------------------------------------------------------------===#
+
+import argparse
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+N = 4  # micro-batches of the saved step
+
+
+# ===------------------------------------------------------------------===#
+# Build (here: torch, torch-mlir, no GPU)
+# ===------------------------------------------------------------------===#
+
+def build(kit, models, log):
+    """Compiles the data-parallel target="cuda" step of each zoo model of
+    the kit (its init.pt and batch.pt) in a gloo group of one process and
+    saves it into kit/dp/<model>. Returns the models."""
+    import torch
+    import torch.distributed as dist
+    import kit_models
+    from ga_mlir.torch import compile_train_step
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0,
+                            world_size=1)
+    try:
+        for name in models:
+            model, loss_fn, _ = kit_models.make(name)
+            zoo = os.path.join(kit, "zoo", name)
+            model.load_state_dict(torch.load(os.path.join(zoo, "init.pt")))
+            batch = torch.load(os.path.join(zoo, "batch.pt"))
+            options = {"accumulator_type": "f32"} if name == "gpt" else {}
+            step = compile_train_step(
+                model, loss_fn, kit_models.optimizer_for(model), batch,
+                micro_batches=N, target="cuda", **options)
+            step.save(os.path.join(kit, "dp", name))
+            log(f"dp {name}: N={N} compiled data-parallel for the GPU "
+                f"(torch.distributed) and saved")
+    finally:
+        dist.destroy_process_group()
+    return list(models)
+
+
+# ===------------------------------------------------------------------===#
+# Run (the GPU machine: torch with CUDA and NCCL, no LLVM)
+# ===------------------------------------------------------------------===#
+
+def run(kit, manifest):
+    """The rows of the torchrun child (one per model of manifest["dp"]), or
+    one failing row saying why it died."""
+    if not manifest.get("dp"):
+        return []
+    with tempfile.NamedTemporaryFile(suffix=".json") as rows_file:
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+               "--nproc_per_node=1", os.path.abspath(__file__), "--kit", kit,
+               "--rows", rows_file.name]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True,
+                           env=os.environ)
+        sys.stdout.write(r.stdout)
+        sys.stdout.flush()
+        try:
+            with open(rows_file.name) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            tail = [line for line in r.stdout.splitlines() if line.strip()]
+            return [{"kind": "dp", "model": ",".join(manifest["dp"]),
+                     "N": N, "pass": False,
+                     "message": (f"torchrun exit {r.returncode}: " +
+                                 " | ".join(tail[-3:]))[:400]}]
+
+
+def _nccl_calls(step_dir):
+    """gaNcclAllReduceCalls of the NCCL runtime the step uses (loaded once,
+    globally, by the frontend)."""
+    lib = ctypes.CDLL(os.path.join(step_dir, "libGANcclRuntime.so"))
+    lib.gaNcclAllReduceCalls.restype = ctypes.c_int64
+    return lib.gaNcclAllReduceCalls()
+
+
+def check_model(kit, name, torch, dist):
+    import kit_models
+    import run_kit
+    from ga_mlir.torch import load_step
+    row = {"kind": "dp", "model": name, "N": N,
+           "world": dist.get_world_size(), "backend": dist.get_backend()}
+    step_dir = os.path.join(kit, "dp", name)
+    try:
+        model, _, opt, batch = run_kit.fresh(kit, name, torch, kit_models)
+        ref = torch.load(os.path.join(kit, "zoo", name, "reference.pt"))
+        rank, world = dist.get_rank(), dist.get_world_size()
+        shard = tuple(t.tensor_split(world)[rank].contiguous()
+                      for t in batch)
+        step = load_step(step_dir, model, opt)
+        row["step"] = type(step).__name__
+        before = _nccl_calls(step_dir)
+        loss = step(*shard).item()
+        torch.cuda.synchronize()
+        row["collectives"] = step.collectives_per_call()[0]
+        row["nccl_calls"] = _nccl_calls(step_dir) - before
+        tol = 2e-2 if name == "gpt" else 1e-4
+        row["loss_error"] = abs(loss - ref["pytorch_loss"]) / abs(
+            ref["pytorch_loss"])
+        row["param_max_diff"], row["param_off"] = run_kit.check_params(
+            model, ref["pytorch"])
+        # Timing: the step again on the trained state (ms, median).
+        row["ours_ms"] = run_kit.time_calls(lambda: step(*shard), 3, 10)
+        row["pass"] = (row["loss_error"] <= tol and
+                       row["param_max_diff"] <= 2.5e-3 and
+                       row["param_off"] <= 0.01 and
+                       row["collectives"] == row["nccl_calls"] >= 1)
+    except Exception as e:  # noqa: BLE001
+        row["pass"], row["message"] = False, f"{type(e).__name__}: {e}"
+    print(f"dp {name}: {row}", flush=True)
+    return row
+
+
+def report_lines(results):
+    """The report's section of the data-parallel rows."""
+    rows = [r for r in results if r["kind"] == "dp"]
+    if not rows:
+        return []
+    lines = ["## Data-parallel step (torchrun, NCCL; load_step) against "
+             "PyTorch's full-batch step", "",
+             "| model | N | world | collectives per step (frontend / "
+             "gaNcclAllReduce) | loss rel. error | max param diff | params "
+             "off | ms per step | result |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    def fmt(v, spec=".3g"):
+        return "-" if v is None else format(v, spec)
+
+    for r in rows:
+        lines.append(
+            f"| {r['model']} | {r['N']} | {r.get('world', '-')} | "
+            f"{r.get('collectives', '-')} / {r.get('nccl_calls', '-')} | "
+            f"{fmt(r.get('loss_error'))} | {fmt(r.get('param_max_diff'))} | "
+            f"{fmt(r.get('param_off'))} | {fmt(r.get('ours_ms'), '.3f')} | "
+            f"{'PASS' if r['pass'] else 'FAIL'} {r.get('message', '')} |")
+    return lines + [""]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--kit", required=True)
+    p.add_argument("--rows", required=True)
+    a = p.parse_args()
+    sys.path.insert(0, a.kit)
+    sys.path.insert(0, os.path.join(a.kit, "python"))
+    import torch
+    import torch.distributed as dist
+    import run_kit
+    # The runtimes of the saved step need cuBLASLt, cudart and NCCL.
+    run_kit.preload_cuda_libraries()
+    run_kit.preload("libcudart.so.1*", "libcudart.so.13")
+    run_kit.preload("libnccl.so.2*", "libnccl.so.2")
+    torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    dist.init_process_group("nccl")
+    manifest = json.load(open(os.path.join(a.kit, "manifest.json")))
+    rows = [check_model(a.kit, name, torch, dist) for name in manifest["dp"]]
+    dist.destroy_process_group()
+    with open(a.rows, "w") as f:
+        json.dump(rows, f, default=str)
+    return 0 if all(r["pass"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
