@@ -164,7 +164,7 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createDuplicateSharedEmpties());
   // A loop-carried value recomputed into a fresh tensor (a gradient
   // accumulator through a transpose) keeps one buffer across iterations.
-  pm.addNestedPass<func::FuncOp>(createReuseCarriedBuffers());
+  pm.addNestedPass<func::FuncOp>(createReuseReplacedBuffers());
   // Ops whose result is inserted into another tensor (insert_slice, or
   // materialize_in_destination: an update written in place) compute into
   // that tensor, not a fresh buffer then copied. After fusion: its patterns

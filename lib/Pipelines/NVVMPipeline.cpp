@@ -89,13 +89,13 @@ static void addLoopStage(OpPassManager &pm, const Options &options,
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createDuplicateSharedEmpties());
   // A loop-carried value recomputed into a fresh tensor (a gradient
-  // accumulator through a transpose) keeps one buffer across iterations.
-  pm.addNestedPass<func::FuncOp>(createReuseCarriedBuffers());
-  // An op whose result is written into an argument's tensor
-  // (`bufferization.materialize_in_destination`, the updates of a step
-  // rewritten by --ga-write-results-in-place) computes into that argument's
-  // buffer instead of a fresh allocation then copied.
-  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  // accumulator through a transpose) keeps one buffer across iterations, and
+  // an update written in place (`bufferization.materialize_in_destination`,
+  // --ga-write-results-in-place) is computed into its argument's buffer.
+  // Not upstream's eliminate-empty-tensors: computing into slices of the
+  // loop's stored values would keep their library products from being
+  // staged for a CUDA graph.
+  pm.addNestedPass<func::FuncOp>(createReuseReplacedBuffers());
   ga::detail::addStepBufferization(pm);
   // A private function's results that bufferized to one of its arguments
   // are dropped (its callers read the argument's buffer): what is left of

@@ -623,60 +623,67 @@ def VerifyLowered : Pass<"ga-verify-lowered", "ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
-// ReuseCarriedBuffers
+// ReuseReplacedBuffers
 //===----------------------------------------------------------------------===//
 
-def ReuseCarriedBuffers : Pass<"ga-reuse-carried-buffers", "func::FuncOp"> {
-  let summary = "Compute a value yielded to a loop's next iteration into "
-                "the tensor it replaces, so that bufferization keeps one "
-                "buffer per loop-carried value";
+def ReuseReplacedBuffers : Pass<"ga-reuse-replaced-buffers", "func::FuncOp"> {
+  let summary = "Compute a value that replaces a tensor into that tensor, "
+                "so that bufferization writes it into the replaced buffer";
   let description = [{
-    A value carried by an `scf.for` that each iteration recomputes into a
-    fresh `tensor.empty` (a gradient accumulator that goes through a
-    transpose, as torch-mlir writes a square convolution's weight gradient:
-    transposed, accumulated by a product, transposed back) bufferizes to a
-    new allocation per iteration: the loop then carries a different buffer
-    each time, deallocation adds an ownership flag and a free per iteration,
-    and `--ga-capture-cuda-graphs` cannot record the body (a graph replays
-    the same addresses).
+    Two kinds of values replace a tensor: a value an `scf.for` yields to its
+    next iteration replaces the iteration argument, and the source of a
+    `bufferization.materialize_in_destination` replaces its destination (a
+    step's parameter or optimizer state written in place,
+    `--ga-write-results-in-place`). When a destination-style op computes
+    such a value into a fresh `tensor.empty`, bufferization gives it a new
+    buffer: a loop then allocates in every iteration and carries a
+    different buffer each time (deallocation adds an ownership flag and a
+    free per iteration, and `--ga-capture-cuda-graphs` cannot record the
+    body, since a graph replays the same addresses); an update is computed
+    into a temporary and copied.
 
-    For each carried value whose yielded value is the result of a
-    destination-style op of the body with a static shape, whose init is a
-    `tensor.empty` of the same type and unread by the op (its payload does
-    not use it), and whose iteration argument is used only by ops before it
-    in the body, this pass makes the iteration argument that op's init. A
-    tensor the op does not read means the same as an empty one, so the
-    rewrite changes no value; it gives one-shot bufferization the choice to
-    write the op into the carried buffer, which it takes when no later read
-    conflicts (every read of the old value comes before), and then the
-    loop yields the buffer it was given.
+    For each such value, computed by a LinalgOp with a static shape into a
+    `tensor.empty` of the replaced tensor's type that its payload does not
+    read, this pass makes the replaced tensor the op's init, when every
+    other read of the replaced tensor comes before the op, and the op itself
+    reads it only element-wise (through the init's indexing map, with
+    parallel iterators). A tensor the op does not read means the same as an
+    empty one, so the rewrite changes no value; it lets one-shot
+    bufferization write the op into the replaced buffer, which it does when
+    no read conflicts. Unlike upstream's `eliminate-empty-tensors`, it
+    leaves `tensor.insert_slice` alone: an op computed into a slice of a
+    buffer that the micro-batch loop indexes by its induction variable
+    would keep a library product that reads it from being staged for a CUDA
+    graph (`--ga-device-iteration-index`).
 
     Before:
 
     ```mlir
-    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (tensor<4x4xf32>) {
-      %t = linalg.transpose ins(%acc : tensor<4x4xf32>) outs(%e0 : tensor<4x4xf32>) permutation = [1, 0]
-      %s = linalg.add ins(%t, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%t : tensor<4x4xf32>) -> tensor<4x4xf32>
-      %e = tensor.empty() : tensor<4x4xf32>
-      %n = linalg.transpose ins(%s : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) permutation = [1, 0]
-      scf.yield %n : tensor<4x4xf32>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (tensor<4x8xf32>) {
+      %t = linalg.transpose ins(%acc : tensor<4x8xf32>) outs(%e0 : tensor<8x4xf32>) permutation = [1, 0]
+      %s = linalg.add ins(%t, %g : tensor<8x4xf32>, tensor<8x4xf32>) outs(%t : tensor<8x4xf32>) -> tensor<8x4xf32>
+      %e = tensor.empty() : tensor<4x8xf32>
+      %next = linalg.transpose ins(%s : tensor<8x4xf32>) outs(%e : tensor<4x8xf32>) permutation = [1, 0]
+      scf.yield %next : tensor<4x8xf32>
     }
     ```
 
     After:
 
     ```mlir
-    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (tensor<4x4xf32>) {
-      %t = linalg.transpose ins(%acc : tensor<4x4xf32>) outs(%e0 : tensor<4x4xf32>) permutation = [1, 0]
-      %s = linalg.add ins(%t, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%t : tensor<4x4xf32>) -> tensor<4x4xf32>
-      %n = linalg.transpose ins(%s : tensor<4x4xf32>) outs(%acc : tensor<4x4xf32>) permutation = [1, 0]
-      scf.yield %n : tensor<4x4xf32>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (tensor<4x8xf32>) {
+      %t = linalg.transpose ins(%acc : tensor<4x8xf32>) outs(%e0 : tensor<8x4xf32>) permutation = [1, 0]
+      %s = linalg.add ins(%t, %g : tensor<8x4xf32>, tensor<8x4xf32>) outs(%t : tensor<8x4xf32>) -> tensor<8x4xf32>
+      %next = linalg.transpose ins(%s : tensor<8x4xf32>) outs(%acc : tensor<4x8xf32>) permutation = [1, 0]
+      scf.yield %next : tensor<4x8xf32>
     }
     ```
   }];
   let statistics = [
-    Statistic<"numReused", "reused",
-              "Yielded values computed into their loop-carried tensor">
+    Statistic<"numCarried", "carried",
+              "Loop-carried values computed into their iteration argument">,
+    Statistic<"numMaterialized", "materialized",
+              "Values computed into the destination they are materialized in">
   ];
   let dependentDialects = ["linalg::LinalgDialect"];
 }

@@ -1,5 +1,5 @@
-// RUN: ga-opt %s --ga-reuse-carried-buffers --split-input-file | FileCheck %s
-// RUN: ga-opt %s --ga-reuse-carried-buffers --one-shot-bufferize="bufferize-function-boundaries allow-return-allocs-from-loops" --split-input-file | FileCheck %s --check-prefix=BUF
+// RUN: ga-opt %s --ga-reuse-replaced-buffers --split-input-file | FileCheck %s
+// RUN: ga-opt %s --ga-reuse-replaced-buffers --one-shot-bufferize="bufferize-function-boundaries allow-return-allocs-from-loops" --split-input-file | FileCheck %s --check-prefix=BUF
 
 // An accumulator that goes through a transpose (torch-mlir's weight
 // gradient of a square convolution): the transpose back is computed into
@@ -57,10 +57,13 @@ func.func @read_after(%init: tensor<4xf32>, %n: index) -> (tensor<4xf32>, tensor
 // -----
 
 // The op reads its init (an accumulation into it): not an empty's
-// equivalent, left alone; so is an op that reads the carried value itself.
+// equivalent, left alone. An op that reads the carried value element-wise
+// (through its init's map) computes into it.
 // CHECK-LABEL: func.func @init_read(
-// CHECK-COUNT-2: outs(%{{.*}} : tensor<4xf32>)
-// CHECK-NOT:     outs(%arg
+// CHECK:         iter_args(%{{.*}} = %{{.*}}, %[[B:.*]] = %{{.*}})
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK:         linalg.generic {{.*}} outs(%[[E]] : tensor<4xf32>)
+// CHECK:         linalg.exp ins(%[[B]] : tensor<4xf32>) outs(%[[B]] : tensor<4xf32>)
 #id = affine_map<(d0) -> (d0)>
 func.func @init_read(%init: tensor<4xf32>, %x: tensor<4xf32>, %n: index) -> (tensor<4xf32>, tensor<4xf32>) {
   %c0 = arith.constant 0 : index
@@ -96,4 +99,45 @@ func.func @dynamic(%init: tensor<?xf32>, %x: tensor<?xf32>, %n: index) -> tensor
     scf.yield %next : tensor<?xf32>
   }
   return %r : tensor<?xf32>
+}
+
+// -----
+
+// An update materialized in its argument (--ga-write-results-in-place): the
+// op that computes it reads the argument element-wise, so it can write it.
+// CHECK-LABEL: func.func @update(
+// CHECK-SAME:    %[[W:[^:]*]]: tensor<4xf32>
+// CHECK:         %[[N:.*]] = linalg.sub ins(%[[W]], %{{.*}} : tensor<4xf32>, tensor<4xf32>) outs(%[[W]] : tensor<4xf32>)
+// CHECK:         bufferization.materialize_in_destination %[[N]] in %[[W]]
+// Bufferized, the update is written into the argument: no copy.
+// BUF-LABEL: func.func @update(
+// BUF-NOT:     memref.alloc
+// BUF:         linalg.sub
+// BUF-NOT:     memref.alloc
+// BUF:         return
+func.func @update(%w: tensor<4xf32>, %g: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %new = linalg.sub ins(%w, %g : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %r = bufferization.materialize_in_destination %new in %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// The op reads the destination through another map (a reversal): writing
+// it in place would overwrite elements still to be read. Left alone.
+// CHECK-LABEL: func.func @reversed_read(
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK:         outs(%[[E]] : tensor<4xf32>)
+#id1 = affine_map<(d0) -> (d0)>
+#rev = affine_map<(d0) -> (3 - d0)>
+func.func @reversed_read(%w: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %new = linalg.generic {indexing_maps = [#rev, #id1], iterator_types = ["parallel"]}
+      ins(%w : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  %r = bufferization.materialize_in_destination %new in %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
 }

@@ -1,5 +1,5 @@
-// RUN: not ga-opt %s -ga-reuse-carried-buffers="bogus=1" 2>&1 | FileCheck %s --check-prefix=OPTION
-// RUN: ga-opt %s -ga-reuse-carried-buffers -verify-diagnostics | FileCheck %s
+// RUN: not ga-opt %s -ga-reuse-replaced-buffers="bogus=1" 2>&1 | FileCheck %s --check-prefix=OPTION
+// RUN: ga-opt %s -ga-reuse-replaced-buffers -verify-diagnostics | FileCheck %s
 
 // An unknown option is refused by the option parser.
 // OPTION: no such option bogus
