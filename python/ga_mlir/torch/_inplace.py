@@ -16,8 +16,9 @@ loss)` is rewritten by the pass --ga-write-results-in-place
     }
 
 Upstream passes then do the work, and prove it: `eliminate-empty-tensors`
-(which --ga-lower-to-cpu and --ga-lower-to-nvvm run after element-wise
-fusion, right before bufferization) makes the op that computes `%new` write into `%arg_j`'s
+(which --ga-lower-to-cpu runs after element-wise fusion, right before
+bufferization; --ga-lower-to-nvvm runs --ga-reuse-replaced-buffers for it)
+makes the op that computes `%new` write into `%arg_j`'s
 tensor; one-shot bufferization keeps it in place when no later read of the old value
 conflicts (otherwise it copies, and the result is no longer the argument);
 `drop-equivalent-buffer-results` (in both pipelines) removes the results
