@@ -99,9 +99,13 @@ def run(kit, manifest):
 
 
 def _nccl_calls(step_dir):
-    """gaNcclAllReduceCalls of the NCCL runtime the step uses (loaded once,
-    globally, by the frontend)."""
-    lib = ctypes.CDLL(os.path.join(step_dir, "libGANcclRuntime.so"))
+    """gaNcclAllReduceCalls of the NCCL runtime the step uses: the copy the
+    frontend loaded once per process (every later step binds to that soname;
+    the copy beside another model's step, opened by its path, would be a
+    second instance with its own counter)."""
+    from ga_mlir.torch import _dp_collectives
+    lib = _dp_collectives._runtimes.get("libGANcclRuntime.so") or \
+        ctypes.CDLL(os.path.join(step_dir, "libGANcclRuntime.so"))
     lib.gaNcclAllReduceCalls.restype = ctypes.c_int64
     return lib.gaNcclAllReduceCalls()
 
