@@ -62,7 +62,11 @@ def host_counts(name):
     text = open(os.path.join(os.path.dirname(newest_library()),
                              "step.lowered.mlir")).read()
     host = text[:text.find("gpu.binary")]
-    train = re.search(r"llvm\.func @train_step\(.*?\n  \}", host, re.S)
+    # The updates written in place (--ga-write-results-in-place): the work
+    # is in the private @train_step_in_place, which @train_step calls.
+    fn = "train_step_in_place" if "@train_step_in_place(" in host else \
+        "train_step"
+    train = re.search(rf"llvm\.func @{fn}\(.*?\n  \}}", host, re.S)
     body = train.group(0) if train else ""
     print(f"{name}: NCCL all-reduces {body.count('llvm.call @gaNcclAllReduce')}"
           f", stream synchronizations "
