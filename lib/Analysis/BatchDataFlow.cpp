@@ -352,24 +352,29 @@ BatchDataFlowAnalysis::visitOperation(Operation *op,
   };
   BatchTransfer t(op, options, lookup);
   transferOp(t);
+  ++numTransfers;
   // Wait for every input (a payload's yielded values are reached after the
   // op itself).
   if (t.uninitialized) {
-    LDBG() << "visit " << op->getName() << ": waiting for an input";
+    LDBG() << "visit " << op->getName() << " at " << op->getLoc()
+           << ": waiting for an input";
     return success();
   }
-  LDBG() << "visit " << op->getName() << " at " << op->getLoc()
-         << (t.isRefused() ? ": refused" : "");
-  if (t.isRefused())
-    refusalReasons.try_emplace(t.getRefusedAt(), t.getRefusalReason());
-  for (auto [lattice, cls] : llvm::zip_equal(results, t.results)) {
-    if (t.isRefused())
-      update(lattice, t.getRefusal());
-    else if (t.unknownInput)
-      update(lattice, *t.unknownInput);
-    else
-      update(lattice, cls);
-  }
+  LDBG() << "visit " << op->getName() << " at " << op->getLoc() << ": "
+         << (t.isRefused() ? "refused (" + t.getRefusalReason() + ")"
+             : t.info      ? "per-sample"
+                           : "not per-sample");
+  bool refused = t.isRefused();
+  std::optional<BatchClass> unknownInput = t.unknownInput;
+  SmallVector<BatchClass> classes = t.results;
+  verdicts[op] = BatchVerdict(t);
+  // A refusal keeps the results where they are: a later visit with the
+  // inputs it waits for may accept the op, and the verdict of the last visit
+  // decides.
+  if (refused)
+    return success();
+  for (auto [lattice, cls] : llvm::zip_equal(results, classes))
+    update(lattice, unknownInput ? *unknownInput : cls);
   return success();
 }
 

@@ -15,10 +15,16 @@
 //   func/ga ops and everything else            BatchDataFlow.cpp
 //
 // A transfer function reads the classes of the op's inputs and sets the
-// class of each result on its own. The same function serves the solver
-// (which keeps only the result classes) and, once the lattices are solved,
-// the derivation of what the rewrite needs (per-op information, payload
-// reads, diagnostics): both see the same verdict.
+// class of each result on its own. The solver applies it whenever an input
+// changes and keeps what the last application found (the op's verdict:
+// per-op information, payload reads, diagnostics); with the converged
+// lattice that is the op's verdict, which the derivation of what the rewrite
+// needs reads without applying the function again. A refusal does not move
+// the results to the top of the lattice: it may be a transient state of the
+// fixpoint (a slice that sees its source turn per-sample before its size
+// turns into the batch extent), and only the verdict on the converged
+// lattice counts. Region ops and ops without results, which the framework
+// does not visit, are checked once on the converged lattice.
 //
 //===----------------------------------------------------------------------===//
 
@@ -159,6 +165,25 @@ private:
   Operation *refusedAt = nullptr;
 };
 
+/// What the last application of an op's transfer function found. The solver
+/// re-applies it whenever an input changes, so with the converged lattice
+/// the last verdict is the op's verdict: the derivation reads it instead of
+/// applying the transfer function again.
+struct BatchVerdict {
+  BatchVerdict() = default;
+  /// Takes what `t` found.
+  explicit BatchVerdict(BatchTransfer &t)
+      : info(t.info), holdsReductions(t.holdsReductions),
+        localIndices(std::move(t.localIndices)),
+        diagnostics(std::move(t.diagnostics)), refused(t.isRefused()) {}
+
+  std::optional<PerSampleOpInfo> info;
+  bool holdsReductions = false;
+  SmallVector<OpOperand *> localIndices;
+  SmallVector<Diagnostic> diagnostics;
+  bool refused = false;
+};
+
 /// The transfer function of `t.getOp()`: the table of op families.
 void transferOp(BatchTransfer &t);
 /// linalg structured ops (named and generic), with their payloads.
@@ -190,7 +215,7 @@ bool isInPayload(Operation *op);
 class BatchDataFlowAnalysis
     : public dataflow::SparseForwardDataFlowAnalysis<BatchLattice> {
 public:
-  /// Records in `refusalReasons` why each op it makes unknown is refused.
+  /// Records in `refusalReasons` why each value it cannot follow is unknown.
   BatchDataFlowAnalysis(DataFlowSolver &solver, func::FuncOp func,
                         const BatchDependence::Options &options,
                         DenseMap<Operation *, std::string> &refusalReasons)
@@ -224,6 +249,12 @@ public:
   /// its yields), joins in the values that steer it.
   LogicalResult visit(ProgramPoint *point) override;
 
+  /// The verdict of each op the solver visited, from its last visit (ops
+  /// still waiting for an input have none).
+  DenseMap<Operation *, BatchVerdict> &getVerdicts() { return verdicts; }
+  /// How many times the solver applied a transfer function.
+  unsigned getNumTransfers() const { return numTransfers; }
+
 private:
   /// The results of region ops are the join of the yielded values (done by
   /// the framework); the values that steer the region (a condition, loop
@@ -239,6 +270,8 @@ private:
   func::FuncOp func;
   BatchDependence::Options options;
   DenseMap<Operation *, std::string> &refusalReasons;
+  DenseMap<Operation *, BatchVerdict> verdicts;
+  unsigned numTransfers = 0;
 };
 
 } // namespace mlir::ga

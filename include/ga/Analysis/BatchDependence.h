@@ -26,6 +26,8 @@
 
 namespace mlir::ga {
 
+struct BatchVerdict;
+
 /// How one value depends on the batch: the value of the batch lattice that
 /// the sparse forward data-flow analysis (BatchDataFlow.h) propagates. The
 /// order, from bottom to top:
@@ -225,6 +227,10 @@ public:
   /// of an scf.if on a constant condition).
   bool isDead(Block *block) const { return deadBlocks.contains(block); }
 
+  /// How many times a transfer function was applied: once per op and per
+  /// change of its inputs while the solver iterates, never again after.
+  unsigned getNumTransfers() const { return numTransfers; }
+
   /// Prints the class of every argument and op result of the function.
   void print(raw_ostream &os) const;
   /// Prints the ops of `block` (and of nested scf regions), indented.
@@ -247,10 +253,11 @@ private:
   void analyze();
   /// Classifies the arguments from their `ga.batch` attributes.
   void classifyArguments();
-  /// Re-applies the transfer functions to the ops of `block` (and of the
-  /// live nested scf regions) with the solved lattices, recording per-op
-  /// information and diagnostics.
-  void derive(Block &block);
+  /// Records the per-op information and diagnostics of the live ops from
+  /// the solver's `verdicts` (the last application of each transfer
+  /// function); the ops the solver does not visit (region ops, ops without
+  /// results) are checked here, once.
+  void derive(DenseMap<Operation *, BatchVerdict> &verdicts);
   /// Refuses every unknown value whose refusal no op reported.
   void reportUnknownValues();
   void placeReductions();
@@ -265,6 +272,9 @@ private:
   bool failed = false;
   int64_t batchSize = 0;
   unsigned numLevels = 1;
+  /// How many times a transfer function was applied (by the solver and to
+  /// the ops it does not visit).
+  unsigned numTransfers = 0;
   SmallVector<BlockArgument> batchArgs;
   DenseMap<Value, BatchClass> classes;
   DenseMap<Operation *, PerSampleOpInfo> opInfo;
