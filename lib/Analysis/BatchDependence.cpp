@@ -355,7 +355,7 @@ void BatchDependence::print(raw_ostream &os) const {
     os << "?";
   else
     os << batchSize;
-  os << ", loops " << numLevels << "\n";
+  os << ", loops " << numLevels << ", transfers " << numTransfers << "\n";
   for (BlockArgument arg : func.getArguments()) {
     os << "  arg #" << arg.getArgNumber() << ": ";
     getClass(arg).print(os);
