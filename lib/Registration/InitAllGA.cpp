@@ -7,6 +7,7 @@
 
 #include "ga/InitAllGA.h"
 
+#include "ga/Analysis/BatchTransferOpInterface.h"
 #include "ga/Codegen/CPU/Passes.h"
 #include "ga/Codegen/Common/Passes.h"
 #include "ga/Codegen/GPU/Passes.h"
@@ -45,6 +46,8 @@ void mlir::ga::registerAllGADialects(DialectRegistry &registry) {
     context->getOrLoadDialect<GADialect>();
   });
   registerMPIMemoryEffectModels(registry);
+  // How upstream ops relate to the batch, for the batch analysis.
+  registerBatchTransferModels(registry);
 }
 
 void mlir::ga::registerGAPipelineDependencies(DialectRegistry &registry) {

@@ -6,13 +6,17 @@
 // (scf.if, scf.for, scf.while) goes through the framework's handling of
 // `RegionBranchOpInterface`: iteration arguments reach a real fixpoint.
 //
-// How an op maps batch dimensions is stated once per op family, in one
-// transfer function each (see `transferOp` for the table):
+// How an op maps batch dimensions is stated once per op family, by what the
+// op declares: linalg structured ops by their indexing maps, elementwise ops
+// by their traits, every other family by a `BatchTransferOpInterface` model
+// (BatchTransferOpInterface.td) attached to each of its ops:
 //
 //   linalg structured ops and their payloads   BatchLinalg.cpp
-//   tensor ops, elementwise arith/math ops     BatchTensorOps.cpp
-//   scf region ops, ops nested in payloads     BatchRegions.cpp
-//   func/ga ops and everything else            BatchDataFlow.cpp
+//   tensor ops (models), elementwise ops       BatchTensorOps.cpp
+//   scf region ops (models), payload ops       BatchRegions.cpp
+//   linalg.softmax (model), the dispatch       BatchDataFlow.cpp
+//
+// An op on per-sample values that declares none of these is refused.
 //
 // A transfer function reads the classes of the op's inputs and sets the
 // class of each result on its own. The solver applies it whenever an input
@@ -184,12 +188,13 @@ struct BatchVerdict {
   bool refused = false;
 };
 
-/// The transfer function of `t.getOp()`: the table of op families.
+/// The transfer function of `t.getOp()`: payload ops, then the op's
+/// BatchTransferOpInterface model, linalg structured ops (their indexing
+/// maps), elementwise-mappable ops (their traits); anything else on
+/// per-sample values is refused.
 void transferOp(BatchTransfer &t);
 /// linalg structured ops (named and generic), with their payloads.
 void transferLinalg(BatchTransfer &t);
-/// tensor ops: sizes, slices, reshapes, casts, padding, concatenation.
-void transferTensorOp(BatchTransfer &t);
 /// elementwise ops on tensors (arith, math).
 void transferElementwise(BatchTransfer &t);
 /// scf.if, scf.for, scf.while: the checks of a region op whose results the
