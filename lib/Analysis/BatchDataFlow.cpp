@@ -70,8 +70,6 @@ std::optional<int64_t> BatchTransfer::getBatchExtentFactor(Value value) {
 }
 
 Diagnostic &BatchTransfer::error(Operation *at) {
-  if (!refused)
-    refusedAt = at;
   refused = true;
   diagnostics.emplace_back(at->getLoc(), DiagnosticSeverity::Error);
   return diagnostics.back();

@@ -103,15 +103,13 @@ public:
     return isDeadBlockFn && isDeadBlockFn(block);
   }
 
-  /// Refuses the op: every result becomes unknown with this reason.
+  /// Refuses the op with a located error at `at` (the op or an op nested in
+  /// it); the results keep their classes (see BatchVerdict).
   Diagnostic &error(Operation *at);
   /// Records a warning at `at` (a ghost-batch statistic); nothing is refused.
   Diagnostic &warning(Operation *at);
   bool isRefused() const { return refused; }
-  /// The unknown class of the results of a refused op.
-  BatchClass getRefusal() const { return BatchClass::getUnknown(refusedAt); }
-  /// The op blamed for the refusal and why (the first error).
-  Operation *getRefusedAt() const { return refusedAt; }
+  /// Why the op is refused (the first error), for the debug log.
   std::string getRefusalReason() const;
 
   void setResult(unsigned index, BatchClass cls) { results[index] = cls; }
@@ -166,7 +164,6 @@ private:
   InfoLookup getInfoFn;
   BlockPredicate isDeadBlockFn;
   bool refused = false;
-  Operation *refusedAt = nullptr;
 };
 
 /// What the last application of an op's transfer function found. The solver

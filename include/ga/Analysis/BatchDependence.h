@@ -61,8 +61,10 @@ struct BatchClass {
     /// A scalar of one sample inside a payload (an element of a per-sample
     /// operand, or read from a captured per-sample tensor).
     Element,
-    /// The top: what the analysis cannot prove. `origin` is the op that is
-    /// refused and `reason` says why.
+    /// The top: what the lattice cannot follow (per-sample layouts that
+    /// disagree at a merge, control flow the analysis does not model).
+    /// `origin` is the op to blame, when there is one. A transfer function
+    /// that refuses an op does not produce it (see BatchVerdict).
     Unknown,
   };
 
@@ -88,10 +90,11 @@ struct BatchClass {
   /// on `tensor.dim` results (`getBatchExtentFactor`).
   int64_t extentFactor = 0;
   /// For reduced and derived values: the reduction over the batch it comes
-  /// from (for diagnostics). For unknown values: the refused op (null when
-  /// two control-flow paths disagree; the region op is refused then). Why
-  /// an op is refused is not part of the lattice: the analysis records it
-  /// beside the lattice (BatchDependence::refusalReasons).
+  /// from (for diagnostics). For unknown values: the op whose values the
+  /// analysis cannot follow (null when two control-flow paths disagree; the
+  /// region op is refused then). Why is not part of the lattice: the
+  /// analysis records it beside the lattice
+  /// (BatchDependence::refusalReasons).
   Operation *origin = nullptr;
 
   static BatchClass getUniform(bool dependsOnParams = false) {
@@ -283,8 +286,8 @@ private:
   DenseMap<Value, unsigned> availableAfter;
   DenseSet<OpOperand *> localBatchIndices;
   DenseSet<Block *> deadBlocks;
-  /// Why each op whose results are unknown was refused, recorded by the
-  /// data-flow analysis when it refused them (the first reason).
+  /// Why the values of each op the data-flow analysis cannot follow are
+  /// unknown (the first reason it recorded).
   DenseMap<Operation *, std::string> refusalReasons;
   SmallVector<Diagnostic> diagnostics;
   bool reported = false;
