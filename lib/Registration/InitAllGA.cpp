@@ -13,6 +13,7 @@
 #include "ga/Codegen/GPU/Passes.h"
 #include "ga/Conversion/Passes.h"
 #include "ga/IR/GADialect.h"
+#include "ga/Memory/Passes.h"
 #include "ga/Pipelines/Pipelines.h"
 #include "ga/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -59,6 +60,7 @@ void mlir::ga::registerGAPipelineDependencies(DialectRegistry &registry) {
 
 void mlir::ga::registerAllGAPasses() {
   registerGAPasses();
+  registerGAMemoryPasses();
   registerGAConversionPasses();
   registerGACodegenCommonPasses();
   registerGACodegenCPUPasses();
