@@ -26,7 +26,7 @@ BUILD_DIR="${1:-${GA_BUILD_DIR:-$ROOT/build}}"
 
 ninja -C "$BUILD_DIR" ga-doc >/dev/null
 status=0
-for doc in GADialect GAShardOps GAPasses GACodegenCPUPasses GACodegenCommonPasses \
+for doc in GADialect GAShardOps GAPasses GAMemoryPasses GACodegenCPUPasses GACodegenCommonPasses \
   GACodegenGPUPasses GAConversionPasses; do
   generated="$BUILD_DIR/docs/generated/$doc.md"
   checked_in="$ROOT/docs/$doc.md"

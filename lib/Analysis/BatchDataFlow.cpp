@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Analysis/BatchDataFlow.h"
+#include "ga/Analysis/BatchTransferOpInterface.h"
 
 #include "ga/IR/GADialect.h"
 #include "ga/IR/GAOps.h"
@@ -69,8 +70,6 @@ std::optional<int64_t> BatchTransfer::getBatchExtentFactor(Value value) {
 }
 
 Diagnostic &BatchTransfer::error(Operation *at) {
-  if (!refused)
-    refusedAt = at;
   refused = true;
   diagnostics.emplace_back(at->getLoc(), DiagnosticSeverity::Error);
   return diagnostics.back();
@@ -208,40 +207,50 @@ SmallVector<Value> mlir::ga::getOpInputs(Operation *op) {
   return inputs;
 }
 
+/// The op's batch transfer model, if it has one.
+static BatchTransferOpInterface getModel(Operation *op) {
+  return dyn_cast<BatchTransferOpInterface>(op);
+}
+
 bool mlir::ga::isInPayload(Operation *op) {
   for (Operation *parent = op->getParentOp();
-       parent && !isa<func::FuncOp>(parent); parent = parent->getParentOp())
-    if (!isa<scf::IfOp, scf::ForOp, scf::WhileOp>(parent))
+       parent && !isa<func::FuncOp>(parent); parent = parent->getParentOp()) {
+    BatchTransferOpInterface model = getModel(parent);
+    if (!model || !model.holdsStepCode())
       return true;
+  }
   return false;
 }
 
-/// The transfer function of a per-sample op of no other family.
-static void transferOtherOp(BatchTransfer &t, ArrayRef<Value> inputs) {
+/// The transfer function of linalg.softmax (not a structured op: no
+/// indexing maps to read its batch loop from).
+static void transferSoftmax(BatchTransfer &t, linalg::SoftmaxOp softmax) {
+  Operation *op = softmax;
+  SmallVector<Value> inputs = getOpInputs(op);
+  BatchClass in = t.getClass(softmax.getInput());
+  if (in.isBatched() &&
+      in.dim == static_cast<int64_t>(softmax.getDimension())) {
+    t.error(op) << "batch coupling: softmax over the batch dimension "
+                   "normalizes each sample by all the others";
+    return;
+  }
+  unsigned level = std::max(t.checkCoupling(inputs), in.level);
+  BatchClass cls = BatchClass::getBatched(in.dim, in.factor);
+  cls.level = level;
+  cls.dependsOnParams = t.joinInputs(inputs).dependsOnParams;
+  t.setResults(cls);
+  t.setPerSample();
+}
+
+/// A per-sample op without a model: what it declares decides (elementwise
+/// traits), or the reason it is refused.
+static void transferUnmodeledOp(BatchTransfer &t) {
   Operation *op = t.getOp();
-  if (op->getNumRegions() && !isa<tensor::PadOp>(op)) {
+  if (op->getNumRegions()) {
     t.error(op) << "per-sample values inside the regions of '" << op->getName()
                 << "' are not supported: the batch analysis handles linalg "
                    "ops, tensor ops, elementwise arith/math ops, scf.if, "
                    "scf.for and scf.while";
-    return;
-  }
-  // The region of tensor.pad computes the padding value: it may take the
-  // size of a per-sample value, but an element it reads would be read at
-  // another position (another sample) of the micro-batch's copy.
-  for (Value captured :
-       ArrayRef<Value>(inputs).drop_front(op->getNumOperands())) {
-    if (!t.isBatched(captured) || t.isOnlySized(captured))
-      continue;
-    Operation *user = op;
-    for (Operation *candidate : captured.getUsers())
-      if (op->isProperAncestor(candidate))
-        user = candidate;
-    t.error(user) << "the region of '" << op->getName()
-                  << "' reads a per-sample value: only linalg payloads may "
-                     "read elements of per-sample values (with tensor.extract "
-                     "at their own batch loop index); pass it as an operand "
-                     "of a linalg op instead";
     return;
   }
   if (isa<AllReduceOp>(op)) {
@@ -264,41 +273,24 @@ static void transferOtherOp(BatchTransfer &t, ArrayRef<Value> inputs) {
                 << op->getName() << "' cannot be split into micro-batches";
     return;
   }
-  if (isa<tensor::TensorDialect>(op->getDialect()))
-    return transferTensorOp(t);
-  if (auto softmax = dyn_cast<linalg::SoftmaxOp>(op)) {
-    BatchClass in = t.getClass(softmax.getInput());
-    if (in.isBatched() &&
-        in.dim == static_cast<int64_t>(softmax.getDimension())) {
-      t.error(op) << "batch coupling: softmax over the batch dimension "
-                     "normalizes each sample by all the others";
-      return;
-    }
-    unsigned level = std::max(t.checkCoupling(inputs), in.level);
-    BatchClass cls = BatchClass::getBatched(in.dim, in.factor);
-    cls.level = level;
-    cls.dependsOnParams = t.joinInputs(inputs).dependsOnParams;
-    t.setResults(cls);
-    t.setPerSample();
-    return;
-  }
   if (OpTrait::hasElementwiseMappableTraits(op))
     return transferElementwise(t);
   t.error(op) << "'" << op->getName()
               << "' on per-sample values is not understood by the batch "
-                 "analysis (supported: linalg ops, tensor ops, elementwise "
-                 "arith/math ops)";
+                 "analysis (it has no BatchTransferOpInterface model; "
+                 "supported: linalg ops, tensor slices, reshapes, casts, "
+                 "padding and concatenation, elementwise arith/math ops)";
 }
 
 void mlir::ga::transferOp(BatchTransfer &t) {
   Operation *op = t.getOp();
   if (isInPayload(op))
     return transferPayloadOp(t);
+  BatchTransferOpInterface model = getModel(op);
   // Stacked batches (a concatenation along the batch dimension) are laid
-  // out as whole batches one after the other: only reshaping the stacks
-  // into a new outer dimension (torch.stack), casting and concatenating
-  // keep track of where each sample is.
-  if (!isa<tensor::ExpandShapeOp, tensor::CastOp, tensor::ConcatOp>(op)) {
+  // out as whole batches one after the other: only the ops whose model
+  // keeps track of where each sample is may read them.
+  if (!model || !model.keepsStackedBatches()) {
     for (Value input : getOpInputs(op)) {
       BatchClass cls = t.getClass(input);
       if (!cls.isStacked())
@@ -311,8 +303,8 @@ void mlir::ga::transferOp(BatchTransfer &t) {
       return;
     }
   }
-  if (isa<scf::IfOp, scf::ForOp, scf::WhileOp>(op))
-    return transferRegionOp(t);
+  if (model && model.holdsStepCode())
+    return model.transferBatch(t);
 
   // An op is per-sample when it reads a per-sample value. A per-sample value
   // whose regions only take the size of it (a mean normalized inside a
@@ -333,10 +325,33 @@ void mlir::ga::transferOp(BatchTransfer &t) {
     t.setResults(t.joinInputs(others));
     return;
   }
+  // Linalg structured ops declare how they relate to the batch through
+  // their indexing maps; every other op through its model.
   if (isa<linalg::LinalgOp>(op))
     return transferLinalg(t);
-  transferOtherOp(t, inputs);
+  if (model)
+    return model.transferBatch(t);
+  transferUnmodeledOp(t);
 }
+
+namespace {
+struct SoftmaxModel
+    : BatchTransferOpInterface::ExternalModel<SoftmaxModel, linalg::SoftmaxOp> {
+  void transferBatch(Operation *op, BatchTransfer &t) const {
+    transferSoftmax(t, cast<linalg::SoftmaxOp>(op));
+  }
+};
+} // namespace
+
+void mlir::ga::registerBatchTransferModels(DialectRegistry &registry) {
+  registerTensorBatchModels(registry);
+  registerRegionBatchModels(registry);
+  registry.addExtension(+[](MLIRContext *ctx, linalg::LinalgDialect *) {
+    linalg::SoftmaxOp::attachInterface<SoftmaxModel>(*ctx);
+  });
+}
+
+#include "ga/Analysis/BatchTransferOpInterface.cpp.inc"
 
 //===----------------------------------------------------------------------===//
 // BatchDataFlowAnalysis
@@ -352,24 +367,29 @@ BatchDataFlowAnalysis::visitOperation(Operation *op,
   };
   BatchTransfer t(op, options, lookup);
   transferOp(t);
+  ++numTransfers;
   // Wait for every input (a payload's yielded values are reached after the
   // op itself).
   if (t.uninitialized) {
-    LDBG() << "visit " << op->getName() << ": waiting for an input";
+    LDBG() << "visit " << op->getName() << " at " << op->getLoc()
+           << ": waiting for an input";
     return success();
   }
-  LDBG() << "visit " << op->getName() << " at " << op->getLoc()
-         << (t.isRefused() ? ": refused" : "");
-  if (t.isRefused())
-    refusalReasons.try_emplace(t.getRefusedAt(), t.getRefusalReason());
-  for (auto [lattice, cls] : llvm::zip_equal(results, t.results)) {
-    if (t.isRefused())
-      update(lattice, t.getRefusal());
-    else if (t.unknownInput)
-      update(lattice, *t.unknownInput);
-    else
-      update(lattice, cls);
-  }
+  LDBG() << "visit " << op->getName() << " at " << op->getLoc() << ": "
+         << (t.isRefused() ? "refused (" + t.getRefusalReason() + ")"
+             : t.info      ? "per-sample"
+                           : "not per-sample");
+  bool refused = t.isRefused();
+  std::optional<BatchClass> unknownInput = t.unknownInput;
+  SmallVector<BatchClass> classes = t.results;
+  verdicts[op] = BatchVerdict(t);
+  // A refusal keeps the results where they are: a later visit with the
+  // inputs it waits for may accept the op, and the verdict of the last visit
+  // decides.
+  if (refused)
+    return success();
+  for (auto [lattice, cls] : llvm::zip_equal(results, classes))
+    update(lattice, unknownInput ? *unknownInput : cls);
   return success();
 }
 

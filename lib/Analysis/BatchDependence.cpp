@@ -187,7 +187,8 @@ void BatchDependence::analyze() {
   // their classes from ga.batch, not from call sites.
   DataFlowSolver solver(DataFlowConfig().setInterprocedural(false));
   dataflow::loadBaselineAnalyses(solver);
-  solver.load<BatchDataFlowAnalysis>(func, options, refusalReasons);
+  auto *analysis =
+      solver.load<BatchDataFlowAnalysis>(func, options, refusalReasons);
   if (mlir::failed(solver.initializeAndRun(func))) {
     error(func) << "the batch data-flow analysis of '" << func.getSymName()
                 << "' did not converge";
@@ -209,9 +210,10 @@ void BatchDependence::analyze() {
         classes[result] = lookup(result);
   });
 
-  // What the rewrite needs, from the solved lattices.
+  // What the rewrite needs, from the verdicts on the solved lattices.
+  numTransfers = analysis->getNumTransfers();
+  derive(analysis->getVerdicts());
   Block &body = func.getBody().front();
-  derive(body);
 
   // Per-sample results are assembled at full size after the loop.
   Operation *terminator = body.getTerminator();
@@ -240,34 +242,84 @@ void BatchDependence::analyze() {
       numLevels = std::max(numLevels, cls.level);
 }
 
-void BatchDependence::derive(Block &block) {
+/// Whether `value` depends on the result of a refused op (`tainted` holds
+/// the results found so far): a block argument of a region depends on the
+/// operands of its op.
+static bool isTainted(const DenseSet<Value> &tainted, Value value) {
+  if (tainted.contains(value))
+    return true;
+  auto arg = dyn_cast<BlockArgument>(value);
+  Operation *owner = arg ? arg.getOwner()->getParentOp() : nullptr;
+  if (!owner || isa<func::FuncOp>(owner))
+    return false;
+  return llvm::any_of(owner->getOperands(), [&](Value operand) {
+    return isTainted(tainted, operand);
+  });
+}
+
+void BatchDependence::derive(DenseMap<Operation *, BatchVerdict> &verdicts) {
   auto lookup = [&](Value value) {
     auto it = classes.find(value);
     return it == classes.end() ? BatchClass() : it->second;
   };
   auto getInfo = [&](Operation *op) { return getOpInfo(op); };
   auto isDeadBlock = [&](Block *block) { return isDead(block); };
-  for (Operation &op : block.without_terminator()) {
-    // The live regions of scf ops first: their per-sample ops make the
-    // region op per-sample.
-    if (isa<scf::IfOp, scf::ForOp, scf::WhileOp>(op))
-      for (Region &region : op.getRegions())
-        for (Block &nested : region)
-          if (!isDead(&nested))
-            derive(nested);
-    BatchTransfer t(&op, options, lookup, getInfo, isDeadBlock);
-    transferOp(t);
-    if (t.info && !t.isRefused())
-      opInfo[&op] = *t.info;
-    if (t.holdsReductions && !t.isRefused())
-      reductionRegionOps.insert(&op);
-    for (OpOperand *use : t.localIndices)
-      localBatchIndices.insert(use);
-    for (Diagnostic &diag : t.diagnostics) {
-      failed |= diag.getSeverity() == DiagnosticSeverity::Error;
-      diagnostics.push_back(std::move(diag));
+  // The results of refused ops keep a class of some transient state of the
+  // fixpoint: what their users found is not reported (the refusal is).
+  DenseSet<Value> tainted;
+  DenseSet<Operation *> taintedOps;
+  SmallVector<Operation *> unreached;
+  // Nested ops first: the per-sample ops of a region make the region op
+  // per-sample.
+  func.walk<WalkOrder::PostOrder>([&](Operation *op) {
+    // Terminators pass values on: the region ops and the function's
+    // results are checked on their own.
+    if (op == func || op->hasTrait<OpTrait::IsTerminator>() ||
+        isDead(op->getBlock()) || isInPayload(op))
+      return;
+    BatchVerdict verdict;
+    if (auto it = verdicts.find(op); it != verdicts.end()) {
+      verdict = std::move(it->second);
+    } else if (op->getNumResults() == 0 || isa<RegionBranchOpInterface>(op)) {
+      // Not visited by the solver (the framework joins the results of
+      // region ops itself): checked once, on the converged lattice.
+      BatchTransfer t(op, options, lookup, getInfo, isDeadBlock);
+      transferOp(t);
+      ++numTransfers;
+      verdict = BatchVerdict(t);
+    } else {
+      unreached.push_back(op);
+      return;
     }
-  }
+    bool readsTainted = llvm::any_of(getOpInputs(op), [&](Value input) {
+      return isTainted(tainted, input);
+    });
+    for (Region &region : op->getRegions())
+      for (Operation &nested : region.getOps())
+        readsTainted |= taintedOps.contains(&nested);
+    if (verdict.refused || readsTainted) {
+      taintedOps.insert(op);
+      tainted.insert(op->getResults().begin(), op->getResults().end());
+    }
+    failed |= verdict.refused;
+    if (readsTainted)
+      return;
+    if (verdict.info && !verdict.refused)
+      opInfo[op] = *verdict.info;
+    if (verdict.holdsReductions && !verdict.refused)
+      reductionRegionOps.insert(op);
+    localBatchIndices.insert(verdict.localIndices.begin(),
+                             verdict.localIndices.end());
+    for (Diagnostic &diag : verdict.diagnostics)
+      diagnostics.push_back(std::move(diag));
+  });
+  // Live ops whose inputs the solver never reached follow a refused op; if
+  // nothing was refused, they are refused here (never accept what the
+  // analysis did not see).
+  if (!failed && !unreached.empty())
+    error(unreached.front()) << "the batch analysis did not reach the inputs "
+                                "of '"
+                             << unreached.front()->getName() << "'";
 }
 
 void BatchDependence::reportUnknownValues() {
@@ -303,7 +355,7 @@ void BatchDependence::print(raw_ostream &os) const {
     os << "?";
   else
     os << batchSize;
-  os << ", loops " << numLevels << "\n";
+  os << ", loops " << numLevels << ", transfers " << numTransfers << "\n";
   for (BlockArgument arg : func.getArguments()) {
     os << "  arg #" << arg.getArgNumber() << ": ";
     getClass(arg).print(os);

@@ -5,7 +5,8 @@
 // The results and iteration arguments of scf.if, scf.for and scf.while are
 // joined by the data-flow framework from the values that reach them (through
 // `RegionBranchOpInterface`, to a real fixpoint); what is left to these ops'
-// transfer function is to check what the rewrite cannot keep exact. The ops
+// transfer function (their BatchTransferOpInterface model, attached below)
+// is to check what the rewrite cannot keep exact. The ops
 // of a linalg payload compute one sample's scalars: an element of a
 // per-sample operand or of a captured per-sample tensor, loop indices, and
 // uniform values.
@@ -13,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Analysis/BatchDataFlow.h"
+#include "ga/Analysis/BatchTransferOpInterface.h"
 #include "ga/Utils/ConstantIndices.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -179,4 +181,25 @@ void mlir::ga::transferPayloadOp(BatchTransfer &t) {
       }))
     cls.kind = BatchClass::Kind::Element;
   t.setResults(cls);
+}
+
+namespace {
+/// The model of scf.if, scf.for and scf.while: regions of step code, whose
+/// results the framework joins and `transferRegionOp` checks.
+template <typename OpTy>
+struct RegionOpModel
+    : BatchTransferOpInterface::ExternalModel<RegionOpModel<OpTy>, OpTy> {
+  void transferBatch(Operation *, BatchTransfer &t) const {
+    transferRegionOp(t);
+  }
+  bool holdsStepCode(Operation *) const { return true; }
+};
+} // namespace
+
+void mlir::ga::registerRegionBatchModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, scf::SCFDialect *) {
+    scf::IfOp::attachInterface<RegionOpModel<scf::IfOp>>(*ctx);
+    scf::ForOp::attachInterface<RegionOpModel<scf::ForOp>>(*ctx);
+    scf::WhileOp::attachInterface<RegionOpModel<scf::WhileOp>>(*ctx);
+  });
 }

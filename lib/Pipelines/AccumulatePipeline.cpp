@@ -1,17 +1,14 @@
 //===- AccumulatePipeline.cpp - the --ga-accumulate pipeline --------------===//
 
+#include "PipelineUtils.h"
+#include "ga/Memory/Passes.h"
 #include "ga/Pipelines/Pipelines.h"
-#include "ga/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 
 using namespace mlir;
 using namespace mlir::ga;
-
-template <typename ListT>
-static SmallVector<std::string> toVector(const ListT &list) {
-  return SmallVector<std::string>(list.begin(), list.end());
-}
+using mlir::ga::detail::toVector;
 
 /// The options of `options` that shape the rewrite itself, as a string of
 /// --ga-accumulate options.
@@ -32,16 +29,10 @@ static std::string getRewriteOptions(const AccumulatePipelineOptions &options) {
 
 void mlir::ga::buildAccumulatePipeline(
     OpPassManager &pm, const AccumulatePipelineOptions &options) {
-  pm.addPass(createCheckConstantIndices());
-  if (!options.batchArgs.empty()) {
-    MarkBatchArgsOptions mark;
-    mark.funcNames = toVector(options.funcNames);
-    mark.batchArgs = toVector(options.batchArgs);
-    pm.addPass(createMarkBatchArgs(mark));
-  }
-  // N from the users' words: chosen per step, which then runs this pipeline
+  // N from the users' words: chosen per step, which then runs the rewrite
   // with its N (see docs/Rationale.md).
   if (options.microBatchSize.hasValue() || options.maxMemory.hasValue()) {
+    detail::addCheckAndMark(pm, options);
     ChooseMicroBatchesOptions choose;
     choose.microBatchSize = options.microBatchSize;
     choose.maxMemory = options.maxMemory;
@@ -54,24 +45,5 @@ void mlir::ga::buildAccumulatePipeline(
     pm.addPass(createChooseMicroBatches(choose));
     return;
   }
-  CheckTrainingStepOptions check;
-  check.microBatches = options.microBatches;
-  check.funcNames = toVector(options.funcNames);
-  check.allowGhostBatch = options.allowGhostBatch;
-  check.recomputeStatistics = options.recomputeStatistics;
-  pm.addPass(createCheckTrainingStep(check));
-
-  MicroBatchOptions rewrite;
-  rewrite.microBatches = options.microBatches;
-  rewrite.funcNames = toVector(options.funcNames);
-  rewrite.allowGhostBatch = options.allowGhostBatch;
-  rewrite.recomputeStatistics = options.recomputeStatistics;
-  rewrite.accumulatorType = options.accumulatorType;
-  rewrite.dynamicMicroBatches = options.dynamicMicroBatches;
-  pm.addPass(createMicroBatch(rewrite));
-
-  if (options.fuse)
-    pm.addPass(createFuseAccumulation());
-  pm.addPass(createExpandAccumulate());
-  pm.addNestedPass<func::FuncOp>(createCleanupMicroBatchLoops());
+  buildMicroBatchRewritePipeline(pm, options);
 }

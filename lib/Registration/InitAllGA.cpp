@@ -7,11 +7,13 @@
 
 #include "ga/InitAllGA.h"
 
+#include "ga/Analysis/BatchTransferOpInterface.h"
 #include "ga/Codegen/CPU/Passes.h"
 #include "ga/Codegen/Common/Passes.h"
 #include "ga/Codegen/GPU/Passes.h"
 #include "ga/Conversion/Passes.h"
 #include "ga/IR/GADialect.h"
+#include "ga/Memory/Passes.h"
 #include "ga/Pipelines/Pipelines.h"
 #include "ga/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -45,6 +47,8 @@ void mlir::ga::registerAllGADialects(DialectRegistry &registry) {
     context->getOrLoadDialect<GADialect>();
   });
   registerMPIMemoryEffectModels(registry);
+  // How upstream ops relate to the batch, for the batch analysis.
+  registerBatchTransferModels(registry);
 }
 
 void mlir::ga::registerGAPipelineDependencies(DialectRegistry &registry) {
@@ -56,6 +60,7 @@ void mlir::ga::registerGAPipelineDependencies(DialectRegistry &registry) {
 
 void mlir::ga::registerAllGAPasses() {
   registerGAPasses();
+  registerGAMemoryPasses();
   registerGAConversionPasses();
   registerGACodegenCommonPasses();
   registerGACodegenCPUPasses();

@@ -84,3 +84,49 @@ func.func @sum_couples(%w: tensor<4xf32>, %x: tensor<8x4xf32> {ga.batch = 0 : i6
   } -> tensor<8xf32>
   return %bySum : tensor<8xf32>
 }
+
+// -----
+
+// A refusal is decided on the converged lattice, not on a transient state
+// (Integration/Rewrite/slice-after-loop.test is accepted): the value turns
+// per-sample only through the loop, and the slice keeps half of the batch
+// extent of the loop's result, which selects samples.
+func.func @slice_after_loop_selects(%x: tensor<3x?xf32> {ga.batch = 1 : i64}, %w: tensor<3xf32>) -> tensor<2x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %n = tensor.dim %x, %c1 : tensor<3x?xf32>
+  %e = tensor.empty(%n) : tensor<3x?xf32>
+  %init = linalg.broadcast ins(%w : tensor<3xf32>) outs(%e : tensor<3x?xf32>) dimensions = [1]
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%a = %init) -> (tensor<3x?xf32>) {
+    %s = arith.addf %a, %x : tensor<3x?xf32>
+    scf.yield %s : tensor<3x?xf32>
+  }
+  %nr = tensor.dim %r, %c1 : tensor<3x?xf32>
+  %half = arith.divui %nr, %c2 : index
+  // expected-error @+1 {{slicing along the batch dimension selects samples}}
+  %sl = tensor.extract_slice %r[1, 0] [2, %half] [1, 1] : tensor<3x?xf32> to tensor<2x?xf32>
+  return %sl : tensor<2x?xf32>
+}
+
+// -----
+
+// The same slice sized by the batch extent but starting at another sample.
+func.func @slice_after_loop_offset(%x: tensor<3x?xf32> {ga.batch = 1 : i64}, %w: tensor<3xf32>) -> tensor<2x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %n = tensor.dim %x, %c1 : tensor<3x?xf32>
+  %e = tensor.empty(%n) : tensor<3x?xf32>
+  %init = linalg.broadcast ins(%w : tensor<3xf32>) outs(%e : tensor<3x?xf32>) dimensions = [1]
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%a = %init) -> (tensor<3x?xf32>) {
+    %s = arith.addf %a, %x : tensor<3x?xf32>
+    scf.yield %s : tensor<3x?xf32>
+  }
+  %nr = tensor.dim %r, %c1 : tensor<3x?xf32>
+  %m = arith.subi %nr, %c1 : index
+  // expected-error @+1 {{slicing along the batch dimension selects samples}}
+  %sl = tensor.extract_slice %r[1, 1] [2, %m] [1, 1] : tensor<3x?xf32> to tensor<2x?xf32>
+  return %sl : tensor<2x?xf32>
+}

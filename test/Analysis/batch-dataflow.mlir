@@ -181,3 +181,18 @@ func.func @count_and_sum(%w: tensor<4xf32>, %x: tensor<8x4xf32> {ga.batch = 0 : 
   %loss = linalg.div ins(%r#0, %r#1 : tensor<f32>, tensor<f32>) outs(%es : tensor<f32>) -> tensor<f32>
   return %loss, %g : tensor<f32>, tensor<4xf32>
 }
+
+// -----
+
+// Each transfer function is applied once per op on straight-line code: the
+// verdicts (per-op information, diagnostics) are what the solver's visits
+// found, not a second application after solving (which made this 10).
+// CHECK-LABEL: @transfers_once: batch size 8, loops 1, transfers 5{{$}}
+func.func @transfers_once(%x: tensor<8x3xf32> {ga.batch = 0 : i64}, %w: tensor<8x3xf32>) -> tensor<8x3xf32> {
+  %a = arith.mulf %x, %w : tensor<8x3xf32>
+  %b = math.tanh %a : tensor<8x3xf32>
+  %c = arith.addf %b, %w : tensor<8x3xf32>
+  %d = tensor.cast %c : tensor<8x3xf32> to tensor<?x3xf32>
+  %e = tensor.cast %d : tensor<?x3xf32> to tensor<8x3xf32>
+  return %e : tensor<8x3xf32>
+}

@@ -60,6 +60,16 @@ func.func @unregistered(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<8x3x
 
 // -----
 
+// A registered op without a BatchTransferOpInterface model, indexing maps or
+// elementwise traits: refused, whatever it does.
+func.func @no_model(%x: tensor<8x3xf32> {ga.batch = 0 : i64}, %s: tensor<1xindex>) -> tensor<24xf32> {
+  // expected-error @+1 {{'tensor.reshape' on per-sample values is not understood by the batch analysis (it has no BatchTransferOpInterface model}}
+  %y = tensor.reshape %x(%s) : (tensor<8x3xf32>, tensor<1xindex>) -> tensor<24xf32>
+  return %y : tensor<24xf32>
+}
+
+// -----
+
 func.func @side_effects(%x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<8x3xf32> {
   %m = memref.alloc() : memref<8x3xf32>
   // expected-error @+1 {{op with side effects on per-sample values: 'bufferization.materialize_in_destination'}}

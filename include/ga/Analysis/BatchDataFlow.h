@@ -6,19 +6,29 @@
 // (scf.if, scf.for, scf.while) goes through the framework's handling of
 // `RegionBranchOpInterface`: iteration arguments reach a real fixpoint.
 //
-// How an op maps batch dimensions is stated once per op family, in one
-// transfer function each (see `transferOp` for the table):
+// How an op maps batch dimensions is stated once per op family, by what the
+// op declares: linalg structured ops by their indexing maps, elementwise ops
+// by their traits, every other family by a `BatchTransferOpInterface` model
+// (BatchTransferOpInterface.td) attached to each of its ops:
 //
 //   linalg structured ops and their payloads   BatchLinalg.cpp
-//   tensor ops, elementwise arith/math ops     BatchTensorOps.cpp
-//   scf region ops, ops nested in payloads     BatchRegions.cpp
-//   func/ga ops and everything else            BatchDataFlow.cpp
+//   tensor ops (models), elementwise ops       BatchTensorOps.cpp
+//   scf region ops (models), payload ops       BatchRegions.cpp
+//   linalg.softmax (model), the dispatch       BatchDataFlow.cpp
+//
+// An op on per-sample values that declares none of these is refused.
 //
 // A transfer function reads the classes of the op's inputs and sets the
-// class of each result on its own. The same function serves the solver
-// (which keeps only the result classes) and, once the lattices are solved,
-// the derivation of what the rewrite needs (per-op information, payload
-// reads, diagnostics): both see the same verdict.
+// class of each result on its own. The solver applies it whenever an input
+// changes and keeps what the last application found (the op's verdict:
+// per-op information, payload reads, diagnostics); with the converged
+// lattice that is the op's verdict, which the derivation of what the rewrite
+// needs reads without applying the function again. A refusal does not move
+// the results to the top of the lattice: it may be a transient state of the
+// fixpoint (a slice that sees its source turn per-sample before its size
+// turns into the batch extent), and only the verdict on the converged
+// lattice counts. Region ops and ops without results, which the framework
+// does not visit, are checked once on the converged lattice.
 //
 //===----------------------------------------------------------------------===//
 
@@ -93,15 +103,13 @@ public:
     return isDeadBlockFn && isDeadBlockFn(block);
   }
 
-  /// Refuses the op: every result becomes unknown with this reason.
+  /// Refuses the op with a located error at `at` (the op or an op nested in
+  /// it); the results keep their classes (see BatchVerdict).
   Diagnostic &error(Operation *at);
   /// Records a warning at `at` (a ghost-batch statistic); nothing is refused.
   Diagnostic &warning(Operation *at);
   bool isRefused() const { return refused; }
-  /// The unknown class of the results of a refused op.
-  BatchClass getRefusal() const { return BatchClass::getUnknown(refusedAt); }
-  /// The op blamed for the refusal and why (the first error).
-  Operation *getRefusedAt() const { return refusedAt; }
+  /// Why the op is refused (the first error), for the debug log.
   std::string getRefusalReason() const;
 
   void setResult(unsigned index, BatchClass cls) { results[index] = cls; }
@@ -156,15 +164,34 @@ private:
   InfoLookup getInfoFn;
   BlockPredicate isDeadBlockFn;
   bool refused = false;
-  Operation *refusedAt = nullptr;
 };
 
-/// The transfer function of `t.getOp()`: the table of op families.
+/// What the last application of an op's transfer function found. The solver
+/// re-applies it whenever an input changes, so with the converged lattice
+/// the last verdict is the op's verdict: the derivation reads it instead of
+/// applying the transfer function again.
+struct BatchVerdict {
+  BatchVerdict() = default;
+  /// Takes what `t` found.
+  explicit BatchVerdict(BatchTransfer &t)
+      : info(t.info), holdsReductions(t.holdsReductions),
+        localIndices(std::move(t.localIndices)),
+        diagnostics(std::move(t.diagnostics)), refused(t.isRefused()) {}
+
+  std::optional<PerSampleOpInfo> info;
+  bool holdsReductions = false;
+  SmallVector<OpOperand *> localIndices;
+  SmallVector<Diagnostic> diagnostics;
+  bool refused = false;
+};
+
+/// The transfer function of `t.getOp()`: payload ops, then the op's
+/// BatchTransferOpInterface model, linalg structured ops (their indexing
+/// maps), elementwise-mappable ops (their traits); anything else on
+/// per-sample values is refused.
 void transferOp(BatchTransfer &t);
 /// linalg structured ops (named and generic), with their payloads.
 void transferLinalg(BatchTransfer &t);
-/// tensor ops: sizes, slices, reshapes, casts, padding, concatenation.
-void transferTensorOp(BatchTransfer &t);
 /// elementwise ops on tensors (arith, math).
 void transferElementwise(BatchTransfer &t);
 /// scf.if, scf.for, scf.while: the checks of a region op whose results the
@@ -190,7 +217,7 @@ bool isInPayload(Operation *op);
 class BatchDataFlowAnalysis
     : public dataflow::SparseForwardDataFlowAnalysis<BatchLattice> {
 public:
-  /// Records in `refusalReasons` why each op it makes unknown is refused.
+  /// Records in `refusalReasons` why each value it cannot follow is unknown.
   BatchDataFlowAnalysis(DataFlowSolver &solver, func::FuncOp func,
                         const BatchDependence::Options &options,
                         DenseMap<Operation *, std::string> &refusalReasons)
@@ -224,6 +251,12 @@ public:
   /// its yields), joins in the values that steer it.
   LogicalResult visit(ProgramPoint *point) override;
 
+  /// The verdict of each op the solver visited, from its last visit (ops
+  /// still waiting for an input have none).
+  DenseMap<Operation *, BatchVerdict> &getVerdicts() { return verdicts; }
+  /// How many times the solver applied a transfer function.
+  unsigned getNumTransfers() const { return numTransfers; }
+
 private:
   /// The results of region ops are the join of the yielded values (done by
   /// the framework); the values that steer the region (a condition, loop
@@ -239,6 +272,8 @@ private:
   func::FuncOp func;
   BatchDependence::Options options;
   DenseMap<Operation *, std::string> &refusalReasons;
+  DenseMap<Operation *, BatchVerdict> verdicts;
+  unsigned numTransfers = 0;
 };
 
 } // namespace mlir::ga

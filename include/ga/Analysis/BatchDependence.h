@@ -26,6 +26,8 @@
 
 namespace mlir::ga {
 
+struct BatchVerdict;
+
 /// How one value depends on the batch: the value of the batch lattice that
 /// the sparse forward data-flow analysis (BatchDataFlow.h) propagates. The
 /// order, from bottom to top:
@@ -59,8 +61,10 @@ struct BatchClass {
     /// A scalar of one sample inside a payload (an element of a per-sample
     /// operand, or read from a captured per-sample tensor).
     Element,
-    /// The top: what the analysis cannot prove. `origin` is the op that is
-    /// refused and `reason` says why.
+    /// The top: what the lattice cannot follow (per-sample layouts that
+    /// disagree at a merge, control flow the analysis does not model).
+    /// `origin` is the op to blame, when there is one. A transfer function
+    /// that refuses an op does not produce it (see BatchVerdict).
     Unknown,
   };
 
@@ -86,10 +90,11 @@ struct BatchClass {
   /// on `tensor.dim` results (`getBatchExtentFactor`).
   int64_t extentFactor = 0;
   /// For reduced and derived values: the reduction over the batch it comes
-  /// from (for diagnostics). For unknown values: the refused op (null when
-  /// two control-flow paths disagree; the region op is refused then). Why
-  /// an op is refused is not part of the lattice: the analysis records it
-  /// beside the lattice (BatchDependence::refusalReasons).
+  /// from (for diagnostics). For unknown values: the op whose values the
+  /// analysis cannot follow (null when two control-flow paths disagree; the
+  /// region op is refused then). Why is not part of the lattice: the
+  /// analysis records it beside the lattice
+  /// (BatchDependence::refusalReasons).
   Operation *origin = nullptr;
 
   static BatchClass getUniform(bool dependsOnParams = false) {
@@ -225,6 +230,10 @@ public:
   /// of an scf.if on a constant condition).
   bool isDead(Block *block) const { return deadBlocks.contains(block); }
 
+  /// How many times a transfer function was applied: once per op and per
+  /// change of its inputs while the solver iterates, never again after.
+  unsigned getNumTransfers() const { return numTransfers; }
+
   /// Prints the class of every argument and op result of the function.
   void print(raw_ostream &os) const;
   /// Prints the ops of `block` (and of nested scf regions), indented.
@@ -247,10 +256,11 @@ private:
   void analyze();
   /// Classifies the arguments from their `ga.batch` attributes.
   void classifyArguments();
-  /// Re-applies the transfer functions to the ops of `block` (and of the
-  /// live nested scf regions) with the solved lattices, recording per-op
-  /// information and diagnostics.
-  void derive(Block &block);
+  /// Records the per-op information and diagnostics of the live ops from
+  /// the solver's `verdicts` (the last application of each transfer
+  /// function); the ops the solver does not visit (region ops, ops without
+  /// results) are checked here, once.
+  void derive(DenseMap<Operation *, BatchVerdict> &verdicts);
   /// Refuses every unknown value whose refusal no op reported.
   void reportUnknownValues();
   void placeReductions();
@@ -265,6 +275,9 @@ private:
   bool failed = false;
   int64_t batchSize = 0;
   unsigned numLevels = 1;
+  /// How many times a transfer function was applied (by the solver and to
+  /// the ops it does not visit).
+  unsigned numTransfers = 0;
   SmallVector<BlockArgument> batchArgs;
   DenseMap<Value, BatchClass> classes;
   DenseMap<Operation *, PerSampleOpInfo> opInfo;
@@ -273,8 +286,8 @@ private:
   DenseMap<Value, unsigned> availableAfter;
   DenseSet<OpOperand *> localBatchIndices;
   DenseSet<Block *> deadBlocks;
-  /// Why each op whose results are unknown was refused, recorded by the
-  /// data-flow analysis when it refused them (the first reason).
+  /// Why the values of each op the data-flow analysis cannot follow are
+  /// unknown (the first reason it recorded).
   DenseMap<Operation *, std::string> refusalReasons;
   SmallVector<Diagnostic> diagnostics;
   bool reported = false;

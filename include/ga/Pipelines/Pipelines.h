@@ -86,6 +86,14 @@ struct AccumulatePipelineOptions
 void buildAccumulatePipeline(OpPassManager &pm,
                              const AccumulatePipelineOptions &options);
 
+/// Adds the rewrite with the N of `options.microBatches` (or dynamic
+/// micro-batches): what buildAccumulatePipeline adds when N is given, and
+/// what --ga-choose-micro-batches runs once it has chosen N (library
+/// GAPipelineStages, below the memory passes; `micro-batch-size` and
+/// `max-memory` are not read).
+void buildMicroBatchRewritePipeline(OpPassManager &pm,
+                                    const AccumulatePipelineOptions &options);
+
 //===----------------------------------------------------------------------===//
 // --ga-lower-to-cpu (owned by the CPU path: lib/Pipelines/CPUPipeline.cpp)
 //===----------------------------------------------------------------------===//

@@ -30,7 +30,12 @@ struct CheckCUDAToolkitPass
       WalkResult found = module.walk([&](Operation *op) {
         if (op->getName().getDialectNamespace() != "math")
           return WalkResult::advance();
-        op->emitError() << "this kernel calls libdevice for '" << op->getName()
+        // The payload ops of named linalg ops have unknown locations: point
+        // at the closest enclosing op that has one.
+        Operation *at = op;
+        while (isa<UnknownLoc>(at->getLoc()) && at->getParentOp())
+          at = at->getParentOp();
+        at->emitError() << "this kernel calls libdevice for '" << op->getName()
                         << "': set CUDA_HOME (or CUDA_ROOT, CUDA_PATH) to the "
                            "CUDA toolkit so that NVVM serialization can link "
                            "nvvm/libdevice/libdevice.10.bc";

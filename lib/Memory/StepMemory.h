@@ -3,12 +3,12 @@
 // What --ga-memory-report and --ga-choose-micro-batches share: the static
 // memory use of a training step after the --ga-accumulate rewrite with N
 // micro-batches and the bufferization of --ga-lower-to-cpu, computed on a
-// copy of the module. Internal to lib/Pipelines.
+// copy of the module. Internal to lib/Memory.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GA_LIB_PIPELINES_STEPMEMORY_H
-#define GA_LIB_PIPELINES_STEPMEMORY_H
+#ifndef GA_LIB_MEMORY_STEPMEMORY_H
+#define GA_LIB_MEMORY_STEPMEMORY_H
 
 #include "ga/Analysis/MemoryUsage.h"
 
@@ -58,4 +58,4 @@ std::string formatByteCount(int64_t bytes);
 
 } // namespace mlir::ga::detail
 
-#endif // GA_LIB_PIPELINES_STEPMEMORY_H
+#endif // GA_LIB_MEMORY_STEPMEMORY_H

@@ -3,8 +3,9 @@
 // --ga-choose-micro-batches resolves `micro-batch-size=M` and
 // `max-memory=<bytes>` into the number of micro-batches N of each training
 // step, records it as `ga.micro_batches`, and with `apply` runs the
-// --ga-accumulate rewrite with that N. It lives in lib/Pipelines because it
-// runs the rewrite and the CPU bufferization on copies of the step.
+// --ga-accumulate rewrite with that N. It runs the rewrite and the CPU
+// bufferization (GAPipelineStages) on copies of the step; the --ga-accumulate
+// pipeline (GAPipelines) adds it, so it sits between the two.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,8 +13,8 @@
 
 #include "ga/Analysis/BatchDependence.h"
 #include "ga/IR/GADialect.h"
+#include "ga/Memory/Passes.h"
 #include "ga/Pipelines/Pipelines.h"
-#include "ga/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
@@ -21,7 +22,7 @@
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_CHOOSEMICROBATCHES
-#include "ga/Transforms/Passes.h.inc"
+#include "ga/Memory/Passes.h.inc"
 } // namespace mlir::ga
 
 using namespace mlir;
@@ -176,7 +177,7 @@ void ChooseMicroBatchesPass::runOnOperation() {
       return signalPassFailure();
     }
     OpPassManager pm(ModuleOp::getOperationName());
-    buildAccumulatePipeline(pm, *options);
+    buildMicroBatchRewritePipeline(pm, *options);
     if (failed(runPipeline(pm, module)))
       return signalPassFailure();
   }

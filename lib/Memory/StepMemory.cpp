@@ -101,7 +101,7 @@ FailureOr<MemoryUsage> mlir::ga::detail::estimateStepMemory(
       return func.emitError() << "memory report: invalid --ga-accumulate "
                                  "options '"
                               << accumulateOptions << "'";
-    buildAccumulatePipeline(pm, *options);
+    buildMicroBatchRewritePipeline(pm, *options);
   }
   auto cpu = LowerToCPUOptions::createFromString(cpuOptions);
   if (!cpu)
@@ -145,7 +145,7 @@ FailureOr<MemoryUsage> mlir::ga::detail::estimateStepMemory(
 
 void mlir::ga::detail::getStepMemoryDialects(DialectRegistry &registry) {
   OpPassManager pm(ModuleOp::getOperationName());
-  buildAccumulatePipeline(pm, AccumulatePipelineOptions());
+  buildMicroBatchRewritePipeline(pm, AccumulatePipelineOptions());
   buildBufferizeForCPUPipeline(pm, LowerToCPUOptions());
   pm.getDependentDialects(registry);
 }

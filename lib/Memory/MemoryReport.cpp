@@ -2,15 +2,15 @@
 //
 // --ga-memory-report prints the byte counts of the memory-usage analysis for
 // each training step, as it is or for each N of a sweep, as a table or JSON.
-// It lives in lib/Pipelines because it runs the rewrite and the CPU
-// bufferization on copies of the step.
+// It runs the rewrite and the CPU bufferization (GAPipelineStages) on copies
+// of the step.
 //
 //===----------------------------------------------------------------------===//
 
 #include "StepMemory.h"
 
 #include "ga/IR/GADialect.h"
-#include "ga/Transforms/Passes.h"
+#include "ga/Memory/Passes.h"
 
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -19,7 +19,7 @@
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_MEMORYREPORT
-#include "ga/Transforms/Passes.h.inc"
+#include "ga/Memory/Passes.h.inc"
 } // namespace mlir::ga
 
 using namespace mlir;

@@ -1,0 +1,73 @@
+//===- BatchTransferOpInterface.td - how an op relates to the batch -------===//
+//
+// The op interface through which an op family states how it maps the batch
+// dimension of per-sample values: the batch analysis calls it instead of
+// matching op classes. Upstream ops get it as external models, attached per
+// op family (BatchTensorOps.cpp, BatchRegions.cpp, BatchDataFlow.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GA_ANALYSIS_BATCHTRANSFEROPINTERFACE
+#define GA_ANALYSIS_BATCHTRANSFEROPINTERFACE
+
+include "mlir/IR/OpBase.td"
+
+def BatchTransferOpInterface : OpInterface<"BatchTransferOpInterface"> {
+  let description = [{
+    The transfer function of an op in the batch analysis (BatchDataFlow.h):
+    given the batch classes of the op's inputs (through `BatchTransfer`), it
+    sets the class of each result, marks the op per-sample, and refuses with
+    a located reason what a micro-batch rewrite could not keep exact.
+
+    Ops need no model when what they declare already says it: a
+    `linalg::LinalgOp` (its indexing maps and iterator types) and an
+    elementwise-mappable op without memory effects. Any other op on
+    per-sample values without a model is refused.
+
+    Adding an op family: write its transfer function and attach it as an
+    external model in the extension that `registerBatchTransferModels`
+    installs for the op's dialect.
+  }];
+  let cppNamespace = "::mlir::ga";
+  let methods = [
+    InterfaceMethod<
+      /*desc=*/[{
+        Applies the transfer function to this op: reads the classes of its
+        inputs from `transfer` and sets the classes of its results there.
+        Called for an op that reads a per-sample value (for a region op, on
+        every visit).
+      }],
+      /*retTy=*/"void",
+      /*methodName=*/"transferBatch",
+      /*args=*/(ins "::mlir::ga::BatchTransfer &":$transfer)
+    >,
+    InterfaceMethod<
+      /*desc=*/[{
+        Whether the op's regions hold code of the training step (scf.if,
+        scf.for, scf.while), whose per-sample ops the rewrite re-creates in
+        the micro-batch loop, rather than a payload that computes one
+        element. Its results are joined by the data-flow framework through
+        `RegionBranchOpInterface`; the transfer function checks them.
+      }],
+      /*retTy=*/"bool",
+      /*methodName=*/"holdsStepCode",
+      /*args=*/(ins),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/"return false;"
+    >,
+    InterfaceMethod<
+      /*desc=*/[{
+        Whether the op keeps track of whole batches stacked one after the
+        other along the batch dimension (a reshape of the stacks into an
+        outer dimension, a cast, a concatenation); any other op refuses them.
+      }],
+      /*retTy=*/"bool",
+      /*methodName=*/"keepsStackedBatches",
+      /*args=*/(ins),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/"return false;"
+    >,
+  ];
+}
+
+#endif // GA_ANALYSIS_BATCHTRANSFEROPINTERFACE
