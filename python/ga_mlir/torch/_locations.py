@@ -281,7 +281,7 @@ _EXPLANATIONS = [
      r"cast of a per-sample value to an unranked tensor|"
      r"linalg op on buffers in a training step|"
      r"must be a ranked tensor|"
-     r"did not converge|"
+     r"did not converge|the batch analysis did not reach the inputs of|"
      r"all-reduce of a per-sample value",
      "torch-mlir lowered the PyTorch operation of this line to a form that "
      "ga-mlir's batch analysis has no rule for, so it cannot prove that "

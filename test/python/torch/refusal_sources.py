@@ -12,9 +12,10 @@ import re
 # they call: the analysis, the rewrite's passes, the common codegen checks,
 # the pipelines (ga-choose-micro-batches, the memory report) and the
 # constant-index check they share.
-SOURCES = ("lib/Analysis/*.cpp", "lib/Transforms/*.cpp",
-           "lib/Transforms/*/*.cpp", "lib/Codegen/Common/*.cpp",
-           "lib/Pipelines/*.cpp", "lib/Utils/ConstantIndices.cpp")
+SOURCES = ("lib/Analysis/*.cpp", "lib/Analysis/*/*.cpp",
+           "lib/Transforms/*.cpp", "lib/Transforms/*/*.cpp",
+           "lib/Codegen/Common/*.cpp", "lib/Pipelines/*.cpp",
+           "lib/Utils/ConstantIndices.cpp")
 
 # The messages that a step from compile_train_step cannot meet, and why
 # (patterns of the templates; every other message needs PyTorch words in
