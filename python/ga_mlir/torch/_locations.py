@@ -71,12 +71,35 @@ def current_step_line(backward_of=None):
     traced); in PyTorch's backward, which runs without the model's frames,
     "the backward of `backward_of`" (UNLOCATED without it)."""
     frames = re.findall(r'File "([^"]+)", line (\d+)', _user_frames(
-        "".join(traceback.format_stack()), inside_step=True))
+        "".join(traceback.format_stack()), inside_step=True)) or \
+        _backward_frames()
     if frames:
         return f"{frames[-1][0]}:{frames[-1][1]}"
     return (f"the model's backward of {backward_of} (no line: PyTorch runs "
             "the backward without the model's frames)") if backward_of \
         else UNLOCATED
+
+
+def _backward_frames():
+    """While PyTorch's backward is traced: the user's frames of the forward
+    operation it differentiates, by locate_graph's rule (the node of the
+    graph being traced with the smallest autograd sequence number at or
+    after the one preserve_backward_locations recorded), or []."""
+    import torch.fx.traceback as fx_traceback
+    from torch.fx.experimental.proxy_tensor import get_proxy_mode
+
+    numbers = fx_traceback.current_meta.get("grad_fn_seq_nr")
+    mode = get_proxy_mode()
+    if not numbers or mode is None:
+        return []
+    best = None
+    for node in mode.tracer.graph.nodes:
+        nr = node.meta.get("seq_nr", -1)
+        if nr >= numbers[-1] and node.meta.get("stack_trace") and \
+                (best is None or nr < best[0]):
+            best = (nr, node.meta["stack_trace"])
+    return re.findall(r'File "([^"]+)", line (\d+)', _user_frames(
+        best[1], inside_step=True)) if best else []
 
 
 def _first_location(operation, prefix):

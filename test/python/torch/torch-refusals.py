@@ -194,6 +194,13 @@ class WithCeilPool(zoo.CNN):
         return super().forward(F.max_pool2d(x, 1, ceil_mode=True))  # ceil
 
 
+class WithOverlappingPool(zoo.CNN):
+    def forward(self, x):
+        x = F.avg_pool2d(self.conv1(x), 3, stride=1, padding=1)  # overlap
+        x = self.pool2(F.relu(self.conv2(self.pool1(x))))
+        return self.fc(torch.flatten(x, 1))
+
+
 # CHECK: statistic: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: each sample's computation here uses a value computed from the whole batch {{.*}}pass recompute_statistics=True to compile_train_step {{.*}}(ga-mlir: batch coupling:
 # CHECK: statistic: in PyTorch words: True
 # CHECK: statistic: located at the model's line: True
@@ -226,6 +233,12 @@ refused("branch", WithBranch(), "branch")
 # CHECK: cnn-ceil: in PyTorch words: True
 # CHECK: cnn-ceil: located at the model's line: True
 refused("cnn-ceil", WithCeilPool(), "ceil")
+# Refused in PyTorch's backward (no model frame on the stack): located at the
+# forward operation it differentiates.
+# CHECK: cnn-overlap: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: the backward of avg_pool2d (nn.AvgPool2d) with overlapping or padded windows is not supported: use windows that tile the input
+# CHECK: cnn-overlap: in PyTorch words: True
+# CHECK: cnn-overlap: located at the model's line: True
+refused("cnn-overlap", WithOverlappingPool(), "overlap")
 # CHECK: options: TypeError: compile_train_step: unknown option 'no_such_option'
 refused("options", zoo.MLP(), no_such_option=1)
 
