@@ -312,6 +312,7 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
                 f"step{_trace_hint(str(error))} ({type(error).__name__}: "
                 f"{reason[0] if reason else ''})") from None
     locate_graph(gm.graph)
+    _refuse_data_dependent_sizes(gm.graph)
     rewrite_graph(gm)
     for node in gm.graph.nodes:
         if node.op == "call_function":
@@ -360,6 +361,12 @@ _TM_TENSOR_WORDS = {
 }
 
 
+_DATA_DEPENDENT_WORDS = (
+    "a size on this line depends on the data (torch.nonzero, x[mask] with a "
+    "boolean mask, torch.unique, repeat_interleave by a tensor): the "
+    "compiled step needs sizes known when it is traced; keep the shape "
+    "fixed (torch.where with the mask, or multiply by it)")
+
 # Why PyTorch could not trace a step, in words that say what to do: (a part
 # of PyTorch's message, the words).
 _TRACE_HINTS = [
@@ -369,12 +376,41 @@ _TRACE_HINTS = [
      "which a traced step cannot: the step is traced once for every batch; "
      "use torch.where (or clamp, masks) instead of a Python branch on a "
      "value, or pass the value as a Python number"),
-    ("data-dependent",
-     "a size on this line depends on the data (torch.nonzero, x[mask] with "
-     "a boolean mask, torch.unique, repeat_interleave by a tensor): the "
-     "compiled step needs sizes known when it is traced; keep the shape "
-     "fixed (torch.where with the mask, or multiply by it)"),
+    ("data-dependent", _DATA_DEPENDENT_WORDS),
 ]
+
+
+# Operations whose result's size depends on the values of their input: the
+# trace records the size of the example batch's result, which another batch
+# does not have.
+_DATA_DEPENDENT_SIZES = {"nonzero", "argwhere", "masked_select", "_unique",
+                         "_unique2", "unique_dim", "unique_consecutive",
+                         "repeat_interleave"}
+
+
+def _refuse_data_dependent_sizes(graph):
+    """CompileError at the model's line for an operation of `graph` whose
+    result's size depends on the data (a boolean mask as an index included):
+    the traced size is the example batch's only."""
+    for node in graph.nodes:
+        if node.op != "call_function":
+            continue
+        name = str(node.target).split(".")[1] if str(node.target).startswith(
+            "aten.") else ""
+        masks = name in ("index", "index_put") and any(
+            getattr(getattr(i, "meta", {}).get("val"), "dtype", None) ==
+            torch.bool for i in (node.args[1] if len(node.args) > 1 and
+                                 isinstance(node.args[1], (list, tuple))
+                                 else ()))
+        if str(node.target) in ("aten.repeat_interleave.Tensor",
+                                "aten.repeat_interleave.self_Tensor"):
+            name = "repeat_interleave"
+        if name in _DATA_DEPENDENT_SIZES or masks:
+            where = _innermost_user_line(node.meta.get("stack_trace"))
+            raise CompileError(
+                f"{where or UNLOCATED}: error: {_DATA_DEPENDENT_WORDS} "
+                f"(torch.ops.aten.{name}"
+                f"{' with a boolean mask' if masks else ''})")
 
 
 def _trace_hint(message):

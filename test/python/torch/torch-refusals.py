@@ -189,6 +189,12 @@ class WithBranch(zoo.MLP):
         return self.net[1:](h if h.sum() > 0 else -h)  # branch
 
 
+class WithMask(zoo.MLP):
+    def forward(self, x):
+        h = self.net[0](x)
+        return self.net[1:](h) * h[h > 0].sum()  # boolean mask
+
+
 class WithCeilPool(zoo.CNN):
     def forward(self, x):
         return super().forward(F.max_pool2d(x, 1, ceil_mode=True))  # ceil
@@ -229,6 +235,13 @@ refused("sort", WithSort(), "sort")
 # CHECK: branch: in PyTorch words: True
 # CHECK: branch: located at the model's line: True
 refused("branch", WithBranch(), "branch")
+# A size that depends on the data is refused before torch-mlir (whose
+# lowering of a boolean index ran for minutes) and before a size of the
+# example batch could be compiled in.
+# CHECK: mask: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: a size on this line depends on the data {{.*}}(torch.ops.aten.index with a boolean mask)
+# CHECK: mask: in PyTorch words: True
+# CHECK: mask: located at the model's line: True
+refused("mask", WithMask(), "boolean mask")
 # CHECK: cnn-ceil: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: max_pool2d(ceil_mode=True) is not supported: use ceil_mode=False
 # CHECK: cnn-ceil: in PyTorch words: True
 # CHECK: cnn-ceil: located at the model's line: True
