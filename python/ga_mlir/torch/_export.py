@@ -384,32 +384,31 @@ _TRACE_HINTS = [
 # trace records the size of the example batch's result, which another batch
 # does not have.
 _DATA_DEPENDENT_SIZES = {"nonzero", "argwhere", "masked_select", "_unique",
-                         "_unique2", "unique_dim", "unique_consecutive",
-                         "repeat_interleave"}
+                         "_unique2", "unique_dim", "unique_consecutive"}
+_DATA_DEPENDENT_OVERLOADS = {"aten.repeat_interleave.Tensor",
+                             "aten.repeat_interleave.self_Tensor"}
 
 
 def _refuse_data_dependent_sizes(graph):
     """CompileError at the model's line for an operation of `graph` whose
-    result's size depends on the data (a boolean mask as an index included):
-    the traced size is the example batch's only."""
+    result's size depends on the data (x[mask] with a boolean mask
+    included): the traced size is the example batch's only."""
     for node in graph.nodes:
-        if node.op != "call_function":
+        target = str(node.target)
+        if node.op != "call_function" or not target.startswith("aten."):
             continue
-        name = str(node.target).split(".")[1] if str(node.target).startswith(
-            "aten.") else ""
-        masks = name in ("index", "index_put") and any(
+        name = target.split(".")[1]
+        indices = node.args[1] if name == "index" and len(node.args) > 1 \
+            else ()
+        masks = isinstance(indices, (list, tuple)) and any(
             getattr(getattr(i, "meta", {}).get("val"), "dtype", None) ==
-            torch.bool for i in (node.args[1] if len(node.args) > 1 and
-                                 isinstance(node.args[1], (list, tuple))
-                                 else ()))
-        if str(node.target) in ("aten.repeat_interleave.Tensor",
-                                "aten.repeat_interleave.self_Tensor"):
-            name = "repeat_interleave"
-        if name in _DATA_DEPENDENT_SIZES or masks:
+            torch.bool for i in indices)
+        if name in _DATA_DEPENDENT_SIZES or masks or \
+                target in _DATA_DEPENDENT_OVERLOADS:
             where = _innermost_user_line(node.meta.get("stack_trace"))
             raise CompileError(
                 f"{where or UNLOCATED}: error: {_DATA_DEPENDENT_WORDS} "
-                f"(torch.ops.aten.{name}"
+                f"(torch.ops.{target}"
                 f"{' with a boolean mask' if masks else ''})")
 
 

@@ -238,7 +238,7 @@ refused("branch", WithBranch(), "branch")
 # A size that depends on the data is refused before torch-mlir (whose
 # lowering of a boolean index ran for minutes) and before a size of the
 # example batch could be compiled in.
-# CHECK: mask: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: a size on this line depends on the data {{.*}}(torch.ops.aten.index with a boolean mask)
+# CHECK: mask: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: a size on this line depends on the data {{.*}}(torch.ops.aten.index.Tensor with a boolean mask)
 # CHECK: mask: in PyTorch words: True
 # CHECK: mask: located at the model's line: True
 refused("mask", WithMask(), "boolean mask")
