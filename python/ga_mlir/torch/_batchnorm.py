@@ -9,7 +9,7 @@ import traceback
 import torch
 
 from ._common import CompileError, patched_forwards
-from ._locations import _innermost_user_line
+from ._locations import UNLOCATED, _innermost_user_line
 
 
 @contextlib.contextmanager
@@ -43,7 +43,7 @@ def _batch_norm_check(model, exact_statistics=False):
                       "do: give a momentum")
         if reason:
             stack = "".join(traceback.format_stack())
-            where = _innermost_user_line(stack) or "<unknown>"
+            where = _innermost_user_line(stack) or UNLOCATED
             raise CompileError(f"{where}: error: {reason}")
     for m in model.modules():
         if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):

@@ -8,6 +8,7 @@ import math
 import torch
 
 from ._common import CompileError
+from ._locations import current_step_line
 
 
 aten = torch.ops.aten
@@ -89,8 +90,12 @@ def _embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
     rows with the output gradient (PyTorch's decomposition is an index_put
     with accumulation, a scatter)."""
     if scale_grad_by_freq:
-        raise CompileError("nn.Embedding(scale_grad_by_freq=True) is not "
-                           "supported")
+        raise CompileError(
+            f"{current_step_line('nn.Embedding')}: error: "
+            "nn.Embedding(scale_grad_by_freq=True) is not supported: its "
+            "gradient divides each row by how often its index occurs in the "
+            "whole batch, which micro-batches cannot count; use "
+            "scale_grad_by_freq=False")
     valid = indices != padding_idx
     hot = _one_hot(indices, num_weights, indices.dim())
     hot = (hot & valid.unsqueeze(-1)).to(grad_output.dtype)
@@ -127,7 +132,10 @@ def _max_pool2d_with_indices(self, kernel_size, stride=(), padding=0,
     from strided slices of the input and a max over the window (torch-mlir
     computes the indices with a gather inside a linalg body)."""
     if ceil_mode:
-        raise CompileError("max_pool2d(ceil_mode=True) is not supported")
+        raise CompileError(
+            f"{current_step_line('max_pool2d')}: error: "
+            "max_pool2d(ceil_mode=True) is not supported: use "
+            "ceil_mode=False, with F.pad to cover the last window")
     (kh, kw), (sh, sw) = _pair(kernel_size), _pair(stride or kernel_size)
     (ph, pw), (dh, dw) = _pair(padding), _pair(dilation)
     h, w = self.shape[-2:]
@@ -171,8 +179,12 @@ def _avg_pool2d_backward(grad_output, self, kernel_size, stride, padding,
     """Windows that tile the input: each input element gets its window's
     gradient divided by the window size, as PyTorch's kernel computes it."""
     if not _tiles(self, kernel_size, stride, padding, 1, ceil_mode):
-        raise CompileError("the backward of avg_pool2d with overlapping or "
-                           "padded windows is not supported")
+        raise CompileError(
+            f"{current_step_line('avg_pool2d')}: error: the backward of "
+            "avg_pool2d (nn.AvgPool2d) with overlapping or padded windows is "
+            "not supported: use windows that tile the input (stride = "
+            "kernel_size, no padding, sizes divisible by the kernel), or "
+            "max_pool2d")
     kh, kw = _pair(kernel_size)
     divisor = divisor_override or kh * kw
     return _upsample(grad_output, kernel_size) / divisor
@@ -252,8 +264,10 @@ def one_hot(self, num_classes=-1):
     which a traced step cannot do: an index out of range gives a row of
     zeros here instead of an error)."""
     if num_classes < 0:
-        raise CompileError("F.one_hot without num_classes: the number of "
-                           "classes depends on the data; give num_classes")
+        raise CompileError(
+            f"{current_step_line('one_hot')}: error: F.one_hot without "
+            "num_classes: the number of classes depends on the data; give "
+            "num_classes")
     return _one_hot(self, num_classes, self.dim()).to(torch.int64)
 
 

@@ -13,9 +13,9 @@ from ._batchnorm import (_batch_norm_buffers, _batch_norm_check,
 from ._common import CompileError
 from ._convolutions import ConvolutionForms
 from ._decompositions import _decomposition_table, one_hot
-from ._locations import (_first_location, _innermost_user_line,
-                         current_user_line, describe_location, locate_graph,
-                         preserve_backward_locations)
+from ._locations import (UNLOCATED, _first_location, _innermost_user_line,
+                         current_user_line, describe_location,
+                         locate_graph, preserve_backward_locations)
 from ._modules import batch_first_forms
 from ._optimizers import _Optimizer
 from ._rewrites import rewrite_graph
@@ -80,7 +80,7 @@ def _draw_layouts(model, loss_fn, inputs, batch_dims, exact_statistics):
             traceback.format_tb(error.__traceback__)))
         reason = str(error).strip().splitlines()
         raise CompileError(
-            f"{where or '<unknown>'}: error: the forward fails when run as "
+            f"{where or UNLOCATED}: error: the forward fails when run as "
             "it is traced (under PyTorch's compiling state, with the "
             f"frontend's forms of its layers): {type(error).__name__}: "
             f"{reason[0] if reason else ''}") from None
@@ -308,10 +308,11 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
                 traceback.format_tb(error.__traceback__)))
             reason = str(error).strip().splitlines()
             raise CompileError(
-                f"{where or '<unknown>'}: error: PyTorch could not trace the "
-                f"step ({type(error).__name__}: "
+                f"{where or UNLOCATED}: error: PyTorch could not trace the "
+                f"step{_trace_hint(str(error))} ({type(error).__name__}: "
                 f"{reason[0] if reason else ''})") from None
     locate_graph(gm.graph)
+    _refuse_data_dependent_sizes(gm.graph)
     rewrite_graph(gm)
     for node in gm.graph.nodes:
         if node.op == "call_function":
@@ -320,7 +321,7 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
             if name in _philox.RANDOM_OPS:
                 where = _innermost_user_line(node.meta.get("stack_trace"))
                 raise CompileError(
-                    f"{where or '<unknown>'}: error: the step draws random "
+                    f"{where or UNLOCATED}: error: the step draws random "
                     f"numbers with torch.{name.rstrip('_')}, which the "
                     "compiled step cannot draw (it draws those of Dropout, "
                     "torch.bernoulli, torch.rand and uniform_, by sample): "
@@ -332,16 +333,91 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
             "cannot reproduce its draws")
     module = _import_to_linalg(gm)
     text = module.operation.get_asm(enable_debug_info=True)
-    foreign = sorted(_op_names(module, "tm_tensor."))
+    foreign = sorted(_op_names(module, "tm_tensor.") - {"tm_tensor.yield"})
     if foreign:
         # torch-mlir's own dialect for ops linalg has no form of (scatter,
         # sort, ...): ga-mlir takes upstream dialects only.
         raise CompileError(
             f"{_first_location(module.operation, 'tm_tensor.')}: error: "
-            f"torch-mlir lowered part of the step to {', '.join(foreign)}, "
-            "which ga-mlir does not take (an indexing op such as index_put "
-            "or scatter in the model?)")
+            "torch-mlir lowers the PyTorch operation of this line (or its "
+            "backward) to " + " and ".join(
+                _TM_TENSOR_WORDS.get(name, name) for name in foreign) +
+            ", which ga-mlir does not compile: write it without them "
+            "(a one-hot product or torch.where instead of a write by index, "
+            "a reduction instead of a sort) (torch-mlir: "
+            f"{', '.join(foreign)})")
     return text, spec
+
+
+# What torch-mlir's tm_tensor ops come from, in PyTorch's words.
+_TM_TENSOR_WORDS = {
+    "tm_tensor.scatter": "a write by index (x[idx] = v, index_put_, "
+                         "index_add, index_fill, scatter, scatter_add, or the "
+                         "backward of max/min over a dimension, of "
+                         "torch.gather or of x[idx])",
+    "tm_tensor.sort": "a sort (torch.sort, topk, argsort, median, "
+                      "kthvalue)",
+    "tm_tensor.scan": "a scan (torch.cumsum, cumprod, cummax)",
+}
+
+
+_DATA_DEPENDENT_WORDS = (
+    "a size on this line depends on the data (torch.nonzero, x[mask] with a "
+    "boolean mask, torch.unique, repeat_interleave by a tensor): the "
+    "compiled step needs sizes known when it is traced; keep the shape "
+    "fixed (torch.where with the mask, or multiply by it)")
+
+# Why PyTorch could not trace a step, in words that say what to do: (a part
+# of PyTorch's message, the words).
+_TRACE_HINTS = [
+    ("_local_scalar_dense",
+     "this line reads the value of a tensor in Python (if x.sum() > 0:, "
+     ".item(), int(x), a loop or a size that depends on a tensor's values), "
+     "which a traced step cannot: the step is traced once for every batch; "
+     "use torch.where (or clamp, masks) instead of a Python branch on a "
+     "value, or pass the value as a Python number"),
+    ("data-dependent", _DATA_DEPENDENT_WORDS),
+]
+
+
+# Operations whose result's size depends on the values of their input: the
+# trace records the size of the example batch's result, which another batch
+# does not have.
+_DATA_DEPENDENT_SIZES = {"nonzero", "argwhere", "masked_select", "_unique",
+                         "_unique2", "unique_dim", "unique_consecutive"}
+_DATA_DEPENDENT_OVERLOADS = {"aten.repeat_interleave.Tensor",
+                             "aten.repeat_interleave.self_Tensor"}
+
+
+def _refuse_data_dependent_sizes(graph):
+    """CompileError at the model's line for an operation of `graph` whose
+    result's size depends on the data (x[mask] with a boolean mask
+    included): the traced size is the example batch's only."""
+    for node in graph.nodes:
+        target = str(node.target)
+        if node.op != "call_function" or not target.startswith("aten."):
+            continue
+        name = target.split(".")[1]
+        indices = node.args[1] if name == "index" and len(node.args) > 1 \
+            else ()
+        masks = isinstance(indices, (list, tuple)) and any(
+            getattr(getattr(i, "meta", {}).get("val"), "dtype", None) ==
+            torch.bool for i in indices)
+        if name in _DATA_DEPENDENT_SIZES or masks or \
+                target in _DATA_DEPENDENT_OVERLOADS:
+            where = _innermost_user_line(node.meta.get("stack_trace"))
+            raise CompileError(
+                f"{where or UNLOCATED}: error: {_DATA_DEPENDENT_WORDS} "
+                f"(torch.ops.{target}"
+                f"{' with a boolean mask' if masks else ''})")
+
+
+def _trace_hint(message):
+    """": <what to do>" for a known cause of a trace failure, or ""."""
+    for part, words in _TRACE_HINTS:
+        if part in message:
+            return ": " + words
+    return ""
 
 
 def _op_names(module, prefix):
@@ -406,11 +482,15 @@ def _import_to_linalg(gm):
 def _lowering_error(errors):
     """torch-mlir's failure (its (location, message) errors) at the user's
     (or library's) line, in words that say what it means for the model."""
-    lines = [f"{describe_location(location)}: error: torch-mlir cannot "
-             "lower the PyTorch operation of this line (or of its "
-             "backward) to linalg: rewrite it with other operations, or "
-             f"report it (torch-mlir: {message.splitlines()[0]})"
-             for location, message in errors]
+    lines = []
+    for location, message in errors:
+        where = describe_location(location)
+        what = "of this line (or of its backward)" if where != UNLOCATED \
+            else "that it gives no line (named in its words)"
+        lines.append(f"{where}: error: torch-mlir cannot lower the PyTorch "
+                     f"operation {what} to linalg: rewrite it with other "
+                     "operations, or report it (torch-mlir: "
+                     f"{message.splitlines()[0]})")
     return CompileError("torch-mlir could not lower the step to "
                         "linalg-on-tensors:\n" + "\n".join(lines))
 

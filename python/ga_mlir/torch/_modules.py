@@ -63,8 +63,11 @@ def _attention_forward(m, query, key, value, key_padding_mask=None,
     v = F.linear(value, wv, bv).view(b, ts, h, hd).transpose(1, 2)
     mask = _float_mask(attn_mask, q.dtype)
     if mask is None and is_causal:
-        raise CompileError("MultiheadAttention: is_causal=True needs an "
-                           "attn_mask (as PyTorch says)")
+        raise CompileError(f"{current_user_line()}: error: "
+                           "MultiheadAttention: is_causal=True needs an "
+                           "attn_mask (as PyTorch says): pass the causal "
+                           "mask too (nn.Transformer."
+                           "generate_square_subsequent_mask)")
     if mask is not None:
         # [T, S] for all, or [B*H, T, S] (sample-major, as PyTorch reads it).
         mask = mask.view(1, 1, tq, ts) if mask.dim() == 2 else \

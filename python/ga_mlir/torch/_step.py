@@ -48,7 +48,25 @@ _NVVM_OPTIONS = {
 }
 
 
-def _option_text(value):
+# The switches and counts among the options (the passes' bool and unsigned
+# options): checked here, so that a wrong value is refused in Python's
+# words rather than as a pass pipeline that does not parse.
+_SWITCHES = {"allow_ghost_batch", "recompute_statistics", "fuse", "blas",
+             "fuse_elementwise", "static_temporaries", "openmp", "cublas",
+             "cuda_graphs", "fma"}
+_COUNTS = {"vector_width", "num_threads", "block_size"}
+
+
+def _option_text(value, key=None):
+    """An option's value as a pass option takes it; TypeError for a switch
+    that is not True or False, or a count that is not an int >= 0."""
+    if key in _SWITCHES and not isinstance(value, bool):
+        raise TypeError(f"compile_train_step: {key} must be True or False, "
+                        f"got {value!r}")
+    if key in _COUNTS and (isinstance(value, bool) or not isinstance(
+            value, int) or value < 0):
+        raise TypeError(f"compile_train_step: {key} must be an int >= 0, "
+                        f"got {value!r}")
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
@@ -64,7 +82,7 @@ def _nvvm_options(options):
             raise TypeError(f"compile_train_step: option {key!r} is not one "
                             "of target='cuda' (" +
                             ", ".join(sorted(_NVVM_OPTIONS)) + ")")
-        low.append(f"{_NVVM_OPTIONS[key]}={_option_text(value)}")
+        low.append(f"{_NVVM_OPTIONS[key]}={_option_text(value, key)}")
     return low
 
 
@@ -83,7 +101,7 @@ def _lowering_options(options):
         if value is None or key in _ACCUMULATE_OPTIONS:
             continue
         if key in _LOWER_OPTIONS:
-            low.append(f"{_LOWER_OPTIONS[key]}={_option_text(value)}")
+            low.append(f"{_LOWER_OPTIONS[key]}={_option_text(value, key)}")
         else:
             raise TypeError(f"compile_train_step: unknown option {key!r}")
     return low
@@ -157,7 +175,7 @@ def _memory_report(ir, micro_batches, batch_args, options, in_place):
 def _rewrite_options(options):
     """The --ga-accumulate options among `options` that shape the rewrite,
     as the text of a pass option."""
-    return " ".join(f"{_ACCUMULATE_OPTIONS[k]}={_option_text(v)}"
+    return " ".join(f"{_ACCUMULATE_OPTIONS[k]}={_option_text(v, k)}"
                     for k, v in sorted(options.items())
                     if k in _ACCUMULATE_OPTIONS and v is not None)
 
@@ -203,7 +221,7 @@ def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
     except PipelineError as error:
         raise CompileError(
             "ga-mlir could not choose the number of micro-batches:\n" +
-            "\n".join(d.rstrip("\n") for d in error.diagnostics)) from None
+            "\n".join(explain(d) for d in error.diagnostics)) from None
     n = function_info(chosen, "train_step").micro_batches
     if n is None:
         raise CompileError("ga-choose-micro-batches recorded no number of "
@@ -408,7 +426,9 @@ class CompiledTrainStep:
         batch_args = spec.batch_args()  # the inputs (and samples' indices)
         n = self._micro_batch_count(ir, batch_args, batch)
         if not 1 <= n <= batch:
-            raise CompileError(f"{n} micro-batches for a batch of {batch}")
+            raise CompileError(f"{n} micro-batches for a batch of {batch}: "
+                               "every micro-batch needs at least one "
+                               "sample; pass at most the batch size")
         compiled_ir, pipelines = self._step_pipelines(ir, n, batch_args, spec)
         buffers = dict(self.model.named_buffers())
         results = [(p.shape, p.dtype) for p in spec.params]

@@ -119,13 +119,13 @@ def refused(name, **options):
 
 
 # The error names the smallest peak, at the model's line (zoo.py).
-# CHECK: too-small: ga-mlir could not choose the number of micro-batches: | {{.*}}zoo.py:{{[0-9]+}}:{{[0-9]+}}: error: no number of micro-batches fits max-memory=1KiB: the smallest static peak is {{.*}} with N = {{[0-9]+}}
+# CHECK: too-small: ga-mlir could not choose the number of micro-batches: | {{.*}}zoo.py:{{[0-9]+}}: error: no number of micro-batches brings the step's peak memory under max_memory: {{.*}}(ga-mlir: no number of micro-batches fits max-memory=1KiB: the smallest static peak is {{.*}} with N = {{[0-9]+}}
 refused("too-small", max_memory="1KiB")
-# CHECK: contradiction: {{.*}} error: contradictory options micro-batches=2, max-memory=1MiB: give only one of
+# CHECK: contradiction: {{.*}} error: give only one of micro_batches=, micro_batch_size= and max_memory= {{.*}}(ga-mlir: contradictory options micro-batches=2, max-memory=1MiB: give only one of
 refused("contradiction", micro_batches=2, max_memory="1MiB")
-# CHECK: contradiction-size: {{.*}} error: contradictory options micro-batch-size=4, max-memory=1MiB
+# CHECK: contradiction-size: {{.*}} error: give only one of {{.*}}(ga-mlir: contradictory options micro-batch-size=4, max-memory=1MiB
 refused("contradiction-size", micro_batch_size=4, max_memory="1MiB")
-# CHECK: unit: {{.*}} error: invalid max-memory '12XB': expected a number of bytes
+# CHECK: unit: {{.*}} error: max_memory= must be a number of bytes or a string such as '256MiB' {{.*}}(ga-mlir: invalid max-memory '12XB': expected a number of bytes
 refused("unit", max_memory="12XB")
 try:
     compile_train_step(model, zoo.classification_loss, opt, batch,

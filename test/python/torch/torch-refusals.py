@@ -1,19 +1,42 @@
 # RUN: rm -rf %t.cache
-# RUN: env PYTHONPATH=%ga_python_path:%torch_zoo GA_MLIR_CACHE_DIR=%t.cache %torch_python %s | FileCheck %s
+# RUN: env PYTHONPATH=%ga_python_path:%torch_zoo GA_MLIR_CACHE_DIR=%t.cache %torch_python %s %ga_src_root | FileCheck %s
 #
 # What compile_train_step refuses, and where it says the problem is: the
 # user's line in the model (MLIR locations from the traced nodes' stack
-# traces, reduced to the user's frames). BatchNorm in evaluation mode is
-# accepted and exact.
+# traces, reduced to the user's frames), in PyTorch's words, with the
+# compiler's in parentheses. Every refusal message of ga-mlir's C++ sources
+# has PyTorch words (or is one a PyTorch step cannot meet). BatchNorm in
+# evaluation mode is accepted and exact.
 
+import re
 import sys
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import refusal_sources
 import zoo
 from ga_mlir.torch import CompileError, compile_train_step
+from ga_mlir.torch._locations import _EXPLANATIONS, explanation
+
+# Every message template of the sources: PyTorch words, or on the list of
+# those a PyTorch step cannot meet; and no pattern of either list that
+# matches none (a message reworded in the sources).
+templates = refusal_sources.templates(sys.argv[1])
+unreachable = [p for p, _ in refusal_sources.UNREACHABLE]
+for where, line, message in templates:
+    if explanation(message.replace("{}", "0")) is None and \
+            not any(re.search(p, message) for p in unreachable):
+        print(f"no PyTorch words: {where}:{line}: {message}")
+for pattern in [p for p, _ in _EXPLANATIONS] + unreachable:
+    if not any(re.search(pattern, m.replace("{}", "0")) or
+               re.search(pattern, m) for _, _, m in templates):
+        print(f"pattern matches no message of the sources: {pattern}")
+# CHECK-NOT: no PyTorch words
+# CHECK-NOT: pattern matches no message
+# CHECK: refusal messages read from the sources: {{[1-9][0-9]+}}
+print(f"refusal messages read from the sources: {len(templates)}")
 
 def line_of(path, marker):
     with open(path) as f:
@@ -21,12 +44,25 @@ def line_of(path, marker):
                     if text.rstrip().endswith("# " + marker))
 
 
+# An MLIR op's name (the dialects of a lowered PyTorch step).
+_OP_NAME = (r"'?(linalg|tensor|arith|math|scf|func|memref|affine|cf|ga|"
+            r"bufferization|tm_tensor|torch\.(aten|prim|constant))\.")
+
+
+def in_pytorch_words(text, first):
+    """Whether a refusal says what is wrong in words (not with an op's name
+    first) and names no unknown location."""
+    said = first.partition(" error: ")[2]
+    return ("<unknown>" not in text and "loc(unknown)" not in text and
+            bool(said) and not re.match(_OP_NAME, said))
+
+
 def refused(name, model, marker=None, path=__file__, **options):
-    """Prints the first line of the refusal and whether it names the line
-    marked `marker` in this file."""
+    """Prints the first line of the refusal, whether it is in PyTorch's
+    words and whether it names the line marked `marker` in this file."""
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     batch = zoo.cnn_batch(torch.Generator().manual_seed(0)) \
-        if name.startswith("bn") else \
+        if name.startswith(("bn", "cnn")) else \
         zoo.lm_batch(torch.Generator().manual_seed(0)) \
         if name == "mha" else zoo.mlp_batch(torch.Generator().manual_seed(0))
     loss = zoo.lm_loss if name == "mha" else zoo.classification_loss
@@ -39,6 +75,7 @@ def refused(name, model, marker=None, path=__file__, **options):
         lines = text.splitlines()
         first = next((line for line in lines if "error" in line), lines[0])
         print(f"{name}: refused: {first}")
+        print(f"{name}: in PyTorch words: {in_pytorch_words(text, first)}")
         if marker:
             lines = [f"{path}:{line_of(path, m)}:" for m in marker.split("|")]
             located = any(where in first for where in lines)
@@ -59,16 +96,19 @@ class WithBatchNorm(zoo.BatchNormCNN):
 
 
 # CHECK: bn-train: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: BatchNorm2d in training mode normalizes with statistics of the whole batch
+# CHECK: bn-train: in PyTorch words: True
 # CHECK: bn-train: located at the model's line: True
 refused("bn-train", WithBatchNorm(), "batch norm call")
 # Dropout, torch.bernoulli and torch.rand are drawn by sample (see
 # torch-dropout.py); Gaussian noise is not.
 # CHECK: noise: refused: {{.*}}: error: the step draws random numbers with torch.{{.*}}, which the compiled step cannot draw
+# CHECK: noise: in PyTorch words: True
 # CHECK: noise: located at the model's line: True
 refused("noise", WithNoise(), "noise call")
 # nn.MultiheadAttention is traced batch-first (torch-zoo-more.py checks it);
 # the forms it does not write are refused by name at the call.
 # CHECK: mha: refused: {{.*}}zoo.py:{{[0-9]+}}: error: MultiheadAttention(add_bias_kv=True or add_zero_attn=True) is not supported
+# CHECK: mha: in PyTorch words: True
 # CHECK: mha: located at the model's line: True
 model = zoo.GPT(mha=True)
 model.block.mha = nn.MultiheadAttention(16, 4, batch_first=True,
@@ -91,14 +131,127 @@ class WithShuffle(zoo.MLP):
 # A gather across the batch (sample i reads sample B - 1 - i): refused at the
 # model's line, in PyTorch's words, with ga-mlir's own after them.
 # CHECK: shuffle: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: this line reads a per-sample tensor by index
+# CHECK: shuffle: in PyTorch words: True
 # CHECK: shuffle: located at the model's line: True
 refused("shuffle", WithShuffle(), "shuffle")
 
 
-# index_add becomes torch-mlir's tm_tensor.scatter: refused by name.
-# CHECK: index-add: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: torch-mlir lowered part of the step to tm_tensor.scatter
+# index_add becomes torch-mlir's tm_tensor.scatter: refused in the words of
+# the PyTorch operations that make one.
+# CHECK: index-add: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: torch-mlir lowers the PyTorch operation of this line (or its backward) to a write by index (x[idx] = v, index_put_, index_add{{.*}}(torch-mlir: tm_tensor.scatter)
+# CHECK: index-add: in PyTorch words: True
 # CHECK: index-add: located at the model's line: True
 refused("index-add", WithIndexAdd(), "add")
+
+
+# One model for each family of refusal a PyTorch user meets most: each is
+# located at the model's line and says in PyTorch's words what is wrong
+# there and what to do, with the compiler's words in parentheses.
+class WithStatistic(zoo.MLP):
+    def forward(self, x):
+        h = self.net[0](x)
+        return self.net[1:](h - h.mean(0))  # statistic
+
+
+class WithSample(zoo.MLP):
+    def forward(self, x):
+        h = self.net[0](x)
+        return self.net[1:](h + h[0])  # first sample
+
+
+class WithHalves(zoo.MLP):
+    def forward(self, x):
+        h = self.net[0](x)
+        return self.net[1:](h.view(2, -1, 24).sum(0).repeat(2, 1))  # halves
+
+
+class WithCat(zoo.MLP):
+    def forward(self, x):
+        h = self.net[0](x)
+        return self.net[1:](torch.cat([h, h], 0))[:x.shape[0]]  # cat
+
+
+class WithGram(zoo.MLP):
+    def forward(self, x):
+        h = self.net[0](x)
+        return self.net[1:]((h @ h.T) @ torch.ones(10, 24))  # gram
+
+
+class WithSort(zoo.MLP):
+    def forward(self, x):
+        h = self.net[0](x)
+        return self.net[1:](torch.sort(h, 0).values)  # sort
+
+
+class WithBranch(zoo.MLP):
+    def forward(self, x):
+        h = self.net[0](x)
+        return self.net[1:](h if h.sum() > 0 else -h)  # branch
+
+
+class WithMask(zoo.MLP):
+    def forward(self, x):
+        h = self.net[0](x)
+        return self.net[1:](h) * h[h > 0].sum()  # boolean mask
+
+
+class WithCeilPool(zoo.CNN):
+    def forward(self, x):
+        return super().forward(F.max_pool2d(x, 1, ceil_mode=True))  # ceil
+
+
+class WithOverlappingPool(zoo.CNN):
+    def forward(self, x):
+        x = F.avg_pool2d(self.conv1(x), 3, stride=1, padding=1)  # overlap
+        x = self.pool2(F.relu(self.conv2(self.pool1(x))))
+        return self.fc(torch.flatten(x, 1))
+
+
+# CHECK: statistic: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: each sample's computation here uses a value computed from the whole batch {{.*}}pass recompute_statistics=True to compile_train_step {{.*}}(ga-mlir: batch coupling:
+# CHECK: statistic: in PyTorch words: True
+# CHECK: statistic: located at the model's line: True
+refused("statistic", WithStatistic(), "statistic")
+# CHECK: sample: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: this line selects, writes or adds particular samples of the batch {{.*}}(ga-mlir: slicing along the batch dimension selects samples
+# CHECK: sample: in PyTorch words: True
+# CHECK: sample: located at the model's line: True
+refused("sample", WithSample(), "first sample")
+# CHECK: halves: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: this line reshapes the batch dimension so that samples are split apart {{.*}}(ga-mlir: expanding the batch dimension
+# CHECK: halves: in PyTorch words: True
+# CHECK: halves: located at the model's line: True
+refused("halves", WithHalves(), "halves")
+# CHECK: cat: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: torch.cat (or a reshape after it) here joins per-sample tensors{{.*}}(ga-mlir: {{.*}}batches stacked along dimension 0
+# CHECK: cat: in PyTorch words: True
+# CHECK: cat: located at the model's line: True
+refused("cat", WithCat(), "cat")
+# CHECK: gram: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: this line combines every sample of the batch with every other {{.*}}(ga-mlir: batch coupling: operands
+# CHECK: gram: in PyTorch words: True
+# CHECK: gram: located at the model's line: True
+refused("gram", WithGram(), "gram")
+# CHECK: sort: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: torch-mlir lowers the PyTorch operation of this line {{.*}}a sort (torch.sort, topk{{.*}}(torch-mlir: {{.*}}tm_tensor.sort)
+# CHECK: sort: in PyTorch words: True
+# CHECK: sort: located at the model's line: True
+refused("sort", WithSort(), "sort")
+# CHECK: branch: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: PyTorch could not trace the step: this line reads the value of a tensor in Python {{.*}}use torch.where
+# CHECK: branch: in PyTorch words: True
+# CHECK: branch: located at the model's line: True
+refused("branch", WithBranch(), "branch")
+# A size that depends on the data is refused before torch-mlir (whose
+# lowering of a boolean index ran for minutes) and before a size of the
+# example batch could be compiled in.
+# CHECK: mask: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: a size on this line depends on the data {{.*}}(torch.ops.aten.index.Tensor with a boolean mask)
+# CHECK: mask: in PyTorch words: True
+# CHECK: mask: located at the model's line: True
+refused("mask", WithMask(), "boolean mask")
+# CHECK: cnn-ceil: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: max_pool2d(ceil_mode=True) is not supported: use ceil_mode=False
+# CHECK: cnn-ceil: in PyTorch words: True
+# CHECK: cnn-ceil: located at the model's line: True
+refused("cnn-ceil", WithCeilPool(), "ceil")
+# Refused in PyTorch's backward (no model frame on the stack): located at the
+# forward operation it differentiates.
+# CHECK: cnn-overlap: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: the backward of avg_pool2d (nn.AvgPool2d) with overlapping or padded windows is not supported: use windows that tile the input
+# CHECK: cnn-overlap: in PyTorch words: True
+# CHECK: cnn-overlap: located at the model's line: True
+refused("cnn-overlap", WithOverlappingPool(), "overlap")
 # CHECK: options: TypeError: compile_train_step: unknown option 'no_such_option'
 refused("options", zoo.MLP(), no_such_option=1)
 

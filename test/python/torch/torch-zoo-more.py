@@ -413,7 +413,7 @@ class DataDependent(zoo.MLP):
         return self.net(x)
 
 
-# CHECK: data-dependent: refused: {{.*}}: error: PyTorch could not trace the step (RuntimeError: {{.*}}data-dependent control flow
+# CHECK: data-dependent: refused: {{.*}}: error: PyTorch could not trace the step: this line reads the value of a tensor in Python {{.*}}(RuntimeError: {{.*}}data-dependent control flow
 # CHECK: data-dependent: located: True
 refused("data-dependent", DataDependent(), small_batch,
         "data-dependent branch")
