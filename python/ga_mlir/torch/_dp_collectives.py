@@ -60,6 +60,16 @@ def host_collectives_library():
                         "libGAHostCollectives.so")
 
 
+def _raise_failed(error, exc):
+    """RuntimeError from `error`, the first failure of a collective during a
+    call, unless the call itself raised (`exc`, __exit__'s arguments)."""
+    if error is not None and exc[0] is None:
+        raise RuntimeError(
+            "ga-mlir: a collective of the data-parallel step failed "
+            f"({type(error).__name__}: {error}); the step's updates of the "
+            "parameters and optimizer states are not valid") from error
+
+
 def load_global(path, what):
     """The runtime library at `path`, loaded once per process (by its file
     name, which is its soname) with RTLD_GLOBAL: a compiled step loaded
@@ -214,12 +224,7 @@ class HostCollectives:
             self._wait(ident)
         self._runtime.gaHostCollectivesRegister(_START(), _WAIT())
         self._runtime.gaHostCollectivesRegisterSharded(_SHARDED())
-        if self.error is not None and exc[0] is None:
-            raise RuntimeError(
-                "ga-mlir: a collective of the data-parallel step failed "
-                f"({type(self.error).__name__}: {self.error}); the step's "
-                "updates of the parameters and optimizer states are not "
-                "valid") from self.error
+        _raise_failed(self.error, exc)
         return False
 
 
@@ -324,12 +329,7 @@ class DeviceCollectives:
 
     def __exit__(self, *exc):
         self._runtime.gaNcclForwardAllReduce(_NCCL_ALL_REDUCE())
-        if self.error is not None and exc[0] is None:
-            raise RuntimeError(
-                "ga-mlir: a collective of the data-parallel step failed "
-                f"({type(self.error).__name__}: {self.error}); the step's "
-                "updates of the parameters and optimizer states are not "
-                "valid") from self.error
+        _raise_failed(self.error, exc)
         return False
 
 
