@@ -71,6 +71,11 @@ static void addLoopStage(OpPassManager &pm, const Options &options,
   // them) alone.
   if (options.cublas)
     pm.addNestedPass<func::FuncOp>(createIsolateLibraryProducts());
+  // Unit dimensions out of the way of fusion and row kernels (keepdim
+  // reductions, broadcasts through a unit dimension); products and
+  // accumulator updates keep theirs.
+  if (options.fuseElementwise && options.foldUnitDims)
+    pm.addNestedPass<func::FuncOp>(createFoldUnitDims());
   if (options.fuseElementwise) {
     // Not upstream's pass: it miscompiles a producer that reads its init
     // (docs/Rationale.md).

@@ -107,7 +107,8 @@ bool mayAccessBuffer(Operation *op, Value root, bool writesOnly);
 void annotateKernel(scf::ParallelOp loop, Operation *from, StringRef kind);
 
 /// What a linalg op computes, for kernel names: the named op, or for a
-/// `linalg.generic` its shape (`fill`, `matmul` for contractions, `reduce`,
+/// `linalg.generic` its shape (`fill`, `matmul` for contractions with an M or
+/// an N dimension (GEMM-shaped), `reduce` for other reductions,
 /// `elementwise`).
 std::string describeKernel(linalg::LinalgOp op);
 

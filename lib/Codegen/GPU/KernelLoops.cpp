@@ -190,8 +190,15 @@ std::string gpu_loops::describeKernel(linalg::LinalgOp op) {
     return "fill";
   if (op.getNumReductionLoops() == 0)
     return "elementwise";
-  if (linalg::isaContractionOpInterface(op))
-    return "matmul";
+  // A product: a multiply-add contraction with an M or an N dimension. A
+  // contraction with neither (a row dot product, LayerNorm's gain gradient
+  // summed over tokens) is a reduction, not GEMM-shaped.
+  if (linalg::isaContractionOpInterface(op)) {
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(op);
+    if (succeeded(dims) && (!dims->m.empty() || !dims->n.empty()))
+      return "matmul";
+  }
   return "reduce";
 }
 
