@@ -107,6 +107,7 @@ static void addLoopStage(OpPassManager &pm, const Options &options,
   mapping.splitReductionMin = options.splitReductionMin;
   mapping.splitRowReductionMin = options.splitRowReductionMin;
   mapping.fuseRows = options.fuseRows;
+  mapping.fuseSiblings = options.fuseSiblings;
   pm.addNestedPass<func::FuncOp>(createLinalgToGPULoops(mapping));
   // CUDA graphs: the micro-batch index in a device buffer, so that the body
   // of the loop is the same in every iteration (checked on the CPU here).

@@ -244,6 +244,12 @@ struct GPUMappingOptions : public PassPipelineOptions<Derived> {
                      "result at their own row as one kernel "
                      "(ga-linalg-to-gpu-loops fuse-rows)"),
       llvm::cl::init(true)};
+  GPUOption<bool> fuseSiblings{
+      *this, "fuse-siblings",
+      llvm::cl::desc("Independent element-wise ops and copies of the same "
+                     "thread space that follow each other as one kernel "
+                     "(ga-linalg-to-gpu-loops fuse-siblings)"),
+      llvm::cl::init(true)};
   GPUOption<bool> recomputeShared{
       *this, "recompute-shared",
       llvm::cl::desc("With fuse-elementwise: fuse a cheap elementwise "
