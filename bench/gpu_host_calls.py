@@ -22,8 +22,9 @@
 #     work;
 #   * host synchronizations: mgpuStreamSynchronize calls;
 #   * GEMM-shaped kernels: generated kernels (in or out of the loops) that
-#     compute a contraction (the kind that ga-linalg-to-gpu-loops gives a
-#     linalg contraction, `*_matmul*`), i.e. products that did not become
+#     compute a contraction with an M or an N dimension (the kind that
+#     ga-linalg-to-gpu-loops names `*_matmul*`; a contraction with neither,
+#     a row dot product, is a `reduce`), i.e. products that did not become
 #     library calls;
 #   * products in the step: the linalg contractions of the step before any
 #     rewrite (matmul, batch_matmul, matvec, vecmat, dot) and, apart, its

@@ -71,6 +71,11 @@ static void addLoopStage(OpPassManager &pm, const Options &options,
   // them) alone.
   if (options.cublas)
     pm.addNestedPass<func::FuncOp>(createIsolateLibraryProducts());
+  // Unit dimensions out of the way of fusion and row kernels (keepdim
+  // reductions, broadcasts through a unit dimension); products and
+  // accumulator updates keep theirs.
+  if (options.fuseElementwise && options.foldUnitDims)
+    pm.addNestedPass<func::FuncOp>(createFoldUnitDims());
   if (options.fuseElementwise) {
     // Not upstream's pass: it miscompiles a producer that reads its init
     // (docs/Rationale.md).
@@ -114,6 +119,7 @@ static void addLoopStage(OpPassManager &pm, const Options &options,
   mapping.splitReductionMin = options.splitReductionMin;
   mapping.splitRowReductionMin = options.splitRowReductionMin;
   mapping.fuseRows = options.fuseRows;
+  mapping.fuseSiblings = options.fuseSiblings;
   pm.addNestedPass<func::FuncOp>(createLinalgToGPULoops(mapping));
   // CUDA graphs: the micro-batch index in a device buffer, so that the body
   // of the loop is the same in every iteration (checked on the CPU here).

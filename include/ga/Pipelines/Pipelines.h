@@ -239,11 +239,24 @@ struct GPUMappingOptions : public PassPipelineOptions<Derived> {
       llvm::cl::desc("Fuse elementwise producers into their consumers "
                      "before bufferization (fewer kernels)"),
       llvm::cl::init(true)};
+  GPUOption<bool> foldUnitDims{
+      *this, "fold-unit-dims",
+      llvm::cl::desc("With fuse-elementwise: fold the unit-extent "
+                     "dimensions of generics into reshapes before fusion "
+                     "(ga-fold-unit-dims), so that keepdim reductions and "
+                     "their broadcasts fuse with their neighbours"),
+      llvm::cl::init(true)};
   GPUOption<bool> fuseRows{
       *this, "fuse-rows",
       llvm::cl::desc("A row reduction and the ops after it that read its "
                      "result at their own row as one kernel "
                      "(ga-linalg-to-gpu-loops fuse-rows)"),
+      llvm::cl::init(true)};
+  GPUOption<bool> fuseSiblings{
+      *this, "fuse-siblings",
+      llvm::cl::desc("Independent element-wise ops and copies of the same "
+                     "thread space that follow each other as one kernel "
+                     "(ga-linalg-to-gpu-loops fuse-siblings)"),
       llvm::cl::init(true)};
   GPUOption<bool> recomputeShared{
       *this, "recompute-shared",

@@ -97,17 +97,30 @@ void computeElement(OpBuilder &b, Location loc, linalg::LinalgOp op,
                     ArrayRef<Value> ivs, ArrayRef<Value> loopSizes,
                     ArrayRef<linalg::LinalgOp> folded);
 
+/// The parallel dimensions of `op` in the order the one-thread-per-element
+/// strategy linearizes them: the one that indexes the contiguous dimension
+/// of the first output last (fastest), the others in order.
+SmallVector<unsigned> threadOrder(linalg::LinalgOp op);
+
 /// True if `op` (or an op nested in it) may access a view of the buffer
 /// `root` (with `writesOnly`: write or free it), or has effects that cannot
 /// be seen through (an unknown op, a call).
 bool mayAccessBuffer(Operation *op, Value root, bool writesOnly);
+
+/// True if `op` (a linalg op on buffers or a copy) may run before ops that
+/// read the buffers `readRoots` and write `writtenRoots` (view roots) which
+/// came before it: it reads nothing they write and writes nothing they read
+/// or write. A fused kernel placed after `op` may then take those ops.
+bool commutesBefore(Operation *op, ArrayRef<Value> readRoots,
+                    ArrayRef<Value> writtenRoots);
 
 /// Names the mapped loop after what it computes (`kind`, the `ga.kernel`
 /// attribute) and copies the other `ga.*` attributes of `from` onto it.
 void annotateKernel(scf::ParallelOp loop, Operation *from, StringRef kind);
 
 /// What a linalg op computes, for kernel names: the named op, or for a
-/// `linalg.generic` its shape (`fill`, `matmul` for contractions, `reduce`,
+/// `linalg.generic` its shape (`fill`, `matmul` for contractions with an M
+/// and an N dimension (GEMM-shaped), `reduce` for other reductions,
 /// `elementwise`).
 std::string describeKernel(linalg::LinalgOp op);
 
@@ -124,12 +137,13 @@ struct LoweringOptions {
   unsigned splitRowReductionMin = 4096;
   bool fuseRows = false;
   unsigned fuseRowsMaxThreads = 16384;
+  bool fuseSiblings = false;
 };
 
 /// What the strategies did, for the pass statistics.
 struct LoweringCounts {
   unsigned kernels = 0, sunk = 0, readBacks = 0, snapshots = 0, split = 0,
-           tiled = 0, foldedFills = 0, rowFused = 0;
+           tiled = 0, foldedFills = 0, rowFused = 0, siblingFused = 0;
 };
 
 /// Lowers the linalg ops, copies and host accesses of one function; each
@@ -157,12 +171,23 @@ public:
 
   /// A reduction with one thread per output (a row) and the linalg ops
   /// after it (`following`, in order; `absorbed`: the fills other ops
-  /// absorb) that read its result at their own row, as one kernel with one
-  /// thread per row; returns how many of `following` it fused (0: none, the
-  /// IR unchanged) (RowFusion.cpp).
-  unsigned lowerFusedRows(linalg::LinalgOp root,
-                          ArrayRef<Operation *> following,
-                          const llvm::SmallPtrSetImpl<Operation *> &absorbed);
+  /// absorb) that read its result at their own row, or write their own
+  /// rows of the same row space, as one kernel with one thread per row;
+  /// returns the ops it fused, `root` first, now erased (none: the IR
+  /// unchanged) (RowFusion.cpp).
+  SmallVector<Operation *>
+  lowerFusedRows(linalg::LinalgOp root, ArrayRef<Operation *> following,
+                 const llvm::SmallPtrSetImpl<Operation *> &absorbed);
+
+  /// `first` (an element-wise linalg op or a copy) and the element-wise ops
+  /// and copies right after it (`following`; `absorbed`: the fills other
+  /// ops absorb) with the same thread space that neither read nor write
+  /// what another of them writes, as one kernel; returns the ops it fused,
+  /// `first` first, now erased (none: the IR unchanged)
+  /// (SiblingFusion.cpp).
+  SmallVector<Operation *>
+  lowerFusedSiblings(Operation *first, ArrayRef<Operation *> following,
+                     const llvm::SmallPtrSetImpl<Operation *> &absorbed);
 
   /// Host stores into device buffers as kernels of one thread
   /// (HostAccesses.cpp).

@@ -190,19 +190,70 @@ std::string gpu_loops::describeKernel(linalg::LinalgOp op) {
     return "fill";
   if (op.getNumReductionLoops() == 0)
     return "elementwise";
-  if (linalg::isaContractionOpInterface(op))
-    return "matmul";
+  // A matrix product: a multiply-add contraction with an M and an N
+  // dimension (GEMM-shaped). One without (a matrix-vector product such as
+  // LayerNorm's row dot with its gain, a dot product, the gain gradient
+  // summed over tokens) is a reduction.
+  if (linalg::isaContractionOpInterface(op)) {
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(op);
+    if (succeeded(dims) && !dims->m.empty() && !dims->n.empty())
+      return "matmul";
+  }
   return "reduce";
 }
 
+/// True if the address of the allocation `root` may reach code that does
+/// not say which memory it accesses: some use (through views) is other than
+/// a linalg op, a copy, a load or store of an element, a view or a
+/// deallocation (a pointer extraction for a library call, a call, a return,
+/// a cast).
+static bool mayEscape(Value root) {
+  if (!root.getDefiningOp<memref::AllocOp>())
+    return true;
+  SmallVector<Value> worklist{root};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+          view && view.getViewSource() == v) {
+        llvm::append_range(worklist, user->getResults());
+        continue;
+      }
+      if (isa<linalg::LinalgOp, memref::CopyOp, memref::DeallocOp>(user))
+        continue;
+      if (auto load = dyn_cast<memref::LoadOp>(user);
+          load && load.getMemRef() == v)
+        continue;
+      if (auto store = dyn_cast<memref::StoreOp>(user);
+          store && store.getMemRef() == v)
+        continue;
+      return true;
+    }
+  }
+  return false;
+}
+
 bool gpu_loops::mayAccessBuffer(Operation *op, Value root, bool writesOnly) {
+  // An op that does not declare its effects (a call) reaches an allocation
+  // whose address never escapes only through its operands.
+  std::optional<bool> escapes;
+  auto opaqueMayAccess = [&](Operation *nested) {
+    if (!escapes)
+      escapes = mayEscape(root);
+    return *escapes || llvm::any_of(nested->getOperands(), [&](Value v) {
+      return getViewRoot(v) == root;
+    });
+  };
   WalkResult r = op->walk([&](Operation *nested) {
     auto iface = dyn_cast<MemoryEffectOpInterface>(nested);
     if (!iface) {
       if (nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
         return WalkResult::advance();
-      return isMemoryEffectFree(nested) ? WalkResult::advance()
-                                        : WalkResult::interrupt();
+      return isMemoryEffectFree(nested) || !opaqueMayAccess(nested)
+                 ? WalkResult::advance()
+                 : WalkResult::interrupt();
     }
     SmallVector<MemoryEffects::EffectInstance> effects;
     iface.getEffects(effects);
@@ -217,4 +268,34 @@ bool gpu_loops::mayAccessBuffer(Operation *op, Value root, bool writesOnly) {
     return WalkResult::advance();
   });
   return r.wasInterrupted();
+}
+
+bool gpu_loops::commutesBefore(Operation *op, ArrayRef<Value> readRoots,
+                               ArrayRef<Value> writtenRoots) {
+  SmallVector<Value> reads, writes;
+  if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+    reads.push_back(copy.getSource());
+    writes.push_back(copy.getTarget());
+  } else if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+             linalgOp && linalgOp.hasPureBufferSemantics()) {
+    llvm::append_range(reads, linalgOp.getDpsInputs());
+    llvm::append_range(writes, linalgOp.getDpsInits());
+    // Only its operands: a payload with effects of its own does not commute.
+    for (Operation &nested : linalgOp.getBlock()->without_terminator())
+      if (!isMemoryEffectFree(&nested))
+        return false;
+  } else {
+    return false;
+  }
+  for (Value v : reads)
+    if (isa<MemRefType>(v.getType()) &&
+        llvm::is_contained(writtenRoots, getViewRoot(v)))
+      return false;
+  for (Value v : writes) {
+    Value root = getViewRoot(v);
+    if (llvm::is_contained(writtenRoots, root) ||
+        llvm::is_contained(readRoots, root))
+      return false;
+  }
+  return true;
 }

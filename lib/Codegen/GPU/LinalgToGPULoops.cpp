@@ -156,6 +156,41 @@ static bool isSelfCopy(memref::CopyOp copy) {
              /*markEquivalent=*/nullptr, OperationEquivalence::IgnoreLocations);
 }
 
+/// True if every use of `value` (through views) is `writer` itself, a view
+/// whose uses are such, or a deallocation.
+static bool onlyWrittenBy(Value value, Operation *writer) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (user == writer || isa<memref::DeallocOp>(user))
+      continue;
+    auto view = dyn_cast<ViewLikeOpInterface>(user);
+    if (!view || view.getViewSource() != value)
+      return false;
+    for (Value result : user->getResults())
+      if (!onlyWrittenBy(result, writer))
+        return false;
+  }
+  return true;
+}
+
+/// True if `op` writes only buffers that nothing ever reads: each output is
+/// (a view of) an allocation of this function whose only other uses are
+/// deallocations, and the payload has no other effect. Bufferization leaves
+/// such writes behind (the fill of an init that a later op no longer
+/// reads); their kernel would compute nothing anyone sees.
+static bool isDeadWrite(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() == 0 ||
+      op->getNumResults() != 0)
+    return false;
+  for (Operation &nested : op.getBlock()->without_terminator())
+    if (!isMemoryEffectFree(&nested))
+      return false;
+  return llvm::all_of(op.getDpsInits(), [&](Value init) {
+    Value root = getViewRoot(init);
+    return root.getDefiningOp<memref::AllocOp>() && onlyWrittenBy(root, op);
+  });
+}
+
 static void allowContraction(scf::ParallelOp kernel) {
   kernel.walk([](arith::ArithFastMathInterface op) {
     Operation *raw = op.getOperation();
@@ -195,10 +230,18 @@ void LinalgToGPULoopsPass::runOnOperation() {
     else if (isa<linalg::LinalgOp, memref::CopyOp>(op))
       work.push_back(op);
   });
-  // No kernel for a copy that changes nothing.
+  // No kernel for a copy that changes nothing, nor for a write nobody reads.
   for (memref::CopyOp copy : selfCopies)
     copy.erase();
   numSelfCopies += selfCopies.size();
+  llvm::erase_if(work, [&](Operation *op) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp || !isDeadWrite(linalgOp))
+      return false;
+    op->erase();
+    ++numDeadWrites;
+    return true;
+  });
   LoweringOptions options;
   options.blockSize = blockSize;
   options.gemmTile = gemmTile;
@@ -207,6 +250,7 @@ void LinalgToGPULoopsPass::runOnOperation() {
   options.splitRowReductionMin = splitRowReductionMin;
   options.fuseRows = fuseRows;
   options.fuseRowsMaxThreads = fuseRowsMaxThreads;
+  options.fuseSiblings = fuseSiblings;
   LoweringCounts counts;
   FunctionLowering lowering(options, counts);
   // Decide which fills fold before lowering anything: a fill comes before
@@ -229,11 +273,21 @@ void LinalgToGPULoopsPass::runOnOperation() {
   for (Operation *op : work)
     if (!absorbed.contains(op))
       pending.push_back(op);
+  // The ops a row kernel took (erased; compared, never dereferenced).
+  llvm::SmallPtrSet<Operation *, 16> fusedAway;
   for (size_t i = 0; i < pending.size(); ++i) {
     Operation *op = pending[i];
+    if (fusedAway.contains(op))
+      continue;
     LogicalResult r = success();
+    auto following = ArrayRef(pending).drop_front(i + 1);
     if (auto copy = dyn_cast<memref::CopyOp>(op)) {
-      r = lowering.lowerCopy(copy);
+      SmallVector<Operation *> fused =
+          lowering.lowerFusedSiblings(op, following, absorbed);
+      if (!fused.empty())
+        fusedAway.insert(fused.begin(), fused.end());
+      else
+        r = lowering.lowerCopy(copy);
     } else if (auto linalgOp = cast<linalg::LinalgOp>(op);
                failed(lowering.lowerTiledContraction(linalgOp)) &&
                failed(lowering.lowerSplitReduction(
@@ -242,13 +296,16 @@ void LinalgToGPULoopsPass::runOnOperation() {
       // fuses nothing is split from a lower length on: a thread per output
       // looping over a long reduction is a serial chain of dependent loads
       // (~0.15 us each), where the split costs one more launch.
-      unsigned fused = lowering.lowerFusedRows(
-          linalgOp, ArrayRef(pending).drop_front(i + 1), absorbed);
-      if (fused)
-        i += fused;
-      else if (failed(lowering.lowerSplitReduction(linalgOp,
-                                                   options.splitReductionMin)))
-        r = lowering.lowerPerElement(linalgOp);
+      SmallVector<Operation *> fused =
+          lowering.lowerFusedRows(linalgOp, following, absorbed);
+      if (fused.empty() && failed(lowering.lowerSplitReduction(
+                               linalgOp, options.splitReductionMin))) {
+        // Independent element-wise ops of the same thread space: one kernel.
+        fused = lowering.lowerFusedSiblings(op, following, absorbed);
+        if (fused.empty())
+          r = lowering.lowerPerElement(linalgOp);
+      }
+      fusedAway.insert(fused.begin(), fused.end());
     }
     if (failed(r))
       return signalPassFailure();
@@ -264,6 +321,7 @@ void LinalgToGPULoopsPass::runOnOperation() {
   numTiled += counts.tiled;
   numFoldedFills += counts.foldedFills;
   numRowFused += counts.rowFused;
+  numSiblingFused += counts.siblingFused;
   if (failed(sunk))
     return signalPassFailure();
   if (fma)

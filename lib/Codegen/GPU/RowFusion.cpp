@@ -82,12 +82,12 @@ static bool onlyAllocates(Operation *op) {
   });
 }
 
-unsigned FunctionLowering::lowerFusedRows(
+SmallVector<Operation *> FunctionLowering::lowerFusedRows(
     linalg::LinalgOp root, ArrayRef<Operation *> following,
     const llvm::SmallPtrSetImpl<Operation *> &absorbed) {
   if (!options.fuseRows || !isCandidate(root) ||
       root.getNumReductionLoops() == 0)
-    return 0;
+    return {};
   // The rows: the root's parallel dimensions, in the order of its first
   // output; every output is indexed by all of them (one element per thread).
   AffineMap rootOut = root.getMatchingIndexingMap(root.getDpsInitOperand(0));
@@ -95,7 +95,7 @@ unsigned FunctionLowering::lowerFusedRows(
         unsigned n = root.getMatchingIndexingMap(&out).getNumResults();
         return n == 0 || n != root.getNumParallelLoops();
       }))
-    return 0;
+    return {};
   SmallVector<int64_t> loopSizes = root.getStaticLoopRanges();
   SmallVector<unsigned> rootRows;
   SmallVector<int64_t> rowShape;
@@ -110,22 +110,40 @@ unsigned FunctionLowering::lowerFusedRows(
   DenseMap<Value, std::pair<unsigned, SmallVector<unsigned>>> written;
   SmallVector<Value> writtenRoots;
   SmallVector<Member> members{{root, rootRows}};
-  // Records the outputs of the last member.
+  // Forgets the outputs of the last member.
+  auto forgetOutputs = [&]() {
+    for (auto &[value, entry] : llvm::make_early_inc_range(written))
+      if (entry.first == members.size() - 1)
+        written.erase(value);
+    while (!writtenRoots.empty() && writtenRoots.size() > written.size())
+      writtenRoots.pop_back();
+  };
+  // Records the outputs of the last member (nothing when it fails).
   auto recordOutputs = [&]() -> bool {
     Member m = members.back();
     for (OpOperand &out : m.op.getDpsInitsMutable()) {
       FailureOr<SmallVector<unsigned>> pos =
           positionsOf(m.op.getMatchingIndexingMap(&out), m.rowDims);
       Value bufferRoot = getViewRoot(out.get());
-      if (failed(pos) || llvm::is_contained(writtenRoots, bufferRoot))
+      if (failed(pos) || llvm::is_contained(writtenRoots, bufferRoot)) {
+        forgetOutputs();
         return false;
+      }
       written[out.get()] = {members.size() - 1, *pos};
       writtenRoots.push_back(bufferRoot);
     }
     return true;
   };
   if (!recordOutputs())
-    return 0;
+    return {};
+  // The buffers the members read.
+  SmallVector<Value> readRoots;
+  auto recordReads = [&](linalg::LinalgOp op) {
+    for (Value in : op.getDpsInputs())
+      if (isa<MemRefType>(in.getType()))
+        readRoots.push_back(getViewRoot(in));
+  };
+  recordReads(root);
 
   // The row dimensions of `op`: those indexing the row of a buffer an earlier
   // member wrote, the same for every such read; every other access must not
@@ -154,11 +172,25 @@ unsigned FunctionLowering::lowerFusedRows(
         return failure();
       rows = dims;
     }
+    // A sibling that reads nothing of the group (a second row sum over the
+    // same rows): its rows are the leading dimensions of its first output.
+    if (!rows) {
+      AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+      if (out.getNumResults() < rowShape.size())
+        return failure();
+      SmallVector<unsigned> dims;
+      for (AffineExpr e : out.getResults().take_front(rowShape.size())) {
+        auto dim = dyn_cast<AffineDimExpr>(e);
+        if (!dim)
+          return failure();
+        dims.push_back(dim.getPosition());
+      }
+      rows = dims;
+    }
     // Distinct dimensions: a diagonal read (i, i) would read another
     // thread's element.
-    if (!rows ||
-        llvm::SmallDenseSet<unsigned>(rows->begin(), rows->end()).size() !=
-            rows->size())
+    if (llvm::SmallDenseSet<unsigned>(rows->begin(), rows->end()).size() !=
+        rows->size())
       return failure();
     SmallVector<int64_t> sizes = op.getStaticLoopRanges();
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
@@ -171,75 +203,100 @@ unsigned FunctionLowering::lowerFusedRows(
     return *rows;
   };
 
+  // A member reads a buffer of the group only as the value a member writes:
+  // written before, at its own row (checked above); written after, at its
+  // own row too (the thread reads its row before it overwrites it); written
+  // by itself, at the element it writes (in place).
+  auto readsOwnRows = [&]() -> bool {
+    for (auto [i, m] : llvm::enumerate(members))
+      for (OpOperand *in : m.op.getDpsInputOperands()) {
+        if (!isa<MemRefType>(in->get().getType()))
+          continue;
+        auto it = written.find(in->get());
+        if (it == written.end()) {
+          if (llvm::is_contained(writtenRoots, getViewRoot(in->get())))
+            return false;
+          continue;
+        }
+        auto [writer, positions] = it->second;
+        AffineMap map = m.op.getMatchingIndexingMap(in);
+        if (writer == i &&
+            llvm::none_of(m.op.getDpsInitsMutable(), [&](OpOperand &out) {
+              return out.get() == in->get() &&
+                     m.op.getMatchingIndexingMap(&out) == map;
+            }))
+          return false;
+        for (auto [k, p] : llvm::enumerate(positions)) {
+          auto dim = dyn_cast<AffineDimExpr>(map.getResult(p));
+          if (!dim || dim.getPosition() != m.rowDims[k])
+            return false;
+        }
+      }
+    return true;
+  };
+
+  // An op that is not a member can stay where it is, before the group's
+  // kernel (which replaces the last member), when it commutes with the
+  // members before it: it reads nothing they write and writes nothing they
+  // read or write. The later members run after it either way.
+  llvm::SmallPtrSet<Operation *, 8> passed;
+  auto commutes = [&](Operation *op) {
+    return commutesBefore(op, readRoots, writtenRoots);
+  };
+
   // Members: the linalg ops that follow in the same block, with nothing in
-  // between but allocations, ops without memory effects and fills that an op
+  // between but allocations, ops without memory effects, fills that an op
   // absorbs (a member, or a later op: no member between the fill and that op
   // touches the fill's buffer, and the fill is gone once that op is
-  // lowered).
+  // lowered) and ops passed over (above).
   Operation *last = root;
   for (Operation *next : following) {
-    auto op = dyn_cast<linalg::LinalgOp>(next);
-    if (!op || next->getBlock() != root->getBlock() || !isCandidate(op))
+    if (next->getBlock() != root->getBlock())
       break;
     bool clean = true;
     for (Operation *it = last->getNextNode(); it && it != next;
          it = it->getNextNode())
-      if (!absorbed.contains(it) && !isMemoryEffectFree(it) &&
-          !onlyAllocates(it)) {
+      if (!absorbed.contains(it) && !passed.contains(it) &&
+          !isMemoryEffectFree(it) && !onlyAllocates(it)) {
         clean = false;
         break;
       }
     if (!clean)
       break;
-    FailureOr<SmallVector<unsigned>> rows = rowDimsOf(op);
-    if (failed(rows))
-      break;
+    auto op = dyn_cast<linalg::LinalgOp>(next);
+    FailureOr<SmallVector<unsigned>> rows = failure();
+    if (op && isCandidate(op))
+      rows = rowDimsOf(op);
     // A consumer with many threads of its own is better off as its own
     // kernel than as a loop in the thread of its row.
     int64_t threads = 1;
-    for (auto [d, size] : llvm::enumerate(op.getStaticLoopRanges()))
-      if (op.getIteratorTypesArray()[d] == utils::IteratorType::parallel)
-        threads *= size;
-    if (threads > static_cast<int64_t>(options.fuseRowsMaxThreads))
-      break;
-    members.push_back({op, *rows});
-    if (!recordOutputs()) {
-      members.pop_back();
-      break;
+    if (succeeded(rows))
+      for (auto [d, size] : llvm::enumerate(op.getStaticLoopRanges()))
+        if (op.getIteratorTypesArray()[d] == utils::IteratorType::parallel)
+          threads *= size;
+    bool joined = succeeded(rows) &&
+                  threads <= static_cast<int64_t>(options.fuseRowsMaxThreads);
+    if (joined) {
+      members.push_back({op, *rows});
+      joined = recordOutputs();
+      if (joined && !readsOwnRows()) {
+        forgetOutputs();
+        joined = false;
+      }
+      if (!joined)
+        members.pop_back();
     }
+    if (!joined) {
+      if (!commutes(next))
+        break;
+      passed.insert(next);
+      continue;
+    }
+    recordReads(op);
     last = next;
   }
   if (members.size() < 2)
-    return 0;
-  // A member reads a buffer of the group only as the value a member writes:
-  // written before, at its own row (checked above); written after, at its
-  // own row too (the thread reads its row before it overwrites it); written
-  // by itself, at the element it writes (in place).
-  for (auto [i, m] : llvm::enumerate(members))
-    for (OpOperand *in : m.op.getDpsInputOperands()) {
-      if (!isa<MemRefType>(in->get().getType()))
-        continue;
-      auto it = written.find(in->get());
-      if (it == written.end()) {
-        if (llvm::is_contained(writtenRoots, getViewRoot(in->get())))
-          return 0;
-        continue;
-      }
-      auto [writer, positions] = it->second;
-      AffineMap map = m.op.getMatchingIndexingMap(in);
-      if (writer == i &&
-          llvm::none_of(m.op.getDpsInitsMutable(), [&](OpOperand &out) {
-            return out.get() == in->get() &&
-                   m.op.getMatchingIndexingMap(&out) == map;
-          }))
-        return 0;
-      for (auto [k, p] : llvm::enumerate(positions)) {
-        auto dim = dyn_cast<AffineDimExpr>(map.getResult(p));
-        if (!dim || dim.getPosition() != m.rowDims[k])
-          return 0;
-      }
-    }
-
+    return {};
   // One kernel at the last member (every operand is defined by then), one
   // thread per row.
   OpBuilder b(last);
@@ -285,9 +342,12 @@ unsigned FunctionLowering::lowerFusedRows(
         }
       });
   annotateKernel(par, root, describeKernel(root) + "_rows");
-  for (const Member &m : members)
+  SmallVector<Operation *> fused;
+  for (const Member &m : members) {
+    fused.push_back(m.op);
     replaced(m.op, getFoldedFills(m.op), /*kernels=*/0);
+  }
   ++counts.kernels;
   counts.rowFused += members.size() - 1;
-  return members.size() - 1;
+  return fused;
 }

@@ -119,6 +119,30 @@ void mlir::ga::gpu_loops::computeElement(OpBuilder &nb, Location nloc,
   }
 }
 
+SmallVector<unsigned> mlir::ga::gpu_loops::threadOrder(linalg::LinalgOp op) {
+  SmallVector<unsigned> parallelDims;
+  for (auto [d, it] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (it == utils::IteratorType::parallel)
+      parallelDims.push_back(d);
+  // The parallel dimension that indexes the contiguous dimension of the first
+  // output becomes the fastest one: consecutive threads, consecutive stores.
+  std::optional<unsigned> fastest;
+  if (op.getNumDpsInits() > 0) {
+    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    if (outMap.getNumResults() > 0)
+      if (auto dim = dyn_cast<AffineDimExpr>(outMap.getResults().back()))
+        if (llvm::is_contained(parallelDims, dim.getPosition()))
+          fastest = dim.getPosition();
+  }
+  SmallVector<unsigned> order;
+  for (unsigned d : parallelDims)
+    if (!fastest || d != *fastest)
+      order.push_back(d);
+  if (fastest)
+    order.push_back(*fastest);
+  return order;
+}
+
 LogicalResult FunctionLowering::lowerPerElement(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics())
     return op->emitOpError()
@@ -138,22 +162,7 @@ LogicalResult FunctionLowering::lowerPerElement(linalg::LinalgOp op) {
     (it == utils::IteratorType::parallel ? parallelDims : reductionDims)
         .push_back(d);
 
-  // The parallel dimension that indexes the contiguous dimension of the first
-  // output becomes the fastest one: consecutive threads, consecutive stores.
-  std::optional<unsigned> fastest;
-  if (op.getNumDpsInits() > 0) {
-    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-    if (outMap.getNumResults() > 0)
-      if (auto dim = dyn_cast<AffineDimExpr>(outMap.getResults().back()))
-        if (llvm::is_contained(parallelDims, dim.getPosition()))
-          fastest = dim.getPosition();
-  }
-  SmallVector<unsigned> order;
-  for (unsigned d : parallelDims)
-    if (!fastest || d != *fastest)
-      order.push_back(d);
-  if (fastest)
-    order.push_back(*fastest);
+  SmallVector<unsigned> order = threadOrder(op);
   SmallVector<Value> orderedSizes;
   for (unsigned d : order)
     orderedSizes.push_back(loopSizes[d]);

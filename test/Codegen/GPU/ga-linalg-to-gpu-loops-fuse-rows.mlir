@@ -138,12 +138,13 @@ func.func @refused(%l: memref<8x8xf32>, %s: memref<8xf32>, %x: memref<8x8xf32>,
 
 // The consumer overwrites the rows of %l that the row sum reads: thread i
 // reads row i, then overwrites it, so the two are fused. The second row sum
-// reads %m by columns, which the consumer after it overwrites by rows (another
-// thread's column): not fused. Neither is a consumer separated from its
-// reduction by a store.
+// reads %m by columns into the rows %u of the same row space: a sibling,
+// fused too (nothing in the group writes %m). The consumer after it
+// overwrites %m by rows, which the sibling reads by columns (another
+// thread's rows): not fused, and it reads %u, so the group stops there.
+// Neither is a consumer separated from its reduction by a store.
 // CHECK-LABEL: func.func @in_place_and_between(
 // CHECK:         ga.kernel = "reduce_rows"
-// CHECK:         ga.kernel = "reduce"
 // CHECK:         ga.kernel = "elementwise"
 // CHECK:         ga.kernel = "reduce"
 // CHECK:         ga.kernel = "store"
@@ -282,6 +283,101 @@ func.func @long_rows(%l: memref<8x512xf32>, %sum: memref<8xf32>,
   ^bb0(%a: f32, %s: f32, %o: f32):
     %d = arith.divf %a, %s : f32
     linalg.yield %d : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#col = affine_map<(i, j) -> (j)>
+#red = affine_map<(i, j) -> (j)>
+
+// LayerNorm's backward: two row sums that do not read each other (siblings
+// over the same rows), the gain gradient in between (an accumulator's
+// producer, a reduction over the rows: not a member), then the input
+// gradient reading both sums at its row. The gain gradient reads nothing the
+// group writes and writes nothing it reads: it is passed over and stays a
+// kernel before the row kernel, which runs both sums and the gradient. Per
+// thread: row sum 1, row sum 2, then its row of %dx.
+// CHECK-LABEL: func.func @siblings_and_passed(
+// CHECK:         ga.accumulates, ga.kernel = "reduce"
+// CHECK:         scf.parallel
+// CHECK:           memref.store %{{.*}}, %arg3[%[[R:[a-z0-9_]+]]]
+// CHECK:           memref.store %{{.*}}, %arg4[%[[R]]]
+// CHECK:           scf.for %[[J:.*]] = %c0 to %c16
+// CHECK:             memref.store %{{.*}}, %arg6[%[[R]], %[[J]]]
+// CHECK:         ga.kernel = "reduce_rows"
+// CHECK-NOT:     ga.kernel
+func.func @siblings_and_passed(%dy: memref<8x16xf32>, %x: memref<8x16xf32>, %g: memref<16xf32>,
+                               %s1: memref<8xf32>, %s2: memref<8xf32>, %dg: memref<16xf32>,
+                               %dx: memref<8x16xf32>) {
+  linalg.generic {indexing_maps = [#id, #col, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%dy, %g : memref<8x16xf32>, memref<16xf32>) outs(%s1 : memref<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %o, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #red], iterator_types = ["reduction", "parallel"]}
+      ins(%dy, %x : memref<8x16xf32>, memref<8x16xf32>) outs(%dg : memref<16xf32>) attrs = {ga.accumulates} {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %o, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%dy, %x : memref<8x16xf32>, memref<8x16xf32>) outs(%s2 : memref<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %o, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s1, %s2 : memref<8x16xf32>, memref<8xf32>, memref<8xf32>) outs(%dx : memref<8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.subf %m, %c : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+#red = affine_map<(i, j) -> (j)>
+
+// Not passed over: an op between the row sum and its consumer that reads
+// the sums of every row (their total) is not a member, and it would read
+// sums not yet computed if the row kernel ran after it: the three ops stay
+// kernels of their own, in order.
+// CHECK-LABEL: func.func @not_passed(
+// CHECK:         ga.kernel = "reduce"
+// CHECK:         ga.kernel = "reduce"
+// CHECK:         ga.kernel = "elementwise"
+// CHECK-NOT:     ga.kernel
+func.func @not_passed(%x: memref<8x16xf32>, %t: memref<f32>, %s: memref<8xf32>,
+                      %y: memref<8x16xf32>) {
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x16xf32>) outs(%s : memref<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %o, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>],
+                  iterator_types = ["reduction"]}
+      ins(%s : memref<8xf32>) outs(%t : memref<f32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %o, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%s : memref<8xf32>) outs(%y : memref<8x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
   }
   return
 }

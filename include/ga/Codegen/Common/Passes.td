@@ -400,6 +400,83 @@ def EmitPackedInterfaces
 }
 
 //===----------------------------------------------------------------------===//
+// FoldUnitDims
+//===----------------------------------------------------------------------===//
+
+def FoldUnitDims : Pass<"ga-fold-unit-dims", "func::FuncOp"> {
+  let summary = "Fold the unit-extent dimensions of linalg generics on "
+                "tensors into reshapes, before element-wise fusion";
+  let description = [{
+    Frontends keep dimensions of extent 1 that only shape the data: a
+    `keepdim` reduction writes `tensor<2x8x1xf32>` through the output map
+    `(d0, d1, d2) -> (d0, d1, 0)`, and torch-mlir broadcasts that result into
+    `tensor<2x8x1x16xf32>` and collapses it to `tensor<2x8x16xf32>` for the
+    element-wise op that reads it. Element-wise fusion does not fold a
+    reshape with several users, nor through a map with a constant, and the
+    row kernels of `--ga-linalg-to-gpu-loops` (`fuse-rows`) take projected
+    permutations only; so LayerNorm and softmax stayed one kernel per op
+    (a fill, a reduction, a broadcast, ...). This pass applies upstream's
+    unit-extent-dimension folding (`linalg::populateFoldUnitExtentDimsPatterns`,
+    reassociative reshapes) to every `linalg.generic` on tensors: the loops of
+    extent 1 and the operand dimensions they (or a constant 0) index are
+    dropped, the operands collapsed and the results expanded back; the
+    reshapes then cancel between neighbours, and the ops meet on one
+    iteration space. The payload is unchanged: every element is computed by
+    the same operations in the same order.
+
+    Not upstream's pass (`linalg-fold-unit-extent-dims`), which also moves an
+    init that the payload reads to the inputs (an in-place update would
+    become a copy). Left alone, each counted in a statistic:
+
+    * a `ga.library_product` (`--ga-isolate-library-products`): its layout
+      is the one the library takes;
+    * an op whose init is carried by a loop (a micro-batch accumulator): it
+      keeps updating that tensor, not a reshape of it, so that
+      `--ga-mark-accumulating-ops` and in-place bufferization see it;
+    * an op whose result is written into a destination (the source of a
+      `tensor.insert_slice` or `bufferization.materialize_in_destination`):
+      a reshape between them would make bufferization copy it.
+
+    Before (a row mean with `keepdim`):
+
+    ```mlir
+    %m = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>,
+                                          affine_map<(d0, d1, d2) -> (d0, d1, 0)>],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x : tensor<2x8x16xf32>) outs(%z : tensor<2x8x1xf32>) {...}
+    ```
+
+    After:
+
+    ```mlir
+    %c = tensor.collapse_shape %z [[0], [1, 2]]
+        : tensor<2x8x1xf32> into tensor<2x8xf32>
+    %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>,
+                                          affine_map<(d0, d1, d2) -> (d0, d1)>],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x : tensor<2x8x16xf32>) outs(%c : tensor<2x8xf32>) {...}
+    %m = tensor.expand_shape %r [[0], [1, 2]] output_shape [2, 8, 1]
+        : tensor<2x8xf32> into tensor<2x8x1xf32>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numFolded", "folded-ops",
+              "Generics with a loop of extent 1 whose unit dimensions were "
+              "offered to the folding">,
+    Statistic<"numKeptProducts", "kept-products",
+              "Library products left with their unit dimensions">,
+    Statistic<"numKeptAccumulators", "kept-accumulators",
+              "Updates of a loop-carried accumulator left with their unit "
+              "dimensions">,
+    Statistic<"numKeptDestinations", "kept-destination-writes",
+              "Ops whose result is written into a destination, left with "
+              "their unit dimensions">
+  ];
+  let dependentDialects = ["affine::AffineDialect", "linalg::LinalgDialect",
+                           "tensor::TensorDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // FuseElementwise
 //===----------------------------------------------------------------------===//
 

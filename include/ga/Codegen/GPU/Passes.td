@@ -118,6 +118,10 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
     * a `linalg.fill` of an output buffer that the op then overwrites, with
       no other access in between, is folded into the op: it starts from the
       fill value (one kernel and one pass over the buffer fewer);
+    * a linalg op that writes only allocations nothing reads (each output a
+      view of a `memref.alloc` of the function whose other uses are
+      deallocations: a fill bufferization left behind for an init that is no
+      longer read) is erased: no kernel;
     * loads of device memory left on the host (`tensor.extract` of a 0-d
       result feeding scalar math, as in gradient clipping) are moved, with the
       pure scalar math that uses them, into every kernel that needs them. If
@@ -141,8 +145,14 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
       member must not be an accumulator's producer, must write only its own
       row, and must not write a buffer another member reads otherwise; a
       consumer with more than `fuse-rows-max-threads` parallel iterations
-      keeps its own kernel. Between members only folded fills,
-      allocations and ops without memory effects may stand:
+      keeps its own kernel. A member may also read nothing of the group and
+      write its own rows of the same row space (a sibling: LayerNorm's
+      second row sum in the backward); each candidate is checked against
+      the whole group when it joins. Between members only folded fills,
+      allocations, ops without memory effects and ops passed over may
+      stand: an op that is not a member is passed over (it stays a kernel
+      before the row kernel) when it reads nothing the members before it
+      write and writes nothing they read or write:
 
       ```mlir
       linalg.generic {["parallel", "reduction"]} ins(%l) outs(%max)   // max
@@ -150,6 +160,14 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
       linalg.generic {["parallel", "parallel"]} ins(%l, %max, %sum) outs(%p)
       // becomes one kernel, thread i: max[i], then sum[i], then p[i, 0..n)
       ```
+
+    * with `fuse-siblings=1` (SiblingFusion.cpp), element-wise ops and
+      copies that follow each other with the same thread space (the sizes of
+      their parallel dimensions in the order above) and that neither read
+      nor write a buffer another of them writes become one kernel: thread t
+      computes element t of each (attention's Q, K and V head split). Ops
+      between them are passed over as for row kernels; accumulators'
+      producers keep their own kernels.
 
     Discardable `ga.*` attributes of the linalg op are copied to its loop, and
     `ga.kernel` names what the loop computes (`matmul`, `generic`, ...).
@@ -219,14 +237,24 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
     Option<"fuseRowsMaxThreads", "fuse-rows-max-threads", "unsigned",
            /*default=*/"16384",
            "With fuse-rows: a consumer with more parallel iterations than "
-           "this keeps its own kernel (its own threads)">
+           "this keeps its own kernel (its own threads)">,
+    Option<"fuseSiblings", "fuse-siblings", "bool", /*default=*/"false",
+           "Element-wise ops and copies that follow each other, have the "
+           "same thread space and neither read nor write what another of "
+           "them writes become one kernel">
   ];
   let statistics = [
     Statistic<"numKernels", "kernels", "Mapped loops (future kernels) created">,
     Statistic<"numSelfCopies", "self-copies",
               "Copies of a view onto the same elements dropped (no kernel)">,
+    Statistic<"numDeadWrites", "dead-writes",
+              "Linalg ops that write only allocations nothing reads, erased "
+              "(no kernel)">,
     Statistic<"numRowFused", "row-fused-ops",
               "Linalg ops fused into the kernel of a row reduction">,
+    Statistic<"numSiblingFused", "sibling-fused-ops",
+              "Element-wise ops and copies fused into the kernel of an "
+              "independent sibling (fuse-siblings)">,
     Statistic<"numSunk", "sunk-host-loads",
               "Host loads of device memory moved into kernels">,
     Statistic<"numReadBacks", "read-backs",
