@@ -10,12 +10,12 @@ import re
 
 # What --ga-accumulate and the lowering run on a PyTorch step, and what
 # they call: the analysis, the rewrite's passes, the common codegen checks,
-# the pipelines (ga-choose-micro-batches, the memory report) and the
-# constant-index check they share.
+# the pipelines, the memory passes (ga-choose-micro-batches, the memory
+# report: lib/Memory) and the constant-index check they share.
 SOURCES = ("lib/Analysis/*.cpp", "lib/Analysis/*/*.cpp",
            "lib/Transforms/*.cpp", "lib/Transforms/*/*.cpp",
            "lib/Codegen/Common/*.cpp", "lib/Pipelines/*.cpp",
-           "lib/Utils/ConstantIndices.cpp")
+           "lib/Memory/*.cpp", "lib/Utils/ConstantIndices.cpp")
 
 # The messages that a step from compile_train_step cannot meet, and why
 # (patterns of the templates; every other message needs PyTorch words in
