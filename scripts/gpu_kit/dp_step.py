@@ -29,9 +29,7 @@ import argparse
 import ctypes
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 N = 4  # micro-batches of the saved step
@@ -78,24 +76,14 @@ def run(kit, manifest):
     one failing row saying why it died."""
     if not manifest.get("dp"):
         return []
-    with tempfile.NamedTemporaryFile(suffix=".json") as rows_file:
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               "--nproc_per_node=1", os.path.abspath(__file__), "--kit", kit,
-               "--rows", rows_file.name]
-        r = subprocess.run(cmd, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True,
-                           env=os.environ)
-        sys.stdout.write(r.stdout)
-        sys.stdout.flush()
-        try:
-            with open(rows_file.name) as f:
-                return json.load(f)
-        except (OSError, ValueError):
-            tail = [line for line in r.stdout.splitlines() if line.strip()]
-            return [{"kind": "dp", "model": ",".join(manifest["dp"]),
-                     "N": N, "pass": False,
-                     "message": (f"torchrun exit {r.returncode}: " +
-                                 " | ".join(tail[-3:]))[:400]}]
+    import run_kit
+    rows, why = run_kit.run_child(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone",
+         "--nproc_per_node=1", os.path.abspath(__file__), "--kit", kit])
+    if rows is not None:
+        return rows
+    return [{"kind": "dp", "model": ",".join(manifest["dp"]), "N": N,
+             "pass": False, "message": f"torchrun {why}"[:400]}]
 
 
 def _nccl_calls(step_dir):

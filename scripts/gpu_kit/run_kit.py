@@ -242,19 +242,15 @@ def run_corpus(kit, only, variant_filter, results):
             print(f"corpus {name} [{variant}]: FAIL ({error})", flush=True)
 
 
-def corpus_child(kit, name, variant):
-    """(rows, None) of one step (one variant when `variant`) run in a child
-    process, or (None, why it died)."""
+def run_child(cmd):
+    """(rows, None) that the child process `cmd` wrote to the file named by
+    its `--rows` argument, or (None, why it died: exit status and the last
+    lines of its output). The child's output is echoed as it is."""
     import tempfile
     with tempfile.NamedTemporaryFile(suffix=".json") as rows_file:
-        cmd = [sys.executable, os.path.abspath(__file__), "--kit", kit,
-               "--only", name, "--numerics-only", "--in-process",
-               "--rows", rows_file.name]
-        if variant:
-            cmd += ["--variant", variant]
-        r = subprocess.run(cmd, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True,
-                           env=os.environ)
+        r = subprocess.run(cmd + ["--rows", rows_file.name],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, env=os.environ)
         sys.stdout.write(r.stdout)
         sys.stdout.flush()
         try:
@@ -264,6 +260,16 @@ def corpus_child(kit, name, variant):
             tail = [line for line in r.stdout.splitlines() if line.strip()]
             return None, (f"exit {r.returncode}: " +
                           " | ".join(tail[-3:]))[:400]
+
+
+def corpus_child(kit, name, variant):
+    """(rows, None) of one step (one variant when `variant`) run in a child
+    process, or (None, why it died)."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--kit", kit,
+           "--only", name, "--numerics-only", "--in-process"]
+    if variant:
+        cmd += ["--variant", variant]
+    return run_child(cmd)
 
 
 def run_corpus_in_process(kit, only, variant_filter, results):

@@ -110,6 +110,13 @@ def _host_view(pointer, count, dtype):
     return torch.frombuffer(memory, dtype=element, count=count), size
 
 
+def _reduce_op(dist, op):
+    """torch.distributed's reduction for the runtime's operation code (0 sum,
+    1 mean: a sum divided after the wait, 2 max, 3 min)."""
+    return {0: dist.ReduceOp.SUM, 1: dist.ReduceOp.SUM,
+            2: dist.ReduceOp.MAX, 3: dist.ReduceOp.MIN}[op]
+
+
 class HostCollectives:
     """The callbacks of one step: each bucket's all-reduce is launched
     asynchronously on a tensor view of its memory and waited for when the
@@ -131,10 +138,8 @@ class HostCollectives:
         try:
             dist = _dist()
             view, size = _host_view(pointer, count, dtype)
-            reduce_op = {0: dist.ReduceOp.SUM, 1: dist.ReduceOp.SUM,
-                         2: dist.ReduceOp.MAX, 3: dist.ReduceOp.MIN}[op]
-            work = dist.all_reduce(view, op=reduce_op, group=self.group,
-                                   async_op=True)
+            work = dist.all_reduce(view, op=_reduce_op(dist, op),
+                                   group=self.group, async_op=True)
             self.pending[ident] = (work, view, op == 1)
             self.count += 1
             self.bytes += count * size
@@ -159,12 +164,10 @@ class HostCollectives:
             parts = [view[b * per_row:e * per_row] for b, e in bounds]
             mine = parts[rank]
             if kind == 0:
-                reduce_op = {0: dist.ReduceOp.SUM, 1: dist.ReduceOp.SUM,
-                             2: dist.ReduceOp.MAX, 3: dist.ReduceOp.MIN}[op]
                 out = torch.empty_like(mine)
                 work = dist.reduce_scatter(out, [p.clone() for p in parts],
-                                           op=reduce_op, group=self.group,
-                                           async_op=True)
+                                           op=_reduce_op(dist, op),
+                                           group=self.group, async_op=True)
 
                 def finish():
                     mine.copy_(out)

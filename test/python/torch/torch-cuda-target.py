@@ -32,10 +32,7 @@ def mlp_loss(m, x, y):
     return F.cross_entropy(m(x), y)
 
 
-torch.manual_seed(0)
-mlp = zoo.MLP()
-x, y = torch.randn(16, 12), torch.randint(0, 5, (16,))
-opt = torch.optim.AdamW(mlp.parameters(), lr=1e-3)
+mlp, opt, (x, y) = zoo.mlp_adamw_case()
 step = compile_train_step(mlp, mlp_loss, opt, (x, y), micro_batches=4,
                           target="cuda")
 print("compiled mlp for cuda, N =", step.chosen_micro_batches())

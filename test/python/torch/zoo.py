@@ -246,6 +246,15 @@ def mlp_batch(gen, b=10):
             torch.randint(0, 5, (b,), generator=gen))
 
 
+def mlp_adamw_case(seed=0, b=16):
+    """The MLP with AdamW (lr 1e-3) and a batch of b samples, seeded: the
+    model of the tests that compile for another target."""
+    torch.manual_seed(seed)
+    model = MLP()
+    batch = (torch.randn(b, 12), torch.randint(0, 5, (b,)))
+    return model, torch.optim.AdamW(model.parameters(), lr=1e-3), batch
+
+
 def cnn_batch(gen, b=7):
     return (torch.randn(b, 1, 8, 8, generator=gen),
             torch.randint(0, 6, (b,), generator=gen))

@@ -120,10 +120,7 @@ def joins_before_loops(kernels, name):
           f"{late}")
 
 
-torch.manual_seed(0)
-mlp = zoo.MLP()
-x, y = torch.randn(16, 12), torch.randint(0, 5, (16,))
-opt = torch.optim.AdamW(mlp.parameters(), lr=1e-3)
+mlp, opt, (x, y) = zoo.mlp_adamw_case()
 step = compile_train_step(mlp, mlp_loss, opt, (x, y), micro_batches=4,
                           target="cuda")
 print(type(step).__name__, "world", step.world_size, "N",

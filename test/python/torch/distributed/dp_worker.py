@@ -148,6 +148,18 @@ def state_elements(opt):
                if isinstance(t, torch.Tensor) and t.dim() > 0)
 
 
+def compare(model, ref_model, losses, ref_losses):
+    """(largest relative parameter error, largest relative loss error,
+    whether every rank ends with rank 0's parameters bit for bit)."""
+    err = max(relative(p, q) for p, q in zip(model.parameters(),
+                                            ref_model.parameters()))
+    loss_err = max(relative(a, b) for a, b in zip(losses, ref_losses))
+    flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    first = flat.clone()
+    dist.broadcast(first, src=0)
+    return err, loss_err, torch.equal(flat, first)
+
+
 def run_case(name, shards, rank, steps=2, micro_batch_size=2,
              shard_optimizer=False):
     total = sum(shards)
@@ -169,14 +181,7 @@ def run_case(name, shards, rank, steps=2, micro_batch_size=2,
     total = sum(int(e) for e in everyone)
     state = f" state {int(mine)}/{whole}" if shard_optimizer else ""
     state_ok = total == whole and int(mine) < whole
-    err = max(relative(p, q) for p, q in zip(model.parameters(),
-                                            ref_model.parameters()))
-    loss_err = max(relative(a, b) for a, b in zip(losses, ref_losses))
-    # Every rank ends with the same parameters, bit for bit.
-    flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
-    first = flat.clone()
-    dist.broadcast(first, src=0)
-    same = torch.equal(flat, first)
+    err, loss_err, same = compare(model, ref_model, losses, ref_losses)
     ok = err <= TOLERANCE and loss_err <= TOLERANCE and same and \
         (state_ok or not shard_optimizer)
     count, nbytes = step.collectives_per_call()
@@ -278,13 +283,7 @@ def load_dp(shards, rank, directory, steps=2):
         step = load_step(os.path.join(directory, name), model,
                          make_opt(model))
         losses = [step(*local) for _ in range(steps)]
-        err = max(relative(p, q) for p, q in zip(model.parameters(),
-                                                ref_model.parameters()))
-        loss_err = max(relative(a, b) for a, b in zip(losses, ref_losses))
-        flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
-        first = flat.clone()
-        dist.broadcast(first, src=0)
-        same = torch.equal(flat, first)
+        err, loss_err, same = compare(model, ref_model, losses, ref_losses)
         good = err <= TOLERANCE and loss_err <= TOLERANCE and same
         count, _ = step.collectives_per_call()
         say(f"rank {rank} load-dp {name} shards={','.join(map(str, shards))}"
