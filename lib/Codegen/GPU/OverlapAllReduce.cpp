@@ -65,6 +65,17 @@ struct Bucket {
   Value root;
 };
 
+/// One run of all-reduces as they move: the loops peeled, the communication
+/// stream, the op each moved call follows and the end of the calls (with
+/// their status checks) placed after an op, and the buckets moved.
+struct OverlapState {
+  DenseSet<Operation *> peeled;
+  Value comm;
+  DenseMap<Operation *, Operation *> anchorOf, endAfter;
+  SmallVector<Operation *> ends;
+  SmallVector<Value> movedRoots;
+};
+
 struct OverlapAllReducePass
     : public ga::impl::OverlapAllReduceBase<OverlapAllReducePass> {
   using OverlapAllReduceBase::OverlapAllReduceBase;
@@ -83,8 +94,23 @@ private:
   Operation *getLastAccess(func::CallOp call, Value root);
   /// Moves each call of `buckets` (the all-reduces of one block, in bucket
   /// order) right after the last op that may access its bucket, peeling the
-  /// last iteration of a micro-batch loop when that op is the loop.
-  void overlap(ArrayRef<Bucket> buckets);
+  /// last iteration of a micro-batch loop when that op is the loop, then
+  /// joins their communication stream to the step's.
+  LogicalResult overlap(ArrayRef<Bucket> buckets);
+  /// The op after which `bucket` is final (null: none accesses it before its
+  /// call), peeling a loop's last iteration as needed; nullopt (with a
+  /// remark) when the loop cannot be peeled.
+  std::optional<Operation *> getFinalPoint(Bucket bucket, OverlapState &state);
+  /// Moves one bucket's call (with its address computation and status
+  /// check) to its final point, or leaves it with a remark.
+  void moveBucket(Bucket bucket, OverlapState &state);
+  /// The communication stream (created at the first fork), made to wait for
+  /// `stream` at the builder's point.
+  Value forkCommStream(OpBuilder &b, Location loc, Value stream,
+                       OverlapState &state);
+  /// Makes the step's stream wait for the communication stream before the
+  /// first op after the moved calls that may access a moved bucket.
+  LogicalResult joinCommStream(OverlapState &state);
   /// Peels the last iteration of `loop` right after it; returns whether the
   /// loop remains (false: it had one iteration and was erased).
   bool peelLastIteration(scf::ForOp loop);
@@ -224,137 +250,154 @@ static std::string whyNotPeelable(scf::ForOp loop) {
   return "";
 }
 
-void OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
-  OpBuilder b(&getContext());
-  auto ptrType = LLVM::LLVMPointerType::get(&getContext());
-  auto tokenType = b.getType<gpu::AsyncTokenType>();
-  DenseSet<Operation *> peeled;
-  Value comm;
-  // The op each moved call follows, and the end of the calls (with their
-  // status checks) placed after an op so far.
-  DenseMap<Operation *, Operation *> anchorOf, endAfter;
-  SmallVector<Operation *> ends;
-  SmallVector<Value> movedRoots;
-  for (Bucket bucket : buckets) {
-    // The bucket is final after the last op that may access it. When that is
-    // a micro-batch loop, its last iteration is peeled and searched.
-    Operation *last = getLastAccess(bucket.call, bucket.root);
-    auto loop = dyn_cast_or_null<scf::ForOp>(last);
-    if (loop && !peeled.contains(loop)) {
-      if (std::string why = whyNotPeelable(loop); !why.empty()) {
-        InFlightDiagnostic remark = bucket.call.emitRemark()
-                                    << "left in place: the last iteration of "
-                                       "the micro-batch loop cannot be "
-                                       "peeled: "
-                                    << why;
-        remark.attachNote(loop.getLoc()) << "the loop";
-        ++numLeftAllReduces;
-        continue;
-      }
-      if (peelLastIteration(loop))
-        peeled.insert(loop);
-      last = getLastAccess(bucket.call, bucket.root);
-    }
-    // After an aliasing all-reduce moved before: at the same point, after it.
-    // Calls placed at one point keep their order, and the communication
-    // stream already waits for that point.
-    Operation *anchor = last;
-    if (auto it = anchorOf.find(last); it != anchorOf.end())
-      anchor = it->second;
-    auto endIt = anchor ? endAfter.find(anchor) : endAfter.end();
-    bool forked = endIt != endAfter.end();
-    Operation *after = forked ? endIt->second : anchor;
-    Value stream = anchor ? getStreamAfter(anchor, comm) : Value();
-    // The address computation (pure ops after the new position) is cloned
-    // there; the status check (the users of the call's result) moves along.
-    Block *block = bucket.call->getBlock();
-    SetVector<Operation *> chain;
-    BackwardSliceOptions options;
-    options.inclusive = false;
-    options.filter = [&](Operation *def) {
-      return def->getBlock() == block && after && after->isBeforeInBlock(def);
-    };
-    for (Value operand : bucket.call.getOperands().drop_front())
-      if (Operation *def = operand.getDefiningOp(); def && options.filter(def))
-        (void)getBackwardSlice(def, &chain, options), chain.insert(def);
-    if (!stream || llvm::any_of(chain, [](Operation *def) {
-          return !isMemoryEffectFree(def) || def->getNumRegions();
-        })) {
-      bucket.call.emitRemark()
-          << "left in place: "
-          << (stream ? "its operands are not computed by pure ops"
-                     : "no stream after the last op that may access its "
-                       "buffer");
-      ++numLeftAllReduces;
-      continue;
-    }
-    SmallVector<Operation *> defs(chain.begin(), chain.end());
-    llvm::sort(
-        defs, [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
-    SetVector<Operation *> status;
-    getForwardSlice(bucket.call.getOperation(), &status);
-    SmallVector<Operation *> users(status.begin(), status.end());
-    llvm::sort(users, [](Operation *x, Operation *y) {
-      return x->isBeforeInBlock(y);
-    });
+/// The ops after `after` in `call`'s block that compute its operands (but
+/// the stream), in block order: they are cloned at the call's new place.
+static SmallVector<Operation *> getOperandChain(func::CallOp call,
+                                                Operation *after) {
+  Block *block = call->getBlock();
+  SetVector<Operation *> chain;
+  BackwardSliceOptions options;
+  options.inclusive = false;
+  options.filter = [&](Operation *def) {
+    return def->getBlock() == block && after && after->isBeforeInBlock(def);
+  };
+  for (Value operand : call.getOperands().drop_front())
+    if (Operation *def = operand.getDefiningOp(); def && options.filter(def))
+      (void)getBackwardSlice(def, &chain, options), chain.insert(def);
+  SmallVector<Operation *> defs(chain.begin(), chain.end());
+  llvm::sort(defs,
+             [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+  return defs;
+}
 
-    b.setInsertionPointAfter(after);
-    Location loc = bucket.call.getLoc();
-    Value callStream = stream;
-    if (commStream && forked) {
-      callStream = comm;
-    } else if (commStream) {
-      if (!comm)
-        comm = gpu::WaitOp::create(b, loc, tokenType, ValueRange{})
-                   .getAsyncToken();
-      Value event =
-          func::CallOp::create(b, loc, kEventCreate, ptrType, ValueRange{})
-              .getResult(0);
-      func::CallOp::create(b, loc, kEventRecord, TypeRange{},
-                           ValueRange{event, stream});
-      func::CallOp::create(b, loc, kStreamWaitEvent, TypeRange{},
-                           ValueRange{comm, event});
-      func::CallOp::create(b, loc, kEventDestroy, TypeRange{}, event);
-      callStream = comm;
-    }
-    IRMapping mapping;
-    for (Operation *def : defs)
-      b.clone(*def, mapping);
-    bucket.call->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
-    bucket.call->setOperand(0, callStream);
-    for (OpOperand &operand : bucket.call->getOpOperands())
-      operand.set(mapping.lookupOrDefault(operand.get()));
-    // The users that can follow: in this block, no terminator, operands
-    // available here; the others stay after the new position.
-    DenseSet<Operation *> moved{bucket.call};
-    Operation *end = bucket.call;
-    for (Operation *user : users) {
-      bool movable = user->getBlock() == block &&
-                     !user->hasTrait<OpTrait::IsTerminator>() &&
-                     user->getNumRegions() == 0 &&
-                     llvm::all_of(user->getOperands(), [&](Value v) {
-                       Operation *def = v.getDefiningOp();
-                       return !def || moved.contains(def) ||
-                              def->getBlock() != block ||
-                              def->isBeforeInBlock(bucket.call);
-                     });
-      if (!movable)
-        continue;
-      user->moveAfter(end);
-      moved.insert(user);
-      end = user;
-    }
-    for (Operation *def : llvm::reverse(defs))
-      if (def->use_empty())
-        def->erase();
-    anchorOf[bucket.call] = anchor;
-    endAfter[anchor] = end;
-    ends.push_back(end);
-    movedRoots.push_back(bucket.root);
-    ++numMovedAllReduces;
+/// Moves the users of the moved `call`'s status (its forward slice) that can
+/// follow it right after it: in its block, no terminator, no regions, their
+/// operands available there; the others stay. Returns the last op moved
+/// (the call if none).
+static Operation *moveStatusUsers(func::CallOp call,
+                                  ArrayRef<Operation *> users) {
+  Block *block = call->getBlock();
+  DenseSet<Operation *> moved{call};
+  Operation *end = call;
+  for (Operation *user : users) {
+    bool movable =
+        user->getBlock() == block && !user->hasTrait<OpTrait::IsTerminator>() &&
+        user->getNumRegions() == 0 &&
+        llvm::all_of(user->getOperands(), [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          return !def || moved.contains(def) || def->getBlock() != block ||
+                 def->isBeforeInBlock(call);
+        });
+    if (!movable)
+      continue;
+    user->moveAfter(end);
+    moved.insert(user);
+    end = user;
   }
-  if (!comm)
+  return end;
+}
+
+std::optional<Operation *>
+OverlapAllReducePass::getFinalPoint(Bucket bucket, OverlapState &state) {
+  // The bucket is final after the last op that may access it. When that is
+  // a micro-batch loop, its last iteration is peeled and searched.
+  Operation *last = getLastAccess(bucket.call, bucket.root);
+  auto loop = dyn_cast_or_null<scf::ForOp>(last);
+  if (!loop || state.peeled.contains(loop))
+    return last;
+  if (std::string why = whyNotPeelable(loop); !why.empty()) {
+    InFlightDiagnostic remark = bucket.call.emitRemark()
+                                << "left in place: the last iteration of the "
+                                   "micro-batch loop cannot be peeled: "
+                                << why;
+    remark.attachNote(loop.getLoc()) << "the loop";
+    ++numLeftAllReduces;
+    return std::nullopt;
+  }
+  if (peelLastIteration(loop))
+    state.peeled.insert(loop);
+  return getLastAccess(bucket.call, bucket.root);
+}
+
+Value OverlapAllReducePass::forkCommStream(OpBuilder &b, Location loc,
+                                           Value stream, OverlapState &state) {
+  auto ptrType = LLVM::LLVMPointerType::get(&getContext());
+  if (!state.comm)
+    state.comm = gpu::WaitOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
+                                     ValueRange{})
+                     .getAsyncToken();
+  Value event =
+      func::CallOp::create(b, loc, kEventCreate, ptrType, ValueRange{})
+          .getResult(0);
+  func::CallOp::create(b, loc, kEventRecord, TypeRange{},
+                       ValueRange{event, stream});
+  func::CallOp::create(b, loc, kStreamWaitEvent, TypeRange{},
+                       ValueRange{state.comm, event});
+  func::CallOp::create(b, loc, kEventDestroy, TypeRange{}, event);
+  return state.comm;
+}
+
+void OverlapAllReducePass::moveBucket(Bucket bucket, OverlapState &state) {
+  std::optional<Operation *> last = getFinalPoint(bucket, state);
+  if (!last)
     return;
+  // After an aliasing all-reduce moved before: at the same point, after it.
+  // Calls placed at one point keep their order, and the communication
+  // stream already waits for that point.
+  Operation *anchor = *last;
+  if (auto it = state.anchorOf.find(anchor); it != state.anchorOf.end())
+    anchor = it->second;
+  auto endIt = anchor ? state.endAfter.find(anchor) : state.endAfter.end();
+  bool forked = endIt != state.endAfter.end();
+  Operation *after = forked ? endIt->second : anchor;
+  Value stream = anchor ? getStreamAfter(anchor, state.comm) : Value();
+  // The address computation (pure ops after the new position) is cloned
+  // there; the status check (the users of the call's result) moves along.
+  SmallVector<Operation *> defs = getOperandChain(bucket.call, after);
+  if (!stream || llvm::any_of(defs, [](Operation *def) {
+        return !isMemoryEffectFree(def) || def->getNumRegions();
+      })) {
+    bucket.call.emitRemark()
+        << "left in place: "
+        << (stream ? "its operands are not computed by pure ops"
+                   : "no stream after the last op that may access its "
+                     "buffer");
+    ++numLeftAllReduces;
+    return;
+  }
+  SetVector<Operation *> status;
+  getForwardSlice(bucket.call.getOperation(), &status);
+  SmallVector<Operation *> users(status.begin(), status.end());
+  llvm::sort(users,
+             [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
+
+  OpBuilder b(after->getContext());
+  b.setInsertionPointAfter(after);
+  Value callStream = stream;
+  if (commStream)
+    callStream = forked
+                     ? state.comm
+                     : forkCommStream(b, bucket.call.getLoc(), stream, state);
+  IRMapping mapping;
+  for (Operation *def : defs)
+    b.clone(*def, mapping);
+  bucket.call->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
+  bucket.call->setOperand(0, callStream);
+  for (OpOperand &operand : bucket.call->getOpOperands())
+    operand.set(mapping.lookupOrDefault(operand.get()));
+  Operation *end = moveStatusUsers(bucket.call, users);
+  for (Operation *def : llvm::reverse(defs))
+    if (def->use_empty())
+      def->erase();
+  state.anchorOf[bucket.call] = anchor;
+  state.endAfter[anchor] = end;
+  state.ends.push_back(end);
+  state.movedRoots.push_back(bucket.root);
+  ++numMovedAllReduces;
+}
+
+LogicalResult OverlapAllReducePass::joinCommStream(OverlapState &state) {
+  Value comm = state.comm;
   // The communication stream starts before its first use (a call may have
   // moved before the one that created it).
   auto isBefore = [](Operation *x, Operation *y) {
@@ -368,7 +411,7 @@ void OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
       first = first->getOperand(1).getDefiningOp();
     comm.getDefiningOp()->moveBefore(first);
   }
-  Operation *previous = *llvm::max_element(ends, isBefore);
+  Operation *previous = *llvm::max_element(state.ends, isBefore);
   // The join: nothing between the last moved call and the original places of
   // the calls accesses a moved bucket; the step's stream waits for the
   // communication stream before the first later op that may access one (the
@@ -376,17 +419,18 @@ void OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
   Operation *join = previous->getNextNode();
   while (!join->hasTrait<OpTrait::IsTerminator>() &&
          join->getNumRegions() == 0 && !isCallTo(join, kStreamSynchronize) &&
-         !isCallTo(join, kStreamDestroy) && !mayAccess(join, movedRoots))
+         !isCallTo(join, kStreamDestroy) && !mayAccess(join, state.movedRoots))
     join = join->getNextNode();
-  b.setInsertionPoint(join);
+  OpBuilder b(join);
   Location loc = join->getLoc();
   Value stream = getStreamAfter(join->getPrevNode(), comm);
   if (!stream) {
     // Not expected: the moved calls found the step's stream before this.
-    join->emitError() << "ga-overlap-all-reduce found no stream to join the "
-                         "all-reduces' stream to before this op";
-    return signalPassFailure();
+    return join->emitError() << "ga-overlap-all-reduce found no stream to "
+                                "join the all-reduces' stream to before this "
+                                "op";
   }
+  auto ptrType = LLVM::LLVMPointerType::get(&getContext());
   Value event =
       func::CallOp::create(b, loc, kEventCreate, ptrType, ValueRange{})
           .getResult(0);
@@ -396,6 +440,14 @@ void OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
                        ValueRange{stream, event});
   func::CallOp::create(b, loc, kEventDestroy, TypeRange{}, event);
   func::CallOp::create(b, loc, kStreamDestroy, TypeRange{}, comm);
+  return success();
+}
+
+LogicalResult OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
+  OverlapState state;
+  for (Bucket bucket : buckets)
+    moveBucket(bucket, state);
+  return state.comm ? joinCommStream(state) : success();
 }
 
 void OverlapAllReducePass::runOnOperation() {
@@ -463,5 +515,6 @@ void OverlapAllReducePass::runOnOperation() {
     previous = call;
   }
   for (ArrayRef<Bucket> run : runs)
-    overlap(run);
+    if (failed(overlap(run)))
+      return signalPassFailure();
 }
