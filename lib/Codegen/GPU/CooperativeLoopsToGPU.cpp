@@ -198,23 +198,9 @@ LogicalResult CooperativeLoopsToGPUPass::cloneBlockLevel(
   return success();
 }
 
-LogicalResult CooperativeLoopsToGPUPass::convert(scf::ParallelOp op) {
-  std::optional<SmallVector<gpu::Processor>> procs = getProcessors(op);
-  if (!procs || !llvm::all_of(*procs, isBlockProcessor))
-    return op.emitOpError() << "a cooperative loop must be mapped to blocks "
-                               "only";
-  OpBuilder b(op);
-  Location loc = op.getLoc();
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  SmallVector<Value> grid(3, one);
-  for (auto [lb, ub, step, proc] : llvm::zip(
-           op.getLowerBound(), op.getUpperBound(), op.getStep(), *procs)) {
-    if (!isZero(lb) || !isOne(step))
-      return op.emitOpError()
-             << "a cooperative loop must start at 0 with step 1";
-    grid[dimOf(proc)] = ub;
-  }
-  // Block size: the largest static extent of the thread-level loops.
+/// The block size of the cooperative loop `op`: per dimension, the largest
+/// static extent of its thread-level loops.
+static FailureOr<SmallVector<int64_t>> getBlockSize(scf::ParallelOp op) {
   SmallVector<int64_t> blockSize(3, 1);
   WalkResult r = op.getBody()->walk([&](scf::ParallelOp inner) {
     std::optional<SmallVector<gpu::Processor>> ip = getProcessors(inner);
@@ -240,22 +226,16 @@ LogicalResult CooperativeLoopsToGPUPass::convert(scf::ParallelOp op) {
   if (blockSize[0] * blockSize[1] * blockSize[2] > 1024)
     return op.emitOpError() << "a cooperative loop needs more than 1024 "
                                "threads per block";
+  return blockSize;
+}
 
-  SmallVector<Value> blockValues;
-  for (int64_t s : blockSize)
-    blockValues.push_back(arith::ConstantIndexOp::create(b, loc, s));
-  auto launch =
-      gpu::LaunchOp::create(b, loc, grid[0], grid[1], grid[2], blockValues[0],
-                            blockValues[1], blockValues[2]);
-  // Block-scope buffers (static shape, allocated in the loop body) become
-  // workgroup memory.
-  DenseMap<Value, Value> workgroup;
-  auto wgSpace =
-      gpu::AddressSpaceAttr::get(op.getContext(), gpu::AddressSpace::Workgroup);
-  // Block-scope buffers: allocated in the body, or allocated outside (buffer
-  // hoisting moves them out of loops) and used by this loop only, apart from
-  // their deallocation.
-  SmallVector<memref::AllocOp> allocs, hoisted;
+/// The block-scope buffers of `op`: allocated in its body, or allocated
+/// outside (buffer hoisting moves them out of loops) and used by this loop
+/// only, apart from their deallocation (those are also in `hoisted`).
+static SmallVector<memref::AllocOp>
+getBlockScopeBuffers(scf::ParallelOp op,
+                     SmallVectorImpl<memref::AllocOp> &hoisted) {
+  SmallVector<memref::AllocOp> allocs;
   for (Operation &inner : op.getBody()->without_terminator())
     if (auto alloc = dyn_cast<memref::AllocOp>(inner))
       allocs.push_back(alloc);
@@ -276,6 +256,17 @@ LogicalResult CooperativeLoopsToGPUPass::convert(scf::ParallelOp op) {
       hoisted.push_back(alloc);
     }
   }
+  return allocs;
+}
+
+/// Makes each buffer of `allocs` a workgroup attribution of `launch`; the
+/// map from each buffer to its attribution.
+static FailureOr<DenseMap<Value, Value>>
+attributeWorkgroupMemory(gpu::LaunchOp launch,
+                         ArrayRef<memref::AllocOp> allocs) {
+  DenseMap<Value, Value> workgroup;
+  auto wgSpace = gpu::AddressSpaceAttr::get(launch.getContext(),
+                                            gpu::AddressSpace::Workgroup);
   for (memref::AllocOp alloc : allocs) {
     MemRefType t = alloc.getType();
     if (!t.hasStaticShape() || !t.getLayout().isIdentity())
@@ -292,29 +283,20 @@ LogicalResult CooperativeLoopsToGPUPass::convert(scf::ParallelOp op) {
     workgroup[alloc.getResult()] =
         launch.addWorkgroupAttribution(wgType, alloc.getLoc());
   }
+  return workgroup;
+}
 
-  Block &body = launch.getBody().front();
-  OpBuilder lb = OpBuilder::atBlockBegin(&body);
-  IRMapping map;
-  for (auto [buffer, wg] : workgroup)
-    map.map(buffer, wg);
-  for (auto [iv, proc] : llvm::zip(op.getInductionVars(), *procs)) {
-    gpu::KernelDim3 ids = launch.getBlockIds();
-    map.map(iv, dimOf(proc) == 0 ? ids.x : dimOf(proc) == 1 ? ids.y : ids.z);
-  }
-  if (failed(cloneBlockLevel(*op.getBody(), lb, map, launch, blockSize,
-                             workgroup)))
-    return failure();
-  gpu::TerminatorOp::create(lb, loc);
-  // Workgroup memory lives as long as the block: no deallocation (the
-  // deallocation pipeline may have put one, possibly under an scf.if).
+/// Removes what the launch's body no longer needs at its end: deallocations
+/// of workgroup memory (it lives as long as the block; the deallocation
+/// pipeline may have put one, possibly under an scf.if), the empty
+/// conditionals they leave, and a barrier after the last thread-level loop.
+static void cleanUpLaunchTail(gpu::LaunchOp launch) {
   launch.walk([&](memref::DeallocOp dealloc) {
     if (llvm::is_contained(launch.getWorkgroupAttributions(),
                            dealloc.getMemref()))
       dealloc.erase();
   });
-  // Nor a barrier after the last thread-level loop (only empty conditionals
-  // of removed deallocations may follow it).
+  Block &body = launch.getBody().front();
   Operation *tail = body.getTerminator()->getPrevNode();
   while (auto ifOp = dyn_cast_or_null<scf::IfOp>(tail)) {
     if (ifOp.getNumResults() != 0 ||
@@ -326,6 +308,54 @@ LogicalResult CooperativeLoopsToGPUPass::convert(scf::ParallelOp op) {
   }
   if (isa_and_nonnull<gpu::BarrierOp>(tail))
     tail->erase();
+}
+
+LogicalResult CooperativeLoopsToGPUPass::convert(scf::ParallelOp op) {
+  std::optional<SmallVector<gpu::Processor>> procs = getProcessors(op);
+  if (!procs || !llvm::all_of(*procs, isBlockProcessor))
+    return op.emitOpError() << "a cooperative loop must be mapped to blocks "
+                               "only";
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> grid(3, one);
+  for (auto [lb, ub, step, proc] : llvm::zip(
+           op.getLowerBound(), op.getUpperBound(), op.getStep(), *procs)) {
+    if (!isZero(lb) || !isOne(step))
+      return op.emitOpError()
+             << "a cooperative loop must start at 0 with step 1";
+    grid[dimOf(proc)] = ub;
+  }
+  FailureOr<SmallVector<int64_t>> blockSize = getBlockSize(op);
+  if (failed(blockSize))
+    return failure();
+  SmallVector<Value> blockValues;
+  for (int64_t s : *blockSize)
+    blockValues.push_back(arith::ConstantIndexOp::create(b, loc, s));
+  auto launch =
+      gpu::LaunchOp::create(b, loc, grid[0], grid[1], grid[2], blockValues[0],
+                            blockValues[1], blockValues[2]);
+  // Block-scope buffers become workgroup memory.
+  SmallVector<memref::AllocOp> hoisted;
+  FailureOr<DenseMap<Value, Value>> workgroup =
+      attributeWorkgroupMemory(launch, getBlockScopeBuffers(op, hoisted));
+  if (failed(workgroup))
+    return failure();
+
+  Block &body = launch.getBody().front();
+  OpBuilder lb = OpBuilder::atBlockBegin(&body);
+  IRMapping map;
+  for (auto [buffer, wg] : *workgroup)
+    map.map(buffer, wg);
+  for (auto [iv, proc] : llvm::zip(op.getInductionVars(), *procs)) {
+    gpu::KernelDim3 ids = launch.getBlockIds();
+    map.map(iv, dimOf(proc) == 0 ? ids.x : dimOf(proc) == 1 ? ids.y : ids.z);
+  }
+  if (failed(cloneBlockLevel(*op.getBody(), lb, map, launch, *blockSize,
+                             *workgroup)))
+    return failure();
+  gpu::TerminatorOp::create(lb, loc);
+  cleanUpLaunchTail(launch);
   for (NamedAttribute attr : op->getDiscardableAttrs())
     if (attr.getName().strref().starts_with("ga.") &&
         attr.getName() != GADialect::getCooperativeAttrName())
