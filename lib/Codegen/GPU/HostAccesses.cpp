@@ -158,6 +158,97 @@ hoistSliceOperands(memref::LoadOp load,
   return success();
 }
 
+/// The host computation that depends on `load` (pure ops without regions in
+/// its block, in program order, the load first) into `slice`, and the
+/// kernels that use it into `kernels`; the first host op that needs the
+/// value otherwise (a scalar result, host control flow), or null.
+static Operation *collectHostSlice(memref::LoadOp load,
+                                   llvm::SetVector<Operation *> &slice,
+                                   llvm::SetVector<scf::ParallelOp> &kernels) {
+  SmallVector<Value> worklist(load->getResults());
+  slice.insert(load);
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (scf::ParallelOp k = getOutermostMappedLoop(user)) {
+        kernels.insert(k);
+        continue;
+      }
+      if (user->getBlock() == load->getBlock() && isMemoryEffectFree(user) &&
+          user->getNumRegions() == 0 &&
+          !user->hasTrait<OpTrait::IsTerminator>()) {
+        if (slice.insert(user))
+          llvm::append_range(worklist, user->getResults());
+        continue;
+      }
+      return user;
+    }
+  }
+  return nullptr;
+}
+
+/// Replaces `load` by a load of a host copy of `element` (the loaded element
+/// itself, or a load of a 0-d device buffer holding it): a device-to-host
+/// copy after the GPU lowering.
+static void readBackThroughHost(memref::LoadOp load, Value element) {
+  auto source = cast<memref::LoadOp>(element.getDefiningOp()).getMemref();
+  OpBuilder b(load);
+  Location loc = load.getLoc();
+  auto hostType = MemRefType::get({}, load.getType());
+  Value host = memref::AllocaOp::create(b, loc, hostType);
+  memref::CopyOp::create(b, loc, source, host);
+  Value v = memref::LoadOp::create(b, loc, host, ValueRange{});
+  load.getResult().replaceAllUsesWith(v);
+  if (element != load.getResult())
+    element.getDefiningOp()->erase();
+  load->erase();
+}
+
+/// Whether the buffer `root` that `load` reads may be written between the
+/// load and one of `kernels` (then the kernels must read a copy of the
+/// element taken at the load); an error when a kernel comes before the load.
+static FailureOr<bool>
+isOverwrittenBeforeKernels(memref::LoadOp load, Value root,
+                           ArrayRef<scf::ParallelOp> kernels) {
+  for (scf::ParallelOp k : kernels) {
+    Operation *anchor = load->getBlock()->findAncestorOpInBlock(*k);
+    if (!anchor || anchor->isBeforeInBlock(load))
+      return k->emitOpError() << "uses a device value loaded after it";
+  }
+  for (scf::ParallelOp k : kernels) {
+    Operation *anchor = load->getBlock()->findAncestorOpInBlock(*k);
+    // Ops between the load and the kernel, and the op that holds the kernel
+    // (a loop runs it again after its own writes; the kernel itself would
+    // race with its own readers). A kernel of one thread (host stores) may
+    // write what it reads: the value is computed at its start, before its
+    // stores.
+    for (Operation *it = load->getNextNode(); it;
+         it = it == anchor ? nullptr : it->getNextNode())
+      if (!(it == k.getOperation() && isSingleThreadKernel(k)) &&
+          mayAccessBuffer(it, root, /*writesOnly=*/true))
+        return true;
+  }
+  return false;
+}
+
+/// Clones `slice` at the start of each of `kernels`, whose uses of it then
+/// read the clones.
+static void sinkSliceIntoKernels(ArrayRef<Operation *> slice,
+                                 ArrayRef<scf::ParallelOp> kernels) {
+  for (scf::ParallelOp k : kernels) {
+    OpBuilder b = OpBuilder::atBlockBegin(k.getBody());
+    IRMapping map;
+    for (Operation *op : slice)
+      b.clone(*op, map);
+    for (Operation *op : slice)
+      for (Value orig : op->getResults())
+        orig.replaceUsesWithIf(map.lookup(orig), [&](OpOperand &use) {
+          return k->isProperAncestor(use.getOwner());
+        });
+  }
+}
+
 LogicalResult FunctionLowering::sinkHostLoads(func::FuncOp func) {
   sinkGlobals(func);
   SmallVector<memref::LoadOp> hostLoads;
@@ -172,52 +263,16 @@ LogicalResult FunctionLowering::sinkHostLoads(func::FuncOp func) {
   // them, and the earlier loads follow it into the same kernels.
   for (memref::LoadOp load : llvm::reverse(hostLoads)) {
     Value root = getViewRoot(load.getMemref());
-    // The host computation that depends on the load: pure ops without
-    // regions, in program order.
     llvm::SetVector<Operation *> slice;
     llvm::SetVector<scf::ParallelOp> kernels;
-    SmallVector<Value> worklist(load->getResults());
-    slice.insert(load);
-    Operation *hostUser = nullptr;
-    while (!worklist.empty() && !hostUser) {
-      Value v = worklist.pop_back_val();
-      for (OpOperand &use : v.getUses()) {
-        Operation *user = use.getOwner();
-        if (scf::ParallelOp k = getOutermostMappedLoop(user)) {
-          kernels.insert(k);
-          continue;
-        }
-        if (user->getBlock() == load->getBlock() && isMemoryEffectFree(user) &&
-            user->getNumRegions() == 0 &&
-            !user->hasTrait<OpTrait::IsTerminator>()) {
-          if (slice.insert(user))
-            llvm::append_range(worklist, user->getResults());
-          continue;
-        }
-        hostUser = user;
-        break;
-      }
-    }
-    if (hostUser) {
-      // The host needs the value (a scalar result, host control flow): read
-      // it back through a host buffer, i.e. a device-to-host copy after the
-      // GPU lowering. Kernels then get the host value as an argument. An
-      // element of a buffer of higher rank is first copied into a 0-d device
-      // buffer of its own.
-      Value element = load.getResult();
-      if (load.getMemRefType().getRank() != 0)
-        element = snapshotHostLoad(load);
-      auto source = cast<memref::LoadOp>(element.getDefiningOp()).getMemref();
-      OpBuilder b(load);
-      Location loc = load.getLoc();
-      auto hostType = MemRefType::get({}, load.getType());
-      Value host = memref::AllocaOp::create(b, loc, hostType);
-      memref::CopyOp::create(b, loc, source, host);
-      Value v = memref::LoadOp::create(b, loc, host, ValueRange{});
-      load.getResult().replaceAllUsesWith(v);
-      if (element != load.getResult())
-        element.getDefiningOp()->erase();
-      load->erase();
+    if (collectHostSlice(load, slice, kernels)) {
+      // The host needs the value: read it back through a host buffer.
+      // Kernels then get the host value as an argument. An element of a
+      // buffer of higher rank is first copied into a 0-d device buffer of
+      // its own.
+      readBackThroughHost(load, load.getMemRefType().getRank() != 0
+                                    ? snapshotHostLoad(load)
+                                    : load.getResult());
       ++counts.readBacks;
       continue;
     }
@@ -227,24 +282,11 @@ LogicalResult FunctionLowering::sinkHostLoads(func::FuncOp func) {
     // another scalar, say) moves above the load; anything else is refused.
     if (failed(hoistSliceOperands(load, slice)))
       return failure();
-    // The loaded buffer must hold the same value when each kernel runs;
-    // otherwise the kernels read a copy of the element taken at the load.
-    bool overwritten = false;
-    for (scf::ParallelOp k : kernels) {
-      Operation *anchor = load->getBlock()->findAncestorOpInBlock(*k);
-      if (!anchor || anchor->isBeforeInBlock(load))
-        return k->emitOpError() << "uses a device value loaded after it";
-      // Ops between the load and the kernel, and the op that holds the
-      // kernel (a loop runs it again after its own writes; the kernel itself
-      // would race with its own readers).
-      // A kernel of one thread (host stores) may write what it reads: the
-      // value is computed at its start, before its stores.
-      for (Operation *it = load->getNextNode(); it && !overwritten;
-           it = it == anchor ? nullptr : it->getNextNode())
-        overwritten = !(it == k.getOperation() && isSingleThreadKernel(k)) &&
-                      mayAccessBuffer(it, root, /*writesOnly=*/true);
-    }
-    if (overwritten) {
+    FailureOr<bool> overwritten =
+        isOverwrittenBeforeKernels(load, root, kernels.getArrayRef());
+    if (failed(overwritten))
+      return failure();
+    if (*overwritten) {
       Value copy = snapshotHostLoad(load);
       load.getResult().replaceAllUsesWith(copy);
       llvm::SetVector<Operation *> renamed;
@@ -255,18 +297,8 @@ LogicalResult FunctionLowering::sinkHostLoads(func::FuncOp func) {
       ++counts.snapshots;
     }
     // Rematerialize the slice at the start of each kernel.
-    for (scf::ParallelOp k : kernels) {
-      OpBuilder b = OpBuilder::atBlockBegin(k.getBody());
-      IRMapping map;
-      for (Operation *op : slice)
-        b.clone(*op, map);
-      for (Operation *op : slice)
-        for (Value orig : op->getResults())
-          orig.replaceUsesWithIf(map.lookup(orig), [&](OpOperand &use) {
-            return k->isProperAncestor(use.getOwner());
-          });
-      ++counts.sunk;
-    }
+    sinkSliceIntoKernels(slice.getArrayRef(), kernels.getArrayRef());
+    counts.sunk += kernels.size();
     for (Operation *op : llvm::reverse(slice))
       if (op->use_empty())
         op->erase();
