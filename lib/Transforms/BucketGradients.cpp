@@ -279,30 +279,21 @@ static void eraseDeadViews(Value flat) {
   }
 }
 
-/// Replaces `loop` by one that carries one flat accumulator per entry of
-/// `layouts` (the loop's result indices whose accumulators it holds, in
-/// order); the flat results follow the other results. Each accumulator is
-/// updated in a view of the flat value. The flat initial value is a fill
-/// when all accumulators start from the same constant fill, the flat result
-/// of a preceding loop when they are all carried over from one (the
-/// remainder segment of a micro-batch rewrite), else the packed inits.
 static scf::ForOp flattenLoop(scf::ForOp loop,
-                              ArrayRef<SmallVector<unsigned>> layouts) {
-  Location loc = loop.getLoc();
-  DenseSet<unsigned> shared;
-  for (ArrayRef<unsigned> layout : layouts)
-    shared.insert(layout.begin(), layout.end());
-  SmallVector<unsigned> kept;
-  for (unsigned index = 0, e = loop.getNumResults(); index < e; ++index)
-    if (!shared.count(index))
-      kept.push_back(index);
-  auto typeOf = [&](unsigned index) {
-    return cast<RankedTensorType>(loop.getResult(index).getType());
-  };
+                              ArrayRef<SmallVector<unsigned>> layouts);
 
-  // Layouts whose accumulators all come from one earlier loop are flattened
-  // there first, with the same layout.
-  SmallVector<Value> flatInits(layouts.size());
+static RankedTensorType getResultType(scf::ForOp loop, unsigned index) {
+  return cast<RankedTensorType>(loop.getResult(index).getType());
+}
+
+/// Layouts whose accumulators all come from one earlier loop are flattened
+/// there first, with the same layout: their flat initial values, by
+/// position in `layouts`, go into `flatInits`. Returns the positions
+/// chained, by producer loop (the old producers are erased).
+static llvm::MapVector<Operation *, SmallVector<unsigned>>
+flattenChainedProducers(scf::ForOp loop,
+                        ArrayRef<SmallVector<unsigned>> layouts,
+                        MutableArrayRef<Value> flatInits) {
   llvm::MapVector<Operation *, SmallVector<unsigned>> chained;
   for (auto [position, layout] : llvm::enumerate(layouts)) {
     auto producer = loop.getInitArgs()[layout[0]].getDefiningOp<scf::ForOp>();
@@ -332,65 +323,57 @@ static scf::ForOp flattenLoop(scf::ForOp loop,
     for (auto [i, position] : llvm::enumerate(positions))
       flatInits[position] = newProducer.getResult(first + i);
   }
+  return chained;
+}
 
-  OpBuilder b(loop);
-  SmallVector<Value> inits;
-  for (unsigned index : kept)
-    inits.push_back(loop.getInitArgs()[index]);
-  for (auto [position, layout] : llvm::enumerate(layouts)) {
-    if (flatInits[position]) {
-      inits.push_back(flatInits[position]);
-      continue;
-    }
-    int64_t total = 0;
-    for (unsigned index : layout)
-      total += typeOf(index).getNumElements();
-    Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{total},
-                                          typeOf(layout[0]).getElementType());
-    Attribute splat = getFillConstant(loop.getInitArgs()[layout[0]]);
-    for (unsigned index : layout)
-      if (getFillConstant(loop.getInitArgs()[index]) != splat)
-        splat = {};
-    Value flat;
-    if (splat) {
-      Value scalar = arith::ConstantOp::create(b, loc, cast<TypedAttr>(splat));
-      flat = linalg::FillOp::create(b, loc, scalar, empty).getResult(0);
-    } else {
-      // Accumulators that start from arbitrary values: packed once, before
-      // the loop.
-      flat = empty;
-      int64_t offset = 0;
-      for (unsigned index : layout) {
-        flat = insertView(b, loc, loop.getInitArgs()[index], flat, offset);
-        offset += typeOf(index).getNumElements();
-      }
-    }
-    inits.push_back(flat);
+/// The flat initial value of `layout`'s accumulators of `loop`: a fill when
+/// they all start from the same constant fill, else their inits packed once
+/// before the loop.
+static Value buildFlatInit(OpBuilder &b, scf::ForOp loop,
+                           ArrayRef<unsigned> layout) {
+  Location loc = loop.getLoc();
+  int64_t total = 0;
+  for (unsigned index : layout)
+    total += getResultType(loop, index).getNumElements();
+  Value empty =
+      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{total},
+                              getResultType(loop, layout[0]).getElementType());
+  Attribute splat = getFillConstant(loop.getInitArgs()[layout[0]]);
+  for (unsigned index : layout)
+    if (getFillConstant(loop.getInitArgs()[index]) != splat)
+      splat = {};
+  if (splat) {
+    Value scalar = arith::ConstantOp::create(b, loc, cast<TypedAttr>(splat));
+    return linalg::FillOp::create(b, loc, scalar, empty).getResult(0);
   }
-
-  // Live ranges, before the body moves.
-  SmallVector<SmallVector<std::pair<Operation *, Operation *>>> ranges;
-  for (ArrayRef<unsigned> layout : layouts) {
-    ranges.emplace_back();
-    for (unsigned index : layout)
-      ranges.back().push_back(*getLiveRange(loop, index));
+  Value flat = empty;
+  int64_t offset = 0;
+  for (unsigned index : layout) {
+    flat = insertView(b, loc, loop.getInitArgs()[index], flat, offset);
+    offset += getResultType(loop, index).getNumElements();
   }
+  return flat;
+}
 
-  auto newLoop =
-      scf::ForOp::create(b, loc, loop.getLowerBound(), loop.getUpperBound(),
-                         loop.getStep(), inits);
-  newLoop->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
-  Block *oldBody = loop.getBody();
+/// Moves `loop`'s body into `newLoop` (which carries `kept` results of
+/// `loop`, then one flat value per layout): each accumulator of a layout is
+/// read as a view of the flat value over its live range `ranges` and its
+/// new value inserted into it, chained through the flat value.
+static void moveBodyOntoFlatValues(
+    scf::ForOp loop, scf::ForOp newLoop, ArrayRef<unsigned> kept,
+    ArrayRef<SmallVector<unsigned>> layouts,
+    ArrayRef<SmallVector<std::pair<Operation *, Operation *>>> ranges) {
+  Location loc = loop.getLoc();
+  OpBuilder b(newLoop);
   Block *newBody = newLoop.getBody();
   if (!newBody->empty())
     newBody->getTerminator()->erase();
-  newBody->getOperations().splice(newBody->end(), oldBody->getOperations());
+  newBody->getOperations().splice(newBody->end(),
+                                  loop.getBody()->getOperations());
   loop.getInductionVar().replaceAllUsesWith(newLoop.getInductionVar());
   for (auto [position, index] : llvm::enumerate(kept))
     loop.getRegionIterArgs()[index].replaceAllUsesWith(
         newLoop.getRegionIterArgs()[position]);
-
-  // Views inside the body, chained through the flat value.
   auto yield = cast<scf::YieldOp>(newBody->getTerminator());
   SmallVector<Value> yields;
   for (unsigned index : kept)
@@ -399,45 +382,28 @@ static scf::ForOp flattenLoop(scf::ForOp loop,
     Value flat = newLoop.getRegionIterArgs()[kept.size() + position];
     int64_t offset = 0;
     for (auto [index, range] : llvm::zip(layout, ranges[position])) {
+      RankedTensorType type = getResultType(loop, index);
       BlockArgument oldArg = loop.getRegionIterArgs()[index];
       if (range.first) {
         b.setInsertionPoint(range.first);
-        oldArg.replaceAllUsesWith(
-            extractView(b, loc, flat, offset, typeOf(index)));
+        oldArg.replaceAllUsesWith(extractView(b, loc, flat, offset, type));
       }
       b.setInsertionPointAfter(range.second);
       flat = insertView(b, loc, yield.getOperand(index), flat, offset);
-      offset += typeOf(index).getNumElements();
+      offset += type.getNumElements();
     }
     yields.push_back(flat);
   }
   b.setInsertionPoint(yield);
   scf::YieldOp::create(b, yield.getLoc(), yields);
   yield.erase();
+}
 
-  // Results: kept ones are forwarded; the flattened ones had a single use,
-  // which the caller replaces.
-  for (auto [position, index] : llvm::enumerate(kept))
-    loop.getResult(index).replaceAllUsesWith(newLoop.getResult(position));
-  b.setInsertionPointAfter(newLoop);
-  for (auto [position, layout] : llvm::enumerate(layouts)) {
-    Value flat = newLoop.getResult(kept.size() + position);
-    int64_t offset = 0;
-    for (unsigned index : layout) {
-      loop.getResult(index).replaceAllUsesWith(
-          extractView(b, loc, flat, offset, typeOf(index)));
-      offset += typeOf(index).getNumElements();
-    }
-  }
-  SmallVector<Operation *> worklist;
-  for (ArrayRef<unsigned> layout : layouts)
-    for (unsigned index : layout)
-      if (Operation *def = loop.getInitArgs()[index].getDefiningOp())
-        worklist.push_back(def);
-  loop.erase();
-  // Initial values that only the old loop used (fills of empty tensors).
-  // Several inits may share producers: an op is erased once, and never
-  // looked at after (a Value of an erased op would dangle).
+/// Erases the ops of `worklist` (initial values that only an erased loop
+/// used: fills of empty tensors) and their producers that became dead.
+/// Several inits may share producers: an op is erased once, and never
+/// looked at after (a Value of an erased op would dangle).
+static void eraseDeadInits(SmallVector<Operation *> worklist) {
   DenseSet<Operation *> erased;
   while (!worklist.empty()) {
     Operation *def = worklist.pop_back_val();
@@ -449,6 +415,72 @@ static scf::ForOp flattenLoop(scf::ForOp loop,
     erased.insert(def);
     def->erase();
   }
+}
+
+/// Replaces `loop` by one that carries one flat accumulator per entry of
+/// `layouts` (the loop's result indices whose accumulators it holds, in
+/// order); the flat results follow the other results. Each accumulator is
+/// updated in a view of the flat value. The flat initial value is a fill
+/// when all accumulators start from the same constant fill, the flat result
+/// of a preceding loop when they are all carried over from one (the
+/// remainder segment of a micro-batch rewrite), else the packed inits.
+static scf::ForOp flattenLoop(scf::ForOp loop,
+                              ArrayRef<SmallVector<unsigned>> layouts) {
+  Location loc = loop.getLoc();
+  DenseSet<unsigned> shared;
+  for (ArrayRef<unsigned> layout : layouts)
+    shared.insert(layout.begin(), layout.end());
+  SmallVector<unsigned> kept;
+  for (unsigned index = 0, e = loop.getNumResults(); index < e; ++index)
+    if (!shared.count(index))
+      kept.push_back(index);
+
+  SmallVector<Value> flatInits(layouts.size());
+  llvm::MapVector<Operation *, SmallVector<unsigned>> chained =
+      flattenChainedProducers(loop, layouts, flatInits);
+  OpBuilder b(loop);
+  SmallVector<Value> inits;
+  for (unsigned index : kept)
+    inits.push_back(loop.getInitArgs()[index]);
+  for (auto [position, layout] : llvm::enumerate(layouts))
+    inits.push_back(flatInits[position] ? flatInits[position]
+                                        : buildFlatInit(b, loop, layout));
+
+  // Live ranges, before the body moves.
+  SmallVector<SmallVector<std::pair<Operation *, Operation *>>> ranges;
+  for (ArrayRef<unsigned> layout : layouts) {
+    ranges.emplace_back();
+    for (unsigned index : layout)
+      ranges.back().push_back(*getLiveRange(loop, index));
+  }
+  auto newLoop =
+      scf::ForOp::create(b, loc, loop.getLowerBound(), loop.getUpperBound(),
+                         loop.getStep(), inits);
+  newLoop->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
+  moveBodyOntoFlatValues(loop, newLoop, kept, layouts, ranges);
+
+  // Results: kept ones are forwarded; the flattened ones had a single use,
+  // which the caller replaces.
+  for (auto [position, index] : llvm::enumerate(kept))
+    loop.getResult(index).replaceAllUsesWith(newLoop.getResult(position));
+  b.setInsertionPointAfter(newLoop);
+  for (auto [position, layout] : llvm::enumerate(layouts)) {
+    Value flat = newLoop.getResult(kept.size() + position);
+    int64_t offset = 0;
+    for (unsigned index : layout) {
+      RankedTensorType type = getResultType(loop, index);
+      loop.getResult(index).replaceAllUsesWith(
+          extractView(b, loc, flat, offset, type));
+      offset += type.getNumElements();
+    }
+  }
+  SmallVector<Operation *> worklist;
+  for (ArrayRef<unsigned> layout : layouts)
+    for (unsigned index : layout)
+      if (Operation *def = loop.getInitArgs()[index].getDefiningOp())
+        worklist.push_back(def);
+  loop.erase();
+  eraseDeadInits(std::move(worklist));
   for (auto &entry : chained)
     for (unsigned position : entry.second)
       eraseDeadViews(flatInits[position]);
