@@ -199,7 +199,7 @@ def plot(report, out_dir):
     plt.close(fig)
 
 
-def main(argv=None):
+def _parse(argv):
     p = argparse.ArgumentParser(prog="python3 -m ga_mlir.train_mlir", description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, default=50, help="optimizer steps K per configuration")
     p.add_argument("--batch", type=int, default=256, help="samples per optimizer step B")
@@ -217,8 +217,73 @@ def main(argv=None):
     p.add_argument("--check-tolerance", type=float, default=None,
                    help="exit 1 if a GA-N loss differs from the full batch's by more than this (relative)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    a = p.parse_args(argv)
+    return p.parse_args(argv)
 
+
+def _compile_configs(a, ga_opt, step_path, work, ns):
+    """The configurations (name, N, kind) and their compiled steps: the full
+    batch and GA-N from ga-opt."""
+    arg_types, result_types = steplib.function_type(step_path)
+    configs = [("full batch", None, "full")] + [(f"GA N={n}", n, "ga") for n in ns]
+    steps = {}
+    for name, n, _ in configs:
+        acc = None if n is None else f"micro-batches={n}"
+        so = steplib.build_library(ga_opt, step_path, work, "full" if n is None else f"ga{n}",
+                                   accumulate=acc, cpu_options=a.cpu)
+        steps[name] = steplib.CompiledStep(so, arg_types, result_types)
+    return configs, steps
+
+
+def _train_config(a, name, n, kind, steps, data, params, velocities, counter, log, bar):
+    """(losses, seconds, peaks) of K steps of one configuration, logged."""
+    losses, seconds, peaks = [], [], []
+    if kind == "torch-loop":
+        run = train_torch.train_loop(params, data, a.lr, a.momentum, n, counter)
+    elif kind == "compile_train_step":
+        run = train_torch.train_compiled(steps[name], data, counter)
+    else:
+        run = train(steps[name], params, velocities, data, a.lr, a.momentum, counter)
+    for k, (loss, sec, peak) in enumerate(run, 1):
+        losses.append(loss)
+        seconds.append(sec)
+        peaks.append(peak)
+        entry = {"configuration": name, "micro_batches": n, "step": k, "loss": loss,
+                 "samples_per_s": a.batch / sec, "updates_per_s": 1.0 / sec, "peak_bytes": peak}
+        log.write(json.dumps(entry) + "\n")
+        bar.set_postfix_str(f"{name} loss {loss:.4f} {a.batch / sec:,.0f} samples/s")
+        bar.update()
+    return losses, seconds, peaks
+
+
+def _summarize(a, report, out):
+    """Prints the table and the loss differences; the exit status (1 when a
+    difference exceeds --check-tolerance)."""
+    print(f"{'configuration':<24} {'final loss':>10} {'ms/step':>8} {'samples/s':>10} {'updates/s':>9} "
+          f"{'static peak':>12} {'measured peak':>14}")
+    for c in report["configurations"]:
+        m, st = c["measured_peak_bytes"], c["static_peak_bytes"]
+        print(f"{c['name']:<24} {c['loss'][-1]:>10.5f} {1e3 * c['median_seconds_per_step']:>8.3f} "
+              f"{c['samples_per_s']:>10.0f} {c['updates_per_s']:>9.1f} {st if st is not None else '-':>12} "
+              f"{m if m is not None else '-':>14}")
+    print(f"max relative loss difference GA-N vs full batch: {report['max_relative_loss_difference']:.2e}")
+    torch_diff = report["max_relative_loss_difference_torch"]
+    if torch_diff is not None:
+        print(f"max relative loss difference PyTorch loop and compile_train_step vs full batch: {torch_diff:.2e}")
+    else:
+        print("PyTorch configurations: skipped (" + ("--no-torch" if a.no_torch else "torch not importable") + ")")
+    print(f"wrote {out}/report.json, train.log, loss.png, time.png, memory.png, analytics.png")
+    failed = 0
+    if a.check_tolerance is not None and report["max_relative_loss_difference"] > a.check_tolerance:
+        print(f"FAIL: GA-N loss curves differ from the full batch by more than {a.check_tolerance}")
+        failed = 1
+    if a.check_tolerance is not None and torch_diff is not None and torch_diff > a.check_tolerance:
+        print(f"FAIL: PyTorch loss curves differ from the full batch by more than {a.check_tolerance}")
+        failed = 1
+    return failed
+
+
+def main(argv=None):
+    a = _parse(argv)
     # The heap counter must be loaded before anything allocates: re-execute.
     lib = steplib.heap_count_library()
     if not a.no_measure and lib and not os.environ.get(_REEXEC_FLAG):
@@ -247,16 +312,8 @@ def main(argv=None):
     with open(step_path, "w") as f:
         subprocess.run([sys.executable, gen, "--dims", ",".join(map(str, dims)), "--batch", str(a.batch)],
                        check=True, stdout=f)
-    arg_types, result_types = steplib.function_type(step_path)
     full_static, ga_static = static_peaks(ga_opt, step_path, ns, a.cpu)
-
-    configs = [("full batch", None, "full")] + [(f"GA N={n}", n, "ga") for n in ns]
-    steps = {}
-    for name, n, _ in configs:
-        acc = None if n is None else f"micro-batches={n}"
-        so = steplib.build_library(ga_opt, step_path, work, "full" if n is None else f"ga{n}",
-                                   accumulate=acc, cpu_options=a.cpu)
-        steps[name] = steplib.CompiledStep(so, arg_types, result_types)
+    configs, steps = _compile_configs(a, ga_opt, step_path, work, ns)
 
     x, y = load_digits_data(a.seed)
     params, velocities = init_params(dims, a.seed)
@@ -273,6 +330,7 @@ def main(argv=None):
     report = {"data": "sklearn digits", "samples": int(len(y)), "batch": a.batch, "steps": a.steps,
               "model": dims, "optimizer": {"sgd_momentum": a.momentum, "lr": a.lr},
               "measured": counter.active, "configurations": []}
+
     def static_peak(name, n, kind):
         if kind == "full":
             return full_static
@@ -285,23 +343,9 @@ def main(argv=None):
     log = open(os.path.join(out, "train.log"), "w")
     bar = tqdm(total=a.steps * len(configs), unit="step", disable=a.quiet)
     for name, n, kind in configs:
-        losses, seconds, peaks = [], [], []
-        data = batches(x, y, a.batch, a.steps)
-        if kind == "torch-loop":
-            run = train_torch.train_loop(params, data, a.lr, a.momentum, n, counter)
-        elif kind == "compile_train_step":
-            run = train_torch.train_compiled(steps[name], data, counter)
-        else:
-            run = train(steps[name], params, velocities, data, a.lr, a.momentum, counter)
-        for k, (loss, sec, peak) in enumerate(run, 1):
-            losses.append(loss)
-            seconds.append(sec)
-            peaks.append(peak)
-            entry = {"configuration": name, "micro_batches": n, "step": k, "loss": loss,
-                     "samples_per_s": a.batch / sec, "updates_per_s": 1.0 / sec, "peak_bytes": peak}
-            log.write(json.dumps(entry) + "\n")
-            bar.set_postfix_str(f"{name} loss {loss:.4f} {a.batch / sec:,.0f} samples/s")
-            bar.update()
+        losses, seconds, peaks = _train_config(
+            a, name, n, kind, steps, batches(x, y, a.batch, a.steps), params,
+            velocities, counter, log, bar)
         # Steady state: the first step also allocates what later steps reuse
         # (optimizer states, BLAS buffers, the compiled step's 0-d arguments).
         measured = max(peaks[1:] or peaks) if counter.active else None
@@ -328,29 +372,7 @@ def main(argv=None):
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(report, f, indent=1)
     plot(report, out)
-
-    print(f"{'configuration':<24} {'final loss':>10} {'ms/step':>8} {'samples/s':>10} {'updates/s':>9} "
-          f"{'static peak':>12} {'measured peak':>14}")
-    for c in report["configurations"]:
-        m, st = c["measured_peak_bytes"], c["static_peak_bytes"]
-        print(f"{c['name']:<24} {c['loss'][-1]:>10.5f} {1e3 * c['median_seconds_per_step']:>8.3f} "
-              f"{c['samples_per_s']:>10.0f} {c['updates_per_s']:>9.1f} {st if st is not None else '-':>12} "
-              f"{m if m is not None else '-':>14}")
-    print(f"max relative loss difference GA-N vs full batch: {report['max_relative_loss_difference']:.2e}")
-    torch_diff = report["max_relative_loss_difference_torch"]
-    if torch_diff is not None:
-        print(f"max relative loss difference PyTorch loop and compile_train_step vs full batch: {torch_diff:.2e}")
-    else:
-        print("PyTorch configurations: skipped (" + ("--no-torch" if a.no_torch else "torch not importable") + ")")
-    print(f"wrote {out}/report.json, train.log, loss.png, time.png, memory.png, analytics.png")
-    failed = 0
-    if a.check_tolerance is not None and report["max_relative_loss_difference"] > a.check_tolerance:
-        print(f"FAIL: GA-N loss curves differ from the full batch by more than {a.check_tolerance}")
-        failed = 1
-    if a.check_tolerance is not None and torch_diff is not None and torch_diff > a.check_tolerance:
-        print(f"FAIL: PyTorch loss curves differ from the full batch by more than {a.check_tolerance}")
-        failed = 1
-    return failed
+    return _summarize(a, report, out)
 
 
 if __name__ == "__main__":
