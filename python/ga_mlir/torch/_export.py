@@ -242,6 +242,69 @@ def _make_step_function(model, loss_fn, spec, max_grad_norm):
     return step
 
 
+def _trace(fn, flat, table, model, exact_statistics):
+    """The step `fn` traced by make_fx on `flat`, functionalized, with
+    every frame of each node's stack trace (make_fx keeps only the frames
+    of functions named `forward`, which drops the loss function and
+    library helpers; locate_graph keeps the user's). A failure to trace is
+    a CompileError at the user's innermost line, with PyTorch's reason."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    with _tracing(model, exact_statistics), \
+            torch.fx.traceback.preserve_node_meta(), \
+            unittest.mock.patch.object(
+                torch.fx.proxy.TracerBase, "_filter_traceback_frames",
+                lambda self, summary: summary):
+        try:
+            return make_fx(torch.func.functionalize(fn),
+                           decomposition_table=table,
+                           record_stack_traces=True)(*flat)
+        except CompileError:
+            raise
+        except Exception as error:
+            # Data-dependent control flow, an op without a trace, ...
+            where = _innermost_user_line("".join(
+                traceback.format_tb(error.__traceback__)))
+            reason = str(error).strip().splitlines()
+            raise CompileError(
+                f"{where or UNLOCATED}: error: PyTorch could not trace the "
+                f"step{_trace_hint(str(error))} ({type(error).__name__}: "
+                f"{reason[0] if reason else ''})") from None
+
+
+def _refuse_random_ops(graph):
+    """Refuses, at the user's line, a draw of random numbers that the
+    decomposition table did not replace by a per-sample draw."""
+    for node in graph.nodes:
+        if node.op == "call_function":
+            name = str(node.target).split(".")[1] if "." in str(
+                node.target) else str(node.target)
+            if name in _philox.RANDOM_OPS:
+                where = _innermost_user_line(node.meta.get("stack_trace"))
+                raise CompileError(
+                    f"{where or UNLOCATED}: error: the step draws random "
+                    f"numbers with torch.{name.rstrip('_')}, which the "
+                    "compiled step cannot draw (it draws those of Dropout, "
+                    "torch.bernoulli, torch.rand and uniform_, by sample): "
+                    "pass the numbers as an input of the step")
+
+
+def _refuse_tm_tensor_ops(module):
+    """Refuses torch-mlir's own dialect for ops linalg has no form of
+    (scatter, sort, ...): ga-mlir takes upstream dialects only."""
+    foreign = sorted(_op_names(module, "tm_tensor.") - {"tm_tensor.yield"})
+    if foreign:
+        raise CompileError(
+            f"{_first_location(module.operation, 'tm_tensor.')}: error: "
+            "torch-mlir lowers the PyTorch operation of this line (or its "
+            "backward) to " + " and ".join(
+                _TM_TENSOR_WORDS.get(name, name) for name in foreign) +
+            ", which ga-mlir does not compile: write it without them "
+            "(a one-hot product or torch.where instead of a write by index, "
+            "a reduction instead of a sort) (torch-mlir: "
+            f"{', '.join(foreign)})")
+
+
 def export_train_step(model, loss_fn, optimizer, example_inputs,
                       max_grad_norm=None, indexing="one-hot",
                       exact_statistics=False, batch_dims=None):
@@ -255,8 +318,6 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
     recompute-statistics). A step that draws random numbers (Dropout in
     training mode) takes two more arguments after the inputs: arange(B),
     per-sample, and the seed (see _philox)."""
-    from torch.fx.experimental.proxy_tensor import make_fx
-
     with _batch_norm_check(model, exact_statistics):
         unused, mutated = _probe(model, loss_fn, example_inputs)
     others = sorted(mutated - _batch_norm_buffers(model))
@@ -287,45 +348,11 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
         draws = _philox.RandomDraws(flat[-1], flat[-2], layouts,
                                     lambda k: current_user_line())
         table.update(draws.table())
-    # Every frame of each node's stack trace (make_fx keeps only the
-    # frames of functions named `forward`, which drops the loss function
-    # and library helpers); locate_graph keeps the user's.
-    with _tracing(model, exact_statistics), \
-            torch.fx.traceback.preserve_node_meta(), \
-            unittest.mock.patch.object(
-                torch.fx.proxy.TracerBase, "_filter_traceback_frames",
-                lambda self, summary: summary):
-        try:
-            gm = make_fx(torch.func.functionalize(fn),
-                         decomposition_table=table,
-                         record_stack_traces=True)(*flat)
-        except CompileError:
-            raise
-        except Exception as error:
-            # Data-dependent control flow, an op without a trace, ...:
-            # located at the user's innermost line, with PyTorch's reason.
-            where = _innermost_user_line("".join(
-                traceback.format_tb(error.__traceback__)))
-            reason = str(error).strip().splitlines()
-            raise CompileError(
-                f"{where or UNLOCATED}: error: PyTorch could not trace the "
-                f"step{_trace_hint(str(error))} ({type(error).__name__}: "
-                f"{reason[0] if reason else ''})") from None
+    gm = _trace(fn, flat, table, model, exact_statistics)
     locate_graph(gm.graph)
     _refuse_data_dependent_sizes(gm.graph)
     rewrite_graph(gm)
-    for node in gm.graph.nodes:
-        if node.op == "call_function":
-            name = str(node.target).split(".")[1] if "." in str(
-                node.target) else str(node.target)
-            if name in _philox.RANDOM_OPS:
-                where = _innermost_user_line(node.meta.get("stack_trace"))
-                raise CompileError(
-                    f"{where or UNLOCATED}: error: the step draws random "
-                    f"numbers with torch.{name.rstrip('_')}, which the "
-                    "compiled step cannot draw (it draws those of Dropout, "
-                    "torch.bernoulli, torch.rand and uniform_, by sample): "
-                    "pass the numbers as an input of the step")
+    _refuse_random_ops(gm.graph)
     if draws is not None and draws.count != len(layouts):
         raise CompileError(
             f"the forward drew random numbers {len(layouts)} times when run "
@@ -333,19 +360,7 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
             "cannot reproduce its draws")
     module = _import_to_linalg(gm)
     text = module.operation.get_asm(enable_debug_info=True)
-    foreign = sorted(_op_names(module, "tm_tensor.") - {"tm_tensor.yield"})
-    if foreign:
-        # torch-mlir's own dialect for ops linalg has no form of (scatter,
-        # sort, ...): ga-mlir takes upstream dialects only.
-        raise CompileError(
-            f"{_first_location(module.operation, 'tm_tensor.')}: error: "
-            "torch-mlir lowers the PyTorch operation of this line (or its "
-            "backward) to " + " and ".join(
-                _TM_TENSOR_WORDS.get(name, name) for name in foreign) +
-            ", which ga-mlir does not compile: write it without them "
-            "(a one-hot product or torch.where instead of a write by index, "
-            "a reduction instead of a sort) (torch-mlir: "
-            f"{', '.join(foreign)})")
+    _refuse_tm_tensor_ops(module)
     return text, spec
 
 
