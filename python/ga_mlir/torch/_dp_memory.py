@@ -13,7 +13,7 @@ import tempfile
 
 from .. import function_info
 from . import _inplace
-from ._step import _lowering_options, _run_pipeline
+from ._options import _lowering_options, _run_pipeline
 
 _REPORT = "ga_shard_report"
 

@@ -1,0 +1,131 @@
+"""The options of compile_train_step as ga-mlir's pass pipelines: which
+options go to which pass (--ga-accumulate, --ga-lower-to-cpu,
+--ga-lower-to-nvvm), checked in Python's words, and running a pipeline with
+its diagnostics explained in PyTorch's words."""
+
+from .. import PipelineError, run_pipeline
+from ._common import CompileError
+from ._locations import explain
+
+
+# ga-opt options that compile_train_step passes through (Python spelling ->
+# pipeline, option).
+_ACCUMULATE_OPTIONS = {
+    "accumulator_type": "accumulator-type",
+    "allow_ghost_batch": "allow-ghost-batch",
+    "recompute_statistics": "recompute-statistics",
+    "fuse": "fuse",
+}
+_LOWER_OPTIONS = {
+    "blas": "blas",
+    "vector_width": "vector-width",
+    "fuse_elementwise": "fuse-elementwise",
+    "static_temporaries": "static-temporaries",
+    "openmp": "openmp",
+    "num_threads": "num-threads",
+}
+# --ga-lower-to-nvvm options for target="cuda" (the pipeline's defaults:
+# products on cuBLASLt, the micro-batch body as a CUDA graph).
+_NVVM_OPTIONS = {
+    "cublas": "cublas",
+    "cuda_graphs": "cuda-graphs",
+    "fma": "fma",
+    "block_size": "block-size",
+    "fuse_elementwise": "fuse-elementwise",
+}
+
+
+# The switches and counts among the options (the passes' bool and unsigned
+# options): checked here, so that a wrong value is refused in Python's
+# words rather than as a pass pipeline that does not parse.
+_SWITCHES = {"allow_ghost_batch", "recompute_statistics", "fuse", "blas",
+             "fuse_elementwise", "static_temporaries", "openmp", "cublas",
+             "cuda_graphs", "fma"}
+_COUNTS = {"vector_width", "num_threads", "block_size"}
+
+
+def _option_text(value, key=None):
+    """An option's value as a pass option takes it; TypeError for a switch
+    that is not True or False, or a count that is not an int >= 0."""
+    if key in _SWITCHES and not isinstance(value, bool):
+        raise TypeError(f"compile_train_step: {key} must be True or False, "
+                        f"got {value!r}")
+    if key in _COUNTS and (isinstance(value, bool) or not isinstance(
+            value, int) or value < 0):
+        raise TypeError(f"compile_train_step: {key} must be an int >= 0, "
+                        f"got {value!r}")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _nvvm_options(options):
+    """The --ga-lower-to-nvvm options of a target="cuda" step, as a list."""
+    low = []
+    for key, value in sorted(options.items()):
+        if value is None or key in _ACCUMULATE_OPTIONS:
+            continue
+        if key not in _NVVM_OPTIONS:
+            raise TypeError(f"compile_train_step: option {key!r} is not one "
+                            "of target='cuda' (" +
+                            ", ".join(sorted(_NVVM_OPTIONS)) + ")")
+        low.append(f"{_NVVM_OPTIONS[key]}={_option_text(value, key)}")
+    return low
+
+
+def _lowering_options(options):
+    """The --ga-lower-to-cpu options of the compiled step, as a list."""
+    low = ["c-interface=1", "out-params=1"]
+    # fuse-elementwise: on since --ga-isolate-library-products keeps the
+    # matrix products (and the reshapes around them) out of the fusion, so
+    # every product stays a CBLAS call (GPT-style, N = 4: 2240 -> 1655 ms,
+    # bench/torch_accumulation.py, docs/CPU.md).
+    defaults = {"blas": True, "static_temporaries": True,
+                "fuse_elementwise": True}
+    merged = dict(defaults)
+    merged.update(options)
+    for key, value in sorted(merged.items()):
+        if value is None or key in _ACCUMULATE_OPTIONS:
+            continue
+        if key in _LOWER_OPTIONS:
+            low.append(f"{_LOWER_OPTIONS[key]}={_option_text(value, key)}")
+        else:
+            raise TypeError(f"compile_train_step: unknown option {key!r}")
+    return low
+
+
+def _mark(batch_args):
+    return ("ga-mark-batch-args{batch-args=" +
+            ",".join(f"{i}:{d}" for i, d in batch_args) + "}")
+
+
+def _pipelines(micro_batches, batch_args, options, target="cpu"):
+    """The --ga-accumulate pipeline, and the lowering of its output (for
+    "cuda": the --ga-lower-to-nvvm options that ga-compile adds to its
+    own)."""
+    acc = [f"micro-batches={micro_batches}",
+           "batch-args=" + ",".join(f"{i}:{d}" for i, d in batch_args)]
+    rewrite = _rewrite_options(options)
+    if rewrite:
+        acc.append(rewrite)
+    if target == "cuda":
+        lowering = " ".join(_nvvm_options(options))
+    else:
+        lowering = f"ga-lower-to-cpu{{{' '.join(_lowering_options(options))}}}"
+    return f"builtin.module(ga-accumulate{{{' '.join(acc)}}})", lowering
+
+
+def _run_pipeline(ir, pipeline, what):
+    try:
+        return run_pipeline(ir, pipeline)
+    except PipelineError as error:
+        raise CompileError(f"{what}:\n" + "\n".join(
+            explain(d) for d in error.diagnostics)) from None
+
+
+def _rewrite_options(options):
+    """The --ga-accumulate options among `options` that shape the rewrite,
+    as the text of a pass option."""
+    return " ".join(f"{_ACCUMULATE_OPTIONS[k]}={_option_text(v, k)}"
+                    for k, v in sorted(options.items())
+                    if k in _ACCUMULATE_OPTIONS and v is not None)
