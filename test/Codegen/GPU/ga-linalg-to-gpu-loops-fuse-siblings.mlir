@@ -1,27 +1,40 @@
 // RUN: ga-opt %s -split-input-file -ga-linalg-to-gpu-loops="fuse-siblings=1" -cse | FileCheck %s
 // RUN: ga-opt %s -split-input-file -ga-linalg-to-gpu-loops | FileCheck %s --check-prefix=OFF
+// RUN: ga-opt %s -split-input-file -ga-linalg-to-gpu-loops="fuse-siblings=1 fuse-siblings-max-threads=0" -cse | FileCheck %s --check-prefix=BUCKET
 
 #in = affine_map<(b, s, h, d) -> (b, s, h, d)>
 #out = affine_map<(b, s, h, d) -> (b, h, s, d)>
 
 // Attention's head split: Q, K and V transposed out of slices of one
 // projection into three buffers: the same thread space, nothing read that
-// another writes. One kernel; thread t computes element t of each, in order.
-// The copy after them has another thread space: a kernel of its own.
+// another writes. One segment of 256 threads; thread t computes element t of
+// each, in order. The copy after them has another thread space (16): a
+// second segment, threads 256 to 271, each under a check of its range
+// (multi-tensor apply). With a bucket of 0 threads (BUCKET), only members of
+// one thread space share a kernel: the copy keeps its own.
 // CHECK-LABEL: func.func @head_split(
 // CHECK:         scf.parallel
-// CHECK:           %[[Q:.*]] = memref.load %subview[
-// CHECK:           memref.store %[[Q]], %arg2
-// CHECK:           %[[K:.*]] = memref.load %subview_0[
-// CHECK:           arith.mulf %[[K]]
-// CHECK:           memref.store %{{.*}}, %arg3
-// CHECK:           memref.store %{{.*}}, %arg4
+// CHECK:           %[[IN:.*]] = arith.cmpi ult, %[[T:.*]], %c272
+// CHECK:           scf.if %[[IN]]
+// CHECK:             %[[Q:.*]] = memref.load %subview[
+// CHECK:             memref.store %[[Q]], %arg2
+// CHECK:             %[[K:.*]] = memref.load %subview_0[
+// CHECK:             arith.mulf %[[K]]
+// CHECK:             memref.store %{{.*}}, %arg3
+// CHECK:             memref.store %{{.*}}, %arg4
+// CHECK:           %[[U:.*]] = arith.subi %[[T]], %c256
+// CHECK:           %[[SEG:.*]] = arith.cmpi ult, %[[U]], %c16
+// CHECK:           scf.if %[[SEG]]
+// CHECK:             arith.remui %[[U]], %c4
+// CHECK:             memref.store %{{.*}}, %arg6
 // CHECK:         ga.kernel = "elementwise_siblings"
-// CHECK:         ga.kernel = "copy"
 // CHECK-NOT:     ga.kernel
 // OFF-LABEL:   func.func @head_split(
 // OFF-COUNT-3:   ga.kernel = "elementwise"
 // OFF:           ga.kernel = "copy"
+// BUCKET-LABEL: func.func @head_split(
+// BUCKET:         ga.kernel = "elementwise_siblings"
+// BUCKET:         ga.kernel = "copy"
 func.func @head_split(%c: f32, %qkv: memref<2x8x2x24xf32>, %q: memref<2x2x8x8xf32>,
                       %k: memref<2x2x8x8xf32>, %v: memref<2x2x8x8xf32>,
                       %x: memref<4x4xf32>, %y: memref<4x4xf32>) {
@@ -98,20 +111,37 @@ func.func @dependent(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf3
 
 // A fill of a buffer, a copy into half of it, then the same for a second
 // buffer (a slice's gradient padded with zeros, as Llama's rotary
-// embedding's backward is). The first copy writes the first fill's buffer:
-// neither a sibling of the fill nor passed over it, so the fill keeps its
-// kernel. The second fill commutes with the first copy (other buffers): it
-// is passed over, and the two copies are siblings. Per pair, the copy still
-// runs after its fill.
+// embedding's backward is). Each fill and the copy into its buffer are one
+// member over the buffer: a thread writes its element of the copy's source
+// when the element is in the slice (0 <= j - 4 < 4, unsigned), else the fill
+// value. The two members have one thread space: one kernel of 32 threads
+// (without fuse-siblings: four kernels, the copies after their fills).
 // CHECK-LABEL: func.func @fills_and_copies(
-// CHECK:         memref.store %{{.*}}, %arg2
-// CHECK:         ga.kernel = "fill"
-// CHECK:         memref.store %{{.*}}, %arg3
-// CHECK:         ga.kernel = "fill"
-// CHECK:         memref.store %{{.*}}, %subview
-// CHECK:         memref.store %{{.*}}, %subview
-// CHECK:         ga.kernel = "copy_siblings"
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         scf.parallel
+// CHECK:           %[[J:.*]] = arith.remui %{{.*}}, %c8
+// CHECK:           %[[I:.*]] = arith.divui %{{.*}}, %c8
+// CHECK:           %[[I0:.*]] = arith.subi %[[I]], %c0
+// CHECK:           arith.cmpi ult, %[[I0]], %c4
+// CHECK:           %[[J4:.*]] = arith.subi %[[J]], %c4
+// CHECK:           arith.cmpi ult, %[[J4]], %c4
+// CHECK:           %[[IN:.*]] = arith.andi
+// CHECK:           %[[A:.*]] = scf.if %[[IN]] -> (f32) {
+// CHECK:             %[[X:.*]] = memref.load %arg0[%[[I0]], %[[J4]]]
+// CHECK:             scf.yield %[[X]]
+// CHECK:           } else {
+// CHECK:             scf.yield %[[ZERO]]
+// CHECK:           memref.store %[[A]], %arg2[%[[I]], %[[J]]]
+// CHECK:           %[[B:.*]] = scf.if %[[IN]] -> (f32) {
+// CHECK:             memref.load %arg1[%[[I0]], %[[J4]]]
+// CHECK:           memref.store %[[B]], %arg3[%[[I]], %[[J]]]
+// CHECK:         ga.kernel = "fill_siblings"
 // CHECK-NOT:     ga.kernel
+// OFF-LABEL:   func.func @fills_and_copies(
+// OFF:           ga.kernel = "fill"
+// OFF:           ga.kernel = "copy"
+// OFF:           ga.kernel = "fill"
+// OFF:           ga.kernel = "copy"
 func.func @fills_and_copies(%x: memref<4x4xf32>, %y: memref<4x4xf32>,
                             %a: memref<4x8xf32>, %b: memref<4x8xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -129,5 +159,61 @@ func.func @fills_and_copies(%x: memref<4x4xf32>, %y: memref<4x4xf32>,
   }
   %sb = memref.subview %b[0, 4] [4, 4] [1, 1] : memref<4x8xf32> to memref<4x4xf32, strided<[8, 1], offset: 4>>
   memref.copy %y, %sb : memref<4x4xf32> to memref<4x4xf32, strided<[8, 1], offset: 4>>
+  return
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+
+// A concatenation: an op and a copy write the two halves of one buffer,
+// provably disjoint static slices, so they are independent (one segment of
+// 16 threads); then a fill of another buffer and copies into slices of it
+// that overlap, the last copy written where they overlap (a second segment,
+// 32 threads). A copy that reads the filled buffer is not one of its
+// copies (it would read other threads' elements): it has its own kernel.
+// BUCKET (no concatenation): the fill is passed over (it stays before the
+// kernel), and the first copy into its buffer, of the first segment's
+// thread space and independent of it, joins that segment; the second copy
+// into the fill's buffer overlaps the first: a kernel of its own.
+// CHECK-LABEL: func.func @concat_and_pad(
+// CHECK:         scf.parallel
+// CHECK:           memref.store %{{.*}}, %subview[
+// CHECK:           memref.store %{{.*}}, %subview_0[
+// CHECK:           %[[A:.*]] = scf.if %{{.*}} -> (f32) {
+// CHECK:             memref.load %arg1[
+// CHECK:           %[[B:.*]] = scf.if %{{.*}} -> (f32) {
+// CHECK:             memref.load %arg2[
+// CHECK:           } else {
+// CHECK:             scf.yield %[[A]]
+// CHECK:           memref.store %[[B]], %arg4[
+// CHECK:         ga.kernel = "elementwise_siblings"
+// CHECK:         ga.kernel = "copy"
+// CHECK-NOT:     ga.kernel
+// BUCKET-LABEL: func.func @concat_and_pad(
+// BUCKET:         ga.kernel = "fill"
+// BUCKET:         ga.kernel = "elementwise_siblings"
+// BUCKET:         ga.kernel = "copy"
+// BUCKET:         ga.kernel = "copy"
+// BUCKET-NOT:     ga.kernel
+func.func @concat_and_pad(%x: memref<4x4xf32>, %y: memref<4x4xf32>, %z: memref<4x4xf32>,
+                          %cat: memref<4x8xf32>, %pad: memref<4x8xf32>, %w: memref<4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %lo = memref.subview %cat[0, 0] [4, 4] [1, 1] : memref<4x8xf32> to memref<4x4xf32, strided<[8, 1]>>
+  %hi = memref.subview %cat[0, 4] [4, 4] [1, 1] : memref<4x8xf32> to memref<4x4xf32, strided<[8, 1], offset: 4>>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<4x4xf32>) outs(%lo : memref<4x4xf32, strided<[8, 1]>>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  memref.copy %x, %hi : memref<4x4xf32> to memref<4x4xf32, strided<[8, 1], offset: 4>>
+  linalg.fill ins(%zero : f32) outs(%pad : memref<4x8xf32>)
+  %p1 = memref.subview %pad[0, 1] [4, 4] [1, 1] : memref<4x8xf32> to memref<4x4xf32, strided<[8, 1], offset: 1>>
+  memref.copy %y, %p1 : memref<4x4xf32> to memref<4x4xf32, strided<[8, 1], offset: 1>>
+  %p2 = memref.subview %pad[0, 3] [4, 4] [1, 1] : memref<4x8xf32> to memref<4x4xf32, strided<[8, 1], offset: 3>>
+  memref.copy %z, %p2 : memref<4x4xf32> to memref<4x4xf32, strided<[8, 1], offset: 3>>
+  %p3 = memref.subview %pad[0, 2] [4, 4] [1, 1] : memref<4x8xf32> to memref<4x4xf32, strided<[8, 1], offset: 2>>
+  memref.copy %p3, %w : memref<4x4xf32, strided<[8, 1], offset: 2>> to memref<4x4xf32>
   return
 }
