@@ -56,6 +56,18 @@ struct Sibling {
   SmallVector<int64_t> sizes;
   SmallVector<Value> reads, writes;
   SmallVector<memref::CopyOp> inserts;
+  /// Per entry of `reads`, then of `writes`: the element a thread accesses,
+  /// as a map of its thread indices.
+  SmallVector<AffineMap> readMaps, writeMaps;
+};
+
+/// How the members access one buffer: through one view at one map of the
+/// thread indices of one thread space, or not (`sameElement` false).
+struct BufferUse {
+  Value view;
+  AffineMap map;
+  SmallVector<int64_t> sizes;
+  bool sameElement;
 };
 
 /// Members of one thread space.
@@ -91,6 +103,14 @@ private:
   /// True if a write of `view` (by member `member`, or a new one) cannot
   /// touch what the other members read or write.
   bool writeIsIndependent(Value view, std::optional<unsigned> member) const;
+  /// True if every access of the members to the buffer of `view` is one of
+  /// element `map(t)` of `view` by thread t of the thread space `sizes`, a
+  /// permutation: an access of the same element by the same thread, later.
+  bool sameElementOnly(Value view, AffineMap map,
+                       ArrayRef<int64_t> sizes) const;
+  void recordUse(Value view, AffineMap map, ArrayRef<int64_t> sizes);
+
+  DenseMap<Value, BufferUse> uses;
 
   int64_t maxThreads;
   int64_t threads = 0;
@@ -144,9 +164,13 @@ static std::optional<Sibling> asSibling(Operation *op) {
     auto type = dyn_cast<MemRefType>(copy.getSource().getType());
     if (!type || !type.hasStaticShape() || type.getRank() == 0)
       return std::nullopt;
-    Sibling s{op, {}, {}, {copy.getSource()}, {copy.getTarget()}, {}};
+    Sibling s{op, {}, {}, {copy.getSource()}, {copy.getTarget()}, {}, {}, {}};
     llvm::append_range(s.sizes, type.getShape());
     s.order = llvm::to_vector(llvm::seq<unsigned>(0, type.getRank()));
+    AffineMap id =
+        AffineMap::getMultiDimIdentityMap(type.getRank(), op->getContext());
+    s.readMaps = {id};
+    s.writeMaps = {id};
     return s;
   }
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
@@ -158,14 +182,27 @@ static std::optional<Sibling> asSibling(Operation *op) {
   for (Operation &nested : linalgOp.getBlock()->without_terminator())
     if (!isMemoryEffectFree(&nested))
       return std::nullopt;
-  Sibling s{op, threadOrder(linalgOp), {}, {}, {}, {}};
+  Sibling s{op, threadOrder(linalgOp), {}, {}, {}, {}, {}, {}};
   SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
   for (unsigned d : s.order)
     s.sizes.push_back(ranges[d]);
-  for (Value in : linalgOp.getDpsInputs())
-    if (isa<MemRefType>(in.getType()))
-      s.reads.push_back(in);
-  llvm::append_range(s.writes, linalgOp.getDpsInits());
+  // Loop dimension order[k] is thread index k.
+  SmallVector<AffineExpr> loopOfThread(s.order.size());
+  for (auto [k, d] : llvm::enumerate(s.order))
+    loopOfThread[d] = getAffineDimExpr(k, op->getContext());
+  AffineMap toLoops =
+      AffineMap::get(s.order.size(), 0, loopOfThread, op->getContext());
+  for (OpOperand *in : linalgOp.getDpsInputOperands())
+    if (isa<MemRefType>(in->get().getType())) {
+      s.reads.push_back(in->get());
+      s.readMaps.push_back(
+          linalgOp.getMatchingIndexingMap(in).compose(toLoops));
+    }
+  for (OpOperand &out : linalgOp.getDpsInitsMutable()) {
+    s.writes.push_back(out.get());
+    s.writeMaps.push_back(
+        linalgOp.getMatchingIndexingMap(&out).compose(toLoops));
+  }
   return s;
 }
 
@@ -181,12 +218,34 @@ bool SiblingGroup::writeIsIndependent(Value view,
   return true;
 }
 
+void SiblingGroup::recordUse(Value view, AffineMap map,
+                             ArrayRef<int64_t> sizes) {
+  auto [it, inserted] = uses.try_emplace(
+      getViewRoot(view),
+      BufferUse{view, map, llvm::to_vector(sizes), map && map.isPermutation()});
+  if (!inserted && (it->second.view != view || it->second.map != map ||
+                    ArrayRef<int64_t>(it->second.sizes) != sizes))
+    it->second.sameElement = false;
+}
+
+bool SiblingGroup::sameElementOnly(Value view, AffineMap map,
+                                   ArrayRef<int64_t> sizes) const {
+  auto it = uses.find(getViewRoot(view));
+  return it != uses.end() && it->second.sameElement &&
+         it->second.view == view && it->second.map == map &&
+         ArrayRef<int64_t>(it->second.sizes) == sizes;
+}
+
 void SiblingGroup::join(Sibling s) {
   unsigned index = members.size();
-  for (Value v : s.reads)
+  for (auto [v, map] : llvm::zip(s.reads, s.readMaps)) {
     recordRead(v);
-  for (Value v : s.writes)
+    recordUse(v, map, s.sizes);
+  }
+  for (auto [v, map] : llvm::zip(s.writes, s.writeMaps)) {
     recordWrite(v, index);
+    recordUse(v, map, s.sizes);
+  }
   auto segment = llvm::find_if(
       segments, [&](const Segment &g) { return g.sizes == s.sizes; });
   if (segment == segments.end()) {
@@ -203,14 +262,18 @@ bool SiblingGroup::tryJoin(Sibling s) {
       segments, [&](const Segment &g) { return g.sizes == s.sizes; });
   if (newSegment && threads + product(s.sizes) > maxThreads)
     return false;
-  if (llvm::any_of(s.reads, [&](Value v) {
-        return llvm::is_contained(writtenRoots, getViewRoot(v));
-      }))
-    return false;
-  if (!llvm::all_of(s.writes, [&](Value v) {
-        return writeIsIndependent(v, std::nullopt);
-      }))
-    return false;
+  // A read of what a member writes, or a write of what a member accesses,
+  // is independent of other threads when both access each element with
+  // the thread that owns it (the m and v updates of AdamW and the update
+  // of the parameter that reads them, in place).
+  for (auto [v, map] : llvm::zip(s.reads, s.readMaps))
+    if (llvm::is_contained(writtenRoots, getViewRoot(v)) &&
+        !sameElementOnly(v, map, s.sizes))
+      return false;
+  for (auto [v, map] : llvm::zip(s.writes, s.writeMaps))
+    if (!writeIsIndependent(v, std::nullopt) &&
+        !sameElementOnly(v, map, s.sizes))
+      return false;
   join(std::move(s));
   return true;
 }
@@ -232,6 +295,9 @@ bool SiblingGroup::tryInsert(memref::CopyOp copy) {
     return false;
   recordRead(copy.getSource());
   recordWrite(copy.getTarget(), fill - members.begin());
+  // Not at the thread's own element: no later member may depend on these.
+  recordUse(copy.getSource(), AffineMap(), {});
+  recordUse(copy.getTarget(), AffineMap(), {});
   fill->reads.push_back(copy.getSource());
   fill->inserts.push_back(copy);
   return true;

@@ -66,15 +66,18 @@ func.func @head_split(%c: f32, %qkv: memref<2x8x2x24xf32>, %q: memref<2x2x8x8xf3
 #id = affine_map<(i, j) -> (i, j)>
 
 // Not siblings: the second op reads what the first writes (another thread's
-// element would be read), the third writes what the first reads, and an
-// accumulator's producer keeps its own kernel. Copies of the same shape
-// into separate buffers are siblings.
+// element would be read, through the transpose), the third reads what the
+// second writes (transposed again), and an accumulator's producer keeps its
+// own kernel (passed over: it commutes with the third op). The copy of what
+// the third op writes, at the element its thread wrote, and a copy of the
+// same shape into a separate buffer are siblings of the third op.
 // CHECK-LABEL: func.func @dependent(
 // CHECK:         ga.kernel = "elementwise"
 // CHECK:         ga.kernel = "elementwise"
-// CHECK:         ga.kernel = "elementwise"
 // CHECK:         ga.accumulates, ga.kernel = "elementwise"
-// CHECK:         ga.kernel = "copy_siblings"
+// CHECK:           memref.store %[[A:.*]], %arg0[%[[I:.*]], %[[J:.*]]]
+// CHECK:           memref.load %arg0[%[[I]], %[[J]]]
+// CHECK:         ga.kernel = "elementwise_siblings"
 // CHECK-NOT:     ga.kernel
 func.func @dependent(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>,
                      %acc: memref<4x4xf32>, %d: memref<4x4xf32>, %e: memref<4x4xf32>) {
@@ -89,7 +92,7 @@ func.func @dependent(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf3
   ^bb0(%x: f32, %o: f32):
     linalg.yield %x : f32
   }
-  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (j, i)>, #id], iterator_types = ["parallel", "parallel"]}
       ins(%c : memref<4x4xf32>) outs(%a : memref<4x4xf32>) {
   ^bb0(%x: f32, %o: f32):
     linalg.yield %x : f32
@@ -195,7 +198,6 @@ func.func @fills_and_copies(%x: memref<4x4xf32>, %y: memref<4x4xf32>,
 // BUCKET:         ga.kernel = "elementwise_siblings"
 // BUCKET:         ga.kernel = "copy"
 // BUCKET:         ga.kernel = "copy"
-// BUCKET-NOT:     ga.kernel
 func.func @concat_and_pad(%x: memref<4x4xf32>, %y: memref<4x4xf32>, %z: memref<4x4xf32>,
                           %cat: memref<4x8xf32>, %pad: memref<4x8xf32>, %w: memref<4x4xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -215,5 +217,96 @@ func.func @concat_and_pad(%x: memref<4x4xf32>, %y: memref<4x4xf32>, %z: memref<4
   memref.copy %z, %p2 : memref<4x4xf32> to memref<4x4xf32, strided<[8, 1], offset: 3>>
   %p3 = memref.subview %pad[0, 2] [4, 4] [1, 1] : memref<4x8xf32> to memref<4x4xf32, strided<[8, 1], offset: 2>>
   memref.copy %p3, %w : memref<4x4xf32, strided<[8, 1], offset: 2>> to memref<4x4xf32>
+  return
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+#t = affine_map<(i, j) -> (j, i)>
+#s = affine_map<(i, j) -> ()>
+
+// An optimizer's per-tensor updates (m, then the parameter in place from
+// m) for two parameters of different shapes: the parameter update reads m
+// and overwrites p at the element its own thread wrote or read, so thread t
+// runs both in order: one kernel of 16 + 8 threads. A read of another
+// thread's element of what a member writes stays dependent: the transpose
+// of m starts the next kernel, with a 0-d op (one thread) that is
+// independent of it; the broadcast of that op's 0-d result is read by every
+// thread: a kernel of its own.
+// CHECK-LABEL: func.func @updates(
+// CHECK:         scf.parallel
+// CHECK:           %[[U:.*]] = arith.subi %{{.*}}, %c0
+// CHECK:           %[[IN:.*]] = arith.cmpi ult, %[[U]], %c16
+// CHECK:           scf.if %[[IN]] {
+// CHECK:             memref.store %{{.*}}, %arg2[
+// CHECK:             memref.load %arg2[
+// CHECK:             memref.store %{{.*}}, %arg0[
+// CHECK:           }
+// CHECK:           arith.cmpi ult, %{{.*}}, %c8
+// CHECK:             memref.store %{{.*}}, %arg5[
+// CHECK:             memref.store %{{.*}}, %arg3[
+// CHECK:         ga.kernel = "elementwise_siblings"
+// CHECK:           memref.store %{{.*}}, %arg6[
+// CHECK:           memref.store %{{.*}}, %arg7[]
+// CHECK:         ga.kernel = "elementwise_siblings"
+// CHECK:           memref.load %arg7[]
+// CHECK:           memref.store %{{.*}}, %arg8[
+// CHECK:         ga.kernel = "elementwise"
+// CHECK-NOT:     ga.kernel
+// Without concatenation (BUCKET), one kernel per thread space of the
+// updates; the 0-d op is passed over (it stays before the next kernel) and
+// the broadcast of its result joins the transpose.
+// BUCKET-LABEL: func.func @updates(
+// BUCKET:         ga.kernel = "elementwise_siblings"
+// BUCKET:         ga.kernel = "elementwise_siblings"
+// BUCKET:         memref.store %{{.*}}, %arg7[]
+// BUCKET:         ga.kernel = "elementwise"
+// BUCKET:         ga.kernel = "elementwise_siblings"
+// BUCKET-NOT:     ga.kernel
+func.func @updates(%p: memref<4x4xf32>, %g: memref<4x4xf32>, %m: memref<4x4xf32>,
+                   %q: memref<2x4xf32>, %h: memref<2x4xf32>, %n: memref<2x4xf32>,
+                   %w: memref<4x4xf32>, %sum: memref<f32>, %x: memref<4x4xf32>,
+                   %c: memref<f32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%g : memref<4x4xf32>) outs(%m : memref<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %o : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m : memref<4x4xf32>) outs(%p : memref<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.subf %o, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h : memref<2x4xf32>) outs(%n : memref<2x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %o : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%n : memref<2x4xf32>) outs(%q : memref<2x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.subf %o, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#t, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m : memref<4x4xf32>) outs(%w : memref<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []}
+      ins(%c : memref<f32>) outs(%sum : memref<f32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#s, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%sum : memref<f32>) outs(%x : memref<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
   return
 }
