@@ -41,6 +41,7 @@
 #include "ga/Utils/Reductions.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 using namespace mlir::ga;
@@ -70,6 +71,34 @@ struct BufferUse {
   bool sameElement;
 };
 
+/// The most bytes of parameters a sibling kernel may take once outlined:
+/// ptxas rejects more than 4352 (0x1100) before PTX ISA 8.1, and the
+/// kernel may still gain a few 0-d buffers (host loads sunk into it, the
+/// micro-batch index of CUDA graphs). This is why multi_tensor_apply, too,
+/// launches one kernel per list of at most some tens of tensors.
+constexpr int64_t kMaxParamBytes = 3840;
+
+/// Bytes of kernel parameters `v` takes once outlined: a memref descriptor
+/// (two pointers, an offset, the sizes and the strides) or a scalar.
+static int64_t paramBytes(Value v) {
+  if (auto type = dyn_cast<MemRefType>(v.getType()))
+    return 8 * (3 + 2 * type.getRank());
+  return 8;
+}
+
+/// The values from outside `op` its kernel code uses: its operands and the
+/// values its payload captures (constants are sunk into the kernel).
+static SmallVector<Value> kernelOperands(Operation *op) {
+  SmallVector<Value> values(op->getOperands());
+  op->walk([&](Operation *nested) {
+    for (Value v : nested->getOperands())
+      if (!op->isAncestor(v.getParentRegion()->getParentOp()) &&
+          !v.getDefiningOp<arith::ConstantOp>())
+        values.push_back(v);
+  });
+  return values;
+}
+
 /// Members of one thread space.
 struct Segment {
   SmallVector<int64_t> sizes;
@@ -81,6 +110,7 @@ struct Segment {
 class SiblingGroup {
 public:
   SiblingGroup(Sibling head, int64_t maxThreads) : maxThreads(maxThreads) {
+    (void)addParams(head.op);
     join(std::move(head));
   }
   /// Adds `s` if it is independent of the members and fits the bucket.
@@ -112,8 +142,13 @@ private:
 
   DenseMap<Value, BufferUse> uses;
 
+  /// Adds the parameters of `op`'s kernel code if they fit kMaxParamBytes.
+  bool addParams(Operation *op);
+
   int64_t maxThreads;
   int64_t threads = 0;
+  llvm::SetVector<Value> params;
+  int64_t paramSize = 0;
   SmallVector<std::pair<Value, unsigned>> writtenViews;
 };
 } // namespace
@@ -257,6 +292,21 @@ void SiblingGroup::join(Sibling s) {
   members.push_back(std::move(s));
 }
 
+bool SiblingGroup::addParams(Operation *op) {
+  SmallVector<Value> fresh;
+  int64_t size = paramSize;
+  for (Value v : kernelOperands(op))
+    if (!params.contains(v) && !llvm::is_contained(fresh, v)) {
+      fresh.push_back(v);
+      size += paramBytes(v);
+    }
+  if (size > kMaxParamBytes && !params.empty())
+    return false;
+  params.insert(fresh.begin(), fresh.end());
+  paramSize = size;
+  return true;
+}
+
 bool SiblingGroup::tryJoin(Sibling s) {
   bool newSegment = llvm::none_of(
       segments, [&](const Segment &g) { return g.sizes == s.sizes; });
@@ -274,6 +324,8 @@ bool SiblingGroup::tryJoin(Sibling s) {
     if (!writeIsIndependent(v, std::nullopt) &&
         !sameElementOnly(v, map, s.sizes))
       return false;
+  if (!addParams(s.op))
+    return false;
   join(std::move(s));
   return true;
 }
@@ -291,7 +343,8 @@ bool SiblingGroup::tryInsert(memref::CopyOp copy) {
   });
   if (fill == members.end() ||
       llvm::is_contained(writtenRoots, getViewRoot(copy.getSource())) ||
-      !writeIsIndependent(copy.getTarget(), fill - members.begin()))
+      !writeIsIndependent(copy.getTarget(), fill - members.begin()) ||
+      !addParams(copy))
     return false;
   recordRead(copy.getSource());
   recordWrite(copy.getTarget(), fill - members.begin());

@@ -310,3 +310,66 @@ func.func @updates(%p: memref<4x4xf32>, %g: memref<4x4xf32>, %m: memref<4x4xf32>
   }
   return
 }
+
+// -----
+
+// Forty independent copies of different shapes: one kernel would take 80
+// memref descriptors (56 bytes each at rank 2: two pointers, an offset, two
+// sizes, two strides; 4480 bytes in all). A sibling kernel's parameters stay
+// within 3840 bytes (ptxas takes at most 4352 before PTX ISA 8.1), so the
+// copies are two kernels: 34 (3808 bytes), then 6.
+// CHECK-LABEL: func.func @many_tensors(
+// CHECK-COUNT-34: memref.store
+// CHECK-NOT:     memref.store
+// CHECK:         ga.kernel = "copy_siblings"
+// CHECK-COUNT-6: memref.store
+// CHECK-NOT:     memref.store
+// CHECK:         ga.kernel = "copy_siblings"
+// CHECK-NOT:     ga.kernel
+// Without concatenation (BUCKET): one kernel per copy.
+// BUCKET-LABEL: func.func @many_tensors(
+// BUCKET-COUNT-40: ga.kernel = "copy"
+// BUCKET-NOT:     ga.kernel
+func.func @many_tensors(%a0: memref<1x2xf32>, %b0: memref<1x2xf32>, %a1: memref<2x2xf32>, %b1: memref<2x2xf32>, %a2: memref<3x2xf32>, %b2: memref<3x2xf32>, %a3: memref<4x2xf32>, %b3: memref<4x2xf32>, %a4: memref<5x2xf32>, %b4: memref<5x2xf32>, %a5: memref<6x2xf32>, %b5: memref<6x2xf32>, %a6: memref<7x2xf32>, %b6: memref<7x2xf32>, %a7: memref<8x2xf32>, %b7: memref<8x2xf32>, %a8: memref<9x2xf32>, %b8: memref<9x2xf32>, %a9: memref<10x2xf32>, %b9: memref<10x2xf32>, %a10: memref<11x2xf32>, %b10: memref<11x2xf32>, %a11: memref<12x2xf32>, %b11: memref<12x2xf32>, %a12: memref<13x2xf32>, %b12: memref<13x2xf32>, %a13: memref<14x2xf32>, %b13: memref<14x2xf32>, %a14: memref<15x2xf32>, %b14: memref<15x2xf32>, %a15: memref<16x2xf32>, %b15: memref<16x2xf32>, %a16: memref<17x2xf32>, %b16: memref<17x2xf32>, %a17: memref<18x2xf32>, %b17: memref<18x2xf32>, %a18: memref<19x2xf32>, %b18: memref<19x2xf32>, %a19: memref<20x2xf32>, %b19: memref<20x2xf32>, %a20: memref<21x2xf32>, %b20: memref<21x2xf32>, %a21: memref<22x2xf32>, %b21: memref<22x2xf32>, %a22: memref<23x2xf32>, %b22: memref<23x2xf32>, %a23: memref<24x2xf32>, %b23: memref<24x2xf32>, %a24: memref<25x2xf32>, %b24: memref<25x2xf32>, %a25: memref<26x2xf32>, %b25: memref<26x2xf32>, %a26: memref<27x2xf32>, %b26: memref<27x2xf32>, %a27: memref<28x2xf32>, %b27: memref<28x2xf32>, %a28: memref<29x2xf32>, %b28: memref<29x2xf32>, %a29: memref<30x2xf32>, %b29: memref<30x2xf32>, %a30: memref<31x2xf32>, %b30: memref<31x2xf32>, %a31: memref<32x2xf32>, %b31: memref<32x2xf32>, %a32: memref<33x2xf32>, %b32: memref<33x2xf32>, %a33: memref<34x2xf32>, %b33: memref<34x2xf32>, %a34: memref<35x2xf32>, %b34: memref<35x2xf32>, %a35: memref<36x2xf32>, %b35: memref<36x2xf32>, %a36: memref<37x2xf32>, %b36: memref<37x2xf32>, %a37: memref<38x2xf32>, %b37: memref<38x2xf32>, %a38: memref<39x2xf32>, %b38: memref<39x2xf32>, %a39: memref<40x2xf32>, %b39: memref<40x2xf32>) {
+  memref.copy %a0, %b0 : memref<1x2xf32> to memref<1x2xf32>
+  memref.copy %a1, %b1 : memref<2x2xf32> to memref<2x2xf32>
+  memref.copy %a2, %b2 : memref<3x2xf32> to memref<3x2xf32>
+  memref.copy %a3, %b3 : memref<4x2xf32> to memref<4x2xf32>
+  memref.copy %a4, %b4 : memref<5x2xf32> to memref<5x2xf32>
+  memref.copy %a5, %b5 : memref<6x2xf32> to memref<6x2xf32>
+  memref.copy %a6, %b6 : memref<7x2xf32> to memref<7x2xf32>
+  memref.copy %a7, %b7 : memref<8x2xf32> to memref<8x2xf32>
+  memref.copy %a8, %b8 : memref<9x2xf32> to memref<9x2xf32>
+  memref.copy %a9, %b9 : memref<10x2xf32> to memref<10x2xf32>
+  memref.copy %a10, %b10 : memref<11x2xf32> to memref<11x2xf32>
+  memref.copy %a11, %b11 : memref<12x2xf32> to memref<12x2xf32>
+  memref.copy %a12, %b12 : memref<13x2xf32> to memref<13x2xf32>
+  memref.copy %a13, %b13 : memref<14x2xf32> to memref<14x2xf32>
+  memref.copy %a14, %b14 : memref<15x2xf32> to memref<15x2xf32>
+  memref.copy %a15, %b15 : memref<16x2xf32> to memref<16x2xf32>
+  memref.copy %a16, %b16 : memref<17x2xf32> to memref<17x2xf32>
+  memref.copy %a17, %b17 : memref<18x2xf32> to memref<18x2xf32>
+  memref.copy %a18, %b18 : memref<19x2xf32> to memref<19x2xf32>
+  memref.copy %a19, %b19 : memref<20x2xf32> to memref<20x2xf32>
+  memref.copy %a20, %b20 : memref<21x2xf32> to memref<21x2xf32>
+  memref.copy %a21, %b21 : memref<22x2xf32> to memref<22x2xf32>
+  memref.copy %a22, %b22 : memref<23x2xf32> to memref<23x2xf32>
+  memref.copy %a23, %b23 : memref<24x2xf32> to memref<24x2xf32>
+  memref.copy %a24, %b24 : memref<25x2xf32> to memref<25x2xf32>
+  memref.copy %a25, %b25 : memref<26x2xf32> to memref<26x2xf32>
+  memref.copy %a26, %b26 : memref<27x2xf32> to memref<27x2xf32>
+  memref.copy %a27, %b27 : memref<28x2xf32> to memref<28x2xf32>
+  memref.copy %a28, %b28 : memref<29x2xf32> to memref<29x2xf32>
+  memref.copy %a29, %b29 : memref<30x2xf32> to memref<30x2xf32>
+  memref.copy %a30, %b30 : memref<31x2xf32> to memref<31x2xf32>
+  memref.copy %a31, %b31 : memref<32x2xf32> to memref<32x2xf32>
+  memref.copy %a32, %b32 : memref<33x2xf32> to memref<33x2xf32>
+  memref.copy %a33, %b33 : memref<34x2xf32> to memref<34x2xf32>
+  memref.copy %a34, %b34 : memref<35x2xf32> to memref<35x2xf32>
+  memref.copy %a35, %b35 : memref<36x2xf32> to memref<36x2xf32>
+  memref.copy %a36, %b36 : memref<37x2xf32> to memref<37x2xf32>
+  memref.copy %a37, %b37 : memref<38x2xf32> to memref<38x2xf32>
+  memref.copy %a38, %b38 : memref<39x2xf32> to memref<39x2xf32>
+  memref.copy %a39, %b39 : memref<40x2xf32> to memref<40x2xf32>
+  return
+}

@@ -171,7 +171,11 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
       Different thread spaces are concatenated, like a fused optimizer's
       multi-tensor apply: thread t runs segment k's element code at
       t - offset_k (the per-tensor optimizer updates of all parameters),
-      up to `fuse-siblings-max-threads` threads. A fill followed by copies
+      up to `fuse-siblings-max-threads` threads and 3840 bytes of kernel
+      parameters (ptxas takes at most 4352). An op may read or overwrite
+      what a member writes when every access to that buffer is the same
+      element by the same thread (AdamW's `m`, `v` and in-place parameter
+      updates). A fill followed by copies
       into static slices of its buffer (a pad, a concatenation into zeros)
       is one member: each thread writes the copied value or the fill value
       of its element. Ops between members are passed over as for row
