@@ -254,9 +254,11 @@ struct GPUMappingOptions : public PassPipelineOptions<Derived> {
       llvm::cl::init(true)};
   GPUOption<bool> fuseSiblings{
       *this, "fuse-siblings",
-      llvm::cl::desc("Independent element-wise ops and copies of the same "
-                     "thread space that follow each other as one kernel "
-                     "(ga-linalg-to-gpu-loops fuse-siblings)"),
+      llvm::cl::desc("Independent element-wise ops and copies that follow "
+                     "each other as one kernel, their thread spaces "
+                     "concatenated; a fill and the copies into slices of its "
+                     "buffer as one write (ga-linalg-to-gpu-loops "
+                     "fuse-siblings)"),
       llvm::cl::init(true)};
   GPUOption<bool> recomputeShared{
       *this, "recompute-shared",

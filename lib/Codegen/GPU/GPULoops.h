@@ -138,6 +138,7 @@ struct LoweringOptions {
   bool fuseRows = false;
   unsigned fuseRowsMaxThreads = 16384;
   bool fuseSiblings = false;
+  unsigned fuseSiblingsMaxThreads = 1u << 22;
 };
 
 /// What the strategies did, for the pass statistics.
@@ -181,8 +182,10 @@ public:
 
   /// `first` (an element-wise linalg op or a copy) and the element-wise ops
   /// and copies right after it (`following`; `absorbed`: the fills other
-  /// ops absorb) with the same thread space that neither read nor write
-  /// what another of them writes, as one kernel; returns the ops it fused,
+  /// ops absorb) that neither read nor write what another of them writes
+  /// (copies into static slices of a member fill's buffer go with the
+  /// fill), as one kernel whose thread space is the concatenation of
+  /// theirs (up to fuseSiblingsMaxThreads); returns the ops it fused,
   /// `first` first, now erased (none: the IR unchanged)
   /// (SiblingFusion.cpp).
   SmallVector<Operation *>

@@ -251,6 +251,7 @@ void LinalgToGPULoopsPass::runOnOperation() {
   options.fuseRows = fuseRows;
   options.fuseRowsMaxThreads = fuseRowsMaxThreads;
   options.fuseSiblings = fuseSiblings;
+  options.fuseSiblingsMaxThreads = fuseSiblingsMaxThreads;
   LoweringCounts counts;
   FunctionLowering lowering(options, counts);
   // Decide which fills fold before lowering anything: a fill comes before

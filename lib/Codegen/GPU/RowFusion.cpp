@@ -82,12 +82,38 @@ static bool onlyAllocates(Operation *op) {
   });
 }
 
-SmallVector<Operation *> FunctionLowering::lowerFusedRows(
-    linalg::LinalgOp root, ArrayRef<Operation *> following,
-    const llvm::SmallPtrSetImpl<Operation *> &absorbed) {
-  if (!options.fuseRows || !isCandidate(root) ||
-      root.getNumReductionLoops() == 0)
-    return {};
+namespace {
+/// The members of one row kernel so far, the buffers they write (with the
+/// writing member and the positions of the row in them) and read.
+class RowGroup {
+public:
+  /// Starts a group at `root`; `valid()` is false when the root cannot head
+  /// one (an output not indexed by every row dimension, or none).
+  explicit RowGroup(linalg::LinalgOp root);
+  bool valid() const { return isValid; }
+  /// Adds `op` if it reads the group's buffers only at its own rows (or
+  /// nothing of them, over the same rows) and has at most `maxThreads`
+  /// parallel iterations.
+  bool tryJoin(linalg::LinalgOp op, int64_t maxThreads);
+
+  SmallVector<Member> members;
+  SmallVector<int64_t> rowShape;
+  SmallVector<Value> readRoots, writtenRoots;
+
+private:
+  bool recordOutputs();
+  void forgetOutputs();
+  void recordReads(linalg::LinalgOp op);
+  FailureOr<SmallVector<unsigned>> rowDimsOf(linalg::LinalgOp op) const;
+  bool readsOwnRows() const;
+  bool readsOwnRows(unsigned i, const Member &m, OpOperand *in) const;
+
+  DenseMap<Value, std::pair<unsigned, SmallVector<unsigned>>> written;
+  bool isValid = false;
+};
+} // namespace
+
+RowGroup::RowGroup(linalg::LinalgOp root) {
   // The rows: the root's parallel dimensions, in the order of its first
   // output; every output is indexed by all of them (one element per thread).
   AffineMap rootOut = root.getMatchingIndexingMap(root.getDpsInitOperand(0));
@@ -95,160 +121,225 @@ SmallVector<Operation *> FunctionLowering::lowerFusedRows(
         unsigned n = root.getMatchingIndexingMap(&out).getNumResults();
         return n == 0 || n != root.getNumParallelLoops();
       }))
-    return {};
+    return;
   SmallVector<int64_t> loopSizes = root.getStaticLoopRanges();
   SmallVector<unsigned> rootRows;
-  SmallVector<int64_t> rowShape;
   for (AffineExpr e : rootOut.getResults()) {
     unsigned d = cast<AffineDimExpr>(e).getPosition();
     rootRows.push_back(d);
     rowShape.push_back(loopSizes[d]);
   }
-
-  // The buffers the group writes: the writing member and the positions of
-  // the row in them.
-  DenseMap<Value, std::pair<unsigned, SmallVector<unsigned>>> written;
-  SmallVector<Value> writtenRoots;
-  SmallVector<Member> members{{root, rootRows}};
-  // Forgets the outputs of the last member.
-  auto forgetOutputs = [&]() {
-    for (auto &[value, entry] : llvm::make_early_inc_range(written))
-      if (entry.first == members.size() - 1)
-        written.erase(value);
-    while (!writtenRoots.empty() && writtenRoots.size() > written.size())
-      writtenRoots.pop_back();
-  };
-  // Records the outputs of the last member (nothing when it fails).
-  auto recordOutputs = [&]() -> bool {
-    Member m = members.back();
-    for (OpOperand &out : m.op.getDpsInitsMutable()) {
-      FailureOr<SmallVector<unsigned>> pos =
-          positionsOf(m.op.getMatchingIndexingMap(&out), m.rowDims);
-      Value bufferRoot = getViewRoot(out.get());
-      if (failed(pos) || llvm::is_contained(writtenRoots, bufferRoot)) {
-        forgetOutputs();
-        return false;
-      }
-      written[out.get()] = {members.size() - 1, *pos};
-      writtenRoots.push_back(bufferRoot);
-    }
-    return true;
-  };
+  members.push_back({root, rootRows});
   if (!recordOutputs())
-    return {};
-  // The buffers the members read.
-  SmallVector<Value> readRoots;
-  auto recordReads = [&](linalg::LinalgOp op) {
-    for (Value in : op.getDpsInputs())
-      if (isa<MemRefType>(in.getType()))
-        readRoots.push_back(getViewRoot(in));
-  };
+    return;
   recordReads(root);
+  isValid = true;
+}
 
-  // The row dimensions of `op`: those indexing the row of a buffer an earlier
-  // member wrote, the same for every such read; every other access must not
-  // touch a written buffer.
-  auto rowDimsOf =
-      [&](linalg::LinalgOp op) -> FailureOr<SmallVector<unsigned>> {
-    std::optional<SmallVector<unsigned>> rows;
-    for (OpOperand *in : op.getDpsInputOperands()) {
-      if (!isa<MemRefType>(in->get().getType()))
-        continue;
-      auto it = written.find(in->get());
-      if (it == written.end()) {
-        if (llvm::is_contained(writtenRoots, getViewRoot(in->get())))
-          return failure();
-        continue;
-      }
-      AffineMap map = op.getMatchingIndexingMap(in);
-      SmallVector<unsigned> dims;
-      for (unsigned p : it->second.second) {
-        auto dim = dyn_cast<AffineDimExpr>(map.getResult(p));
-        if (!dim)
-          return failure();
-        dims.push_back(dim.getPosition());
-      }
-      if (rows && *rows != dims)
-        return failure();
-      rows = dims;
+/// Forgets the outputs of the last member.
+void RowGroup::forgetOutputs() {
+  for (auto &[value, entry] : llvm::make_early_inc_range(written))
+    if (entry.first == members.size() - 1)
+      written.erase(value);
+  while (!writtenRoots.empty() && writtenRoots.size() > written.size())
+    writtenRoots.pop_back();
+}
+
+/// Records the outputs of the last member (nothing when it fails).
+bool RowGroup::recordOutputs() {
+  Member m = members.back();
+  for (OpOperand &out : m.op.getDpsInitsMutable()) {
+    FailureOr<SmallVector<unsigned>> pos =
+        positionsOf(m.op.getMatchingIndexingMap(&out), m.rowDims);
+    Value bufferRoot = getViewRoot(out.get());
+    if (failed(pos) || llvm::is_contained(writtenRoots, bufferRoot)) {
+      forgetOutputs();
+      return false;
     }
-    // A sibling that reads nothing of the group (a second row sum over the
-    // same rows): its rows are the leading dimensions of its first output.
-    if (!rows) {
-      AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-      if (out.getNumResults() < rowShape.size())
+    written[out.get()] = {members.size() - 1, *pos};
+    writtenRoots.push_back(bufferRoot);
+  }
+  return true;
+}
+
+void RowGroup::recordReads(linalg::LinalgOp op) {
+  for (Value in : op.getDpsInputs())
+    if (isa<MemRefType>(in.getType()))
+      readRoots.push_back(getViewRoot(in));
+}
+
+/// The row dimensions of `op`: those indexing the row of a buffer an earlier
+/// member wrote, the same for every such read; every other access must not
+/// touch a written buffer.
+FailureOr<SmallVector<unsigned>>
+RowGroup::rowDimsOf(linalg::LinalgOp op) const {
+  std::optional<SmallVector<unsigned>> rows;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    if (!isa<MemRefType>(in->get().getType()))
+      continue;
+    auto it = written.find(in->get());
+    if (it == written.end()) {
+      if (llvm::is_contained(writtenRoots, getViewRoot(in->get())))
         return failure();
-      SmallVector<unsigned> dims;
-      for (AffineExpr e : out.getResults().take_front(rowShape.size())) {
-        auto dim = dyn_cast<AffineDimExpr>(e);
-        if (!dim)
-          return failure();
-        dims.push_back(dim.getPosition());
-      }
-      rows = dims;
+      continue;
     }
-    // Distinct dimensions: a diagonal read (i, i) would read another
-    // thread's element.
-    if (llvm::SmallDenseSet<unsigned>(rows->begin(), rows->end()).size() !=
-        rows->size())
+    AffineMap map = op.getMatchingIndexingMap(in);
+    SmallVector<unsigned> dims;
+    for (unsigned p : it->second.second) {
+      auto dim = dyn_cast<AffineDimExpr>(map.getResult(p));
+      if (!dim)
+        return failure();
+      dims.push_back(dim.getPosition());
+    }
+    if (rows && *rows != dims)
       return failure();
-    SmallVector<int64_t> sizes = op.getStaticLoopRanges();
-    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-    for (auto [d, size] : llvm::zip(*rows, rowShape))
-      if (iterators[d] != utils::IteratorType::parallel || sizes[d] != size)
+    rows = dims;
+  }
+  // A sibling that reads nothing of the group (a second row sum over the
+  // same rows): its rows are the leading dimensions of its first output.
+  if (!rows) {
+    AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    if (out.getNumResults() < rowShape.size())
+      return failure();
+    SmallVector<unsigned> dims;
+    for (AffineExpr e : out.getResults().take_front(rowShape.size())) {
+      auto dim = dyn_cast<AffineDimExpr>(e);
+      if (!dim)
         return failure();
-    for (OpOperand &out : op.getDpsInitsMutable())
-      if (llvm::is_contained(writtenRoots, getViewRoot(out.get())))
-        return failure();
-    return *rows;
-  };
+      dims.push_back(dim.getPosition());
+    }
+    rows = dims;
+  }
+  // Distinct dimensions: a diagonal read (i, i) would read another thread's
+  // element.
+  if (llvm::SmallDenseSet<unsigned>(rows->begin(), rows->end()).size() !=
+      rows->size())
+    return failure();
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (auto [d, size] : llvm::zip(*rows, rowShape))
+    if (iterators[d] != utils::IteratorType::parallel || sizes[d] != size)
+      return failure();
+  for (OpOperand &out : op.getDpsInitsMutable())
+    if (llvm::is_contained(writtenRoots, getViewRoot(out.get())))
+      return failure();
+  return *rows;
+}
 
-  // A member reads a buffer of the group only as the value a member writes:
-  // written before, at its own row (checked above); written after, at its
-  // own row too (the thread reads its row before it overwrites it); written
-  // by itself, at the element it writes (in place).
-  auto readsOwnRows = [&]() -> bool {
-    for (auto [i, m] : llvm::enumerate(members))
-      for (OpOperand *in : m.op.getDpsInputOperands()) {
-        if (!isa<MemRefType>(in->get().getType()))
-          continue;
-        auto it = written.find(in->get());
-        if (it == written.end()) {
-          if (llvm::is_contained(writtenRoots, getViewRoot(in->get())))
-            return false;
-          continue;
-        }
-        auto [writer, positions] = it->second;
-        AffineMap map = m.op.getMatchingIndexingMap(in);
-        if (writer == i &&
-            llvm::none_of(m.op.getDpsInitsMutable(), [&](OpOperand &out) {
-              return out.get() == in->get() &&
-                     m.op.getMatchingIndexingMap(&out) == map;
-            }))
-          return false;
-        for (auto [k, p] : llvm::enumerate(positions)) {
-          auto dim = dyn_cast<AffineDimExpr>(map.getResult(p));
-          if (!dim || dim.getPosition() != m.rowDims[k])
-            return false;
-        }
-      }
-    return true;
-  };
+/// True if member `i` (`m`) reads its input `in` only as the value a member
+/// writes: written before, at its own row (checked by rowDimsOf); written
+/// after, at its own row too (the thread reads its row before it
+/// overwrites it); written by itself, at the element it writes (in place).
+bool RowGroup::readsOwnRows(unsigned i, const Member &m, OpOperand *in) const {
+  auto it = written.find(in->get());
+  if (it == written.end())
+    return !llvm::is_contained(writtenRoots, getViewRoot(in->get()));
+  unsigned writer = it->second.first;
+  ArrayRef<unsigned> positions = it->second.second;
+  linalg::LinalgOp op = m.op;
+  AffineMap map = op.getMatchingIndexingMap(in);
+  if (writer == i &&
+      llvm::none_of(op.getDpsInitsMutable(), [&](OpOperand &out) {
+        return out.get() == in->get() && op.getMatchingIndexingMap(&out) == map;
+      }))
+    return false;
+  for (auto [k, p] : llvm::enumerate(positions)) {
+    auto dim = dyn_cast<AffineDimExpr>(map.getResult(p));
+    if (!dim || dim.getPosition() != m.rowDims[k])
+      return false;
+  }
+  return true;
+}
 
-  // An op that is not a member can stay where it is, before the group's
-  // kernel (which replaces the last member), when it commutes with the
-  // members before it: it reads nothing they write and writes nothing they
-  // read or write. The later members run after it either way.
-  llvm::SmallPtrSet<Operation *, 8> passed;
-  auto commutes = [&](Operation *op) {
-    return commutesBefore(op, readRoots, writtenRoots);
-  };
+bool RowGroup::readsOwnRows() const {
+  for (auto [i, m] : llvm::enumerate(members))
+    for (OpOperand *in : linalg::LinalgOp(m.op).getDpsInputOperands())
+      if (isa<MemRefType>(in->get().getType()) && !readsOwnRows(i, m, in))
+        return false;
+  return true;
+}
 
+bool RowGroup::tryJoin(linalg::LinalgOp op, int64_t maxThreads) {
+  if (!isCandidate(op))
+    return false;
+  FailureOr<SmallVector<unsigned>> rows = rowDimsOf(op);
+  if (failed(rows))
+    return false;
+  // A consumer with many threads of its own is better off as its own
+  // kernel than as a loop in the thread of its row.
+  int64_t threads = 1;
+  for (auto [d, size] : llvm::enumerate(op.getStaticLoopRanges()))
+    if (op.getIteratorTypesArray()[d] == utils::IteratorType::parallel)
+      threads *= size;
+  if (threads > maxThreads)
+    return false;
+  members.push_back({op, *rows});
+  bool joined = recordOutputs();
+  if (joined && !readsOwnRows()) {
+    forgetOutputs();
+    joined = false;
+  }
+  if (!joined) {
+    members.pop_back();
+    return false;
+  }
+  recordReads(op);
+  return true;
+}
+
+/// The code of member `m` in the thread of row `row`: its element code over
+/// the row, with a loop nest over its other parallel dimensions.
+static void computeRowMember(OpBuilder &nb, Location nloc, Member m,
+                             ArrayRef<linalg::LinalgOp> folded,
+                             ValueRange row) {
+  SmallVector<int64_t> sizes = m.op.getStaticLoopRanges();
+  SmallVector<Value> sizeValues;
+  for (int64_t size : sizes)
+    sizeValues.push_back(constIndex(nb, nloc, size));
+  Value zero = constIndex(nb, nloc, 0);
+  SmallVector<Value> ivs(sizes.size(), zero);
+  for (auto [k, d] : llvm::enumerate(m.rowDims))
+    ivs[d] = row[k];
+  // The other parallel dimensions: a loop nest inside the thread.
+  SmallVector<unsigned> rest;
+  for (auto [d, it] : llvm::enumerate(m.op.getIteratorTypesArray()))
+    if (it == utils::IteratorType::parallel &&
+        !llvm::is_contained(m.rowDims, d))
+      rest.push_back(d);
+  if (rest.empty())
+    return computeElement(nb, nloc, m.op, ivs, sizeValues, folded);
+  Value one = constIndex(nb, nloc, 1);
+  SmallVector<Value> lbs(rest.size(), zero), ubs, steps(rest.size(), one);
+  for (unsigned d : rest)
+    ubs.push_back(sizeValues[d]);
+  scf::buildLoopNest(nb, nloc, lbs, ubs, steps,
+                     [&](OpBuilder &ib, Location il, ValueRange qivs) {
+                       SmallVector<Value> all(ivs);
+                       for (auto [k, d] : llvm::enumerate(rest))
+                         all[d] = qivs[k];
+                       computeElement(ib, il, m.op, all, sizeValues, folded);
+                     });
+}
+
+SmallVector<Operation *> FunctionLowering::lowerFusedRows(
+    linalg::LinalgOp root, ArrayRef<Operation *> following,
+    const llvm::SmallPtrSetImpl<Operation *> &absorbed) {
+  if (!options.fuseRows || !isCandidate(root) ||
+      root.getNumReductionLoops() == 0)
+    return {};
+  RowGroup group(root);
+  if (!group.valid())
+    return {};
   // Members: the linalg ops that follow in the same block, with nothing in
   // between but allocations, ops without memory effects, fills that an op
   // absorbs (a member, or a later op: no member between the fill and that op
   // touches the fill's buffer, and the fill is gone once that op is
-  // lowered) and ops passed over (above).
+  // lowered) and ops passed over. An op that is not a member can stay where
+  // it is, before the group's kernel (which replaces the last member), when
+  // it commutes with the members before it: it reads nothing they write and
+  // writes nothing they read or write. The later members run after it
+  // either way.
+  llvm::SmallPtrSet<Operation *, 8> passed;
   Operation *last = root;
   for (Operation *next : following) {
     if (next->getBlock() != root->getBlock())
@@ -264,90 +355,35 @@ SmallVector<Operation *> FunctionLowering::lowerFusedRows(
     if (!clean)
       break;
     auto op = dyn_cast<linalg::LinalgOp>(next);
-    FailureOr<SmallVector<unsigned>> rows = failure();
-    if (op && isCandidate(op))
-      rows = rowDimsOf(op);
-    // A consumer with many threads of its own is better off as its own
-    // kernel than as a loop in the thread of its row.
-    int64_t threads = 1;
-    if (succeeded(rows))
-      for (auto [d, size] : llvm::enumerate(op.getStaticLoopRanges()))
-        if (op.getIteratorTypesArray()[d] == utils::IteratorType::parallel)
-          threads *= size;
-    bool joined = succeeded(rows) &&
-                  threads <= static_cast<int64_t>(options.fuseRowsMaxThreads);
-    if (joined) {
-      members.push_back({op, *rows});
-      joined = recordOutputs();
-      if (joined && !readsOwnRows()) {
-        forgetOutputs();
-        joined = false;
-      }
-      if (!joined)
-        members.pop_back();
-    }
-    if (!joined) {
-      if (!commutes(next))
-        break;
-      passed.insert(next);
+    if (op && group.tryJoin(op, options.fuseRowsMaxThreads)) {
+      last = next;
       continue;
     }
-    recordReads(op);
-    last = next;
+    if (!commutesBefore(next, group.readRoots, group.writtenRoots))
+      break;
+    passed.insert(next);
   }
-  if (members.size() < 2)
+  if (group.members.size() < 2)
     return {};
   // One kernel at the last member (every operand is defined by then), one
   // thread per row.
   OpBuilder b(last);
   Location loc = root.getLoc();
   SmallVector<Value> rowSizes;
-  for (int64_t size : rowShape)
+  for (int64_t size : group.rowShape)
     rowSizes.push_back(constIndex(b, loc, size));
   auto par = buildKernel(
       b, loc, rowSizes, [&](OpBuilder &nb, Location nloc, ValueRange row) {
-        for (Member m : members) {
-          SmallVector<int64_t> sizes = m.op.getStaticLoopRanges();
-          SmallVector<Value> sizeValues;
-          for (int64_t size : sizes)
-            sizeValues.push_back(constIndex(nb, nloc, size));
-          Value zero = constIndex(nb, nloc, 0);
-          SmallVector<Value> ivs(sizes.size(), zero);
-          for (auto [k, d] : llvm::enumerate(m.rowDims))
-            ivs[d] = row[k];
-          // The other parallel dimensions: a loop nest inside the thread.
-          SmallVector<unsigned> rest;
-          for (auto [d, it] : llvm::enumerate(m.op.getIteratorTypesArray()))
-            if (it == utils::IteratorType::parallel &&
-                !llvm::is_contained(m.rowDims, d))
-              rest.push_back(d);
-          SmallVector<linalg::LinalgOp> folded = getFoldedFills(m.op);
-          if (rest.empty()) {
-            computeElement(nb, nloc, m.op, ivs, sizeValues, folded);
-            continue;
-          }
-          Value one = constIndex(nb, nloc, 1);
-          SmallVector<Value> lbs(rest.size(), zero), ubs,
-              steps(rest.size(), one);
-          for (unsigned d : rest)
-            ubs.push_back(sizeValues[d]);
-          scf::buildLoopNest(nb, nloc, lbs, ubs, steps,
-                             [&](OpBuilder &ib, Location il, ValueRange qivs) {
-                               SmallVector<Value> all(ivs);
-                               for (auto [k, d] : llvm::enumerate(rest))
-                                 all[d] = qivs[k];
-                               computeElement(ib, il, m.op, all, sizeValues,
-                                              folded);
-                             });
-        }
+        for (const Member &m : group.members)
+          computeRowMember(nb, nloc, m, getFoldedFills(m.op), row);
       });
   annotateKernel(par, root, describeKernel(root) + "_rows");
   SmallVector<Operation *> fused;
-  for (const Member &m : members) {
+  for (const Member &m : group.members) {
     fused.push_back(m.op);
     replaced(m.op, getFoldedFills(m.op), /*kernels=*/0);
   }
   ++counts.kernels;
-  counts.rowFused += members.size() - 1;
+  counts.rowFused += group.members.size() - 1;
   return fused;
 }

@@ -162,12 +162,33 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
       ```
 
     * with `fuse-siblings=1` (SiblingFusion.cpp), element-wise ops and
-      copies that follow each other with the same thread space (the sizes of
-      their parallel dimensions in the order above) and that neither read
-      nor write a buffer another of them writes become one kernel: thread t
-      computes element t of each (attention's Q, K and V head split). Ops
-      between them are passed over as for row kernels; accumulators'
-      producers keep their own kernels.
+      copies that follow each other and that neither read a buffer another
+      of them writes nor write one another of them reads or writes (except
+      in provably disjoint static slices, a concatenation's copies) become
+      one kernel. Members of the same thread space (the sizes of their
+      parallel dimensions in the order above) share threads: thread t
+      computes element t of each (attention's Q, K and V head split).
+      Different thread spaces are concatenated, like a fused optimizer's
+      multi-tensor apply: thread t runs segment k's element code at
+      t - offset_k (the per-tensor optimizer updates of all parameters),
+      up to `fuse-siblings-max-threads` threads and 3840 bytes of kernel
+      parameters (ptxas takes at most 4352). An op may read or overwrite
+      what a member writes when every access to that buffer is the same
+      element by the same thread (AdamW's `m`, `v` and in-place parameter
+      updates). A fill followed by copies
+      into static slices of its buffer (a pad, a concatenation into zeros)
+      is one member: each thread writes the copied value or the fill value
+      of its element. Ops between members are passed over as for row
+      kernels; accumulators' producers keep their own kernels.
+
+      ```mlir
+      linalg.generic ins(%x : memref<4x4xf32>) outs(%a : memref<4x4xf32>) // a = x * x
+      linalg.fill ins(%zero) outs(%p : memref<4x8xf32>)
+      memref.copy %y, %p[0, 4] [4, 4] [1, 1]
+      // becomes one kernel of 16 + 32 threads: thread t < 16 computes
+      // a[t / 4, t % 4]; thread 16 + u writes p[i, j] (u = 8 i + j):
+      // y[i, j - 4] if j >= 4, else 0
+      ```
 
     Discardable `ga.*` attributes of the linalg op are copied to its loop, and
     `ga.kernel` names what the loop computes (`matmul`, `generic`, ...).
@@ -239,9 +260,17 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
            "With fuse-rows: a consumer with more parallel iterations than "
            "this keeps its own kernel (its own threads)">,
     Option<"fuseSiblings", "fuse-siblings", "bool", /*default=*/"false",
-           "Element-wise ops and copies that follow each other, have the "
-           "same thread space and neither read nor write what another of "
-           "them writes become one kernel">
+           "Element-wise ops and copies that follow each other and neither "
+           "read nor write what another of them writes become one kernel "
+           "(of the concatenation of their thread spaces); a fill and the "
+           "copies into static slices of its buffer after it become one "
+           "write of the buffer">,
+    Option<"fuseSiblingsMaxThreads", "fuse-siblings-max-threads", "unsigned",
+           /*default=*/"4194304",
+           "With fuse-siblings: the bucket, the most threads of a kernel "
+           "whose members have different thread spaces (a member of a "
+           "thread space already in the kernel adds none); 0: only members "
+           "of one thread space">
   ];
   let statistics = [
     Statistic<"numKernels", "kernels", "Mapped loops (future kernels) created">,
