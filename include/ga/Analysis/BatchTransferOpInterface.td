@@ -24,9 +24,14 @@ def BatchTransferOpInterface : OpInterface<"BatchTransferOpInterface"> {
     elementwise-mappable op without memory effects. Any other op on
     per-sample values without a model is refused.
 
-    Adding an op family: write its transfer function and attach it as an
-    external model in the extension that `registerBatchTransferModels`
-    installs for the op's dialect.
+    The same model re-creates the op for one micro-batch in the rewrite
+    (`materializeAtMicroBatch`, `recomputeTile`, through a
+    `MicroBatchBuilder`): what the transfer function accepts, the model
+    knows how to slice, so no other place has a rule of its own for the op.
+
+    Adding an op family: write its transfer function and its
+    materialization and attach both as an external model in the extension
+    that `registerBatchTransferModels` installs for the op's dialect.
   }];
   let cppNamespace = "::mlir::ga";
   let methods = [
@@ -66,6 +71,36 @@ def BatchTransferOpInterface : OpInterface<"BatchTransferOpInterface"> {
       /*args=*/(ins),
       /*methodBody=*/"",
       /*defaultImplementation=*/"return false;"
+    >,
+    InterfaceMethod<
+      /*desc=*/[{
+        Re-creates this op, which the transfer function marked per-sample,
+        for the micro-batch of `builder` (its per-sample results at
+        micro-batch size) and returns the copy. The default is for ops the
+        transfer function never marks per-sample: null.
+      }],
+      /*retTy=*/"::mlir::Operation *",
+      /*methodName=*/"materializeAtMicroBatch",
+      /*args=*/(ins "::mlir::ga::MicroBatchBuilder &":$builder),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/"return nullptr;"
+    >,
+    InterfaceMethod<
+      /*desc=*/[{
+        For an op that is not per-sample but whose `result` has a dimension
+        `dim` that spans the batch (`factor` entries per sample; a broadcast
+        bias, a table of per-sample weights, an empty tensor): recomputes
+        the micro-batch's tile of it from tiles of the operands when that is
+        exact, or returns null (the default): the rewrite then slices the
+        full value.
+      }],
+      /*retTy=*/"::mlir::Value",
+      /*methodName=*/"recomputeTile",
+      /*args=*/(ins "::mlir::ga::MicroBatchBuilder &":$builder,
+                    "::mlir::OpResult":$result, "int64_t":$dim,
+                    "int64_t":$factor),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/"return nullptr;"
     >,
   ];
 }
