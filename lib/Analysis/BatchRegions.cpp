@@ -188,6 +188,29 @@ void mlir::ga::transferPayloadOp(BatchTransfer &t) {
 // Re-creating region ops for one micro-batch
 //===----------------------------------------------------------------------===//
 
+/// Re-creates the step code of `from` at the end of `to` (whose arguments
+/// are mapped) and terminates it like `from`: its yield, or the condition
+/// of an scf.while, forwarding values of `classes`.
+static void cloneRegionBody(MicroBatchBuilder &b, Block &from, Block &to,
+                            ArrayRef<BatchClass> classes) {
+  b.cloneBlock(from, to);
+  OpBuilder &builder = b.getBuilder();
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(&to);
+  Operation *terminator = from.getTerminator();
+  auto condition = dyn_cast<scf::ConditionOp>(terminator);
+  ValueRange forwarded =
+      condition ? condition.getArgs() : terminator->getOperands();
+  SmallVector<Value> yielded;
+  for (auto [value, cls] : llvm::zip_equal(forwarded, classes))
+    yielded.push_back(b.getAs(value, cls));
+  if (condition)
+    scf::ConditionOp::create(builder, terminator->getLoc(),
+                             b.getUniform(condition.getCondition()), yielded);
+  else
+    scf::YieldOp::create(builder, terminator->getLoc(), yielded);
+}
+
 /// An scf.if on the same condition whose branches re-create the per-sample
 /// work of the original's.
 static Operation *materializeIf(MicroBatchBuilder &b, scf::IfOp ifOp) {
@@ -210,7 +233,7 @@ static Operation *materializeIf(MicroBatchBuilder &b, scf::IfOp ifOp) {
     Block *source = &from.front();
     if (b.getAnalysis().isDead(source))
       source = &ifOp->getRegion(1 - from.getRegionNumber()).front();
-    b.cloneBlock(*source, block, classes);
+    cloneRegionBody(b, *source, block, classes);
   }
   return clone;
 }
@@ -241,8 +264,8 @@ static Operation *materializeWhile(MicroBatchBuilder &b, scf::WhileOp whileOp) {
   b.map(whileOp.getAfterArguments(), after->getArguments());
   // The condition forwards to the after region and to the results, whose
   // classes the framework joined from it.
-  b.cloneBlock(whileOp.getBefore().front(), *before, afterClasses);
-  b.cloneBlock(whileOp.getAfter().front(), *after, beforeClasses);
+  cloneRegionBody(b, whileOp.getBefore().front(), *before, afterClasses);
+  cloneRegionBody(b, whileOp.getAfter().front(), *after, beforeClasses);
   return clone;
 }
 
@@ -263,7 +286,7 @@ static Operation *materializeFor(MicroBatchBuilder &b, scf::ForOp forOp) {
     body.getTerminator()->erase();
   b.map(forOp.getInductionVar(), clone.getInductionVar());
   b.map(forOp.getRegionIterArgs(), clone.getRegionIterArgs());
-  b.cloneBlock(*forOp.getBody(), body, classes);
+  cloneRegionBody(b, *forOp.getBody(), body, classes);
   return clone;
 }
 

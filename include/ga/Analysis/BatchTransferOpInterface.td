@@ -2,8 +2,10 @@
 //
 // The op interface through which an op family states how it maps the batch
 // dimension of per-sample values: the batch analysis calls it instead of
-// matching op classes. Upstream ops get it as external models, attached per
-// op family (BatchTensorOps.cpp, BatchRegions.cpp, BatchDataFlow.cpp).
+// matching op classes, and the rewrite calls it to re-create the op for one
+// micro-batch. Upstream ops get it as external models, attached per op
+// family (BatchTensorOps.cpp, BatchRegions.cpp, BatchLinalg.cpp,
+// BatchDataFlow.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,10 +21,11 @@ def BatchTransferOpInterface : OpInterface<"BatchTransferOpInterface"> {
     sets the class of each result, marks the op per-sample, and refuses with
     a located reason what a micro-batch rewrite could not keep exact.
 
-    Ops need no model when what they declare already says it: a
-    `linalg::LinalgOp` (its indexing maps and iterator types) and an
-    elementwise-mappable op without memory effects. Any other op on
-    per-sample values without a model is refused.
+    Elementwise-mappable ops without memory effects need no model: their
+    traits say it. Every linalg structured op gets one model that reads its
+    indexing maps (attached by the `linalg::LinalgOp` interface it
+    declares). Any other op on per-sample values without a model is
+    refused.
 
     The same model re-creates the op for one micro-batch in the rewrite
     (`materializeAtMicroBatch`, `recomputeTile`, through a

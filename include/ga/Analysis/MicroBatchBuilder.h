@@ -86,11 +86,9 @@ public:
                                   const DenseSet<OpOperand *> &local) = 0;
   /// Maps the values `from` of the original step to their copies `to`.
   virtual void map(ValueRange from, ValueRange to) = 0;
-  /// Re-creates the step code of `from` at the end of `to` (whose arguments
-  /// are mapped) and terminates it like `from` (a yield, or the condition of
-  /// an scf.while), yielding values of `resultClasses`.
-  virtual void cloneBlock(Block &from, Block &to,
-                          ArrayRef<BatchClass> resultClasses) = 0;
+  /// Re-creates the step code of `from`, but its terminator, at the end of
+  /// `to` (whose arguments are mapped).
+  virtual void cloneBlock(Block &from, Block &to) = 0;
 };
 
 /// Re-creates the per-sample op `op` for the micro-batch of `b` through its

@@ -170,29 +170,13 @@ Operation *StepRewriter::cloneDetached(Instance &inst, Operation *op,
   return clone;
 }
 
-/// Re-creates the ops of `from` at the end of `to` (whose arguments are
-/// already mapped) and terminates it like `from`: with the mapped yield, or
-/// the mapped condition of an scf.while.
-void StepRewriter::cloneBlockBody(Instance &inst, Block &from, Block &to,
-                                  ArrayRef<BatchClass> resultClasses) {
+/// Re-creates the ops of `from` but its terminator at the end of `to`
+/// (whose arguments are already mapped); the op's model terminates it.
+void StepRewriter::cloneBlockBody(Instance &inst, Block &from, Block &to) {
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToEnd(&to);
   for (Operation &op : from.without_terminator())
     cloneLocal(inst, &op);
-  Operation *terminator = from.getTerminator();
-  auto condition = dyn_cast<scf::ConditionOp>(terminator);
-  ValueRange forwarded =
-      condition ? condition.getArgs() : terminator->getOperands();
-  InstanceBuilder b(*this, inst);
-  SmallVector<Value> yielded;
-  for (auto [value, cls] : llvm::zip_equal(forwarded, resultClasses))
-    yielded.push_back(b.getAs(value, cls));
-  if (condition)
-    scf::ConditionOp::create(
-        builder, terminator->getLoc(),
-        inst.mapping.lookupOrDefault(condition.getCondition()), yielded);
-  else
-    scf::YieldOp::create(builder, terminator->getLoc(), yielded);
 }
 
 Operation *
@@ -279,7 +263,6 @@ void InstanceBuilder::offsetBatchIndices(Operation *clone, int64_t loop,
 void InstanceBuilder::map(ValueRange from, ValueRange to) {
   inst.mapping.map(from, to);
 }
-void InstanceBuilder::cloneBlock(Block &from, Block &to,
-                                 ArrayRef<BatchClass> resultClasses) {
-  rewriter.cloneBlockBody(inst, from, to, resultClasses);
+void InstanceBuilder::cloneBlock(Block &from, Block &to) {
+  rewriter.cloneBlockBody(inst, from, to);
 }

@@ -116,8 +116,7 @@ public:
   void offsetBatchIndices(Operation *clone, int64_t loop, int64_t factor,
                           const DenseSet<OpOperand *> &local) override;
   void map(ValueRange from, ValueRange to) override;
-  void cloneBlock(Block &from, Block &to,
-                  ArrayRef<BatchClass> resultClasses) override;
+  void cloneBlock(Block &from, Block &to) override;
 
 private:
   StepRewriter &rewriter;
@@ -235,8 +234,7 @@ private:
   Operation *cloneDetached(Instance &inst, Operation *op,
                            ArrayRef<Value> operands);
   void cloneLocal(Instance &inst, Operation *op);
-  void cloneBlockBody(Instance &inst, Block &from, Block &to,
-                      ArrayRef<BatchClass> resultClasses);
+  void cloneBlockBody(Instance &inst, Block &from, Block &to);
   /// Re-creates the branches of scf.if ops that never run (their condition
   /// is constant) outside the loops as copies of the branches that do, so
   /// that nothing refers to the per-sample values the rewrite erases.
