@@ -233,15 +233,13 @@ static LogicalResult checkGuardedReduction(BatchTransfer &t,
   return success();
 }
 
-void mlir::ga::transferLinalg(BatchTransfer &t) {
-  Operation *op = t.getOp();
-  auto linalgOp = cast<linalg::LinalgOp>(op);
-  if (!linalgOp.hasPureTensorSemantics()) {
-    t.error(op) << "linalg op on buffers in a training step: the micro-batch "
-                   "rewrite works on tensors";
-    return;
-  }
-  SmallVector<utils::IteratorType> iterators = linalgOp.getIteratorTypesArray();
+/// The batch loop of the linalg op `op` and the factor of its samples: the
+/// loop that indexes its per-sample operands along their per-sample
+/// dimension, or the loop at which its payload reads captured per-sample
+/// values; none (and `op` refused) when they disagree or there is none.
+static std::optional<std::pair<int64_t, int64_t>>
+findBatchLoop(BatchTransfer &t, linalg::LinalgOp linalgOp) {
+  Operation *op = linalgOp;
   int64_t loop = -1, factor = 1;
   unsigned firstOperand = 0;
   for (OpOperand &operand : op->getOpOperands()) {
@@ -257,7 +255,7 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
                   << " is indexed by '" << expr
                   << "' along its per-sample dimension " << cls.dim
                   << "; only a plain loop dimension keeps samples apart";
-      return;
+      return std::nullopt;
     }
     int64_t position = dimExpr.getPosition();
     if (loop < 0) {
@@ -272,13 +270,13 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
                   << " are per-sample along different loop dimensions (d"
                   << loop << " and d" << position
                   << "), which combines every sample with every other";
-      return;
+      return std::nullopt;
     }
     if (cls.factor != factor) {
       t.error(op) << "operands #" << firstOperand << " and #"
                   << operand.getOperandNumber()
                   << " lay out samples differently along loop d" << loop;
-      return;
+      return std::nullopt;
     }
   }
 
@@ -294,51 +292,28 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
                      "per-sample values it captures at one of its loops that "
                      "spans the batch: pass them as operands so that the op "
                      "has a batch loop";
-      return;
+      return std::nullopt;
     }
     std::tie(loop, factor) = *inferred;
   }
-  FailureOr<LoopSlicing> slicing = checkIndexingMaps(t, op, loop);
-  if (failed(slicing) || failed(checkPayload(t, op, loop, factor)))
-    return;
+  return std::make_pair(loop, factor);
+}
 
+/// The classes of the results of `op`, which reduces over its batch loop
+/// `info.batchLoop`; false when it is refused.
+static bool transferBatchReduction(BatchTransfer &t, linalg::LinalgOp linalgOp,
+                                   PerSampleOpInfo &info) {
+  Operation *op = linalgOp;
+  int64_t loop = info.batchLoop;
+  SmallVector<utils::IteratorType> iterators = linalgOp.getIteratorTypesArray();
   SmallVector<Value> inputs = getOpInputs(op);
-
-  PerSampleOpInfo info;
-  info.batchLoop = loop;
-  info.factor = factor;
-  info.operandDims = std::move(slicing->operandDims);
-  info.reducesBatch = iterators[loop] == utils::IteratorType::reduction;
-
-  if (!info.reducesBatch) {
-    unsigned level = t.checkCoupling(inputs);
-    for (OpResult result : op->getResults()) {
-      AffineMap map = linalgOp.getIndexingMapMatchingResult(result);
-      std::optional<unsigned> position =
-          map.getResultPosition(getAffineDimExpr(loop, op->getContext()));
-      if (!position) {
-        t.error(op) << "result #" << result.getResultNumber()
-                    << " does not keep the per-sample loop d" << loop
-                    << " although it is parallel";
-        return;
-      }
-      BatchClass cls = BatchClass::getBatched(*position, factor);
-      cls.level = level;
-      cls.dependsOnParams =
-          resultDependsOnParams(t, linalgOp, result.getResultNumber());
-      t.setResult(result.getResultNumber(), cls);
-    }
-    t.setPerSample(info);
-    return;
-  }
-
   // A reduction over the batch: at the top level of the step, where the
   // rewrite turns it into a loop-carried accumulator, or in a branch of a
   // top-level scf.if whose condition every micro-batch evaluates alike (see
   // checkGuardedReduction).
   if (!isa<func::FuncOp>(op->getParentOp()) &&
       failed(checkGuardedReduction(t, linalgOp)))
-    return;
+    return false;
   SmallVector<std::optional<vector::CombiningKind>> combiners;
   info.hasNamedCombiners = true;
   for (OpResult result : op->getResults()) {
@@ -346,7 +321,7 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
     if (map.isFunctionOfDim(loop)) {
       t.error(op) << "result #" << result.getResultNumber()
                   << " is indexed by the per-sample reduction loop d" << loop;
-      return;
+      return false;
     }
     combiners.push_back(getCombinerKind(linalgOp, result.getResultNumber()));
     info.hasNamedCombiners &= combiners.back().has_value();
@@ -356,7 +331,7 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
                    "is not a single associative op: its micro-batch partials "
                    "cannot be combined inside the branch; reduce after the "
                    "region";
-    return;
+    return false;
   }
   if (!info.hasNamedCombiners) {
     for (int64_t d = 0; d < loop; ++d) {
@@ -367,7 +342,7 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
                   << loop << " is not its outermost reduction loop (d" << d
                   << " is): splitting it into micro-batches would reorder its "
                      "updates";
-      return;
+      return false;
     }
   }
   // Accumulating into a value that is itself reduced over the batch with the
@@ -402,7 +377,59 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
     cls.origin = op;
     t.setResult(result.getResultNumber(), cls);
   }
-  t.setPerSample(info);
+  return true;
+}
+
+void mlir::ga::transferLinalg(BatchTransfer &t) {
+  Operation *op = t.getOp();
+  auto linalgOp = cast<linalg::LinalgOp>(op);
+  if (!linalgOp.hasPureTensorSemantics()) {
+    t.error(op) << "linalg op on buffers in a training step: the micro-batch "
+                   "rewrite works on tensors";
+    return;
+  }
+  std::optional<std::pair<int64_t, int64_t>> batchLoop =
+      findBatchLoop(t, linalgOp);
+  if (!batchLoop)
+    return;
+  auto [loop, factor] = *batchLoop;
+  FailureOr<LoopSlicing> slicing = checkIndexingMaps(t, op, loop);
+  if (failed(slicing) || failed(checkPayload(t, op, loop, factor)))
+    return;
+
+  SmallVector<Value> inputs = getOpInputs(op);
+
+  PerSampleOpInfo info;
+  info.batchLoop = loop;
+  info.factor = factor;
+  info.operandDims = std::move(slicing->operandDims);
+  info.reducesBatch =
+      linalgOp.getIteratorTypesArray()[loop] == utils::IteratorType::reduction;
+
+  if (!info.reducesBatch) {
+    unsigned level = t.checkCoupling(inputs);
+    for (OpResult result : op->getResults()) {
+      AffineMap map = linalgOp.getIndexingMapMatchingResult(result);
+      std::optional<unsigned> position =
+          map.getResultPosition(getAffineDimExpr(loop, op->getContext()));
+      if (!position) {
+        t.error(op) << "result #" << result.getResultNumber()
+                    << " does not keep the per-sample loop d" << loop
+                    << " although it is parallel";
+        return;
+      }
+      BatchClass cls = BatchClass::getBatched(*position, factor);
+      cls.level = level;
+      cls.dependsOnParams =
+          resultDependsOnParams(t, linalgOp, result.getResultNumber());
+      t.setResult(result.getResultNumber(), cls);
+    }
+    t.setPerSample(info);
+    return;
+  }
+
+  if (transferBatchReduction(t, linalgOp, info))
+    t.setPerSample(info);
 }
 
 //===----------------------------------------------------------------------===//
