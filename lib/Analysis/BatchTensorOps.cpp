@@ -419,11 +419,24 @@ static Operation *materializeConcat(MicroBatchBuilder &b,
 static Operation *materializePad(MicroBatchBuilder &b, tensor::PadOp pad) {
   // The batch dimension is not padded (transferPad), and the region reads
   // no element of a per-sample value: the result type follows the source.
+  BatchClass cls = b.getClass(pad.getResult());
+  Value offset = b.getMicroOffset(cls.factor);
   SmallVector<Value> operands;
   for (Value operand : pad->getOperands())
     operands.push_back(b.get(operand));
-  Operation *clone = b.clone(pad, operands);
-  clone->getResult(0).setType(getMicroResultType(b, pad));
+  auto clone = cast<tensor::PadOp>(b.clone(pad, operands));
+  clone.getResult().setType(getMicroResultType(b, pad));
+  // The region computes the padding value at an index of the result: along
+  // the batch dimension, the copy's index is the position in the
+  // micro-batch, the original's the position in the whole batch.
+  BlockArgument index = clone.getRegion().getArgument(cls.dim);
+  if (!index.use_empty()) {
+    OpBuilder &builder = b.getBuilder();
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&clone.getRegion().front());
+    Value global = arith::AddIOp::create(builder, pad.getLoc(), index, offset);
+    index.replaceAllUsesExcept(global, global.getDefiningOp());
+  }
   return clone;
 }
 

@@ -67,6 +67,9 @@ public:
   /// The size of the micro-batch along a dimension with `factor` entries
   /// per sample.
   virtual OpFoldResult getMicroSize(int64_t factor) = 0;
+  /// The position of the micro-batch's first entry in the full batch along
+  /// a dimension with `factor` entries per sample.
+  virtual Value getMicroOffset(int64_t factor) = 0;
   /// `type` with dimension `dim` at micro-batch size.
   virtual RankedTensorType getMicroType(Type type, int64_t dim,
                                         int64_t factor) = 0;

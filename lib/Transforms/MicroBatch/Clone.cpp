@@ -248,6 +248,9 @@ Value InstanceBuilder::getTile(Value value, int64_t dim, int64_t factor) {
 OpFoldResult InstanceBuilder::getMicroSize(int64_t factor) {
   return rewriter.scaledSize(inst, factor);
 }
+Value InstanceBuilder::getMicroOffset(int64_t factor) {
+  return rewriter.scaledOffset(inst, factor);
+}
 RankedTensorType InstanceBuilder::getMicroType(Type type, int64_t dim,
                                                int64_t factor) {
   return rewriter.microType(inst, type, dim, factor);

@@ -110,6 +110,7 @@ public:
   Value getTile(Value value, int64_t dim, int64_t factor) override;
   Value getOverride(OpOperand &operand) override;
   OpFoldResult getMicroSize(int64_t factor) override;
+  Value getMicroOffset(int64_t factor) override;
   RankedTensorType getMicroType(Type type, int64_t dim,
                                 int64_t factor) override;
   Operation *clone(Operation *op, ArrayRef<Value> operands) override;

@@ -72,3 +72,22 @@ func.func @dynamic_pieces(%bias: tensor<2xf32>, %x: tensor<?x3xf32> {ga.batch = 
   %loss = linalg.reduce { arith.addf } ins(%h : tensor<?x7xf32>) outs(%sz : tensor<f32>) dimensions = [0, 1]
   return %g, %loss : tensor<7x3xf32>, tensor<f32>
 }
+
+// The region of tensor.pad computes the padding from the sample's position
+// (a per-position table read at the batch index `%i` of the result): in the
+// micro-batch's copy that index is local, and the model of tensor.pad makes
+// it global again.
+func.func @pad_at_sample(%table: tensor<8x5xf32>, %x: tensor<8x3xf32> {ga.batch = 0 : i64}) -> tensor<5xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 1] high[0, 1] {
+  ^bb0(%i: index, %j: index):
+    %v = tensor.extract %table[%i, %j] : tensor<8x5xf32>
+    tensor.yield %v : f32
+  } : tensor<8x3xf32> to tensor<8x5xf32>
+  %e = tensor.empty() : tensor<8x5xf32>
+  %h = linalg.tanh ins(%p : tensor<8x5xf32>) outs(%e : tensor<8x5xf32>) -> tensor<8x5xf32>
+  %e5 = tensor.empty() : tensor<5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e5 : tensor<5xf32>) -> tensor<5xf32>
+  %s = linalg.reduce { arith.addf } ins(%h : tensor<8x5xf32>) outs(%z : tensor<5xf32>) dimensions = [0]
+  return %s : tensor<5xf32>
+}
