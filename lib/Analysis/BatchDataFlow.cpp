@@ -10,6 +10,7 @@
 
 #include "ga/Analysis/BatchDataFlow.h"
 #include "ga/Analysis/BatchTransferOpInterface.h"
+#include "ga/Analysis/MicroBatchBuilder.h"
 
 #include "ga/IR/GADialect.h"
 #include "ga/IR/GAOps.h"
@@ -326,9 +327,8 @@ void mlir::ga::transferOp(BatchTransfer &t) {
     return;
   }
   // Linalg structured ops declare how they relate to the batch through
-  // their indexing maps; every other op through its model.
-  if (isa<linalg::LinalgOp>(op))
-    return transferLinalg(t);
+  // their indexing maps (their model reads them); every other family
+  // through its own model.
   if (model)
     return model.transferBatch(t);
   transferUnmodeledOp(t);
@@ -340,12 +340,19 @@ struct SoftmaxModel
   void transferBatch(Operation *op, BatchTransfer &t) const {
     transferSoftmax(t, cast<linalg::SoftmaxOp>(op));
   }
+  /// The batch dimension is not the softmax's (transferSoftmax): each
+  /// sample is normalized on its own, like an elementwise op.
+  Operation *materializeAtMicroBatch(Operation *op,
+                                     MicroBatchBuilder &b) const {
+    return materializeElementwise(b, op);
+  }
 };
 } // namespace
 
 void mlir::ga::registerBatchTransferModels(DialectRegistry &registry) {
   registerTensorBatchModels(registry);
   registerRegionBatchModels(registry);
+  registerLinalgBatchModels(registry);
   registry.addExtension(+[](MLIRContext *ctx, linalg::LinalgDialect *) {
     linalg::SoftmaxOp::attachInterface<SoftmaxModel>(*ctx);
   });

@@ -12,6 +12,8 @@
 
 #include "ga/Analysis/BatchDataFlow.h"
 #include "ga/Analysis/BatchSlicing.h"
+#include "ga/Analysis/BatchTransferOpInterface.h"
+#include "ga/Analysis/MicroBatchBuilder.h"
 #include "ga/Utils/ConstantIndices.h"
 #include "ga/Utils/Reductions.h"
 
@@ -103,9 +105,9 @@ inferBatchLoopFromPayload(BatchTransfer &t, Operation *op) {
 /// Checks that every operand of `op` is read through its indexing map in a
 /// way the rewrite slices exactly for the batch loop `loop` (the rule of
 /// BatchSlicing.h), and that every per-sample operand is sliced along its
-/// per-sample dimension.
-static LogicalResult checkIndexingMaps(BatchTransfer &t, Operation *op,
-                                       int64_t loop) {
+/// per-sample dimension. Returns the slicing: the proof the rewrite uses.
+static FailureOr<LoopSlicing> checkIndexingMaps(BatchTransfer &t, Operation *op,
+                                                int64_t loop) {
   auto linalgOp = cast<linalg::LinalgOp>(op);
   std::string reason;
   FailureOr<LoopSlicing> slicing =
@@ -125,7 +127,7 @@ static LogicalResult checkIndexingMaps(BatchTransfer &t, Operation *op,
                 << ", which the batch loop d" << loop << " does not index";
     return failure();
   }
-  return success();
+  return slicing;
 }
 
 /// Checks how the payload of the per-sample linalg op `op`, whose batch loop
@@ -231,15 +233,13 @@ static LogicalResult checkGuardedReduction(BatchTransfer &t,
   return success();
 }
 
-void mlir::ga::transferLinalg(BatchTransfer &t) {
-  Operation *op = t.getOp();
-  auto linalgOp = cast<linalg::LinalgOp>(op);
-  if (!linalgOp.hasPureTensorSemantics()) {
-    t.error(op) << "linalg op on buffers in a training step: the micro-batch "
-                   "rewrite works on tensors";
-    return;
-  }
-  SmallVector<utils::IteratorType> iterators = linalgOp.getIteratorTypesArray();
+/// The batch loop of the linalg op `op` and the factor of its samples: the
+/// loop that indexes its per-sample operands along their per-sample
+/// dimension, or the loop at which its payload reads captured per-sample
+/// values; none (and `op` refused) when they disagree or there is none.
+static std::optional<std::pair<int64_t, int64_t>>
+findBatchLoop(BatchTransfer &t, linalg::LinalgOp linalgOp) {
+  Operation *op = linalgOp;
   int64_t loop = -1, factor = 1;
   unsigned firstOperand = 0;
   for (OpOperand &operand : op->getOpOperands()) {
@@ -255,7 +255,7 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
                   << " is indexed by '" << expr
                   << "' along its per-sample dimension " << cls.dim
                   << "; only a plain loop dimension keeps samples apart";
-      return;
+      return std::nullopt;
     }
     int64_t position = dimExpr.getPosition();
     if (loop < 0) {
@@ -270,13 +270,13 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
                   << " are per-sample along different loop dimensions (d"
                   << loop << " and d" << position
                   << "), which combines every sample with every other";
-      return;
+      return std::nullopt;
     }
     if (cls.factor != factor) {
       t.error(op) << "operands #" << firstOperand << " and #"
                   << operand.getOperandNumber()
                   << " lay out samples differently along loop d" << loop;
-      return;
+      return std::nullopt;
     }
   }
 
@@ -292,50 +292,28 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
                      "per-sample values it captures at one of its loops that "
                      "spans the batch: pass them as operands so that the op "
                      "has a batch loop";
-      return;
+      return std::nullopt;
     }
     std::tie(loop, factor) = *inferred;
   }
-  if (failed(checkIndexingMaps(t, op, loop)) ||
-      failed(checkPayload(t, op, loop, factor)))
-    return;
+  return std::make_pair(loop, factor);
+}
 
+/// The classes of the results of `op`, which reduces over its batch loop
+/// `info.batchLoop`; false when it is refused.
+static bool transferBatchReduction(BatchTransfer &t, linalg::LinalgOp linalgOp,
+                                   PerSampleOpInfo &info) {
+  Operation *op = linalgOp;
+  int64_t loop = info.batchLoop;
+  SmallVector<utils::IteratorType> iterators = linalgOp.getIteratorTypesArray();
   SmallVector<Value> inputs = getOpInputs(op);
-
-  PerSampleOpInfo info;
-  info.batchLoop = loop;
-  info.factor = factor;
-  info.reducesBatch = iterators[loop] == utils::IteratorType::reduction;
-
-  if (!info.reducesBatch) {
-    unsigned level = t.checkCoupling(inputs);
-    for (OpResult result : op->getResults()) {
-      AffineMap map = linalgOp.getIndexingMapMatchingResult(result);
-      std::optional<unsigned> position =
-          map.getResultPosition(getAffineDimExpr(loop, op->getContext()));
-      if (!position) {
-        t.error(op) << "result #" << result.getResultNumber()
-                    << " does not keep the per-sample loop d" << loop
-                    << " although it is parallel";
-        return;
-      }
-      BatchClass cls = BatchClass::getBatched(*position, factor);
-      cls.level = level;
-      cls.dependsOnParams =
-          resultDependsOnParams(t, linalgOp, result.getResultNumber());
-      t.setResult(result.getResultNumber(), cls);
-    }
-    t.setPerSample(info);
-    return;
-  }
-
   // A reduction over the batch: at the top level of the step, where the
   // rewrite turns it into a loop-carried accumulator, or in a branch of a
   // top-level scf.if whose condition every micro-batch evaluates alike (see
   // checkGuardedReduction).
   if (!isa<func::FuncOp>(op->getParentOp()) &&
       failed(checkGuardedReduction(t, linalgOp)))
-    return;
+    return false;
   SmallVector<std::optional<vector::CombiningKind>> combiners;
   info.hasNamedCombiners = true;
   for (OpResult result : op->getResults()) {
@@ -343,7 +321,7 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
     if (map.isFunctionOfDim(loop)) {
       t.error(op) << "result #" << result.getResultNumber()
                   << " is indexed by the per-sample reduction loop d" << loop;
-      return;
+      return false;
     }
     combiners.push_back(getCombinerKind(linalgOp, result.getResultNumber()));
     info.hasNamedCombiners &= combiners.back().has_value();
@@ -353,7 +331,7 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
                    "is not a single associative op: its micro-batch partials "
                    "cannot be combined inside the branch; reduce after the "
                    "region";
-    return;
+    return false;
   }
   if (!info.hasNamedCombiners) {
     for (int64_t d = 0; d < loop; ++d) {
@@ -364,7 +342,7 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
                   << loop << " is not its outermost reduction loop (d" << d
                   << " is): splitting it into micro-batches would reorder its "
                      "updates";
-      return;
+      return false;
     }
   }
   // Accumulating into a value that is itself reduced over the batch with the
@@ -399,5 +377,171 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
     cls.origin = op;
     t.setResult(result.getResultNumber(), cls);
   }
-  t.setPerSample(info);
+  return true;
+}
+
+void mlir::ga::transferLinalg(BatchTransfer &t) {
+  Operation *op = t.getOp();
+  auto linalgOp = cast<linalg::LinalgOp>(op);
+  if (!linalgOp.hasPureTensorSemantics()) {
+    t.error(op) << "linalg op on buffers in a training step: the micro-batch "
+                   "rewrite works on tensors";
+    return;
+  }
+  std::optional<std::pair<int64_t, int64_t>> batchLoop =
+      findBatchLoop(t, linalgOp);
+  if (!batchLoop)
+    return;
+  auto [loop, factor] = *batchLoop;
+  FailureOr<LoopSlicing> slicing = checkIndexingMaps(t, op, loop);
+  if (failed(slicing) || failed(checkPayload(t, op, loop, factor)))
+    return;
+
+  SmallVector<Value> inputs = getOpInputs(op);
+
+  PerSampleOpInfo info;
+  info.batchLoop = loop;
+  info.factor = factor;
+  info.operandDims = std::move(slicing->operandDims);
+  info.reducesBatch =
+      linalgOp.getIteratorTypesArray()[loop] == utils::IteratorType::reduction;
+
+  if (!info.reducesBatch) {
+    unsigned level = t.checkCoupling(inputs);
+    for (OpResult result : op->getResults()) {
+      AffineMap map = linalgOp.getIndexingMapMatchingResult(result);
+      std::optional<unsigned> position =
+          map.getResultPosition(getAffineDimExpr(loop, op->getContext()));
+      if (!position) {
+        t.error(op) << "result #" << result.getResultNumber()
+                    << " does not keep the per-sample loop d" << loop
+                    << " although it is parallel";
+        return;
+      }
+      BatchClass cls = BatchClass::getBatched(*position, factor);
+      cls.level = level;
+      cls.dependsOnParams =
+          resultDependsOnParams(t, linalgOp, result.getResultNumber());
+      t.setResult(result.getResultNumber(), cls);
+    }
+    t.setPerSample(info);
+    return;
+  }
+
+  if (transferBatchReduction(t, linalgOp, info))
+    t.setPerSample(info);
+}
+
+//===----------------------------------------------------------------------===//
+// Re-creating linalg ops for one micro-batch
+//===----------------------------------------------------------------------===//
+
+/// The per-sample linalg op `op` for one micro-batch: a tile of its batch
+/// loop, each operand sliced along the dimension the analysis proved the
+/// loop indexes (PerSampleOpInfo::operandDims), captured per-sample values
+/// read at the micro-batch's local positions where the analysis found the
+/// payload indexes them at its own sample.
+static Operation *materializeLinalg(MicroBatchBuilder &b,
+                                    linalg::LinalgOp linalgOp) {
+  Operation *op = linalgOp;
+  const PerSampleOpInfo *info = b.getAnalysis().getOpInfo(op);
+  if (!info || info->operandDims.size() != op->getNumOperands())
+    return nullptr;
+  SmallVector<Value> operands;
+  for (OpOperand &operand : op->getOpOperands()) {
+    Value value = operand.get();
+    if (Value override = b.getOverride(operand)) {
+      operands.push_back(override);
+      continue;
+    }
+    std::optional<unsigned> dim = info->operandDims[operand.getOperandNumber()];
+    if (b.getClass(value).isBatched() || !dim)
+      operands.push_back(b.get(value));
+    else
+      operands.push_back(b.getTile(value, *dim, info->factor));
+  }
+  Operation *clone = b.clone(op, operands);
+  for (auto [result, init] : llvm::zip(
+           clone->getResults(), cast<linalg::LinalgOp>(clone).getDpsInits()))
+    result.setType(init.getType());
+  // The clone's payload has the structure of the original: the uses the
+  // analysis found to index captured per-sample values locally correspond
+  // in walk order.
+  SmallVector<Operation *> fromOps, toOps;
+  op->walk([&](Operation *nested) { fromOps.push_back(nested); });
+  clone->walk([&](Operation *nested) { toOps.push_back(nested); });
+  DenseSet<OpOperand *> local;
+  for (auto [original, cloned] : llvm::zip_equal(fromOps, toOps))
+    for (auto [from, to] :
+         llvm::zip_equal(original->getOpOperands(), cloned->getOpOperands()))
+      if (b.getAnalysis().isLocalBatchIndex(from))
+        local.insert(&to);
+  b.offsetBatchIndices(clone, info->batchLoop, info->factor, local);
+  return clone;
+}
+
+/// The tile of `result` of a linalg op that is not per-sample (a broadcast
+/// bias, a table of per-sample weights): recomputed as a tile of the
+/// parallel loop that indexes `dim` when every operand is sliced exactly by
+/// that tile, the rule the analysis proves for per-sample ops
+/// (getLoopSlicing); a map that uses the loop in a compound expression
+/// (`d0 floordiv 2`, `B - 1 - d0`) or twice (`(d0, d0)`) reads elements
+/// outside the tile: null, and the rewrite slices the full value.
+static Value recomputeLinalgTile(MicroBatchBuilder &b,
+                                 linalg::LinalgOp linalgOp, OpResult result,
+                                 int64_t dim, int64_t factor) {
+  if (!linalgOp.hasPureTensorSemantics())
+    return nullptr;
+  AffineMap map = linalgOp.getIndexingMapMatchingResult(result);
+  auto loopExpr = dyn_cast<AffineDimExpr>(map.getResult(dim));
+  if (!loopExpr || linalgOp.getIteratorTypesArray()[loopExpr.getPosition()] !=
+                       utils::IteratorType::parallel)
+    return nullptr;
+  unsigned loop = loopExpr.getPosition();
+  FailureOr<LoopSlicing> slicing = getLoopSlicing(linalgOp, loop);
+  if (failed(slicing))
+    return nullptr;
+  SmallVector<Value> operands;
+  for (OpOperand &operand : linalgOp->getOpOperands()) {
+    std::optional<unsigned> sliced =
+        slicing->operandDims[operand.getOperandNumber()];
+    operands.push_back(sliced ? b.getTile(operand.get(), *sliced, factor)
+                              : b.getUniform(operand.get()));
+  }
+  Operation *clone = b.clone(linalgOp, operands);
+  for (auto [cloned, init] : llvm::zip(
+           clone->getResults(), cast<linalg::LinalgOp>(clone).getDpsInits()))
+    cloned.setType(init.getType());
+  b.offsetBatchIndices(clone, loop, factor, {});
+  return clone->getResult(result.getResultNumber());
+}
+
+namespace {
+/// The model of every linalg structured op: what its indexing maps and
+/// iterator types declare.
+struct LinalgOpModel : BatchTransferOpInterface::FallbackModel<LinalgOpModel> {
+  void transferBatch(Operation *, BatchTransfer &t) const { transferLinalg(t); }
+  bool holdsStepCode(Operation *) const { return false; }
+  bool keepsStackedBatches(Operation *) const { return false; }
+  Operation *materializeAtMicroBatch(Operation *op,
+                                     MicroBatchBuilder &b) const {
+    return materializeLinalg(b, cast<linalg::LinalgOp>(op));
+  }
+  Value recomputeTile(Operation *op, MicroBatchBuilder &b, OpResult result,
+                      int64_t dim, int64_t factor) const {
+    return recomputeLinalgTile(b, cast<linalg::LinalgOp>(op), result, dim,
+                               factor);
+  }
+};
+} // namespace
+
+void mlir::ga::registerLinalgBatchModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, linalg::LinalgDialect *dialect) {
+    // Every structured op of the dialect, named or generic, by the
+    // interface it declares rather than by a list of names.
+    for (RegisteredOperationName name : ctx->getRegisteredOperations())
+      if (&name.getDialect() == dialect &&
+          name.hasInterface<linalg::LinalgOp>())
+        name.attachInterface<LinalgOpModel>();
+  });
 }

@@ -15,6 +15,7 @@
 
 #include "ga/Analysis/BatchDataFlow.h"
 #include "ga/Analysis/BatchTransferOpInterface.h"
+#include "ga/Analysis/MicroBatchBuilder.h"
 #include "ga/Utils/ConstantIndices.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -183,23 +184,137 @@ void mlir::ga::transferPayloadOp(BatchTransfer &t) {
   t.setResults(cls);
 }
 
+//===----------------------------------------------------------------------===//
+// Re-creating region ops for one micro-batch
+//===----------------------------------------------------------------------===//
+
+/// Re-creates the step code of `from` at the end of `to` (whose arguments
+/// are mapped) and terminates it like `from`: its yield, or the condition
+/// of an scf.while, forwarding values of `classes`.
+static void cloneRegionBody(MicroBatchBuilder &b, Block &from, Block &to,
+                            ArrayRef<BatchClass> classes) {
+  b.cloneBlock(from, to);
+  OpBuilder &builder = b.getBuilder();
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(&to);
+  Operation *terminator = from.getTerminator();
+  auto condition = dyn_cast<scf::ConditionOp>(terminator);
+  ValueRange forwarded =
+      condition ? condition.getArgs() : terminator->getOperands();
+  SmallVector<Value> yielded;
+  for (auto [value, cls] : llvm::zip_equal(forwarded, classes))
+    yielded.push_back(b.getAs(value, cls));
+  if (condition)
+    scf::ConditionOp::create(builder, terminator->getLoc(),
+                             b.getUniform(condition.getCondition()), yielded);
+  else
+    scf::YieldOp::create(builder, terminator->getLoc(), yielded);
+}
+
+/// An scf.if on the same condition whose branches re-create the per-sample
+/// work of the original's.
+static Operation *materializeIf(MicroBatchBuilder &b, scf::IfOp ifOp) {
+  SmallVector<BatchClass> classes;
+  SmallVector<Type> types = b.getMicroTypes(ifOp.getResults(), classes);
+  bool hasElse = !ifOp.getElseRegion().empty();
+  auto clone = scf::IfOp::create(b.getBuilder(), ifOp.getLoc(), types,
+                                 b.getUniform(ifOp.getCondition()), hasElse);
+  for (auto [from, to] : llvm::zip(ifOp->getRegions(), clone->getRegions())) {
+    if (from.empty())
+      continue;
+    if (to.empty())
+      to.emplaceBlock();
+    Block &block = to.front();
+    if (!block.empty())
+      block.getTerminator()->erase();
+    // A branch that never runs (its condition is constant) is re-created as
+    // a copy of the one that does: what it would compute is irrelevant, and
+    // the analysis did not classify it.
+    Block *source = &from.front();
+    if (b.getAnalysis().isDead(source))
+      source = &ifOp->getRegion(1 - from.getRegionNumber()).front();
+    cloneRegionBody(b, *source, block, classes);
+  }
+  return clone;
+}
+
+/// An scf.while whose iteration values are at micro-batch size where they
+/// are per-sample.
+static Operation *materializeWhile(MicroBatchBuilder &b, scf::WhileOp whileOp) {
+  OpBuilder &builder = b.getBuilder();
+  SmallVector<BatchClass> classes, beforeClasses, afterClasses;
+  SmallVector<Type> types = b.getMicroTypes(whileOp.getResults(), classes);
+  SmallVector<Type> beforeTypes =
+      b.getMicroTypes(whileOp.getBeforeArguments(), beforeClasses);
+  SmallVector<Type> afterTypes =
+      b.getMicroTypes(whileOp.getAfterArguments(), afterClasses);
+  SmallVector<Value> inits;
+  for (auto [init, cls] : llvm::zip_equal(whileOp.getInits(), beforeClasses))
+    inits.push_back(b.getAs(init, cls));
+  Location loc = whileOp.getLoc();
+  auto clone = scf::WhileOp::create(builder, loc, types, inits);
+  SmallVector<Location> beforeLocs(beforeTypes.size(), loc);
+  SmallVector<Location> afterLocs(afterTypes.size(), loc);
+  Block *before =
+      builder.createBlock(&clone.getBefore(), {}, beforeTypes, beforeLocs);
+  Block *after =
+      builder.createBlock(&clone.getAfter(), {}, afterTypes, afterLocs);
+  builder.setInsertionPointAfter(clone);
+  b.map(whileOp.getBeforeArguments(), before->getArguments());
+  b.map(whileOp.getAfterArguments(), after->getArguments());
+  // The condition forwards to the after region and to the results, whose
+  // classes the framework joined from it.
+  cloneRegionBody(b, whileOp.getBefore().front(), *before, afterClasses);
+  cloneRegionBody(b, whileOp.getAfter().front(), *after, beforeClasses);
+  return clone;
+}
+
+/// An scf.for over the same bounds whose iteration values are at
+/// micro-batch size where they are per-sample.
+static Operation *materializeFor(MicroBatchBuilder &b, scf::ForOp forOp) {
+  SmallVector<BatchClass> classes;
+  (void)b.getMicroTypes(forOp.getResults(), classes);
+  SmallVector<Value> inits;
+  for (auto [init, cls] : llvm::zip(forOp.getInitArgs(), classes))
+    inits.push_back(b.getAs(init, cls));
+  auto clone = scf::ForOp::create(b.getBuilder(), forOp.getLoc(),
+                                  b.getUniform(forOp.getLowerBound()),
+                                  b.getUniform(forOp.getUpperBound()),
+                                  b.getUniform(forOp.getStep()), inits);
+  Block &body = *clone.getBody();
+  if (!body.empty())
+    body.getTerminator()->erase();
+  b.map(forOp.getInductionVar(), clone.getInductionVar());
+  b.map(forOp.getRegionIterArgs(), clone.getRegionIterArgs());
+  cloneRegionBody(b, *forOp.getBody(), body, classes);
+  return clone;
+}
+
 namespace {
 /// The model of scf.if, scf.for and scf.while: regions of step code, whose
-/// results the framework joins and `transferRegionOp` checks.
-template <typename OpTy>
+/// results the framework joins and `transferRegionOp` checks, re-created by
+/// `Materialize` with their per-sample work.
+template <typename OpTy, Operation *(*Materialize)(MicroBatchBuilder &, OpTy)>
 struct RegionOpModel
-    : BatchTransferOpInterface::ExternalModel<RegionOpModel<OpTy>, OpTy> {
+    : BatchTransferOpInterface::ExternalModel<RegionOpModel<OpTy, Materialize>,
+                                              OpTy> {
   void transferBatch(Operation *, BatchTransfer &t) const {
     transferRegionOp(t);
   }
   bool holdsStepCode(Operation *) const { return true; }
+  Operation *materializeAtMicroBatch(Operation *op,
+                                     MicroBatchBuilder &b) const {
+    return Materialize(b, cast<OpTy>(op));
+  }
 };
 } // namespace
 
 void mlir::ga::registerRegionBatchModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, scf::SCFDialect *) {
-    scf::IfOp::attachInterface<RegionOpModel<scf::IfOp>>(*ctx);
-    scf::ForOp::attachInterface<RegionOpModel<scf::ForOp>>(*ctx);
-    scf::WhileOp::attachInterface<RegionOpModel<scf::WhileOp>>(*ctx);
+    scf::IfOp::attachInterface<RegionOpModel<scf::IfOp, materializeIf>>(*ctx);
+    scf::ForOp::attachInterface<RegionOpModel<scf::ForOp, materializeFor>>(
+        *ctx);
+    scf::WhileOp::attachInterface<
+        RegionOpModel<scf::WhileOp, materializeWhile>>(*ctx);
   });
 }

@@ -11,8 +11,11 @@
 
 #include "ga/Analysis/BatchDataFlow.h"
 #include "ga/Analysis/BatchTransferOpInterface.h"
+#include "ga/Analysis/MicroBatchBuilder.h"
 #include "ga/Utils/ConstantIndices.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
@@ -311,35 +314,241 @@ static void transferExtract(BatchTransfer &t, tensor::ExtractOp extract) {
                       "samples; reduce over the batch first";
 }
 
+//===----------------------------------------------------------------------===//
+// Re-creating tensor ops for one micro-batch
+//===----------------------------------------------------------------------===//
+
+/// The micro-batch type of the per-sample result of `op` (stacked batches:
+/// `stacks` micro-batches one after the other).
+static RankedTensorType getMicroResultType(MicroBatchBuilder &b,
+                                           Operation *op) {
+  BatchClass cls = b.getClass(op->getResult(0));
+  return b.getMicroType(op->getResult(0).getType(), cls.dim,
+                        cls.factor * cls.stacks);
+}
+
+Operation *mlir::ga::materializeElementwise(MicroBatchBuilder &b,
+                                            Operation *op) {
+  // Tensor operands have the result's shape: those that are not per-sample
+  // are tiled along the batch dimension.
+  BatchClass cls = b.getClass(op->getResult(0));
+  SmallVector<Value> operands;
+  for (Value operand : op->getOperands())
+    operands.push_back(b.getAlong(operand, cls.dim, cls.factor));
+  Operation *clone = b.clone(op, operands);
+  for (OpResult result : clone->getResults())
+    result.setType(b.getMicroType(result.getType(), cls.dim, cls.factor));
+  return clone;
+}
+
+Value mlir::ga::recomputeElementwiseTile(MicroBatchBuilder &b, OpResult result,
+                                         int64_t dim, int64_t factor) {
+  Operation *op = result.getOwner();
+  if (op->getNumResults() != 1)
+    return nullptr;
+  SmallVector<Value> operands;
+  for (Value operand : op->getOperands())
+    operands.push_back(b.getAlong(operand, dim, factor));
+  Operation *clone = b.clone(op, operands);
+  clone->getResult(0).setType(b.getMicroType(result.getType(), dim, factor));
+  return clone->getResult(0);
+}
+
+static Operation *materializeExtractSlice(MicroBatchBuilder &b,
+                                          tensor::ExtractSliceOp slice) {
+  BatchClass src = b.getClass(slice.getSource());
+  SmallVector<OpFoldResult> sizes = b.getList(slice.getMixedSizes());
+  sizes[src.dim] = b.getMicroSize(src.factor);
+  return tensor::ExtractSliceOp::create(
+      b.getBuilder(), slice.getLoc(), getMicroResultType(b, slice),
+      b.getMicro(slice.getSource()), b.getList(slice.getMixedOffsets()), sizes,
+      b.getList(slice.getMixedStrides()));
+}
+
+static Operation *materializeInsertSlice(MicroBatchBuilder &b,
+                                         tensor::InsertSliceOp insert) {
+  BatchClass cls = b.getClass(insert.getResult());
+  llvm::SmallBitVector dropped = insert.getDroppedDims();
+  int64_t sourceDim = 0;
+  for (int64_t i = 0; i < cls.dim; ++i)
+    sourceDim += !dropped.test(i);
+  SmallVector<OpFoldResult> sizes = b.getList(insert.getMixedSizes());
+  sizes[cls.dim] = b.getMicroSize(cls.factor);
+  return tensor::InsertSliceOp::create(
+      b.getBuilder(), insert.getLoc(),
+      b.getAlong(insert.getSource(), sourceDim, cls.factor),
+      b.getAlong(insert.getDest(), cls.dim, cls.factor),
+      b.getList(insert.getMixedOffsets()), sizes,
+      b.getList(insert.getMixedStrides()));
+}
+
+static Operation *materializeExpandShape(MicroBatchBuilder &b,
+                                         tensor::ExpandShapeOp expand) {
+  BatchClass cls = b.getClass(expand.getResult());
+  SmallVector<OpFoldResult> shape = b.getList(expand.getMixedOutputShape());
+  shape[cls.dim] = b.getMicroSize(cls.factor);
+  return tensor::ExpandShapeOp::create(
+      b.getBuilder(), expand.getLoc(), getMicroResultType(b, expand),
+      b.getMicro(expand.getSrc()), expand.getReassociationIndices(), shape);
+}
+
+static Operation *materializeCollapseShape(MicroBatchBuilder &b,
+                                           tensor::CollapseShapeOp collapse) {
+  return tensor::CollapseShapeOp::create(
+      b.getBuilder(), collapse.getLoc(), getMicroResultType(b, collapse),
+      b.getMicro(collapse.getSrc()), collapse.getReassociationIndices());
+}
+
+static Operation *materializeCast(MicroBatchBuilder &b, tensor::CastOp cast) {
+  return tensor::CastOp::create(b.getBuilder(), cast.getLoc(),
+                                getMicroResultType(b, cast),
+                                b.getMicro(cast.getSource()));
+}
+
+static Operation *materializeConcat(MicroBatchBuilder &b,
+                                    tensor::ConcatOp concat) {
+  BatchClass cls = b.getClass(concat.getResult());
+  SmallVector<Value> inputs;
+  for (Value input : concat.getInputs())
+    inputs.push_back(b.getAlong(input, cls.dim, cls.factor));
+  return tensor::ConcatOp::create(b.getBuilder(), concat.getLoc(),
+                                  getMicroResultType(b, concat),
+                                  concat.getDim(), inputs);
+}
+
+static Operation *materializePad(MicroBatchBuilder &b, tensor::PadOp pad) {
+  // The batch dimension is not padded (transferPad), and the region reads
+  // no element of a per-sample value: the result type follows the source.
+  BatchClass cls = b.getClass(pad.getResult());
+  Value offset = b.getMicroOffset(cls.factor);
+  SmallVector<Value> operands;
+  for (Value operand : pad->getOperands())
+    operands.push_back(b.get(operand));
+  auto clone = cast<tensor::PadOp>(b.clone(pad, operands));
+  clone.getResult().setType(getMicroResultType(b, pad));
+  // The region computes the padding value at an index of the result: along
+  // the batch dimension, the copy's index is the position in the
+  // micro-batch, the original's the position in the whole batch.
+  BlockArgument index = clone.getRegion().getArgument(cls.dim);
+  if (!index.use_empty()) {
+    OpBuilder &builder = b.getBuilder();
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&clone.getRegion().front());
+    Value global = arith::AddIOp::create(builder, pad.getLoc(), index, offset);
+    index.replaceAllUsesExcept(global, global.getDefiningOp());
+  }
+  return clone;
+}
+
+/// An empty tensor whose dimension `dim` spans the batch, at micro-batch
+/// size.
+static Value recomputeEmptyTile(MicroBatchBuilder &b, tensor::EmptyOp empty,
+                                int64_t dim, int64_t factor) {
+  OpBuilder &builder = b.getBuilder();
+  SmallVector<OpFoldResult> sizes;
+  Value full = b.getUniform(empty.getResult());
+  for (int64_t d = 0, e = empty.getType().getRank(); d < e; ++d)
+    sizes.push_back(
+        d == dim ? b.getMicroSize(factor)
+                 : tensor::getMixedSize(builder, empty.getLoc(), full, d));
+  return tensor::EmptyOp::create(builder, empty.getLoc(), sizes,
+                                 empty.getType().getElementType());
+}
+
 namespace {
-/// The model of a tensor op: its transfer function above.
+/// The model of a tensor op: its transfer function and its re-creation for
+/// one micro-batch, above.
 template <typename OpTy, void (*Transfer)(BatchTransfer &, OpTy),
+          Operation *(*Materialize)(MicroBatchBuilder &, OpTy),
           bool KeepsStacks = false>
-struct TensorOpModel : BatchTransferOpInterface::ExternalModel<
-                           TensorOpModel<OpTy, Transfer, KeepsStacks>, OpTy> {
+struct TensorOpModel
+    : BatchTransferOpInterface::ExternalModel<
+          TensorOpModel<OpTy, Transfer, Materialize, KeepsStacks>, OpTy> {
   void transferBatch(Operation *op, BatchTransfer &t) const {
     Transfer(t, cast<OpTy>(op));
   }
   bool keepsStackedBatches(Operation *) const { return KeepsStacks; }
+  Operation *materializeAtMicroBatch(Operation *op,
+                                     MicroBatchBuilder &b) const {
+    return Materialize(b, cast<OpTy>(op));
+  }
+};
+
+/// The model of a tensor op that is never per-sample: `tensor.dim` (the
+/// size of a per-sample value is uniform) and `tensor.extract` (refused).
+template <typename OpTy, void (*Transfer)(BatchTransfer &, OpTy)>
+struct UniformTensorOpModel : BatchTransferOpInterface::ExternalModel<
+                                  UniformTensorOpModel<OpTy, Transfer>, OpTy> {
+  void transferBatch(Operation *op, BatchTransfer &t) const {
+    Transfer(t, cast<OpTy>(op));
+  }
+};
+
+/// `tensor.empty` reads no per-sample value; a batch-shaped one is
+/// re-created at micro-batch size.
+struct EmptyModel
+    : BatchTransferOpInterface::ExternalModel<EmptyModel, tensor::EmptyOp> {
+  void transferBatch(Operation *, BatchTransfer &) const {}
+  Value recomputeTile(Operation *op, MicroBatchBuilder &b, OpResult,
+                      int64_t dim, int64_t factor) const {
+    return recomputeEmptyTile(b, cast<tensor::EmptyOp>(op), dim, factor);
+  }
+};
+
+/// A splat constant reads nothing: a batch-shaped one is re-created as a
+/// filled tensor at micro-batch size.
+struct ConstantModel
+    : BatchTransferOpInterface::ExternalModel<ConstantModel,
+                                              arith::ConstantOp> {
+  void transferBatch(Operation *, BatchTransfer &) const {}
+  Value recomputeTile(Operation *op, MicroBatchBuilder &b, OpResult result,
+                      int64_t dim, int64_t factor) const {
+    auto dense =
+        dyn_cast<SplatElementsAttr>(cast<arith::ConstantOp>(op).getValue());
+    if (!dense)
+      return nullptr;
+    OpBuilder &builder = b.getBuilder();
+    RankedTensorType type = b.getMicroType(result.getType(), dim, factor);
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0, e = type.getRank(); d < e; ++d)
+      sizes.push_back(d == dim ? b.getMicroSize(factor)
+                               : builder.getIndexAttr(type.getDimSize(d)));
+    Value init = tensor::EmptyOp::create(builder, op->getLoc(), sizes,
+                                         type.getElementType());
+    Value scalar = arith::ConstantOp::create(
+        builder, op->getLoc(),
+        cast<TypedAttr>(dense.getSplatValue<Attribute>()));
+    return linalg::FillOp::create(builder, op->getLoc(), scalar, init)
+        .getResult(0);
+  }
 };
 } // namespace
 
 void mlir::ga::registerTensorBatchModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
     using namespace tensor;
-    DimOp::attachInterface<TensorOpModel<DimOp, transferDim>>(*ctx);
-    ExtractSliceOp::attachInterface<
-        TensorOpModel<ExtractSliceOp, transferExtractSlice>>(*ctx);
-    InsertSliceOp::attachInterface<
-        TensorOpModel<InsertSliceOp, transferInsertSlice>>(*ctx);
-    ExpandShapeOp::attachInterface<
-        TensorOpModel<ExpandShapeOp, transferExpandShape, true>>(*ctx);
-    CollapseShapeOp::attachInterface<
-        TensorOpModel<CollapseShapeOp, transferCollapseShape>>(*ctx);
-    CastOp::attachInterface<TensorOpModel<CastOp, transferCast, true>>(*ctx);
-    PadOp::attachInterface<TensorOpModel<PadOp, transferPad>>(*ctx);
-    ConcatOp::attachInterface<TensorOpModel<ConcatOp, transferConcat, true>>(
+    DimOp::attachInterface<UniformTensorOpModel<DimOp, transferDim>>(*ctx);
+    ExtractSliceOp::attachInterface<TensorOpModel<
+        ExtractSliceOp, transferExtractSlice, materializeExtractSlice>>(*ctx);
+    InsertSliceOp::attachInterface<TensorOpModel<
+        InsertSliceOp, transferInsertSlice, materializeInsertSlice>>(*ctx);
+    ExpandShapeOp::attachInterface<TensorOpModel<
+        ExpandShapeOp, transferExpandShape, materializeExpandShape, true>>(
         *ctx);
-    ExtractOp::attachInterface<TensorOpModel<ExtractOp, transferExtract>>(*ctx);
+    CollapseShapeOp::attachInterface<TensorOpModel<
+        CollapseShapeOp, transferCollapseShape, materializeCollapseShape>>(
+        *ctx);
+    CastOp::attachInterface<
+        TensorOpModel<CastOp, transferCast, materializeCast, true>>(*ctx);
+    PadOp::attachInterface<TensorOpModel<PadOp, transferPad, materializePad>>(
+        *ctx);
+    ConcatOp::attachInterface<
+        TensorOpModel<ConcatOp, transferConcat, materializeConcat, true>>(*ctx);
+    ExtractOp::attachInterface<
+        UniformTensorOpModel<ExtractOp, transferExtract>>(*ctx);
+    EmptyOp::attachInterface<EmptyModel>(*ctx);
+  });
+  registry.addExtension(+[](MLIRContext *ctx, arith::ArithDialect *) {
+    arith::ConstantOp::attachInterface<ConstantModel>(*ctx);
   });
 }

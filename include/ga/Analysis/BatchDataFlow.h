@@ -7,9 +7,10 @@
 // `RegionBranchOpInterface`: iteration arguments reach a real fixpoint.
 //
 // How an op maps batch dimensions is stated once per op family, by what the
-// op declares: linalg structured ops by their indexing maps, elementwise ops
-// by their traits, every other family by a `BatchTransferOpInterface` model
-// (BatchTransferOpInterface.td) attached to each of its ops:
+// op declares: elementwise ops by their traits, every other family by a
+// `BatchTransferOpInterface` model (BatchTransferOpInterface.td) attached to
+// each of its ops, which also re-creates the op for the rewrite
+// (MicroBatchBuilder.h):
 //
 //   linalg structured ops and their payloads   BatchLinalg.cpp
 //   tensor ops (models), elementwise ops       BatchTensorOps.cpp

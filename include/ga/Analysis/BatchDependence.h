@@ -152,6 +152,11 @@ struct PerSampleOpInfo {
   int64_t batchLoop = -1;
   /// Entries of the batch loop that belong to one sample.
   int64_t factor = 1;
+  /// For linalg ops: the proof that a micro-batch is a tile of the batch
+  /// loop (BatchSlicing.h): for each operand, the dimension the loop indexes
+  /// as a plain dimension, or none when the operand is read whole. The
+  /// rewrite slices and recomputes the operands by it.
+  SmallVector<std::optional<unsigned>> operandDims;
   /// Whether the op reduces over the batch (the batch loop is a reduction).
   bool reducesBatch = false;
   /// For reductions: whether every result has a named combiner. Otherwise

@@ -14,6 +14,7 @@
 
 namespace mlir::ga {
 class BatchTransfer;
+class MicroBatchBuilder;
 } // namespace mlir::ga
 
 #include "ga/Analysis/BatchTransferOpInterface.h.inc"
@@ -21,12 +22,14 @@ class BatchTransfer;
 namespace mlir::ga {
 
 /// Attaches the batch transfer models of every op family the analysis
-/// understands (tensor, scf and linalg ops that declare no indexing maps).
+/// understands (tensor, scf and linalg ops).
 void registerBatchTransferModels(DialectRegistry &registry);
 /// The models of tensor ops (BatchTensorOps.cpp).
 void registerTensorBatchModels(DialectRegistry &registry);
 /// The models of scf.if, scf.for and scf.while (BatchRegions.cpp).
 void registerRegionBatchModels(DialectRegistry &registry);
+/// The model of every linalg structured op (BatchLinalg.cpp).
+void registerLinalgBatchModels(DialectRegistry &registry);
 
 } // namespace mlir::ga
 

@@ -193,7 +193,9 @@ void StepRewriter::accumulate(Instance &inst, Operation *op,
     }
     overrides.push_back({init->getOperandNumber(), start});
   }
-  Operation *clone = cloneLinalg(inst, op, overrides);
+  Operation *clone = materialize(inst, op, overrides);
+  if (!clone)
+    return;
   for (unsigned index : accIndices) {
     const Accumulator &acc = accs[index];
     Value partial = clone->getResult(acc.resultIndex);

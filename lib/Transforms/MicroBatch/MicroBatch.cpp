@@ -89,7 +89,7 @@ LogicalResult StepRewriter::run() {
     const LevelPlan &plan = plans[level];
     if (!plan.accumulated.empty() || !plan.assembled.empty())
       emitLevel(level, plan, segments);
-    if (failedDataParallel)
+    if (failedDataParallel || failedMaterialize)
       return failure();
     // Post-reduction ops available after this loop follow it, in order.
     for (Operation *op : originalOps) {

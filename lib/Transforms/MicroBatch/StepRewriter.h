@@ -12,6 +12,8 @@
 #define GA_LIB_TRANSFORMS_MICROBATCH_STEPREWRITER_H
 
 #include "ga/Analysis/BatchDependence.h"
+#include "ga/Analysis/BatchTransferOpInterface.h"
+#include "ga/Analysis/MicroBatchBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -91,6 +93,39 @@ struct Instance {
       remat;
 };
 
+class StepRewriter;
+
+/// The MicroBatchBuilder of one loop body being built by a StepRewriter
+/// (Clone.cpp): what the op families' models read and build with.
+class InstanceBuilder final : public MicroBatchBuilder {
+public:
+  InstanceBuilder(StepRewriter &rewriter, Instance &inst,
+                  ArrayRef<std::pair<unsigned, Value>> overrides = {})
+      : rewriter(rewriter), inst(inst), overrides(overrides) {}
+
+  OpBuilder &getBuilder() override;
+  const BatchDependence &getAnalysis() const override;
+  Value getMicro(Value value) override;
+  Value getUniform(Value value) override;
+  Value getTile(Value value, int64_t dim, int64_t factor) override;
+  Value getOverride(OpOperand &operand) override;
+  OpFoldResult getMicroSize(int64_t factor) override;
+  Value getMicroOffset(int64_t factor) override;
+  RankedTensorType getMicroType(Type type, int64_t dim,
+                                int64_t factor) override;
+  Operation *clone(Operation *op, ArrayRef<Value> operands) override;
+  void offsetBatchIndices(Operation *clone, int64_t loop, int64_t factor,
+                          const DenseSet<OpOperand *> &local) override;
+  void map(ValueRange from, ValueRange to) override;
+  void cloneBlock(Block &from, Block &to) override;
+
+private:
+  StepRewriter &rewriter;
+  Instance &inst;
+  /// Operands (by number) whose values the op being built replaces.
+  ArrayRef<std::pair<unsigned, Value>> overrides;
+};
+
 /// Rewrites one training step accepted by the batch-dependence analysis:
 /// for each loop level, plans which ops the loop body needs, emits the loops
 /// (one per micro-batch size) with their accumulators, replaces the
@@ -120,6 +155,8 @@ public:
           numPerSampleOps = 0, numStoredValues = 0;
 
 private:
+  friend class InstanceBuilder;
+
   Location loc() { return func.getLoc(); }
   /// An index constant, created once at function entry.
   Value indexConstant(int64_t value) {
@@ -183,8 +220,12 @@ private:
   Value getMicro(Instance &inst, Value value);
   Value rematerialize(Instance &inst, Value value, int64_t dim, int64_t factor);
   Value sliceFull(Instance &inst, Value full, int64_t dim, int64_t factor);
-  Operation *cloneLinalg(Instance &inst, Operation *op,
-                         ArrayRef<std::pair<unsigned, Value>> initOverrides);
+  /// Re-creates the per-sample op `op` for the micro-batch of `inst`
+  /// through its op family's model (ga/Analysis/MicroBatchBuilder.h), the
+  /// operands numbered in `overrides` replaced; null (and the pass fails,
+  /// with the op named) if the model cannot.
+  Operation *materialize(Instance &inst, Operation *op,
+                         ArrayRef<std::pair<unsigned, Value>> overrides = {});
   /// Makes the `linalg.index` of the batch loop in the clone `op` global
   /// (offset by the micro-batch's first sample), except at the `local`
   /// uses, which index micro-batch copies of captured per-sample values.
@@ -194,15 +235,7 @@ private:
   Operation *cloneDetached(Instance &inst, Operation *op,
                            ArrayRef<Value> operands);
   void cloneLocal(Instance &inst, Operation *op);
-  Operation *clonePerSample(Instance &inst, Operation *op);
-  Operation *cloneTensorOp(Instance &inst, Operation *op);
-  Operation *cloneStructured(Instance &inst, Operation *op);
-  /// The micro-batch value a per-sample result of a region op is yielded as.
-  Value yieldedMicro(Instance &inst, Value value, const BatchClass &result);
-  void cloneBlockBody(Instance &inst, Block &from, Block &to,
-                      ArrayRef<BatchClass> resultClasses);
-  SmallVector<Type> microTypes(Instance &inst, ValueRange values,
-                               SmallVectorImpl<BatchClass> &classes);
+  void cloneBlockBody(Instance &inst, Block &from, Block &to);
   /// Re-creates the branches of scf.if ops that never run (their condition
   /// is constant) outside the loops as copies of the branches that do, so
   /// that nothing refers to the per-sample values the rewrite erases.
@@ -233,6 +266,8 @@ private:
   /// Data parallel: this rank's first and one-past-last sample.
   Value shardBegin, shardEnd;
   bool failedDataParallel = false;
+  /// A per-sample op whose model could not re-create it (an internal error).
+  bool failedMaterialize = false;
 };
 
 } // namespace mlir::ga::micro_batch
