@@ -71,6 +71,9 @@ static void addLoopStage(OpPassManager &pm, const LowerToCPUOptions &options) {
     vectorize.vectorWidth = options.vectorWidth;
     vectorize.parallelLoops = options.openmp;
     pm.addNestedPass<func::FuncOp>(createVectorizeLinalg(vectorize));
+    // exp, erf, tanh, ... on those vectors as vector polynomials: LLVM would
+    // split them into one libm call per element.
+    pm.addNestedPass<func::FuncOp>(createVectorizeMath());
   }
   if (options.openmp)
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());

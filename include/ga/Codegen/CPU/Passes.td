@@ -246,4 +246,63 @@ def VectorizeLinalg : Pass<"ga-vectorize-linalg", "func::FuncOp"> {
                            "vector::VectorDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// VectorizeMath
+//===----------------------------------------------------------------------===//
+
+def VectorizeMath : Pass<"ga-vectorize-math", "func::FuncOp"> {
+  let summary = "Replace math functions on f32 vectors by polynomial "
+                "approximations that stay vectors";
+  let description = [{
+    `ga-vectorize-linalg` turns the exponentials of a softmax or a
+    cross-entropy, the `erf` of an exact GELU and the `tanh` of its
+    approximate form into math ops on vectors. LLVM has no instruction for
+    them: it splits each vector back into scalars and calls libm once per
+    element (`expf`, `erff`, `tanhf`), so a vectorized softmax or GELU still
+    runs one call per element (about a fifth of the GPT-style step of
+    bench/torch_accumulation.py before this pass).
+
+    This pass rewrites each math op listed in `ops` whose operand is an f32
+    vector into upstream's polynomial approximation
+    (`populateMathPolynomialApproximationPatterns`: range reduction, a
+    polynomial or rational function, special cases for 0, infinities, NaN
+    and the ends of the range), which is vector arithmetic only. Scalar ops
+    and other element types keep libm. The approximations are not bit-exact:
+    test/Integration/CPU/math-approximations.test measures each default
+    one against float64 over the whole f32 range (`Inputs/math_oracle.py`):
+    at most 4 ulp (tanh 5) where libm is within 2, with infinities, NaN and
+    overflow as libm has them. `log` and `log2` are not in the default set:
+    their approximations read a subnormal input as the smallest normal
+    number.
+
+    Before (`--ga-vectorize-math`):
+
+    ```mlir
+    %e = math.exp %x : vector<8xf32>
+    ```
+
+    After (abridged):
+
+    ```mlir
+    %k = math.floor (%x * log2(e) + 0.5) : vector<8xf32>
+    %r = %x - %k * ln(2)                   // range reduction
+    %p = 1 + %r + %r^2 * (c2 + %r * ...)   // polynomial in %r
+    %e = %p * 2^%k                          // exponent bits, clamped
+    ```
+  }];
+  let options = [
+    ListOption<"ops", "ops", "std::string",
+               "Math ops to approximate on f32 vectors, by name without the "
+               "dialect (default: exp, expm1, log1p, tanh, erf, erfc; log "
+               "and log2 are left out: their approximations flush "
+               "subnormal inputs)">
+  ];
+  let statistics = [
+    Statistic<"numApproximated", "approximated",
+              "Vector math ops replaced by approximations">
+  ];
+  let dependentDialects = ["arith::ArithDialect", "math::MathDialect",
+                           "vector::VectorDialect"];
+}
+
 #endif // GA_CODEGEN_CPU_PASSES_TD
