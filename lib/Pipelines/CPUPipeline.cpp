@@ -67,6 +67,14 @@ static void addLoopStage(OpPassManager &pm, const LowerToCPUOptions &options) {
   if (options.blas)
     pm.addPass(createConvertLinalgToBLAS());
   if (options.vectorWidth) {
+    // Row reductions (softmax, LayerNorm, cross-entropy statistics) into
+    // lanes, which the vectorizer below takes; rows are reduced one after the
+    // other through one stack buffer, so not in OpenMP's parallel loops.
+    if (!options.openmp) {
+      SplitRowReductionsOptions split;
+      split.vectorWidth = options.vectorWidth;
+      pm.addNestedPass<func::FuncOp>(createSplitRowReductions(split));
+    }
     VectorizeLinalgOptions vectorize;
     vectorize.vectorWidth = options.vectorWidth;
     vectorize.parallelLoops = options.openmp;

@@ -7,15 +7,21 @@
 
 // --ga-lower-to-cpu takes a tensor-level step to the LLVM dialect only: no
 // tensor, memref, linalg, scf or cf op is left, ga.* argument attributes are
-// dropped, math with an LLVM intrinsic uses it and the rest (erf) calls libm.
+// dropped. Math on f32 vectors (tanh, erf) becomes vector arithmetic
+// (ga-vectorize-math); scalar math with an LLVM intrinsic uses it and the
+// rest (erf) calls libm.
 
 // CHECK-NOT:  ga.batch
 // CHECK-NOT:  _mlir_ciface_
 // CHECK-NOT:  _ga_packed_
 // CHECK-LABEL: llvm.func @step(
 // CHECK:        llvm.call @malloc
-// CHECK:        llvm.intr.tanh(%{{.*}}) : (vector<4xf32>) -> vector<4xf32>
-// CHECK:        llvm.call @erff
+// CHECK-NOT:    llvm.intr.tanh
+// CHECK-NOT:    llvm.call @erff
+// CHECK:        llvm.fmul %{{.*}} : vector<4xf32>
+// CHECK-NOT:    llvm.intr.tanh
+// CHECK-NOT:    llvm.call @erff
+// CHECK-LABEL: llvm.func @sgd(
 // CHECK-NOT:  {{tensor\.|memref\.|linalg\.|scf\.|cf\.|bufferization\.}}
 
 // CIFACE-LABEL: llvm.func @step(
@@ -31,6 +37,8 @@
 // one vector<4xf32>, checked above); with vector-width=0 on scalars.
 // SCALAR-LABEL: llvm.func @step(
 // SCALAR-NOT:   vector<
+// SCALAR:       llvm.intr.tanh(%{{.*}}) : (f32) -> f32
+// SCALAR:       llvm.call @erff
 
 // The 8x4 temporary is a global; the results stay on the heap.
 // STATIC:      llvm.mlir.global private @__ga_buffer_step_0() {addr_space = 0 : i32, alignment = 64 : i64} : !llvm.array<8 x array<4 x f32>>
@@ -75,7 +83,6 @@ func.func @step(%w: tensor<4xf32>, %x: tensor<8x4xf32> {ga.batch = 0 : i64})
 
 // A 0-d learning rate is read once, outside the update, so the update still
 // vectorizes (a load per element in the body would not).
-// CHECK-LABEL: llvm.func @sgd(
 // CHECK:         llvm.load %{{.*}} : !llvm.ptr -> f32
 // CHECK:         llvm.fmul %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK:         llvm.fsub %{{.*}}, %{{.*}} : vector<8xf32>
