@@ -131,6 +131,13 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                      "256: AVX2, 512: AVX-512, 128: SSE/NEON; 0: scalar "
                      "loops)"),
       llvm::cl::init(256)};
+  PassOptions::Option<bool> approximateMath{
+      *this, "approximate-math",
+      llvm::cl::desc("Compute exp, expm1, log1p, tanh, erf and erfc on f32 "
+                     "vectors by polynomial approximations "
+                     "(ga-vectorize-math; at most 4 ulp, tanh 5) instead of "
+                     "one libm call per element"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> fuseElementwise{
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse element-wise linalg ops into their single-use "

@@ -2,12 +2,14 @@
 // RUN: ga-opt %s --ga-lower-to-cpu="c-interface=1" | FileCheck %s --check-prefix=CIFACE
 // RUN: ga-opt %s --ga-lower-to-cpu="openmp=1 num-threads=2" | FileCheck %s --check-prefix=OMP
 // RUN: ga-opt %s --ga-lower-to-cpu="vector-width=0" | FileCheck %s --check-prefix=SCALAR
+// RUN: ga-opt %s --ga-lower-to-cpu="approximate-math=1" | FileCheck %s --check-prefix=APPROX
 // RUN: ga-opt %s --ga-lower-to-cpu="static-temporaries=1" | FileCheck %s --check-prefix=STATIC
 // RUN: ga-opt %s --ga-lower-to-cpu="out-params=1 c-interface=1" | FileCheck %s --check-prefix=OUT
 
 // --ga-lower-to-cpu takes a tensor-level step to the LLVM dialect only: no
 // tensor, memref, linalg, scf or cf op is left, ga.* argument attributes are
-// dropped, math with an LLVM intrinsic uses it and the rest (erf) calls libm.
+// dropped, math with an LLVM intrinsic uses it and the rest (erf) calls libm;
+// with approximate-math=1, tanh and erf on f32 vectors are vector arithmetic.
 
 // CHECK-NOT:  ga.batch
 // CHECK-NOT:  _mlir_ciface_
@@ -16,6 +18,7 @@
 // CHECK:        llvm.call @malloc
 // CHECK:        llvm.intr.tanh(%{{.*}}) : (vector<4xf32>) -> vector<4xf32>
 // CHECK:        llvm.call @erff
+// CHECK-LABEL: llvm.func @sgd(
 // CHECK-NOT:  {{tensor\.|memref\.|linalg\.|scf\.|cf\.|bufferization\.}}
 
 // CIFACE-LABEL: llvm.func @step(
@@ -31,6 +34,16 @@
 // one vector<4xf32>, checked above); with vector-width=0 on scalars.
 // SCALAR-LABEL: llvm.func @step(
 // SCALAR-NOT:   vector<
+// SCALAR:       llvm.intr.tanh(%{{.*}}) : (f32) -> f32
+// SCALAR:       llvm.call @erff
+
+// APPROX-LABEL: llvm.func @step(
+// APPROX-NOT:   llvm.intr.tanh
+// APPROX-NOT:   llvm.call @erff
+// APPROX:       llvm.fmul %{{.*}} : vector<4xf32>
+// APPROX-NOT:   llvm.intr.tanh
+// APPROX-NOT:   llvm.call @erff
+// APPROX-LABEL: llvm.func @sgd(
 
 // The 8x4 temporary is a global; the results stay on the heap.
 // STATIC:      llvm.mlir.global private @__ga_buffer_step_0() {addr_space = 0 : i32, alignment = 64 : i64} : !llvm.array<8 x array<4 x f32>>
@@ -75,7 +88,6 @@ func.func @step(%w: tensor<4xf32>, %x: tensor<8x4xf32> {ga.batch = 0 : i64})
 
 // A 0-d learning rate is read once, outside the update, so the update still
 // vectorizes (a load per element in the body would not).
-// CHECK-LABEL: llvm.func @sgd(
 // CHECK:         llvm.load %{{.*}} : !llvm.ptr -> f32
 // CHECK:         llvm.fmul %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK:         llvm.fsub %{{.*}}, %{{.*}} : vector<8xf32>

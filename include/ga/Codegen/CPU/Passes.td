@@ -246,4 +246,153 @@ def VectorizeLinalg : Pass<"ga-vectorize-linalg", "func::FuncOp"> {
                            "vector::VectorDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// VectorizeMath
+//===----------------------------------------------------------------------===//
+
+def VectorizeMath : Pass<"ga-vectorize-math", "func::FuncOp"> {
+  let summary = "Replace math functions on f32 vectors by polynomial "
+                "approximations that stay vectors";
+  let description = [{
+    `ga-vectorize-linalg` turns the exponentials of a softmax or a
+    cross-entropy, the `erf` of an exact GELU and the `tanh` of its
+    approximate form into math ops on vectors. LLVM has no instruction for
+    them: it splits each vector back into scalars and calls libm once per
+    element (`expf`, `erff`, `tanhf`), so a vectorized softmax or GELU still
+    runs one call per element (about a fifth of the GPT-style step of
+    bench/torch_accumulation.py before this pass).
+
+    This pass rewrites each math op listed in `ops` whose operand is an f32
+    vector into upstream's polynomial approximation
+    (`populateMathPolynomialApproximationPatterns`: range reduction, a
+    polynomial or rational function, special cases for 0, infinities, NaN
+    and the ends of the range), which is vector arithmetic only. Scalar ops
+    and other element types keep libm. The approximations are not bit-exact:
+    test/Integration/CPU/math-approximations.test measures each default
+    one against float64 over the whole f32 range (`Inputs/math_oracle.py`):
+    at most 4 ulp (tanh 5) where libm is within 2, with infinities, NaN and
+    overflow as libm has them. `log` and `log2` are not in the default set:
+    their approximations read a subnormal input as the smallest normal
+    number.
+
+    Before (`--ga-vectorize-math`):
+
+    ```mlir
+    %e = math.exp %x : vector<8xf32>
+    ```
+
+    After (abridged):
+
+    ```mlir
+    %k = math.floor (%x * log2(e) + 0.5) : vector<8xf32>
+    %r = %x - %k * ln(2)                   // range reduction
+    %p = 1 + %r + %r^2 * (c2 + %r * ...)   // polynomial in %r
+    %e = %p * 2^%k                          // exponent bits, clamped
+    ```
+  }];
+  let options = [
+    ListOption<"ops", "ops", "std::string",
+               "Math ops to approximate on f32 vectors, by name without the "
+               "dialect (default: exp, expm1, log1p, tanh, erf, erfc; log "
+               "and log2 are left out: their approximations flush "
+               "subnormal inputs)">
+  ];
+  let statistics = [
+    Statistic<"numApproximated", "approximated",
+              "Vector math ops replaced by approximations">
+  ];
+  let dependentDialects = ["arith::ArithDialect", "math::MathDialect",
+                           "vector::VectorDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// SplitRowReductions
+//===----------------------------------------------------------------------===//
+
+def SplitRowReductions : Pass<"ga-split-row-reductions", "func::FuncOp"> {
+  let summary = "Reduce each row of a linalg op on buffers into one vector "
+                "of partial results, then combine the lanes";
+  let description = [{
+    The statistics of a softmax, a LayerNorm, an RMSNorm and a cross-entropy
+    (a row's maximum, sum, sum of squares, log-sum-exp) and their gradients
+    are linalg ops whose innermost loop is a reduction over a contiguous
+    row. `ga-vectorize-linalg` vectorizes only ops whose innermost loop is
+    parallel, so these ran as scalar loops that add one element at a time
+    into the row's result in memory.
+
+    This pass rewrites such an op (static ranges, one result, its innermost
+    loop a reduction that every operand reading it indexes in its unit-stride
+    last dimension, a payload that folds one value into the result with one
+    combiner that has a neutral element: `arith.addf`, `arith.maximumf`,
+    `arith.mulf`, `arith.addi`, ...; rows of at least two vectors) into a
+    loop over its rows (every other loop tiled by 1) whose body
+
+    1. fills a stack buffer of `lanes = vector-width / bits` elements with
+       the combiner's neutral element;
+    2. reduces the row's first `lanes * floor(n / lanes)` elements lane-wise
+       into it: the same payload over [n / lanes, lanes], a linalg op whose
+       innermost loop is parallel, which `ga-vectorize-linalg` (run after)
+       turns into one vector operation per `lanes` elements;
+    3. folds the lanes into the row's result (the combiner, `lanes` times);
+    4. folds the remaining `n mod lanes` elements in, as before.
+
+    Maxima and minima are unchanged; sums and products are reassociated:
+    each lane sums every `lanes`-th element, which rounds no worse than the
+    sequential sum (the corpus checks the lowering against the plain loops
+    and float64). Ops in parallel loops (OpenMP) are not rewritten: the
+    pipeline runs this pass only without `openmp`.
+
+    Before (`--ga-split-row-reductions=vector-width=256`):
+
+    ```mlir
+    linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>,
+                                     affine_map<(i, j) -> (i)>],
+                    iterator_types = ["parallel", "reduction"]}
+        ins(%x : memref<4x20xf32>) outs(%sum : memref<4xf32>) {
+    ^bb0(%v: f32, %s: f32):
+      %e = math.exp %v : f32
+      %a = arith.addf %e, %s : f32
+      linalg.yield %a : f32
+    }
+    ```
+
+    After:
+
+    ```mlir
+    %acc = memref.alloca() : memref<8xf32>
+    scf.for %i = %c0 to %c4 step %c1 {
+      %row = memref.subview %x[%i, 0] [1, 20] [1, 1]
+      %out = memref.subview %sum[%i] [1] [1]
+      linalg.fill ins(%zero : f32) outs(%acc : memref<8xf32>)
+      %body = memref.subview %row[0, 0] [1, 16] [1, 1]
+      %chunks = memref.expand_shape %body [[0], [1, 2]] output_shape [1, 2, 8]
+      linalg.generic {indexing_maps = [affine_map<(i, k, l) -> (i, k, l)>,
+                                       affine_map<(i, k, l) -> (l)>],
+                      iterator_types = ["parallel", "reduction", "parallel"]}
+          ins(%chunks : memref<1x2x8xf32, ...>) outs(%acc : memref<8xf32>) {
+        // the payload above
+      }
+      linalg.generic {... iterator_types = ["parallel", "reduction"]}
+          ins(%acc : memref<8xf32>) outs(%out : memref<1xf32, ...>) {
+      ^bb0(%a: f32, %s: f32):
+        %r = arith.addf %a, %s : f32
+        linalg.yield %r : f32
+      }
+      %tail = memref.subview %row[0, 16] [1, 4] [1, 1]
+      linalg.generic {... the op above on %tail ...}
+    }
+    ```
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "unsigned", /*default=*/"256",
+           "Vector register width in bits (as ga-vectorize-linalg's); 0 "
+           "turns the pass off">
+  ];
+  let statistics = [
+    Statistic<"numSplit", "split", "Row reductions split into lanes">
+  ];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "memref::MemRefDialect", "scf::SCFDialect"];
+}
+
 #endif // GA_CODEGEN_CPU_PASSES_TD

@@ -1,0 +1,293 @@
+//===- SplitRowReductions.cpp - lane-wise partial row reductions ----------===//
+//
+// --ga-split-row-reductions: a linalg op on buffers that reduces along its
+// innermost, contiguous dimension (the sums and maxima of a softmax, a
+// LayerNorm, an RMSNorm or a cross-entropy, over each row) is computed row
+// by row into a stack buffer of one vector's lanes, then the lanes are
+// combined into the row's result. ga-vectorize-linalg vectorizes the
+// lane-wise part: its innermost dimension is parallel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ga/Codegen/CPU/Passes.h"
+
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::ga {
+#define GEN_PASS_DEF_SPLITROWREDUCTIONS
+#include "ga/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::ga
+
+using namespace mlir;
+using namespace mlir::ga;
+
+namespace {
+
+/// What a qualifying op is split with: the combiner of its payload (the op
+/// that folds a row's value into the result) and that combiner's neutral
+/// element, the lanes, and the element type of the result.
+struct Plan {
+  Operation *combiner;
+  TypedAttr identity;
+  int64_t lanes;
+  Type elementType;
+};
+
+/// Whether buffers of `type` hold elements as a vector of it does (see
+/// ga-vectorize-linalg).
+static bool hasVectorLayout(Type type) {
+  if (!type.isIntOrFloat())
+    return false;
+  unsigned bits = type.getIntOrFloatBitWidth();
+  return bits >= 8 && llvm::isPowerOf2_32(bits);
+}
+
+/// The plan for `op`, or nullopt if it does not qualify (see the pass
+/// description).
+static std::optional<Plan> planSplit(linalg::LinalgOp op,
+                                     unsigned vectorWidth) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
+      op.getNumDpsInits() != 1 || op.hasIndexSemantics())
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  unsigned inner = op.getNumLoops() - 1;
+  if (op.getIteratorTypesArray()[inner] != utils::IteratorType::reduction)
+    return std::nullopt;
+  unsigned widest = 0;
+  for (OpOperand &operand : op->getOpOperands()) {
+    Type elem = getElementTypeOrSelf(operand.get().getType());
+    if (!hasVectorLayout(elem))
+      return std::nullopt;
+    widest = std::max(widest, elem.getIntOrFloatBitWidth());
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type)
+      continue; // a scalar, broadcast
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (!map.isProjectedPermutation(/*allowZeroInResults=*/true))
+      return std::nullopt;
+    if (!map.isFunctionOfDim(inner)) {
+      // Read whole by every lane: needs static strides (ga-vectorize-linalg).
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      if (failed(type.getStridesAndOffset(strides, offset)) ||
+          llvm::any_of(strides, ShapedType::isDynamic))
+        return std::nullopt;
+      continue;
+    }
+    // Contiguous: the innermost loop indexes the last dimension.
+    auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+    if (!last || last.getPosition() != inner || !type.isLastDimUnitStride())
+      return std::nullopt;
+  }
+  int64_t lanes = vectorWidth / widest;
+  // At least two vectors per row: a shorter row gains nothing.
+  if (lanes < 2 || ranges[inner] < 2 * lanes)
+    return std::nullopt;
+  SmallVector<Operation *> combiners;
+  if (!matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
+      combiners.size() != 1)
+    return std::nullopt;
+  std::optional<TypedAttr> identity = arith::getNeutralElement(combiners[0]);
+  if (!identity)
+    return std::nullopt;
+  return Plan{combiners[0], *identity, lanes,
+              getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType())};
+}
+
+/// `value` (a buffer whose last dimension the innermost loop indexes)
+/// restricted to [begin, begin + size) in that dimension.
+static Value sliceLast(OpBuilder &b, Location loc, Value value, int64_t begin,
+                       int64_t size) {
+  auto type = cast<MemRefType>(value.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+      sizes = memref::getMixedSizes(b, loc, value),
+      strides(rank, b.getIndexAttr(1));
+  offsets.back() = b.getIndexAttr(begin);
+  sizes.back() = b.getIndexAttr(size);
+  return memref::SubViewOp::create(b, loc, value, offsets, sizes, strides);
+}
+
+/// `value` without the dimensions that `map` indexes by a constant (size 1
+/// here: a loop with one iteration, or a kept dimension), and `map` without
+/// those results: linalg::vectorize takes projected permutations only.
+static std::pair<Value, AffineMap>
+dropConstantDims(OpBuilder &b, Location loc, Value value, AffineMap map) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  if (!type)
+    return {value, map};
+  SmallVector<int64_t> shape;
+  SmallVector<AffineExpr> results;
+  for (auto [i, result] : llvm::enumerate(map.getResults())) {
+    if (isa<AffineConstantExpr>(result))
+      continue;
+    shape.push_back(type.getDimSize(i));
+    results.push_back(result);
+  }
+  if (results.size() == map.getNumResults())
+    return {value, map};
+  Value reduced =
+      memref::createCanonicalRankReducingSubViewOp(b, loc, value, shape);
+  return {reduced,
+          AffineMap::get(map.getNumDims(), 0, results, map.getContext())};
+}
+
+/// Replaces `tile` (a row: every loop range 1 but the innermost, of `rows`
+/// elements) by the lane-wise reduction into `acc`, the combination of the
+/// lanes into the result, and a scalar tail for what the lanes do not divide.
+static void splitRow(RewriterBase &b, linalg::LinalgOp tile, const Plan &plan,
+                     Value acc) {
+  Location loc = tile.getLoc();
+  MLIRContext *ctx = b.getContext();
+  unsigned inner = tile.getNumLoops() - 1;
+  int64_t rows = tile.getStaticLoopRanges()[inner];
+  int64_t body = rows / plan.lanes * plan.lanes;
+  Value init = tile.getDpsInitOperand(0)->get();
+  AffineMap initMap = tile.getMatchingIndexingMap(tile.getDpsInitOperand(0));
+
+  // acc[l] = identity; acc[l] = combine(acc[l], f(in[.., k * lanes + l])).
+  Value identity = arith::ConstantOp::create(b, loc, plan.identity);
+  linalg::FillOp::create(b, loc, identity, acc);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  // Every outer loop of the tile has one iteration: its index is 0. The new
+  // ops iterate over k and l (lane-wise) and over l (the combination) only;
+  // a loop that no operand indexes would make their maps non-invertible.
+  AffineExpr zero = getAffineConstantExpr(0, ctx);
+  auto outerToZero = [&](AffineMap map, unsigned newDims, AffineExpr last) {
+    SmallVector<AffineExpr> dims(inner, zero);
+    dims.push_back(last);
+    return map.replaceDimsAndSymbols(dims, {}, newDims, 0);
+  };
+  AffineExpr k = getAffineDimExpr(0, ctx), l = getAffineDimExpr(1, ctx);
+  for (OpOperand *operand : tile.getDpsInputOperands()) {
+    AffineMap map = tile.getMatchingIndexingMap(operand);
+    Value value = operand->get();
+    AffineMap lanewiseMap = outerToZero(map, 2, k);
+    if (isa<MemRefType>(value.getType()) && map.isFunctionOfDim(inner)) {
+      auto type = cast<MemRefType>(value.getType());
+      Value part = sliceLast(b, loc, value, 0, body);
+      SmallVector<ReassociationIndices> groups;
+      for (int64_t d = 0; d + 1 < type.getRank(); ++d)
+        groups.push_back({d});
+      groups.push_back({type.getRank() - 1, type.getRank()});
+      SmallVector<int64_t> shape(type.getShape());
+      shape.back() = body / plan.lanes;
+      shape.push_back(plan.lanes);
+      value = memref::ExpandShapeOp::create(b, loc, shape, part, groups);
+      // [.., n] -> [.., n / lanes, lanes]: the last index becomes (k, l).
+      SmallVector<AffineExpr> results(lanewiseMap.getResults());
+      results.push_back(l);
+      lanewiseMap = AffineMap::get(2, 0, results, ctx);
+    }
+    std::tie(value, lanewiseMap) = dropConstantDims(b, loc, value, lanewiseMap);
+    inputs.push_back(value);
+    maps.push_back(lanewiseMap);
+  }
+  maps.push_back(AffineMap::get(2, 0, l));
+  SmallVector<utils::IteratorType> iterators = {utils::IteratorType::reduction,
+                                                utils::IteratorType::parallel};
+  auto lanewise = linalg::GenericOp::create(b, loc, TypeRange(), inputs,
+                                            ValueRange{acc}, maps, iterators);
+  IRMapping same;
+  tile->getRegion(0).cloneInto(&lanewise.getRegion(), same);
+  b.setInsertionPointAfter(lanewise);
+
+  // result = combine(result, acc[l]) over l.
+  SmallVector<utils::IteratorType> combineIterators = {
+      utils::IteratorType::reduction};
+  AffineMap laneMap = AffineMap::get(1, 0, getAffineDimExpr(0, ctx));
+  initMap = outerToZero(initMap, 1, getAffineDimExpr(0, ctx));
+  std::tie(init, initMap) = dropConstantDims(b, loc, init, initMap);
+  auto combine = linalg::GenericOp::create(
+      b, loc, TypeRange(), ValueRange{acc}, ValueRange{init},
+      ArrayRef<AffineMap>{laneMap, initMap}, combineIterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        BlockArgument out = tile.getRegionOutputArgs()[0];
+        IRMapping map;
+        for (Value operand : plan.combiner->getOperands())
+          map.map(operand, operand == out ? args[1] : args[0]);
+        Operation *folded = nested.clone(*plan.combiner, map);
+        linalg::YieldOp::create(nested, nestedLoc, folded->getResult(0));
+      });
+  // (Building the body moved the insertion point into it.)
+  b.setInsertionPointAfter(combine);
+
+  // The elements past the last whole vector, one at a time.
+  if (body < rows) {
+    SmallVector<Value> operands;
+    for (OpOperand &operand : tile->getOpOperands()) {
+      Value value = operand.get();
+      bool isInput = tile.isDpsInput(&operand);
+      if (isInput && isa<MemRefType>(value.getType()) &&
+          tile.getMatchingIndexingMap(&operand).isFunctionOfDim(inner))
+        value = sliceLast(b, loc, value, body, rows - body);
+      operands.push_back(value);
+    }
+    Operation *tail = b.clone(*tile);
+    tail->setOperands(operands);
+  }
+  b.eraseOp(tile);
+}
+
+struct SplitRowReductionsPass
+    : public ga::impl::SplitRowReductionsBase<SplitRowReductionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (vectorWidth == 0 || func.isExternal())
+      return;
+    if (vectorWidth < 64 || !llvm::isPowerOf2_32(vectorWidth)) {
+      emitError(func.getLoc())
+          << "ga-split-row-reductions: vector-width must be 0 (off) or a "
+             "power of two of at least 64 bits, got "
+          << vectorWidth.getValue();
+      return signalPassFailure();
+    }
+    SmallVector<std::pair<linalg::LinalgOp, Plan>> candidates;
+    func.walk([&](linalg::LinalgOp op) {
+      if (std::optional<Plan> plan = planSplit(op, vectorWidth))
+        candidates.push_back({op, *plan});
+    });
+
+    IRRewriter rewriter(&getContext());
+    for (auto &[op, plan] : candidates) {
+      // One lane buffer per op, on the stack of the function (rows are
+      // reduced one after the other).
+      rewriter.setInsertionPointToStart(&func.getBody().front());
+      Value acc = memref::AllocaOp::create(
+          rewriter, op.getLoc(),
+          MemRefType::get({plan.lanes}, plan.elementType));
+      // One row at a time: every loop but the innermost tiled by 1.
+      SmallVector<int64_t> tileSizes(op.getNumLoops(), 1);
+      tileSizes.back() = 0;
+      rewriter.setInsertionPoint(op);
+      linalg::LinalgTilingOptions tiling;
+      tiling.setTileSizes(tileSizes);
+      FailureOr<linalg::TiledLinalgOp> tiled =
+          linalg::tileLinalgOp(rewriter, op, tiling);
+      if (failed(tiled)) {
+        rewriter.eraseOp(acc.getDefiningOp());
+        continue;
+      }
+      rewriter.eraseOp(op);
+      // The combiner of the tile's own payload (the op's is gone).
+      SmallVector<Operation *> combiners;
+      matchReduction(tiled->op.getRegionOutputArgs(), 0, combiners);
+      plan.combiner = combiners.front();
+      rewriter.setInsertionPoint(tiled->op);
+      splitRow(rewriter, tiled->op, plan, acc);
+      ++numSplit;
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,130 @@
+// RUN: ga-opt %s -ga-split-row-reductions="vector-width=256" -canonicalize | FileCheck %s
+// RUN: ga-opt %s -ga-split-row-reductions="vector-width=256" -ga-vectorize-linalg="vector-width=256" -canonicalize | FileCheck %s --check-prefix=VEC
+
+// A row sum of exponentials (softmax's denominator), rows of 20: per row,
+// 16 elements lane-wise into an 8-lane stack buffer, the lanes folded into
+// the row's sum, then the last 4 elements one at a time.
+// CHECK-LABEL: func.func @row_sum
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG:     %[[ACC:.*]] = memref.alloca() : memref<8xf32>
+// CHECK:         scf.for %[[I:.*]] =
+// CHECK:           %[[ROW:.*]] = memref.subview %{{.*}}[%[[I]], 0] [1, 20] [1, 1]
+// CHECK:           %[[OUT:.*]] = memref.subview %{{.*}}[%[[I]]] [1] [1]
+// CHECK:           linalg.fill ins(%[[ZERO]] : f32) outs(%[[ACC]] : memref<8xf32>)
+// CHECK:           %[[BODY:.*]] = memref.subview %[[ROW]][0, 0] [1, 16] [1, 1]
+// CHECK:           %[[CHUNKS:.*]] = memref.expand_shape %[[BODY]] {{\[\[}}0], [1, 2]] output_shape [1, 2, 8]
+// CHECK:           %[[ROWS:.*]] = memref.subview %[[CHUNKS]][0, 0, 0] [1, 2, 8] [1, 1, 1] : {{.*}} to memref<2x8xf32, strided<[8, 1], offset: ?>>
+// CHECK:           linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins(%[[ROWS]] : {{.*}}) outs(%[[ACC]] : memref<8xf32>)
+// CHECK:             math.exp
+// CHECK:             arith.addf
+// CHECK:           %[[RES:.*]] = memref.subview %[[OUT]][0] [1] [1] : {{.*}} to memref<f32, strided<[], offset: ?>>
+// CHECK:           linalg.generic {{.*}}iterator_types = ["reduction"]} ins(%[[ACC]] : memref<8xf32>) outs(%[[RES]] : {{.*}})
+// CHECK-NEXT:      ^bb0(%[[A:.*]]: f32, %[[S:.*]]: f32):
+// CHECK-NEXT:        arith.addf %[[A]], %[[S]] : f32
+// CHECK:           %[[TAIL:.*]] = memref.subview %[[ROW]][0, 16] [1, 4] [1, 1]
+// CHECK:           linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[TAIL]] : {{.*}}) outs(%[[OUT]] : {{.*}})
+// CHECK:             math.exp
+
+// The lane-wise part is what ga-vectorize-linalg then vectorizes: one vector
+// addition per 8 elements into the lanes.
+// VEC-LABEL: func.func @row_sum
+// VEC:         vector.transfer_read %{{.*}} : memref<8xf32>, vector<8xf32>
+// VEC:         math.exp %{{.*}} : vector<8xf32>
+// VEC:         arith.addf %{{.*}} : vector<8xf32>
+// VEC:         vector.transfer_write %{{.*}} : vector<8xf32>, memref<8xf32>
+func.func @row_sum(%x: memref<4x20xf32>, %sum: memref<4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x20xf32>) outs(%sum : memref<4xf32>) {
+  ^bb0(%v: f32, %s: f32):
+    %e = math.exp %v : f32
+    %a = arith.addf %e, %s : f32
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// A row maximum (linalg.reduce) with a broadcast operand read whole: the
+// lanes start at -inf, the combiner is arith.maximumf; 32 = 4 x 8, no tail.
+// CHECK-LABEL: func.func @row_max
+// CHECK-DAG:     %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:         linalg.fill ins(%[[NINF]] : f32)
+// CHECK:         memref.expand_shape {{.*}} output_shape [1, 4, 8]
+// CHECK:         linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]}
+// CHECK:         linalg.generic {{.*}}iterator_types = ["reduction"]}
+// CHECK:           arith.maximumf
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @row_max(%x: memref<3x32xf32>, %m: memref<3xf32>) {
+  linalg.reduce ins(%x : memref<3x32xf32>) outs(%m : memref<3xf32>) dimensions = [1]
+    (%v: f32, %o: f32) {
+      %r = arith.maximumf %v, %o : f32
+      linalg.yield %r : f32
+    }
+  return
+}
+
+// A full reduction (both loops reductions, a 0-d result, the scaled sum of
+// squares of a loss): the outer loop is tiled by 1 too, the new ops iterate
+// over the row only.
+// CHECK-LABEL: func.func @sum_of_squares
+// CHECK:         scf.for
+// CHECK:           linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["reduction", "parallel"]}
+// CHECK:           linalg.generic {{.*}}iterator_types = ["reduction"]}
+func.func @sum_of_squares(%x: memref<6x24xf32>, %s: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>],
+                  iterator_types = ["reduction", "reduction"]}
+      ins(%x : memref<6x24xf32>) outs(%s : memref<f32>) {
+  ^bb0(%v: f32, %o: f32):
+    %q = arith.mulf %v, %v : f32
+    %a = arith.addf %q, %o : f32
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// Left alone: a row shorter than two vectors, a reduction over a strided
+// (column) dimension, a payload that reads the result twice (no single
+// combiner), and an op that reads its loop indices.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT:     memref.alloca
+// CHECK-NOT:     scf.for
+// CHECK-COUNT-4: linalg.generic
+// CHECK-NOT:     linalg.generic
+func.func @left_alone(%short: memref<4x12xf32>, %col: memref<32x4xf32>,
+                      %rows: memref<4x32xf32>, %out: memref<4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%short : memref<4x12xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %a = arith.addf %v, %o : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (j, i)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%col : memref<32x4xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %a = arith.addf %v, %o : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (j, i)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%col : memref<32x4xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %m = arith.mulf %v, %o : f32
+    %a = arith.addf %m, %o : f32
+    linalg.yield %a : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%rows : memref<4x32xf32>) outs(%out : memref<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %j = linalg.index 1 : index
+    %c = arith.index_cast %j : index to i32
+    %f = arith.sitofp %c : i32 to f32
+    %m = arith.mulf %v, %f : f32
+    %a = arith.addf %m, %o : f32
+    linalg.yield %a : f32
+  }
+  return
+}

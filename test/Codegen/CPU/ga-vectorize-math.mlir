@@ -1,0 +1,33 @@
+// RUN: ga-opt %s -ga-vectorize-math | FileCheck %s
+// RUN: ga-opt %s -ga-vectorize-math="ops=tanh" | FileCheck %s --check-prefix=TANH
+
+// The default functions on f32 vectors become vector arithmetic; scalars,
+// f64 vectors and log (not in the default set) keep their math op (libm).
+
+// CHECK-LABEL: func.func @gelu_softmax
+// CHECK-NOT: math.exp {{.*}}vector<8xf32>
+// CHECK-NOT: math.erf {{.*}}vector<8xf32>
+// CHECK-NOT: math.tanh {{.*}}vector<8xf32>
+// CHECK-DAG: math.exp %{{.*}} : f32
+// CHECK-DAG: math.exp %{{.*}} : vector<4xf64>
+// CHECK-DAG: math.log %{{.*}} : vector<8xf32>
+// CHECK-DAG: arith.mulf {{.*}} : vector<8xf32>
+// CHECK: return
+
+// Only tanh when asked for tanh.
+// TANH-LABEL: func.func @gelu_softmax
+// TANH-NOT: math.tanh {{.*}}vector<8xf32>
+// TANH-DAG: math.exp %{{.*}} : vector<8xf32>
+// TANH-DAG: math.erf %{{.*}} : vector<8xf32>
+func.func @gelu_softmax(%x: vector<8xf32>, %s: f32, %d: vector<4xf64>)
+    -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, f32,
+        vector<4xf64>) {
+  %e = math.exp %x : vector<8xf32>
+  %r = math.erf %x : vector<8xf32>
+  %t = math.tanh %x : vector<8xf32>
+  %l = math.log %x : vector<8xf32>
+  %es = math.exp %s : f32
+  %ed = math.exp %d : vector<4xf64>
+  return %e, %r, %t, %l, %es, %ed : vector<8xf32>, vector<8xf32>,
+      vector<8xf32>, vector<8xf32>, f32, vector<4xf64>
+}
