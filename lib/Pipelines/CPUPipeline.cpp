@@ -69,8 +69,9 @@ static void addLoopStage(OpPassManager &pm, const LowerToCPUOptions &options) {
   if (options.vectorWidth) {
     // Row reductions (softmax, LayerNorm, cross-entropy statistics) into
     // lanes, which the vectorizer below takes; rows are reduced one after the
-    // other through one stack buffer, so not in OpenMP's parallel loops.
-    if (!options.openmp) {
+    // other through one stack buffer, so not in OpenMP's parallel loops. On
+    // request only (see the option).
+    if (options.splitRowReductions && !options.openmp) {
       SplitRowReductionsOptions split;
       split.vectorWidth = options.vectorWidth;
       pm.addNestedPass<func::FuncOp>(createSplitRowReductions(split));
