@@ -1,5 +1,4 @@
-//===- GARuntimeABI.h - the run-time entry points of compiled steps -*- C++
-//-*-===//
+//===- GARuntimeABI.h - entry points of compiled steps ----------*- C++ -*-===//
 //
 // The names and operand positions of the runtime functions that the GPU
 // passes emit calls to and that lib/Runtime implements, in one place: the

@@ -1,5 +1,4 @@
-//===- InputSession.h - one C API call's context and diagnostics -*- C++
-//-*-===//
+//===- InputSession.h - a C API call's context ------------------*- C++ -*-===//
 //
 // What every C API entry point that reads IR text needs, in one place: a
 // context with the dialects of ga-mlir's pipelines, the input in a source

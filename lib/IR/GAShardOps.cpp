@@ -1,5 +1,4 @@
-//===- GAShardOps.cpp - sharded collectives of the ga dialect
-//--------------===//
+//===- GAShardOps.cpp - sharded collectives of the ga dialect -------------===//
 
 #include "ga/IR/GAShardOps.h"
 

@@ -1,5 +1,4 @@
-//===- ShardOptimizer.cpp - ZeRO-1: the optimizer update on this rank's rows
-//-===//
+//===- ShardOptimizer.cpp - ZeRO-1: the update of this rank's rows --------===//
 //
 // --ga-shard-optimizer: restricts the parameter and optimizer-state updates
 // of a data-parallel step to this rank's rows (the rows of dimension 0 that

@@ -1,4 +1,4 @@
-//===- BatchTransferOpInterface.h - how an op relates to the batch -*- C++ -*-//
+//===- BatchTransferOpInterface.h - ops and the batch -----------*- C++ -*-===//
 //
 // The op interface through which op families state their transfer function
 // in the batch analysis (see BatchTransferOpInterface.td), and the external

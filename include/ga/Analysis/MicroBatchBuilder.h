@@ -1,5 +1,4 @@
-//===- MicroBatchBuilder.h - re-creating ops for one micro-batch -*- C++
-//-*-===//
+//===- MicroBatchBuilder.h - ops re-created per micro-batch -----*- C++ -*-===//
 //
 // What an op family's BatchTransferOpInterface model reads when it re-creates
 // its op for one micro-batch: the classes the batch analysis found, the

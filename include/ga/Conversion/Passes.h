@@ -1,4 +1,4 @@
-//===- Passes.h - conversions of ga collectives to engines -----*- C++ -*-===//
+//===- Passes.h - conversions of ga collectives to engines ------*- C++ -*-===//
 //
 // Lowerings of the data-parallel collectives (`ga.all_reduce`,
 // `shard.all_reduce`) to real communication engines: the upstream `mpi`

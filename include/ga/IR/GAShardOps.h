@@ -1,4 +1,4 @@
-//===- GAShardOps.h - sharded collectives of the ga dialect ----*- C++ -*-===//
+//===- GAShardOps.h - sharded collectives of the ga dialect -----*- C++ -*-===//
 //
 // `ga.reduce_scatter` and `ga.all_gather` (include/ga/IR/GAShardOps.td).
 //

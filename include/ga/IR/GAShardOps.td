@@ -1,4 +1,4 @@
-//===- GAShardOps.td - sharded collectives of the ga dialect -*- tablegen -*-===//
+//===- GAShardOps.td - sharded collectives of ga -----------*- tablegen -*-===//
 //
 // The collectives of a sharded optimizer (ZeRO-1, --ga-shard-optimizer),
 // in a file of their own so that their generated declarations are included

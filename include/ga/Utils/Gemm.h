@@ -1,5 +1,4 @@
-//===- Gemm.h - linalg contractions as BLAS-style GEMM calls -----*- C++
-//-*-===//
+//===- Gemm.h - linalg contractions as GEMM calls ---------------*- C++ -*-===//
 //
 // The matcher that the library lowerings of matrix products share (CBLAS on
 // the CPU, cuBLASLt on the GPU): which linalg contractions on buffers a

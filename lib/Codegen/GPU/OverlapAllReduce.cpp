@@ -1,4 +1,4 @@
-//===- OverlapAllReduce.cpp - bucket all-reduces inside the last micro-batch =//
+//===- OverlapAllReduce.cpp - all-reduces in the last micro-batch ---------===//
 //
 // A data-parallel step's gradient buckets are final once the last
 // micro-batch's producers of their accumulators have run. After

@@ -1,4 +1,4 @@
-//===- GANcclRuntime.h - NCCL collectives for lowered steps ------*- C -*-===//
+//===- GANcclRuntime.h - NCCL collectives for lowered steps -------*- C -*-===//
 //
 // The C ABI that --convert-ga-to-nccl calls (gaNcclAllReduce), and the
 // communicator set-up that the host program calls once per process before

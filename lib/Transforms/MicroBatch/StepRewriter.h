@@ -1,5 +1,4 @@
-//===- StepRewriter.h - rewriting one step into loops ------------*- C++
-//-*-===//
+//===- StepRewriter.h - rewriting one step into loops -----------*- C++ -*-===//
 //
 // The state shared by the parts of the micro-batch rewrite: planning the ops
 // each loop needs (Plan.cpp), cloning ops for one micro-batch (Clone.cpp),
