@@ -101,6 +101,7 @@ PROBS = {
     "chain_init_input": 0.15,  # an accumulation chain whose init is also read per sample
     "pad_other_sample": 0.04,  # tensor.pad whose region reads sample 0 (refusal expected)
     "guarded_reduction": 0.2,  # reductions over the batch inside scf.if on lr > 0.5 (or, coupled, on the loss)
+    "pad_at_sample": 0.1,      # tensor.pad whose region reads its own index along the batch (exact)
 }
 
 # Forward features, each used at least once when drawn.
@@ -1339,6 +1340,8 @@ class Gen:
         # Drawn after f64 (which finish() applies), for the same reason.
         if self.on("guarded_reduction"):
             text_results.extend(self.guarded_reduction(nll))
+        if self.on("pad_at_sample"):
+            text_results.extend(self.pad_at_sample())
         return self.finish(text_results, f64=f64)
 
     def named(self, opname, ins, init, maps=""):
@@ -1526,6 +1529,32 @@ class Gen:
         self.emit("  %s = tensor.extract %s[%s] : %s" % (
             x, v.name, ", ".join(self.cidx(0) for _ in v.dims), self.tyv(v)))
         self.emit("  tensor.yield %s : f32" % x)
+        self.emit("} : %s to %s" % (self.tyv(v), self.ty(dims)))
+        return [self.reduce_all(V(nm, dims), term=lambda a: self.op("math.tanh", a))]
+
+    def pad_at_sample(self):
+        """tensor.pad of a per-sample value along a non-batch dimension whose
+        padding value is computed from the region's index along the batch
+        (its own sample: exact; the rewrite must give the region the
+        sample's index in the full batch, not in the micro-batch)."""
+        v = self.pick(lambda v: v.et == "f32" and self.batch_label(v) == "b" and self.nonbatch(v))
+        if v is None:
+            self.step.features.discard("pad_at_sample")
+            return []
+        k = self.nonbatch(v)[0]
+        pl = self.new_label(self.size[k] + 2, "f")
+        dims = [pl if d == k else d for d in v.dims]
+        low = ", ".join("1" if d == k else "0" for d in v.dims)
+        nm = self.fresh("pad")
+        idx = [self.fresh("pi") for _ in v.dims]
+        self.emit("%s = tensor.pad %s low[%s] high[%s] {" % (nm, v.name, low, low))
+        self.emit("^bb0(%s):" % ", ".join("%s: index" % i for i in idx))
+        b = idx[v.dims.index("b")]
+        i, f, y = self.fresh("pn"), self.fresh("pf"), self.fresh("py")
+        self.emit("  %s = arith.index_cast %s : index to i64" % (i, b))
+        self.emit("  %s = arith.sitofp %s : i64 to f32" % (f, i))
+        self.emit("  %s = arith.mulf %s, %s : f32" % (y, f, self.cf32(0.25)))
+        self.emit("  tensor.yield %s : f32" % y)
         self.emit("} : %s to %s" % (self.tyv(v), self.ty(dims)))
         return [self.reduce_all(V(nm, dims), term=lambda a: self.op("math.tanh", a))]
 
