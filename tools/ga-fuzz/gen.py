@@ -1510,21 +1510,32 @@ class Gen:
             "arith.mulf", self.op("math.tanh", a[0]), self.op("math.tanh", a[1])))])[0]
         return [g1, g2]
 
-    def pad_other_sample(self):
-        """tensor.pad of a per-sample value along a non-batch dimension whose
-        padding value is an element of sample 0 (coupled: refused)."""
+    def open_pad(self, feature):
+        """Opens a tensor.pad (one element on each side of a non-batch
+        dimension) of a per-sample f32 value and its region's block: (the
+        value, the padded dims, the pad's name, the region's index names),
+        or None (and `feature` dropped) when the step has no such value."""
         v = self.pick(lambda v: v.et == "f32" and self.batch_label(v) == "b" and self.nonbatch(v))
         if v is None:
-            self.step.features.discard("pad_other_sample")
-            return []
+            self.step.features.discard(feature)
+            return None
         k = self.nonbatch(v)[0]
         pl = self.new_label(self.size[k] + 2, "f")
         dims = [pl if d == k else d for d in v.dims]
         low = ", ".join("1" if d == k else "0" for d in v.dims)
         nm = self.fresh("pad")
-        idx = ", ".join(self.fresh("pi") for _ in v.dims)
+        idx = [self.fresh("pi") for _ in v.dims]
         self.emit("%s = tensor.pad %s low[%s] high[%s] {" % (nm, v.name, low, low))
-        self.emit("^bb0(%s):" % ", ".join("%s: index" % i for i in idx.split(", ")))
+        self.emit("^bb0(%s):" % ", ".join("%s: index" % i for i in idx))
+        return v, dims, nm, idx
+
+    def pad_other_sample(self):
+        """tensor.pad of a per-sample value along a non-batch dimension whose
+        padding value is an element of sample 0 (coupled: refused)."""
+        opened = self.open_pad("pad_other_sample")
+        if opened is None:
+            return []
+        v, dims, nm, _ = opened
         x = self.fresh("x")
         self.emit("  %s = tensor.extract %s[%s] : %s" % (
             x, v.name, ", ".join(self.cidx(0) for _ in v.dims), self.tyv(v)))
@@ -1537,18 +1548,10 @@ class Gen:
         padding value is computed from the region's index along the batch
         (its own sample: exact; the rewrite must give the region the
         sample's index in the full batch, not in the micro-batch)."""
-        v = self.pick(lambda v: v.et == "f32" and self.batch_label(v) == "b" and self.nonbatch(v))
-        if v is None:
-            self.step.features.discard("pad_at_sample")
+        opened = self.open_pad("pad_at_sample")
+        if opened is None:
             return []
-        k = self.nonbatch(v)[0]
-        pl = self.new_label(self.size[k] + 2, "f")
-        dims = [pl if d == k else d for d in v.dims]
-        low = ", ".join("1" if d == k else "0" for d in v.dims)
-        nm = self.fresh("pad")
-        idx = [self.fresh("pi") for _ in v.dims]
-        self.emit("%s = tensor.pad %s low[%s] high[%s] {" % (nm, v.name, low, low))
-        self.emit("^bb0(%s):" % ", ".join("%s: index" % i for i in idx))
+        v, dims, nm, idx = opened
         b = idx[v.dims.index("b")]
         i, f, y = self.fresh("pn"), self.fresh("pf"), self.fresh("py")
         self.emit("  %s = arith.index_cast %s : index to i64" % (i, b))
