@@ -76,14 +76,11 @@ def _draw_layouts(model, loss_fn, inputs, batch_dims, exact_statistics):
     except CompileError:
         raise
     except Exception as error:
-        where = _innermost_user_line("".join(
-            traceback.format_tb(error.__traceback__)))
-        reason = str(error).strip().splitlines()
+        where, why = _user_failure(error)
         raise CompileError(
-            f"{where or UNLOCATED}: error: the forward fails when run as "
-            "it is traced (under PyTorch's compiling state, with the "
-            f"frontend's forms of its layers): {type(error).__name__}: "
-            f"{reason[0] if reason else ''}") from None
+            f"{where}: error: the forward fails when run as it is traced "
+            "(under PyTorch's compiling state, with the frontend's forms of "
+            f"its layers): {why}") from None
     if not full:
         return []
     batch = inputs[0].shape[batch_dims[0]]
@@ -242,6 +239,16 @@ def _make_step_function(model, loss_fn, spec, max_grad_norm):
     return step
 
 
+def _user_failure(error):
+    """(the user's innermost line in `error`'s traceback, or UNLOCATED;
+    "<exception type>: <first line of its message>")."""
+    where = _innermost_user_line("".join(
+        traceback.format_tb(error.__traceback__)))
+    reason = str(error).strip().splitlines()
+    return (where or UNLOCATED,
+            f"{type(error).__name__}: {reason[0] if reason else ''}")
+
+
 def _trace(fn, flat, table, model, exact_statistics):
     """The step `fn` traced by make_fx on `flat`, functionalized, with
     every frame of each node's stack trace (make_fx keeps only the frames
@@ -263,13 +270,10 @@ def _trace(fn, flat, table, model, exact_statistics):
             raise
         except Exception as error:
             # Data-dependent control flow, an op without a trace, ...
-            where = _innermost_user_line("".join(
-                traceback.format_tb(error.__traceback__)))
-            reason = str(error).strip().splitlines()
+            where, why = _user_failure(error)
             raise CompileError(
-                f"{where or UNLOCATED}: error: PyTorch could not trace the "
-                f"step{_trace_hint(str(error))} ({type(error).__name__}: "
-                f"{reason[0] if reason else ''})") from None
+                f"{where}: error: PyTorch could not trace the step"
+                f"{_trace_hint(str(error))} ({why})") from None
 
 
 def _refuse_random_ops(graph):
