@@ -134,19 +134,28 @@ class HostCollectives:
         self.wait = _WAIT(self._wait)
         self.sharded = _SHARDED(self._sharded)
 
-    def _start(self, pointer, count, dtype, op, ident):
+    def _issue(self, ident, launch):
+        """Runs `launch` (which starts a collective and returns its pending
+        entry and its size in bytes) and records it under `ident`: 0, or 1
+        with the exception kept to be raised after the step's call."""
         try:
-            dist = _dist()
-            view, size = _host_view(pointer, count, dtype)
-            work = dist.all_reduce(view, op=_reduce_op(dist, op),
-                                   group=self.group, async_op=True)
-            self.pending[ident] = (work, view, op == 1)
+            entry, nbytes = launch()
+            self.pending[ident] = entry
             self.count += 1
-            self.bytes += count * size
+            self.bytes += nbytes
             return 0
         except BaseException as error:  # reported after the call
             self.error = self.error or error
             return 1
+
+    def _start(self, pointer, count, dtype, op, ident):
+        def launch():
+            dist = _dist()
+            view, size = _host_view(pointer, count, dtype)
+            work = dist.all_reduce(view, op=_reduce_op(dist, op),
+                                   group=self.group, async_op=True)
+            return (work, view, op == 1), count * size
+        return self._issue(ident, launch)
 
     def _sharded(self, pointer, count, dtype, op, ident, kind, rows):
         """ZeRO-1's collectives on a buffer of the whole tensor (`rows`
@@ -154,7 +163,7 @@ class HostCollectives:
         place), kind 1 all-gathers it (this rank's rows are there; the
         others are filled in). gloo has no all-gather of unequal parts: the
         rows travel padded to the largest part."""
-        try:
+        def launch():
             dist = _dist()
             view, size = _host_view(pointer, count, dtype)
             world = dist.get_world_size(self.group)
@@ -187,13 +196,8 @@ class HostCollectives:
                         if r != rank:
                             part.copy_(out[r * longest:
                                            r * longest + part.numel()])
-            self.pending[ident] = (work, finish)
-            self.count += 1
-            self.bytes += count * size
-            return 0
-        except BaseException as error:  # reported after the call
-            self.error = self.error or error
-            return 1
+            return (work, finish), count * size
+        return self._issue(ident, launch)
 
     def _wait(self, ident):
         entry = self.pending.pop(ident, None)
