@@ -37,78 +37,68 @@ static std::string anchorPipeline(StringRef text) {
   return ("builtin.module(" + t + ")").str();
 }
 
-int mlir::ga::verify::verifyStep(MLIRContext &context,
-                                 llvm::SourceMgr &sourceMgr,
-                                 const VerifyOptions &options,
-                                 VerifyReport &run) {
-  int64_t microBatches = options.microBatches;
-  auto fail = [&](const llvm::Twine &message) {
-    run.error = message.str();
-    llvm::errs() << "ga-verify: error: " << run.error << "\n";
-    return 1;
-  };
-  if (microBatches < 1)
-    return fail("--micro-batches must be >= 1");
+namespace {
+/// What verifyStep reads from the step's signature before compiling lowers
+/// it away: the arguments it feeds, how it draws them, the results it reads.
+struct StepSignature {
+  SmallVector<Slot> args, results;
+  SmallVector<InitSpec> specs;
+};
+} // namespace
 
-  OwningOpRef<ModuleOp> original =
-      parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!original)
-    return fail("could not parse '" + options.inputName + "'");
+static const char *const kSides[2] = {"reference", "rewritten"};
 
-  auto stepOr = findStep(*original, options.funcName);
-  if (!stepOr)
-    return fail(llvm::toString(stepOr.takeError()));
-  func::FuncOp step = *stepOr;
-  run.funcName = step.getSymName().str();
-
-  // Ahead-of-time libraries, checked before any work is done.
-  LibraryStep libraries[2];
-  const char *sides[2] = {"reference", "rewritten"};
+/// Opens the ahead-of-time libraries named by `options`, checked before any
+/// work is done.
+static llvm::Error loadLibraries(const VerifyOptions &options,
+                                 VerifyReport &run,
+                                 LibraryStep (&libraries)[2]) {
   for (int k = 0; k < 2; ++k) {
     StringRef path =
         k == 0 ? options.referenceLibrary : options.rewrittenLibrary;
     if (path.empty())
       continue;
-    setPhase(llvm::Twine("loading the ") + sides[k] + " library '" + path +
+    setPhase(llvm::Twine("loading the ") + kSides[k] + " library '" + path +
              "'");
-    auto address = openStepLibrary(path, run.funcName, sides[k]);
+    auto address = openStepLibrary(path, run.funcName, kSides[k]);
     if (!address)
-      return fail(llvm::toString(address.takeError()));
+      return address.takeError();
     libraries[k] = {path.str(), "_mlir_ciface_" + run.funcName, *address};
     run.libraries[k] = path.str();
   }
-  auto libraryOf = [&](int k) -> const LibraryStep * {
-    return libraries[k].address ? &libraries[k] : nullptr;
-  };
+  return llvm::Error::success();
+}
 
-  // Signature: arguments and results we can feed and read.
-  // Read now: compiling lowers the step away. A bad --int-range is the
-  // user's error, not the step's.
+/// The arguments and results of `step` that we can feed and read. A bad
+/// --int-range is the user's error, not the step's, so it is reported alone.
+static llvm::Expected<StepSignature>
+describeSignature(func::FuncOp step, const VerifyOptions &options) {
   if (!options.intRange.empty())
     if (auto range = parseRangeOption(options.intRange); !range)
-      return fail(llvm::toString(range.takeError()));
-  SmallVector<Slot> args, results;
-  SmallVector<InitSpec> specs;
-  if (auto inputs = describeInputs(step, options.intRange)) {
-    args = std::move(inputs->args);
-    specs = std::move(inputs->specs);
-  } else {
-    return fail("cannot verify @" + run.funcName + ": " +
-                llvm::toString(inputs.takeError()));
-  }
+      return range.takeError();
+  std::string cannot = "cannot verify @" + step.getSymName().str() + ": ";
+  StepSignature signature;
+  auto inputs = describeInputs(step, options.intRange);
+  if (!inputs)
+    return llvm::createStringError(cannot + llvm::toString(inputs.takeError()));
+  signature.args = std::move(inputs->args);
+  signature.specs = std::move(inputs->specs);
   for (auto [i, t] : llvm::enumerate(step.getResultTypes())) {
     auto slot = describeSlot(t, "result", i);
     if (!slot)
-      return fail("cannot verify @" + run.funcName + ": " +
-                  llvm::toString(slot.takeError()));
-    results.push_back(*slot);
+      return llvm::createStringError(cannot + llvm::toString(slot.takeError()));
+    signature.results.push_back(*slot);
   }
-  if (results.empty())
-    return fail("@" + run.funcName + " has no results: nothing to compare");
+  if (signature.results.empty())
+    return llvm::createStringError("@" + step.getSymName().str() +
+                                   " has no results: nothing to compare");
+  return signature;
+}
 
-  // Sizes of dynamic dimensions, batch size for the report.
-  int64_t dynSize =
-      options.batchSize > 0 ? options.batchSize : 4 * microBatches + 3;
+/// Records in `run` whether some argument is dynamic and the batch size the
+/// step sees (`dynSize` for a dynamic batch dimension).
+static void describeBatch(func::FuncOp step, ArrayRef<Slot> args,
+                          int64_t dynSize, VerifyReport &run) {
   for (const Slot &slot : args)
     run.dynamicBatch |= llvm::any_of(slot.dims, ShapedType::isDynamic);
   for (auto [i, slot] : llvm::enumerate(args))
@@ -118,115 +108,103 @@ int mlir::ga::verify::verifyStep(MLIRContext &context,
         int64_t s = slot.dims[dim.getInt()];
         run.batch = ShapedType::isDynamic(s) ? dynSize : s;
       }
+}
 
-  // Input sets: --seeds of them from --seed, or the one of --seed alone.
-  if (options.numSeeds < 1)
-    return fail("--seeds must be >= 1");
-  for (unsigned k = 0; k < options.numSeeds; ++k)
-    run.seeds.push_back(options.seed + k);
-
-  // The module under test: the pipeline on a clone.
-  OwningOpRef<ModuleOp> rewritten = original->clone();
+/// Runs the pipeline under test on `rewritten` (a clone of the original) and
+/// returns the step it leaves; sets `run.pipeline` and `run.changed`.
+static llvm::Expected<func::FuncOp>
+runPipelineUnderTest(MLIRContext &context, ModuleOp rewritten,
+                     func::FuncOp step, const VerifyOptions &options,
+                     VerifyReport &run) {
   run.pipeline = options.pipeline.empty()
                      ? llvm::formatv("builtin.module(ga-accumulate{{"
                                      "micro-batches={0}})",
-                                     microBatches)
+                                     options.microBatches)
                            .str()
                      : anchorPipeline(options.pipeline);
   setPhase("running the pipeline '" + run.pipeline + "' on @" + run.funcName);
-  {
-    std::string errors;
-    llvm::raw_string_ostream errorStream(errors);
-    FailureOr<OpPassManager> parsed =
-        parsePassPipeline(run.pipeline, errorStream);
-    if (failed(parsed))
-      return fail("invalid pipeline '" + run.pipeline + "': " + errors);
-    if (parsed->getOpAnchorName() != ModuleOp::getOperationName())
-      return fail("the pipeline '" + run.pipeline +
-                  "' must be anchored on builtin.module");
-    PassManager pm(&context, ModuleOp::getOperationName());
-    static_cast<OpPassManager &>(pm) = *parsed;
-    if (failed(pm.run(*rewritten)))
-      return fail("the pipeline '" + run.pipeline + "' failed on @" +
-                  run.funcName + "; see its diagnostics above");
-  }
+  std::string errors;
+  llvm::raw_string_ostream errorStream(errors);
+  FailureOr<OpPassManager> parsed =
+      parsePassPipeline(run.pipeline, errorStream);
+  if (failed(parsed))
+    return llvm::createStringError("invalid pipeline '" + run.pipeline +
+                                   "': " + errors);
+  if (parsed->getOpAnchorName() != ModuleOp::getOperationName())
+    return llvm::createStringError("the pipeline '" + run.pipeline +
+                                   "' must be anchored on builtin.module");
+  PassManager pm(&context, ModuleOp::getOperationName());
+  static_cast<OpPassManager &>(pm) = *parsed;
+  if (failed(pm.run(rewritten)))
+    return llvm::createStringError("the pipeline '" + run.pipeline +
+                                   "' failed on @" + run.funcName +
+                                   "; see its diagnostics above");
   if (options.dumpRewritten)
     rewritten->print(llvm::errs());
+  auto rewrittenStep = rewritten.lookupSymbol<func::FuncOp>(run.funcName);
+  if (!rewrittenStep || rewrittenStep.isExternal())
+    return llvm::createStringError("the pipeline removed the body of @" +
+                                   run.funcName);
   auto printed = [](Operation *op) {
     std::string s;
     llvm::raw_string_ostream os(s);
     op->print(os, OpPrintingFlags().printGenericOpForm());
     return s;
   };
-
-  auto rewrittenStep = rewritten->lookupSymbol<func::FuncOp>(run.funcName);
-  if (!rewrittenStep || rewrittenStep.isExternal())
-    return fail("the pipeline removed the body of @" + run.funcName);
   run.changed = printed(step) != printed(rewrittenStep);
-  // A pipeline may append `index` arguments (a run-time micro-batch count):
-  // they get --micro-batches.
-  size_t numAppended = 0;
-  {
-    ArrayRef<Type> before = step.getArgumentTypes();
-    ArrayRef<Type> after = rewrittenStep.getArgumentTypes();
-    bool sameResults = step.getResultTypes() == rewrittenStep.getResultTypes();
-    bool prefix = after.size() >= before.size() &&
-                  after.take_front(before.size()) == before &&
-                  llvm::all_of(after.drop_front(before.size()),
-                               [](Type t) { return t.isIndex(); });
-    if (!sameResults || !prefix)
-      return fail("the pipeline changed the signature of @" + run.funcName +
-                  " from " + typeToString(step.getFunctionType()) + " to " +
-                  typeToString(rewrittenStep.getFunctionType()));
-    numAppended = after.size() - before.size();
-  }
+  return rewrittenStep;
+}
 
-  // The default tolerance follows the least precise float type that either
-  // step computes in (a bf16 step accumulated in f32 is compared to a few
-  // bf16 ulps).
+/// How many `index` arguments the pipeline appended to the step (a run-time
+/// micro-batch count; they get --micro-batches); any other change of the
+/// signature is an error.
+static llvm::Expected<size_t> countAppendedArguments(func::FuncOp step,
+                                                     func::FuncOp rewritten) {
+  ArrayRef<Type> before = step.getArgumentTypes();
+  ArrayRef<Type> after = rewritten.getArgumentTypes();
+  bool sameResults = step.getResultTypes() == rewritten.getResultTypes();
+  bool prefix = after.size() >= before.size() &&
+                after.take_front(before.size()) == before &&
+                llvm::all_of(after.drop_front(before.size()),
+                             [](Type t) { return t.isIndex(); });
+  if (!sameResults || !prefix)
+    return llvm::createStringError(
+        "the pipeline changed the signature of @" + step.getSymName().str() +
+        " from " + typeToString(step.getFunctionType()) + " to " +
+        typeToString(rewritten.getFunctionType()));
+  return after.size() - before.size();
+}
+
+/// The least precise float type that either step computes in: the default
+/// tolerance follows it (a bf16 step accumulated in f32 is compared to a few
+/// bf16 ulps).
+static FloatType leastPreciseFloatType(func::FuncOp a, func::FuncOp b) {
   FloatType leastPrecise;
-  for (func::FuncOp side : {step, rewrittenStep})
+  for (func::FuncOp side : {a, b})
     if (FloatType type = getLeastPreciseFloatType(side))
       if (!leastPrecise ||
           type.getFPMantissaWidth() < leastPrecise.getFPMantissaWidth())
         leastPrecise = type;
+  return leastPrecise;
+}
 
-  addEntryWrapper(*original, step);
-  addEntryWrapper(*rewritten, rewrittenStep);
-  ModuleOp modules[2] = {*original, *rewritten};
-  func::FuncOp steps[2] = {step, rewrittenStep};
-  for (int k = 0; k < 2; ++k)
-    if (libraryOf(k) && failed(externalizeStep(modules[k], steps[k])))
-      return fail(llvm::Twine("could not replace the ") + sides[k] +
-                  " step by a declaration of its library's function");
-
-  auto clock = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
-    auto now = std::chrono::steady_clock::now();
-    std::chrono::duration<double> d = now - clock;
-    clock = now;
-    return d.count();
-  };
-  auto reference =
-      compile(*original, "reference", libraryOf(0), options.runner);
-  if (!reference)
-    return fail(llvm::toString(reference.takeError()));
-  run.compileSeconds[0] = elapsed();
-  auto test = compile(*rewritten, "rewritten", libraryOf(1), options.runner);
-  if (!test)
-    return fail(llvm::toString(test.takeError()));
-  run.compileSeconds[1] = elapsed();
-
-  // Every input set through both steps; per result, the worst outcome.
+/// Runs every input set through both compiled steps and keeps, per result,
+/// the comparison with the worst outcome in `run.comparisons`.
+static llvm::Error compareOnInputSets(Compiled &reference, Compiled &test,
+                                      const StepSignature &signature,
+                                      size_t numAppended, int64_t dynSize,
+                                      FloatType leastPrecise,
+                                      const VerifyOptions &options,
+                                      VerifyReport &run) {
   for (auto [k, setSeed] : llvm::enumerate(run.seeds)) {
-    std::vector<HostArray> inputs =
-        makeInputs(args, specs, setSeed, dynSize, options.dumpInputs);
+    std::vector<HostArray> inputs = makeInputs(
+        signature.args, signature.specs, setSeed, dynSize, options.dumpInputs);
     std::vector<HostArray> rewrittenInputs = inputs;
     for (size_t j = 0; j < numAppended; ++j) {
       HostArray a;
       a.kind = ElemKind::Index;
       a.bytes.resize(8);
-      writeElement(a, 0, static_cast<double>(microBatches));
+      writeElement(a, 0, static_cast<double>(options.microBatches));
       rewrittenInputs.push_back(std::move(a));
     }
     // Which input set failed, when there are several.
@@ -235,19 +213,21 @@ int mlir::ga::verify::verifyStep(MLIRContext &context,
             ? (" (inputs of seed " + llvm::Twine(setSeed) + ")").str()
             : std::string();
     double seconds[2];
-    auto refResults = runStep(*reference, inputs, results, "reference",
+    auto refResults = runStep(reference, inputs, signature.results, kSides[0],
                               seconds[0], options.runner);
     if (!refResults)
-      return fail(llvm::toString(refResults.takeError()) + ofSet);
-    auto testResults = runStep(*test, rewrittenInputs, results, "rewritten",
-                               seconds[1], options.runner);
+      return llvm::createStringError(llvm::toString(refResults.takeError()) +
+                                     ofSet);
+    auto testResults = runStep(test, rewrittenInputs, signature.results,
+                               kSides[1], seconds[1], options.runner);
     if (!testResults)
-      return fail(llvm::toString(testResults.takeError()) + ofSet);
+      return llvm::createStringError(llvm::toString(testResults.takeError()) +
+                                     ofSet);
     for (int side = 0; side < 2; ++side)
       run.runSeconds[side] =
           k == 0 ? seconds[side]
                  : std::min(run.runSeconds[side], seconds[side]);
-    for (auto [i, slot] : llvm::enumerate(results)) {
+    for (auto [i, slot] : llvm::enumerate(signature.results)) {
       Comparison c = compareResult(
           i, slot, (*refResults)[i], (*testResults)[i],
           options.rtol ? options.rtol
@@ -260,6 +240,92 @@ int mlir::ga::verify::verifyStep(MLIRContext &context,
         run.comparisons[i] = std::move(c);
     }
   }
+  return llvm::Error::success();
+}
+
+int mlir::ga::verify::verifyStep(MLIRContext &context,
+                                 llvm::SourceMgr &sourceMgr,
+                                 const VerifyOptions &options,
+                                 VerifyReport &run) {
+  auto fail = [&](const llvm::Twine &message) {
+    run.error = message.str();
+    llvm::errs() << "ga-verify: error: " << run.error << "\n";
+    return 1;
+  };
+  auto failWith = [&](llvm::Error error) {
+    return fail(llvm::toString(std::move(error)));
+  };
+  if (options.microBatches < 1)
+    return fail("--micro-batches must be >= 1");
+  if (options.numSeeds < 1)
+    return fail("--seeds must be >= 1");
+
+  OwningOpRef<ModuleOp> original =
+      parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!original)
+    return fail("could not parse '" + options.inputName + "'");
+  auto stepOr = findStep(*original, options.funcName);
+  if (!stepOr)
+    return failWith(stepOr.takeError());
+  func::FuncOp step = *stepOr;
+  run.funcName = step.getSymName().str();
+
+  LibraryStep libraries[2];
+  if (llvm::Error error = loadLibraries(options, run, libraries))
+    return failWith(std::move(error));
+  auto libraryOf = [&](int k) -> const LibraryStep * {
+    return libraries[k].address ? &libraries[k] : nullptr;
+  };
+
+  // Read now: compiling lowers the step away.
+  auto signature = describeSignature(step, options);
+  if (!signature)
+    return failWith(signature.takeError());
+  int64_t dynSize =
+      options.batchSize > 0 ? options.batchSize : 4 * options.microBatches + 3;
+  describeBatch(step, signature->args, dynSize, run);
+  for (unsigned k = 0; k < options.numSeeds; ++k)
+    run.seeds.push_back(options.seed + k);
+
+  OwningOpRef<ModuleOp> rewritten = original->clone();
+  auto rewrittenStep =
+      runPipelineUnderTest(context, *rewritten, step, options, run);
+  if (!rewrittenStep)
+    return failWith(rewrittenStep.takeError());
+  auto numAppended = countAppendedArguments(step, *rewrittenStep);
+  if (!numAppended)
+    return failWith(numAppended.takeError());
+  FloatType leastPrecise = leastPreciseFloatType(step, *rewrittenStep);
+
+  addEntryWrapper(*original, step);
+  addEntryWrapper(*rewritten, *rewrittenStep);
+  ModuleOp modules[2] = {*original, *rewritten};
+  func::FuncOp steps[2] = {step, *rewrittenStep};
+  for (int k = 0; k < 2; ++k)
+    if (libraryOf(k) && failed(externalizeStep(modules[k], steps[k])))
+      return fail(llvm::Twine("could not replace the ") + kSides[k] +
+                  " step by a declaration of its library's function");
+
+  auto clock = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    auto now = std::chrono::steady_clock::now();
+    std::chrono::duration<double> d = now - clock;
+    clock = now;
+    return d.count();
+  };
+  auto reference = compile(*original, kSides[0], libraryOf(0), options.runner);
+  if (!reference)
+    return failWith(reference.takeError());
+  run.compileSeconds[0] = elapsed();
+  auto test = compile(*rewritten, kSides[1], libraryOf(1), options.runner);
+  if (!test)
+    return failWith(test.takeError());
+  run.compileSeconds[1] = elapsed();
+
+  if (llvm::Error error =
+          compareOnInputSets(*reference, *test, *signature, *numAppended,
+                             dynSize, leastPrecise, options, run))
+    return failWith(std::move(error));
   return 0;
 }
 
