@@ -204,58 +204,11 @@ static void allowContraction(scf::ParallelOp kernel) {
   });
 }
 
-namespace {
-struct LinalgToGPULoopsPass
-    : public ga::impl::LinalgToGPULoopsBase<LinalgToGPULoopsPass> {
-  using Base::Base;
-  void runOnOperation() override;
-};
-} // namespace
-
-void LinalgToGPULoopsPass::runOnOperation() {
-  func::FuncOp func = getOperation();
-  if (blockSize < 32 || blockSize > 1024 || blockSize % 32 != 0) {
-    func.emitError() << "block-size must be a multiple of 32 in [32, 1024], "
-                        "got "
-                     << static_cast<unsigned>(blockSize);
-    return signalPassFailure();
-  }
-  SmallVector<Operation *> work;
-  SmallVector<memref::CopyOp> selfCopies;
-  func.walk([&](Operation *op) {
-    if (isInsideMappedLoop(op))
-      return;
-    if (auto copy = dyn_cast<memref::CopyOp>(op); copy && isSelfCopy(copy))
-      selfCopies.push_back(copy);
-    else if (isa<linalg::LinalgOp, memref::CopyOp>(op))
-      work.push_back(op);
-  });
-  // No kernel for a copy that changes nothing, nor for a write nobody reads.
-  for (memref::CopyOp copy : selfCopies)
-    copy.erase();
-  numSelfCopies += selfCopies.size();
-  llvm::erase_if(work, [&](Operation *op) {
-    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-    if (!linalgOp || !isDeadWrite(linalgOp))
-      return false;
-    op->erase();
-    ++numDeadWrites;
-    return true;
-  });
-  LoweringOptions options;
-  options.blockSize = blockSize;
-  options.gemmTile = gemmTile;
-  options.gemmMinReduction = gemmMinReduction;
-  options.splitReductionMin = splitReductionMin;
-  options.splitRowReductionMin = splitRowReductionMin;
-  options.fuseRows = fuseRows;
-  options.fuseRowsMaxThreads = fuseRowsMaxThreads;
-  options.fuseSiblings = fuseSiblings;
-  options.fuseSiblingsMaxThreads = fuseSiblingsMaxThreads;
-  LoweringCounts counts;
-  FunctionLowering lowering(options, counts);
-  // Decide which fills fold before lowering anything: a fill comes before
-  // the op that absorbs it.
+/// Records which fill each op of `work` absorbs (see findFoldableFill) in
+/// `lowering`, before anything is lowered: a fill comes before the op that
+/// absorbs it. Returns the absorbed fills.
+static llvm::SmallPtrSet<Operation *, 16>
+planFoldedFills(ArrayRef<Operation *> work, FunctionLowering &lowering) {
   llvm::SmallPtrSet<Operation *, 16> absorbed;
   for (Operation *op : work)
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
@@ -269,51 +222,103 @@ void LinalgToGPULoopsPass::runOnOperation() {
       }
       lowering.setFoldedFills(op, std::move(fills));
     }
-  // The ops still to lower, in order (absorbed fills go with their op).
-  SmallVector<Operation *> pending;
-  for (Operation *op : work)
-    if (!absorbed.contains(op))
-      pending.push_back(op);
-  // The ops a row kernel took (erased; compared, never dereferenced).
-  llvm::SmallPtrSet<Operation *, 16> fusedAway;
-  for (size_t i = 0; i < pending.size(); ++i) {
-    Operation *op = pending[i];
-    if (fusedAway.contains(op))
-      continue;
-    LogicalResult r = success();
-    auto following = ArrayRef(pending).drop_front(i + 1);
-    if (auto copy = dyn_cast<memref::CopyOp>(op)) {
-      SmallVector<Operation *> fused =
-          lowering.lowerFusedSiblings(op, following, absorbed);
-      if (!fused.empty())
-        fusedAway.insert(fused.begin(), fused.end());
-      else
-        r = lowering.lowerCopy(copy);
-    } else if (auto linalgOp = cast<linalg::LinalgOp>(op);
-               failed(lowering.lowerTiledContraction(linalgOp)) &&
-               failed(lowering.lowerSplitReduction(
-                   linalgOp, options.splitRowReductionMin))) {
-      // A row reduction takes the ops after it that it fuses. One that
-      // fuses nothing is split from a lower length on: a thread per output
-      // looping over a long reduction is a serial chain of dependent loads
-      // (~0.15 us each), where the split costs one more launch.
-      SmallVector<Operation *> fused =
-          lowering.lowerFusedRows(linalgOp, following, absorbed);
-      if (fused.empty() && failed(lowering.lowerSplitReduction(
-                               linalgOp, options.splitReductionMin))) {
-        // Independent element-wise ops of the same thread space: one kernel.
-        fused = lowering.lowerFusedSiblings(op, following, absorbed);
-        if (fused.empty())
-          r = lowering.lowerPerElement(linalgOp);
-      }
-      fusedAway.insert(fused.begin(), fused.end());
-    }
-    if (failed(r))
-      return signalPassFailure();
+  return absorbed;
+}
+
+/// Lowers `op` by the first strategy that takes it; `following` are the ops
+/// still to lower after it. Returns the ops after `op` that its kernel took
+/// (erased; compared, never dereferenced).
+static FailureOr<SmallVector<Operation *>>
+lowerOne(Operation *op, ArrayRef<Operation *> following,
+         const llvm::SmallPtrSetImpl<Operation *> &absorbed,
+         FunctionLowering &lowering, const LoweringOptions &options) {
+  if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+    SmallVector<Operation *> fused =
+        lowering.lowerFusedSiblings(op, following, absorbed);
+    if (fused.empty() && failed(lowering.lowerCopy(copy)))
+      return failure();
+    return fused;
   }
-  lowering.wrapHostStores(func);
-  guardAssertions(func);
-  LogicalResult sunk = lowering.sinkHostLoads(func);
+  auto linalgOp = cast<linalg::LinalgOp>(op);
+  if (succeeded(lowering.lowerTiledContraction(linalgOp)) ||
+      succeeded(
+          lowering.lowerSplitReduction(linalgOp, options.splitRowReductionMin)))
+    return SmallVector<Operation *>();
+  // A row reduction takes the ops after it that it fuses. One that fuses
+  // nothing is split from a lower length on: a thread per output looping
+  // over a long reduction is a serial chain of dependent loads (~0.15 us
+  // each), where the split costs one more launch.
+  SmallVector<Operation *> fused =
+      lowering.lowerFusedRows(linalgOp, following, absorbed);
+  if (!fused.empty() || succeeded(lowering.lowerSplitReduction(
+                            linalgOp, options.splitReductionMin)))
+    return fused;
+  // Independent element-wise ops of the same thread space: one kernel.
+  fused = lowering.lowerFusedSiblings(op, following, absorbed);
+  if (fused.empty() && failed(lowering.lowerPerElement(linalgOp)))
+    return failure();
+  return fused;
+}
+
+/// Whatever else touches device memory on the host is an error: the GPU
+/// lowering could not run it.
+static LogicalResult checkNoHostAccessOfDeviceMemory(func::FuncOp func) {
+  WalkResult r = func.walk([&](Operation *op) {
+    if (!isa<memref::LoadOp, memref::StoreOp>(op) || isInsideMappedLoop(op))
+      return WalkResult::advance();
+    Value mem = isa<memref::LoadOp>(op) ? cast<memref::LoadOp>(op).getMemref()
+                                        : cast<memref::StoreOp>(op).getMemref();
+    if (isHostMemory(mem))
+      return WalkResult::advance();
+    op->emitOpError() << "accesses device memory on the host after "
+                         "ga-linalg-to-gpu-loops";
+    return WalkResult::interrupt();
+  });
+  return failure(r.wasInterrupted());
+}
+
+namespace {
+struct LinalgToGPULoopsPass
+    : public ga::impl::LinalgToGPULoopsBase<LinalgToGPULoopsPass> {
+  using Base::Base;
+  void runOnOperation() override;
+
+private:
+  /// The linalg ops and copies to lower, in order; erases on the way the
+  /// copies that change nothing and the writes nobody reads (no kernel for
+  /// either).
+  SmallVector<Operation *> collectWork(func::FuncOp func);
+  /// Adds the lowering's counts to the pass statistics.
+  void record(const LoweringCounts &counts);
+};
+} // namespace
+
+SmallVector<Operation *> LinalgToGPULoopsPass::collectWork(func::FuncOp func) {
+  SmallVector<Operation *> work;
+  SmallVector<memref::CopyOp> selfCopies;
+  func.walk([&](Operation *op) {
+    if (isInsideMappedLoop(op))
+      return;
+    if (auto copy = dyn_cast<memref::CopyOp>(op); copy && isSelfCopy(copy))
+      selfCopies.push_back(copy);
+    else if (isa<linalg::LinalgOp, memref::CopyOp>(op))
+      work.push_back(op);
+  });
+  for (memref::CopyOp copy : selfCopies)
+    copy.erase();
+  numSelfCopies += selfCopies.size();
+  llvm::erase_if(work, [&](Operation *op) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp || !isDeadWrite(linalgOp))
+      return false;
+    op->erase();
+    ++numDeadWrites;
+    return true;
+  });
+  return work;
+}
+
+void LinalgToGPULoopsPass::record(const LoweringCounts &counts) {
   numKernels += counts.kernels;
   numSunk += counts.sunk;
   numReadBacks += counts.readBacks;
@@ -323,6 +328,50 @@ void LinalgToGPULoopsPass::runOnOperation() {
   numFoldedFills += counts.foldedFills;
   numRowFused += counts.rowFused;
   numSiblingFused += counts.siblingFused;
+}
+
+void LinalgToGPULoopsPass::runOnOperation() {
+  func::FuncOp func = getOperation();
+  if (blockSize < 32 || blockSize > 1024 || blockSize % 32 != 0) {
+    func.emitError() << "block-size must be a multiple of 32 in [32, 1024], "
+                        "got "
+                     << static_cast<unsigned>(blockSize);
+    return signalPassFailure();
+  }
+  SmallVector<Operation *> work = collectWork(func);
+  LoweringOptions options;
+  options.blockSize = blockSize;
+  options.gemmTile = gemmTile;
+  options.gemmMinReduction = gemmMinReduction;
+  options.splitReductionMin = splitReductionMin;
+  options.splitRowReductionMin = splitRowReductionMin;
+  options.fuseRows = fuseRows;
+  options.fuseRowsMaxThreads = fuseRowsMaxThreads;
+  options.fuseSiblings = fuseSiblings;
+  options.fuseSiblingsMaxThreads = fuseSiblingsMaxThreads;
+  LoweringCounts counts;
+  FunctionLowering lowering(options, counts);
+  llvm::SmallPtrSet<Operation *, 16> absorbed = planFoldedFills(work, lowering);
+  // The ops still to lower, in order (absorbed fills go with their op).
+  SmallVector<Operation *> pending;
+  for (Operation *op : work)
+    if (!absorbed.contains(op))
+      pending.push_back(op);
+  llvm::SmallPtrSet<Operation *, 16> fusedAway;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (fusedAway.contains(pending[i]))
+      continue;
+    FailureOr<SmallVector<Operation *>> fused =
+        lowerOne(pending[i], ArrayRef(pending).drop_front(i + 1), absorbed,
+                 lowering, options);
+    if (failed(fused))
+      return signalPassFailure();
+    fusedAway.insert(fused->begin(), fused->end());
+  }
+  lowering.wrapHostStores(func);
+  guardAssertions(func);
+  LogicalResult sunk = lowering.sinkHostLoads(func);
+  record(counts);
   if (failed(sunk))
     return signalPassFailure();
   if (fma)
@@ -335,19 +384,6 @@ void LinalgToGPULoopsPass::runOnOperation() {
   // that the lowering created but did not use.
   for (Block &block : func.getBody())
     eraseDeadOps(block);
-  // Whatever else touches device memory on the host is an error: the GPU
-  // lowering could not run it.
-  WalkResult r = func.walk([&](Operation *op) {
-    if (!isa<memref::LoadOp, memref::StoreOp>(op) || isInsideMappedLoop(op))
-      return WalkResult::advance();
-    Value mem = isa<memref::LoadOp>(op) ? cast<memref::LoadOp>(op).getMemref()
-                                        : cast<memref::StoreOp>(op).getMemref();
-    if (isHostMemory(mem))
-      return WalkResult::advance();
-    op->emitOpError() << "accesses device memory on the host after "
-                         "ga-linalg-to-gpu-loops";
-    return WalkResult::interrupt();
-  });
-  if (r.wasInterrupted())
+  if (failed(checkNoHostAccessOfDeviceMemory(func)))
     signalPassFailure();
 }
