@@ -105,25 +105,24 @@ BufferRole MemoryUsageAnalysis::getRole(Operation *alloc) const {
   return std::get<1>(allocations[it->second]);
 }
 
-void MemoryUsageAnalysis::classify(ArrayRef<BufferRole> argRoles,
-                                   bool inferOptimizerState) {
-  if (func.isExternal())
-    return;
-  Block &entry = func.getBody().front();
-  BufferViewFlowAnalysis aliases(func);
-  // The ops of the entry block in which `value` or a view of it is used,
-  // other than to free it.
-  auto getUseAnchors = [&](Value value) {
-    SmallPtrSet<Operation *, 8> anchors;
-    for (Value alias : aliases.resolve(value))
-      for (Operation *user : alias.getUsers())
-        if (!isa<memref::DeallocOp>(user))
-          if (Operation *anchor = entry.findAncestorOpInBlock(*user))
-            anchors.insert(anchor);
-    return anchors;
-  };
+/// The ops of `entry` in which `value` or a view of it is used, other than
+/// to free it.
+static SmallPtrSet<Operation *, 8>
+getUseAnchors(BufferViewFlowAnalysis &aliases, Block &entry, Value value) {
+  SmallPtrSet<Operation *, 8> anchors;
+  for (Value alias : aliases.resolve(value))
+    for (Operation *user : alias.getUsers())
+      if (!isa<memref::DeallocOp>(user))
+        if (Operation *anchor = entry.findAncestorOpInBlock(*user))
+          anchors.insert(anchor);
+  return anchors;
+}
 
-  // Argument roles: given, or from `ga.batch` and the micro-batch loops.
+/// The role of each argument: `argRoles`, or without them, from `ga.batch`
+/// (inputs) and parameters for the rest. Arguments past the given roles are
+/// results (out-params).
+static SmallVector<BufferRole> getArgumentRoles(func::FuncOp func,
+                                                ArrayRef<BufferRole> argRoles) {
   SmallVector<BufferRole> roles(argRoles);
   if (roles.empty())
     for (BlockArgument arg : func.getArguments())
@@ -131,21 +130,77 @@ void MemoryUsageAnalysis::classify(ArrayRef<BufferRole> argRoles,
           func.getArgAttr(arg.getArgNumber(), GADialect::getBatchAttrName())
               ? BufferRole::Inputs
               : BufferRole::Parameters);
-  auto roleOf = [&](BlockArgument arg) {
-    return arg.getArgNumber() < roles.size() ? roles[arg.getArgNumber()]
-                                             : BufferRole::Results;
-  };
-  // Micro-batch loops: loops of the entry block that take a view of a
-  // per-sample input.
-  SmallPtrSet<Operation *, 4> microBatchLoops;
+  roles.resize(func.getNumArguments(), BufferRole::Results);
+  return roles;
+}
+
+/// The micro-batch loops: loops of the entry block that take a view of a
+/// per-sample input.
+static SmallPtrSet<Operation *, 4>
+findMicroBatchLoops(Block &entry, ArrayRef<BufferRole> roles) {
+  SmallPtrSet<Operation *, 4> loops;
   entry.walk([&](memref::SubViewOp view) {
     auto arg = dyn_cast<BlockArgument>(getViewRoot(view.getSource()));
-    if (!arg || arg.getOwner() != &entry || roleOf(arg) != BufferRole::Inputs)
+    if (!arg || arg.getOwner() != &entry ||
+        roles[arg.getArgNumber()] != BufferRole::Inputs)
       return;
     Operation *anchor = entry.findAncestorOpInBlock(*view);
     if (anchor && isa<scf::ForOp>(anchor))
-      microBatchLoops.insert(anchor);
+      loops.insert(anchor);
   });
+  return loops;
+}
+
+/// The role of `alloc`: an accumulator is live across the iterations of a
+/// micro-batch loop (allocated before it, used in it and after it), a result
+/// is returned, the rest are temporaries.
+static BufferRole
+getAllocationRole(memref::AllocOp alloc, Block &entry,
+                  BufferViewFlowAnalysis &aliases,
+                  const SmallPtrSetImpl<Operation *> &microBatchLoops,
+                  const SmallPtrSetImpl<Operation *> &returned) {
+  if (entry.findAncestorOpInBlock(*alloc) == alloc.getOperation()) {
+    SmallPtrSet<Operation *, 8> anchors = getUseAnchors(aliases, entry, alloc);
+    for (Operation *loop : microBatchLoops)
+      if (anchors.contains(loop) && alloc->isBeforeInBlock(loop) &&
+          llvm::any_of(anchors, [&](Operation *use) {
+            return loop->isBeforeInBlock(use);
+          }))
+        return BufferRole::Accumulators;
+  }
+  return returned.contains(alloc) ? BufferRole::Results
+                                  : BufferRole::Temporaries;
+}
+
+/// Bytes of static storage in mutable globals (static-temporaries=1) that
+/// `func` uses, each global counted once.
+static int64_t getStaticStorageBytes(func::FuncOp func) {
+  int64_t total = 0;
+  llvm::SmallDenseSet<Attribute> seen;
+  func.walk([&](memref::GetGlobalOp get) {
+    if (!seen.insert(get.getNameAttr()).second)
+      return;
+    auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+        get, get.getNameAttr());
+    if (!global || global.getConstant())
+      return;
+    if (FailureOr<int64_t> bytes = getBufferBytes(global.getType(), global);
+        ::mlir::succeeded(bytes))
+      total += *bytes;
+  });
+  return total;
+}
+
+void MemoryUsageAnalysis::classify(ArrayRef<BufferRole> argRoles,
+                                   bool inferOptimizerState) {
+  if (func.isExternal())
+    return;
+  Block &entry = func.getBody().front();
+  BufferViewFlowAnalysis aliases(func);
+  SmallVector<BufferRole> roles = getArgumentRoles(func, argRoles);
+  SmallPtrSet<Operation *, 4> microBatchLoops =
+      findMicroBatchLoops(entry, roles);
+  // A parameter that no micro-batch loop uses is optimizer state.
   bool inferStateRoles = inferOptimizerState && !microBatchLoops.empty();
   for (BlockArgument arg : func.getArguments()) {
     auto type = dyn_cast<MemRefType>(arg.getType());
@@ -159,27 +214,23 @@ void MemoryUsageAnalysis::classify(ArrayRef<BufferRole> argRoles,
       ok = false;
       return;
     }
-    BufferRole role = roleOf(arg);
+    BufferRole role = roles[arg.getArgNumber()];
     if (inferStateRoles && role == BufferRole::Parameters &&
-        llvm::none_of(getUseAnchors(arg), [&](Operation *anchor) {
-          return microBatchLoops.contains(anchor);
-        }))
+        llvm::none_of(getUseAnchors(aliases, entry, arg),
+                      [&](Operation *anchor) {
+                        return microBatchLoops.contains(anchor);
+                      }))
       role = BufferRole::OptimizerState;
     usage.bytes[static_cast<unsigned>(role)] += *bytes;
     usage.argumentBytes += *bytes;
   }
 
-  // Returned buffers.
   SmallPtrSet<Operation *, 8> returned;
   func.walk([&](func::ReturnOp ret) {
     for (Value operand : ret.getOperands())
       if (Operation *def = getViewRoot(operand).getDefiningOp())
         returned.insert(def);
   });
-
-  // Allocations: accumulators are live across the iterations of a
-  // micro-batch loop (used in it and after it), results are returned, the
-  // rest are temporaries.
   func.walk([&](memref::AllocOp alloc) {
     FailureOr<int64_t> bytes = getAllocBytes(alloc);
     if (failed(bytes)) {
@@ -191,19 +242,8 @@ void MemoryUsageAnalysis::classify(ArrayRef<BufferRole> argRoles,
     // The LLVM lowering asks malloc for the alignment on top and aligns by
     // hand.
     int64_t heapBytes = *bytes + alloc.getAlignment().value_or(0);
-    BufferRole role = BufferRole::Temporaries;
-    Operation *anchor = entry.findAncestorOpInBlock(*alloc);
-    if (anchor == alloc.getOperation()) {
-      SmallPtrSet<Operation *, 8> anchors = getUseAnchors(alloc);
-      for (Operation *loop : microBatchLoops)
-        if (anchors.contains(loop) && alloc->isBeforeInBlock(loop) &&
-            llvm::any_of(anchors, [&](Operation *use) {
-              return loop->isBeforeInBlock(use);
-            }))
-          role = BufferRole::Accumulators;
-    }
-    if (role == BufferRole::Temporaries && returned.contains(alloc))
-      role = BufferRole::Results;
+    BufferRole role =
+        getAllocationRole(alloc, entry, aliases, microBatchLoops, returned);
     if (role != BufferRole::Temporaries)
       usage.bytes[static_cast<unsigned>(role)] += heapBytes;
     allocationIndex[alloc] = allocations.size();
@@ -211,22 +251,8 @@ void MemoryUsageAnalysis::classify(ArrayRef<BufferRole> argRoles,
     ++usage.numAllocations;
     return WalkResult::advance();
   });
-  if (!ok)
-    return;
-
-  // Static storage of mutable globals (static-temporaries=1).
-  llvm::SmallDenseSet<Attribute> seen;
-  func.walk([&](memref::GetGlobalOp get) {
-    if (!seen.insert(get.getNameAttr()).second)
-      return;
-    auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
-        get, get.getNameAttr());
-    if (!global || global.getConstant())
-      return;
-    if (FailureOr<int64_t> bytes = getBufferBytes(global.getType(), global);
-        ::mlir::succeeded(bytes))
-      usage.staticBytes += *bytes;
-  });
+  if (ok)
+    usage.staticBytes += getStaticStorageBytes(func);
 }
 
 LogicalResult MemoryUsageAnalysis::simulate(Block &block) {
