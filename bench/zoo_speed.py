@@ -26,6 +26,7 @@ depend on the machine and its load: the header says which and how loaded.
 
 usage: PYTHONPATH=build/python_packages .venv/bin/python bench/zoo_speed.py
            [--models gpt2,distilbert,lstm-h_n] [--ns 4] [--threads 1]
+           [--size small|medium]
            [--batch 16] [--rounds 3] [--min-time 0.2] [--no-compile-time]
            [--write docs/CPU.md]
 """
@@ -55,11 +56,17 @@ def _optimizer(model):
     return torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
 
-def _make(name, batch):
+def _cases(size):
+    """The zoo's cases at `size`: "small" (the zoo's tests) or "medium"."""
+    import model_zoo
+    return model_zoo.MEDIUM if size == "medium" else model_zoo.MODELS
+
+
+def _make(name, batch, size="small"):
     import torch
     import model_zoo
     model_zoo.quiet()
-    case = model_zoo.MODELS[name]
+    case = _cases(size)[name]
     torch.manual_seed(0)
     model = case.make_model().train()
     data = case.make_batch(torch.Generator().manual_seed(1), batch)
@@ -115,13 +122,13 @@ def worker(a):
     if a.first_call:
         # One kind, cold caches: the first call, tracing and compiling
         # included.
-        case, model, data = _make(a.model, a.batch)
+        case, model, data = _make(a.model, a.batch, a.size)
         start = time.perf_counter()
         _runner(a.first_call, case, model, data, a.n, a.threads)()
         return {"first_call": time.perf_counter() - start}
     runs = {}
     for kind in KINDS:
-        case, model, data = _make(a.model, a.batch)
+        case, model, data = _make(a.model, a.batch, a.size)
         runs[kind] = _runner(kind, case, model, data, a.n, a.threads)
         runs[kind]()  # compiles, or loads the library from the cache
         runs[kind]()
@@ -138,7 +145,8 @@ def run_worker(a, env_extra=None, **kw):
                OPENBLAS_NUM_THREADS=str(threads),
                MKL_NUM_THREADS=str(threads), **(env_extra or {}))
     cmd = [sys.executable, os.path.abspath(__file__), "--worker",
-           "--batch", str(a.batch), "--rounds", str(a.rounds),
+           "--batch", str(a.batch), "--size", a.size,
+           "--rounds", str(a.rounds),
            "--min-time", str(a.min_time)]
     for k, v in kw.items():
         cmd += ["--" + k.replace("_", "-"), str(v)]
@@ -202,6 +210,9 @@ def main():
     p.add_argument("--ns", default="4")
     p.add_argument("--threads", default="1")
     p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--size", choices=["small", "medium"], default="small",
+                   help="the zoo's sizes (small: its tests' configurations; "
+                   "medium: model_zoo.MEDIUM, hidden size 128)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--min-time", type=float, default=0.2,
                    help="seconds of calls per timing")
@@ -220,15 +231,15 @@ def main():
         print(json.dumps(worker(a)))
         return
 
-    import model_zoo
-    models = list(model_zoo.MODELS) if a.models == "all" else \
+    models = list(_cases(a.size)) if a.models == "all" else \
         a.models.split(",")
     ns = [int(n) for n in a.ns.split(",")]
     threads = [int(t) for t in a.threads.split(",")]
     cache = a.cache or tempfile.mkdtemp(prefix="zoo-speed-")
     header = (f"{platform.processor() or platform.machine()}, "
               f"{os.cpu_count()} CPUs, load average at start "
-              f"{os.getloadavg()[0]:.1f}; B = {a.batch}, SGD with momentum; "
+              f"{os.getloadavg()[0]:.1f}; {a.size} models, B = {a.batch}, "
+              f"SGD with momentum; "
               f"median of {a.rounds} interleaved rounds")
     print(header, flush=True)
     t0 = time.time()

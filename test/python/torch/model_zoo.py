@@ -104,20 +104,20 @@ class Case:
         self.loss_fn, self.options = loss_fn, options
 
 
-def padded_text(gen, b, pad_labels=True):
+def padded_text(gen, b, pad_labels=True, t=T, vocab=VOCAB):
     """Token ids, an attention mask with right padding (every sequence keeps
     at least 3 tokens) and labels (-100 on the padding)."""
-    ids = torch.randint(1, VOCAB, (b, T), generator=gen)
-    lengths = torch.randint(3, T + 1, (b,), generator=gen)
-    lengths[0] = T - 2  # padding in every batch
-    mask = (torch.arange(T)[None, :] < lengths[:, None]).long()
+    ids = torch.randint(1, vocab, (b, t), generator=gen)
+    lengths = torch.randint(3, t + 1, (b,), generator=gen)
+    lengths[0] = t - 2  # padding in every batch
+    mask = (torch.arange(t)[None, :] < lengths[:, None]).long()
     ids = ids.masked_fill(mask == 0, 0)
     labels = ids.masked_fill(mask == 0, -100) if pad_labels else ids
     return ids, mask, labels
 
 
-def text_classes(gen, b):
-    ids, mask, _ = padded_text(gen, b)
+def text_classes(gen, b, t=T, vocab=VOCAB):
+    ids, mask, _ = padded_text(gen, b, t=t, vocab=vocab)
     return ids, mask, torch.randint(0, 3, (b,), generator=gen)
 
 
@@ -126,8 +126,8 @@ def images(gen, b, size=16):
             torch.randint(0, 3, (b,), generator=gen))
 
 
-def sequences(gen, b):
-    return (torch.randn(b, 5, 4, generator=gen),
+def sequences(gen, b, t=5, features=4):
+    return (torch.randn(b, t, features, generator=gen),
             torch.randint(0, 3, (b,), generator=gen))
 
 
@@ -151,60 +151,60 @@ def _hf(config_class, model_class, **config):
     return getattr(transformers, model_class)(config)
 
 
-def gpt2(attention="sdpa"):
-    return _hf("GPT2Config", "GPT2LMHeadModel", vocab_size=VOCAB,
-               n_positions=16, n_embd=16, n_layer=2, n_head=2,
+def gpt2(attention="sdpa", d=16, heads=2, t=16, vocab=VOCAB):
+    return _hf("GPT2Config", "GPT2LMHeadModel", vocab_size=vocab,
+               n_positions=t, n_embd=d, n_layer=2, n_head=heads,
                resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
                bos_token_id=1, eos_token_id=1, attn_implementation=attention)
 
 
-def llama(attention="sdpa"):
-    return _hf("LlamaConfig", "LlamaForCausalLM", vocab_size=VOCAB,
-               hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-               num_attention_heads=2, num_key_value_heads=1,
-               max_position_embeddings=16, bos_token_id=1, eos_token_id=1,
+def llama(attention="sdpa", d=16, heads=2, t=16, vocab=VOCAB):
+    return _hf("LlamaConfig", "LlamaForCausalLM", vocab_size=vocab,
+               hidden_size=d, intermediate_size=2 * d, num_hidden_layers=2,
+               num_attention_heads=heads, num_key_value_heads=heads // 2,
+               max_position_embeddings=t, bos_token_id=1, eos_token_id=1,
                pad_token_id=0, attn_implementation=attention)
 
 
-def bert(dropout=0.1, attention="eager"):
+def bert(dropout=0.1, attention="eager", d=16, heads=2, t=16, vocab=VOCAB):
     return _hf("BertConfig", "BertForSequenceClassification",
-               vocab_size=VOCAB, hidden_size=16, num_hidden_layers=2,
-               num_attention_heads=2, intermediate_size=32,
-               max_position_embeddings=16, num_labels=3, pad_token_id=0,
+               vocab_size=vocab, hidden_size=d, num_hidden_layers=2,
+               num_attention_heads=heads, intermediate_size=2 * d,
+               max_position_embeddings=t, num_labels=3, pad_token_id=0,
                hidden_dropout_prob=dropout,
                attention_probs_dropout_prob=dropout,
                attn_implementation=attention)
 
 
-def distilbert():
+def distilbert(d=16, heads=2, t=16, vocab=VOCAB):
     return _hf("DistilBertConfig", "DistilBertForSequenceClassification",
-               vocab_size=VOCAB, dim=16, n_layers=2, n_heads=2,
-               hidden_dim=32, max_position_embeddings=16, num_labels=3,
+               vocab_size=vocab, dim=d, n_layers=2, n_heads=heads,
+               hidden_dim=2 * d, max_position_embeddings=t, num_labels=3,
                dropout=0.0, attention_dropout=0.0, seq_classif_dropout=0.0,
                pad_token_id=0)
 
 
-def t5():
-    return _hf("T5Config", "T5ForConditionalGeneration", vocab_size=VOCAB,
-               d_model=16, d_kv=8, d_ff=32, num_layers=1,
-               num_decoder_layers=1, num_heads=2,
+def t5(d=16, heads=2, t=16, vocab=VOCAB):
+    return _hf("T5Config", "T5ForConditionalGeneration", vocab_size=vocab,
+               d_model=d, d_kv=d // heads, d_ff=2 * d, num_layers=1,
+               num_decoder_layers=1, num_heads=heads,
                relative_attention_num_buckets=8,
-               relative_attention_max_distance=16, dropout_rate=0.0,
+               relative_attention_max_distance=t, dropout_rate=0.0,
                decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
 
 
-def vit_hf():
-    return _hf("ViTConfig", "ViTForImageClassification", image_size=8,
-               patch_size=4, num_channels=3, hidden_size=16,
-               num_hidden_layers=1, num_attention_heads=2,
-               intermediate_size=32, num_labels=3,
+def vit_hf(d=16, heads=2, image=8):
+    return _hf("ViTConfig", "ViTForImageClassification", image_size=image,
+               patch_size=4, num_channels=3, hidden_size=d,
+               num_hidden_layers=1, num_attention_heads=heads,
+               intermediate_size=2 * d, num_labels=3,
                hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
 
 
-def vit_torchvision():
+def vit_torchvision(d=16, heads=2, image=8):
     from torchvision.models import VisionTransformer
-    return VisionTransformer(image_size=8, patch_size=4, num_layers=1,
-                             num_heads=2, hidden_dim=16, mlp_dim=32,
+    return VisionTransformer(image_size=image, patch_size=4, num_layers=1,
+                             num_heads=heads, hidden_dim=d, mlp_dim=2 * d,
                              num_classes=3)
 
 
@@ -235,19 +235,20 @@ def mobilenet_v3_small():
     return make(num_classes=3)
 
 
-def convnext():
+def convnext(width=8):
     from torchvision.models.convnext import CNBlockConfig, ConvNeXt
-    return ConvNeXt([CNBlockConfig(8, 16, 1), CNBlockConfig(16, None, 1)],
+    return ConvNeXt([CNBlockConfig(width, 2 * width, 1),
+                     CNBlockConfig(2 * width, None, 1)],
                     stochastic_depth_prob=0.0, num_classes=3)
 
 
 class LSTMLastState(nn.Module):
     """A 2-layer LSTM whose classifier reads the last layer's h_n."""
 
-    def __init__(self):
+    def __init__(self, features=4, hidden=8):
         super().__init__()
-        self.rnn = nn.LSTM(4, 8, num_layers=2, batch_first=True)
-        self.fc = nn.Linear(8, 3)
+        self.rnn = nn.LSTM(features, hidden, num_layers=2, batch_first=True)
+        self.fc = nn.Linear(hidden, 3)
 
     def forward(self, x):
         _, (h_n, _) = self.rnn(x)
@@ -255,10 +256,11 @@ class LSTMLastState(nn.Module):
 
 
 class BidirectionalGRU(nn.Module):
-    def __init__(self):
+    def __init__(self, features=4, hidden=8):
         super().__init__()
-        self.rnn = nn.GRU(4, 8, batch_first=True, bidirectional=True)
-        self.fc = nn.Linear(16, 3)
+        self.rnn = nn.GRU(features, hidden, batch_first=True,
+                          bidirectional=True)
+        self.fc = nn.Linear(2 * hidden, 3)
 
     def forward(self, x):
         out, _ = self.rnn(x)
@@ -289,6 +291,50 @@ MODELS = {
     "lstm-h_n": Case(LSTMLastState, sequences, classification),
     "gru-bidirectional": Case(BidirectionalGRU, sequences, classification),
 }
+
+
+def _medium():
+    """The zoo's models at the sizes people fine-tune on a CPU (hidden size
+    128, 4 heads, 64 tokens of a 512-token vocabulary; 32 x 32 images for the
+    vision transformers and ConvNeXt; 32 steps of 32 features into 128 units
+    for the recurrent ones; ResNet-18 and MobileNetV3 as in MODELS): what
+    bench/zoo_speed.py --size medium times. Same losses, batches and
+    options as MODELS."""
+    text = dict(d=128, heads=4, t=64, vocab=512)
+    tokens = dict(t=64, vocab=512)
+    return {
+        "gpt2": Case(lambda: gpt2(**text),
+                     lambda g, b: padded_text(g, b, **tokens), hf_loss),
+        "llama": Case(lambda: llama(**text),
+                      lambda g, b: padded_text(g, b, **tokens), hf_loss),
+        "bert-dropout": Case(lambda: bert(**text),
+                             lambda g, b: text_classes(g, b, **tokens),
+                             hf_loss),
+        "distilbert": Case(lambda: distilbert(**text),
+                           lambda g, b: text_classes(g, b, **tokens),
+                           hf_loss),
+        "t5": Case(lambda: t5(**text),
+                   lambda g, b: padded_text(g, b, **tokens), hf_loss),
+        "vit-hf": Case(lambda: vit_hf(d=128, heads=4, image=32),
+                       lambda g, b: images(g, b, 32),
+                       hf_image_classification),
+        "vit-torchvision": Case(lambda: vit_torchvision(128, 4, 32),
+                                lambda g, b: images(g, b, 32),
+                                classification),
+        "resnet18": MODELS["resnet18"],
+        "mobilenet-v3-small": MODELS["mobilenet-v3-small"],
+        "convnext": Case(lambda: convnext(32), lambda g, b: images(g, b, 32),
+                         classification),
+        "lstm-h_n": Case(lambda: LSTMLastState(32, 128),
+                         lambda g, b: sequences(g, b, 32, 32),
+                         classification),
+        "gru-bidirectional": Case(lambda: BidirectionalGRU(32, 128),
+                                  lambda g, b: sequences(g, b, 32, 32),
+                                  classification),
+    }
+
+
+MEDIUM = _medium()
 
 OPTIMIZERS = {
     "sgd": lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9,
