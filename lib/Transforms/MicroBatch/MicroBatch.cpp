@@ -29,8 +29,7 @@ using namespace mlir;
 using namespace mlir::ga;
 using namespace mlir::ga::micro_batch;
 
-LogicalResult StepRewriter::run() {
-  Operation *terminator = body.getTerminator();
+void StepRewriter::appendArguments() {
   if (config.dynamicMicroBatches)
     (void)func.insertArgument(func.getNumArguments(), builder.getIndexType(),
                               DictionaryAttr(), loc());
@@ -41,8 +40,9 @@ LogicalResult StepRewriter::run() {
     shardBegin = func.getArgument(func.getNumArguments() - 2);
     shardEnd = func.getArgument(func.getNumArguments() - 1);
   }
+}
 
-  // The batch size, at function entry.
+void StepRewriter::materializeBatchSizes() {
   builder.setInsertionPointToStart(&body);
   int64_t staticSize = analysis.getBatchSize();
   if (!ShapedType::isDynamic(staticSize)) {
@@ -73,7 +73,57 @@ LogicalResult StepRewriter::run() {
     }
     dim.erase();
   }
+}
 
+void StepRewriter::movePostReductionOps(unsigned level, Operation *terminator) {
+  for (Operation *op : originalOps) {
+    if (analysis.isPerSample(op))
+      continue;
+    bool post = llvm::any_of(op->getResults(), [&](Value v) {
+      return analysis.getClass(v).isPostReduction();
+    });
+    unsigned after = 0;
+    for (Value operand : op->getOperands())
+      after = std::max(after, analysis.getAvailableAfter(operand));
+    if (op->getNumResults())
+      after = analysis.getAvailableAfter(op->getResult(0));
+    // An scf.if that holds reductions follows their loop even without
+    // results.
+    if (analysis.holdsBatchReductions(op)) {
+      post = true;
+      after = std::max(after, analysis.getReductionLoop(op));
+    }
+    if ((post || after) && after == level)
+      op->moveBefore(terminator);
+  }
+}
+
+LogicalResult StepRewriter::eraseOriginalPerSampleOps() {
+  SmallVector<Operation *> perSampleOps;
+  for (Operation *op : originalOps) {
+    if (!analysis.holdsBatchReductions(op)) {
+      perSampleOps.push_back(op);
+      continue;
+    }
+    for (Region &region : op->getRegions())
+      for (Operation &nested : region.getOps())
+        perSampleOps.push_back(&nested);
+  }
+  for (Operation *op : llvm::reverse(perSampleOps)) {
+    if (!analysis.isPerSample(op))
+      continue;
+    if (!op->use_empty())
+      return op->emitError() << "internal error: per-sample op still used "
+                                "after the micro-batch rewrite";
+    op->erase();
+  }
+  return success();
+}
+
+LogicalResult StepRewriter::run() {
+  Operation *terminator = body.getTerminator();
+  appendArguments();
+  materializeBatchSizes();
   replaceDeadBranches();
 
   // Snapshot the original ops before anything moves.
@@ -91,52 +141,9 @@ LogicalResult StepRewriter::run() {
       emitLevel(level, plan, segments);
     if (failedDataParallel || failedMaterialize)
       return failure();
-    // Post-reduction ops available after this loop follow it, in order.
-    for (Operation *op : originalOps) {
-      if (analysis.isPerSample(op))
-        continue;
-      bool post = llvm::any_of(op->getResults(), [&](Value v) {
-        return analysis.getClass(v).isPostReduction();
-      });
-      unsigned after = 0;
-      for (Value operand : op->getOperands())
-        after = std::max(after, analysis.getAvailableAfter(operand));
-      if (op->getNumResults())
-        after = analysis.getAvailableAfter(op->getResult(0));
-      // An scf.if that holds reductions follows their loop even without
-      // results.
-      if (analysis.holdsBatchReductions(op)) {
-        post = true;
-        after = std::max(after, analysis.getReductionLoop(op));
-      }
-      if ((post || after) && after == level)
-        op->moveBefore(terminator);
-    }
+    movePostReductionOps(level, terminator);
   }
-
-  // The per-sample ops of the original step are now dead, also in the
-  // branches of the scf.if ops that held reductions.
-  SmallVector<Operation *> perSampleOps;
-  for (Operation *op : originalOps) {
-    if (!analysis.holdsBatchReductions(op)) {
-      perSampleOps.push_back(op);
-      continue;
-    }
-    for (Region &region : op->getRegions())
-      for (Operation &nested : region.getOps())
-        perSampleOps.push_back(&nested);
-  }
-  for (Operation *op : llvm::reverse(perSampleOps)) {
-    if (!analysis.isPerSample(op))
-      continue;
-    if (!op->use_empty()) {
-      return op->emitError()
-             << "internal error: per-sample op still used after the "
-                "micro-batch rewrite";
-    }
-    op->erase();
-  }
-  return success();
+  return eraseOriginalPerSampleOps();
 }
 
 void StepRewriter::replaceDeadBranches() {

@@ -157,6 +157,19 @@ private:
   friend class InstanceBuilder;
 
   Location loc() { return func.getLoc(); }
+  /// Appends the `index` arguments the configuration asks for (the run-time
+  /// micro-batch count; this rank's shard bounds).
+  void appendArguments();
+  /// Sets `batchSize` at function entry and replaces every `tensor.dim` of a
+  /// batched dimension by the full extent it stands for.
+  void materializeBatchSizes();
+  /// Moves after the loop of `level` the post-reduction ops of the original
+  /// step that become available there, in order.
+  void movePostReductionOps(unsigned level, Operation *terminator);
+  /// Erases the original per-sample ops, now dead (also in the branches of
+  /// the scf.if ops that held reductions); an op still used is an internal
+  /// error.
+  LogicalResult eraseOriginalPerSampleOps();
   /// An index constant, created once at function entry.
   Value indexConstant(int64_t value) {
     Value &constant = indexConstants[value];
