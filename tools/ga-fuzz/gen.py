@@ -14,15 +14,22 @@ Every tensor dimension carries a *label*: loop dimensions of a generic op are
 the union of its operands' labels, so transposes, broadcasts and reductions come
 from the labels alone. The batch label is ``b`` (or ``bt`` once a ``[B, T]``
 pair is collapsed, samples staying contiguous).
+
+This module holds ``Gen`` (the phases of ``Gen.generate``, in their draw
+order) and ``generate``; the rest is in mixins: gen_tables (PROBS, COUPLING,
+FORWARD), gen_ir (V, Step, the text-emission core), gen_forward and
+gen_regions (forward features), gen_loss (logits, loss, metrics),
+gen_backward (gradients, optimizer, pass options, finish) and gen_late (the
+features drawn last).
 """
 
 import random
-import re
 
 from gen_backward import BackwardMixin
 from gen_forward import ForwardMixin
 from gen_ir import IRMixin, Step, V
 from gen_late import LateMixin
+from gen_loss import LossMixin
 from gen_regions import RegionMixin
 from gen_tables import COUPLING, F32_EPS, FORWARD, PROBS
 
@@ -31,7 +38,11 @@ from gen_tables import COUPLING, F32_EPS, FORWARD, PROBS
 __all__ = ["COUPLING", "F32_EPS", "FORWARD", "PROBS", "Gen", "Step", "V", "generate"]
 
 
-class Gen(IRMixin, ForwardMixin, RegionMixin, LateMixin, BackwardMixin):
+class Gen(IRMixin, ForwardMixin, RegionMixin, LateMixin, LossMixin, BackwardMixin):
+    """The generator of one step, from one random stream (``rng``): the
+    features in ``force`` are always on, those in ``disable`` never; ``on``
+    draws its number either way, so neither changes any other draw."""
+
     def __init__(self, rng, force=None, disable=None):
         self.rng = rng
         self.force = set(force or ())
@@ -39,30 +50,61 @@ class Gen(IRMixin, ForwardMixin, RegionMixin, LateMixin, BackwardMixin):
         self.n = 0
         self.args = []        # (name, type, attrs)
         self.consts = {}      # text -> name
-        self.pro = []
-        self.lines = []
+        self.pro = []         # the constants, hoisted to the top of the body
+        self.lines = []       # the rest of the body
         self.indent = 1
         self.size = {}        # label -> int (None for the dynamic batch)
         self.step = Step()
-        self.maps = {}
+
     def generate(self):
-        rng = self.rng
+        """Emits the whole step and returns its ``Step``.
+
+        The phases run in a fixed order and every random draw happens in that
+        order: a case is named by its seed alone, so moving a draw from one
+        phase to another (or adding one before the late features) would change
+        every case generated after it."""
+        self.setup_batch()
+        x, labels, mask = self.emit_arguments()
+        extra_results = self.emit_sample_slice(x)
+        h = self.emit_forward(x)
+        self.emit_coupled(x, h)
+        logits = self.emit_logits(x)
+        nll = self.emit_nll(logits, labels)
+        loss, count, norm = self.emit_loss(nll, mask, labels)
+        results = [loss] + extra_results + self.reduced_extra
+        inv = self.gradient_scale(count, norm, x)
+        results += self.emit_metrics(logits, labels)
+        results += self.emit_batch_reductions(nll, labels)
+        text_results = results + self.emit_optimizer(labels, nll, inv)
+        self.step.pass_options = self.choose_pass_options()
+        late, f64 = self.emit_late_features(x, nll, mask, labels)
+        return self.finish(text_results + late, f64=f64)
+
+    # ---------------------------------------------------------------- phases
+    def setup_batch(self):
+        """Draws the batch size (5 to 20, static or, with dyn_batch, `?`) and
+        the number of micro-batches (1 to 6, often not dividing the batch),
+        and resets the per-step pools."""
         st = self.step
         st.dynamic = self.on("dyn_batch")
-        B = rng.randrange(5, 21)
+        B = self.rng.randrange(5, 21)
         st.batch = B
         self.run_batch = B
         self.size["b"] = None if st.dynamic else B
-        N = rng.randrange(1, min(B, 6) + 1)
-        st.micro_batches = N
+        st.micro_batches = self.rng.randrange(1, min(B, 6) + 1)
         self.params = []          # parameters that get a gradient and an update
-        self.params_nograd = []
-        self.dim_source = {}
-        self.pool = []
+        self.params_nograd = []   # parameters read but not updated
+        self.dim_source = {}      # label -> a value to take its dynamic size from
+        self.pool = []            # per-sample values the next feature may read
         self.coupled = []         # values of coupled features: they feed the logits
-        extra_results = []
 
-        # -- arguments
+    def emit_arguments(self):
+        """The per-sample arguments and the learning rate: an input x ([B, F]
+        or [F, B]), optionally a [B, T, D] (or [T, B, D]) input, integer
+        labels with ga.range and a padding mask. Returns (x, labels, mask);
+        the class label and the labels' type are kept in self.cls and
+        self.et_lab."""
+        rng = self.rng
         f = self.new_label(rng.choice([3, 4, 5, 6, 8]), "f")
         x = self.per_sample_arg([f, "b"] if self.on("batch_dim1") else ["b", f])
         self.dim_source["b"] = x
@@ -75,18 +117,23 @@ class Gen(IRMixin, ForwardMixin, RegionMixin, LateMixin, BackwardMixin):
             d = self.new_label(rng.choice([3, 4]), "f")
             self.t_label = t
             self.size_t = self.size[t]
-            self.size["bt"] = None if st.dynamic else B * self.size[t]
+            self.size["bt"] = None if self.step.dynamic else self.run_batch * self.size[t]
             z = self.per_sample_arg(["b", t, d] if rng.random() < 0.7 else [t, "b", d])
             self.pool.append(self.activation(z))
         n_cls = rng.choice([3, 4, 5])
-        cls = self.new_label(n_cls, "k")
-        et_lab = rng.choice(["i64", "i32"])
-        labels = self.per_sample_arg(["b"], et_lab, "ga.range = [0, %d]" % n_cls)
+        self.cls = self.new_label(n_cls, "k")
+        self.et_lab = rng.choice(["i64", "i32"])
+        labels = self.per_sample_arg(["b"], self.et_lab, "ga.range = [0, %d]" % n_cls)
         mask = self.per_sample_arg(["b"], "f32", 'ga.init = "mask"')
+        return x, labels, mask
 
-        # -- coupled: a sample-selecting slice (static batch only)
-        if not st.dynamic and self.on("sample_slice"):
-            half = self.new_label(max(1, B // 2), "s")
+    def emit_sample_slice(self, x):
+        """Coupled: a slice of the first half of the samples, reduced and
+        returned (static batches only: the slice's size is a constant).
+        Returns the extra results."""
+        extra_results = []
+        if not self.step.dynamic and self.on("sample_slice"):
+            half = self.new_label(max(1, self.run_batch // 2), "s")
             sl = self.fresh("sl")
             xd = x.dims
             offs = ", ".join("0" for _ in xd)
@@ -96,84 +143,82 @@ class Gen(IRMixin, ForwardMixin, RegionMixin, LateMixin, BackwardMixin):
                 sl, x.name, offs, sizes, ", ".join("1" for _ in xd), self.tyv(x), self.ty(nd)))
             s0 = self.reduce_all(V(sl, nd), term=lambda a: self.op("math.tanh", a))
             extra_results.append(s0)
+        return extra_results
 
-        # -- forward
+    def emit_forward(self, x):
+        """The forward pass: h = act(x W), then each forward feature drawn for
+        this step at least once, in a random order among plain layers
+        (contractions, biases, activations), each on a random value of the
+        pool; the results join the pool. Returns h (the statistics of the
+        coupled features read it)."""
+        rng = self.rng
         h = self.contract_param(x)
         self.pool.append(h)
-        self.h0 = h
-        # Each forward feature drawn for this step is used at least once, in a
-        # random order among plain layers.
         kinds = [f for f in FORWARD if self.on(f)]
         self.dim_in_region = self.on("dim_in_region")
         if self.dim_in_region and "scf_if" not in kinds and "scf_for" not in kinds:
             kinds.append(rng.choice(["scf_if", "scf_for"]))
-            st.features.add(kinds[-1])
+            self.step.features.add(kinds[-1])
         kinds += [rng.choice(["contract", "bias", "activation"]) for _ in range(rng.randrange(1, 4))]
         rng.shuffle(kinds)
         for kind in kinds:
             v = self.pick(lambda v: v.et == "f32" and self.nonbatch(v))
             if v is None:
                 break
-            r = None
-            if kind == "reshape":
-                r = self.reshape(v)
-            elif kind == "contract":
-                r = self.contract_param(v)
-            elif kind == "bias":
-                r = self.bias(v)
-            elif kind == "named_ops":
-                r = self.named_op(v)
-            elif kind == "per_sample_reduce":
-                r = self.per_sample_reduce(v)
-            elif kind == "compound_expr":
-                r = self.compound(v)
-            elif kind == "capture_same_sample":
-                r = self.capture(v, "same")
-            elif kind == "capture_param":
-                r = self.capture_param(v)
-            elif kind == "scf_if":
-                r = self.scf_if(v)
-            elif kind == "scf_for":
-                r = self.scf_for(v)
-            elif kind == "loop_chain":
-                rs = self.loop_chain(v)
-                self.pool.extend(rs[1:])
-                r = rs[0]
-            elif kind == "no_ps_operand":
-                r = self.no_ps_operand(v)
-            elif kind == "tensor_arith":
-                r = self.tensor_arith(v)
-            elif kind == "slice_features":
-                r = self.slice_features(v)
-            elif kind == "softmax":
-                r = self.softmax(v)
-            elif kind == "data_stat":
-                r = self.data_stat(v)
-            elif kind == "if_mixed":
-                r = self.scf_if(v, mixed=True)
-            elif kind == "reduce_in_for":
-                r = self.reduce_in_for(v)
-            elif kind == "if_on_sample":
-                r = self.scf_if(v, on_sample=True)
-            elif kind == "capture_stat":
-                r = self.capture_stat(v, self.inputs[0])
-            elif kind == "capture_stat_param":
-                r = self.capture_stat(v, h)
-            elif kind == "outs_carry":
-                r = self.outs_carry(v)
-            else:
-                r = self.activation(v, perm=rng.random() < 0.3)
+            r = self.forward_layer(kind, v, h)
             if r is not None:
                 if r.dims[:1] == ["bt"] and len(r.dims) == 2 and rng.random() < 0.4:
                     r = self.uncollapse(r)
                 self.pool.append(r)
-        # coupled features
+        return h
+
+    def forward_layer(self, kind, v, h):
+        """One forward feature (or plain layer) `kind` applied to v; None
+        when it does not apply to v's shape."""
+        if kind == "loop_chain":
+            # every iter_arg of the chain is a per-sample value
+            rs = self.loop_chain(v)
+            self.pool.extend(rs[1:])
+            return rs[0]
+        layers = {
+            "reshape": self.reshape,
+            "contract": self.contract_param,
+            "bias": self.bias,
+            "named_ops": self.named_op,
+            "per_sample_reduce": self.per_sample_reduce,
+            "compound_expr": self.compound,
+            "capture_same_sample": lambda v: self.capture(v, "same"),
+            "capture_param": self.capture_param,
+            "scf_if": self.scf_if,
+            "scf_for": self.scf_for,
+            "no_ps_operand": self.no_ps_operand,
+            "tensor_arith": self.tensor_arith,
+            "slice_features": self.slice_features,
+            "softmax": self.softmax,
+            "data_stat": self.data_stat,
+            "if_mixed": lambda v: self.scf_if(v, mixed=True),
+            "reduce_in_for": self.reduce_in_for,
+            "if_on_sample": lambda v: self.scf_if(v, on_sample=True),
+            "capture_stat": lambda v: self.capture_stat(v, self.inputs[0]),
+            "capture_stat_param": lambda v: self.capture_stat(v, h),
+            "outs_carry": self.outs_carry,
+        }
+        if kind in layers:
+            return layers[kind](v)
+        return self.activation(v, perm=self.rng.random() < 0.3)
+
+    def emit_coupled(self, x, h):
+        """The coupled features (refusal expected): BatchNorm statistics of h,
+        a payload reading another sample, x[b floordiv 2], the sample's
+        position as a number, x[b, b]. Their values are kept in self.coupled,
+        which the logits read."""
         if self.on("batchnorm"):
             # Statistics of h = act(x W): they depend on a parameter, so they
             # couple samples (of x alone they would be a data-only statistic).
             v = h
             if v is not None:
-                mu = self.reduce_all(v, term=lambda a: self.op("arith.mulf", a, self.cf32(1.0 / B)),
+                inv_b = 1.0 / self.run_batch
+                mu = self.reduce_all(v, term=lambda a: self.op("arith.mulf", a, self.cf32(inv_b)),
                                      out_dims=self.nonbatch(v))
                 e = self.empty(v.dims, like=[v])
                 self.coupled.append(self.generic([v, mu], [e], lambda a: [self.op("arith.subf", a[0], a[1])])[0])
@@ -197,232 +242,9 @@ class Gen(IRMixin, ForwardMixin, RegionMixin, LateMixin, BackwardMixin):
             dg = self.generic([pair], [e], lambda a: [self.op("math.tanh", a[0])], specs={0: ["b", "b"]})[0]
             self.coupled.append(dg)
 
-        # -- logits [b, k] and the loss (through the coupled values, if any)
-        for cv in self.coupled:
-            if "b" in cv.dims and self.nonbatch(cv):
-                self.pool.append(cv)
-                continue
-            # [b]: scale a pool value by it
-            v = self.pick(lambda v: v.et == "f32" and "b" in v.dims and self.nonbatch(v))
-            if v is None:
-                continue
-            e = self.empty(v.dims, like=[v])
-            self.pool.append(self.generic([v, cv], [e], lambda a: [self.op("arith.mulf", a[0], a[1])])[0])
-        base = self.pick(lambda v: v.et == "f32" and "b" in v.dims and self.nonbatch(v)) or x
-        if self.coupled:
-            base = self.pool[-1] if "b" in self.pool[-1].dims and self.nonbatch(self.pool[-1]) else base
-        # contract every non-batch label of base into the class dimension
-        wl = self.param(self.nonbatch(base) + [cls])
-        self.params.append(wl)
-        ldims = ["b", cls] if rng.random() < 0.7 else [cls, "b"]
-        init = self.fill(ldims, 0.0, like=[base])
-        logits = self.generic([base, wl], [init], lambda a: [
-            self.op("arith.addf", a[2], self.op("arith.mulf", a[0], a[1]))])[0]
-        logits = self.activation(logits)
-        self.pool.append(logits)
-        if self.on("gather"):
-            e = self.empty(["b"], like=[labels])
-
-            def pl(a):
-                i = self.fresh("i")
-                self.emit("%s = linalg.index 0 : index" % i)
-                l = self.fresh("l")
-                self.emit("%s = arith.index_cast %s : %s to index" % (l, a[0], et_lab))
-                idx = [i if dd == "b" else l for dd in logits.dims]
-                xv = self.fresh("x")
-                self.emit("%s = tensor.extract %s[%s] : %s" % (xv, logits.name, ", ".join(idx), self.tyv(logits)))
-                return [self.op("arith.negf", xv)]
-            nll = self.generic([labels], [e], pl)[0]
-        else:
-            # one-hot pick: nll[b] = -sum_k [k == label] * logits[b, k]
-            init = self.fill(["b"], 0.0, like=[labels])
-
-            def pl(a):
-                j = self.fresh("j")
-                self.emit("%s = linalg.index %d : index" % (j, self.loop_labels.index(cls)))
-                ji = self.fresh("ji")
-                self.emit("%s = arith.index_cast %s : index to %s" % (ji, j, et_lab))
-                eq = self.fresh("eq")
-                self.emit("%s = arith.cmpi eq, %s, %s : %s" % (eq, ji, a[1], et_lab))
-                sel = self.fresh("sel")
-                self.emit("%s = arith.select %s, %s, %s : f32" % (sel, eq, a[0], self.cf32(0.0)))
-                return [self.op("arith.subf", a[2], sel)]
-            nll = self.generic([logits, labels], [init], pl)[0]
-        self.pool.append(nll)
-
-        # normalization: none, batch size as a number, constant 1/B, data-only count
-        norm = rng.choice(["none", "batch_dim", "const", "count", "ones"] if not st.dynamic else
-                          ["none", "batch_dim", "count", "ones"])
-        st.features.add("norm_" + norm)
-        count = None
-        shared = norm == "count" and self.on("count_shared_multi")
-        if shared:
-            z0 = self.fill([], 0.0)
-            z1 = self.fill([], 0.0)
-            cnt_sum, msum = self.generic([mask, nll], [z0, z1], lambda a: [
-                self.op("arith.addf", a[2], a[0]),
-                self.op("arith.addf", a[3], self.op("arith.mulf", a[0], a[1]))])
-            count = self.zero_d(cnt_sum, lambda c: self.op("arith.maximumf", c, self.cf32(1.0)))
-            loss = self.generic([msum, count], [self.empty([])], lambda a: [self.op("arith.divf", a[0], a[1])])[0]
-        elif norm == "count":
-            cnt_sum = self.reduce_all(mask)
-            count = self.zero_d(cnt_sum, lambda c: self.op("arith.maximumf", c, self.cf32(1.0)))
-            z = self.fill([], 0.0)
-            msum = self.generic([mask, nll], [z], lambda a: [
-                self.op("arith.addf", a[2], self.op("arith.mulf", a[0], a[1]))])[0]
-            loss = self.generic([msum, count], [self.empty([])], lambda a: [self.op("arith.divf", a[0], a[1])])[0]
-        else:
-            s = self.reduce_all(nll)
-            if norm == "batch_dim":
-                n = self.batch_size_f32(labels)
-                loss = self.zero_d(s, lambda a: self.op("arith.divf", a, n))
-            elif norm == "const":
-                loss = self.zero_d(s, lambda a: self.op("arith.mulf", a, self.cf32(1.0 / B)))
-            elif norm == "ones":
-                # the batch size as the sum over the batch of a filled tensor
-                # (no per-sample operand), used after the loop and per sample
-                ones = self.fill(["b"], 1.0, like=[labels])
-                count = self.reduce_all(ones)
-                loss = self.generic([s, count], [self.empty([])], lambda a: [self.op("arith.divf", a[0], a[1])])[0]
-            else:
-                loss = s
-        results = [loss] + extra_results + self.reduced_extra
-        inv = None
-        if count is not None and self.on("count_in_grad"):
-            inv = self.op("arith.divf", self.cf32(1.0), self.scalar_of(count))
-        elif norm == "batch_dim" and rng.random() < 0.5:
-            inv = self.op("arith.divf", self.cf32(1.0), self.batch_size_f32(x))
-            st.features.add("batch_dim_in_grad")
-
-        # -- metrics
-        if self.on("int_metric"):
-            e = self.fill(["b"], -3.0e38, like=[labels])
-            ei = self.fill(["b"], 0, et="i64", like=[labels])
-
-            pl = self.argmax_payload(cls)
-            _, pred = self.generic([logits], [e, ei], pl)
-            zi = self.fill([], 0, et="i32")
-
-            def pl2(a):
-                li = self.fresh("li")
-                if et_lab == "i64":
-                    li = a[1]
-                else:
-                    self.emit("%s = arith.extsi %s : i32 to i64" % (li, a[1]))
-                eq = self.fresh("eq")
-                self.emit("%s = arith.cmpi eq, %s, %s : i64" % (eq, a[0], li))
-                one = self.fresh("one")
-                self.emit("%s = arith.extui %s : i1 to i32" % (one, eq))
-                return [self.op("arith.addi", a[2], one, ty="i32")]
-            results.append(self.generic([pred, labels], [zi], pl2)[0])
-            if self.on("per_sample_result"):
-                results.append(pred)
-        if self.on("ordered_reduce"):
-            # acc = 0.9 acc + x over the batch: not associative, exact only when
-            # the micro-batches run in order with the batch the outermost loop
-            v = self.pick(lambda v: v.et == "f32" and self.batch_label(v) == "b" and len(v.dims) <= 2)
-            od = [d for d in self.nonbatch(v) if rng.random() < 0.5]
-            init = self.fill(od, 0.5, like=[v])
-            results.append(self.generic([v], [init], lambda a: [self.op(
-                "arith.addf", self.op("arith.mulf", a[1], self.cf32(0.9)), a[0])])[0])
-            red = [d for d in self.loop_labels if d not in od]
-            if red[0] != "b":
-                st.features.add("ordered_inner")
-        if self.on("bool_mask"):
-            # an i1 per-sample argument selecting between two per-sample terms
-            bm = self.per_sample_arg(["b"], "i1")
-            v = self.pick(lambda v: v.et == "f32" and self.batch_label(v) == "b")
-            init = self.fill(self.nonbatch(v)[:1], 0.0, like=[v])
-            results.append(self.generic([v, bm], [init], lambda a: [self.op(
-                "arith.addf", a[2], self.op("arith.select", a[1], a[0], self.op("arith.negf", a[0]),
-                                            ty="f32"))])[0])
-        if self.on("max_reduce"):
-            results.append(self.reduce_all(nll, comb="maximumf", init=-3.0e38))
-        if self.on("int_batch_reduce"):
-            results.append(self.reduce_all(labels, comb="maxsi", init=0) if et_lab == "i64" else
-                           self.generic([labels], [self.fill([], 0, et="i32")], lambda a: [
-                               self.op("arith.maxsi", a[1], a[0], ty="i32")])[0])
-        if self.on("argmax_batch"):
-            v = self.pick(lambda v: v.et == "f32" and "b" in v.dims and len(v.dims) <= 2) or nll
-            e = self.fill([], -3.0e38)
-            ei = self.fill([], 0, et="i64")
-
-            pl = self.argmax_payload("b")
-            results.extend(self.generic([v], [e, ei], pl))
-            if self.loop_labels[0] != "b":
-                # Not the outermost reduction loop: order-dependent, to be refused.
-                st.features.add("argmax_batch_inner")
-        if self.on("multi_result"):
-            v = self.pick(lambda v: v.et == "f32" and "b" in v.dims)
-            od = [d for d in self.nonbatch(v) if rng.random() < 0.5]
-            z = self.fill(od, 0.0, like=[v])
-            m = self.fill(od, -3.0e38, like=[v])
-            results.extend(self.generic([v], [z, m], lambda a: [
-                self.op("arith.addf", a[1], a[0]), self.op("arith.maximumf", a[2], a[0])]))
-        if self.on("per_sample_result"):
-            v = self.pick(lambda v: v.et == "f32" and self.batch_label(v))
-            if v is not None:
-                results.append(v)
-
-        # -- gradients and the optimizer
-        new_params = []
-        opt = rng.choice(["sgd", "momentum", "adam"])
-        st.features.add("opt_" + opt)
-        lr_scaled = self.lr
-        if self.on("batch_dim_in_opt"):
-            # lr * B / B0: the batch size as a number, after the loop
-            n = self.batch_size_f32(labels)
-            lr_scaled = self.op("arith.mulf", self.lr, self.op("arith.divf", n, self.cf32(float(B))))
-        self.lr_orig, self.lr = self.lr, lr_scaled
-        for w in self.params:
-            g = self.gradient(w, nll, inv)
-            if self.on("clip_if"):
-                g = self.clip(g)
-            new_params.extend(self.update(w, g, opt))
-        text_results = results + new_params
-        opts = []
-        if self.on("opt_fuse0"):
-            opts.append("fuse=0")
-        if self.on("opt_dyn_micro"):
-            opts.append("dynamic-micro-batches=true")
-        if "batchnorm" in st.features and self.on("opt_recompute"):
-            opts.append("recompute-statistics=true")
-            st.features.discard("batchnorm")
-            st.features.add("batchnorm_recompute")
-        if self.on("opt_batch_args"):
-            spec = []
-            for i, (n, t, a) in enumerate(self.args):
-                m = re.search(r"ga.batch = (\d+) : i64(, )?", a)
-                if m:
-                    spec.append("%d:%s" % (i, m.group(1)))
-                    self.args[i] = (n, t, a.replace(m.group(0), ""))
-            opts.append("batch-args=" + ",".join(spec))
-        st.pass_options = " ".join(opts)
-        # Drawn last, so that a case without them is the case older versions
-        # of this file generated.
-        if self.on("named_contract"):
-            text_results.extend(self.named_contractions(nll, mask))
-        if self.on("more_combiners"):
-            text_results.extend(self.more_combiners(nll, labels, et_lab))
-        if self.on("reshape_interleaved"):
-            text_results.extend(self.interleaved())
-        if self.on("uniform_maps"):
-            text_results.extend(self.uniform_maps(nll))
-        if self.on("stack_batch"):
-            text_results.extend(self.stack_batch())
-        if self.on("chain_init_input"):
-            text_results.extend(self.chain_init_input(x, nll))
-        if self.on("pad_other_sample"):
-            text_results.extend(self.pad_other_sample())
-        f64 = self.on("f64")
-        # Drawn after f64 (which finish() applies), for the same reason.
-        if self.on("guarded_reduction"):
-            text_results.extend(self.guarded_reduction(nll))
-        if self.on("pad_at_sample"):
-            text_results.extend(self.pad_at_sample())
-        return self.finish(text_results, f64=f64)
-
 
 def generate(seed, force=None, disable=None):
+    """The step of case `seed` (features in `force` always, in `disable`
+    never; both keep the random stream of every other draw)."""
     g = Gen(random.Random(seed), force, disable)
     return g.generate()

@@ -1,9 +1,10 @@
-"""Gradients, the optimizer update and the step's finish.
+"""Gradients, the optimizer update, the pass options and the step's finish.
 
 Gradients are reductions over the batch of per-sample terms shaped like each
 parameter (not the true gradient: what matters is the dependence structure of
 a real step), optionally clipped in an scf.if on their norm; the update is
-SGD, momentum or Adam. ``finish`` assembles the ``Step`` (and rewrites it to
+SGD, momentum or Adam. ``choose_pass_options`` draws the case's
+--ga-accumulate options. ``finish`` assembles the ``Step`` (and rewrites it to
 float64 when that feature is drawn).
 """
 
@@ -15,6 +16,54 @@ from gen_ir import V
 
 class BackwardMixin:
     """Gradients, updates and the final assembly for ``gen.Gen``."""
+
+    def emit_optimizer(self, labels, nll, inv):
+        """The gradient of every parameter (each optionally clipped) and its
+        update by SGD, momentum or Adam, with the learning rate optionally
+        scaled by the batch size as a number (a use of the batch size after
+        the loop). Returns the updated parameters (and optimizer states)."""
+        new_params = []
+        opt = self.rng.choice(["sgd", "momentum", "adam"])
+        self.step.features.add("opt_" + opt)
+        lr_scaled = self.lr
+        if self.on("batch_dim_in_opt"):
+            # lr * B / B0: the batch size as a number, after the loop
+            n = self.batch_size_f32(labels)
+            b0 = self.cf32(float(self.run_batch))
+            lr_scaled = self.op("arith.mulf", self.lr, self.op("arith.divf", n, b0))
+        self.lr_orig, self.lr = self.lr, lr_scaled
+        for w in self.params:
+            g = self.gradient(w, nll, inv)
+            if self.on("clip_if"):
+                g = self.clip(g)
+            new_params.extend(self.update(w, g, opt))
+        return new_params
+
+    def choose_pass_options(self):
+        """The --ga-accumulate options of the case: fuse=0,
+        dynamic-micro-batches=true, recompute-statistics=true (only with a
+        BatchNorm, which is then exact: the feature becomes
+        batchnorm_recompute), batch-args=... (the ga.batch attributes are
+        then removed from the arguments). Returns them space-separated."""
+        st = self.step
+        opts = []
+        if self.on("opt_fuse0"):
+            opts.append("fuse=0")
+        if self.on("opt_dyn_micro"):
+            opts.append("dynamic-micro-batches=true")
+        if "batchnorm" in st.features and self.on("opt_recompute"):
+            opts.append("recompute-statistics=true")
+            st.features.discard("batchnorm")
+            st.features.add("batchnorm_recompute")
+        if self.on("opt_batch_args"):
+            spec = []
+            for i, (n, t, a) in enumerate(self.args):
+                m = re.search(r"ga.batch = (\d+) : i64(, )?", a)
+                if m:
+                    spec.append("%d:%s" % (i, m.group(1)))
+                    self.args[i] = (n, t, a.replace(m.group(0), ""))
+            opts.append("batch-args=" + ",".join(spec))
+        return " ".join(opts)
 
     def gradient(self, w, nll, inv):
         """dW[labels of W] = sum over the batch (and other labels) of a per-sample term."""

@@ -11,6 +11,7 @@ named ops, bounded scalar functions.
 
 from gen_tables import PROBS
 
+
 class V:
     """A tensor value: SSA name, dimension labels, element type."""
 
@@ -25,6 +26,9 @@ class V:
 
 
 class Step:
+    """One generated case: its text (``render``), the features it drew, its
+    batch and micro-batch count, and what ga-fuzz.py needs to check it."""
+
     def __init__(self):
         self.text = ""
         self.features = set()
@@ -47,7 +51,6 @@ class Step:
         out.append("}")
         self.text = "\n".join(out) + "\n"
         return self.text
-
 
 
 class IRMixin:
@@ -294,7 +297,8 @@ class IRMixin:
         f = self.fresh("nf")
         self.emit("%s = arith.sitofp %s : i64 to f32" % (f, i))
         return f
-    # ---------------------------------------------------------------- the step
+
+    # ---------------------------------------------------------------- reductions, picks
     def reduce_all(self, v, comb="addf", init=0.0, term=None, out_dims=()):
         """Reduction of v over every label not in out_dims (a 0-d loss by default)."""
         init_v = self.fill(list(out_dims), init, et=v.et, like=[v])
@@ -315,6 +319,7 @@ class IRMixin:
         return self.generic([v0], [e], lambda a: [fn(a[0])])[0]
 
     def pick(self, cond=lambda v: True):
+        """A random value of the pool satisfying cond (None if there is none)."""
         c = [v for v in self.pool if cond(v)]
         return self.rng.choice(c) if c else None
 

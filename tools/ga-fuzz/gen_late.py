@@ -15,6 +15,35 @@ from gen_ir import V
 class LateMixin:
     """Late features for ``gen.Gen`` (uses ``IRMixin`` and ``ForwardMixin``)."""
 
+    def emit_late_features(self, x, nll, mask, labels):
+        """The features drawn after the pass options, in the order they were
+        added to the generator (a case without them is the case older
+        versions generated). Returns (their results, whether the step is
+        float64: f64 is drawn between pad_other_sample and
+        guarded_reduction, and applied by ``finish``)."""
+        text_results = []
+        if self.on("named_contract"):
+            text_results.extend(self.named_contractions(nll, mask))
+        if self.on("more_combiners"):
+            text_results.extend(self.more_combiners(nll, labels, self.et_lab))
+        if self.on("reshape_interleaved"):
+            text_results.extend(self.interleaved())
+        if self.on("uniform_maps"):
+            text_results.extend(self.uniform_maps(nll))
+        if self.on("stack_batch"):
+            text_results.extend(self.stack_batch())
+        if self.on("chain_init_input"):
+            text_results.extend(self.chain_init_input(x, nll))
+        if self.on("pad_other_sample"):
+            text_results.extend(self.pad_other_sample())
+        f64 = self.on("f64")
+        # Drawn after f64 (which finish() applies), for the same reason.
+        if self.on("guarded_reduction"):
+            text_results.extend(self.guarded_reduction(nll))
+        if self.on("pad_at_sample"):
+            text_results.extend(self.pad_at_sample())
+        return text_results, f64
+
     def named_contractions(self, nll, mask):
         """Named contractions whose reduction runs over the batch (dot, vecmat,
         matvec of [f, b], batch_reduce_matmul) or whose batch dimension is the
