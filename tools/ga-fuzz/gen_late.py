@@ -1,4 +1,5 @@
-"""Features drawn after the optimizer (the random stream of older cases).
+"""Features drawn after the optimizer and the pass options (keeping the
+random stream of older cases).
 
 Each returns extra results of the step: named contractions over the batch,
 other combiners, an interleaving collapse, batch-shaped parameter tables read
@@ -37,7 +38,7 @@ class LateMixin:
         if self.on("pad_other_sample"):
             text_results.extend(self.pad_other_sample())
         f64 = self.on("f64")
-        # Drawn after f64 (which finish() applies), for the same reason.
+        # Added after f64 (which finish() applies): drawn after it.
         if self.on("guarded_reduction"):
             text_results.extend(self.guarded_reduction(nll))
         if self.on("pad_at_sample"):
