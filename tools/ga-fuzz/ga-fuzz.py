@@ -275,7 +275,8 @@ def replay(tools, paths, nseeds):
     return failing
 
 
-def main():
+def parse_args():
+    """The command line; returns (the parser, for its error(), and the arguments)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default="build/bin", help="folder of ga-opt and ga-verify")
     ap.add_argument("--seed", type=int, default=1)
@@ -298,8 +299,185 @@ def main():
     ap.add_argument("--expect-clean", action="store_true",
                     help="exit 1 on any finding (the bounded lit test)")
     ap.add_argument("-v", "--verbose", action="store_true")
-    args = ap.parse_args()
+    return ap, ap.parse_args()
 
+
+class Campaign:
+    """A bounded (a list of case indices) or timed (until the deadline) run
+    of generated cases on `--jobs` threads: the counts per outcome and per
+    feature, the findings (reduced and saved on request) and the refusals of
+    steps without a coupled feature (listed for triage)."""
+
+    def __init__(self, args, tools, force, disable, indices):
+        self.args = args
+        self.tools = tools
+        self.force = force
+        self.disable = disable
+        self.indices = indices     # None: until --minutes run out
+        self.work = tempfile.mkdtemp(prefix="ga-fuzz-")
+        self.counts = {k: 0 for k in ("generated", "accepted", "refused", "mismatch", "crash", "unlocated",
+                                      "lowering", "invalid", "invalid_ir", "refused_exact")}
+        self.by_feature = {}
+        self.lock = threading.Lock()
+        self.deadline = time.time() + args.minutes * 60 if args.minutes else None
+        self.failures = []
+        self.exact_refusals = []
+        self.next_index = args.first
+
+    def note_for(self, i):
+        """The command that regenerates case i."""
+        args = self.args
+        return "tools/ga-fuzz/ga-fuzz.py --case %d:%d --print%s%s" % (
+            args.seed, i, " --force " + ",".join(self.force) if self.force else "",
+            " --pass-options '%s'" % args.pass_options if args.pass_options else "")
+
+    def one(self, i):
+        """Generates, classifies and records case i; returns its outcome."""
+        args = self.args
+        cs = case_seed(args.seed, i)
+        st = gen.generate(cs, self.force, self.disable)
+        name = "s%d-c%d" % (args.seed, i)
+        path = os.path.join(self.work, name + ".mlir")
+        with open(path, "w") as f:
+            f.write(st.text)
+        outcome, detail = classify(self.tools, path, st, args.verify_seeds, cs % 100000)
+        exact_refused = outcome == "refused" and not (st.features & gen.COUPLING)
+        self.record(i, name, st, outcome, detail, exact_refused)
+        if outcome not in ("accepted", "refused"):
+            if self.finding(i, name, path, cs, st, outcome, detail) == "repeat":
+                return outcome
+        elif args.verbose:
+            print("%-9s %s  N=%d %s" % (outcome + ("(exact)" if exact_refused else ""), name, st.micro_batches,
+                                        detail.splitlines()[0] if detail else ""), flush=True)
+        else:
+            os.unlink(path)
+        if os.path.exists(path + ".out.mlir"):
+            os.unlink(path + ".out.mlir")
+        return outcome
+
+    def record(self, i, name, st, outcome, detail, exact_refused):
+        """Counts the outcome, overall and for each feature of the step."""
+        counts = self.counts
+        with self.lock:
+            if exact_refused:
+                # Refusals the generator did not ask for: conservative
+                # answers of the analysis, listed for triage.
+                self.exact_refusals.append("%s  %s  %s" % (name, detail, self.note_for(i)))
+            counts["generated"] += 1
+            counts[outcome] += 1
+            counts["refused_exact"] += exact_refused
+            for feat in st.features:
+                row = self.by_feature.setdefault(feat, {k: 0 for k in counts})
+                row["generated"] += 1
+                row[outcome] += 1
+                row["refused_exact"] += exact_refused
+
+    def finding(self, i, name, path, cs, st, outcome, detail):
+        """Reduces (--reduce) and saves (--findings) a finding; returns
+        "repeat" for a lowering failure whose message was saved twice
+        already (only counted)."""
+        args = self.args
+        note = self.note_for(i)
+        tmp_path = path
+        # Lowering failures repeat: keep the first two of each message.
+        sig = None
+        if outcome == "lowering":
+            msg = re.findall(r"error: (.*)", detail)
+            sig = re.sub(r"[%#]\w+|\d+", "N", " | ".join(msg[1:3]))
+            with self.lock:
+                SEEN[sig] = SEEN.get(sig, 0) + 1
+                dup = SEEN[sig] > 2
+            if dup:
+                with self.lock:
+                    self.failures.append((name, outcome, path, "(repeat of a saved lowering failure)"))
+                print("%-9s %s  (repeat)" % (outcome.upper(), name), flush=True)
+                return "repeat"
+        if outcome != "invalid" and args.reduce:
+            tmp_path = os.path.join(self.work, name + "-red.mlir")
+            st, detail = reducer.reduce(self.tools, st, outcome, detail, self.work, name, classify,
+                                        args.verify_seeds, cs % 100000, case_seed=cs,
+                                        force=self.force, disable=self.disable)
+        if args.findings:
+            saved = save_finding(args.findings, "%s-%s" % (outcome, name), st, outcome, detail, note,
+                                 tmp_path)
+        else:
+            saved = path
+        with self.lock:
+            self.failures.append((name, outcome, saved, detail.splitlines()[0] if detail else ""))
+        print("%-9s %s  %s" % (outcome.upper(), name, saved), flush=True)
+        return None
+
+    def next_case(self):
+        """The next case index, or None when the list or the time is over."""
+        with self.lock:
+            if self.indices is not None:
+                if self.next_index - self.args.first >= len(self.indices):
+                    return None
+                i = self.indices[self.next_index - self.args.first]
+            else:
+                if time.time() > self.deadline:
+                    return None
+                i = self.next_index
+            self.next_index += 1
+            return i
+
+    def worker(self):
+        while True:
+            i = self.next_case()
+            if i is None:
+                return
+            self.one(i)
+
+    def run(self):
+        """Runs every case on the worker threads; returns the seconds taken."""
+        args = self.args
+        t0 = time.time()
+        threads = [threading.Thread(target=self.worker) for _ in range(args.jobs)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        dt = time.time() - t0
+        if args.findings and self.exact_refusals:
+            os.makedirs(args.findings, exist_ok=True)
+            with open(os.path.join(args.findings, "refused-without-coupling.txt"), "w") as f:
+                f.write("\n".join(sorted(self.exact_refusals)) + "\n")
+        return dt
+
+    def summary(self, dt):
+        """Prints the counts, the per-feature table and the findings; returns
+        the number of findings (what --expect-clean fails on)."""
+        args, counts = self.args, self.counts
+        print("ga-fuzz: seed %d, %d cases in %.0f s (%s)" % (args.seed, counts["generated"], dt, args.bin))
+        print("  generated %d accepted %d refused %d mismatched %d crashed %d unlocated %d "
+              "invalid-IR %d lowering-failed %d generator-invalid %d" % (
+                  counts["generated"], counts["accepted"], counts["refused"], counts["mismatch"],
+                  counts["crash"], counts["unlocated"], counts["invalid_ir"], counts["lowering"],
+                  counts["invalid"]))
+        print("  refused although no coupled feature was generated: %d" % counts["refused_exact"])
+        print("  largest error / tolerance among matching float results: %.3g" % STATS["max_ratio"])
+        cols = ("generated", "accepted", "refused", "refused_exact", "mismatch", "crash", "unlocated",
+                "lowering")
+        print("  %-22s %6s %6s %6s %6s %6s %6s %6s %6s" % ("feature", "gen", "acc", "ref", "ref-ex", "mism",
+                                                          "crash", "unloc", "lower"))
+        for feat in sorted(self.by_feature):
+            r = self.by_feature[feat]
+            mark = " (coupled)" if feat in gen.COUPLING else ""
+            print("  %-22s %s%s" % (feat, " ".join("%6d" % r[c] for c in cols), mark))
+        for name, outcome, saved, first in sorted(self.failures):
+            print("  %s %s: %s  %s" % (outcome, name, saved, first))
+        if not args.verbose and not self.failures:
+            shutil.rmtree(self.work, ignore_errors=True)
+        # A step that ga-lower-to-cpu cannot lower is a finding of the CPU lowering
+        # (not of --ga-accumulate's promise), fatal too: every generated construct
+        # lowers (linalg.softmax through ga-decompose-aggregated-ops).
+        bad = sum(counts[k] for k in ("mismatch", "crash", "unlocated", "invalid", "invalid_ir",
+                                      "lowering"))
+        return bad
+
+
+def main():
+    ap, args = parse_args()
     force = [f for f in args.force.split(",") if f]
     disable = [f for f in args.disable.split(",") if f]
     for f in force + disable:
@@ -326,138 +504,8 @@ def main():
         sys.stdout.write(st.text)
         return 0
 
-    work = tempfile.mkdtemp(prefix="ga-fuzz-")
-    counts = {k: 0 for k in ("generated", "accepted", "refused", "mismatch", "crash", "unlocated",
-                             "lowering", "invalid", "invalid_ir", "refused_exact")}
-    by_feature = {}
-    lock = threading.Lock()
-    deadline = time.time() + args.minutes * 60 if args.minutes else None
-    failures = []
-    exact_refusals = []
-
-    def note_for(i):
-        return "tools/ga-fuzz/ga-fuzz.py --case %d:%d --print%s%s" % (
-            args.seed, i, " --force " + ",".join(force) if force else "",
-            " --pass-options '%s'" % args.pass_options if args.pass_options else "")
-    next_index = [args.first]
-
-    def one(i):
-        cs = case_seed(args.seed, i)
-        st = gen.generate(cs, force, disable)
-        name = "s%d-c%d" % (args.seed, i)
-        path = os.path.join(work, name + ".mlir")
-        with open(path, "w") as f:
-            f.write(st.text)
-        outcome, detail = classify(tools, path, st, args.verify_seeds, cs % 100000)
-        exact_refused = outcome == "refused" and not (st.features & gen.COUPLING)
-        with lock:
-            if exact_refused:
-                # Refusals the generator did not ask for: conservative
-                # answers of the analysis, listed for triage.
-                exact_refusals.append("%s  %s  %s" % (name, detail, note_for(i)))
-            counts["generated"] += 1
-            counts[outcome] += 1
-            counts["refused_exact"] += exact_refused
-            for feat in st.features:
-                row = by_feature.setdefault(feat, {k: 0 for k in counts})
-                row["generated"] += 1
-                row[outcome] += 1
-                row["refused_exact"] += exact_refused
-        note = note_for(i)
-        if outcome not in ("accepted", "refused"):
-            tmp_path = path
-            # Lowering failures repeat: keep the first two of each message.
-            sig = None
-            if outcome == "lowering":
-                msg = re.findall(r"error: (.*)", detail)
-                sig = re.sub(r"[%#]\w+|\d+", "N", " | ".join(msg[1:3]))
-                with lock:
-                    SEEN[sig] = SEEN.get(sig, 0) + 1
-                    dup = SEEN[sig] > 2
-                if dup:
-                    with lock:
-                        failures.append((name, outcome, path, "(repeat of a saved lowering failure)"))
-                    print("%-9s %s  (repeat)" % (outcome.upper(), name), flush=True)
-                    return outcome
-            if outcome != "invalid" and args.reduce:
-                tmp_path = os.path.join(work, name + "-red.mlir")
-                st, detail = reducer.reduce(tools, st, outcome, detail, work, name, classify,
-                                            args.verify_seeds, cs % 100000, case_seed=cs,
-                                            force=force, disable=disable)
-            if args.findings:
-                saved = save_finding(args.findings, "%s-%s" % (outcome, name), st, outcome, detail, note,
-                                     tmp_path)
-            else:
-                saved = path
-            with lock:
-                failures.append((name, outcome, saved, detail.splitlines()[0] if detail else ""))
-            print("%-9s %s  %s" % (outcome.upper(), name, saved), flush=True)
-        elif args.verbose:
-            print("%-9s %s  N=%d %s" % (outcome + ("(exact)" if exact_refused else ""), name, st.micro_batches,
-                                        detail.splitlines()[0] if detail else ""), flush=True)
-        else:
-            os.unlink(path)
-        if os.path.exists(path + ".out.mlir"):
-            os.unlink(path + ".out.mlir")
-        return outcome
-
-    def next_case():
-        with lock:
-            if indices is not None:
-                if next_index[0] - args.first >= len(indices):
-                    return None
-                i = indices[next_index[0] - args.first]
-            else:
-                if time.time() > deadline:
-                    return None
-                i = next_index[0]
-            next_index[0] += 1
-            return i
-
-    def worker():
-        while True:
-            i = next_case()
-            if i is None:
-                return
-            one(i)
-
-    t0 = time.time()
-    threads = [threading.Thread(target=worker) for _ in range(args.jobs)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    dt = time.time() - t0
-    if args.findings and exact_refusals:
-        os.makedirs(args.findings, exist_ok=True)
-        with open(os.path.join(args.findings, "refused-without-coupling.txt"), "w") as f:
-            f.write("\n".join(sorted(exact_refusals)) + "\n")
-
-    print("ga-fuzz: seed %d, %d cases in %.0f s (%s)" % (args.seed, counts["generated"], dt, args.bin))
-    print("  generated %d accepted %d refused %d mismatched %d crashed %d unlocated %d "
-          "invalid-IR %d lowering-failed %d generator-invalid %d" % (
-              counts["generated"], counts["accepted"], counts["refused"], counts["mismatch"],
-              counts["crash"], counts["unlocated"], counts["invalid_ir"], counts["lowering"],
-              counts["invalid"]))
-    print("  refused although no coupled feature was generated: %d" % counts["refused_exact"])
-    print("  largest error / tolerance among matching float results: %.3g" % STATS["max_ratio"])
-    cols = ("generated", "accepted", "refused", "refused_exact", "mismatch", "crash", "unlocated",
-            "lowering")
-    print("  %-22s %6s %6s %6s %6s %6s %6s %6s %6s" % ("feature", "gen", "acc", "ref", "ref-ex", "mism",
-                                                      "crash", "unloc", "lower"))
-    for feat in sorted(by_feature):
-        r = by_feature[feat]
-        mark = " (coupled)" if feat in gen.COUPLING else ""
-        print("  %-22s %s%s" % (feat, " ".join("%6d" % r[c] for c in cols), mark))
-    for name, outcome, saved, first in sorted(failures):
-        print("  %s %s: %s  %s" % (outcome, name, saved, first))
-    if not args.verbose and not failures:
-        shutil.rmtree(work, ignore_errors=True)
-    # A step that ga-lower-to-cpu cannot lower is a finding of the CPU lowering
-    # (not of --ga-accumulate's promise), fatal too: every generated construct
-    # lowers (linalg.softmax through ga-decompose-aggregated-ops).
-    bad = sum(counts[k] for k in ("mismatch", "crash", "unlocated", "invalid", "invalid_ir",
-                                  "lowering"))
+    campaign = Campaign(args, tools, force, disable, indices)
+    bad = campaign.summary(campaign.run())
     return 1 if (args.expect_clean and bad) else 0
 
 
