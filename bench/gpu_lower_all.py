@@ -25,9 +25,9 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_ptx  # noqa: E402
 import gpu_report  # noqa: E402
 
 ACCUMULATE_VARIANTS = ["", "recompute-statistics=1", "allow-ghost-batch=1"]
@@ -103,16 +103,16 @@ def lower_step(step, ga_opt_path, chips, micro_batches, env):
             l.split("remark: ", 1)[1] for l in r.stderr.splitlines()
             if "not captured as a CUDA graph" in l])
         kernels = {}
-        for ptx in gpu_report.extract_ptx(r.stdout).values():
+        for ptx in gpu_ptx.extract_ptx(r.stdout).values():
             kernels.update(run_ptxas_checked(ptx, chip))
         result["chips"][chip] = kernels
     return result
 
 
 def run_ptxas_checked(ptx, chip):
-    # gpu_report.run_ptxas exits on a ptxas failure; keep the message.
+    # gpu_ptx.run_ptxas exits on a ptxas failure; keep the message.
     try:
-        return gpu_report.run_ptxas(ptx, chip)
+        return gpu_ptx.run_ptxas(ptx, chip)
     except SystemExit as e:
         raise RuntimeError(str(e))
 

@@ -9,7 +9,7 @@
 # keeps: the matrix products are cuBLASLt calls, the micro-batch body is
 # captured as a CUDA graph and launched per micro-batch, the host waits once
 # per step (no synchronization inside the loop), and every kernel assembles
-# for sm_90 without spills (bench/gpu_report.py's PTX extraction and ptxas
+# for sm_90 without spills (bench/gpu_ptx.py's PTX extraction and ptxas
 # parsing). The step saves; calling it (compiled or loaded) without a GPU
 # is a clear CompileError, and the library is not even loaded.
 
@@ -21,7 +21,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-import gpu_report
+import gpu_ptx
 import zoo
 from ga_mlir.torch import CompileError, compile_train_step, load_step
 
@@ -53,10 +53,10 @@ def static_checks(name):
         "train_step"
     train = re.search(rf"llvm\.func @{fn}\(.*?\n  \}}", host, re.S)
     body = train.group(0) if train else ""
-    ptx = gpu_report.extract_ptx(text)
+    ptx = gpu_ptx.extract_ptx(text)
     kernels = {}
     for p in ptx.values():
-        kernels.update(gpu_report.run_ptxas(p, "sm_90"))
+        kernels.update(gpu_ptx.run_ptxas(p, "sm_90"))
     spills = sum(k["spill_stores"] + k["spill_loads"] for k in
                  kernels.values())
     print(f"{name}: cuBLASLt calls {len(re.findall(r'llvm.call @gaCublasLt', body))}"
