@@ -168,7 +168,8 @@ class CallPlan:
     # -- guards ------------------------------------------------------------
     def _guard_traced_state(self, model, opt):
         self.modules = list(model.modules())
-        self.types = list(map(type, self.modules)) + [type(opt)]
+        self.types = list(map(type, self.modules))
+        self.optimizer_type = type(opt)
         self.named = [p for _, p in model.named_parameters()]
         self.requires_grad = list(map(_REQUIRES_GRAD, self.named))
         self.groups = list(opt.param_groups)
@@ -222,8 +223,8 @@ class CallPlan:
             if t.shape != shape or t.dtype is not dtype or not t.is_cpu:
                 return False
         if sum(map(_dict_version, self.dicts)) != self.version or \
-                list(map(type, self.modules)) != self.types[:-1] or \
-                type(self.optimizer) is not self.types[-1] or \
+                list(map(type, self.modules)) != self.types or \
+                type(self.optimizer) is not self.optimizer_type or \
                 list(map(_REQUIRES_GRAD, self.named)) != self.requires_grad:
             return False
         if not self._groups_hold():

@@ -17,11 +17,12 @@
 # with a parameter.
 
 import sys
+import tempfile
 
 import torch
 
 import zoo
-from ga_mlir.torch import CompileError, compile_train_step
+from ga_mlir.torch import CompileError, compile_train_step, load_step
 from ga_mlir.torch import _step
 from ga_mlir.torch._call import check_no_shared_storage
 
@@ -176,6 +177,50 @@ try:
 except CompileError as error:
     # CHECK: aliased input: arguments 0 and {{[0-9]+}} of the step share memory, and one of them is updated in place
     print(f"aliased input: {error}")
+
+# A saved step (load_step) takes the fast path too, and binds again to the
+# model when it changed: here a parameter replaced by a new one (in the
+# model and in the optimizer, on both sides) between calls.
+torch.manual_seed(1)
+model = zoo.MLP()
+ref = zoo.MLP()
+ref.load_state_dict(model.state_dict())
+opt = zoo.OPTIMIZERS["sgd"](model)
+ref_opt = zoo.OPTIMIZERS["sgd"](ref)
+gen = torch.Generator().manual_seed(2)
+batch = zoo.mlp_batch(gen)
+compiled = compile_train_step(model, zoo.classification_loss, opt, batch,
+                              micro_batches=2)
+with tempfile.TemporaryDirectory() as saved:
+    compiled.save(saved)
+    step = load_step(saved, model, opt)
+    errors, paths = [], []
+    for it in range(4):
+        if it == 2:
+            for m, o in ((model, opt), (ref, ref_opt)):
+                new = torch.nn.Parameter(m.net[4].weight.detach().clone())
+                group = o.param_groups[0]["params"]
+                group[[q is m.net[4].weight for q in group].index(True)] = new
+                m.net[4].weight = new
+        batch = zoo.mlp_batch(gen)
+        before = getattr(step, "_plan", None)  # a slow call replaces it
+        loss = step(*batch)
+        paths.append("fast" if before is not None and
+                     getattr(step, "_plan", None) is before
+                     else "slow")
+        ref_loss = zoo.classification_loss(ref, *batch)
+        ref_loss.backward()
+        ref_opt.step()
+        ref_opt.zero_grad()
+        errors.append(max([(loss - ref_loss).abs().item()] + [
+            (p - q).abs().max().item()
+            for p, q in zip(model.parameters(), ref.parameters())]))
+worst = max(errors)
+# CHECK: saved step, a parameter replaced at the third call: slow fast slow fast; max |err| {{.*}} OK
+print(f"saved step, a parameter replaced at the third call: "
+      f"{' '.join(paths)}; max |err| {worst:.2g} "
+      f"{'OK' if worst < 1e-4 else 'FAIL'}")
+failures += worst >= 1e-4
 
 # The check itself finds a shared memory between arguments that are not
 # neighbours in address order: an input over three parameters' memory, only
