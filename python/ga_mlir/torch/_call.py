@@ -64,19 +64,29 @@ def entry_point(handle, path):
 def check_no_shared_storage(flat, written):
     """The step writes the arguments `written` in place, and bufferization
     assumed that no two arguments share memory: refuse tensors that do (two
-    parameters that are views of one tensor, say)."""
+    parameters that are views of one tensor, an input that is a view of a
+    parameter, say). One sweep in order of start address: each span is
+    checked against the furthest-reaching span before it and the
+    furthest-reaching written one, which finds every overlapping pair with
+    a written member (not only neighbours)."""
     def span(t):
         start = t.data_ptr()
         return start, start + t.numel() * t.element_size()
     spans = sorted((span(t), i) for i, t in enumerate(flat) if t.numel())
     targets = set(written)
-    for ((_, end), i), ((start, _), j) in zip(spans, spans[1:]):
-        if start < end and (i in targets or j in targets):
+    reach = reach_written = (0, None)  # (end, argument)
+    for (start, end), i in spans:
+        other = reach[1] if i in targets and start < reach[0] else \
+            reach_written[1] if start < reach_written[0] else None
+        if other is not None:
             raise CompileError(
-                f"arguments {min(i, j)} and {max(i, j)} of the step share "
-                "memory, and one of them is updated in place: give every "
-                "parameter and optimizer state its own storage, or pass "
-                "in_place=False")
+                f"arguments {min(i, other)} and {max(i, other)} of the step "
+                "share memory, and one of them is updated in place: give "
+                "every parameter and optimizer state its own storage, or "
+                "pass in_place=False")
+        reach = max(reach, (end, i), key=lambda r: r[0])
+        if i in targets:
+            reach_written = max(reach_written, (end, i), key=lambda r: r[0])
 
 
 def require_cuda(what="target='cuda'"):
@@ -217,14 +227,32 @@ class _DeviceResults:
             self.lib.runtime.mgpuMemFree(pointer, self.stream.cuda_stream)
 
 
+def check_argument_types(flat, expected):
+    """CompileError unless the first tensors of `flat` have the shapes and
+    dtypes `expected` ((what, shape, dtype) each: what the library was
+    compiled for). A tensor keeps its identity when its storage is replaced
+    (`p.data = ...`, `model.to(torch.float64)`), so the step's own lookup
+    by identity does not see that."""
+    for t, (what, shape, dtype) in zip(flat, expected):
+        if tuple(t.shape) != shape or t.dtype != dtype:
+            raise CompileError(
+                f"{what} is now {list(t.shape)} {t.dtype}; the step was "
+                f"compiled for {list(shape)} {dtype} (its storage was "
+                "replaced: p.data = ..., model.to(...), or a state of "
+                "another shape): compile the step again for it")
+
+
 def call_step(library, spec, model, inputs, hyper, in_place,
-              arguments=None):
+              arguments=None, expected=None):
     """One call of `library` (a CpuLibrary or CudaLibrary) laid out as
     `spec` (a _Spec), updating the parameters, states and buffers; returns
     the loss. `hyper`: the 0-d hyper-parameter tensors, reused between
     calls; `in_place`: the (result, argument) pairs the library writes in
-    place; `arguments`: see CpuLibrary.run."""
+    place; `arguments`: see CpuLibrary.run; `expected`: see
+    check_argument_types."""
     flat = _flat_arguments(spec, model, inputs, hyper=hyper)
+    if expected:
+        check_argument_types(flat, expected)
     for t in flat:
         if not t.is_contiguous():
             raise CompileError("parameters, buffers and optimizer states "
@@ -250,13 +278,14 @@ def call_step(library, spec, model, inputs, hyper, in_place,
             for p in spec.params:
                 assign(p, next(out))
         k = len(spec.params) + len(spec.frozen) + len(spec.buffer_names)
+        states = []
         for i, p in enumerate(spec.params):
-            states = flat[k:k + spec.num_states[i]]
+            states.append(flat[k:k + spec.num_states[i]])
             k += spec.num_states[i]
             if copied:
-                for s in states:
+                for s in states[-1]:
                     assign(s, next(out))
-            spec.opt.commit_state(p, i, states)
+        spec.opt.commit_states(spec.params, states)
         if copied:
             buffers = dict(model.named_buffers())
             for n in spec.mutated_buffers:

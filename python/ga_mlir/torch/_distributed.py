@@ -215,6 +215,10 @@ class DataParallelMixin:
     """What CompiledTrainStep does differently in a process group (mixed in
     by DataParallelTrainStep below)."""
 
+    # Calls exchange shapes and add the shard's bounds to the arguments:
+    # no fast path (_fastcall).
+    _fast_calls = False
+
     def _setup_data_parallel(self, group, bucket_cap_mb,
                              shard_optimizer=False):
         if isinstance(bucket_cap_mb, bool) or not isinstance(

@@ -14,7 +14,7 @@ from ._common import CompileError
 from ._convolutions import ConvolutionForms
 from ._decompositions import _decomposition_table, one_hot
 from ._locations import (UNLOCATED, _first_location, _innermost_user_line,
-                         current_user_line, describe_location,
+                         current_user_line, describe_location, kept_frame,
                          locate_graph, preserve_backward_locations)
 from ._modules import batch_first_forms
 from ._optimizers import _Optimizer
@@ -249,6 +249,35 @@ def _user_failure(error):
             f"{type(error).__name__}: {reason[0] if reason else ''}")
 
 
+@contextlib.contextmanager
+def _shared_fake_mode():
+    """make_fx (tracing with real tensors) records each node's value as a
+    fake tensor of its shape, made under a FakeTensorMode that it creates
+    anew for every node (proxy_tensor.extract_val), about a millisecond
+    each: here one mode serves the whole trace. The recorded values are the
+    same (empty fake tensors of the same sizes, strides, dtype, device)."""
+    from torch._guards import detect_fake_mode
+    from torch._subclasses.fake_tensor import FakeTensorMode, is_fake
+    from torch.fx.experimental import proxy_tensor
+    original = getattr(proxy_tensor, "extract_val", None)
+    if original is None:  # another torch: its own way
+        yield
+        return
+    mode = FakeTensorMode(allow_fallback_kernels=True)
+
+    def extract_val(val, include_real=False):
+        if isinstance(val, torch.Tensor) and not is_fake(val) and \
+                not val.is_sparse and detect_fake_mode(val) is None:
+            with mode:
+                return torch.empty_strided(val.shape, val.stride(),
+                                           device=val.device, dtype=val.dtype)
+        return original(val, include_real)
+
+    with unittest.mock.patch.object(proxy_tensor, "extract_val",
+                                    extract_val):
+        yield
+
+
 def _trace(fn, flat, table, model, exact_statistics):
     """The step `fn` traced by make_fx on `flat`, functionalized, with
     every frame of each node's stack trace (make_fx keeps only the frames
@@ -261,7 +290,9 @@ def _trace(fn, flat, table, model, exact_statistics):
             torch.fx.traceback.preserve_node_meta(), \
             unittest.mock.patch.object(
                 torch.fx.proxy.TracerBase, "_filter_traceback_frames",
-                lambda self, summary: summary):
+                lambda self, summary: traceback.StackSummary.from_list(
+                    [f for f in summary if kept_frame(f.filename, f.name)])), \
+            _shared_fake_mode():
         try:
             return make_fx(torch.func.functionalize(fn),
                            decomposition_table=table,

@@ -2,6 +2,7 @@
 file and line from a traced node's Python stack trace, without the frames
 of torch and ga_mlir."""
 
+import functools
 import os
 import re
 import traceback
@@ -21,6 +22,20 @@ _PACKAGE_DIRS = (
 # (compile_train_step's), not the step's.
 _ENTRY = (os.path.join(os.path.dirname(os.path.abspath(__file__)),
                        "_export.py"), "forward")
+
+
+@functools.lru_cache(maxsize=None)
+def kept_frame(filename, name):
+    """Whether _user_frames can use a frame of `filename` in function
+    `name`: the user's (outside torch, torch-mlir and ga_mlir) or the
+    step's entry into the loss function. Tracing records only these (see
+    _export._trace): formatting the others' source lines for every node
+    of the graph was a good part of the trace's time."""
+    path = os.path.abspath(filename)
+    if (path, name) == _ENTRY:
+        return True
+    return not (filename.startswith("<") or path.startswith(_PACKAGE_DIRS)
+                or os.sep + "torch_mlir" + os.sep in path)
 
 
 def _user_frames(stack_trace, inside_step=False):

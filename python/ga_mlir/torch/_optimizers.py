@@ -5,6 +5,22 @@ import torch
 from ._common import CompileError
 
 
+def shared_base(steps):
+    """The 1-d tensor whose elements, in order, are the tensors `steps`
+    (the counters that _Optimizer.commit_states creates), or None."""
+    if not steps or not isinstance(steps[0], torch.Tensor):
+        return None
+    base = steps[0]._base
+    if base is None or base.dim() != 1 or base.numel() != len(steps) or \
+            not base.is_contiguous():
+        return None
+    origin = base.storage_offset()
+    for i, s in enumerate(steps):
+        if not isinstance(s, torch.Tensor) or s._base is not base or \
+                s.dim() != 0 or s.storage_offset() != origin + i:
+            return None
+    return base
+
 
 class _Optimizer:
     """What a torch.optim optimizer contributes to the compiled step: state
@@ -16,9 +32,8 @@ class _Optimizer:
     def __init__(self, optimizer, params):
         self.optimizer = optimizer
         self.group_of = {}
-        for group in optimizer.param_groups:
-            for p in group["params"]:
-                self.group_of[p] = group
+        self._groups = None
+        self.refresh_groups()
         name = type(optimizer).__name__
         if isinstance(optimizer, torch.optim.AdamW):
             self.kind = "adamw"
@@ -93,27 +108,75 @@ class _Optimizer:
             out.append(t)
         return out
 
-    def commit_state(self, p, index, tensors):
-        state = self.optimizer.state[p]
-        for name, t in zip(self.state_names(index), tensors):
-            state[name] = t
-        if self.kind != "sgd":
-            if "step" not in state:
-                state["step"] = torch.tensor(0.0, dtype=torch.float32)
-            state["step"] += 1
+    def refresh_groups(self):
+        """Maps each parameter to its group in the optimizer's current
+        param_groups: load_state_dict (or the user) may have replaced the
+        group dictionaries since this object was made, and their settings
+        (the learning rate) are read from the current ones."""
+        groups = self.optimizer.param_groups
+        if self._groups is not None and len(groups) == len(self._groups) \
+                and all(g is h for g, h in zip(groups, self._groups)):
+            return
+        self.group_of = {}
+        for group in groups:
+            for p in group["params"]:
+                self.group_of[p] = group
+        self._groups = list(groups)
+
+    def group_of_current(self, p):
+        self.refresh_groups()
+        return self.group_of[p]
+
+    def commit_states(self, params, states):
+        """Records `states[i]`, the new state tensors of `params[i]`, in the
+        optimizer's state and (Adam, AdamW) advances the step counters. The
+        counters this creates (on a parameter's first step) are the
+        elements of one tensor, so that one addition advances them all at
+        the next call (see _fastcall); each is a 0-d float32 tensor as
+        torch.optim's."""
+        for i, (p, tensors) in enumerate(zip(params, states)):
+            state = self.optimizer.state[p]
+            for name, t in zip(self.state_names(i), tensors):
+                state[name] = t
+        if self.kind == "sgd":
+            return
+        missing = [p for p in params if "step" not in self.optimizer.state[p]]
+        if missing:
+            counters = torch.zeros(len(missing), dtype=torch.float32)
+            for p, counter in zip(missing, counters.unbind()):
+                self.optimizer.state[p]["step"] = counter
+        steps = [self.optimizer.state[p]["step"] for p in params]
+        base = shared_base(steps)
+        if base is not None:
+            base.add_(1)
+        elif all(isinstance(s, torch.Tensor) for s in steps):
+            torch._foreach_add_(steps, 1)
+        else:  # a plain number (a state of an older torch.optim)
+            for p in params:
+                self.optimizer.state[p]["step"] += 1
 
     def hyper_values(self, p, index):
-        g = self.group_of[p]
+        g = self.group_of_current(p)
         state = self.optimizer.state[p]
         if self.kind == "sgd":
-            # buf = mu * buf + w * grad; on the first step torch.optim sets
-            # buf = grad: the zero buffer with mu = 0, w = 1 gives exactly that.
-            first = state.get("momentum_buffer") is None
-            mu = 0.0 if first else g["momentum"]
-            w = 1.0 if first else 1.0 - g["dampening"]
-            return [-g["lr"], g["weight_decay"], mu, w, g["momentum"]]
+            return self.sgd_hyper(g, state.get("momentum_buffer") is None)
+        return self.adam_hyper(
+            g, float(state["step"]) + 1.0 if "step" in state else 1.0)
+
+    @staticmethod
+    def sgd_hyper(g, first):
+        """SGD's hyper-parameters of group `g`; `first`: the parameter has
+        no momentum buffer yet."""
+        # buf = mu * buf + w * grad; on the first step torch.optim sets
+        # buf = grad: the zero buffer with mu = 0, w = 1 gives exactly that.
+        mu = 0.0 if first else g["momentum"]
+        w = 1.0 if first else 1.0 - g["dampening"]
+        return [-g["lr"], g["weight_decay"], mu, w, g["momentum"]]
+
+    def adam_hyper(self, g, step):
+        """Adam's (AdamW's) hyper-parameters of group `g` at step `step`
+        (1 for the first), in float64 as torch.optim's Python code."""
         beta1, beta2 = g["betas"]
-        step = float(state["step"]) + 1.0 if "step" in state else 1.0
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
         step_size = g["lr"] / bias_correction1

@@ -26,6 +26,7 @@ import torch
 from ._call import CpuLibrary, CudaLibrary, call_step, new_hyper, \
     require_cuda
 from ._common import CompileError
+from ._fastcall import CallPlan
 from ._layout import StepLayout
 
 SIGNATURE = "step.json"
@@ -91,6 +92,7 @@ class LoadedTrainStep:
         self.lock = threading.Lock()
         self.hyper = None
         self._library = None
+        self._plan = None  # the fast path of the last call (_fastcall)
 
     def _load(self):
         if self._library is None:
@@ -111,15 +113,30 @@ class LoadedTrainStep:
     def chosen_micro_batches(self):
         return self.micro_batches
 
+    def library(self):
+        """The loaded library (what _fastcall.CallPlan asks a variant)."""
+        return self._load()
+
     def __call__(self, *inputs):
         self.layout.check_inputs(inputs)
         inputs = tuple(t.contiguous() for t in inputs)
+        plan = self._plan
+        if plan is not None and plan.holds(self, inputs):
+            with self.lock:
+                return plan.call(inputs)
+        self._plan = None
         with self.lock, torch.no_grad():
+            # The model and the optimizer may have changed since the last
+            # call (a parameter replaced, new param groups): bind to what
+            # they are now, checked against the signature again.
+            self.spec = self.layout.check(self.model, self.optimizer)
             library = self._load()
             if self.hyper is None:
                 self.hyper = self._new_hyper()
-            return call_step(library, self.spec, self.model, inputs,
+            loss = call_step(library, self.spec, self.model, inputs,
                              self.hyper, self.in_place)
+            self._plan = CallPlan.build(self, self, inputs)
+        return loss
 
 
 def load_step(directory, model, optimizer, **kwargs):

@@ -17,6 +17,8 @@ from ._call import CpuLibrary, CudaLibrary, call_step, new_hyper, \
     require_cuda
 from ._common import CompileError
 from ._export import _Spec, export_train_step
+from ._fastcall import RUNTIME_HYPER as _RUNTIME_HYPER, CallPlan, \
+    traced_state as _traced_state
 from ._layout import StepLayout
 from ._locations import explain
 from ._options import (_ACCUMULATE_OPTIONS, _LOWER_OPTIONS, _NVVM_OPTIONS,
@@ -185,46 +187,21 @@ def _compile_library(ir, pipelines, mcpu, in_place, num_args, num_results,
     return lib, written_in_place
 
 
-# Optimizer settings that are arguments of the compiled step (recomputed from
-# param_groups at every call); every other setting is baked into the trace.
-_RUNTIME_HYPER = frozenset({"params", "lr", "initial_lr", "weight_decay",
-                            "dampening", "betas", "eps"})
-
-
-def _hashable_setting(value):
-    """`value` if it is a plain setting (a number, a string, None, or a tuple
-    of those), else a marker of its type: the fingerprint must be hashable."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, tuple) and all(
-            v is None or isinstance(v, (bool, int, float, str)) for v in value):
-        return value
-    return ("<%s>" % type(value).__name__,)
-
-
-def _traced_state(model, optimizer):
-    """A fingerprint of what tracing reads besides the inputs' shapes: every
-    module's training flag and public plain attributes (Dropout's p,
-    BatchNorm's momentum and eps, ...), which parameters there are and which
-    require gradients, the parameter groups and their structural settings
-    (momentum on or off, nesterov, amsgrad, maximize, ...)."""
-    modules = tuple(
-        (type(m).__name__, tuple(sorted(
-            (k, _hashable_setting(v)) for k, v in vars(m).items()
-            if not k.startswith("_"))))
-        for m in model.modules())
-    params = tuple((name, id(p), p.requires_grad)
-                   for name, p in model.named_parameters())
-    buffers = tuple((name, id(b)) for name, b in model.named_buffers())
-    groups = []
-    for group in optimizer.param_groups:
-        settings = sorted((k, _hashable_setting(v)) for k, v in group.items()
-                          if k not in _RUNTIME_HYPER and k != "momentum")
-        momentum = group.get("momentum", 0)
-        groups.append((tuple(id(p) for p in group["params"]), tuple(settings),
-                       _hashable_setting(momentum) if isinstance(
-                           momentum, torch.Tensor) else momentum != 0))
-    return (type(optimizer).__name__, modules, params, buffers, tuple(groups))
+def _argument_types(spec, model):
+    """(what, shape, dtype) of the step's parameters, frozen parameters,
+    buffers and optimizer states, as the library was compiled for them (see
+    check_argument_types)."""
+    buffers = dict(model.named_buffers())
+    types = [(f"parameter '{n}'", tuple(p.shape), p.dtype)
+             for n, p in zip(spec.train_names + spec.frozen_names,
+                             spec.params + spec.frozen)]
+    types += [(f"buffer '{n}'", tuple(buffers[n].shape), buffers[n].dtype)
+              for n in spec.buffer_names]
+    for i, (n, p) in enumerate(zip(spec.train_names, spec.params)):
+        types += [(f"the optimizer's state '{s}' of '{n}'",
+                   tuple(spec.opt.state_shape(p)), p.dtype)
+                  for s in spec.opt.state_names(i)]
+    return types
 
 
 class CompiledTrainStep:
@@ -265,6 +242,7 @@ class CompiledTrainStep:
         if len(self.batch_dims) != self.num_inputs:
             raise TypeError("batch_dims needs one dimension per input")
         self._variants = {}
+        self._plan = None  # the fast path of the last call (_fastcall)
         self._variant(tuple(example_inputs))
 
     def _key(self, inputs):
@@ -340,6 +318,7 @@ class CompiledTrainStep:
         variant.layout = StepLayout.from_spec(
             spec, self.model, inputs, self.batch_dims, n, self.target,
             variant.in_place, results)
+        variant.expected = _argument_types(spec, self.model)
         self._variants[key] = variant
         return variant
 
@@ -392,21 +371,34 @@ class CompiledTrainStep:
             else next(iter(self._variants.values()))
         return bool(v.in_place)
 
+    # Whether calls may take the fast path of _fastcall (the data-parallel
+    # step lays out its arguments differently).
+    _fast_calls = True
+
     def __call__(self, *inputs):
         if len(inputs) != self.num_inputs:
             raise TypeError(f"expected {self.num_inputs} inputs, got "
                             f"{len(inputs)}")
         inputs = tuple(t.contiguous() for t in inputs)
+        plan = self._plan
+        if plan is not None and plan.holds(self, inputs):
+            with plan.variant.lock:
+                return plan.call(inputs)
+        # The slow path: everything looked up again, then a new plan.
+        self._plan = None
         v = self._variant(inputs)
         with v.lock, torch.no_grad():
             library = v.library()
             if v.hyper is None:
                 v.hyper = new_hyper(v.spec, "cuda" if v.target == "cuda"
                                     else "cpu")
-            return call_step(
+            loss = call_step(
                 library, v.spec, self.model, inputs, v.hyper, v.in_place,
                 arguments=lambda flat, descriptors: self._call_arguments(
-                    v, flat, descriptors))
+                    v, flat, descriptors), expected=v.expected)
+            if self._fast_calls:
+                self._plan = CallPlan.build(self, v, inputs)
+        return loss
 
     def save(self, directory, *inputs):
         """Writes the compiled step for `inputs` (default: the example
