@@ -167,6 +167,10 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
   }
   if (options.blas)
     pm.addNestedPass<func::FuncOp>(createPeelFirstAccumulation());
+  // Masks (i1 tensors) as bytes of 0 and 1, which ga-vectorize-linalg reads
+  // and writes as vectors; an i1 buffer it must leave scalar.
+  if (options.vectorWidth)
+    pm.addNestedPass<func::FuncOp>(createWidenI1Tensors());
   // A fill per use, next to it (a zero fill before a matrix product becomes
   // beta = 0 with blas=1).
   DuplicateSharedFillsOptions fills;
