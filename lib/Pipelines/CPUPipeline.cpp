@@ -82,8 +82,9 @@ static void addLoopStage(OpPassManager &pm, const LowerToCPUOptions &options) {
     pm.addNestedPass<func::FuncOp>(createVectorizeLinalg(vectorize));
     // exp, erf, tanh, ... on those vectors as vector polynomials: LLVM would
     // split them into one libm call per element. Off by default: the zoo's
-    // ConvNeXt with AdamW (GELU's erf) ends 2.1x PyTorch's own float32
-    // distance from the float64 step, over the zoo's 2x criterion.
+    // ConvNeXt with AdamW ends 2.1x PyTorch's own float32 distance from the
+    // float64 step, over the zoo's 2x criterion, through one parameter
+    // element whose gradient cancels (docs/CPU.md: over seeds, as exact).
     if (options.approximateMath)
       pm.addNestedPass<func::FuncOp>(createVectorizeMath());
   }
