@@ -414,9 +414,11 @@ def WidenI1Tensors : Pass<"ga-widen-i1-tensors", "func::FuncOp"> {
 
     This pass runs on tensors, before bufferization. It visits the linalg
     ops in program order; an op whose init is an `i1` tensor that has an
-    `i8` form (a `tensor.empty`, the result of an op rewritten before, a
-    dense constant) is rewritten to compute that `i8` form instead, and so
-    is an op that reads such a tensor: each payload reads a widened operand
+    `i8` form (the result of an op rewritten before, or a `tensor.empty`
+    when a linalg op reads the result: a mask that only leaves the function
+    stays `i1`) is rewritten to compute that `i8` form instead, and so is
+    an op that reads such a tensor (or a dense `i1` constant, which becomes
+    an `i8` one): each payload reads a widened operand
     through `arith.trunci` and writes a widened result through
     `arith.extui`, so an `i8` element is always 0 or 1. Named ops are
     rewritten through their generic form, except `linalg.fill`, which fills
