@@ -82,8 +82,9 @@ static void addLoopStage(OpPassManager &pm, const LowerToCPUOptions &options) {
     pm.addNestedPass<func::FuncOp>(createVectorizeLinalg(vectorize));
     // exp, erf, tanh, ... on those vectors as vector polynomials: LLVM would
     // split them into one libm call per element. Off by default: the zoo's
-    // ConvNeXt with AdamW (GELU's erf) ends 2.1x PyTorch's own float32
-    // distance from the float64 step, over the zoo's 2x criterion.
+    // ConvNeXt with AdamW ends 2.1x PyTorch's own float32 distance from the
+    // float64 step, over the zoo's 2x criterion, through one parameter
+    // element whose gradient cancels (docs/CPU.md: over seeds, as exact).
     if (options.approximateMath)
       pm.addNestedPass<func::FuncOp>(createVectorizeMath());
   }
@@ -167,6 +168,10 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
   }
   if (options.blas)
     pm.addNestedPass<func::FuncOp>(createPeelFirstAccumulation());
+  // Masks (i1 tensors) as bytes of 0 and 1, which ga-vectorize-linalg reads
+  // and writes as vectors; an i1 buffer it must leave scalar.
+  if (options.vectorWidth)
+    pm.addNestedPass<func::FuncOp>(createWidenI1Tensors());
   // A fill per use, next to it (a zero fill before a matrix product becomes
   // beta = 0 with blas=1).
   DuplicateSharedFillsOptions fills;

@@ -137,16 +137,20 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                      "statistics) in vector lanes (ga-split-row-reductions), "
                      "so that the vectorizer takes them; not with openmp. Off "
                      "by default: it changes the order of the sums, and the "
-                     "zoo's ConvNeXt with AdamW then ends 2.0x PyTorch's own "
-                     "float32 distance from the float64 step, at the zoo's "
-                     "2x criterion"),
+                     "zoo's ConvNeXt with AdamW (N = 4) then ends 2.0x "
+                     "PyTorch's own float32 distance from the float64 step, "
+                     "over the zoo's 2x criterion, through one ill-conditioned "
+                     "parameter element (docs/CPU.md: not less exact over "
+                     "seeds)"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> approximateMath{
       *this, "approximate-math",
       llvm::cl::desc("Compute exp, expm1, log1p, tanh, erf and erfc on f32 "
                      "vectors by polynomial approximations "
                      "(ga-vectorize-math; at most 4 ulp, tanh 5) instead of "
-                     "one libm call per element"),
+                     "one libm call per element. Off by default: the zoo's "
+                     "ConvNeXt with AdamW then ends 2.1x PyTorch's own "
+                     "float32 distance (docs/CPU.md)"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> fuseElementwise{
       *this, "fuse-elementwise",

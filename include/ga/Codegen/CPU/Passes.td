@@ -395,4 +395,82 @@ def SplitRowReductions : Pass<"ga-split-row-reductions", "func::FuncOp"> {
                            "memref::MemRefDialect", "scf::SCFDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// WidenI1Tensors
+//===----------------------------------------------------------------------===//
+
+def WidenI1Tensors : Pass<"ga-widen-i1-tensors", "func::FuncOp"> {
+  let summary = "Compute the i1 tensors of linalg ops as i8 tensors of 0 and "
+                "1, so that their buffers can be vectorized";
+  let description = [{
+    A memref of `i1` holds one byte per element, while a vector of `i1`
+    packs eight elements into a byte, so `ga-vectorize-linalg` leaves every
+    op that reads or writes an `i1` buffer to the scalar lowering. The
+    masks of a transformer's step are such buffers: the causal mask, the
+    one-hot and ignore-index masks of a cross-entropy and its gradient, the
+    "row has a finite value" flags of a softmax (19 scalar ops, 3.7 M
+    element-iterations per micro-batch of the GPT-style step of
+    bench/torch_accumulation.py).
+
+    This pass runs on tensors, before bufferization. It visits the linalg
+    ops in program order; an op whose init is an `i1` tensor that has an
+    `i8` form (the result of an op rewritten before, or a `tensor.empty`
+    when a linalg op reads the result: a mask that only leaves the function
+    stays `i1`) is rewritten to compute that `i8` form instead, and so is
+    an op that reads such a tensor (or a dense `i1` constant, which becomes
+    an `i8` one): each payload reads a widened operand
+    through `arith.trunci` and writes a widened result through
+    `arith.extui`, so an `i8` element is always 0 or 1. Named ops are
+    rewritten through their generic form, except `linalg.fill`, which fills
+    the `i8` tensor with the widened scalar. Users that are not linalg ops
+    (a `return`, a `tensor.insert_slice`, an `scf.yield`) read an `i1` copy
+    (a `linalg.generic` of `arith.trunci`), which is erased when nobody
+    reads it. Function arguments and results keep their types. Only the
+    element types decide: no op is recognised by its name.
+
+    Before (`--ga-widen-i1-tensors`):
+
+    ```mlir
+    %e = tensor.empty() : tensor<64x512xi1>
+    %hot = linalg.generic {...} ins(%labels, %classes : tensor<64x1xi64>, tensor<1x512xi64>)
+        outs(%e : tensor<64x512xi1>) {
+    ^bb0(%l: i64, %c: i64, %o: i1):
+      %eq = arith.cmpi eq, %l, %c : i64
+      linalg.yield %eq : i1
+    } -> tensor<64x512xi1>
+    %g = linalg.generic {...} ins(%hot, %p : tensor<64x512xi1>, tensor<64x512xf32>)
+        outs(%out : tensor<64x512xf32>) {
+    ^bb0(%h: i1, %v: f32, %o: f32):
+      %s = arith.select %h, %one, %zero : f32
+      %d = arith.subf %v, %s : f32
+      linalg.yield %d : f32
+    } -> tensor<64x512xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %e8 = tensor.empty() : tensor<64x512xi8>
+    %hot = linalg.generic {...} ins(%labels, %classes : ...) outs(%e8 : tensor<64x512xi8>) {
+    ^bb0(%l: i64, %c: i64, %o8: i8):
+      %eq = arith.cmpi eq, %l, %c : i64
+      %w = arith.extui %eq : i1 to i8
+      linalg.yield %w : i8
+    } -> tensor<64x512xi8>
+    %g = linalg.generic {...} ins(%hot, %p : tensor<64x512xi8>, tensor<64x512xf32>) ... {
+    ^bb0(%h8: i8, %v: f32, %o: f32):
+      %h = arith.trunci %h8 : i8 to i1
+      %s = arith.select %h, %one, %zero : f32
+      ...
+    } -> tensor<64x512xf32>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numWidened", "widened",
+              "Linalg ops that compute or read i8 forms of i1 tensors">
+  ];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "tensor::TensorDialect"];
+}
+
 #endif // GA_CODEGEN_CPU_PASSES_TD
