@@ -87,9 +87,10 @@ def ConvolutionsToProducts
     products accumulate into the convolution's own init, so a filter gradient
     that `--ga-accumulate` fused into its accumulator stays fused (CBLAS's
     beta = 1). Each output element is the same sum of products (in the
-    BLAS's order). Other convolutions (depthwise: no output channel; dynamic
-    shapes; mixed element types or casts in the body) are left to the loop
-    lowerings and counted (`left`); `remarks=1` says why at each.
+    BLAS's order). Other convolutions (depthwise: no output channel, which
+    `ga-unroll-convolution-windows` takes; dynamic shapes; mixed element
+    types or casts in the body) are left to the loop lowerings and counted
+    (`left`); `remarks=1` says why at each.
 
     Before:
 
