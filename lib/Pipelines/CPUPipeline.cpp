@@ -150,6 +150,9 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
   // Convolutions as im2col copies and matrix products (CBLAS calls).
   if (options.blas)
     pm.addNestedPass<func::FuncOp>(createConvolutionsToProducts());
+  // Depthwise ones as one window generic each (vectorized; blas=0: loops).
+  if (options.blas)
+    pm.addNestedPass<func::FuncOp>(createUnrollConvolutionWindows());
   // arith/math on whole tensors (`arith.addf %a, %b : tensor<4xf32>`) have no
   // bufferization; as linalg.generic they do.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());

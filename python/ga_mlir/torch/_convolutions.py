@@ -77,9 +77,57 @@ def _windows(x, kernel, stride, dilation):
     return torch.stack(slices, dim=2), out
 
 
+def grouped_backward(grad, x, weight, bias_sizes, stride, padding,
+                     dilation, transposed, output_padding, groups, mask):
+    """aten.convolution_backward of a 2-d convolution with groups > 1 (a
+    decomposition for the trace; NotImplemented otherwise) as forward
+    grouped convolutions, which torch-mlir lowers
+    (linalg.depthwise_conv_2d_nchw_chw, linalg.conv_2d_ngchw_gfchw; its own
+    lowering of this op fails or is wrong for groups > 1):
+
+      input gradient:  the transposed convolution of the output gradient
+                       (transposed_convolution: stride - 1 zeros between its
+                       elements, padded, convolved with stride 1 with the
+                       weight flipped and its channels swapped per group);
+      weight gradient: per group, the padded input (samples as its
+                       channels) convolved with the output gradient (samples
+                       as its channels) with stride and dilation exchanged,
+                       cut to the kernel size.
+    """
+    if groups == 1 or transposed or weight.dim() != 4 or x.dim() != 4:
+        return NotImplemented
+    grad_x = grad_w = grad_b = None
+    b, c, h, w = x.shape
+    cout, cg, kh, kw = weight.shape
+    og = cout // groups
+    out = grad.shape[2:]
+    if mask[0]:
+        # The rows and columns of x that no window reaches get zeros.
+        extra = [size + 2 * p - ((o - 1) * s + d * (k - 1) + 1)
+                 for size, o, s, p, d, k in zip((h, w), out, stride, padding,
+                                                dilation, (kh, kw))]
+        grad_x = transposed_convolution(grad, weight, None, stride, padding,
+                                        extra, groups, dilation)
+    if mask[1]:
+        xp = _pad(x, [(p, p) for p in padding])
+        hp, wp = xp.shape[2:]
+        # [cg, G * B, Hp, Wp] (*) [G * og, B, Ho, Wo], G groups.
+        xs = xp.reshape(b, groups, cg, hp, wp).permute(2, 1, 0, 3, 4)
+        xs = xs.reshape(cg, groups * b, hp, wp)
+        gs = grad.reshape(b, groups, og, *out).permute(1, 2, 0, 3, 4)
+        gs = gs.reshape(cout, b, *out)
+        full = torch.ops.aten.convolution(xs, gs, None, dilation, [0, 0],
+                                          stride, False, [0, 0], groups)
+        grad_w = full[:, :, :kh, :kw].transpose(0, 1)
+    if mask[2]:
+        grad_b = grad.sum((0, 2, 3))
+    return grad_x, grad_w, grad_b
+
+
 def grouped_convolution(x, weight, bias, stride, padding, dilation, groups):
     """F.convNd(x, weight, bias, stride, padding, dilation, groups) for any
-    number of groups, from slices, products and sums."""
+    number of groups: 2-d as PyTorch's own op (whose backward the trace
+    decomposes by grouped_backward), else from slices, products and sums."""
     n = weight.dim() - 2
     batched = x.dim() == n + 2
     if not batched:
@@ -92,6 +140,16 @@ def grouped_convolution(x, weight, bias, stride, padding, dilation, groups):
         pads = _same_padding(kernel, dilation)
     else:
         pads = [(p, p) for p in _tuple(padding, n)]
+    if n == 2:
+        # PyTorch's own op; its backward is grouped_backward.
+        symmetric = all(p == q for p, q in pads)
+        if not symmetric:
+            x = _pad(x, pads)
+        y = torch.ops.aten.convolution(
+            x, weight, bias, list(stride),
+            [p for p, _ in pads] if symmetric else [0, 0], list(dilation),
+            False, [0, 0], groups)
+        return y if batched else y.squeeze(0)
     x = _pad(x, pads)
     b, c = x.shape[:2]
     cout, cg = weight.shape[:2]

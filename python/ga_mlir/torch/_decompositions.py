@@ -8,6 +8,7 @@ import math
 import torch
 
 from ._common import CompileError
+from ._convolutions import grouped_backward
 from ._locations import current_step_line
 
 
@@ -316,10 +317,22 @@ def _constant_pad_nd(self, pad, value=0):
     return x.clone()
 
 
+def _first_implemented(first, second, args):
+    """first(*args), or second(*args) where first is NotImplemented."""
+    out = first(*args)
+    return second(*args) if out is NotImplemented else out
+
+
 def _decomposition_table(indexing):
     from torch._decomp import core_aten_decompositions
     table = dict(core_aten_decompositions())
     table[aten.squeeze.dims] = _squeeze_dims
+    # Grouped convolutions' gradients as forward convolutions
+    # (_convolutions.grouped_backward; the others as before).
+    ungrouped = table.get(aten.convolution_backward.default,
+                          lambda *args: NotImplemented)
+    table[aten.convolution_backward.default] = \
+        lambda *args: _first_implemented(grouped_backward, ungrouped, args)
     table[aten.constant_pad_nd.default] = _constant_pad_nd
     table[aten.empty_permuted.default] = _empty_permuted
     table[torch.ops.prims.copy_strided.default] = _copy_strided

@@ -87,9 +87,10 @@ def ConvolutionsToProducts
     products accumulate into the convolution's own init, so a filter gradient
     that `--ga-accumulate` fused into its accumulator stays fused (CBLAS's
     beta = 1). Each output element is the same sum of products (in the
-    BLAS's order). Other convolutions (depthwise: no output channel; dynamic
-    shapes; mixed element types or casts in the body) are left to the loop
-    lowerings and counted (`left`); `remarks=1` says why at each.
+    BLAS's order). Other convolutions (depthwise: no output channel, which
+    `ga-unroll-convolution-windows` takes; dynamic shapes; mixed element
+    types or casts in the body) are left to the loop lowerings and counted
+    (`left`); `remarks=1` says why at each.
 
     Before:
 
@@ -154,6 +155,102 @@ def ConvolutionsToProducts
   ];
   let dependentDialects = ["linalg::LinalgDialect", "scf::SCFDialect",
                            "tensor::TensorDialect", "arith::ArithDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// UnrollConvolutionWindows
+//===----------------------------------------------------------------------===//
+
+def UnrollConvolutionWindows
+    : Pass<"ga-unroll-convolution-windows", "func::FuncOp"> {
+  let summary = "Rewrite depthwise linalg convolutions into one element-wise "
+                "generic over the output that reads one strided input "
+                "window per filter position";
+  let description = [{
+    A convolution on tensors (`linalg::isaConvolutionOpInterface`: the named
+    `linalg.depthwise_conv_*` ops, or a generic with their indexing maps)
+    whose `linalg::inferConvolutionDims` has neither output nor input
+    channels (each channel is convolved with its own filter: depthwise),
+    with static shapes, a floating-point multiply-add body, and at most
+    `max-positions` filter positions, becomes one `linalg.generic` whose
+    loops are the output's only, all parallel. For every filter position
+    (the filter loops fixed to constants, in the loop nest's order), it
+    reads
+
+    1. the window of the input that this position multiplies: a
+       `tensor.extract_slice` whose offsets, sizes and strides come from the
+       convolution's own input indexing map (`stride * oh + dilation * kh`
+       at kh fixed is a slice at offset `dilation * kh` with stride
+       `stride`);
+    2. the filter's values at this position (a rank-reduced slice);
+
+    and its body is the convolution's own body inlined once per position,
+    each adding into the running sum, in the order of the loop nest: each
+    output element is the same sum in the same order, so the result is
+    bit-identical to the loops'. The innermost loop is the output's last
+    dimension, so `ga-vectorize-linalg` vectorizes it where the windows are
+    contiguous (stride 1, which includes the input gradient of a strided
+    convolution as the frontend forms it); the loop lowering otherwise runs
+    it with the channel outside the image loops (the named op's nest has
+    the channel inside them, striding across whole images).
+
+    Convolutions with channels (the products take those:
+    `ga-convolutions-to-products`), dynamic shapes, other bodies or more
+    filter positions stay as they are and are counted (`left`); `remarks=1`
+    says why at each.
+
+    Before:
+
+    ```mlir
+    %y = linalg.depthwise_conv_2d_nchw_chw
+           {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+           ins(%x, %w : tensor<1x3x5x5xf32>, tensor<3x2x2xf32>)
+           outs(%init : tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32>
+    ```
+
+    After (two of the four positions shown; maps over (n, c, oh, ow)):
+
+    ```mlir
+    %x00 = tensor.extract_slice %x[0, 0, 0, 0] [1, 3, 2, 2] [1, 1, 2, 2]
+             : tensor<1x3x5x5xf32> to tensor<1x3x2x2xf32>
+    %w00 = tensor.extract_slice %w[0, 0, 0] [3, 1, 1] [1, 1, 1]
+             : tensor<3x2x2xf32> to tensor<3xf32>
+    %x01 = tensor.extract_slice %x[0, 0, 0, 1] [1, 3, 2, 2] [1, 1, 2, 2]
+             : tensor<1x3x5x5xf32> to tensor<1x3x2x2xf32>
+    %w01 = tensor.extract_slice %w[0, 0, 1] [3, 1, 1] [1, 1, 1]
+             : tensor<3x2x2xf32> to tensor<3xf32>
+    ...
+    %y = linalg.generic {indexing_maps = [
+           affine_map<(n, c, oh, ow) -> (n, c, oh, ow)>,
+           affine_map<(n, c, oh, ow) -> (c)>, ...,
+           affine_map<(n, c, oh, ow) -> (n, c, oh, ow)>],
+           iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+           ins(%x00, %w00, %x01, %w01, ... : ...)
+           outs(%init : tensor<1x3x2x2xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32, %d: f32, ..., %out: f32):
+      %0 = arith.mulf %a, %b : f32
+      %1 = arith.addf %out, %0 : f32
+      %2 = arith.mulf %c, %d : f32
+      %3 = arith.addf %1, %2 : f32
+      ...
+      linalg.yield %7 : f32
+    } -> tensor<1x3x2x2xf32>
+    ```
+  }];
+  let options = [
+    Option<"maxPositions", "max-positions", "unsigned", /*default=*/"64",
+           "Unroll convolutions with at most this many filter positions "
+           "(the product of the filter loops' sizes)">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark at each convolution left as it is, saying why">
+  ];
+  let statistics = [
+    Statistic<"numRewritten", "rewritten",
+              "Convolutions rewritten into window generics">,
+    Statistic<"numLeft", "left", "Convolutions left as they are">
+  ];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect",
+                           "arith::ArithDialect"];
 }
 
 //===----------------------------------------------------------------------===//
