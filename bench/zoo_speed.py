@@ -26,7 +26,7 @@ depend on the machine and its load: the header says which and how loaded.
 
 usage: PYTHONPATH=build/python_packages .venv/bin/python bench/zoo_speed.py
            [--models gpt2,distilbert,lstm-h_n] [--ns 4] [--threads 1]
-           [--size small|medium]
+           [--size small|medium] [--ours-options k=v,...]
            [--batch 16] [--rounds 3] [--min-time 0.2] [--no-compile-time]
            [--write docs/CPU.md]
 """
@@ -73,9 +73,20 @@ def _make(name, batch, size="small"):
     return case, model, data
 
 
-def _ours(case, model, data, n, threads):
+def _ours_options(text):
+    """`--ours-options key=value,...` as compile_train_step's keywords
+    (true/false as bools, digits as ints)."""
+    options = {}
+    for item in filter(None, (text or "").split(",")):
+        key, _, value = item.partition("=")
+        options[key] = {"true": True, "false": False}.get(
+            value.lower(), int(value) if value.isdigit() else value)
+    return options
+
+
+def _ours(case, model, data, n, threads, extra=None):
     from ga_mlir.torch import compile_train_step
-    options = dict(case.options)
+    options = dict(case.options, **(extra or {}))
     if threads > 1:
         options.update(openmp=True, num_threads=threads)
     step = compile_train_step(model, case.loss_fn, _optimizer(model),
@@ -99,9 +110,9 @@ def _pytorch(case, model, data, n, compiled):
     return run
 
 
-def _runner(kind, case, model, data, n, threads):
+def _runner(kind, case, model, data, n, threads, extra=None):
     if kind == "ours":
-        return _ours(case, model, data, n, threads)
+        return _ours(case, model, data, n, threads, extra)
     return _pytorch(case, model, data, n, kind == "compile")
 
 
@@ -124,12 +135,14 @@ def worker(a):
         # included.
         case, model, data = _make(a.model, a.batch, a.size)
         start = time.perf_counter()
-        _runner(a.first_call, case, model, data, a.n, a.threads)()
+        _runner(a.first_call, case, model, data, a.n, a.threads,
+                _ours_options(a.ours_options))()
         return {"first_call": time.perf_counter() - start}
     runs = {}
     for kind in KINDS:
         case, model, data = _make(a.model, a.batch, a.size)
-        runs[kind] = _runner(kind, case, model, data, a.n, a.threads)
+        runs[kind] = _runner(kind, case, model, data, a.n, a.threads,
+                             _ours_options(a.ours_options))
         runs[kind]()  # compiles, or loads the library from the cache
         runs[kind]()
     times = {kind: [] for kind in KINDS}
@@ -146,6 +159,7 @@ def run_worker(a, env_extra=None, **kw):
                MKL_NUM_THREADS=str(threads), **(env_extra or {}))
     cmd = [sys.executable, os.path.abspath(__file__), "--worker",
            "--batch", str(a.batch), "--size", a.size,
+           "--ours-options", a.ours_options,
            "--rounds", str(a.rounds),
            "--min-time", str(a.min_time)]
     for k, v in kw.items():
@@ -210,6 +224,9 @@ def main():
     p.add_argument("--ns", default="4")
     p.add_argument("--threads", default="1")
     p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--ours-options", default="",
+                   help="more compile_train_step options of ours, e.g. "
+                   "split_row_reductions=true,approximate_math=true")
     p.add_argument("--size", choices=["small", "medium"], default="small",
                    help="the zoo's sizes (small: its tests' configurations; "
                    "medium: model_zoo.MEDIUM, hidden size 128)")
@@ -240,7 +257,8 @@ def main():
               f"{os.cpu_count()} CPUs, load average at start "
               f"{os.getloadavg()[0]:.1f}; {a.size} models, B = {a.batch}, "
               f"SGD with momentum; "
-              f"median of {a.rounds} interleaved rounds")
+              + (f"ours with {a.ours_options}; " if a.ours_options else "")
+              + f"median of {a.rounds} interleaved rounds")
     print(header, flush=True)
     t0 = time.time()
     rows, compile_rows = {}, {}

@@ -23,6 +23,10 @@ _LOWER_OPTIONS = {
     "static_temporaries": "static-temporaries",
     "openmp": "openmp",
     "num_threads": "num-threads",
+    # Opt-in speed over bit-compatibility with libm and sequential sums
+    # (both off by default; docs/CPU.md, "Normalisations and losses").
+    "split_row_reductions": "split-row-reductions",
+    "approximate_math": "approximate-math",
 }
 # --ga-lower-to-nvvm options for target="cuda" (the pipeline's defaults:
 # products on cuBLASLt, the micro-batch body as a CUDA graph).
@@ -40,7 +44,8 @@ _NVVM_OPTIONS = {
 # words rather than as a pass pipeline that does not parse.
 _SWITCHES = {"allow_ghost_batch", "recompute_statistics", "fuse", "blas",
              "fuse_elementwise", "static_temporaries", "openmp", "cublas",
-             "cuda_graphs", "fma"}
+             "cuda_graphs", "fma", "split_row_reductions",
+             "approximate_math"}
 _COUNTS = {"vector_width", "num_threads", "block_size"}
 
 

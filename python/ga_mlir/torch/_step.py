@@ -495,7 +495,9 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
     ga-opt options: accumulator_type, allow_ghost_batch,
         recompute_statistics, fuse (of --ga-accumulate); blas,
         vector_width, fuse_elementwise, static_temporaries, openmp,
-        num_threads (of --ga-lower-to-cpu).
+        num_threads, split_row_reductions, approximate_math (of
+        --ga-lower-to-cpu; the last two off by default: row sums in vector
+        lanes and polynomial exp/tanh/erf, a few ulp from libm, for speed).
     """
     check_compile_arguments(model, loss_fn, optimizer, example_inputs,
                             micro_batches, micro_batch_size, max_memory,
