@@ -362,6 +362,14 @@ def _distance(a, b):
                for x, y in zip(a, b))
 
 
+def _rms_distance(a, b):
+    """The root mean square of the differences over every element of every
+    tensor (the whole step's rounding, not its worst element's)."""
+    squares = sum((x.double() - y.double()).square().sum().item()
+                  for x, y in zip(a, b))
+    return math.sqrt(squares / sum(x.numel() for x in a))
+
+
 def _tensors(model, loss):
     return [p.detach() for p in model.parameters()] + \
         [b for b in model.buffers() if b.is_floating_point()] + [loss]
@@ -373,8 +381,10 @@ def compare(case, optimizer, micro_batches, batch=6, steps=2, autocast=None,
     and its float64 step from the same weights on the same batches for
     `steps` steps. Returns a dict: vs_pytorch (largest difference of the
     compiled step from PyTorch's float32 one), vs_float64 (of the compiled
-    step from the float64 one), pytorch_vs_float64, compile_s (the first
-    call: tracing, ga-mlir, the C compiler)."""
+    step from the float64 one), pytorch_vs_float64, the last two also as
+    root mean squares over all elements (vs_float64_rms,
+    pytorch_vs_float64_rms), compile_s (the first call: tracing, ga-mlir,
+    the C compiler). Each is the largest over the steps."""
     torch.manual_seed(0)
     model = case.make_model().train()
     pt, f64 = copy.deepcopy(model), copy.deepcopy(model).double()
@@ -391,8 +401,9 @@ def compare(case, optimizer, micro_batches, batch=6, steps=2, autocast=None,
                               micro_batches=micro_batches,
                               **dict(case.options, **options))
     compile_s = time.perf_counter() - start
-    result = {"vs_pytorch": 0.0, "vs_float64": 0.0,
-              "pytorch_vs_float64": 0.0, "compile_s": compile_s}
+    result = dict.fromkeys(("vs_pytorch", "vs_float64", "pytorch_vs_float64",
+                            "vs_float64_rms", "pytorch_vs_float64_rms"), 0.0)
+    result["compile_s"] = compile_s
     for it in range(steps):
         if it:
             data = case.make_batch(gen, batch)
@@ -407,17 +418,35 @@ def compare(case, optimizer, micro_batches, batch=6, steps=2, autocast=None,
         result["vs_float64"] = max(result["vs_float64"], _distance(a, c))
         result["pytorch_vs_float64"] = max(result["pytorch_vs_float64"],
                                            _distance(b, c))
+        result["vs_float64_rms"] = max(result["vs_float64_rms"],
+                                       _rms_distance(a, c))
+        result["pytorch_vs_float64_rms"] = max(
+            result["pytorch_vs_float64_rms"], _rms_distance(b, c))
     return result
 
 
 def verdict(optimizer, r, sgd_tolerance=1e-4):
-    """The zoo's criterion: SGD within 1e-4 of PyTorch's float32 step;
-    AdamW no further from the float64 step than twice PyTorch's own
-    float32 distance (AdamW divides by the root of the second moment, which
-    amplifies the rounding of gradients that are zero up to rounding)."""
+    """The zoo's criterion. SGD: within 1e-4 of PyTorch's float32 step.
+    AdamW (and mixed precision): against the float64 step, the root mean
+    square distance over all elements at most twice PyTorch's own float32
+    one, and the largest distance at most ten times PyTorch's.
+
+    Why two measures: AdamW divides by the root of the second moment, so a
+    gradient that cancels to almost zero (sqrt(v) under eps) carries its
+    relative rounding error, 1e-4 or more in any float32 order of the sum,
+    into the parameter. The largest distance is then one such element, a
+    draw of one rounding in each float32 step: the ratio of two such draws
+    is not bounded by 2 (docs/CPU.md measured 1.8-3.9 over N = 1..6 at one
+    seed, and one seed in 8 over 2 for every lowering, PyTorch's order of
+    sums included). The RMS distance averages the draws: the float32
+    quality of the whole step (0.92-1.03x PyTorch's over 8 seeds). A lost,
+    doubled or mis-scaled gradient moves a parameter by the order of the
+    learning rate (1e-3, against rounding's 1e-7): it fails both bounds by
+    orders of magnitude."""
     if optimizer == "sgd":
         return r["vs_pytorch"] <= sgd_tolerance
-    return r["vs_float64"] <= 2 * r["pytorch_vs_float64"]
+    return (r["vs_float64_rms"] <= 2 * r["pytorch_vs_float64_rms"]
+            and r["vs_float64"] <= 10 * r["pytorch_vs_float64"])
 
 
 def run(cases, batch=6, **options):
@@ -442,8 +471,9 @@ def run(cases, batch=6, **options):
         failures += not ok
         print(f"{label}: vs PyTorch {r['vs_pytorch']:.2g} vs float64 "
               f"{r['vs_float64']:.2g} (PyTorch {r['pytorch_vs_float64']:.2g}"
-              f") compile {r['compile_s']:.1f} s {'OK' if ok else 'FAIL'}",
-              flush=True)
+              f"), rms {r['vs_float64_rms']:.2g} (PyTorch "
+              f"{r['pytorch_vs_float64_rms']:.2g}) compile "
+              f"{r['compile_s']:.1f} s {'OK' if ok else 'FAIL'}", flush=True)
     return failures
 
 
