@@ -226,7 +226,7 @@ def main():
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--ours-options", default="",
                    help="more compile_train_step options of ours, e.g. "
-                   "split_row_reductions=true,approximate_math=true")
+                   "split_row_reductions=false,approximate_math=false")
     p.add_argument("--size", choices=["small", "medium"], default="small",
                    help="the zoo's sizes (small: its tests' configurations; "
                    "medium: model_zoo.MEDIUM, hidden size 128)")

@@ -69,8 +69,7 @@ static void addLoopStage(OpPassManager &pm, const LowerToCPUOptions &options) {
   if (options.vectorWidth) {
     // Row reductions (softmax, LayerNorm, cross-entropy statistics) into
     // lanes, which the vectorizer below takes; rows are reduced one after the
-    // other through one stack buffer, so not in OpenMP's parallel loops. On
-    // request only (see the option).
+    // other through one stack buffer, so not in OpenMP's parallel loops.
     if (options.splitRowReductions && !options.openmp) {
       SplitRowReductionsOptions split;
       split.vectorWidth = options.vectorWidth;
@@ -81,10 +80,7 @@ static void addLoopStage(OpPassManager &pm, const LowerToCPUOptions &options) {
     vectorize.parallelLoops = options.openmp;
     pm.addNestedPass<func::FuncOp>(createVectorizeLinalg(vectorize));
     // exp, erf, tanh, ... on those vectors as vector polynomials: LLVM would
-    // split them into one libm call per element. Off by default: the zoo's
-    // ConvNeXt with AdamW ends 2.1x PyTorch's own float32 distance from the
-    // float64 step, over the zoo's 2x criterion, through one parameter
-    // element whose gradient cancels (docs/CPU.md: over seeds, as exact).
+    // split them into one libm call per element.
     if (options.approximateMath)
       pm.addNestedPass<func::FuncOp>(createVectorizeMath());
   }

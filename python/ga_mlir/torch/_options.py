@@ -23,8 +23,8 @@ _LOWER_OPTIONS = {
     "static_temporaries": "static-temporaries",
     "openmp": "openmp",
     "num_threads": "num-threads",
-    # Opt-in speed over bit-compatibility with libm and sequential sums
-    # (both off by default; docs/CPU.md, "Normalisations and losses").
+    # Speed over bit-compatibility with libm and sequential sums (both on
+    # by default in the pipeline; docs/CPU.md, "Normalisations and losses").
     "split_row_reductions": "split-row-reductions",
     "approximate_math": "approximate-math",
 }

@@ -496,8 +496,9 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
         recompute_statistics, fuse (of --ga-accumulate); blas,
         vector_width, fuse_elementwise, static_temporaries, openmp,
         num_threads, split_row_reductions, approximate_math (of
-        --ga-lower-to-cpu; the last two off by default: row sums in vector
-        lanes and polynomial exp/tanh/erf, a few ulp from libm, for speed).
+        --ga-lower-to-cpu; the last two on by default: row sums in vector
+        lanes and polynomial exp/tanh/erf, a few ulp from libm, for speed;
+        False for sequential row sums and libm).
     """
     check_compile_arguments(model, loss_fn, optimizer, example_inputs,
                             micro_batches, micro_batch_size, max_memory,

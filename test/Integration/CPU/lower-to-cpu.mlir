@@ -1,15 +1,16 @@
-// RUN: ga-opt %s --ga-lower-to-cpu | FileCheck %s
+// RUN: ga-opt %s --ga-lower-to-cpu="approximate-math=0" | FileCheck %s
 // RUN: ga-opt %s --ga-lower-to-cpu="c-interface=1" | FileCheck %s --check-prefix=CIFACE
 // RUN: ga-opt %s --ga-lower-to-cpu="openmp=1 num-threads=2" | FileCheck %s --check-prefix=OMP
 // RUN: ga-opt %s --ga-lower-to-cpu="vector-width=0" | FileCheck %s --check-prefix=SCALAR
-// RUN: ga-opt %s --ga-lower-to-cpu="approximate-math=1" | FileCheck %s --check-prefix=APPROX
+// RUN: ga-opt %s --ga-lower-to-cpu | FileCheck %s --check-prefix=APPROX
 // RUN: ga-opt %s --ga-lower-to-cpu="static-temporaries=1" | FileCheck %s --check-prefix=STATIC
 // RUN: ga-opt %s --ga-lower-to-cpu="out-params=1 c-interface=1" | FileCheck %s --check-prefix=OUT
 
 // --ga-lower-to-cpu takes a tensor-level step to the LLVM dialect only: no
 // tensor, memref, linalg, scf or cf op is left, ga.* argument attributes are
-// dropped, math with an LLVM intrinsic uses it and the rest (erf) calls libm;
-// with approximate-math=1, tanh and erf on f32 vectors are vector arithmetic.
+// dropped; by default tanh and erf on f32 vectors are vector arithmetic
+// (approximate-math); with approximate-math=0, math with an LLVM intrinsic
+// uses it and the rest (erf) calls libm.
 
 // CHECK-NOT:  ga.batch
 // CHECK-NOT:  _mlir_ciface_
