@@ -6,9 +6,10 @@
 # of the stride): first the decomposition itself against PyTorch's own
 # kernel, bit for bit, over kernels, strides, paddings, dilations and sizes
 # that the stride does not divide, with ties in the windows; then a step of
-# a CNN with such poolings against PyTorch's step.
+# a CNN with such poolings against PyTorch's step, on 1 and 2 threads.
 
 import itertools
+import os
 import sys
 
 import torch
@@ -73,4 +74,13 @@ def batch(gen, b=7):
 failures = differ + zoo.check("pools", Pools, batch, zoo.classification_loss,
                               optimizers=("sgd",), ns=(3,))
 # CHECK: pools sgd N=3: {{.*}} OK
+
+# With OpenMP on 2 threads; the loader lets idle OpenMP workers sleep at
+# once (KMP_BLOCKTIME=0) unless the user chose otherwise.
+failures += zoo.check("pools-openmp", Pools, batch, zoo.classification_loss,
+                      optimizers=("sgd",), ns=(3,), openmp=True,
+                      num_threads=2)
+print("KMP_BLOCKTIME", os.environ.get("KMP_BLOCKTIME"))
+# CHECK: pools-openmp sgd N=3: {{.*}} OK
+# CHECK: KMP_BLOCKTIME 0
 sys.exit(failures)
