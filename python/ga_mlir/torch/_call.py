@@ -108,6 +108,12 @@ class CpuLibrary:
     target = "cpu"
 
     def __init__(self, lib, results):
+        # An openmp=True step's idle OpenMP workers sleep at once instead of
+        # spinning for libomp's default 200 ms, during which they take the
+        # cores from the step's serial code and OpenBLAS's threads (ResNet-18,
+        # 2 threads: 1389 -> 693 ms; docs/CPU.md). Read when libomp starts;
+        # a value the user set is kept.
+        os.environ.setdefault("KMP_BLOCKTIME", "0")
         self.handle = ctypes.CDLL(lib)
         self.function = entry_point(self.handle, lib)
         self.outputs = [torch.empty(shape, dtype=dtype)

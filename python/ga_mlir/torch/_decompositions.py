@@ -8,7 +8,7 @@ import math
 import torch
 
 from ._common import CompileError
-from ._convolutions import grouped_backward
+from ._convolutions import _pad, grouped_backward
 from ._locations import current_step_line
 
 
@@ -161,18 +161,61 @@ def _max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
                                       padding, dilation, ceil_mode, indices):
     """The gradient goes to the input position the forward recorded in
     `indices` (the first maximum of the window, as PyTorch's kernel picks
-    it), as a comparison of the indices with an iota (PyTorch's
-    decomposition is a scatter-add)."""
+    it), as a comparison of the indices with the positions of the windows
+    (PyTorch's decomposition is a scatter-add)."""
     h, w = self.shape[-2:]
-    positions = torch.arange(h * w, device=self.device)
     if _tiles(self, kernel_size, stride, padding, dilation, ceil_mode):
+        positions = torch.arange(h * w, device=self.device)
         hit = _upsample(indices, kernel_size) == positions.view(h, w)
         return torch.where(hit, _upsample(grad_output, kernel_size), 0.0)
-    # Overlapping windows: sum over the windows of the one that hits.
-    lead = self.shape[:-2]
-    hit = indices.reshape(*lead, -1, 1) == positions
-    grad = torch.where(hit, grad_output.reshape(*lead, -1, 1), 0.0).sum(-2)
-    return grad.reshape(self.shape)
+    return _overlapping_max_pool_backward(
+        grad_output, self, _pair(kernel_size),
+        _pair(stride or kernel_size), _pair(padding), _pair(dilation),
+        indices)
+
+
+def _overlapping_max_pool_backward(grad_output, self, kernel, stride,
+                                   padding, dilation, indices):
+    """max_pool2d's input gradient for windows that overlap or are padded.
+
+    Kernel position (i, j) of window (r, c) reads input row
+    r * sh - ph + i * dh = (r + e) * sh + a (a = its row phase, e = its
+    shift; columns alike): so for each kernel position, the windows whose
+    recorded index is that position give `where(hit, grad_output, 0)`, a
+    window-sized term that, shifted by (e, f), lands on the rows and
+    columns of phase (a, b) of the input. Each phase sums its terms; the
+    phases interleave into the input gradient. The work is kh * kw
+    window-sized terms, not a comparison of every window with every input
+    position. A position's terms are added in the order of PyTorch's
+    kernel (windows in ascending order, which is kernel positions in
+    descending order), starting from 0.0: the same rounding."""
+    (kh, kw), (sh, sw) = kernel, stride
+    (ph, pw), (dh, dw) = padding, dilation
+    *lead, h, w = self.shape
+    ho, wo = grad_output.shape[-2:]
+    hu, wv = -(-h // sh), -(-w // sw)  # rows and columns of a phase
+    device = self.device
+    rows = torch.arange(ho, device=device).view(ho, 1) * sh - ph
+    cols = torch.arange(wo, device=device).view(1, wo) * sw - pw
+    phases = {}
+    for i in reversed(range(kh)):
+        for j in reversed(range(kw)):
+            e, a = divmod(i * dh - ph, sh)
+            f, b = divmod(j * dw - pw, sw)
+            hit = indices == (rows + i * dh) * w + (cols + j * dw)
+            term = _pad(torch.where(hit, grad_output, 0.0),
+                        ((e, hu - ho - e), (f, wv - wo - f)))
+            phases[a, b] = phases[a, b] + term if (a, b) in phases \
+                else 0.0 + term
+    if (sh, sw) == (1, 1):
+        return phases[0, 0]
+    zeros = grad_output.new_zeros((*lead, hu, wv))
+    # [..., hu, sh, wv, sw]: phase (a, b) at rows u * sh + a, columns
+    # v * sw + b.
+    grid = torch.stack([
+        torch.stack([phases.get((a, b), zeros) for b in range(sw)], dim=-1)
+        for a in range(sh)], dim=-3)
+    return grid.reshape(*lead, hu * sh, wv * sw)[..., :h, :w]
 
 
 def _avg_pool2d_backward(grad_output, self, kernel_size, stride, padding,
