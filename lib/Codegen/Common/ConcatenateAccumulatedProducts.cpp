@@ -1,0 +1,292 @@
+//===- ConcatenateAccumulatedProducts.cpp - one GEMM per summed chain -----===//
+//
+// --ga-concatenate-accumulated-products: loop-carried accumulators whose
+// results are only summed after the loop become one accumulator, and a chain
+// of library products that add into one init becomes one product over the
+// concatenated operands (K = the sum of the chain's K).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ga/Codegen/Common/Passes.h"
+
+#include "ga/Utils/Reductions.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::ga {
+#define GEN_PASS_DEF_CONCATENATEACCUMULATEDPRODUCTS
+#include "ga/Codegen/Common/Passes.h.inc"
+} // namespace mlir::ga
+
+using namespace mlir;
+using namespace mlir::ga;
+
+namespace {
+
+/// Whether `op` only adds into its init: a linalg op on tensors with one
+/// init and one result whose region reads the init's block argument once,
+/// in the `arith.addf` whose value it yields (`matchCombiner`). Its result is
+/// then `init + f(inputs)` for an `f` that does not read the init, so a chain
+/// of such ops may start from any accumulator and run in any order (exact up
+/// to the reassociation of float sums).
+bool addsIntoInit(Operation *operation) {
+  auto op = dyn_cast<linalg::LinalgOp>(operation);
+  if (!op || !op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      op->getNumResults() != 1)
+    return false;
+  return getCombinerKind(op, 0) == vector::CombiningKind::ADD;
+}
+
+/// The single user of `value`, if it has exactly one use.
+Operation *singleUser(Value value) {
+  return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
+}
+
+/// Whether `op` is an element-wise sum of two tensors of its result's type:
+/// a linalg.generic with identity maps, parallel loops, two inputs, and a
+/// region that yields `in0 + in1` without reading its init.
+bool isTensorSum(Operation *operation) {
+  auto op = dyn_cast_or_null<linalg::GenericOp>(operation);
+  if (!op || !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0 ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return false;
+  Type type = op->getResult(0).getType();
+  if (op.getInputs()[0].getType() != type ||
+      op.getInputs()[1].getType() != type)
+    return false;
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  if (!add || &body.front() != add.getOperation())
+    return false;
+  Value a = body.getArgument(0), b = body.getArgument(1);
+  return (add.getLhs() == a && add.getRhs() == b) ||
+         (add.getLhs() == b && add.getRhs() == a);
+}
+
+/// An accumulator of a loop: the iter_arg at `index`, and the ops that carry
+/// it from its block argument to the yield, each adding into the previous.
+struct Accumulator {
+  unsigned index;
+  SmallVector<Operation *> chain;
+};
+
+/// The accumulator of `loop` at `index`, when its block argument flows
+/// through a chain of ops that only add into their init (each result used
+/// only by the next op, all in the loop's body) into the yield, and the
+/// loop's result is used once, by an element-wise sum.
+std::optional<Accumulator> matchAccumulator(scf::ForOp loop, unsigned index) {
+  Block *body = loop.getBody();
+  Operation *yield = body->getTerminator();
+  Accumulator acc{index, {}};
+  Value value = loop.getRegionIterArg(index);
+  while (true) {
+    Operation *user = singleUser(value);
+    if (!user)
+      return std::nullopt;
+    if (user == yield) {
+      if (yield->getOperand(index) != value)
+        return std::nullopt;
+      break;
+    }
+    if (user->getBlock() != body || !addsIntoInit(user) ||
+        cast<linalg::LinalgOp>(user).getDpsInitOperand(0)->get() != value)
+      return std::nullopt;
+    acc.chain.push_back(user);
+    value = user->getResult(0);
+  }
+  if (acc.chain.empty())
+    return std::nullopt;
+  if (!isTensorSum(singleUser(loop.getResult(index))))
+    return std::nullopt;
+  return acc;
+}
+
+/// The last sum of the tree of element-wise sums that `sum` belongs to
+/// (following results used once by another sum).
+Operation *sumTreeRoot(Operation *sum) {
+  while (Operation *user = singleUser(sum->getResult(0))) {
+    if (!isTensorSum(user))
+      break;
+    sum = user;
+  }
+  return sum;
+}
+
+struct ConcatenateAccumulatedProductsPass
+    : public ga::impl::ConcatenateAccumulatedProductsBase<
+          ConcatenateAccumulatedProductsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<scf::ForOp> loops;
+    getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops)
+      mergeSummedAccumulators(loop);
+    SmallVector<Block *> blocks;
+    getOperation().walk([&](Block *block) { blocks.push_back(block); });
+    for (Block *block : blocks)
+      concatenateChains(*block);
+  }
+
+  /// Merges the accumulators of `loop` whose results are summed by one tree
+  /// of element-wise sums after the loop into the first of them (see
+  /// Passes.td).
+  void mergeSummedAccumulators(scf::ForOp loop);
+
+  /// Rewrites every maximal chain of library products in `block` that add
+  /// into one init into one product over concatenated operands.
+  void concatenateChains(Block &block);
+
+  /// One product for `chain` (at least two library products, each adding
+  /// into the previous one's result), or failure when the operands have no
+  /// common reduction dimension to concatenate along.
+  LogicalResult concatenate(ArrayRef<Operation *> chain);
+};
+
+void ConcatenateAccumulatedProductsPass::mergeSummedAccumulators(
+    scf::ForOp loop) {
+  // Group the accumulators by the sum tree that reads their results.
+  llvm::MapVector<Operation *, SmallVector<Accumulator>> groups;
+  for (unsigned i = 0, e = loop.getNumResults(); i < e; ++i)
+    if (std::optional<Accumulator> acc = matchAccumulator(loop, i))
+      groups[sumTreeRoot(singleUser(loop.getResult(i)))].push_back(*acc);
+  bool changed = false;
+  for (auto &[root, members] : groups) {
+    if (members.size() < 2)
+      continue;
+    // In the order of the body: each chain then reads the one before it.
+    llvm::sort(members, [](const Accumulator &a, const Accumulator &b) {
+      return a.chain.front()->isBeforeInBlock(b.chain.front());
+    });
+    // The first keeps its init; the others must start from zero (their
+    // results become that init, which the sums then skip), and their chains
+    // must not interleave with the previous one's.
+    Accumulator *tail = &members.front();
+    Operation *yield = loop.getBody()->getTerminator();
+    for (Accumulator &acc : llvm::drop_begin(members)) {
+      if (!isNeutralTensor(loop.getInitArgs()[acc.index],
+                           vector::CombiningKind::ADD) ||
+          !tail->chain.back()->isBeforeInBlock(acc.chain.front()))
+        continue;
+      auto first = cast<linalg::LinalgOp>(acc.chain.front());
+      first.getDpsInitOperand(0)->set(tail->chain.back()->getResult(0));
+      yield->setOperand(members.front().index, acc.chain.back()->getResult(0));
+      yield->setOperand(acc.index, loop.getRegionIterArg(acc.index));
+      // The loop's result is now the zero it started from: a sum that reads
+      // it is its other operand, any other use reads the zero.
+      Value result = loop.getResult(acc.index);
+      Operation *sum = singleUser(result);
+      if (isTensorSum(sum)) {
+        Value other = sum->getOperand(sum->getOperand(0) == result ? 1 : 0);
+        sum->getResult(0).replaceAllUsesWith(other);
+        sum->erase();
+      } else {
+        result.replaceAllUsesWith(loop.getInitArgs()[acc.index]);
+      }
+      tail = &acc;
+      ++numMerged;
+      changed = true;
+    }
+  }
+  if (!changed)
+    return;
+  // Remove the iter_args that now only pass their init through.
+  RewritePatternSet patterns(loop.getContext());
+  scf::ForOp::getCanonicalizationPatterns(patterns, loop.getContext());
+  (void)applyOpPatternsGreedily({loop.getOperation()}, std::move(patterns));
+}
+
+void ConcatenateAccumulatedProductsPass::concatenateChains(Block &block) {
+  auto isProduct = [](Operation *op) {
+    return op->hasAttr("ga.library_product") && addsIntoInit(op);
+  };
+  // The next product of a chain: the single user of `op`'s result, a
+  // library product of the same kind (maps, iterators, region, types) that
+  // adds into it.
+  auto next = [&](Operation *op) -> Operation * {
+    Operation *user = singleUser(op->getResult(0));
+    if (!user || user->getBlock() != &block || !isProduct(user) ||
+        cast<linalg::LinalgOp>(user).getDpsInitOperand(0)->get() !=
+            op->getResult(0) ||
+        user->getOperandTypes() != op->getOperandTypes() ||
+        !OperationEquivalence::isEquivalentTo(
+            op, user, OperationEquivalence::ignoreValueEquivalence, nullptr,
+            OperationEquivalence::IgnoreLocations))
+      return nullptr;
+    return user;
+  };
+  SmallVector<SmallVector<Operation *>> chains;
+  for (Operation &op : block) {
+    if (!isProduct(&op))
+      continue;
+    // Start only at the head of a chain.
+    Value init = cast<linalg::LinalgOp>(op).getDpsInitOperand(0)->get();
+    if (Operation *previous = init.getDefiningOp())
+      if (previous->getBlock() == &block && isProduct(previous) &&
+          next(previous) == &op)
+        continue;
+    SmallVector<Operation *> chain{&op};
+    while (Operation *user = next(chain.back()))
+      chain.push_back(user);
+    if (chain.size() > 1)
+      chains.push_back(std::move(chain));
+  }
+  for (SmallVector<Operation *> &chain : chains)
+    if (succeeded(concatenate(chain)))
+      numConcatenated += chain.size() - 1;
+}
+
+LogicalResult
+ConcatenateAccumulatedProductsPass::concatenate(ArrayRef<Operation *> chain) {
+  auto last = cast<linalg::LinalgOp>(chain.back());
+  // The one reduction dimension, which every input reads along exactly one
+  // of its dimensions (a projected permutation) and the init does not.
+  SmallVector<unsigned> reductions;
+  last.getReductionDims(reductions);
+  if (reductions.size() != 1)
+    return failure();
+  unsigned k = reductions.front();
+  SmallVector<int64_t> concatDims;
+  for (OpOperand *input : last.getDpsInputOperands()) {
+    AffineMap map = last.getMatchingIndexingMap(input);
+    std::optional<unsigned> position =
+        map.isProjectedPermutation()
+            ? map.getResultPosition(getAffineDimExpr(k, map.getContext()))
+            : std::nullopt;
+    if (!position)
+      return failure();
+    concatDims.push_back(*position);
+  }
+  // Every operand of the chain dominates its own product, which is before
+  // the last one in this block: the concatenations go right before it.
+  OpBuilder builder(last);
+  Location loc = last.getLoc();
+  SmallVector<Value> inputs;
+  for (unsigned i = 0, e = concatDims.size(); i < e; ++i) {
+    SmallVector<Value> parts = llvm::map_to_vector(chain, [&](Operation *op) {
+      return cast<linalg::LinalgOp>(op).getDpsInputOperand(i)->get();
+    });
+    inputs.push_back(
+        tensor::ConcatOp::create(builder, loc, concatDims[i], parts));
+  }
+  Value init =
+      cast<linalg::LinalgOp>(chain.front()).getDpsInitOperand(0)->get();
+  Operation *product = builder.clone(*last);
+  // The clone's operands by position: the inputs, then the init.
+  for (auto [i, value] : llvm::enumerate(inputs))
+    product->setOperand(i, value);
+  product->setOperand(inputs.size(), init);
+  last->getResult(0).replaceAllUsesWith(product->getResult(0));
+  for (Operation *op : llvm::reverse(chain))
+    op->erase();
+  return success();
+}
+
+} // namespace
