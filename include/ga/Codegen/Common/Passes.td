@@ -760,11 +760,11 @@ def IsolateLibraryProducts
 }
 
 //===----------------------------------------------------------------------===//
-// ConcatenateAccumulatedProducts
+// ConcatenateProducts
 //===----------------------------------------------------------------------===//
 
-def ConcatenateAccumulatedProducts
-    : Pass<"ga-concatenate-accumulated-products", "func::FuncOp"> {
+def ConcatenateProducts
+    : Pass<"ga-concatenate-products", "func::FuncOp"> {
   let summary = "Sum the library products that add into one accumulator in "
                 "one product over concatenated operands (one GEMM with K = "
                 "the sum of their K)";
@@ -837,9 +837,14 @@ def ConcatenateAccumulatedProducts
     Statistic<"numMerged", "merged-accumulators",
               "Loop-carried accumulators merged into another one">,
     Statistic<"numConcatenated", "concatenated-products",
-              "Library products folded into a concatenated product">
+              "Library products folded into a concatenated product along "
+              "their reduction">,
+    Statistic<"numRowConcatenated", "row-concatenated-products",
+              "Library products folded into a product over concatenated "
+              "rows of the operand they do not share">
   ];
-  let dependentDialects = ["tensor::TensorDialect", "scf::SCFDialect"];
+  let dependentDialects = ["tensor::TensorDialect", "scf::SCFDialect",
+                           "arith::ArithDialect", "linalg::LinalgDialect"];
 }
 
 //===----------------------------------------------------------------------===//

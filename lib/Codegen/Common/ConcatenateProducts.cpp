@@ -1,9 +1,11 @@
-//===- ConcatenateAccumulatedProducts.cpp - one GEMM per summed chain -----===//
+//===- ConcatenateProducts.cpp - one GEMM for many small products ---------===//
 //
-// --ga-concatenate-accumulated-products: loop-carried accumulators whose
-// results are only summed after the loop become one accumulator, and a chain
-// of library products that add into one init becomes one product over the
-// concatenated operands (K = the sum of the chain's K).
+// --ga-concatenate-products: loop-carried accumulators whose results are only
+// summed after the loop become one accumulator; a chain of library products
+// that add into one init becomes one product over the concatenated operands
+// (K = the sum of the chain's K); independent library products that share an
+// operand become one product over the concatenation of the other (M = the sum
+// of their M).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,11 +16,12 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::ga {
-#define GEN_PASS_DEF_CONCATENATEACCUMULATEDPRODUCTS
+#define GEN_PASS_DEF_CONCATENATEPRODUCTS
 #include "ga/Codegen/Common/Passes.h.inc"
 } // namespace mlir::ga
 
@@ -119,9 +122,8 @@ Operation *sumTreeRoot(Operation *sum) {
   return sum;
 }
 
-struct ConcatenateAccumulatedProductsPass
-    : public ga::impl::ConcatenateAccumulatedProductsBase<
-          ConcatenateAccumulatedProductsPass> {
+struct ConcatenateProductsPass
+    : public ga::impl::ConcatenateProductsBase<ConcatenateProductsPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -129,10 +131,21 @@ struct ConcatenateAccumulatedProductsPass
     getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops)
       mergeSummedAccumulators(loop);
-    SmallVector<Block *> blocks;
-    getOperation().walk([&](Block *block) { blocks.push_back(block); });
-    for (Block *block : blocks)
+    // Products are ops of blocks outside linalg regions; each step erases
+    // ops (and their regions' blocks), so it collects its blocks anew.
+    auto blocks = [&] {
+      SmallVector<Block *> result;
+      getOperation().walk([&](Block *block) {
+        if (!isa<linalg::LinalgOp>(block->getParentOp()))
+          result.push_back(block);
+      });
+      return result;
+    };
+    for (Block *block : blocks())
       concatenateChains(*block);
+    DominanceInfo dominance(getOperation());
+    for (Block *block : blocks())
+      concatenateSharedOperands(*block, dominance);
   }
 
   /// Merges the accumulators of `loop` whose results are summed by one tree
@@ -148,10 +161,19 @@ struct ConcatenateAccumulatedProductsPass
   /// into the previous one's result), or failure when the operands have no
   /// common reduction dimension to concatenate along.
   LogicalResult concatenate(ArrayRef<Operation *> chain);
+
+  /// Rewrites the library products of `block` that start from zero and
+  /// share one operand into one product per group over the concatenation
+  /// of their other operand (see Passes.td).
+  void concatenateSharedOperands(Block &block, DominanceInfo &dominance);
+
+  /// One product for `group` (products of one kind from zero that share
+  /// operand `shared`), placed before `before`; its rows are the results.
+  void concatenateRows(ArrayRef<Operation *> group, unsigned shared,
+                       Operation *before);
 };
 
-void ConcatenateAccumulatedProductsPass::mergeSummedAccumulators(
-    scf::ForOp loop) {
+void ConcatenateProductsPass::mergeSummedAccumulators(scf::ForOp loop) {
   // Group the accumulators by the sum tree that reads their results.
   llvm::MapVector<Operation *, SmallVector<Accumulator>> groups;
   for (unsigned i = 0, e = loop.getNumResults(); i < e; ++i)
@@ -203,7 +225,7 @@ void ConcatenateAccumulatedProductsPass::mergeSummedAccumulators(
   (void)applyOpPatternsGreedily({loop.getOperation()}, std::move(patterns));
 }
 
-void ConcatenateAccumulatedProductsPass::concatenateChains(Block &block) {
+void ConcatenateProductsPass::concatenateChains(Block &block) {
   auto isProduct = [](Operation *op) {
     return op->hasAttr("ga.library_product") && addsIntoInit(op);
   };
@@ -244,7 +266,7 @@ void ConcatenateAccumulatedProductsPass::concatenateChains(Block &block) {
 }
 
 LogicalResult
-ConcatenateAccumulatedProductsPass::concatenate(ArrayRef<Operation *> chain) {
+ConcatenateProductsPass::concatenate(ArrayRef<Operation *> chain) {
   auto last = cast<linalg::LinalgOp>(chain.back());
   // The one reduction dimension, which every input reads along exactly one
   // of its dimensions (a projected permutation) and the init does not.
@@ -287,6 +309,189 @@ ConcatenateAccumulatedProductsPass::concatenate(ArrayRef<Operation *> chain) {
   for (Operation *op : llvm::reverse(chain))
     op->erase();
   return success();
+}
+
+/// The dimension of the init, and of the only input other than `shared`,
+/// along which `op`'s results may be concatenated: a parallel loop that the
+/// init and that input each read along exactly one dimension (projected
+/// permutations) and operand `shared` does not read. Static shapes only.
+std::optional<std::pair<int64_t, int64_t>> rowDims(linalg::LinalgOp op,
+                                                   unsigned shared) {
+  if (op.getNumDpsInputs() != 2 || op.hasDynamicShape())
+    return std::nullopt;
+  OpOperand *other = op.getDpsInputOperand(1 - shared);
+  AffineMap sharedMap =
+      op.getMatchingIndexingMap(op.getDpsInputOperand(shared));
+  AffineMap otherMap = op.getMatchingIndexingMap(other);
+  AffineMap initMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!otherMap.isProjectedPermutation() || !initMap.isProjectedPermutation())
+    return std::nullopt;
+  for (unsigned d = 0, e = op.getNumLoops(); d < e; ++d) {
+    if (op.getIteratorTypesArray()[d] != utils::IteratorType::parallel)
+      continue;
+    AffineExpr dim = getAffineDimExpr(d, op.getContext());
+    std::optional<unsigned> inOther = otherMap.getResultPosition(dim);
+    std::optional<unsigned> inInit = initMap.getResultPosition(dim);
+    if (inOther && inInit && !sharedMap.isFunctionOfDim(d))
+      return std::make_pair<int64_t, int64_t>(*inOther, *inInit);
+  }
+  return std::nullopt;
+}
+
+/// The first op of `block` (an ancestor in it) that uses a result of `op`,
+/// or null when none does.
+Operation *firstUserInBlock(Operation *op, Block &block) {
+  Operation *first = nullptr;
+  for (Operation *user : op->getUsers()) {
+    Operation *ancestor = block.findAncestorOpInBlock(*user);
+    if (ancestor && (!first || ancestor->isBeforeInBlock(first)))
+      first = ancestor;
+  }
+  return first;
+}
+
+/// Whether `value` dominates `point` (an op of `block`) or can be made to:
+/// it is the result of an op of `block` after `point`, free of memory
+/// effects and without regions (a slice or reshape of a step's input), whose
+/// operands can (at most `depth` such ops deep), and no result of the ops
+/// in `group` (which the product at `point` replaces) is among them. Those
+/// ops are appended to `toMove`, operands first.
+bool canHoist(Value value, Operation *point, Block &block,
+              ArrayRef<Operation *> group, DominanceInfo &dominance,
+              SmallVectorImpl<Operation *> &toMove, unsigned depth = 4) {
+  Operation *def = value.getDefiningOp();
+  if (def && llvm::is_contained(group, def))
+    return false;
+  if (dominance.properlyDominates(value, point))
+    return true;
+  if (!def || depth == 0 || def->getBlock() != &block ||
+      def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+    return false;
+  for (Value operand : def->getOperands())
+    if (!canHoist(operand, point, block, group, dominance, toMove, depth - 1))
+      return false;
+  toMove.push_back(def);
+  return true;
+}
+
+/// The number of elements of a static tensor `value`.
+int64_t numElements(Value value) {
+  return cast<RankedTensorType>(value.getType()).getNumElements();
+}
+
+void ConcatenateProductsPass::concatenateSharedOperands(
+    Block &block, DominanceInfo &dominance) {
+  // Candidates: library products from zero (their init is a zero tensor,
+  // which a wider zero replaces), with a dimension to concatenate along.
+  SmallVector<std::pair<Operation *, unsigned>> candidates;
+  for (Operation &op : block) {
+    auto product = dyn_cast<linalg::LinalgOp>(&op);
+    if (!product || !op.hasAttr("ga.library_product") || !addsIntoInit(&op) ||
+        !isNeutralTensor(product.getDpsInitOperand(0)->get(),
+                         vector::CombiningKind::ADD) ||
+        !firstUserInBlock(&op, block))
+      continue;
+    // Only where the operand that is copied is the smaller one: each
+    // product then saves the library one reading (packing) of the larger.
+    for (unsigned shared = 0; shared < 2; ++shared)
+      if (rowDims(product, shared) && numElements(op.getOperand(1 - shared)) <
+                                          numElements(op.getOperand(shared)))
+        candidates.push_back({&op, shared});
+  }
+  // Greedy groups in body order: a product joins the group of its kind and
+  // shared operand when every operand of the group then dominates the
+  // group's first use, where the concatenated product goes.
+  DenseSet<Operation *> taken;
+  for (auto [i, head] : llvm::enumerate(candidates)) {
+    auto [op, shared] = head;
+    if (taken.contains(op))
+      continue;
+    Value weight = op->getOperand(shared);
+    SmallVector<Operation *> group{op};
+    Operation *before = firstUserInBlock(op, block);
+    // The inputs (not the zero init, which a wider one replaces).
+    SmallVector<Operation *> toMove;
+    auto available = [&](Operation *member, Operation *point,
+                         ArrayRef<Operation *> members) {
+      return llvm::all_of(member->getOperands().take_front(2), [&](Value v) {
+        return canHoist(v, point, block, members, dominance, toMove);
+      });
+    };
+    if (!available(op, before, group))
+      continue;
+    for (auto [other, otherShared] : llvm::drop_begin(candidates, i + 1)) {
+      if (taken.contains(other) || otherShared != shared ||
+          other->getOperand(shared) != weight ||
+          other->getOperandTypes() != op->getOperandTypes() ||
+          !OperationEquivalence::isEquivalentTo(
+              op, other, OperationEquivalence::ignoreValueEquivalence, nullptr,
+              OperationEquivalence::IgnoreLocations))
+        continue;
+      Operation *use = firstUserInBlock(other, block);
+      Operation *point = use->isBeforeInBlock(before) ? use : before;
+      group.push_back(other);
+      if (!llvm::all_of(group, [&](Operation *member) {
+            return available(member, point, group);
+          })) {
+        group.pop_back();
+        continue;
+      }
+      before = point;
+    }
+    if (group.size() < 2)
+      continue;
+    taken.insert(group.begin(), group.end());
+    toMove.clear();
+    for (Operation *member : group)
+      (void)available(member, before, group);
+    for (Operation *op : toMove)
+      if (!op->isBeforeInBlock(before))
+        op->moveBefore(before);
+    concatenateRows(group, shared, before);
+    numRowConcatenated += group.size() - 1;
+  }
+}
+
+void ConcatenateProductsPass::concatenateRows(ArrayRef<Operation *> group,
+                                              unsigned shared,
+                                              Operation *before) {
+  auto first = cast<linalg::LinalgOp>(group.front());
+  auto [inputDim, initDim] = *rowDims(first, shared);
+  unsigned other = 1 - shared;
+  OpBuilder builder(before);
+  Location loc = first.getLoc();
+  SmallVector<Value> parts = llvm::map_to_vector(
+      group, [&](Operation *op) { return op->getOperand(other); });
+  Value rows = tensor::ConcatOp::create(builder, loc, inputDim, parts);
+  // A zero of the concatenated shape: the fill (or splat) of the first.
+  auto initType =
+      cast<RankedTensorType>(first.getDpsInitOperand(0)->get().getType());
+  SmallVector<int64_t> shape(initType.getShape());
+  int64_t rowsPerProduct = shape[initDim];
+  shape[initDim] *= group.size();
+  Value zero = arith::ConstantOp::create(
+      builder, loc, builder.getZeroAttr(initType.getElementType()));
+  Value empty =
+      tensor::EmptyOp::create(builder, loc, shape, initType.getElementType());
+  Value init = linalg::FillOp::create(builder, loc, zero, empty).getResult(0);
+  Operation *product = builder.clone(*first);
+  product->setOperand(other, rows);
+  product->setOperand(2, init);
+  product->getResult(0).setType(init.getType());
+  // Each product's result is its rows of the whole.
+  SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
+      initType.getShape(),
+      [&](int64_t size) -> OpFoldResult { return builder.getIndexAttr(size); });
+  SmallVector<OpFoldResult> strides(shape.size(), builder.getIndexAttr(1));
+  for (auto [i, op] : llvm::enumerate(group)) {
+    SmallVector<OpFoldResult> offsets(shape.size(), builder.getIndexAttr(0));
+    offsets[initDim] = builder.getIndexAttr(i * rowsPerProduct);
+    Value slice = tensor::ExtractSliceOp::create(
+        builder, loc, initType, product->getResult(0), offsets, sizes, strides);
+    op->getResult(0).replaceAllUsesWith(slice);
+  }
+  for (Operation *op : group)
+    op->erase();
 }
 
 } // namespace
