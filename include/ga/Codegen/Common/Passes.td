@@ -765,19 +765,22 @@ def IsolateLibraryProducts
 
 def ConcatenateProducts
     : Pass<"ga-concatenate-products", "func::FuncOp"> {
-  let summary = "Sum the library products that add into one accumulator in "
-                "one product over concatenated operands (one GEMM with K = "
-                "the sum of their K)";
+  let summary = "Fold many small library products into one over "
+                "concatenated operands: those that add into one accumulator "
+                "(K = the sum of their K) and those that share their larger "
+                "operand (M = the sum of their M)";
   let description = [{
     An unrolled recurrence (an LSTM or GRU traced over its time steps) uses
     each weight once per step, so its gradient is a sum of one small product
     per step (`dW = sum_t dg_t^T h_t`, K = the micro-batch's samples), and
     the micro-batch loop of `--ga-micro-batch` carries one accumulator per
-    step, summed after the loop. Each product is then a library call of its
-    own that packs the weight gradient's operands again. This pass runs on
-    tensors after `--ga-isolate-library-products` (which marks the products
-    the library takes) and before fusion, in two steps, each decided from
-    what the ops declare (use-def chains, regions, indexing maps):
+    step, summed after the loop; its input projections are one product per
+    step with the same weight. Each product is then a library call of its
+    own (M or K = the micro-batch's samples) that packs the weight again.
+    This pass runs on tensors after `--ga-isolate-library-products` (which
+    marks the products the library takes) and before fusion, in three steps,
+    each decided from what the ops declare (use-def chains, dominance,
+    regions, indexing maps):
 
     1. Accumulators merged. An `scf.for` result whose iter_arg flows through
        ops that only add into their init (one init and result, the region
@@ -799,11 +802,26 @@ def ConcatenateProducts
        init is the first one's. Every operand of the chain dominates its own
        product, which precedes the last in the block, so the concatenations
        are legal there.
+    3. Rows concatenated. Library products of one kind in one block that
+       start from zero (a zero fill or splat) and share one operand, whose
+       other operand is smaller than the shared one (the copy then costs
+       less than the library's repeated packing of the shared one), become
+       one product: the other operands are concatenated along the dimension
+       that a parallel loop indexes in them and in the init but not in the
+       shared operand (the M of a step's projection), the init is a zero of
+       the concatenated shape, and each product's result is its
+       `tensor.extract_slice` of the whole. The product goes before the
+       first use of any of their results; an operand defined later is made
+       available by moving the pure ops without regions that compute it (a
+       step's slice of the input sequence) there, and a product whose
+       operand needs another's result (a recurrence: `h_t W_hh` reads
+       `h_{t-1} W_hh`) stays out of the group.
 
-    Both steps only reassociate a float sum (exact up to rounding). Chains
-    of other kinds, accumulators read by anything but a sum, non-zero inits
-    of a merged accumulator and products with several reduction dimensions
-    are left as they are.
+    Every step only reassociates float sums or reorders independent
+    products (exact up to rounding). Chains of other kinds, accumulators
+    read by anything but a sum, non-zero inits of a merged accumulator,
+    products with several reduction dimensions and products from a
+    non-zero init are left as they are.
 
     Before:
 
