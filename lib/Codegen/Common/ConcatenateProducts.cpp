@@ -391,11 +391,15 @@ void ConcatenateProductsPass::concatenateSharedOperands(
                          vector::CombiningKind::ADD) ||
         !firstUserInBlock(&op, block))
       continue;
-    // Only where the operand that is copied is the smaller one: each
-    // product then saves the library one reading (packing) of the larger.
+    // Only where the operand that is copied is the smaller one (each
+    // product then saves the library one reading, a packing, of the larger)
+    // and is computed in the function, not one of its arguments: a
+    // parameter is never copied per call (the in-place contract).
     for (unsigned shared = 0; shared < 2; ++shared)
-      if (rowDims(product, shared) && numElements(op.getOperand(1 - shared)) <
-                                          numElements(op.getOperand(shared)))
+      if (rowDims(product, shared) &&
+          !isa<BlockArgument>(op.getOperand(1 - shared)) &&
+          numElements(op.getOperand(1 - shared)) <
+              numElements(op.getOperand(shared)))
         candidates.push_back({&op, shared});
   }
   // Greedy groups in body order: a product joins the group of its kind and

@@ -87,10 +87,13 @@ func.func @chains(%x: tensor<8x8xf32>, %w: tensor<8x16xf32>, %init: tensor<8x16x
 // Products that share a weight but do not start from zero, a chain of
 // products each reading the previous one's result (a recurrence), and
 // products whose shared operand is the smaller one (concatenating the other
-// would copy more than the library saves): left alone.
+// would copy more than the library saves), and products whose other operands
+// are the function's arguments (two projections of one input, x Wq and x Wk:
+// concatenating would copy the parameters Wq and Wk on every call): left
+// alone.
 // CHECK-LABEL: func.func @rows
 // CHECK-NOT:     tensor.concat
-func.func @rows(%x0: tensor<4x8xf32>, %x1: tensor<4x8xf32>, %w: tensor<8x8xf32>, %init: tensor<4x8xf32>, %g: tensor<4x64xf32>, %v0: tensor<64x128xf32>, %v1: tensor<64x128xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x128xf32>, tensor<4x128xf32>) {
+func.func @rows(%x0: tensor<4x8xf32>, %x1: tensor<4x8xf32>, %w: tensor<8x8xf32>, %init: tensor<4x8xf32>, %g: tensor<4x64xf32>, %v0: tensor<64x128xf32>, %v1: tensor<64x128xf32>, %xs: tensor<16x8xf32>, %wq: tensor<8x4xf32>, %wk: tensor<8x4xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x128xf32>, tensor<4x128xf32>, tensor<16x4xf32>, tensor<16x4xf32>) {
   %p0 = linalg.matmul {ga.library_product} ins(%x0, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
   %p1 = linalg.matmul {ga.library_product} ins(%x1, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
   %zero = arith.constant 0.0 : f32
@@ -102,5 +105,9 @@ func.func @rows(%x0: tensor<4x8xf32>, %x1: tensor<4x8xf32>, %w: tensor<8x8xf32>,
   %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x128xf32>) -> tensor<4x128xf32>
   %d0 = linalg.matmul {ga.library_product} ins(%g, %v0 : tensor<4x64xf32>, tensor<64x128xf32>) outs(%z2 : tensor<4x128xf32>) -> tensor<4x128xf32>
   %d1 = linalg.matmul {ga.library_product} ins(%g, %v1 : tensor<4x64xf32>, tensor<64x128xf32>) outs(%z2 : tensor<4x128xf32>) -> tensor<4x128xf32>
-  return %p1, %p0, %h2, %d0, %d1 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x128xf32>, tensor<4x128xf32>
+  %e3 = tensor.empty() : tensor<16x4xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<16x4xf32>) -> tensor<16x4xf32>
+  %q = linalg.matmul {ga.library_product} ins(%xs, %wq : tensor<16x8xf32>, tensor<8x4xf32>) outs(%z3 : tensor<16x4xf32>) -> tensor<16x4xf32>
+  %k = linalg.matmul {ga.library_product} ins(%xs, %wk : tensor<16x8xf32>, tensor<8x4xf32>) outs(%z3 : tensor<16x4xf32>) -> tensor<16x4xf32>
+  return %p1, %p0, %h2, %d0, %d1, %q, %k : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x128xf32>, tensor<4x128xf32>, tensor<16x4xf32>, tensor<16x4xf32>
 }

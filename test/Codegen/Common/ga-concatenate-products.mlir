@@ -101,25 +101,31 @@ func.func @tree(%x: tensor<8x4xf32>, %w0: tensor<4x16xf32>, %w1: tensor<4x16xf32
 // -----
 
 // Independent products from zero that share a weight (the input projections
-// of a recurrence's steps): one product over the concatenated rows, placed
-// before the first use of any of them; each result is its rows of it. The
-// product whose input needs the first product's result is left alone.
+// of a recurrence's steps, each reading its step's slice of the input): one
+// product over the concatenated rows, placed before the first use of any of
+// them (the slice of the second step, which came after that use, is moved
+// there); each result is its rows of it. The product whose input needs the
+// first product's result (a recurrence) is left alone.
 // CHECK-LABEL: func.func @shared_weight
-// CHECK:         %[[X:.*]] = tensor.concat dim(0) %arg0, %arg1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+// CHECK:         %[[X0:.*]] = tensor.extract_slice %arg0[0, 0] [4, 8] [1, 1]
+// CHECK:         %[[X1:.*]] = tensor.extract_slice %arg0[4, 0] [4, 8] [1, 1]
+// CHECK:         %[[X:.*]] = tensor.concat dim(0) %[[X0]], %[[X1]] : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
 // CHECK:         %[[Z:.*]] = linalg.fill {{.*}} -> tensor<8x16xf32>
-// CHECK:         %[[P:.*]] = linalg.matmul {ga.library_product} ins(%[[X]], %arg2 : tensor<8x8xf32>, tensor<8x16xf32>) outs(%[[Z]] : tensor<8x16xf32>)
+// CHECK:         %[[P:.*]] = linalg.matmul {ga.library_product} ins(%[[X]], %arg1 : tensor<8x8xf32>, tensor<8x16xf32>) outs(%[[Z]] : tensor<8x16xf32>)
 // CHECK:         %[[P0:.*]] = tensor.extract_slice %[[P]][0, 0] [4, 16] [1, 1]
 // CHECK:         %[[P1:.*]] = tensor.extract_slice %[[P]][4, 0] [4, 16] [1, 1]
 // CHECK:         %[[T:.*]] = tensor.extract_slice %[[P0]][0, 0] [4, 8] [1, 1]
-// CHECK:         linalg.matmul {ga.library_product} ins(%[[T]], %arg2 : tensor<4x8xf32>, tensor<8x16xf32>)
+// CHECK:         linalg.matmul {ga.library_product} ins(%[[T]], %arg1 : tensor<4x8xf32>, tensor<8x16xf32>)
 // CHECK:         return %[[P0]], %[[P1]]
-func.func @shared_weight(%x0: tensor<4x8xf32>, %x1: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) {
+func.func @shared_weight(%x: tensor<8x8xf32>, %w: tensor<8x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x16xf32>
   %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %x0 = tensor.extract_slice %x[0, 0] [4, 8] [1, 1] : tensor<8x8xf32> to tensor<4x8xf32>
   %p0 = linalg.matmul {ga.library_product} ins(%x0, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
-  %p1 = linalg.matmul {ga.library_product} ins(%x1, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
   %t = tensor.extract_slice %p0[0, 0] [4, 8] [1, 1] : tensor<4x16xf32> to tensor<4x8xf32>
+  %x1 = tensor.extract_slice %x[4, 0] [4, 8] [1, 1] : tensor<8x8xf32> to tensor<4x8xf32>
+  %p1 = linalg.matmul {ga.library_product} ins(%x1, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
   %p2 = linalg.matmul {ga.library_product} ins(%t, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%z : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %p0, %p1, %p2 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>
 }
