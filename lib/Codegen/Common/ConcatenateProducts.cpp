@@ -30,6 +30,13 @@ using namespace mlir::ga;
 
 namespace {
 
+/// The fewest products worth one concatenated product: the concatenation
+/// copies every operand it joins, which pays off against the library's
+/// per-call packing only when it replaces many small calls (the steps of a
+/// recurrence), not two or three (two projections of one input, a tied
+/// weight's two gradients).
+constexpr size_t kMinProducts = 4;
+
 /// Whether `op` only adds into its init: a linalg op on tensors with one
 /// init and one result whose region reads the init's block argument once,
 /// in the `arith.addf` whose value it yields (`matchCombiner`). Its result is
@@ -257,7 +264,7 @@ void ConcatenateProductsPass::concatenateChains(Block &block) {
     SmallVector<Operation *> chain{&op};
     while (Operation *user = next(chain.back()))
       chain.push_back(user);
-    if (chain.size() > 1)
+    if (chain.size() >= kMinProducts)
       chains.push_back(std::move(chain));
   }
   for (SmallVector<Operation *> &chain : chains)
@@ -286,6 +293,12 @@ ConcatenateProductsPass::concatenate(ArrayRef<Operation *> chain) {
       return failure();
     concatDims.push_back(*position);
   }
+  // Operands computed in the function only: a parameter (an argument) is
+  // never copied per call (the in-place contract).
+  for (Operation *op : chain)
+    for (OpOperand *input : cast<linalg::LinalgOp>(op).getDpsInputOperands())
+      if (isa<BlockArgument>(input->get()))
+        return failure();
   // Every operand of the chain dominates its own product, which is before
   // the last one in this block: the concatenations go right before it.
   OpBuilder builder(last);
@@ -442,7 +455,7 @@ void ConcatenateProductsPass::concatenateSharedOperands(
       }
       before = point;
     }
-    if (group.size() < 2)
+    if (group.size() < kMinProducts)
       continue;
     taken.insert(group.begin(), group.end());
     toMove.clear();

@@ -111,3 +111,16 @@ func.func @rows(%x0: tensor<4x8xf32>, %x1: tensor<4x8xf32>, %w: tensor<8x8xf32>,
   %k = linalg.matmul {ga.library_product} ins(%xs, %wk : tensor<16x8xf32>, tensor<8x4xf32>) outs(%z3 : tensor<16x4xf32>) -> tensor<16x4xf32>
   return %p1, %p0, %h2, %d0, %d1, %q, %k : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x128xf32>, tensor<4x128xf32>, tensor<16x4xf32>, tensor<16x4xf32>
 }
+
+// -----
+
+// A chain of products into one init whose operands include function
+// arguments (parameters: dX = dQ Wq + dK Wk): concatenating would copy Wq
+// and Wk on every call, so it is left alone.
+// CHECK-LABEL: func.func @parameters
+// CHECK-NOT:     tensor.concat
+func.func @parameters(%dq: tensor<4x8xf32>, %dk: tensor<4x8xf32>, %wq: tensor<8x16xf32>, %wk: tensor<8x16xf32>, %init: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %p = linalg.matmul {ga.library_product} ins(%dq, %wq : tensor<4x8xf32>, tensor<8x16xf32>) outs(%init : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %q = linalg.matmul {ga.library_product} ins(%dk, %wk : tensor<4x8xf32>, tensor<8x16xf32>) outs(%p : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %q : tensor<4x16xf32>
+}
