@@ -817,6 +817,10 @@ def ConcatenateProducts
        operand needs another's result (a recurrence: `h_t W_hh` reads
        `h_{t-1} W_hh`) stays out of the group.
 
+    Steps 2 and 3 join at least four products (the copies pay off against
+    the library's per-call packing for a recurrence's steps, not for two or
+    three products) and never copy a function argument (a parameter copied
+    on every call would break the in-place update of the step's arguments).
     Every step only reassociates float sums or reorders independent
     products (exact up to rounding). Chains of other kinds, accumulators
     read by anything but a sum, non-zero inits of a merged accumulator,
