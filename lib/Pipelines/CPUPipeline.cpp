@@ -157,6 +157,8 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
   // alone.
   if (options.blas)
     pm.addNestedPass<func::FuncOp>(createIsolateLibraryProducts());
+  if (options.blas)
+    pm.addNestedPass<func::FuncOp>(createConcatenateProducts());
   if (options.fuseElementwise) {
     // A 0-d hyper-parameter read as a scalar is loaded once, not per element.
     pm.addNestedPass<func::FuncOp>(createLinalgInlineScalarOperandsPass());

@@ -760,6 +760,116 @@ def IsolateLibraryProducts
 }
 
 //===----------------------------------------------------------------------===//
+// ConcatenateProducts
+//===----------------------------------------------------------------------===//
+
+def ConcatenateProducts
+    : Pass<"ga-concatenate-products", "func::FuncOp"> {
+  let summary = "Fold many small library products into one over "
+                "concatenated operands: those that add into one accumulator "
+                "(K = the sum of their K) and those that share their larger "
+                "operand (M = the sum of their M)";
+  let description = [{
+    An unrolled recurrence (an LSTM or GRU traced over its time steps) uses
+    each weight once per step, so its gradient is a sum of one small product
+    per step (`dW = sum_t dg_t^T h_t`, K = the micro-batch's samples), and
+    the micro-batch loop of `--ga-micro-batch` carries one accumulator per
+    step, summed after the loop; its input projections are one product per
+    step with the same weight. Each product is then a library call of its
+    own (M or K = the micro-batch's samples) that packs the weight again.
+    This pass runs on tensors after `--ga-isolate-library-products` (which
+    marks the products the library takes) and before fusion, in three steps,
+    each decided from what the ops declare (use-def chains, dominance,
+    regions, indexing maps):
+
+    1. Accumulators merged. An `scf.for` result whose iter_arg flows through
+       ops that only add into their init (one init and result, the region
+       reads the init once, in the `arith.addf` it yields) into the yield,
+       and whose result is read once, by an element-wise sum (identity maps,
+       `in0 + in1`), is an accumulator. Accumulators whose results belong to
+       one tree of such sums become one: in body order, each chain adds into
+       the previous chain's result, and the first accumulator yields the
+       whole sum; the others must start from zero (`linalg.fill` of 0 or a
+       zero splat) and their chains must not interleave. Their results are
+       then that zero, and the sums that read them read their other operand.
+    2. Products concatenated. A chain of ops marked `ga.library_product` in
+       one block, each adding into the previous one's result (used once),
+       of the same kind (indexing maps, iterator types, region, attributes,
+       operand types), with one reduction dimension that each input reads
+       along one of its dimensions (a projected permutation), becomes one
+       product at the last one's place: each input is the `tensor.concat` of
+       the chain's inputs along the dimension the reduction indexes, the
+       init is the first one's. Every operand of the chain dominates its own
+       product, which precedes the last in the block, so the concatenations
+       are legal there.
+    3. Rows concatenated. Library products of one kind in one block that
+       start from zero (a zero fill or splat) and share one operand, whose
+       other operand is smaller than the shared one (the copy then costs
+       less than the library's repeated packing of the shared one), become
+       one product: the other operands are concatenated along the dimension
+       that a parallel loop indexes in them and in the init but not in the
+       shared operand (the M of a step's projection), the init is a zero of
+       the concatenated shape, and each product's result is its
+       `tensor.extract_slice` of the whole. The product goes before the
+       first use of any of their results; an operand defined later is made
+       available by moving the pure ops without regions that compute it (a
+       step's slice of the input sequence) there, and a product whose
+       operand needs another's result (a recurrence: `h_t W_hh` reads
+       `h_{t-1} W_hh`) stays out of the group.
+
+    Steps 2 and 3 join at least four products (the copies pay off against
+    the library's per-call packing for a recurrence's steps, not for two or
+    three products) and never copy a function argument (a parameter copied
+    on every call would break the in-place update of the step's arguments).
+    Every step only reassociates float sums or reorders independent
+    products (exact up to rounding). Chains of other kinds, accumulators
+    read by anything but a sum, non-zero inits of a merged accumulator,
+    products with several reduction dimensions and products from a
+    non-zero init are left as they are.
+
+    Before:
+
+    ```mlir
+    %r:2 = scf.for %i = %c0 to %c4 step %c1
+        iter_args(%a = %zero, %b = %zero) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+      %p = linalg.generic {...} ins(%g0, %h0 : tensor<4x8xf32>, tensor<4x16xf32>)
+          outs(%a : tensor<8x16xf32>) attrs = {ga.library_product} {...}
+      %q = linalg.generic {...} ins(%g1, %h1 : tensor<4x8xf32>, tensor<4x16xf32>)
+          outs(%b : tensor<8x16xf32>) attrs = {ga.library_product} {...}
+      scf.yield %p, %q : tensor<8x16xf32>, tensor<8x16xf32>
+    }
+    %dw = linalg.generic {...} ins(%r#0, %r#1 : ...) outs(%e : tensor<8x16xf32>) {
+      // in0 + in1
+    }
+    ```
+
+    After:
+
+    ```mlir
+    %dw = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %zero) -> (tensor<8x16xf32>) {
+      %g = tensor.concat dim(0) %g0, %g1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+      %h = tensor.concat dim(0) %h0, %h1 : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+      %p = linalg.generic {...} ins(%g, %h : tensor<8x8xf32>, tensor<8x16xf32>)
+          outs(%a : tensor<8x16xf32>) attrs = {ga.library_product} {...}
+      scf.yield %p : tensor<8x16xf32>
+    }
+    ```
+  }];
+  let statistics = [
+    Statistic<"numMerged", "merged-accumulators",
+              "Loop-carried accumulators merged into another one">,
+    Statistic<"numConcatenated", "concatenated-products",
+              "Library products folded into a concatenated product along "
+              "their reduction">,
+    Statistic<"numRowConcatenated", "row-concatenated-products",
+              "Library products folded into a product over concatenated "
+              "rows of the operand they do not share">
+  ];
+  let dependentDialects = ["tensor::TensorDialect", "scf::SCFDialect",
+                           "arith::ArithDialect", "linalg::LinalgDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // VerifyLowered
 //===----------------------------------------------------------------------===//
 
