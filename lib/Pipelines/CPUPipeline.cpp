@@ -68,11 +68,12 @@ static void addLoopStage(OpPassManager &pm, const LowerToCPUOptions &options) {
     pm.addPass(createConvertLinalgToBLAS());
   if (options.vectorWidth) {
     // Row reductions (softmax, LayerNorm, cross-entropy statistics) into
-    // lanes, which the vectorizer below takes; rows are reduced one after the
-    // other through one stack buffer, so not in OpenMP's parallel loops.
-    if (options.splitRowReductions && !options.openmp) {
+    // lanes, which the vectorizer below takes; with OpenMP, rows in parallel,
+    // each with its own lane buffer.
+    if (options.splitRowReductions) {
       SplitRowReductionsOptions split;
       split.vectorWidth = options.vectorWidth;
+      split.parallelRows = options.openmp;
       pm.addNestedPass<func::FuncOp>(createSplitRowReductions(split));
     }
     VectorizeLinalgOptions vectorize;
@@ -90,6 +91,13 @@ static void addLoopStage(OpPassManager &pm, const LowerToCPUOptions &options) {
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // One OpenMP region per loop that pays for a fork and a join, each flat.
+  if (options.openmp) {
+    SerializeSmallParallelLoopsOptions serialize;
+    serialize.minWork = options.minParallelWork;
+    pm.addNestedPass<func::FuncOp>(
+        createSerializeSmallParallelLoops(serialize));
+  }
 }
 
 /// Loops and buffers to the LLVM dialect.

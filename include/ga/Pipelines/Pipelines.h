@@ -111,6 +111,13 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::desc("OpenMP threads per parallel region (0: the runtime's "
                      "default, OMP_NUM_THREADS)"),
       llvm::cl::init(0)};
+  PassOptions::Option<uint64_t> minParallelWork{
+      *this, "min-parallel-work",
+      llvm::cl::desc("With openmp, the estimated operations below which a "
+                     "parallel loop runs on one thread instead of as an "
+                     "OpenMP region (ga-serialize-small-parallel-loops; 0: "
+                     "every loop of more than one iteration parallel)"),
+      llvm::cl::init(32768)};
   PassOptions::Option<bool> blas{
       *this, "blas",
       llvm::cl::desc("Call CBLAS cblas_sgemm/cblas_dgemm (beta = 1, so "
@@ -135,8 +142,8 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       *this, "split-row-reductions",
       llvm::cl::desc("Sum row reductions (softmax, LayerNorm, cross-entropy "
                      "statistics) in vector lanes (ga-split-row-reductions), "
-                     "so that the vectorizer takes them; not with openmp "
-                     "(ignored there). It reassociates the sums (lane-wise "
+                     "so that the vectorizer takes them (with openmp, rows "
+                     "in parallel). It reassociates the sums (lane-wise "
                      "partial sums): off for sequential sums"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> approximateMath{

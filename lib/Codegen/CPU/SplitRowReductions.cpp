@@ -260,33 +260,50 @@ struct SplitRowReductionsPass
 
     IRRewriter rewriter(&getContext());
     for (auto &[op, plan] : candidates) {
-      // One lane buffer per op, on the stack of the function (rows are
-      // reduced one after the other).
-      rewriter.setInsertionPointToStart(&func.getBody().front());
-      Value acc = memref::AllocaOp::create(
-          rewriter, op.getLoc(),
-          MemRefType::get({plan.lanes}, plan.elementType));
       // One row at a time: every loop but the innermost tiled by 1.
       SmallVector<int64_t> tileSizes(op.getNumLoops(), 1);
       tileSizes.back() = 0;
       rewriter.setInsertionPoint(op);
       linalg::LinalgTilingOptions tiling;
       tiling.setTileSizes(tileSizes);
+      if (parallelRows)
+        tiling.setLoopType(linalg::LinalgTilingLoopType::ParallelLoops);
       FailureOr<linalg::TiledLinalgOp> tiled =
           linalg::tileLinalgOp(rewriter, op, tiling);
-      if (failed(tiled)) {
-        rewriter.eraseOp(acc.getDefiningOp());
+      if (failed(tiled))
         continue;
-      }
       rewriter.eraseOp(op);
       // The combiner of the tile's own payload (the op's is gone).
       SmallVector<Operation *> combiners;
       matchReduction(tiled->op.getRegionOutputArgs(), 0, combiners);
       plan.combiner = combiners.front();
+      Value acc = createLaneBuffer(rewriter, func, *tiled, plan);
       rewriter.setInsertionPoint(tiled->op);
       splitRow(rewriter, tiled->op, plan, acc);
       ++numSplit;
     }
+  }
+
+  /// The lane buffer of the rows of `tiled`: one on the stack of the
+  /// function when rows are reduced one after the other; with parallel
+  /// rows, one per iteration of the innermost parallel loop around the rows
+  /// (an automatic allocation scope: the buffer lives for one iteration, on
+  /// the stack of the thread that runs it, and the rows of that iteration,
+  /// in the sequential loops of reduction dimensions inside it, take turns
+  /// in it).
+  Value createLaneBuffer(IRRewriter &rewriter, func::FuncOp func,
+                         const linalg::TiledLinalgOp &tiled, const Plan &plan) {
+    auto type = MemRefType::get({plan.lanes}, plan.elementType);
+    scf::ParallelOp parallel;
+    for (Operation *loop : tiled.loops)
+      if (auto p = dyn_cast<scf::ParallelOp>(loop);
+          p && (!parallel || parallel->isProperAncestor(p)))
+        parallel = p;
+    if (parallel)
+      rewriter.setInsertionPointToStart(parallel.getBody());
+    else
+      rewriter.setInsertionPointToStart(&func.getBody().front());
+    return memref::AllocaOp::create(rewriter, func.getLoc(), type);
   }
 };
 

@@ -23,6 +23,7 @@ _LOWER_OPTIONS = {
     "static_temporaries": "static-temporaries",
     "openmp": "openmp",
     "num_threads": "num-threads",
+    "min_parallel_work": "min-parallel-work",
     # Speed over bit-compatibility with libm and sequential sums (both on
     # by default in the pipeline; docs/CPU.md, "Normalisations and losses").
     "split_row_reductions": "split-row-reductions",
@@ -46,7 +47,7 @@ _SWITCHES = {"allow_ghost_batch", "recompute_statistics", "fuse", "blas",
              "fuse_elementwise", "static_temporaries", "openmp", "cublas",
              "cuda_graphs", "fma", "split_row_reductions",
              "approximate_math"}
-_COUNTS = {"vector_width", "num_threads", "block_size"}
+_COUNTS = {"vector_width", "num_threads", "min_parallel_work", "block_size"}
 
 
 def _option_text(value, key=None):

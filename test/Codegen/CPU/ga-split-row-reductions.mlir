@@ -1,5 +1,6 @@
 // RUN: ga-opt %s -ga-split-row-reductions="vector-width=256" -canonicalize | FileCheck %s
 // RUN: ga-opt %s -ga-split-row-reductions="vector-width=256" -ga-vectorize-linalg="vector-width=256" -canonicalize | FileCheck %s --check-prefix=VEC
+// RUN: ga-opt %s -ga-split-row-reductions="vector-width=256 parallel-rows=1" -canonicalize | FileCheck %s --check-prefix=PAR
 
 // A row sum of exponentials (softmax's denominator), rows of 20: per row,
 // 16 elements lane-wise into an 8-lane stack buffer, the lanes folded into
@@ -67,10 +68,28 @@ func.func @row_max(%x: memref<3x32xf32>, %m: memref<3xf32>) {
 // A full reduction (both loops reductions, a 0-d result, the scaled sum of
 // squares of a loss): the outer loop is tiled by 1 too, the new ops iterate
 // over the row only.
+// With parallel rows (OpenMP), the loop over the rows is an scf.parallel
+// whose iteration allocates its own lane buffer.
+// PAR-LABEL: func.func @row_sum
+// PAR-NOT:     memref.alloca
+// PAR:         scf.parallel (%[[I:.*]]) =
+// PAR-NEXT:      %[[ACC:.*]] = memref.alloca() : memref<8xf32>
+// PAR:           memref.subview %{{.*}}[%[[I]], 0] [1, 20] [1, 1]
+// PAR:           linalg.fill ins(%{{.*}} : f32) outs(%[[ACC]] : memref<8xf32>)
+// PAR:           linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} {{.*}} outs(%[[ACC]] : memref<8xf32>)
+
 // CHECK-LABEL: func.func @sum_of_squares
 // CHECK:         scf.for
 // CHECK:           linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["reduction", "parallel"]}
 // CHECK:           linalg.generic {{.*}}iterator_types = ["reduction"]}
+// A reduction over every loop has no parallel loop: its rows are reduced
+// one after the other through one buffer of the function, also with
+// parallel rows.
+// PAR-LABEL: func.func @sum_of_squares
+// PAR:         %[[ACC:.*]] = memref.alloca() : memref<8xf32>
+// PAR-NEXT:    scf.for
+// PAR-NOT:       memref.alloca
+// PAR:           linalg.fill {{.*}} outs(%[[ACC]] : memref<8xf32>)
 func.func @sum_of_squares(%x: memref<6x24xf32>, %s: memref<f32>) {
   linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>],
                   iterator_types = ["reduction", "reduction"]}
@@ -124,6 +143,33 @@ func.func @left_alone(%short: memref<4x12xf32>, %col: memref<32x4xf32>,
     %f = arith.sitofp %c : i32 to f32
     %m = arith.mulf %v, %f : f32
     %a = arith.addf %m, %o : f32
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// BatchNorm's statistics over NCHW: a sum over N, H and W per channel. With
+// parallel rows, the channels are the parallel loop, inside the sequential
+// loop over N: each channel's iteration has its own lane buffer (one buffer
+// of the function would be shared by the threads of the channels).
+// Without, one buffer of the function for every row.
+// CHECK-LABEL: func.func @channel_sums
+// CHECK:         memref.alloca() : memref<8xf32>
+// CHECK-NEXT:    scf.for
+// CHECK-NOT:       memref.alloca
+// PAR-LABEL: func.func @channel_sums
+// PAR-NOT:     memref.alloca
+// PAR:         scf.for
+// PAR-NEXT:      scf.parallel
+// PAR-NEXT:        %[[ACC:.*]] = memref.alloca() : memref<8xf32>
+// PAR-NEXT:        scf.for
+// PAR:               linalg.fill {{.*}} outs(%[[ACC]] : memref<8xf32>)
+func.func @channel_sums(%x: memref<2x3x4x16xf32>, %s: memref<3xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c)>],
+                  iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%x : memref<2x3x4x16xf32>) outs(%s : memref<3xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %a = arith.addf %v, %o : f32
     linalg.yield %a : f32
   }
   return

@@ -1,6 +1,7 @@
 // RUN: ga-opt %s --ga-lower-to-cpu="approximate-math=0" | FileCheck %s
 // RUN: ga-opt %s --ga-lower-to-cpu="c-interface=1" | FileCheck %s --check-prefix=CIFACE
-// RUN: ga-opt %s --ga-lower-to-cpu="openmp=1 num-threads=2" | FileCheck %s --check-prefix=OMP
+// RUN: ga-opt %s --ga-lower-to-cpu="openmp=1 num-threads=2 min-parallel-work=0" | FileCheck %s --check-prefix=OMP
+// RUN: ga-opt %s --ga-lower-to-cpu="openmp=1 num-threads=2" | FileCheck %s --check-prefix=OMPSMALL
 // RUN: ga-opt %s --ga-lower-to-cpu="vector-width=0" | FileCheck %s --check-prefix=SCALAR
 // RUN: ga-opt %s --ga-lower-to-cpu | FileCheck %s --check-prefix=APPROX
 // RUN: ga-opt %s --ga-lower-to-cpu="static-temporaries=1" | FileCheck %s --check-prefix=STATIC
@@ -57,6 +58,12 @@
 // OMP:         llvm.func @step(
 // OMP:           omp.parallel num_threads
 // OMP:           omp.wsloop
+
+// By default, a step this small (8x4 buffers) runs on one thread: no loop
+// pays for an OpenMP region (ga-serialize-small-parallel-loops).
+// OMPSMALL:     llvm.func @step(
+// OMPSMALL-NOT:   omp.parallel
+// OMPSMALL:     llvm.return
 
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (j)>

@@ -306,6 +306,76 @@ def VectorizeMath : Pass<"ga-vectorize-math", "func::FuncOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// SerializeSmallParallelLoops
+//===----------------------------------------------------------------------===//
+
+def SerializeSmallParallelLoops
+    : Pass<"ga-serialize-small-parallel-loops", "func::FuncOp"> {
+  let summary = "Run the parallel loops too small to pay for an OpenMP "
+                "parallel region as sequential loops";
+  let description = [{
+    With `openmp`, `--ga-lower-to-cpu` lowers every linalg op to an
+    `scf.parallel`, and `convert-scf-to-openmp` makes each one an
+    `omp.parallel` region: a fork and a join of the thread team (a few
+    microseconds with spinning workers, tens with sleeping ones). A training
+    step has hundreds of such ops per micro-batch, most of them a bias, a
+    row statistic or an optimizer update of a few thousand elements, which
+    one core finishes faster than the team starts. It also nests the
+    `scf.parallel` of a tiled op inside another: a nested region, which
+    OpenMP serializes, at the cost of a region.
+
+    This pass estimates the work of each outermost `scf.parallel` (the
+    operations of its body, each counted once per iteration of the loops
+    around it; a call, or a loop whose bounds are not constants, counts as
+    unbounded) and rewrites the loop into nested `scf.for` loops
+    (`scf::parallelForToNestedFors`) when the estimate is below `min-work`,
+    or when it has a single iteration. The `scf.parallel` loops inside a loop
+    that stays parallel are serialized too, so that each kept loop is one
+    flat region; those inside a serialized loop are considered in turn.
+    Loops with reductions (results) are kept. Iterations run in the same
+    order as the loops' indices: results are bit-identical.
+
+    Before (`--ga-serialize-small-parallel-loops=min-work=4096`):
+
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+      %v = memref.load %x[%i] : memref<64xf32>
+      %r = arith.addf %v, %v : f32
+      memref.store %r, %y[%i] : memref<64xf32>
+    }
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c512, %c512) step (%c1, %c8) {
+      scf.parallel (%k) = (%c0) to (%c8) step (%c1) { ... }
+    }
+    ```
+
+    After:
+
+    ```mlir
+    scf.for %i = %c0 to %c64 step %c1 {
+      %v = memref.load %x[%i] : memref<64xf32>
+      %r = arith.addf %v, %v : f32
+      memref.store %r, %y[%i] : memref<64xf32>
+    }
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c512, %c512) step (%c1, %c8) {
+      scf.for %k = %c0 to %c8 step %c1 { ... }
+    }
+    ```
+  }];
+  let dependentDialects = ["scf::SCFDialect"];
+  let options = [
+    Option<"minWork", "min-work", "uint64_t", /*default=*/"32768",
+           "The estimated operations (each op counted once per iteration) "
+           "below which a parallel loop runs sequentially; 0 keeps every "
+           "outermost loop with more than one iteration parallel">
+  ];
+  let statistics = [
+    Statistic<"numSerialized", "serialized", "scf.parallel loops rewritten "
+              "into scf.for loops">,
+    Statistic<"numKept", "kept", "outermost scf.parallel loops left parallel">
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // SplitRowReductions
 //===----------------------------------------------------------------------===//
 
@@ -339,8 +409,10 @@ def SplitRowReductions : Pass<"ga-split-row-reductions", "func::FuncOp"> {
     Maxima and minima are unchanged; sums and products are reassociated:
     each lane sums every `lanes`-th element, which rounds no worse than the
     sequential sum (the corpus checks the lowering against the plain loops
-    and float64). Ops in parallel loops (OpenMP) are not rewritten: the
-    pipeline runs this pass only without `openmp`.
+    and float64). With `parallel-rows` (the pipeline's `openmp`), the loop
+    over the rows is an `scf.parallel` and its body (an automatic allocation
+    scope: one per iteration) allocates the lane buffer, so that rows
+    reduced by different threads share no buffer.
 
     Before (`--ga-split-row-reductions=vector-width=256`):
 
@@ -386,7 +458,10 @@ def SplitRowReductions : Pass<"ga-split-row-reductions", "func::FuncOp"> {
   let options = [
     Option<"vectorWidth", "vector-width", "unsigned", /*default=*/"256",
            "Vector register width in bits (as ga-vectorize-linalg's); 0 "
-           "turns the pass off">
+           "turns the pass off">,
+    Option<"parallelRows", "parallel-rows", "bool", /*default=*/"false",
+           "Iterate over the rows with scf.parallel (OpenMP), each row's "
+           "lane buffer allocated in its iteration">
   ];
   let statistics = [
     Statistic<"numSplit", "split", "Row reductions split into lanes">
