@@ -94,6 +94,7 @@ struct SerializeSmallParallelLoopsPass
             [&](scf::ParallelOp inner) { nested.push_back(inner); });
         for (scf::ParallelOp inner : nested)
           (void)serialize(rewriter, inner);
+        splitInnerDimensions(rewriter, loop);
         continue;
       }
       // The loops that become outermost are weighed in turn.
@@ -125,6 +126,52 @@ struct SerializeSmallParallelLoopsPass
     if (iterations && *iterations <= 1)
       return false;
     return estimateWork(loop) >= minWork;
+  }
+
+  /// Keeps parallel only the fewest outermost dimensions of `loop` with at
+  /// least `parallel-iterations` iterations together; the others run as
+  /// `scf.for` loops in each iteration. OpenMP collapses the dimensions of
+  /// a worksharing loop into one, and recovers each index by a division
+  /// per iteration: in the innermost dimension, per element, where it also
+  /// keeps LLVM from vectorizing or unrolling the loop.
+  void splitInnerDimensions(IRRewriter &rewriter, scf::ParallelOp loop) {
+    unsigned outer = 0, dims = loop.getNumLoops();
+    uint64_t iterations = 1;
+    while (outer < dims && iterations < parallelIterations) {
+      std::optional<int64_t> lb =
+          getConstantIntValue(loop.getLowerBound()[outer]);
+      std::optional<int64_t> ub =
+          getConstantIntValue(loop.getUpperBound()[outer]);
+      std::optional<int64_t> step = getConstantIntValue(loop.getStep()[outer]);
+      if (!lb || !ub || !step || *step <= 0)
+        return;
+      iterations = llvm::SaturatingMultiply(
+          iterations,
+          uint64_t(*ub > *lb ? llvm::divideCeil(*ub - *lb, *step) : 0));
+      ++outer;
+    }
+    if (outer == dims || loop.getNumResults() != 0)
+      return;
+    Location loc = loop.getLoc();
+    rewriter.setInsertionPoint(loop);
+    auto kept = scf::ParallelOp::create(rewriter, loc,
+                                        loop.getLowerBound().take_front(outer),
+                                        loop.getUpperBound().take_front(outer),
+                                        loop.getStep().take_front(outer));
+    rewriter.setInsertionPointToStart(kept.getBody());
+    auto inner = scf::ParallelOp::create(rewriter, loc,
+                                         loop.getLowerBound().drop_front(outer),
+                                         loop.getUpperBound().drop_front(outer),
+                                         loop.getStep().drop_front(outer));
+    SmallVector<Value> ivs(kept.getInductionVars());
+    llvm::append_range(ivs, inner.getInductionVars());
+    for (auto [from, to] : llvm::zip_equal(loop.getInductionVars(), ivs))
+      rewriter.replaceAllUsesWith(from, to);
+    Block *body = loop.getBody();
+    for (Operation &op : llvm::make_early_inc_range(body->without_terminator()))
+      rewriter.moveOpBefore(&op, inner.getBody()->getTerminator());
+    rewriter.eraseOp(loop);
+    (void)serialize(rewriter, inner);
   }
 
   /// `loop` as nested `scf.for` loops; fails (and the loop stays parallel)

@@ -27,10 +27,14 @@ func.func @small(%x: memref<64xf32>, %y: memref<64xf32>) {
 // -----
 
 // 512 x 64 iterations of a nested loop of 8: kept, one flat region (the
-// nested scf.parallel runs in the iteration's thread).
+// nested scf.parallel runs in the iteration's thread), parallel in its first
+// dimension only (512 >= 64 iterations): the second runs in each iteration.
 // CHECK-LABEL: func.func @large
-// CHECK:         scf.parallel (%[[I:.*]], %[[J:.*]]) = (%c0, %c0) to (%c512, %c512) step (%c1, %c8) {
-// CHECK-NEXT:      scf.for %[[K:.*]] = %c0 to %c8 step %c1 {
+// CHECK:         scf.parallel (%[[I:.*]]) = (%c0) to (%c512) step (%c1) {
+// CHECK-NEXT:      scf.for %[[J:.*]] = %c0 to %c512 step %c8 {
+// CHECK-NEXT:        scf.for %[[K:.*]] = %c0 to %c8 step %c1 {
+// CHECK-NEXT:          arith.addi %[[J]], %[[K]]
+// CHECK-NEXT:          memref.load %{{.*}}[%[[I]], %{{.*}}]
 // CHECK-NOT:     scf.parallel
 // ZERO-LABEL: func.func @large
 // ZERO:         scf.parallel
@@ -123,6 +127,29 @@ func.func @iteration_buffer(%x: memref<4xf32>) {
     memref.store %v, %acc[%i] : memref<8xf32>
     %w = memref.load %acc[%i] : memref<8xf32>
     memref.store %w, %x[%i] : memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// Parallel in the fewest outer dimensions with 64 iterations together
+// (2 x 4 x 16 = 128); the innermost one runs in each iteration.
+// CHECK-LABEL: func.func @outer_dimensions
+// CHECK:         scf.parallel (%[[A:.*]], %[[B:.*]], %[[C:.*]]) = (%c0, %c0, %c0) to (%c2, %c4, %c16) step (%c1, %c1, %c1) {
+// CHECK-NEXT:      scf.for %[[D:.*]] = %c0 to %c64 step %c1 {
+// CHECK-NEXT:        memref.load %{{.*}}[%[[A]], %[[B]], %[[C]], %[[D]]]
+func.func @outer_dimensions(%x: memref<2x4x16x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%a, %b, %c, %d) = (%c0, %c0, %c0, %c0) to (%c2, %c4, %c16, %c64) step (%c1, %c1, %c1, %c1) {
+    %v = memref.load %x[%a, %b, %c, %d] : memref<2x4x16x64xf32>
+    %r = arith.mulf %v, %v : f32
+    memref.store %r, %x[%a, %b, %c, %d] : memref<2x4x16x64xf32>
   }
   return
 }

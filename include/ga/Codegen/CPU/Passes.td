@@ -332,8 +332,12 @@ def SerializeSmallParallelLoops
     or when it has a single iteration. The `scf.parallel` loops inside a loop
     that stays parallel are serialized too, so that each kept loop is one
     flat region; those inside a serialized loop are considered in turn.
-    Loops with reductions (results) are kept. Iterations run in the same
-    order as the loops' indices: results are bit-identical.
+    A kept loop stays parallel only in its fewest outermost dimensions that
+    have `parallel-iterations` iterations together; the inner dimensions
+    become `scf.for` loops in its body (OpenMP would collapse them into one
+    worksharing loop and recover each index by a division per element).
+    Loops with reductions (results) are kept whole. Each iteration computes
+    what it computed before: results are bit-identical.
 
     Before (`--ga-serialize-small-parallel-loops=min-work=4096`):
 
@@ -356,8 +360,10 @@ def SerializeSmallParallelLoops
       %r = arith.addf %v, %v : f32
       memref.store %r, %y[%i] : memref<64xf32>
     }
-    scf.parallel (%i, %j) = (%c0, %c0) to (%c512, %c512) step (%c1, %c8) {
-      scf.for %k = %c0 to %c8 step %c1 { ... }
+    scf.parallel (%i) = (%c0) to (%c512) step (%c1) {
+      scf.for %j = %c0 to %c512 step %c8 {
+        scf.for %k = %c0 to %c8 step %c1 { ... }
+      }
     }
     ```
   }];
@@ -366,7 +372,12 @@ def SerializeSmallParallelLoops
     Option<"minWork", "min-work", "uint64_t", /*default=*/"32768",
            "The estimated operations (each op counted once per iteration) "
            "below which a parallel loop runs sequentially; 0 keeps every "
-           "outermost loop with more than one iteration parallel">
+           "outermost loop with more than one iteration parallel">,
+    Option<"parallelIterations", "parallel-iterations", "uint64_t",
+           /*default=*/"64",
+           "A kept loop stays parallel in its fewest outermost dimensions "
+           "with at least this many iterations together; its other "
+           "dimensions run as scf.for loops in each iteration">
   ];
   let statistics = [
     Statistic<"numSerialized", "serialized", "scf.parallel loops rewritten "
