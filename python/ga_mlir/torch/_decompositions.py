@@ -149,9 +149,21 @@ def _max_pool2d_with_indices(self, kernel_size, stride=(), padding=0,
         x[..., i * dh:i * dh + (ho - 1) * sh + 1:sh,
           j * dw:j * dw + (wo - 1) * sw + 1:sw]
         for i in range(kh) for j in range(kw)], dim=-1)
-    values, which = torch.max(windows, dim=-1)
+    values = torch.amax(windows, dim=-1)
     rows = torch.arange(ho, device=self.device).view(ho, 1) * sh - ph
     cols = torch.arange(wo, device=self.device).view(1, wo) * sw - pw
+    # The first kernel position inside the input that holds the maximum
+    # (or a NaN), as PyTorch's kernel picks it. A padded position holds
+    # -inf too: in a window whose input elements are all -inf it would
+    # otherwise be the first maximum, an index outside the input (or, at
+    # column -1, the last element of the row above), and the window's
+    # gradient would be lost.
+    inside = torch.stack([
+        ((rows + i * dh >= 0) & (rows + i * dh < h) &
+         (cols + j * dw >= 0) & (cols + j * dw < w))
+        for i in range(kh) for j in range(kw)], dim=-1)
+    hit = inside & ((windows == values.unsqueeze(-1)) | windows.isnan())
+    which = torch.argmax(hit.to(torch.uint8), dim=-1)
     indices = (rows + torch.div(which, kw, rounding_mode="floor") * dh) * w \
         + cols + torch.remainder(which, kw) * dw
     return values, indices

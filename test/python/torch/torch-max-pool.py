@@ -48,6 +48,33 @@ for kernel, stride, padding, dilation, h, w in itertools.product(
 print(f"decomposition: {checked} configurations, {differ} differ")
 # CHECK: decomposition: {{[0-9]+}} configurations, 0 differ
 
+# The forward's maxima and indices against PyTorch's kernel, with -inf
+# inputs: a padded window whose input elements are all -inf has its maximum
+# at its first element inside the input, as PyTorch's kernel has it (the
+# padding holds -inf too, and must not win the tie).
+backward_differ, checked, differ = differ, 0, 0
+for kernel, stride, padding, dilation in itertools.product(
+        [2, 3, (3, 2)], [1, 2, (2, 1)], [1, (1, 0)], [1, 2]):
+    k, p = _decompositions._pair(kernel), _decompositions._pair(padding)
+    if p[0] > k[0] // 2 or p[1] > k[1] // 2:
+        continue
+    for fill in ("-inf", "ties"):
+        x = torch.randint(0, 3, (2, 3, 7, 9)).float()
+        if fill == "-inf":
+            x[..., :3, :] = -torch.inf
+            x[..., :, -3:] = -torch.inf
+        y, indices = F.max_pool2d(x, kernel, stride, padding, dilation,
+                                  return_indices=True)
+        got_y, got_indices = _decompositions._max_pool2d_with_indices(
+            x, kernel, stride, padding, dilation)
+        checked += 1
+        if not (torch.equal(got_y, y) and torch.equal(got_indices, indices)):
+            differ += 1
+            print(f"forward differs: kernel {kernel} stride {stride} "
+                  f"padding {padding} dilation {dilation} {fill}")
+print(f"forward: {checked} configurations, {differ} differ")
+# CHECK: forward: {{[0-9]+}} configurations, 0 differ
+
 
 class Pools(nn.Module):
     """Three overlapping poolings: stride 1 with padding, a rectangular
@@ -71,16 +98,16 @@ def batch(gen, b=7):
             torch.randint(0, 5, (b,), generator=gen))
 
 
-failures = differ + zoo.check("pools", Pools, batch, zoo.classification_loss,
+failures = backward_differ + differ + zoo.check("pools", Pools, batch, zoo.classification_loss,
                               optimizers=("sgd",), ns=(3,))
 # CHECK: pools sgd N=3: {{.*}} OK
 
-# With OpenMP on 2 threads; the loader lets idle OpenMP workers sleep at
-# once (KMP_BLOCKTIME=0) unless the user chose otherwise.
+# With OpenMP on 2 threads; the loader lets idle OpenMP workers spin for
+# 1 ms only (KMP_BLOCKTIME=1) unless the user chose otherwise.
 failures += zoo.check("pools-openmp", Pools, batch, zoo.classification_loss,
                       optimizers=("sgd",), ns=(3,), openmp=True,
                       num_threads=2)
 print("KMP_BLOCKTIME", os.environ.get("KMP_BLOCKTIME"))
 # CHECK: pools-openmp sgd N=3: {{.*}} OK
-# CHECK: KMP_BLOCKTIME 0
+# CHECK: KMP_BLOCKTIME 1
 sys.exit(failures)
