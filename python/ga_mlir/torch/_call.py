@@ -108,12 +108,14 @@ class CpuLibrary:
     target = "cpu"
 
     def __init__(self, lib, results):
-        # An openmp=True step's idle OpenMP workers sleep at once instead of
-        # spinning for libomp's default 200 ms, during which they take the
-        # cores from the step's serial code and OpenBLAS's threads (ResNet-18,
-        # 2 threads: 1389 -> 693 ms; docs/CPU.md). Read when libomp starts;
-        # a value the user set is kept.
-        os.environ.setdefault("KMP_BLOCKTIME", "0")
+        # An openmp=True step's idle OpenMP workers spin for 1 ms, not
+        # libomp's default 200 ms: long enough to wait for the step's next
+        # parallel region awake (sleeping at once, 0, made each region wake
+        # them: ResNet-18 on 2 threads 148 against 97-108 ms), short enough
+        # not to take the cores from PyTorch's code between steps or from
+        # OpenBLAS's threads (docs/CPU.md, "Two threads"). Read when libomp
+        # starts; a value the user set is kept.
+        os.environ.setdefault("KMP_BLOCKTIME", "1")
         self.handle = ctypes.CDLL(lib)
         self.function = entry_point(self.handle, lib)
         self.outputs = [torch.empty(shape, dtype=dtype)
