@@ -32,24 +32,36 @@ namespace {
 /// What nothing bounds: a call, a loop with bounds known only at run time.
 constexpr uint64_t kUnbounded = std::numeric_limits<uint64_t>::max();
 
-/// The iterations of `loop` (the product over its induction variables), or
-/// nullopt when a bound or a step is not a constant.
-std::optional<uint64_t> getIterations(LoopLikeOpInterface loop) {
+/// The iterations of each dimension of `loop`, or nullopt when a bound or
+/// a step is not a constant.
+std::optional<SmallVector<uint64_t>>
+getDimensionIterations(LoopLikeOpInterface loop) {
   std::optional<SmallVector<OpFoldResult>> lbs = loop.getLoopLowerBounds();
   std::optional<SmallVector<OpFoldResult>> ubs = loop.getLoopUpperBounds();
   std::optional<SmallVector<OpFoldResult>> steps = loop.getLoopSteps();
   if (!lbs || !ubs || !steps)
     return std::nullopt;
-  uint64_t iterations = 1;
+  SmallVector<uint64_t> iterations;
   for (auto [lb, ub, step] : llvm::zip_equal(*lbs, *ubs, *steps)) {
     std::optional<int64_t> l = getConstantIntValue(lb);
     std::optional<int64_t> u = getConstantIntValue(ub);
     std::optional<int64_t> s = getConstantIntValue(step);
     if (!l || !u || !s || *s <= 0)
       return std::nullopt;
-    uint64_t trips = *u > *l ? llvm::divideCeil(*u - *l, *s) : 0;
-    iterations = llvm::SaturatingMultiply(iterations, trips);
+    iterations.push_back(*u > *l ? llvm::divideCeil(*u - *l, *s) : 0);
   }
+  return iterations;
+}
+
+/// The iterations of `loop` (the product over its dimensions), or nullopt
+/// when a bound or a step is not a constant.
+std::optional<uint64_t> getIterations(LoopLikeOpInterface loop) {
+  std::optional<SmallVector<uint64_t>> dims = getDimensionIterations(loop);
+  if (!dims)
+    return std::nullopt;
+  uint64_t iterations = 1;
+  for (uint64_t trips : *dims)
+    iterations = llvm::SaturatingMultiply(iterations, trips);
   return iterations;
 }
 
@@ -135,21 +147,14 @@ struct SerializeSmallParallelLoopsPass
   /// per iteration: in the innermost dimension, per element, where it also
   /// keeps LLVM from vectorizing or unrolling the loop.
   void splitInnerDimensions(IRRewriter &rewriter, scf::ParallelOp loop) {
+    std::optional<SmallVector<uint64_t>> trips =
+        getDimensionIterations(cast<LoopLikeOpInterface>(loop.getOperation()));
+    if (!trips)
+      return;
     unsigned outer = 0, dims = loop.getNumLoops();
     uint64_t iterations = 1;
-    while (outer < dims && iterations < parallelIterations) {
-      std::optional<int64_t> lb =
-          getConstantIntValue(loop.getLowerBound()[outer]);
-      std::optional<int64_t> ub =
-          getConstantIntValue(loop.getUpperBound()[outer]);
-      std::optional<int64_t> step = getConstantIntValue(loop.getStep()[outer]);
-      if (!lb || !ub || !step || *step <= 0)
-        return;
-      iterations = llvm::SaturatingMultiply(
-          iterations,
-          uint64_t(*ub > *lb ? llvm::divideCeil(*ub - *lb, *step) : 0));
-      ++outer;
-    }
+    while (outer < dims && iterations < parallelIterations)
+      iterations = llvm::SaturatingMultiply(iterations, (*trips)[outer++]);
     if (outer == dims || loop.getNumResults() != 0)
       return;
     Location loc = loop.getLoc();
