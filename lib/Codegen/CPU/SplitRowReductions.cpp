@@ -303,7 +303,7 @@ struct SplitRowReductionsPass
       rewriter.setInsertionPointToStart(parallel.getBody());
     else
       rewriter.setInsertionPointToStart(&func.getBody().front());
-    return memref::AllocaOp::create(rewriter, func.getLoc(), type);
+    return memref::AllocaOp::create(rewriter, tiled.op->getLoc(), type);
   }
 };
 

@@ -152,18 +152,23 @@ def _max_pool2d_with_indices(self, kernel_size, stride=(), padding=0,
     values = torch.amax(windows, dim=-1)
     rows = torch.arange(ho, device=self.device).view(ho, 1) * sh - ph
     cols = torch.arange(wo, device=self.device).view(1, wo) * sw - pw
-    # The first kernel position inside the input that holds the maximum
-    # (or a NaN), as PyTorch's kernel picks it. A padded position holds
-    # -inf too: in a window whose input elements are all -inf it would
-    # otherwise be the first maximum, an index outside the input (or, at
-    # column -1, the last element of the row above), and the window's
+    # The kernel position PyTorch's kernel records: the last NaN inside the
+    # input if there is one (it takes every NaN it meets), else the first
+    # position inside the input that holds the maximum. A padded position
+    # holds -inf too: in a window whose input elements are all -inf it
+    # would otherwise be the first maximum, an index outside the input (or,
+    # at column -1, the last element of the row above), and the window's
     # gradient would be lost.
     inside = torch.stack([
         ((rows + i * dh >= 0) & (rows + i * dh < h) &
          (cols + j * dw >= 0) & (cols + j * dw < w))
         for i in range(kh) for j in range(kw)], dim=-1)
-    hit = inside & ((windows == values.unsqueeze(-1)) | windows.isnan())
-    which = torch.argmax(hit.to(torch.uint8), dim=-1)
+    first_max = torch.argmax(
+        (inside & (windows == values.unsqueeze(-1))).to(torch.uint8), dim=-1)
+    positions = torch.arange(kh * kw, device=self.device)
+    last_nan = torch.amax(
+        torch.where(inside & windows.isnan(), positions, -1), dim=-1)
+    which = torch.where(last_nan >= 0, last_nan, first_max)
     indices = (rows + torch.div(which, kw, rounding_mode="floor") * dh) * w \
         + cols + torch.remainder(which, kw) * dw
     return values, indices

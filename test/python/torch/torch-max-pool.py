@@ -51,24 +51,29 @@ print(f"decomposition: {checked} configurations, {differ} differ")
 # The forward's maxima and indices against PyTorch's kernel, with -inf
 # inputs: a padded window whose input elements are all -inf has its maximum
 # at its first element inside the input, as PyTorch's kernel has it (the
-# padding holds -inf too, and must not win the tie).
+# padding holds -inf too, and must not win the tie); with several NaNs in a
+# window, the last one.
 backward_differ, checked, differ = differ, 0, 0
 for kernel, stride, padding, dilation in itertools.product(
         [2, 3, (3, 2)], [1, 2, (2, 1)], [1, (1, 0)], [1, 2]):
     k, p = _decompositions._pair(kernel), _decompositions._pair(padding)
     if p[0] > k[0] // 2 or p[1] > k[1] // 2:
         continue
-    for fill in ("-inf", "ties"):
+    for fill in ("-inf", "ties", "nan"):
         x = torch.randint(0, 3, (2, 3, 7, 9)).float()
         if fill == "-inf":
             x[..., :3, :] = -torch.inf
             x[..., :, -3:] = -torch.inf
+        if fill == "nan":  # windows with several NaNs: PyTorch takes the last
+            x[..., ::2, 1::2] = torch.nan
         y, indices = F.max_pool2d(x, kernel, stride, padding, dilation,
                                   return_indices=True)
         got_y, got_indices = _decompositions._max_pool2d_with_indices(
             x, kernel, stride, padding, dilation)
         checked += 1
-        if not (torch.equal(got_y, y) and torch.equal(got_indices, indices)):
+        same_y = torch.equal(got_y.isnan(), y.isnan()) and torch.equal(
+            got_y.nan_to_num(), y.nan_to_num())
+        if not (same_y and torch.equal(got_indices, indices)):
             differ += 1
             print(f"forward differs: kernel {kernel} stride {stride} "
                   f"padding {padding} dilation {dilation} {fill}")
