@@ -64,8 +64,17 @@ static void addBufferizationStage(OpPassManager &pm,
 /// sequential scf.for, or scf.parallel for the parallel dimensions when
 /// OpenMP is requested.
 static void addLoopStage(OpPassManager &pm, const LowerToCPUOptions &options) {
-  if (options.blas)
-    pm.addPass(createConvertLinalgToBLAS());
+  if (options.blas) {
+    // With OpenMP on a known number of threads, large products on the
+    // step's own threads, split in as many blocks: one pool for the loops
+    // and the products (docs/CPU.md, "One pool").
+    ConvertLinalgToBLASOptions blas;
+    if (options.openmp) {
+      blas.parallelBlocks = options.numThreads;
+      blas.minParallelWork = options.minParallelWork;
+    }
+    pm.addPass(createConvertLinalgToBLAS(blas));
+  }
   if (options.vectorWidth) {
     // Row reductions (softmax, LayerNorm, cross-entropy statistics) into
     // lanes, which the vectorizer below takes; with OpenMP, rows in parallel,

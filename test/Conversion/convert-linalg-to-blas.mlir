@@ -1,4 +1,6 @@
 // RUN: ga-opt %s -convert-linalg-to-blas -split-input-file | FileCheck %s
+// RUN: ga-opt %s -convert-linalg-to-blas="parallel-blocks=3 min-parallel-work=100" \
+// RUN:   -split-input-file | FileCheck %s --check-prefix=PAR
 
 // A product into a zero-filled C: the fill is dropped, beta = 0; one
 // declaration per routine.
@@ -90,5 +92,71 @@ func.func @matvec_transposed(%a: memref<5x3xf32>, %x: memref<5xf32>, %y: memref<
     %s = arith.addf %o, %m : f32
     linalg.yield %s : f32
   }
+  return
+}
+
+// -----
+
+// parallel-blocks = 3: a product of at least min-parallel-work = 100
+// multiply-adds is split over 3 threads. M = 30 >= N = 4: blocks of
+// ceil(30 / 3) rows, each call on its rows of A (a row offset: lo x lda) and
+// of C (lo x ldc), B whole. A product below the threshold (2 x 3 x 4 = 24)
+// stays one call.
+// PAR-LABEL: func.func @split_rows
+// PAR:         %[[SIZE:.*]] = arith.ceildivsi %{{.*}}, %[[P:.*]] : index
+// PAR:         scf.parallel (%[[J:.*]]) = (%{{.*}}) to (%[[P]]) step
+// PAR:           %[[START:.*]] = arith.muli %[[J]], %[[SIZE]] : index
+// PAR:           %[[LO:.*]] = arith.minsi %[[START]], %{{.*}} : index
+// PAR:           %[[END:.*]] = arith.addi %[[LO]], %[[SIZE]] : index
+// PAR:           %[[HI:.*]] = arith.minsi %[[END]], %{{.*}} : index
+// PAR:           %[[COUNT:.*]] = arith.subi %[[HI]], %[[LO]] : index
+// PAR:           arith.muli %[[LO]], %{{.*}} : index
+// PAR:           llvm.getelementptr
+// PAR:           arith.muli %[[LO]], %{{.*}} : index
+// PAR:           llvm.getelementptr
+// PAR:           %[[M:.*]] = arith.index_cast %[[COUNT]] : index to i32
+// PAR:           call @cblas_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %[[M]],
+// PAR:         }
+// PAR-NOT:     scf.parallel
+// PAR:         call @cblas_sgemm
+// PAR:         return
+func.func @split_rows(%a: memref<30x5xf32>, %b: memref<5x4xf32>, %c: memref<30x4xf32>,
+                      %x: memref<2x4xf32>, %y: memref<4x3xf32>, %z: memref<2x3xf32>) {
+  linalg.matmul ins(%a, %b : memref<30x5xf32>, memref<5x4xf32>) outs(%c : memref<30x4xf32>)
+  linalg.matmul ins(%x, %y : memref<2x4xf32>, memref<4x3xf32>) outs(%z : memref<2x3xf32>)
+  return
+}
+
+// -----
+
+// N = 40 > M = 4, B transposed (stored [n][k]): blocks of C's columns, each
+// call on its rows of the stored B (lo x ldb) and its columns of C (lo).
+// PAR-LABEL: func.func @split_columns_transposed
+// PAR:         scf.parallel (%[[J:.*]]) =
+// PAR:           %[[LO:.*]] = arith.minsi
+// PAR:           %[[COUNT:.*]] = arith.subi %{{.*}}, %[[LO]] : index
+// PAR:           arith.muli %[[LO]], %{{.*}} : index
+// PAR:           llvm.getelementptr
+// PAR:           arith.index_cast %[[LO]] : index to i64
+// PAR:           llvm.getelementptr
+// PAR:           %[[N:.*]] = arith.index_cast %[[COUNT]] : index to i32
+// PAR:           call @cblas_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[N]],
+func.func @split_columns_transposed(%a: memref<4x5xf32>, %b: memref<40x5xf32>, %c: memref<4x40xf32>) {
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+                ins(%a, %b : memref<4x5xf32>, memref<40x5xf32>) outs(%c : memref<4x40xf32>)
+  return
+}
+
+// -----
+
+// A batched product of 3 x 4 x 6 x 5 = 360 multiply-adds: its loop over
+// the batch is the scf.parallel, each matrix one call.
+// PAR-LABEL: func.func @batched_parallel
+// PAR:         scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%{{.*}}) step
+// PAR-COUNT-3:   llvm.getelementptr
+// PAR:           call @cblas_sgemm
+// PAR-NOT:     scf.for
+func.func @batched_parallel(%a: memref<3x4x5xf32>, %b: memref<3x5x6xf32>, %c: memref<3x4x6xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<3x4x5xf32>, memref<3x5x6xf32>) outs(%c : memref<3x4x6xf32>)
   return
 }

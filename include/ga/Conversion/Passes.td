@@ -286,7 +286,21 @@ def ConvertLinalgToBLAS : Pass<"convert-linalg-to-blas", "ModuleOp"> {
     `scf.for` over the batch with one gemm call per matrix, at the batch
     strides of the operands (CBLAS has no strided-batched gemm, and Debian's
     OpenBLAS 0.3.21 exports no `cblas_sgemm_batch`). Everything else is left
-    unchanged for the loop lowering. The pass fails only where the module has a symbol
+    unchanged for the loop lowering.
+
+    With `parallel-blocks` = P > 1 (`--ga-lower-to-cpu openmp=1
+    num-threads=P` sets it), a product of at least `min-parallel-work`
+    multiply-adds (batch x M x N x K; a dynamic size counts as large) runs on
+    P threads as an `scf.parallel`: a batched one over its matrices, an
+    unbatched one as P calls, each on a block of C's rows (M >= N) or columns
+    (A's rows or B's columns with it). The products then run on the same
+    OpenMP threads as the step's loops, one pool instead of two that take
+    the cores from each other; the CBLAS must then run each call on one
+    thread (`OPENBLAS_NUM_THREADS=1`, which the PyTorch frontend's loader
+    sets for such a step). The blocks partition C, so the result is the
+    sequential call's, up to the summation order inside the library.
+
+    The pass fails only where the module has a symbol
     named `cblas_sgemm` or `cblas_dgemm` that is not a function of the CBLAS
     type (an error at it). Link the result with a CBLAS
     (OpenBLAS, or Debian's libblas.so.3).
@@ -309,9 +323,20 @@ def ConvertLinalgToBLAS : Pass<"convert-linalg-to-blas", "ModuleOp"> {
                            %pb, %ldb, %zero, %pc, %ldc) : (...) -> ()
     ```
   }];
+  let options = [
+    Option<"parallelBlocks", "parallel-blocks", "unsigned", /*default=*/"0",
+           "Threads to split each large product over as an scf.parallel (0 "
+           "or 1: one call on the calling thread)">,
+    Option<"minParallelWork", "min-parallel-work", "uint64_t",
+           /*default=*/"32768",
+           "With parallel-blocks, the multiply-adds below which a product "
+           "stays one call">
+  ];
   let statistics = [
     Statistic<"numConverted", "converted", "Contractions rewritten into gemm "
               "calls">,
+    Statistic<"numParallel", "parallel", "Products among them split over "
+              "parallel-blocks threads (an scf.parallel)">,
     Statistic<"numBatched", "batched", "Batched contractions among them (a "
               "loop of gemm calls)">
   ];

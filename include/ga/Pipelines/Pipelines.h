@@ -109,7 +109,10 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
   PassOptions::Option<unsigned> numThreads{
       *this, "num-threads",
       llvm::cl::desc("OpenMP threads per parallel region (0: the runtime's "
-                     "default, OMP_NUM_THREADS)"),
+                     "default, OMP_NUM_THREADS); with blas, a known count "
+                     "also splits each large product over that many threads "
+                     "(convert-linalg-to-blas parallel-blocks; run the CBLAS "
+                     "on one thread per call)"),
       llvm::cl::init(0)};
   PassOptions::Option<uint64_t> minParallelWork{
       *this, "min-parallel-work",

@@ -3,7 +3,8 @@
 // --convert-linalg-to-blas: rewrites linalg contractions on buffers with one
 // M, N and K dimension (and at most one batch dimension: a loop of calls)
 // into `cblas_sgemm` / `cblas_dgemm` calls, beta = 1 (accumulate into C) or
-// beta = 0 in place of a zero fill of C.
+// beta = 0 in place of a zero fill of C; large products split over threads
+// as an scf.parallel with parallel-blocks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +45,8 @@ namespace {
 /// is 1; everything else is left to the loop lowering.
 struct ConvertLinalgToBLASPass
     : public ga::impl::ConvertLinalgToBLASBase<ConvertLinalgToBLASPass> {
+  using ConvertLinalgToBLASBase::ConvertLinalgToBLASBase;
+
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     for (Type elem :
@@ -96,37 +99,114 @@ struct ConvertLinalgToBLASPass
     Location loc = op.getLoc();
     viewVectorsAsMatrices(builder, loc, *gemm);
     GemmArguments args = buildGemmArguments(builder, loc, *gemm);
+    bool parallel = parallelBlocks > 1 && isLarge(*gemm);
     if (gemm->batched)
       // CBLAS has no strided-batched gemm (Debian's OpenBLAS 0.3.21 exports
       // no cblas_sgemm_batch): one call per matrix of the batch, at the
       // batch strides of the three operands.
-      buildBatchLoop(builder, loc, elem, args);
+      buildBatchLoop(builder, loc, elem, args, parallel);
+    else if (parallel)
+      buildBlockLoop(builder, loc, elem, *gemm, args);
     buildCall(builder, loc, elem, *gemm, args, /*beta=*/zeroFill ? 0.0 : 1.0);
     op->erase();
     if (zeroFill)
       zeroFill->erase();
     if (gemm->batched)
       ++numBatched;
+    if (parallel)
+      ++numParallel;
     return success();
   }
 
-  /// An scf.for over the batch of `args`, with the builder inside it and
-  /// the three matrix pointers of `args` advanced to the iteration's matrix.
+  /// Whether the product `gemm` (its vectors viewed as matrices) has at
+  /// least min-parallel-work multiply-adds; a dynamic size counts as large,
+  /// as a run-time trip count does for ga-serialize-small-parallel-loops.
+  bool isLarge(const GemmOperands &gemm) const {
+    ArrayRef<int64_t> out = cast<MemRefType>(gemm.out.getType()).getShape();
+    ArrayRef<int64_t> lhs = cast<MemRefType>(gemm.lhs.getType()).getShape();
+    SmallVector<int64_t> sizes(out);
+    sizes.push_back(lhs[lhs.size() - (gemm.transposeLhs ? 2 : 1)]);
+    uint64_t work = 1;
+    for (int64_t size : sizes) {
+      if (ShapedType::isDynamic(size))
+        return true;
+      work *= static_cast<uint64_t>(size);
+    }
+    return work >= minParallelWork;
+  }
+
+  /// Advances the pointer of `matrix` by `offset` elements (an index).
+  static void advance(OpBuilder &builder, Location loc, Type elem,
+                      MatrixDescriptor &matrix, Value offset) {
+    Value offset64 =
+        arith::IndexCastOp::create(builder, loc, builder.getI64Type(), offset);
+    matrix.pointer = LLVM::GEPOp::create(
+        builder, loc, LLVM::LLVMPointerType::get(builder.getContext()), elem,
+        matrix.pointer, ValueRange{offset64});
+  }
+
+  /// A loop over the batch of `args` (an scf.parallel when `parallel`, else
+  /// an scf.for), with the builder inside it and the three matrix pointers
+  /// of `args` advanced to the iteration's matrix.
   static void buildBatchLoop(OpBuilder &builder, Location loc, Type elem,
-                             GemmArguments &args) {
+                             GemmArguments &args, bool parallel) {
     Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
     Value one = arith::ConstantIndexOp::create(builder, loc, 1);
-    auto loop = scf::ForOp::create(builder, loc, zero, args.batch, one);
+    Value index;
+    if (parallel) {
+      auto loop =
+          scf::ParallelOp::create(builder, loc, ValueRange{zero},
+                                  ValueRange{args.batch}, ValueRange{one});
+      builder.setInsertionPoint(loop.getBody()->getTerminator());
+      index = loop.getInductionVars()[0];
+    } else {
+      auto loop = scf::ForOp::create(builder, loc, zero, args.batch, one);
+      builder.setInsertionPoint(loop.getBody()->getTerminator());
+      index = loop.getInductionVar();
+    }
+    for (MatrixDescriptor *matrix : {&args.lhs, &args.rhs, &args.out})
+      advance(builder, loc, elem, *matrix,
+              arith::MulIOp::create(builder, loc, index, matrix->batchStride));
+  }
+
+  /// An scf.parallel over parallel-blocks blocks of C's rows (M >= N, or M
+  /// not static) or columns, with the builder inside it and `args` narrowed
+  /// to the iteration's block: its rows of A (columns when A is transposed)
+  /// or columns of B (rows when transposed), and its part of C. A block
+  /// past the end has no rows (or columns): BLAS returns at once.
+  void buildBlockLoop(OpBuilder &builder, Location loc, Type elem,
+                      const GemmOperands &gemm, GemmArguments &args) {
+    ArrayRef<int64_t> out = cast<MemRefType>(gemm.out.getType()).getShape();
+    bool rows = ShapedType::isDynamic(out[0]) ||
+                (!ShapedType::isDynamic(out[1]) && out[0] >= out[1]);
+    auto idx = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(builder, loc, v).getResult();
+    };
+    Value extent = rows ? args.m : args.n;
+    Value blocks = idx(parallelBlocks);
+    Value size = arith::CeilDivSIOp::create(builder, loc, extent, blocks);
+    auto loop = scf::ParallelOp::create(builder, loc, ValueRange{idx(0)},
+                                        ValueRange{blocks}, ValueRange{idx(1)});
     builder.setInsertionPoint(loop.getBody()->getTerminator());
-    Type i64 = builder.getI64Type();
-    Type ptr = LLVM::LLVMPointerType::get(builder.getContext());
-    Value index = loop.getInductionVar();
-    for (MatrixDescriptor *matrix : {&args.lhs, &args.rhs, &args.out}) {
-      Value offset =
-          arith::MulIOp::create(builder, loc, index, matrix->batchStride);
-      Value offset64 = arith::IndexCastOp::create(builder, loc, i64, offset);
-      matrix->pointer = LLVM::GEPOp::create(
-          builder, loc, ptr, elem, matrix->pointer, ValueRange{offset64});
+    Value j = loop.getInductionVars()[0];
+    Value lo = arith::MinSIOp::create(
+        builder, loc, arith::MulIOp::create(builder, loc, j, size), extent);
+    Value hi = arith::MinSIOp::create(
+        builder, loc, arith::AddIOp::create(builder, loc, lo, size), extent);
+    Value count = arith::SubIOp::create(builder, loc, hi, lo);
+    auto scaled = [&](Value ld) {
+      return arith::MulIOp::create(builder, loc, lo, ld).getResult();
+    };
+    if (rows) {
+      args.m = count;
+      advance(builder, loc, elem, args.lhs,
+              gemm.transposeLhs ? lo : scaled(args.lhs.leadingDim));
+      advance(builder, loc, elem, args.out, scaled(args.out.leadingDim));
+    } else {
+      args.n = count;
+      advance(builder, loc, elem, args.rhs,
+              gemm.transposeRhs ? scaled(args.rhs.leadingDim) : lo);
+      advance(builder, loc, elem, args.out, lo);
     }
   }
 

@@ -101,6 +101,24 @@ def require_cuda(what="target='cuda'"):
             "target='cpu' to run here")
 
 
+def _one_blas_thread_under_openmp(handle):
+    """An openmp=True step runs its large products on its own OpenMP
+    threads, each call on a block of the product (--convert-linalg-to-blas
+    parallel-blocks): OpenBLAS must then run each call on one thread, or
+    its own pthreads and the step's take the cores from each other
+    (docs/CPU.md, "One pool"). The library says both: it references
+    libomp's __kmpc_fork_call only with OpenMP regions, and OpenBLAS's
+    openblas_set_num_threads is found through it only when it links
+    OpenBLAS. Process-wide for that OpenBLAS (Debian's, which only
+    ga-mlir's steps use here: PyTorch and numpy bundle their own BLAS)."""
+    if not hasattr(handle, "__kmpc_fork_call"):
+        return
+    set_threads = getattr(handle, "openblas_set_num_threads", None)
+    if set_threads is not None:
+        set_threads.argtypes, set_threads.restype = [ctypes.c_int], None
+        set_threads(1)
+
+
 class CpuLibrary:
     """A CPU library: `results` are the (shape, dtype) of the results that
     come back through out-parameters (the others are written in place)."""
@@ -117,6 +135,7 @@ class CpuLibrary:
         # starts; a value the user set is kept.
         os.environ.setdefault("KMP_BLOCKTIME", "1")
         self.handle = ctypes.CDLL(lib)
+        _one_blas_thread_under_openmp(self.handle)
         self.function = entry_point(self.handle, lib)
         self.outputs = [torch.empty(shape, dtype=dtype)
                         for shape, dtype in results]

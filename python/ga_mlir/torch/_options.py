@@ -90,6 +90,12 @@ def _lowering_options(options):
                 "fuse_elementwise": True}
     merged = dict(defaults)
     merged.update(options)
+    # OpenMP on PyTorch's thread count unless told otherwise: a known count
+    # also splits the large products over those threads (one pool, see
+    # _call._one_blas_thread_under_openmp).
+    if merged.get("openmp") and merged.get("num_threads") is None:
+        import torch
+        merged["num_threads"] = torch.get_num_threads()
     for key, value in sorted(merged.items()):
         if value is None or key in _ACCUMULATE_OPTIONS:
             continue

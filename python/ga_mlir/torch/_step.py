@@ -495,9 +495,12 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
     ga-opt options: accumulator_type, allow_ghost_batch,
         recompute_statistics, fuse (of --ga-accumulate); blas,
         vector_width, fuse_elementwise, static_temporaries, openmp,
-        num_threads, min_parallel_work (with openmp: the estimated
-        operations below which a loop runs on one thread, default 32768;
-        0: every loop parallel), split_row_reductions, approximate_math (of
+        num_threads (with openmp: default torch.get_num_threads(); the
+        loops and the large matrix products run on those threads, OpenBLAS
+        on one thread per call), min_parallel_work (with openmp: the
+        estimated operations below which a loop or a product runs on one
+        thread, default 32768; 0: every loop parallel),
+        split_row_reductions, approximate_math (of
         --ga-lower-to-cpu; the last two on by default: row sums in vector
         lanes and polynomial exp/tanh/erf, a few ulp from libm, for speed;
         False for sequential row sums and libm).
