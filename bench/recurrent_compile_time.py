@@ -21,7 +21,8 @@ gru-bidirectional, distilbert, any other zoo name, and lstm-1layer (defined
 here: the zoo's LSTM classifier with one layer).
 
 usage: .venv/bin/python bench/recurrent_compile_time.py [--models lstm-1layer,...]
-           [--n 4] [--batch 6] [--torch-compile] [--build build]
+           [--n 4] [--batch 6] [--size small|medium] [--torch-compile]
+           [--build build]
 Figures depend on the machine and its load (printed); they are never
 asserted by a test (docs/CPU.md keeps the measured ones).
 """
@@ -41,11 +42,11 @@ sys.path.insert(0, os.path.join(ROOT, "test", "python", "torch"))
 DEFAULT_MODELS = "lstm-1layer,lstm-h_n,gru-bidirectional,distilbert"
 
 
-def _case(name):
+def _case(name, size="small"):
     import torch
     import model_zoo
     if name != "lstm-1layer":
-        return model_zoo.MODELS[name]
+        return (model_zoo.MEDIUM if size == "medium" else model_zoo.MODELS)[name]
 
     class LSTMOneLayer(torch.nn.Module):
         def __init__(self):
@@ -86,7 +87,7 @@ def worker(a):
     import model_zoo
     model_zoo.quiet()
     torch.set_num_threads(1)
-    case = _case(a.model)
+    case = _case(a.model, a.size)
     torch.manual_seed(0)
     model = case.make_model().train()
     data = case.make_batch(torch.Generator().manual_seed(1), a.batch)
@@ -128,7 +129,7 @@ def run_worker(a, model, kind):
                                                   "libGACAPI.so")
         cmd = [sys.executable, os.path.abspath(__file__), "--worker",
                "--model", model, "--kind", kind, "--n", str(a.n),
-               "--batch", str(a.batch)]
+               "--batch", str(a.batch), "--size", a.size]
         proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     if proc.returncode:
@@ -144,6 +145,9 @@ def main():
     p.add_argument("--models", default=DEFAULT_MODELS)
     p.add_argument("--n", type=int, default=4)
     p.add_argument("--batch", type=int, default=6)
+    p.add_argument("--size", choices=["small", "medium"], default="small",
+                   help="the zoo's configurations (medium: model_zoo.MEDIUM, "
+                   "those of bench/zoo_speed.py --size medium)")
     p.add_argument("--torch-compile", action="store_true")
     p.add_argument("--build", default=None,
                    help="the build whose library is timed (GA_BUILD_DIR)")
@@ -155,7 +159,8 @@ def main():
         print(json.dumps(worker(a)))
         return 0
     print(f"load average at start: {os.getloadavg()[0]:.2f} on "
-          f"{os.cpu_count()} CPUs; N = {a.n}, B = {a.batch}, 1 thread")
+          f"{os.cpu_count()} CPUs; N = {a.n}, B = {a.batch}, {a.size} "
+          "models, 1 thread")
     print("| model | first call s | CPU s | pipeline s | C s | trace s |"
           + (" torch.compile s |" if a.torch_compile else ""))
     print("| --- | --- | --- | --- | --- | --- |"

@@ -285,6 +285,16 @@ def _trace(fn, flat, table, model, exact_statistics):
     library helpers; locate_graph keeps the user's). A failure to trace is
     a CompileError at the user's innermost line, with PyTorch's reason."""
     from torch.fx.experimental.proxy_tensor import make_fx
+    import torch.utils._traceback as captured
+
+    def kept_summary(frames, skip):
+        # CapturedTraceback.summary() reads the source line of every frame
+        # of every node (~45 per node: 190 000 linecache lookups in the
+        # bidirectional GRU's trace); only the kept frames are formatted.
+        return traceback.StackSummary.from_list([
+            traceback.FrameSummary(f["filename"], f["line"], f["name"])
+            for f in reversed(frames[skip:])
+            if kept_frame(f["filename"], f["name"])])
 
     with _tracing(model, exact_statistics), \
             torch.fx.traceback.preserve_node_meta(), \
@@ -292,6 +302,8 @@ def _trace(fn, flat, table, model, exact_statistics):
                 torch.fx.proxy.TracerBase, "_filter_traceback_frames",
                 lambda self, summary: traceback.StackSummary.from_list(
                     [f for f in summary if kept_frame(f.filename, f.name)])), \
+            unittest.mock.patch.object(captured, "_extract_symbolized_tb",
+                                       kept_summary), \
             _shared_fake_mode():
         try:
             return make_fx(torch.func.functionalize(fn),
