@@ -19,6 +19,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <functional>
+
 namespace mlir::ga {
 #define GEN_PASS_DEF_VECTORIZELINALG
 #include "ga/Codegen/CPU/Passes.h.inc"
@@ -59,6 +61,165 @@ static bool hasScalarOnlyPayloadOp(linalg::LinalgOp op) {
   });
 }
 
+/// Whether `expr` is the loop dimension `inner` plus a sum of other loop
+/// dimensions, each times a constant: `d_inner`, `d_inner + d_j * c + ...`
+/// (no constant term, no other operation). Inside a tile whose other loops
+/// have one iteration, such an index moves with `inner` alone, by 1.
+static bool isInnerPlusOuterDims(AffineExpr expr, unsigned inner) {
+  bool seenInner = false;
+  std::function<bool(AffineExpr)> visit = [&](AffineExpr e) -> bool {
+    if (auto dim = dyn_cast<AffineDimExpr>(e)) {
+      if (dim.getPosition() != inner)
+        return true;
+      if (seenInner)
+        return false;
+      return seenInner = true;
+    }
+    auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+    if (!bin)
+      return false;
+    if (bin.getKind() == AffineExprKind::Add)
+      return visit(bin.getLHS()) && visit(bin.getRHS());
+    if (bin.getKind() != AffineExprKind::Mul)
+      return false;
+    // d_j * c with j != inner (the simplifier puts the constant right).
+    auto dim = dyn_cast<AffineDimExpr>(bin.getLHS());
+    return dim && dim.getPosition() != inner &&
+           isa<AffineConstantExpr>(bin.getRHS());
+  };
+  return visit(expr) && seenInner;
+}
+
+/// The indexing maps of `op` inside one of its tiles (by 1 along every
+/// loop but `inner`, whose loops other than `inner` take only the value 0),
+/// each result that is not a plain loop dimension replaced by the one it
+/// equals there: `ow + kw` is `ow`, `oh * 2 + kh` is `oh` (0 either way).
+/// The im2col copy of a convolution (ga-convolutions-to-products) reads its
+/// input at such sums; with plain dimensions linalg::vectorize reads each
+/// tile's window as one contiguous vector. nullopt when a result has no
+/// such equivalent (a constant term, a division, a term of `inner` other
+/// than `inner` itself) or the new maps repeat a dimension.
+static std::optional<SmallVector<AffineMap>> mapsInsideTile(linalg::LinalgOp op,
+                                                            unsigned inner) {
+  MLIRContext *ctx = op.getContext();
+  unsigned numLoops = op.getNumLoops();
+  SmallVector<AffineExpr> atZero;
+  for (unsigned d = 0; d < numLoops; ++d)
+    atZero.push_back(d == inner ? getAffineDimExpr(d, ctx)
+                                : getAffineConstantExpr(0, ctx));
+  SmallVector<AffineMap> maps;
+  for (AffineMap map : op.getIndexingMapsArray()) {
+    SmallVector<AffineExpr> results;
+    for (AffineExpr expr : map.getResults()) {
+      if (isa<AffineDimExpr>(expr)) {
+        results.push_back(expr);
+        continue;
+      }
+      AffineExpr value = simplifyAffineExpr(
+          expr.replaceDimsAndSymbols(atZero, {}), numLoops, 0);
+      if (isa<AffineDimExpr>(value)) {
+        results.push_back(value);
+        continue;
+      }
+      auto zero = dyn_cast<AffineConstantExpr>(value);
+      if (!zero || zero.getValue() != 0)
+        return std::nullopt;
+      // 0 inside the tile: a loop of `expr` that this map does not index
+      // otherwise (it is not `inner`: `inner` would not vanish).
+      std::optional<unsigned> unused;
+      for (unsigned d = 0; d < numLoops && !unused; ++d)
+        if (expr.isFunctionOfDim(d) &&
+            llvm::none_of(map.getResults(), [&](AffineExpr other) {
+              return other != expr && other.isFunctionOfDim(d);
+            }))
+          unused = d;
+      if (!unused)
+        return std::nullopt;
+      results.push_back(getAffineDimExpr(*unused, ctx));
+    }
+    AffineMap plain = AffineMap::get(numLoops, 0, results, ctx);
+    if (!plain.isProjectedPermutation())
+      return std::nullopt;
+    maps.push_back(plain);
+  }
+  return maps;
+}
+
+/// The generic `tile` with indexing maps `maps` (see mapsInsideTile), its
+/// body moved over.
+static linalg::LinalgOp withMaps(RewriterBase &rewriter, linalg::GenericOp tile,
+                                 ArrayRef<AffineMap> maps) {
+  rewriter.setInsertionPoint(tile);
+  auto plain = linalg::GenericOp::create(
+      rewriter, tile.getLoc(), tile.getResultTypes(), tile.getDpsInputs(),
+      tile.getDpsInits(), maps, tile.getIteratorTypesArray());
+  rewriter.inlineRegionBefore(tile.getRegion(), plain.getRegion(),
+                              plain.getRegion().end());
+  rewriter.eraseOp(tile);
+  return plain;
+}
+
+/// `op` with each operand that some indexing-map result reads at the
+/// constant 0 (a size-1 dimension broadcast by torch-mlir's lowering:
+/// BatchNorm's per-channel scale at `(0, c, 0, 0)`) replaced by a
+/// rank-reduced view without those dimensions, and the results dropped:
+/// linalg::vectorize takes only maps of plain loop dimensions. The same
+/// elements are read and written. `op` itself when it has no such operand
+/// (or one of a dynamic shape).
+static linalg::LinalgOp dropZeroIndexedDims(RewriterBase &rewriter,
+                                            linalg::GenericOp op) {
+  auto isZero = [](AffineExpr e) {
+    auto c = dyn_cast<AffineConstantExpr>(e);
+    return c && c.getValue() == 0;
+  };
+  SmallVector<Value> operands;
+  SmallVector<AffineMap> maps;
+  bool changed = false;
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  for (OpOperand &operand : op->getOpOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || !type.hasStaticShape() ||
+        llvm::none_of(map.getResults(), isZero)) {
+      operands.push_back(operand.get());
+      maps.push_back(map);
+      continue;
+    }
+    SmallVector<AffineExpr> kept;
+    SmallVector<int64_t> shape;
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    for (auto [r, expr] : llvm::enumerate(map.getResults())) {
+      int64_t size = isZero(expr) ? 1 : type.getDimSize(r);
+      if (!isZero(expr)) {
+        kept.push_back(expr);
+        shape.push_back(size);
+      }
+      offsets.push_back(rewriter.getIndexAttr(0));
+      sizes.push_back(rewriter.getIndexAttr(size));
+      strides.push_back(rewriter.getIndexAttr(1));
+    }
+    MemRefType reduced = memref::SubViewOp::inferRankReducedResultType(
+        shape, type, offsets, sizes, strides);
+    operands.push_back(memref::SubViewOp::create(
+        rewriter, loc, reduced, operand.get(), offsets, sizes, strides));
+    maps.push_back(AffineMap::get(map.getNumDims(), 0, kept, op.getContext()));
+    changed = true;
+  }
+  if (!changed)
+    return op;
+  unsigned numInputs = op.getNumDpsInputs();
+  auto plain =
+      linalg::GenericOp::create(rewriter, loc, op.getResultTypes(),
+                                ArrayRef<Value>(operands).take_front(numInputs),
+                                ArrayRef<Value>(operands).drop_front(numInputs),
+                                maps, op.getIteratorTypesArray());
+  rewriter.inlineRegionBefore(op.getRegion(), plain.getRegion(),
+                              plain.getRegion().end());
+  rewriter.eraseOp(op);
+  return plain;
+}
+
 /// The number of lanes to vectorize `op` with, or nullopt if it does not
 /// qualify (see the pass description).
 static std::optional<int64_t> planLanes(linalg::LinalgOp op,
@@ -92,9 +253,10 @@ static std::optional<int64_t> planLanes(linalg::LinalgOp op,
     for (unsigned r = 0, e = map.getNumResults(); r < e; ++r) {
       if (!map.getResult(r).isFunctionOfDim(inner))
         continue;
-      // Contiguous: the innermost loop indexes the last dimension, alone.
-      auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
-      if (r != e - 1 || !dim ||
+      // Contiguous: the innermost loop indexes the last dimension, alone or
+      // plus outer loops (a window of a convolution's im2col copy, `ow +
+      // kw`: one loop per tile, see simplifyUnitDims).
+      if (r != e - 1 || !isInnerPlusOuterDims(map.getResult(r), inner) ||
           !cast<MemRefType>(operand.get().getType()).isLastDimUnitStride())
         return std::nullopt;
     }
@@ -126,9 +288,27 @@ struct VectorizeLinalgPass
 
     IRRewriter rewriter(ctx);
     for (linalg::LinalgOp op : candidates) {
+      if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+          generic && generic.hasPureBufferSemantics() &&
+          planLanes(op, vectorWidth))
+        op = dropZeroIndexedDims(rewriter, generic);
       std::optional<int64_t> lanes = planLanes(op, vectorWidth);
-      if (!lanes || failed(linalg::vectorizeOpPrecondition(op)))
+      if (!lanes)
         continue;
+      // Maps with sums (an im2col copy) are plain only inside a tile (see
+      // mapsInsideTile); such a tile is checked once built.
+      bool plainMaps = llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) {
+        return m.isProjectedPermutation();
+      });
+      std::optional<SmallVector<AffineMap>> tileMaps;
+      if (!plainMaps) {
+        if (isa<linalg::GenericOp>(op.getOperation()))
+          tileMaps = mapsInsideTile(op, op.getNumLoops() - 1);
+        if (!tileMaps)
+          continue;
+      } else if (failed(linalg::vectorizeOpPrecondition(op))) {
+        continue;
+      }
       SmallVector<int64_t> tileSizes(op.getNumLoops(), 1);
       tileSizes.back() = *lanes;
       rewriter.setInsertionPoint(op);
@@ -153,6 +333,12 @@ struct VectorizeLinalgPass
         continue;
       rewriter.eraseOp(op);
       auto tile = cast<linalg::LinalgOp>(tiled->op);
+      if (tileMaps) {
+        tile = withMaps(rewriter, cast<linalg::GenericOp>(tile.getOperation()),
+                        *tileMaps);
+        if (failed(linalg::vectorizeOpPrecondition(tile)))
+          continue; // the tile stays a (correct) scalar linalg op
+      }
       // A remainder tile has a dynamic size: vectorize it masked to the full
       // vector length.
       bool masked =

@@ -208,3 +208,70 @@ func.func @fpowi(%x: memref<64xf32>, %y: memref<64xf32>) {
   }
   return
 }
+
+// The im2col copy of a 3x3 convolution (ga-convolutions-to-products): the
+// input is read at `oh + kh` and `ow + kw`. Inside a tile (by 1 along every
+// loop but ow) both are plain loops, so each tile reads its window of 8
+// elements of a row as one vector, at unit stride (masked: the tiling
+// bounds the window's view by the input's row, min(8, 10 - (ow + kw)));
+// the stride-2 copy reads `ow * 2 + kw`, every other element, and stays
+// scalar.
+// CHECK-LABEL: func.func @im2col_windows(
+// CHECK:         %[[N:.*]] = affine.min
+// CHECK:         memref.subview %{{.*}} [1, 1, 1, %[[N]]] [1, 1, 1, 1] : memref<2x3x8x10xf32> to memref<1x1x1x?xf32, strided<[240, 80, 10, 1], offset: ?>>
+// CHECK:         %[[MASK:.*]] = vector.create_mask %[[N]] : vector<8xi1>
+// CHECK:         vector.transfer_read %{{.*}}, %{{.*}}, %[[MASK]] {in_bounds = [true]} : memref<1x1x1x?xf32, strided<[240, 80, 10, 1], offset: ?>>, vector<8xf32>
+// CHECK:         vector.transfer_write {{.*}} : vector<8xf32>, memref<1x1x1x1x1x8xf32
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+// CHECK-LABEL: func.func @im2col_stride_two(
+// CHECK-NOT:     vector.
+// CHECK:         linalg.generic
+// CHECK-NOT:     vector.
+func.func @im2col_windows(%in: memref<2x3x8x10xf32>, %col: memref<3x3x3x2x6x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(c, kh, kw, n, oh, ow) -> (n, c, oh + kh, ow + kw)>,
+                                   affine_map<(c, kh, kw, n, oh, ow) -> (c, kh, kw, n, oh, ow)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%in : memref<2x3x8x10xf32>) outs(%col : memref<3x3x3x2x6x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  return
+}
+func.func @im2col_stride_two(%in: memref<2x3x9x17xf32>, %col: memref<3x3x3x2x4x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(c, kh, kw, n, oh, ow) -> (n, c, oh * 2 + kh, ow * 2 + kw)>,
+                                   affine_map<(c, kh, kw, n, oh, ow) -> (c, kh, kw, n, oh, ow)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%in : memref<2x3x9x17xf32>) outs(%col : memref<3x3x3x2x4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// BatchNorm's per-channel scale and shift as torch-mlir broadcasts them:
+// read at `(0, c, 0, 0)`. The size-1 dimensions read at 0 are dropped (a
+// rank-reduced view of the channels), so the op vectorizes along w with
+// the channel's values broadcast.
+// CHECK-LABEL: func.func @channel_broadcast(
+// CHECK-DAG:     memref.subview %{{.*}}[0, 0, 0, 0] [1, 16, 1, 1] [1, 1, 1, 1] : memref<1x16x1x1xf32> to memref<16xf32, strided<[1]>>
+// CHECK-DAG:     memref.subview %{{.*}}[0, 0, 0, 0] [1, 16, 1, 1] [1, 1, 1, 1] : memref<1x16x1x1xf32> to memref<16xf32, strided<[1]>>
+// CHECK:         vector.broadcast %{{.*}} : vector<f32> to vector<8xf32>
+// CHECK:         arith.mulf %{{.*}} : vector<8xf32>
+// CHECK:         arith.addf %{{.*}} : vector<8xf32>
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @channel_broadcast(%x: memref<2x16x4x32xf32>, %scale: memref<1x16x1x1xf32>,
+                             %shift: memref<1x16x1x1xf32>, %y: memref<2x16x4x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (0, c, 0, 0)>,
+                                   affine_map<(n, c, h, w) -> (0, c, 0, 0)>, affine_map<(n, c, h, w) -> (n, c, h, w)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %scale, %shift : memref<2x16x4x32xf32>, memref<1x16x1x1xf32>, memref<1x16x1x1xf32>)
+      outs(%y : memref<2x16x4x32xf32>) {
+  ^bb0(%a: f32, %s: f32, %t: f32, %o: f32):
+    %m = arith.mulf %a, %s : f32
+    %r = arith.addf %m, %t : f32
+    linalg.yield %r : f32
+  }
+  return
+}

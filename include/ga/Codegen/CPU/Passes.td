@@ -189,7 +189,16 @@ def VectorizeLinalg : Pass<"ga-vectorize-linalg", "func::FuncOp"> {
 
     An op qualifies when its loop ranges are static, its innermost loop is
     parallel, and every operand either does not depend on that loop (it is
-    broadcast) or is indexed by it in its last dimension with unit stride.
+    broadcast) or is indexed by it in its last dimension with unit stride:
+    by the loop alone, or by the loop plus other loops times constants (`ow
+    + kw`, the window that a convolution's im2col copy reads). Inside a
+    tile the other loops take one value, so such an index is the loop
+    alone: each tile's maps are rewritten so (`oh * 2 + kh` -> `oh`, both 0
+    in the tile) and linalg::vectorize reads the window as one vector. An
+    operand read at the constant 0 in some of its dimensions (a size-1
+    dimension broadcast: BatchNorm's per-channel scale at `(0, c, 0, 0)`)
+    is read through a rank-reduced view without them, since
+    linalg::vectorize takes only maps of plain loop dimensions.
     Ops with a buffer whose element type is stored differently in a buffer
     and in a vector are left alone: LLVM packs `vector<8xi1>` into one byte
     and pads odd widths (`i24`), where a memref gives each element its own
