@@ -279,8 +279,11 @@ def VectorizeMath : Pass<"ga-vectorize-math", "func::FuncOp"> {
     and other element types keep libm. The approximations are not bit-exact:
     test/Integration/CPU/math-approximations.test measures each default
     one against float64 over the whole f32 range (`Inputs/math_oracle.py`):
-    at most 4 ulp (tanh 5) where libm is within 2, with infinities, NaN and
-    overflow as libm has them. `log` and `log2` are not in the default set:
+    at most 4 ulp (tanh 2) where libm is within 2, with infinities, NaN and
+    overflow as libm has them. `tanh` is not upstream's rational
+    approximation (5 ulp) but computed as libm computes it: its Taylor
+    series below 0.3, else `1 - 2 / (exp(2|x|) + 1)` with the sign of x,
+    the exp approximated as above. `log` and `log2` are not in the default set:
     their approximations read a subnormal input as the smallest normal
     number.
 
