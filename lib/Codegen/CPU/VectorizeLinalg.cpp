@@ -145,17 +145,22 @@ static std::optional<SmallVector<AffineMap>> mapsInsideTile(linalg::LinalgOp op,
   return maps;
 }
 
-/// The generic `tile` with indexing maps `maps` (see mapsInsideTile), its
-/// body moved over.
-static linalg::LinalgOp withMaps(RewriterBase &rewriter, linalg::GenericOp tile,
-                                 ArrayRef<AffineMap> maps) {
-  rewriter.setInsertionPoint(tile);
+/// A generic like `op` (its iterators and body, the body moved over) on
+/// `operands` (inputs then inits, as `op` has them) with indexing maps
+/// `maps`; `op` is erased.
+static linalg::LinalgOp rebuildGeneric(RewriterBase &rewriter,
+                                       linalg::GenericOp op,
+                                       ArrayRef<Value> operands,
+                                       ArrayRef<AffineMap> maps) {
+  rewriter.setInsertionPoint(op);
+  unsigned numInputs = op.getNumDpsInputs();
   auto plain = linalg::GenericOp::create(
-      rewriter, tile.getLoc(), tile.getResultTypes(), tile.getDpsInputs(),
-      tile.getDpsInits(), maps, tile.getIteratorTypesArray());
-  rewriter.inlineRegionBefore(tile.getRegion(), plain.getRegion(),
+      rewriter, op.getLoc(), op.getResultTypes(),
+      operands.take_front(numInputs), operands.drop_front(numInputs), maps,
+      op.getIteratorTypesArray());
+  rewriter.inlineRegionBefore(op.getRegion(), plain.getRegion(),
                               plain.getRegion().end());
-  rewriter.eraseOp(tile);
+  rewriter.eraseOp(op);
   return plain;
 }
 
@@ -208,16 +213,7 @@ static linalg::LinalgOp dropZeroIndexedDims(RewriterBase &rewriter,
   }
   if (!changed)
     return op;
-  unsigned numInputs = op.getNumDpsInputs();
-  auto plain =
-      linalg::GenericOp::create(rewriter, loc, op.getResultTypes(),
-                                ArrayRef<Value>(operands).take_front(numInputs),
-                                ArrayRef<Value>(operands).drop_front(numInputs),
-                                maps, op.getIteratorTypesArray());
-  rewriter.inlineRegionBefore(op.getRegion(), plain.getRegion(),
-                              plain.getRegion().end());
-  rewriter.eraseOp(op);
-  return plain;
+  return rebuildGeneric(rewriter, op, operands, maps);
 }
 
 /// The number of lanes to vectorize `op` with, or nullopt if it does not
@@ -255,7 +251,7 @@ static std::optional<int64_t> planLanes(linalg::LinalgOp op,
         continue;
       // Contiguous: the innermost loop indexes the last dimension, alone or
       // plus outer loops (a window of a convolution's im2col copy, `ow +
-      // kw`: one loop per tile, see simplifyUnitDims).
+      // kw`: one loop per tile, see mapsInsideTile).
       if (r != e - 1 || !isInnerPlusOuterDims(map.getResult(r), inner) ||
           !cast<MemRefType>(operand.get().getType()).isLastDimUnitStride())
         return std::nullopt;
@@ -288,13 +284,13 @@ struct VectorizeLinalgPass
 
     IRRewriter rewriter(ctx);
     for (linalg::LinalgOp op : candidates) {
-      if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-          generic && generic.hasPureBufferSemantics() &&
-          planLanes(op, vectorWidth))
-        op = dropZeroIndexedDims(rewriter, generic);
       std::optional<int64_t> lanes = planLanes(op, vectorWidth);
       if (!lanes)
         continue;
+      // Dropping the dimensions read at 0 changes no loop and no access to
+      // the innermost one: `lanes` holds for the new op.
+      if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+        op = dropZeroIndexedDims(rewriter, generic);
       // Maps with sums (an im2col copy) are plain only inside a tile (see
       // mapsInsideTile); such a tile is checked once built.
       bool plainMaps = llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) {
@@ -334,8 +330,9 @@ struct VectorizeLinalgPass
       rewriter.eraseOp(op);
       auto tile = cast<linalg::LinalgOp>(tiled->op);
       if (tileMaps) {
-        tile = withMaps(rewriter, cast<linalg::GenericOp>(tile.getOperation()),
-                        *tileMaps);
+        auto generic = cast<linalg::GenericOp>(tile.getOperation());
+        SmallVector<Value> operands(generic->getOperands());
+        tile = rebuildGeneric(rewriter, generic, operands, *tileMaps);
         if (failed(linalg::vectorizeOpPrecondition(tile)))
           continue; // the tile stays a (correct) scalar linalg op
       }
