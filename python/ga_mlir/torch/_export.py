@@ -7,7 +7,7 @@ import unittest.mock
 
 import torch
 
-from . import _philox
+from . import _philox, _recurrence, _rolled
 from ._batchnorm import (_batch_norm_buffers, _batch_norm_check,
                          _explicit_batch_norm)
 from ._common import CompileError
@@ -306,9 +306,20 @@ def _trace(fn, flat, table, model, exact_statistics):
                                        kept_summary), \
             _shared_fake_mode():
         try:
-            return make_fx(torch.func.functionalize(fn),
-                           decomposition_table=table,
-                           record_stack_traces=True)(*flat)
+            if not _recurrence.has_time_loops(model):
+                return make_fx(torch.func.functionalize(fn),
+                               decomposition_table=table,
+                               record_stack_traces=True)(*flat)
+            # functionalize has no rule for the autograd.Function of the
+            # time loops (_recurrence): the step is traced first as it
+            # runs, then its graph (plain ops and the loops' custom ops)
+            # functionalized.
+            # (The replay through an Interpreter keeps each node's stack.)
+            graph = make_fx(fn, decomposition_table=table,
+                            record_stack_traces=True)(*flat)
+            return make_fx(torch.func.functionalize(
+                lambda *args: torch.fx.Interpreter(graph).run(*args)),
+                decomposition_table=table, record_stack_traces=True)(*flat)
         except CompileError:
             raise
         except Exception as error:
@@ -405,7 +416,11 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
             f"the forward drew random numbers {len(layouts)} times when run "
             f"eagerly but {draws.count} times when traced: the compiled step "
             "cannot reproduce its draws")
-    module = _import_to_linalg(gm)
+    if _rolled.has_loops(gm):
+        module = _rolled.import_rolled(
+            gm, table, lambda graphs: _import_to_linalg(gm, graphs))
+    else:
+        module = _import_to_linalg(gm)
     text = module.operation.get_asm(enable_debug_info=True)
     _refuse_tm_tensor_ops(module)
     return text, spec
@@ -497,11 +512,28 @@ def _op_names(module, prefix):
     return names
 
 
-def _import_to_linalg(gm):
+def _import_graphs(context, graphs):
+    """stateless_fx_import of several graphs into one module: each graph
+    (a (graph, function name) pair) imported by one FxImporter, then the
+    module lowered by torch-mlir's pipelines."""
+    from torch_mlir.extras.fx_importer import FxImporter
+    from torch_mlir.fx import OutputType, _module_lowering
+    from torch_mlir.compiler_utils import BackendLoweringOptions
+
+    importer = FxImporter(context=context)
+    for graph, name in graphs:
+        importer.import_stateless_graph(graph, func_name=name)
+    return _module_lowering(
+        False, False, OutputType.LINALG_ON_TENSORS, importer.module,
+        backend_options=BackendLoweringOptions(allow_non_finites=True))
+
+
+def _import_to_linalg(gm, graphs=None):
     """torch-mlir's own FX import and lowering to linalg-on-tensors
     (torch_mlir.fx.stateless_fx_import: its importer and its pipelines,
     whatever they are in the installed version), with the located
-    diagnostics of a failure in the exception."""
+    diagnostics of a failure in the exception. With `graphs` ((graph,
+    function name) pairs), those graphs into one module instead."""
     from torch_mlir import ir
     from torch_mlir.compiler_utils import TorchMlirCompilerError
     from torch_mlir.dialects import torch as torch_dialect
@@ -522,9 +554,13 @@ def _import_to_linalg(gm):
 
     handler = context.attach_diagnostic_handler(collect)
     try:
-        module = stateless_fx_import(
-            gm, output_type="linalg-on-tensors", model_name="train_step",
-            fx_importer=FxImporter(context=context), allow_non_finites=True)
+        if graphs is None:
+            module = stateless_fx_import(
+                gm, output_type="linalg-on-tensors", model_name="train_step",
+                fx_importer=FxImporter(context=context),
+                allow_non_finites=True)
+        else:
+            module = _import_graphs(context, graphs)
         with context:
             module.operation.verify()
     except (TorchMlirCompilerError, ir.MLIRError) as error:

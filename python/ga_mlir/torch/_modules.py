@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from ._common import CompileError, patched_forwards
+from . import _recurrence
 from ._locations import current_user_line
 
 
@@ -97,33 +98,19 @@ def _attention_forward(m, query, key, value, key_padding_mask=None,
     return out, weights
 
 
-def _cell(m, x, state, w):
-    """One time step of m's cell (PyTorch's gate order and formulas): the
-    new hidden state, and the new cell state of an LSTM (else None)."""
-    w_ih, w_hh = w[0], w[1]
-    b_ih, b_hh = (w[2], w[3]) if m.bias else (None, None)
+def _kind(m):
+    """m's cell as _recurrence names it."""
     if isinstance(m, torch.nn.LSTM):
-        h, c = state
-        gates = F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)
-        i, f, g, o = gates.chunk(4, dim=-1)
-        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-        return torch.sigmoid(o) * torch.tanh(c), c
+        return "lstm"
     if isinstance(m, torch.nn.GRU):
-        gi, gh = F.linear(x, w_ih, b_ih), F.linear(state, w_hh, b_hh)
-        ir, iz, in_ = gi.chunk(3, dim=-1)
-        hr, hz, hn = gh.chunk(3, dim=-1)
-        r = torch.sigmoid(ir + hr)
-        z = torch.sigmoid(iz + hz)
-        n = torch.tanh(in_ + r * hn)
-        return (1 - z) * n + z * state, None
-    pre = F.linear(x, w_ih, b_ih) + F.linear(state, w_hh, b_hh)
-    act = torch.tanh if m.nonlinearity == "tanh" else torch.relu
-    return act(pre), None
+        return "gru"
+    return "rnn_" + m.nonlinearity
 
 
 def _recurrent_forward(m, input, hx=None):
-    """nn.RNN/GRU/LSTM.forward as a loop over the time steps on [B, ...]
-    slices (layers, directions, initial states, batch_first as PyTorch)."""
+    """nn.RNN/GRU/LSTM.forward with the batch outer (layers, directions,
+    initial states, batch_first as PyTorch), each layer and direction a time
+    loop of _recurrence over [B, T, ...]."""
     if isinstance(input, torch.nn.utils.rnn.PackedSequence):
         _refuse(m, "a PackedSequence input")
     if getattr(m, "proj_size", 0):
@@ -132,7 +119,7 @@ def _recurrent_forward(m, input, hx=None):
     unbatched = input.dim() == 2
     x = input.unsqueeze(0) if unbatched else \
         input if m.batch_first else input.transpose(0, 1)  # [B, T, D]
-    b, t = x.shape[:2]
+    b = x.shape[0]
     dirs = 2 if m.bidirectional else 1
     if hx is None:
         zeros = x.new_zeros(m.num_layers * dirs, b, m.hidden_size)
@@ -149,15 +136,9 @@ def _recurrent_forward(m, input, hx=None):
             w = [getattr(m, f"{n}{suffix}") for n in
                  ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
                  if hasattr(m, f"{n}{suffix}")]
-            h = h0[k]
-            state = (h, c0[k]) if lstm else h
-            steps = [None] * t
-            order = range(t - 1, -1, -1) if d else range(t)
-            for s in order:
-                h, c = _cell(m, x[:, s], state, w)
-                state = (h, c) if lstm else h
-                steps[s] = h
-            outs.append(torch.stack(steps, dim=1))
+            hs, h, c = _recurrence.layer(
+                _kind(m), x, h0[k], c0[k] if lstm else None, w, d == 1)
+            outs.append(hs)
             last_h.append(h)
             if lstm:
                 last_c.append(c)

@@ -1,0 +1,395 @@
+"""The import of a traced step with time loops (_recurrence) as scf.for.
+
+torch-mlir imports flat graphs. A step whose graph holds the custom ops of
+_recurrence (a time loop each) is imported in pieces, all in one module:
+
+* the plain parts of the graph between two loops (segments), each a
+  function of the values it reads from earlier parts;
+* for each loop, its body (one time step: _recurrence.forward_step or
+  backward_step, traced by make_fx with the step's decompositions) and, for
+  a backward loop, the stacked previous states it reads;
+
+all lowered to linalg-on-tensors by torch-mlir's own pipelines. Then
+@train_step calls the segments in order and runs each loop as an scf.for
+over the time steps whose iteration arguments are the carried states and
+the stacked results (tensor.extract_slice / insert_slice at the step), and
+everything is inlined: one function, with one copy of each body.
+"""
+
+import json
+
+import torch
+from torch.fx import Graph, GraphModule
+
+from . import _recurrence
+from ._common import CompileError
+from ._locations import _innermost_user_line
+
+_SCANS = (_recurrence.SCAN_FORWARD, _recurrence.SCAN_BACKWARD)
+
+
+def has_loops(gm):
+    return any(n.op == "call_function" and n.target in _SCANS
+               for n in gm.graph.nodes)
+
+
+# --------------------------------------------------------------------------
+# Splitting the graph
+# --------------------------------------------------------------------------
+
+def _parts(graph):
+    """The graph's nodes in order as ("segment", [nodes]) and ("loop",
+    node) parts (a loop's getitem nodes belong to it)."""
+    parts, current = [], []
+    for node in graph.nodes:
+        if node.op in ("placeholder", "output"):
+            continue
+        if node.op == "call_function" and node.target in _SCANS:
+            if current:
+                parts.append(("segment", current))
+                current = []
+            parts.append(("loop", node))
+            continue
+        if node.op == "call_function" and node.args and \
+                isinstance(node.args[0], torch.fx.Node) and \
+                node.args[0].target in _SCANS:
+            continue  # getitem of a loop's results
+        current.append(node)
+    if current:
+        parts.append(("segment", current))
+    return parts
+
+
+def _segment_module(nodes):
+    """A GraphModule of `nodes` (a segment): placeholders for the values it
+    reads from outside, outputs for those read after it. Returns (module,
+    inputs, outputs) with inputs and outputs as original nodes."""
+    inside = set(nodes)
+    inputs, env, graph = [], {}, Graph()
+
+    def value(arg):
+        if arg not in env:
+            inputs.append(arg)
+            placeholder = graph.placeholder(f"in{len(inputs)}")
+            placeholder.meta = dict(arg.meta)
+            env[arg] = placeholder
+        return env[arg]
+
+    for node in nodes:
+        for arg in node.all_input_nodes:
+            if arg not in inside:
+                value(arg)
+        env[node] = graph.node_copy(node, lambda a: env[a])
+    outputs = [n for n in nodes if any(u not in inside for u in n.users)]
+    graph.output(tuple(env[n] for n in outputs))
+    return GraphModule(torch.nn.Module(), graph), inputs, outputs
+
+
+# --------------------------------------------------------------------------
+# Tracing a loop's body
+# --------------------------------------------------------------------------
+
+def _example(node, drop_time=False):
+    """A zero tensor like the value of `node` (without its dimension 1)."""
+    val = node.meta["val"]
+    shape = list(val.shape)
+    if drop_time:
+        del shape[1]
+    return torch.zeros(shape, dtype=val.dtype)
+
+
+def _trace_body(fn, examples, table, stack_trace):
+    """make_fx of `fn` on `examples`, each node at the loop's line."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    gm = make_fx(fn, decomposition_table=table)(*examples)
+    for node in gm.graph.nodes:
+        if stack_trace:
+            node.meta["stack_trace"] = stack_trace
+    return gm
+
+
+def _loop_bodies(node, table):
+    """(the body's GraphModule, the prologue's or None) of a loop node."""
+    kind, lstm = node.args[0], node.args[0] == "lstm"
+    trace = node.meta.get("stack_trace")
+    if node.target == _recurrence.SCAN_FORWARD:
+        _, xw, h0, c0, w_hh, b_hh, _ = node.args
+
+        def body(xw_t, h, *rest):
+            it = iter(rest)
+            c = next(it) if lstm else None
+            w = next(it)
+            b = next(it) if b_hh is not None else None
+            h, c, gh = _recurrence.forward_step(kind, xw_t, h, c, w, b)
+            return (h, gh) + ((c,) if lstm else ())
+        examples = [_example(xw, True), _example(h0)]
+        examples += [_example(c0)] if lstm else []
+        examples += [_example(w_hh)]
+        examples += [_example(b_hh)] if b_hh is not None else []
+        return _trace_body(body, examples, table, trace), None
+    _, dhs, dcs, xw, gh, hs, cs, h0, c0, w_hh, reverse = node.args
+
+    def body(dhs_t, dh, *rest):
+        it = iter(rest)
+        dcs_t, dc = (next(it), next(it)) if lstm else (None, None)
+        xw_t, gh_t, hp = next(it), next(it), next(it)
+        cp = next(it) if lstm else None
+        w = next(it)
+        out = _recurrence.backward_step(
+            kind, dhs_t + dh, dcs_t + dc if lstm else None, xw_t, gh_t, hp,
+            cp, w)
+        return out[:3] + ((out[3],) if lstm else ())
+
+    examples = [_example(dhs, True), _example(h0)]
+    examples += [_example(dcs, True), _example(c0)] if lstm else []
+    examples += [_example(xw, True), _example(gh, True), _example(h0)]
+    examples += [_example(c0)] if lstm else []
+    examples += [_example(w_hh)]
+
+    def prologue(hs, h0, *cs_c0):
+        out = (_recurrence._previous(hs, h0, reverse),)
+        if lstm:
+            out += (_recurrence._previous(cs_c0[0], cs_c0[1], reverse),)
+        return out
+    pro = [_example(hs), _example(h0)] + \
+        ([_example(cs), _example(c0)] if lstm else [])
+    return (_trace_body(body, examples, table, trace),
+            _trace_body(prologue, pro, table, trace))
+
+
+# --------------------------------------------------------------------------
+# @train_step
+# --------------------------------------------------------------------------
+
+class _Writer:
+    """The text of @train_step, value by value."""
+
+    def __init__(self, types):
+        self.lines, self.count, self.types = [], 0, types
+        # The location of the ops emitted: a loop's at the user's line.
+        self.loc = "loc(unknown)"
+
+    def fresh(self):
+        self.count += 1
+        return f"%v{self.count}"
+
+    def emit(self, line):
+        self.lines.append("  " + line +
+                          ("" if line.endswith("{") else " " + self.loc))
+
+    def call(self, name, args):
+        ins, outs = self.types[name]
+        results = [self.fresh() for _ in outs]
+        head = (", ".join(results) + " = ") if results else ""
+        self.emit(f"{head}func.call @{name}({', '.join(args)}) : "
+                  f"({', '.join(ins)}) -> ({', '.join(outs)})")
+        return results
+
+
+def _shape(value_type):
+    """[dims] and element type of `tensor<AxBxf32>`."""
+    body = value_type[len("tensor<"):-1].split("x")
+    return [int(d) for d in body[:-1]], body[-1]
+
+
+def _slice(w, stack, stack_type, t, insert=None):
+    """extract_slice of step `t` of `stack` ([B, T, ...]), or insert_slice
+    of `insert` there."""
+    dims, elem = _shape(stack_type)
+    step_type = "tensor<" + "x".join(str(d) for d in [dims[0]] + dims[2:]) \
+        + f"x{elem}>"
+    offsets = ", ".join(["0", t] + ["0"] * (len(dims) - 2))
+    sizes = ", ".join(str(d) for d in [dims[0], 1] + dims[2:])
+    strides = ", ".join(["1"] * len(dims))
+    r = w.fresh()
+    if insert is None:
+        w.emit(f"{r} = tensor.extract_slice {stack}[{offsets}] [{sizes}] "
+               f"[{strides}] : {stack_type} to {step_type}")
+    else:
+        w.emit(f"{r} = tensor.insert_slice {insert} into {stack}[{offsets}] "
+               f"[{sizes}] [{strides}] : {step_type} into {stack_type}")
+    return r
+
+
+_ELEMENTS = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
+             torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32",
+             torch.bool: "i1"}
+
+
+def _type(node):
+    val = node.meta["val"]
+    if val.dtype not in _ELEMENTS:
+        raise CompileError(f"a value of type {val.dtype} around a time loop")
+    return "tensor<" + "".join(f"{d}x" for d in val.shape) + \
+        _ELEMENTS[val.dtype] + ">"
+
+
+def _stack_type(step_type, t):
+    """tensor<BxTx...> of a step's tensor<Bx...>."""
+    dims, elem = _shape(step_type)
+    return "tensor<" + "x".join(str(d) for d in [dims[0], t] + dims[1:]) + \
+        f"x{elem}>"
+
+
+def _loop(w, vals, node, body, prologue):
+    """The scf.for of a loop node; binds its getitem users in `vals`."""
+    forward = node.target == _recurrence.SCAN_FORWARD
+    lstm = node.args[0] == "lstm"
+    where = _innermost_user_line(node.meta.get("stack_trace"))
+    if where:
+        file, line = where.rsplit(":", 1)
+        w.loc = f"loc({json.dumps(file)}:{line}:0)"
+    reverse = node.args[-1]
+    xw = node.args[1] if forward else node.args[3]
+    t = xw.meta["val"].shape[1]
+    c0, c1, last = w.fresh(), w.fresh(), w.fresh()
+    w.emit(f"{c0} = arith.constant 0 : index")
+    w.emit(f"{c1} = arith.constant 1 : index")
+    w.emit(f"{last} = arith.constant {t - 1} : index")
+    count = w.fresh()
+    w.emit(f"{count} = arith.constant {t} : index")
+    if forward:
+        _, xw, h0, c, w_hh, b_hh, _ = node.args
+        sliced = [vals[xw]]
+        carried = [vals[h0]] + ([vals[c]] if lstm else [])
+        fixed = [vals[w_hh]] + ([vals[b_hh]] if b_hh is not None else [])
+        # The body's results: h, gh[, c]; stacked: all; carried: h[, c].
+        carry_of = [0] + ([2] if lstm else [])
+        backwards = reverse
+    else:
+        _, dhs, dcs, xw, gh, hs, cs, h0, c, w_hh, _ = node.args
+        pro = w.call(prologue, [vals[hs][0], vals[h0][0]] +
+                     ([vals[cs][0], vals[c][0]] if lstm else []))
+        pro = list(zip(pro, w.types[prologue][1]))
+        zeros = []
+        for v in [h0] + ([c] if lstm else []):
+            z = w.fresh()
+            w.emit(f"{z} = arith.constant dense<0.000000e+00> : {vals[v][1]}")
+            zeros.append((z, vals[v][1]))
+        sliced = [vals[dhs]] + ([vals[dcs]] if lstm else []) + \
+            [vals[xw], vals[gh], pro[0]] + ([pro[1]] if lstm else [])
+        carried = zeros
+        fixed = [vals[w_hh]]
+        # The body's results: dxw, dgh, dh_prev[, dc_prev].
+        carry_of = [2] + ([3] if lstm else [])
+        backwards = not reverse
+    ins, outs = w.types[body]
+    stacked = [i for i in range(len(outs)) if i not in carry_of] \
+        if not forward else list(range(len(outs)))
+    stack_types = [_stack_type(outs[i], t) for i in stacked]
+    inits = []
+    for st in stack_types:
+        e = w.fresh()
+        w.emit(f"{e} = tensor.empty() : {st}")
+        inits.append((e, st))
+    iters = carried + inits
+    args = [w.fresh() for _ in iters]
+    results = w.fresh()
+    index = w.fresh()
+    types = ", ".join(ty for _, ty in iters)
+    w.emit(f"{results}:{len(iters)} = scf.for {index} = {c0} to {count} "
+           f"step {c1} iter_args(" + ", ".join(
+               f"{a} = {v}" for a, (v, _) in zip(args, iters)) +
+           f") -> ({types}) {{")
+    step = index
+    if backwards:
+        step = w.fresh()
+        w.emit(f"{step} = arith.subi {last}, {index} : index")
+    parts = [_slice(w, v, ty, step) for v, ty in sliced]
+    carry_args = args[:len(carried)]
+    if forward:
+        call_args = [parts[0], carry_args[0]] + carry_args[1:] + \
+            [v for v, _ in fixed]
+    else:
+        call_args = [parts[0], carry_args[0]]
+        if lstm:
+            call_args += [parts[1], carry_args[1]]
+        call_args += parts[2 if lstm else 1:] + [v for v, _ in fixed]
+    got = w.call(body, call_args)
+    new_stacks = [_slice(w, a, st, step, insert=got[i]) for a, st, i in
+                  zip(args[len(carried):], stack_types, stacked)]
+    w.emit("scf.yield " + ", ".join([got[i] for i in carry_of] + new_stacks)
+           + f" : {types}")
+    w.emit("}")
+    res = [f"{results}#{k}" for k in range(len(iters))]
+    carried_res, stack_res = res[:len(carried)], res[len(carried):]
+    # The op's results in _recurrence's order.
+    if forward:
+        ordered = [(stack_res[i], stack_types[i]) for i in range(len(outs))]
+    else:
+        ordered = [(stack_res[0], stack_types[0]),
+                   (stack_res[1], stack_types[1])] + \
+            [(r, ty) for r, (_, ty) in zip(carried_res, carried)]
+    for user in node.users:
+        vals[user] = ordered[user.args[1]]
+    w.loc = "loc(unknown)"
+
+
+def import_rolled(gm, table, import_graphs):
+    """The step `gm` (with time loops) as one linalg-on-tensors module of
+    torch-mlir's Python API, @train_step with scf.for loops;
+    `import_graphs([(graph, name), ...])` imports and lowers flat graphs
+    into one module."""
+    from torch_mlir import ir
+    from torch_mlir.passmanager import PassManager
+
+    graph = gm.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    output = next(n for n in graph.nodes if n.op == "output")
+    plan, graphs = [], []
+    for k, (what, item) in enumerate(_parts(graph)):
+        if what == "segment":
+            mod, ins, outs = _segment_module(item)
+            graphs.append((mod.graph, f"ga_segment_{k}"))
+            plan.append((k, None, ins, outs))
+            continue
+        body, prologue = _loop_bodies(item, table)
+        graphs.append((body.graph, f"ga_loop_body_{k}"))
+        if prologue is not None:
+            graphs.append((prologue.graph, f"ga_loop_prologue_{k}"))
+        plan.append((k, item, None, None))
+    module = import_graphs(graphs)
+    types = {}
+    for op in module.body.operations:
+        ftype = ir.TypeAttr(op.attributes["function_type"]).value
+        ftype = ir.FunctionType(ftype)
+        types[ir.StringAttr(op.attributes["sym_name"]).value] = (
+            [str(t) for t in ftype.inputs], [str(t) for t in ftype.results])
+    w = _Writer(types)
+    vals = {}
+    for i, p in enumerate(placeholders):
+        vals[p] = (f"%arg{i}", _type(p))
+    for k, node, ins, outs in plan:
+        if node is None:
+            got = w.call(f"ga_segment_{k}", [vals[n][0] for n in ins])
+            for n, r, ty in zip(outs, got, types[f"ga_segment_{k}"][1]):
+                vals[n] = (r, ty)
+        else:
+            prologue = f"ga_loop_prologue_{k}" \
+                if f"ga_loop_prologue_{k}" in types else None
+            _loop(w, vals, node, f"ga_loop_body_{k}", prologue)
+    results = [vals[n] for n in output.args[0]]
+    head = ", ".join(f"{v}: {ty} loc(unknown)"
+                     for v, ty in (vals[p] for p in placeholders))
+    text = [f"func.func @train_step({head}) -> "
+            f"({', '.join(ty for _, ty in results)}) {{"]
+    text += w.lines
+    text.append("  return " + ", ".join(v for v, _ in results) + " : " +
+                ", ".join(ty for _, ty in results))
+    text.append("}")
+    declarations = [f"func.func private @{name}({', '.join(i)}) -> "
+                    f"({', '.join(o)})" for name, (i, o) in types.items()]
+    with module.context:
+        parsed = ir.Module.parse("\n".join(declarations + text))
+        main = parsed.body.operations[len(declarations)]
+        main.detach_from_parent()
+        module.body.append(main)
+        for op in module.body.operations:
+            if ir.StringAttr(op.attributes["sym_name"]).value != "train_step":
+                op.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        PassManager.parse(
+            "builtin.module(inline, symbol-dce, "
+            "func.func(loop-invariant-code-motion))").run(
+            module.operation)
+    return module
+
