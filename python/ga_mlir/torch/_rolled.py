@@ -60,10 +60,11 @@ def _parts(graph):
     return parts
 
 
-def _segment_module(nodes):
-    """A GraphModule of `nodes` (a segment): placeholders for the values it
-    reads from outside, outputs for those read after it. Returns (module,
-    inputs, outputs) with inputs and outputs as original nodes."""
+def _segment_module(root, nodes):
+    """A GraphModule of `nodes` (a segment of `root`'s graph; its constants
+    taken from `root`): placeholders for the values it reads from outside,
+    outputs for those read after it. Returns (module, inputs, outputs) with
+    inputs and outputs as original nodes."""
     inside = set(nodes)
     inputs, env, graph = [], {}, Graph()
 
@@ -82,7 +83,7 @@ def _segment_module(nodes):
         env[node] = graph.node_copy(node, lambda a: env[a])
     outputs = [n for n in nodes if any(u not in inside for u in n.users)]
     graph.output(tuple(env[n] for n in outputs))
-    return GraphModule(torch.nn.Module(), graph), inputs, outputs
+    return GraphModule(root, graph), inputs, outputs
 
 
 # --------------------------------------------------------------------------
@@ -129,21 +130,25 @@ def _loop_bodies(node, table):
         return _trace_body(body, examples, table, trace), None
     _, dhs, dcs, xw, gh, hs, cs, h0, c0, w_hh, reverse = node.args
 
-    def body(dhs_t, dh, *rest):
-        it = iter(rest)
-        dcs_t, dc = (next(it), next(it)) if lstm else (None, None)
+    def body(*args):
+        # The step's slices, the carried gradients, the weight.
+        it = iter(args)
+        dhs_t = next(it)
+        dcs_t = next(it) if lstm else None
         xw_t, gh_t, hp = next(it), next(it), next(it)
         cp = next(it) if lstm else None
-        w = next(it)
+        dh = next(it)
+        dc = next(it) if lstm else None
         out = _recurrence.backward_step(
             kind, dhs_t + dh, dcs_t + dc if lstm else None, xw_t, gh_t, hp,
-            cp, w)
+            cp, next(it))
         return out[:3] + ((out[3],) if lstm else ())
 
-    examples = [_example(dhs, True), _example(h0)]
-    examples += [_example(dcs, True), _example(c0)] if lstm else []
+    examples = [_example(dhs, True)]
+    examples += [_example(dcs, True)] if lstm else []
     examples += [_example(xw, True), _example(gh, True), _example(h0)]
     examples += [_example(c0)] if lstm else []
+    examples += [_example(h0)] + ([_example(c0)] if lstm else [])
     examples += [_example(w_hh)]
 
     def prologue(hs, h0, *cs_c0):
@@ -231,95 +236,85 @@ def _stack_type(step_type, t):
         f"x{elem}>"
 
 
-def _loop(w, vals, node, body, prologue):
-    """The scf.for of a loop node; binds its getitem users in `vals`."""
-    forward = node.target == _recurrence.SCAN_FORWARD
+def _operands(w, vals, node, prologue):
+    """A loop node's operands as (sliced, carried, fixed): the stacked
+    values read at each step, the initial carried states, the values every
+    step reads (each a (value, type) pair); and the indices of the body's
+    results that are carried (the others are stacked)."""
     lstm = node.args[0] == "lstm"
+    if node.target == _recurrence.SCAN_FORWARD:
+        # Body: (xw_t, h[, c], w_hh[, b_hh]) -> (h, gh[, c]).
+        _, xw, h0, c0, w_hh, b_hh, _ = node.args
+        fixed = [vals[w_hh]] + ([vals[b_hh]] if b_hh is not None else [])
+        return ([vals[xw]], [vals[h0]] + ([vals[c0]] if lstm else []),
+                fixed, [0] + ([2] if lstm else []))
+    # Body: (dhs_t[, dcs_t], xw_t, gh_t, h_prev_t[, c_prev_t], dh[, dc],
+    # w_hh) -> (dxw, dgh, dh_prev[, dc_prev]); the carried gradients start
+    # at zero, the previous states come from the prologue.
+    _, dhs, dcs, xw, gh, hs, cs, h0, c0, w_hh, _ = node.args
+    previous = w.call(prologue, [vals[hs][0], vals[h0][0]] +
+                      ([vals[cs][0], vals[c0][0]] if lstm else []))
+    previous = list(zip(previous, w.types[prologue][1]))
+    zeros = []
+    for v in [h0] + ([c0] if lstm else []):
+        z = w.fresh()
+        w.emit(f"{z} = arith.constant dense<0.000000e+00> : {vals[v][1]}")
+        zeros.append((z, vals[v][1]))
+    sliced = [vals[dhs]] + ([vals[dcs]] if lstm else []) + \
+        [vals[xw], vals[gh]] + previous
+    return sliced, zeros, [vals[w_hh]], [2] + ([3] if lstm else [])
+
+
+def _constant(w, value):
+    name = w.fresh()
+    w.emit(f"{name} = arith.constant {value} : index")
+    return name
+
+
+def _loop(w, vals, node, body, prologue):
+    """The scf.for of a loop node over its time steps (backwards for the
+    backward of a forward loop, and the forward of a reverse one); binds
+    the node's getitem users in `vals`, in _recurrence's order of
+    results."""
+    forward = node.target == _recurrence.SCAN_FORWARD
     where = _innermost_user_line(node.meta.get("stack_trace"))
     if where:
         file, line = where.rsplit(":", 1)
         w.loc = f"loc({json.dumps(file)}:{line}:0)"
-    reverse = node.args[-1]
-    xw = node.args[1] if forward else node.args[3]
-    t = xw.meta["val"].shape[1]
-    c0, c1, last = w.fresh(), w.fresh(), w.fresh()
-    w.emit(f"{c0} = arith.constant 0 : index")
-    w.emit(f"{c1} = arith.constant 1 : index")
-    w.emit(f"{last} = arith.constant {t - 1} : index")
-    count = w.fresh()
-    w.emit(f"{count} = arith.constant {t} : index")
-    if forward:
-        _, xw, h0, c, w_hh, b_hh, _ = node.args
-        sliced = [vals[xw]]
-        carried = [vals[h0]] + ([vals[c]] if lstm else [])
-        fixed = [vals[w_hh]] + ([vals[b_hh]] if b_hh is not None else [])
-        # The body's results: h, gh[, c]; stacked: all; carried: h[, c].
-        carry_of = [0] + ([2] if lstm else [])
-        backwards = reverse
-    else:
-        _, dhs, dcs, xw, gh, hs, cs, h0, c, w_hh, _ = node.args
-        pro = w.call(prologue, [vals[hs][0], vals[h0][0]] +
-                     ([vals[cs][0], vals[c][0]] if lstm else []))
-        pro = list(zip(pro, w.types[prologue][1]))
-        zeros = []
-        for v in [h0] + ([c] if lstm else []):
-            z = w.fresh()
-            w.emit(f"{z} = arith.constant dense<0.000000e+00> : {vals[v][1]}")
-            zeros.append((z, vals[v][1]))
-        sliced = [vals[dhs]] + ([vals[dcs]] if lstm else []) + \
-            [vals[xw], vals[gh], pro[0]] + ([pro[1]] if lstm else [])
-        carried = zeros
-        fixed = [vals[w_hh]]
-        # The body's results: dxw, dgh, dh_prev[, dc_prev].
-        carry_of = [2] + ([3] if lstm else [])
-        backwards = not reverse
-    ins, outs = w.types[body]
-    stacked = [i for i in range(len(outs)) if i not in carry_of] \
-        if not forward else list(range(len(outs)))
+    t = (node.args[1] if forward else node.args[3]).meta["val"].shape[1]
+    lower, one, last, count = (_constant(w, v) for v in (0, 1, t - 1, t))
+    sliced, carried, fixed, carry_of = _operands(w, vals, node, prologue)
+    outs = w.types[body][1]
+    stacked = [i for i in range(len(outs)) if forward or i not in carry_of]
     stack_types = [_stack_type(outs[i], t) for i in stacked]
-    inits = []
+    iters = list(carried)
     for st in stack_types:
         e = w.fresh()
         w.emit(f"{e} = tensor.empty() : {st}")
-        inits.append((e, st))
-    iters = carried + inits
+        iters.append((e, st))
     args = [w.fresh() for _ in iters]
-    results = w.fresh()
-    index = w.fresh()
+    results, index = w.fresh(), w.fresh()
     types = ", ".join(ty for _, ty in iters)
-    w.emit(f"{results}:{len(iters)} = scf.for {index} = {c0} to {count} "
-           f"step {c1} iter_args(" + ", ".join(
+    w.emit(f"{results}:{len(iters)} = scf.for {index} = {lower} to {count} "
+           f"step {one} iter_args(" + ", ".join(
                f"{a} = {v}" for a, (v, _) in zip(args, iters)) +
            f") -> ({types}) {{")
     step = index
-    if backwards:
+    if forward == node.args[-1]:  # a reverse forward, a forward's backward
         step = w.fresh()
         w.emit(f"{step} = arith.subi {last}, {index} : index")
-    parts = [_slice(w, v, ty, step) for v, ty in sliced]
-    carry_args = args[:len(carried)]
-    if forward:
-        call_args = [parts[0], carry_args[0]] + carry_args[1:] + \
-            [v for v, _ in fixed]
-    else:
-        call_args = [parts[0], carry_args[0]]
-        if lstm:
-            call_args += [parts[1], carry_args[1]]
-        call_args += parts[2 if lstm else 1:] + [v for v, _ in fixed]
-    got = w.call(body, call_args)
+    got = w.call(body, [_slice(w, v, ty, step) for v, ty in sliced] +
+                 args[:len(carried)] + [v for v, _ in fixed])
     new_stacks = [_slice(w, a, st, step, insert=got[i]) for a, st, i in
                   zip(args[len(carried):], stack_types, stacked)]
     w.emit("scf.yield " + ", ".join([got[i] for i in carry_of] + new_stacks)
            + f" : {types}")
     w.emit("}")
-    res = [f"{results}#{k}" for k in range(len(iters))]
-    carried_res, stack_res = res[:len(carried)], res[len(carried):]
-    # The op's results in _recurrence's order.
-    if forward:
-        ordered = [(stack_res[i], stack_types[i]) for i in range(len(outs))]
-    else:
-        ordered = [(stack_res[0], stack_types[0]),
-                   (stack_res[1], stack_types[1])] + \
-            [(r, ty) for r, (_, ty) in zip(carried_res, carried)]
+    res = [(f"{results}#{k}", ty) for k, (_, ty) in enumerate(iters)]
+    # Forward: [hs, gh[, cs]], all stacked; backward: [dxw, dgh] stacked,
+    # then the last carried [dh0[, dc0]].
+    ordered = res[len(carried):] if forward else \
+        res[len(carried):] + res[:len(carried)]
     for user in node.users:
         vals[user] = ordered[user.args[1]]
     w.loc = "loc(unknown)"
@@ -339,7 +334,7 @@ def import_rolled(gm, table, import_graphs):
     plan, graphs = [], []
     for k, (what, item) in enumerate(_parts(graph)):
         if what == "segment":
-            mod, ins, outs = _segment_module(item)
+            mod, ins, outs = _segment_module(gm, item)
             graphs.append((mod.graph, f"ga_segment_{k}"))
             plan.append((k, None, ins, outs))
             continue

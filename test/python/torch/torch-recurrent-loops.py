@@ -147,15 +147,20 @@ def sequence_first_loss(model, x, h0, c0, y):
 
 
 class NoBiasGRU(nn.Module):
+    """A bidirectional GRU without biases whose outputs are weighed by a
+    tensor attribute (a constant of the trace, in the segment after the
+    loops)."""
+
     def __init__(self):
         super().__init__()
         self.rnn = nn.GRU(4, 6, batch_first=True, bias=False,
                           bidirectional=True)
         self.fc = nn.Linear(12, 3)
+        self.weights = torch.linspace(0.5, 1.5, 12)
 
     def forward(self, x):
         out, h_n = self.rnn(x)
-        return self.fc(out[:, 0] + h_n.sum(0).repeat(1, 2))
+        return self.fc(out[:, 0] * self.weights + h_n.sum(0).repeat(1, 2))
 
 
 # CHECK: lstm-sequence-first-states sgd N=3: {{.*}} OK
