@@ -123,7 +123,7 @@ def run_worker(a, model, kind):
                    OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
                    TORCHINDUCTOR_FORCE_DISABLE_CACHES="1",
                    TORCHINDUCTOR_CACHE_DIR=os.path.join(cache, "inductor"))
-        if a.build:
+        if a.build and os.path.isdir(a.build):
             env["GA_BUILD_DIR"] = os.path.abspath(a.build)
             env["GA_CAPI_LIBRARY"] = os.path.join(env["GA_BUILD_DIR"], "lib",
                                                   "libGACAPI.so")
@@ -149,8 +149,9 @@ def main():
                    help="the zoo's configurations (medium: model_zoo.MEDIUM, "
                    "those of bench/zoo_speed.py --size medium)")
     p.add_argument("--torch-compile", action="store_true")
-    p.add_argument("--build", default=None,
-                   help="the build whose library is timed (GA_BUILD_DIR)")
+    p.add_argument("--build", default=os.path.join(ROOT, "build"),
+                   help="the build whose library is timed (GA_BUILD_DIR; "
+                   "default: build/ of this checkout)")
     p.add_argument("--worker", action="store_true")
     p.add_argument("--model")
     p.add_argument("--kind", choices=["ours", "compile"], default="ours")
