@@ -40,10 +40,13 @@ bool readsOnlyElementwise(linalg::LinalgOp op, OpOperand *init,
   return true;
 }
 
-/// The init operand of the op that computes `value` that can be `replaced`
-/// instead (see Passes.td), or null. `block` holds the op and the reads of
-/// `replaced` that matter; `replacement` is the op that replaces
-/// `replaced` by `value` (the yield, the materialization).
+/// The init operand to set to `replaced` so that the op that computes
+/// `value` writes into it (see Passes.td), or null: the op's own init when
+/// it is a tensor.empty its payload does not read, or the init of the
+/// linalg.fill of a tensor.empty that only the op reads (a product that
+/// accumulates into a zero fill). `block` holds the op and the reads of
+/// `replaced` that matter; `replacement` is the op that replaces `replaced`
+/// by `value` (the yield, the materialization).
 OpOperand *reusableInit(Value value, Value replaced, Block *block,
                         Operation *replacement) {
   auto result = dyn_cast<OpResult>(value);
@@ -55,25 +58,36 @@ OpOperand *reusableInit(Value value, Value replaced, Block *block,
   if (!op || op->getBlock() != block)
     return nullptr;
   OpOperand *init = op.getDpsInitOperand(result.getResultNumber());
-  // An init the op reads is not an empty one's equivalent.
+  // The op that writes the buffer first: the op, or the fill it reads.
+  Operation *writer = op;
+  OpOperand *target = init;
   if (!init->get().getDefiningOp<tensor::EmptyOp>() ||
-      op.payloadUsesValueFromOperand(init))
-    return nullptr;
-  // Every other read of the old value before the op: the op may then write
-  // its buffer without a copy of it.
+      op.payloadUsesValueFromOperand(init)) {
+    // An init the op reads is an empty's equivalent only as a fill of one
+    // that nothing else reads.
+    auto fill = init->get().getDefiningOp<linalg::FillOp>();
+    if (!fill || fill->getBlock() != block || !fill->hasOneUse() ||
+        !fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+      return nullptr;
+    writer = fill;
+    target = &fill.getOutputsMutable()[0];
+  }
+  // Every other read of the old value before the writer: it may then
+  // write its buffer without a copy of it.
   for (OpOperand &use : replaced.getUses()) {
     Operation *user = block->findAncestorOpInBlock(*use.getOwner());
     if (user == replacement)
       continue;
     if (user == op.getOperation()) {
-      if (!readsOnlyElementwise(op, init, replaced))
+      // Read while a fill before it overwrote it: a copy would be needed.
+      if (writer != op || !readsOnlyElementwise(op, init, replaced))
         return nullptr;
       continue;
     }
-    if (!user || !user->isBeforeInBlock(op))
+    if (!user || !user->isBeforeInBlock(writer))
       return nullptr;
   }
-  return init;
+  return target;
 }
 
 struct ReuseReplacedBuffersPass

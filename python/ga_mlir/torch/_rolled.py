@@ -371,7 +371,7 @@ def import_rolled(gm, table, import_graphs):
     text += w.lines
     text.append("  return " + ", ".join(v for v, _ in results) + " : " +
                 ", ".join(ty for _, ty in results))
-    text.append("}")
+    text.append("} loc(unknown)")
     declarations = [f"func.func private @{name}({', '.join(i)}) -> "
                     f"({', '.join(o)})" for name, (i, o) in types.items()]
     with module.context:

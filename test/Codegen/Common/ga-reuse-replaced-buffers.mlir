@@ -141,3 +141,60 @@ func.func @reversed_read(%w: tensor<4xf32>) -> tensor<4xf32> {
   %r = bufferization.materialize_in_destination %new in %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A carried product into a zero fill (a time loop's `dh = dg W`): the fill
+// writes the carried tensor, read only before it; bufferized, the product
+// writes the carried buffer (the loop allocates only the generic's
+// temporary) and the loop yields it.
+// CHECK-LABEL: func.func @product_into_fill(
+// CHECK:         scf.for {{.*}} iter_args(%[[DH:.*]] = %{{.*}})
+// CHECK:           %[[G:.*]] = linalg.generic {{.*}} ins(%[[DH]], %{{.*}} : tensor<2x4xf32>, tensor<2x4xf32>)
+// CHECK:           %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[DH]] : tensor<2x4xf32>)
+// CHECK:           linalg.matmul ins(%[[G]], %{{.*}} : tensor<2x4xf32>, tensor<4x4xf32>) outs(%[[F]] : tensor<2x4xf32>)
+// BUF-LABEL: func.func @product_into_fill(
+// BUF:         scf.for {{.*}} iter_args(%[[A:.*]] = %{{.*}})
+// BUF:           linalg.fill ins(%{{.*}} : f32) outs(%[[A]] :
+// BUF:           linalg.matmul ins(%{{.*}}, %{{.*}} : {{.*}}) outs(%[[A]] :
+// BUF:           scf.yield %[[A]] :
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @product_into_fill(%init: tensor<2x4xf32>, %x: tensor<2x4xf32>, %w: tensor<4x4xf32>, %n: index) -> tensor<2x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%dh = %init) -> (tensor<2x4xf32>) {
+    %e = tensor.empty() : tensor<2x4xf32>
+    %g = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+        ins(%dh, %x : tensor<2x4xf32>, tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %s = arith.mulf %a, %b : f32
+      linalg.yield %s : f32
+    } -> tensor<2x4xf32>
+    %e2 = tensor.empty() : tensor<2x4xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+    %next = linalg.matmul ins(%g, %w : tensor<2x4xf32>, tensor<4x4xf32>) outs(%f : tensor<2x4xf32>) -> tensor<2x4xf32>
+    scf.yield %next : tensor<2x4xf32>
+  }
+  return %r : tensor<2x4xf32>
+}
+
+// -----
+
+// The product reads the carried value itself (`h W` into a fill): the
+// fill may not overwrite it first; left alone.
+// CHECK-LABEL: func.func @product_reads_carried(
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<2x4xf32>
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<2x4xf32>)
+func.func @product_reads_carried(%init: tensor<2x4xf32>, %w: tensor<4x4xf32>, %n: index) -> tensor<2x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%h = %init) -> (tensor<2x4xf32>) {
+    %e = tensor.empty() : tensor<2x4xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4xf32>) -> tensor<2x4xf32>
+    %next = linalg.matmul ins(%h, %w : tensor<2x4xf32>, tensor<4x4xf32>) outs(%f : tensor<2x4xf32>) -> tensor<2x4xf32>
+    scf.yield %next : tensor<2x4xf32>
+  }
+  return %r : tensor<2x4xf32>
+}

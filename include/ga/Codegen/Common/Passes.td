@@ -931,8 +931,13 @@ def ReuseReplacedBuffers : Pass<"ga-reuse-replaced-buffers", "func::FuncOp"> {
     read, this pass makes the replaced tensor the op's init, when every
     other read of the replaced tensor comes before the op, and the op itself
     reads it only element-wise (through the init's indexing map, with
-    parallel iterators). A tensor the op does not read means the same as an
-    empty one, so the rewrite changes no value; it lets one-shot
+    parallel iterators). An op that accumulates into a `linalg.fill` of a
+    `tensor.empty` that nothing else reads (a matrix product into zeros:
+    the gradient a time loop carries, `dh = dg W_hh`) is taken the same
+    way through its fill: the fill writes the replaced tensor, when every
+    other read of it comes before the fill and the op does not read it. A
+    tensor the op does not read means the same as an empty one, so the
+    rewrite changes no value; it lets one-shot
     bufferization write the op into the replaced buffer, which it does when
     no read conflicts. Unlike upstream's `eliminate-empty-tensors`, it
     leaves `tensor.insert_slice` alone: an op computed into a slice of a
