@@ -30,20 +30,31 @@ import torch.nn.functional as F
 KINDS = ("lstm", "gru", "rnn_tanh", "rnn_relu")
 
 
+def _lstm_gates(xw, gh):
+    """An LSTM step's gates (i, f, g, o), activated."""
+    i, f, g, o = (xw + gh).chunk(4, dim=-1)
+    return torch.sigmoid(i), torch.sigmoid(f), torch.tanh(g), torch.sigmoid(o)
+
+
+def _gru_gates(xw, gh):
+    """A GRU step's gates (r, z, n) and the hidden state's part of n."""
+    ir, iz, in_ = xw.chunk(3, dim=-1)
+    hr, hz, hn = gh.chunk(3, dim=-1)
+    r = torch.sigmoid(ir + hr)
+    z = torch.sigmoid(iz + hz)
+    return r, z, torch.tanh(in_ + r * hn), hn
+
+
 def _pointwise(kind, xw, gh, h, c):
     """One step's pointwise part: the new hidden state, and the new cell
     state of an LSTM (else None), from the input's projection `xw` and the
     hidden state's `gh` (both with their biases)."""
     if kind == "lstm":
-        i, f, g, o = (xw + gh).chunk(4, dim=-1)
-        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-        return torch.sigmoid(o) * torch.tanh(c), c
+        i, f, g, o = _lstm_gates(xw, gh)
+        c = f * c + i * g
+        return o * torch.tanh(c), c
     if kind == "gru":
-        ir, iz, in_ = xw.chunk(3, dim=-1)
-        hr, hz, hn = gh.chunk(3, dim=-1)
-        r = torch.sigmoid(ir + hr)
-        z = torch.sigmoid(iz + hz)
-        n = torch.tanh(in_ + r * hn)
+        _, z, n, _ = _gru_gates(xw, gh)
         return (1 - z) * n + z * h, None
     pre = xw + gh
     return (torch.tanh(pre) if kind == "rnn_tanh" else torch.relu(pre)), None
@@ -63,9 +74,7 @@ def backward_step(kind, dh, dc, xw_t, gh_t, h, c, w_hh):
     are recomputed from the saved projections; the formulas are autograd's
     for the ops of _pointwise (sigmoid' = y (1 - y), tanh' = 1 - y^2)."""
     if kind == "lstm":
-        pi, pf, pg, po = (xw_t + gh_t).chunk(4, dim=-1)
-        i, f, g, o = (torch.sigmoid(pi), torch.sigmoid(pf), torch.tanh(pg),
-                      torch.sigmoid(po))
+        i, f, g, o = _lstm_gates(xw_t, gh_t)
         new_c = f * c + i * g
         tc = torch.tanh(new_c)
         dc = dc + dh * o * (1 - tc * tc)
@@ -74,11 +83,7 @@ def backward_step(kind, dh, dc, xw_t, gh_t, h, c, w_hh):
                          dim=-1)
         return dpre, dpre, dpre @ w_hh, dc * f
     if kind == "gru":
-        ir, iz, in_ = xw_t.chunk(3, dim=-1)
-        hr, hz, hn = gh_t.chunk(3, dim=-1)
-        r = torch.sigmoid(ir + hr)
-        z = torch.sigmoid(iz + hz)
-        n = torch.tanh(in_ + r * hn)
+        r, z, n, hn = _gru_gates(xw_t, gh_t)
         dpn = dh * (1 - z) * (1 - n * n)
         dpr = dpn * hn * (r * (1 - r))
         dpz = dh * (h - n) * (z * (1 - z))
