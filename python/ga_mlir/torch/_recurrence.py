@@ -132,7 +132,7 @@ def _scan_forward_meta(kind, xw, h0, c0, w_hh, b_hh, reverse):
                   if kind == "lstm" else [])
 
 
-def _previous(hs, h0, reverse):
+def previous_states(hs, h0, reverse):
     """The state before each step, stacked like `hs`."""
     first = h0.unsqueeze(1)
     if reverse:
@@ -144,8 +144,8 @@ def _scan_backward(kind, dhs, dcs, xw, gh, hs, cs, h0, c0, w_hh, reverse):
     """[dxw, dgh, dh0] (and dc0 for an LSTM): the steps of scan_forward
     backwards, from the gradients of its stacked states."""
     t = xw.shape[1]
-    h_prev = _previous(hs, h0, reverse)
-    c_prev = _previous(cs, c0, reverse) if kind == "lstm" else None
+    h_prev = previous_states(hs, h0, reverse)
+    c_prev = previous_states(cs, c0, reverse) if kind == "lstm" else None
     dxw, dgh = [None] * t, [None] * t
     dh = torch.zeros_like(h0)
     dc = torch.zeros_like(c0) if kind == "lstm" else None
@@ -202,7 +202,7 @@ class _Scan(torch.autograd.Function):
         dxw, dgh, dh0 = got[:3]
         # The weight gradients sum over the samples and the steps: one
         # product over [B * T] rows after the loop.
-        h_prev = _previous(hs, h0, ctx.reverse)
+        h_prev = previous_states(hs, h0, ctx.reverse)
         dw_hh = dgh.flatten(0, 1).t() @ h_prev.flatten(0, 1)
         db_hh = dgh.sum((0, 1)) if ctx.has_bias else None
         return None, dxw, dh0, got[3] if lstm else None, dw_hh, db_hh, None

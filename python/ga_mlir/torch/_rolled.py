@@ -152,9 +152,9 @@ def _loop_bodies(node, table):
     examples += [_example(w_hh)]
 
     def prologue(hs, h0, *cs_c0):
-        out = (_recurrence._previous(hs, h0, reverse),)
+        out = (_recurrence.previous_states(hs, h0, reverse),)
         if lstm:
-            out += (_recurrence._previous(cs_c0[0], cs_c0[1], reverse),)
+            out += (_recurrence.previous_states(*cs_c0, reverse),)
         return out
     pro = [_example(hs), _example(h0)] + \
         ([_example(cs), _example(c0)] if lstm else [])
