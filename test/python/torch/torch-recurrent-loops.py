@@ -13,7 +13,9 @@
 #    time steps: 4 and 24 steps give the same ops.
 # 3. Compiled steps against PyTorch's (model_zoo.compare: SGD within 1e-4 of
 #    PyTorch's float32 step) for the forms the zoo does not train.
-# 4. The memory report follows the loops (their carried states bufferize in
+# 4. Forms and readings of the state with a remainder batch (B = 7: micro-
+#    batches of unequal sizes), SGD and AdamW (model_zoo.verdict).
+# 5. The memory report follows the loops (their carried states bufferize in
 #    place, --ga-reuse-replaced-buffers): max_memory chooses N for a 2-layer
 #    LSTM, and the step's loss is PyTorch's.
 
@@ -182,6 +184,61 @@ for label, case, n in (
     print(f"{label} sgd N={n}: vs PyTorch {r['vs_pytorch']:.2g} "
           f"{'OK' if ok else 'FAIL'}")
 
+
+class Reader(nn.Module):
+    """A recurrent layer whose last output, mean output or last layer's
+    state is classified."""
+
+    def __init__(self, rnn, read):
+        super().__init__()
+        self.rnn, self.read = rnn, read
+        self.fc = nn.Linear(rnn.hidden_size * (2 if rnn.bidirectional else 1),
+                            3)
+
+    def forward(self, x):
+        out, state = self.rnn(x)
+        if self.read == "last":
+            return self.fc(out[:, -1])
+        if self.read == "mean":
+            return self.fc(out.mean(1))
+        h = state[0] if isinstance(state, tuple) else state
+        return self.fc(torch.cat([h[-1]] * (2 if self.rnn.bidirectional
+                                            else 1), -1))
+
+
+def steps_of(t, features):
+    def make(gen, b):
+        return (torch.randn(b, t, features, generator=gen),
+                torch.randint(0, 3, (b,), generator=gen))
+    return make
+
+
+# CHECK: lstm-3-layers-last adamw N=5: OK
+# CHECK: gru-3-layers-one-step adamw N=3: OK
+# CHECK: rnn-relu-bidirectional-no-bias-last sgd N=2: OK
+# CHECK: lstm-bidirectional-state adamw N=2: OK
+for label, make, (t, features), optimizer, n in (
+        ("lstm-3-layers-last",
+         lambda: Reader(nn.LSTM(8, 5, num_layers=3, batch_first=True),
+                        "last"), (9, 8), "adamw", 5),
+        ("gru-3-layers-one-step",
+         lambda: Reader(nn.GRU(3, 16, num_layers=3, batch_first=True),
+                        "mean"), (1, 3), "adamw", 3),
+        ("rnn-relu-bidirectional-no-bias-last",
+         lambda: Reader(nn.RNN(3, 5, num_layers=3, nonlinearity="relu",
+                               bidirectional=True, bias=False,
+                               batch_first=True), "last"), (3, 3), "sgd", 2),
+        ("lstm-bidirectional-state",
+         lambda: Reader(nn.LSTM(3, 5, num_layers=2, bidirectional=True,
+                                batch_first=True), "state"), (9, 3), "adamw",
+         2)):
+    r = model_zoo.compare(model_zoo.Case(make, steps_of(t, features),
+                                         model_zoo.classification),
+                          optimizer, n, batch=7)
+    ok = model_zoo.verdict(optimizer, r)
+    failures += not ok
+    print(f"{label} {optimizer} N={n}: "
+          f"{'OK' if ok else 'FAIL ' + str(r)}")
 
 # CHECK: max_memory: N = {{[0-9]+}}, loss as PyTorch's: OK
 torch.manual_seed(0)
