@@ -19,15 +19,12 @@ weight gradients) is an ordinary product after the loop, so the batch
 analysis sees per-sample loops and reductions outside them.
 
 The arithmetic of a step is PyTorch's (gate order and formulas of
-nn.RNN/GRU/LSTM), the same as the unrolled form of _modules; the backward
-of a step is autograd's of the forward step (recomputing the gates from the
-saved pre-activations).
+nn.RNN/GRU/LSTM); the backward of a step is autograd's formulas for the
+forward step's ops, recomputing the gates from the saved projections.
 """
 
 import torch
 import torch.nn.functional as F
-
-KINDS = ("lstm", "gru", "rnn_tanh", "rnn_relu")
 
 
 def _lstm_gates(xw, gh):
@@ -107,8 +104,8 @@ _LIB = torch.library.Library("ga_mlir", "DEF")
 _LIB.define("scan_forward(str kind, Tensor xw, Tensor h0, Tensor? c0, "
             "Tensor w_hh, Tensor? b_hh, bool reverse) -> Tensor[]")
 _LIB.define("scan_backward(str kind, Tensor dhs, Tensor? dcs, Tensor xw, "
-            "Tensor gh, Tensor hs, Tensor? cs, Tensor h0, Tensor? c0, "
-            "Tensor w_hh, bool reverse) -> Tensor[]")
+            "Tensor gh, Tensor h_prev, Tensor? c_prev, Tensor w_hh, "
+            "bool reverse) -> Tensor[]")
 
 
 def _scan_forward(kind, xw, h0, c0, w_hh, b_hh, reverse):
@@ -140,15 +137,14 @@ def previous_states(hs, h0, reverse):
     return torch.cat([first, hs[:, :-1]], dim=1)
 
 
-def _scan_backward(kind, dhs, dcs, xw, gh, hs, cs, h0, c0, w_hh, reverse):
+def _scan_backward(kind, dhs, dcs, xw, gh, h_prev, c_prev, w_hh, reverse):
     """[dxw, dgh, dh0] (and dc0 for an LSTM): the steps of scan_forward
-    backwards, from the gradients of its stacked states."""
+    backwards, from the gradients of its stacked states and the states
+    before each step (previous_states)."""
     t = xw.shape[1]
-    h_prev = previous_states(hs, h0, reverse)
-    c_prev = previous_states(cs, c0, reverse) if kind == "lstm" else None
     dxw, dgh = [None] * t, [None] * t
-    dh = torch.zeros_like(h0)
-    dc = torch.zeros_like(c0) if kind == "lstm" else None
+    dh = torch.zeros_like(h_prev[:, 0])
+    dc = torch.zeros_like(c_prev[:, 0]) if kind == "lstm" else None
     for s in reversed(list(_order(t, reverse))):
         dxw[s], dgh[s], dh, dc = backward_step(
             kind, dhs[:, s] + dh,
@@ -158,10 +154,11 @@ def _scan_backward(kind, dhs, dcs, xw, gh, hs, cs, h0, c0, w_hh, reverse):
     return out + ([dc] if kind == "lstm" else [])
 
 
-def _scan_backward_meta(kind, dhs, dcs, xw, gh, hs, cs, h0, c0, w_hh,
+def _scan_backward_meta(kind, dhs, dcs, xw, gh, h_prev, c_prev, w_hh,
                         reverse):
-    out = [torch.empty_like(xw), torch.empty_like(gh), torch.empty_like(h0)]
-    return out + ([torch.empty_like(c0)] if kind == "lstm" else [])
+    out = [torch.empty_like(xw), torch.empty_like(gh),
+           torch.empty_like(h_prev[:, 0])]
+    return out + ([torch.empty_like(c_prev[:, 0])] if kind == "lstm" else [])
 
 
 _LIB.impl("scan_forward", _scan_forward, "CPU")
@@ -197,12 +194,13 @@ class _Scan(torch.autograd.Function):
         dcs = None
         if lstm:
             dcs = grads[2] if grads[2] is not None else torch.zeros_like(cs)
-        got = SCAN_BACKWARD(ctx.kind, dhs, dcs, xw, gh, hs, cs, h0, c0, w_hh,
+        h_prev = previous_states(hs, h0, ctx.reverse)
+        c_prev = previous_states(cs, c0, ctx.reverse) if lstm else None
+        got = SCAN_BACKWARD(ctx.kind, dhs, dcs, xw, gh, h_prev, c_prev, w_hh,
                             ctx.reverse)
         dxw, dgh, dh0 = got[:3]
         # The weight gradients sum over the samples and the steps: one
         # product over [B * T] rows after the loop.
-        h_prev = previous_states(hs, h0, ctx.reverse)
         dw_hh = dgh.flatten(0, 1).t() @ h_prev.flatten(0, 1)
         db_hh = dgh.sum((0, 1)) if ctx.has_bias else None
         return None, dxw, dh0, got[3] if lstm else None, dw_hh, db_hh, None

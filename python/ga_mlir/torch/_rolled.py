@@ -6,8 +6,7 @@ _recurrence (a time loop each) is imported in pieces, all in one module:
 * the plain parts of the graph between two loops (segments), each a
   function of the values it reads from earlier parts;
 * for each loop, its body (one time step: _recurrence.forward_step or
-  backward_step, traced by make_fx with the step's decompositions) and, for
-  a backward loop, the stacked previous states it reads;
+  backward_step, traced by make_fx with the step's decompositions);
 
 all lowered to linalg-on-tensors by torch-mlir's own pipelines. Then
 @train_step calls the segments in order and runs each loop as an scf.for
@@ -109,8 +108,8 @@ def _trace_body(fn, examples, table, stack_trace):
     return gm
 
 
-def _loop_bodies(node, table):
-    """(the body's GraphModule, the prologue's or None) of a loop node."""
+def _loop_body(node, table):
+    """The GraphModule of a loop node's body (one time step)."""
     kind, lstm = node.args[0], node.args[0] == "lstm"
     trace = node.meta.get("stack_trace")
     if node.target == _recurrence.SCAN_FORWARD:
@@ -127,8 +126,8 @@ def _loop_bodies(node, table):
         examples += [_example(c0)] if lstm else []
         examples += [_example(w_hh)]
         examples += [_example(b_hh)] if b_hh is not None else []
-        return _trace_body(body, examples, table, trace), None
-    _, dhs, dcs, xw, gh, hs, cs, h0, c0, w_hh, reverse = node.args
+        return _trace_body(body, examples, table, trace)
+    _, dhs, dcs, xw, gh, h_prev, c_prev, w_hh, _ = node.args
 
     def body(*args):
         # The step's slices, the carried gradients, the weight.
@@ -144,22 +143,12 @@ def _loop_bodies(node, table):
             cp, next(it))
         return out[:3] + ((out[3],) if lstm else ())
 
-    examples = [_example(dhs, True)]
-    examples += [_example(dcs, True)] if lstm else []
-    examples += [_example(xw, True), _example(gh, True), _example(h0)]
-    examples += [_example(c0)] if lstm else []
-    examples += [_example(h0)] + ([_example(c0)] if lstm else [])
-    examples += [_example(w_hh)]
-
-    def prologue(hs, h0, *cs_c0):
-        out = (_recurrence.previous_states(hs, h0, reverse),)
-        if lstm:
-            out += (_recurrence.previous_states(*cs_c0, reverse),)
-        return out
-    pro = [_example(hs), _example(h0)] + \
-        ([_example(cs), _example(c0)] if lstm else [])
-    return (_trace_body(body, examples, table, trace),
-            _trace_body(prologue, pro, table, trace))
+    sliced = [dhs] + ([dcs] if lstm else []) + [xw, gh, h_prev] + \
+        ([c_prev] if lstm else [])
+    carried = [h_prev] + ([c_prev] if lstm else [])
+    examples = [_example(n, True) for n in sliced + carried] + \
+        [_example(w_hh)]
+    return _trace_body(body, examples, table, trace)
 
 
 # --------------------------------------------------------------------------
@@ -236,7 +225,7 @@ def _stack_type(step_type, t):
         f"x{elem}>"
 
 
-def _operands(w, vals, node, prologue):
+def _operands(w, vals, node, body):
     """A loop node's operands as (sliced, carried, fixed): the stacked
     values read at each step, the initial carried states, the values every
     step reads (each a (value, type) pair); and the indices of the body's
@@ -250,19 +239,17 @@ def _operands(w, vals, node, prologue):
                 fixed, [0] + ([2] if lstm else []))
     # Body: (dhs_t[, dcs_t], xw_t, gh_t, h_prev_t[, c_prev_t], dh[, dc],
     # w_hh) -> (dxw, dgh, dh_prev[, dc_prev]); the carried gradients start
-    # at zero, the previous states come from the prologue.
-    _, dhs, dcs, xw, gh, hs, cs, h0, c0, w_hh, _ = node.args
-    previous = w.call(prologue, [vals[hs][0], vals[h0][0]] +
-                      ([vals[cs][0], vals[c0][0]] if lstm else []))
-    previous = list(zip(previous, w.types[prologue][1]))
+    # at zero.
+    _, dhs, dcs, xw, gh, h_prev, c_prev, w_hh, _ = node.args
+    carry_of = [2] + ([3] if lstm else [])
     zeros = []
-    for v in [h0] + ([c0] if lstm else []):
-        z = w.fresh()
-        w.emit(f"{z} = arith.constant dense<0.000000e+00> : {vals[v][1]}")
-        zeros.append((z, vals[v][1]))
+    for i in carry_of:
+        z, ty = w.fresh(), w.types[body][1][i]
+        w.emit(f"{z} = arith.constant dense<0.000000e+00> : {ty}")
+        zeros.append((z, ty))
     sliced = [vals[dhs]] + ([vals[dcs]] if lstm else []) + \
-        [vals[xw], vals[gh]] + previous
-    return sliced, zeros, [vals[w_hh]], [2] + ([3] if lstm else [])
+        [vals[xw], vals[gh], vals[h_prev]] + ([vals[c_prev]] if lstm else [])
+    return sliced, zeros, [vals[w_hh]], carry_of
 
 
 def _constant(w, value):
@@ -271,7 +258,7 @@ def _constant(w, value):
     return name
 
 
-def _loop(w, vals, node, body, prologue):
+def _loop(w, vals, node, body):
     """The scf.for of a loop node over its time steps (backwards for the
     backward of a forward loop, and the forward of a reverse one); binds
     the node's getitem users in `vals`, in _recurrence's order of
@@ -283,7 +270,7 @@ def _loop(w, vals, node, body, prologue):
         w.loc = f"loc({json.dumps(file)}:{line}:0)"
     t = (node.args[1] if forward else node.args[3]).meta["val"].shape[1]
     lower, one, last, count = (_constant(w, v) for v in (0, 1, t - 1, t))
-    sliced, carried, fixed, carry_of = _operands(w, vals, node, prologue)
+    sliced, carried, fixed, carry_of = _operands(w, vals, node, body)
     outs = w.types[body][1]
     stacked = [i for i in range(len(outs)) if forward or i not in carry_of]
     stack_types = [_stack_type(outs[i], t) for i in stacked]
@@ -338,10 +325,7 @@ def import_rolled(gm, table, import_graphs):
             graphs.append((mod.graph, f"ga_segment_{k}"))
             plan.append((k, None, ins, outs))
             continue
-        body, prologue = _loop_bodies(item, table)
-        graphs.append((body.graph, f"ga_loop_body_{k}"))
-        if prologue is not None:
-            graphs.append((prologue.graph, f"ga_loop_prologue_{k}"))
+        graphs.append((_loop_body(item, table).graph, f"ga_loop_body_{k}"))
         plan.append((k, item, None, None))
     module = import_graphs(graphs)
     types = {}
@@ -360,9 +344,7 @@ def import_rolled(gm, table, import_graphs):
             for n, r, ty in zip(outs, got, types[f"ga_segment_{k}"][1]):
                 vals[n] = (r, ty)
         else:
-            prologue = f"ga_loop_prologue_{k}" \
-                if f"ga_loop_prologue_{k}" in types else None
-            _loop(w, vals, node, f"ga_loop_body_{k}", prologue)
+            _loop(w, vals, node, f"ga_loop_body_{k}")
     results = [vals[n] for n in output.args[0]]
     head = ", ".join(f"{v}: {ty} loc(unknown)"
                      for v, ty in (vals[p] for p in placeholders))
