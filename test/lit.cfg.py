@@ -42,6 +42,17 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.ga_tools_dir, append_path=True)
 
+# The BLAS kernel family and thread counts of a run (scripts/test.sh reruns
+# the numeric tests under each family the CPU executes): OpenBLAS picks its
+# kernels by CPU, and each family sums products in another order, so a
+# tolerance tuned to one CPU fails here rather than on a user's machine.
+#   lit --param openblas_coretype=Zen --param blas_threads=2 ...
+if lit_config.params.get("openblas_coretype"):
+    config.environment["OPENBLAS_CORETYPE"] = lit_config.params["openblas_coretype"]
+if lit_config.params.get("blas_threads"):
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        config.environment[variable] = lit_config.params["blas_threads"]
+
 # A sanitized build (GA_ENABLE_SANITIZERS, scripts/sanitize.sh): every process
 # gets the shared ASan runtime first, so that the uninstrumented hosts of ga
 # code (mlir-opt with GAPlugin.so, python with libGACAPI.so) can load it; the

@@ -55,17 +55,78 @@ FloatType mlir::ga::verify::getLeastPreciseFloatType(Operation *func) {
   return least;
 }
 
+/// The largest finite |element| of `a`.
+static double maxFiniteMagnitude(const HostArray &a) {
+  double m = 0;
+  for (int64_t i = 0, n = a.numElements(); i < n; ++i) {
+    double v = readElement(a, i);
+    if (std::isfinite(v))
+      m = std::max(m, std::fabs(v));
+  }
+  return m;
+}
+
+/// Integers: equal, except where `flags` marks an element that derives from
+/// an ambiguous comparison of floats.
+static void compareIntegers(Comparison &c, const HostArray &ref,
+                            const HostArray &got, const HostArray *flags) {
+  int64_t n = ref.numElements();
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t r = readInteger(ref, i), g = readInteger(got, i);
+    c.maxRef = std::max(c.maxRef, std::fabs(static_cast<double>(r)));
+    if (r == g)
+      continue;
+    if (flags && readInteger(*flags, i)) {
+      ++c.undetermined;
+      continue;
+    }
+    ++c.mismatches;
+    double d = std::fabs(static_cast<double>(r) - static_cast<double>(g));
+    if (d > c.maxAbs || c.worst < 0) {
+      c.maxAbs = d;
+      c.worst = i;
+    }
+  }
+  c.maxRel = c.maxRef > 0 ? c.maxAbs / c.maxRef : (c.maxAbs > 0 ? 1 : 0);
+  c.tolerance = 0;
+  c.ratio = c.mismatches ? std::numeric_limits<double>::infinity() : 0;
+  c.status = c.mismatches == 0 ? "PASS" : "FAIL";
+  if (c.mismatches)
+    c.note = llvm::formatv("{0} of {1} elements differ (integers must be "
+                           "exact)",
+                           c.mismatches, n)
+                 .str();
+  else if (c.undetermined)
+    c.note = llvm::formatv("{0} elements differ where they derive from "
+                           "comparisons of floats closer than their bounds",
+                           c.undetermined)
+                 .str();
+}
+
+double DerivedTolerance::at(int64_t i) const {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  double e = readElement(*bound, i);
+  // A NaN bound (0 * inf in a rule) or spread is no information at all.
+  double byBound = std::isnan(e) ? inf : kBoundsPerComparison * e;
+  double s = i < static_cast<int64_t>(spread.size()) ? spread[i] : inf;
+  double bySpread = std::isnan(s) ? inf : kSpreadsPerComparison * s;
+  return std::min(byBound, bySpread);
+}
+
 Comparison mlir::ga::verify::compareResult(unsigned index, const Slot &slot,
                                            const HostArray &ref,
                                            const HostArray &got,
+                                           const DerivedTolerance *derived,
                                            std::optional<double> rtol,
                                            double atol) {
+  const HostArray *bound = derived ? derived->bound : nullptr;
   Comparison c;
   c.index = index;
   c.type = typeToString(slot.type);
   c.isFloat = isFloatKind(slot.kind);
   c.shape = ref.shape;
-  if (ref.shape != got.shape) {
+  c.derived = bound != nullptr;
+  if (ref.shape != got.shape || (bound && bound->shape != ref.shape)) {
     c.status = "FAIL";
     std::string s;
     llvm::raw_string_ostream os(s);
@@ -75,33 +136,16 @@ Comparison mlir::ga::verify::compareResult(unsigned index, const Slot &slot,
     llvm::interleave(got.shape, os, ",");
     os << "]";
     c.note = s;
-    c.maxAbs = c.maxRel = std::numeric_limits<double>::infinity();
+    c.maxAbs = c.maxRel = c.ratio = std::numeric_limits<double>::infinity();
     return c;
   }
   int64_t n = ref.numElements();
   if (!c.isFloat) {
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t r = readInteger(ref, i), g = readInteger(got, i);
-      c.maxRef = std::max(c.maxRef, std::fabs(static_cast<double>(r)));
-      if (r != g) {
-        ++c.mismatches;
-        double d = std::fabs(static_cast<double>(r) - static_cast<double>(g));
-        if (d > c.maxAbs || c.worst < 0) {
-          c.maxAbs = d;
-          c.worst = i;
-        }
-      }
-    }
-    c.maxRel = c.maxRef > 0 ? c.maxAbs / c.maxRef : (c.maxAbs > 0 ? 1 : 0);
-    c.tolerance = 0;
-    c.status = c.mismatches == 0 ? "PASS" : "FAIL";
-    if (c.mismatches)
-      c.note = llvm::formatv("{0} of {1} elements differ (integers must be "
-                             "exact)",
-                             c.mismatches, n)
-                   .str();
+    compareIntegers(c, ref, got, bound);
     return c;
   }
+  double normwise =
+      atol + (rtol ? *rtol : defaultRtol(slot.kind)) * maxFiniteMagnitude(ref);
   int64_t refNonFinite = 0, patternMismatch = 0;
   for (int64_t i = 0; i < n; ++i) {
     double r = readElement(ref, i), g = readElement(got, i);
@@ -119,19 +163,35 @@ Comparison mlir::ga::verify::compareResult(unsigned index, const Slot &slot,
     }
     c.maxRef = std::max(c.maxRef, std::fabs(r));
     double d = std::fabs(r - g);
-    if (d > c.maxAbs) {
-      c.maxAbs = d;
+    c.maxAbs = std::max(c.maxAbs, d);
+    double tol = normwise;
+    if (derived) {
+      tol = derived->at(i);
+      if (std::isinf(tol))
+        ++c.undetermined;
+    }
+    double ratio = d == 0    ? 0
+                   : tol > 0 ? d / tol
+                             : std::numeric_limits<double>::infinity();
+    if (ratio > c.ratio || c.worst < 0) {
+      c.ratio = ratio;
       c.worst = i;
+      c.tolerance = tol;
     }
   }
-  double r = rtol ? *rtol : defaultRtol(slot.kind);
-  c.tolerance = atol + r * c.maxRef;
+  if (!bound)
+    c.tolerance = normwise;
   c.maxRel = c.maxRef > 0
                  ? c.maxAbs / c.maxRef
                  : (c.maxAbs > 0 ? std::numeric_limits<double>::infinity() : 0);
-  bool ok = c.maxAbs <= c.tolerance && patternMismatch == 0;
+  bool ok = c.ratio <= 1 && patternMismatch == 0;
+  if (c.undetermined)
+    c.note = llvm::formatv("{0} of {1} elements have no finite bound: they "
+                           "are undetermined at this precision",
+                           c.undetermined, n)
+                 .str();
   if (patternMismatch) {
-    c.maxAbs = c.maxRel = std::numeric_limits<double>::infinity();
+    c.maxAbs = c.maxRel = c.ratio = std::numeric_limits<double>::infinity();
     c.note = llvm::formatv("{0} elements are NaN/Inf in only one of the two "
                            "results",
                            patternMismatch)
@@ -169,5 +229,5 @@ std::string mlir::ga::verify::formatIndex(int64_t linear,
 bool mlir::ga::verify::isWorse(const Comparison &a, const Comparison &b) {
   if (a.passed() != b.passed())
     return !a.passed();
-  return a.maxRel > b.maxRel;
+  return a.ratio > b.ratio;
 }

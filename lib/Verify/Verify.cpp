@@ -11,6 +11,7 @@
 #include "ga/IR/GADialect.h"
 #include "ga/InitAllGA.h"
 #include "ga/Verify/Isolation.h"
+#include "ga/Verify/Tolerance.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -24,6 +25,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <chrono>
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::ga::verify;
@@ -47,6 +49,11 @@ struct StepSignature {
 } // namespace
 
 static const char *const kSides[2] = {"reference", "rewritten"};
+
+/// Whether `a` and `b` hold the same bytes.
+static bool bitwiseEqual(const HostArray &a, const HostArray &b) {
+  return a.shape == b.shape && a.bytes == b.bytes;
+}
 
 /// Opens the ahead-of-time libraries named by `options`, checked before any
 /// work is done.
@@ -190,12 +197,11 @@ static FloatType leastPreciseFloatType(func::FuncOp a, func::FuncOp b) {
 
 /// Runs every input set through both compiled steps and keeps, per result,
 /// the comparison with the worst outcome in `run.comparisons`.
-static llvm::Error compareOnInputSets(Compiled &reference, Compiled &test,
-                                      const StepSignature &signature,
-                                      size_t numAppended, int64_t dynSize,
-                                      FloatType leastPrecise,
-                                      const VerifyOptions &options,
-                                      VerifyReport &run) {
+static llvm::Error
+compareOnInputSets(Compiled &reference, Compiled &test, AnalysisStep *analysis,
+                   const StepSignature &signature, size_t numAppended,
+                   int64_t dynSize, FloatType leastPrecise,
+                   const VerifyOptions &options, VerifyReport &run) {
   for (auto [k, setSeed] : llvm::enumerate(run.seeds)) {
     std::vector<HostArray> inputs = makeInputs(
         signature.args, signature.specs, setSeed, dynSize, options.dumpInputs);
@@ -227,12 +233,40 @@ static llvm::Error compareOnInputSets(Compiled &reference, Compiled &test,
       run.runSeconds[side] =
           k == 0 ? seconds[side]
                  : std::min(run.runSeconds[side], seconds[side]);
+    // Bounds are only needed where the results are not bitwise equal.
+    std::vector<HostArray> boundArrays;
+    std::vector<DerivedTolerance> derived;
+    bool equal =
+        llvm::all_of(llvm::seq<size_t>(0, refResults->size()), [&](size_t i) {
+          return bitwiseEqual((*refResults)[i], (*testResults)[i]);
+        });
+    bool planting = options.plantResult >= 0;
+    if (analysis && (!equal || planting)) {
+      auto computed = runAnalysisStep(*analysis, inputs, *refResults, derived,
+                                      options, run);
+      if (!computed)
+        return llvm::createStringError(llvm::toString(computed.takeError()) +
+                                       ofSet);
+      boundArrays = std::move(*computed);
+      for (auto [d, b] : llvm::zip(derived, boundArrays))
+        d.bound = &b;
+      run.boundsUsed = true;
+    }
+    std::string planted;
+    if (planting)
+      planted = plantError((*refResults)[options.plantResult],
+                           (*testResults)[options.plantResult],
+                           derived[options.plantResult], options.plantMultiple);
     for (auto [i, slot] : llvm::enumerate(signature.results)) {
       Comparison c = compareResult(
           i, slot, (*refResults)[i], (*testResults)[i],
+          derived.empty() ? nullptr : &derived[i],
           options.rtol ? options.rtol
                        : getStepTolerance(slot.kind, leastPrecise),
           options.atol);
+      c.derived = analysis != nullptr;
+      if (planting && static_cast<int>(i) == options.plantResult)
+        c.note = planted + (c.note.empty() ? "" : "; " + c.note);
       c.seed = setSeed;
       if (k == 0)
         run.comparisons.push_back(std::move(c));
@@ -259,6 +293,10 @@ int mlir::ga::verify::verifyStep(MLIRContext &context,
     return fail("--micro-batches must be >= 1");
   if (options.numSeeds < 1)
     return fail("--seeds must be >= 1");
+  if (options.plantResult == -2)
+    return fail("--plant-error must be R:M (a result index and a multiple)");
+  if (options.plantResult >= 0 && !options.derivesTolerance())
+    return fail("--plant-error tests the derived bounds: drop --rtol/--atol");
 
   OwningOpRef<ModuleOp> original =
       parseSourceFile<ModuleOp>(sourceMgr, &context);
@@ -281,6 +319,11 @@ int mlir::ga::verify::verifyStep(MLIRContext &context,
   auto signature = describeSignature(step, options);
   if (!signature)
     return failWith(signature.takeError());
+  if (options.plantResult >= static_cast<int>(signature->results.size()) ||
+      (options.plantResult >= 0 &&
+       !isFloatKind(signature->results[options.plantResult].kind)))
+    return fail("--plant-error: result " + llvm::Twine(options.plantResult) +
+                " is not a float result of @" + run.funcName);
   int64_t dynSize =
       options.batchSize > 0 ? options.batchSize : 4 * options.microBatches + 3;
   describeBatch(step, signature->args, dynSize, run);
@@ -296,6 +339,15 @@ int mlir::ga::verify::verifyStep(MLIRContext &context,
   if (!numAppended)
     return failWith(numAppended.takeError());
   FloatType leastPrecise = leastPreciseFloatType(step, *rewrittenStep);
+
+  // Derived before the wrapper is added: the bound follows the step alone.
+  std::optional<AnalysisStep> analysis;
+  if (options.derivesTolerance()) {
+    auto derived = deriveAnalysisStep(context, *original, step);
+    if (!derived)
+      return failWith(derived.takeError());
+    analysis = std::move(*derived);
+  }
 
   addEntryWrapper(*original, step);
   addEntryWrapper(*rewritten, *rewrittenStep);
@@ -322,9 +374,9 @@ int mlir::ga::verify::verifyStep(MLIRContext &context,
     return failWith(test.takeError());
   run.compileSeconds[1] = elapsed();
 
-  if (llvm::Error error =
-          compareOnInputSets(*reference, *test, *signature, *numAppended,
-                             dynSize, leastPrecise, options, run))
+  if (llvm::Error error = compareOnInputSets(
+          *reference, *test, analysis ? &*analysis : nullptr, *signature,
+          *numAppended, dynSize, leastPrecise, options, run))
     return failWith(std::move(error));
   return 0;
 }

@@ -56,15 +56,25 @@ static cl::opt<unsigned>
              cl::desc("Number of input sets, seeds S, S+1, ... from --seed S "
                       "(default 3; 1 when only --seed is given)"),
              cl::init(3), cl::cat(verifyCategory));
+static cl::opt<double> relTol(
+    "rtol",
+    cl::desc("Compare to the normwise tolerance atol + rtol * max|ref| of each "
+             "result instead of the derived per-element error bounds (rtol "
+             "by element type unless given: f64 1e-12, f32 1e-5, f16 3e-3, "
+             "bf16 2e-2)"),
+    cl::cat(verifyCategory));
 static cl::opt<double>
-    relTol("rtol",
-           cl::desc("Relative tolerance, times max|ref| of each result "
-                    "(default by element type: f64 1e-12, f32 1e-5, "
-                    "f16 3e-3, bf16 2e-2)"),
-           cl::cat(verifyCategory));
-static cl::opt<double> absTol("atol",
-                              cl::desc("Absolute tolerance (default 0)"),
-                              cl::init(0.0), cl::cat(verifyCategory));
+    absTol("atol",
+           cl::desc("Absolute tolerance of the normwise comparison (see "
+                    "--rtol; default 0)"),
+           cl::init(0.0), cl::cat(verifyCategory));
+static cl::opt<std::string> plantError(
+    "plant-error",
+    cl::desc("R:M, a self-test of the comparison: adds M times its tolerance "
+             "to one element of the rewritten step's result R (the largest "
+             "in magnitude among those with a finite bound), which must then "
+             "fail"),
+    cl::init(""), cl::cat(verifyCategory));
 static cl::opt<bool> jsonOutput("json", cl::desc("Print the results as JSON"),
                                 cl::cat(verifyCategory));
 static cl::opt<std::string> pipelineText(
@@ -150,6 +160,17 @@ static ga::verify::VerifyOptions getOptions() {
   if (relTol.getNumOccurrences())
     options.rtol = relTol;
   options.atol = absTol;
+  if (!plantError.empty()) {
+    auto [result, multiple] = StringRef(plantError).split(':');
+    unsigned r;
+    double m;
+    if (result.getAsInteger(10, r) || multiple.getAsDouble(m))
+      options.plantResult = -2; // reported by verifyStep
+    else {
+      options.plantResult = r;
+      options.plantMultiple = m;
+    }
+  }
   options.pipeline = pipelineText;
   options.intRange = intRange;
   options.batchSize = batchSize;

@@ -605,4 +605,158 @@ def ShardOptimizer : Pass<"ga-shard-optimizer", "ModuleOp"> {
                            "linalg::LinalgDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// ForwardErrorBound
+//===----------------------------------------------------------------------===//
+
+def ForwardErrorBound : Pass<"ga-forward-error-bound", "ModuleOp"> {
+  let summary = "Add a function that computes a step's results together with "
+                "a bound of their rounding error, element by element";
+  let description = [{
+    For each selected function `@f`, adds `@f_error_bound` (the suffix is an
+    option): the same computation, returning `@f`'s results followed by one
+    companion per result. A floating-point result's companion is a tensor of
+    the same shape (f32, or f64 for f64 results) whose element `i` bounds
+    `|computed_i - exact_i|`, where `exact` is the result in real
+    arithmetic on the same inputs and `computed` is any evaluation of `@f`
+    that performs the same operations with correctly rounded basic
+    operations, library functions within a few ulps, and **sums in any
+    order**. An integer or `i1` result's companion is an `i1` tensor that
+    is true where the value may differ between such evaluations (it derives
+    from a comparison of floats closer than their bounds).
+
+    The bound is a forward error analysis run beside the computation: every
+    value carries its bound `e`, and each op maps its operands' bounds to its
+    result's, with `u` the unit roundoff of the op's type:
+    `e(a + b) = e(a) + e(b) + u|r|`, `e(a * b) = |a| e(b) + |b| e(a) +
+    e(a) e(b) + u|r|`, `e(a / b) = (e(a) + |r| e(b)) / (|b| - e(b)) + u|r|`
+    (infinite when `b` may be 0), `e(exp a) = |r| expm1(e(a)) + 8u|r|`,
+    and so on; `max`, `select`, comparisons and data movement propagate
+    bounds without adding any. A sum over the `K` iterations of a
+    `linalg` reduction adds `K u |x|` per term instead of the running
+    `u|partial sum|`, so the bound holds for every order in which a blocked,
+    vectorized, multi-threaded or BLAS evaluation may add the terms, and for
+    the rewritten step's split of the batch into micro-batches. `ga-verify`
+    compares the reference and the rewritten step element by element to the
+    sum of their two bounds.
+
+    Named linalg ops and elementwise ops on tensors are generalized first;
+    `linalg.generic` (payloads of arith and math ops, `linalg.index`,
+    `tensor.extract`), `tensor` data movement, `scf.for` and `scf.if` are
+    followed. Anything else that touches a float is an error at the op:
+    `func.call` (run `--inline` first), `scf.while`, `arith.bitcast` of an
+    inexact value, unknown math functions.
+
+    Before (`--ga-forward-error-bound`):
+
+    ```mlir
+    func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = arith.addf %a, %b : tensor<4xf32>
+      return %0 : tensor<4xf32>
+    }
+    ```
+
+    After (the original is kept; the new function, abridged):
+
+    ```mlir
+    func.func @f_error_bound(%a: tensor<4xf32>, %b: tensor<4xf32>)
+        -> (tensor<4xf32>, tensor<4xf32>) {
+      %0:2 = linalg.generic ... ins(%a, %b ...) outs(%e, %e2 ...) {
+      ^bb0(%x: f32, %y: f32, %o: f32, %oe: f32):
+        %s = arith.addf %x, %y : f32
+        %m = math.absf %s : f32
+        %bound = arith.mulf %m, %u : f32        // u = 2^-24
+        linalg.yield %s, %bound : f32, f32
+      } -> (tensor<4xf32>, tensor<4xf32>)
+      return %0#0, %0#1 : tensor<4xf32>, tensor<4xf32>
+    }
+    ```
+  }];
+  let options = [
+    ListOption<"funcNames", "func", "std::string",
+               "Functions to bound (default: every public function with a "
+               "body)">,
+    Option<"suffix", "suffix", "std::string", "\"_error_bound\"",
+           "Suffix of the name of each added function">
+  ];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "math::MathDialect", "scf::SCFDialect",
+                           "tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numBounded", "bounded-ops",
+              "Number of ops whose results got a bound or a flag">
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// PerturbRoundings
+//===----------------------------------------------------------------------===//
+
+def PerturbRoundings : Pass<"ga-perturb-roundings", "ModuleOp"> {
+  let summary = "Add a copy of a step whose every rounding is perturbed at "
+                "random by up to its unit in the last place";
+  let description = [{
+    Monte Carlo arithmetic: for each selected function `@f`, adds
+    `@f_perturbed` (the suffix is an option) with one more argument, an
+    `i64` seed, that computes the same results with every rounding op's
+    result `r` replaced by `r + xi * units * 2u |r|` (rounded back to the
+    op's type), `u` the unit roundoff of the type, `xi` uniform in
+    `[-1, 1)` drawn by a counter-based hash of the seed, the op and the
+    loop indices of its element (every partial sum of a reduction gets its
+    own), `units` 1 for the basic operations and 4 for library functions.
+    Exact ops (max, min, select, negation, comparisons, `extf`, data
+    movement) are not perturbed.
+
+    Runs of `@f_perturbed` on several seeds show how far each element of
+    `@f`'s results moves when its roundings do: the spread that any other
+    order of the same operations (blocked, vectorized, threaded, BLAS,
+    micro-batched) may produce, with the step's own cancellations and
+    amplifications (a saturated softmax, a LayerNorm of nearly constant
+    rows), which a worst-case bound cannot see. `ga-verify` compares each
+    element to a multiple of it (and to `--ga-forward-error-bound`'s
+    rigorous bound, whichever is smaller).
+
+    Named linalg ops and elementwise ops on tensors are generalized first.
+
+    Before (`--ga-perturb-roundings`):
+
+    ```mlir
+    func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+      %0 = arith.addf %a, %b : tensor<4xf32>
+      return %0 : tensor<4xf32>
+    }
+    ```
+
+    After (the original is kept; abridged):
+
+    ```mlir
+    func.func @f_perturbed(%a: tensor<4xf32>, %b: tensor<4xf32>,
+                           %seed: i64) -> tensor<4xf32> {
+      %0 = linalg.generic ... ins(%a, %b ...) outs(...) {
+      ^bb0(%x: f32, %y: f32, %o: f32):
+        %s = arith.addf %x, %y : f32
+        %i = linalg.index 0 : index
+        %xi = ... hash of %seed, the op's number and %i, in [-1, 1) ...
+        %p = ... %s + %xi * 2^-23 * |%s|, computed in f64, truncated ...
+        linalg.yield %p : f32
+      } -> tensor<4xf32>
+      return %0 : tensor<4xf32>
+    }
+    ```
+  }];
+  let options = [
+    ListOption<"funcNames", "func", "std::string",
+               "Functions to perturb (default: every public function with a "
+               "body)">,
+    Option<"suffix", "suffix", "std::string", "\"_perturbed\"",
+           "Suffix of the name of each added function">
+  ];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "math::MathDialect", "tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numPerturbed", "perturbed-ops",
+              "Number of rounding ops perturbed">
+  ];
+}
+
 #endif // GA_TRANSFORMS_PASSES_TD

@@ -44,9 +44,18 @@ struct VerifyOptions {
   /// Input sets: seeds seed, seed + 1, ..., numSeeds of them.
   uint64_t seed = 0;
   unsigned numSeeds = 3;
-  /// Relative tolerance (default by element type) and absolute tolerance.
+  /// A normwise tolerance `atol + rtol * max|ref|` instead of the derived
+  /// per-element bounds (either given: rtol defaults by element type).
   std::optional<double> rtol;
   double atol = 0;
+
+  /// Whether results are compared to derived per-element error bounds.
+  bool derivesTolerance() const { return !rtol && atol == 0; }
+  /// A self-test of the comparison (--plant-error=R:M): result R of the
+  /// rewritten step gets M times its tolerance added to one element. -1:
+  /// none; -2: a malformed request.
+  int plantResult = -1;
+  double plantMultiple = 0;
   /// The pipeline under test in mlir-opt's textual form; empty: the default.
   std::string pipeline;
   /// lo:hi of integer arguments without ga.range; empty: see defaultIntRange.
@@ -73,6 +82,8 @@ struct VerifyReport {
   std::string error;                 // why the step could not be verified
   double compileSeconds[2] = {0, 0}; // reference, rewritten: lower + JIT
   double runSeconds[2] = {0, 0};     // fastest run
+  double boundCompileSeconds = 0;    // the error-bound step, when needed
+  bool boundsUsed = false;           // some result was not bitwise equal
   SmallVector<uint64_t> seeds;       // the input sets
   /// Per result: the comparison of the input set with the worst outcome.
   std::vector<Comparison> comparisons;

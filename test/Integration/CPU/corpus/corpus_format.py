@@ -15,12 +15,14 @@ with blas=1 vector-width=512 static-temporaries=1 (and the default
 fuse-elementwise) against the step as written lowered to plain scalar loops
 (vector-width=0 fuse-elementwise=0). Steps in BLAS also get
 `corpus/<step>/optimized-f64,N=<n>`: the same comparison on a float64 copy of
-the step (every f32 made f64), at ga-verify's float64 tolerance (1e-12). A
-rounding difference (BLAS sums in another order than the loops) shrinks by
-2^29 in float64, a wrong answer (a misread layout, a batch stride, a beta = 1
-into a buffer that was not zeroed) does not: the float64 run is the proof of
-exactness, the float32 run the check of the step users run, at a tolerance
-that OPTIMIZED_RTOL raises for a step whose inputs make it ill-conditioned.
+the step (every f32 made f64). Every comparison is ga-verify's: each element
+within the sum of both steps' rounding-error bounds, derived from the step
+(--ga-forward-error-bound: a softmax saturated by the N(0, 1) weights of
+transformer_block gets the larger bounds its amplification implies, with no
+tolerance tuned per step). A rounding difference (BLAS sums in another order
+than the loops) shrinks by 2^29 in float64 and so does its bound; a wrong
+answer (a misread layout, a batch stride, a beta = 1 into a buffer that was
+not zeroed) does not.
 
 Ahead of time: every step that is not refused also gets
 `corpus/<step>/aot,N=<n>` with the same n (the non-dividing one, else 4;
@@ -40,12 +42,12 @@ import os
 import re
 import shlex
 import shutil
-import struct
 
 import lit.formats
 import lit.Test
 import lit.TestRunner
 import lit.util
+from float64 import float64_copy
 
 # Batch-coupled steps (BatchNorm statistics, in-batch contrastive loss).
 REFUSED = {"batchnorm_mlp", "contrastive"}
@@ -54,26 +56,6 @@ RECOMPUTED = {"batchnorm_mlp"}
 # Steps whose ahead-of-time libraries are also built with blas=1: the ones
 # made of f32 GEMMs.
 BLAS = {"mlp_sgd", "mlp_momentum", "mlp_adamw", "transformer_block"}
-# The float32 optimized lowering's relative tolerance, where ga-verify's
-# default (1e-5 of each result's largest magnitude) is below what reordering
-# float32 sums changes. transformer_block: ga-verify draws its weights as
-# N(0, 1), not 1/sqrt(fan_in), so the attention logits s reach |s| ~ 70-160
-# and 26 to 41 of the 48 softmax rows are saturated (max p > 0.999; numpy
-# draws of the same distribution). The gradients of wq, wk and ln1 pass
-# through dS = P (dP - rowsum(dP P)), where an absolute error e of a logit is
-# a relative error e of P: in the float64 numpy model of the step
-# (test/Integration/corpus/refs.py), one float32 rounding of the logits
-# (2^-24 relative, random signs) moves wq_new by up to 2.5e-6 of its largest
-# value, and q, k and s each add the roundings of 16-term sums. Measured on
-# ga-verify's inputs against a float64 copy of the step (seeds 0-2): the
-# plain loops are off by up to 8.8e-6, the optimized lowering (BLAS sums in
-# another order) by 1.9e-5; optimized against loops over 30 seeds: at most
-# 1.7e-5 (143 float32 epsilons), on wq, wk, ln1_g and ln1_b only, every other
-# result within 7e-7. The same comparison in float64 is at most 3.3e-14 (150
-# float64 epsilons): the difference scales with the precision, so it is
-# rounding, and optimized-f64 checks this lowering at 1e-12. 1e-4 is about 6x
-# the float32 worst case seen; a wrong product is off by O(1).
-OPTIMIZED_RTOL = {"transformer_block": 1e-4}
 
 _BATCH_ARG = re.compile(r"tensor<([^>]*)>\s*\{[^}]*ga\.batch\s*=\s*(\d+)")
 
@@ -109,20 +91,6 @@ class Run:
 
 
 # The element type f32, alone or in a shape (tensor<4x8xf32>).
-_F32 = re.compile(r"(?:(?<![\w])|(?<=[0-9?]x))f32\b")
-_F32_HEX = re.compile(r"0x([0-9A-Fa-f]{8})(\s*:\s*)f32\b")
-
-
-def float64_copy(text):
-    """The step with every f32 made f64: types, and hexadecimal f32 constants
-    (-inf as 0xFF800000) re-encoded as the same value in float64."""
-    def hex64(m):
-        value = struct.unpack("<f", struct.pack("<I", int(m.group(1), 16)))[0]
-        bits = struct.unpack("<Q", struct.pack("<d", value))[0]
-        return "0x%016X%sf64" % (bits, m.group(2))
-    return _F32.sub("f64", _F32_HEX.sub(hex64, text))
-
-
 def _aot_run(accumulate, args, blas=False):
     """An ahead-of-time test: libga.so built with ga-accumulate{accumulate}."""
     return Run(args, accumulate=accumulate,
@@ -163,8 +131,7 @@ def variants(step, path):
         "--lower-options=vector-width=0 fuse-elementwise=0",
         "--rewritten-lower-options=blas=1 vector-width=512 "
         "static-temporaries=1"]
-    rtol = ["--rtol=%g" % OPTIMIZED_RTOL[step]] if step in OPTIMIZED_RTOL else []
-    runs["optimized," + aot_name] = Run(optimized + rtol)
+    runs["optimized," + aot_name] = Run(optimized)
     if step in BLAS:
         runs["optimized-f64," + aot_name] = Run(optimized, f64=True)
     # Ahead of time, one N per step: the one with a remainder micro-batch.
@@ -173,9 +140,8 @@ def variants(step, path):
     runs["aot," + aot_name] = _aot_run(options, aot_args)
     if step in BLAS:
         # BLAS and the default lowering's row sums in vector lanes round
-        # in another order than the full batch's: the optimized tolerance.
-        runs["aot-blas," + aot_name] = _aot_run(options, aot_args + rtol,
-                                                blas=True)
+        # in another order than the full batch's: within the derived bounds.
+        runs["aot-blas," + aot_name] = _aot_run(options, aot_args, blas=True)
     return runs
 
 
