@@ -40,7 +40,8 @@ OMP_NUM_THREADS default to 1 in the re-executed process;
 torch.set_num_threads(1)).
 
 Needs numpy, matplotlib, tqdm and scikit-learn (python/requirements.txt) and
-the build tree's ga-opt (--build, default: the tree this package is in);
+the build tree's ga-opt (--build, default: the one this package uses,
+ga_mlir.build_dir());
 torch and torch-mlir for the PyTorch configurations
 (python/requirements-torch.txt).
 """
@@ -54,7 +55,7 @@ import time
 
 import numpy as np
 
-from . import steplib, train_torch
+from . import build_dir, steplib, train_torch
 
 _REEXEC_FLAG = "GA_TRAIN_PRELOADED"
 
@@ -67,11 +68,6 @@ def _source_dir():
     except ImportError:
         pass
     return os.environ.get("GA_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-
-
-def _build_dir():
-    here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.normpath(os.path.join(here, "..", ".."))
 
 
 def load_digits_data(seed):
@@ -294,7 +290,7 @@ def main(argv=None):
 
     from tqdm import tqdm
 
-    build = os.path.abspath(a.build or _build_dir())
+    build = os.path.abspath(a.build or build_dir())
     ga_opt = os.path.join(build, "bin", "ga-opt")
     out = os.path.abspath(a.out)
     work = os.path.join(out, "build")
