@@ -35,6 +35,8 @@ OUT/analytics.png with the three side by side. With --check-tolerance T it
 exits 1 when a GA-N or PyTorch loss differs from the full batch's by more
 than T (relative) at any step.
 
+GA_MLIR_MAX_STEPS caps K (a quick run, as for python -m ga_mlir.train).
+
 All configurations run on one thread (OPENBLAS_NUM_THREADS and
 OMP_NUM_THREADS default to 1 in the re-executed process;
 torch.set_num_threads(1)).
@@ -56,6 +58,7 @@ import time
 import numpy as np
 
 from . import build_dir, steplib, train_torch
+from .train import step_budget
 
 _REEXEC_FLAG = "GA_TRAIN_PRELOADED"
 
@@ -213,7 +216,9 @@ def _parse(argv):
     p.add_argument("--check-tolerance", type=float, default=None,
                    help="exit 1 if a GA-N loss differs from the full batch's by more than this (relative)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    return p.parse_args(argv)
+    a = p.parse_args(argv)
+    a.steps = step_budget(a.steps)
+    return a
 
 
 def _compile_configs(a, ga_opt, step_path, work, ns):
