@@ -29,7 +29,9 @@ from sklearn.datasets import load_digits  # noqa: E402
 
 from ga_mlir.torch import compile_train_step  # noqa: E402
 
-BATCH, MICRO_BATCHES, STEPS = 128, 4, 30
+BATCH, MICRO_BATCHES = 128, 4
+# GA_MLIR_MAX_STEPS shortens the run (as for python -m ga_mlir.train).
+STEPS = min(30, int(os.environ.get("GA_MLIR_MAX_STEPS") or 30))
 
 
 def loss_fn(model, images, labels):

@@ -26,6 +26,8 @@
 # on two cores. Left out of the lit run:
 #   test/python: PyTorch (import torch) under the preloaded ASan runtime;
 #   test/consumer: installs the tree and builds an external CMake project;
+#   test/docs: the documentation's commands, PyTorch and the heap counter
+#     among them (as test/python and Integration/Memory below);
 #   Integration/GPU/Device: needs a GPU;
 #   Integration/Memory/{max-memory,report-vs-measured,train-analytics}: they
 #     measure heap peaks by preloading lib/Runtime/HeapCount instead (LD_PRELOAD
@@ -92,7 +94,7 @@ filter=()
 status=0
 # shellcheck disable=SC2086
 "$LLVM_PREFIX/bin/lit" -sv "$BUILD_DIR/test" "${filter[@]}" ${LIT_OPTS:-} \
-  --filter-out '^GA :: (python/|consumer/|Integration/GPU/Device/|Integration/Memory/(max-memory|report-vs-measured|train-analytics))' ||
+  --filter-out '^GA :: (python/|consumer/|docs/|Integration/GPU/Device/|Integration/Memory/(max-memory|report-vs-measured|train-analytics))' ||
   status=$?
 
 # A report is ga-mlir's when one of its frames is in this tree (a source file,

@@ -41,7 +41,7 @@ import warnings
 __all__ = ["run_pipeline", "verify", "function_info", "FunctionInfo", "draw_inputs", "DrawnInput",
            "rewrite_gpu_objects", "GpuObject",
            "PipelineError", "GADiagnosticWarning",
-           "library_path", "library_dir"]
+           "library_path", "library_dir", "build_dir"]
 
 
 class PipelineError(RuntimeError):
@@ -166,6 +166,16 @@ def library_dir():
     """The folder of libGACAPI.so (and of libGAHeapCount.so, GAPlugin.so);
     the tools (ga-opt) are in ../bin of it."""
     return os.path.dirname(library_path())
+
+
+def build_dir():
+    """The build or install tree whose libraries this package uses (the
+    folder above library_dir(): bin/ga-opt, lib/). The one rule for finding
+    it, shared by ga-compile (ga_mlir.aot), the heap counter and the
+    analytics: a package imported from a source tree (`pip install -e
+    ./python`) has no _config.py and uses $GA_BUILD_DIR, else build/ of that
+    source tree."""
+    return os.path.dirname(library_dir())
 
 
 def _load():

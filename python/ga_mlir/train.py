@@ -24,6 +24,11 @@ OMP_NUM_THREADS default to 1 then; torch runs on --threads threads
 (default 1). With --check-tolerance T it exits 1 when a GA-N loss differs
 from PyTorch's by more than T (relative) at any step.
 
+The environment variable GA_MLIR_MAX_STEPS caps the optimizer steps per
+configuration (of this command, ga_mlir.train_mlir and
+examples/torch_mlp_digits.py): a quick run that checks the command works
+(the documentation's test, test/docs, sets it to 2).
+
 The MLIR-level analytics of the source tree (ga-opt's step of bench/, its
 heap against --ga-memory-report to the byte): python -m ga_mlir.train_mlir.
 """
@@ -55,6 +60,22 @@ def load_builder(spec):
         raise SystemExit(f"error: --model {spec!r}: {module_name} has no "
                          f"function {function_name}")
     return builder
+
+
+def step_budget(steps):
+    """`steps` (None: every batch), at most $GA_MLIR_MAX_STEPS where that is
+    set."""
+    cap = os.environ.get("GA_MLIR_MAX_STEPS")
+    if not cap:
+        return steps
+    try:
+        cap = int(cap)
+    except ValueError:
+        raise SystemExit(f"error: GA_MLIR_MAX_STEPS={cap!r}: expected a "
+                         "number of steps")
+    if cap < 1:
+        raise SystemExit("error: GA_MLIR_MAX_STEPS must be at least 1")
+    return cap if steps is None else min(steps, cap)
 
 
 def _parse_args(values):
@@ -145,7 +166,8 @@ def main(argv=None):
     model, loss_fn, optimizer, batches = built
     try:
         report = compare(model, loss_fn, optimizer, batches,
-                         micro_batches=ns, steps=a.steps, out=a.out,
+                         micro_batches=ns, steps=step_budget(a.steps),
+                         out=a.out,
                          baseline=not a.no_baseline, progress=not a.quiet)
     except CompileError as error:
         print(error, file=sys.stderr)

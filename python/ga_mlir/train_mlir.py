@@ -35,12 +35,15 @@ OUT/analytics.png with the three side by side. With --check-tolerance T it
 exits 1 when a GA-N or PyTorch loss differs from the full batch's by more
 than T (relative) at any step.
 
+GA_MLIR_MAX_STEPS caps K (a quick run, as for python -m ga_mlir.train).
+
 All configurations run on one thread (OPENBLAS_NUM_THREADS and
 OMP_NUM_THREADS default to 1 in the re-executed process;
 torch.set_num_threads(1)).
 
 Needs numpy, matplotlib, tqdm and scikit-learn (python/requirements.txt) and
-the build tree's ga-opt (--build, default: the tree this package is in);
+the build tree's ga-opt (--build, default: the one this package uses,
+ga_mlir.build_dir());
 torch and torch-mlir for the PyTorch configurations
 (python/requirements-torch.txt).
 """
@@ -54,7 +57,8 @@ import time
 
 import numpy as np
 
-from . import steplib, train_torch
+from . import build_dir, steplib, train_torch
+from .train import step_budget
 
 _REEXEC_FLAG = "GA_TRAIN_PRELOADED"
 
@@ -67,11 +71,6 @@ def _source_dir():
     except ImportError:
         pass
     return os.environ.get("GA_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-
-
-def _build_dir():
-    here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.normpath(os.path.join(here, "..", ".."))
 
 
 def load_digits_data(seed):
@@ -217,7 +216,9 @@ def _parse(argv):
     p.add_argument("--check-tolerance", type=float, default=None,
                    help="exit 1 if a GA-N loss differs from the full batch's by more than this (relative)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    return p.parse_args(argv)
+    a = p.parse_args(argv)
+    a.steps = step_budget(a.steps)
+    return a
 
 
 def _compile_configs(a, ga_opt, step_path, work, ns):
@@ -294,7 +295,7 @@ def main(argv=None):
 
     from tqdm import tqdm
 
-    build = os.path.abspath(a.build or _build_dir())
+    build = os.path.abspath(a.build or build_dir())
     ga_opt = os.path.join(build, "bin", "ga-opt")
     out = os.path.abspath(a.out)
     work = os.path.join(out, "build")
