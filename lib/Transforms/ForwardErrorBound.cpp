@@ -30,22 +30,15 @@ struct ForwardErrorBoundPass
   using ForwardErrorBoundBase::ForwardErrorBoundBase;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    auto targets = selectFunctions(module, funcNames);
-    if (failed(targets))
-      return signalPassFailure();
-    SymbolTable symbols(module);
-    for (func::FuncOp func : *targets)
-      if (failed(addBoundFunction(func, symbols)))
-        return signalPassFailure();
+    if (failed(forEachAnalysisCopy(
+            getOperation(), funcNames, suffix,
+            [&](func::FuncOp bound) { return addBounds(bound); })))
+      signalPassFailure();
   }
 
-  LogicalResult addBoundFunction(func::FuncOp func, SymbolTable &symbols) {
-    FailureOr<func::FuncOp> copy =
-        cloneForAnalysis(func, (func.getSymName() + suffix).str(), symbols);
-    if (failed(copy))
-      return failure();
-    func::FuncOp bound = *copy;
+  /// Builds the bounds of `bound`, a copy of the function, and returns them
+  /// after its results.
+  LogicalResult addBounds(func::FuncOp bound) {
     BoundBuilder builder;
     if (failed(builder.processBlock(bound.getBody().front())))
       return failure();

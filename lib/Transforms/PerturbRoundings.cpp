@@ -154,8 +154,13 @@ void Perturber::perturb(Operation *op, double units, uint64_t id) {
   Value wide = type == f64 ? r : (Value)arith::ExtFOp::create(b, loc, f64, r);
   Value magnitude = math::AbsFOp::create(b, loc, wide);
   Value scale = cst(units * 2 * getUnitRoundoff(type));
+  // sin and cos reduce their argument by multiples of pi: their error is
+  // absolute, of the order of their range's ulp, near their zeros too.
+  Value size = isa<math::SinOp, math::CosOp, math::TanOp>(op)
+                   ? (Value)arith::MaximumFOp::create(b, loc, magnitude, cst(1))
+                   : magnitude;
   Value delta = arith::MulFOp::create(
-      b, loc, arith::MulFOp::create(b, loc, xi, scale), magnitude);
+      b, loc, arith::MulFOp::create(b, loc, xi, scale), size);
   Value moved = arith::AddFOp::create(b, loc, wide, delta);
   if (type != f64)
     moved = arith::TruncFOp::create(b, loc, type, moved);
@@ -174,30 +179,29 @@ struct PerturbRoundingsPass
   using PerturbRoundingsBase::PerturbRoundingsBase;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    auto targets = selectFunctions(module, funcNames);
-    if (failed(targets))
-      return signalPassFailure();
-    SymbolTable symbols(module);
-    for (func::FuncOp func : *targets) {
-      FailureOr<func::FuncOp> copy =
-          cloneForAnalysis(func, (func.getSymName() + suffix).str(), symbols);
-      if (failed(copy))
-        return signalPassFailure();
-      OpBuilder b(module.getContext());
-      if (failed(copy->insertArgument(copy->getNumArguments(), b.getI64Type(),
-                                      /*argAttrs=*/{}, copy->getLoc())))
-        return signalPassFailure();
-      Perturber perturber(copy->getArguments().back());
-      SmallVector<std::pair<Operation *, double>> rounding;
-      copy->walk([&](Operation *op) {
-        if (double units = getRoundingUnits(op))
-          rounding.push_back({op, units});
-      });
-      for (auto [id, entry] : llvm::enumerate(rounding))
-        perturber.perturb(entry.first, entry.second, id);
-      numPerturbed += rounding.size();
-    }
+    if (failed(forEachAnalysisCopy(getOperation(), funcNames, suffix,
+                                   [&](func::FuncOp copy) {
+                                     perturbRoundings(copy);
+                                     return success();
+                                   })))
+      signalPassFailure();
+  }
+
+  /// Adds the seed argument to `copy`, a copy of the function, and perturbs
+  /// each of its rounding ops.
+  void perturbRoundings(func::FuncOp copy) {
+    OpBuilder b(copy.getContext());
+    (void)copy.insertArgument(copy.getNumArguments(), b.getI64Type(),
+                              /*argAttrs=*/{}, copy.getLoc());
+    Perturber perturber(copy.getArguments().back());
+    SmallVector<std::pair<Operation *, double>> rounding;
+    copy.walk([&](Operation *op) {
+      if (double units = getRoundingUnits(op))
+        rounding.push_back({op, units});
+    });
+    for (auto [id, entry] : llvm::enumerate(rounding))
+      perturber.perturb(entry.first, entry.second, id);
+    numPerturbed += rounding.size();
   }
 };
 } // namespace

@@ -105,7 +105,7 @@ static void compareIntegers(Comparison &c, const HostArray &ref,
 
 double DerivedTolerance::at(int64_t i) const {
   constexpr double inf = std::numeric_limits<double>::infinity();
-  double e = readElement(*bound, i);
+  double e = bound ? readElement(*bound, i) : inf;
   // A NaN bound (0 * inf in a rule) or spread is no information at all.
   double byBound = std::isnan(e) ? inf : kBoundsPerComparison * e;
   double s = i < static_cast<int64_t>(spread.size()) ? spread[i] : inf;
@@ -125,7 +125,7 @@ Comparison mlir::ga::verify::compareResult(unsigned index, const Slot &slot,
   c.type = typeToString(slot.type);
   c.isFloat = isFloatKind(slot.kind);
   c.shape = ref.shape;
-  c.derived = bound != nullptr;
+  c.derived = derived != nullptr;
   if (ref.shape != got.shape || (bound && bound->shape != ref.shape)) {
     c.status = "FAIL";
     std::string s;
@@ -179,14 +179,14 @@ Comparison mlir::ga::verify::compareResult(unsigned index, const Slot &slot,
       c.tolerance = tol;
     }
   }
-  if (!bound)
+  if (!derived)
     c.tolerance = normwise;
   c.maxRel = c.maxRef > 0
                  ? c.maxAbs / c.maxRef
                  : (c.maxAbs > 0 ? std::numeric_limits<double>::infinity() : 0);
   bool ok = c.ratio <= 1 && patternMismatch == 0;
   if (c.undetermined)
-    c.note = llvm::formatv("{0} of {1} elements have no finite bound: they "
+    c.note = llvm::formatv("{0} of {1} elements have no finite tolerance: they "
                            "are undetermined at this precision",
                            c.undetermined, n)
                  .str();

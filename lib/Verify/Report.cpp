@@ -55,6 +55,9 @@ void mlir::ga::verify::printTable(const VerifyReport &run,
   else
     os << "  tolerance: atol + rtol * max|ref| of each result (--rtol/--atol)"
           "\n";
+  if (!run.noRigorousBound.empty())
+    os << "  note: no rigorous error bound (" << run.noRigorousBound
+       << "): the tolerance is 8 spreads alone\n";
   os << llvm::formatv("  {0,-7} {1,-28} {2,-12} {3,-12} {4,-12} {5,-9} {6}\n",
                       "result", "type", "max-abs-err", "max-rel-err",
                       "tolerance", "err/tol", "status");
@@ -130,6 +133,8 @@ void mlir::ga::verify::printJson(const VerifyReport &run, int status,
     j.attribute("changed", run.changed);
     j.attribute("tolerance_rule",
                 options.derivesTolerance() ? "derived" : "normwise");
+    if (!run.noRigorousBound.empty())
+      j.attribute("no_rigorous_bound", run.noRigorousBound);
     if (!run.error.empty())
       j.attribute("error", run.error);
     j.attributeObject("time", [&] {

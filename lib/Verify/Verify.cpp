@@ -347,6 +347,7 @@ int mlir::ga::verify::verifyStep(MLIRContext &context,
     if (!derived)
       return failWith(derived.takeError());
     analysis = std::move(*derived);
+    run.noRigorousBound = analysis->noBound;
   }
 
   addEntryWrapper(*original, step);

@@ -36,6 +36,9 @@ struct AnalysisStep {
   OwningOpRef<ModuleOp> module;
   SmallVector<Slot> results;
   std::optional<Compiled> compiled;
+  /// Why the step has no rigorous bound (the spread alone is then the
+  /// tolerance); empty when it has one.
+  std::string noBound;
 };
 
 /// Derives the analysis step of `step` from a copy of `original` (before
@@ -45,7 +48,8 @@ llvm::Expected<AnalysisStep>
 deriveAnalysisStep(MLIRContext &context, ModuleOp original, func::FuncOp step);
 
 /// The derived tolerances of the reference's results `ref` on `inputs`, in
-/// `derived` (whose bounds point into the returned arrays): the bounds, and
+/// `derived` (whose bounds point into the returned arrays, empty without a
+/// rigorous bound): the bounds, and
 /// the spread of kPerturbedRuns perturbed runs. Compiles the analysis step
 /// on first use (its compile time goes to `run`).
 llvm::Expected<std::vector<HostArray>>

@@ -84,6 +84,8 @@ struct VerifyReport {
   double runSeconds[2] = {0, 0};     // fastest run
   double boundCompileSeconds = 0;    // the error-bound step, when needed
   bool boundsUsed = false;           // some result was not bitwise equal
+  std::string noRigorousBound;       // why the step has none (the spread
+                                     // alone is then the tolerance)
   SmallVector<uint64_t> seeds;       // the input sets
   /// Per result: the comparison of the input set with the worst outcome.
   std::vector<Comparison> comparisons;

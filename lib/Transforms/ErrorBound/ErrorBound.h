@@ -83,17 +83,17 @@ private:
   llvm::DenseMap<Value, Value> companions;
 };
 
-/// The functions of `module` named in `names`, or every public function with
-/// a body when `names` is empty; a name without a function is an error.
-FailureOr<SmallVector<func::FuncOp>>
-selectFunctions(ModuleOp module, ArrayRef<std::string> names);
-
-/// Adds a copy of `func` named `name` after it (a name that exists already
-/// is an error at `func`), without `ga.*` argument attributes (it is not a
-/// training step of its own), its computations generalized
-/// (generalizeComputations).
-FailureOr<func::FuncOp> cloneForAnalysis(func::FuncOp func, StringRef name,
-                                         SymbolTable &symbols);
+/// For each function of `module` named in `names` (every public function
+/// with a body when `names` is empty), adds a copy named `<name><suffix>`
+/// after it, without `ga.*` argument attributes (it is not a training step
+/// of its own) and with its computations generalized
+/// (generalizeComputations), and calls `build` on the copy. A name without
+/// a function, a taken name, a function without a body or with several
+/// blocks are errors.
+LogicalResult
+forEachAnalysisCopy(ModuleOp module, ArrayRef<std::string> names,
+                    StringRef suffix,
+                    llvm::function_ref<LogicalResult(func::FuncOp)> build);
 
 /// Rewrites aggregate ops (linalg.softmax), named linalg ops and elementwise
 /// ops on tensors of `func` into `linalg.generic`, without folding: the

@@ -41,9 +41,9 @@ LogicalResult mlir::ga::error_bound::generalizeComputations(func::FuncOp func) {
   return success();
 }
 
-FailureOr<func::FuncOp>
-mlir::ga::error_bound::cloneForAnalysis(func::FuncOp func, StringRef name,
-                                        SymbolTable &symbols) {
+/// A copy of `func` named `name` after it, see forEachAnalysisCopy.
+static FailureOr<func::FuncOp>
+cloneForAnalysis(func::FuncOp func, StringRef name, SymbolTable &symbols) {
   if (func.isDeclaration())
     return func.emitError("@") << func.getSymName() << " has no body";
   if (!func.getBody().hasOneBlock())
@@ -63,14 +63,14 @@ mlir::ga::error_bound::cloneForAnalysis(func::FuncOp func, StringRef name,
     copy.setArgAttrs(i, kept);
   }
   symbols.insert(copy, std::next(Block::iterator(func)));
-  if (failed(generalizeComputations(copy)))
+  if (failed(mlir::ga::error_bound::generalizeComputations(copy)))
     return failure();
   return copy;
 }
 
-FailureOr<SmallVector<func::FuncOp>>
-mlir::ga::error_bound::selectFunctions(ModuleOp module,
-                                       ArrayRef<std::string> names) {
+LogicalResult mlir::ga::error_bound::forEachAnalysisCopy(
+    ModuleOp module, ArrayRef<std::string> names, StringRef suffix,
+    llvm::function_ref<LogicalResult(func::FuncOp)> build) {
   for (StringRef name : names)
     if (!module.lookupSymbol<func::FuncOp>(name))
       return module.emitError() << "no function named '" << name << "'";
@@ -79,5 +79,12 @@ mlir::ga::error_bound::selectFunctions(ModuleOp module,
     if (names.empty() ? func.isPublic() && !func.isDeclaration()
                       : llvm::is_contained(names, func.getSymName()))
       targets.push_back(func);
-  return targets;
+  SymbolTable symbols(module);
+  for (func::FuncOp func : targets) {
+    FailureOr<func::FuncOp> copy =
+        cloneForAnalysis(func, (func.getSymName() + suffix).str(), symbols);
+    if (failed(copy) || failed(build(*copy)))
+      return failure();
+  }
+  return success();
 }

@@ -156,11 +156,17 @@ static Value logBound(Emitter &em, Value x, Value ex, double invLogBase) {
 /// Bound of a sum `acc + x` in a reduction of K terms: any order of the K
 /// terms rounds each by at most K u |x| in total (the classic `gamma_K`
 /// bound of a sum, spread over its terms).
-static Value reductionSum(Emitter &em, FloatType type, Value eAcc, Value ex,
-                          Value xMagnitude, Value numTerms) {
+///
+/// The accumulator's initial value is one more term (a bias, a gradient
+/// accumulated before): `u |acc|` per step covers its share, K u |init|
+/// where the terms are small against it.
+static Value reductionSum(Emitter &em, FloatType type, Value acc, Value eAcc,
+                          Value ex, Value xMagnitude, Value numTerms) {
   Value k = em.ext(numTerms);
-  Value term = em.mul(em.mul(k, em.cst(getUnitRoundoff(type))), xMagnitude);
-  return em.add(em.add(eAcc, ex), term);
+  Value u = em.cst(getUnitRoundoff(type));
+  Value term = em.mul(em.mul(k, u), xMagnitude);
+  Value init = em.mul(u, em.abs(acc));
+  return em.add(em.add(eAcc, ex), em.add(term, init));
 }
 
 LogicalResult BoundBuilder::boundScalarOp(OpBuilder &b, Operation *op,
@@ -253,7 +259,7 @@ LogicalResult BoundBuilder::boundScalarOp(OpBuilder &b, Operation *op,
             Value a = o->getOperand(0), c = o->getOperand(1);
             if (isAcc(a) || (isa<arith::AddFOp>(o) && isAcc(c))) {
               Value x = isAcc(a) ? c : a, acc = isAcc(a) ? a : c;
-              bound = reductionSum(em, type, ce(acc), ce(x), em.abs(x),
+              bound = reductionSum(em, type, acc, ce(acc), ce(x), em.abs(x),
                                    reduction->numTerms);
               return success();
             }
@@ -276,8 +282,8 @@ LogicalResult BoundBuilder::boundScalarOp(OpBuilder &b, Operation *op,
                 em.mul(ea, eb));
             if (isAcc(o.getC())) {
               Value magnitude = em.mul(em.abs(o.getA()), em.abs(o.getB()));
-              bound = reductionSum(em, type, ce(o.getC()), product, magnitude,
-                                   reduction->numTerms);
+              bound = reductionSum(em, type, o.getC(), ce(o.getC()), product,
+                                   magnitude, reduction->numTerms);
               return success();
             }
             bound = em.add(em.add(product, ce(o.getC())),
@@ -393,6 +399,11 @@ LogicalResult BoundBuilder::boundScalarOp(OpBuilder &b, Operation *op,
                 bound = em.min(bound, em.cst(2));
             }
             bound = em.add(bound, em.rounding(r, type, kLibraryUnits, true));
+            // sin and cos reduce their argument by multiples of pi: their
+            // error is absolute, of the order of their range's ulp.
+            if (isa<math::SinOp, math::CosOp>(o))
+              bound =
+                  em.add(bound, em.cst(kLibraryUnits * getUnitRoundoff(type)));
             return success();
           })
           .Case<math::PowFOp, math::FPowIOp>([&](Operation *o) {

@@ -9,9 +9,10 @@ them). Checked, per float result element:
 
     |float32 - float64| <= bound        (the bound bounds the actual error)
 
-and the error-bound function's own results are the step's, bit for bit (the
-bound is built beside the computation, which it does not change). Integer
-results must equal the float64 copy's wherever the bound does not flag them.
+for the error-bound function's own results and for the step's (lowered on
+its own, its sums may run in another order: the bound holds for every
+order). Integer results must equal the float64 copy's wherever the bound
+does not flag them.
 The tightness (largest and median ratio of error to bound) is printed: a
 bound that is too loose would hide wrong rewrites in ga-verify.
 
@@ -65,16 +66,16 @@ def check_step(args, name, path):
         values = plain(*inputs)
         out = bounded(*inputs)
         n = len(out) // 2
-        same = all(np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True)
-                   for a, b in zip(values, out[:n]))
         ref = exact(*inputs64)
         worst, ratios, undetermined, bad = 0.0, [], 0, 0
-        for v, e, x in zip(out[:n], out[n:], ref):
-            v, e, x = np.asarray(v), np.asarray(e), np.asarray(x)
+        for v, w, e, x in zip(out[:n], values, out[n:], ref):
+            v, w, e, x = np.asarray(v), np.asarray(w), np.asarray(e), np.asarray(x)
             if v.dtype.kind != "f":
-                bad += int(np.count_nonzero((v != x) & ~e.astype(bool)))
+                flagged = e.astype(bool)
+                bad += int(np.count_nonzero((v != x) & ~flagged))
+                bad += int(np.count_nonzero((w != x) & ~flagged))
                 continue
-            err = np.abs(v.astype(np.float64) - x)
+            err = np.maximum(np.abs(v.astype(np.float64) - x), np.abs(w.astype(np.float64) - x))
             bound = e.astype(np.float64)
             finite = np.isfinite(bound)
             undetermined += int(np.count_nonzero(~finite))
@@ -86,12 +87,10 @@ def check_step(args, name, path):
                 worst = max(worst, float(r.max()))
                 ratios.append(r)
         median = float(np.median(np.concatenate(ratios))) if ratios else 0.0
-        status = "PASS" if bad == 0 and same else "FAIL"
+        status = "PASS" if bad == 0 else "FAIL"
         print("%s %s seed %d: err/bound max %.3g median %.3g, %d undetermined, "
-              "%d violations, values %s" % (status, name, seed, worst, median,
-                                            undetermined, bad,
-                                            "bitwise equal" if same else "CHANGED"))
-        violations += bad + (not same)
+              "%d violations" % (status, name, seed, worst, median, undetermined, bad))
+        violations += bad
     return violations
 
 
