@@ -42,6 +42,16 @@ typedef struct MlirGAVerifyOptions {
 /// Sets `options` to ga-verify's defaults.
 MLIR_CAPI_EXPORTED void mlirGAVerifyOptionsInit(MlirGAVerifyOptions *options);
 
+/// ga-verify's rule for the derived tolerance of an element (without
+/// --rtol/--atol): the smaller of `boundsPerComparison` times its rigorous
+/// rounding-error bound (`@f_error_bound` of --ga-forward-error-bound) and
+/// `spreadsPerComparison` times its spread, the largest distance from the
+/// reference over `perturbedRuns` runs of `@f_perturbed` (seeds 1, 2, ...).
+/// One definition for every caller that compares with it (the GPU kit).
+MLIR_CAPI_EXPORTED void mlirGAVerifyToleranceRule(uint32_t *perturbedRuns,
+                                                  double *boundsPerComparison,
+                                                  double *spreadsPerComparison);
+
 /// Verifies the training step in `input` (MLIR text): calls `reportCallback`
 /// once with the report as one JSON document (the one of `ga-verify --json`:
 /// `pass`, `error`, `results`, ...) and returns 0 if every result matched, 1

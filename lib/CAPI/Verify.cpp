@@ -22,6 +22,14 @@
 
 using namespace mlir;
 
+void mlirGAVerifyToleranceRule(uint32_t *perturbedRuns,
+                               double *boundsPerComparison,
+                               double *spreadsPerComparison) {
+  *perturbedRuns = ga::verify::kPerturbedRuns;
+  *boundsPerComparison = ga::verify::kBoundsPerComparison;
+  *spreadsPerComparison = ga::verify::kSpreadsPerComparison;
+}
+
 void mlirGAVerifyOptionsInit(MlirGAVerifyOptions *options) {
   ga::verify::VerifyOptions defaults;
   options->microBatches = defaults.microBatches;

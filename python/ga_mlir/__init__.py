@@ -215,6 +215,10 @@ def _load():
                 _StringCallback, ctypes.c_void_p,
                 ctypes.POINTER(ctypes.c_ssize_t)]
             lib.mlirGARewriteGpuObjects.restype = _LogicalResult
+            lib.mlirGAVerifyToleranceRule.argtypes = [
+                ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_double),
+                ctypes.POINTER(ctypes.c_double)]
+            lib.mlirGAVerifyToleranceRule.restype = None
             lib.mlirGAVerifyOptionsInit.argtypes = [
                 ctypes.POINTER(_VerifyOptions)]
             lib.mlirGAVerifyOptionsInit.restype = None
@@ -394,6 +398,20 @@ def draw_inputs(ir, func=None, seed=0, dynamic_size=19, filename=None):
     if not result.value:
         raise PipelineError(diagnostics)
     return drawn
+
+
+def tolerance_rule():
+    """ga-verify's rule for an element's derived tolerance, as
+    (perturbed runs, bounds per comparison, spreads per comparison): the
+    tolerance is min(bounds * bound, spreads * spread), the spread the
+    largest distance from the reference over that many runs with perturbed
+    roundings (mlirGAVerifyToleranceRule; tools/ga-verify/README.md)."""
+    lib = _load()
+    runs = ctypes.c_uint32()
+    bounds, spreads = ctypes.c_double(), ctypes.c_double()
+    lib.mlirGAVerifyToleranceRule(ctypes.byref(runs), ctypes.byref(bounds),
+                                  ctypes.byref(spreads))
+    return runs.value, bounds.value, spreads.value
 
 
 def verify(path_or_text, micro_batches=4, pipeline=None, seeds=3, seed=0,

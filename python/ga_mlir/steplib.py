@@ -18,6 +18,7 @@ import numpy as np
 from . import library_dir
 from ._entry import PackedCall, packed_entry_point
 
+_FLOATS = ("f16", "bf16", "f32", "f64")
 _DTYPES = {"f32": np.float32, "f64": np.float64, "bf16": np.uint16, "f16": np.float16,
            "i64": np.int64, "i32": np.int32, "i16": np.int16, "i8": np.int8, "i1": np.bool_,
            "index": np.int64}
@@ -99,6 +100,69 @@ def build_library(ga_opt, path, out_dir, name, accumulate=None, cpu_options="", 
     except aot.CompileError as e:
         raise RuntimeError(f"ga-compile {path}: {e}") from None
     return out
+
+
+def _widen(a, element):
+    """`a` as float64, bf16's raw 16 bits read as the value they encode."""
+    a = np.asarray(a)
+    if element == "bf16":
+        a = (a.astype(np.uint32) << 16).view(np.float32)
+    return a.astype(np.float64)
+
+
+def derived_tolerances(ga_opt, path, out_dir, args, ref, func="train_step"):
+    """ga-verify's derived tolerance of every element of the results `ref` of
+    `func` (the step in the MLIR file `path`) on the arguments `args`: per
+    float result, min(B * bound, S * spread) element by element, with the
+    rule (runs, B, S) of ga_mlir.tolerance_rule(), the bound from
+    --ga-forward-error-bound and the spread the largest distance from `ref`
+    over the runs of --ga-perturb-roundings; per integer result, a bool
+    array of the elements that may differ (they derive from a comparison of
+    floats closer than their bounds). A step the bound cannot follow gets the
+    spread alone, as in ga-verify. Builds the analysis library in `out_dir`
+    (see build_library for `ga_opt`)."""
+    from . import PipelineError, run_pipeline, tolerance_rule
+    runs, per_bound, per_spread = tolerance_rule()
+    with open(path) as f:
+        text = f.read()
+    perturb = f"ga-perturb-roundings{{func={func}}}"
+    bound = f"ga-forward-error-bound{{func={func}}}"
+    try:
+        analysis = run_pipeline(text, f"builtin.module(inline,{bound},{perturb})", filename=path)
+    except PipelineError:
+        analysis, bound = run_pipeline(text, f"builtin.module(inline,{perturb})", filename=path), None
+    analysis_path = os.path.join(out_dir, "analysis.mlir")
+    os.makedirs(out_dir, exist_ok=True)
+    with open(analysis_path, "w") as f:
+        f.write(analysis)
+    lib = build_library(ga_opt, analysis_path, out_dir, "analysis")
+    _, result_types = function_type(path, func)
+    n = len(ref)
+    bounds = [None] * n
+    if bound:
+        name = func + "_error_bound"
+        bounds = CompiledStep(lib, *function_type(analysis_path, name), func=name)(*args)[n:]
+    name = func + "_perturbed"
+    moved = CompiledStep(lib, *function_type(analysis_path, name), func=name)
+    reference = [_widen(r, t.element) for r, t in zip(ref, result_types)]
+    spread = [np.zeros(np.shape(r)) for r in ref]
+    for seed in range(1, runs + 1):
+        for i, (p, t) in enumerate(zip(moved(*args, seed), result_types)):
+            if t.element in _FLOATS:
+                p = _widen(p, t.element)
+                with np.errstate(invalid="ignore"):
+                    d = np.where(p == reference[i], 0.0, np.abs(p - reference[i]))
+                spread[i] = np.where(np.isnan(d) | np.isnan(spread[i]), np.nan,
+                                     np.maximum(spread[i], d))
+    tolerances = []
+    for e, s, t in zip(bounds, spread, result_types):
+        if t.element not in _FLOATS:
+            tolerances.append(np.zeros(np.shape(s), bool) if e is None else np.asarray(e, bool))
+            continue
+        by_bound = np.inf if e is None else np.where(np.isnan(e), np.inf, per_bound * np.asarray(e, np.float64))
+        by_spread = np.where(np.isnan(s), np.inf, per_spread * s)
+        tolerances.append(np.minimum(by_bound, by_spread))
+    return tolerances
 
 
 def memref_descriptor_type(rank):

@@ -98,11 +98,21 @@ def build_corpus(kit, build, steps, log):
         # the test suite).
         ref_lib = steplib.build_library(ga_opt, path, os.path.join(
             kit, ".work", name), "ref")
+        call_args = [a if t.is_tensor else a.item()
+                     for a, t in zip(args, arg_types)]
         ref = steplib.CompiledStep(ref_lib, arg_types, result_types)(
-            *[a if t.is_tensor else a.item() for a, t in zip(args, arg_types)])
+            *call_args)
         np.savez(os.path.join(out, "inputs.npz"), *args)
         np.savez(os.path.join(out, "reference.npz"),
                  *[np.asarray(r) for r in ref])
+        # ga-verify's tolerance of every element, derived from the step on
+        # these inputs (its rounding-error bound and the spread of runs with
+        # perturbed roundings): the GPU's other order of sums is held to
+        # the rule the test suite holds the CPU lowerings to.
+        tolerances = steplib.derived_tolerances(
+            ga_opt, path, os.path.join(kit, ".work", name, "tolerance"),
+            call_args, ref)
+        np.savez(os.path.join(out, "tolerance.npz"), *tolerances)
         source = open(path).read()
         if data_parallel:
             source = subprocess.run(

@@ -51,6 +51,14 @@ UNREACHABLE = [
      "a traced step has static shapes"),
     # F.pad takes a Python number as its value: never a per-sample tensor.
     (r"^per-sample padding value$", "F.pad's value is a Python number"),
+    # The rounding-error analyses of ga-verify and the GPU kit
+    # (--ga-forward-error-bound, --ga-perturb-roundings) run on a step's
+    # copy in those tools, never when compile_train_step compiles it.
+    (r"error[- ]bound|no bound for a result of type|could not decompose "
+     r"this op|did not converge to linalg.generic|only structured control "
+     r"flow is followed|^@\{\} has no body$|^a symbol named '\{\}' exists "
+     r"already$|^no function named '\{\}'$",
+     "ga-verify's and the kit's analyses, not the frontend's pipeline"),
     # Checks of ga-mlir's own output, not of the model: met only through a
     # bug of ga-mlir, and then explained as one (_locations.explain).
     (r"internal error: |memory report: (cannot tell which allocation|calls "
