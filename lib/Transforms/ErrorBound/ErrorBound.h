@@ -66,6 +66,10 @@ public:
   LogicalResult boundScalarOp(OpBuilder &b, Operation *op,
                               const ReductionContext *reduction);
 
+  /// The flags of an integer or index result of `op` (a comparison of
+  /// floats, a conversion from float, integer arithmetic on flagged values).
+  LogicalResult boundFlagOp(OpBuilder &b, Operation *op);
+
   /// Number of ops that got a companion.
   unsigned numBounded = 0;
 

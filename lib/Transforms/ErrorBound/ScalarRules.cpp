@@ -169,89 +169,85 @@ static Value reductionSum(Emitter &em, FloatType type, Value acc, Value eAcc,
   return em.add(em.add(eAcc, ex), em.add(term, init));
 }
 
-LogicalResult BoundBuilder::boundScalarOp(OpBuilder &b, Operation *op,
-                                          const ReductionContext *reduction) {
+LogicalResult BoundBuilder::boundFlagOp(OpBuilder &b, Operation *op) {
   Location loc = op->getLoc();
   auto e = [&](Value v) { return lookup(v); };
-  auto isAcc = [&](Value v) {
-    return reduction && reduction->accumulators.contains(v);
-  };
-
-  // Integer and index results: flags, or nothing when the op is exact.
-  if (op->getNumResults() == 1 && !isa<FloatType>(op->getResult(0).getType())) {
-    Value result = op->getResult(0);
-    if (!getCompanionType(result.getType()))
+  Value result = op->getResult(0);
+  if (!getCompanionType(result.getType()))
+    return success();
+  if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
+    Value ea = e(cmp.getLhs()), eb = e(cmp.getRhs());
+    auto p = cmp.getPredicate();
+    if ((!ea && !eb) || p == arith::CmpFPredicate::ORD ||
+        p == arith::CmpFPredicate::UNO ||
+        p == arith::CmpFPredicate::AlwaysTrue ||
+        p == arith::CmpFPredicate::AlwaysFalse)
       return success();
-    if (auto cmp = dyn_cast<arith::CmpFOp>(op)) {
-      Value ea = e(cmp.getLhs()), eb = e(cmp.getRhs());
-      auto p = cmp.getPredicate();
-      if ((!ea && !eb) || p == arith::CmpFPredicate::ORD ||
-          p == arith::CmpFPredicate::UNO ||
-          p == arith::CmpFPredicate::AlwaysTrue ||
-          p == arith::CmpFPredicate::AlwaysFalse)
-        return success();
-      Emitter em{b, loc,
-                 cast<FloatType>(getCompanionType(cmp.getLhs().getType()))};
-      // The order of two values closer than their bounds may flip.
-      Value gap = em.abs(em.sub(em.ext(cmp.getLhs()), em.ext(cmp.getRhs())));
-      set(result, em.cmp(arith::CmpFPredicate::OLE, gap,
-                         em.add(em.ext(ea), em.ext(eb))));
+    Emitter em{b, loc,
+               cast<FloatType>(getCompanionType(cmp.getLhs().getType()))};
+    // The order of two values closer than their bounds may flip.
+    Value gap = em.abs(em.sub(em.ext(cmp.getLhs()), em.ext(cmp.getRhs())));
+    set(result,
+        em.cmp(arith::CmpFPredicate::OLE, gap, em.add(em.ext(ea), em.ext(eb))));
+    return success();
+  }
+  if (isa<arith::FPToSIOp, arith::FPToUIOp>(op)) {
+    Value a = op->getOperand(0), ea = e(a);
+    if (!ea)
       return success();
-    }
-    if (isa<arith::FPToSIOp, arith::FPToUIOp>(op)) {
-      Value a = op->getOperand(0), ea = e(a);
-      if (!ea)
-        return success();
-      Emitter em{b, loc, cast<FloatType>(ea.getType())};
-      Value lo = math::TruncOp::create(b, loc, em.sub(em.ext(a), ea));
-      Value hi = math::TruncOp::create(b, loc, em.add(em.ext(a), ea));
-      set(result, em.cmp(arith::CmpFPredicate::ONE, lo, hi));
-      return success();
-    }
-    if (auto sel = dyn_cast<arith::SelectOp>(op)) {
-      Value flag;
-      if (Value ec = e(sel.getCondition())) {
-        Value differ =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                  sel.getTrueValue(), sel.getFalseValue());
-        flag = arith::AndIOp::create(b, loc, ec, differ);
-      }
-      Value ex = e(sel.getTrueValue()), ey = e(sel.getFalseValue());
-      if (ex || ey) {
-        Value f = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
-        flag = orFlags(b, loc, flag,
-                       arith::SelectOp::create(b, loc, sel.getCondition(),
-                                               ex ? ex : f, ey ? ey : f));
-      }
-      set(result, flag);
-      return success();
-    }
-    if (isa<arith::BitcastOp>(op)) {
-      if (e(op->getOperand(0)))
-        return op->emitError("no error bound through a bitcast of an inexact "
-                             "value");
-      return success();
-    }
-    if (op->getDialect() != b.getContext()->getLoadedDialect("arith") &&
-        !isa<math::IPowIOp, math::AbsIOp, math::CountLeadingZerosOp>(op))
-      return op->emitError("no error-bound rule for '")
-             << op->getName() << "' with inexact operands";
+    Emitter em{b, loc, cast<FloatType>(ea.getType())};
+    Value lo = math::TruncOp::create(b, loc, em.sub(em.ext(a), ea));
+    Value hi = math::TruncOp::create(b, loc, em.add(em.ext(a), ea));
+    set(result, em.cmp(arith::CmpFPredicate::ONE, lo, hi));
+    return success();
+  }
+  if (auto sel = dyn_cast<arith::SelectOp>(op)) {
     Value flag;
-    for (Value operand : op->getOperands())
-      if (Value f = e(operand))
-        flag = orFlags(b, loc, flag, f);
+    if (Value ec = e(sel.getCondition())) {
+      Value differ =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                sel.getTrueValue(), sel.getFalseValue());
+      flag = arith::AndIOp::create(b, loc, ec, differ);
+    }
+    Value ex = e(sel.getTrueValue()), ey = e(sel.getFalseValue());
+    if (ex || ey) {
+      Value f = arith::ConstantOp::create(b, loc, b.getBoolAttr(false));
+      flag = orFlags(b, loc, flag,
+                     arith::SelectOp::create(b, loc, sel.getCondition(),
+                                             ex ? ex : f, ey ? ey : f));
+    }
     set(result, flag);
     return success();
   }
+  if (isa<arith::BitcastOp>(op)) {
+    if (e(op->getOperand(0)))
+      return op->emitError("no error bound through a bitcast of an inexact "
+                           "value");
+    return success();
+  }
+  if (op->getDialect() != b.getContext()->getLoadedDialect("arith") &&
+      !isa<math::IPowIOp, math::AbsIOp, math::CountLeadingZerosOp>(op))
+    return op->emitError("no error-bound rule for '")
+           << op->getName() << "' with inexact operands";
+  Value flag;
+  for (Value operand : op->getOperands())
+    if (Value f = e(operand))
+      flag = orFlags(b, loc, flag, f);
+  set(result, flag);
+  return success();
+}
 
-  if (op->getNumResults() != 1)
-    return op->emitError("no error-bound rule for '") << op->getName() << "'";
-  Value r = op->getResult(0);
+/// The bound of `op`'s result `r` if `op` is a basic operation (IEEE-rounded
+/// arithmetic, conversions, exact selections); sets `handled`.
+static Value boundBasicOp(Emitter &em, Operation *op, const BoundBuilder &bb,
+                          const ReductionContext *reduction, bool &handled) {
+  Value r = op->getResult(0), bound;
   auto type = cast<FloatType>(r.getType());
-  Emitter em{b, loc, cast<FloatType>(getCompanionType(type))};
+  auto e = [&](Value v) { return bb.lookup(v); };
   auto ce = [&](Value v) { return em.ext(e(v)); };
-
-  Value bound;
+  auto isAcc = [&](Value v) {
+    return reduction && reduction->accumulators.contains(v);
+  };
   LogicalResult status =
       llvm::TypeSwitch<Operation *, LogicalResult>(op)
           .Case<arith::ConstantOp>([&](auto) { return success(); })
@@ -337,6 +333,23 @@ LogicalResult BoundBuilder::boundScalarOp(OpBuilder &b, Operation *op,
             }
             return success();
           })
+          .Default([&](Operation *) { return failure(); });
+  handled = succeeded(status);
+  return bound;
+}
+
+/// The bound of `op`'s result `r` if `op` is a library function (sqrt, exp,
+/// log, tanh, pow, ...) or a step function; sets `handled`.
+static Value boundLibraryOp(Emitter &em, Operation *op, const BoundBuilder &bb,
+                            bool &handled) {
+  Value r = op->getResult(0), bound;
+  auto type = cast<FloatType>(r.getType());
+  auto e = [&](Value v) { return bb.lookup(v); };
+  auto ce = [&](Value v) { return em.ext(e(v)); };
+  OpBuilder &b = em.b;
+  Location loc = em.loc;
+  LogicalResult status =
+      llvm::TypeSwitch<Operation *, LogicalResult>(op)
           .Case<math::SqrtOp>([&](math::SqrtOp o) {
             // |sqrt(a') - sqrt(a)| = |a' - a| / (sqrt(a') + sqrt(a))
             //                     <= e / max(sqrt(a), sqrt(e)).
@@ -429,12 +442,26 @@ LogicalResult BoundBuilder::boundScalarOp(OpBuilder &b, Operation *op,
             bound = em.guarded(ea, [&] { return em.add(ea, em.cst(1)); });
             return success();
           })
-          .Default([&](Operation *o) {
-            return o->emitError("no error-bound rule for '")
-                   << o->getName() << "'";
-          });
-  if (failed(status))
-    return failure();
+          .Default([&](Operation *) { return failure(); });
+  handled = succeeded(status);
+  return bound;
+}
+
+LogicalResult BoundBuilder::boundScalarOp(OpBuilder &b, Operation *op,
+                                          const ReductionContext *reduction) {
+  // Integer and index results: flags, or nothing when the op is exact.
+  if (op->getNumResults() == 1 && !isa<FloatType>(op->getResult(0).getType()))
+    return boundFlagOp(b, op);
+  if (op->getNumResults() != 1)
+    return op->emitError("no error-bound rule for '") << op->getName() << "'";
+  Value r = op->getResult(0);
+  Emitter em{b, op->getLoc(), cast<FloatType>(getCompanionType(r.getType()))};
+  bool handled = false;
+  Value bound = boundBasicOp(em, op, *this, reduction, handled);
+  if (!handled)
+    bound = boundLibraryOp(em, op, *this, handled);
+  if (!handled)
+    return op->emitError("no error-bound rule for '") << op->getName() << "'";
   set(r, bound);
   if (bound)
     ++numBounded;
