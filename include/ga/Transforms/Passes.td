@@ -638,7 +638,8 @@ def ForwardErrorBound : Pass<"ga-forward-error-bound", "ModuleOp"> {
     vectorized, multi-threaded or BLAS evaluation may add the terms, and for
     the rewritten step's split of the batch into micro-batches. `ga-verify`
     compares the reference and the rewritten step element by element to the
-    sum of their two bounds.
+    smaller of twice this bound and 8 spreads of `--ga-perturb-roundings`
+    (tools/ga-verify/README.md): deep steps make this bound loose.
 
     Named linalg ops and elementwise ops on tensors are generalized first;
     `linalg.generic` (payloads of arith and math ops, `linalg.index`,

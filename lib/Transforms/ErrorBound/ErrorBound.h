@@ -9,7 +9,8 @@
 //
 // Invariant: the companions are built beside the original ops, which are
 // kept (or rebuilt with the same operands and payloads), so the function
-// still computes its own results bit for bit.
+// still performs its own operations (lowered on its own, its sums may run in
+// another order; the bound holds for every order).
 //
 //===----------------------------------------------------------------------===//
 
