@@ -15,11 +15,13 @@ from ._convolutions import ConvolutionForms
 from ._decompositions import _decomposition_table, one_hot
 from ._locations import (UNLOCATED, _first_location, _innermost_user_line,
                          current_user_line, describe_location, kept_frame,
-                         locate_graph, preserve_backward_locations)
+                         locate_graph, preserve_backward_locations,
+                         pytorch_operation)
 from ._metrics import Metrics, split_result
 from ._modules import batch_first_forms
 from ._optimizers import _Optimizer
 from ._rewrites import rewrite_graph
+from ._writes import refuse_argument_writes
 
 
 class _LossModule(torch.nn.Module):
@@ -410,6 +412,7 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
         table.update(draws.table())
     gm = _trace(fn, flat, table, model, exact_statistics)
     locate_graph(gm.graph)
+    refuse_argument_writes(gm.graph, flat, model)
     _refuse_data_dependent_sizes(gm.graph)
     rewrite_graph(gm)
     _refuse_random_ops(gm.graph)
@@ -589,8 +592,9 @@ def _lowering_error(errors):
         where = describe_location(location)
         what = "of this line (or of its backward)" if where != UNLOCATED \
             else "that it gives no line (named in its words)"
-        lines.append(f"{where}: error: torch-mlir cannot lower the PyTorch "
-                     f"operation {what} to linalg: rewrite it with other "
+        lines.append(f"{where}: error: torch-mlir cannot lower "
+                     f"{pytorch_operation(message)}the PyTorch operation "
+                     f"{what}, to linalg: rewrite it with other "
                      "operations, or report it (torch-mlir: "
                      f"{message.splitlines()[0]})")
     return CompileError("torch-mlir could not lower the step to "

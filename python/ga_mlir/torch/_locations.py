@@ -186,6 +186,44 @@ def locate_graph(graph):
         i = bisect.bisect_left(keys, nr)
         if i < len(forward):
             node.meta["stack_trace"] = forward[i][1]
+    _locate_from_neighbours(graph)
+
+
+def _locate_from_neighbours(graph, limit=256):
+    """A node that still has no user's frame gets those of the nearest node
+    that has one along its uses, then its operands (breadth first, users
+    before operands at each distance, at most `limit` nodes looked at):
+    operations that run without the model's frames and without an autograd
+    node of their own, such as the sum that autograd's engine makes of a
+    tensor's gradients from its several uses (located at the backward that
+    reads it: the operation that made the tensor), the copy that
+    functionalization appends for an argument written in place (at the
+    write), or the optimizer's update (at the gradient it reads)."""
+    located = {node: node.meta["stack_trace"] for node in graph.nodes
+               if node.op == "call_function" and node.meta.get("stack_trace")}
+    for node in graph.nodes:
+        if node.op != "call_function" or node in located:
+            continue
+        seen, frontier, found = {node}, [node], None
+        while frontier and found is None and len(seen) < limit:
+            following = []
+            for current in frontier:
+                for other in [*current.users, *current.all_input_nodes]:
+                    if other in seen:
+                        continue
+                    seen.add(other)
+                    if other in located:
+                        found = other
+                        break
+                    # Not through an argument or the results: everything
+                    # that reads a parameter is "near" it.
+                    if other.op == "call_function":
+                        following.append(other)
+                if found is not None:
+                    break
+            frontier = following
+        if found is not None:
+            node.meta["stack_trace"] = located[found]
 
 
 # Where a refusal has no line of the model: an option, or an operation that
@@ -411,6 +449,21 @@ def explain(diagnostic):
         "limitation or a bug of ga-mlir: please report it with the line)")
     return (f"{where}: {severity}: {words} (ga-mlir: {first})"
             + (f"\n{rest}" if rest else ""))
+
+
+def pytorch_operation(message):
+    """"torch.X (torch.ops.aten.X), " for the PyTorch operation that a
+    message of torch-mlir names ('torch.aten.X' or a torch.operator named
+    "torch.aten.X"; torch.ops.aten.X alone when torch has no function X),
+    or ""."""
+    found = re.search(r"""['"]torch\.aten\.(\w+)""", message)
+    if not found:
+        return ""
+    name = found.group(1)
+    public = f"torch.{name} (torch.ops.aten.{name})" if hasattr(
+        torch, name) and not name.startswith("_") else \
+        f"torch.ops.aten.{name}"
+    return public + ", "
 
 
 def describe_location(location):

@@ -77,8 +77,10 @@ def refused(name, model, marker=None, path=__file__, **options):
         print(f"{name}: refused: {first}")
         print(f"{name}: in PyTorch words: {in_pytorch_words(text, first)}")
         if marker:
-            lines = [f"{path}:{line_of(path, m)}:" for m in marker.split("|")]
-            located = any(where in first for where in lines)
+            lines = [f"{path}:{line_of(path, m)}" for m in marker.split("|")]
+            # file:line: error, or file:line (called from ...): error
+            located = any(re.search(re.escape(where) + "[: ]", first)
+                          for where in lines)
             print(f"{name}: located at the model's line: {located}")
     except TypeError as error:
         print(f"{name}: TypeError: {error}")
@@ -255,6 +257,78 @@ refused("cnn-overlap", WithOverlappingPool(), "overlap")
 # CHECK: options: TypeError: compile_train_step: unknown option 'no_such_option'
 refused("options", zoo.MLP(), no_such_option=1)
 
+
+
+# Refusals whose operation has no line of its own in the trace: a copy that
+# functionalization appends for a parameter written in place, the sum that
+# autograd's engine makes of a gradient from several uses, an operation that
+# torch-mlir cannot lower. Each names the model's line, and none of its
+# errors says "no line of the model".
+class WithMaxNorm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(12, 8, max_norm=1.0)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x):
+        ids = (x.abs() * 4).long().clamp(max=11)
+        return self.fc(self.emb(ids).mean(1))  # max norm
+
+
+class WithBalanceLoss(zoo.MLP):
+    """A mixture of experts whose load-balancing term (Switch Transformer)
+    uses the share of the batch that each expert gets."""
+
+    def __init__(self):
+        super().__init__()
+        self.gate = nn.Linear(12, 4)
+
+    def forward(self, x):
+        probs = self.gate(x).softmax(-1)  # router
+        share = probs.mean(0)
+        balance = 4 * (share * probs).sum(-1).mean()  # balance
+        return self.net(x) + 0.01 * balance
+
+
+class WithLgamma(zoo.MLP):
+    def forward(self, x):
+        return torch.lgamma(self.net(x).abs() + 1)  # lgamma
+
+
+def every_error_located(name, model):
+    """Whether every error of the refusal names a line."""
+    try:
+        compile_train_step(model, zoo.classification_loss,
+                           torch.optim.SGD(model.parameters(), lr=0.1),
+                           example_inputs=zoo.mlp_batch(
+                               torch.Generator().manual_seed(0)),
+                           micro_batches=2)
+    except CompileError as error:
+        print(f"{name}: every error names a line: "
+              f"{'no line of the model' not in str(error)}")
+
+
+# CHECK: max-norm: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: this line writes into the parameter 'emb.weight' in place (nn.Embedding(max_norm=...) renormalizes
+# CHECK: max-norm: in PyTorch words: True
+# CHECK: max-norm: located at the model's line: True
+# CHECK: max-norm: every error names a line: True
+refused("max-norm", WithMaxNorm(), "max norm")
+every_error_located("max-norm", WithMaxNorm())
+# The balance term couples the samples twice: in the forward (each sample's
+# term reads the batch's share) and in the backward (the router's gradient,
+# summed over the term's two uses of probs, at the router's line).
+# CHECK: balance: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: each sample's computation here uses a value computed from the whole batch
+# CHECK: balance: in PyTorch words: True
+# CHECK: balance: located at the model's line: True
+# CHECK: balance: every error names a line: True
+refused("balance", WithBalanceLoss(), "balance|router")
+every_error_located("balance", WithBalanceLoss())
+# CHECK: lgamma: refused: {{.*}}torch-refusals.py:{{[0-9]+}}{{.*}}: error: torch-mlir cannot lower torch.lgamma (torch.ops.aten.lgamma), the PyTorch operation of this line
+# CHECK: lgamma: in PyTorch words: True
+# CHECK: lgamma: located at the model's line: True
+# CHECK: lgamma: every error names a line: True
+refused("lgamma", WithLgamma(), "lgamma")
+every_error_located("lgamma", WithLgamma())
 
 # CHECK: optimizer: refused: optimizer RMSprop is not supported (SGD, Adam and AdamW are)
 try:
