@@ -178,13 +178,13 @@ class Metrics:
 
 def scalar_metrics(metrics):
     """{name: float} of the 0-d tensors of `metrics` (a step's or loss_fn's
-    metrics structure), named by their path ("accuracy", "[0]",
-    "aux.balance"): what the analytics log beside the loss."""
+    metrics structure), named by their path ("accuracy", "stats.0",
+    "aux.balance"; "metric" for a tensor alone): what the analytics log
+    beside the loss."""
     named = {}
     for path, leaf in pytree.tree_flatten_with_path(metrics)[0]:
         if isinstance(leaf, torch.Tensor) and leaf.dim() == 0:
-            name = pytree.keystr(path).lstrip(".")
-            name = name.replace("['", "").replace("']", "").replace(
-                "][", ".").strip("[]") or "metric"
-            named[name] = float(leaf.detach())
+            name = ".".join(str(getattr(key, "key", getattr(
+                key, "idx", getattr(key, "name", key)))) for key in path)
+            named[name or "metric"] = float(leaf.detach())
     return named

@@ -450,7 +450,11 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
     optimizer.zero_grad()` with gradient accumulation over micro-batches.
 
     model: a torch.nn.Module (float32 parameters on the CPU).
-    loss_fn(model, *inputs): the scalar loss of the whole batch.
+    loss_fn(model, *inputs): the scalar loss of the whole batch, or
+        (loss, metrics) with metrics a tensor or a dict, tuple or list of
+        tensors (nested): the step then returns (loss, metrics) with the
+        whole batch's values (sums, means, max/min over the batch and
+        per-sample tensors; others are refused at their line: _metrics).
     optimizer: torch.optim.SGD (momentum, dampening, nesterov, weight decay,
         maximize), Adam or AdamW over (some of) the model's parameters.
     example_inputs: the per-sample inputs of one batch (tensors).

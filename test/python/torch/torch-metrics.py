@@ -11,12 +11,14 @@
 
 import copy
 import sys
+import tempfile
 
 import torch
 import torch.nn.functional as F
 
 import zoo
-from ga_mlir.torch import CompileError, compile_train_step
+from ga_mlir.torch import CompileError, compare, compile_train_step, \
+    load_step
 
 
 def accuracy(model, x, y):
@@ -65,7 +67,7 @@ def flat(structure):
     return torch.utils._pytree.tree_flatten_with_path(structure)
 
 
-def compare(name, loss_fn, make_batch=zoo.mlp_batch, ns=(1, 4)):
+def against_pytorch(name, loss_fn, make_batch=zoo.mlp_batch, ns=(1, 4)):
     """One step compiled with each N against PyTorch's full-batch step."""
     failures = 0
     for n in ns:
@@ -116,15 +118,47 @@ def compare(name, loss_fn, make_batch=zoo.mlp_batch, ns=(1, 4)):
 failures = 0
 # CHECK: accuracy N=1: {{.*}} OK
 # CHECK: accuracy N=4: {{.*}} OK
-failures += compare("accuracy", accuracy)
+failures += against_pytorch("accuracy", accuracy)
 # CHECK: token-normalized N=1: {{.*}} OK
 # CHECK: token-normalized N=4: {{.*}} OK
-failures += compare("token-normalized", token_normalized, padded_batch)
+failures += against_pytorch("token-normalized", token_normalized,
+                            padded_batch)
 # CHECK: several N=1: {{.*}} OK
 # CHECK: several N=4: {{.*}} OK
-failures += compare("several", several)
+failures += against_pytorch("several", several)
 # CHECK: per-sample N=4: {{.*}} OK
-failures += compare("per-sample", per_sample, ns=(4,))
+failures += against_pytorch("per-sample", per_sample, ns=(4,))
+
+
+# A saved step returns the same structure (the signature records it), and
+# compare() reports the 0-d metrics of every configuration beside the loss.
+# CHECK: saved: same results: True
+torch.manual_seed(1)
+model = zoo.MLP()
+other = copy.deepcopy(model)
+batch = zoo.mlp_batch(torch.Generator().manual_seed(5))
+step = compile_train_step(model, several, torch.optim.SGD(
+    model.parameters(), lr=0.1), example_inputs=batch, micro_batches=4)
+with tempfile.TemporaryDirectory() as directory:
+    step.save(directory)
+    loaded = load_step(directory, other, torch.optim.SGD(other.parameters(),
+                                                         lr=0.1))
+    got, want = flat(loaded(*batch)), flat(step(*batch))
+same = got[1] == want[1] and all(torch.equal(a, b) for (_, a), (_, b) in
+                                 zip(got[0], want[0]))
+print(f"saved: same results: {same}")
+failures += not same
+# CHECK: compare: metrics ['accuracy', 'correct', 'stats.0', 'stats.1', 'worst'] as PyTorch's: True
+model = zoo.MLP()
+report = compare(model, several, torch.optim.SGD(model.parameters(), lr=0.1),
+                 [zoo.mlp_batch(torch.Generator().manual_seed(k))
+                  for k in range(2)], micro_batches=[4], progress=False)
+base, ga = (c["metrics"] for c in report["configurations"])
+agree = sorted(base) == sorted(ga) and all(
+    abs(a - b) <= 1e-4 * max(1.0, abs(b)) for k in base
+    for a, b in zip(ga[k], base[k]))
+print(f"compare: metrics {sorted(ga)} as PyTorch's: {agree}")
+failures += not agree
 
 
 def refused(name, loss_fn, marker):
