@@ -273,7 +273,8 @@ def call_step(library, spec, model, inputs, hyper, in_place,
               arguments=None, expected=None):
     """One call of `library` (a CpuLibrary or CudaLibrary) laid out as
     `spec` (a _Spec), updating the parameters, states and buffers; returns
-    the loss (with the metrics: _metrics.Metrics.pack). `hyper`: the 0-d hyper-parameter tensors, reused between
+    the loss (with the metrics: _metrics.Metrics.pack). `hyper`: the 0-d
+    hyper-parameter tensors, reused between
     calls; `in_place`: the (result, argument) pairs the library writes in
     place; `arguments`: see CpuLibrary.run; `expected`: see
     check_argument_types."""

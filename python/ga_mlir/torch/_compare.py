@@ -28,9 +28,9 @@ side by side), and TensorBoard event files under OUT/tensorboard/<config>
 (`tensorboard --logdir OUT/tensorboard`): scalars loss,
 loss_relative_difference, samples_per_s, memory/measured_bytes,
 memory/static_bytes and metrics/<name> for each 0-d metric that loss_fn
-returns beside the loss (`(loss, {"accuracy": ...})`; also in report.json,
-per configuration, as "metrics": {name: [value per step]}). Progress bars (tqdm) show the compiles (once they take
-more than two seconds) and the runs.
+returns beside the loss (`(loss, {"accuracy": ...})`; also in report.json, per
+configuration, as "metrics": {name: [value per step]}). Progress bars (tqdm)
+show the compiles (once they take more than two seconds) and the runs.
 """
 
 import copy

@@ -6,13 +6,12 @@ parameter, `num_states[i]` of them), 0-d hyper-parameters (`num_hyper` per
 trainable parameter), then the inputs; it returns the new parameters, the
 new states, the new values of the buffers the forward updates
 (`mutated_buffers`), the loss and the metrics loss_fn returns beside it
-(`metrics`: _metrics.Metrics.to_json). `StepLayout` records that layout by name,
-shape and dtype, with what the compiled library does with it (the results
-written in place into arguments, the number of micro-batches, the target),
-and serializes to JSON: it is the signature a saved step is checked
-against when it is loaded (`check`). It also names the library's entry
-point (`entry_point`: the packed `_ga_packed_train_step`, see
-ga_mlir._entry).
+(`metrics`: _metrics.Metrics.to_json). `StepLayout` records that layout by
+name, shape and dtype, with what the compiled library does with it (the
+results written in place into arguments, the number of micro-batches, the
+target), and serializes to JSON: it is the signature a saved step is checked
+against when it is loaded (`check`). It also names the library's entry point
+(`entry_point`: the packed `_ga_packed_train_step`, see ga_mlir._entry).
 
 Format 2 (this one) is format 1 plus `entry_point`: format-1 libraries are
 called with one C argument per tensor (at most 1024 through ctypes) and are

@@ -54,7 +54,8 @@ def split_result(value, loss_fn):
             if not isinstance(leaf, torch.Tensor):
                 raise CompileError(
                     f"{_where(loss_fn)}: error: loss_fn returns "
-                    f"{_what(leaf)} as metrics{pytree.keystr(path)}: the compiled step returns "
+                    f"{_what(leaf)} as metrics{pytree.keystr(path)}: the "
+                    "compiled step returns "
                     "tensors only (computed for the whole batch); return "
                     "it as a tensor (torch.tensor(v) of a constant), or "
                     "compute a Python value from the step's result")

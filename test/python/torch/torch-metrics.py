@@ -110,7 +110,8 @@ def against_pytorch(name, loss_fn, make_batch=zoo.mlp_batch, ns=(1, 4)):
         failures += bad is not None
         names = [torch.utils._pytree.keystr(k) for k, _ in flat(metrics)[0]]
         print(f"{name} N={n}: metrics {names} "
-              f"max |err| {worst:.2g} {'OK' if bad is None else 'FAIL ' + bad}",
+              f"max |err| {worst:.2g} "
+              f"{'OK' if bad is None else 'FAIL ' + bad}",
               flush=True)
     return failures
 
