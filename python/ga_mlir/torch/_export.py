@@ -21,7 +21,7 @@ from ._metrics import Metrics, split_result
 from ._modules import batch_first_forms
 from ._optimizers import _Optimizer
 from ._rewrites import rewrite_graph
-from ._writes import refuse_argument_writes
+from ._writes import refuse_argument_writes, refuse_buffer_writes
 
 
 class _LossModule(torch.nn.Module):
@@ -383,10 +383,7 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
         unused, mutated, metrics = _probe(model, loss_fn, example_inputs)
     others = sorted(mutated - _batch_norm_buffers(model))
     if others:
-        raise CompileError(
-            f"the forward updates the buffers {', '.join(others)} in place, "
-            "which the traced step would lose: only BatchNorm's running "
-            "statistics are carried as results of the step")
+        refuse_buffer_writes(model, loss_fn, example_inputs, others)
     batch_dims = list(batch_dims or [0] * len(example_inputs))
     layouts = _draw_layouts(model, loss_fn, example_inputs, batch_dims,
                             exact_statistics)
