@@ -325,6 +325,13 @@ _EXPLANATIONS = [
      "exactly (a product, a cumulative or ordered reduction, an argmax "
      "that keeps the first maximum): reduce over the batch with sum, mean, "
      "max or min, or compute it per sample"),
+    # A per-sample result in a process group.
+    (r"the step returns this per-sample value, which no rank holds",
+     "loss_fn returns this line's per-sample tensor (a metric with the "
+     "batch dimension), but in a process group each rank holds only its "
+     "shard of the batch: return a reduction over the batch (a sum, mean, "
+     "max or min) instead, or compute the per-sample values outside the "
+     "step"),
     # Batch dimensions in different places.
     (r"per-sample along different (loop )?dimensions|"
      r"operands are per-sample along different dimensions|"
