@@ -1,7 +1,7 @@
 """Metrics beside the loss: `loss_fn` may return `(loss, metrics)`.
 
 `metrics` is a tensor, or a dict, tuple or list of them (nested, in any
-mix; None leaves stay None). The compiled step returns the loss and the
+mix; None stays None). The compiled step returns the loss and the
 metrics in the same structure, with the values PyTorch computes for the
 whole batch. Nothing here decides how a metric is combined over
 micro-batches: each metric tensor is one more result of `@train_step`, and
@@ -43,15 +43,16 @@ def _what(value):
 
 def split_result(value, loss_fn):
     """(loss, the metric tensors in order, their structure: a pytree
-    TreeSpec, or None when loss_fn returned the loss alone) of the value
-    `loss_fn` returned; CompileError for another form."""
+    TreeSpec and the positions of its None leaves, or None when loss_fn
+    returned the loss alone) of the value `loss_fn` returned; CompileError
+    for another form."""
     if isinstance(value, torch.Tensor) and value.dim() == 0:
         return value, [], None
     if isinstance(value, (tuple, list)) and len(value) == 2 and \
             isinstance(value[0], torch.Tensor) and value[0].dim() == 0:
         leaves, structure = pytree.tree_flatten(value[1])
         for path, leaf in pytree.tree_flatten_with_path(value[1])[0]:
-            if not isinstance(leaf, torch.Tensor):
+            if leaf is not None and not isinstance(leaf, torch.Tensor):
                 raise CompileError(
                     f"{_where(loss_fn)}: error: loss_fn returns "
                     f"{_what(leaf)} as metrics{pytree.keystr(path)}: the "
@@ -59,7 +60,9 @@ def split_result(value, loss_fn):
                     "tensors only (computed for the whole batch); return "
                     "it as a tensor (torch.tensor(v) of a constant), or "
                     "compute a Python value from the step's result")
-        return value[0], leaves, structure
+        nones = [i for i, leaf in enumerate(leaves) if leaf is None]
+        return value[0], [t for t in leaves if t is not None], \
+            (structure, nones)
     what = f"a {type(value).__name__} of {len(value)}" if isinstance(
         value, (tuple, list)) else _what(value)
     raise CompileError(
@@ -77,15 +80,20 @@ class Metrics:
     simplifications (`return loss, {"loss": loss}`, the same mean written
     twice) is one result of the step, not two (see distinct_results)."""
 
-    def __init__(self, structure=None, types=(), sources=None):
+    def __init__(self, structure=None, types=(), sources=None, nones=()):
         self.structure = structure
+        self.nones = list(nones)  # the positions of None leaves
         self.types = [(tuple(s), d) for s, d in types]
         self.sources = list(sources) if sources is not None else \
             list(range(1 + len(self.types)))
 
     @classmethod
     def of(cls, leaves, structure):
-        return cls(structure, [(t.shape, t.dtype) for t in leaves])
+        """From split_result's metric tensors and structure."""
+        if structure is None:
+            return cls()
+        return cls(structure[0], [(t.shape, t.dtype) for t in leaves],
+                   nones=structure[1])
 
     def __len__(self):
         """The number of the step's results after the loss."""
@@ -105,8 +113,10 @@ class Metrics:
         if self.structure is None:
             return loss
         last = [loss, *values]
-        return loss, pytree.tree_unflatten(
-            [last[j] for j in self.sources[1:]], self.structure)
+        leaves = [last[j] for j in self.sources[1:]]
+        for i in self.nones:
+            leaves.insert(i, None)
+        return loss, pytree.tree_unflatten(leaves, self.structure)
 
     def distinct_results(self, module, first):
         """Makes the results of @train_step (in `module`, torch-mlir's
@@ -156,7 +166,7 @@ class Metrics:
         return {"structure": pytree.treespec_dumps(self.structure),
                 "types": [[list(s), str(d).replace("torch.", "")]
                           for s, d in self.types],
-                "sources": self.sources}
+                "sources": self.sources, "nones": self.nones}
 
     @classmethod
     def from_json(cls, data):
@@ -170,7 +180,7 @@ class Metrics:
                                    "a saved step")
             types.append((shape, dtype))
         return cls(pytree.treespec_loads(data["structure"]), types,
-                   data["sources"])
+                   data["sources"], data.get("nones", ()))
 
     def __eq__(self, other):
         return isinstance(other, Metrics) and \
