@@ -15,8 +15,8 @@ from ._convolutions import ConvolutionForms
 from ._decompositions import _decomposition_table, one_hot
 from ._locations import (UNLOCATED, _first_location, _innermost_user_line,
                          current_user_line, describe_location, kept_frame,
-                         locate_graph, preserve_backward_locations,
-                         pytorch_operation)
+                         locate_failures, locate_graph,
+                         preserve_backward_locations, pytorch_operation)
 from ._metrics import Metrics, split_result
 from ._modules import batch_first_forms
 from ._optimizers import _Optimizer
@@ -557,12 +557,12 @@ def _import_to_linalg(gm, graphs=None):
         return True  # handled: not printed
 
     handler = context.attach_diagnostic_handler(collect)
+    importer = FxImporter(context=context)  # lowered in place
     try:
         if graphs is None:
             module = stateless_fx_import(
                 gm, output_type="linalg-on-tensors", model_name="train_step",
-                fx_importer=FxImporter(context=context),
-                allow_non_finites=True)
+                fx_importer=importer, allow_non_finites=True)
         else:
             module = _import_graphs(context, graphs)
         with context:
@@ -575,7 +575,8 @@ def _import_to_linalg(gm, graphs=None):
             raise CompileError(
                 "torch-mlir could not lower the step to linalg-on-tensors: " +
                 str(error).strip().splitlines()[0]) from None
-        raise _lowering_error(errors) from None
+        raise _lowering_error(locate_failures(
+            errors, importer.module if graphs is None else None)) from None
     finally:
         handler.detach()
     return module

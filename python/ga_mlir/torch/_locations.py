@@ -473,6 +473,76 @@ def pytorch_operation(message):
     return public + ", "
 
 
+def _nearest_located(op, limit=256):
+    """The location of the nearest op (torch-mlir's MLIR Python API) that
+    names a file, breadth first over the users of `op`'s results and the
+    producers of its operands (users first), or None."""
+    def has_file(location):
+        return bool(re.search(r'"[^"]+":\d+', str(location)))
+
+    seen, frontier = set(), [op]
+    while frontier and len(seen) < limit:
+        following = []
+        for current in frontier:
+            neighbours = [use.owner for result in current.results
+                          for use in result.uses]
+            neighbours += [operand.owner for operand in current.operands
+                           if hasattr(operand.owner, "location")]
+            for other in neighbours:
+                key = other.operation if hasattr(other, "operation") \
+                    else other
+                if key in seen:
+                    continue
+                seen.add(key)
+                if has_file(other.location):
+                    return other.location
+                following.append(other)
+        frontier = following
+    return None
+
+
+def locate_failures(errors, module):
+    """torch-mlir's (location, message) errors, each without a line given
+    the line of the nearest located op to the op that its message names
+    ("failed to legalize operation 'torch.constant.int': %0 = ...") in
+    `module` (the module in the state the failing pipeline left it, or
+    None): a constant, a list or another op that torch-mlir created
+    without a location, whose users (the model's operations that read it)
+    have one."""
+    if module is None:
+        return errors
+    located = []
+    for location, message in errors:
+        name = re.search(r"operation '([\w.]+)'", message)
+        if describe_location(location) != UNLOCATED or not name:
+            located.append((location, message))
+            continue
+        printed = message.partition(" = ")[2].splitlines()[0] \
+            if " = " in message else None
+        candidates = []
+
+        def visit(op):
+            if op.name == name.group(1) and describe_location(
+                    op.location) == UNLOCATED:
+                generic = op.get_asm(print_generic_op_form=True)
+                candidates.append((printed is not None and generic.partition(
+                    " = ")[2].strip() == printed.strip(), op))
+            return _walk_advance()
+        module.operation.walk(visit)
+        # The op the message prints, else the first of its name.
+        candidates.sort(key=lambda c: not c[0])
+        near = next((loc for loc in (_nearest_located(op)
+                                     for _, op in candidates)
+                     if loc is not None), None)
+        located.append((near or location, message))
+    return located
+
+
+def _walk_advance():
+    from torch_mlir import ir
+    return ir.WalkResult.ADVANCE
+
+
 def describe_location(location):
     """An MLIR location of the imported step ("loc(callsite(...))") as
     "file:line" of its innermost frame, with the frames that called it;
