@@ -250,3 +250,58 @@ def rewrite_per_sample_indexing(gm):
         graph.eliminate_dead_code()
         gm.recompile()
     return changed
+
+
+def _iota_along(size, dim, rank, device):
+    """arange(size) viewed along dimension `dim` of a rank-`rank` tensor."""
+    shape = [1] * rank
+    shape[dim] = size
+    return torch.arange(size, device=device).view(shape)
+
+
+def _scatter_add(self, dim, index, src):
+    """aten.scatter_add (the backward of torch.gather) as a comparison with
+    an iota and a sum over the index's positions along `dim` (torch-mlir
+    lowers it to a scatter): out[..., i, ...] = self[..., i, ...] + the sum
+    of src[..., k, ...] over the k with index[..., k, ...] == i, the other
+    dimensions positional as in PyTorch (so a gather along another
+    dimension than the batch's stays within the sample)."""
+    if self.dim() == 0:
+        return NotImplemented
+    dim %= self.dim()
+    size = self.shape[dim]
+    src = src[tuple(slice(0, n) for n in index.shape)]
+    hot = index.unsqueeze(dim + 1) == _iota_along(size, dim + 1,
+                                                  index.dim() + 1,
+                                                  index.device)
+    term = torch.where(hot, src.unsqueeze(dim + 1), 0).sum(dim)
+    pad = []
+    for d in reversed(range(self.dim())):
+        pad += [0, self.shape[d] - term.shape[d]]
+    if any(pad):
+        term = torch.nn.functional.pad(term, pad)
+    return self + term.to(self.dtype)
+
+
+def _index_add(self, dim, index, source, alpha=1):
+    """aten.index_add (the backward of index_select) as a comparison of the
+    1-d index with an iota and a sum over its positions (torch-mlir lowers
+    it to a scatter)."""
+    if self.dim() == 0:
+        return NotImplemented
+    dim %= self.dim()
+    size = self.shape[dim]
+    index = torch.where(index < 0, index + size, index)
+    hot = index.view([1] * dim + [-1, 1] + [1] * (self.dim() - dim - 1)) \
+        == _iota_along(size, dim + 1, self.dim() + 1, index.device)
+    term = torch.where(hot, source.unsqueeze(dim + 1), 0).sum(dim)
+    if alpha != 1:
+        term = term * alpha
+    return self + term.to(self.dtype)
+
+
+def scatter_decompositions():
+    """{op: decomposition} of the writes by index above, for the trace's
+    decomposition table."""
+    return {aten.scatter_add.default: _scatter_add,
+            aten.index_add.default: _index_add}
