@@ -13,6 +13,7 @@ from ._batchnorm import (_batch_norm_buffers, _batch_norm_check,
 from ._common import CompileError
 from ._convolutions import ConvolutionForms
 from ._decompositions import _decomposition_table, one_hot
+from ._masked import MaskedRows
 from ._locations import (UNLOCATED, _first_location, _innermost_user_line,
                          current_user_line, describe_location, kept_frame,
                          locate_failures, locate_graph,
@@ -46,7 +47,8 @@ def _tracing(model, exact_statistics):
     take their traceable paths instead of reading tensor values in Python),
     the math form of scaled_dot_product_attention, F.one_hot as a
     comparison, grouped and transposed convolutions in forms that torch-mlir
-    lowers (_convolutions)."""
+    lowers (_convolutions), selections by a boolean mask as masked rows
+    (_masked)."""
     from torch._export.utils import _compiling_state_context
     from torch.nn.attention import SDPBackend, sdpa_kernel
     with _batch_norm_check(model, exact_statistics), \
@@ -54,7 +56,7 @@ def _tracing(model, exact_statistics):
             sdpa_kernel(SDPBackend.MATH), \
             unittest.mock.patch.object(torch.nn.functional, "one_hot",
                                        one_hot), \
-            ConvolutionForms():
+            ConvolutionForms(), MaskedRows():
         yield
 
 
