@@ -7,7 +7,8 @@ a step traced once for every batch cannot have. While the step is traced
 (MaskedRows, a TorchFunctionMode), `x[mask]` with a boolean mask over the
 leading dimensions of x, and `torch.masked_select`, give x itself with the
 mask's dimensions flattened into one (the rows), and remember the mask:
-row i is selected where mask[i] holds. Such a value may then go through
+row i is selected where mask[i] holds (`torch.nonzero(x)` and argwhere:
+the coordinates of every element, selected where x is not zero). Such a value may then go through
 operations that PyTorch's own operators declare element-wise
 (torch.Tag.pointwise: each row's result depends on that row alone), with
 operands that are selections by the same mask or that do not reach the
@@ -47,12 +48,20 @@ from ._locations import current_user_line
 aten = torch.ops.aten
 
 _REFUSAL = (
-    "{what}: a selection by a boolean mask (x[mask], masked_select) has a "
-    "size that depends on the data, which the compiled step computes as "
-    "the full tensor with the mask applied in a reduction: it may go only "
-    "through element-wise operations into sum(), mean() or a loss of "
-    "torch.nn.functional (reduction 'mean' or 'sum'); reduce it so, or "
-    "keep the shape fixed (torch.where with the mask, or multiply by it)")
+    "{what}: a selection by a boolean mask (x[mask], masked_select, "
+    "torch.nonzero) has a size that depends on the data, which the "
+    "compiled step computes as the full tensor with the mask applied in a "
+    "reduction: it may go only through element-wise operations into "
+    "sum(), mean() or a loss of torch.nn.functional (reduction 'mean' or "
+    "'sum'); reduce it so, or keep the shape fixed (torch.where with the "
+    "mask, or multiply by it)")
+
+# What reading the size of a selection means for the step.
+_SIZE_READ = (
+    "this line reads the size of a selection by a boolean mask "
+    "(x[mask].shape[0], len(), numel(), or a branch on it such as `if "
+    "x.size(0) > 0:`, which the step, traced once for every batch, would "
+    "take the same way for every batch)")
 
 # Size reads of a selection: refused (the full rows have another size).
 _SIZE_READS = [torch.Tensor.size, torch.Tensor.__len__, torch.Tensor.numel,
@@ -141,8 +150,7 @@ class MaskedRows(TorchFunctionMode):
         where = current_user_line()
         if _among(func, _SIZE_READS):
             raise CompileError(_REFUSAL.format(
-                what=f"{where}: error: this line reads the size of a "
-                "selection by a boolean mask"))
+                what=f"{where}: error: {_SIZE_READ}"))
         masks = [self.rows[t] for t in selections]
         if any(m is not masks[0] for m in masks[1:]):
             raise CompileError(_REFUSAL.format(
@@ -165,6 +173,16 @@ class MaskedRows(TorchFunctionMode):
                     index.dtype == torch.bool and index.dim() >= 1 and \
                     tuple(index.shape) == tuple(x.shape[:index.dim()]):
                 return self._select(x, index)
+        if func in (torch.nonzero, torch.Tensor.nonzero, torch.argwhere,
+                    torch.Tensor.argwhere) and \
+                not _arg(args, kwargs, 1, "as_tuple", False) and \
+                args[0].dim() >= 1:
+            # The coordinates of every element, as rows.
+            x = args[0]
+            grids = torch.meshgrid(
+                [torch.arange(n, device=x.device) for n in x.shape],
+                indexing="ij")
+            return self._select(torch.stack(grids, -1), x != 0)
         if func in (torch.masked_select, torch.Tensor.masked_select):
             x, mask = args[0], _arg(args, kwargs, 1, "mask", None)
             if tuple(x.shape) != tuple(mask.shape):

@@ -194,7 +194,13 @@ class WithBranch(zoo.MLP):
 class WithMask(zoo.MLP):
     def forward(self, x):
         h = self.net[0](x)
-        return self.net[1:](h) * h[h > 0].sum()  # boolean mask
+        return self.net[1:](h) * len(h[h > 0])  # boolean mask
+
+
+class WithUnique(zoo.MLP):
+    def forward(self, x):
+        h = self.net[0](x)
+        return self.net[1:](h) * torch.unique(h).sum()  # unique
 
 
 class WithCeilPool(zoo.CNN):
@@ -239,11 +245,16 @@ refused("sort", WithSort(), "sort")
 refused("branch", WithBranch(), "branch")
 # A size that depends on the data is refused before torch-mlir (whose
 # lowering of a boolean index ran for minutes) and before a size of the
-# example batch could be compiled in.
-# CHECK: mask: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: a size on this line depends on the data {{.*}}(torch.ops.aten.index.Tensor with a boolean mask)
+# example batch could be compiled in. A selection by a boolean mask is
+# reduced with the mask (torch-zoo-masked.py); its size is refused.
+# CHECK: mask: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: this line reads the size of a selection by a boolean mask {{.*}}which the step, traced once for every batch, would take the same way
 # CHECK: mask: in PyTorch words: True
 # CHECK: mask: located at the model's line: True
 refused("mask", WithMask(), "boolean mask")
+# CHECK: unique: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: a size on this line depends on the data {{.*}}(torch.ops.aten._unique2
+# CHECK: unique: in PyTorch words: True
+# CHECK: unique: located at the model's line: True
+refused("unique", WithUnique(), "unique")
 # CHECK: cnn-ceil: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: max_pool2d(ceil_mode=True) is not supported: use ceil_mode=False
 # CHECK: cnn-ceil: in PyTorch words: True
 # CHECK: cnn-ceil: located at the model's line: True
