@@ -121,7 +121,8 @@ refused("mha", model, "mha call", zoo.__file__)
 class WithIndexAdd(zoo.MLP):
     def forward(self, x):
         out = self.net(x)
-        return out.index_add(1, torch.tensor([0, 2, 2, 4, 1]), out)  # add
+        index = torch.tensor([[0, 2, 2, 4, 1]]).expand(x.shape[0], -1)
+        return out.scatter_reduce(1, index, out, "amax")  # add
 
 
 class WithShuffle(zoo.MLP):
@@ -138,8 +139,9 @@ class WithShuffle(zoo.MLP):
 refused("shuffle", WithShuffle(), "shuffle")
 
 
-# index_add becomes torch-mlir's tm_tensor.scatter: refused in the words of
-# the PyTorch operations that make one.
+# scatter_reduce becomes torch-mlir's tm_tensor.scatter: refused in the
+# words of the PyTorch operations that make one (index_add and scatter_add
+# are comparisons with an iota: torch-zoo-gathers.py).
 # CHECK: index-add: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: torch-mlir lowers the PyTorch operation of this line (or its backward) to a write by index (x[idx] = v, index_put_, index_add{{.*}}(torch-mlir: tm_tensor.scatter)
 # CHECK: index-add: in PyTorch words: True
 # CHECK: index-add: located at the model's line: True
@@ -200,7 +202,7 @@ class WithMask(zoo.MLP):
 class WithUnique(zoo.MLP):
     def forward(self, x):
         h = self.net[0](x)
-        return self.net[1:](h) * torch.unique(h).sum()  # unique
+        return self.net[1:](h) * torch.unique(x.round()).sum()  # unique
 
 
 class WithCeilPool(zoo.CNN):
