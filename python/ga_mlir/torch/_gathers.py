@@ -94,10 +94,11 @@ def _result_order(nbroadcast, sliced, advanced, adjacent):
 
 def _index_read(iotas, indices, shape):
     """aten.index.Tensor(x, indices) as a comparison with iotas (the
-    module's docstring); `indices` holds the general indices' tensors at
-    their positions, None elsewhere (the iotas' included)."""
+    module's docstring): fn(x, *general indices). Of `indices` only which
+    are None (slices) matters; `iotas` maps the iotas' dimensions to their
+    axes of the indices' broadcast `shape`."""
     def read(x, *general_indices):
-        advanced, sliced, adjacent = _layout(indices_layout, x.dim())
+        advanced, sliced, adjacent = _layout(indices, x.dim())
         general = [k for k in advanced if k not in iotas]
         y, _ = _aligned(x, iotas, general, sliced, len(shape))
         hot = _hot(x, general, general_indices, shape, len(sliced))
@@ -106,14 +107,14 @@ def _index_read(iotas, indices, shape):
             list(range(len(shape), len(shape) + ng)))
         return picked.permute(_result_order(len(shape), sliced, advanced,
                                             adjacent))
-    indices_layout = indices
     return read
 
 
 def _index_write(iotas, indices, shape, accumulate):
     """aten.index_put(x, indices, values, accumulate) as a comparison with
-    iotas; None where it cannot be written so (several values may land on
-    one position without accumulation)."""
+    iotas: fn(x, values, *general indices) (see _index_read); None where
+    it cannot be written so (several values may land on one position
+    without accumulation: an axis of the indices that no iota spans)."""
     def write(x, values, *general_indices):
         advanced, sliced, adjacent = _layout(indices, x.dim())
         general = [k for k in advanced if k not in iotas]
@@ -136,10 +137,9 @@ def _index_write(iotas, indices, shape, accumulate):
                 term = term.sum(others)
             out = term.permute([order.index(k) for k in range(x.dim())])
             return x + out
-        yp = y.expand(list(shape) + list(y.shape[nb:]))
-        out = torch.where(hot, v.to(x.dtype), yp)
-        back = [order.index(k) for k in range(x.dim())]
-        return out.reshape([x.shape[k] for k in order]).permute(back)
+        # Every axis of the indices is an iota's: y has their shape.
+        out = torch.where(hot, v.to(x.dtype), y)
+        return out.permute([order.index(k) for k in range(x.dim())])
     if not accumulate and len(shape) != len(iotas):
         return None
     return write
@@ -229,19 +229,13 @@ def rewrite_per_sample_indexing(gm):
         iotas, shape = found
         general = [i for k, i in enumerate(indices)
                    if i is not None and k not in iotas]
-        layout = [None if i is None or k in iotas else i
-                  for k, i in enumerate(indices)]
-        # The iotas stay marked as advanced in the layout (their positions
-        # decide where the result's broadcast axes go).
-        layout = [i if i is not None or indices[k] is None else "iota"
-                  for k, i in enumerate(layout)]
         if node.target == aten.index.Tensor:
-            _splice(gm, node, _index_read(iotas, layout, shape),
+            _splice(gm, node, _index_read(iotas, indices, shape),
                     [source, *general])
         else:
             accumulate = node.args[3] if len(node.args) > 3 else \
                 node.kwargs.get("accumulate", False)
-            fn = _index_write(iotas, layout, shape, accumulate)
+            fn = _index_write(iotas, indices, shape, accumulate)
             if fn is None:
                 continue
             _splice(gm, node, fn, [source, node.args[2], *general])

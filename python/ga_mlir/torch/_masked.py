@@ -8,11 +8,15 @@ a step traced once for every batch cannot have. While the step is traced
 leading dimensions of x, and `torch.masked_select`, give x itself with the
 mask's dimensions flattened into one (the rows), and remember the mask:
 row i is selected where mask[i] holds (`torch.nonzero(x)` and argwhere:
-the coordinates of every element, selected where x is not zero). Such a value may then go through
-operations that PyTorch's own operators declare element-wise
+the coordinates of every element, selected where x is not zero). Such a
+value may then go through operations that PyTorch's own operators declare
+element-wise
 (torch.Tag.pointwise: each row's result depends on that row alone), with
 operands that are selections by the same mask or that do not reach the
-rows (broadcast along the other dimensions), and ends in a reduction over
+rows (broadcast along the other dimensions), or along dimensions other
+than the rows' (log_softmax(x[mask], -1), x[mask].sum(1), declared by the
+op's `dim` argument), or a product with a matrix (a linear layer), and ends
+in a reduction over
 the selection, computed over the full rows with the mask applied:
 
 - sum() (and sum(0)): the sum of where(mask, x, 0): 0 when nothing is
@@ -86,21 +90,49 @@ _ROW_PRESERVING = {aten._to_copy.default, aten.clone.default,
                    aten.alias.default, aten.detach.default,
                    aten.lift_fresh.default}
 
+# Products whose first operand's rows stay apart when the others are
+# matrices or vectors.
+_PRODUCTS = {F.linear, torch.matmul, torch.Tensor.matmul,
+             torch.Tensor.__matmul__, torch.mm, torch.Tensor.mm}
+
 _ELEMENTWISE_LOSSES = {F.mse_loss, F.l1_loss, F.smooth_l1_loss,
                        F.huber_loss, F.binary_cross_entropy,
                        F.binary_cross_entropy_with_logits}
 
 
 class _Ops(TorchDispatchMode):
-    """The ATen ops that a call dispatches (passed through)."""
+    """Whether every ATen op that a call dispatches (passed through) keeps
+    the rows apart (_keeps_rows)."""
 
     def __init__(self):
         super().__init__()
-        self.ops = []
+        self.rowwise = True
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops.append(func)
-        return func(*args, **(kwargs or {}))
+        kwargs = kwargs or {}
+        self.rowwise &= _keeps_rows(func, args, kwargs)
+        return func(*args, **kwargs)
+
+
+def _keeps_rows(op, args, kwargs):
+    """Whether the ATen op computes each row of its result from that row of
+    its operands alone, as the op declares it: element-wise
+    (torch.Tag.pointwise), a copy, or an op along dimensions (its `dim` or
+    `dims` argument) that do not include the first, the rows'."""
+    if torch.Tag.pointwise in op.tags or op in _ROW_PRESERVING:
+        return True
+    names = [a.name for a in op._schema.arguments]
+    bound = dict(zip(names, args), **kwargs)
+    dims = bound.get("dim", bound.get("dims"))
+    first = bound.get(names[0]) if names else None
+    if isinstance(first, (list, tuple)) and first:
+        first = first[0]  # cat, stack: the first of the tensors
+    if dims is None or not isinstance(first, torch.Tensor) or \
+            first.dim() == 0:
+        return False  # no dimension, or all of them
+    dims = list(dims) if isinstance(dims, (list, tuple)) else [dims]
+    return bool(dims) and all(isinstance(d, int) and d % first.dim() != 0
+                              for d in dims)
 
 
 def _tensors(args, kwargs):
@@ -219,21 +251,28 @@ class MaskedRows(TorchFunctionMode):
         return None
 
     def _rowwise(self, func, args, kwargs, mask, selections, where):
-        """func on the rows when PyTorch declares every op it dispatches
-        element-wise and no other operand reaches the rows; refused
+        """func on the rows when every op it dispatches keeps the rows
+        apart (_keeps_rows) and no other operand reaches the rows; refused
         otherwise."""
         rows = selections[0].shape[0]
         rank = max(t.dim() for t in selections)
         others = [t for t in _tensors(args, kwargs) if t not in self.rows]
         reaches = any(t.dim() >= rank and t.shape[t.dim() - rank] != 1
                       for t in others)
+        # A product of the rows with a matrix (a linear layer on them):
+        # each row's result is that row's alone.
+        product = func in _PRODUCTS and len(selections) == 1 and \
+            args[0] is selections[0] and args[0].dim() >= 2 and all(
+                t.dim() <= 2 for t in others)
+        if product:
+            out = func(*args, **kwargs)
+            self.rows[out] = mask
+            return out
         if all(t.dim() == rank for t in selections) and not reaches:
             with _Ops() as ops:
                 out = func(*args, **kwargs)
-            if isinstance(out, torch.Tensor) and out.dim() == rank and \
-                    out.shape[0] == rows and all(
-                        torch.Tag.pointwise in op.tags or
-                        op in _ROW_PRESERVING for op in ops.ops):
+            if isinstance(out, torch.Tensor) and out.dim() >= 1 and \
+                    out.shape[0] == rows and ops.rowwise:
                 self.rows[out] = mask
                 return out
         name = getattr(func, "__name__", str(func))

@@ -2,7 +2,8 @@
 # RUN: env PYTHONPATH=%ga_python_path:%torch_zoo GA_MLIR_CACHE_DIR=%t.cache %torch_python %s | FileCheck %s
 #
 # Selections by a boolean mask whose only use is a reduction (_masked):
-# x[mask].mean(), F.cross_entropy(logits[mask], labels[mask]) and
+# x[mask].mean(), F.cross_entropy(linear(h[mask]), labels[mask]),
+# nll_loss(log_softmax(x[mask], -1), ..., weight) and
 # masked_select(...).sum() are computed over the full batch with the mask
 # applied in the reduction. Against PyTorch's full-batch step (zoo.check),
 # N = 1 and N = 4 on a batch of 7 (a remainder), three steps whose second
@@ -36,15 +37,22 @@ def batch(gen, calls=[0]):
     return x, y, keep
 
 
+WEIGHT = torch.tensor([1.0, 2.0, 0.5, 1.5, 3.0])
+
+
 def mean_of_selection(model, x, y, keep):
     out = model(x)
-    return F.cross_entropy(out, y) + out[keep].square().mean()
+    chosen = out[keep]
+    return (F.cross_entropy(out, y) + chosen.square().mean() +
+            0.1 * F.nll_loss(F.log_softmax(chosen, -1), y[keep],
+                             weight=WEIGHT, reduction="sum"))
 
 
 def loss_of_selection(model, x, y, keep):
-    out = model(x)
-    positive = torch.masked_select(out, out > 0)
-    return F.cross_entropy(out[keep], y[keep]) + 0.1 * positive.sum()
+    h = model.net[:-1](x)
+    logits = model.net[-1](h[keep])  # the last layer on the selected rows
+    positive = torch.masked_select(h, h > 0)
+    return F.cross_entropy(logits, y[keep]) + 0.1 * positive.sum()
 
 
 def size_of_selection(model, x, y, keep):
