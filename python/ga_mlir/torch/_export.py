@@ -435,9 +435,9 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
 # What torch-mlir's tm_tensor ops come from, in PyTorch's words.
 _TM_TENSOR_WORDS = {
     "tm_tensor.scatter": "a write by index (x[idx] = v, index_put_, "
-                         "index_add, index_fill, scatter, scatter_add, or the "
-                         "backward of max/min over a dimension, of "
-                         "torch.gather or of x[idx])",
+                         "index_fill, scatter, scatter_reduce, or the "
+                         "backward of max/min over a dimension or of x[idx] "
+                         "other than at the sample's own position)",
     "tm_tensor.sort": "a sort (torch.sort, topk, argsort, median, "
                       "kthvalue)",
     "tm_tensor.scan": "a scan (torch.cumsum, cumprod, cummax)",

@@ -118,11 +118,11 @@ model.block.mha = nn.MultiheadAttention(16, 4, batch_first=True,
 refused("mha", model, "mha call", zoo.__file__)
 
 
-class WithIndexAdd(zoo.MLP):
+class WithScatterReduce(zoo.MLP):
     def forward(self, x):
         out = self.net(x)
         index = torch.tensor([[0, 2, 2, 4, 1]]).expand(x.shape[0], -1)
-        return out.scatter_reduce(1, index, out, "amax")  # add
+        return out.scatter_reduce(1, index, out, "amax")  # scatter
 
 
 class WithShuffle(zoo.MLP):
@@ -142,10 +142,10 @@ refused("shuffle", WithShuffle(), "shuffle")
 # scatter_reduce becomes torch-mlir's tm_tensor.scatter: refused in the
 # words of the PyTorch operations that make one (index_add and scatter_add
 # are comparisons with an iota: torch-zoo-gathers.py).
-# CHECK: index-add: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: torch-mlir lowers the PyTorch operation of this line (or its backward) to a write by index (x[idx] = v, index_put_, index_add{{.*}}(torch-mlir: tm_tensor.scatter)
-# CHECK: index-add: in PyTorch words: True
-# CHECK: index-add: located at the model's line: True
-refused("index-add", WithIndexAdd(), "add")
+# CHECK: scatter-reduce: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: torch-mlir lowers the PyTorch operation of this line (or its backward) to a write by index (x[idx] = v, index_put_, {{.*}}scatter_reduce{{.*}}(torch-mlir: tm_tensor.scatter)
+# CHECK: scatter-reduce: in PyTorch words: True
+# CHECK: scatter-reduce: located at the model's line: True
+refused("scatter-reduce", WithScatterReduce(), "scatter")
 
 
 # One model for each family of refusal a PyTorch user meets most: each is
