@@ -178,11 +178,14 @@ def _classify(gm, node, constant, values, x, indices):
 def _splice(gm, node, fn, inputs):
     """Replaces `node` by the graph of fn(*inputs) (traced on the inputs'
     meta values), every new node with `node`'s stack trace."""
-    from torch._guards import detect_fake_mode
+    from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.proxy_tensor import make_fx
-    metas = [i.meta["val"] for i in inputs]
-    mode = detect_fake_mode(metas)
-    with mode:
+    # Fake inputs of one mode of their own (the graph's may come from
+    # several: make_fx makes one per node unless _export shares one).
+    with FakeTensorMode(allow_fallback_kernels=True):
+        metas = [torch.empty_strided(m.shape, m.stride(), dtype=m.dtype,
+                                     device=m.device)
+                 for m in (i.meta["val"] for i in inputs)]
         sub = make_fx(fn, tracing_mode="real")(*metas)
     graph = gm.graph
     env = {}

@@ -110,6 +110,62 @@ def pooling_loss(model, ids, pos, y):
     return F.cross_entropy(model(ids, pos), y)
 
 
+def write(x, index, values):
+    y = x.clone()
+    y[index] = values
+    return y
+
+
+# The rewrite alone (_gathers), on index layouts the models do not all
+# have, against PyTorch's indexing on the same values (bit for bit): the
+# iota among the indices, broadcast against 1 or 2 others, before or after
+# a slice (the result's broadcast dimensions in front), negative indices,
+# reads, writes, writes with accumulation (repeated positions summed).
+LAYOUTS = {
+    "adjacent": lambda x, i, j, v: x[torch.arange(x.shape[0]), i],
+    "two-general": lambda x, i, j, v:
+        x[torch.arange(x.shape[0])[:, None], i[:, None], j],
+    "non-adjacent": lambda x, i, j, v: x[torch.arange(x.shape[0]), :, j[:, 0]],
+    "iota-second": lambda x, i, j, v:
+        x.transpose(0, 1)[i, torch.arange(x.shape[0])],
+    "accumulate": lambda x, i, j, v: x.index_put(
+        (torch.arange(x.shape[0])[:, None], i[:, None], j), v,
+        accumulate=True),
+    "write": lambda x, i, j, v: write(
+        x, (torch.arange(x.shape[0]), i), v[:, :1, :1].expand(-1, 4, 2)),
+    "write-non-adjacent": lambda x, i, j, v: write(
+        x, (torch.arange(x.shape[0]), slice(None), j[:, 0]),
+        v[:, :1].expand(-1, 5, -1)),
+}
+
+
+def check_layouts():
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from ga_mlir.torch._gathers import rewrite_per_sample_indexing
+    gen = torch.Generator().manual_seed(0)
+    args = (torch.randn(3, 5, 4, 2, generator=gen),
+            torch.randint(-5, 5, (3,), generator=gen),
+            torch.randint(0, 4, (3, 2), generator=gen),
+            torch.randn(3, 2, 2, generator=gen))
+    indexing = (torch.ops.aten.index.Tensor, torch.ops.aten.index_put.default,
+                torch.ops.aten.index_put_.default)
+    for name, fn in LAYOUTS.items():
+        # Functionalized, as the step is traced: writes are index_put.
+        gm = make_fx(torch.func.functionalize(fn))(*args)
+        rewrite_per_sample_indexing(gm)
+        left = sum(n.target in indexing for n in gm.graph.nodes)
+        print(f"layout {name}: indexing left {left}, exact "
+              f"{torch.equal(gm(*args), fn(*args))}")
+
+
+# CHECK: layout adjacent: indexing left 0, exact True
+# CHECK: layout two-general: indexing left 0, exact True
+# CHECK: layout non-adjacent: indexing left 0, exact True
+# CHECK: layout iota-second: indexing left 0, exact True
+# CHECK: layout accumulate: indexing left 0, exact True
+# CHECK: layout write: indexing left 0, exact True
+# CHECK: layout write-non-adjacent: indexing left 0, exact True
+check_layouts()
 failures = 0
 # CHECK: gpt2-classifier sgd N=1: {{.*}} OK
 # CHECK: gpt2-classifier sgd N=4: {{.*}} OK
