@@ -68,7 +68,7 @@ FailureOr<int64_t> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
     auto it = peaks.find(sizes);
     if (it == peaks.end()) {
       FailureOr<MemoryUsage> usage = estimateStepMemory(
-          getOperation(), func, n, accumulateOptions, /*cpuOptions=*/"");
+          getOperation(), func, n, accumulateOptions, cpuOptions);
       if (failed(usage))
         return failure();
       ++numCandidates;

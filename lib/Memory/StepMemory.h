@@ -39,11 +39,18 @@ std::optional<int64_t> getStepBatchSize(func::FuncOp func);
 /// further options `accumulateOptions`, then bufferized as --ga-lower-to-cpu
 /// with the options `cpuOptions` bufferizes it. The pipelines run on a copy
 /// of `module` with a pass manager of their own; errors (of the rewrite, or
-/// refusals of the analysis) are reported at their ops.
+/// refusals of the analysis) are reported at their ops. `roles`, when not
+/// empty, gives the role of every argument (as `ga.role` would).
 FailureOr<MemoryUsage> estimateStepMemory(ModuleOp module, func::FuncOp func,
                                           int64_t microBatches,
                                           StringRef accumulateOptions,
-                                          StringRef cpuOptions);
+                                          StringRef cpuOptions,
+                                          ArrayRef<BufferRole> roles = {});
+
+/// The roles named in `names` ("parameters", "optimizer_state", "inputs"),
+/// or failure with an error at `where` for another name.
+FailureOr<SmallVector<BufferRole>> parseRoles(ArrayRef<std::string> names,
+                                              Location where);
 
 /// Adds the dialects of the pipelines estimateStepMemory runs (for the
 /// getDependentDialects of the passes that call it).

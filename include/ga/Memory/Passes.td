@@ -79,7 +79,11 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
            "Further --ga-accumulate options for the rewrite of the "
            "candidates and for `apply` (e.g. `recompute-statistics=1`)">,
     Option<"apply", "apply", "bool", /*default=*/"false",
-           "Run the --ga-accumulate rewrite with the chosen N">
+           "Run the --ga-accumulate rewrite with the chosen N">,
+    Option<"cpuOptions", "cpu", "std::string", /*default=*/"\"\"",
+           "--ga-lower-to-cpu options of the target whose bufferization the "
+           "budget is compared with (e.g. `static-temporaries=1 "
+           "out-params=1`; default: the pipeline's defaults)">
   ];
   let statistics = [
     Statistic<"numCandidates", "candidates",
@@ -99,9 +103,14 @@ def MemoryReport : Pass<"ga-memory-report", "ModuleOp"> {
     with in-place accumulators, buffer-loop-hoisting, deallocation):
     parameters, optimizer state, per-sample inputs, gradient accumulators,
     returned buffers, the peak of the temporaries live at the same time
-    (activations, their gradients, scratch), and the total peak (every
-    argument plus the peak of the step's own allocations). Bytes are what the
-    lowered code asks `malloc` for: elements plus the allocation's alignment.
+    (activations, their gradients, scratch), the static storage (temporaries
+    and accumulators that `static-temporaries=1` puts in globals, counted in
+    their classes as well), and the total peak: everything the step holds,
+    every argument, the peak of its own heap allocations and its static
+    storage (what `max-memory` compares with the budget). Heap bytes are
+    what the lowered code asks `malloc` for: elements plus the allocation's
+    alignment. `roles=` names the class of every argument (as `ga.role`
+    does), so that it does not depend on how the step was rewritten.
     See docs/Memory.md for how each class is defined and how the figures
     compare with the heap measured while the compiled step runs.
 
@@ -137,7 +146,11 @@ def MemoryReport : Pass<"ga-memory-report", "ModuleOp"> {
            "`recompute-statistics=1`)">,
     Option<"cpuOptions", "cpu", "std::string", /*default=*/"\"\"",
            "--ga-lower-to-cpu options whose bufferization is measured (e.g. "
-           "`blas=1 out-params=1`)">
+           "`blas=1 out-params=1`)">,
+    ListOption<"argumentRoles", "roles", "std::string",
+               "The class of every argument of the reported functions, in "
+               "order (parameters, optimizer_state, inputs), as `ga.role` "
+               "declares it; default: from batch dependence">
   ];
 }
 

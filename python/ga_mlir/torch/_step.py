@@ -16,6 +16,7 @@ from ._cache import cached_export, library_cpu
 from ._call import CpuLibrary, CudaLibrary, call_step, new_hyper, \
     require_cuda
 from ._common import CompileError
+from ._dp_memory import argument_roles
 from ._export import _Spec, export_train_step
 from ._fastcall import RUNTIME_HYPER as _RUNTIME_HYPER, CallPlan, \
     traced_state as _traced_state
@@ -36,11 +37,14 @@ def _rewrite(ir, pipelines, in_place):
                        if in_place else None)
 
 
-def _memory_report(ir, micro_batches, batch_args, options, in_place):
+def _memory_report(ir, micro_batches, batch_args, options, in_place,
+                   roles):
     """--ga-memory-report of the step as compiled: its row (a dict) for N =
-    `micro_batches`, with the CPU options of the library; for the in-place
-    form, the report of @train_step_in_place (the wrapper only calls it)."""
-    cpu = f"cpu={{{' '.join(_lowering_options(options))}}}"
+    `micro_batches`, with the CPU options of the library and the classes
+    `roles` of the arguments; for the in-place form, the report of
+    @train_step_in_place (the wrapper only calls it)."""
+    cpu = (f"cpu={{{' '.join(_lowering_options(options))}}} "
+           f"roles={','.join(roles)}")
     with tempfile.TemporaryDirectory() as work:
         out = os.path.join(work, "report.json")
         if in_place:
@@ -74,8 +78,8 @@ def _budget_text(max_memory):
 def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
                           max_memory, options):
     """N as --ga-choose-micro-batches chooses it (what --ga-accumulate does
-    with `micro-batch-size` or `max-memory`): the smallest N whose static
-    peak (--ga-memory-report, default --ga-lower-to-cpu bufferization) fits
+    with `micro-batch-size` or `max-memory`): the smallest N whose total
+    peak (--ga-memory-report, bufferized as the library is) fits
     `max_memory`, or ceil(B / micro_batch_size). Contradictory options and a
     budget that no N fits raise CompileError with the pass's diagnostics.
     Cached like the libraries."""
@@ -89,6 +93,9 @@ def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
     rewrite = _rewrite_options(options)
     if rewrite:
         choose.append(f"accumulate={{{rewrite}}}")
+    # The budget is compared with the step as the library is bufferized
+    # (static temporaries, out-parameters).
+    choose.append(f"cpu={{{' '.join(_lowering_options(options))}}}")
     pipeline = (f"builtin.module({_mark(batch_args)},"
                 f"ga-choose-micro-batches{{{' '.join(choose)}}})")
     key = hashlib.sha256("\0".join(
@@ -360,7 +367,8 @@ class CompiledTrainStep:
         v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
             else next(iter(self._variants.values()))
         return _memory_report(v.ir, v.micro_batches, v.batch_args,
-                              self.options, v.in_place)
+                              self.options, v.in_place,
+                              argument_roles(v.spec, self.num_inputs))
 
     def writes_in_place(self, *inputs):
         """Whether the library for `inputs` (default: the example inputs'

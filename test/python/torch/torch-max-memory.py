@@ -2,8 +2,10 @@
 # RUN: env PYTHONPATH=%ga_python_path:%torch_zoo GA_MLIR_CACHE_DIR=%t.cache %torch_python %s | FileCheck %s
 #
 # compile_train_step(max_memory=...): N is the smallest number of
-# micro-batches whose static peak fits the budget. The peaks come from an
-# independent run of --ga-memory-report over every N of the exported step;
+# micro-batches whose total peak fits the budget. The peaks come from an
+# independent run of --ga-memory-report over every N of the exported step,
+# bufferized as the library is (its CPU options: static temporaries
+# included);
 # for budgets equal to a peak and between two peaks, the chosen N fits and
 # N - 1 does not, and the compiled step still equals PyTorch's full-batch
 # step. Budgets no N fits and contradictory options raise CompileError with
@@ -20,6 +22,7 @@ import zoo
 from ga_mlir import run_pipeline
 from ga_mlir.torch import CompileError, compile_train_step, \
     export_train_step
+from ga_mlir.torch._options import _lowering_options
 
 failures = 0
 
@@ -39,7 +42,8 @@ def static_peaks(make_model, make_batch, loss_fn, opt_name):
                      ",".join(f"{first + i}:0" for i in range(len(batch))) +
                      "},ga-memory-report{sweep=" +
                      ",".join(str(n) for n in range(1, b + 1)) +
-                     f" format=json output={out}}})")
+                     f" format=json output={out} "
+                     f"cpu={{{' '.join(_lowering_options({}))}}}}})")
         with open(out) as f:
             return {row["micro_batches"]: row["total_peak"]
                     for row in json.load(f)}
