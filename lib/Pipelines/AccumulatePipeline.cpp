@@ -20,6 +20,8 @@ static std::string getRewriteOptions(const AccumulatePipelineOptions &options) {
      << " fuse=" << options.fuse;
   if (!options.accumulatorType.empty())
     os << " accumulator-type=" << options.accumulatorType;
+  if (options.recompute != "none")
+    os << " recompute=" << options.recompute;
   return text;
 }
 

@@ -33,7 +33,8 @@ UNREACHABLE = [
     # does not run on a PyTorch step (their own lit tests cover them).
     (r"ga-bucket-gradients: |ga-shard-optimizer: (?!optimizer state)|"
      r"ga-duplicate-shared-empties: |ga-write-results-in-place: |"
-     r"--ga-memory-report: |asks for a C interface|is variadic: a packed "
+     r"--ga-memory-report: |--ga-rematerialize: |memory report: unknown "
+     r"argument role|roles given for the |asks for a C interface|is variadic: a packed "
      r"entry point|exists already: it is the name of the packed entry|"
      r"--ga-choose-micro-batches needs|"
      r"cannot be combined with dynamic-micro-batches",
