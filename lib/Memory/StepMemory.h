@@ -52,6 +52,16 @@ FailureOr<MemoryUsage> estimateStepMemory(ModuleOp module, func::FuncOp func,
 FailureOr<SmallVector<BufferRole>> parseRoles(ArrayRef<std::string> names,
                                               Location where);
 
+/// The arithmetic work of `func` rewritten by --ga-accumulate with one
+/// micro-batch and the options `accumulateOptions` (a recompute set): the
+/// sum over its linalg ops of their iterations times the operations of
+/// their payload, and over the element-wise ops on tensors of their
+/// elements, times the constant trip counts of the loops around them. It
+/// does not depend on N but through the per-micro-batch traffic that the
+/// caller adds.
+FailureOr<int64_t> estimateStepWork(ModuleOp module, func::FuncOp func,
+                                    StringRef accumulateOptions);
+
 /// Adds the dialects of the pipelines estimateStepMemory runs (for the
 /// getDependentDialects of the passes that call it).
 void getStepMemoryDialects(DialectRegistry &registry);

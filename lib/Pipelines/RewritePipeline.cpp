@@ -53,7 +53,7 @@ void mlir::ga::buildMicroBatchRewritePipeline(
   pm.addNestedPass<func::FuncOp>(createCleanupMicroBatchLoops());
   // After the rewrite: the copies land in the micro-batch loop next to
   // their users, and the batch analysis has not seen them.
-  if (options.recompute != "none") {
+  if (!options.recompute.empty() && options.recompute != "none") {
     RematerializeOptions remat;
     remat.recompute = options.recompute;
     pm.addNestedPass<func::FuncOp>(createRematerialize(remat));

@@ -80,9 +80,9 @@ struct AccumulatePipelineOptions
   PassOptions::Option<std::string> recompute{
       *this, "recompute",
       llvm::cl::desc("Values recomputed where they are read instead of kept "
-                     "(--ga-rematerialize): none or pointwise; with "
-                     "max-memory, `auto` chooses it with N"),
-      llvm::cl::init("none")};
+                     "(--ga-rematerialize): none or pointwise; unset (or "
+                     "auto) with max-memory: chosen with N"),
+      llvm::cl::init("")};
 };
 
 /// Adds the rewrite: [mark batch args], check the contract, micro-batch loop,

@@ -128,11 +128,13 @@ def check_max_memory(args, name, options):
     it and N - 1 must not, by the report and by measurement."""
     path = os.path.join(args.steps, name + ".mlir")
     budget = (report(args.build, path, 2, options) + report(args.build, path, 3, options)) // 2
-    acc = f"max-memory={budget} {options}".strip()
+    # recompute=none: N alone is chosen (the recompute set is fixed).
+    acc = f"max-memory={budget} recompute=none {options}".strip()
     res = subprocess.run([f"{args.build}/bin/ga-opt", path, f"--ga-accumulate={acc}", "-mlir-pass-statistics",
                           "-o", "/dev/null"], capture_output=True, text=True)
     chosen = subprocess.run([f"{args.build}/bin/ga-opt", path,
-                             f"--ga-choose-micro-batches=max-memory={budget} accumulate={{{options}}}"],
+                             f"--ga-choose-micro-batches=max-memory={budget} recompute=none "
+                             f"accumulate={{{options}}}"],
                             check=True, capture_output=True, text=True).stdout
     n = int(chosen.split("ga.micro_batches = ")[1].split(" ")[0])
     fits = report(args.build, path, n, options) <= budget
