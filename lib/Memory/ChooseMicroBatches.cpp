@@ -106,7 +106,15 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
     std::string options = accumulateOptions;
     if (set != "none")
       options += " recompute=" + set;
+    // A recompute set that the analyses cannot follow (with `auto`) is left
+    // out, silently: the step without it is still a candidate.
+    bool optional = recompute == "auto" && set != "none";
+    std::optional<ScopedDiagnosticHandler> silence;
+    if (optional)
+      silence.emplace(&getContext(), [](Diagnostic &) { return success(); });
     FailureOr<int64_t> work = estimateStepWork(module, func, options);
+    if (failed(work) && optional)
+      continue;
     if (failed(work))
       return failure();
     if (baseWork < 0 || set == "none")
@@ -123,6 +131,8 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
       if (it == peaks.end()) {
         FailureOr<MemoryUsage> usage =
             estimateStepMemory(module, func, n, options, cpuOptions);
+        if (failed(usage) && optional)
+          break;
         if (failed(usage))
           return failure();
         ++numCandidates;
