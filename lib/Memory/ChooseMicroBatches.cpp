@@ -65,6 +65,9 @@ struct ChooseMicroBatchesPass
   /// error at `func` naming the smallest peak and its configuration).
   FailureOr<Choice> fitBudget(func::FuncOp func, int64_t batchSize,
                               int64_t budget);
+  /// Runs the --ga-accumulate rewrite of each of `steps` with the N and
+  /// recompute set recorded on it, and drops the records.
+  LogicalResult applyChoices(ArrayRef<func::FuncOp> steps);
 };
 } // namespace
 
@@ -241,13 +244,17 @@ void ChooseMicroBatchesPass::runOnOperation() {
     }
     func->setAttr(kMicroBatchesAttrName, builder.getI64IntegerAttr(n));
   }
-  if (!apply)
-    return;
+  if (apply && failed(applyChoices(*steps)))
+    signalPassFailure();
+}
 
+LogicalResult
+ChooseMicroBatchesPass::applyChoices(ArrayRef<func::FuncOp> steps) {
+  ModuleOp module = getOperation();
   // The rewrite of each step with its N, by name: a rewrite may replace
   // the function it rewrites.
   SmallVector<std::tuple<std::string, int64_t, std::string>> chosen;
-  for (func::FuncOp func : *steps) {
+  for (func::FuncOp func : steps) {
     auto set = func->getAttrOfType<StringAttr>("ga.recompute");
     chosen.emplace_back(
         func.getSymName().str(),
@@ -265,13 +272,13 @@ void ChooseMicroBatchesPass::runOnOperation() {
                       set, accumulateOptions);
     auto options = AccumulatePipelineOptions::createFromString(text);
     if (!options) {
-      emitError(module.getLoc())
-          << "invalid --ga-accumulate options '" << accumulateOptions << "'";
-      return signalPassFailure();
+      return emitError(module.getLoc())
+             << "invalid --ga-accumulate options '" << accumulateOptions << "'";
     }
     OpPassManager pm(ModuleOp::getOperationName());
     buildMicroBatchRewritePipeline(pm, *options);
     if (failed(runPipeline(pm, module)))
-      return signalPassFailure();
+      return failure();
   }
+  return success();
 }
