@@ -151,31 +151,33 @@ findMicroBatchLoops(Block &entry, ArrayRef<BufferRole> roles) {
   return loops;
 }
 
-/// The role of `alloc`: an accumulator is live across the iterations of a
-/// micro-batch loop (allocated before it, used in it and after it), a result
-/// is returned, the rest are temporaries.
+/// The role of the buffer `def` defines (a `memref.alloc`, or a
+/// `memref.get_global` of static storage): an accumulator is live across the
+/// iterations of a micro-batch loop (defined before it, used in it and after
+/// it), a result is returned, the rest are temporaries.
 static BufferRole
-getAllocationRole(memref::AllocOp alloc, Block &entry,
-                  BufferViewFlowAnalysis &aliases,
+getAllocationRole(Operation *def, Block &entry, BufferViewFlowAnalysis &aliases,
                   const SmallPtrSetImpl<Operation *> &microBatchLoops,
                   const SmallPtrSetImpl<Operation *> &returned) {
-  if (entry.findAncestorOpInBlock(*alloc) == alloc.getOperation()) {
-    SmallPtrSet<Operation *, 8> anchors = getUseAnchors(aliases, entry, alloc);
+  if (entry.findAncestorOpInBlock(*def) == def) {
+    SmallPtrSet<Operation *, 8> anchors =
+        getUseAnchors(aliases, entry, def->getResult(0));
     for (Operation *loop : microBatchLoops)
-      if (anchors.contains(loop) && alloc->isBeforeInBlock(loop) &&
+      if (anchors.contains(loop) && def->isBeforeInBlock(loop) &&
           llvm::any_of(anchors, [&](Operation *use) {
             return loop->isBeforeInBlock(use);
           }))
         return BufferRole::Accumulators;
   }
-  return returned.contains(alloc) ? BufferRole::Results
-                                  : BufferRole::Temporaries;
+  return returned.contains(def) ? BufferRole::Results : BufferRole::Temporaries;
 }
 
-/// Bytes of static storage in mutable globals (static-temporaries=1) that
-/// `func` uses, each global counted once.
-static int64_t getStaticStorageBytes(func::FuncOp func) {
-  int64_t total = 0;
+/// The static storage in mutable globals (static-temporaries=1) that `func`
+/// uses: each global once, with the first `memref.get_global` of it and its
+/// bytes rounded up to its alignment (as the linker lays it out).
+static SmallVector<std::pair<memref::GetGlobalOp, int64_t>>
+getStaticBuffers(func::FuncOp func) {
+  SmallVector<std::pair<memref::GetGlobalOp, int64_t>> buffers;
   llvm::SmallDenseSet<Attribute> seen;
   func.walk([&](memref::GetGlobalOp get) {
     if (!seen.insert(get.getNameAttr()).second)
@@ -184,11 +186,13 @@ static int64_t getStaticStorageBytes(func::FuncOp func) {
         get, get.getNameAttr());
     if (!global || global.getConstant())
       return;
-    if (FailureOr<int64_t> bytes = getBufferBytes(global.getType(), global);
-        ::mlir::succeeded(bytes))
-      total += *bytes;
+    FailureOr<int64_t> bytes = getBufferBytes(global.getType(), global);
+    if (::mlir::failed(bytes))
+      return;
+    int64_t align = global.getAlignment().value_or(1);
+    buffers.emplace_back(get, llvm::alignTo(*bytes, align));
   });
-  return total;
+  return buffers;
 }
 
 void MemoryUsageAnalysis::classify(ArrayRef<BufferRole> argRoles,
@@ -251,8 +255,18 @@ void MemoryUsageAnalysis::classify(ArrayRef<BufferRole> argRoles,
     ++usage.numAllocations;
     return WalkResult::advance();
   });
-  if (ok)
-    usage.staticBytes += getStaticStorageBytes(func);
+  if (!ok)
+    return;
+  // Static buffers are held for the whole call: each counts in its role
+  // (a temporary on top of the peak of the heap temporaries).
+  for (auto [get, bytes] : getStaticBuffers(func)) {
+    BufferRole role =
+        getAllocationRole(get, entry, aliases, microBatchLoops, returned);
+    usage.bytes[static_cast<unsigned>(role)] += bytes;
+    usage.staticBytes += bytes;
+    if (role == BufferRole::Temporaries)
+      staticTemporaries += bytes;
+  }
 }
 
 LogicalResult MemoryUsageAnalysis::simulate(Block &block) {
@@ -270,7 +284,7 @@ LogicalResult MemoryUsageAnalysis::simulate(Operation *op) {
       liveTemporaries += sign * bytes;
     usage.allocationPeak = std::max(usage.allocationPeak, live);
     int64_t &peak = usage.bytes[static_cast<unsigned>(BufferRole::Temporaries)];
-    peak = std::max(peak, liveTemporaries);
+    peak = std::max(peak, staticTemporaries + liveTemporaries);
   };
   if (isa<memref::AllocOp>(op)) {
     bump(allocationIndex.lookup(op), +1);

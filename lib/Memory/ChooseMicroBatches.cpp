@@ -30,6 +30,20 @@ using namespace mlir::ga;
 using namespace mlir::ga::detail;
 
 namespace {
+/// One candidate configuration of a step: N and the recompute set, with
+/// its predicted total peak and time.
+struct Choice {
+  int64_t n = 0;
+  std::string recompute;
+  int64_t peak = 0;
+  /// The arithmetic work of the step with this recompute set, and what the
+  /// recomputation adds to it.
+  int64_t work = 0, extraWork = 0;
+  /// The estimated time: the work plus the parameters read again by every
+  /// micro-batch (in elements).
+  int64_t time = 0;
+};
+
 struct ChooseMicroBatchesPass
     : public ga::impl::ChooseMicroBatchesBase<ChooseMicroBatchesPass> {
   using Base::Base;
@@ -43,10 +57,17 @@ struct ChooseMicroBatchesPass
   /// The steps to configure: the functions named by `func`, or every
   /// function with a `ga.batch` argument.
   FailureOr<SmallVector<func::FuncOp>> getSteps();
-  /// The smallest N whose static peak is at most `budget`, or failure (with
-  /// an error at `func`).
-  FailureOr<int64_t> fitBudget(func::FuncOp func, int64_t batchSize,
-                               int64_t budget);
+  /// The recompute sets to consider: the one `recompute` names, or with
+  /// `auto` none and pointwise.
+  SmallVector<std::string> getRecomputeSets();
+  /// The candidate of least estimated time whose total peak is at most
+  /// `budget` (N fixed by `micro-batches` when given), or failure (with an
+  /// error at `func` naming the smallest peak and its configuration).
+  FailureOr<Choice> fitBudget(func::FuncOp func, int64_t batchSize,
+                              int64_t budget);
+  /// Runs the --ga-accumulate rewrite of each of `steps` with the N and
+  /// recompute set recorded on it, and drops the records.
+  LogicalResult applyChoices(ArrayRef<func::FuncOp> steps);
 };
 } // namespace
 
@@ -55,42 +76,99 @@ FailureOr<SmallVector<func::FuncOp>> ChooseMicroBatchesPass::getSteps() {
   return collectTrainingSteps(getOperation(), funcNames);
 }
 
-FailureOr<int64_t> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
-                                                     int64_t batchSize,
-                                                     int64_t budget) {
-  // N with the same micro-batch sizes have the same buffers (only the trip
-  // counts of the loops differ): measure each pair of sizes once.
-  DenseMap<std::pair<int64_t, int64_t>, int64_t> peaks;
-  int64_t bestPeak = std::numeric_limits<int64_t>::max(), bestN = 0;
-  for (int64_t n = 1; n <= batchSize; ++n) {
-    std::pair<int64_t, int64_t> sizes{llvm::divideCeil(batchSize, n),
-                                      batchSize / n};
-    auto it = peaks.find(sizes);
-    if (it == peaks.end()) {
-      FailureOr<MemoryUsage> usage = estimateStepMemory(
-          getOperation(), func, n, accumulateOptions, /*cpuOptions=*/"");
-      if (failed(usage))
-        return failure();
-      ++numCandidates;
-      it = peaks.try_emplace(sizes, usage->getTotalPeak()).first;
-    }
-    if (it->second <= budget)
-      return n;
-    if (it->second < bestPeak) {
-      bestPeak = it->second;
-      bestN = n;
+SmallVector<std::string> ChooseMicroBatchesPass::getRecomputeSets() {
+  if (recompute == "auto")
+    return {"none", "pointwise"};
+  return {recompute};
+}
+
+/// Elements of the parameters of `func` (what every micro-batch reads
+/// again).
+static int64_t getParameterElements(func::FuncOp func) {
+  SmallVector<BufferRole> roles = getArgumentRoles(func);
+  int64_t elements = 0;
+  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    bool parameter = roles.empty()
+                         ? !func.getArgAttr(i, GADialect::getBatchAttrName())
+                         : roles[i] == BufferRole::Parameters;
+    if (tensor && tensor.hasStaticShape() && parameter)
+      elements += tensor.getNumElements();
+  }
+  return elements;
+}
+
+FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
+                                                    int64_t batchSize,
+                                                    int64_t budget) {
+  ModuleOp module = getOperation();
+  int64_t parameters = getParameterElements(func);
+  std::optional<Choice> best, smallest;
+  int64_t baseWork = -1;
+  for (const std::string &set : getRecomputeSets()) {
+    std::string options = accumulateOptions;
+    if (set != "none")
+      options += " recompute=" + set;
+    // A recompute set that the analyses cannot follow (with `auto`) is left
+    // out, silently: the step without it is still a candidate.
+    bool optional = recompute == "auto" && set != "none";
+    std::optional<ScopedDiagnosticHandler> silence;
+    if (optional)
+      silence.emplace(&getContext(), [](Diagnostic &) { return success(); });
+    FailureOr<int64_t> work = estimateStepWork(module, func, options);
+    if (failed(work) && optional)
+      continue;
+    if (failed(work))
+      return failure();
+    if (baseWork < 0 || set == "none")
+      baseWork = set == "none" ? *work : baseWork;
+    // N with the same micro-batch sizes have the same buffers (only the
+    // trip counts of the loops differ): measure each pair of sizes once.
+    DenseMap<std::pair<int64_t, int64_t>, int64_t> peaks;
+    int64_t first = microBatches ? microBatches : 1;
+    int64_t last = microBatches ? microBatches : batchSize;
+    for (int64_t n = first; n <= last; ++n) {
+      std::pair<int64_t, int64_t> sizes{llvm::divideCeil(batchSize, n),
+                                        batchSize / n};
+      auto it = peaks.find(sizes);
+      if (it == peaks.end()) {
+        FailureOr<MemoryUsage> usage =
+            estimateStepMemory(module, func, n, options, cpuOptions);
+        if (failed(usage) && optional)
+          break;
+        if (failed(usage))
+          return failure();
+        ++numCandidates;
+        it = peaks.try_emplace(sizes, usage->getTotalPeak()).first;
+      }
+      Choice choice{n, set, it->second, *work, 0, *work + n * parameters};
+      if (!smallest || choice.peak < smallest->peak)
+        smallest = choice;
+      if (choice.peak <= budget && (!best || choice.time < best->time))
+        best = choice;
     }
   }
-  return emitError(func.getLoc())
-         << "no number of micro-batches fits max-memory=" << maxMemory
-         << ": the smallest static peak is " << formatByteCount(bestPeak)
-         << ", with N = " << bestN << " (see --ga-memory-report)";
+  if (best) {
+    best->extraWork = baseWork >= 0 ? best->work - baseWork : 0;
+    return *best;
+  }
+  InFlightDiagnostic error =
+      emitError(func.getLoc())
+      << "no number of micro-batches fits max-memory=" << maxMemory
+      << ": the smallest static peak is " << formatByteCount(smallest->peak)
+      << ", with N = " << smallest->n;
+  if (smallest->recompute != "none")
+    error << " and recompute=" << smallest->recompute;
+  error << " (see --ga-memory-report)";
+  return error;
 }
 
 void ChooseMicroBatchesPass::runOnOperation() {
   ModuleOp module = getOperation();
   SmallVector<std::string> given;
-  if (microBatches)
+  // micro-batches with max-memory fixes N: only the recompute set is
+  // chosen.
+  if (microBatches && maxMemory.empty())
     given.push_back(llvm::formatv("micro-batches={0}", microBatches));
   if (microBatchSize)
     given.push_back(llvm::formatv("micro-batch-size={0}", microBatchSize));
@@ -110,6 +188,12 @@ void ChooseMicroBatchesPass::runOnOperation() {
     emitError(module.getLoc())
         << "--ga-choose-micro-batches needs micro-batch-size "
            "(>= 1) or max-memory";
+    return signalPassFailure();
+  }
+  if (recompute != "auto" && recompute != "none" && recompute != "pointwise") {
+    emitError(module.getLoc())
+        << "--ga-choose-micro-batches: unknown recompute set '" << recompute
+        << "' (expected auto, none or pointwise)";
     return signalPassFailure();
   }
   int64_t budget = 0;
@@ -148,37 +232,53 @@ void ChooseMicroBatchesPass::runOnOperation() {
     if (microBatchSize) {
       n = llvm::divideCeil(*batchSize, microBatchSize);
     } else {
-      FailureOr<int64_t> fit = fitBudget(func, *batchSize, budget);
+      FailureOr<Choice> fit = fitBudget(func, *batchSize, budget);
       if (failed(fit))
         return signalPassFailure();
-      n = *fit;
+      n = fit->n;
+      // What was chosen and what it is predicted to cost.
+      func->setAttr("ga.predicted_peak", builder.getI64IntegerAttr(fit->peak));
+      func->setAttr("ga.recompute_work",
+                    builder.getI64IntegerAttr(fit->extraWork));
+      func->setAttr("ga.recompute", builder.getStringAttr(fit->recompute));
     }
     func->setAttr(kMicroBatchesAttrName, builder.getI64IntegerAttr(n));
   }
-  if (!apply)
-    return;
+  if (apply && failed(applyChoices(*steps)))
+    signalPassFailure();
+}
 
+LogicalResult
+ChooseMicroBatchesPass::applyChoices(ArrayRef<func::FuncOp> steps) {
+  ModuleOp module = getOperation();
   // The rewrite of each step with its N, by name: a rewrite may replace
   // the function it rewrites.
-  SmallVector<std::pair<std::string, int64_t>> chosen;
-  for (func::FuncOp func : *steps) {
+  SmallVector<std::tuple<std::string, int64_t, std::string>> chosen;
+  for (func::FuncOp func : steps) {
+    auto set = func->getAttrOfType<StringAttr>("ga.recompute");
     chosen.emplace_back(
         func.getSymName().str(),
-        cast<IntegerAttr>(func->getAttr(kMicroBatchesAttrName)).getInt());
-    func->removeAttr(kMicroBatchesAttrName);
+        cast<IntegerAttr>(func->getAttr(kMicroBatchesAttrName)).getInt(),
+        set ? set.str()
+            : (recompute == "auto" ? "none" : recompute.getValue()));
+    for (StringRef name :
+         {StringRef(kMicroBatchesAttrName), StringRef("ga.recompute"),
+          StringRef("ga.predicted_peak"), StringRef("ga.recompute_work")})
+      func->removeAttr(name);
   }
-  for (auto &[name, n] : chosen) {
-    std::string text = llvm::formatv("micro-batches={0} func={1} {2}", n, name,
-                                     accumulateOptions);
+  for (auto &[name, n, set] : chosen) {
+    std::string text =
+        llvm::formatv("micro-batches={0} func={1} recompute={2} {3}", n, name,
+                      set, accumulateOptions);
     auto options = AccumulatePipelineOptions::createFromString(text);
     if (!options) {
-      emitError(module.getLoc())
-          << "invalid --ga-accumulate options '" << accumulateOptions << "'";
-      return signalPassFailure();
+      return emitError(module.getLoc())
+             << "invalid --ga-accumulate options '" << accumulateOptions << "'";
     }
     OpPassManager pm(ModuleOp::getOperationName());
     buildMicroBatchRewritePipeline(pm, *options);
     if (failed(runPipeline(pm, module)))
-      return signalPassFailure();
+      return failure();
   }
+  return success();
 }

@@ -112,8 +112,18 @@ void MemoryReportPass::runOnOperation() {
       return signalPassFailure();
     }
 
+  FailureOr<SmallVector<BufferRole>> roles =
+      parseRoles(argumentRoles, module.getLoc());
+  if (failed(roles))
+    return signalPassFailure();
   SmallVector<ReportRow> rows;
   for (func::FuncOp func : funcs) {
+    if (!roles->empty() && roles->size() != func.getNumArguments()) {
+      func.emitError() << "memory report: " << roles->size()
+                       << " roles given for the " << func.getNumArguments()
+                       << " arguments of '" << func.getSymName() << "'";
+      return signalPassFailure();
+    }
     ReportRow row;
     row.function = func.getSymName().str();
     std::optional<int64_t> batchSize = getStepBatchSize(func);
@@ -127,13 +137,13 @@ void MemoryReportPass::runOnOperation() {
       row.batchSize = *batchSize;
     if (sweep.empty()) {
       if (hasTensors(func)) {
-        FailureOr<MemoryUsage> usage =
-            estimateStepMemory(module, func, 0, accumulateOptions, cpuOptions);
+        FailureOr<MemoryUsage> usage = estimateStepMemory(
+            module, func, 0, accumulateOptions, cpuOptions, *roles);
         if (failed(usage))
           return signalPassFailure();
         row.usage = *usage;
       } else {
-        MemoryUsageAnalysis analysis(func);
+        MemoryUsageAnalysis analysis(func, *roles);
         if (!analysis.succeeded())
           return signalPassFailure();
         row.usage = analysis.getUsage();
@@ -142,8 +152,8 @@ void MemoryReportPass::runOnOperation() {
       continue;
     }
     for (int64_t n : sweep) {
-      FailureOr<MemoryUsage> usage =
-          estimateStepMemory(module, func, n, accumulateOptions, cpuOptions);
+      FailureOr<MemoryUsage> usage = estimateStepMemory(
+          module, func, n, accumulateOptions, cpuOptions, *roles);
       if (failed(usage))
         return signalPassFailure();
       row.microBatches = n;
@@ -223,6 +233,7 @@ void MemoryReportPass::printJSON(raw_ostream &os, ArrayRef<ReportRow> rows) {
     for (auto &[name, value] : getColumns(row))
       json.attribute(name, value);
     json.attribute("arguments", row.usage.argumentBytes);
+    json.attribute("heap_peak", row.usage.getHeapPeak());
     json.attribute("allocation_peak", row.usage.allocationPeak);
     json.attribute("allocations", row.usage.numAllocations);
     json.objectEnd();

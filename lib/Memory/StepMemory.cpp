@@ -88,9 +88,30 @@ std::optional<int64_t> mlir::ga::detail::getStepBatchSize(func::FuncOp func) {
   return deps.getBatchSize();
 }
 
+FailureOr<SmallVector<BufferRole>>
+mlir::ga::detail::parseRoles(ArrayRef<std::string> names, Location where) {
+  SmallVector<BufferRole> roles;
+  for (StringRef name : names) {
+    std::optional<BufferRole> role =
+        llvm::StringSwitch<std::optional<BufferRole>>(name)
+            .Case("parameters", BufferRole::Parameters)
+            .Case("optimizer_state", BufferRole::OptimizerState)
+            .Case("inputs", BufferRole::Inputs)
+            .Default(std::nullopt);
+    if (!role)
+      return emitError(where)
+             << "memory report: unknown argument role '" << name
+             << "' (expected parameters, optimizer_state or "
+                "inputs)";
+    roles.push_back(*role);
+  }
+  return roles;
+}
+
 FailureOr<MemoryUsage> mlir::ga::detail::estimateStepMemory(
     ModuleOp module, func::FuncOp func, int64_t microBatches,
-    StringRef accumulateOptions, StringRef cpuOptions) {
+    StringRef accumulateOptions, StringRef cpuOptions,
+    ArrayRef<BufferRole> givenRoles) {
   PassManager pm(module.getContext());
   if (microBatches) {
     std::string text =
@@ -119,6 +140,10 @@ FailureOr<MemoryUsage> mlir::ga::detail::estimateStepMemory(
   if (SmallVector<BufferRole> declared = getDeclaredRoles(func);
       !declared.empty()) {
     roles = declared;
+    inferOptimizerState = false;
+  }
+  if (!givenRoles.empty()) {
+    roles.assign(givenRoles.begin(), givenRoles.end());
     inferOptimizerState = false;
   }
   if (roles.empty())

@@ -39,11 +39,28 @@ std::optional<int64_t> getStepBatchSize(func::FuncOp func);
 /// further options `accumulateOptions`, then bufferized as --ga-lower-to-cpu
 /// with the options `cpuOptions` bufferizes it. The pipelines run on a copy
 /// of `module` with a pass manager of their own; errors (of the rewrite, or
-/// refusals of the analysis) are reported at their ops.
+/// refusals of the analysis) are reported at their ops. `roles`, when not
+/// empty, gives the role of every argument (as `ga.role` would).
 FailureOr<MemoryUsage> estimateStepMemory(ModuleOp module, func::FuncOp func,
                                           int64_t microBatches,
                                           StringRef accumulateOptions,
-                                          StringRef cpuOptions);
+                                          StringRef cpuOptions,
+                                          ArrayRef<BufferRole> roles = {});
+
+/// The roles named in `names` ("parameters", "optimizer_state", "inputs"),
+/// or failure with an error at `where` for another name.
+FailureOr<SmallVector<BufferRole>> parseRoles(ArrayRef<std::string> names,
+                                              Location where);
+
+/// The arithmetic work of `func` rewritten by --ga-accumulate with one
+/// micro-batch and the options `accumulateOptions` (a recompute set): the
+/// sum over its linalg ops of their iterations times the operations of
+/// their payload, and over the element-wise ops on tensors of their
+/// elements, times the constant trip counts of the loops around them. It
+/// does not depend on N but through the per-micro-batch traffic that the
+/// caller adds.
+FailureOr<int64_t> estimateStepWork(ModuleOp module, func::FuncOp func,
+                                    StringRef accumulateOptions);
 
 /// Adds the dialects of the pipelines estimateStepMemory runs (for the
 /// getDependentDialects of the passes that call it).

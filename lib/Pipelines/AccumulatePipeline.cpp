@@ -41,6 +41,9 @@ void mlir::ga::buildAccumulatePipeline(
     choose.dynamicMicroBatches = options.dynamicMicroBatches;
     choose.funcNames = toVector(options.funcNames);
     choose.accumulateOptions = getRewriteOptions(options);
+    // Unset: chosen with N under a budget.
+    choose.recompute =
+        options.recompute.empty() ? "auto" : options.recompute.getValue();
     choose.apply = true;
     pm.addPass(createChooseMicroBatches(choose));
     return;

@@ -51,4 +51,11 @@ void mlir::ga::buildMicroBatchRewritePipeline(
     pm.addPass(createFuseAccumulation());
   pm.addPass(createExpandAccumulate());
   pm.addNestedPass<func::FuncOp>(createCleanupMicroBatchLoops());
+  // After the rewrite: the copies land in the micro-batch loop next to
+  // their users, and the batch analysis has not seen them.
+  if (!options.recompute.empty() && options.recompute != "none") {
+    RematerializeOptions remat;
+    remat.recompute = options.recompute;
+    pm.addNestedPass<func::FuncOp>(createRematerialize(remat));
+  }
 }

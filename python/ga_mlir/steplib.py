@@ -323,3 +323,40 @@ class HeapCounter:
         if not self.active:
             return out, None
         return out, arg_bytes + (peak - before)
+
+
+def static_storage_bytes(path):
+    """Bytes of the zero-initialized storage that the step's own code
+    reserves in the shared library `path` (`static-temporaries=1` puts its
+    temporaries there), read from its ELF sections: the writable NOBITS
+    sections (`.bss`) past the named objects (the C runtime's, at the
+    start), from the section's alignment on; the step's buffers are private and unnamed. They are
+    held for as long as the library is loaded, so a measured peak adds them
+    to the heap's."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        raise ValueError(f"{path}: not a 64-bit ELF file")
+    order = "<" if data[5] == 1 else ">"
+    shoff, = struct.unpack_from(order + "Q", data, 0x28)
+    shentsize, shnum = struct.unpack_from(order + "HH", data, 0x3A)
+    sections = [struct.unpack_from(order + "IIQQQQIIQQ", data,
+                                   shoff + i * shentsize)
+                for i in range(shnum)]
+    # (start, end) of each writable, allocated, non-TLS NOBITS section.
+    storage = [(h[3], h[3] + h[5], max(h[8], 1)) for h in sections
+               if h[1] == 8 and h[2] & 3 == 3 and not h[2] & 0x400]
+    named_end = {start: start for start, _, _ in storage}
+    for h in sections:
+        if h[1] != 2:  # SHT_SYMTAB
+            continue
+        for k in range(h[5] // h[9]):
+            _, _, _, _, value, size = struct.unpack_from(
+                order + "IBBHQQ", data, h[4] + k * h[9])
+            for start, end, _ in storage:
+                if start <= value < end:
+                    named_end[start] = max(named_end[start], value + size)
+    # The step's buffers start at the section's alignment after them.
+    return sum(max(end - -(-named_end[start] // align) * align, 0)
+               for start, end, align in storage)

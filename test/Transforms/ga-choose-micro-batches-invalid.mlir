@@ -7,9 +7,14 @@
 // RUN: not ga-opt %s -split-input-file --ga-accumulate="micro-batch-size=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="micro-batch-size=2 func=nope" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FUNC
+// RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="max-memory=1KiB recompute=all" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SET
+// SET: error: --ga-choose-micro-batches: unknown recompute set 'all' (expected auto, none or pointwise)
 
 // Contradictory or malformed options: an error, nothing written.
-// BOTH: error: contradictory options micro-batches=2, max-memory=1KiB: give only one of micro-batches, micro-batch-size, max-memory and dynamic-micro-batches
+// micro-batches with max-memory is not a contradiction: it fixes N (only
+// the recompute set is chosen); the first step fits, the dynamic one fails.
+// BOTH-NOT: contradictory
+// BOTH: error: max-memory needs a batch size known at compile time
 // SIZE-MEM: error: contradictory options micro-batch-size=4, max-memory=1KiB
 // DYN: error: contradictory options micro-batch-size=4, dynamic-micro-batches=true
 // UNIT: error: invalid max-memory '12XB': expected a number of bytes, optionally followed by KiB, MiB or GiB

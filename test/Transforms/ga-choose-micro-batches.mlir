@@ -11,6 +11,9 @@
 // RUN: ga-opt %s --ga-accumulate="micro-batch-size=5" | FileCheck %s --check-prefix=PIPE5
 // RUN: ga-opt %s --ga-accumulate="max-memory=839" | FileCheck %s --check-prefix=PIPE839
 // RUN: ga-opt %s --ga-memory-report="sweep=1,2,3,4,6,12" | FileCheck %s --check-prefix=REPORT
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=839" | FileCheck %s --check-prefix=CHOICE
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=839 recompute=none" | FileCheck %s --check-prefix=CHOICE
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=872 micro-batches=3" | FileCheck %s --check-prefix=FIXED3
 
 // The step of ga-memory-report.mlir (B = 12). Its static peaks, from
 // --ga-memory-report (checked against the measured heap in
@@ -23,16 +26,24 @@
 // REPORT: @step  12  {{.*}}  828
 
 // micro-batch-size=M: N = ceil(B / M); M >= B is the full batch.
-// SIZE5: func.func @step({{.*}} attributes {ga.micro_batches = 3 : i64}
-// SIZE12: func.func @step({{.*}} attributes {ga.micro_batches = 1 : i64}
-// SIZE1: func.func @step({{.*}} attributes {ga.micro_batches = 12 : i64}
+// SIZE5: func.func @step({{.*}} attributes {ga.micro_batches = 3 : i64{{[,}]}}
+// SIZE12: func.func @step({{.*}} attributes {ga.micro_batches = 1 : i64{{[,}]}}
+// SIZE1: func.func @step({{.*}} attributes {ga.micro_batches = 12 : i64{{[,}]}}
 
 // max-memory: the smallest N whose peak fits (peaks are not monotonic in N:
 // N = 5 needs two loops and 908 bytes, more than N = 4).
-// MEM871: attributes {ga.micro_batches = 2 : i64}
-// MEM839: attributes {ga.micro_batches = 4 : i64}
-// MEM835: attributes {ga.micro_batches = 6 : i64}
-// MEM828: attributes {ga.micro_batches = 12 : i64}
+// MEM871: attributes {ga.micro_batches = 2 : i64{{[,}]}}
+// MEM839: attributes {ga.micro_batches = 4 : i64{{[,}]}}
+// MEM835: attributes {ga.micro_batches = 6 : i64{{[,}]}}
+// MEM828: attributes {ga.micro_batches = 12 : i64{{[,}]}}
+
+// The choice is recorded with its predicted total peak and the work the
+// recomputation adds (this step has no element-wise value read twice:
+// recomputing changes nothing, and costs nothing).
+// CHOICE: attributes {ga.micro_batches = 4 : i64, ga.predicted_peak = 836 : i64, ga.recompute = "none", ga.recompute_work = 0 : i64}
+// micro-batches=N with max-memory fixes N; only the recompute set is
+// chosen.
+// FIXED3: attributes {ga.micro_batches = 3 : i64, ga.predicted_peak = 840 : i64
 
 // From --ga-accumulate, the rewrite runs with the chosen N and the attribute
 // is gone.

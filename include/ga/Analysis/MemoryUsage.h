@@ -51,8 +51,10 @@ StringRef stringifyBufferRole(BufferRole role);
 struct MemoryUsage {
   /// Arguments: the sum over the arguments of each role (Parameters,
   /// OptimizerState, Inputs; out-parameters count as Results).
-  /// Accumulators and Results: the sum over the allocations of that role.
-  /// Temporaries: the peak of the temporaries live at the same time.
+  /// Accumulators and Results: the sum over the allocations and static
+  /// buffers of that role.
+  /// Temporaries: the static temporaries plus the peak of the heap
+  /// temporaries live at the same time.
   std::array<int64_t, kNumBufferRoles> bytes{};
   /// Bytes of the function's buffer arguments (all roles).
   int64_t argumentBytes = 0;
@@ -60,7 +62,10 @@ struct MemoryUsage {
   /// at one point of the function.
   int64_t allocationPeak = 0;
   /// Static storage the function uses through `memref.get_global` of
-  /// mutable globals (`static-temporaries=1`): not on the heap.
+  /// mutable globals (`static-temporaries=1`): not on the heap, but held for
+  /// the whole call (and between calls). Each buffer is also counted in its
+  /// role (Accumulators or Temporaries), at its size rounded up to its
+  /// alignment, as the linker lays it out.
   int64_t staticBytes = 0;
   /// Number of `memref.alloc` ops.
   unsigned numAllocations = 0;
@@ -68,9 +73,14 @@ struct MemoryUsage {
   int64_t get(BufferRole role) const {
     return bytes[static_cast<unsigned>(role)];
   }
-  /// The peak of the heap while the function runs: every argument buffer
-  /// (allocated by the caller) plus the peak of its own allocations.
-  int64_t getTotalPeak() const { return argumentBytes + allocationPeak; }
+  /// Everything the function holds at its peak: every argument buffer
+  /// (allocated by the caller), the peak of its own heap allocations and its
+  /// static storage. This is the figure a memory budget constrains.
+  int64_t getTotalPeak() const {
+    return argumentBytes + allocationPeak + staticBytes;
+  }
+  /// The heap part of the total peak: arguments and allocations.
+  int64_t getHeapPeak() const { return argumentBytes + allocationPeak; }
 };
 
 /// Computes the MemoryUsage of a bufferized `func.func` by executing its
@@ -113,6 +123,8 @@ private:
   llvm::DenseMap<Operation *, unsigned> allocationIndex;
   /// Live bytes during the symbolic execution.
   int64_t live = 0, liveTemporaries = 0;
+  /// Bytes of the static buffers that are temporaries.
+  int64_t staticTemporaries = 0;
 };
 
 } // namespace mlir::ga

@@ -28,21 +28,37 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
     * `micro-batch-size=M`: N = ceil(B / M) for the step's batch size B
       (M >= B gives N = 1; a remainder is handled as by `--ga-micro-batch`).
     * `max-memory=<bytes>` (a number of bytes, optionally followed by `KiB`,
-      `MiB` or `GiB`): the smallest N whose static peak fits the budget. The
-      peak of a candidate is the total peak of `--ga-memory-report`: a copy
-      of the module is rewritten by `--ga-accumulate` with N micro-batches and
-      bufferized as `--ga-lower-to-cpu` (default options) bufferizes it, and
-      the memory-usage analysis counts its buffers. Candidates run from
-      N = 1 up to B; N with the same micro-batch sizes (ceil(B/N),
-      floor(B/N)) have the same buffers and are measured once. When no N
-      fits, the error at the function names the smallest peak and its N.
+      `MiB` or `GiB`): N and the recompute set (`--ga-rematerialize`)
+      together, the configuration of least estimated time whose total peak
+      fits the budget. The peak of a candidate is the total peak of
+      `--ga-memory-report` (arguments, heap and static storage): a copy of
+      the module is rewritten by `--ga-accumulate` with N micro-batches and
+      the recompute set and bufferized as `--ga-lower-to-cpu` (its defaults,
+      or the options in `cpu`) bufferizes it, and the memory-usage analysis
+      counts its buffers. Candidates run from N = 1 up to B for each set
+      (`none` and `pointwise`, or the one `recompute` names); N with the
+      same micro-batch sizes (ceil(B/N), floor(B/N)) have the same buffers
+      and are measured once. The estimated time is the step's arithmetic
+      work with that set (iterations times payload operations of its linalg
+      ops: products, element-wise work and what is recomputed) plus N times
+      the parameters' elements (every micro-batch reads them again): for a
+      fixed set the smallest N that fits, and recomputation only where it
+      lets a smaller N fit or nothing fits without it. A smaller budget
+      never gives a larger peak: the candidates only shrink. With
+      `micro-batches=N` as well, N is fixed and only the set is chosen.
+      The choice is recorded as `ga.micro_batches`, `ga.recompute`,
+      `ga.predicted_peak` and `ga.recompute_work` (the work the
+      recomputation adds). When nothing fits, the error at the function
+      names the smallest peak and its configuration.
 
     Both need a batch size known at compile time: a dynamic batch is refused
     at the function (use `dynamic-micro-batches=true` and pass N at run
-    time). The options contradict each other (an error) when `micro-batches`,
-    `micro-batch-size`, `max-memory` or `dynamic-micro-batches` are given
+    time). The options contradict each other (an error) when
+    `micro-batch-size`, `max-memory`, `dynamic-micro-batches` or
+    `micro-batches` (but for `micro-batches` with `max-memory`) are given
     together. With `apply`, the pass then runs the whole `--ga-accumulate`
-    rewrite of each step with its N and drops the attribute: this is how
+    rewrite of each step with its N and recompute set and drops the
+    attributes: this is how
     `--ga-accumulate="micro-batch-size=M"` and `"max-memory=..."` work.
 
     Before (`--ga-choose-micro-batches="micro-batch-size=5"`):
@@ -65,8 +81,9 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
            "Memory budget (bytes, or with KiB/MiB/GiB): the smallest N whose "
            "static peak fits">,
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"0",
-           "A number of micro-batches given as well (0: none); only checked "
-           "for contradiction">,
+           "A number of micro-batches given as well (0: none): with "
+           "max-memory it fixes N and only the recompute set is chosen; "
+           "with micro-batch-size it contradicts">,
     Option<"dynamicMicroBatches", "dynamic-micro-batches", "bool",
            /*default=*/"false",
            "Whether N is a run-time argument; only checked for "
@@ -79,7 +96,14 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
            "Further --ga-accumulate options for the rewrite of the "
            "candidates and for `apply` (e.g. `recompute-statistics=1`)">,
     Option<"apply", "apply", "bool", /*default=*/"false",
-           "Run the --ga-accumulate rewrite with the chosen N">
+           "Run the --ga-accumulate rewrite with the chosen N">,
+    Option<"recompute", "recompute", "std::string", /*default=*/"\"auto\"",
+           "The recompute set (--ga-rematerialize): none or pointwise fix "
+           "it; auto chooses it with N under max-memory (none otherwise)">,
+    Option<"cpuOptions", "cpu", "std::string", /*default=*/"\"\"",
+           "--ga-lower-to-cpu options of the target whose bufferization the "
+           "budget is compared with (e.g. `static-temporaries=1 "
+           "out-params=1`; default: the pipeline's defaults)">
   ];
   let statistics = [
     Statistic<"numCandidates", "candidates",
@@ -99,9 +123,14 @@ def MemoryReport : Pass<"ga-memory-report", "ModuleOp"> {
     with in-place accumulators, buffer-loop-hoisting, deallocation):
     parameters, optimizer state, per-sample inputs, gradient accumulators,
     returned buffers, the peak of the temporaries live at the same time
-    (activations, their gradients, scratch), and the total peak (every
-    argument plus the peak of the step's own allocations). Bytes are what the
-    lowered code asks `malloc` for: elements plus the allocation's alignment.
+    (activations, their gradients, scratch), the static storage (temporaries
+    and accumulators that `static-temporaries=1` puts in globals, counted in
+    their classes as well), and the total peak: everything the step holds,
+    every argument, the peak of its own heap allocations and its static
+    storage (what `max-memory` compares with the budget). Heap bytes are
+    what the lowered code asks `malloc` for: elements plus the allocation's
+    alignment. `roles=` names the class of every argument (as `ga.role`
+    does), so that it does not depend on how the step was rewritten.
     See docs/Memory.md for how each class is defined and how the figures
     compare with the heap measured while the compiled step runs.
 
@@ -137,7 +166,11 @@ def MemoryReport : Pass<"ga-memory-report", "ModuleOp"> {
            "`recompute-statistics=1`)">,
     Option<"cpuOptions", "cpu", "std::string", /*default=*/"\"\"",
            "--ga-lower-to-cpu options whose bufferization is measured (e.g. "
-           "`blas=1 out-params=1`)">
+           "`blas=1 out-params=1`)">,
+    ListOption<"argumentRoles", "roles", "std::string",
+               "The class of every argument of the reported functions, in "
+               "order (parameters, optimizer_state, inputs), as `ga.role` "
+               "declares it; default: from batch dependence">
   ];
 }
 

@@ -77,6 +77,12 @@ struct AccumulatePipelineOptions
                      "micro-batches: the smallest N whose static peak after "
                      "the CPU bufferization fits (--ga-choose-micro-batches)"),
       llvm::cl::init("")};
+  PassOptions::Option<std::string> recompute{
+      *this, "recompute",
+      llvm::cl::desc("Values recomputed where they are read instead of kept "
+                     "(--ga-rematerialize): none or pointwise; unset (or "
+                     "auto) with max-memory: chosen with N"),
+      llvm::cl::init("")};
 };
 
 /// Adds the rewrite: [mark batch args], check the contract, micro-batch loop,

@@ -760,4 +760,91 @@ def PerturbRoundings : Pass<"ga-perturb-roundings", "ModuleOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// Rematerialize
+//===----------------------------------------------------------------------===//
+
+def Rematerialize : Pass<"ga-rematerialize", "func::FuncOp"> {
+  let summary = "Recompute element-wise values where they are read instead "
+                "of keeping them";
+  let description = [{
+    Trades work for memory in a training step on tensors (before
+    bufferization; on the full-batch step or inside the micro-batch loop that
+    `--ga-accumulate` builds, where the pipeline runs it with `recompute=`).
+    A value that the forward computes and the backward reads again (an
+    activation such as the output of a GELU, a normalized input, a dropout
+    mask) is otherwise one buffer that lives from the forward to the
+    backward: the CPU bufferization frees a buffer at the end of the block
+    that allocates it and `--ga-lower-to-cpu`'s element-wise fusion only
+    absorbs a producer with one user, so a value with several users is a
+    buffer of its own in every micro-batch. With `recompute=pointwise`, such
+    a value is replaced at each of its users but the first by a copy of the
+    element-wise op that computes it, placed right before that user and
+    reading the same operands (its checkpoints: the values that are kept,
+    products, reductions and arguments); the copies make the operands of the
+    copied op shared in turn, so a whole element-wise chain is recomputed
+    from its checkpoints. Each copy then has one user, which the fusion of
+    `--ga-lower-to-cpu` (fuse-elementwise=1) absorbs: the buffer disappears
+    and the value is computed again where it is read.
+
+    A value is recomputed only when every user is element-wise (an
+    all-parallel `linalg.generic` that reads it as an input through a
+    projected permutation, or an element-wise arith/math op on tensors,
+    which the CPU pipeline turns into one), so that the copy can always be
+    absorbed and the vectorized arithmetic per element is the same; the op
+    that computes it is an element-wise op on tensors or a `linalg.generic`
+    with one result, all loops parallel, pure tensor semantics, a
+    permutation as the map of its result, a payload of at most `max-ops`
+    operations without regions or memory effects that does not read its
+    init; and the value has at most `max-users` users.
+
+    Exact by construction: a copy is the same op on the same operands, so it
+    computes bitwise the same values (the same operations in the same order
+    per element; no reduction is recomputed, and random numbers, which the
+    PyTorch frontend draws from a counter-based generator keyed by the
+    sample's index, are recomputed from the same keys and indices).
+    `ga-verify --rtol=0` checks it against the step without it.
+
+    Policies: `none` (nothing) and `pointwise` (every value above); with
+    `values=i,j`, only the values of the element-wise ops (`linalg.generic`
+    ops and element-wise arith/math ops on tensors) at those positions
+    (0-based, in the order they appear in the function) are candidates: an
+    explicit recompute set, for tools that choose one.
+
+    Before (`--ga-rematerialize="recompute=pointwise"`):
+
+    ```mlir
+    %a = linalg.generic {iterator_types = ["parallel"]}
+        ins(%h : tensor<8xf32>) outs(%e : tensor<8xf32>) { math.tanh }
+    %y = linalg.generic {...} ins(%a : ...) { arith.mulf }   // forward
+    %g = linalg.generic {...} ins(%a, %dy : ...) { ... }     // backward
+    ```
+
+    After:
+
+    ```mlir
+    %a = linalg.generic {...} ins(%h : tensor<8xf32>) { math.tanh }
+    %y = linalg.generic {...} ins(%a : ...) { arith.mulf }
+    %a2 = linalg.generic {...} ins(%h : tensor<8xf32>) { math.tanh }
+    %g = linalg.generic {...} ins(%a2, %dy : ...) { ... }
+    ```
+  }];
+  let options = [
+    Option<"recompute", "recompute", "std::string", /*default=*/"\"pointwise\"",
+           "What to recompute: none or pointwise">,
+    ListOption<"values", "values", "int64_t",
+               "Only the element-wise ops at these positions of the "
+               "function, in order (default: all that qualify)">,
+    Option<"maxOps", "max-ops", "unsigned", /*default=*/"16",
+           "Most payload operations of an op that is recomputed">,
+    Option<"maxUsers", "max-users", "unsigned", /*default=*/"8",
+           "Most users of a value that is recomputed">
+  ];
+  let statistics = [
+    Statistic<"numRecomputed", "recomputed-values",
+              "Values recomputed at their users">,
+    Statistic<"numCopies", "copies", "Copies of element-wise ops added">
+  ];
+}
+
 #endif // GA_TRANSFORMS_PASSES_TD

@@ -18,6 +18,19 @@ from ._options import _lowering_options, _run_pipeline
 _REPORT = "ga_shard_report"
 
 
+def argument_roles(spec, num_inputs):
+    """The class of every argument of the step (--ga-memory-report's
+    `roles`), as the frontend lays them out, whatever N is: parameters
+    (trainable, frozen, buffers), optimizer state (the states, then the 0-d
+    settings), inputs (and random arguments)."""
+    first_state = len(spec.params) + len(spec.frozen) + \
+        len(spec.buffer_names)
+    first_input = spec.arg_count() - num_inputs - spec.num_random_args()
+    return ["parameters"] * first_state + ["optimizer_state"] * (
+        first_input - first_state) + ["inputs"] * (
+        spec.arg_count() - first_input)
+
+
 def _bind_shard(text, name, roles, batch_args, begin, end):
     """The module `text` with a function @ga_shard_report that calls the
     data-parallel step @`name` on this rank's shard: its two index
@@ -67,17 +80,7 @@ def report(ir, accumulate, collectives, v, num_inputs, options):
     if v.in_place:
         text = _inplace.write_results_in_place(text, v.in_place)
         name = _inplace.IMPL
-    # The classes of the arguments, as the frontend lays them out:
-    # parameters (trainable, frozen, buffers), optimizer state (the
-    # states, then the 0-d settings), inputs (and random arguments).
-    spec = v.spec
-    first_state = len(spec.params) + len(spec.frozen) + \
-        len(spec.buffer_names)
-    first_input = spec.arg_count() - num_inputs - \
-        spec.num_random_args()
-    roles = ["parameters"] * first_state + ["optimizer_state"] * (
-        first_input - first_state) + ["inputs"] * (
-        spec.arg_count() - first_input)
+    roles = argument_roles(v.spec, num_inputs)
     text = _bind_shard(text, name, roles, v.batch_args, *v.shard[:2])
     cpu = f"cpu={{{' '.join(_lowering_options(options))}}}"
     with tempfile.TemporaryDirectory() as work:

@@ -15,6 +15,7 @@ _ACCUMULATE_OPTIONS = {
     "allow_ghost_batch": "allow-ghost-batch",
     "recompute_statistics": "recompute-statistics",
     "fuse": "fuse",
+    "recompute": "recompute",
 }
 _LOWER_OPTIONS = {
     "blas": "blas",
@@ -50,9 +51,18 @@ _SWITCHES = {"allow_ghost_batch", "recompute_statistics", "fuse", "blas",
 _COUNTS = {"vector_width", "num_threads", "min_parallel_work", "block_size"}
 
 
+# The values of the choices among the options.
+_CHOICES = {"recompute": ("none", "pointwise")}
+
+
 def _option_text(value, key=None):
     """An option's value as a pass option takes it; TypeError for a switch
-    that is not True or False, or a count that is not an int >= 0."""
+    that is not True or False, or a count that is not an int >= 0;
+    ValueError for a choice that is not one of its values."""
+    if key in _CHOICES and value not in _CHOICES[key]:
+        raise ValueError(f"compile_train_step: {key} must be one of " +
+                         ", ".join(repr(c) for c in _CHOICES[key]) +
+                         f", got {value!r}")
     if key in _SWITCHES and not isinstance(value, bool):
         raise TypeError(f"compile_train_step: {key} must be True or False, "
                         f"got {value!r}")

@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+import re
 import tempfile
 import threading
 
@@ -16,6 +17,7 @@ from ._cache import cached_export, library_cpu
 from ._call import CpuLibrary, CudaLibrary, call_step, new_hyper, \
     require_cuda
 from ._common import CompileError
+from ._dp_memory import argument_roles
 from ._export import _Spec, export_train_step
 from ._fastcall import RUNTIME_HYPER as _RUNTIME_HYPER, CallPlan, \
     traced_state as _traced_state
@@ -36,11 +38,14 @@ def _rewrite(ir, pipelines, in_place):
                        if in_place else None)
 
 
-def _memory_report(ir, micro_batches, batch_args, options, in_place):
+def _memory_report(ir, micro_batches, batch_args, options, in_place,
+                   roles):
     """--ga-memory-report of the step as compiled: its row (a dict) for N =
-    `micro_batches`, with the CPU options of the library; for the in-place
-    form, the report of @train_step_in_place (the wrapper only calls it)."""
-    cpu = f"cpu={{{' '.join(_lowering_options(options))}}}"
+    `micro_batches`, with the CPU options of the library and the classes
+    `roles` of the arguments; for the in-place form, the report of
+    @train_step_in_place (the wrapper only calls it)."""
+    cpu = (f"cpu={{{' '.join(_lowering_options(options))}}} "
+           f"roles={','.join(roles)}")
     with tempfile.TemporaryDirectory() as work:
         out = os.path.join(work, "report.json")
         if in_place:
@@ -73,12 +78,16 @@ def _budget_text(max_memory):
 
 def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
                           max_memory, options):
-    """N as --ga-choose-micro-batches chooses it (what --ga-accumulate does
-    with `micro-batch-size` or `max-memory`): the smallest N whose static
-    peak (--ga-memory-report, default --ga-lower-to-cpu bufferization) fits
-    `max_memory`, or ceil(B / micro_batch_size). Contradictory options and a
-    budget that no N fits raise CompileError with the pass's diagnostics.
-    Cached like the libraries."""
+    """N and the recompute set as --ga-choose-micro-batches chooses them
+    (what --ga-accumulate does with `micro-batch-size` or `max-memory`):
+    under `max_memory`, the configuration of least estimated time whose
+    total peak (--ga-memory-report, bufferized as the library is) fits
+    (N fixed by `micro_batches` when given, the set by options' `recompute`
+    when given), or ceil(B / micro_batch_size). Returns a dict:
+    micro_batches, recompute, predicted_peak and recompute_work (None
+    without a budget). Contradictory options and a budget that nothing fits
+    raise CompileError with the pass's diagnostics. Cached like the
+    libraries."""
     choose = []
     if micro_batches is not None:
         choose.append(f"micro-batches={micro_batches}")
@@ -86,18 +95,24 @@ def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
         choose.append(f"micro-batch-size={micro_batch_size}")
     if max_memory is not None:
         choose.append(f"max-memory={_budget_text(max_memory)}")
-    rewrite = _rewrite_options(options)
+    if options.get("recompute") is not None:
+        choose.append(f"recompute={options['recompute']}")
+    rewrite = _rewrite_options({k: v for k, v in options.items()
+                                if k != "recompute"})
     if rewrite:
         choose.append(f"accumulate={{{rewrite}}}")
+    # The budget is compared with the step as the library is bufferized
+    # (static temporaries, out-parameters).
+    choose.append(f"cpu={{{' '.join(_lowering_options(options))}}}")
     pipeline = (f"builtin.module({_mark(batch_args)},"
                 f"ga-choose-micro-batches{{{' '.join(choose)}}})")
     key = hashlib.sha256("\0".join(
         [ir, pipeline, os.path.realpath(library_path()),
          str(os.path.getmtime(library_path()))]).encode()).hexdigest()[:24]
-    cached = os.path.join(_cache_dir(), f"choice-{key}.txt")
+    cached = os.path.join(_cache_dir(), f"choice-{key}.json")
     if os.path.exists(cached):
         with open(cached) as f:
-            return int(f.read())
+            return json.load(f)
     try:
         chosen = run_pipeline(ir, pipeline)
     except PipelineError as error:
@@ -108,10 +123,22 @@ def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
     if n is None:
         raise CompileError("ga-choose-micro-batches recorded no number of "
                            "micro-batches on @train_step")
+    # The rest of the choice, as the pass records it on the step.
+    head = chosen[chosen.find("func.func @train_step"):]
+    head = head[:head.find("{\n")]
+    recorded = dict(re.findall(r'ga\.(recompute|predicted_peak|'
+                               r'recompute_work) = "?(\w+)"?', head))
+    choice = {"micro_batches": n,
+              "recompute": recorded.get("recompute",
+                                        options.get("recompute")),
+              "predicted_peak": int(recorded["predicted_peak"])
+              if "predicted_peak" in recorded else None,
+              "recompute_work": int(recorded["recompute_work"])
+              if "recompute_work" in recorded else None}
     with open(cached + f".{os.getpid()}", "w") as f:
-        f.write(str(n))
+        json.dump(choice, f)
     os.replace(cached + f".{os.getpid()}", cached)
-    return n
+    return choice
 
 
 def _cache_dir():
@@ -233,6 +260,7 @@ class CompiledTrainStep:
         self.micro_batches, self.micro_batch_size = micro_batches, \
             micro_batch_size
         self.max_memory = max_memory
+        self.choice = None
         self.in_place = in_place
         self.max_grad_norm = max_grad_norm
         self.indexing, self.mcpu, self.options = indexing, mcpu, options
@@ -325,19 +353,29 @@ class CompiledTrainStep:
         return variant
 
     def _micro_batch_count(self, ir, batch_args, batch):
-        """N for a batch of `batch` samples (a hook of _distributed)."""
+        """N for a batch of `batch` samples (a hook of _distributed); under
+        a budget, the recompute set is chosen with it (`self.choice`)."""
         given = [self.micro_batches, self.micro_batch_size, self.max_memory]
         if sum(v is not None for v in given) == 1 and \
                 self.max_memory is None:
             return self.micro_batches or -(-batch // self.micro_batch_size)
-        # A budget, or several options (contradictory: the pass says so,
-        # located).
-        return _choose_micro_batches(ir, batch_args, *given, self.options)
+        # A budget (with micro_batches: N fixed, the set chosen), or
+        # several options (contradictory: the pass says so, located).
+        self.choice = _choose_micro_batches(ir, batch_args, *given,
+                                            self.options)
+        return self.choice["micro_batches"]
+
+    def _rewrite_options(self):
+        """The options with the recompute set chosen under a budget."""
+        chosen = (self.choice or {}).get("recompute")
+        return dict(self.options, recompute=chosen) if chosen else \
+            self.options
 
     def _step_pipelines(self, ir, n, batch_args, spec):
         """The IR to compile and its pipelines (see _pipelines; a hook of
         _distributed, which may set `spec.opt.shard_rows`)."""
-        return ir, _pipelines(n, batch_args, self.options, self.target)
+        return ir, _pipelines(n, batch_args, self._rewrite_options(),
+                              self.target)
 
     def _call_arguments(self, variant, flat, descriptors):
         """The parameters of the library's function before its
@@ -353,6 +391,13 @@ class CompiledTrainStep:
         return self._variant(tuple(t.contiguous() for t in
                                    inputs)).micro_batches
 
+    def chosen_configuration(self):
+        """What max_memory= chose (None without a budget): a dict of
+        micro_batches, recompute (the set of --ga-rematerialize),
+        predicted_peak (the total peak, bytes) and recompute_work (the
+        arithmetic work the recomputation adds, operations per step)."""
+        return self.choice
+
     def memory_report(self, *inputs):
         """The static memory report (--ga-memory-report, as a dict: bytes of
         parameters, optimizer_state, inputs, accumulators, results,
@@ -362,7 +407,8 @@ class CompiledTrainStep:
         v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
             else next(iter(self._variants.values()))
         return _memory_report(v.ir, v.micro_batches, v.batch_args,
-                              self.options, v.in_place)
+                              self._rewrite_options(), v.in_place,
+                              argument_roles(v.spec, self.num_inputs))
 
     def writes_in_place(self, *inputs):
         """Whether the library for `inputs` (default: the example inputs'
@@ -460,11 +506,14 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
     example_inputs: the per-sample inputs of one batch (tensors).
     micro_batches=N, or micro_batch_size=M (N = ceil(B / M)), or
         max_memory=bytes (an int, or a string such as "256MiB", "1.5GiB"):
-        the smallest N whose static peak (--ga-memory-report of the default
-        CPU bufferization) fits, as --ga-accumulate="max-memory=..." chooses
-        it; CompileError with the located message when no N fits. Giving
-        more than one of the three is an error (CompileError, the message of
-        --ga-choose-micro-batches). `step.chosen_micro_batches()` says N.
+        N and the recompute set (recompute=, --ga-rematerialize) of least
+        estimated time whose total peak (step.memory_report()) fits, as
+        --ga-accumulate="max-memory=..." chooses them; recompute="none"
+        fixes the set, micro_batches=N with it fixes N; CompileError with
+        the located message when nothing fits. micro_batch_size= with
+        another of the three is an error (CompileError, the message of
+        --ga-choose-micro-batches). `step.chosen_micro_batches()` says N,
+        `step.chosen_configuration()` the whole choice.
     max_grad_norm: clip the accumulated gradient as clip_grad_norm_ does.
     batch_dims: the batch dimension of each input (default 0).
     target: "cpu" (default) or "cuda": the step compiled for an NVIDIA GPU

@@ -2,8 +2,10 @@
 # RUN: env PYTHONPATH=%ga_python_path:%torch_zoo GA_MLIR_CACHE_DIR=%t.cache %torch_python %s | FileCheck %s
 #
 # compile_train_step(max_memory=...): N is the smallest number of
-# micro-batches whose static peak fits the budget. The peaks come from an
-# independent run of --ga-memory-report over every N of the exported step;
+# micro-batches whose total peak fits the budget. The peaks come from an
+# independent run of --ga-memory-report over every N of the exported step,
+# bufferized as the library is (its CPU options: static temporaries
+# included);
 # for budgets equal to a peak and between two peaks, the chosen N fits and
 # N - 1 does not, and the compiled step still equals PyTorch's full-batch
 # step. Budgets no N fits and contradictory options raise CompileError with
@@ -20,12 +22,15 @@ import zoo
 from ga_mlir import run_pipeline
 from ga_mlir.torch import CompileError, compile_train_step, \
     export_train_step
+from ga_mlir.torch._options import _lowering_options
 
 failures = 0
 
 
-def static_peaks(make_model, make_batch, loss_fn, opt_name):
-    """{N: total peak} of --ga-memory-report for N = 1..B."""
+def static_peaks(make_model, make_batch, loss_fn, opt_name,
+                 recompute="none"):
+    """{N: total peak} of --ga-memory-report for N = 1..B with the
+    recompute set `recompute`."""
     torch.manual_seed(1)
     model = make_model()
     opt = zoo.OPTIMIZERS[opt_name](model)
@@ -39,7 +44,9 @@ def static_peaks(make_model, make_batch, loss_fn, opt_name):
                      ",".join(f"{first + i}:0" for i in range(len(batch))) +
                      "},ga-memory-report{sweep=" +
                      ",".join(str(n) for n in range(1, b + 1)) +
-                     f" format=json output={out}}})")
+                     f" format=json output={out} "
+                     f"accumulate={{recompute={recompute}}} "
+                     f"cpu={{{' '.join(_lowering_options({}))}}}}})")
         with open(out) as f:
             return {row["micro_batches"]: row["total_peak"]
                     for row in json.load(f)}
@@ -63,9 +70,11 @@ def check_budgets(name, make_model, make_batch, loss_fn, opt_name, limit):
     for budget, expected in chosen:
         torch.manual_seed(1)
         model = make_model()
+        # recompute="none" fixes the set: N alone is chosen.
         step = compile_train_step(
             model, loss_fn, zoo.OPTIMIZERS[opt_name](model),
-            make_batch(torch.Generator().manual_seed(2)), max_memory=budget)
+            make_batch(torch.Generator().manual_seed(2)), max_memory=budget,
+            recompute="none")
         n = step.chosen_micro_batches()
         fits = peaks[n] <= budget
         smaller_fits = any(peaks[k] <= budget for k in peaks if k < n)
@@ -77,7 +86,7 @@ def check_budgets(name, make_model, make_batch, loss_fn, opt_name, limit):
         # The step with that N equals PyTorch's full-batch step.
         failures += zoo.check(f"{name}-{budget}", make_model, make_batch,
                               loss_fn, optimizers=(opt_name,), ns=(n,),
-                              max_memory=budget)
+                              max_memory=budget, recompute="none")
     return peaks
 
 
@@ -91,19 +100,22 @@ check_budgets("cnn", zoo.CNN, zoo.cnn_batch, zoo.classification_loss, "sgd",
               2)
 
 # Strings with a unit: the full batch's peak fits N = 1; one byte less
-# does not.
+# does not without recomputation: a larger N, or N = 1 with recomputation.
 torch.manual_seed(1)
 model = zoo.MLP()
 opt = zoo.OPTIMIZERS["adamw"](model)
 batch = zoo.mlp_batch(torch.Generator().manual_seed(2))
 for text in ("1GiB", f"{peaks[1]}B", f"{-(-peaks[1] // 1024)}KiB",
              peaks[1] - 1):
-    n = compile_train_step(model, zoo.classification_loss, opt, batch,
-                           max_memory=text).chosen_micro_batches()
-    # CHECK: string 1GiB: N = 1
-    # CHECK: string {{[0-9]+}}B: N = 1
-    # CHECK: string {{[0-9]+}}KiB: N = 1
-    # CHECK: string {{[0-9]+}}: N = {{[2-9]|[1-9][0-9]}}{{$}}
+    chosen = compile_train_step(model, zoo.classification_loss, opt, batch,
+                                max_memory=text).chosen_configuration()
+    n = chosen["micro_batches"]
+    if chosen["recompute"] != "none" or n > 1:
+        n = f"{n} (recompute {chosen['recompute']})"
+    # CHECK: string 1GiB: N = 1{{$}}
+    # CHECK: string {{[0-9]+}}B: N = 1{{$}}
+    # CHECK: string {{[0-9]+}}KiB: N = 1{{$}}
+    # CHECK: string {{[0-9]+}}: N = {{[0-9]+}} (recompute {{none|pointwise}})
     print(f"string {text}: N = {n}")
 
 
@@ -121,8 +133,37 @@ def refused(name, **options):
 # The error names the smallest peak, at the model's line (zoo.py).
 # CHECK: too-small: ga-mlir could not choose the number of micro-batches: | {{.*}}zoo.py:{{[0-9]+}}: error: no number of micro-batches brings the step's peak memory under max_memory: {{.*}}(ga-mlir: no number of micro-batches fits max-memory=1KiB: the smallest static peak is {{.*}} with N = {{[0-9]+}}
 refused("too-small", max_memory="1KiB")
-# CHECK: contradiction: {{.*}} error: give only one of micro_batches=, micro_batch_size= and max_memory= {{.*}}(ga-mlir: contradictory options micro-batches=2, max-memory=1MiB: give only one of
-refused("contradiction", micro_batches=2, max_memory="1MiB")
+# micro_batches= with max_memory= fixes N; the recompute set is chosen.
+step = compile_train_step(model, zoo.classification_loss, opt, batch,
+                          micro_batches=2, max_memory="1MiB")
+# CHECK: fixed N: N = 2, recompute {{none|pointwise}}
+print(f"fixed N: N = {step.chosen_micro_batches()}, recompute "
+      f"{step.chosen_configuration()['recompute']}")
+
+# N and the recompute set chosen together: for budgets from the peak of
+# N = 1 without recomputation down to the smallest reachable one, the
+# choice fits by an independent report with its set, its predicted peak is
+# that report's, and a smaller budget never gives a larger peak.
+with_set = {r: static_peaks(zoo.MLP, zoo.mlp_batch, zoo.classification_loss,
+                            "adamw", r) for r in ("none", "pointwise")}
+lowest = min(min(p.values()) for p in with_set.values())
+previous, monotone, fits = None, True, True
+for k in range(5):
+    budget = peaks[1] - (peaks[1] - lowest) * k // 4
+    step = compile_train_step(model, zoo.classification_loss, opt, batch,
+                              max_memory=budget)
+    c = step.chosen_configuration()
+    report = with_set[c["recompute"]][c["micro_batches"]]
+    fits &= report == c["predicted_peak"] <= budget
+    monotone &= previous is None or report <= previous
+    previous = report
+    print(f"joint max_memory={budget}: N = {c['micro_batches']}, "
+          f"recompute {c['recompute']}, peak {report}, extra work "
+          f"{c['recompute_work']}")
+failures += not (fits and monotone)
+# CHECK: joint max_memory={{[0-9]+}}: N = 1,
+# CHECK: joint: fits True, monotone True
+print(f"joint: fits {fits}, monotone {monotone}")
 # CHECK: contradiction-size: {{.*}} error: give only one of {{.*}}(ga-mlir: contradictory options micro-batch-size=4, max-memory=1MiB
 refused("contradiction-size", micro_batch_size=4, max_memory="1MiB")
 # CHECK: unit: {{.*}} error: max_memory= must be a number of bytes or a string such as '256MiB' {{.*}}(ga-mlir: invalid max-memory '12XB': expected a number of bytes

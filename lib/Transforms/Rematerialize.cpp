@@ -1,0 +1,164 @@
+//===- Rematerialize.cpp - recompute element-wise values at their users ---===//
+//
+// --ga-rematerialize: a value computed by a cheap element-wise op and read by
+// several element-wise users (an activation read by the forward and by the
+// backward) is recomputed right before each user but the first, from the
+// same operands. Each copy then has one user, which the CPU pipeline's
+// element-wise fusion absorbs, so the value no longer needs a buffer.
+//
+// Invariant: every copy is the op it copies on the same operands, placed
+// where they dominate; no reduction is recomputed. The results are bitwise
+// those of the step without the pass.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ga/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::ga {
+#define GEN_PASS_DEF_REMATERIALIZE
+#include "ga/Transforms/Passes.h.inc"
+} // namespace mlir::ga
+
+using namespace mlir;
+using namespace mlir::ga;
+
+/// Whether every loop of `op` is parallel.
+static bool isAllParallel(linalg::GenericOp op) {
+  return op.getNumParallelLoops() == op.getNumLoops();
+}
+
+/// Whether `op` is an element-wise op on whole tensors (`arith.mulf %a, %b
+/// : tensor<4xf32>`), which the CPU pipeline turns into an all-parallel
+/// linalg.generic with identity maps before fusing.
+static bool isElementwiseOnTensors(Operation *op) {
+  return OpTrait::hasElementwiseMappableTraits(op) &&
+         op->getNumResults() == 1 && op->getNumRegions() == 0 &&
+         isa<RankedTensorType>(op->getResult(0).getType()) &&
+         isMemoryEffectFree(op);
+}
+
+/// Whether `producer` may be computed again at each user: an element-wise
+/// op on tensors, or a linalg.generic with one result, all loops parallel,
+/// pure tensor semantics, an identity-like map of its result and a payload
+/// of at most `maxOps` operations without regions or memory effects that
+/// does not read the init.
+static bool isRecomputable(Operation *producer, unsigned maxOps) {
+  if (isElementwiseOnTensors(producer))
+    return true;
+  auto generic = dyn_cast<linalg::GenericOp>(producer);
+  if (!generic || !generic.hasPureTensorSemantics() ||
+      generic->getNumResults() != 1 || !isAllParallel(generic) ||
+      !generic.getIndexingMapMatchingResult(generic->getResult(0))
+           .isPermutation())
+    return false;
+  if (generic.payloadUsesValueFromOperand(generic.getDpsInitOperand(0)))
+    return false;
+  unsigned numOps = 0;
+  for (Operation &op : generic.getBody()->without_terminator())
+    if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op) ||
+        ++numOps > maxOps)
+      return false;
+  return true;
+}
+
+/// Whether the user of `use` can absorb a copy of the element-wise op that
+/// defines the value: an element-wise op on tensors, or an all-parallel
+/// generic that reads it as an input through a projected permutation (what
+/// upstream's element-wise fusion accepts), so that the arithmetic per
+/// element stays that of an element-wise loop.
+static bool canAbsorb(OpOperand &use) {
+  if (isElementwiseOnTensors(use.getOwner()))
+    return true;
+  auto consumer = dyn_cast<linalg::GenericOp>(use.getOwner());
+  return consumer && isAllParallel(consumer) &&
+         consumer.hasPureTensorSemantics() && consumer.isDpsInput(&use) &&
+         consumer.getMatchingIndexingMap(&use).isProjectedPermutation();
+}
+
+namespace {
+struct RematerializePass
+    : public ga::impl::RematerializeBase<RematerializePass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+  /// Recomputes the value of `producer` at each of its users but the first;
+  /// whether it did.
+  bool recomputeAtUsers(Operation *producer);
+};
+} // namespace
+
+bool RematerializePass::recomputeAtUsers(Operation *producer) {
+  if (!isRecomputable(producer, maxOps))
+    return false;
+  Value result = producer->getResult(0);
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : result.getUses())
+    uses.push_back(&use);
+  if (uses.size() < 2 || uses.size() > maxUsers ||
+      !llvm::all_of(uses, [](OpOperand *use) { return canAbsorb(*use); }))
+    return false;
+  // The first user in program order keeps the op (a user in a nested
+  // region counts at its ancestor in the producer's block).
+  Block *block = producer->getBlock();
+  auto position = [&](OpOperand *use) {
+    return block->findAncestorOpInBlock(*use->getOwner());
+  };
+  llvm::stable_sort(uses, [&](OpOperand *a, OpOperand *b) {
+    Operation *x = position(a), *y = position(b);
+    return x != y && x && y && x->isBeforeInBlock(y);
+  });
+  OpBuilder builder(producer->getContext());
+  for (OpOperand *use : llvm::drop_begin(uses)) {
+    // Right before the user: the operands of the producer dominate it.
+    builder.setInsertionPoint(use->getOwner());
+    Operation *copy = builder.clone(*producer);
+    use->set(copy->getResult(0));
+    ++numCopies;
+  }
+  ++numRecomputed;
+  return true;
+}
+
+void RematerializePass::runOnOperation() {
+  func::FuncOp func = getOperation();
+  if (recompute != "none" && recompute != "pointwise") {
+    func.emitError() << "--ga-rematerialize: unknown recompute policy '"
+                     << recompute << "' (expected none or pointwise)";
+    return signalPassFailure();
+  }
+  if (recompute == "none")
+    return;
+  // The element-wise ops, in program order (walk order is program order
+  // within a block).
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (isa<linalg::GenericOp>(op) || isElementwiseOnTensors(op))
+      ops.push_back(op);
+  });
+  for (int64_t position : values)
+    if (position < 0 || position >= static_cast<int64_t>(ops.size())) {
+      func.emitError() << "--ga-rematerialize: no element-wise op at position "
+                       << position << " of @" << func.getSymName()
+                       << " (it has " << ops.size() << ")";
+      return signalPassFailure();
+    }
+  SmallVector<Operation *> candidates;
+  if (values.empty()) {
+    candidates = ops;
+  } else {
+    SmallVector<int64_t> positions(values.begin(), values.end());
+    llvm::sort(positions);
+    positions.erase(llvm::unique(positions), positions.end());
+    for (int64_t position : positions)
+      candidates.push_back(ops[position]);
+  }
+  // Last first: the copies of a value add users to the values it reads,
+  // which are then recomputed at those copies in turn (a whole chain from
+  // its checkpoints). The copies themselves have one user each.
+  for (Operation *producer : llvm::reverse(candidates))
+    (void)recomputeAtUsers(producer);
+}
