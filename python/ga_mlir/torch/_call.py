@@ -23,7 +23,7 @@ import torch
 
 from .._entry import MissingEntryPoint, PackedCall, packed_entry_point
 from ._common import CompileError
-from ._export import _flat_arguments
+from ._layout import flat_arguments as _flat_arguments
 
 _DESCRIPTORS = {}
 
@@ -312,6 +312,10 @@ def call_step(library, spec, model, inputs, hyper, in_place,
             if copied:
                 for s in states[-1]:
                     assign(s, next(out))
+                # State the step created (SGD's momentum buffers, on the
+                # first call): new tensors.
+                for _ in spec.opt.result_names(i)[spec.num_states[i]:]:
+                    states[-1].append(next(out).clone())
         spec.opt.commit_states(spec.params, states)
         if copied:
             buffers = dict(model.named_buffers())
@@ -332,11 +336,10 @@ def call_step(library, spec, model, inputs, hyper, in_place,
 
 
 class HyperParameters(list):
-    """The 0-d hyper-parameter tensors of a step (learning rates, bias
-    corrections, ...), reused between calls: views of one buffer, so that
-    `write` sets them all with one copy. On CUDA that is one host-to-device
-    copy per call instead of a fill kernel per value (AdamW: 7 per
-    parameter tensor, about 1.3 ms of launches per call for 15 tensors)."""
+    """The 0-d hyper-parameter tensors of a step (learning rates, betas,
+    ...), reused between calls: views of one buffer, so that `write` sets
+    them all with one copy. On CUDA that is one host-to-device copy per call
+    instead of a fill kernel per value."""
 
     def __init__(self, count, device):
         self.buffer = torch.zeros(count, dtype=torch.float32, device=device)
@@ -356,5 +359,5 @@ class HyperParameters(list):
 
 
 def new_hyper(spec, device):
-    return HyperParameters(spec.opt.num_hyper() * len(spec.params), device)
+    return HyperParameters(spec.opt.num_hyper(), device)
 

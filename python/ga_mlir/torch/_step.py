@@ -17,8 +17,7 @@ from ._call import CpuLibrary, CudaLibrary, call_step, new_hyper, \
     require_cuda
 from ._common import CompileError
 from ._export import _Spec, export_train_step
-from ._fastcall import RUNTIME_HYPER as _RUNTIME_HYPER, CallPlan, \
-    traced_state as _traced_state
+from ._fastcall import CallPlan, traced_state as _traced_state
 from ._layout import StepLayout
 from ._locations import explain
 from ._options import (_ACCUMULATE_OPTIONS, _LOWER_OPTIONS, _NVVM_OPTIONS,
@@ -197,9 +196,9 @@ def _argument_types(spec, model):
                              spec.params + spec.frozen)]
     types += [(f"buffer '{n}'", tuple(buffers[n].shape), buffers[n].dtype)
               for n in spec.buffer_names]
-    for i, (n, p) in enumerate(zip(spec.train_names, spec.params)):
+    for i, n in enumerate(spec.train_names):
         types += [(f"the optimizer's state '{s}' of '{n}'",
-                   tuple(spec.opt.state_shape(p)), p.dtype)
+                   *spec.opt.state_type(i, s))
                   for s in spec.opt.state_names(i)]
     return types
 
@@ -278,7 +277,7 @@ class CompiledTrainStep:
         batch = batch.pop()
         ir, spec = cached_export(
             export_train_step, _Spec, self.model, self.loss_fn,
-            self.optimizer, inputs, _RUNTIME_HYPER, self.max_grad_norm,
+            self.optimizer, inputs, self.max_grad_norm,
             self.indexing, bool(self.options.get("recompute_statistics")),
             tuple(self.batch_dims))
         batch_args = spec.batch_args()  # the inputs (and samples' indices)
@@ -290,9 +289,9 @@ class CompiledTrainStep:
         compiled_ir, pipelines = self._step_pipelines(ir, n, batch_args, spec)
         buffers = dict(self.model.named_buffers())
         results = [(p.shape, p.dtype) for p in spec.params]
-        for i, p in enumerate(spec.params):
-            results += [(spec.opt.state_shape(p), p.dtype)] * \
-                spec.num_states[i]
+        for i in range(len(spec.params)):
+            results += [spec.opt.state_type(i, s)
+                        for s in spec.opt.result_names(i)]
         results += [(buffers[n].shape, buffers[n].dtype)
                     for n in spec.mutated_buffers]
         results.append(((), torch.float32))
@@ -306,7 +305,7 @@ class CompiledTrainStep:
             (num_params + num_states + k,
              first_buffer + spec.buffer_names.index(n))
             for k, n in enumerate(spec.mutated_buffers)] \
-            if self.in_place else []
+            if self.in_place and not spec.opt.creates_states() else []
         lib, written_in_place = _compile_library(
             compiled_ir, pipelines, self.mcpu, in_place, spec.arg_count(),
             len(results), self.target)
