@@ -207,9 +207,16 @@ _TENSOR_SCALARS = {
 }
 
 
+_CLAMPS = {"clamp", "clamp_", "clamp_min", "clamp_max", "clamp_min_",
+           "clamp_max_"}
+
+
 class _TensorScalars(torch.overrides.TorchFunctionMode):
     """Rewrites the calls of _TENSOR_SCALARS whose alpha= or value= is a
-    tensor (a traced step would read its value in Python)."""
+    tensor (a traced step would read its value in Python), and casts a 0-d
+    tensor bound of a clamp to the clamped tensor's dtype, as a Python
+    number would be (torch-mlir compares mixed dtypes wrongly: Muon's
+    bfloat16 clamp(min=eps))."""
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -219,6 +226,14 @@ class _TensorScalars(torch.overrides.TorchFunctionMode):
                 if isinstance(kwargs.get(key), torch.Tensor) and \
                         len(kwargs) == 1:
                     return _TENSOR_SCALARS[name](*args, kwargs[key])
+        if name in _CLAMPS and args and isinstance(args[0], torch.Tensor):
+            dtype = args[0].dtype
+            args = tuple(a.to(dtype) if isinstance(a, torch.Tensor) and
+                         not a.dim() and a.dtype != dtype else a
+                         for a in args)
+            kwargs = {k: v.to(dtype) if isinstance(v, torch.Tensor) and
+                      not v.dim() and v.dtype != dtype else v
+                      for k, v in kwargs.items()}
         return func(*args, **kwargs)
 
 
