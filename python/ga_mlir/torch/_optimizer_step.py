@@ -154,6 +154,10 @@ class _Optimizer:
             state = self.optimizer.state[p]
             for name, t in zip(self.result_names(i), tensors):
                 state[name] = t
+        # The step ran: what an LR scheduler checks before its first step
+        # (set by its wrapper of optimizer.step(), which the compiled step
+        # does not call).
+        self.optimizer._opt_called = True
 
     # -- the trace ---------------------------------------------------------
     def traced_step(self, params, grads, states, hyper):

@@ -502,6 +502,7 @@ def signature(optimizer, trained=None):
     per group, the baked-in settings, the settings that are step arguments,
     and the names of the state tensors each parameter passes. `trained`:
     the trained parameters (default: those that require grad)."""
+    refuse_unsupported(optimizer)
     out = []
     trained = None if trained is None else {id(p) for p in trained}
     for index, group in enumerate(optimizer.param_groups):
