@@ -312,10 +312,6 @@ def call_step(library, spec, model, inputs, hyper, in_place,
             if copied:
                 for s in states[-1]:
                     assign(s, next(out))
-                # State the step created (SGD's momentum buffers, on the
-                # first call): new tensors.
-                for _ in spec.opt.result_names(i)[spec.num_states[i]:]:
-                    states[-1].append(next(out).clone())
         spec.opt.commit_states(spec.params, states)
         if copied:
             buffers = dict(model.named_buffers())

@@ -361,17 +361,16 @@ class DataParallelMixin:
         num_params = len(spec.params)
         first_state = num_params + len(spec.frozen) + len(spec.buffer_names)
         params, results, args = [], [], []
-        k = r = 0
+        k = 0
         for i, p in enumerate(spec.params):
             if p.dim() >= 1:
                 params.append(i)
                 # The states of the parameter's shape (not a step count).
                 for j, name in enumerate(spec.opt.state_names(i)):
                     if spec.opt.sharded(i, name):
-                        results.append(num_params + r + j)
+                        results.append(num_params + k + j)
                         args.append(first_state + k + j)
             k += spec.num_states[i]
-            r += len(spec.opt.result_names(i))
         options = [f"rank={self.rank}", f"world={self.world_size}"]
         for name, values in (("params", params), ("state-results", results),
                              ("state-args", args)):

@@ -155,8 +155,6 @@ class _Spec:
         # Buffers the forward updates (results after the states).
         self.mutated_buffers = [n for n in self.buffer_names if n in mutated]
         self.opt = _Optimizer(optimizer, self.params)
-        # State arguments per parameter (the results may add some: see
-        # _Optimizer.result_names).
         self.num_states = [len(self.opt.state_names(i))
                            for i in range(len(self.params))]
         self.num_inputs = num_inputs

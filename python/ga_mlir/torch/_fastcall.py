@@ -168,7 +168,7 @@ class CallPlan:
             self.dicts += [vars(m), m._parameters, m._buffers, m._modules]
 
     def _guard_tensors(self, spec, model, opt):
-        if not isinstance(opt.state, dict) or spec.opt.creates_states():
+        if not isinstance(opt.state, dict):
             raise _Unplannable()
         states = []
         self.dicts.append(opt.state)

@@ -4,9 +4,7 @@ The traced function `@train_step` takes, in this order: trainable
 parameters, frozen parameters, buffers, optimizer states (per trainable
 parameter, `num_states[i]` of them), 0-d hyper-parameters (`num_hyper` in
 all: the settings of the parameter groups that are step arguments), then
-the inputs; it returns the new parameters, the new states (the same ones,
-and on the first call of SGD with momentum the buffers the step creates),
-the new values of the buffers the forward updates
+the inputs; it returns the new parameters, the new states, the new values of the buffers the forward updates
 (`mutated_buffers`) and the loss. `StepLayout` records that layout by name,
 shape and dtype, with what the compiled library does with it (the results
 written in place into arguments, the number of micro-batches, the target),
@@ -73,8 +71,6 @@ class StepLayout:
             num_states=list(spec.num_states),
             optimizer=cls._optimizer_signature(spec.opt),
             num_hyper=spec.opt.num_hyper(),
-            result_states=[len(spec.opt.result_names(i))
-                           for i in range(len(spec.params))],
             inputs=[[list(t.shape), _dtype_name(t.dtype), d]
                     for t, d in zip(inputs, batch_dims)],
             results=[[list(s), _dtype_name(d)] for s, d in results],
@@ -185,12 +181,10 @@ class StepLayout:
             raise CompileError(f"{where}: the step was compiled for "
                                f"{saved['class']}; the optimizer is "
                                f"{type(opt.optimizer).__name__}")
-        if _json(opt.signature[2]) != saved["signature"]:
+        now = _json(opt.signature[2])
+        if now != saved["signature"]:
             raise CompileError(
-                f"{where}: the optimizer's settings baked into the step "
-                "(those that are not step arguments), or the state it "
-                f"holds, differ: now {_json(opt.signature[2])}, compiled "
-                f"with {saved['signature']}")
+                f"{where}: {_difference(now, saved['signature'])}")
 
     def check_inputs(self, inputs, where="step"):
         if len(inputs) != len(self.inputs):
@@ -202,6 +196,30 @@ class StepLayout:
                     f"{where}: input {i} is {list(t.shape)} "
                     f"{_dtype_name(t.dtype)}; the step was compiled for "
                     f"{shape} {dtype} (a saved step is not traced again)")
+
+
+def _difference(now, saved):
+    """The first difference between two optimizer signatures (per group:
+    baked-in settings, step arguments, state names per parameter), in
+    words."""
+    if len(now) != len(saved):
+        return (f"the optimizer has {len(now)} parameter groups; the step "
+                f"was compiled for {len(saved)}")
+    for k, (a, b) in enumerate(zip(now, saved)):
+        settings, compiled = dict(map(tuple, a[0])), dict(map(tuple, b[0]))
+        for key in sorted(set(settings) | set(compiled)):
+            if settings.get(key) != compiled.get(key):
+                return (f"the optimizer's setting {key} of group {k} is "
+                        f"{settings.get(key)!r}; the step was compiled "
+                        f"with {compiled.get(key)!r} (a setting its step "
+                        "takes as a Python number is baked into the step)")
+        if a[1] != b[1]:
+            return (f"the step arguments of group {k} are {a[1]}; the step "
+                    f"was compiled with {b[1]}")
+        if a[2] != b[2]:
+            return (f"the optimizer's state of group {k} holds {a[2]} per "
+                    f"parameter; the step was compiled for {b[2]}")
+    return "the optimizer differs from the one the step was compiled for"
 
 
 def _json(value):

@@ -11,10 +11,11 @@ from ._common import CompileError
 
 class _Optimizer:
     """The optimizer's part of a step's layout (_export._Spec): for trained
-    parameter i, `arg_names[i]` (the state tensors the step takes) and
-    `result_names(i)` (those it returns: the same, then any the step
-    creates); `hyper_keys`, the (group, setting, mode) of each 0-d
-    hyper-parameter argument, in order."""
+    parameter i, `arg_names[i]` (the state tensors the step takes and
+    returns, in order); `hyper_keys`, the (group, setting, mode) of the 0-d
+    hyper-parameter arguments, then one flag per parameter of `firsts`
+    (those whose first step creates their state from the gradient: 1 while
+    it is missing)."""
 
     # Rows [begin, end) of a dimension of D rows that this rank's sharded
     # optimizer state holds (`shard_rows(D)`; None: the whole state).
@@ -34,8 +35,10 @@ class _Optimizer:
         self.layouts = _optimizers.layouts(optimizer, self.params)
         self.arg_names = [_optimizers.arg_names(optimizer, p, lay)
                           for p, lay in zip(self.params, self.layouts)]
+        self.firsts = [i for i, lay in enumerate(self.layouts)
+                       if lay.from_gradient]
         for p, names, lay in zip(self.params, self.arg_names, self.layouts):
-            if names and set(names) != set(lay.names):
+            if set(names) != set(lay.names):
                 raise CompileError(
                     f"{type(optimizer).__name__}: the state of a parameter "
                     f"of shape {list(p.shape)} holds {sorted(names)}, but "
@@ -59,19 +62,8 @@ class _Optimizer:
         """The state tensors of parameter `index` that the step takes."""
         return list(self.arg_names[index])
 
-    def result_names(self, index):
-        names = list(self.arg_names[index])
-        return names + [n for n in self.layouts[index].names
-                        if n not in names]
-
-    def creates_states(self):
-        """Whether this step creates state (its first call for SGD with
-        momentum): then it has fewer state arguments than results."""
-        return any(len(self.arg_names[i]) != len(self.layouts[i].names)
-                   for i in range(len(self.params)))
-
     def num_hyper(self):
-        return len(self.hyper_keys)
+        return len(self.hyper_keys) + len(self.firsts)
 
     def _whole(self, index, name):
         lay = self.layouts[index]
@@ -120,8 +112,13 @@ class _Optimizer:
         is cut down to them. For the trace: copies at the whole shape."""
         names = self.arg_names[index]
         state = self.optimizer.state[p]
-        if names and not state and not for_trace:
-            _optimizers._initial_states(self.optimizer, [p])
+        if not state and not for_trace:
+            if not self.layouts[index].from_gradient:
+                _optimizers._initial_states(self.optimizer, [p])
+            else:  # placeholders: the first step's results are selected
+                return [torch.zeros(self.state_type(index, n)[0],
+                                    dtype=self.state_type(index, n)[1],
+                                    device=p.device) for n in names]
         out = []
         for name in names:
             if for_trace:  # the values do not enter the trace
@@ -143,16 +140,17 @@ class _Optimizer:
 
     def hyper_values(self):
         """The current values of the 0-d hyper-parameter arguments."""
-        groups = self.optimizer.param_groups
+        groups, state = self.optimizer.param_groups, self.optimizer.state
         return [float(_optimizers._value(groups[k], key))
-                for k, key, _ in self.hyper_keys]
+                for k, key, _ in self.hyper_keys] + [
+            0.0 if state.get(self.params[i]) else 1.0 for i in self.firsts]
 
     def commit_states(self, params, states):
         """Records `states[i]`, the new state tensors of `params[i]` (in the
-        order of result_names), in the optimizer's state."""
+        order of arg_names), in the optimizer's state."""
         for i, (p, tensors) in enumerate(zip(params, states)):
             state = self.optimizer.state[p]
-            for name, t in zip(self.result_names(i), tensors):
+            for name, t in zip(self.arg_names[i], tensors):
                 state[name] = t
         # The step ran: what an LR scheduler checks before its first step
         # (set by its wrapper of optimizer.step(), which the compiled step
@@ -164,7 +162,28 @@ class _Optimizer:
         """Traced: the optimizer's own step on the traced parameters,
         gradients, states (per parameter, in the order of arg_names) and
         hyper-parameters; returns (new parameters, new states per
-        parameter in the order of result_names)."""
+        parameter). For the parameters of `firsts`, the first step (without
+        state) is traced too, and selected by their flags."""
+        n = len(self.hyper_keys)
+        new_params, new_states = self._step_on(params, grads, states,
+                                               hyper[:n], range(len(params)))
+        if self.firsts:
+            first_params, first_states = self._step_on(
+                [params[i] for i in self.firsts],
+                [grads[i].clone() for i in self.firsts],
+                [[] for _ in self.firsts], hyper[:n], self.firsts)
+            for k, (i, flag) in enumerate(zip(self.firsts, hyper[n:])):
+                first = flag != 0
+                new_params[i] = torch.where(first, first_params[k],
+                                            new_params[i])
+                new_states[i] = [torch.where(first, a, b) for a, b in
+                                 zip(first_states[k], new_states[i])]
+        return new_params, new_states
+
+    def _step_on(self, params, grads, states, hyper, indices):
+        """The traced step of the trained parameters `indices` (`params`,
+        `grads`, `states` theirs: the arg_names' tensors, or none for a
+        first step)."""
         values = {}
         for (k, key, _), h in zip(self.hyper_keys, hyper):
             values.setdefault(k, []).append((key, h))
@@ -176,19 +195,20 @@ class _Optimizer:
             q.grad = g
         groups = []
         for k, group in enumerate(self.optimizer.param_groups):
-            members = [q for q, gk in zip(qs, self.group_index) if gk == k]
+            members = [q for q, i in zip(qs, indices)
+                       if self.group_index[i] == k]
             if members:
                 groups.append((_optimizers._with_values(
                     group, values.get(k, [])), members))
         shadow = _optimizers._shadow(self.optimizer, groups)
-        for i, q in enumerate(qs):
+        for i, q, st in zip(indices, qs, states):
             shadow.state[q] = {n: s.clone() for n, s in
-                               zip(self.arg_names[i], states[i])}
+                               zip(self.arg_names[i], st)}
         _optimizers._run(shadow)
         new_states = []
-        for i, q in enumerate(qs):
+        for i, q in zip(indices, qs):
             state = shadow.state[q]
-            names = self.result_names(i)
+            names = self.arg_names[i]
             if set(state) != set(names):
                 raise CompileError(
                     f"{type(self.optimizer).__name__}: the traced step left "

@@ -12,15 +12,17 @@ tensors). Functionalized, the in-place updates become the new parameters
 and the new state tensors, results of the step.
 
 * State: what the class creates on its first step is learnt by running
-  that step eagerly on copies with dummy gradients (`_layouts`): the names,
+  that step eagerly on copies with dummy gradients (`layouts`): the names,
   shapes and dtypes after a step, and whether the values it creates depend
   on the gradient. Missing state that does not (Adam's zero moments and
   step 0, Rprop's step sizes) is created before the first call as the first
   step would (`_initial_states`), so that every call takes the same
-  arguments; state that does (SGD's momentum buffer, a copy of the first
-  gradient) is left to the traced step, whose first call then creates it
-  (a variant of the step without those state arguments). The state lives
-  in `optimizer.state` in torch.optim's own format.
+  arguments. Where it does (SGD's momentum buffer, a copy of the first
+  gradient), the step is traced twice for those parameters, with the state
+  and without it (the first step, which creates it), and a 0-d argument
+  per parameter selects the first step's results while the state is
+  missing. The state lives in `optimizer.state` in torch.optim's own
+  format.
 * Hyper-parameters: each float setting of a group (lr, betas, eps, weight
   decay, momentum, ...) is a 0-d tensor argument of the step, recomputed
   from `param_groups` at every call, wherever the class takes a tensor there
@@ -271,10 +273,10 @@ def _full(p, t):
     return t.detach().clone().cpu()
 
 
-def _eager_step(optimizer, params, seed):
+def _eager_step(optimizer, params, seed, with_state=True):
     """Runs `optimizer`'s step eagerly on copies of `params` (and of their
-    state) with dummy gradients drawn from `seed`; returns, per parameter,
-    its state after the step (a _Recording)."""
+    state, `with_state`) with dummy gradients drawn from `seed`; returns,
+    per parameter, its state after the step (a _Recording)."""
     gen = torch.Generator().manual_seed(seed)
     copies = {}
     groups = []
@@ -293,7 +295,7 @@ def _eager_step(optimizer, params, seed):
     shadow = _shadow(optimizer, groups)
     shadow.state = collections.defaultdict(_Recording)
     for p, q in copies.items():
-        present = optimizer.state.get(p) or {}
+        present = (optimizer.state.get(p) or {}) if with_state else {}
         shadow.state[q] = _Recording(
             {k: _full(p, v) if isinstance(v, torch.Tensor) else v
              for k, v in present.items()})
@@ -317,21 +319,25 @@ _LAYOUTS = {}
 def _layout_key(optimizer, p):
     group = next(g for g in optimizer.param_groups
                  if any(q is p for q in g["params"]))
-    state = optimizer.state.get(p) or {}
-    return (type(optimizer), _constants(group, ()), tuple(p.shape), p.dtype,
-            tuple(state))
+    return (type(optimizer), _constants(group, ()), tuple(p.shape), p.dtype)
 
 
 def layouts(optimizer, params):
-    """The _Layout of each of `params` (memoized by class, settings, shape
-    and the names of the present state)."""
+    """The _Layout of each of `params` (memoized by class, settings and
+    shape), learnt from the first step (without state; with the present
+    state where the class needs it: Adagrad creates its state in its
+    constructor)."""
     keys = [_layout_key(optimizer, p) for p in params]
     missing = [p for p, k in zip(params, keys) if k not in _LAYOUTS]
     if missing:
         name = type(optimizer).__name__
         try:
-            first = _eager_step(optimizer, missing, 1)
-            second = _eager_step(optimizer, missing, 2)
+            try:
+                first = _eager_step(optimizer, missing, 1, False)
+                second = _eager_step(optimizer, missing, 2, False)
+            except Exception:
+                first = _eager_step(optimizer, missing, 1)
+                second = _eager_step(optimizer, missing, 2)
         except CompileError:
             raise
         except Exception as error:
@@ -368,13 +374,11 @@ def _initial_states(optimizer, params):
 
 def arg_names(optimizer, p, layout):
     """The names of the state tensors of `p` that the step takes: the
-    present ones, or those its first step creates from nothing but the
-    parameter and the settings (created before the call); none when that
-    state depends on the first gradient (the step then creates it)."""
+    present ones, or those its first step creates."""
     state = optimizer.state.get(p)
     if state:
         return tuple(state)
-    return () if layout.from_gradient else tuple(layout.names)
+    return tuple(layout.names)
 
 
 def _first_line(error):
@@ -401,16 +405,21 @@ def _where(optimizer, error):
 _PLANS = collections.defaultdict(list)
 
 
-def _probe(optimizer, group, params, states, candidates):
+def _probe(optimizer, group, params, state_sets, candidates):
     """{key: "tensor"}: the candidates that `optimizer`'s step, traced alone
-    on `params` (with `states`, name -> tensor each), takes as 0-d tensors;
-    CompileError when the step cannot be traced at all."""
+    on `params` (with each of `state_sets`: name -> tensor per parameter),
+    takes as 0-d tensors; CompileError when the step cannot be traced at
+    all."""
     from torch.fx.experimental.proxy_tensor import make_fx
     gen = torch.Generator().manual_seed(3)
     grads = [torch.randn(p.shape, generator=gen, dtype=p.dtype)
              for p in params]
 
     def attempt(modes):
+        for states in state_sets:
+            attempt_with(modes, states)
+
+    def attempt_with(modes, states):
         keys = list(modes)
 
         def run(*flat):
@@ -484,14 +493,15 @@ def group_modes(optimizer, index, params, names):
             seen.add((p.dim(), n))
             chosen.append((p, n))
     lays = layouts(optimizer, [p for p, _ in chosen])
-    states = []
-    for (p, n), lay in zip(chosen, lays):
-        present = optimizer.state.get(p) or {}
-        states.append({
-            k: _full(p, present[k]) if k in present else torch.zeros(
-                lay.shapes[lay.names.index(k)],
-                dtype=lay.dtypes[lay.names.index(k)]) for k in n})
-    modes = _probe(optimizer, group, [p for p, _ in chosen], states,
+    # Zeros at the shapes a step leaves (the values do not enter a trace).
+    states = [{k: torch.zeros(lay.shapes[lay.names.index(k)],
+                              dtype=lay.dtypes[lay.names.index(k)])
+               for k in n if k in lay.names} for (p, n), lay in
+              zip(chosen, lays)]
+    state_sets = [states]
+    if any(lay.from_gradient for lay in lays):  # its first step as well
+        state_sets.append([{} for _ in chosen])
+    modes = _probe(optimizer, group, [p for p, _ in chosen], state_sets,
                    candidates)
     _PLANS[type(optimizer)].append((_constants(group, modes), sig, modes))
     return modes

@@ -291,7 +291,7 @@ class CompiledTrainStep:
         results = [(p.shape, p.dtype) for p in spec.params]
         for i in range(len(spec.params)):
             results += [spec.opt.state_type(i, s)
-                        for s in spec.opt.result_names(i)]
+                        for s in spec.opt.state_names(i)]
         results += [(buffers[n].shape, buffers[n].dtype)
                     for n in spec.mutated_buffers]
         results.append(((), torch.float32))
@@ -305,7 +305,7 @@ class CompiledTrainStep:
             (num_params + num_states + k,
              first_buffer + spec.buffer_names.index(n))
             for k, n in enumerate(spec.mutated_buffers)] \
-            if self.in_place and not spec.opt.creates_states() else []
+            if self.in_place else []
         lib, written_in_place = _compile_library(
             compiled_ir, pipelines, self.mcpu, in_place, spec.arg_count(),
             len(results), self.target)
