@@ -84,10 +84,10 @@ def traces(make, changes):
     return len(step._variants)
 
 
-# Adam: lr, beta1 and eps are arguments (one trace); SGD with momentum:
-# lr is (its first call, which creates the momentum buffers, is a second
-# trace); Adam's weight decay is read in a Python branch: each new value
-# is a new trace.
+# Adam: lr, beta1 and eps are arguments (one trace); SGD: lr is (its
+# first call, which creates the momentum buffers from the gradient, is
+# traced within the same step); Adam's weight decay is read in a Python
+# branch (`if weight_decay != 0`): each new value is a new trace.
 print("adam lr, beta1, eps:", traces(
     groups_adam, lambda it, o: o.param_groups[1].update(
         betas=(0.9 - 0.01 * it, 0.7), eps=1e-8 * (it + 1))))
@@ -96,7 +96,7 @@ print("adam weight decay:", traces(
     groups_adam, lambda it, o: o.param_groups[0].update(
         weight_decay=1e-2 * (1 + it // 2))))
 # CHECK: adam lr, beta1, eps: 1
-# CHECK: sgd lr: 2
+# CHECK: sgd lr: 1
 # CHECK: adam weight decay: 3
 
 
