@@ -448,8 +448,10 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
 
     model: a torch.nn.Module (float32 parameters on the CPU).
     loss_fn(model, *inputs): the scalar loss of the whole batch.
-    optimizer: torch.optim.SGD (momentum, dampening, nesterov, weight decay,
-        maximize), Adam or AdamW over (some of) the model's parameters.
+    optimizer: a torch.optim.Optimizer over (some of) the model's parameters
+        whose step is a closed-form update (SGD, Adam, AdamW, RMSprop,
+        RAdam, ..., or one written by the user): its own step() is traced
+        into the compiled step (see _optimizers).
     example_inputs: the per-sample inputs of one batch (tensors).
     micro_batches=N, or micro_batch_size=M (N = ceil(B / M)), or
         max_memory=bytes (an int, or a string such as "256MiB", "1.5GiB"):
