@@ -5,7 +5,8 @@ changed.
 A call of the step (_step.CompiledTrainStep) depends on: what the trace
 baked in (`traced_state`: the modules, their plain settings and training
 flags, which parameters there are and which require gradients, the
-optimizer's groups and structural settings), the input shapes, and the
+optimizer's groups and the settings its traced step bakes in), the input
+shapes, and the
 tensors that become the library's arguments (parameters, frozen parameters,
 buffers, optimizer states: their storage, shape, dtype). The slow path
 recomputes all of that at every call (a few milliseconds of Python on a
@@ -226,7 +227,7 @@ class CallPlan:
                 return False
             version = _dict_version(g)
             if version != self.group_versions[k]:
-                # A runtime setting (the learning rate) or a structural one.
+                # A step argument (the learning rate) or a baked-in one.
                 if _constants(g, self.modes[k]) != self.group_structure[k]:
                     return False
                 self.group_versions[k] = version
