@@ -46,16 +46,20 @@ class _Optimizer:
                     "from another optimizer or version?)")
         self.hyper_keys = []
         self.modes = []  # per group: its step arguments (see _probe)
-        for k in range(len(groups)):
-            members = [i for i, g in enumerate(self.group_index) if g == k]
+        for k, group in enumerate(groups):
+            # As `signature` (the cache's key) finds them: over the group's
+            # parameters that require grad.
+            members = [p for p in group["params"] if p.requires_grad]
+            lays = _optimizers.layouts(optimizer, members)
             modes = _optimizers.group_modes(
-                optimizer, k, [self.params[i] for i in members],
-                [self.arg_names[i] for i in members])
+                optimizer, k, members,
+                [_optimizers.arg_names(optimizer, p, lay)
+                 for p, lay in zip(members, lays)])
             self.modes.append(modes)
             self.hyper_keys += [(k, key, modes[key]) for key in
                                 sorted(modes, key=lambda x: (x[0],
                                                              x[1] or 0))]
-        self.signature = _optimizers.signature(optimizer, self.params)
+        self.signature = _optimizers.signature(optimizer)
 
     # -- layout ------------------------------------------------------------
     def state_names(self, index):

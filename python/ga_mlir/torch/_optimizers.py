@@ -507,17 +507,15 @@ def group_modes(optimizer, index, params, names):
     return modes
 
 
-def signature(optimizer, trained=None):
+def signature(optimizer):
     """What a trace bakes in of `optimizer` (its cache key): the class and,
     per group, the baked-in settings, the settings that are step arguments,
-    and the names of the state tensors each parameter passes. `trained`:
-    the trained parameters (default: those that require grad)."""
+    and the names of the state tensors each parameter (that requires grad)
+    passes."""
     refuse_unsupported(optimizer)
     out = []
-    trained = None if trained is None else {id(p) for p in trained}
     for index, group in enumerate(optimizer.param_groups):
-        params = [p for p in group["params"] if
-                  (p.requires_grad if trained is None else id(p) in trained)]
+        params = [p for p in group["params"] if p.requires_grad]
         lays = layouts(optimizer, params) if any(
             not optimizer.state.get(p) for p in params) else [None] * len(
                 params)
