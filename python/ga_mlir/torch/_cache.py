@@ -8,7 +8,8 @@ Two levels:
   function, every module's plain settings (training flag, Dropout's p, ...),
   hooks, the parameters' and buffers' names, shapes, dtypes and
   `requires_grad`, the optimizer's class, the settings its traced step
-  bakes in and the names of its state (by parameter name), the inputs' shapes and dtypes and the trace options. A
+  bakes in and the names of its state (by parameter name), the inputs'
+  shapes and dtypes and the trace options. A
   deep copy of a model (ga_mlir.torch.compare trains several) or a second
   compile_train_step of the same model reuses the trace; the values of the
   parameters do not enter the trace (they are arguments of the step). A loss

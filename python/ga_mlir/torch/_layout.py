@@ -4,8 +4,8 @@ The traced function `@train_step` takes, in this order: trainable
 parameters, frozen parameters, buffers, optimizer states (per trainable
 parameter, `num_states[i]` of them), 0-d hyper-parameters (`num_hyper` in
 all: the settings of the parameter groups that are step arguments), then
-the inputs; it returns the new parameters, the new states, the new values of the buffers the forward updates
-(`mutated_buffers`) and the loss. `StepLayout` records that layout by name,
+the inputs; it returns the new parameters, the new states, the new values
+of the buffers the forward updates (`mutated_buffers`) and the loss. `StepLayout` records that layout by name,
 shape and dtype, with what the compiled library does with it (the results
 written in place into arguments, the number of micro-batches, the target),
 and serializes to JSON: it is the signature a saved step is checked

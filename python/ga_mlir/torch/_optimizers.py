@@ -28,8 +28,9 @@ and the new state tensors, results of the step.
   from `param_groups` at every call, wherever the class takes a tensor there
   (`_probe`: the optimizer's step traced alone with it as a tensor; where
   PyTorch takes a Scalar, alpha= or value=, a tensor is multiplied in
-  instead: _TensorScalars); the others are constants of the trace, part of its cache key
-  (`signature`), so that changing one traces the step again.
+  instead: _TensorScalars); the others are constants of the trace, part
+  of its cache key (`signature`), so that changing one traces the step
+  again.
 """
 
 import collections

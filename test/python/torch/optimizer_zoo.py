@@ -6,7 +6,6 @@ test by itself (lit.local.cfg excludes it)."""
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 import zoo
 
