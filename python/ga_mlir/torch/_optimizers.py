@@ -41,6 +41,7 @@ import traceback
 import torch
 
 from ._common import CompileError
+from ._locations import UNLOCATED
 
 # The settings that select torch.optim's traceable single-tensor form, where
 # a class has them.
@@ -400,7 +401,7 @@ def _where(optimizer, error):
         found = [f for f in frames if test(f)]
         if found:
             return f"{found[-1].filename}:{found[-1].lineno}"
-    return "<unknown>"
+    return UNLOCATED
 
 
 _PLANS = collections.defaultdict(list)
