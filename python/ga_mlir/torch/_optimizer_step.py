@@ -118,7 +118,11 @@ class _Optimizer:
         state = self.optimizer.state[p]
         if not state and not for_trace:
             if not self.layouts[index].from_gradient:
-                _optimizers._initial_states(self.optimizer, [p])
+                # Every parameter that lacks it, with one eager step.
+                _optimizers._initial_states(self.optimizer, [
+                    q for q, lay in zip(self.params, self.layouts)
+                    if not lay.from_gradient and
+                    not self.optimizer.state.get(q)])
             else:  # placeholders: the first step's results are selected
                 return [torch.zeros(self.state_type(index, n)[0],
                                     dtype=self.state_type(index, n)[1],
