@@ -5,13 +5,14 @@ parameters, frozen parameters, buffers, optimizer states (per trainable
 parameter, `num_states[i]` of them), 0-d hyper-parameters (`num_hyper` in
 all: the settings of the parameter groups that are step arguments), then
 the inputs; it returns the new parameters, the new states, the new values
-of the buffers the forward updates (`mutated_buffers`) and the loss. `StepLayout` records that layout by name,
-shape and dtype, with what the compiled library does with it (the results
-written in place into arguments, the number of micro-batches, the target),
-and serializes to JSON: it is the signature a saved step is checked
-against when it is loaded (`check`). It also names the library's entry
-point (`entry_point`: the packed `_ga_packed_train_step`, see
-ga_mlir._entry).
+of the buffers the forward updates (`mutated_buffers`), the loss and the
+metrics loss_fn returns beside it (`metrics`: _metrics.Metrics.to_json).
+`StepLayout` records that layout by name, shape and dtype, with what the
+compiled library does with it (the results written in place into
+arguments, the number of micro-batches, the target), and serializes to
+JSON: it is the signature a saved step is checked against when it is
+loaded (`check`). It also names the library's entry point (`entry_point`:
+the packed `_ga_packed_train_step`, see ga_mlir._entry).
 
 Format 3 (this one) describes the optimizer by its class and the
 signature of its traced step (_optimizers.signature; format 2 had a kind
@@ -27,6 +28,7 @@ import torch
 
 from .._entry import PACKED_PREFIX
 from ._common import CompileError
+from ._metrics import Metrics
 
 FORMAT = 3
 ENTRY_POINT = PACKED_PREFIX + "train_step"
@@ -74,7 +76,8 @@ class StepLayout:
             inputs=[[list(t.shape), _dtype_name(t.dtype), d]
                     for t, d in zip(inputs, batch_dims)],
             results=[[list(s), _dtype_name(d)] for s, d in results],
-            in_place=[list(p) for p in in_place])
+            in_place=[list(p) for p in in_place],
+            metrics=spec.metrics.to_json())
 
     @staticmethod
     def _optimizer_signature(opt):
@@ -173,6 +176,7 @@ class StepLayout:
                                f"{spec.buffer_names}; the step was compiled "
                                f"for {[n for n, _, _ in self.buffers]}")
         self.check_optimizer(spec.opt, where)
+        spec.metrics = Metrics.from_json(getattr(self, "metrics", None))
         return spec
 
     def check_optimizer(self, opt, where):
