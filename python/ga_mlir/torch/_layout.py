@@ -189,6 +189,12 @@ class StepLayout:
         if now != saved["signature"]:
             raise CompileError(
                 f"{where}: {_difference(now, saved['signature'])}")
+        if opt.num_hyper() != self.num_hyper:
+            raise CompileError(
+                f"{where}: the optimizer's step takes {opt.num_hyper()} "
+                "hyper-parameter arguments (settings, and a flag per "
+                "parameter whose first step creates its state from the "
+                f"gradient); the step was compiled with {self.num_hyper}")
 
     def check_inputs(self, inputs, where="step"):
         if len(inputs) != len(self.inputs):
