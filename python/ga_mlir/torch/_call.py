@@ -340,7 +340,7 @@ class HyperParameters(list):
     instead of a fill kernel per value."""
 
     def __init__(self, count, device):
-        self.buffer = torch.zeros(count, dtype=torch.float32, device=device)
+        self.buffer = torch.zeros(count, dtype=torch.float64, device=device)
         super().__init__(self.buffer[i] for i in range(count))
         # On the CPU, written through numpy: no tensor operation at all.
         self.host = self.buffer.numpy() if self.buffer.device.type == \
@@ -353,7 +353,7 @@ class HyperParameters(list):
         else:
             # From pageable memory: the copy has read `values` when it
             # returns.
-            self.buffer.copy_(torch.tensor(values, dtype=torch.float32))
+            self.buffer.copy_(torch.tensor(values, dtype=torch.float64))
 
 
 def new_hyper(spec, device):

@@ -249,7 +249,7 @@ def flat_arguments(spec, model, inputs, for_trace=False, hyper=None):
     for i, p in enumerate(spec.params):
         flat += spec.opt.state_tensors(p, i, for_trace)
     if hyper is None:
-        flat += [torch.tensor(v, dtype=torch.float32)
+        flat += [torch.tensor(v, dtype=torch.float64)
                  for v in spec.opt.hyper_values()]
     else:
         hyper.write(spec.opt.hyper_values())

@@ -210,7 +210,7 @@ class _Optimizer:
                     group, values.get(k, [])), members))
         shadow = _optimizers._shadow(self.optimizer, groups)
         for i, q, st in zip(indices, qs, states):
-            shadow.state[q] = {n: s.clone() for n, s in
+            shadow.state[q] = {n: _optimizers.widened(s) for n, s in
                                zip(self.arg_names[i], st)}
         _optimizers._run(shadow)
         new_states = []
@@ -222,7 +222,8 @@ class _Optimizer:
                     f"{type(self.optimizer).__name__}: the traced step left "
                     f"the state {sorted(state)} where a step run eagerly "
                     f"left {sorted(names)}")
-            new_states.append([state[n] for n in names])
+            new_states.append([state[n].to(self._whole(i, n)[1])
+                               for n in names])
         for q in qs:
             q.grad = None
         return qs, new_states

@@ -162,11 +162,20 @@ def refuse_unsupported(optimizer):
                     "(the compiled step takes it as an argument anyway)")
 
 
-def _in_forms(settings):
+# Per class: whether its step is traced in the capturable=True form. The
+# default form (capturable=False) is tried first: where it traces (its step
+# count still a tensor: _get_value keeps it under the compiling state), its
+# arithmetic is PyTorch's default one, operation for operation; where it
+# reads a value in Python (RAdam's rectification, ASGD's mu.item()), the
+# capturable form.
+_CAPTURABLE = {}
+
+
+def _in_forms(settings, cls=None):
     out = dict(settings)
     for k, v in _FORMS.items():
         if k in out:
-            out[k] = v
+            out[k] = _CAPTURABLE.get(cls, True) if k == "capturable" else v
     return out
 
 
@@ -179,11 +188,11 @@ def _shadow(optimizer, groups):
     # Not "step": an LR scheduler wraps the instance's step().
     shadow.__dict__.update({k: v for k, v in vars(optimizer).items()
                             if k != "step"})
-    shadow.defaults = _in_forms(optimizer.defaults)
+    shadow.defaults = _in_forms(optimizer.defaults, cls)
     shadow.state = collections.defaultdict(dict)
     shadow.param_groups = []
     for settings, params in groups:
-        g = _in_forms(settings)
+        g = _in_forms(settings, cls)
         g["params"] = list(params)
         shadow.param_groups.append(g)
     shadow._optimizer_step_pre_hooks = collections.OrderedDict()
@@ -192,7 +201,15 @@ def _shadow(optimizer, groups):
 
 
 def _scaled(t, s):
-    return t * s
+    return t * _as_operand(s, t.dtype) if t.dim() else t * s
+
+
+def _as_operand(s, dtype):
+    """A 0-d tensor `s` in an operation on tensors of `dtype`: cast to it,
+    as PyTorch's type promotion computes (torch-mlir mixes dtypes wrongly:
+    a float64 learning rate times a float32 tensor)."""
+    return s.to(dtype) if isinstance(s, torch.Tensor) and not s.dim() and \
+        s.dtype != dtype and s.is_floating_point() else s
 
 
 # PyTorch's Scalar arguments (alpha=, value=) given a 0-d tensor: the same
@@ -204,23 +221,22 @@ _TENSOR_SCALARS = {
     "add_": lambda a, b, s: a.add_(_scaled(b, s)),
     "sub": lambda a, b, s: torch.sub(a, _scaled(b, s)),
     "sub_": lambda a, b, s: a.sub_(_scaled(b, s)),
-    "addcmul": lambda a, x, y, s: torch.add(a, _scaled(x * y, s)),
-    "addcmul_": lambda a, x, y, s: a.add_(_scaled(x * y, s)),
-    "addcdiv": lambda a, x, y, s: torch.add(a, _scaled(x / y, s)),
-    "addcdiv_": lambda a, x, y, s: a.add_(_scaled(x / y, s)),
+    # PyTorch's kernels compute a + value * x * y and a + value * x / y,
+    # left to right: the same order, the same rounding.
+    "addcmul": lambda a, x, y, s: torch.add(a, _scaled(x, s) * y),
+    "addcmul_": lambda a, x, y, s: a.add_(_scaled(x, s) * y),
+    "addcdiv": lambda a, x, y, s: torch.add(a, _scaled(x, s) / y),
+    "addcdiv_": lambda a, x, y, s: a.add_(_scaled(x, s) / y),
 }
-
-
-_CLAMPS = {"clamp", "clamp_", "clamp_min", "clamp_max", "clamp_min_",
-           "clamp_max_"}
 
 
 class _TensorScalars(torch.overrides.TorchFunctionMode):
     """Rewrites the calls of _TENSOR_SCALARS whose alpha= or value= is a
     tensor (a traced step would read its value in Python), and casts a 0-d
-    tensor bound of a clamp to the clamped tensor's dtype, as a Python
-    number would be (torch-mlir compares mixed dtypes wrongly: Muon's
-    bfloat16 clamp(min=eps))."""
+    float operand to the dtype of the operation's tensors, as PyTorch's
+    type promotion computes it (torch-mlir mixes dtypes wrongly: Muon's
+    bfloat16 clamp(min=eps), a float64 hyper-parameter times a float32
+    tensor)."""
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -230,15 +246,23 @@ class _TensorScalars(torch.overrides.TorchFunctionMode):
                 if isinstance(kwargs.get(key), torch.Tensor) and \
                         len(kwargs) == 1:
                     return _TENSOR_SCALARS[name](*args, kwargs[key])
-        if name in _CLAMPS and args and isinstance(args[0], torch.Tensor):
-            dtype = args[0].dtype
-            args = tuple(a.to(dtype) if isinstance(a, torch.Tensor) and
-                         not a.dim() and a.dtype != dtype else a
-                         for a in args)
-            kwargs = {k: v.to(dtype) if isinstance(v, torch.Tensor) and
-                      not v.dim() and v.dtype != dtype else v
-                      for k, v in kwargs.items()}
+        # 0-d operands of another float dtype than the tensors': at theirs.
+        tensors = [a for a in args if isinstance(a, torch.Tensor) and
+                   a.dim() and a.is_floating_point()]
+        if tensors and name is not None:
+            dtype = tensors[0].dtype
+            args = tuple(_as_operand(a, dtype) for a in args)
+            kwargs = {k: _as_operand(v, dtype) for k, v in kwargs.items()}
         return func(*args, **kwargs)
+
+
+def widened(t):
+    """A 0-d float32 state (a step count, NAdam's mu_product) in float64
+    for the traced step, so that what derives from it (1 - beta2 ** step)
+    is computed as torch.optim's Python numbers are, not with float32's
+    cancellation; other states as they are."""
+    return t.to(torch.float64) if t.dim() == 0 and \
+        t.dtype == torch.float32 else t.clone()
 
 
 def _run(shadow):
@@ -429,7 +453,7 @@ def _probe(optimizer, group, params, state_sets, candidates):
             qs = [next(it) for _ in params]
             for q, g in zip(qs, [next(it) for _ in params]):
                 q.grad = g
-            sts = [{k: next(it) for k in s} for s in states]
+            sts = [{k: widened(next(it)) for k in s} for s in states]
             values = [(key, next(it)) for key in keys]
             shadow = _shadow(optimizer, [(_with_values(group, values), qs)])
             for q, s in zip(qs, sts):
@@ -438,12 +462,19 @@ def _probe(optimizer, group, params, state_sets, candidates):
             return qs
         flat = [p.detach().clone().cpu() for p in params] + grads + \
             [t.clone() for s in states for t in s.values()] + \
-            [torch.tensor(float(_value(group, k)), dtype=torch.float32)
+            [torch.tensor(float(_value(group, k)), dtype=torch.float64)
              for k in keys]
         with _compiling():
             make_fx(run)(*flat)
 
+    cls = type(optimizer)
     try:
+        if cls not in _CAPTURABLE and "capturable" in group:
+            _CAPTURABLE[cls] = False
+            try:
+                attempt({})
+            except Exception:
+                _CAPTURABLE[cls] = True
         attempt({})
     except Exception as error:
         why = _first_line(error)
