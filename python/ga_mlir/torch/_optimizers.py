@@ -5,10 +5,12 @@ optimizer's own `step()` once on a shadow optimizer (`_shadow`: the same
 class and settings, its parameters the traced ones, `p.grad` the traced
 gradient, its state the traced state tensors), in torch.optim's
 single-tensor form with tensors for everything that changes from step to
-step (`_FORMS`: foreach=False, fused=False, differentiable=False,
-capturable=True where the class has the setting; the trace runs under
-PyTorch's compiling state, in which torch.optim's `_get_value` keeps
-tensors). Functionalized, the in-place updates become the new parameters
+step (`_FORMS`: foreach=False, fused=False, differentiable=False; the
+default capturable=False where it traces, else capturable=True:
+_CAPTURABLE; the trace runs under PyTorch's compiling state, in which
+torch.optim's `_get_value` keeps tensors). Hyper-parameters are float64
+arguments and 0-d states are widened to float64 in the step (`widened`),
+as torch.optim's Python numbers are. Functionalized, the in-place updates become the new parameters
 and the new state tensors, results of the step.
 
 * State: what the class creates on its first step is learnt by running
