@@ -432,6 +432,18 @@ def _where(optimizer, error):
 
 _PLANS = collections.defaultdict(list)
 
+# Operations of a default (capturable=False) form that the compiled step
+# refuses later (writes by a boolean mask, sizes that depend on the data:
+# Rprop's sign[sign.gt(0)] = etaplus): the capturable form has torch.where.
+_UNLOWERABLE = ("index_put", "nonzero", "masked_select", "scatter", "sort",
+                "cumsum", "unique", "masked_scatter")
+
+
+def _unlowerable(graph):
+    return any(node.op == "call_function" and
+               any(name in str(node.target) for name in _UNLOWERABLE)
+               for node in graph.nodes)
+
 
 def _probe(optimizer, group, params, state_sets, candidates):
     """{key: "tensor"}: the candidates that `optimizer`'s step, traced alone
@@ -444,8 +456,7 @@ def _probe(optimizer, group, params, state_sets, candidates):
              for p in params]
 
     def attempt(modes):
-        for states in state_sets:
-            attempt_with(modes, states)
+        return [attempt_with(modes, states) for states in state_sets]
 
     def attempt_with(modes, states):
         keys = list(modes)
@@ -467,14 +478,15 @@ def _probe(optimizer, group, params, state_sets, candidates):
             [torch.tensor(float(_value(group, k)), dtype=torch.float64)
              for k in keys]
         with _compiling():
-            make_fx(run)(*flat)
+            return make_fx(run)(*flat)
 
     cls = type(optimizer)
     try:
         if cls not in _CAPTURABLE and "capturable" in group:
             _CAPTURABLE[cls] = False
             try:
-                attempt({})
+                if any(_unlowerable(gm.graph) for gm in attempt({})):
+                    _CAPTURABLE[cls] = True
             except Exception:
                 _CAPTURABLE[cls] = True
         attempt({})
@@ -500,11 +512,16 @@ def _probe(optimizer, group, params, state_sets, candidates):
 
     every = {k: "tensor" for k in candidates}
     if works(every):
-        return every
-    modes = {}
-    for k in candidates:
-        if works({**modes, k: "tensor"}):
-            modes[k] = "tensor"
+        modes = every
+    else:
+        modes = {}
+        for k in candidates:
+            if works({**modes, k: "tensor"}):
+                modes[k] = "tensor"
+    if _CAPTURABLE.get(cls) is False and any(
+            _unlowerable(gm.graph) for gm in attempt(modes)):
+        _CAPTURABLE[cls] = True  # and the arguments found again for it
+        return _probe(optimizer, group, params, state_sets, candidates)
     return modes
 
 
