@@ -249,8 +249,13 @@ class _TensorScalars(torch.overrides.TorchFunctionMode):
                         len(kwargs) == 1:
                     return _TENSOR_SCALARS[name](*args, kwargs[key])
         # 0-d operands of another float dtype than the tensors': at theirs.
+        # (Without one, the first 0-d operand not in float64: a float64
+        # hyper-parameter acts as the Python number it stands for, as in
+        # Muon's bfloat16 norm.clamp(min=eps).)
         tensors = [a for a in args if isinstance(a, torch.Tensor) and
-                   a.dim() and a.is_floating_point()]
+                   a.is_floating_point()]
+        tensors = [a for a in tensors if a.dim()] or \
+            [a for a in tensors if a.dtype != torch.float64]
         if tensors and name is not None:
             dtype = tensors[0].dtype
             args = tuple(_as_operand(a, dtype) for a in args)
