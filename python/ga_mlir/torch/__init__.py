@@ -45,11 +45,15 @@ signature; `load_step(dir, model, optimizer)` runs it where only torch is
 installed (no torch-mlir, no LLVM), after checking the model and the
 optimizer against the signature.
 
+The optimizer's own step() is traced into the compiled step (_optimizers,
+_optimizer_step: any torch.optim optimizer with a closed-form step).
 Hyper-parameters (learning rate, betas, ...) are read from the optimizer's
-`param_groups` at every call and passed as arguments, so a learning-rate
-scheduler works without recompiling; structural flags (momentum or not,
-nesterov, maximize) are part of the compiled step. The step is traced again
-(not reused) when such a flag, a module's training mode or setting
+`param_groups` at every call and passed as arguments wherever the
+optimizer takes a tensor, so a learning-rate scheduler works without
+recompiling; settings it reads in Python branches (momentum or not,
+nesterov, maximize, amsgrad) are part of the compiled step. The step is
+traced again (not reused) when such a setting, a module's training mode or
+setting
 (BatchNorm's eps, Dropout's p, ...), the parameters or which of them
 require gradients change between calls. Parameters without a
 gradient (unused by the loss, frozen, or outside the optimizer) are left

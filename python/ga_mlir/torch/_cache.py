@@ -7,8 +7,9 @@ Two levels:
   `trace_key`: the classes and code of the model's modules and of the loss
   function, every module's plain settings (training flag, Dropout's p, ...),
   hooks, the parameters' and buffers' names, shapes, dtypes and
-  `requires_grad`, the optimizer's class and structural settings (by
-  parameter name), the inputs' shapes and dtypes and the trace options. A
+  `requires_grad`, the optimizer's class, the settings its traced step
+  bakes in and the names of its state (by parameter name), the inputs'
+  shapes and dtypes and the trace options. A
   deep copy of a model (ga_mlir.torch.compare trains several) or a second
   compile_train_step of the same model reuses the trace; the values of the
   parameters do not enter the trace (they are arguments of the step). A loss
@@ -122,21 +123,19 @@ def _module_key(module):
     return tuple(parts), params, buffers
 
 
-def _optimizer_key(model, optimizer, runtime):
+def _optimizer_key(model, optimizer):
+    """The optimizer's part of the key: its groups' parameters (by name) and
+    what its traced step bakes in (_optimizers.signature: the settings that
+    are not step arguments, the state names)."""
+    from ._optimizers import signature
     names = {id(p): n for n, p in model.named_parameters()}
-    groups = []
-    for group in optimizer.param_groups:
-        params = tuple(names.get(id(p), ("foreign", id(p)))
-                       for p in group["params"])
-        settings = tuple(sorted(
-            (k, _plain(v) if k != "momentum" else v != 0)
-            for k, v in group.items() if k not in runtime))
-        groups.append((params, settings))
-    return (type(optimizer).__module__, type(optimizer).__qualname__,
-            tuple(groups))
+    params = tuple(tuple(names.get(id(p), ("foreign", id(p)))
+                         for p in group["params"])
+                   for group in optimizer.param_groups)
+    return params, signature(optimizer)
 
 
-def trace_key(model, loss_fn, optimizer, inputs, runtime_settings, *options):
+def trace_key(model, loss_fn, optimizer, inputs, *options):
     """The key of the trace of this step, or None when it cannot be formed
     (then the step is traced again)."""
     if os.environ.get("GA_MLIR_TRACE_CACHE", "1") == "0":
@@ -150,7 +149,7 @@ def trace_key(model, loss_fn, optimizer, inputs, runtime_settings, *options):
         else:
             return None
         key = (torch.__version__, _module_key(model), loss,
-               _optimizer_key(model, optimizer, runtime_settings),
+               _optimizer_key(model, optimizer),
                tuple((tuple(t.shape), t.dtype) for t in inputs),
                _plain(options))
         hash(key)
@@ -163,14 +162,13 @@ _TRACES = {}
 
 
 def cached_export(export, spec_type, model, loss_fn, optimizer, inputs,
-                  runtime_settings, *options):
+                  *options):
     """`export(model, loss_fn, optimizer, inputs, *options)` (ga_mlir.torch's
     export_train_step: the IR text and its argument layout), from the
     process's trace cache when the key is unchanged. The layout is rebuilt
     for this model and optimizer (`spec_type`: _Spec), whose tensors may be
     other ones than the traced model's (a copy)."""
-    key = trace_key(model, loss_fn, optimizer, inputs, runtime_settings,
-                    *options)
+    key = trace_key(model, loss_fn, optimizer, inputs, *options)
     if key is not None and key in _TRACES:
         text, unused, mutated, batch_dims, layouts, batch, metrics = \
             _TRACES[key]

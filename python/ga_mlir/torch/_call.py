@@ -23,7 +23,7 @@ import torch
 
 from .._entry import MissingEntryPoint, PackedCall, packed_entry_point
 from ._common import CompileError
-from ._export import _flat_arguments
+from ._layout import flat_arguments as _flat_arguments
 
 _DESCRIPTORS = {}
 
@@ -334,14 +334,13 @@ def call_step(library, spec, model, inputs, hyper, in_place,
 
 
 class HyperParameters(list):
-    """The 0-d hyper-parameter tensors of a step (learning rates, bias
-    corrections, ...), reused between calls: views of one buffer, so that
-    `write` sets them all with one copy. On CUDA that is one host-to-device
-    copy per call instead of a fill kernel per value (AdamW: 7 per
-    parameter tensor, about 1.3 ms of launches per call for 15 tensors)."""
+    """The 0-d hyper-parameter tensors of a step (learning rates, betas,
+    ...), reused between calls: views of one buffer, so that `write` sets
+    them all with one copy. On CUDA that is one host-to-device copy per call
+    instead of a fill kernel per value."""
 
     def __init__(self, count, device):
-        self.buffer = torch.zeros(count, dtype=torch.float32, device=device)
+        self.buffer = torch.zeros(count, dtype=torch.float64, device=device)
         super().__init__(self.buffer[i] for i in range(count))
         # On the CPU, written through numpy: no tensor operation at all.
         self.host = self.buffer.numpy() if self.buffer.device.type == \
@@ -354,9 +353,9 @@ class HyperParameters(list):
         else:
             # From pageable memory: the copy has read `values` when it
             # returns.
-            self.buffer.copy_(torch.tensor(values, dtype=torch.float32))
+            self.buffer.copy_(torch.tensor(values, dtype=torch.float64))
 
 
 def new_hyper(spec, device):
-    return HyperParameters(spec.opt.num_hyper() * len(spec.params), device)
+    return HyperParameters(spec.opt.num_hyper(), device)
 

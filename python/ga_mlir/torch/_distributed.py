@@ -352,7 +352,8 @@ class DataParallelMixin:
 
     def _shard_pass(self, spec):
         """--ga-shard-optimizer for this rank: the parameters of rank >= 1
-        (0-d ones are updated whole on every rank) and their states, in
+        (0-d ones are updated whole on every rank) and their states of
+        their own shape (step counts are updated whole as well), in
         the step's order of results (parameters, then their states) and
         arguments (parameters, frozen parameters, buffers, states)."""
         spec.opt.shard_rows = lambda rows: shard_rows(rows, self.world_size,
@@ -364,9 +365,11 @@ class DataParallelMixin:
         for i, p in enumerate(spec.params):
             if p.dim() >= 1:
                 params.append(i)
-                for j in range(spec.num_states[i]):
-                    results.append(num_params + k + j)
-                    args.append(first_state + k + j)
+                # The states of the parameter's shape (not a step count).
+                for j, name in enumerate(spec.opt.state_names(i)):
+                    if spec.opt.sharded(i, name):
+                        results.append(num_params + k + j)
+                        args.append(first_state + k + j)
             k += spec.num_states[i]
         options = [f"rank={self.rank}", f"world={self.world_size}"]
         for name, values in (("params", params), ("state-results", results),

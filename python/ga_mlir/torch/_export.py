@@ -20,7 +20,8 @@ from ._locations import (UNLOCATED, _first_location, _innermost_user_line,
                          preserve_backward_locations, pytorch_operation)
 from ._metrics import Metrics, split_result
 from ._modules import batch_first_forms
-from ._optimizers import _Optimizer
+from ._layout import flat_arguments as _flat_arguments
+from ._optimizer_step import _Optimizer
 from ._rewrites import rewrite_graph
 from ._writes import refuse_argument_writes, refuse_buffer_writes
 
@@ -174,8 +175,8 @@ class _Spec:
 
     def arg_count(self):
         return (len(self.params) + len(self.frozen) + len(self.buffer_names)
-                + sum(self.num_states) + self.opt.num_hyper() *
-                len(self.params) + self.num_inputs + self.num_random_args())
+                + sum(self.num_states) + self.opt.num_hyper() +
+                self.num_inputs + self.num_random_args())
 
     def batch_args(self):
         """(argument, dimension) of the per-sample arguments: the inputs,
@@ -198,7 +199,7 @@ def _make_step_function(model, loss_fn, spec, max_grad_norm):
         frozen = [next(it) for _ in range(F)]
         buffers = [next(it) for _ in range(Bf)]
         states = [next(it) for _ in range(S)]
-        hyper = [[next(it) for _ in range(H)] for _ in range(P)]
+        hyper = [next(it) for _ in range(H)]
         inputs = list(it)
         if spec.num_random_args():  # the samples' indices and the seed
             inputs = inputs[:-spec.num_random_args()]
@@ -230,14 +231,13 @@ def _make_step_function(model, loss_fn, spec, max_grad_norm):
             total = torch.linalg.vector_norm(torch.stack(norms), 2.0)
             coef = torch.clamp(max_grad_norm / (total + 1e-6), max=1.0)
             grads = [g * coef for g in grads]
-        new_params, new_states = [], []
-        k = 0
-        for i, (p, g) in enumerate(zip(params, grads)):
-            st = states[k:k + spec.num_states[i]]
-            k += spec.num_states[i]
-            new_p, new_st = spec.opt.update(i, p, g, st, hyper[i])
-            new_params.append(new_p)
-            new_states += new_st
+        per_param, k = [], 0
+        for n in spec.num_states:
+            per_param.append(states[k:k + n])
+            k += n
+        new_params, new_states = spec.opt.traced_step(params, grads,
+                                                      per_param, hyper)
+        new_states = [t for st in new_states for t in st]
         return (*new_params, *new_states, *new_buffers, loss, *metrics)
 
     return step
@@ -373,7 +373,7 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
     """Traces the training step and imports it with torch-mlir. Returns
     (MLIR text with locations, _Spec). The function is `@train_step`; its
     arguments: trainable parameters, frozen parameters, buffers, optimizer
-    states, 0-d hyper-parameters (per parameter), then the inputs; its
+    states, 0-d hyper-parameters (per group), then the inputs; its
     results: new parameters, new states, new values of the buffers that the
     forward updates (spec.mutated_buffers), loss, metric tensors
     (spec.metrics). BatchNorm in training mode
@@ -599,31 +599,3 @@ def _lowering_error(errors):
                      f"{message.splitlines()[0]})")
     return CompileError("torch-mlir could not lower the step to "
                         "linalg-on-tensors:\n" + "\n".join(lines))
-
-
-def _flat_arguments(spec, model, inputs, for_trace=False, hyper=None):
-    """The step's arguments in order. The 0-d hyper-parameters are new
-    tensors, or written into `hyper` (the _call.HyperParameters of an earlier
-    call: no allocation per call)."""
-    buffers = dict(model.named_buffers())
-    flat = [p.detach() for p in spec.params]
-    flat += [p.detach() for p in spec.frozen]
-    flat += [buffers[n].detach() for n in spec.buffer_names]
-    for i, p in enumerate(spec.params):
-        flat += spec.opt.state_tensors(p, i)
-    values = [v for i, p in enumerate(spec.params)
-              for v in spec.opt.hyper_values(p, i)]
-    if hyper is None:
-        flat += [torch.tensor(v, dtype=torch.float32) for v in values]
-    else:
-        hyper.write(values)
-        flat += hyper
-    flat += list(inputs)
-    if spec.layouts:
-        # The samples' indices (sliced per micro-batch by --ga-accumulate)
-        # and the seed: drawn from torch's default generator at each call
-        # (not for the trace), which advances it.
-        flat.append(torch.arange(spec.batch, dtype=torch.int64))
-        flat.append(torch.zeros((), dtype=torch.int64) if for_trace else
-                    torch.randint(2 ** 63 - 1, (), dtype=torch.int64))
-    return flat

@@ -5,7 +5,8 @@ changed.
 A call of the step (_step.CompiledTrainStep) depends on: what the trace
 baked in (`traced_state`: the modules, their plain settings and training
 flags, which parameters there are and which require gradients, the
-optimizer's groups and structural settings), the input shapes, and the
+optimizer's groups and the settings its traced step bakes in), the input
+shapes, and the
 tensors that become the library's arguments (parameters, frozen parameters,
 buffers, optimizer states: their storage, shape, dtype). The slow path
 recomputes all of that at every call (a few milliseconds of Python on a
@@ -23,10 +24,10 @@ it when:
   the tags is unchanged exactly when no dictionary changed.
 * the modules' classes and the parameters' `requires_grad` are the same;
 * the optimizer's parameter groups are the same objects over the same
-  parameters with the same structural settings (a learning rate set by a
-  scheduler only changes a 0-d argument: read at every call);
-* every argument tensor (and Adam's step counters) has the same data
-  pointer, dtype, sizes and strides (`p.data = ...`, `model.to(...)` keep
+  parameters with the same settings baked into the trace (a learning rate
+  set by a scheduler only changes a 0-d argument: read at every call);
+* every argument tensor (the optimizer's step counts included) has the same
+  data pointer, dtype, sizes and strides (`p.data = ...`, `model.to(...)` keep
   the tensor but change these);
 * the inputs have the traced shapes and dtypes, on the CPU.
 
@@ -40,7 +41,7 @@ import operator
 
 import torch
 
-from ._optimizers import shared_base
+from ._optimizers import _constants, signature
 
 try:
     from torch._C._dynamo.guards import dict_version as _dict_version
@@ -51,11 +52,6 @@ try:  # sizes and strides of many tensors in one call (torch.compile's)
         assert_size_stride_grouped as _assert_size_stride_grouped
 except ImportError:  # pragma: no cover
     _assert_size_stride_grouped = None
-
-# Optimizer settings that are arguments of the compiled step (recomputed from
-# param_groups at every call); every other setting is baked into the trace.
-RUNTIME_HYPER = frozenset({"params", "lr", "initial_lr", "weight_decay",
-                           "dampening", "betas", "eps"})
 
 _DATA_PTR = torch.Tensor.data_ptr
 _IS_CONTIGUOUS = torch.Tensor.is_contiguous
@@ -107,22 +103,13 @@ def hashable_setting(value):
     return ("<%s>" % type(value).__name__,)
 
 
-def group_structure(group):
-    """What the trace bakes in of a parameter group: its settings other than
-    the runtime hyper-parameters, and momentum on or off."""
-    settings = sorted((k, hashable_setting(v)) for k, v in group.items()
-                      if k not in RUNTIME_HYPER and k != "momentum")
-    momentum = group.get("momentum", 0)
-    return (tuple(settings), hashable_setting(momentum) if isinstance(
-        momentum, torch.Tensor) else momentum != 0)
-
-
 def traced_state(model, optimizer):
     """A fingerprint of what tracing reads besides the inputs' shapes: every
     module's training flag and public plain attributes (Dropout's p,
     BatchNorm's momentum and eps, ...), which parameters there are and which
-    require gradients, the parameter groups and their structural settings
-    (momentum on or off, nesterov, amsgrad, maximize, ...)."""
+    require gradients, the parameter groups and what the optimizer's traced
+    step bakes in (_optimizers.signature: the settings that are not step
+    arguments, the names of the state tensors)."""
     modules = tuple(
         (type(m).__name__, tuple(sorted(
             (k, hashable_setting(v)) for k, v in vars(m).items()
@@ -131,10 +118,9 @@ def traced_state(model, optimizer):
     params = tuple((name, id(p), p.requires_grad)
                    for name, p in model.named_parameters())
     buffers = tuple((name, id(b)) for name, b in model.named_buffers())
-    groups = tuple((tuple(id(p) for p in group["params"]),
-                    *group_structure(group))
+    groups = tuple(tuple(id(p) for p in group["params"])
                    for group in optimizer.param_groups)
-    return (type(optimizer).__name__, modules, params, buffers, groups)
+    return (modules, params, buffers, groups, signature(optimizer))
 
 
 class _Unplannable(Exception):
@@ -174,7 +160,9 @@ class CallPlan:
         self.requires_grad = list(map(_REQUIRES_GRAD, self.named))
         self.groups = list(opt.param_groups)
         self.group_params = [list(map(id, g["params"])) for g in self.groups]
-        self.group_structure = list(map(group_structure, self.groups))
+        self.modes = self.variant.spec.opt.modes
+        self.group_structure = [_constants(g, m)
+                                for g, m in zip(self.groups, self.modes)]
         self.group_versions = list(map(_dict_version, self.groups))
         self.dicts = [vars(opt)]
         for m in self.modules:
@@ -183,7 +171,7 @@ class CallPlan:
     def _guard_tensors(self, spec, model, opt):
         if not isinstance(opt.state, dict):
             raise _Unplannable()
-        states, steps = [], []
+        states = []
         self.dicts.append(opt.state)
         for i, p in enumerate(spec.params):
             state = opt.state.get(p)
@@ -194,16 +182,11 @@ class CallPlan:
                 if name not in state:
                     raise _Unplannable()
                 states.append(state[name])
-            if spec.opt.kind != "sgd":
-                if "step" not in state:
-                    raise _Unplannable()
-                steps.append(state["step"])
         self.version = sum(map(_dict_version, self.dicts))
         buffers = dict(model.named_buffers())
         self.fixed = [*spec.params, *spec.frozen,
                       *(buffers[n] for n in spec.buffer_names), *states]
-        self.steps = steps
-        watched = self.fixed + steps
+        watched = self.fixed
         if not all(t.device.type == "cpu" for t in watched) or \
                 not all(map(_IS_CONTIGUOUS, watched)):
             raise _Unplannable()
@@ -244,8 +227,8 @@ class CallPlan:
                 return False
             version = _dict_version(g)
             if version != self.group_versions[k]:
-                # A runtime setting (the learning rate) or a structural one.
-                if group_structure(g) != self.group_structure[k]:
+                # A step argument (the learning rate) or a baked-in one.
+                if _constants(g, self.modes[k]) != self.group_structure[k]:
                     return False
                 self.group_versions[k] = version
         return True
@@ -259,19 +242,7 @@ class CallPlan:
         if variant.hyper is None:
             raise _Unplannable()
         self.hyper = variant.hyper
-        num_hyper = spec.opt.num_hyper()
-        self.hyper_rows = self.hyper.host.reshape(len(spec.params),
-                                                  num_hyper)
         self.last_hyper = None
-        groups = {id(g): k for k, g in enumerate(self.groups)}
-        self.group_of = [groups[id(spec.opt.group_of_current(p))]
-                         for p in spec.params]
-        self.first = [opt_state.get("momentum_buffer") is None
-                      for opt_state in (self.optimizer.state[p]
-                                        for p in spec.params)]
-        if not all(isinstance(s, torch.Tensor) for s in self.steps):
-            raise _Unplannable()
-        self.steps_base = shared_base(self.steps)
         self.indices = torch.arange(spec.batch, dtype=torch.int64) \
             if spec.layouts else None
         args = self.fixed + list(self.hyper) + list(inputs)
@@ -321,25 +292,10 @@ class CallPlan:
                     [j for _, j in self.variant.in_place])
 
     def _write_hyper(self):
-        opt, groups = self.spec.opt, self.groups
-        if opt.kind == "sgd":
-            keys = list(zip(self.group_of, self.first))
-            blocks = {key: opt.sgd_hyper(groups[key[0]], key[1])
-                      for key in set(keys)}
-        else:
-            steps = self.steps_base.tolist() if self.steps_base is not None \
-                else [float(s) for s in self.steps]
-            keys = list(zip(self.group_of, steps))
-            blocks = {key: opt.adam_hyper(groups[key[0]], key[1] + 1.0)
-                      for key in set(keys)}
-        if len(blocks) == 1:
-            values = next(iter(blocks.values()))
-            if values != self.last_hyper:
-                self.hyper_rows[:] = [float(v) for v in values]
-                self.last_hyper = values
-        else:
-            self.hyper.write([v for key in keys for v in blocks[key]])
-            self.last_hyper = None
+        values = self.spec.opt.hyper_values()
+        if values != self.last_hyper:
+            self.hyper.host[:] = values
+            self.last_hyper = values
 
     def call(self, inputs):
         """One call of the library on `inputs` (after `holds`); the loss
@@ -358,11 +314,6 @@ class CallPlan:
         if self.copied:
             with torch.no_grad():
                 torch._foreach_copy_(self.targets, self.values)
-        if self.steps:
-            if self.steps_base is not None:
-                self.steps_base.add_(1)
-            else:
-                torch._foreach_add_(self.steps, 1)
         for p in self.spec.params:
             if p.grad is not None:
                 p.grad = None

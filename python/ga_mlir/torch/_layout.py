@@ -2,19 +2,23 @@
 
 The traced function `@train_step` takes, in this order: trainable
 parameters, frozen parameters, buffers, optimizer states (per trainable
-parameter, `num_states[i]` of them), 0-d hyper-parameters (`num_hyper` per
-trainable parameter), then the inputs; it returns the new parameters, the
-new states, the new values of the buffers the forward updates
-(`mutated_buffers`), the loss and the metrics loss_fn returns beside it
-(`metrics`: _metrics.Metrics.to_json). `StepLayout` records that layout by
-name, shape and dtype, with what the compiled library does with it (the
-results written in place into arguments, the number of micro-batches, the
-target), and serializes to JSON: it is the signature a saved step is checked
-against when it is loaded (`check`). It also names the library's entry point
-(`entry_point`: the packed `_ga_packed_train_step`, see ga_mlir._entry).
+parameter, `num_states[i]` of them), 0-d hyper-parameters (`num_hyper` in
+all: the settings of the parameter groups that are step arguments), then
+the inputs; it returns the new parameters, the new states, the new values
+of the buffers the forward updates (`mutated_buffers`), the loss and the
+metrics loss_fn returns beside it (`metrics`: _metrics.Metrics.to_json).
+`StepLayout` records that layout by name, shape and dtype, with what the
+compiled library does with it (the results written in place into
+arguments, the number of micro-batches, the target), and serializes to
+JSON: it is the signature a saved step is checked against when it is
+loaded (`check`). It also names the library's entry point (`entry_point`:
+the packed `_ga_packed_train_step`, see ga_mlir._entry).
 
-Format 2 (this one) is format 1 plus `entry_point`: format-1 libraries are
-called with one C argument per tensor (at most 1024 through ctypes) and are
+Format 3 (this one) describes the optimizer by its class and the
+signature of its traced step (_optimizers.signature; format 2 had a kind
+among SGD, Adam and AdamW and hyper-parameters per parameter). Format 2 adds
+`entry_point` to format 1: format-1 libraries are called with one C
+argument per tensor (at most 1024 through ctypes). Earlier formats are
 refused with a message to save the step again.
 
 Needs torch only (no torch-mlir, no ga-mlir library).
@@ -26,7 +30,7 @@ from .._entry import PACKED_PREFIX
 from ._common import CompileError
 from ._metrics import Metrics
 
-FORMAT = 2
+FORMAT = 3
 ENTRY_POINT = PACKED_PREFIX + "train_step"
 
 
@@ -77,16 +81,17 @@ class StepLayout:
 
     @staticmethod
     def _optimizer_signature(opt):
-        """The optimizer's kind, its per-parameter structural flags (baked
-        into the step) and the hyper-parameters of its groups when traced
-        (informative: they are arguments of the step)."""
+        """The optimizer's class and the signature of its traced step (the
+        settings baked in, those that are arguments, the state names), and
+        the hyper-parameters of its groups when traced (informative: the
+        arguments are read from param_groups at each call)."""
         groups = []
         for group in opt.optimizer.param_groups:
             groups.append({k: v for k, v in group.items() if k != "params"
                            and (v is None or isinstance(
                                v, (bool, int, float, str, tuple, list)))})
-        return {"kind": opt.kind, "class": type(opt.optimizer).__name__,
-                "flags": [list(f) for f in opt.flags], "groups": groups}
+        return {"class": type(opt.optimizer).__name__,
+                "signature": _json(opt.signature[2]), "groups": groups}
 
     def to_dict(self):
         return dict(self.__dict__)
@@ -100,6 +105,13 @@ class StepLayout:
                 f"ga_mlir reads format {FORMAT} (libraries called through "
                 f"their packed entry point {ENTRY_POINT}): compile and "
                 "save the step again")
+        if d.get("format") == 2:
+            raise CompileError(
+                "saved step of format 2 (written by an earlier ga_mlir, "
+                "whose step took SGD's, Adam's or AdamW's hyper-parameters "
+                f"per parameter); this ga_mlir reads format {FORMAT} (the "
+                "optimizer's own step, traced): compile and save the step "
+                "again")
         if d.get("format") != FORMAT:
             raise CompileError(f"saved step of format {d.get('format')!r}; "
                                f"this ga_mlir reads format {FORMAT}")
@@ -111,8 +123,7 @@ class StepLayout:
 
     def arg_count(self):
         return (len(self.params) + len(self.frozen) + len(self.buffers) +
-                sum(self.num_states) + self.num_hyper * len(self.params) +
-                len(self.inputs))
+                sum(self.num_states) + self.num_hyper + len(self.inputs))
 
     def result_types(self):
         return [(tuple(s), _dtype(d)) for s, d in self.results]
@@ -170,17 +181,20 @@ class StepLayout:
 
     def check_optimizer(self, opt, where):
         saved = self.optimizer
-        if opt.kind != saved["kind"]:
+        if type(opt.optimizer).__name__ != saved["class"]:
             raise CompileError(f"{where}: the step was compiled for "
                                f"{saved['class']}; the optimizer is "
                                f"{type(opt.optimizer).__name__}")
-        if [list(f) for f in opt.flags] != saved["flags"]:
-            names = ("momentum on, nesterov, maximize" if opt.kind == "sgd"
-                     else "maximize, amsgrad")
+        now = _json(opt.signature[2])
+        if now != saved["signature"]:
             raise CompileError(
-                f"{where}: the optimizer's structural settings ({names}) "
-                f"per parameter are {[list(f) for f in opt.flags]}; the step "
-                f"was compiled with {saved['flags']}")
+                f"{where}: {_difference(now, saved['signature'])}")
+        if opt.num_hyper() != self.num_hyper:
+            raise CompileError(
+                f"{where}: the optimizer's step takes {opt.num_hyper()} "
+                "hyper-parameter arguments (settings, and a flag per "
+                "parameter whose first step creates its state from the "
+                f"gradient); the step was compiled with {self.num_hyper}")
 
     def check_inputs(self, inputs, where="step"):
         if len(inputs) != len(self.inputs):
@@ -192,3 +206,60 @@ class StepLayout:
                     f"{where}: input {i} is {list(t.shape)} "
                     f"{_dtype_name(t.dtype)}; the step was compiled for "
                     f"{shape} {dtype} (a saved step is not traced again)")
+
+
+def _difference(now, saved):
+    """The first difference between two optimizer signatures (per group:
+    baked-in settings, step arguments, state names per parameter), in
+    words."""
+    if len(now) != len(saved):
+        return (f"the optimizer has {len(now)} parameter groups; the step "
+                f"was compiled for {len(saved)}")
+    for k, (a, b) in enumerate(zip(now, saved)):
+        settings, compiled = dict(map(tuple, a[0])), dict(map(tuple, b[0]))
+        for key in sorted(set(settings) | set(compiled)):
+            if settings.get(key) != compiled.get(key):
+                return (f"the optimizer's setting {key} of group {k} is "
+                        f"{settings.get(key)!r}; the step was compiled "
+                        f"with {compiled.get(key)!r} (a setting its step "
+                        "takes as a Python number is baked into the step)")
+        if a[1] != b[1]:
+            return (f"the step arguments of group {k} are {a[1]}; the step "
+                    f"was compiled with {b[1]}")
+        if a[2] != b[2]:
+            return (f"the optimizer's state of group {k} holds {a[2]} per "
+                    f"parameter; the step was compiled for {b[2]}")
+    return "the optimizer differs from the one the step was compiled for"
+
+
+def _json(value):
+    """`value` (tuples, plain values) as JSON reads it back."""
+    import json
+    return json.loads(json.dumps(value))
+
+
+def flat_arguments(spec, model, inputs, for_trace=False, hyper=None):
+    """The step's arguments in order. The 0-d hyper-parameters are new
+    tensors, or written into `hyper` (the _call.HyperParameters of an earlier
+    call: no allocation per call)."""
+    buffers = dict(model.named_buffers())
+    flat = [p.detach() for p in spec.params]
+    flat += [p.detach() for p in spec.frozen]
+    flat += [buffers[n].detach() for n in spec.buffer_names]
+    for i, p in enumerate(spec.params):
+        flat += spec.opt.state_tensors(p, i, for_trace)
+    if hyper is None:
+        flat += [torch.tensor(v, dtype=torch.float64)
+                 for v in spec.opt.hyper_values()]
+    else:
+        hyper.write(spec.opt.hyper_values())
+        flat += hyper
+    flat += list(inputs)
+    if spec.layouts:
+        # The samples' indices (sliced per micro-batch by --ga-accumulate)
+        # and the seed: drawn from torch's default generator at each call
+        # (not for the trace), which advances it.
+        flat.append(torch.arange(spec.batch, dtype=torch.int64))
+        flat.append(torch.zeros((), dtype=torch.int64) if for_trace else
+                    torch.randint(2 ** 63 - 1, (), dtype=torch.int64))
+    return flat

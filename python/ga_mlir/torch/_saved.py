@@ -8,7 +8,8 @@
 
 and `load_step(dir, model, optimizer)` checks the model and the optimizer
 against the signature (parameter names, shapes and dtypes, buffers, the
-optimizer's kind and structural settings), with a CompileError naming the
+optimizer's class, the settings baked into its traced step and its state
+names), with a CompileError naming the
 first difference, and returns a callable that updates them in place like
 the compiled step. Loading needs torch and ctypes only: no torch-mlir, no
 ga-mlir library, no LLVM. Inputs must have the shapes the step was compiled

@@ -19,8 +19,7 @@ from ._call import CpuLibrary, CudaLibrary, call_step, new_hyper, \
 from ._common import CompileError
 from ._dp_memory import argument_roles
 from ._export import _Spec, export_train_step
-from ._fastcall import RUNTIME_HYPER as _RUNTIME_HYPER, CallPlan, \
-    traced_state as _traced_state
+from ._fastcall import CallPlan, traced_state as _traced_state
 from ._layout import StepLayout
 from ._locations import explain
 from ._options import (_ACCUMULATE_OPTIONS, _LOWER_OPTIONS, _NVVM_OPTIONS,
@@ -224,9 +223,9 @@ def _argument_types(spec, model):
                              spec.params + spec.frozen)]
     types += [(f"buffer '{n}'", tuple(buffers[n].shape), buffers[n].dtype)
               for n in spec.buffer_names]
-    for i, (n, p) in enumerate(zip(spec.train_names, spec.params)):
+    for i, n in enumerate(spec.train_names):
         types += [(f"the optimizer's state '{s}' of '{n}'",
-                   tuple(spec.opt.state_shape(p)), p.dtype)
+                   *spec.opt.state_type(i, s))
                   for s in spec.opt.state_names(i)]
     return types
 
@@ -306,7 +305,7 @@ class CompiledTrainStep:
         batch = batch.pop()
         ir, spec = cached_export(
             export_train_step, _Spec, self.model, self.loss_fn,
-            self.optimizer, inputs, _RUNTIME_HYPER, self.max_grad_norm,
+            self.optimizer, inputs, self.max_grad_norm,
             self.indexing, bool(self.options.get("recompute_statistics")),
             tuple(self.batch_dims))
         batch_args = spec.batch_args()  # the inputs (and samples' indices)
@@ -318,9 +317,9 @@ class CompiledTrainStep:
         compiled_ir, pipelines = self._step_pipelines(ir, n, batch_args, spec)
         buffers = dict(self.model.named_buffers())
         results = [(p.shape, p.dtype) for p in spec.params]
-        for i, p in enumerate(spec.params):
-            results += [(spec.opt.state_shape(p), p.dtype)] * \
-                spec.num_states[i]
+        for i in range(len(spec.params)):
+            results += [spec.opt.state_type(i, s)
+                        for s in spec.opt.state_names(i)]
         results += [(buffers[n].shape, buffers[n].dtype)
                     for n in spec.mutated_buffers]
         results.append(((), torch.float32))
@@ -501,8 +500,10 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
         tensors (nested): the step then returns (loss, metrics) with the
         whole batch's values (sums, means, max/min over the batch and
         per-sample tensors; others are refused at their line: _metrics).
-    optimizer: torch.optim.SGD (momentum, dampening, nesterov, weight decay,
-        maximize), Adam or AdamW over (some of) the model's parameters.
+    optimizer: a torch.optim.Optimizer over (some of) the model's parameters
+        whose step is a closed-form update (SGD, Adam, AdamW, RMSprop,
+        RAdam, ..., or one written by the user): its own step() is traced
+        into the compiled step (see _optimizers).
     example_inputs: the per-sample inputs of one batch (tensors).
     micro_batches=N, or micro_batch_size=M (N = ceil(B / M)), or
         max_memory=bytes (an int, or a string such as "256MiB", "1.5GiB"):

@@ -127,18 +127,17 @@ import copy  # noqa: E402
 
 inputs = batches[0]
 options = (None, "one-hot", False)
-runtime = frozenset({"params", "lr", "betas", "eps", "weight_decay"})
-key = _cache.trace_key(model, loss_fn, optimizer, inputs, runtime, *options)
+key = _cache.trace_key(model, loss_fn, optimizer, inputs, *options)
 twin = copy.deepcopy(model)
 twin_opt = torch.optim.Adam(twin.parameters(), lr=0.5)
 # CHECK-NEXT: copy, other lr: same key True
 print("copy, other lr: same key",
-      key == _cache.trace_key(twin, loss_fn, twin_opt, inputs, runtime,
+      key == _cache.trace_key(twin, loss_fn, twin_opt, inputs,
                               *options))
 twin.eval()
 # CHECK-NEXT: eval mode: same key False
 print("eval mode: same key",
-      key == _cache.trace_key(twin, loss_fn, twin_opt, inputs, runtime,
+      key == _cache.trace_key(twin, loss_fn, twin_opt, inputs,
                               *options))
 smoothing = 0.0
 
@@ -148,16 +147,16 @@ def smoothed(model, x, y):
                                              label_smoothing=smoothing)
 
 
-first = _cache.trace_key(model, smoothed, optimizer, inputs, runtime, *options)
+first = _cache.trace_key(model, smoothed, optimizer, inputs, *options)
 smoothing = 0.1
 # CHECK-NEXT: a global the loss reads changed: same key False
 print("a global the loss reads changed: same key",
-      first == _cache.trace_key(model, smoothed, optimizer, inputs, runtime,
+      first == _cache.trace_key(model, smoothed, optimizer, inputs,
                                 *options))
 # CHECK-NEXT: other shapes: same key False
 print("other shapes: same key",
       key == _cache.trace_key(model, loss_fn, optimizer,
-                              tuple(t[:6] for t in inputs), runtime, *options))
+                              tuple(t[:6] for t in inputs), *options))
 # CHECK-NEXT: library cpu: True
 print("library cpu:", _cache.library_cpu("native") != "native" and
       _cache.library_cpu("znver4") == "znver4")

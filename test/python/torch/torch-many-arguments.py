@@ -1,9 +1,10 @@
 # RUN: rm -rf %t.cache %t.saved
 # RUN: env PYTHONPATH=%ga_python_path:%torch_zoo GA_MLIR_CACHE_DIR=%t.cache %torch_python %s %t.saved | FileCheck %s
 #
-# A step with more C arguments than a ctypes call can pass (1024): 112
-# parameters with AdamW's two states and seven hyper-parameters each, the
-# inputs and the loss: 1123 C arguments. The library is called through its
+# A step with more C arguments than a ctypes call can pass (1024): 162
+# parameters with AdamW's three states each (exp_avg, exp_avg_sq, step),
+# its hyper-parameters, the inputs, and as many results: 1300 C
+# arguments. The library is called through its
 # packed entry point (_ga_packed_train_step, one void ** argument:
 # --ga-emit-packed-interfaces), compiled, saved and loaded, and trained
 # against PyTorch's own full-batch step from the same initial state (the
@@ -24,7 +25,7 @@ class ManyScales(nn.Module):
         super().__init__()
         self.fc = nn.Linear(4, 5)
         self.scales = nn.ParameterList(
-            nn.Parameter(1 + 0.01 * torch.randn(())) for _ in range(110))
+            nn.Parameter(1 + 0.01 * torch.randn(())) for _ in range(160))
 
     def forward(self, x):
         y = self.fc(x[:, :4])

@@ -125,13 +125,13 @@ def mismatch(directory, sgd_directory):
     model, batch = model_and_batch()
     expect_error("amsgrad", lambda: load_step(directory, model,
                                               adamw(model, amsgrad=True)))
-    # MISMATCH: amsgrad: CompileError: load_step: the optimizer's structural settings (maximize, amsgrad) per parameter are {{\[\[}}False, True],
+    # MISMATCH: amsgrad: CompileError: load_step: the optimizer's setting amsgrad of group 0 is True; the step was compiled with False (a setting its step takes as a Python number is baked into the step)
 
     model, batch = model_and_batch()
     momentum = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     expect_error("momentum", lambda: load_step(sgd_directory, model,
                                                momentum))
-    # MISMATCH: momentum: CompileError: load_step: the optimizer's structural settings (momentum on, nesterov, maximize) per parameter are {{\[\[}}True, False, False],
+    # MISMATCH: momentum: CompileError: load_step: the optimizer's setting momentum of group 0 is 0.9; the step was compiled with 0
 
     model, batch = model_and_batch()
     step = load_step(directory, model, adamw(model))
@@ -155,7 +155,7 @@ def mismatch(directory, sgd_directory):
     with open(os.path.join(old, "step.json"), "w") as f:
         json.dump(signature, f)
     expect_error("format 1", lambda: load_step(old, model, adamw(model)))
-    # MISMATCH: format 1: CompileError: saved step of format 1 (written by an earlier ga_mlir, whose library takes one C argument per tensor); this ga_mlir reads format 2 (libraries called through their packed entry point _ga_packed_train_step): compile and save the step again
+    # MISMATCH: format 1: CompileError: saved step of format 1 (written by an earlier ga_mlir, whose library takes one C argument per tensor); this ga_mlir reads format 3 (libraries called through their packed entry point _ga_packed_train_step): compile and save the step again
 
     with open(os.path.join(directory, "libstep.so"), "ab") as f:
         f.write(b"\0")

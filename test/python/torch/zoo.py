@@ -173,8 +173,8 @@ def check(name, make_model, make_batch, loss_fn, optimizers=("sgd", "adamw"),
             model = make_model()
             ref = copy.deepcopy(model)
             make_opt = OPTIMIZERS.get(opt_name, opt_name)
-            if callable(opt_name):
-                opt_name = getattr(opt_name, "__name__", "optimizer")
+            label = getattr(opt_name, "__name__", "optimizer") \
+                if callable(opt_name) else opt_name
             opt = make_opt(model)
             ref_opt = make_opt(ref)
             gen = torch.Generator().manual_seed(2)
@@ -238,7 +238,7 @@ def check(name, make_model, make_batch, loss_fn, optimizers=("sgd", "adamw"),
                 bad = bad or "parameters were not updated in place"
             status = "OK" if bad is None else "FAIL " + bad
             failures += bad is not None
-            print(f"{name} {opt_name} N={n}: max |err| loss "
+            print(f"{name} {label} N={n}: max |err| loss "
                   f"{worst['loss']:.2g} param {worst['param']:.2g} state "
                   f"{worst['state']:.2g} {status}", flush=True)
     return failures
