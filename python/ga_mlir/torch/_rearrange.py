@@ -69,10 +69,81 @@ def _index_put(self, indices, values, accumulate=False):
     return self + added.reshape(self.shape)
 
 
+def _strided_region(shape, size, stride, offset):
+    """The view as_strided(size, stride, offset) of a contiguous tensor of
+    `shape` as basic slicing: (slices, order), one (start, stop, step) per
+    dimension of `shape`, and for each dimension of the view of size > 1
+    the dimension of `shape` it runs along; None when the view is not such
+    a slicing (two view dimensions along one input dimension, a stride that
+    no input dimension's stride divides, a view past the end)."""
+    contiguous = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        contiguous[d] = contiguous[d + 1] * shape[d + 1]
+    start = [(offset // c) % n if n else 0
+             for c, n in zip(contiguous, shape)]
+    if sum(s * c for s, c in zip(start, contiguous)) != offset:
+        return None
+    steps, order = [None] * len(shape), []
+    for n, st in zip(size, stride):
+        if n == 1:
+            continue
+        d = next((d for d, c in enumerate(contiguous)
+                  if st > 0 and st % c == 0 and steps[d] is None), None)
+        if d is None or start[d] + (n - 1) * (st // contiguous[d]) >= \
+                shape[d]:
+            return None
+        steps[d] = (st // contiguous[d], n)
+        order.append(d)
+    slices = [(b, b + 1, 1) if s is None else (b, b + (s[1] - 1) * s[0] + 1,
+                                                 s[0])
+              for b, s in zip(start, steps)]
+    return slices, order
+
+
+def _slice_write(x, region, slices, dim=0):
+    """x with its strided slice `slices` (one (start, stop, step) per
+    dimension, from `dim` on) replaced by `region`, as nested
+    slice_scatters."""
+    if dim == len(slices):
+        return region
+    start, stop, step = slices[dim]
+    part = aten.slice.Tensor(x, dim, start, stop, step)
+    part = _slice_write(part, region, slices, dim + 1)
+    return aten.slice_scatter.default(x, part, dim, start, stop, step)
+
+
+def _as_strided_scatter(self, src, size, stride, storage_offset=None):
+    """aten.as_strided_scatter (from the backward of an in-place write
+    into a view, e.g. `bias[k:2 * k].zero_()` on a clone) on a contiguous
+    tensor whose strided view is a basic slicing (_strided_region): the
+    slices written with slice_scatter (torch-mlir does not lower
+    as_strided_scatter). Other views: NotImplemented."""
+    if not self.is_contiguous():
+        return NotImplemented
+    found = _strided_region(list(self.shape), list(size), list(stride),
+                            storage_offset or 0)
+    if found is None and self.dim() != 1:  # a view across rows, flat
+        flat = _as_strided_scatter(self.reshape(-1), src, size, stride,
+                                   storage_offset)
+        return flat if flat is NotImplemented else flat.view(self.shape)
+    if found is None:
+        return NotImplemented
+    slices, order = found
+    # src without its size-1 dimensions, its dimensions in the order of
+    # `self`'s, and a dimension of 1 for each dimension of `self` that the
+    # view does not run along.
+    values = src.reshape([n for n in size if n != 1])
+    values = values.permute(sorted(range(len(order)), key=order.__getitem__))
+    region = values.reshape([len(range(*s)) for s in slices])
+    return _slice_write(self, region, slices)
+
+
 def register(table):
     """Adds the decompositions above to a make_fx decomposition table
-    (index_put falls back to the table's own entry, if any)."""
+    (index_put falls back to the table's own entry, if any; an
+    as_strided_scatter that is not a slicing is left to torch-mlir)."""
     table[aten.roll.default] = _roll
+    table[aten.as_strided_scatter.default] = _as_strided_scatter
     fallback = table.get(aten.index_put.default)
 
     def index_put(*args, **kwargs):

@@ -2,8 +2,8 @@
 public model code as people train it, from small configurations with
 random weights (nothing is downloaded): Hugging Face transformers (GPT-2,
 Llama, BERT, DistilBERT, T5, ViT), torchvision (ViT, ResNet-18,
-MobileNetV3-small, ConvNeXt, SqueezeNet 1.1, Swin), torch.nn recurrent
-layers.
+MobileNetV3-small, ConvNeXt, SqueezeNet 1.1, Swin V1 and V2), torch.nn
+recurrent layers.
 
 MODELS[name] = Case(make_model, make_batch, loss_fn, options): the model,
 a batch of B samples (make_batch(generator, B)), the loss of the whole batch
@@ -286,6 +286,19 @@ def swin(width=16):
                            num_classes=3)
 
 
+def swin_v2(width=16):
+    """swin() with torchvision's V2 blocks and patch merging (cosine
+    attention with a learned scale, a position bias MLP on a buffer of
+    log-spaced coordinates, the key bias zeroed in place on a clone)."""
+    from torchvision.models.swin_transformer import (
+        PatchMergingV2, SwinTransformer, SwinTransformerBlockV2)
+    return SwinTransformer(patch_size=[4, 4], embed_dim=width,
+                           depths=[2, 2], num_heads=[2, 4],
+                           window_size=[4, 4], stochastic_depth_prob=0.2,
+                           num_classes=3, block=SwinTransformerBlockV2,
+                           downsample_layer=PatchMergingV2)
+
+
 class LSTMLastState(nn.Module):
     """A 2-layer LSTM whose classifier reads the last layer's h_n."""
 
@@ -335,6 +348,7 @@ MODELS = {
     "squeezenet1_1": Case(squeezenet, lambda g, b: images(g, b, 64),
                           classification),
     "swin": Case(swin, lambda g, b: images(g, b, 32), classification),
+    "swin-v2": Case(swin_v2, lambda g, b: images(g, b, 32), classification),
     "lstm-h_n": Case(LSTMLastState, sequences, classification),
     "gru-bidirectional": Case(BidirectionalGRU, sequences, classification),
 }
