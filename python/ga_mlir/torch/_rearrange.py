@@ -4,7 +4,8 @@ gathers with a computed index, which torch-mlir does not lower), and the
 accumulating write by one index tensor (the backward of `x[idx]`, e.g. a
 table of relative position biases read by a buffer of indices) as a
 product with the one-hot rows of the indices (a scatter-add, which
-ga-mlir does not compile)."""
+ga-mlir does not compile), and as_strided_scatter whose view is a slicing
+as slice_scatters (torch-mlir does not lower it)."""
 
 import torch
 
@@ -120,6 +121,8 @@ def _as_strided_scatter(self, src, size, stride, storage_offset=None):
     as_strided_scatter). Other views: NotImplemented."""
     if not self.is_contiguous():
         return NotImplemented
+    if 0 in size:  # nothing written
+        return self.clone()
     found = _strided_region(list(self.shape), list(size), list(stride),
                             storage_offset or 0)
     if found is None and self.dim() != 1:  # a view across rows, flat
