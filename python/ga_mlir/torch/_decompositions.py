@@ -372,6 +372,7 @@ def _decomposition_table(indexing):
     table = dict(core_aten_decompositions())
     table[aten.squeeze.dims] = _squeeze_dims
     _rearrange.register(table)  # roll, index_put(accumulate=True)
+    _pooling.register(table)  # 3-d max and average pooling
     # Grouped convolutions' gradients as forward convolutions
     # (_convolutions.grouped_backward; the others as before).
     ungrouped = table.get(aten.convolution_backward.default,

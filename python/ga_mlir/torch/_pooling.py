@@ -1,16 +1,19 @@
 """Pooling windows as PyTorch defines them, for the decompositions of
-max_pool2d and avg_pool2d: the output size (with ceil_mode), average
+max and average pooling: the output size (with ceil_mode), average
 pooling's forward and backward for any windows (overlapping, padded, a
-last window cut by ceil_mode), and the sum of window-sized gradient terms
-back onto the input that both backwards share."""
+last window cut by ceil_mode), max pooling with indices over any number of
+dimensions (3-d; the 2-d one is in _decompositions), and the sum of
+window-sized gradient terms back onto the input that the backwards
+share."""
+
+import functools
+import itertools
+import math
 
 import torch
+import torch.nn.functional as F
 
 from ._convolutions import _pad
-
-
-def _pair(v):
-    return (v, v) if isinstance(v, int) else tuple(v) * (2 // len(v))
 
 
 def output_size(size, kernel, stride, padding, dilation, ceil_mode):
@@ -29,101 +32,216 @@ def output_size(size, kernel, stride, padding, dilation, ceil_mode):
 
 
 def scatter_windows(term, shape, out, kernel, stride, padding, dilation):
-    """The input gradient (shape [..., h, w]) that receives, at each input
-    position, the terms of the windows that read it: term(i, j) is the
-    window-sized ([..., ho, wo] = out) term of kernel position (i, j);
-    positions in the padding or past the input are dropped.
+    """The input gradient (shape [..., *spatial], any number of spatial
+    dimensions) that receives, at each input position, the terms of the
+    windows that read it: term(*position) is the window-sized ([..., *out])
+    term of kernel position `position`; positions in the padding or past
+    the input are dropped.
 
-    Kernel position (i, j) of window (r, c) reads input row
-    r * sh - ph + i * dh = (r + e) * sh + a (a = its row phase, e = its
-    shift; columns alike): shifted by (e, f), the term lands on the rows and
-    columns of phase (a, b) of the input. Each phase sums its terms; the
-    phases interleave into the input gradient. A position's terms are added
-    in the order of PyTorch's kernels (windows in ascending order, which is
-    kernel positions in descending order), starting from 0.0: the same
-    rounding."""
-    (kh, kw), (sh, sw) = kernel, stride
-    (ph, pw), (dh, dw) = padding, dilation
-    *lead, h, w = shape
-    ho, wo = out
-    hu, wv = -(-h // sh), -(-w // sw)  # rows and columns of a phase
+    Along each dimension, kernel position i of window r reads input index
+    r * s - p + i * d = (r + e) * s + a (a = its phase, e = its shift):
+    shifted by e, the term lands on the indices of phase a of the input.
+    Each phase sums its terms; the phases interleave into the input
+    gradient. A position's terms are added in the order of PyTorch's
+    kernels (windows in ascending order, which is kernel positions in
+    descending order), starting from 0.0: the same rounding."""
+    n = len(kernel)
+    spatial, lead = list(shape[-n:]), list(shape[:-n])
+    per_phase = [-(-size // s) for size, s in zip(spatial, stride)]
     phases = {}
-    for i in reversed(range(kh)):
-        for j in reversed(range(kw)):
-            e, a = divmod(i * dh - ph, sh)
-            f, b = divmod(j * dw - pw, sw)
-            shifted = _pad(term(i, j), ((e, hu - ho - e), (f, wv - wo - f)))
-            phases[a, b] = phases[a, b] + shifted if (a, b) in phases \
-                else 0.0 + shifted
-    if (sh, sw) == (1, 1):
-        return phases[0, 0][..., :h, :w]
-    some = next(iter(phases.values()))
-    zeros = some.new_zeros((*lead, hu, wv))
-    # [..., hu, sh, wv, sw]: phase (a, b) at rows u * sh + a, columns
-    # v * sw + b.
-    grid = torch.stack([
-        torch.stack([phases.get((a, b), zeros) for b in range(sw)], dim=-1)
-        for a in range(sh)], dim=-3)
-    return grid.reshape(*lead, hu * sh, wv * sw)[..., :h, :w]
+    for position in itertools.product(*(reversed(range(k)) for k in kernel)):
+        splits = [divmod(i * d - p, s) for i, d, p, s in
+                  zip(position, dilation, padding, stride)]
+        shifted = _pad(term(*position), [
+            (e, u - o - e) for (e, _), u, o in zip(splits, per_phase, out)])
+        key = tuple(a for _, a in splits)
+        phases[key] = phases[key] + shifted if key in phases \
+            else 0.0 + shifted
+    cut = (Ellipsis,) + tuple(slice(0, size) for size in spatial)
+    if all(s == 1 for s in stride):
+        return phases[(0,) * n][cut]
+    zeros = next(iter(phases.values())).new_zeros(lead + per_phase)
+    # [..., *per_phase, *stride]: phase (a, b, ...) at indices u * s + a
+    # along each dimension, then interleaved.
+    grid = torch.stack([phases.get(key, zeros) for key in itertools.product(
+        *(range(s) for s in stride))], dim=-1)
+    grid = grid.reshape(lead + per_phase + list(stride))
+    k = len(lead)
+    grid = grid.permute(list(range(k)) + [
+        d for i in range(n) for d in (k + i, k + n + i)])
+    return grid.reshape(lead + [u * s for u, s in zip(per_phase, stride)]
+                        )[cut]
 
 
-def _avg_windows(self, kernel_size, stride, padding, ceil_mode):
-    """(kernel, stride, padding, (ho, wo), (extra_h, extra_w)) of an
-    avg_pool2d."""
-    kernel, stride = _pair(kernel_size), _pair(stride or kernel_size)
-    padding = _pair(padding)
-    sizes = [output_size(n, k, s, p, 1, ceil_mode) for n, k, s, p in
-             zip(self.shape[-2:], kernel, stride, padding)]
-    return kernel, stride, padding, tuple(o for o, _ in sizes), \
-        tuple(e for _, e in sizes)
+def _tuple(v, n):
+    return (v,) * n if isinstance(v, int) else tuple(v) * (n // len(v))
+
+
+def _windows(self, n, kernel_size, stride, padding, dilation, ceil_mode):
+    """(kernel, stride, padding, dilation, out, extra) of a pooling over
+    the last n dimensions of `self` (see output_size)."""
+    kernel, stride = _tuple(kernel_size, n), _tuple(stride or kernel_size, n)
+    padding, dilation = _tuple(padding, n), _tuple(dilation, n)
+    sizes = [output_size(size, k, s, p, d, ceil_mode) for size, k, s, p, d in
+             zip(self.shape[-n:], kernel, stride, padding, dilation)]
+    return kernel, stride, padding, dilation, [o for o, _ in sizes], \
+        [e for _, e in sizes]
+
+
+def _strided(x, position, out, stride, dilation):
+    """The elements of x (padded) that kernel position `position` reads in
+    each window: [..., *out]."""
+    return x[(Ellipsis,) + tuple(
+        slice(i * d, i * d + (o - 1) * s + 1, s)
+        for i, o, s, d in zip(position, out, stride, dilation))]
+
+
+def _along(v, axis, n):
+    """A 1-d tensor viewed along axis `axis` of n trailing dimensions."""
+    return v.view([-1 if a == axis else 1 for a in range(n)])
 
 
 def _divisors(self, kernel, stride, padding, out, count_include_pad,
               divisor_override):
-    """Each window's divisor as PyTorch's kernel computes it ([ho, wo]):
+    """Each window's divisor as PyTorch's kernel computes it ([*out]):
     divisor_override, else the window's size within the padded input
     (count_include_pad; a last window cut by ceil_mode counts only up to
     the right padding), else its number of input elements."""
+    n = len(kernel)
     if divisor_override:
         return torch.full(out, float(divisor_override), dtype=self.dtype,
                           device=self.device)
-    counts = []
-    for n, k, s, p, o in zip(self.shape[-2:], kernel, stride, padding, out):
+    total = 1
+    for axis, (size, k, s, p, o) in enumerate(zip(
+            self.shape[-n:], kernel, stride, padding, out)):
         start = torch.arange(o, device=self.device) * s - p
-        end = torch.clamp(start + k, max=n + p)
+        end = torch.clamp(start + k, max=size + p)
         if not count_include_pad:
-            start, end = torch.clamp(start, min=0), torch.clamp(end, max=n)
-        counts.append(end - start)
-    return (counts[0].view(-1, 1) * counts[1].view(1, -1)).to(self.dtype)
+            start, end = torch.clamp(start, min=0), torch.clamp(end, max=size)
+        total = total * _along(end - start, axis, n)
+    return total.to(self.dtype)
 
 
-def avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
-    """aten.avg_pool2d for any windows: the sum of each window's elements
-    (zeros in the padding and past it), in the order of PyTorch's CPU
-    kernel (row by row), divided by the window's divisor (_divisors)."""
-    kernel, stride, padding, out, extra = _avg_windows(
-        self, kernel_size, stride, padding, ceil_mode)
-    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
-    (ho, wo), (eh, ew) = out, extra
-    x = _pad(self, ((ph, ph + eh), (pw, pw + ew)))
+def avg_pool(self, n, kernel_size, stride=(), padding=0, ceil_mode=False,
+             count_include_pad=True, divisor_override=None):
+    """aten.avg_pool2d/3d (n spatial dimensions) for any windows: the sum
+    of each window's elements (zeros in the padding and past it), in the
+    order of PyTorch's CPU kernel (row-major in the window), divided by the
+    window's divisor (_divisors)."""
+    kernel, stride, padding, dilation, out, extra = _windows(
+        self, n, kernel_size, stride, padding, 1, ceil_mode)
+    x = _pad(self, [(p, p + e) for p, e in zip(padding, extra)])
     total = 0.0
-    for i in range(kh):
-        for j in range(kw):
-            total = total + x[..., i:i + (ho - 1) * sh + 1:sh,
-                              j:j + (wo - 1) * sw + 1:sw]
+    for position in itertools.product(*(range(k) for k in kernel)):
+        total = total + _strided(x, position, out, stride, dilation)
     return total / _divisors(self, kernel, stride, padding, out,
                              count_include_pad, divisor_override)
 
 
-def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding,
-                        ceil_mode, count_include_pad, divisor_override):
-    """aten.avg_pool2d_backward for any windows: each window's gradient
+def avg_pool_backward(grad_output, self, n, kernel_size, stride, padding,
+                      ceil_mode, count_include_pad, divisor_override):
+    """aten.avg_pool2d/3d_backward for any windows: each window's gradient
     divided by its divisor, added to every input element it read, as
     PyTorch's kernel adds them (scatter_windows)."""
-    kernel, stride, padding, out, _ = _avg_windows(
-        self, kernel_size, stride, padding, ceil_mode)
+    kernel, stride, padding, dilation, out, _ = _windows(
+        self, n, kernel_size, stride, padding, 1, ceil_mode)
     share = grad_output / _divisors(self, kernel, stride, padding, out,
                                     count_include_pad, divisor_override)
-    return scatter_windows(lambda i, j: share, self.shape, out, kernel,
-                           stride, padding, (1, 1))
+    return scatter_windows(lambda *position: share, self.shape, out, kernel,
+                           stride, padding, dilation)
+
+
+def avg_pool2d(self, *args):
+    return avg_pool(self, 2, *args)
+
+
+def avg_pool2d_backward(grad_output, self, *args):
+    return avg_pool_backward(grad_output, self, 2, *args)
+
+
+def _window_starts(self, n, stride, padding, out):
+    """Each window's first index along each of the n dimensions (in the
+    input, before padding), viewed along its own axis."""
+    return [_along(torch.arange(o, device=self.device) * s - p, axis, n)
+            for axis, (o, s, p) in enumerate(zip(out, stride, padding))]
+
+
+def _flat_index(starts, position, dilation, inner):
+    """The flat input index that kernel position `position` reads in each
+    window."""
+    return sum((start + i * d) * step for start, i, d, step in
+               zip(starts, position, dilation, inner))
+
+
+def max_pool_with_indices(self, n, kernel_size, stride=(), padding=0,
+                          dilation=1, ceil_mode=False):
+    """aten.max_pool3d_with_indices (n = 3; any n): the maxima of the
+    windows (the padding and past it read -inf) and the flat input index
+    of each, as PyTorch's kernel records it: the last NaN inside the input
+    if there is one, else the first position inside the input that holds
+    the maximum (a padded position never: in a window whose input elements
+    are all -inf its index would lie outside the input)."""
+    kernel, stride, padding, dilation, out, extra = _windows(
+        self, n, kernel_size, stride, padding, dilation, ceil_mode)
+    spatial = list(self.shape[-n:])
+    pads = []
+    for p, e in zip(reversed(padding), reversed(extra)):
+        pads += [p, p + e]
+    x = F.pad(self, pads, value=-math.inf) if any(pads) else self
+    positions = list(itertools.product(*(range(k) for k in kernel)))
+    windows = torch.stack([_strided(x, pos, out, stride, dilation)
+                           for pos in positions], dim=-1)
+    values = torch.amax(windows, dim=-1)
+    starts = _window_starts(self, n, stride, padding, out)
+    inside = torch.stack([
+        functools.reduce(torch.logical_and, [
+            (start + i * d >= 0) & (start + i * d < size)
+            for start, i, d, size in zip(starts, pos, dilation, spatial)])
+        for pos in positions], dim=-1)
+    first_max = torch.argmax(
+        (inside & (windows == values.unsqueeze(-1))).to(torch.uint8), dim=-1)
+    numbers = torch.arange(len(positions), device=self.device)
+    last_nan = torch.amax(
+        torch.where(inside & windows.isnan(), numbers, -1), dim=-1)
+    which = torch.where(last_nan >= 0, last_nan, first_max)
+    inner = [math.prod(spatial[a + 1:]) for a in range(n)]
+    index = 0
+    for a in range(n):  # `which` is row-major over the kernel
+        i = torch.remainder(torch.div(which, math.prod(kernel[a + 1:]),
+                                      rounding_mode="floor"), kernel[a])
+        index = index + (starts[a] + i * dilation[a]) * inner[a]
+    return values, index
+
+
+def max_pool_with_indices_backward(grad_output, self, n, kernel_size,
+                                   stride, padding, dilation, ceil_mode,
+                                   indices):
+    """The gradient goes to the input position that the forward recorded
+    in `indices`: for each kernel position, the windows whose index is that
+    position give a window-sized term (scatter_windows)."""
+    kernel, stride, padding, dilation, out, _ = _windows(
+        self, n, kernel_size, stride, padding, dilation, ceil_mode)
+    spatial = list(self.shape[-n:])
+    inner = [math.prod(spatial[a + 1:]) for a in range(n)]
+    starts = _window_starts(self, n, stride, padding, out)
+
+    def term(*position):
+        hit = indices == _flat_index(starts, position, dilation, inner)
+        return torch.where(hit, grad_output, 0.0)
+    return scatter_windows(term, self.shape, out, kernel, stride, padding,
+                           dilation)
+
+
+def register(table):
+    """The 3-d poolings' decompositions in a make_fx decomposition table
+    (the 2-d ones are in _decompositions)."""
+    aten = torch.ops.aten
+    table[aten.max_pool3d_with_indices.default] = \
+        lambda self, *args: max_pool_with_indices(self, 3, *args)
+    table[aten.max_pool3d_with_indices_backward.default] = \
+        lambda grad, self, *args: max_pool_with_indices_backward(
+            grad, self, 3, *args)
+    table[aten.avg_pool3d.default] = lambda self, *args: avg_pool(
+        self, 3, *args)
+    table[aten.avg_pool3d_backward.default] = \
+        lambda grad, self, *args: avg_pool_backward(grad, self, 3, *args)

@@ -7,9 +7,9 @@
 # decompositions against PyTorch's own kernels, bit for bit (values,
 # indices, input gradients), over kernels, strides, paddings, dilations
 # and sizes, including the sizes where PyTorch drops the last window of
-# ceil_mode because it would start in the right padding; then a step of a
-# CNN with such poolings (and their 1-d forms, which PyTorch computes with
-# the 2-d ones) against PyTorch's step.
+# ceil_mode because it would start in the right padding, and the 3-d
+# poolings; then a step of a CNN with such poolings (2-d; 1-d, which
+# PyTorch computes with the 2-d ones; 3-d) against PyTorch's step.
 
 import itertools
 import sys
@@ -105,18 +105,62 @@ print(f"avg_pool2d: {checked} configurations ({cut} with a dropped "
 # CHECK: avg_pool2d: {{[0-9]+}} configurations ({{[1-9][0-9]*}} with a dropped window), 0 differ
 failures += differ
 
+# The same for 3-d pooling (any number of dimensions, _pooling).
+checked = differ = 0
+for kernel, stride, padding, dilation, ceil in itertools.product(
+        [2, (3, 2, 2)], [1, (2, 1, 3)], [0, 1], [1, 2], [False, True]):
+    if kernel == 2 and padding and dilation == 2:
+        continue
+    x = torch.randint(0, 3, (2, 2, 5, 6, 7)).float()
+    x[..., :2, :, :] = -torch.inf  # windows of -inf with padding
+    x.requires_grad_(True)
+    y, indices = F.max_pool3d(x, kernel, stride, padding, dilation,
+                              ceil_mode=ceil, return_indices=True)
+    g = torch.randn_like(y)
+    (expected,) = torch.autograd.grad(y, x, g)
+    got_y, got_indices = _pooling.max_pool_with_indices(
+        x.detach(), 3, kernel, stride, padding, dilation, ceil)
+    got = _pooling.max_pool_with_indices_backward(
+        g, x.detach(), 3, kernel, stride, padding, dilation, ceil, indices)
+    checked += 1
+    if not (got_y.shape == y.shape and torch.equal(got_y, y) and
+            torch.equal(got_indices, indices) and torch.equal(got, expected)):
+        differ += 1
+        print(f"max3d differs: kernel {kernel} stride {stride} padding "
+              f"{padding} dilation {dilation} ceil {ceil}")
+for kernel, stride, padding, ceil, include in itertools.product(
+        [2, (3, 2, 2)], [1, (2, 1, 3)], [0, 1], [False, True],
+        [False, True]):
+    x = torch.randn(2, 2, 5, 6, 7, requires_grad=True)
+    y = F.avg_pool3d(x, kernel, stride, padding, ceil, include)
+    g = torch.randn_like(y)
+    (expected,) = torch.autograd.grad(y, x, g)
+    got_y = _pooling.avg_pool(x.detach(), 3, kernel, stride, padding, ceil,
+                              include)
+    got = _pooling.avg_pool_backward(g, x.detach(), 3, kernel, stride,
+                                     padding, ceil, include, None)
+    checked += 1
+    if not (got_y.shape == y.shape and torch.equal(got_y, y) and
+            torch.equal(got, expected)):
+        differ += 1
+        print(f"avg3d differs: kernel {kernel} stride {stride} padding "
+              f"{padding} ceil {ceil} count_include_pad {include}")
+print(f"3-d: {checked} configurations, {differ} differ")
+# CHECK: 3-d: {{[0-9]+}} configurations, 0 differ
+failures += differ
+
 
 class CeilPools(nn.Module):
     """SqueezeNet's and GoogLeNet's pooling (3 x 3, stride 2, ceil_mode),
     a padded ceil_mode max pooling, overlapping average poolings (padding
-    not counted; ceil_mode with padding counted) and the 1-d forms, on
-    11 x 10 images."""
+    not counted; ceil_mode with padding counted), the 1-d and 3-d forms,
+    on 11 x 10 images."""
 
     def __init__(self):
         super().__init__()
         self.conv1 = nn.Conv2d(1, 3, 3, padding=1)
         self.conv2 = nn.Conv2d(3, 4, 3, padding=1)
-        self.fc = nn.Linear(4 * 2 * 2 + 4, 5)
+        self.fc = nn.Linear(4 * 2 * 2 + 4 + 1, 5)
 
     def forward(self, x):
         x = nn.MaxPool2d(3, 2, ceil_mode=True)(self.conv1(x).relu())  # 5x5
@@ -125,8 +169,11 @@ class CeilPools(nn.Module):
         x = F.avg_pool2d(x, 2, 2, 1, ceil_mode=True)  # 2x2
         line = F.max_pool1d(x.flatten(2), 3, 2, ceil_mode=True)  # 2
         line = F.avg_pool1d(line, 2, 1, 1, ceil_mode=True)  # 3
-        return self.fc(torch.cat([x.flatten(1), line[..., 1:-1].flatten(1)],
-                                 1))
+        cube = F.max_pool3d(x.unsqueeze(1), 2, (1, 2, 2), (0, 1, 1),
+                            ceil_mode=True)  # 3x2x2
+        cube = F.avg_pool3d(cube, 2, 1, 1, count_include_pad=False)
+        return self.fc(torch.cat([x.flatten(1), line[..., 1:-1].flatten(1),
+                                  cube.mean((2, 3, 4))], 1))
 
 
 def batch(gen, b=7):
