@@ -3,12 +3,10 @@ decompositions, with the gathers and scatters of indexing ops (nll_loss,
 embedding, max pooling) replaced by comparisons with an iota, which
 --ga-accumulate rewrites exactly, and ops torch-mlir cannot lower."""
 
-import math
-
 import torch
 
 from ._common import CompileError
-from ._convolutions import _pad, grouped_backward
+from ._convolutions import grouped_backward
 from ._locations import current_step_line
 from . import _pooling, _rearrange
 
@@ -130,47 +128,12 @@ def _upsample(t, kernel):
 
 def _max_pool2d_with_indices(self, kernel_size, stride=(), padding=0,
                              dilation=1, ceil_mode=False):
-    """max_pool2d with the flat input index of each window's first maximum,
-    from strided slices of the input and a max over the window (torch-mlir
-    computes the indices with a gather inside a linalg body)."""
-    (kh, kw), (sh, sw) = _pair(kernel_size), _pair(stride or kernel_size)
-    (ph, pw), (dh, dw) = _pair(padding), _pair(dilation)
-    h, w = self.shape[-2:]
-    # ceil_mode: a last window that runs past the right padding reads
-    # -inf there (never a maximum inside the input, see `inside`).
-    ho, extra_h = _pooling.output_size(h, kh, sh, ph, dh, ceil_mode)
-    wo, extra_w = _pooling.output_size(w, kw, sw, pw, dw, ceil_mode)
-    x = self
-    if ph or pw or extra_h or extra_w:
-        x = torch.nn.functional.pad(x, (pw, pw + extra_w, ph, ph + extra_h),
-                                    value=-math.inf)
-    windows = torch.stack([
-        x[..., i * dh:i * dh + (ho - 1) * sh + 1:sh,
-          j * dw:j * dw + (wo - 1) * sw + 1:sw]
-        for i in range(kh) for j in range(kw)], dim=-1)
-    values = torch.amax(windows, dim=-1)
-    rows = torch.arange(ho, device=self.device).view(ho, 1) * sh - ph
-    cols = torch.arange(wo, device=self.device).view(1, wo) * sw - pw
-    # The kernel position PyTorch's kernel records: the last NaN inside the
-    # input if there is one (it takes every NaN it meets), else the first
-    # position inside the input that holds the maximum. A padded position
-    # holds -inf too: in a window whose input elements are all -inf it
-    # would otherwise be the first maximum, an index outside the input (or,
-    # at column -1, the last element of the row above), and the window's
-    # gradient would be lost.
-    inside = torch.stack([
-        ((rows + i * dh >= 0) & (rows + i * dh < h) &
-         (cols + j * dw >= 0) & (cols + j * dw < w))
-        for i in range(kh) for j in range(kw)], dim=-1)
-    first_max = torch.argmax(
-        (inside & (windows == values.unsqueeze(-1))).to(torch.uint8), dim=-1)
-    positions = torch.arange(kh * kw, device=self.device)
-    last_nan = torch.amax(
-        torch.where(inside & windows.isnan(), positions, -1), dim=-1)
-    which = torch.where(last_nan >= 0, last_nan, first_max)
-    indices = (rows + torch.div(which, kw, rounding_mode="floor") * dh) * w \
-        + cols + torch.remainder(which, kw) * dw
-    return values, indices
+    """max_pool2d with the flat input index of each window's maximum, as
+    PyTorch's kernel records it, from strided slices of the input and a max
+    over the window (_pooling.max_pool_with_indices; torch-mlir computes the
+    indices with a gather inside a linalg body)."""
+    return _pooling.max_pool_with_indices(self, 2, kernel_size, stride,
+                                          padding, dilation, ceil_mode)
 
 
 def _max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
@@ -178,37 +141,17 @@ def _max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
     """The gradient goes to the input position the forward recorded in
     `indices` (the first maximum of the window, as PyTorch's kernel picks
     it), as a comparison of the indices with the positions of the windows
-    (PyTorch's decomposition is a scatter-add)."""
+    (PyTorch's decomposition is a scatter-add): for tiling windows, with
+    the indices repeated over each window; otherwise one window-sized term
+    per kernel position (_pooling.max_pool_with_indices_backward)."""
     h, w = self.shape[-2:]
     if _tiles(self, kernel_size, stride, padding, dilation, ceil_mode):
         positions = torch.arange(h * w, device=self.device)
         hit = _upsample(indices, kernel_size) == positions.view(h, w)
         return torch.where(hit, _upsample(grad_output, kernel_size), 0.0)
-    return _overlapping_max_pool_backward(
-        grad_output, self, _pair(kernel_size),
-        _pair(stride or kernel_size), _pair(padding), _pair(dilation),
-        indices)
-
-
-def _overlapping_max_pool_backward(grad_output, self, kernel, stride,
-                                   padding, dilation, indices):
-    """max_pool2d's input gradient for windows that overlap or are padded:
-    for each kernel position, the windows whose recorded index is that
-    position give `where(hit, grad_output, 0)`, a window-sized term that
-    _pooling.scatter_windows adds onto the input positions it read. The
-    work is kh * kw window-sized terms, not a comparison of every window
-    with every input position."""
-    (ph, pw), (dh, dw) = padding, dilation
-    w = self.shape[-1]
-    ho, wo = grad_output.shape[-2:]
-    rows = torch.arange(ho, device=self.device).view(ho, 1) * stride[0] - ph
-    cols = torch.arange(wo, device=self.device).view(1, wo) * stride[1] - pw
-
-    def term(i, j):
-        hit = indices == (rows + i * dh) * w + (cols + j * dw)
-        return torch.where(hit, grad_output, 0.0)
-    return _pooling.scatter_windows(term, self.shape, (ho, wo), kernel,
-                                    stride, padding, dilation)
+    return _pooling.max_pool_with_indices_backward(
+        grad_output, self, 2, kernel_size, stride, padding, dilation,
+        ceil_mode, indices)
 
 
 def _avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False,
