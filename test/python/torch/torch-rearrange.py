@@ -4,11 +4,13 @@
 # torch.roll, the accumulating write by one index tensor (index_add, the
 # backward of table[idx]) and as_strided_scatter as the trace decomposes
 # them: roll as slices and a concatenation, the write as a product with the
-# indices' one-hot rows, as_strided_scatter as slice_scatters. First the decompositions against PyTorch's ops (roll bit for bit;
-# the write within rounding of PyTorch's sequential sums, with repeated
-# and negative indices, at dimension 0 and 1, broadcast values); then a
-# step that rolls per-sample features, reads a table of biases by a buffer
-# of indices and index_adds per-sample values, against PyTorch's step.
+# indices' one-hot rows, as_strided_scatter as slice_scatters. First the
+# decompositions against PyTorch's ops (roll and as_strided_scatter bit for
+# bit; the write within rounding of PyTorch's sequential sums, with
+# repeated and negative indices, at dimension 0 and 1, broadcast values);
+# then a step that rolls per-sample features, reads a table of biases by a
+# buffer of indices, index_adds per-sample values and zeroes part of a
+# cloned bias in place, against PyTorch's step.
 
 import sys
 
