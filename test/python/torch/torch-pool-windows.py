@@ -151,7 +151,8 @@ failures += differ
 
 
 class CeilPools(nn.Module):
-    """SqueezeNet's and GoogLeNet's pooling (3 x 3, stride 2, ceil_mode),
+    """SqueezeNet's and GoogLeNet's pooling (3 x 3, stride 2, ceil_mode;
+    its indices used too),
     a padded ceil_mode max pooling, overlapping average poolings (padding
     not counted; ceil_mode with padding counted), the 1-d and 3-d forms,
     on 11 x 10 images."""
@@ -163,7 +164,9 @@ class CeilPools(nn.Module):
         self.fc = nn.Linear(4 * 2 * 2 + 4 + 1, 5)
 
     def forward(self, x):
-        x = nn.MaxPool2d(3, 2, ceil_mode=True)(self.conv1(x).relu())  # 5x5
+        x, where = F.max_pool2d(self.conv1(x).relu(), 3, 2, ceil_mode=True,
+                                return_indices=True)  # 5x5
+        x = x + where * 1e-3  # the indices used
         x = F.avg_pool2d(x, 3, 1, 1, count_include_pad=False)
         x = F.max_pool2d(self.conv2(x), 2, 2, 1, ceil_mode=True)  # 3x3
         x = F.avg_pool2d(x, 2, 2, 1, ceil_mode=True)  # 2x2
