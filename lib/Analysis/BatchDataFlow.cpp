@@ -11,6 +11,7 @@
 #include "ga/Analysis/BatchDataFlow.h"
 #include "ga/Analysis/BatchTransferOpInterface.h"
 #include "ga/Analysis/MicroBatchBuilder.h"
+#include "ga/Analysis/UserLocation.h"
 
 #include "ga/IR/GADialect.h"
 #include "ga/IR/GAOps.h"
@@ -72,12 +73,12 @@ std::optional<int64_t> BatchTransfer::getBatchExtentFactor(Value value) {
 
 Diagnostic &BatchTransfer::error(Operation *at) {
   refused = true;
-  diagnostics.emplace_back(at->getLoc(), DiagnosticSeverity::Error);
+  diagnostics.emplace_back(getUserLocation(at), DiagnosticSeverity::Error);
   return diagnostics.back();
 }
 
 Diagnostic &BatchTransfer::warning(Operation *at) {
-  diagnostics.emplace_back(at->getLoc(), DiagnosticSeverity::Warning);
+  diagnostics.emplace_back(getUserLocation(at), DiagnosticSeverity::Warning);
   return diagnostics.back();
 }
 
@@ -147,7 +148,7 @@ unsigned BatchTransfer::checkCoupling(ArrayRef<Value> inputs, bool quiet) {
              "micro-batch instead of the whole batch; results differ from "
              "the full-batch step";
       if (cls.origin)
-        diag.attachNote(cls.origin->getLoc())
+        diag.attachNote(getUserLocation(cls.origin))
             << "the statistic is reduced over the batch here";
       continue;
     }
@@ -157,7 +158,7 @@ unsigned BatchTransfer::checkCoupling(ArrayRef<Value> inputs, bool quiet) {
                      "compute different values (BatchNorm-like statistics, "
                      "in-batch normalization)";
     if (cls.origin)
-      diag.attachNote(cls.origin->getLoc())
+      diag.attachNote(getUserLocation(cls.origin))
           << "the value is reduced over the batch here";
     diag.attachNote() << "it depends on parameters: use recompute-statistics "
                          "to compute it exactly in an earlier loop (one more "

@@ -9,6 +9,7 @@
 
 #include "ga/Analysis/BatchDependence.h"
 #include "ga/Analysis/BatchDataFlow.h"
+#include "ga/Analysis/UserLocation.h"
 
 #include "ga/IR/GADialect.h"
 #include "ga/IR/GAOps.h"
@@ -84,7 +85,7 @@ unsigned BatchDependence::getAvailableAfter(Value value) const {
 
 Diagnostic &BatchDependence::error(Operation *op) {
   failed = true;
-  diagnostics.emplace_back(op->getLoc(), DiagnosticSeverity::Error);
+  diagnostics.emplace_back(getUserLocation(op), DiagnosticSeverity::Error);
   return diagnostics.back();
 }
 

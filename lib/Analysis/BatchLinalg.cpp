@@ -14,6 +14,7 @@
 #include "ga/Analysis/BatchSlicing.h"
 #include "ga/Analysis/BatchTransferOpInterface.h"
 #include "ga/Analysis/MicroBatchBuilder.h"
+#include "ga/Analysis/UserLocation.h"
 #include "ga/Utils/ConstantIndices.h"
 #include "ga/Utils/Reductions.h"
 
@@ -215,7 +216,7 @@ static LogicalResult checkGuardedReduction(BatchTransfer &t,
                           "could take other branches than the full batch; "
                           "reduce after the region";
     if (condition.origin)
-      diag.attachNote(condition.origin->getLoc())
+      diag.attachNote(getUserLocation(condition.origin))
           << "the condition is computed from this reduction over the batch";
     return failure();
   }

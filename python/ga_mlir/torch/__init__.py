@@ -32,7 +32,9 @@ recurrent layers in batch-first forms), _batchnorm (BatchNorm in training
 mode), _convolutions (grouped and transposed convolutions in forms
 torch-mlir lowers), _philox (dropout and other random draws, the same for
 any N), _rewrites (the traced graph before import: indexing with iotas as
-views), _locations (the user's line and words of a refusal), _export
+views), _gathers (per-sample reads and writes by index, x[arange(B),
+idx], as comparisons with an iota), _masked (selections by a boolean mask
+reduced as masked reductions), _locations (the user's line and words of a refusal), _export
 (tracing under PyTorch's compiling state, torch-mlir), _inplace (the
 zero-copy form), _step (ga-mlir pipelines, the library, the call),
 _layout (the argument layout, the signature of a saved step), _call (calling

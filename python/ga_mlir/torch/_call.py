@@ -273,7 +273,8 @@ def call_step(library, spec, model, inputs, hyper, in_place,
               arguments=None, expected=None):
     """One call of `library` (a CpuLibrary or CudaLibrary) laid out as
     `spec` (a _Spec), updating the parameters, states and buffers; returns
-    the loss. `hyper`: the 0-d hyper-parameter tensors, reused between
+    the loss (with the metrics: _metrics.Metrics.pack). `hyper`: the 0-d
+    hyper-parameter tensors, reused between
     calls; `in_place`: the (result, argument) pairs the library writes in
     place; `arguments`: see CpuLibrary.run; `expected`: see
     check_argument_types."""
@@ -323,12 +324,13 @@ def call_step(library, spec, model, inputs, hyper, in_place,
         if targets:
             torch._foreach_copy_(targets, values)
         loss = next(out).clone()
+        metrics = [next(out).clone() for _ in range(len(spec.metrics))]
     finally:
         if hasattr(out, "close"):
             out.close()
     for p in spec.params:
         p.grad = None
-    return loss
+    return spec.metrics.pack(loss, metrics)
 
 
 class HyperParameters(list):

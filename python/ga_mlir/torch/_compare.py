@@ -26,9 +26,11 @@ With `out`, it writes OUT/report.json, the plots OUT/loss.png (the curves
 overlaid), OUT/throughput.png, OUT/memory.png and OUT/compare.png (the three
 side by side), and TensorBoard event files under OUT/tensorboard/<config>
 (`tensorboard --logdir OUT/tensorboard`): scalars loss,
-loss_relative_difference, samples_per_s, memory/measured_bytes and
-memory/static_bytes. Progress bars (tqdm) show the compiles (once they take
-more than two seconds) and the runs.
+loss_relative_difference, samples_per_s, memory/measured_bytes,
+memory/static_bytes and metrics/<name> for each 0-d metric that loss_fn
+returns beside the loss (`(loss, {"accuracy": ...})`; also in report.json, per
+configuration, as "metrics": {name: [value per step]}). Progress bars (tqdm)
+show the compiles (once they take more than two seconds) and the runs.
 """
 
 import copy
@@ -41,6 +43,7 @@ import time
 import torch
 
 from .. import steplib
+from ._metrics import scalar_metrics
 from ._step import compile_train_step
 
 __all__ = ["compare"]
@@ -113,16 +116,24 @@ class _Run:
         self.loss_fn = loss_fn
         self.step = None  # the compiled step (None: PyTorch eager)
         self.losses, self.seconds, self.measured = [], [], []
+        # The 0-d metrics loss_fn returns beside the loss, per step.
+        self.metrics = {}
         self.static = None
 
     def call(self, batch):
         if self.step is not None:
-            return float(self.step(*batch))
-        loss = self.loss_fn(self.model, *batch)
-        loss.backward()
-        self.optimizer.step()
-        self.optimizer.zero_grad()
-        return float(loss.detach())
+            result = self.step(*batch)
+        else:
+            result = self.loss_fn(self.model, *batch)
+            loss = result[0] if isinstance(result, (tuple, list)) else result
+            loss.backward()
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+        if isinstance(result, (tuple, list)):  # (loss, metrics)
+            for name, value in scalar_metrics(result[1]).items():
+                self.metrics.setdefault(name, []).append(value)
+            result = result[0]
+        return float(result.detach())
 
 
 def compare(model, loss_fn, optimizer, batches, micro_batches=(1, 4, 16),
@@ -240,7 +251,8 @@ def _report(runs, batch_size, measured):
             "samples_per_s": batch_size / seconds,
             "static_peak_bytes": run.static,
             "measured_peak_bytes": max(peaks) if peaks else None,
-            "max_relative_loss_difference": difference})
+            "max_relative_loss_difference": difference,
+            "metrics": run.metrics})
     return {"batch_size": int(batch_size), "steps": len(reference),
             "baseline": runs[0].name, "measured": measured,
             "configurations": configurations}
@@ -263,6 +275,9 @@ def write_tensorboard(report, log_dir):
                              abs(loss - ref) / max(abs(ref), 1e-30), k)
                 w.add_scalar("samples_per_s", report["batch_size"] / seconds,
                              k)
+            for name, values in c.get("metrics", {}).items():
+                for k, value in enumerate(values, 1):
+                    w.add_scalar(f"metrics/{name}", value, k)
             if c["measured_peak_bytes"] is not None:
                 w.add_scalar("memory/measured_bytes",
                              c["measured_peak_bytes"], c["micro_batches"] or 1)

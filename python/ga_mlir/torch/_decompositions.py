@@ -7,6 +7,7 @@ import torch
 
 from ._common import CompileError
 from ._convolutions import grouped_backward
+from ._gathers import scatter_decompositions
 from ._locations import current_step_line
 from . import _pooling, _rearrange
 
@@ -328,6 +329,7 @@ def _decomposition_table(indexing):
     table[aten.cumsum.default] = _cumsum
     table[aten.pow.Tensor_Scalar] = _pow_scalar
     table[aten.reciprocal.default] = _reciprocal
+    table.update(scatter_decompositions())
     table[aten.nll_loss_backward.default] = _nll_loss_backward
     table[aten.embedding_dense_backward.default] = _embedding_dense_backward
     table[aten.max_pool2d_with_indices_backward.default] = \

@@ -13,12 +13,16 @@ from ._batchnorm import (_batch_norm_buffers, _batch_norm_check,
 from ._common import CompileError
 from ._convolutions import ConvolutionForms
 from ._decompositions import _decomposition_table, one_hot
+from ._masked import MaskedRows
 from ._locations import (UNLOCATED, _first_location, _innermost_user_line,
                          current_user_line, describe_location, kept_frame,
-                         locate_graph, preserve_backward_locations)
+                         locate_failures, locate_graph,
+                         preserve_backward_locations, pytorch_operation)
+from ._metrics import Metrics, split_result
 from ._modules import batch_first_forms
 from ._optimizers import _Optimizer
 from ._rewrites import rewrite_graph
+from ._writes import refuse_argument_writes, refuse_buffer_writes
 
 
 class _LossModule(torch.nn.Module):
@@ -43,7 +47,8 @@ def _tracing(model, exact_statistics):
     take their traceable paths instead of reading tensor values in Python),
     the math form of scaled_dot_product_attention, F.one_hot as a
     comparison, grouped and transposed convolutions in forms that torch-mlir
-    lowers (_convolutions)."""
+    lowers (_convolutions), selections by a boolean mask as masked rows
+    (_masked)."""
     from torch._export.utils import _compiling_state_context
     from torch.nn.attention import SDPBackend, sdpa_kernel
     with _batch_norm_check(model, exact_statistics), \
@@ -51,7 +56,7 @@ def _tracing(model, exact_statistics):
             sdpa_kernel(SDPBackend.MATH), \
             unittest.mock.patch.object(torch.nn.functional, "one_hot",
                                        one_hot), \
-            ConvolutionForms():
+            ConvolutionForms(), MaskedRows():
         yield
 
 
@@ -109,17 +114,16 @@ def _probe(model, loss_fn, inputs):
     loss does not depend on (they get no gradient, None, so torch.optim
     leaves them and their state alone; the compiled step does too) and of
     the buffers that the forward updates in place (BatchNorm's running
-    statistics in training mode; they become results of the step). The
-    random number generator's state and the buffers are restored."""
+    statistics in training mode; they become results of the step), and
+    the metrics loss_fn returns beside the loss (_metrics). The random
+    number generator's state and the buffers are restored."""
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     buffers = list(model.named_buffers())
     saved = [(b, b._version, b.detach().clone()) for _, b in buffers]
     try:
         with torch.random.fork_rng(devices=[]), torch.enable_grad():
-            loss = loss_fn(model, *inputs)
-            if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
-                raise CompileError("loss_fn must return a 0-d tensor (the "
-                                   "loss of the whole batch)")
+            loss, leaves, structure = split_result(
+                loss_fn(model, *inputs), loss_fn)
             grads = torch.autograd.grad(loss, [p for _, p in named],
                                         allow_unused=True)
     finally:
@@ -132,7 +136,8 @@ def _probe(model, loss_fn, inputs):
         with torch.no_grad():
             for b, _, value in saved:
                 b.copy_(value)
-    return {n for (n, _), g in zip(named, grads) if g is None}, mutated
+    return ({n for (n, _), g in zip(named, grads) if g is None}, mutated,
+            Metrics.of(leaves, structure))
 
 
 class _Spec:
@@ -162,6 +167,7 @@ class _Spec:
         # samples' indices in the batch and a seed after the inputs.
         self.layouts = list(layouts)
         self.batch = None
+        self.metrics = Metrics()  # loss_fn's metrics beside the loss
 
     def num_random_args(self):
         return 2 if self.layouts else 0
@@ -209,15 +215,13 @@ def _make_step_function(model, loss_fn, spec, max_grad_norm):
             updates = {}
             with _explicit_batch_norm(model, updates), \
                     batch_first_forms(model):
-                loss = torch.func.functional_call(wrapper, values,
-                                                  tuple(inputs))
-            if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
-                raise CompileError("loss_fn must return a 0-d tensor (the "
-                                   "loss of the whole batch)")
+                loss, metrics, _ = split_result(torch.func.functional_call(
+                    wrapper, values, tuple(inputs)), loss_fn)
             preserve_backward_locations(loss)
-            return loss, [updates[n] for n in spec.mutated_buffers]
+            return loss, ([updates[n] for n in spec.mutated_buffers],
+                          [m.detach() for m in metrics])
 
-        (grads, (loss, new_buffers)) = torch.func.grad_and_value(
+        (grads, (loss, (new_buffers, metrics))) = torch.func.grad_and_value(
             loss_of, has_aux=True)(params)
         grads = list(grads)
         if max_grad_norm is not None:
@@ -234,7 +238,7 @@ def _make_step_function(model, loss_fn, spec, max_grad_norm):
             new_p, new_st = spec.opt.update(i, p, g, st, hyper[i])
             new_params.append(new_p)
             new_states += new_st
-        return (*new_params, *new_states, *new_buffers, loss)
+        return (*new_params, *new_states, *new_buffers, loss, *metrics)
 
     return step
 
@@ -371,19 +375,17 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
     arguments: trainable parameters, frozen parameters, buffers, optimizer
     states, 0-d hyper-parameters (per parameter), then the inputs; its
     results: new parameters, new states, new values of the buffers that the
-    forward updates (spec.mutated_buffers), loss. BatchNorm in training mode
+    forward updates (spec.mutated_buffers), loss, metric tensors
+    (spec.metrics). BatchNorm in training mode
     needs `exact_statistics` (the step is then rewritten with
     recompute-statistics). A step that draws random numbers (Dropout in
     training mode) takes two more arguments after the inputs: arange(B),
     per-sample, and the seed (see _philox)."""
     with _batch_norm_check(model, exact_statistics):
-        unused, mutated = _probe(model, loss_fn, example_inputs)
+        unused, mutated, metrics = _probe(model, loss_fn, example_inputs)
     others = sorted(mutated - _batch_norm_buffers(model))
     if others:
-        raise CompileError(
-            f"the forward updates the buffers {', '.join(others)} in place, "
-            "which the traced step would lose: only BatchNorm's running "
-            "statistics are carried as results of the step")
+        refuse_buffer_writes(model, loss_fn, example_inputs, others)
     batch_dims = list(batch_dims or [0] * len(example_inputs))
     layouts = _draw_layouts(model, loss_fn, example_inputs, batch_dims,
                             exact_statistics)
@@ -391,6 +393,7 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
                  batch_dims, layouts)
     spec.batch = example_inputs[0].shape[batch_dims[0]] if \
         example_inputs else None
+    spec.metrics = metrics
     if not spec.params:
         raise CompileError("the optimizer has no trainable parameter of the "
                            "model")
@@ -408,6 +411,7 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
         table.update(draws.table())
     gm = _trace(fn, flat, table, model, exact_statistics)
     locate_graph(gm.graph)
+    refuse_argument_writes(gm.graph, flat, model)
     _refuse_data_dependent_sizes(gm.graph)
     rewrite_graph(gm)
     _refuse_random_ops(gm.graph)
@@ -421,6 +425,8 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
             gm, table, lambda graphs: _import_to_linalg(gm, graphs))
     else:
         module = _import_to_linalg(gm)
+    spec.metrics.distinct_results(module, len(spec.params) + sum(
+        spec.num_states) + len(spec.mutated_buffers))
     text = module.operation.get_asm(enable_debug_info=True)
     _refuse_tm_tensor_ops(module)
     return text, spec
@@ -429,9 +435,9 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
 # What torch-mlir's tm_tensor ops come from, in PyTorch's words.
 _TM_TENSOR_WORDS = {
     "tm_tensor.scatter": "a write by index (x[idx] = v, index_put_, "
-                         "index_add, index_fill, scatter, scatter_add, or the "
-                         "backward of max/min over a dimension, of "
-                         "torch.gather or of x[idx])",
+                         "index_fill, scatter, scatter_reduce, or the "
+                         "backward of max/min over a dimension or of x[idx] "
+                         "other than at the sample's own position)",
     "tm_tensor.sort": "a sort (torch.sort, topk, argsort, median, "
                       "kthvalue)",
     "tm_tensor.scan": "a scan (torch.cumsum, cumprod, cummax)",
@@ -553,12 +559,12 @@ def _import_to_linalg(gm, graphs=None):
         return True  # handled: not printed
 
     handler = context.attach_diagnostic_handler(collect)
+    importer = FxImporter(context=context)  # lowered in place
     try:
         if graphs is None:
             module = stateless_fx_import(
                 gm, output_type="linalg-on-tensors", model_name="train_step",
-                fx_importer=FxImporter(context=context),
-                allow_non_finites=True)
+                fx_importer=importer, allow_non_finites=True)
         else:
             module = _import_graphs(context, graphs)
         with context:
@@ -571,7 +577,8 @@ def _import_to_linalg(gm, graphs=None):
             raise CompileError(
                 "torch-mlir could not lower the step to linalg-on-tensors: " +
                 str(error).strip().splitlines()[0]) from None
-        raise _lowering_error(errors) from None
+        raise _lowering_error(locate_failures(
+            errors, importer.module if graphs is None else None)) from None
     finally:
         handler.detach()
     return module
@@ -585,8 +592,9 @@ def _lowering_error(errors):
         where = describe_location(location)
         what = "of this line (or of its backward)" if where != UNLOCATED \
             else "that it gives no line (named in its words)"
-        lines.append(f"{where}: error: torch-mlir cannot lower the PyTorch "
-                     f"operation {what} to linalg: rewrite it with other "
+        lines.append(f"{where}: error: torch-mlir cannot lower "
+                     f"{pytorch_operation(message)}the PyTorch operation "
+                     f"{what}, to linalg: rewrite it with other "
                      "operations, or report it (torch-mlir: "
                      f"{message.splitlines()[0]})")
     return CompileError("torch-mlir could not lower the step to "

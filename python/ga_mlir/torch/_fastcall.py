@@ -285,6 +285,7 @@ class CallPlan:
         in_place = variant.in_place
         self.copied = not in_place
         self.targets = []
+        kept = 1 + len(spec.metrics)  # the loss and the metrics
         if self.copied:
             buffers = dict(self.model.named_buffers())
             num_params = len(spec.params)
@@ -293,10 +294,10 @@ class CallPlan:
             self.targets = list(spec.params) + \
                 self.fixed[first_state:] + \
                 [buffers[n] for n in spec.mutated_buffers]
-            if len(self.targets) != len(library.outputs) - 1:
+            if len(self.targets) != len(library.outputs) - kept:
                 raise _Unplannable()
-        self.values = library.outputs[:-1]
-        self.loss = library.outputs[-1]
+        self.values = library.outputs[:-kept]
+        self.loss = library.outputs[-kept:]
         # Spans written in place, sorted: an input must overlap none.
         written = {j for _, j in in_place}
         spans = sorted((t.data_ptr(), t.data_ptr() + t.numel() *
@@ -341,7 +342,8 @@ class CallPlan:
             self.last_hyper = None
 
     def call(self, inputs):
-        """One call of the library on `inputs` (after `holds`); the loss."""
+        """One call of the library on `inputs` (after `holds`); the loss
+        (with the metrics)."""
         self._check_inputs(inputs)
         for d, t in zip(self.input_descriptors, inputs):
             d.allocated = d.aligned = t.data_ptr()
@@ -364,5 +366,6 @@ class CallPlan:
         for p in self.spec.params:
             if p.grad is not None:
                 p.grad = None
-        return self.loss.clone()
+        loss, *metrics = [t.clone() for t in self.loss]
+        return self.spec.metrics.pack(loss, metrics)
 

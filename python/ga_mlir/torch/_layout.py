@@ -5,13 +5,13 @@ parameters, frozen parameters, buffers, optimizer states (per trainable
 parameter, `num_states[i]` of them), 0-d hyper-parameters (`num_hyper` per
 trainable parameter), then the inputs; it returns the new parameters, the
 new states, the new values of the buffers the forward updates
-(`mutated_buffers`) and the loss. `StepLayout` records that layout by name,
-shape and dtype, with what the compiled library does with it (the results
-written in place into arguments, the number of micro-batches, the target),
-and serializes to JSON: it is the signature a saved step is checked
-against when it is loaded (`check`). It also names the library's entry
-point (`entry_point`: the packed `_ga_packed_train_step`, see
-ga_mlir._entry).
+(`mutated_buffers`), the loss and the metrics loss_fn returns beside it
+(`metrics`: _metrics.Metrics.to_json). `StepLayout` records that layout by
+name, shape and dtype, with what the compiled library does with it (the
+results written in place into arguments, the number of micro-batches, the
+target), and serializes to JSON: it is the signature a saved step is checked
+against when it is loaded (`check`). It also names the library's entry point
+(`entry_point`: the packed `_ga_packed_train_step`, see ga_mlir._entry).
 
 Format 2 (this one) is format 1 plus `entry_point`: format-1 libraries are
 called with one C argument per tensor (at most 1024 through ctypes) and are
@@ -24,6 +24,7 @@ import torch
 
 from .._entry import PACKED_PREFIX
 from ._common import CompileError
+from ._metrics import Metrics
 
 FORMAT = 2
 ENTRY_POINT = PACKED_PREFIX + "train_step"
@@ -71,7 +72,8 @@ class StepLayout:
             inputs=[[list(t.shape), _dtype_name(t.dtype), d]
                     for t, d in zip(inputs, batch_dims)],
             results=[[list(s), _dtype_name(d)] for s, d in results],
-            in_place=[list(p) for p in in_place])
+            in_place=[list(p) for p in in_place],
+            metrics=spec.metrics.to_json())
 
     @staticmethod
     def _optimizer_signature(opt):
@@ -163,6 +165,7 @@ class StepLayout:
                                f"{spec.buffer_names}; the step was compiled "
                                f"for {[n for n, _, _ in self.buffers]}")
         self.check_optimizer(spec.opt, where)
+        spec.metrics = Metrics.from_json(getattr(self, "metrics", None))
         return spec
 
     def check_optimizer(self, opt, where):

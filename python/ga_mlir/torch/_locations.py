@@ -186,6 +186,44 @@ def locate_graph(graph):
         i = bisect.bisect_left(keys, nr)
         if i < len(forward):
             node.meta["stack_trace"] = forward[i][1]
+    _locate_from_neighbours(graph)
+
+
+def _locate_from_neighbours(graph, limit=256):
+    """A node that still has no user's frame gets those of the nearest node
+    that has one along its uses, then its operands (breadth first, users
+    before operands at each distance, at most `limit` nodes looked at):
+    operations that run without the model's frames and without an autograd
+    node of their own, such as the sum that autograd's engine makes of a
+    tensor's gradients from its several uses (located at the backward that
+    reads it: the operation that made the tensor), the copy that
+    functionalization appends for an argument written in place (at the
+    write), or the optimizer's update (at the gradient it reads)."""
+    located = {node: node.meta["stack_trace"] for node in graph.nodes
+               if node.op == "call_function" and node.meta.get("stack_trace")}
+    for node in graph.nodes:
+        if node.op != "call_function" or node in located:
+            continue
+        seen, frontier, found = {node}, [node], None
+        while frontier and found is None and len(seen) < limit:
+            following = []
+            for current in frontier:
+                for other in [*current.users, *current.all_input_nodes]:
+                    if other in seen:
+                        continue
+                    seen.add(other)
+                    if other in located:
+                        found = other
+                        break
+                    # Not through an argument or the results: everything
+                    # that reads a parameter is "near" it.
+                    if other.op == "call_function":
+                        following.append(other)
+                if found is not None:
+                    break
+            frontier = following
+        if found is not None:
+            node.meta["stack_trace"] = located[found]
 
 
 # Where a refusal has no line of the model: an option, or an operation that
@@ -287,6 +325,13 @@ _EXPLANATIONS = [
      "exactly (a product, a cumulative or ordered reduction, an argmax "
      "that keeps the first maximum): reduce over the batch with sum, mean, "
      "max or min, or compute it per sample"),
+    # A per-sample result in a process group.
+    (r"the step returns this per-sample value, which no rank holds",
+     "loss_fn returns this line's per-sample tensor (a metric with the "
+     "batch dimension), but in a process group each rank holds only its "
+     "shard of the batch: return a reduction over the batch (a sum, mean, "
+     "max or min) instead, or compute the per-sample values outside the "
+     "step"),
     # Batch dimensions in different places.
     (r"per-sample along different (loop )?dimensions|"
      r"operands are per-sample along different dimensions|"
@@ -411,6 +456,91 @@ def explain(diagnostic):
         "limitation or a bug of ga-mlir: please report it with the line)")
     return (f"{where}: {severity}: {words} (ga-mlir: {first})"
             + (f"\n{rest}" if rest else ""))
+
+
+def pytorch_operation(message):
+    """"torch.X (torch.ops.aten.X), " for the PyTorch operation that a
+    message of torch-mlir names ('torch.aten.X' or a torch.operator named
+    "torch.aten.X"; torch.ops.aten.X alone when torch has no function X),
+    or ""."""
+    found = re.search(r"""['"]torch\.aten\.(\w+)""", message)
+    if not found:
+        return ""
+    name = found.group(1)
+    public = f"torch.{name} (torch.ops.aten.{name})" if hasattr(
+        torch, name) and not name.startswith("_") else \
+        f"torch.ops.aten.{name}"
+    return public + ", "
+
+
+def _nearest_located(op, limit=256):
+    """The location of the nearest op (torch-mlir's MLIR Python API) that
+    names a file, breadth first over the users of `op`'s results and the
+    producers of its operands (users first), or None."""
+    def has_file(location):
+        return bool(re.search(r'"[^"]+":\d+', str(location)))
+
+    seen, frontier = set(), [op]
+    while frontier and len(seen) < limit:
+        following = []
+        for current in frontier:
+            neighbours = [use.owner for result in current.results
+                          for use in result.uses]
+            neighbours += [operand.owner for operand in current.operands
+                           if hasattr(operand.owner, "location")]
+            for other in neighbours:
+                key = other.operation if hasattr(other, "operation") \
+                    else other
+                if key in seen:
+                    continue
+                seen.add(key)
+                if has_file(other.location):
+                    return other.location
+                following.append(other)
+        frontier = following
+    return None
+
+
+def locate_failures(errors, module):
+    """torch-mlir's (location, message) errors, each without a line given
+    the line of the nearest located op to the op that its message names
+    ("failed to legalize operation 'torch.constant.int': %0 = ...") in
+    `module` (the module in the state the failing pipeline left it, or
+    None): a constant, a list or another op that torch-mlir created
+    without a location, whose users (the model's operations that read it)
+    have one."""
+    if module is None:
+        return errors
+    located = []
+    for location, message in errors:
+        name = re.search(r"operation '([\w.]+)'", message)
+        if describe_location(location) != UNLOCATED or not name:
+            located.append((location, message))
+            continue
+        printed = message.partition(" = ")[2].splitlines()[0] \
+            if " = " in message else None
+        candidates = []
+
+        def visit(op):
+            if op.name == name.group(1) and describe_location(
+                    op.location) == UNLOCATED:
+                generic = op.get_asm(print_generic_op_form=True)
+                candidates.append((printed is not None and generic.partition(
+                    " = ")[2].strip() == printed.strip(), op))
+            return _walk_advance()
+        module.operation.walk(visit)
+        # The op the message prints, else the first of its name.
+        candidates.sort(key=lambda c: not c[0])
+        near = next((loc for loc in (_nearest_located(op)
+                                     for _, op in candidates)
+                     if loc is not None), None)
+        located.append((near or location, message))
+    return located
+
+
+def _walk_advance():
+    from torch_mlir import ir
+    return ir.WalkResult.ADVANCE
 
 
 def describe_location(location):

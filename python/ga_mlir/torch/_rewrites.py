@@ -125,7 +125,8 @@ def _rewrite_index(gm, node, constant, values):
 
 
 def rewrite_graph(gm):
-    """The rewrites above on the traced module's graph (in place)."""
+    """The rewrites above on the traced module's graph (in place), then
+    those of per-sample indexing (_gathers)."""
     graph = gm.graph
     constant = _constant_nodes(graph)
     values = {}
@@ -136,4 +137,6 @@ def rewrite_graph(gm):
     if changed:
         graph.eliminate_dead_code()
         gm.recompile()
+    from ._gathers import rewrite_per_sample_indexing
+    rewrite_per_sample_indexing(gm)
     return gm

@@ -97,8 +97,8 @@ class LoadedTrainStep:
     def _load(self):
         if self._library is None:
             results = self.layout.result_types()
-            if self.in_place:
-                results = results[-1:]
+            if self.in_place:  # the loss and the metrics come back
+                results = results[-1 - len(self.spec.metrics):]
             if self.target == "cuda":
                 require_cuda("load_step")
                 self._library = CudaLibrary(self.library_path, results)

@@ -296,6 +296,7 @@ class CompiledTrainStep:
         results += [(buffers[n].shape, buffers[n].dtype)
                     for n in spec.mutated_buffers]
         results.append(((), torch.float32))
+        results += spec.metrics.results()
         # New parameters into the parameters, new states into the states,
         # updated buffers into the buffers.
         num_params, num_states = len(spec.params), sum(spec.num_states)
@@ -310,7 +311,8 @@ class CompiledTrainStep:
         lib, written_in_place = _compile_library(
             compiled_ir, pipelines, self.mcpu, in_place, spec.arg_count(),
             len(results), self.target)
-        variant = _Variant(lib, results[-1:] if written_in_place
+        kept = 1 + len(spec.metrics)  # the loss and the metrics
+        variant = _Variant(lib, results[-kept:] if written_in_place
                            else results, self.target)
         variant.spec, variant.micro_batches = spec, n
         variant.ir, variant.batch_args = ir, batch_args
@@ -448,7 +450,11 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
     optimizer.zero_grad()` with gradient accumulation over micro-batches.
 
     model: a torch.nn.Module (float32 parameters on the CPU).
-    loss_fn(model, *inputs): the scalar loss of the whole batch.
+    loss_fn(model, *inputs): the scalar loss of the whole batch, or
+        (loss, metrics) with metrics a tensor or a dict, tuple or list of
+        tensors (nested): the step then returns (loss, metrics) with the
+        whole batch's values (sums, means, max/min over the batch and
+        per-sample tensors; others are refused at their line: _metrics).
     optimizer: torch.optim.SGD (momentum, dampening, nesterov, weight decay,
         maximize), Adam or AdamW over (some of) the model's parameters.
     example_inputs: the per-sample inputs of one batch (tensors).

@@ -152,8 +152,11 @@ def lm_loss(model, ids, targets):
 
 # ----------------------------------------------------------------- oracle
 def close(a, b, rtol, atol):
-    return (a - b).abs().max().item(), bool(torch.allclose(a, b, rtol=rtol,
-                                                           atol=atol))
+    """(largest difference, whether a and b agree); nan agrees with nan
+    (PyTorch's mean of an empty selection, for one)."""
+    both = a.isnan() & b.isnan()
+    return (a - b).abs().masked_fill(both, 0).max().item(), bool(
+        torch.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
 
 
 def check(name, make_model, make_batch, loss_fn, optimizers=("sgd", "adamw"),
