@@ -3,14 +3,13 @@ decompositions, with the gathers and scatters of indexing ops (nll_loss,
 embedding, max pooling) replaced by comparisons with an iota, which
 --ga-accumulate rewrites exactly, and ops torch-mlir cannot lower."""
 
-import math
-
 import torch
 
 from ._common import CompileError
-from ._convolutions import _pad, grouped_backward
+from ._convolutions import grouped_backward
 from ._gathers import scatter_decompositions
 from ._locations import current_step_line
+from . import _pooling, _rearrange
 
 
 aten = torch.ops.aten
@@ -130,49 +129,12 @@ def _upsample(t, kernel):
 
 def _max_pool2d_with_indices(self, kernel_size, stride=(), padding=0,
                              dilation=1, ceil_mode=False):
-    """max_pool2d with the flat input index of each window's first maximum,
-    from strided slices of the input and a max over the window (torch-mlir
-    computes the indices with a gather inside a linalg body)."""
-    if ceil_mode:
-        raise CompileError(
-            f"{current_step_line('max_pool2d')}: error: "
-            "max_pool2d(ceil_mode=True) is not supported: use "
-            "ceil_mode=False, with F.pad to cover the last window")
-    (kh, kw), (sh, sw) = _pair(kernel_size), _pair(stride or kernel_size)
-    (ph, pw), (dh, dw) = _pair(padding), _pair(dilation)
-    h, w = self.shape[-2:]
-    ho = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
-    wo = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    x = self
-    if ph or pw:
-        x = torch.nn.functional.pad(x, (pw, pw, ph, ph), value=-math.inf)
-    windows = torch.stack([
-        x[..., i * dh:i * dh + (ho - 1) * sh + 1:sh,
-          j * dw:j * dw + (wo - 1) * sw + 1:sw]
-        for i in range(kh) for j in range(kw)], dim=-1)
-    values = torch.amax(windows, dim=-1)
-    rows = torch.arange(ho, device=self.device).view(ho, 1) * sh - ph
-    cols = torch.arange(wo, device=self.device).view(1, wo) * sw - pw
-    # The kernel position PyTorch's kernel records: the last NaN inside the
-    # input if there is one (it takes every NaN it meets), else the first
-    # position inside the input that holds the maximum. A padded position
-    # holds -inf too: in a window whose input elements are all -inf it
-    # would otherwise be the first maximum, an index outside the input (or,
-    # at column -1, the last element of the row above), and the window's
-    # gradient would be lost.
-    inside = torch.stack([
-        ((rows + i * dh >= 0) & (rows + i * dh < h) &
-         (cols + j * dw >= 0) & (cols + j * dw < w))
-        for i in range(kh) for j in range(kw)], dim=-1)
-    first_max = torch.argmax(
-        (inside & (windows == values.unsqueeze(-1))).to(torch.uint8), dim=-1)
-    positions = torch.arange(kh * kw, device=self.device)
-    last_nan = torch.amax(
-        torch.where(inside & windows.isnan(), positions, -1), dim=-1)
-    which = torch.where(last_nan >= 0, last_nan, first_max)
-    indices = (rows + torch.div(which, kw, rounding_mode="floor") * dh) * w \
-        + cols + torch.remainder(which, kw) * dw
-    return values, indices
+    """max_pool2d with the flat input index of each window's maximum, as
+    PyTorch's kernel records it, from strided slices of the input and a max
+    over the window (_pooling.max_pool_with_indices; torch-mlir computes the
+    indices with a gather inside a linalg body)."""
+    return _pooling.max_pool_with_indices(self, 2, kernel_size, stride,
+                                          padding, dilation, ceil_mode)
 
 
 def _max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
@@ -180,73 +142,38 @@ def _max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
     """The gradient goes to the input position the forward recorded in
     `indices` (the first maximum of the window, as PyTorch's kernel picks
     it), as a comparison of the indices with the positions of the windows
-    (PyTorch's decomposition is a scatter-add)."""
+    (PyTorch's decomposition is a scatter-add): for tiling windows, with
+    the indices repeated over each window; otherwise one window-sized term
+    per kernel position (_pooling.max_pool_with_indices_backward)."""
     h, w = self.shape[-2:]
     if _tiles(self, kernel_size, stride, padding, dilation, ceil_mode):
         positions = torch.arange(h * w, device=self.device)
         hit = _upsample(indices, kernel_size) == positions.view(h, w)
         return torch.where(hit, _upsample(grad_output, kernel_size), 0.0)
-    return _overlapping_max_pool_backward(
-        grad_output, self, _pair(kernel_size),
-        _pair(stride or kernel_size), _pair(padding), _pair(dilation),
-        indices)
+    return _pooling.max_pool_with_indices_backward(
+        grad_output, self, 2, kernel_size, stride, padding, dilation,
+        ceil_mode, indices)
 
 
-def _overlapping_max_pool_backward(grad_output, self, kernel, stride,
-                                   padding, dilation, indices):
-    """max_pool2d's input gradient for windows that overlap or are padded.
-
-    Kernel position (i, j) of window (r, c) reads input row
-    r * sh - ph + i * dh = (r + e) * sh + a (a = its row phase, e = its
-    shift; columns alike): so for each kernel position, the windows whose
-    recorded index is that position give `where(hit, grad_output, 0)`, a
-    window-sized term that, shifted by (e, f), lands on the rows and
-    columns of phase (a, b) of the input. Each phase sums its terms; the
-    phases interleave into the input gradient. The work is kh * kw
-    window-sized terms, not a comparison of every window with every input
-    position. A position's terms are added in the order of PyTorch's
-    kernel (windows in ascending order, which is kernel positions in
-    descending order), starting from 0.0: the same rounding."""
-    (kh, kw), (sh, sw) = kernel, stride
-    (ph, pw), (dh, dw) = padding, dilation
-    *lead, h, w = self.shape
-    ho, wo = grad_output.shape[-2:]
-    hu, wv = -(-h // sh), -(-w // sw)  # rows and columns of a phase
-    device = self.device
-    rows = torch.arange(ho, device=device).view(ho, 1) * sh - ph
-    cols = torch.arange(wo, device=device).view(1, wo) * sw - pw
-    phases = {}
-    for i in reversed(range(kh)):
-        for j in reversed(range(kw)):
-            e, a = divmod(i * dh - ph, sh)
-            f, b = divmod(j * dw - pw, sw)
-            hit = indices == (rows + i * dh) * w + (cols + j * dw)
-            term = _pad(torch.where(hit, grad_output, 0.0),
-                        ((e, hu - ho - e), (f, wv - wo - f)))
-            phases[a, b] = phases[a, b] + term if (a, b) in phases \
-                else 0.0 + term
-    if (sh, sw) == (1, 1):
-        return phases[0, 0]
-    zeros = grad_output.new_zeros((*lead, hu, wv))
-    # [..., hu, sh, wv, sw]: phase (a, b) at rows u * sh + a, columns
-    # v * sw + b.
-    grid = torch.stack([
-        torch.stack([phases.get((a, b), zeros) for b in range(sw)], dim=-1)
-        for a in range(sh)], dim=-3)
-    return grid.reshape(*lead, hu * sh, wv * sw)[..., :h, :w]
+def _avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False,
+                count_include_pad=True, divisor_override=None):
+    """Windows that tile the input: torch-mlir's pooling; others:
+    _pooling.avg_pool2d (padding, overlap, ceil_mode)."""
+    if _tiles(self, kernel_size, stride, padding, 1, ceil_mode):
+        return NotImplemented
+    return _pooling.avg_pool2d(self, kernel_size, stride, padding, ceil_mode,
+                               count_include_pad, divisor_override)
 
 
 def _avg_pool2d_backward(grad_output, self, kernel_size, stride, padding,
                          ceil_mode, count_include_pad, divisor_override):
     """Windows that tile the input: each input element gets its window's
-    gradient divided by the window size, as PyTorch's kernel computes it."""
+    gradient divided by the window size, as PyTorch's kernel computes it;
+    other windows: _pooling.avg_pool2d_backward."""
     if not _tiles(self, kernel_size, stride, padding, 1, ceil_mode):
-        raise CompileError(
-            f"{current_step_line('avg_pool2d')}: error: the backward of "
-            "avg_pool2d (nn.AvgPool2d) with overlapping or padded windows is "
-            "not supported: use windows that tile the input (stride = "
-            "kernel_size, no padding, sizes divisible by the kernel), or "
-            "max_pool2d")
+        return _pooling.avg_pool2d_backward(
+            grad_output, self, kernel_size, stride, padding, ceil_mode,
+            count_include_pad, divisor_override)
     kh, kw = _pair(kernel_size)
     divisor = divisor_override or kh * kw
     return _upsample(grad_output, kernel_size) / divisor
@@ -388,6 +315,8 @@ def _decomposition_table(indexing):
     from torch._decomp import core_aten_decompositions
     table = dict(core_aten_decompositions())
     table[aten.squeeze.dims] = _squeeze_dims
+    _rearrange.register(table)  # roll, index_put(accumulate=True)
+    _pooling.register(table)  # 3-d max and average pooling
     # Grouped convolutions' gradients as forward convolutions
     # (_convolutions.grouped_backward; the others as before).
     ungrouped = table.get(aten.convolution_backward.default,
@@ -406,6 +335,7 @@ def _decomposition_table(indexing):
     table[aten.max_pool2d_with_indices_backward.default] = \
         _max_pool2d_with_indices_backward
     table[aten.avg_pool2d_backward.default] = _avg_pool2d_backward
+    table[aten.avg_pool2d.default] = _avg_pool2d
     table[aten.max_pool2d_with_indices.default] = _max_pool2d_with_indices
     table[aten._native_batch_norm_legit_no_training.default] = \
         _batch_norm_no_training

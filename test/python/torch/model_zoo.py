@@ -2,7 +2,8 @@
 public model code as people train it, from small configurations with
 random weights (nothing is downloaded): Hugging Face transformers (GPT-2,
 Llama, BERT, DistilBERT, T5, ViT), torchvision (ViT, ResNet-18,
-MobileNetV3-small, ConvNeXt), torch.nn recurrent layers.
+MobileNetV3-small, ConvNeXt, SqueezeNet 1.1, Swin V1 and V2), torch.nn
+recurrent layers.
 
 MODELS[name] = Case(make_model, make_batch, loss_fn, options): the model,
 a batch of B samples (make_batch(generator, B)), the loss of the whole batch
@@ -63,6 +64,20 @@ def dropout_keep(seed, draw, shape, p):
     return keep.reshape(shape)
 
 
+def bernoulli_keep(seed, draw, shape, p_one):
+    """The values (0. or 1., numpy) of the compiled step's draw number
+    `draw` for a Bernoulli draw (Tensor.bernoulli_(p_one), e.g.
+    torchvision's stochastic depth) of a batch-first tensor of `shape`:
+    dropout_keep's bits, compared with ceil(p_one * 2**24)."""
+    b, rest = shape[0], int(np.prod(shape[1:], dtype=np.int64))
+    element = np.arange(rest, dtype=np.uint64)[None, :]
+    sample = np.arange(b, dtype=np.uint64)[:, None]
+    bits = philox_np(element, sample, np.uint64(draw), np.uint64(0),
+                     seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF)
+    keep = (bits >> np.uint64(8)) < np.uint64(math.ceil(p_one * 2 ** 24))
+    return keep.reshape(shape).astype(np.float64)
+
+
 def next_seed():
     """The seed that the compiled step's next call draws from torch's
     default generator (without drawing it)."""
@@ -75,7 +90,8 @@ def next_seed():
 class ReferenceDropout(TorchFunctionMode):
     """PyTorch's eager step with the compiled step's dropout masks: each
     F.dropout in training mode multiplies by dropout_keep(seed, k, ...) / (1
-    - p), k counting the calls."""
+    - p), and each Tensor.bernoulli_(p) fills bernoulli_keep(seed, k, ...),
+    k counting the draws."""
 
     def __init__(self, seed):
         super().__init__()
@@ -94,6 +110,13 @@ class ReferenceDropout(TorchFunctionMode):
                 return x * torch.from_numpy(keep).to(x.dtype) * (
                     1.0 / (1.0 - p))
             return x
+        if func is torch.Tensor.bernoulli_ and isinstance(
+                args[1] if len(args) > 1 else kwargs.get("p"), float):
+            x, p = args[0], args[1] if len(args) > 1 else kwargs["p"]
+            keep = bernoulli_keep(self.seed, self.draws, tuple(x.shape), p)
+            self.draws += 1
+            with torch.no_grad():
+                return x.copy_(torch.from_numpy(keep))
         return func(*args, **kwargs)
 
 
@@ -242,6 +265,40 @@ def convnext(width=8):
                     stochastic_depth_prob=0.0, num_classes=3)
 
 
+def squeezenet():
+    """torchvision's SqueezeNet 1.1 (Fire modules, max pooling with
+    ceil_mode=True, the classifier's dropout 0.5 with the compiled step's
+    masks)."""
+    from torchvision.models import squeezenet1_1
+    return squeezenet1_1(num_classes=3)
+
+
+def swin(width=16):
+    """torchvision's Swin Transformer, two stages of two blocks (shifted
+    windows with torch.roll and their attention masks, relative position
+    biases read by a buffer of indices, patch merging, stochastic depth
+    0.2 with the compiled step's draws) on 32 x 32 images: 4 x 4 windows
+    of 8 x 8, then of 4 x 4 patches."""
+    from torchvision.models.swin_transformer import SwinTransformer
+    return SwinTransformer(patch_size=[4, 4], embed_dim=width,
+                           depths=[2, 2], num_heads=[2, 4],
+                           window_size=[4, 4], stochastic_depth_prob=0.2,
+                           num_classes=3)
+
+
+def swin_v2(width=16):
+    """swin() with torchvision's V2 blocks and patch merging (cosine
+    attention with a learned scale, a position bias MLP on a buffer of
+    log-spaced coordinates, the key bias zeroed in place on a clone)."""
+    from torchvision.models.swin_transformer import (
+        PatchMergingV2, SwinTransformer, SwinTransformerBlockV2)
+    return SwinTransformer(patch_size=[4, 4], embed_dim=width,
+                           depths=[2, 2], num_heads=[2, 4],
+                           window_size=[4, 4], stochastic_depth_prob=0.2,
+                           num_classes=3, block=SwinTransformerBlockV2,
+                           downsample_layer=PatchMergingV2)
+
+
 class LSTMLastState(nn.Module):
     """A 2-layer LSTM whose classifier reads the last layer's h_n."""
 
@@ -288,6 +345,10 @@ MODELS = {
                                lambda g, b: images(g, b, 64), classification,
                                recompute_statistics=True),
     "convnext": Case(convnext, images, classification),
+    "squeezenet1_1": Case(squeezenet, lambda g, b: images(g, b, 64),
+                          classification),
+    "swin": Case(swin, lambda g, b: images(g, b, 32), classification),
+    "swin-v2": Case(swin_v2, lambda g, b: images(g, b, 32), classification),
     "lstm-h_n": Case(LSTMLastState, sequences, classification),
     "gru-bidirectional": Case(BidirectionalGRU, sequences, classification),
 }

@@ -205,16 +205,14 @@ class WithUnique(zoo.MLP):
         return self.net[1:](h) * torch.unique(x.round()).sum()  # unique
 
 
-class WithCeilPool(zoo.CNN):
-    def forward(self, x):
-        return super().forward(F.max_pool2d(x, 1, ceil_mode=True))  # ceil
+class WithFrequencyScaledEmbedding(zoo.MLP):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 3, scale_grad_by_freq=True)
 
-
-class WithOverlappingPool(zoo.CNN):
     def forward(self, x):
-        x = F.avg_pool2d(self.conv1(x), 3, stride=1, padding=1)  # overlap
-        x = self.pool2(F.relu(self.conv2(self.pool1(x))))
-        return self.fc(torch.flatten(x, 1))
+        ids = (x.abs() * 3).long() % 10
+        return self.net(self.emb(ids).sum(-1))  # frequency
 
 
 # CHECK: statistic: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: each sample's computation here uses a value computed from the whole batch {{.*}}pass recompute_statistics=True to compile_train_step {{.*}}(ga-mlir: batch coupling:
@@ -257,16 +255,12 @@ refused("mask", WithMask(), "boolean mask")
 # CHECK: unique: in PyTorch words: True
 # CHECK: unique: located at the model's line: True
 refused("unique", WithUnique(), "unique")
-# CHECK: cnn-ceil: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: max_pool2d(ceil_mode=True) is not supported: use ceil_mode=False
-# CHECK: cnn-ceil: in PyTorch words: True
-# CHECK: cnn-ceil: located at the model's line: True
-refused("cnn-ceil", WithCeilPool(), "ceil")
 # Refused in PyTorch's backward (no model frame on the stack): located at the
 # forward operation it differentiates.
-# CHECK: cnn-overlap: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: the backward of avg_pool2d (nn.AvgPool2d) with overlapping or padded windows is not supported: use windows that tile the input
-# CHECK: cnn-overlap: in PyTorch words: True
-# CHECK: cnn-overlap: located at the model's line: True
-refused("cnn-overlap", WithOverlappingPool(), "overlap")
+# CHECK: embedding-frequency: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: nn.Embedding(scale_grad_by_freq=True) is not supported
+# CHECK: embedding-frequency: in PyTorch words: True
+# CHECK: embedding-frequency: located at the model's line: True
+refused("embedding-frequency", WithFrequencyScaledEmbedding(), "frequency")
 # CHECK: options: TypeError: compile_train_step: unknown option 'no_such_option'
 refused("options", zoo.MLP(), no_such_option=1)
 
