@@ -31,11 +31,14 @@ the selection, computed over the full rows with the mask applied:
   reduced as above (cross-entropy's mean divides by the selected targets'
   weight, as PyTorch's).
 
-The gradient follows from these forms (the backward of where). Anything
-else on a selection is refused at the user's line, reading its size above
-all (x[mask].shape[0], len(), numel(), a branch on it): the full rows have
-another size than the selection, and a branch on the size would be taken
-once for every batch.
+The gradient follows from these forms (the backward of where). A
+torch.gather along the rows with a selection as the index gives a
+selection too (at the rows' own positions, DeBERTa-v2's
+`gather(logits, 0, label_index.expand(...))`, x itself). Reading the size
+(x[mask].shape[0], size(0), numel()) gives a SelectionSize (_guards): the
+selection's own size, or a guard when compared in a branch. Anything else
+on a selection is refused at the user's line (len(), arithmetic with its
+size: the full rows have another size than the selection).
 """
 
 import math
