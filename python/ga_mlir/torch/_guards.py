@@ -85,15 +85,18 @@ class _Recorder:
             self.inputs[t] = i
 
     def note(self, func, args, kwargs, out):
-        if not isinstance(out, torch.Tensor) or (
-                not len(self.inputs) and not len(self.calls)):
+        """Records `out = func(*args, **kwargs)` when its tensor operands
+        all derive from the inputs. A call that writes in place into such a
+        tensor forgets everything recorded (a later replay from the inputs
+        would miss the write): later guards are refused."""
+        if not len(self.inputs):
             return
-        tensors = []
-        torch.utils._pytree.tree_map(
-            lambda a: tensors.append(a) if isinstance(a, torch.Tensor)
-            else None, (args, kwargs))
-        if tensors and all(t in self.inputs or t in self.calls
-                           for t in tensors):
+        tensors = _operands(args, kwargs)
+        derived = [t in self.inputs or t in self.calls for t in tensors]
+        if any(derived) and _writes(func, kwargs):
+            self.inputs = WeakTensorKeyDictionary()
+            self.calls = WeakTensorKeyDictionary()
+        elif isinstance(out, torch.Tensor) and tensors and all(derived):
             self.calls[out] = (func, args, kwargs)
 
     def program(self, tensor):
@@ -120,6 +123,32 @@ class _Recorder:
             return steps, ref(tensor)
         except LookupError:
             return None
+
+
+def _operands(args, kwargs):
+    """The tensors among the arguments (and in their lists)."""
+    out = []
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, torch.Tensor):
+            out.append(a)
+        elif isinstance(a, (list, tuple)):
+            out += [t for t in a if isinstance(t, torch.Tensor)]
+    return out
+
+
+# Python operators that write into their first operand besides the
+# in-place methods (named with a trailing underscore).
+_NOT_IN_PLACE = {"__init__", "__index__", "__int__", "__invert__",
+                 "__iter__"}
+
+
+def _writes(func, kwargs):
+    """Whether the call may write into one of its operands."""
+    name = getattr(func, "__name__", "")
+    return (name.endswith("_") and not name.startswith("__")) or \
+        name == "__setitem__" or (name.startswith("__i") and
+                                  name not in _NOT_IN_PLACE) or \
+        kwargs.get("out") is not None or bool(kwargs.get("inplace"))
 
 
 def _run(program, inputs):
@@ -188,7 +217,7 @@ class SelectionSize(int):
         tensor, count = self.source
         rec = _RECORDING
         op = _COMPARISONS[name]
-        if rec is None or not len(rec.inputs):
+        if rec is None:
             # Run eagerly (not traced): PyTorch's own answer.
             return op(int(count(tensor)) * self.factor, other)
         program = rec.program(tensor)
@@ -196,8 +225,8 @@ class SelectionSize(int):
             raise CompileError(
                 f"{where}: error: this line branches on the size of a "
                 "selection by a boolean mask that is computed from the "
-                "model's values (its parameters or its forward's results), "
-                "which the compiled step, traced once for each outcome of "
+                "model's values (its parameters or its forward's results, "
+                "or after a write in place into the step's inputs), which the compiled step, traced once for each outcome of "
                 "such a branch, cannot know before it runs: branch only on "
                 "masks of the step's inputs (labels >= 0), or keep the "
                 "shape fixed (torch.where with the mask)")

@@ -458,6 +458,11 @@ class CompiledTrainStep:
         self._save(directory, v)
 
     def _save(self, directory, v, data_parallel=None):
+        if v.spec.guards:
+            raise CompileError(
+                f"{v.spec.guards[0].where}: error: step.save: this step "
+                "branches on the size of a selection by a boolean mask, and "
+                "a saved step holds one outcome of the branch only")
         if v.spec.layouts:
             raise CompileError(
                 "step.save: this step draws random numbers (dropout); saving "

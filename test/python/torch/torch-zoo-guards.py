@@ -10,8 +10,8 @@
 # for it. Against PyTorch's full-batch step (zoo.check), N = 1, 3 (a
 # remainder) and 4 on a batch of 8, three steps whose second batch selects
 # nothing (every label -100: PyTorch's loss is 0, no gradient from it). A
-# branch on a mask computed from the model's output, and arithmetic on a
-# size, are refused at their lines.
+# branch on a mask computed from the model's output or written in place,
+# and arithmetic on a size, are refused at their lines.
 
 import sys
 
@@ -97,6 +97,15 @@ def size_as_value(model, x, y, keep):
     return out.sum() * chosen.size(0)  # size-value
 
 
+def guard_after_write(model, x, y, keep):
+    out = model(x)
+    keep = keep.clone()
+    keep &= y > 0  # a write in place: the mask's replay would miss it
+    if out[keep].size(0) > 0:  # write-guard
+        return out[keep].mean()
+    return out.sum()
+
+
 def line_of(marker):
     with open(__file__) as f:
         return next(i + 1 for i, text in enumerate(f)
@@ -121,6 +130,9 @@ def refused(name, loss_fn, marker):
 # CHECK: output-guard: refused: {{.*}}torch-zoo-guards.py:{{[0-9]+}}: error: this line branches on the size of a selection by a boolean mask that is computed from the model's values
 # CHECK: output-guard: located: True
 refused("output-guard", guard_on_output, "output-guard")
+# CHECK: write-guard: refused: {{.*}}torch-zoo-guards.py:{{[0-9]+}}: error: this line branches on the size of a selection by a boolean mask {{.*}}or after a write in place into the step's inputs
+# CHECK: write-guard: located: True
+refused("write-guard", guard_after_write, "write-guard")
 # CHECK: size-value: refused: {{.*}}torch-zoo-guards.py:{{[0-9]+}}: error: this line uses as a value the size of a selection by a boolean mask
 # CHECK: size-value: located: True
 refused("size-value", size_as_value, "size-value")
