@@ -226,10 +226,11 @@ class SelectionSize(int):
                 f"{where}: error: this line branches on the size of a "
                 "selection by a boolean mask that is computed from the "
                 "model's values (its parameters or its forward's results, "
-                "or after a write in place into the step's inputs), which the compiled step, traced once for each outcome of "
-                "such a branch, cannot know before it runs: branch only on "
-                "masks of the step's inputs (labels >= 0), or keep the "
-                "shape fixed (torch.where with the mask)")
+                "or after a write in place into the step's inputs), which "
+                "the compiled step, traced once for each outcome of such a "
+                "branch, cannot know before it runs: branch only on masks "
+                "of the step's inputs (labels >= 0), or keep the shape "
+                "fixed (torch.where with the mask)")
         from torch.fx.experimental.proxy_tensor import \
             disable_proxy_modes_tracing
         with disable_proxy_modes_tracing(), torch.no_grad():
