@@ -34,7 +34,8 @@ torch-mlir lowers), _philox (dropout and other random draws, the same for
 any N), _rewrites (the traced graph before import: indexing with iotas as
 views), _gathers (per-sample reads and writes by index, x[arange(B),
 idx], as comparisons with an iota), _masked (selections by a boolean mask
-reduced as masked reductions), _locations (the user's line and words of a refusal), _export
+reduced as masked reductions), _guards (branches on the size of a selection,
+checked on each batch), _locations (the user's line and words of a refusal), _export
 (tracing under PyTorch's compiling state, torch-mlir), _inplace (the
 zero-copy form), _step (ga-mlir pipelines, the library, the call),
 _layout (the argument layout, the signature of a saved step), _call (calling

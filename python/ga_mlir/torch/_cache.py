@@ -170,11 +170,11 @@ def cached_export(export, spec_type, model, loss_fn, optimizer, inputs,
     other ones than the traced model's (a copy)."""
     key = trace_key(model, loss_fn, optimizer, inputs, *options)
     if key is not None and key in _TRACES:
-        text, unused, mutated, batch_dims, layouts, batch, metrics = \
-            _TRACES[key]
+        text, unused, mutated, batch_dims, layouts, batch, metrics, \
+            guards = _TRACES[key]
         spec = spec_type(model, optimizer, len(inputs), unused, mutated,
                          batch_dims, layouts)
-        spec.batch, spec.metrics = batch, metrics
+        spec.batch, spec.metrics, spec.guards = batch, metrics, guards
         return text, spec
     text, spec = export(model, loss_fn, optimizer, inputs, *options)
     if key is not None:
@@ -184,7 +184,8 @@ def cached_export(export, spec_type, model, loss_fn, optimizer, inputs,
                          for q in g["params"])}
         _TRACES[key] = (text, trainable - set(spec.train_names),
                         set(spec.mutated_buffers), spec.batch_dims,
-                        spec.layouts, spec.batch, spec.metrics)
+                        spec.layouts, spec.batch, spec.metrics,
+                        getattr(spec, "guards", []))
     return text, spec
 
 

@@ -285,6 +285,8 @@ class DataParallelMixin:
 
     # -- hooks of CompiledTrainStep -----------------------------------------
 
+    _guards_allowed = False  # a guard would read this rank's samples only
+
     def _key(self, inputs):
         begin, end, _ = self._shard
         return (tuple((global_shape(t, d, self._shard[2]), t.dtype)

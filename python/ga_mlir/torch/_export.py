@@ -7,7 +7,7 @@ import unittest.mock
 
 import torch
 
-from . import _philox, _recurrence, _rolled
+from . import _guards, _philox, _recurrence, _rolled
 from ._batchnorm import (_batch_norm_buffers, _batch_norm_check,
                          _explicit_batch_norm)
 from ._common import CompileError
@@ -169,6 +169,7 @@ class _Spec:
         self.layouts = list(layouts)
         self.batch = None
         self.metrics = Metrics()  # loss_fn's metrics beside the loss
+        self.guards = []  # branches on sizes of selections (_guards)
 
     def num_random_args(self):
         return 2 if self.layouts else 0
@@ -203,6 +204,7 @@ def _make_step_function(model, loss_fn, spec, max_grad_norm):
         inputs = list(it)
         if spec.num_random_args():  # the samples' indices and the seed
             inputs = inputs[:-spec.num_random_args()]
+        _guards.note_inputs(inputs)  # what guards on sizes may read
         fixed = {"model." + n: t for n, t in zip(spec.frozen_names, frozen)}
         fixed.update({"model." + n: t
                       for n, t in zip(spec.buffer_names, buffers)})
@@ -369,7 +371,8 @@ def _refuse_tm_tensor_ops(module):
 
 def export_train_step(model, loss_fn, optimizer, example_inputs,
                       max_grad_norm=None, indexing="one-hot",
-                      exact_statistics=False, batch_dims=None):
+                      exact_statistics=False, batch_dims=None,
+                      guard_outcomes=None):
     """Traces the training step and imports it with torch-mlir. Returns
     (MLIR text with locations, _Spec). The function is `@train_step`; its
     arguments: trainable parameters, frozen parameters, buffers, optimizer
@@ -380,7 +383,9 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
     needs `exact_statistics` (the step is then rewritten with
     recompute-statistics). A step that draws random numbers (Dropout in
     training mode) takes two more arguments after the inputs: arange(B),
-    per-sample, and the seed (see _philox)."""
+    per-sample, and the seed (see _philox). spec.guards: the branches on
+    sizes of selections that the trace took (_guards; `guard_outcomes`,
+    their outcomes on the example inputs, only keys the trace cache)."""
     with _batch_norm_check(model, exact_statistics):
         unused, mutated, metrics = _probe(model, loss_fn, example_inputs)
     others = sorted(mutated - _batch_norm_buffers(model))
@@ -409,7 +414,9 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
         draws = _philox.RandomDraws(flat[-1], flat[-2], layouts,
                                     lambda k: current_user_line())
         table.update(draws.table())
-    gm = _trace(fn, flat, table, model, exact_statistics)
+    with _guards.recording(example_inputs) as guards:
+        gm = _trace(fn, flat, table, model, exact_statistics)
+    spec.guards = list(guards)
     locate_graph(gm.graph)
     refuse_argument_writes(gm.graph, flat, model)
     _refuse_data_dependent_sizes(gm.graph)

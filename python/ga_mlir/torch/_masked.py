@@ -31,11 +31,14 @@ the selection, computed over the full rows with the mask applied:
   reduced as above (cross-entropy's mean divides by the selected targets'
   weight, as PyTorch's).
 
-The gradient follows from these forms (the backward of where). Anything
-else on a selection is refused at the user's line, reading its size above
-all (x[mask].shape[0], len(), numel(), a branch on it): the full rows have
-another size than the selection, and a branch on the size would be taken
-once for every batch.
+The gradient follows from these forms (the backward of where). A
+torch.gather along the rows with a selection as the index gives a
+selection too (at the rows' own positions, DeBERTa-v2's
+`gather(logits, 0, label_index.expand(...))`, x itself). Reading the size
+(x[mask].shape[0], size(0), numel()) gives a SelectionSize (_guards): the
+selection's own size, or a guard when compared in a branch. Anything else
+on a selection is refused at the user's line (len(), arithmetic with its
+size: the full rows have another size than the selection).
 """
 
 import math
@@ -46,7 +49,9 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.weak import WeakTensorKeyDictionary
 
+from . import _guards
 from ._common import CompileError
+from ._guards import SelectionSize
 from ._locations import current_user_line
 
 aten = torch.ops.aten
@@ -67,9 +72,15 @@ _SIZE_READ = (
     "x.size(0) > 0:`, which the step, traced once for every batch, would "
     "take the same way for every batch)")
 
-# Size reads of a selection: refused (the full rows have another size).
-_SIZE_READS = [torch.Tensor.size, torch.Tensor.__len__, torch.Tensor.numel,
-               torch.Tensor.nelement, torch.numel, torch.Tensor.shape.__get__]
+# Size reads of a selection: a SelectionSize (_guards) for the rows'
+# dimension; len() is refused (Python makes its result a plain int).
+_SIZE_READS = [torch.Tensor.size, torch.Tensor.numel, torch.Tensor.nelement,
+               torch.numel, torch.Tensor.shape.__get__]
+_LEN = [torch.Tensor.__len__]
+
+# Views whose result keeps the rows when its first dimension is the rows'.
+_VIEWS = {aten.view.default, aten._unsafe_view.default,
+          aten.reshape.default, aten.expand.default}
 
 # Operations that only describe a tensor (no new value): passed through.
 _DESCRIPTIONS = [torch.Tensor.dim, torch.Tensor.ndim.__get__,
@@ -95,6 +106,12 @@ _ROW_PRESERVING = {aten._to_copy.default, aten.clone.default,
 _PRODUCTS = {F.linear, torch.matmul, torch.Tensor.matmul,
              torch.Tensor.__matmul__, torch.mm, torch.Tensor.mm}
 
+# Calls whose result keeps each row's values (a row-keeping view, a
+# conversion): an index of the rows' own positions stays one.
+_OWN_KEEPING = {torch.Tensor.view, torch.Tensor.reshape, torch.reshape,
+                torch.Tensor.expand, torch.Tensor.expand_as,
+                torch.Tensor.long, torch.Tensor.contiguous, torch.Tensor.to}
+
 _ELEMENTWISE_LOSSES = {F.mse_loss, F.l1_loss, F.smooth_l1_loss,
                        F.huber_loss, F.binary_cross_entropy,
                        F.binary_cross_entropy_with_logits}
@@ -110,8 +127,12 @@ class _Ops(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        self.rowwise &= _keeps_rows(func, args, kwargs)
-        return func(*args, **kwargs)
+        out = func(*args, **kwargs)
+        self.rowwise &= _keeps_rows(func, args, kwargs) or (
+            func in _VIEWS and isinstance(out, torch.Tensor) and
+            out.dim() >= 1 and args[0].dim() >= 1 and
+            out.shape[0] == args[0].shape[0])
+        return out
 
 
 def _keeps_rows(op, args, kwargs):
@@ -156,10 +177,18 @@ class MaskedRows(TorchFunctionMode):
         super().__init__()
         self.rows = WeakTensorKeyDictionary()  # tensor -> its rows' mask
         self.flat = WeakTensorKeyDictionary()  # mask -> flattened, once
+        # flattened mask -> (the tensor it was computed from, its count)
+        self.origin = WeakTensorKeyDictionary()
+        self.sizes_read = False  # whether a SelectionSize may be in use
+        # Selections whose every element in row i is i (the coordinates of
+        # a 1-D tensor's nonzero elements, and their views): an index of
+        # each row's own position.
+        self.own = WeakTensorKeyDictionary()
 
-    def _select(self, x, mask):
+    def _select(self, x, mask, origin=None):
         """x's rows (the mask's dimensions flattened), remembered with the
-        flattened mask."""
+        flattened mask and its origin (a tensor, and the number of selected
+        elements as a function of it; default: the mask, its sum)."""
         m = mask.dim()
         rows = x.reshape((-1, *x.shape[m:]))
         if rows is x:
@@ -167,10 +196,55 @@ class MaskedRows(TorchFunctionMode):
         if mask not in self.flat:
             self.flat[mask] = mask.reshape(-1)
         self.rows[rows] = self.flat[mask]
+        self.origin.setdefault(self.flat[mask], origin or (
+            mask, lambda m: m.sum()))
         return rows
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if self.sizes_read:
+            args, kwargs = self._sizes_used(func, args, kwargs)
+        out = self._call(func, args, kwargs)
+        rec = _guards.recorder()
+        if rec is not None:
+            rec.note(func, args, kwargs, out)
+        return out
+
+    def _sizes_used(self, func, args, kwargs):
+        """The arguments with the sizes of selections (SelectionSize) used
+        as sizes of a selection by the same mask as plain ints; refused
+        elsewhere."""
+        sizes = []
+        torch.utils._pytree.tree_map(
+            lambda a: sizes.append(a) if isinstance(a, SelectionSize)
+            else None, (args, kwargs))
+        if not sizes:
+            return args, kwargs
+        masks = {id(self.rows[t]) for t in _tensors(args, kwargs)
+                 if t in self.rows}
+        if len(masks) != 1 or any(id(s.mask) not in masks for s in sizes):
+            raise CompileError(_guards._USE.format(
+                where=current_user_line(), what="uses as a value"))
+        return torch.utils._pytree.tree_map(
+            lambda a: int.__int__(a) if isinstance(a, SelectionSize) else a,
+            (args, kwargs))
+
+    def _size(self, func, args, mask):
+        """A size read of a selection: SelectionSize for the rows'
+        dimension."""
+        x, origin = args[0], self.origin[mask]
+        self.sizes_read = True
+        if func == torch.Tensor.size and len(args) > 1:
+            d = args[1] % x.dim()
+            return SelectionSize(x.shape[0], mask, 1, origin) if d == 0 \
+                else x.shape[d]
+        if func in (torch.Tensor.numel, torch.Tensor.nelement, torch.numel):
+            per_row = math.prod(x.shape[1:])
+            return SelectionSize(x.numel(), mask, per_row, origin)
+        return (SelectionSize(x.shape[0], mask, 1, origin),
+                *x.shape[1:])
+
+    def _call(self, func, args, kwargs):
         selections = [t for t in _tensors(args, kwargs) if t in self.rows] \
             if len(self.rows) else []
         if not selections:
@@ -180,15 +254,20 @@ class MaskedRows(TorchFunctionMode):
         if _among(func, _DESCRIPTIONS):
             return func(*args, **kwargs)
         where = current_user_line()
-        if _among(func, _SIZE_READS):
+        masks = [self.rows[t] for t in selections]
+        if _among(func, _LEN):
             raise CompileError(_REFUSAL.format(
                 what=f"{where}: error: {_SIZE_READ}"))
-        masks = [self.rows[t] for t in selections]
+        if _among(func, _SIZE_READS) and args[0] in self.rows:
+            return self._size(func, args, masks[0])
         if any(m is not masks[0] for m in masks[1:]):
             raise CompileError(_REFUSAL.format(
                 what=f"{where}: error: this line combines selections by "
                 "different masks"))
         mask = masks[0]
+        gathered = self._gather(func, args, kwargs, mask)
+        if gathered is not None:
+            return gathered
         reduced = self._reduction(func, args, kwargs, mask)
         if reduced is not None:
             return reduced
@@ -214,13 +293,50 @@ class MaskedRows(TorchFunctionMode):
             grids = torch.meshgrid(
                 [torch.arange(n, device=x.device) for n in x.shape],
                 indexing="ij")
-            return self._select(torch.stack(grids, -1), x != 0)
+            rows = self._select(torch.stack(grids, -1), x != 0,
+                                (x, lambda t: (t != 0).sum()))
+            if x.dim() == 1:
+                self.own[rows] = True
+            return rows
         if func in (torch.masked_select, torch.Tensor.masked_select):
             x, mask = args[0], _arg(args, kwargs, 1, "mask", None)
+            given = mask
             if tuple(x.shape) != tuple(mask.shape):
                 x, mask = torch.broadcast_tensors(x, mask)
-            return self._select(x, mask)
+            shape = x.shape
+            return self._select(x, mask, (given, lambda m: m.expand(
+                shape).sum()))
         return None
+
+    def _gather(self, func, args, kwargs, mask):
+        """torch.gather(x, 0, index) with a selection as the index and x
+        not one (DeBERTa-v2's `gather(logits, 0, label_index.expand(...))`):
+        row i of the result is x at row i of the index alone, so it is a
+        selection by the index's mask (the rows not selected read row 0)."""
+        if func not in (torch.gather, torch.Tensor.gather) or \
+                set(kwargs) - {"dim", "index"}:
+            return None
+        x = args[0]
+        dim = _arg(args, kwargs, 1, "dim", None)
+        index = _arg(args, kwargs, 2, "index", None)
+        if x in self.rows or index not in self.rows or \
+                not isinstance(dim, int) or x.dim() == 0 or \
+                dim % x.dim() != 0:
+            return None
+        if index in self.own and index.dim() == x.dim() and \
+                index.shape[0] == x.shape[0] and all(
+                    i <= n for i, n in zip(index.shape, x.shape)):
+            # Each row reads its own position: x itself (cut to the
+            # index's shape), a read the batch analysis relates to the
+            # sample.
+            out = x[tuple(slice(0, n) for n in index.shape)]
+            out = out.view(out.shape) if out is x else out
+            self.rows[out] = mask
+            return out
+        out = torch.gather(x, dim, torch.where(_expand_mask(mask, index),
+                                               index, 0))
+        self.rows[out] = mask
+        return out
 
     def _reduction(self, func, args, kwargs, mask):
         """The masked form of a reduction of the selection, or None."""
@@ -274,6 +390,8 @@ class MaskedRows(TorchFunctionMode):
             if isinstance(out, torch.Tensor) and out.dim() >= 1 and \
                     out.shape[0] == rows and ops.rowwise:
                 self.rows[out] = mask
+                if args[0] in self.own and func in _OWN_KEEPING:
+                    self.own[out] = True  # a view: each row's values kept
                 return out
         name = getattr(func, "__name__", str(func))
         raise CompileError(_REFUSAL.format(

@@ -19,6 +19,7 @@ from ._call import CpuLibrary, CudaLibrary, call_step, new_hyper, \
 from ._common import CompileError
 from ._dp_memory import argument_roles
 from ._export import _Spec, export_train_step
+from ._guards import all_hold
 from ._fastcall import CallPlan, traced_state as _traced_state
 from ._layout import StepLayout
 from ._locations import explain
@@ -230,6 +231,21 @@ def _argument_types(spec, model):
     return types
 
 
+class _Guarded:
+    """The key of a variant traced for the outcomes of its guards."""
+
+    def __init__(self, key, guards):
+        self.key = key
+        self.outcomes = tuple(g.outcome for g in guards)
+
+    def __eq__(self, other):
+        return isinstance(other, _Guarded) and \
+            (self.key, self.outcomes) == (other.key, other.outcomes)
+
+    def __hash__(self):
+        return hash((self.key, self.outcomes))
+
+
 class CompiledTrainStep:
     """The compiled step: call it with the inputs of one whole batch."""
 
@@ -283,6 +299,12 @@ class CompiledTrainStep:
         key = self._key(inputs)
         if key in self._variants:
             return self._variants[key]
+        # Variants traced for the outcomes of branches on sizes of
+        # selections (_guards): the one whose guards hold for this batch.
+        for k, v in self._variants.items():
+            if isinstance(k, _Guarded) and k.key == key and \
+                    all_hold(v.spec.guards, inputs):
+                return v
         for t in inputs:
             if not isinstance(t, torch.Tensor):
                 raise CompileError("inputs must be tensors")
@@ -303,11 +325,7 @@ class CompiledTrainStep:
         if len(batch) != 1:
             raise CompileError(f"inputs disagree on the batch size: {batch}")
         batch = batch.pop()
-        ir, spec = cached_export(
-            export_train_step, _Spec, self.model, self.loss_fn,
-            self.optimizer, inputs, self.max_grad_norm,
-            self.indexing, bool(self.options.get("recompute_statistics")),
-            tuple(self.batch_dims))
+        ir, spec = self._export(inputs, None)
         batch_args = spec.batch_args()  # the inputs (and samples' indices)
         n = self._micro_batch_count(ir, batch_args, batch)
         if not 1 <= n <= batch:
@@ -348,8 +366,34 @@ class CompiledTrainStep:
             spec, self.model, inputs, self.batch_dims, n, self.target,
             variant.in_place, results)
         variant.expected = _argument_types(spec, self.model)
-        self._variants[key] = variant
+        self._variants[_Guarded(key, spec.guards) if spec.guards
+                       else key] = variant
         return variant
+
+    def _export(self, inputs, outcomes):
+        """The traced step for `inputs` (cached_export), traced again
+        while the guards of a cached trace answer otherwise for them."""
+        for _ in range(8):
+            ir, spec = cached_export(
+                export_train_step, _Spec, self.model, self.loss_fn,
+                self.optimizer, inputs, self.max_grad_norm,
+                self.indexing, bool(self.options.get(
+                    "recompute_statistics")), tuple(self.batch_dims),
+                outcomes)
+            if not spec.guards or all_hold(spec.guards, inputs):
+                break
+            outcomes = (outcomes or ()) + (tuple(
+                g.answer(inputs) for g in spec.guards),)
+        if spec.guards and not self._guards_allowed:
+            raise CompileError(
+                f"{spec.guards[0].where}: error: this line branches on the "
+                "size of a selection by a boolean mask, which a "
+                "data-parallel step does not support (each rank sees its "
+                "own samples)")
+        return ir, spec
+
+    # Whether branches on sizes of selections are supported (_guards).
+    _guards_allowed = True
 
     def _micro_batch_count(self, ir, batch_args, batch):
         """N for a batch of `batch` samples (a hook of _distributed); under
@@ -443,7 +487,7 @@ class CompiledTrainStep:
                 library, v.spec, self.model, inputs, v.hyper, v.in_place,
                 arguments=lambda flat, descriptors: self._call_arguments(
                     v, flat, descriptors), expected=v.expected)
-            if self._fast_calls:
+            if self._fast_calls and not v.spec.guards:
                 self._plan = CallPlan.build(self, v, inputs)
         return loss
 
@@ -459,6 +503,11 @@ class CompiledTrainStep:
         self._save(directory, v)
 
     def _save(self, directory, v, data_parallel=None):
+        if v.spec.guards:
+            raise CompileError(
+                f"{v.spec.guards[0].where}: error: step.save: this step "
+                "branches on the size of a selection by a boolean mask, and "
+                "a saved step holds one outcome of the branch only")
         if v.spec.layouts:
             raise CompileError(
                 "step.save: this step draws random numbers (dropout); saving "

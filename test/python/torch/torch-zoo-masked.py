@@ -9,9 +9,8 @@
 # N = 1 and N = 4 on a batch of 7 (a remainder), three steps whose second
 # batch selects nothing: PyTorch's mean of nothing is nan (the loss is nan
 # on both sides; the gradient of the term is zero), its sum 0. What else
-# meets a selection is refused at its line: its size (DeBERTa-v2's own
-# sequence-classification loss branches on `label_index.size(0) > 0`), an
-# operation that mixes its rows.
+# meets a selection is refused at its line: its size used as a value, an
+# operation that mixes its rows (branches on its size: torch-zoo-guards.py).
 
 import sys
 
@@ -97,7 +96,7 @@ def refused(name, model, loss_fn, make_batch, where):
         print(f"{name}: located: {where in first}")
 
 
-# CHECK: size: refused: {{.*}}torch-zoo-masked.py:{{[0-9]+}}: error: this line reads the size of a selection by a boolean mask
+# CHECK: size: refused: {{.*}}torch-zoo-masked.py:{{[0-9]+}}: error: this line uses as a value the size of a selection by a boolean mask
 # CHECK: size: located: True
 refused("size", zoo.MLP(), size_of_selection, batch,
         f"{__file__}:{line_of(__file__, 'size')}:")
@@ -107,29 +106,4 @@ refused("cumsum", zoo.MLP(), running_sum, batch,
         f"{__file__}:{line_of(__file__, 'cumsum')}:")
 
 
-def deberta_classifier():
-    return model_zoo._hf(
-        "DebertaV2Config", "DebertaV2ForSequenceClassification",
-        vocab_size=32, hidden_size=16, num_hidden_layers=1,
-        num_attention_heads=2, intermediate_size=32,
-        max_position_embeddings=16, hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0, pooler_dropout=0.0,
-        relative_attention=False, pad_token_id=0, num_labels=3)
-
-
-# DeBERTa-v2's loss: `label_index = (labels >= 0).nonzero()`, then `if
-# label_index.size(0) > 0:` a gather and a mean, else 0: the branch is
-# taken once, at the trace.
-# CHECK: deberta-v2-classifier: refused: {{.*}}modeling_deberta_v2.py:{{[0-9]+}}: error: this line reads the size of a selection by a boolean mask {{.*}}a branch on it
-# CHECK: deberta-v2-classifier: located: True
-def guard_line():
-    from transformers.models.deberta_v2 import modeling_deberta_v2 as module
-    with open(module.__file__) as f:
-        line = next(i + 1 for i, text in enumerate(f)
-                    if "if label_index.size(0) > 0:" in text)
-    return f"{module.__file__}:{line}:"
-
-
-refused("deberta-v2-classifier", deberta_classifier(), model_zoo.hf_loss,
-        lambda g: model_zoo.text_classes(g, B), guard_line())
 sys.exit(failures)
