@@ -108,22 +108,30 @@ mlir::ga::detail::parseRoles(ArrayRef<std::string> names, Location where) {
   return roles;
 }
 
+LogicalResult
+mlir::ga::detail::addMicroBatchRewrite(OpPassManager &pm, func::FuncOp func,
+                                       int64_t microBatches,
+                                       StringRef accumulateOptions) {
+  std::string text =
+      llvm::formatv("micro-batches={0} func={1} {2}", microBatches,
+                    func.getSymName(), accumulateOptions);
+  auto options = AccumulatePipelineOptions::createFromString(text);
+  if (!options)
+    return func.emitError() << "memory report: invalid --ga-accumulate "
+                               "options '"
+                            << accumulateOptions << "'";
+  buildMicroBatchRewritePipeline(pm, *options);
+  return success();
+}
+
 FailureOr<MemoryUsage> mlir::ga::detail::estimateStepMemory(
     ModuleOp module, func::FuncOp func, int64_t microBatches,
     StringRef accumulateOptions, StringRef cpuOptions,
     ArrayRef<BufferRole> givenRoles) {
   PassManager pm(module.getContext());
-  if (microBatches) {
-    std::string text =
-        llvm::formatv("micro-batches={0} func={1} {2}", microBatches,
-                      func.getSymName(), accumulateOptions);
-    auto options = AccumulatePipelineOptions::createFromString(text);
-    if (!options)
-      return func.emitError() << "memory report: invalid --ga-accumulate "
-                                 "options '"
-                              << accumulateOptions << "'";
-    buildMicroBatchRewritePipeline(pm, *options);
-  }
+  if (microBatches &&
+      failed(addMicroBatchRewrite(pm, func, microBatches, accumulateOptions)))
+    return failure();
   auto cpu = LowerToCPUOptions::createFromString(cpuOptions);
   if (!cpu)
     return func.emitError() << "memory report: invalid --ga-lower-to-cpu "

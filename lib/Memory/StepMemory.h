@@ -13,6 +13,7 @@
 #include "ga/Analysis/MemoryUsage.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <optional>
 
@@ -46,6 +47,13 @@ FailureOr<MemoryUsage> estimateStepMemory(ModuleOp module, func::FuncOp func,
                                           StringRef accumulateOptions,
                                           StringRef cpuOptions,
                                           ArrayRef<BufferRole> roles = {});
+
+/// Adds to `pm` the micro-batch rewrite of `func` into `microBatches`
+/// micro-batches with the --ga-accumulate options `accumulateOptions`, or
+/// fails with an error at `func` when those options do not parse.
+LogicalResult addMicroBatchRewrite(OpPassManager &pm, func::FuncOp func,
+                                   int64_t microBatches,
+                                   StringRef accumulateOptions);
 
 /// The roles named in `names` ("parameters", "optimizer_state", "inputs"),
 /// or failure with an error at `where` for another name.

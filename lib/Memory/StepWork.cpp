@@ -13,7 +13,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Pass/PassManager.h"
-#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::ga;
@@ -58,14 +57,8 @@ FailureOr<int64_t>
 mlir::ga::detail::estimateStepWork(ModuleOp module, func::FuncOp func,
                                    StringRef accumulateOptions) {
   PassManager pm(module.getContext());
-  std::string text = llvm::formatv("micro-batches=1 func={0} {1}",
-                                   func.getSymName(), accumulateOptions);
-  auto options = AccumulatePipelineOptions::createFromString(text);
-  if (!options)
-    return func.emitError() << "memory report: invalid --ga-accumulate "
-                               "options '"
-                            << accumulateOptions << "'";
-  buildMicroBatchRewritePipeline(pm, *options);
+  if (failed(addMicroBatchRewrite(pm, func, 1, accumulateOptions)))
+    return failure();
   OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
   if (failed(pm.run(*copy)))
     return failure();
