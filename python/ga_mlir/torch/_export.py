@@ -14,14 +14,14 @@ from ._common import CompileError
 from ._convolutions import ConvolutionForms
 from ._decompositions import _decomposition_table, one_hot
 from ._masked import MaskedRows
-from ._locations import (UNLOCATED, _first_location, _innermost_user_line,
-                         current_user_line, describe_location, kept_frame,
-                         locate_failures, locate_graph,
-                         preserve_backward_locations, pytorch_operation)
+from ._locations import (UNLOCATED, _innermost_user_line,
+                         current_user_line, kept_frame, locate_graph,
+                         preserve_backward_locations)
 from ._metrics import Metrics, split_result
 from ._modules import batch_first_forms
 from ._layout import flat_arguments as _flat_arguments
 from ._optimizer_step import _Optimizer
+from ._import import _import_to_linalg, _refuse_tm_tensor_ops
 from ._rewrites import rewrite_graph
 from ._writes import refuse_argument_writes, refuse_buffer_writes
 
@@ -353,22 +353,6 @@ def _refuse_random_ops(graph):
                     "pass the numbers as an input of the step")
 
 
-def _refuse_tm_tensor_ops(module):
-    """Refuses torch-mlir's own dialect for ops linalg has no form of
-    (scatter, sort, ...): ga-mlir takes upstream dialects only."""
-    foreign = sorted(_op_names(module, "tm_tensor.") - {"tm_tensor.yield"})
-    if foreign:
-        raise CompileError(
-            f"{_first_location(module.operation, 'tm_tensor.')}: error: "
-            "torch-mlir lowers the PyTorch operation of this line (or its "
-            "backward) to " + " and ".join(
-                _TM_TENSOR_WORDS.get(name, name) for name in foreign) +
-            ", which ga-mlir does not compile: write it without them "
-            "(a one-hot product or torch.where instead of a write by index, "
-            "a reduction instead of a sort) (torch-mlir: "
-            f"{', '.join(foreign)})")
-
-
 def export_train_step(model, loss_fn, optimizer, example_inputs,
                       max_grad_norm=None, indexing="one-hot",
                       exact_statistics=False, batch_dims=None,
@@ -439,18 +423,6 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
     return text, spec
 
 
-# What torch-mlir's tm_tensor ops come from, in PyTorch's words.
-_TM_TENSOR_WORDS = {
-    "tm_tensor.scatter": "a write by index (x[idx] = v, index_put_, "
-                         "index_fill, scatter, scatter_reduce, or the "
-                         "backward of max/min over a dimension or of x[idx] "
-                         "other than at the sample's own position)",
-    "tm_tensor.sort": "a sort (torch.sort, topk, argsort, median, "
-                      "kthvalue)",
-    "tm_tensor.scan": "a scan (torch.cumsum, cumprod, cummax)",
-}
-
-
 _DATA_DEPENDENT_WORDS = (
     "a size on this line depends on the data (torch.nonzero, x[mask] with a "
     "boolean mask, torch.unique, repeat_interleave by a tensor): the "
@@ -508,101 +480,3 @@ def _trace_hint(message):
         if part in message:
             return ": " + words
     return ""
-
-
-def _op_names(module, prefix):
-    """The names of the ops of `module` (torch-mlir's MLIR Python API) that
-    start with `prefix`."""
-    from torch_mlir import ir
-
-    names = set()
-
-    def visit(op):
-        if op.name.startswith(prefix):
-            names.add(op.name)
-        return ir.WalkResult.ADVANCE
-    module.operation.walk(visit)
-    return names
-
-
-def _import_graphs(context, graphs):
-    """stateless_fx_import of several graphs into one module: each graph
-    (a (graph, function name) pair) imported by one FxImporter, then the
-    module lowered by torch-mlir's pipelines."""
-    from torch_mlir.extras.fx_importer import FxImporter
-    from torch_mlir.fx import OutputType, _module_lowering
-    from torch_mlir.compiler_utils import BackendLoweringOptions
-
-    importer = FxImporter(context=context)
-    for graph, name in graphs:
-        importer.import_stateless_graph(graph, func_name=name)
-    return _module_lowering(
-        False, False, OutputType.LINALG_ON_TENSORS, importer.module,
-        backend_options=BackendLoweringOptions(allow_non_finites=True))
-
-
-def _import_to_linalg(gm, graphs=None):
-    """torch-mlir's own FX import and lowering to linalg-on-tensors
-    (torch_mlir.fx.stateless_fx_import: its importer and its pipelines,
-    whatever they are in the installed version), with the located
-    diagnostics of a failure in the exception. With `graphs` ((graph,
-    function name) pairs), those graphs into one module instead."""
-    from torch_mlir import ir
-    from torch_mlir.compiler_utils import TorchMlirCompilerError
-    from torch_mlir.dialects import torch as torch_dialect
-    from torch_mlir.extras.fx_importer import FxImporter
-    from torch_mlir.fx import stateless_fx_import
-
-    # Our context, so that a failure's diagnostics reach us with their
-    # locations: torch-mlir emits them to stderr and reports the failure as
-    # text only.
-    context = ir.Context()
-    torch_dialect.register_dialect(context)
-    errors = []
-
-    def collect(diagnostic):
-        if diagnostic.severity == ir.DiagnosticSeverity.ERROR:
-            errors.append((diagnostic.location, str(diagnostic.message)))
-        return True  # handled: not printed
-
-    handler = context.attach_diagnostic_handler(collect)
-    importer = FxImporter(context=context)  # lowered in place
-    try:
-        if graphs is None:
-            module = stateless_fx_import(
-                gm, output_type="linalg-on-tensors", model_name="train_step",
-                fx_importer=importer, allow_non_finites=True)
-        else:
-            module = _import_graphs(context, graphs)
-        with context:
-            module.operation.verify()
-    except (TorchMlirCompilerError, ir.MLIRError) as error:
-        if isinstance(error, ir.MLIRError):
-            errors += [(d.location, d.message)
-                       for d in error.error_diagnostics]
-        if not errors:
-            raise CompileError(
-                "torch-mlir could not lower the step to linalg-on-tensors: " +
-                str(error).strip().splitlines()[0]) from None
-        raise _lowering_error(locate_failures(
-            errors, importer.module if graphs is None else None)) from None
-    finally:
-        handler.detach()
-    return module
-
-
-def _lowering_error(errors):
-    """torch-mlir's failure (its (location, message) errors) at the user's
-    (or library's) line, in words that say what it means for the model."""
-    lines = []
-    for location, message in errors:
-        where = describe_location(location)
-        what = "of this line (or of its backward)" if where != UNLOCATED \
-            else "that it gives no line (named in its words)"
-        lines.append(f"{where}: error: torch-mlir cannot lower "
-                     f"{pytorch_operation(message)}the PyTorch operation "
-                     f"{what}, to linalg: rewrite it with other "
-                     "operations, or report it (torch-mlir: "
-                     f"{message.splitlines()[0]})")
-    return CompileError("torch-mlir could not lower the step to "
-                        "linalg-on-tensors:\n" + "\n".join(lines))
