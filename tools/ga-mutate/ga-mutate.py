@@ -9,7 +9,9 @@ each: `--ga-accumulate`, `--ga-check-training-step`, `--ga-lower-to-cpu` and
 mutant itself otherwise). Every run must end in
 
   result     exit 0
-  refused    exit 1 with an `error:` located at a line:col of the mutant
+  refused    exit 1 with an `error:` located at a line:col of the mutant, or
+             at a source location that the mutant's ops carry (loc("model.py":24:0):
+             the user's line that a diagnostic at a line-less op names)
 
 and anything else is a finding:
 
@@ -153,8 +155,15 @@ def classify(rc, out, err, path):
         return "result", ""
     if "see current operation" in err or re.search(r"^\s*(module|func\.func)\b", out, re.M):
         return "dump", "IR printed on error"
+    with open(path) as f:
+        text = f.read()
     for m in LOC_RE.finditer(err):
         if os.path.abspath(m.group("file")) == os.path.abspath(path):
+            return "refused", ""
+        # The nearest user line of a line-less op (ga/Analysis/UserLocation.h):
+        # a location the input itself names.
+        if re.search(r'loc\("%s":%s:' % (re.escape(m.group("file")), m.group("line")),
+                     text):
             return "refused", ""
     first = next((l for l in err.splitlines() if "error" in l), err.strip()[:200])
     return "unlocated", first.strip()[:200]
