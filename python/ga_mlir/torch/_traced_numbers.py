@@ -67,10 +67,24 @@ def composite_in_place(func):
         out_of_place(self, *args, **kwargs))
 
 
-def _float(x=0.0):
-    if isinstance(x, torch.Tensor):
-        return item(x).to(torch.float64)
-    return builtins.float(x)
+class _FloatType(type):
+    """`float` as the step's modules see it: a tensor's value as item() keeps
+    it; else, and for isinstance/issubclass, the builtin."""
+
+    def __call__(cls, x=0.0):
+        if isinstance(x, torch.Tensor):
+            return item(x).to(torch.float64)
+        return builtins.float(x)
+
+    def __instancecheck__(cls, x):
+        return isinstance(x, builtins.float)
+
+    def __subclasscheck__(cls, c):
+        return issubclass(c, builtins.float)
+
+
+class _float(metaclass=_FloatType):
+    pass
 
 
 def _extremum(builtin, combine):
