@@ -14,7 +14,8 @@ step runs (`numbers_as_tensors`, only there, never in the forward),
   a bool.
 * the builtins `float`, `max` and `min`, as the modules of the class's
   step() see them (names inserted into those modules' globals, removed
-  afterwards), take the tensor path when an argument is a tensor:
+  afterwards), take the tensor path when an argument is a tensor of one
+  element (a number):
   `float(t)` as `t.item()`, `max`/`min` as torch.maximum/torch.minimum
   over the arguments at their promoted dtype (a Python number as the
   tensor's dtype takes it). Without a tensor argument they are the
@@ -88,8 +89,8 @@ class _float(metaclass=_FloatType):
 
 
 def _extremum(builtin, combine):
-    """max or min: the builtin, or, with a tensor among the values, their
-    elementwise extremum at the dtype PyTorch's type promotion gives them
+    """max or min: the builtin, or, with a tensor of one element among the
+    values, their extremum at the dtype PyTorch's type promotion gives them
     (a Python number takes the tensor's dtype)."""
 
     @functools.wraps(builtin)
@@ -97,8 +98,10 @@ def _extremum(builtin, combine):
         values = args
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
             values = args[0]
-        if kwargs or not any(isinstance(v, torch.Tensor) for v in values) \
-                or not values:
+        tensors = [v for v in values if isinstance(v, torch.Tensor)]
+        # Numbers only: of tensors of several elements, Python's max (bool
+        # of a comparison) fails as in PyTorch.
+        if kwargs or not tensors or any(t.numel() != 1 for t in tensors):
             return builtin(*args, **kwargs)
         dtype = None
         for v in values:  # a Python number promotes only across categories
