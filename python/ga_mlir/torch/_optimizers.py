@@ -42,6 +42,7 @@ import traceback
 
 import torch
 
+from . import _traced_numbers
 from ._common import CompileError
 from ._locations import UNLOCATED
 
@@ -168,7 +169,7 @@ def refuse_unsupported(optimizer):
 # default form (capturable=False) is tried first: where it traces (its step
 # count still a tensor: _get_value keeps it under the compiling state), its
 # arithmetic is PyTorch's default one, operation for operation; where it
-# reads a value in Python (RAdam's rectification, ASGD's mu.item()), the
+# reads a value in Python (RAdam's rectification, ASGD's mu.item() != 1), the
 # capturable form.
 _CAPTURABLE = {}
 
@@ -234,7 +235,8 @@ _TENSOR_SCALARS = {
 
 class _TensorScalars(torch.overrides.TorchFunctionMode):
     """Rewrites the calls of _TENSOR_SCALARS whose alpha= or value= is a
-    tensor (a traced step would read its value in Python), and casts a 0-d
+    tensor (a traced step would read its value in Python), keeps the number
+    Tensor.item() reads as a 0-d tensor (_traced_numbers), and casts a 0-d
     float operand to the dtype of the operation's tensors, as PyTorch's
     type promotion computes it (torch-mlir mixes dtypes wrongly: Muon's
     bfloat16 clamp(min=eps), a float64 hyper-parameter times a float32
@@ -242,6 +244,11 @@ class _TensorScalars(torch.overrides.TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if func is torch.Tensor.item:  # a number kept in the trace
+            return _traced_numbers.item(args[0])
+        composite = _traced_numbers.composite_in_place(func)
+        if composite is not None:
+            return composite(*args, **kwargs)
         name = getattr(func, "__name__", None)
         if name in _TENSOR_SCALARS:
             for key in ("alpha", "value"):
@@ -278,7 +285,8 @@ def _run(shadow):
     step = type(shadow).step
     if getattr(step, "hooked", False):
         step = step.__wrapped__
-    with torch.no_grad(), _TensorScalars():
+    with torch.no_grad(), _TensorScalars(), \
+            _traced_numbers.builtins_as_tensors(type(shadow)):
         step(shadow)
 
 
@@ -500,9 +508,10 @@ def _probe(optimizer, group, params, state_sets, candidates):
         hint = ""
         if "_local_scalar_dense" in why or "data-dependent" in why or \
                 "item()" in why:
-            hint = (" (it reads a tensor's value in Python: .item(), "
-                    "float(t), a branch or min/max on a value, which a "
-                    "step traced once for every call cannot)")
+            hint = (" (it reads a tensor's value in Python: a branch on "
+                    "it, `if x > 0:` or bool(), int(t) or math on it, "
+                    "which a step traced once for every call cannot; "
+                    ".item(), float(t), max() and min() are traced)")
         raise CompileError(
             f"{_where(optimizer, error)}: error: "
             f"{type(optimizer).__name__}.step() cannot be traced{hint}: "

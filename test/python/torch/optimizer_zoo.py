@@ -78,6 +78,14 @@ OPTIMIZERS = {
     # Muon takes 2-D parameters only (the biases stay as they are).
     "muon": lambda m: O.Muon(_matrices(m), lr=2e-2, momentum=0.9,
                              weight_decay=1e-2),
+    # Adafactor reads its step count and norms with .item() and takes
+    # min/max of them in Python: traced as 0-d tensors. Tiny's weights take
+    # its factored path, its biases the unfactored one.
+    "adafactor": lambda m: O.Adafactor(m.parameters()),
+    "adafactor-decay": lambda m: O.Adafactor(m.parameters(), lr=2e-2,
+                                             beta2_decay=-0.6,
+                                             weight_decay=1e-2,
+                                             maximize=True),
     "lion": lambda m: Lion(m.parameters(), lr=1e-3, betas=(0.9, 0.99),
                            weight_decay=1e-2),
 }

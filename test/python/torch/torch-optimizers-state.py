@@ -150,7 +150,7 @@ def round_trip(name, compiled_first):
     return not ok
 
 
-for name in ("adam-amsgrad", "sgd-nesterov", "radam"):
+for name in ("adam-amsgrad", "sgd-nesterov", "radam", "adafactor"):
     for compiled_first in (True, False):
         failures += round_trip(name, compiled_first)
 # CHECK: state_dict adam-amsgrad compiled->torch: {{.*}} OK
@@ -159,6 +159,8 @@ for name in ("adam-amsgrad", "sgd-nesterov", "radam"):
 # CHECK: state_dict sgd-nesterov torch->compiled: {{.*}} OK
 # CHECK: state_dict radam compiled->torch: {{.*}} OK
 # CHECK: state_dict radam torch->compiled: {{.*}} OK
+# CHECK: state_dict adafactor compiled->torch: {{.*}} OK
+# CHECK: state_dict adafactor torch->compiled: {{.*}} OK
 
 
 def refused(what, make):
@@ -180,11 +182,26 @@ failures += refused("lbfgs", lambda m: torch.optim.LBFGS(m.parameters()))
 failures += refused("sparse_adam",
                     lambda m: torch.optim.SparseAdam(m.parameters()))
 # CHECK: sparse_adam refused: torch.optim.SparseAdam needs sparse gradients (nn.Embedding(sparse=True)), and the compiled step's gradients are dense
-# Adafactor's step reads its step count and norms in Python (.item()).
-failures += refused("adafactor",
-                    lambda m: torch.optim.Adafactor(m.parameters()))
-# CHECK: adafactor refused: {{.*}}_adafactor.py:{{[0-9]+}}: error: Adafactor.step() cannot be traced (it reads a tensor's value in Python
 
+
+class Clipped(torch.optim.Optimizer):
+    """SGD that halves its step where the gradient's norm exceeds 1: a
+    Python branch on a tensor's value, which a step traced once for every
+    call cannot take (its .item() and min/max would be traced)."""
+
+    def __init__(self, params, lr=0.1):
+        super().__init__(params, dict(lr=lr))
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                scale = 0.5 if p.grad.norm() > 1 else 1.0
+                p.add_(p.grad, alpha=-group["lr"] * scale)
+
+
+failures += refused("clipped", lambda m: Clipped(m.parameters()))
+# CHECK: clipped refused: {{.*}}torch-optimizers-state.py:[[# @LINE-5]]: error: Clipped.step() cannot be traced (it reads a tensor's value in Python: a branch on it
 
 def hooked(m):
     opt = torch.optim.Adam(m.parameters())
