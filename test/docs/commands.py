@@ -220,6 +220,9 @@ COMMANDS = {
         Run(check=files_exist("libstep.so")),
     "from ga_mlir.torch import compile_train_step # .venv has it (pip install -e python)":
         Run(prelude=PYTHON_STAND_INS),
+    "import torch.nn.functional as F":
+        Run(prelude=PYTHON_STAND_INS,
+            expect=r"accuracy 0\.\d{4}, 16 per-sample losses"),
     'step = compile_train_step(model, loss_fn, opt, (x, y), micro_batches=4, target="cuda")':
         Run(prelude=PYTHON_STAND_INS + textwrap.dedent("""\
             from ga_mlir.torch import compile_train_step, load_step
