@@ -571,4 +571,95 @@ def WidenI1Tensors : Pass<"ga-widen-i1-tensors", "func::FuncOp"> {
                            "tensor::TensorDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// WidenAccumulators
+//===----------------------------------------------------------------------===//
+
+def WidenAccumulators : Pass<"ga-widen-accumulators", "func::FuncOp"> {
+  let summary = "Accumulate the reductions of bf16 and f16 linalg ops in f32, "
+                "rounding their results once";
+  let description = [{
+    PyTorch's CPU kernels compute a matrix product, a sum, a mean or a norm
+    of `bfloat16` or `float16` tensors with a `float` accumulator and round
+    the result to the low-precision type once. torch-mlir's linalg form of
+    the same step accumulates into an init of the low-precision type, so
+    the loops round every partial sum (8 significant bits for `bf16`): a
+    sum of 4096 ones stops at 256, and a product of K = 512 positive terms
+    is off by about 25 roundings (test/Integration/CPU/bf16-accumulation.test).
+
+    This pass rewrites every linalg op on tensors that has a reduction loop
+    and an init whose element type is `bf16` or `f16` (named contractions
+    and convolutions as well as generics: the op is read through the
+    LinalgOp interface, its indexing maps and iterator types, never by its
+    name) into a `linalg.generic` with the same maps and iterators that
+    accumulates in `f32`: each such init is extended (a fill becomes a fill
+    of `f32` with the extended scalar, any other init an `arith.extf`
+    copy), low-precision inputs are read through `arith.extf`, the payload
+    computes in `f32`, and each widened result is rounded back once by an
+    `arith.truncf` copy. Extending is exact, so the only change is the
+    rounding of the partial sums and products, which now happens once.
+
+    Payload ops are widened when they compute the same function in any
+    float type (element-wise arith and math ops whose float operands and
+    results share one type, comparisons included); `arith.extf` of a
+    low-precision value becomes the widened value; ops that read no
+    low-precision value (a constant, an `arith.truncf` from f32, an integer
+    conversion, `linalg.index`) are kept and their low-precision results
+    extended, so a rounding the step asks for is kept. An op whose payload
+    has anything else reading a low-precision value (a bitcast, an op with
+    regions) is left alone. Max and min reductions are widened too: on
+    values that are exact in both types they give the same result, and the
+    rule stays one of types. Integer accumulators are not touched.
+
+    Before (`--ga-widen-accumulators`):
+
+    ```mlir
+    %zero = arith.constant 0.0 : bf16
+    %e = tensor.empty() : tensor<8x8xbf16>
+    %acc = linalg.fill ins(%zero : bf16) outs(%e : tensor<8x8xbf16>) -> tensor<8x8xbf16>
+    %c = linalg.matmul ins(%a, %b : tensor<8x64xbf16>, tensor<64x8xbf16>)
+                       outs(%acc : tensor<8x8xbf16>) -> tensor<8x8xbf16>
+    ```
+
+    After:
+
+    ```mlir
+    %zero = arith.constant 0.0 : bf16
+    %z = arith.extf %zero : bf16 to f32
+    %e32 = tensor.empty() : tensor<8x8xf32>
+    %acc = linalg.fill ins(%z : f32) outs(%e32 : tensor<8x8xf32>) -> tensor<8x8xf32>
+    %c32 = linalg.generic {indexing_maps = [(m, n, k) -> (m, k), (m, n, k) -> (k, n),
+                                            (m, n, k) -> (m, n)],
+                           iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %b : tensor<8x64xbf16>, tensor<64x8xbf16>) outs(%acc : tensor<8x8xf32>) {
+    ^bb0(%x: bf16, %y: bf16, %o: f32):
+      %x32 = arith.extf %x : bf16 to f32
+      %y32 = arith.extf %y : bf16 to f32
+      %p = arith.mulf %x32, %y32 : f32
+      %s = arith.addf %o, %p : f32
+      linalg.yield %s : f32
+    } -> tensor<8x8xf32>
+    %e = tensor.empty() : tensor<8x8xbf16>
+    %c = linalg.generic {...} ins(%c32 : tensor<8x8xf32>) outs(%e : tensor<8x8xbf16>) {
+    ^bb0(%v: f32, %o: bf16):
+      %t = arith.truncf %v : f32 to bf16
+      linalg.yield %t : bf16
+    } -> tensor<8x8xbf16>
+    ```
+
+    ga-lower-to-cpu runs it before the products are given to CBLAS (which
+    takes f32 and f64 products only, so a low-precision product was a loop
+    nest before and stays one). The GPU pipeline does not run it yet,
+    though PyTorch's CUDA kernels accumulate in f32 too: there a product
+    into a low-precision init is left to a kernel (ga-contractions-to-
+    cublaslt takes f32 accumulators only) that rounds every partial sum.
+  }];
+  let statistics = [
+    Statistic<"numWidened", "widened",
+              "Linalg ops whose bf16 or f16 accumulators became f32">
+  ];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "tensor::TensorDialect"];
+}
+
 #endif // GA_CODEGEN_CPU_PASSES_TD
