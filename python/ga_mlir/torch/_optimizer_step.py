@@ -210,7 +210,7 @@ class _Optimizer:
                     group, values.get(k, [])), members))
         shadow = _optimizers._shadow(self.optimizer, groups)
         for i, q, st in zip(indices, qs, states):
-            shadow.state[q] = {n: _optimizers.widened(s) for n, s in
+            shadow.state[q] = {n: _optimizers.widened(s, q) for n, s in
                                zip(self.arg_names[i], st)}
         _optimizers._run(shadow)
         new_states = []

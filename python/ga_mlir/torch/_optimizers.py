@@ -270,12 +270,14 @@ class _TensorScalars(torch.overrides.TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-def widened(t):
-    """A 0-d float32 state (a step count, NAdam's mu_product) in float64
-    for the traced step, so that what derives from it (1 - beta2 ** step)
-    is computed as torch.optim's Python numbers are, not with float32's
-    cancellation; other states as they are."""
-    return t.to(torch.float64) if t.dim() == 0 and \
+def widened(t, p):
+    """A 0-d float32 state of a parameter `p` that is not 0-d (a step count,
+    NAdam's mu_product) in float64 for the traced step, so that what derives
+    from it (1 - beta2 ** step) is computed as torch.optim's Python numbers
+    are, not with float32's cancellation; other states as they are. The
+    states of a 0-d parameter stay as they are: its moments are 0-d too,
+    and torch.optim computes them in the parameter's dtype."""
+    return t.to(torch.float64) if t.dim() == 0 and p.dim() and \
         t.dtype == torch.float32 else t.clone()
 
 
@@ -479,7 +481,8 @@ def _probe(optimizer, group, params, state_sets, candidates):
             qs = [next(it) for _ in params]
             for q, g in zip(qs, [next(it) for _ in params]):
                 q.grad = g
-            sts = [{k: widened(next(it)) for k in s} for s in states]
+            sts = [{k: widened(next(it), q) for k in s}
+                   for s, q in zip(states, qs)]
             values = [(key, next(it)) for key in keys]
             shadow = _shadow(optimizer, [(_with_values(group, values), qs)])
             for q, s in zip(qs, sts):
