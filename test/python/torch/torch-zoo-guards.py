@@ -20,7 +20,6 @@ import torch.nn.functional as F
 
 import model_zoo
 import zoo
-from ga_mlir.torch import CompileError, compile_train_step
 
 model_zoo.quiet()
 B = 8
@@ -106,25 +105,9 @@ def guard_after_write(model, x, y, keep):
     return out.sum()
 
 
-def line_of(marker):
-    with open(__file__) as f:
-        return next(i + 1 for i, text in enumerate(f)
-                    if text.rstrip().endswith("# " + marker))
-
-
 def refused(name, loss_fn, marker):
-    model = zoo.MLP()
-    try:
-        compile_train_step(model, loss_fn,
-                           torch.optim.SGD(model.parameters(), lr=0.1),
-                           example_inputs=mlp_batch(
-                               torch.Generator().manual_seed(0)),
-                           micro_batches=2)
-        print(f"{name}: ACCEPTED")
-    except CompileError as error:
-        first = str(error).splitlines()[0]
-        print(f"{name}: refused: {first}")
-        print(f"{name}: located:", f"{__file__}:{line_of(marker)}:" in first)
+    zoo.refused(name, zoo.MLP(), loss_fn, mlp_batch,
+                f"{__file__}:{zoo.line_of(__file__, marker)}:")
 
 
 # CHECK: output-guard: refused: {{.*}}torch-zoo-guards.py:{{[0-9]+}}: error: this line branches on the size of a selection by a boolean mask that is computed from the model's values

@@ -19,7 +19,6 @@ import torch.nn.functional as F
 
 import model_zoo
 import zoo
-from ga_mlir.torch import CompileError, compile_train_step
 
 model_zoo.quiet()
 B = 7
@@ -75,35 +74,14 @@ failures += zoo.check("loss-of-selection", zoo.MLP, batch, loss_of_selection,
                       optimizers=("adamw",), ns=(1, 4))
 
 
-def line_of(path, marker):
-    with open(path) as f:
-        return next(i + 1 for i, text in enumerate(f)
-                    if text.rstrip().endswith("# " + marker))
-
-
-def refused(name, model, loss_fn, make_batch, where):
-    """The refusal's first line, and whether it names `where`."""
-    try:
-        compile_train_step(model, loss_fn,
-                           torch.optim.SGD(model.parameters(), lr=0.1),
-                           example_inputs=make_batch(
-                               torch.Generator().manual_seed(0)),
-                           micro_batches=2)
-        print(f"{name}: ACCEPTED")
-    except CompileError as error:
-        first = str(error).splitlines()[0]
-        print(f"{name}: refused: {first}")
-        print(f"{name}: located: {where in first}")
-
-
 # CHECK: size: refused: {{.*}}torch-zoo-masked.py:{{[0-9]+}}: error: this line uses as a value the size of a selection by a boolean mask
 # CHECK: size: located: True
-refused("size", zoo.MLP(), size_of_selection, batch,
-        f"{__file__}:{line_of(__file__, 'size')}:")
+zoo.refused("size", zoo.MLP(), size_of_selection, batch,
+            f"{__file__}:{zoo.line_of(__file__, 'size')}:")
 # CHECK: cumsum: refused: {{.*}}torch-zoo-masked.py:{{[0-9]+}}: error: this line applies cumsum to a selection by a boolean mask
 # CHECK: cumsum: located: True
-refused("cumsum", zoo.MLP(), running_sum, batch,
-        f"{__file__}:{line_of(__file__, 'cumsum')}:")
+zoo.refused("cumsum", zoo.MLP(), running_sum, batch,
+            f"{__file__}:{zoo.line_of(__file__, 'cumsum')}:")
 
 
 sys.exit(failures)

@@ -18,7 +18,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ga_mlir.torch import compile_train_step
+from ga_mlir.torch import CompileError, compile_train_step
 
 OPTIMIZERS = {
     "sgd": lambda m: torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9,
@@ -268,3 +268,27 @@ def lm_batch(gen, b=6, t=8, vocab=29):
     targets = torch.randint(0, vocab, (b, t), generator=gen)
     drop = torch.rand(b, t, generator=gen) < 0.25
     return ids, targets.masked_fill(drop, -100)
+
+
+# ------------------------------------------------------------- refusals
+def line_of(path, marker):
+    """The number of the line of `path` that ends with `# marker`."""
+    with open(path) as f:
+        return next(i + 1 for i, text in enumerate(f)
+                    if text.rstrip().endswith("# " + marker))
+
+
+def refused(name, model, loss_fn, make_batch, where):
+    """Compiles `loss_fn` on `model` (SGD, N = 2) and prints the refusal's
+    first line and whether it names `where`, or ACCEPTED."""
+    try:
+        compile_train_step(model, loss_fn,
+                           torch.optim.SGD(model.parameters(), lr=0.1),
+                           example_inputs=make_batch(
+                               torch.Generator().manual_seed(0)),
+                           micro_batches=2)
+        print(f"{name}: ACCEPTED")
+    except CompileError as error:
+        first = str(error).splitlines()[0]
+        print(f"{name}: refused: {first}")
+        print(f"{name}: located: {where in first}")
