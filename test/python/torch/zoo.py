@@ -292,3 +292,15 @@ def refused(name, model, loss_fn, make_batch, where):
         first = str(error).splitlines()[0]
         print(f"{name}: refused: {first}")
         print(f"{name}: located: {where in first}")
+
+
+def masked_mlp_batch(gen, batch, calls):
+    """The MLP's batch and a mask of about half its samples that selects
+    nothing in every other batch (`calls`: the caller's one-element
+    counter of batches made)."""
+    x, y = mlp_batch(gen, batch)
+    keep = torch.rand(batch, generator=gen) < 0.5
+    calls[0] += 1
+    if calls[0] % 2 == 0:
+        keep[:] = False
+    return x, y, keep
