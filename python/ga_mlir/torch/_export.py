@@ -7,7 +7,7 @@ import unittest.mock
 
 import torch
 
-from . import _guards, _philox, _recurrence, _rolled
+from . import _guards, _moe, _philox, _recurrence, _rolled
 from ._batchnorm import (_batch_norm_buffers, _batch_norm_check,
                          _explicit_batch_norm)
 from ._common import CompileError
@@ -49,7 +49,8 @@ def _tracing(model, exact_statistics):
     the math form of scaled_dot_product_attention, F.one_hot as a
     comparison, grouped and transposed convolutions in forms that torch-mlir
     lowers (_convolutions), selections by a boolean mask as masked rows
-    (_masked)."""
+    (_masked), the grouped products of mixture-of-experts layers as
+    ga_mlir::grouped_mm (_moe)."""
     from torch._export.utils import _compiling_state_context
     from torch.nn.attention import SDPBackend, sdpa_kernel
     with _batch_norm_check(model, exact_statistics), \
@@ -57,7 +58,7 @@ def _tracing(model, exact_statistics):
             sdpa_kernel(SDPBackend.MATH), \
             unittest.mock.patch.object(torch.nn.functional, "one_hot",
                                        one_hot), \
-            ConvolutionForms(), MaskedRows():
+            ConvolutionForms(), MaskedRows(), _moe.ExpertProducts():
         yield
 
 
@@ -312,12 +313,14 @@ def _trace(fn, flat, table, model, exact_statistics):
                                        kept_summary), \
             _shared_fake_mode():
         try:
-            if not _recurrence.has_time_loops(model):
+            if not _recurrence.has_time_loops(model) and \
+                    not _moe.has_experts(model):
                 return make_fx(torch.func.functionalize(fn),
                                decomposition_table=table,
                                record_stack_traces=True)(*flat)
             # functionalize has no rule for the autograd.Function of the
-            # time loops (_recurrence): the step is traced first as it
+            # time loops (_recurrence) and of the grouped products (_moe):
+            # the step is traced first as it
             # runs, then its graph (plain ops and the loops' custom ops)
             # functionalized.
             # (The replay through an Interpreter keeps each node's stack.)
@@ -402,6 +405,7 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
         gm = _trace(fn, flat, table, model, exact_statistics)
     spec.guards = list(guards)
     locate_graph(gm.graph)
+    _moe.refuse_grouped_products(gm.graph)
     refuse_argument_writes(gm.graph, flat, model)
     _refuse_data_dependent_sizes(gm.graph)
     rewrite_graph(gm)

@@ -324,6 +324,45 @@ class BidirectionalGRU(nn.Module):
         return self.fc(out.mean(1))
 
 
+
+def mixtral(d=32, heads=2, t=16, vocab=VOCAB, experts=4, top_k=2,
+            layers=2, **config):
+    """transformers' Mixtral: every layer's MLP a mixture of `experts`
+    SwiGLU experts, `top_k` per token (its default experts, the grouped
+    products of transformers.integrations.moe). Sizes multiples of 16."""
+    return _hf("MixtralConfig", "MixtralForCausalLM", vocab_size=vocab,
+               hidden_size=d, intermediate_size=3 * d // 2,
+               num_hidden_layers=layers, num_attention_heads=heads,
+               num_key_value_heads=heads // 2, num_local_experts=experts,
+               num_experts_per_tok=top_k, max_position_embeddings=t,
+               output_router_logits=False, bos_token_id=1, eos_token_id=1,
+               pad_token_id=0, **config)
+
+
+def qwen3_moe(d=32, heads=2, t=16, vocab=VOCAB, experts=4, top_k=2,
+              layers=2, **config):
+    """transformers' Qwen3-MoE (q/k norms, top-k weights renormalized)."""
+    return _hf("Qwen3MoeConfig", "Qwen3MoeForCausalLM", vocab_size=vocab,
+               hidden_size=d, intermediate_size=2 * d,
+               moe_intermediate_size=d, num_hidden_layers=layers,
+               num_attention_heads=heads, num_key_value_heads=heads // 2,
+               head_dim=d // heads, num_experts=experts,
+               num_experts_per_tok=top_k, norm_topk_prob=True,
+               max_position_embeddings=t, output_router_logits=False,
+               bos_token_id=1, eos_token_id=1, pad_token_id=0, **config)
+
+
+def olmoe(d=32, heads=2, t=16, vocab=VOCAB, experts=4, top_k=2, layers=2,
+          **config):
+    """transformers' OLMoE (top-k weights not renormalized)."""
+    return _hf("OlmoeConfig", "OlmoeForCausalLM", vocab_size=vocab,
+               hidden_size=d, intermediate_size=d, num_hidden_layers=layers,
+               num_attention_heads=heads, num_key_value_heads=heads // 2,
+               num_experts=experts, num_experts_per_tok=top_k,
+               max_position_embeddings=t, output_router_logits=False,
+               bos_token_id=1, eos_token_id=1, pad_token_id=0, **config)
+
+
 MODELS = {
     "gpt2": Case(gpt2, padded_text, hf_loss),
     "gpt2-eager": Case(lambda: gpt2("eager"), padded_text, hf_loss),
@@ -351,6 +390,9 @@ MODELS = {
     "swin-v2": Case(swin_v2, lambda g, b: images(g, b, 32), classification),
     "lstm-h_n": Case(LSTMLastState, sequences, classification),
     "gru-bidirectional": Case(BidirectionalGRU, sequences, classification),
+    "mixtral": Case(mixtral, padded_text, hf_loss),
+    "qwen3-moe": Case(qwen3_moe, padded_text, hf_loss),
+    "olmoe": Case(olmoe, padded_text, hf_loss),
 }
 
 

@@ -1,0 +1,200 @@
+"""The grouped products of mixture-of-experts layers as operations of the
+trace.
+
+transformers' experts (Mixtral, Qwen3-MoE, OLMoE, ...: the default
+`experts_implementation="grouped_mm"`) sort the token-expert pairs by
+expert and multiply each expert's rows by its weights in one grouped
+product: rows [offs[g - 1], offs[g]) of the input times weight[g], the
+offsets computed from the batch's routing (a histogram of the experts
+chosen). Under tracing transformers believes it is being compiled and, for
+float32 weights, calls its own custom op `transformers::grouped_mm_fallback`
+(else `torch._grouped_mm`). Neither traces under torch.func.grad here: the
+custom op's autograd (torch.library.register_autograd) is an
+autograd.Function that functorch's transforms refuse, and
+torch._grouped_mm runs its CPU kernel on the example batch (16-byte
+strides required).
+
+ExpertProducts (a TorchFunctionMode of the trace) records both as
+
+  out = ga_mlir::grouped_mm(input, weight, offs)              [S, N]
+  d_input = ga_mlir::grouped_mm(d_out, weight^T, offs)        its backward
+  d_weight = ga_mlir::grouped_mm_weight_grad(input, d_out, offs)  [E, K, N]
+
+(an autograd.Function with setup_context, which torch.func.grad takes, as
+_recurrence does for the time loops). Shapes are static (S rows in all,
+E groups); only the offsets are data, so the trace does not specialize on
+the example batch's routing: a batch in which an expert receives no token
+runs the same graph. Rows past offs[-1] are zero (transformers' fallback).
+The work is proportional to the rows S = T * k: each row is multiplied by
+its own group's weight only.
+
+What is not done yet (refuse_grouped_products): the import of these
+operations (a grouped product op with data-dependent group offsets,
+lowered to a product per group) and the batch analysis of the routing
+around them (the sort of the pairs across the batch, undone before the
+sum over each token's experts). Until then a step with a grouped product
+is refused at the experts' line.
+"""
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from ._common import CompileError
+from ._locations import UNLOCATED, _innermost_user_line, current_user_line
+
+_LIB = torch.library.Library("ga_mlir", "FRAGMENT")
+_LIB.define("grouped_mm(Tensor input, Tensor weight, Tensor offs) -> Tensor")
+_LIB.define("grouped_mm_weight_grad(Tensor input, Tensor grad, Tensor offs, "
+            "int groups) -> Tensor")
+
+
+def _groups(offs):
+    """(group, first row, end row) of each non-empty group of `offs`."""
+    start = 0
+    for g, end in enumerate(offs.tolist()):
+        if end > start:
+            yield g, start, end
+        start = max(start, end)
+
+
+def _grouped_mm(input, weight, offs):
+    """Rows [offs[g - 1], offs[g]) of `input` [S, K] times weight[g] [K, N];
+    rows past offs[-1] zero."""
+    out = input.new_zeros((input.shape[0], weight.shape[-1]))
+    for g, start, end in _groups(offs):
+        out[start:end] = input[start:end] @ weight[g]
+    return out
+
+
+def _grouped_mm_meta(input, weight, offs):
+    return input.new_empty((input.shape[0], weight.shape[-1]))
+
+
+def _grouped_mm_weight_grad(input, grad, offs, groups):
+    """[groups, K, N]: input[rows of g]^T @ grad[rows of g] for each g
+    (zero for a group without rows)."""
+    out = input.new_zeros((groups, input.shape[1], grad.shape[1]))
+    for g, start, end in _groups(offs):
+        out[g] = input[start:end].t() @ grad[start:end]
+    return out
+
+
+def _grouped_mm_weight_grad_meta(input, grad, offs, groups):
+    return input.new_empty((groups, input.shape[1], grad.shape[1]))
+
+
+_LIB.impl("grouped_mm", _grouped_mm, "CPU")
+_LIB.impl("grouped_mm", _grouped_mm_meta, "Meta")
+_LIB.impl("grouped_mm_weight_grad", _grouped_mm_weight_grad, "CPU")
+_LIB.impl("grouped_mm_weight_grad", _grouped_mm_weight_grad_meta, "Meta")
+GROUPED_MM = torch.ops.ga_mlir.grouped_mm.default
+GROUPED_MM_WEIGHT_GRAD = torch.ops.ga_mlir.grouped_mm_weight_grad.default
+
+
+class _GroupedProduct(torch.autograd.Function):
+    """grouped_mm with its backward in grouped products (setup_context:
+    torch.func.grad takes it)."""
+
+    @staticmethod
+    def forward(input, weight, offs):
+        return GROUPED_MM(input, weight, offs)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        input, weight, offs = inputs
+        ctx.save_for_backward(input, weight, offs)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight, offs = ctx.saved_tensors
+        d_input = d_weight = None
+        if ctx.needs_input_grad[0]:
+            d_input = GROUPED_MM(grad, weight.transpose(-2, -1), offs)
+        if ctx.needs_input_grad[1]:
+            d_weight = GROUPED_MM_WEIGHT_GRAD(input, grad, offs,
+                                              weight.shape[0])
+        return d_input, d_weight, None
+
+
+def grouped_product(input, weight, offs):
+    """The traced grouped product of `input` [S, K] and `weight` [E, K, N]
+    by the group ends `offs` [E]."""
+    if input.dim() != 2 or weight.dim() != 3 or offs.dim() != 1 or \
+            offs.shape[0] != weight.shape[0] or \
+            input.shape[1] != weight.shape[1]:
+        raise CompileError(
+            f"{current_user_line()}: error: a grouped product of rows of a [S, K] input "
+            "by [E, K, N] weights with E group ends was expected, not "
+            f"{tuple(input.shape)} by {tuple(weight.shape)} with "
+            f"{tuple(offs.shape)} ends")
+    return _GroupedProduct.apply(input, weight, offs)
+
+
+def has_experts(model):
+    """Whether `model` has experts of transformers (a module of a class that
+    transformers' use_experts_implementation decorated): their grouped
+    products are traced as an autograd.Function, which the trace must
+    functionalize after tracing (see _export._trace)."""
+    return any(hasattr(m, "_is_expert_parallel") and hasattr(m, "has_gate")
+               for m in model.modules())
+
+
+def _fallbacks():
+    """transformers' grouped-product custom op (its packet and overload), if
+    transformers registered it."""
+    try:
+        packet = torch.ops.transformers.grouped_mm_fallback
+    except (AttributeError, RuntimeError):
+        return ()
+    return (packet, packet.default)
+
+
+class ExpertProducts(TorchFunctionMode):
+    """Traces transformers' grouped_mm_fallback and torch._grouped_mm
+    (torch.nn.functional.grouped_mm) of a [S, K] input by [E, K, N] weights
+    with offsets and nothing else (no bias, no out_dtype) as
+    grouped_product."""
+
+    def __init__(self):
+        super().__init__()
+        self.fallbacks = _fallbacks()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in self.fallbacks:
+            input, weight = args[0], args[1]
+            offs = kwargs.get("offs", args[2] if len(args) > 2 else None)
+            return grouped_product(input, weight, offs)
+        if func in _GROUPED_MM_FUNCTIONS and len(args) == 2 and \
+                set(kwargs) <= {"offs", "bias", "out_dtype"} and \
+                kwargs.get("offs") is not None and \
+                kwargs.get("bias") is None and \
+                kwargs.get("out_dtype") is None and args[0].dim() == 2 and \
+                args[1].dim() == 3:
+            return grouped_product(args[0], args[1], kwargs["offs"])
+        return func(*args, **kwargs)
+
+
+_GROUPED_MM_FUNCTIONS = tuple(
+    f for f in (getattr(torch, "_grouped_mm", None),
+                getattr(torch.nn.functional, "grouped_mm", None))
+    if f is not None)
+
+_NOT_YET = (
+    "the grouped product of a mixture-of-experts layer (rows of the "
+    "token-expert pairs sorted by expert, each group of rows times its "
+    "expert's weights: torch._grouped_mm or transformers' "
+    "grouped_mm_fallback) is traced with static shapes but ga-mlir does not "
+    "compile it yet (its import as one grouped product and the batch "
+    "analysis of the sort of the pairs across the batch are missing)")
+
+
+def refuse_grouped_products(graph):
+    """CompileError at the experts' line for a grouped product in `graph`
+    (see the module's docstring: what is missing)."""
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target in (
+                GROUPED_MM, GROUPED_MM_WEIGHT_GRAD) or \
+                str(node.target).startswith("aten._grouped_mm"):
+            where = _innermost_user_line(node.meta.get("stack_trace"))
+            raise CompileError(f"{where or UNLOCATED}: error: {_NOT_YET}")
