@@ -123,8 +123,9 @@ def grouped_product(input, weight, offs):
             offs.shape[0] != weight.shape[0] or \
             input.shape[1] != weight.shape[1]:
         raise CompileError(
-            f"{current_user_line()}: error: a grouped product of rows of a [S, K] input "
-            "by [E, K, N] weights with E group ends was expected, not "
+            f"{current_user_line()}: error: a grouped product of rows of "
+            "a [S, K] input by [E, K, N] weights with E group ends was "
+            "expected, not "
             f"{tuple(input.shape)} by {tuple(weight.shape)} with "
             f"{tuple(offs.shape)} ends")
     return _GroupedProduct.apply(input, weight, offs)

@@ -326,7 +326,7 @@ class BidirectionalGRU(nn.Module):
 
 
 def mixtral(d=32, heads=2, t=16, vocab=VOCAB, experts=4, top_k=2,
-            layers=2, **config):
+            layers=2, router_logits=False, **config):
     """transformers' Mixtral: every layer's MLP a mixture of `experts`
     SwiGLU experts, `top_k` per token (its default experts, the grouped
     products of transformers.integrations.moe). Sizes multiples of 16."""
@@ -335,12 +335,12 @@ def mixtral(d=32, heads=2, t=16, vocab=VOCAB, experts=4, top_k=2,
                num_hidden_layers=layers, num_attention_heads=heads,
                num_key_value_heads=heads // 2, num_local_experts=experts,
                num_experts_per_tok=top_k, max_position_embeddings=t,
-               output_router_logits=False, bos_token_id=1, eos_token_id=1,
-               pad_token_id=0, **config)
+               output_router_logits=router_logits, bos_token_id=1,
+               eos_token_id=1, pad_token_id=0, **config)
 
 
 def qwen3_moe(d=32, heads=2, t=16, vocab=VOCAB, experts=4, top_k=2,
-              layers=2, **config):
+              layers=2, router_logits=False, **config):
     """transformers' Qwen3-MoE (q/k norms, top-k weights renormalized)."""
     return _hf("Qwen3MoeConfig", "Qwen3MoeForCausalLM", vocab_size=vocab,
                hidden_size=d, intermediate_size=2 * d,
@@ -348,19 +348,21 @@ def qwen3_moe(d=32, heads=2, t=16, vocab=VOCAB, experts=4, top_k=2,
                num_attention_heads=heads, num_key_value_heads=heads // 2,
                head_dim=d // heads, num_experts=experts,
                num_experts_per_tok=top_k, norm_topk_prob=True,
-               max_position_embeddings=t, output_router_logits=False,
-               bos_token_id=1, eos_token_id=1, pad_token_id=0, **config)
+               max_position_embeddings=t,
+               output_router_logits=router_logits, bos_token_id=1,
+               eos_token_id=1, pad_token_id=0, **config)
 
 
 def olmoe(d=32, heads=2, t=16, vocab=VOCAB, experts=4, top_k=2, layers=2,
-          **config):
+          router_logits=False, **config):
     """transformers' OLMoE (top-k weights not renormalized)."""
     return _hf("OlmoeConfig", "OlmoeForCausalLM", vocab_size=vocab,
                hidden_size=d, intermediate_size=d, num_hidden_layers=layers,
                num_attention_heads=heads, num_key_value_heads=heads // 2,
                num_experts=experts, num_experts_per_tok=top_k,
-               max_position_embeddings=t, output_router_logits=False,
-               bos_token_id=1, eos_token_id=1, pad_token_id=0, **config)
+               max_position_embeddings=t,
+               output_router_logits=router_logits, bos_token_id=1,
+               eos_token_id=1, pad_token_id=0, **config)
 
 
 MODELS = {

@@ -57,7 +57,8 @@ def loss(x, w, offs, g):
 # CHECK: grouped_mm seed 0: {{.*}} OK
 # CHECK: grouped_mm seed 1: {{.*}} OK
 # CHECK: grouped_mm seed 2: {{.*}} OK
-# CHECK: grouped_mm nodes: ga_mlir.grouped_mm.default ga_mlir.grouped_mm.default ga_mlir.grouped_mm_weight_grad.default
+# CHECK: grouped_mm nodes: ga_mlir.grouped_mm.default
+# CHECK-SAME: ga_mlir.grouped_mm.default ga_mlir.grouped_mm_weight_grad.default
 step = torch.func.grad_and_value(loss, argnums=(0, 1), has_aux=True)
 gen = torch.Generator().manual_seed(0)
 S, K, N, E = 12, 5, 3, 4
@@ -138,14 +139,24 @@ for label, ps, h, g in [("example batch", params, h0, g0),
 
 
 # The zoo's MoE models (one layer of 4 experts, top-2; SGD, N = 2):
-# refused at the experts' grouped product, located, until it is compiled.
+# refused at the experts' grouped product, located, until it is compiled;
+# with output_router_logits (the balance loss) at the same line; Mixtral
+# with transformers' eager experts (a loop over the experts hit, a size that
+# depends on the data) at its loop.
 # CHECK: mixtral: refused at transformers/integrations/moe.py: the grouped product of a mixture-of-experts layer
 # CHECK: qwen3-moe: refused at transformers/integrations/moe.py: the grouped product of a mixture-of-experts layer
 # CHECK: olmoe: refused at transformers/integrations/moe.py: the grouped product of a mixture-of-experts layer
-for name, make in (("mixtral", model_zoo.mixtral),
-                   ("qwen3-moe", model_zoo.qwen3_moe),
-                   ("olmoe", model_zoo.olmoe)):
-    model = make(layers=1)
+# CHECK: mixtral router logits: refused at transformers/integrations/moe.py: the grouped product of a mixture-of-experts layer
+# CHECK: mixtral eager experts: refused at models/mixtral/modeling_mixtral.py: this line applies unbind to a selection by a boolean mask
+for name, make, kw in (
+        ("mixtral", model_zoo.mixtral, {}),
+        ("qwen3-moe", model_zoo.qwen3_moe, {}),
+        ("olmoe", model_zoo.olmoe, {}),
+        ("mixtral router logits", model_zoo.mixtral,
+         {"router_logits": True}),
+        ("mixtral eager experts", model_zoo.mixtral,
+         {"experts_implementation": "eager"})):
+    model = make(layers=1, **kw)
     try:
         compile_train_step(
             model, model_zoo.hf_loss,
