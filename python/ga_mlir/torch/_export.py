@@ -285,12 +285,13 @@ def _shared_fake_mode():
         yield
 
 
-def _trace(fn, flat, table, model, exact_statistics):
+def _trace(fn, flat, table, model, exact_statistics, grouped_products=0):
     """The step `fn` traced by make_fx on `flat`, functionalized, with
     every frame of each node's stack trace (make_fx keeps only the frames
     of functions named `forward`, which drops the loss function and
     library helpers; locate_graph keeps the user's). A failure to trace is
-    a CompileError at the user's innermost line, with PyTorch's reason."""
+    a CompileError at the user's innermost line, with PyTorch's reason.
+    grouped_products: how many the forward made (_moe.counting)."""
     from torch.fx.experimental.proxy_tensor import make_fx
     import torch.utils._traceback as captured
 
@@ -314,7 +315,7 @@ def _trace(fn, flat, table, model, exact_statistics):
             _shared_fake_mode():
         try:
             if not _recurrence.has_time_loops(model) and \
-                    not _moe.has_experts(model):
+                    not grouped_products:
                 return make_fx(torch.func.functionalize(fn),
                                decomposition_table=table,
                                record_stack_traces=True)(*flat)
@@ -379,8 +380,9 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
     if others:
         refuse_buffer_writes(model, loss_fn, example_inputs, others)
     batch_dims = list(batch_dims or [0] * len(example_inputs))
-    layouts = _draw_layouts(model, loss_fn, example_inputs, batch_dims,
-                            exact_statistics)
+    with _moe.counting() as grouped_products:
+        layouts = _draw_layouts(model, loss_fn, example_inputs, batch_dims,
+                                exact_statistics)
     spec = _Spec(model, optimizer, len(example_inputs), unused, mutated,
                  batch_dims, layouts)
     spec.batch = example_inputs[0].shape[batch_dims[0]] if \
@@ -402,7 +404,8 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
                                     lambda k: current_user_line())
         table.update(draws.table())
     with _guards.recording(example_inputs) as guards:
-        gm = _trace(fn, flat, table, model, exact_statistics)
+        gm = _trace(fn, flat, table, model, exact_statistics,
+                    grouped_products[0])
     spec.guards = list(guards)
     locate_graph(gm.graph)
     _moe.refuse_grouped_products(gm.graph)

@@ -36,6 +36,8 @@ sum over each token's experts). Until then a step with a grouped product
 is refused at the experts' line.
 """
 
+import contextlib
+
 import torch
 from torch.overrides import TorchFunctionMode
 
@@ -128,16 +130,26 @@ def grouped_product(input, weight, offs):
             "expected, not "
             f"{tuple(input.shape)} by {tuple(weight.shape)} with "
             f"{tuple(offs.shape)} ends")
+    if _COUNT is not None:
+        _COUNT[0] += 1
     return _GroupedProduct.apply(input, weight, offs)
 
 
-def has_experts(model):
-    """Whether `model` has experts of transformers (a module of a class that
-    transformers' use_experts_implementation decorated): their grouped
-    products are traced as an autograd.Function, which the trace must
-    functionalize after tracing (see _export._trace)."""
-    return any(hasattr(m, "_is_expert_parallel") and hasattr(m, "has_gate")
-               for m in model.modules())
+@contextlib.contextmanager
+def counting():
+    """Counts the grouped products traced inside (a one-element list): the
+    forward's eager run under _tracing tells the trace whether it must
+    functionalize after tracing (see _export._trace), since the products
+    are an autograd.Function that functionalize has no rule for."""
+    global _COUNT
+    outer, _COUNT = _COUNT, [0]
+    try:
+        yield _COUNT
+    finally:
+        _COUNT = outer
+
+
+_COUNT = None
 
 
 def _fallbacks():

@@ -26,6 +26,13 @@ model_zoo.quiet()
 failures = 0
 
 
+def zoo_line(marker):
+    """The number of this file's line that ends with `# marker`."""
+    with open(__file__) as f:
+        return next(i + 1 for i, text in enumerate(f)
+                    if text.rstrip().endswith("# " + marker))
+
+
 def traced(fn, *args):
     """make_fx of `fn` under the trace's modes, functionalized after (as
     _export._trace does for the grouped products)."""
@@ -170,6 +177,40 @@ for name, make, kw in (
         where, _, said = first.partition(": error: ")
         file = "/".join(where.split(":")[0].split("/")[-3:])
         print(f"{name}: refused at {file}: {said[:64]}")
+
+
+# A mixture of experts written with torch.nn.functional.grouped_mm (also
+# traced as ga_mlir::grouped_mm): refused at the user's line.
+# CHECK: plain grouped_mm: refused at the marked line: True
+class PlainMoE(torch.nn.Module):
+    def __init__(self, d=16, experts=4):
+        super().__init__()
+        self.router = torch.nn.Linear(d, experts, bias=False)
+        self.w = torch.nn.Parameter(torch.randn(experts, d, d) / 4)
+        self.head = torch.nn.Linear(d, 3)
+
+    def forward(self, x):
+        expert = self.router(x).argmax(-1)
+        order = torch.argsort(expert)
+        counts = (expert[:, None] == torch.arange(4)).sum(0)
+        ends = torch.cumsum(counts, 0).to(torch.int32)
+        y = torch.nn.functional.grouped_mm(x[order], self.w, offs=ends)  # grouped
+        return self.head(y[torch.argsort(order)])
+
+
+plain = PlainMoE()
+try:
+    compile_train_step(
+        plain, lambda m, x, y: torch.nn.functional.cross_entropy(m(x), y),
+        torch.optim.SGD(plain.parameters(), lr=0.1),
+        example_inputs=(torch.randn(8, 16), torch.randint(0, 3, (8,))),
+        micro_batches=2)
+    print("plain grouped_mm: ACCEPTED")
+    failures += 1
+except CompileError as error:
+    first = str(error).splitlines()[0]
+    print("plain grouped_mm: refused at the marked line:",
+          first.startswith(f"{__file__}:{zoo_line('grouped')}:"), first[:200])
 
 # CHECK: failures: 0
 print(f"failures: {failures}")
