@@ -12,7 +12,7 @@ import tempfile
 from .. import PipelineError, function_info, library_path, run_pipeline
 from . import _inplace
 from ._common import CompileError
-from ._locations import explain
+from ._locations import explain, first_code
 from ._options import (_lowering_options, _mark, _pipelines,
                        _rewrite_options, _run_pipeline)
 
@@ -107,7 +107,8 @@ def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
     except PipelineError as error:
         raise CompileError(
             "ga-mlir could not choose the number of micro-batches:\n" +
-            "\n".join(explain(d) for d in error.diagnostics)) from None
+            "\n".join(explain(d) for d in error.diagnostics),
+            first_code(error.diagnostics), error.diagnostics) from None
     n = function_info(chosen, "train_step").micro_batches
     if n is None:
         raise CompileError("ga-choose-micro-batches recorded no number of "

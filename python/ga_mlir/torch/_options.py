@@ -5,7 +5,7 @@ its diagnostics explained in PyTorch's words."""
 
 from .. import PipelineError, run_pipeline
 from ._common import CompileError
-from ._locations import explain
+from ._locations import explain, first_code
 
 
 # ga-opt options that compile_train_step passes through (Python spelling ->
@@ -142,7 +142,8 @@ def _run_pipeline(ir, pipeline, what):
         return run_pipeline(ir, pipeline)
     except PipelineError as error:
         raise CompileError(f"{what}:\n" + "\n".join(
-            explain(d) for d in error.diagnostics)) from None
+            explain(d) for d in error.diagnostics),
+            first_code(error.diagnostics), error.diagnostics) from None
 
 
 def _rewrite_options(options):
