@@ -347,8 +347,9 @@ void BatchDependence::reportUnknownValues() {
       if (!reportedAt.insert(at->getLoc().getAsOpaquePointer()).second)
         continue;
       auto reason = refusalReasons.find(cls.origin);
+      // The only reasons recorded: control flow the analysis cannot follow.
       if (cls.origin && reason != refusalReasons.end())
-        error(at) << reason->second;
+        error(at) << DiagnosticCode::ControlFlow << reason->second;
       else
         error(at) << DiagnosticCode::BatchDimensionsMisaligned
                   << "per-sample along different dimensions in different "

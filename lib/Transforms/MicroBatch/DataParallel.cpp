@@ -71,10 +71,10 @@ FailureOr<Value> StepRewriter::combineAcrossRanks(const Accumulator &acc,
     Operation *def = acc.assembled.getDefiningOp();
     InFlightDiagnostic diag =
         (def ? def->emitError() : func.emitError())
+        << DiagnosticCode::PerSampleResult
         << "data-parallel: the step returns this per-sample value, which no "
            "rank holds in full (each holds its shard of the batch); return "
-           "a reduction over the batch instead"
-        << DiagnosticCode::PerSampleResult;
+           "a reduction over the batch instead";
     return diag;
   }
   std::optional<CollectiveKind> kind = acc.kind == Accumulator::Kind::Combine

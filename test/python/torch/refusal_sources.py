@@ -82,7 +82,14 @@ _REASON_STREAM = re.compile(r"raw_string_ostream\s+os\s*\(\s*\*?reason\s*\)")
 _LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
 # A code streamed into a diagnostic, and a code's entry in DiagnosticCodes.def.
 _CODE = re.compile(r"\s*(?:ga::)?DiagnosticCode::(\w+)\s*")
-_CODE_ENTRY = re.compile(r'GA_DIAGNOSTIC_CODE\((\w+),\s*"([\w-]+)"\)')
+_STREAMED_CODE = re.compile(r"<<\s*(?:ga::)?DiagnosticCode::(\w+)")
+_CODE_ENTRY = re.compile(r'(?m)^GA_DIAGNOSTIC_CODE\((\w+),\s*"([\w-]+)"\)')
+
+# A reason written into a string (`os << ...` over `reason`) is emitted
+# later by the diagnostic that streams it, with that diagnostic's code: the
+# code of each file's reasons, as their emitter gives it
+# (BatchLinalg.cpp's checkIndexingMaps emits getLoopSlicing's reasons).
+REASON_CODES = {"lib/Analysis/BatchSlicing.cpp": "BatchDimensionMoved"}
 
 
 def codes(root):
@@ -136,9 +143,8 @@ def _split_streamed(statement):
 def _code(statement):
     """The enumerator of the code streamed into a diagnostic statement, or
     None."""
-    return next((m.group(1) for m in map(_CODE.fullmatch,
-                                         _split_streamed(statement)[1:]) if m),
-                None)
+    found = _STREAMED_CODE.search(statement)
+    return found.group(1) if found else None
 
 
 def _template(statement):
@@ -185,8 +191,10 @@ def templates(root):
                 message = _template(statement)
                 if message and message not in (m for _, _, m, _ in found):
                     line = text.count("\n", 0, match.start()) + 1
-                    code = _code(statement)
-                    found.append((os.path.relpath(path, root), line, message,
+                    where = os.path.relpath(path, root)
+                    code = REASON_CODES.get(where) if match.group(
+                    ).startswith("os") else _code(statement)
+                    found.append((where, line, message,
                                   names.get(code, code)))
     return found
 
