@@ -16,6 +16,8 @@
 #ifndef GA_C_REGISTRATION_H
 #define GA_C_REGISTRATION_H
 
+#include "ga-c/Diagnostics.h"
+
 #include "mlir-c/IR.h"
 #include "mlir-c/Support.h"
 
@@ -86,6 +88,14 @@ MLIR_CAPI_EXPORTED MlirLogicalResult mlirGARunPipelineNamed(
     MlirStringRef input, MlirStringRef bufferName, MlirStringRef pipeline,
     MlirStringCallback outputCallback, MlirStringCallback diagnosticCallback,
     void *userData);
+
+/// `mlirGARunPipelineNamed` with each diagnostic as an `MlirGADiagnostic`
+/// (include/ga-c/Diagnostics.h): its stable code, location and words beside
+/// its rendering.
+MLIR_CAPI_EXPORTED MlirLogicalResult mlirGARunPipelineWithDiagnostics(
+    MlirStringRef input, MlirStringRef bufferName, MlirStringRef pipeline,
+    MlirStringCallback outputCallback,
+    MlirGADiagnosticCallback diagnosticCallback, void *userData);
 
 #ifdef __cplusplus
 }

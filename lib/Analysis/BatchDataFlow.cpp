@@ -12,6 +12,7 @@
 #include "ga/Analysis/BatchTransferOpInterface.h"
 #include "ga/Analysis/MicroBatchBuilder.h"
 #include "ga/Analysis/UserLocation.h"
+#include "ga/IR/Diagnostics.h"
 
 #include "ga/IR/GADialect.h"
 #include "ga/IR/GAOps.h"
@@ -144,6 +145,7 @@ unsigned BatchTransfer::checkCoupling(ArrayRef<Value> inputs, bool quiet) {
     if (options.allowGhostBatch) {
       Diagnostic &diag =
           warning(op)
+          << DiagnosticCode::BatchCoupling
           << "ghost batch: per-sample computation uses a statistic of each "
              "micro-batch instead of the whole batch; results differ from "
              "the full-batch step";
@@ -153,7 +155,8 @@ unsigned BatchTransfer::checkCoupling(ArrayRef<Value> inputs, bool quiet) {
       continue;
     }
     Diagnostic &diag =
-        error(op) << "batch coupling: per-sample computation uses a value "
+        error(op) << DiagnosticCode::BatchCoupling
+                  << "batch coupling: per-sample computation uses a value "
                      "reduced over the whole batch, so micro-batches would "
                      "compute different values (BatchNorm-like statistics, "
                      "in-batch normalization)";
@@ -232,7 +235,8 @@ static void transferSoftmax(BatchTransfer &t, linalg::SoftmaxOp softmax) {
   BatchClass in = t.getClass(softmax.getInput());
   if (in.isBatched() &&
       in.dim == static_cast<int64_t>(softmax.getDimension())) {
-    t.error(op) << "batch coupling: softmax over the batch dimension "
+    t.error(op) << DiagnosticCode::SoftmaxOverBatch
+                << "batch coupling: softmax over the batch dimension "
                    "normalizes each sample by all the others";
     return;
   }
@@ -249,35 +253,39 @@ static void transferSoftmax(BatchTransfer &t, linalg::SoftmaxOp softmax) {
 static void transferUnmodeledOp(BatchTransfer &t) {
   Operation *op = t.getOp();
   if (op->getNumRegions()) {
-    t.error(op) << "per-sample values inside the regions of '" << op->getName()
+    t.error(op) << DiagnosticCode::ControlFlow
+                << "per-sample values inside the regions of '" << op->getName()
                 << "' are not supported: the batch analysis handles linalg "
                    "ops, tensor ops, elementwise arith/math ops, scf.if, "
                    "scf.for and scf.while";
     return;
   }
   if (isa<AllReduceOp>(op)) {
-    t.error(op) << "all-reduce of a per-sample value: reduce over the batch "
+    t.error(op) << DiagnosticCode::OpNotAnalyzed
+                << "all-reduce of a per-sample value: reduce over the batch "
                    "before synchronizing across ranks";
     return;
   }
   if (!op->isRegistered()) {
-    t.error(op) << "unregistered op '" << op->getName()
-                << "' on per-sample values cannot be analyzed";
+    t.error(op) << DiagnosticCode::OpNotAnalyzed << "unregistered op '"
+                << op->getName() << "' on per-sample values cannot be analyzed";
     return;
   }
   if (isa<CallOpInterface>(op)) {
-    t.error(op) << "call on per-sample values cannot be analyzed; inline the "
+    t.error(op) << DiagnosticCode::OpNotAnalyzed
+                << "call on per-sample values cannot be analyzed; inline the "
                    "callee first (for example with --inline)";
     return;
   }
   if (!isMemoryEffectFree(op)) {
-    t.error(op) << "op with side effects on per-sample values: '"
+    t.error(op) << DiagnosticCode::OpNotAnalyzed
+                << "op with side effects on per-sample values: '"
                 << op->getName() << "' cannot be split into micro-batches";
     return;
   }
   if (OpTrait::hasElementwiseMappableTraits(op))
     return transferElementwise(t);
-  t.error(op) << "'" << op->getName()
+  t.error(op) << DiagnosticCode::OpNotAnalyzed << "'" << op->getName()
               << "' on per-sample values is not understood by the batch "
                  "analysis (it has no BatchTransferOpInterface model; "
                  "supported: linalg ops, tensor slices, reshapes, casts, "
@@ -297,7 +305,8 @@ void mlir::ga::transferOp(BatchTransfer &t) {
       BatchClass cls = t.getClass(input);
       if (!cls.isStacked())
         continue;
-      t.error(op) << "'" << op->getName() << "' reads " << cls.stacks
+      t.error(op) << DiagnosticCode::BatchesJoined << "'" << op->getName()
+                  << "' reads " << cls.stacks
                   << " batches stacked along dimension " << cls.dim
                   << " (a concatenation of per-sample values along the batch "
                      "dimension): reshape the stacks into an outer dimension "

@@ -10,6 +10,7 @@
 #include "ga/Analysis/BatchDependence.h"
 #include "ga/Analysis/BatchDataFlow.h"
 #include "ga/Analysis/UserLocation.h"
+#include "ga/IR/Diagnostics.h"
 
 #include "ga/IR/GADialect.h"
 #include "ga/IR/GAOps.h"
@@ -152,7 +153,8 @@ void BatchDependence::classifyArguments() {
     if (ShapedType::isDynamic(extent))
       continue;
     if (sizedArg && batchSize != extent) {
-      error(func) << "per-sample arguments disagree on the batch size: "
+      error(func) << DiagnosticCode::BatchSizeMismatch
+                  << "per-sample arguments disagree on the batch size: "
                   << "argument #" << *sizedArg << " has " << batchSize
                   << " samples, argument #" << arg.getArgNumber() << " has "
                   << extent;
@@ -171,7 +173,8 @@ void BatchDependence::analyze() {
     return;
   }
   if (!func.getBody().hasOneBlock()) {
-    error(func) << "training step '" << func.getSymName()
+    error(func) << DiagnosticCode::ControlFlow << "training step '"
+                << func.getSymName()
                 << "' must be a single block (no unstructured control flow)";
     return;
   }
@@ -191,7 +194,8 @@ void BatchDependence::analyze() {
   auto *analysis =
       solver.load<BatchDataFlowAnalysis>(func, options, refusalReasons);
   if (mlir::failed(solver.initializeAndRun(func))) {
-    error(func) << "the batch data-flow analysis of '" << func.getSymName()
+    error(func) << DiagnosticCode::OpNotAnalyzed
+                << "the batch data-flow analysis of '" << func.getSymName()
                 << "' did not converge";
     return;
   }
@@ -223,7 +227,8 @@ void BatchDependence::analyze() {
     if (!cls.isBatched())
       continue;
     if (cls.isStacked()) {
-      error(terminator) << "per-sample result #" << operand.getOperandNumber()
+      error(terminator) << DiagnosticCode::BatchesJoined
+                        << "per-sample result #" << operand.getOperandNumber()
                         << " stacks " << cls.stacks
                         << " batches along its batch dimension: reshape the "
                            "stacks into an outer dimension before returning";
@@ -232,7 +237,8 @@ void BatchDependence::analyze() {
     auto type = cast<RankedTensorType>(operand.get().getType());
     for (int64_t d = 0; d < type.getRank(); ++d)
       if (d != cls.dim && type.isDynamicDim(d))
-        error(terminator) << "per-sample result #" << operand.getOperandNumber()
+        error(terminator) << DiagnosticCode::DynamicSize
+                          << "per-sample result #" << operand.getOperandNumber()
                           << " has a dynamic non-batch dimension " << d
                           << "; it cannot be assembled from micro-batches";
   }
@@ -318,7 +324,8 @@ void BatchDependence::derive(DenseMap<Operation *, BatchVerdict> &verdicts) {
   // nothing was refused, they are refused here (never accept what the
   // analysis did not see).
   if (!failed && !unreached.empty())
-    error(unreached.front()) << "the batch analysis did not reach the inputs "
+    error(unreached.front()) << DiagnosticCode::OpNotAnalyzed
+                             << "the batch analysis did not reach the inputs "
                                 "of '"
                              << unreached.front()->getName() << "'";
 }
@@ -340,10 +347,12 @@ void BatchDependence::reportUnknownValues() {
       if (!reportedAt.insert(at->getLoc().getAsOpaquePointer()).second)
         continue;
       auto reason = refusalReasons.find(cls.origin);
+      // The only reasons recorded: control flow the analysis cannot follow.
       if (cls.origin && reason != refusalReasons.end())
-        error(at) << reason->second;
+        error(at) << DiagnosticCode::ControlFlow << reason->second;
       else
-        error(at) << "per-sample along different dimensions in different "
+        error(at) << DiagnosticCode::BatchDimensionsMisaligned
+                  << "per-sample along different dimensions in different "
                      "places";
     }
   });
@@ -469,6 +478,7 @@ LogicalResult mlir::ga::checkMicroBatchCount(const BatchDependence &analysis,
   int64_t batchSize = analysis.getBatchSize();
   if (!ShapedType::isDynamic(batchSize) && microBatches > batchSize)
     return emitError(func.getLoc())
+           << DiagnosticCode::TooManyMicroBatches
            << "micro-batches = " << microBatches << " exceeds the batch size "
            << batchSize << " of '" << func.getSymName()
            << "': every micro-batch needs at least one sample";

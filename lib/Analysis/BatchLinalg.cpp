@@ -15,6 +15,7 @@
 #include "ga/Analysis/BatchTransferOpInterface.h"
 #include "ga/Analysis/MicroBatchBuilder.h"
 #include "ga/Analysis/UserLocation.h"
+#include "ga/IR/Diagnostics.h"
 #include "ga/Utils/ConstantIndices.h"
 #include "ga/Utils/Reductions.h"
 
@@ -114,7 +115,7 @@ static FailureOr<LoopSlicing> checkIndexingMaps(BatchTransfer &t, Operation *op,
   FailureOr<LoopSlicing> slicing =
       getLoopSlicing(linalgOp, loop, /*culprit=*/nullptr, &reason);
   if (failed(slicing)) {
-    t.error(op) << reason;
+    t.error(op) << DiagnosticCode::BatchDimensionMoved << reason;
     return failure();
   }
   for (OpOperand &operand : op->getOpOperands()) {
@@ -123,7 +124,8 @@ static FailureOr<LoopSlicing> checkIndexingMaps(BatchTransfer &t, Operation *op,
         slicing->operandDims[operand.getOperandNumber()];
     if (!cls.isBatched() || (dim && *dim == cls.dim))
       continue;
-    t.error(op) << "operand #" << operand.getOperandNumber()
+    t.error(op) << DiagnosticCode::BatchDimensionMoved << "operand #"
+                << operand.getOperandNumber()
                 << " is per-sample along dimension " << cls.dim
                 << ", which the batch loop d" << loop << " does not index";
     return failure();
@@ -170,7 +172,7 @@ static LogicalResult checkPayload(BatchTransfer &t, Operation *op, int64_t loop,
           continue;
         }
         t.error(nested)
-            << "'" << op->getName()
+            << DiagnosticCode::IndexedRead << "'" << op->getName()
             << "' reads a per-sample value captured from above at a batch "
                "index other than its own batch loop d"
             << loop
@@ -178,7 +180,7 @@ static LogicalResult checkPayload(BatchTransfer &t, Operation *op, int64_t loop,
                "holds only its own samples";
         return WalkResult::interrupt();
       }
-      t.error(nested) << "'" << op->getName()
+      t.error(nested) << DiagnosticCode::IndexedRead << "'" << op->getName()
                       << "' uses a per-sample value captured from above in '"
                       << nested->getName()
                       << "': payloads may read one only with tensor.extract "
@@ -202,7 +204,8 @@ static LogicalResult checkGuardedReduction(BatchTransfer &t,
   Operation *parent = op->getParentOp();
   auto ifOp = dyn_cast<scf::IfOp>(parent);
   if (!ifOp || !isa<func::FuncOp>(ifOp->getParentOp())) {
-    t.error(op) << "reduction over the batch inside '" << parent->getName()
+    t.error(op) << DiagnosticCode::ControlFlow
+                << "reduction over the batch inside '" << parent->getName()
                 << "' is not supported: reduce after the region (only a "
                    "top-level scf.if on a condition that does not depend on "
                    "the samples may hold one)";
@@ -211,6 +214,7 @@ static LogicalResult checkGuardedReduction(BatchTransfer &t,
   BatchClass condition = t.getClass(ifOp.getCondition());
   if (!condition.isUniform()) {
     Diagnostic &diag = t.error(op)
+                       << DiagnosticCode::ControlFlow
                        << "reduction over the batch inside 'scf.if' whose "
                           "condition depends on the samples: micro-batches "
                           "could take other branches than the full batch; "
@@ -226,7 +230,8 @@ static LogicalResult checkGuardedReduction(BatchTransfer &t,
     if (cast<ShapedType>(init.getType()).hasStaticShape() ||
         !ifOp->isAncestor(init.getParentRegion()->getParentOp()))
       continue;
-    t.error(op) << "reduction over the batch inside 'scf.if' with dynamic "
+    t.error(op) << DiagnosticCode::ControlFlow
+                << "reduction over the batch inside 'scf.if' with dynamic "
                    "result sizes computed inside the branch: compute its init "
                    "before the scf.if";
     return failure();
@@ -252,8 +257,8 @@ findBatchLoop(BatchTransfer &t, linalg::LinalgOp linalgOp) {
     if (!dimExpr) {
       std::string expr;
       llvm::raw_string_ostream(expr) << map.getResult(cls.dim);
-      t.error(op) << "operand #" << operand.getOperandNumber()
-                  << " is indexed by '" << expr
+      t.error(op) << DiagnosticCode::BatchDimensionMoved << "operand #"
+                  << operand.getOperandNumber() << " is indexed by '" << expr
                   << "' along its per-sample dimension " << cls.dim
                   << "; only a plain loop dimension keeps samples apart";
       return std::nullopt;
@@ -266,7 +271,8 @@ findBatchLoop(BatchTransfer &t, linalg::LinalgOp linalgOp) {
       continue;
     }
     if (position != loop) {
-      t.error(op) << "batch coupling: operands #" << firstOperand << " and #"
+      t.error(op) << DiagnosticCode::SamplesCombined
+                  << "batch coupling: operands #" << firstOperand << " and #"
                   << operand.getOperandNumber()
                   << " are per-sample along different loop dimensions (d"
                   << loop << " and d" << position
@@ -274,8 +280,8 @@ findBatchLoop(BatchTransfer &t, linalg::LinalgOp linalgOp) {
       return std::nullopt;
     }
     if (cls.factor != factor) {
-      t.error(op) << "operands #" << firstOperand << " and #"
-                  << operand.getOperandNumber()
+      t.error(op) << DiagnosticCode::BatchDimensionMoved << "operands #"
+                  << firstOperand << " and #" << operand.getOperandNumber()
                   << " lay out samples differently along loop d" << loop;
       return std::nullopt;
     }
@@ -288,7 +294,8 @@ findBatchLoop(BatchTransfer &t, linalg::LinalgOp linalgOp) {
     std::optional<std::pair<int64_t, int64_t>> inferred =
         inferBatchLoopFromPayload(t, op);
     if (!inferred) {
-      t.error(op) << "no operand of '" << op->getName()
+      t.error(op) << DiagnosticCode::IndexedRead << "no operand of '"
+                  << op->getName()
                   << "' is per-sample, and its payload does not read the "
                      "per-sample values it captures at one of its loops that "
                      "spans the batch: pass them as operands so that the op "
@@ -320,7 +327,8 @@ static bool transferBatchReduction(BatchTransfer &t, linalg::LinalgOp linalgOp,
   for (OpResult result : op->getResults()) {
     AffineMap map = linalgOp.getIndexingMapMatchingResult(result);
     if (map.isFunctionOfDim(loop)) {
-      t.error(op) << "result #" << result.getResultNumber()
+      t.error(op) << DiagnosticCode::BatchDimensionMoved << "result #"
+                  << result.getResultNumber()
                   << " is indexed by the per-sample reduction loop d" << loop;
       return false;
     }
@@ -328,7 +336,8 @@ static bool transferBatchReduction(BatchTransfer &t, linalg::LinalgOp linalgOp,
     info.hasNamedCombiners &= combiners.back().has_value();
   }
   if (!info.hasNamedCombiners && !isa<func::FuncOp>(op->getParentOp())) {
-    t.error(op) << "reduction over the batch inside 'scf.if' whose combiner "
+    t.error(op) << DiagnosticCode::ControlFlow
+                << "reduction over the batch inside 'scf.if' whose combiner "
                    "is not a single associative op: its micro-batch partials "
                    "cannot be combined inside the branch; reduce after the "
                    "region";
@@ -338,7 +347,8 @@ static bool transferBatchReduction(BatchTransfer &t, linalg::LinalgOp linalgOp,
     for (int64_t d = 0; d < loop; ++d) {
       if (iterators[d] != utils::IteratorType::reduction)
         continue;
-      t.error(op) << "reduction over the batch whose combiner is not a single "
+      t.error(op) << DiagnosticCode::UnsplittableReduction
+                  << "reduction over the batch whose combiner is not a single "
                      "associative op, and the batch loop d"
                   << loop << " is not its outermost reduction loop (d" << d
                   << " is): splitting it into micro-batches would reorder its "
@@ -385,7 +395,8 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
   Operation *op = t.getOp();
   auto linalgOp = cast<linalg::LinalgOp>(op);
   if (!linalgOp.hasPureTensorSemantics()) {
-    t.error(op) << "linalg op on buffers in a training step: the micro-batch "
+    t.error(op) << DiagnosticCode::OpNotAnalyzed
+                << "linalg op on buffers in a training step: the micro-batch "
                    "rewrite works on tensors";
     return;
   }
@@ -414,7 +425,8 @@ void mlir::ga::transferLinalg(BatchTransfer &t) {
       std::optional<unsigned> position =
           map.getResultPosition(getAffineDimExpr(loop, op->getContext()));
       if (!position) {
-        t.error(op) << "result #" << result.getResultNumber()
+        t.error(op) << DiagnosticCode::BatchDimensionMoved << "result #"
+                    << result.getResultNumber()
                     << " does not keep the per-sample loop d" << loop
                     << " although it is parallel";
         return;

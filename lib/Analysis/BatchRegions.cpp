@@ -16,6 +16,7 @@
 #include "ga/Analysis/BatchDataFlow.h"
 #include "ga/Analysis/BatchTransferOpInterface.h"
 #include "ga/Analysis/MicroBatchBuilder.h"
+#include "ga/IR/Diagnostics.h"
 #include "ga/Utils/ConstantIndices.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -49,7 +50,8 @@ static bool holdsGuardedReductions(BatchTransfer &t) {
   for (Region &region : op->getRegions()) {
     if (region.empty() || !t.isDeadBlock(&region.front()))
       continue;
-    t.error(op) << "'scf.if' on a constant condition reduces over the batch "
+    t.error(op) << DiagnosticCode::ControlFlow
+                << "'scf.if' on a constant condition reduces over the batch "
                    "in its live branch: fold the branch first (for example "
                    "with --canonicalize)";
     return true;
@@ -57,7 +59,8 @@ static bool holdsGuardedReductions(BatchTransfer &t) {
   for (OpResult result : op->getResults()) {
     if (!t.getClass(result).isBatched())
       continue;
-    t.error(op) << "'scf.if' reduces over the batch and yields the per-sample "
+    t.error(op) << DiagnosticCode::ControlFlow
+                << "'scf.if' reduces over the batch and yields the per-sample "
                    "result #"
                 << result.getResultNumber()
                 << ": yield the per-sample value from a separate scf.if";
@@ -77,7 +80,8 @@ static bool holdsGuardedReductions(BatchTransfer &t) {
           continue;
         if (!isDefinedInside(op, input) || !t.getClass(input).isPostReduction())
           continue;
-        t.error(&nested) << "per-sample work inside an 'scf.if' that reduces "
+        t.error(&nested) << DiagnosticCode::ControlFlow
+                         << "per-sample work inside an 'scf.if' that reduces "
                             "over the batch reads a value the branch computes "
                             "from a reduction over the batch: that value is "
                             "known only after the micro-batch loop; compute "
@@ -100,7 +104,8 @@ void mlir::ga::transferRegionOp(BatchTransfer &t) {
   for (OpResult result : op->getResults()) {
     BatchClass cls = t.getLatticeValue(result);
     if (cls.isUnknown() && !cls.origin) {
-      t.error(op) << "result #" << result.getResultNumber()
+      t.error(op) << DiagnosticCode::BatchDimensionsMisaligned << "result #"
+                  << result.getResultNumber()
                   << " is per-sample along different dimensions in different "
                      "places";
       return;
@@ -124,8 +129,8 @@ void mlir::ga::transferRegionOp(BatchTransfer &t) {
     for (Region &region : op->getRegions()) {
       if (region.empty() || !t.isDeadBlock(&region.front()))
         continue;
-      t.error(op) << "region #" << region.getRegionNumber() << " of '"
-                  << op->getName()
+      t.error(op) << DiagnosticCode::ControlFlow << "region #"
+                  << region.getRegionNumber() << " of '" << op->getName()
                   << "' never runs (its bounds or condition are constant): "
                      "fold the loop first (for example with --canonicalize)";
       return;
@@ -137,15 +142,16 @@ void mlir::ga::transferRegionOp(BatchTransfer &t) {
   t.checkCoupling(operands);
   for (OpResult result : op->getResults()) {
     if (t.getClass(result).isStacked()) {
-      t.error(op) << "per-sample result #" << result.getResultNumber()
+      t.error(op) << DiagnosticCode::BatchesJoined << "per-sample result #"
+                  << result.getResultNumber()
                   << " stacks several batches along its batch dimension: "
                      "reshape the stacks into an outer dimension inside the "
                      "region";
       return;
     }
     if (t.isBatched(result) && !isa<RankedTensorType>(result.getType())) {
-      t.error(op) << "per-sample result #" << result.getResultNumber()
-                  << " must be a ranked tensor";
+      t.error(op) << DiagnosticCode::OpNotAnalyzed << "per-sample result #"
+                  << result.getResultNumber() << " must be a ranked tensor";
       return;
     }
   }

@@ -12,6 +12,7 @@
 #include "ga/Analysis/BatchDataFlow.h"
 #include "ga/Analysis/BatchTransferOpInterface.h"
 #include "ga/Analysis/MicroBatchBuilder.h"
+#include "ga/IR/Diagnostics.h"
 #include "ga/Utils/ConstantIndices.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -39,13 +40,15 @@ void mlir::ga::transferElementwise(BatchTransfer &t) {
   FailureOr<std::pair<int64_t, int64_t>> layout =
       t.getCommonLayout(op->getOperands());
   if (failed(layout)) {
-    t.error(op) << "operands are per-sample along different dimensions";
+    t.error(op) << DiagnosticCode::BatchDimensionsMisaligned
+                << "operands are per-sample along different dimensions";
     return;
   }
   auto [dim, factor] = *layout;
   for (Type type : op->getResultTypes()) {
     if (!isa<RankedTensorType>(type)) {
-      t.error(op) << "elementwise op on per-sample values must produce ranked "
+      t.error(op) << DiagnosticCode::OpNotAnalyzed
+                  << "elementwise op on per-sample values must produce ranked "
                      "tensors, got "
                   << type;
       return;
@@ -72,7 +75,8 @@ static void transferDim(BatchTransfer &t, tensor::DimOp dimOp) {
   }
   std::optional<int64_t> index = getConstantDimIndex(dimOp);
   if (!index) {
-    t.error(op) << "size of a per-sample value queried with a non-constant "
+    t.error(op) << DiagnosticCode::DynamicSize
+                << "size of a per-sample value queried with a non-constant "
                    "or out-of-range dimension";
     return;
   }
@@ -83,7 +87,8 @@ static void transferDim(BatchTransfer &t, tensor::DimOp dimOp) {
     cls.extentFactor = src.factor;
   } else if (cast<ShapedType>(dimOp.getSource().getType())
                  .isDynamicDim(*index)) {
-    t.error(op) << "dynamic size of the non-batch dimension " << *index
+    t.error(op) << DiagnosticCode::DynamicSize
+                << "dynamic size of the non-batch dimension " << *index
                 << " of a per-sample value is not supported";
     return;
   }
@@ -103,14 +108,16 @@ static void transferExtractSlice(BatchTransfer &t,
   if (offset != 0 || stride != 1 ||
       !t.isFullExtent(slice.getMixedSizes()[d], slice.getSource(), d,
                       src.factor)) {
-    t.error(op) << "slicing along the batch dimension selects samples; only "
+    t.error(op) << DiagnosticCode::SamplesSelected
+                << "slicing along the batch dimension selects samples; only "
                    "full slices of the batch dimension can be split into "
                    "micro-batches";
     return;
   }
   llvm::SmallBitVector dropped = slice.getDroppedDims();
   if (dropped.test(d)) {
-    t.error(op) << "slice drops the batch dimension";
+    t.error(op) << DiagnosticCode::SamplesSelected
+                << "slice drops the batch dimension";
     return;
   }
   int64_t newDim = d;
@@ -139,7 +146,8 @@ static void transferInsertSlice(BatchTransfer &t,
         destDim = i;
     }
     if (dim >= 0 && (destDim != dim || factor != src.factor)) {
-      t.error(op) << "source and destination are per-sample along different "
+      t.error(op) << DiagnosticCode::BatchDimensionsMisaligned
+                  << "source and destination are per-sample along different "
                      "dimensions";
       return;
     }
@@ -151,7 +159,8 @@ static void transferInsertSlice(BatchTransfer &t,
       getConstantIntValue(insert.getMixedStrides()[dim]) != 1 ||
       !t.isFullExtent(insert.getMixedSizes()[dim], insert.getDest(), dim,
                       factor)) {
-    t.error(op) << "inserting along the batch dimension selects samples; "
+    t.error(op) << DiagnosticCode::SamplesSelected
+                << "inserting along the batch dimension selects samples; "
                    "only full slices of the batch dimension are supported";
     return;
   }
@@ -172,7 +181,7 @@ static void transferExpandShape(BatchTransfer &t,
          !ShapedType::isDynamic(shape[group[j]]))
     stacks *= shape[group[j++]];
   if (stacks != src.stacks) {
-    t.error(op) << "reshaping " << src.stacks
+    t.error(op) << DiagnosticCode::BatchesJoined << "reshaping " << src.stacks
                 << " stacked batches splits a batch apart: the leading "
                    "dimensions of the reshaped batch dimension must hold "
                    "exactly the stacks";
@@ -183,14 +192,16 @@ static void transferExpandShape(BatchTransfer &t,
   int64_t rest = 1;
   for (unsigned k = j + 1; k < group.size(); ++k) {
     if (ShapedType::isDynamic(shape[group[k]])) {
-      t.error(op) << "expanding the batch dimension with dynamic inner sizes "
+      t.error(op) << DiagnosticCode::BatchDimensionReshaped
+                  << "expanding the batch dimension with dynamic inner sizes "
                      "is not supported";
       return;
     }
     rest *= shape[group[k]];
   }
   if (src.factor % rest != 0) {
-    t.error(op) << "expanding the batch dimension splits samples apart";
+    t.error(op) << DiagnosticCode::BatchDimensionReshaped
+                << "expanding the batch dimension splits samples apart";
     return;
   }
   return finish(t, group[j], src.factor / rest);
@@ -209,14 +220,16 @@ static void transferCollapseShape(BatchTransfer &t,
     int64_t factor = src.factor;
     for (auto before = group.begin(); before != it; ++before) {
       if (shape[*before] != 1) {
-        t.error(op) << "collapsing the batch dimension into an outer "
+        t.error(op) << DiagnosticCode::BatchDimensionReshaped
+                    << "collapsing the batch dimension into an outer "
                        "dimension interleaves samples";
         return;
       }
     }
     for (auto after = std::next(it); after != group.end(); ++after) {
       if (ShapedType::isDynamic(shape[*after])) {
-        t.error(op) << "collapsing the batch dimension with dynamic inner "
+        t.error(op) << DiagnosticCode::BatchDimensionReshaped
+                    << "collapsing the batch dimension with dynamic inner "
                        "sizes is not supported";
         return;
       }
@@ -231,7 +244,8 @@ static void transferCast(BatchTransfer &t, tensor::CastOp castOp) {
   Operation *op = castOp;
   BatchClass src = t.getClass(castOp.getSource());
   if (!isa<RankedTensorType>(castOp.getType())) {
-    t.error(op) << "cast of a per-sample value to an unranked tensor";
+    t.error(op) << DiagnosticCode::OpNotAnalyzed
+                << "cast of a per-sample value to an unranked tensor";
     return;
   }
   return finish(t, src.dim, src.factor, src.stacks);
@@ -251,7 +265,8 @@ static void transferPad(BatchTransfer &t, tensor::PadOp pad) {
     for (Operation *candidate : captured.getUsers())
       if (op->isProperAncestor(candidate))
         user = candidate;
-    t.error(user) << "the region of '" << op->getName()
+    t.error(user) << DiagnosticCode::IndexedRead << "the region of '"
+                  << op->getName()
                   << "' reads a per-sample value: only linalg payloads may "
                      "read elements of per-sample values (with tensor.extract "
                      "at their own batch loop index); pass it as an operand "
@@ -265,7 +280,8 @@ static void transferPad(BatchTransfer &t, tensor::PadOp pad) {
   }
   if (getConstantIntValue(pad.getMixedLowPad()[src.dim]) != 0 ||
       getConstantIntValue(pad.getMixedHighPad()[src.dim]) != 0) {
-    t.error(op) << "padding along the batch dimension adds samples";
+    t.error(op) << DiagnosticCode::SamplesSelected
+                << "padding along the batch dimension adds samples";
     return;
   }
   return finish(t, src.dim, src.factor);
@@ -276,7 +292,8 @@ static void transferConcat(BatchTransfer &t, tensor::ConcatOp concat) {
   FailureOr<std::pair<int64_t, int64_t>> layout =
       t.getCommonLayout(concat.getInputs());
   if (failed(layout)) {
-    t.error(op) << "inputs are per-sample along different dimensions";
+    t.error(op) << DiagnosticCode::BatchDimensionsMisaligned
+                << "inputs are per-sample along different dimensions";
     return;
   }
   auto [dim, factor] = *layout;
@@ -293,7 +310,8 @@ static void transferConcat(BatchTransfer &t, tensor::ConcatOp concat) {
     if (!cls.isBatched()) {
       if (!alongBatch && !anyStacked)
         continue;
-      t.error(op) << "concatenating a per-sample value with one that is "
+      t.error(op) << DiagnosticCode::BatchesJoined
+                  << "concatenating a per-sample value with one that is "
                   << "not per-sample "
                   << (alongBatch ? "along the batch dimension mixes "
                                    "samples with other data"
@@ -301,7 +319,8 @@ static void transferConcat(BatchTransfer &t, tensor::ConcatOp concat) {
       return;
     }
     if (!alongBatch && stacks && cls.stacks != stacks) {
-      t.error(op) << "inputs stack different numbers of batches";
+      t.error(op) << DiagnosticCode::BatchesJoined
+                  << "inputs stack different numbers of batches";
       return;
     }
     stacks = alongBatch ? stacks + cls.stacks : cls.stacks;
@@ -310,7 +329,8 @@ static void transferConcat(BatchTransfer &t, tensor::ConcatOp concat) {
 }
 
 static void transferExtract(BatchTransfer &t, tensor::ExtractOp extract) {
-  t.error(extract) << "reading single elements of a per-sample value picks "
+  t.error(extract) << DiagnosticCode::SamplesSelected
+                   << "reading single elements of a per-sample value picks "
                       "samples; reduce over the batch first";
 }
 

@@ -11,7 +11,6 @@
 #include "InputSession.h"
 
 #include "mlir/CAPI/Support.h"
-#include "mlir/CAPI/Utils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 #include <string>
@@ -53,31 +52,28 @@ mlirGARewriteGpuObjects(MlirStringRef input, MlirStringRef bufferName,
                         MlirStringCallback outputCallback,
                         MlirStringCallback diagnosticCallback, void *userData,
                         intptr_t *numObjects) {
-  ga::capi::InputSession session(input, bufferName, diagnosticCallback,
-                                 userData);
-  OwningOpRef<ModuleOp> module = session.parse();
-  if (!module)
-    return mlirLogicalResultFailure();
-  intptr_t replaced = 0;
-  WalkResult walk = module->walk([&](gpu::BinaryOp binary) {
-    SmallVector<Attribute> objects;
-    for (Attribute attr : binary.getObjects()) {
-      auto object = cast<gpu::ObjectAttr>(attr);
-      gpu::ObjectAttr rewritten =
-          rewriteObject(binary, object, objectCallback, userData, replaced);
-      if (!rewritten)
-        return WalkResult::interrupt();
-      objects.push_back(rewritten);
-    }
-    binary.setObjectsAttr(ArrayAttr::get(binary.getContext(), objects));
-    return WalkResult::advance();
-  });
-  if (walk.wasInterrupted())
-    return mlirLogicalResultFailure();
-  if (numObjects)
-    *numObjects = replaced;
-  detail::CallbackOstream stream(outputCallback, userData);
-  module->print(stream);
-  stream.flush();
-  return mlirLogicalResultSuccess();
+  return ga::capi::withParsedInput(
+      input, bufferName, diagnosticCallback, userData,
+      [&](ga::capi::InputSession &session, ModuleOp module) -> LogicalResult {
+        intptr_t replaced = 0;
+        WalkResult walk = module->walk([&](gpu::BinaryOp binary) {
+          SmallVector<Attribute> objects;
+          for (Attribute attr : binary.getObjects()) {
+            gpu::ObjectAttr rewritten =
+                rewriteObject(binary, cast<gpu::ObjectAttr>(attr),
+                              objectCallback, userData, replaced);
+            if (!rewritten)
+              return WalkResult::interrupt();
+            objects.push_back(rewritten);
+          }
+          binary.setObjectsAttr(ArrayAttr::get(binary.getContext(), objects));
+          return WalkResult::advance();
+        });
+        if (walk.wasInterrupted())
+          return failure();
+        if (numObjects)
+          *numObjects = replaced;
+        session.print(module, outputCallback);
+        return success();
+      });
 }

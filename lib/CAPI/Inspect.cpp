@@ -37,29 +37,27 @@ mlirGAInspectFunction(MlirStringRef input, MlirStringRef bufferName,
                       MlirStringRef funcName, MlirGAFunctionInfo *info,
                       MlirGATypeCallback typeCallback,
                       MlirStringCallback diagnosticCallback, void *userData) {
-  ga::capi::InputSession session(input, bufferName, diagnosticCallback,
-                                 userData);
-  OwningOpRef<ModuleOp> module = session.parse();
-  if (!module)
-    return mlirLogicalResultFailure();
-  auto function = dyn_cast_or_null<FunctionOpInterface>(
-      SymbolTable::lookupSymbolIn(*module, unwrap(funcName)));
-  if (!function) {
-    emitError(session.getFileLocation())
-        << "no function @" << unwrap(funcName) << " in the module";
-    return mlirLogicalResultFailure();
-  }
+  return ga::capi::withParsedInput(
+      input, bufferName, diagnosticCallback, userData,
+      [&](ga::capi::InputSession &session, ModuleOp module) -> LogicalResult {
+        auto function = dyn_cast_or_null<FunctionOpInterface>(
+            SymbolTable::lookupSymbolIn(module, unwrap(funcName)));
+        if (!function)
+          return emitError(session.getFileLocation())
+                 << "no function @" << unwrap(funcName) << " in the module";
 
-  info->numArguments = function.getNumArguments();
-  info->numResults = function.getNumResults();
-  info->microBatches = -1;
-  if (auto n = function->getAttrOfType<IntegerAttr>(ga::kMicroBatchesAttrName))
-    info->microBatches = n.getInt();
-  if (typeCallback) {
-    forEachType(function.getArgumentTypes(), /*isResult=*/0, typeCallback,
-                userData);
-    forEachType(function.getResultTypes(), /*isResult=*/1, typeCallback,
-                userData);
-  }
-  return mlirLogicalResultSuccess();
+        info->numArguments = function.getNumArguments();
+        info->numResults = function.getNumResults();
+        info->microBatches = -1;
+        if (auto n =
+                function->getAttrOfType<IntegerAttr>(ga::kMicroBatchesAttrName))
+          info->microBatches = n.getInt();
+        if (typeCallback) {
+          forEachType(function.getArgumentTypes(), /*isResult=*/0, typeCallback,
+                      userData);
+          forEachType(function.getResultTypes(), /*isResult=*/1, typeCallback,
+                      userData);
+        }
+        return success();
+      });
 }

@@ -88,38 +88,44 @@ MlirLogicalResult mlirGARunPipeline(MlirStringRef input, MlirStringRef pipeline,
       outputCallback, diagnosticCallback, userData);
 }
 
+/// Parses the input of `session`, runs `pipeline` on it and prints the result
+/// to `outputCallback`.
+static MlirLogicalResult runPipeline(ga::capi::InputSession &session,
+                                     MlirStringRef pipeline,
+                                     MlirStringCallback outputCallback) {
+  mlirGARegisterAllPasses();
+  PassManager pm(&session.getContext(), ModuleOp::getOperationName());
+  std::string pipelineErrors;
+  llvm::raw_string_ostream pipelineErrorStream(pipelineErrors);
+  if (failed(parsePipeline(unwrap(pipeline), pm, pipelineErrorStream))) {
+    session.report("error: invalid pass pipeline '" + unwrap(pipeline).str() +
+                   "': " + pipelineErrors);
+    return mlirLogicalResultFailure();
+  }
+
+  OwningOpRef<ModuleOp> module = session.parse();
+  if (!module || failed(pm.run(*module)))
+    return mlirLogicalResultFailure();
+  session.print(*module, outputCallback);
+  return mlirLogicalResultSuccess();
+}
+
 MlirLogicalResult mlirGARunPipelineNamed(MlirStringRef input,
                                          MlirStringRef bufferName,
                                          MlirStringRef pipeline,
                                          MlirStringCallback outputCallback,
                                          MlirStringCallback diagnosticCallback,
                                          void *userData) {
-  mlirGARegisterAllPasses();
   ga::capi::InputSession session(input, bufferName, diagnosticCallback,
                                  userData);
-  MLIRContext &context = session.getContext();
-  auto report = [&](StringRef text) { session.report(text); };
+  return runPipeline(session, pipeline, outputCallback);
+}
 
-  PassManager pm(&context, ModuleOp::getOperationName());
-  std::string pipelineErrors;
-  llvm::raw_string_ostream pipelineErrorStream(pipelineErrors);
-  if (failed(parsePipeline(unwrap(pipeline), pm, pipelineErrorStream))) {
-    report("error: invalid pass pipeline '" + unwrap(pipeline).str() +
-           "': " + pipelineErrors);
-    return mlirLogicalResultFailure();
-  }
-
-  OwningOpRef<ModuleOp> module = session.parse();
-  if (!module)
-    return mlirLogicalResultFailure();
-  if (failed(pm.run(*module)))
-    return mlirLogicalResultFailure();
-
-  if (outputCallback) {
-    std::string output;
-    llvm::raw_string_ostream outputStream(output);
-    module->print(outputStream);
-    outputCallback(wrap(StringRef(output)), userData);
-  }
-  return mlirLogicalResultSuccess();
+MlirLogicalResult mlirGARunPipelineWithDiagnostics(
+    MlirStringRef input, MlirStringRef bufferName, MlirStringRef pipeline,
+    MlirStringCallback outputCallback,
+    MlirGADiagnosticCallback diagnosticCallback, void *userData) {
+  ga::capi::InputSession session(input, bufferName, diagnosticCallback,
+                                 userData);
+  return runPipeline(session, pipeline, outputCallback);
 }

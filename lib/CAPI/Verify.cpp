@@ -84,37 +84,36 @@ mlirGADrawInputs(MlirStringRef input, MlirStringRef bufferName,
                  MlirStringRef funcName, uint64_t seed, int64_t dynamicSize,
                  MlirGAArrayCallback arrayCallback,
                  MlirStringCallback diagnosticCallback, void *userData) {
-  ga::capi::InputSession session(input, bufferName, diagnosticCallback,
-                                 userData);
-  OwningOpRef<ModuleOp> module = session.parse();
-  if (!module)
-    return mlirLogicalResultFailure();
-  auto step = ga::verify::findStep(*module, unwrap(funcName));
-  if (!step) {
-    emitError(session.getFileLocation()) << llvm::toString(step.takeError());
-    return mlirLogicalResultFailure();
-  }
-  if (dynamicSize < 1) {
-    emitError(step->getLoc())
-        << "the size of dynamic dimensions must be >= 1, got " << dynamicSize;
-    return mlirLogicalResultFailure();
-  }
-  auto inputs = ga::verify::describeInputs(*step, /*intRange=*/"");
-  if (!inputs) {
-    emitError(step->getLoc()) << llvm::toString(inputs.takeError());
-    return mlirLogicalResultFailure();
-  }
-  std::vector<ga::verify::HostArray> arrays = ga::verify::makeInputs(
-      inputs->args, inputs->specs, seed, dynamicSize, /*dump=*/false);
-  if (!arrayCallback)
-    return mlirLogicalResultSuccess();
-  for (auto [i, array] : llvm::enumerate(arrays)) {
-    std::string type = ga::verify::typeToString(inputs->args[i].type);
-    // A scalar's bytes: exactly one element (makeInputs pads nothing else).
-    intptr_t numBytes = array.numElements() * ga::verify::elemSize(array.kind);
-    arrayCallback(static_cast<intptr_t>(i), wrap(llvm::StringRef(type)),
-                  static_cast<intptr_t>(array.shape.size()), array.shape.data(),
-                  array.bytes.data(), numBytes, userData);
-  }
-  return mlirLogicalResultSuccess();
+  return ga::capi::withParsedInput(
+      input, bufferName, diagnosticCallback, userData,
+      [&](ga::capi::InputSession &session, ModuleOp module) -> LogicalResult {
+        auto step = ga::verify::findStep(module, unwrap(funcName));
+        if (!step)
+          return emitError(session.getFileLocation())
+                 << llvm::toString(step.takeError());
+        if (dynamicSize < 1)
+          return emitError(step->getLoc())
+                 << "the size of dynamic dimensions must be >= 1, got "
+                 << dynamicSize;
+        auto inputs = ga::verify::describeInputs(*step, /*intRange=*/"");
+        if (!inputs)
+          return emitError(step->getLoc())
+                 << llvm::toString(inputs.takeError());
+        std::vector<ga::verify::HostArray> arrays = ga::verify::makeInputs(
+            inputs->args, inputs->specs, seed, dynamicSize, /*dump=*/false);
+        if (!arrayCallback)
+          return success();
+        for (auto [i, array] : llvm::enumerate(arrays)) {
+          std::string type = ga::verify::typeToString(inputs->args[i].type);
+          // A scalar's bytes: exactly one element (makeInputs pads nothing
+          // else).
+          intptr_t numBytes =
+              array.numElements() * ga::verify::elemSize(array.kind);
+          arrayCallback(static_cast<intptr_t>(i), wrap(llvm::StringRef(type)),
+                        static_cast<intptr_t>(array.shape.size()),
+                        array.shape.data(), array.bytes.data(), numBytes,
+                        userData);
+        }
+        return success();
+      });
 }

@@ -12,6 +12,7 @@
 #include "StepMemory.h"
 
 #include "ga/Analysis/BatchDependence.h"
+#include "ga/IR/Diagnostics.h"
 #include "ga/IR/GADialect.h"
 #include "ga/Memory/Passes.h"
 #include "ga/Pipelines/Pipelines.h"
@@ -154,6 +155,7 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
   }
   InFlightDiagnostic error =
       emitError(func.getLoc())
+      << DiagnosticCode::BudgetNotMet
       << "no number of micro-batches fits max-memory=" << maxMemory
       << ": the smallest static peak is " << formatByteCount(smallest->peak)
       << ", with N = " << smallest->n;
@@ -178,7 +180,8 @@ void ChooseMicroBatchesPass::runOnOperation() {
     given.push_back("dynamic-micro-batches=true");
   if (given.size() > 1) {
     emitError(module.getLoc())
-        << "contradictory options " << llvm::join(given, ", ")
+        << DiagnosticCode::ContradictoryOptions << "contradictory options "
+        << llvm::join(given, ", ")
         << ": give only one of micro-batches, "
            "micro-batch-size, max-memory and "
            "dynamic-micro-batches";
@@ -200,7 +203,8 @@ void ChooseMicroBatchesPass::runOnOperation() {
   if (!maxMemory.empty()) {
     FailureOr<int64_t> parsed = parseByteCount(maxMemory);
     if (failed(parsed)) {
-      emitError(module.getLoc()) << "invalid max-memory '" << maxMemory
+      emitError(module.getLoc()) << DiagnosticCode::InvalidMaxMemory
+                                 << "invalid max-memory '" << maxMemory
                                  << "': expected a number of bytes, optionally "
                                     "followed by KiB, MiB or GiB";
       return signalPassFailure();
@@ -273,6 +277,7 @@ ChooseMicroBatchesPass::applyChoices(ArrayRef<func::FuncOp> steps) {
     auto options = AccumulatePipelineOptions::createFromString(text);
     if (!options) {
       return emitError(module.getLoc())
+             << DiagnosticCode::InvalidOptions
              << "invalid --ga-accumulate options '" << accumulateOptions << "'";
     }
     OpPassManager pm(ModuleOp::getOperationName());

@@ -3,6 +3,7 @@
 #include "StepMemory.h"
 
 #include "ga/Analysis/BatchDependence.h"
+#include "ga/IR/Diagnostics.h"
 #include "ga/IR/GADialect.h"
 #include "ga/Pipelines/Pipelines.h"
 
@@ -117,7 +118,8 @@ mlir::ga::detail::addMicroBatchRewrite(OpPassManager &pm, func::FuncOp func,
                     func.getSymName(), accumulateOptions);
   auto options = AccumulatePipelineOptions::createFromString(text);
   if (!options)
-    return func.emitError() << "memory report: invalid --ga-accumulate "
+    return func.emitError() << DiagnosticCode::InvalidOptions
+                            << "memory report: invalid --ga-accumulate "
                                "options '"
                             << accumulateOptions << "'";
   buildMicroBatchRewritePipeline(pm, *options);
@@ -134,7 +136,8 @@ FailureOr<MemoryUsage> mlir::ga::detail::estimateStepMemory(
     return failure();
   auto cpu = LowerToCPUOptions::createFromString(cpuOptions);
   if (!cpu)
-    return func.emitError() << "memory report: invalid --ga-lower-to-cpu "
+    return func.emitError() << DiagnosticCode::InvalidOptions
+                            << "memory report: invalid --ga-lower-to-cpu "
                                "options '"
                             << cpuOptions << "'";
   buildBufferizeForCPUPipeline(pm, *cpu);

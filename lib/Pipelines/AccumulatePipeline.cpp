@@ -10,9 +10,8 @@ using namespace mlir;
 using namespace mlir::ga;
 using mlir::ga::detail::toVector;
 
-/// The options of `options` that shape the rewrite itself, as a string of
-/// --ga-accumulate options.
-static std::string getRewriteOptions(const AccumulatePipelineOptions &options) {
+std::string
+mlir::ga::printRewriteOptions(const AccumulatePipelineOptions &options) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "allow-ghost-batch=" << options.allowGhostBatch
@@ -40,7 +39,7 @@ void mlir::ga::buildAccumulatePipeline(
         options.microBatches.hasValue() ? options.microBatches : 0;
     choose.dynamicMicroBatches = options.dynamicMicroBatches;
     choose.funcNames = toVector(options.funcNames);
-    choose.accumulateOptions = getRewriteOptions(options);
+    choose.accumulateOptions = printRewriteOptions(options);
     // Unset: chosen with N under a budget.
     choose.recompute =
         options.recompute.empty() ? "auto" : options.recompute.getValue();

@@ -211,9 +211,14 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
   addBufferizationStage(pm, options);
 }
 
+void mlir::ga::buildLowerBufferizedForCPUPipeline(
+    OpPassManager &pm, const LowerToCPUOptions &options) {
+  addLoopStage(pm, options);
+  addLLVMStage(pm, options);
+}
+
 void mlir::ga::buildLowerToCPUPipeline(OpPassManager &pm,
                                        const LowerToCPUOptions &options) {
   buildBufferizeForCPUPipeline(pm, options);
-  addLoopStage(pm, options);
-  addLLVMStage(pm, options);
+  buildLowerBufferizedForCPUPipeline(pm, options);
 }

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ga/IR/Diagnostics.h"
 #include "ga/Transforms/Passes.h"
 
 #include "ga/Utils/ConstantIndices.h"
@@ -48,15 +49,16 @@ static LogicalResult checkCastChain(Operation *op) {
     return success();
   if (result.getRank() != source.getRank())
     return op->emitOpError()
-           << "casts a value of rank " << source.getRank() << " (" << source
-           << ") to rank " << result.getRank() << " (undefined at run time)";
+           << DiagnosticCode::ShapeMismatch << "casts a value of rank "
+           << source.getRank() << " (" << source << ") to rank "
+           << result.getRank() << " (undefined at run time)";
   for (int64_t d = 0, e = result.getRank(); d < e; ++d) {
     int64_t from = source.getDimSize(d), to = result.getDimSize(d);
     if (ShapedType::isDynamic(from) || ShapedType::isDynamic(to) || from == to)
       continue;
     return op->emitOpError()
-           << "casts " << source << " to " << result << ": dimension " << d
-           << " is " << from << ", not " << to
+           << DiagnosticCode::ShapeMismatch << "casts " << source << " to "
+           << result << ": dimension " << d << " is " << from << ", not " << to
            << " (the shapes disagree; undefined at run time)";
   }
   return success();

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Utils/ConstantIndices.h"
+#include "ga/IR/Diagnostics.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -54,7 +55,7 @@ std::optional<int64_t> mlir::ga::getConstantDimIndex(memref::DimOp op) {
 }
 
 void mlir::ga::appendDimIndexReason(Diagnostic &diag, const DimIndex &index) {
-  diag << "dimension index " << index.value
+  diag << DiagnosticCode::ShapeMismatch << "dimension index " << index.value
        << " is out of range for a source of rank " << index.rank
        << " (undefined at run time)";
 }

@@ -40,7 +40,7 @@ import warnings
 
 __all__ = ["run_pipeline", "verify", "function_info", "FunctionInfo", "draw_inputs", "DrawnInput",
            "rewrite_gpu_objects", "GpuObject",
-           "PipelineError", "GADiagnosticWarning",
+           "PipelineError", "Diagnostic", "GADiagnosticWarning",
            "library_path", "library_dir", "build_dir"]
 
 
@@ -48,13 +48,31 @@ class PipelineError(RuntimeError):
     """Parsing the input, parsing the pipeline or running a pass failed.
 
     `diagnostics` is the list of diagnostics in the order they were emitted,
-    each the located text ga-opt would print (`<input>:3:7: error: ...`).
+    each the located text ga-opt would print (`<input>:3:7: error: ...`); those
+    of run_pipeline are `Diagnostic`s, which also carry their stable code.
     """
 
     def __init__(self, diagnostics):
         self.diagnostics = list(diagnostics)
         message = "\n".join(d.rstrip("\n") for d in self.diagnostics)
         super().__init__(message or "pass pipeline failed")
+
+
+class Diagnostic(str):
+    """One diagnostic of ga-mlir: the text ga-opt prints (the string itself),
+    and as data (MlirGADiagnostic, include/ga-c/Diagnostics.h): `severity`
+    ("error", "warning", "note", "remark"), `code` (the stable code of
+    include/ga/IR/DiagnosticCodes.def, such as "batch-coupling", or None),
+    `file`, `line` and `column` of its innermost file location (None, 0, 0
+    without one) and `message` (its words, without location and notes)."""
+
+    def __new__(cls, rendered, severity="error", code=None, file=None,
+                line=0, column=0, message=None):
+        self = super().__new__(cls, rendered)
+        self.severity, self.code = severity, code
+        self.file, self.line, self.column = file, line, column
+        self.message = rendered if message is None else message
+        return self
 
 
 class GADiagnosticWarning(UserWarning):
@@ -70,6 +88,19 @@ class _LogicalResult(ctypes.Structure):
 
 
 _StringCallback = ctypes.CFUNCTYPE(None, _StringRef, ctypes.c_void_p)
+
+
+class _Diagnostic(ctypes.Structure):
+    """MlirGADiagnostic (include/ga-c/Diagnostics.h)."""
+    _fields_ = [("severity", ctypes.c_int), ("code", _StringRef),
+                ("file", _StringRef), ("line", ctypes.c_uint),
+                ("column", ctypes.c_uint), ("message", _StringRef),
+                ("rendered", _StringRef)]
+
+
+_DiagnosticCallback = ctypes.CFUNCTYPE(None, ctypes.POINTER(_Diagnostic),
+                                       ctypes.c_void_p)
+_SEVERITIES = ("error", "warning", "note", "remark")
 _TypeCallback = ctypes.CFUNCTYPE(None, ctypes.c_int, _StringRef,
                                  ctypes.c_void_p)
 
@@ -200,6 +231,10 @@ def _load():
                 _StringRef, _StringRef, _StringRef, _StringCallback,
                 _StringCallback, ctypes.c_void_p]
             lib.mlirGARunPipelineNamed.restype = _LogicalResult
+            lib.mlirGARunPipelineWithDiagnostics.argtypes = [
+                _StringRef, _StringRef, _StringRef, _StringCallback,
+                _DiagnosticCallback, ctypes.c_void_p]
+            lib.mlirGARunPipelineWithDiagnostics.restype = _LogicalResult
             lib.mlirGAInspectFunction.argtypes = [
                 _StringRef, _StringRef, _StringRef,
                 ctypes.POINTER(_FunctionInfo), _TypeCallback, _StringCallback,
@@ -242,6 +277,24 @@ def _collector(decode=True):
     return collected, _StringCallback(on_string)
 
 
+def _diagnostic_collector():
+    """A list and a _DiagnosticCallback that appends each diagnostic it is
+    given to it, as a Diagnostic."""
+    collected = []
+
+    def text(ref):
+        return ctypes.string_at(ref.data, ref.length).decode("utf-8",
+                                                             "replace")
+
+    def on_diagnostic(pointer, _):
+        d = pointer.contents
+        collected.append(Diagnostic(
+            text(d.rendered), _SEVERITIES[d.severity], text(d.code) or None,
+            text(d.file) or None, d.line, d.column, text(d.message)))
+
+    return collected, _DiagnosticCallback(on_diagnostic)
+
+
 def _file_name_ref(filename):
     """The buffer and _StringRef of the name diagnostics give the input."""
     return _string_ref(
@@ -267,13 +320,13 @@ def run_pipeline(ir, pipeline, filename=None):
                         f"{type(filename).__name__}")
     lib = _load()
     output, output_callback = _collector(decode=False)
-    diagnostics, diagnostic_callback = _collector()
+    diagnostics, diagnostic_callback = _diagnostic_collector()
     ir_buffer, ir_ref = _string_ref(ir.encode("utf-8"))
     pipeline_buffer, pipeline_ref = _string_ref(pipeline.encode("utf-8"))
     name_buffer, name_ref = _file_name_ref(filename)
-    result = lib.mlirGARunPipelineNamed(ir_ref, name_ref, pipeline_ref,
-                                        output_callback, diagnostic_callback,
-                                        None)
+    result = lib.mlirGARunPipelineWithDiagnostics(
+        ir_ref, name_ref, pipeline_ref, output_callback, diagnostic_callback,
+        None)
     del ir_buffer, pipeline_buffer, name_buffer
     if not result.value:
         raise PipelineError(diagnostics)

@@ -92,6 +92,12 @@ struct AccumulatePipelineOptions
 void buildAccumulatePipeline(OpPassManager &pm,
                              const AccumulatePipelineOptions &options);
 
+/// The options of `options` that shape the rewrite itself (ghost batch,
+/// statistics, fusion, accumulator type), as the text of --ga-accumulate
+/// options: what the memory passes, which run the rewrite on copies of a
+/// step, take.
+std::string printRewriteOptions(const AccumulatePipelineOptions &options);
+
 /// Adds the rewrite with the N of `options.microBatches` (or dynamic
 /// micro-batches): what buildAccumulatePipeline adds when N is given, and
 /// what --ga-choose-micro-batches runs once it has chosen N (library
@@ -205,6 +211,12 @@ void buildLowerToCPUPipeline(OpPassManager &pm,
 /// static memory report (--ga-memory-report) measures.
 void buildBufferizeForCPUPipeline(OpPassManager &pm,
                                   const LowerToCPUOptions &options);
+
+/// Adds the second half of buildLowerToCPUPipeline: from the output of
+/// buildBufferizeForCPUPipeline to the LLVM dialect (products as CBLAS calls,
+/// vectorization, loops, LLVM).
+void buildLowerBufferizedForCPUPipeline(OpPassManager &pm,
+                                        const LowerToCPUOptions &options);
 
 //===----------------------------------------------------------------------===//
 // --ga-lower-to-cpu-mpi (owned by the distributed path:

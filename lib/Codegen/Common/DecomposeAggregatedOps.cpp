@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Codegen/Common/Passes.h"
+#include "ga/IR/Diagnostics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -45,7 +46,8 @@ struct DecomposeAggregatedOpsPass
       rewriter.setInsertionPoint(op);
       FailureOr<SmallVector<Value>> values = op.decomposeOperation(rewriter);
       if (failed(values)) {
-        op->emitOpError("has no decomposition into ops the lowerings handle");
+        op->emitOpError("has no decomposition into ops the lowerings handle")
+            << DiagnosticCode::NotLowered;
         return signalPassFailure();
       }
       rewriter.replaceOp(op, *values);

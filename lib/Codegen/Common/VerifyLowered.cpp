@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Codegen/Common/Passes.h"
+#include "ga/IR/Diagnostics.h"
 
 #include "llvm/ADT/StringSet.h"
 
@@ -41,7 +42,8 @@ struct VerifyLoweredPass
           ops.contains(op->getName().getStringRef()) ||
           (allowed && allowed(op)))
         return WalkResult::advance();
-      op->emitError() << "'" << op->getName() << "' was not lowered " << byWhat;
+      op->emitError() << DiagnosticCode::NotLowered << "'" << op->getName()
+                      << "' was not lowered " << byWhat;
       return WalkResult::interrupt();
     });
     if (result.wasInterrupted())

@@ -15,6 +15,7 @@
 
 #include "StepRewriter.h"
 
+#include "ga/IR/Diagnostics.h"
 #include "ga/IR/GAOps.h"
 
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -70,6 +71,7 @@ FailureOr<Value> StepRewriter::combineAcrossRanks(const Accumulator &acc,
     Operation *def = acc.assembled.getDefiningOp();
     InFlightDiagnostic diag =
         (def ? def->emitError() : func.emitError())
+        << DiagnosticCode::PerSampleResult
         << "data-parallel: the step returns this per-sample value, which no "
            "rank holds in full (each holds its shard of the batch); return "
            "a reduction over the batch instead";
@@ -80,6 +82,7 @@ FailureOr<Value> StepRewriter::combineAcrossRanks(const Accumulator &acc,
                                            : std::nullopt;
   if (!kind) {
     return acc.reduction->emitError()
+           << DiagnosticCode::UnsplittableReduction
            << "data-parallel: this reduction over the batch has no combiner "
               "that a collective applies (sum, max or min), so the ranks' "
               "partial results cannot be combined";

@@ -16,6 +16,7 @@
 
 #include "StepRewriter.h"
 
+#include "ga/IR/Diagnostics.h"
 #include "ga/Transforms/Passes.h"
 
 #include "mlir/IR/Verifier.h"
@@ -200,6 +201,7 @@ struct MicroBatchPass : public ga::impl::MicroBatchBase<MicroBatchPass> {
                                    .Default(nullptr);
       if (!config.accumulatorType) {
         emitError(module.getLoc())
+            << DiagnosticCode::InvalidAccumulatorType
             << "ga-micro-batch: accumulator-type must be one "
                "of f16, bf16, f32, f64, got '"
             << accumulatorType << "'";

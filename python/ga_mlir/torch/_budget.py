@@ -6,15 +6,14 @@ bufferized, and N with the recompute set under `max_memory`
 import hashlib
 import json
 import os
-import re
 import tempfile
 
-from .. import PipelineError, function_info, library_path, run_pipeline
+from .. import PipelineError, driver, library_path
 from . import _inplace
 from ._common import CompileError
-from ._locations import explain
-from ._options import (_lowering_options, _mark, _pipelines,
-                       _rewrite_options, _run_pipeline)
+from ._locations import explain, first_code
+from ._options import (_driver_options, _lowering_options, _mark,
+                       _pipelines, _rewrite_options, _run_pipeline)
 
 
 def _rewrite(ir, pipelines, in_place):
@@ -67,63 +66,41 @@ def _budget_text(max_memory):
 
 def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
                           max_memory, options):
-    """N and the recompute set as --ga-choose-micro-batches chooses them
-    (what --ga-accumulate does with `micro-batch-size` or `max-memory`):
-    under `max_memory`, the configuration of least estimated time whose
-    total peak (--ga-memory-report, bufferized as the library is) fits
-    (N fixed by `micro_batches` when given, the set by options' `recompute`
-    when given), or ceil(B / micro_batch_size). Returns a dict:
-    micro_batches, recompute, predicted_peak and recompute_work (None
-    without a budget). Contradictory options and a budget that nothing fits
-    raise CompileError with the pass's diagnostics. Cached like the
-    libraries."""
-    choose = []
-    if micro_batches is not None:
-        choose.append(f"micro-batches={micro_batches}")
-    if micro_batch_size is not None:
-        choose.append(f"micro-batch-size={micro_batch_size}")
-    if max_memory is not None:
-        choose.append(f"max-memory={_budget_text(max_memory)}")
-    if options.get("recompute") is not None:
-        choose.append(f"recompute={options['recompute']}")
-    rewrite = _rewrite_options({k: v for k, v in options.items()
-                                if k != "recompute"})
-    if rewrite:
-        choose.append(f"accumulate={{{rewrite}}}")
-    # The budget is compared with the step as the library is bufferized
-    # (static temporaries, out-parameters).
-    choose.append(f"cpu={{{' '.join(_lowering_options(options))}}}")
-    pipeline = (f"builtin.module({_mark(batch_args)},"
-                f"ga-choose-micro-batches{{{' '.join(choose)}}})")
+    """N and the recompute set as --ga-choose-micro-batches chooses them,
+    by the driver (ga_mlir.driver, target "choice"): under `max_memory`,
+    the configuration of least estimated time whose total peak
+    (--ga-memory-report, bufferized as the library is) fits (N fixed by
+    `micro_batches` when given, the set by options' `recompute` when given),
+    or ceil(B / micro_batch_size). Returns a dict: micro_batches, recompute,
+    predicted_peak and recompute_work (None without a budget). Contradictory
+    options and a budget that nothing fits raise CompileError with the
+    compiler's diagnostics. Cached like the libraries."""
+    compile_options = _driver_options(micro_batches or 0, batch_args,
+                                      options)
+    compile_options.micro_batch_size = micro_batch_size or 0
+    compile_options.max_memory = "" if max_memory is None else \
+        _budget_text(max_memory)
+    compile_options.target = "choice"
     key = hashlib.sha256("\0".join(
-        [ir, pipeline, os.path.realpath(library_path()),
+        [ir, repr(compile_options), os.path.realpath(library_path()),
          str(os.path.getmtime(library_path()))]).encode()).hexdigest()[:24]
     cached = os.path.join(_cache_dir(), f"choice-{key}.json")
     if os.path.exists(cached):
         with open(cached) as f:
             return json.load(f)
     try:
-        chosen = run_pipeline(ir, pipeline)
+        chosen = driver.compile(ir, compile_options, filename="<train_step>")
     except PipelineError as error:
         raise CompileError(
             "ga-mlir could not choose the number of micro-batches:\n" +
-            "\n".join(explain(d) for d in error.diagnostics)) from None
-    n = function_info(chosen, "train_step").micro_batches
-    if n is None:
-        raise CompileError("ga-choose-micro-batches recorded no number of "
-                           "micro-batches on @train_step")
-    # The rest of the choice, as the pass records it on the step.
-    head = chosen[chosen.find("func.func @train_step"):]
-    head = head[:head.find("{\n")]
-    recorded = dict(re.findall(r'ga\.(recompute|predicted_peak|'
-                               r'recompute_work) = "?(\w+)"?', head))
-    choice = {"micro_batches": n,
-              "recompute": recorded.get("recompute",
-                                        options.get("recompute")),
-              "predicted_peak": int(recorded["predicted_peak"])
-              if "predicted_peak" in recorded else None,
-              "recompute_work": int(recorded["recompute_work"])
-              if "recompute_work" in recorded else None}
+            "\n".join(explain(d) for d in error.diagnostics),
+            first_code(error.diagnostics), error.diagnostics) from None
+    budget = chosen.predicted_peak is not None
+    choice = {"micro_batches": chosen.micro_batches,
+              "recompute": chosen.recompute if budget
+              else options.get("recompute"),
+              "predicted_peak": chosen.predicted_peak,
+              "recompute_work": chosen.recompute_work}
     with open(cached + f".{os.getpid()}", "w") as f:
         json.dump(choice, f)
     os.replace(cached + f".{os.getpid()}", cached)

@@ -13,7 +13,17 @@ LLVM_BIN = os.environ.get("GA_LLVM_BIN", "/usr/lib/llvm-22/bin")
 
 class CompileError(RuntimeError):
     """The step cannot be compiled exactly: unsupported model, optimizer or
-    option, or a refusal of `--ga-accumulate` (located at the user's line)."""
+    option, or a refusal of `--ga-accumulate` (located at the user's line).
+
+    `code` is the stable code of the compiler's refusal (the first error
+    with one: "batch-coupling", see include/ga/IR/DiagnosticCodes.def), or
+    None; `diagnostics` the compiler's diagnostics (ga_mlir.Diagnostic, each
+    with its `code`), empty for a refusal of the frontend itself."""
+
+    def __init__(self, message, code=None, diagnostics=()):
+        super().__init__(message)
+        self.code = code
+        self.diagnostics = list(diagnostics)
 
 
 @contextlib.contextmanager

@@ -231,197 +231,142 @@ def _locate_from_neighbours(graph, limit=256):
 UNLOCATED = "the training step (no line of the model)"
 
 
-# ga-mlir's refusals in PyTorch's words: (pattern of the compiler's message,
-# what is wrong at the user's line and what to do). A family is matched by a
-# stable part of its message; test/python/torch/torch-refusals.py checks
-# that every message of the C++ sources (refusal_sources.py) matches one, or
-# is on its list of messages a PyTorch step cannot meet.
-_EXPLANATIONS = [
-    # A per-sample tensor read at positions that are not the sample's own.
-    (r"no operand of '[\w.]+' is per-sample, and its payload does not read|"
-     r"reads a per-sample value captured from above|"
-     r"uses a per-sample value captured from above in|"
-     r"the region of '[\w.]+' reads a per-sample value",
-     "this line reads a per-sample tensor by index (x[idx], torch.gather, "
-     "index_select, a mask indexed by batch positions) at positions that "
-     "the compiled step cannot relate to the sample they belong to, so it "
-     "cannot split the batch into micro-batches here: index the batch "
-     "dimension with each sample's own position (or not at all), or pass "
-     "the values that are read as an input of the step"),
-    # The batch dimension read through a map that moves samples.
-    (r"is indexed by '.*' along its per-sample dimension|"
-     r"which uses the batch loop d\d+|"
-     r"lay out samples differently along loop|"
-     r"which the batch loop d\d+ does not index|"
-     r"does not keep the per-sample loop|"
-     r"is indexed by the per-sample reduction loop",
-     "this line reads the batch dimension of a tensor in a way that does "
-     "not keep each sample in its place (a diagonal, a strided or shifted "
-     "view of the batch dimension, an einsum or matmul that repeats it or "
-     "pairs it with another dimension, a result without it that is not a "
-     "reduction over it), so it cannot be split into micro-batches: keep "
-     "the batch dimension a plain dimension of every operand and of the "
-     "result"),
-    # Samples selected, dropped, added or written one by one.
-    (r"slicing along the batch dimension selects samples|"
-     r"slice drops the batch dimension|"
-     r"inserting along the batch dimension selects samples|"
-     r"padding along the batch dimension adds samples|"
-     r"reading single elements of a per-sample value picks samples",
-     "this line selects, writes or adds particular samples of the batch "
-     "(x[0], x[:k], x[i] in a Python loop over the samples, narrow, split "
-     "or chunk along the batch dimension, an in-place write to x[k], F.pad "
-     "of the batch dimension, .item() of a per-sample value), but a "
-     "micro-batch holds only its own samples: treat every sample alike "
-     "with whole-batch operations (x[:, ...], no loop over the samples), "
-     "or pick the samples before the step"),
-    # Batches joined along the batch dimension.
-    (r"batches stacked along dimension|"
-     r"stacks (\d+|several) batches along its batch dimension|"
-     r"inputs stack different numbers of batches|"
-     r"concatenating a per-sample value with one that is not per-sample|"
-     r"stacked batches splits a batch apart",
-     "torch.cat (or a reshape after it) here joins per-sample tensors, or a "
-     "per-sample tensor and one that is not, along the batch dimension, "
-     "so a micro-batch would see the rows of another: join them along "
-     "another dimension (torch.stack(..., dim=1), torch.cat(..., dim=-1)) "
-     "or keep them as separate tensors"),
-    # The batch dimension split or merged by a reshape.
-    (r"expanding the batch dimension|collapsing the batch dimension",
-     "this line reshapes the batch dimension so that samples are split "
-     "apart or merged with another dimension (x.view(2, -1, ...), "
-     "x.reshape(-1) or flatten over dimensions that do not start at the "
-     "batch dimension, a view with a size computed from the batch): keep "
-     "the batch dimension whole and outermost of what is merged "
-     "(x.view(B, ...), x.flatten(1), x.reshape(B * T, ...) of a [B, T, ...] "
-     "tensor)"),
-    # Each sample's computation depends on the whole batch.
-    (r"batch coupling: per-sample computation uses a value reduced over|"
-     r"ghost batch: per-sample computation uses a statistic",
-     "each sample's computation here uses a value computed from the whole "
-     "batch (a mean, variance, norm, max or softmax over the batch "
-     "dimension, as BatchNorm in training mode, F.normalize(x, dim=0) or "
-     "x - x.mean(0) compute; the line of that reduction is in the note "
-     "below), which every micro-batch would compute from its own samples "
-     "only: compute it per sample, or pass recompute_statistics=True to "
-     "compile_train_step to compute it exactly in an extra pass over the "
-     "micro-batches (allow_ghost_batch=True accepts per-micro-batch values, "
-     "as PyTorch's own gradient accumulation computes them)"),
-    (r"softmax over the batch dimension",
-     "this line applies softmax (or log_softmax) over the batch dimension, "
-     "which divides each sample by a sum over all the others: micro-batches "
-     "cannot reproduce it; apply it over another dimension"),
-    (r"combines every sample with every other",
-     "this line combines every sample of the batch with every other (a "
-     "product or a statistic over the batch dimension, such as x @ x.T, "
-     "torch.cdist(x, x) or a mean over dim 0 before the loss), which "
-     "micro-batches cannot reproduce: compute it per sample, or outside "
-     "the step"),
-    # Reductions over the batch that cannot be split.
-    (r"reduction over the batch whose combiner is not a single associative|"
-     r"reduction over the batch has no combiner that a collective applies",
-     "this line reduces over the batch dimension with an operation whose "
-     "partial results over micro-batches (or ranks) cannot be combined "
-     "exactly (a product, a cumulative or ordered reduction, an argmax "
-     "that keeps the first maximum): reduce over the batch with sum, mean, "
-     "max or min, or compute it per sample"),
-    # A per-sample result in a process group.
-    (r"the step returns this per-sample value, which no rank holds",
-     "loss_fn returns this line's per-sample tensor (a metric with the "
-     "batch dimension), but in a process group each rank holds only its "
-     "shard of the batch: return a reduction over the batch (a sum, mean, "
-     "max or min) instead, or compute the per-sample values outside the "
-     "step"),
-    # Batch dimensions in different places.
-    (r"per-sample along different (loop )?dimensions|"
-     r"operands are per-sample along different dimensions|"
-     r"inputs are per-sample along different dimensions",
-     "this line combines tensors whose batch dimensions are in different "
-     "positions (x + x.T, a permuted or transposed copy of a per-sample "
-     "tensor with the original, a tensor whose batch dimension is not the "
-     "one batch_dims names): bring the batch dimensions to the same "
-     "position first (permute, transpose, movedim)"),
-    # Control flow the split cannot follow (torch.cond, loops that
-    # torch-mlir emits).
-    (r"reduction over the batch inside|"
-     r"'scf.if' (on a constant condition )?reduces over the batch|"
-     r"per-sample work inside an 'scf.if'|"
-     r"never runs \(its bounds or condition are constant\)|"
-     r"per-sample values inside the regions of|"
-     r"must be a single block",
-     "this line's operation became a branch or a loop (torch.cond, or an "
-     "operation that torch-mlir lowers to one) holding per-sample work "
-     "that the micro-batch split cannot follow: write it without "
-     "data-dependent control flow (torch.where instead of a branch, "
-     "whole-batch operations instead of a loop)"),
-    # Operations the batch analysis has no rule for.
-    (r"on per-sample values (cannot be analyzed|is not understood by the "
-     r"batch analysis|is not supported by the batch analysis|cannot be "
-     r"split)|"
-     r"call on per-sample values cannot be analyzed|"
-     r"op with side effects on per-sample values|"
-     r"elementwise op on per-sample values must produce ranked tensors|"
-     r"cast of a per-sample value to an unranked tensor|"
-     r"linalg op on buffers in a training step|"
-     r"must be a ranked tensor|"
-     r"did not converge|the batch analysis did not reach the inputs of|"
-     r"all-reduce of a per-sample value",
-     "torch-mlir lowered the PyTorch operation of this line to a form that "
-     "ga-mlir's batch analysis has no rule for, so it cannot prove that "
-     "micro-batches compute what the whole batch does: write it with other "
-     "operations (elementwise operations, matmul, reductions, reshapes, "
-     "indexing that keeps the batch dimension), or report it with the "
-     "line"),
-    # Sizes only known at run time.
-    (r"dynamic size of the non-batch dimension|"
-     r"has a dynamic non-batch dimension|"
-     r"with dynamic inner sizes is not supported|"
-     r"with dynamic result sizes|"
-     r"size of a per-sample value queried with a non-constant",
-     "a size on this line depends on the data (torch.nonzero, a boolean "
-     "mask x[mask], torch.unique, a shape computed from values): the "
-     "compiled step needs every size except the batch known when it is "
-     "compiled; use fixed sizes (torch.where with a mask instead of "
-     "selecting the elements)"),
-    # Shapes that disagree in the lowered step.
-    (r"undefined at run time\)",
-     "the shapes of this line's operation disagree in the traced step "
-     "(undefined behaviour when it runs): check the shapes of the tensors "
-     "on this line (a view or expand whose sizes do not match its input)"),
-    # The number of micro-batches.
-    (r"micro-batches = \d+ exceeds the batch size",
-     "micro_batches is larger than the batch: every micro-batch needs at "
-     "least one sample; pass micro_batches at most the batch size (or "
-     "micro_batch_size=)"),
-    (r"per-sample arguments disagree on the batch size",
-     "the example inputs have different sizes along their batch "
-     "dimensions: give them the same batch size, or name each one's batch "
-     "dimension with batch_dims="),
-    (r"no number of micro-batches fits max-memory",
-     "no number of micro-batches brings the step's peak memory under "
-     "max_memory: raise max_memory (the smallest peak and its N are in the "
-     "compiler's words), or make the model's activations smaller"),
-    # Options of compile_train_step that the passes check.
-    (r"accumulator-type must be one of",
-     "accumulator_type= names a type the gradients cannot be accumulated "
-     "in: pass 'f16', 'bf16', 'f32' or 'f64'"),
-    (r"contradictory options",
-     "give only one of micro_batches=, micro_batch_size= and max_memory= "
-     "(each of them sets the number of micro-batches)"),
-    (r"invalid max-memory",
-     "max_memory= must be a number of bytes or a string such as '256MiB' "
-     "(a number followed by KiB, MiB or GiB)"),
-    (r"invalid --ga-(accumulate|lower-to-cpu) options",
-     "an option of compile_train_step has a value that the compiler does "
-     "not take (True or False for the switches such as "
-     "recompute_statistics, allow_ghost_batch, fuse, blas, openmp; a "
-     "positive int for vector_width and num_threads)"),
-    # What the lowering does not handle.
-    (r"was not lowered|has no decomposition into ops the lowerings handle",
-     "the PyTorch operation of this line became an operation that "
-     "ga-mlir's lowering to CPU or GPU code does not handle: write it with "
-     "other operations, or report it with the line"),
-]
+# ga-mlir's refusals in PyTorch's words, keyed by the stable code that the
+# compiler gives each of its diagnostics where it emits it
+# (include/ga/IR/DiagnosticCodes.def; Diagnostic.code): what is wrong at the
+# user's line and what to do. test/python/torch/torch-refusals.py checks that
+# every refusal of the C++ sources (refusal_sources.py) carries a code with
+# words here, or is one a PyTorch step cannot meet.
+ADVICE = {
+    "per-sample-indexed-read":
+        "this line reads a per-sample tensor by index (x[idx], torch.gather, "
+        "index_select, a mask indexed by batch positions) at positions that "
+        "the compiled step cannot relate to the sample they belong to, so it "
+        "cannot split the batch into micro-batches here: index the batch "
+        "dimension with each sample's own position (or not at all), or pass "
+        "the values that are read as an input of the step",
+    "batch-dimension-moved":
+        "this line reads the batch dimension of a tensor in a way that does "
+        "not keep each sample in its place (a diagonal, a strided or shifted "
+        "view of the batch dimension, an einsum or matmul that repeats it or "
+        "pairs it with another dimension, a result without it that is not a "
+        "reduction over it), so it cannot be split into micro-batches: keep "
+        "the batch dimension a plain dimension of every operand and of the "
+        "result",
+    "samples-selected":
+        "this line selects, writes or adds particular samples of the batch "
+        "(x[0], x[:k], x[i] in a Python loop over the samples, narrow, split "
+        "or chunk along the batch dimension, an in-place write to x[k], F.pad "
+        "of the batch dimension, .item() of a per-sample value), but a "
+        "micro-batch holds only its own samples: treat every sample alike "
+        "with whole-batch operations (x[:, ...], no loop over the samples), "
+        "or pick the samples before the step",
+    "batches-joined":
+        "torch.cat (or a reshape after it) here joins per-sample tensors, or a "
+        "per-sample tensor and one that is not, along the batch dimension, "
+        "so a micro-batch would see the rows of another: join them along "
+        "another dimension (torch.stack(..., dim=1), torch.cat(..., dim=-1)) "
+        "or keep them as separate tensors",
+    "batch-dimension-reshaped":
+        "this line reshapes the batch dimension so that samples are split "
+        "apart or merged with another dimension (x.view(2, -1, ...), "
+        "x.reshape(-1) or flatten over dimensions that do not start at the "
+        "batch dimension, a view with a size computed from the batch): keep "
+        "the batch dimension whole and outermost of what is merged "
+        "(x.view(B, ...), x.flatten(1), x.reshape(B * T, ...) of a [B, T, ...] "
+        "tensor)",
+    "batch-coupling":
+        "each sample's computation here uses a value computed from the whole "
+        "batch (a mean, variance, norm, max or softmax over the batch "
+        "dimension, as BatchNorm in training mode, F.normalize(x, dim=0) or "
+        "x - x.mean(0) compute; the line of that reduction is in the note "
+        "below), which every micro-batch would compute from its own samples "
+        "only: compute it per sample, or pass recompute_statistics=True to "
+        "compile_train_step to compute it exactly in an extra pass over the "
+        "micro-batches (allow_ghost_batch=True accepts per-micro-batch values, "
+        "as PyTorch's own gradient accumulation computes them)",
+    "softmax-over-batch":
+        "this line applies softmax (or log_softmax) over the batch dimension, "
+        "which divides each sample by a sum over all the others: micro-batches "
+        "cannot reproduce it; apply it over another dimension",
+    "samples-combined":
+        "this line combines every sample of the batch with every other (a "
+        "product or a statistic over the batch dimension, such as x @ x.T, "
+        "torch.cdist(x, x) or a mean over dim 0 before the loss), which "
+        "micro-batches cannot reproduce: compute it per sample, or outside "
+        "the step",
+    "unsplittable-reduction":
+        "this line reduces over the batch dimension with an operation whose "
+        "partial results over micro-batches (or ranks) cannot be combined "
+        "exactly (a product, a cumulative or ordered reduction, an argmax "
+        "that keeps the first maximum): reduce over the batch with sum, mean, "
+        "max or min, or compute it per sample",
+    "per-sample-result":
+        "loss_fn returns this line's per-sample tensor (a metric with the "
+        "batch dimension), but in a process group each rank holds only its "
+        "shard of the batch: return a reduction over the batch (a sum, mean, "
+        "max or min) instead, or compute the per-sample values outside the "
+        "step",
+    "batch-dimensions-misaligned":
+        "this line combines tensors whose batch dimensions are in different "
+        "positions (x + x.T, a permuted or transposed copy of a per-sample "
+        "tensor with the original, a tensor whose batch dimension is not the "
+        "one batch_dims names): bring the batch dimensions to the same "
+        "position first (permute, transpose, movedim)",
+    "per-sample-control-flow":
+        "this line's operation became a branch or a loop (torch.cond, or an "
+        "operation that torch-mlir lowers to one) holding per-sample work "
+        "that the micro-batch split cannot follow: write it without "
+        "data-dependent control flow (torch.where instead of a branch, "
+        "whole-batch operations instead of a loop)",
+    "op-not-analyzed":
+        "torch-mlir lowered the PyTorch operation of this line to a form that "
+        "ga-mlir's batch analysis has no rule for, so it cannot prove that "
+        "micro-batches compute what the whole batch does: write it with other "
+        "operations (elementwise operations, matmul, reductions, reshapes, "
+        "indexing that keeps the batch dimension), or report it with the "
+        "line",
+    "dynamic-size":
+        "a size on this line depends on the data (torch.nonzero, a boolean "
+        "mask x[mask], torch.unique, a shape computed from values): the "
+        "compiled step needs every size except the batch known when it is "
+        "compiled; use fixed sizes (torch.where with a mask instead of "
+        "selecting the elements)",
+    "shape-mismatch":
+        "the shapes of this line's operation disagree in the traced step "
+        "(undefined behaviour when it runs): check the shapes of the tensors "
+        "on this line (a view or expand whose sizes do not match its input)",
+    "micro-batches-exceed-batch":
+        "micro_batches is larger than the batch: every micro-batch needs at "
+        "least one sample; pass micro_batches at most the batch size (or "
+        "micro_batch_size=)",
+    "batch-size-mismatch":
+        "the example inputs have different sizes along their batch "
+        "dimensions: give them the same batch size, or name each one's batch "
+        "dimension with batch_dims=",
+    "budget-not-met":
+        "no number of micro-batches brings the step's peak memory under "
+        "max_memory: raise max_memory (the smallest peak and its N are in the "
+        "compiler's words), or make the model's activations smaller",
+    "invalid-accumulator-type":
+        "accumulator_type= names a type the gradients cannot be accumulated "
+        "in: pass 'f16', 'bf16', 'f32' or 'f64'",
+    "contradictory-options":
+        "give only one of micro_batches=, micro_batch_size= and max_memory= "
+        "(each of them sets the number of micro-batches)",
+    "invalid-max-memory":
+        "max_memory= must be a number of bytes or a string such as '256MiB' "
+        "(a number followed by KiB, MiB or GiB)",
+    "invalid-options":
+        "an option of compile_train_step has a value that the compiler does "
+        "not take (True or False for the switches such as "
+        "recompute_statistics, allow_ghost_batch, fuse, blas, openmp; a "
+        "positive int for vector_width and num_threads)",
+    "not-lowered":
+        "the PyTorch operation of this line became an operation that "
+        "ga-mlir's lowering to CPU or GPU code does not handle: write it with "
+        "other operations, or report it with the line",
+}
 
 # Pass options named in the compiler's notes, as compile_train_step takes
 # them.
@@ -429,33 +374,34 @@ _OPTIONS = [("recompute-statistics", "recompute_statistics=True"),
             ("allow-ghost-batch", "allow_ghost_batch=True")]
 
 
-def explanation(message):
-    """The PyTorch-level words for a ga-mlir message, or None."""
-    for pattern, words in _EXPLANATIONS:
-        if re.search(pattern, message):
-            return words
-    return None
-
-
 def explain(diagnostic):
-    """A diagnostic of ga-mlir ("file:line:col: error: message"; without a
-    location "<unknown>:0: error: message" or "error: message") with the
-    PyTorch-level explanation of its message in front of the compiler's own
-    words; a message without one says that it is ga-mlir's limitation."""
-    m = re.match(r"(?s)(?:(<unknown>:0|loc\(unknown\)|(.*?):(\d+):\d+): )?"
-                 r"(error|warning): (.*)", diagnostic.strip())
-    if not m:
+    """A diagnostic of ga-mlir (ga_mlir.Diagnostic: the text ga-opt prints,
+    with its code and location as data) with the PyTorch-level advice of its
+    code in front of the compiler's own words; one without a code is said to
+    be ga-mlir's limitation. Notes and anything that is not an error or a
+    warning are left as they are."""
+    severity = getattr(diagnostic, "severity", None)
+    if severity not in ("error", "warning"):
         return diagnostic.rstrip("\n")
-    _, where, line, severity, message = m.groups()
-    where = f"{where}:{line}" if where else UNLOCATED
-    first, _, rest = message.strip().partition("\n")
+    where = f"{diagnostic.file}:{diagnostic.line}" if diagnostic.file \
+        else UNLOCATED
+    first = diagnostic.message.strip().partition("\n")[0]
+    rest = diagnostic.strip().partition("\n")[2]
     for option, keyword in _OPTIONS:
         rest = rest.replace(option, keyword)
-    words = explanation(first) or (
+    words = ADVICE.get(diagnostic.code) or (
         "ga-mlir cannot compile the PyTorch operation of this line (a "
         "limitation or a bug of ga-mlir: please report it with the line)")
     return (f"{where}: {severity}: {words} (ga-mlir: {first})"
             + (f"\n{rest}" if rest else ""))
+
+
+def first_code(diagnostics):
+    """The code of the first error among `diagnostics` that has one, or
+    None."""
+    return next((d.code for d in diagnostics
+                 if getattr(d, "severity", None) == "error" and
+                 getattr(d, "code", None)), None)
 
 
 def pytorch_operation(message):

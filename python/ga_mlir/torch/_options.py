@@ -1,11 +1,13 @@
-"""The options of compile_train_step as ga-mlir's pass pipelines: which
-options go to which pass (--ga-accumulate, --ga-lower-to-cpu,
---ga-lower-to-nvvm), checked in Python's words, and running a pipeline with
-its diagnostics explained in PyTorch's words."""
+"""The options of compile_train_step as ga-mlir's compiler takes them: for
+the CPU, the typed options of the driver (ga_mlir.driver, one call from the
+step to its lowered form); for the other paths (CUDA, data-parallel steps)
+still the pass pipelines (--ga-accumulate, --ga-lower-to-cpu,
+--ga-lower-to-nvvm). Checked in Python's words; the compiler's diagnostics
+explained in PyTorch's words by their codes."""
 
-from .. import PipelineError, run_pipeline
+from .. import PipelineError, driver, run_pipeline
 from ._common import CompileError
-from ._locations import explain
+from ._locations import explain, first_code
 
 
 # ga-opt options that compile_train_step passes through (Python spelling ->
@@ -121,10 +123,25 @@ def _mark(batch_args):
             ",".join(f"{i}:{d}" for i, d in batch_args) + "}")
 
 
+class StepPipelines(tuple):
+    """What _pipelines returns: the pair of pipeline texts (for the cache's
+    key, and the paths not yet on the driver), and the typed step it was
+    made from (`micro_batches`, `batch_args`, `options`, `target`), which
+    compile_step hands to the driver. A path that edits the texts (the
+    data-parallel steps) makes a plain tuple, which is compiled by its
+    texts."""
+
+    def __new__(cls, texts, micro_batches, batch_args, options, target):
+        self = super().__new__(cls, texts)
+        self.micro_batches, self.batch_args = micro_batches, batch_args
+        self.options, self.target = options, target
+        return self
+
+
 def _pipelines(micro_batches, batch_args, options, target="cpu"):
     """The --ga-accumulate pipeline, and the lowering of its output (for
     "cuda": the --ga-lower-to-nvvm options that ga-compile adds to its
-    own)."""
+    own), as a StepPipelines."""
     acc = [f"micro-batches={micro_batches}",
            "batch-args=" + ",".join(f"{i}:{d}" for i, d in batch_args)]
     rewrite = _rewrite_options(options)
@@ -134,7 +151,62 @@ def _pipelines(micro_batches, batch_args, options, target="cpu"):
         lowering = " ".join(_nvvm_options(options))
     else:
         lowering = f"ga-lower-to-cpu{{{' '.join(_lowering_options(options))}}}"
-    return f"builtin.module(ga-accumulate{{{' '.join(acc)}}})", lowering
+    return StepPipelines(
+        (f"builtin.module(ga-accumulate{{{' '.join(acc)}}})", lowering),
+        micro_batches, tuple(batch_args), dict(options), target)
+
+
+def _driver_options(micro_batches, batch_args, options, in_place=()):
+    """compile_train_step's options as the driver's (ga_mlir.driver
+    .CompileOptions) for the CPU library: the lowering's defaults of the
+    library (c_interface, out_params, blas, static_temporaries,
+    fuse_elementwise; with openmp, PyTorch's thread count), each value
+    checked as _option_text checks it."""
+    cpu = {"c_interface": True, "out_params": True, "blas": True,
+           "static_temporaries": True, "fuse_elementwise": True}
+    rewrite = {}
+    for key, value in sorted(options.items()):
+        if value is None:
+            continue
+        _option_text(value, key)
+        if key in _ACCUMULATE_OPTIONS:
+            rewrite[key] = value
+        elif key in _LOWER_OPTIONS:
+            cpu[key] = value
+        else:
+            raise TypeError(f"compile_train_step: unknown option {key!r}")
+    # OpenMP on PyTorch's thread count unless told otherwise (see
+    # _lowering_options).
+    if cpu.get("openmp") and cpu.get("num_threads") is None:
+        import torch
+        cpu["num_threads"] = torch.get_num_threads()
+    return driver.CompileOptions(
+        micro_batches=micro_batches, batch_args=tuple(batch_args),
+        allow_ghost_batch=rewrite.get("allow_ghost_batch"),
+        recompute_statistics=rewrite.get("recompute_statistics"),
+        fuse=rewrite.get("fuse"),
+        accumulator_type=rewrite.get("accumulator_type") or "",
+        recompute=rewrite.get("recompute") or "", in_place=tuple(in_place),
+        cpu=cpu)
+
+
+def compile_step(ir, pipelines, in_place):
+    """The CPU library's lowered module of the step `ir` as `pipelines` (a
+    StepPipelines) describes it, by one call of the driver, and whether its
+    results `in_place` are written into their arguments (the driver tries
+    and, when bufferization cannot keep one in place, lowers the copying
+    form). CompileError with the compiler's diagnostics in PyTorch's
+    words."""
+    options = _driver_options(pipelines.micro_batches, pipelines.batch_args,
+                              pipelines.options, in_place)
+    try:
+        result = driver.compile(ir, options, filename="<train_step>")
+    except PipelineError as error:
+        raise CompileError("ga-mlir refused the training step:\n" +
+                           "\n".join(explain(d) for d in error.diagnostics),
+                           first_code(error.diagnostics),
+                           error.diagnostics) from None
+    return result.module, bool(result.in_place)
 
 
 def _run_pipeline(ir, pipeline, what):
@@ -142,7 +214,8 @@ def _run_pipeline(ir, pipeline, what):
         return run_pipeline(ir, pipeline)
     except PipelineError as error:
         raise CompileError(f"{what}:\n" + "\n".join(
-            explain(d) for d in error.diagnostics)) from None
+            explain(d) for d in error.diagnostics),
+            first_code(error.diagnostics), error.diagnostics) from None
 
 
 def _rewrite_options(options):

@@ -22,7 +22,7 @@ from ._guards import all_hold
 from ._fastcall import CallPlan, traced_state as _traced_state
 from ._layout import StepLayout
 from ._options import (_ACCUMULATE_OPTIONS, _LOWER_OPTIONS, _NVVM_OPTIONS,
-                       _pipelines, _run_pipeline)
+                       StepPipelines, _pipelines, _run_pipeline, compile_step)
 
 
 def _aot(what, fn, *args, **kwargs):
@@ -48,6 +48,34 @@ def _compile_library(ir, pipelines, mcpu, in_place, num_args, num_results,
     lib = os.path.join(directory, "libstep.so")
     if os.path.exists(lib):
         return lib, os.path.exists(os.path.join(directory, "in-place"))
+    if target == "cpu" and isinstance(pipelines, StepPipelines):
+        lowered, written_in_place = compile_step(ir, pipelines, in_place)
+    else:
+        lowered, written_in_place = _lower_by_pipelines(
+            ir, pipelines, in_place, num_args, num_results, target)
+    work = tempfile.mkdtemp(prefix="step-", dir=_cache_dir())
+    with open(os.path.join(work, "step.mlir"), "w") as f:
+        f.write(ir)
+    with open(os.path.join(work, "step.lowered.mlir"), "w") as f:
+        f.write(lowered)
+    if written_in_place:
+        with open(os.path.join(work, "in-place"), "w") as f:
+            f.write(repr(in_place))
+    _aot("ga-compile failed", aot.link_library, lowered,
+         os.path.join(work, "libstep.so"), target,
+         mcpu=mcpu if target == "cpu" else None)
+    try:
+        os.rename(work, directory)
+    except OSError:  # another process compiled it first
+        return os.path.join(work, "libstep.so"), written_in_place
+    return lib, written_in_place
+
+
+def _lower_by_pipelines(ir, pipelines, in_place, num_args, num_results,
+                        target):
+    """The lowered step and whether its results `in_place` are written in
+    place, by the pipeline texts (CUDA and the data-parallel steps; the CPU
+    path calls the driver: _options.compile_step)."""
     rewritten, wrapped = _rewrite(ir, pipelines, in_place)
     lowered = None
     if target == "cuda":
@@ -73,22 +101,7 @@ def _compile_library(ir, pipelines, mcpu, in_place, num_args, num_results,
     if lowered is None:
         lowered = _run_pipeline(rewritten, f"builtin.module({pipelines[1]})",
                                 "ga-mlir could not lower the training step")
-    work = tempfile.mkdtemp(prefix="step-", dir=_cache_dir())
-    with open(os.path.join(work, "step.mlir"), "w") as f:
-        f.write(ir)
-    with open(os.path.join(work, "step.lowered.mlir"), "w") as f:
-        f.write(lowered)
-    if written_in_place:
-        with open(os.path.join(work, "in-place"), "w") as f:
-            f.write(repr(in_place))
-    _aot("ga-compile failed", aot.link_library, lowered,
-         os.path.join(work, "libstep.so"), target,
-         mcpu=mcpu if target == "cpu" else None)
-    try:
-        os.rename(work, directory)
-    except OSError:  # another process compiled it first
-        return os.path.join(work, "libstep.so"), written_in_place
-    return lib, written_in_place
+    return lowered, written_in_place
 
 
 def _argument_types(spec, model):

@@ -1,8 +1,10 @@
 """The refusal messages that ga-mlir's C++ sources can give, as templates
 ("{}" where the message has a value: an op name, a number, a type, a
-reason built elsewhere), read from the sources themselves, so that a new
-refusal cannot go without PyTorch words (torch-refusals.py checks each
-against ga_mlir.torch._locations)."""
+reason built elsewhere), with the diagnostic code each is emitted with
+(`<< DiagnosticCode::X`, named as include/ga/IR/DiagnosticCodes.def names
+it), read from the sources themselves, so that a new refusal cannot go
+without a code and PyTorch words (torch-refusals.py checks each against
+ga_mlir.torch._locations.ADVICE)."""
 
 import glob
 import os
@@ -15,11 +17,12 @@ import re
 SOURCES = ("lib/Analysis/*.cpp", "lib/Analysis/*/*.cpp",
            "lib/Transforms/*.cpp", "lib/Transforms/*/*.cpp",
            "lib/Codegen/Common/*.cpp", "lib/Pipelines/*.cpp",
-           "lib/Memory/*.cpp", "lib/Utils/ConstantIndices.cpp")
+           "lib/Memory/*.cpp", "lib/Driver/*.cpp",
+           "lib/Utils/ConstantIndices.cpp")
 
 # The messages that a step from compile_train_step cannot meet, and why
-# (patterns of the templates; every other message needs PyTorch words in
-# ga_mlir.torch._locations._EXPLANATIONS).
+# (patterns of the templates; every other message needs a code with PyTorch
+# words in ga_mlir.torch._locations.ADVICE).
 UNREACHABLE = [
     # The frontend names every batch argument itself (batch-args from
     # batch_dims, checked against the inputs' ranks first) and always
@@ -77,6 +80,22 @@ _START = re.compile(r"\b(?:error|warning|emitError|emitOpError|emitWarning)"
                     r"\s*\(|\bdiag\s*<<|\bos\s*<<")
 _REASON_STREAM = re.compile(r"raw_string_ostream\s+os\s*\(\s*\*?reason\s*\)")
 _LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
+# A code streamed into a diagnostic, and a code's entry in DiagnosticCodes.def.
+_CODE = re.compile(r"\s*(?:ga::)?DiagnosticCode::(\w+)\s*")
+_STREAMED_CODE = re.compile(r"<<\s*(?:ga::)?DiagnosticCode::(\w+)")
+_CODE_ENTRY = re.compile(r'(?m)^GA_DIAGNOSTIC_CODE\((\w+),\s*"([\w-]+)"\)')
+
+# A reason written into a string (`os << ...` over `reason`) is emitted
+# later by the diagnostic that streams it, with that diagnostic's code: the
+# code of each file's reasons, as their emitter gives it
+# (BatchLinalg.cpp's checkIndexingMaps emits getLoopSlicing's reasons).
+REASON_CODES = {"lib/Analysis/BatchSlicing.cpp": "BatchDimensionMoved"}
+
+
+def codes(root):
+    """{enumerator: stable name} of include/ga/IR/DiagnosticCodes.def."""
+    with open(os.path.join(root, "include/ga/IR/DiagnosticCodes.def")) as f:
+        return dict(_CODE_ENTRY.findall(f.read()))
 
 
 def _statement(text, start):
@@ -121,10 +140,18 @@ def _split_streamed(statement):
     return parts
 
 
+def _code(statement):
+    """The enumerator of the code streamed into a diagnostic statement, or
+    None."""
+    found = _STREAMED_CODE.search(statement)
+    return found.group(1) if found else None
+
+
 def _template(statement):
     """The message of a diagnostic statement: its string literals, "{}" for
-    each streamed value; None if it has no text of its own."""
-    parts = _split_streamed(statement)
+    each streamed value (not its code); None if it has no text of its
+    own."""
+    parts = [p for p in _split_streamed(statement) if not _CODE.fullmatch(p)]
     pieces = []
     call = parts[0]
     # A message given to the call itself: emitError("...").
@@ -143,8 +170,10 @@ def _template(statement):
 
 
 def templates(root):
-    """(file relative to `root`, line, template) of every diagnostic message
-    in SOURCES."""
+    """(file relative to `root`, line, template, code) of every diagnostic
+    message in SOURCES (code: the stable name of the code it is emitted with,
+    or None)."""
+    names = codes(root)
     found = []
     for pattern in SOURCES:
         for path in sorted(glob.glob(os.path.join(root, pattern))):
@@ -158,14 +187,19 @@ def templates(root):
                         _REASON_STREAM.search(text, max(0, match.start() -
                                                         400), match.start()):
                     continue  # printing, not a reason
-                message = _template(_statement(text, match.start()))
-                if message and message not in (m for _, _, m in found):
+                statement = _statement(text, match.start())
+                message = _template(statement)
+                if message and message not in (m for _, _, m, _ in found):
                     line = text.count("\n", 0, match.start()) + 1
-                    found.append((os.path.relpath(path, root), line, message))
+                    where = os.path.relpath(path, root)
+                    code = REASON_CODES.get(where) if match.group(
+                    ).startswith("os") else _code(statement)
+                    found.append((where, line, message,
+                                  names.get(code, code)))
     return found
 
 
 if __name__ == "__main__":
     import sys
-    for where, line, message in templates(sys.argv[1]):
-        print(f"{where}:{line}: {message}")
+    for where, line, message, code in templates(sys.argv[1]):
+        print(f"{where}:{line}: [{code}] {message}")

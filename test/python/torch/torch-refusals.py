@@ -18,22 +18,28 @@ import torch.nn.functional as F
 import refusal_sources
 import zoo
 from ga_mlir.torch import CompileError, compile_train_step
-from ga_mlir.torch._locations import _EXPLANATIONS, explanation
+from ga_mlir.torch._locations import ADVICE
 
-# Every message template of the sources: PyTorch words, or on the list of
-# those a PyTorch step cannot meet; and no pattern of either list that
-# matches none (a message reworded in the sources).
+# Every message template of the sources: emitted with a code that has
+# PyTorch words, or on the list of those a PyTorch step cannot meet; no code
+# of DiagnosticCodes.def without words, no words for a code that is not one,
+# and no pattern of the unreachable list that matches none (a message
+# reworded in the sources).
 templates = refusal_sources.templates(sys.argv[1])
+codes = set(refusal_sources.codes(sys.argv[1]).values())
 unreachable = [p for p, _ in refusal_sources.UNREACHABLE]
-for where, line, message in templates:
-    if explanation(message.replace("{}", "0")) is None and \
+for where, line, message, code in templates:
+    if code not in ADVICE and \
             not any(re.search(p, message) for p in unreachable):
-        print(f"no PyTorch words: {where}:{line}: {message}")
-for pattern in [p for p, _ in _EXPLANATIONS] + unreachable:
+        print(f"no PyTorch words: {where}:{line}: [{code}] {message}")
+for code in sorted(codes ^ set(ADVICE)):
+    print(f"code without PyTorch words, or words without a code: {code}")
+for pattern in unreachable:
     if not any(re.search(pattern, m.replace("{}", "0")) or
-               re.search(pattern, m) for _, _, m in templates):
+               re.search(pattern, m) for _, _, m, _ in templates):
         print(f"pattern matches no message of the sources: {pattern}")
 # CHECK-NOT: no PyTorch words
+# CHECK-NOT: code without PyTorch words
 # CHECK-NOT: pattern matches no message
 # CHECK: refusal messages read from the sources: {{[1-9][0-9]+}}
 print(f"refusal messages read from the sources: {len(templates)}")
@@ -75,6 +81,9 @@ def refused(name, model, marker=None, path=__file__, **options):
         lines = text.splitlines()
         first = next((line for line in lines if "error" in line), lines[0])
         print(f"{name}: refused: {first}")
+        # The compiler's refusals carry their stable code (None: the
+        # frontend's own, which come with their words).
+        print(f"{name}: code: {error.code}")
         print(f"{name}: in PyTorch words: {in_pytorch_words(text, first)}")
         if marker:
             lines = [f"{path}:{line_of(path, m)}" for m in marker.split("|")]
@@ -98,6 +107,7 @@ class WithBatchNorm(zoo.BatchNormCNN):
 
 
 # CHECK: bn-train: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: BatchNorm2d in training mode normalizes with statistics of the whole batch
+# CHECK: bn-train: code: None
 # CHECK: bn-train: in PyTorch words: True
 # CHECK: bn-train: located at the model's line: True
 refused("bn-train", WithBatchNorm(), "batch norm call")
@@ -134,6 +144,7 @@ class WithShuffle(zoo.MLP):
 # A gather across the batch (sample i reads sample B - 1 - i): refused at the
 # model's line, in PyTorch's words, with ga-mlir's own after them.
 # CHECK: shuffle: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: this line reads a per-sample tensor by index
+# CHECK: shuffle: code: per-sample-indexed-read
 # CHECK: shuffle: in PyTorch words: True
 # CHECK: shuffle: located at the model's line: True
 refused("shuffle", WithShuffle(), "shuffle")
@@ -216,22 +227,27 @@ class WithFrequencyScaledEmbedding(zoo.MLP):
 
 
 # CHECK: statistic: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: each sample's computation here uses a value computed from the whole batch {{.*}}pass recompute_statistics=True to compile_train_step {{.*}}(ga-mlir: batch coupling:
+# CHECK: statistic: code: batch-coupling
 # CHECK: statistic: in PyTorch words: True
 # CHECK: statistic: located at the model's line: True
 refused("statistic", WithStatistic(), "statistic")
 # CHECK: sample: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: this line selects, writes or adds particular samples of the batch {{.*}}(ga-mlir: slicing along the batch dimension selects samples
+# CHECK: sample: code: samples-selected
 # CHECK: sample: in PyTorch words: True
 # CHECK: sample: located at the model's line: True
 refused("sample", WithSample(), "first sample")
 # CHECK: halves: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: this line reshapes the batch dimension so that samples are split apart {{.*}}(ga-mlir: expanding the batch dimension
+# CHECK: halves: code: batch-dimension-reshaped
 # CHECK: halves: in PyTorch words: True
 # CHECK: halves: located at the model's line: True
 refused("halves", WithHalves(), "halves")
 # CHECK: cat: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: torch.cat (or a reshape after it) here joins per-sample tensors{{.*}}(ga-mlir: {{.*}}batches stacked along dimension 0
+# CHECK: cat: code: batches-joined
 # CHECK: cat: in PyTorch words: True
 # CHECK: cat: located at the model's line: True
 refused("cat", WithCat(), "cat")
 # CHECK: gram: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: this line combines every sample of the batch with every other {{.*}}(ga-mlir: batch coupling: operands
+# CHECK: gram: code: samples-combined
 # CHECK: gram: in PyTorch words: True
 # CHECK: gram: located at the model's line: True
 refused("gram", WithGram(), "gram")
@@ -327,6 +343,7 @@ every_error_located("max-norm", WithMaxNorm())
 # term reads the batch's share) and in the backward (the router's gradient,
 # summed over the term's two uses of probs, at the router's line).
 # CHECK: balance: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: each sample's computation here uses a value computed from the whole batch
+# CHECK: balance: code: batch-coupling
 # CHECK: balance: in PyTorch words: True
 # CHECK: balance: located at the model's line: True
 # CHECK: balance: every error names a line: True

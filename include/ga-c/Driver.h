@@ -1,0 +1,114 @@
+//===- Driver.h - C API: compile a training step in one call ------*- C -*-===//
+//
+// The compiler driver of ga-mlir (include/ga/Driver/Driver.h) for C and
+// Python clients: typed options in (N, or a micro-batch size, or a memory
+// budget; the per-sample arguments; the rewrite's and the lowering's
+// options; the results to write in place), the chosen N and the lowered step
+// out, each diagnostic with its stable code. No pass pipeline text crosses
+// this interface.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GA_C_DRIVER_H
+#define GA_C_DRIVER_H
+
+#include "ga-c/Diagnostics.h"
+
+#include "mlir-c/Support.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// What the step is lowered to.
+enum MlirGATarget {
+  /// The LLVM dialect for the host CPU (--ga-lower-to-cpu).
+  MlirGATargetCPU,
+  /// Nothing: the rewritten step.
+  MlirGATargetNone,
+  /// Nothing but the choice of N (and of the recompute set): no rewrite.
+  MlirGATargetChoice,
+};
+typedef enum MlirGATarget MlirGATarget;
+
+/// The options of one compilation. Initialize with mlirGACompileOptionsInit:
+/// a switch or count left at -1 keeps the pipeline's default.
+typedef struct MlirGACompileOptions {
+  /// The training step (default `train_step`).
+  MlirStringRef funcName;
+  /// N, the samples per micro-batch, the memory budget (bytes, or with
+  /// KiB/MiB/GiB): 0 or empty when not given.
+  int64_t microBatches;
+  int64_t microBatchSize;
+  MlirStringRef maxMemory;
+  /// The per-sample arguments: `numBatchArgs` pairs (argument, dimension),
+  /// flattened.
+  const int64_t *batchArgs;
+  intptr_t numBatchArgs;
+  /// The rewrite (--ga-accumulate's options of the same names).
+  int allowGhostBatch;
+  int recomputeStatistics;
+  int fuse;
+  MlirStringRef accumulatorType;
+  MlirStringRef recompute;
+  /// Results to write into arguments' buffers: `numInPlace` pairs (result,
+  /// argument), flattened. All are, or none when bufferization cannot keep
+  /// one in place.
+  const int64_t *inPlace;
+  intptr_t numInPlace;
+  MlirGATarget target;
+  /// --ga-lower-to-cpu's options of the same names.
+  int blas;
+  int fuseElementwise;
+  int staticTemporaries;
+  int openmp;
+  int splitRowReductions;
+  int approximateMath;
+  int cInterface;
+  int outParams;
+  int64_t vectorWidth;
+  int64_t numThreads;
+  int64_t minParallelWork;
+} MlirGACompileOptions;
+
+/// What a compilation chose and produced, valid during the callback.
+typedef struct MlirGACompileResult {
+  /// N and the recompute set of the rewrite.
+  int64_t microBatches;
+  MlirStringRef recompute;
+  /// Under a budget, the predicted total peak (bytes) and the work the
+  /// recomputation adds (operations per step); -1 otherwise.
+  int64_t predictedPeak;
+  int64_t recomputeWork;
+  /// The results written in place: `numInPlace` pairs (result, argument),
+  /// flattened (0 when the copying form is used).
+  const int64_t *inPlace;
+  intptr_t numInPlace;
+  /// The printed step: lowered for the target (MlirGATargetNone: the
+  /// rewritten step; MlirGATargetChoice: empty).
+  MlirStringRef module;
+} MlirGACompileResult;
+
+typedef void (*MlirGACompileResultCallback)(const MlirGACompileResult *result,
+                                            void *userData);
+
+/// Sets every field of `options` to its default.
+MLIR_CAPI_EXPORTED void mlirGACompileOptionsInit(MlirGACompileOptions *options);
+
+/// Parses `input` (located as `bufferName`), compiles its step under
+/// `options` and hands the result to `resultCallback` once. Each diagnostic
+/// goes to `diagnosticCallback` (with its code). Returns failure after an
+/// error (the result callback is then not called).
+MLIR_CAPI_EXPORTED MlirLogicalResult
+mlirGACompile(MlirStringRef input, MlirStringRef bufferName,
+              const MlirGACompileOptions *options,
+              MlirGACompileResultCallback resultCallback,
+              MlirGADiagnosticCallback diagnosticCallback, void *userData);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // GA_C_DRIVER_H

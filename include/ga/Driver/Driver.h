@@ -1,0 +1,97 @@
+//===- Driver.h - one call from a training step to its library --*- C++ -*-===//
+//
+// The compiler driver of ga-mlir: what compile_train_step (through the C API,
+// include/ga-c/Driver.h) and the tools ask of the compiler, as typed options
+// in and a typed result out. It chooses N (given, from a micro-batch size, or
+// under a memory budget, with the recompute set), runs the rewrite at that N,
+// writes the chosen results in place when bufferization proves it, and
+// lowers the step for its target, all in one process and one context. Every
+// refusal on the way is a located diagnostic with its code
+// (ga/IR/Diagnostics.h), emitted to the context's handlers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GA_DRIVER_DRIVER_H
+#define GA_DRIVER_DRIVER_H
+
+#include "ga/Pipelines/Pipelines.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace mlir::ga {
+
+/// The code a step is lowered to.
+enum class DriverTarget {
+  /// The LLVM dialect for the host CPU (--ga-lower-to-cpu).
+  CPU,
+  /// No lowering: the rewritten step only.
+  None,
+  /// Nothing but the choice of N (and of the recompute set) under a budget
+  /// or from a micro-batch size: no rewrite.
+  Choice,
+};
+
+/// A pair of indices: (result, argument) or (argument, dimension).
+using IndexPair = std::pair<unsigned, unsigned>;
+
+/// What to compile and how.
+struct DriverOptions {
+  /// The training step.
+  std::string funcName = "train_step";
+  /// How N is set: given (microBatches), from a micro-batch size, or under a
+  /// memory budget (bytes, or with KiB/MiB/GiB); 0 and empty are unset.
+  /// microBatches with maxMemory fixes N and chooses the recompute set;
+  /// other combinations are refused (contradictory-options).
+  int64_t microBatches = 0;
+  int64_t microBatchSize = 0;
+  std::string maxMemory;
+  /// The per-sample arguments and their batch dimensions; empty: the step's
+  /// own `ga.batch` argument attributes.
+  SmallVector<IndexPair> batchArgs;
+  /// Options of the rewrite (as --ga-accumulate names them).
+  bool allowGhostBatch = false;
+  bool recomputeStatistics = false;
+  bool fuse = true;
+  std::string accumulatorType;
+  /// none, pointwise; empty: none, or chosen with N under a budget.
+  std::string recompute;
+  /// Results written into the buffers of arguments: (result, argument). All
+  /// of them are, or (when bufferization cannot prove one) none.
+  SmallVector<IndexPair> inPlace;
+  DriverTarget target = DriverTarget::CPU;
+  /// The lowering's options, for DriverTarget::CPU.
+  LowerToCPUOptions cpu;
+};
+
+/// What the driver chose and produced.
+struct DriverResult {
+  /// The number of micro-batches and the recompute set of the rewrite.
+  int64_t microBatches = 0;
+  std::string recompute;
+  /// Under a budget: the predicted total peak (bytes) and the arithmetic
+  /// work the recomputation adds (operations per step).
+  std::optional<int64_t> predictedPeak;
+  std::optional<int64_t> recomputeWork;
+  /// The results written in place (DriverOptions::inPlace, or empty).
+  SmallVector<IndexPair> inPlace;
+  /// The step after the rewrite (null for DriverTarget::Choice), and lowered
+  /// for the target (null for DriverTarget::None and Choice).
+  OwningOpRef<ModuleOp> rewritten;
+  OwningOpRef<ModuleOp> lowered;
+};
+
+/// Compiles the step `options.funcName` of `module` (left unchanged) into
+/// `result`. Fails after emitting located diagnostics.
+LogicalResult runDriver(ModuleOp module, const DriverOptions &options,
+                        DriverResult &result);
+
+} // namespace mlir::ga
+
+#endif // GA_DRIVER_DRIVER_H

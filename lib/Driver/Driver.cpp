@@ -1,0 +1,243 @@
+//===- Driver.cpp - one call from a training step to its library ----------===//
+//
+// Implements include/ga/Driver/Driver.h with the pipelines' own builders and
+// option structs: no pass pipeline text is built or parsed on the way from
+// the caller's options to the passes (the memory passes still take the
+// rewrite's and the lowering's options as text, printed here from the typed
+// options).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ga/Driver/Driver.h"
+
+#include "ga/Codegen/Common/Passes.h"
+#include "ga/Memory/Passes.h"
+#include "ga/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <vector>
+
+using namespace mlir;
+using namespace mlir::ga;
+
+//===----------------------------------------------------------------------===//
+// Options
+//===----------------------------------------------------------------------===//
+
+/// `pairs` as the `i:j` strings of the passes' list options.
+static SmallVector<std::string> toPairStrings(ArrayRef<IndexPair> pairs) {
+  SmallVector<std::string> strings;
+  for (auto [first, second] : pairs)
+    strings.push_back(std::to_string(first) + ":" + std::to_string(second));
+  return strings;
+}
+
+/// The rewrite's options of `options` at N = `microBatches` with the
+/// recompute set `recompute`.
+static void getRewriteOptions(const DriverOptions &options,
+                              int64_t microBatches, StringRef recompute,
+                              AccumulatePipelineOptions &rewrite) {
+  rewrite.microBatches = microBatches;
+  rewrite.allowGhostBatch = options.allowGhostBatch;
+  rewrite.recomputeStatistics = options.recomputeStatistics;
+  rewrite.fuse = options.fuse;
+  rewrite.accumulatorType = options.accumulatorType;
+  rewrite.recompute = recompute.str();
+}
+
+/// `options` as the text of a pass option (`a=1 b=2`), for the memory
+/// passes, which take the options of the lowering they run as text.
+static std::string printOptions(const ::mlir::detail::PassOptions &options) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  options.print(os);
+  StringRef printed = StringRef(text).trim();
+  if (printed.consume_front("{"))
+    printed.consume_back("}");
+  return printed.str();
+}
+
+//===----------------------------------------------------------------------===//
+// Stages
+//===----------------------------------------------------------------------===//
+
+/// Runs `build`'s passes on `module`.
+static LogicalResult runPasses(ModuleOp module,
+                               function_ref<void(OpPassManager &)> build) {
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  build(pm);
+  return pm.run(module);
+}
+
+/// Marks the per-sample arguments of `step` (when given), then chooses N
+/// and the recompute set as --ga-choose-micro-batches does, reading the
+/// choice from the attributes it records on the step (and removing them).
+static LogicalResult chooseMicroBatches(ModuleOp step,
+                                        const DriverOptions &options,
+                                        DriverResult &result) {
+  AccumulatePipelineOptions rewrite;
+  getRewriteOptions(options, /*microBatches=*/1, "", rewrite);
+  ChooseMicroBatchesOptions choose;
+  choose.microBatchSize = options.microBatchSize;
+  choose.maxMemory = options.maxMemory;
+  choose.microBatches = options.microBatches;
+  choose.accumulateOptions = printRewriteOptions(rewrite);
+  choose.recompute = options.recompute.empty() ? "auto" : options.recompute;
+  choose.cpuOptions = printOptions(options.cpu);
+  if (failed(runPasses(step, [&](OpPassManager &pm) {
+        pm.addPass(createCheckConstantIndices());
+        if (!options.batchArgs.empty()) {
+          MarkBatchArgsOptions mark;
+          mark.batchArgs = toPairStrings(options.batchArgs);
+          pm.addPass(createMarkBatchArgs(mark));
+        }
+        pm.addPass(createChooseMicroBatches(choose));
+      })))
+    return failure();
+
+  auto func = step.lookupSymbol<func::FuncOp>(options.funcName);
+  auto n = func ? func->getAttrOfType<IntegerAttr>(kMicroBatchesAttrName)
+                : IntegerAttr();
+  if (!n)
+    return emitError(step.getLoc())
+           << "internal error: --ga-choose-micro-batches chose no number of "
+              "micro-batches for @"
+           << options.funcName;
+  result.microBatches = n.getInt();
+  auto set = func->getAttrOfType<StringAttr>("ga.recompute");
+  result.recompute =
+      set ? set.str()
+          : (options.recompute.empty() ? "none" : options.recompute);
+  if (auto peak = func->getAttrOfType<IntegerAttr>("ga.predicted_peak"))
+    result.predictedPeak = peak.getInt();
+  if (auto work = func->getAttrOfType<IntegerAttr>("ga.recompute_work"))
+    result.recomputeWork = work.getInt();
+  for (StringRef name :
+       {StringRef(kMicroBatchesAttrName), StringRef("ga.recompute"),
+        StringRef("ga.predicted_peak"), StringRef("ga.recompute_work")})
+    func->removeAttr(name);
+  return success();
+}
+
+/// The number of tensor arguments and of results of `name` in `module`.
+static std::pair<unsigned, unsigned> countTensors(ModuleOp module,
+                                                  StringRef name) {
+  auto func = module.lookupSymbol<func::FuncOp>(name);
+  if (!func)
+    return {0, 0};
+  unsigned tensors = llvm::count_if(
+      func.getArgumentTypes(), [](Type type) { return isa<TensorType>(type); });
+  return {tensors, func.getNumResults()};
+}
+
+/// The step `rewritten` with the results of `options.inPlace` written into
+/// their arguments and lowered for the CPU, or null when they cannot all be
+/// written in place: --ga-write-results-in-place refuses, bufferization
+/// fails on the in-place form, or it does not keep one in place (then the
+/// private function that computes the step, once bufferized, returns or
+/// takes as out-parameters more buffers than the results left to it).
+static OwningOpRef<ModuleOp> lowerInPlace(ModuleOp rewritten,
+                                          const DriverOptions &options) {
+  OwningOpRef<ModuleOp> step = rewritten.clone();
+  WriteResultsInPlaceOptions write;
+  write.funcName = options.funcName;
+  write.pairs = toPairStrings(options.inPlace);
+  // The private function that --ga-write-results-in-place moves the step
+  // into, and what it must take once bufferized: its tensor arguments, and
+  // an out-parameter per result that is not written in place.
+  std::string impl = options.funcName + "_in_place";
+  if (failed(runPasses(*step, [&](OpPassManager &pm) {
+        pm.addPass(createWriteResultsInPlace(write));
+      })))
+    return nullptr;
+  auto [arguments, results] = countTensors(*step, impl);
+  if (failed(runPasses(*step, [&](OpPassManager &pm) {
+        buildBufferizeForCPUPipeline(pm, options.cpu);
+      })))
+    return nullptr;
+  auto func = step->lookupSymbol<func::FuncOp>(impl);
+  auto isBuffer = [](Type type) { return isa<BaseMemRefType>(type); };
+  size_t kept = results - options.inPlace.size();
+  bool outParams = options.cpu.outParams;
+  if (!func || func.getNumResults() != (outParams ? 0 : kept) ||
+      static_cast<size_t>(llvm::count_if(func.getArgumentTypes(), isBuffer)) !=
+          arguments + (outParams ? kept : 0))
+    return nullptr;
+  if (failed(runPasses(*step, [&](OpPassManager &pm) {
+        buildLowerBufferizedForCPUPipeline(pm, options.cpu);
+      })))
+    return nullptr;
+  return step;
+}
+
+/// lowerInPlace with its diagnostics held back: emitted when the in-place
+/// form is used, dropped when the copying form is (whose lowering gives its
+/// own).
+static OwningOpRef<ModuleOp> lowerInPlaceQuietly(ModuleOp rewritten,
+                                                 const DriverOptions &options) {
+  MLIRContext *context = rewritten.getContext();
+  std::vector<Diagnostic> held;
+  OwningOpRef<ModuleOp> lowered;
+  {
+    ScopedDiagnosticHandler hold(context, [&](Diagnostic &diag) {
+      held.push_back(std::move(diag));
+      return success();
+    });
+    lowered = lowerInPlace(rewritten, options);
+  }
+  if (lowered)
+    for (Diagnostic &diag : held)
+      context->getDiagEngine().emit(std::move(diag));
+  return lowered;
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::ga::runDriver(ModuleOp module, const DriverOptions &options,
+                                  DriverResult &result) {
+  OwningOpRef<ModuleOp> step = module.clone();
+  result.microBatches = options.microBatches;
+  result.recompute = options.recompute;
+  bool choose = options.microBatchSize || !options.maxMemory.empty();
+  if (choose && failed(chooseMicroBatches(*step, options, result)))
+    return failure();
+  if (options.target == DriverTarget::Choice) {
+    if (result.recompute.empty())
+      result.recompute = "none";
+    return success();
+  }
+
+  AccumulatePipelineOptions rewrite;
+  getRewriteOptions(options, result.microBatches, result.recompute, rewrite);
+  // Marked by the choice already.
+  if (!choose)
+    rewrite.batchArgs = toPairStrings(options.batchArgs);
+  if (failed(runPasses(*step, [&](OpPassManager &pm) {
+        buildMicroBatchRewritePipeline(pm, rewrite);
+      })))
+    return failure();
+  if (result.recompute.empty())
+    result.recompute = "none";
+  result.rewritten = std::move(step);
+  if (options.target == DriverTarget::None)
+    return success();
+
+  if (!options.inPlace.empty()) {
+    result.lowered = lowerInPlaceQuietly(*result.rewritten, options);
+    if (result.lowered)
+      result.inPlace.assign(options.inPlace.begin(), options.inPlace.end());
+  }
+  if (!result.lowered) {
+    result.lowered = result.rewritten->clone();
+    if (failed(runPasses(*result.lowered, [&](OpPassManager &pm) {
+          buildLowerToCPUPipeline(pm, options.cpu);
+        })))
+      return failure();
+  }
+  return success();
+}

@@ -1,0 +1,212 @@
+"""The compiler driver of ga-mlir from Python: one call from a training step
+to its lowered form (include/ga-c/Driver.h), with typed options and a typed
+result, each diagnostic carrying its stable code (ga_mlir.Diagnostic).
+
+    result = ga_mlir.driver.compile(text, CompileOptions(micro_batches=4,
+                                                         batch_args=[(1, 0)]))
+    result.micro_batches, result.in_place, result.module
+
+No pass pipeline text is built: the options are the fields of
+MlirGACompileOptions, checked here in Python's words.
+"""
+
+import ctypes
+import dataclasses
+import warnings
+
+from . import (GADiagnosticWarning, PipelineError, _diagnostic_collector,
+               _DiagnosticCallback, _file_name_ref, _load, _LogicalResult,
+               _string_ref, _StringRef)
+
+__all__ = ["CompileOptions", "CompileResult", "compile", "CPU_OPTIONS"]
+
+
+# The switches and counts of --ga-lower-to-cpu that compile takes (Python
+# spelling -> field of MlirGACompileOptions).
+CPU_OPTIONS = {
+    "blas": "blas", "fuse_elementwise": "fuseElementwise",
+    "static_temporaries": "staticTemporaries", "openmp": "openmp",
+    "split_row_reductions": "splitRowReductions",
+    "approximate_math": "approximateMath", "c_interface": "cInterface",
+    "out_params": "outParams", "vector_width": "vectorWidth",
+    "num_threads": "numThreads", "min_parallel_work": "minParallelWork",
+}
+_COUNTS = {"vector_width", "num_threads", "min_parallel_work"}
+
+
+@dataclasses.dataclass
+class CompileOptions:
+    """What to compile and how (MlirGACompileOptions). N is given by one of
+    micro_batches, micro_batch_size and max_memory (with max_memory,
+    micro_batches fixes N and only the recompute set is chosen).
+    batch_args: (argument, dimension) pairs; in_place: (result, argument)
+    pairs to write in place; cpu: --ga-lower-to-cpu options by their Python
+    names (CPU_OPTIONS), None keeping the pipeline's default; target "cpu",
+    None (the rewritten step only) or "choice" (N and the recompute set
+    only)."""
+    micro_batches: int = 0
+    micro_batch_size: int = 0
+    max_memory: str = ""
+    batch_args: tuple = ()
+    allow_ghost_batch: bool = None
+    recompute_statistics: bool = None
+    fuse: bool = None
+    accumulator_type: str = ""
+    recompute: str = ""
+    in_place: tuple = ()
+    target: str = "cpu"
+    cpu: dict = dataclasses.field(default_factory=dict)
+    func_name: str = "train_step"
+
+
+@dataclasses.dataclass
+class CompileResult:
+    """What the driver chose and produced (MlirGACompileResult): N, the
+    recompute set, under a budget the predicted peak and the recomputation's
+    work (None otherwise), the (result, argument) pairs written in place
+    (empty: the copying form) and the printed module (lowered for the
+    target, the rewritten step with target=None, empty with "choice")."""
+    micro_batches: int
+    recompute: str
+    predicted_peak: int
+    recompute_work: int
+    in_place: list
+    module: str
+
+
+class _Options(ctypes.Structure):
+    """MlirGACompileOptions (include/ga-c/Driver.h)."""
+    _fields_ = [("funcName", _StringRef), ("microBatches", ctypes.c_int64),
+                ("microBatchSize", ctypes.c_int64),
+                ("maxMemory", _StringRef),
+                ("batchArgs", ctypes.POINTER(ctypes.c_int64)),
+                ("numBatchArgs", ctypes.c_ssize_t),
+                ("allowGhostBatch", ctypes.c_int),
+                ("recomputeStatistics", ctypes.c_int),
+                ("fuse", ctypes.c_int), ("accumulatorType", _StringRef),
+                ("recompute", _StringRef),
+                ("inPlace", ctypes.POINTER(ctypes.c_int64)),
+                ("numInPlace", ctypes.c_ssize_t), ("target", ctypes.c_int),
+                ("blas", ctypes.c_int), ("fuseElementwise", ctypes.c_int),
+                ("staticTemporaries", ctypes.c_int),
+                ("openmp", ctypes.c_int),
+                ("splitRowReductions", ctypes.c_int),
+                ("approximateMath", ctypes.c_int),
+                ("cInterface", ctypes.c_int), ("outParams", ctypes.c_int),
+                ("vectorWidth", ctypes.c_int64),
+                ("numThreads", ctypes.c_int64),
+                ("minParallelWork", ctypes.c_int64)]
+
+
+class _Result(ctypes.Structure):
+    """MlirGACompileResult (include/ga-c/Driver.h)."""
+    _fields_ = [("microBatches", ctypes.c_int64), ("recompute", _StringRef),
+                ("predictedPeak", ctypes.c_int64),
+                ("recomputeWork", ctypes.c_int64),
+                ("inPlace", ctypes.POINTER(ctypes.c_int64)),
+                ("numInPlace", ctypes.c_ssize_t), ("module", _StringRef)]
+
+
+_ResultCallback = ctypes.CFUNCTYPE(None, ctypes.POINTER(_Result),
+                                   ctypes.c_void_p)
+_TARGETS = {"cpu": 0, None: 1, "choice": 2}
+
+
+def _library():
+    lib = _load()
+    if not getattr(lib, "_ga_driver_bound", False):
+        lib.mlirGACompileOptionsInit.argtypes = [ctypes.POINTER(_Options)]
+        lib.mlirGACompileOptionsInit.restype = None
+        lib.mlirGACompile.argtypes = [
+            _StringRef, _StringRef, ctypes.POINTER(_Options), _ResultCallback,
+            _DiagnosticCallback, ctypes.c_void_p]
+        lib.mlirGACompile.restype = _LogicalResult
+        lib._ga_driver_bound = True
+    return lib
+
+
+def _pairs(pairs):
+    flat = [int(v) for pair in pairs for v in pair]
+    return (ctypes.c_int64 * max(len(flat), 1))(*flat), len(flat) // 2
+
+
+def _text(ref):
+    return ctypes.string_at(ref.data, ref.length).decode("utf-8")
+
+
+def compile(ir, options, filename=None):
+    """Compiles the step of the module text `ir` under `options`
+    (CompileOptions) and returns a CompileResult. Raises PipelineError with
+    the diagnostics (ga_mlir.Diagnostic, each with its code) on an error;
+    warnings of a successful compilation are issued as
+    GADiagnosticWarning. TypeError for an unknown CPU option or a value of
+    the wrong kind; ValueError for an unknown target."""
+    if options.target not in _TARGETS:
+        raise ValueError(f"compile: target must be 'cpu', None or 'choice', "
+                         f"got {options.target!r}")
+    lib = _library()
+    c = _Options()
+    lib.mlirGACompileOptionsInit(ctypes.byref(c))
+    keep = []  # the buffers the structure points into
+
+    def text(value):
+        buffer, ref = _string_ref(str(value).encode("utf-8"))
+        keep.append(buffer)
+        return ref
+
+    c.funcName = text(options.func_name)
+    c.microBatches = options.micro_batches or 0
+    c.microBatchSize = options.micro_batch_size or 0
+    c.maxMemory = text(options.max_memory or "")
+    batch_args, c.numBatchArgs = _pairs(options.batch_args)
+    in_place, c.numInPlace = _pairs(options.in_place)
+    keep += [batch_args, in_place]
+    c.batchArgs, c.inPlace = batch_args, in_place
+    for field, value in (("allowGhostBatch", options.allow_ghost_batch),
+                         ("recomputeStatistics",
+                          options.recompute_statistics),
+                         ("fuse", options.fuse)):
+        if value is not None:
+            setattr(c, field, int(bool(value)))
+    c.accumulatorType = text(options.accumulator_type or "")
+    c.recompute = text(options.recompute or "")
+    c.target = _TARGETS[options.target]
+    for key, value in options.cpu.items():
+        if key not in CPU_OPTIONS:
+            raise TypeError(f"compile: unknown CPU option {key!r}")
+        if value is None:
+            continue
+        if key in _COUNTS and (isinstance(value, bool) or
+                               not isinstance(value, int) or value < 0):
+            raise TypeError(f"compile: {key} must be an int >= 0, got "
+                            f"{value!r}")
+        if key not in _COUNTS and not isinstance(value, bool):
+            raise TypeError(f"compile: {key} must be True or False, got "
+                            f"{value!r}")
+        setattr(c, CPU_OPTIONS[key], int(value))
+
+    results = []
+
+    def on_result(pointer, _):
+        r = pointer.contents
+        pairs = [(r.inPlace[2 * i], r.inPlace[2 * i + 1])
+                 for i in range(r.numInPlace)]
+        results.append(CompileResult(
+            r.microBatches, _text(r.recompute),
+            None if r.predictedPeak < 0 else r.predictedPeak,
+            None if r.recomputeWork < 0 else r.recomputeWork, pairs,
+            _text(r.module)))
+
+    diagnostics, diagnostic_callback = _diagnostic_collector()
+    result_callback = _ResultCallback(on_result)
+    ir_buffer, ir_ref = _string_ref(ir.encode("utf-8"))
+    name_buffer, name_ref = _file_name_ref(filename)
+    status = lib.mlirGACompile(ir_ref, name_ref, ctypes.byref(c),
+                               result_callback, diagnostic_callback, None)
+    del ir_buffer, name_buffer
+    if not status.value:
+        raise PipelineError(diagnostics)
+    for diagnostic in diagnostics:
+        warnings.warn(diagnostic.rstrip("\n"), GADiagnosticWarning,
+                      stacklevel=2)
+    return results[0]

@@ -1,0 +1,129 @@
+# RUN: env PYTHONPATH=%ga_python_path %python %s | FileCheck %s
+#
+# ga_mlir.driver.compile: the compiler driver from Python, typed options in
+# (no pass pipeline text), a typed result out; refusals carry their stable
+# code and location as data (ga_mlir.Diagnostic).
+
+import ga_mlir
+from ga_mlir import driver
+
+# A step whose result sums the batch: @train_step(w, x) with x per-sample
+# along dimension 0.
+STEP = """
+func.func @train_step(%w: tensor<3xf32>, %x: tensor<4x3xf32>) -> tensor<3xf32> {
+  %s = linalg.generic {indexing_maps = [affine_map<(b, f) -> (b, f)>, affine_map<(b, f) -> (f)>],
+                       iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<4x3xf32>) outs(%w : tensor<3xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<3xf32>
+  return %s : tensor<3xf32>
+}
+"""
+
+# An update w - sum(x) over the batch, which can be written into w.
+UPDATE = """
+func.func @train_step(%w: tensor<3xf32>, %x: tensor<4x3xf32>) -> tensor<3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3xf32>) -> tensor<3xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(b, f) -> (b, f)>, affine_map<(b, f) -> (f)>],
+                       iterator_types = ["reduction", "parallel"]}
+      ins(%x : tensor<4x3xf32>) outs(%z : tensor<3xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<3xf32>
+  %n = linalg.generic {indexing_maps = [affine_map<(f) -> (f)>, affine_map<(f) -> (f)>, affine_map<(f) -> (f)>],
+                       iterator_types = ["parallel"]}
+      ins(%w, %s : tensor<3xf32>, tensor<3xf32>) outs(%e : tensor<3xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<3xf32>
+  return %n : tensor<3xf32>
+}
+"""
+
+# The same step reading one sample: refused, with the code of the refusal.
+ONE_SAMPLE = """
+func.func @train_step(%w: tensor<3xf32>, %x: tensor<4x3xf32>) -> tensor<1x3xf32> {
+  %s = tensor.extract_slice %x[0, 0] [1, 3] [1, 1] : tensor<4x3xf32> to tensor<1x3xf32>
+  return %s : tensor<1x3xf32>
+}
+"""
+
+# The rewrite at N = 2, not lowered.
+# CHECK: rewritten: N = 2, recompute none, in place []
+# CHECK: scf.for
+result = driver.compile(STEP, driver.CompileOptions(
+    micro_batches=2, batch_args=[(1, 0)], target=None))
+print(f"rewritten: N = {result.micro_batches}, recompute "
+      f"{result.recompute}, in place {result.in_place}")
+print("scf.for" if "scf.for" in result.module else result.module)
+
+# Lowered for the CPU with the update written into argument 0: the driver
+# decides from the bufferized IR that it held.
+# CHECK: update: N = 2, in place [(0, 0)], llvm.func: True
+result = driver.compile(UPDATE, driver.CompileOptions(
+    micro_batches=2, batch_args=[(1, 0)], in_place=[(0, 0)],
+    cpu={"c_interface": True, "out_params": True}))
+print(f"update: N = {result.micro_batches}, in place {result.in_place}, "
+      f"llvm.func: {'llvm.func' in result.module}")
+
+# The sum accumulated into w itself cannot be written into w (the loop
+# reads w while the result is written): the copying form, quietly.
+# CHECK: sum: N = 2, in place [], llvm.func: True
+result = driver.compile(STEP, driver.CompileOptions(
+    micro_batches=2, batch_args=[(1, 0)], in_place=[(0, 0)],
+    cpu={"c_interface": True, "out_params": True}))
+print(f"sum: N = {result.micro_batches}, in place {result.in_place}, "
+      f"llvm.func: {'llvm.func' in result.module}")
+
+# N from a micro-batch size, chosen only.
+# CHECK: choice: N = 2
+result = driver.compile(STEP, driver.CompileOptions(
+    micro_batch_size=2, batch_args=[(1, 0)], target="choice"))
+print(f"choice: N = {result.micro_batches}")
+
+# N under a memory budget, chosen only: the predicted peak comes with it.
+# CHECK: budget: N = {{[1-4]}}, peak known: True
+result = driver.compile(UPDATE, driver.CompileOptions(
+    max_memory="1MiB", batch_args=[(1, 0)], target="choice"))
+print(f"budget: N = {result.micro_batches}, peak known: "
+      f"{result.predicted_peak is not None}")
+
+# A refusal: its code, severity and location as data.
+# CHECK: refused: error samples-selected step.mlir:3
+# CHECK-SAME: slicing along the batch dimension selects samples
+try:
+    driver.compile(ONE_SAMPLE, driver.CompileOptions(
+        micro_batches=2, batch_args=[(1, 0)]), filename="step.mlir")
+except ga_mlir.PipelineError as error:
+    d = error.diagnostics[0]
+    print(f"refused: {d.severity} {d.code} {d.file}:{d.line} {d.message}")
+
+# Contradictory ways of setting N: refused with their own code.
+# CHECK: contradictory: contradictory-options
+try:
+    driver.compile(STEP, driver.CompileOptions(
+        micro_batches=2, micro_batch_size=2, batch_args=[(1, 0)]))
+except ga_mlir.PipelineError as error:
+    print("contradictory:", error.diagnostics[0].code)
+
+# run_pipeline's diagnostics carry codes too.
+# CHECK: run_pipeline: samples-selected
+try:
+    ga_mlir.run_pipeline(ONE_SAMPLE, "ga-accumulate{micro-batches=2 "
+                         "batch-args=1}")
+except ga_mlir.PipelineError as error:
+    print("run_pipeline:", error.diagnostics[0].code)
+
+# Options of the wrong kind are refused in Python's words.
+# CHECK: TypeError: compile: blas must be True or False, got 1
+try:
+    driver.compile(STEP, driver.CompileOptions(micro_batches=2,
+                                               cpu={"blas": 1}))
+except TypeError as error:
+    print("TypeError:", error)
