@@ -10,6 +10,7 @@
 
 #include "ga/Analysis/BatchDataFlow.h"
 #include "ga/Analysis/BatchTransferOpInterface.h"
+#include "ga/Analysis/GradientFree.h"
 #include "ga/Analysis/MicroBatchBuilder.h"
 #include "ga/Analysis/UserLocation.h"
 #include "ga/IR/Diagnostics.h"
@@ -131,9 +132,10 @@ unsigned BatchTransfer::checkCoupling(ArrayRef<Value> inputs, bool quiet) {
     }
     if (!cls.isPostReduction())
       continue;
-    if (!cls.dependsOnParams || options.recomputeStatistics) {
+    if (isHoistedStatistic(input, cls, options)) {
       // Computed exactly in an earlier loop: for free for a data-only
-      // statistic, by recomputing its per-sample inputs otherwise.
+      // statistic, by recomputing its per-sample inputs otherwise (the
+      // forward that feeds it, for a gradient-free one).
       level = std::max(level, cls.level + 1);
       continue;
     }

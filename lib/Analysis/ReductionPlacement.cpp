@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Analysis/BatchDependence.h"
+#include "ga/Analysis/GradientFree.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
@@ -30,7 +31,7 @@ unsigned BatchDependence::getNeedInRegion(
       cast<linalg::LinalgOp>(nested).isDpsInit(&use))
     return loop + 1;
   if (isPerSample(nested))
-    return cls.dependsOnParams && !options.recomputeStatistics
+    return !isHoistedStatistic(use.get(), cls, options)
                ? numLevels + 1 // A ghost-batch statistic, recomputed.
                : loop;
   unsigned need = numLevels + 1;
@@ -77,7 +78,7 @@ void BatchDependence::placeReductions() {
           need = std::min(need, getReductionLoop(user) + 1);
           continue;
         }
-        if (cls.dependsOnParams && !options.recomputeStatistics)
+        if (!isHoistedStatistic(result, cls, options))
           continue; // A ghost-batch statistic is recomputed locally.
         unsigned userLevel = 0;
         for (Value userResult : user->getResults())

@@ -184,7 +184,11 @@ def MicroBatch : Pass<"ga-micro-batch", "ModuleOp"> {
     tensor; `linalg.index` along the batch is offset by the micro-batch start;
     reductions over the batch that only depend on per-sample *data* (token
     counts of a padding mask) but feed back into per-sample math are computed
-    exactly in an earlier loop ("statistics loop"); a batch size that
+    exactly in an earlier loop ("statistics loop"), and so are statistics
+    that depend on the parameters only through integer values (counts of
+    top-k choices, as a mixture-of-experts load-balancing loss takes them):
+    they are piecewise constant in the parameters, no gradient flows through
+    them, and their loop is forward-only; a batch size that
     `micro-batches` does not divide is split into micro-batches of sizes
     ceil(B/N) and floor(B/N) (two loops when shapes are static, one loop with
     dynamic sizes otherwise); per-sample results are assembled with

@@ -9,7 +9,7 @@ from ._common import CompileError
 from ._convolutions import grouped_backward
 from ._gathers import scatter_decompositions
 from ._locations import current_step_line
-from . import _pooling, _rearrange
+from . import _routing, _pooling, _rearrange
 
 
 aten = torch.ops.aten
@@ -317,6 +317,7 @@ def _decomposition_table(indexing):
     table[aten.squeeze.dims] = _squeeze_dims
     _rearrange.register(table)  # roll, index_put(accumulate=True)
     _pooling.register(table)  # 3-d max and average pooling
+    _routing.register(table)  # topk, histc (MoE routers)
     # Grouped convolutions' gradients as forward convolutions
     # (_convolutions.grouped_backward; the others as before).
     ungrouped = table.get(aten.convolution_backward.default,
