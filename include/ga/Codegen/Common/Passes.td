@@ -770,62 +770,34 @@ def ConcatenateProducts
                 "(K = the sum of their K) and those that share their larger "
                 "operand (M = the sum of their M)";
   let description = [{
-    An unrolled recurrence (an LSTM or GRU traced over its time steps) uses
-    each weight once per step, so its gradient is a sum of one small product
-    per step (`dW = sum_t dg_t^T h_t`, K = the micro-batch's samples), and
-    the micro-batch loop of `--ga-micro-batch` carries one accumulator per
-    step, summed after the loop; its input projections are one product per
-    step with the same weight. Each product is then a library call of its
-    own (M or K = the micro-batch's samples) that packs the weight again.
-    This pass runs on tensors after `--ga-isolate-library-products` (which
-    marks the products the library takes) and before fusion, in three steps,
-    each decided from what the ops declare (use-def chains, dominance,
-    regions, indexing maps):
+    On tensors, after `--ga-isolate-library-products` (which marks the
+    products the library takes, `ga.library_product`) and before fusion,
+    three rewrites, each decided from use-def chains, dominance, regions and
+    indexing maps:
 
-    1. Accumulators merged. An `scf.for` result whose iter_arg flows through
-       ops that only add into their init (one init and result, the region
-       reads the init once, in the `arith.addf` it yields) into the yield,
-       and whose result is read once, by an element-wise sum (identity maps,
-       `in0 + in1`), is an accumulator. Accumulators whose results belong to
-       one tree of such sums become one: in body order, each chain adds into
-       the previous chain's result, and the first accumulator yields the
-       whole sum; the others must start from zero (`linalg.fill` of 0 or a
-       zero splat) and their chains must not interleave. Their results are
-       then that zero, and the sums that read them read their other operand.
-    2. Products concatenated. A chain of ops marked `ga.library_product` in
-       one block, each adding into the previous one's result (used once),
-       of the same kind (indexing maps, iterator types, region, attributes,
-       operand types), with one reduction dimension that each input reads
-       along one of its dimensions (a projected permutation), becomes one
-       product at the last one's place: each input is the `tensor.concat` of
-       the chain's inputs along the dimension the reduction indexes, the
-       init is the first one's. Every operand of the chain dominates its own
-       product, which precedes the last in the block, so the concatenations
-       are legal there.
-    3. Rows concatenated. Library products of one kind in one block that
-       start from zero (a zero fill or splat) and share one operand, whose
-       other operand is smaller than the shared one (the copy then costs
-       less than the library's repeated packing of the shared one), become
-       one product: the other operands are concatenated along the dimension
-       that a parallel loop indexes in them and in the init but not in the
-       shared operand (the M of a step's projection), the init is a zero of
-       the concatenated shape, and each product's result is its
-       `tensor.extract_slice` of the whole. The product goes before the
-       first use of any of their results; an operand defined later is made
-       available by moving the pure ops without regions that compute it (a
-       step's slice of the input sequence) there, and a product whose
-       operand needs another's result (a recurrence: `h_t W_hh` reads
-       `h_{t-1} W_hh`) stays out of the group.
+    1. Accumulators merged: `scf.for` results carried only through ops that
+       add into their init, and summed after the loop by one tree of
+       element-wise `in0 + in1` generics, become one accumulator (the
+       others must start from zero and their chains must not interleave).
+    2. Products concatenated along K: a chain of marked products of one kind
+       in one block, each adding into the previous one's result (used once),
+       with one reduction dimension read along one dimension of each input,
+       becomes one product over the `tensor.concat` of the inputs along that
+       dimension, at the last one's place.
+    3. Products concatenated along M: marked products of one kind from zero
+       that share their larger operand become one product over the other
+       operands concatenated along the dimension a parallel loop indexes in
+       them and in the init but not in the shared one; each result is its
+       `tensor.extract_slice` of the whole. The product goes before the first
+       use of any result (pure ops computing a later operand move with it); a
+       product that needs another's result (a recurrence) stays out.
 
-    Steps 2 and 3 join at least four products (the copies pay off against
-    the library's per-call packing for a recurrence's steps, not for two or
-    three products) and never copy a function argument (a parameter copied
-    on every call would break the in-place update of the step's arguments).
-    Every step only reassociates float sums or reorders independent
-    products (exact up to rounding). Chains of other kinds, accumulators
-    read by anything but a sum, non-zero inits of a merged accumulator,
-    products with several reduction dimensions and products from a
-    non-zero init are left as they are.
+    Steps 2 and 3 join at least four products and never copy a function
+    argument. Every step only reassociates float sums or reorders
+    independent products. Anything else (other kinds, accumulators read by
+    anything but a sum, non-zero inits, several reduction dimensions) is
+    left as it is. Why: docs/Rationale.md, "Recurrences: few large products
+    instead of many small ones".
 
     Before:
 
