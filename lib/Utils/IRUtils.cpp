@@ -1,6 +1,7 @@
 //===- IRUtils.cpp - small IR helpers shared by the passes ----------------===//
 
 #include "ga/Utils/IRUtils.h"
+#include "ga/Utils/FlatViews.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -101,4 +102,23 @@ Value mlir::ga::unflattenTensor(OpBuilder &b, Location loc, Value flat,
                                            getCollapseAllReassociation(0));
   return tensor::ExpandShapeOp::create(
       b, loc, type, flat, getCollapseAllReassociation(type.getRank()));
+}
+
+Value mlir::ga::extractFlatView(OpBuilder &b, Location loc, Value flat,
+                                int64_t offset, RankedTensorType type) {
+  Value slice = tensor::ExtractSliceOp::create(
+      b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(type.getNumElements())},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  return unflattenTensor(b, loc, slice, type);
+}
+
+Value mlir::ga::insertFlatView(OpBuilder &b, Location loc, Value value,
+                               Value flat, int64_t offset) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return tensor::InsertSliceOp::create(
+      b, loc, flattenTensor(b, loc, value), flat,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(type.getNumElements())},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
 }
