@@ -581,17 +581,26 @@ def FuseElementwise : Pass<"ga-fuse-elementwise", "func::FuncOp"> {
   let summary = "Fuse element-wise linalg ops into their consumers, except "
                 "where upstream fusion would apply an update more than once";
   let description = [{
-    What upstream `linalg-fuse-elementwise-ops` does (fusion of an all-parallel
-    `linalg.generic` into the consumer of its single-use result, reshapes
-    folded by expansion, constant folding, the canonicalizations of generics),
-    with one fusion left out because upstream gets it wrong (MLIR 22; see
-    docs/Rationale.md, "Element-wise fusion of a producer that reads its
-    init"): a producer whose payload reads its own `outs` operand, fused
-    into a consumer with loops that the fused operand's indexing map drops
-    (a reduction, or a broadcast). The fused op keeps the producer's result
-    as an extra output indexed by the producer's loops only, so its
-    read-modify-write `out = f(out, in)` runs once per iteration of the
-    dropped loops instead of once, and every value read from it is wrong.
+    Upstream's `linalg-fuse-elementwise-ops` (an all-parallel generic fused
+    into the consumer of its single-use result, reshapes folded by
+    expansion, constant folding, the canonicalizations of generics) with
+    these differences (why: docs/Rationale.md, "Element-wise fusion of a
+    producer that reads its init"):
+
+    * not fused: a producer whose payload reads its own `outs` into a
+      consumer with loops that the fused operand's map drops (a reduction or
+      a broadcast), which upstream (MLIR 22) miscompiles;
+    * left whole: an op marked `ga.library_product` (nothing fused into or
+      out of it, no reshape folded through it);
+    * no reshape folded through an op whose result is written into a
+      destination (`tensor.insert_slice`, `materialize_in_destination`);
+    * with `recompute-shared=1`, a cheap producer (one result, all loops
+      parallel, no init read, no regions or memory effects, at most
+      `max-recompute-ops` operations) with several users is fused into each
+      of them, when every user can absorb it; into a contraction only a
+      producer that moves data (a transpose). With `keep-product-epilogues=1`
+      a producer that reads a library product's result stays one op (the
+      cuBLASLt bias epilogue).
 
     Left alone (the consumer reduces over `k`, which `%y`'s map drops):
 
@@ -614,40 +623,6 @@ def FuseElementwise : Pass<"ga-fuse-elementwise", "func::FuncOp"> {
     A producer that does not read its init, or a consumer whose map of the
     fused operand is a permutation of all its loops, is fused as upstream
     fuses it.
-
-    An op marked `ga.library_product` (by `--ga-isolate-library-products`,
-    which the pipelines run first) is left whole: nothing is fused into it or
-    out of it, and no reshape is folded through it, so that it stays a
-    product that CBLAS or cuBLASLt computes.
-
-    No reshape is folded through an op whose result is written into a
-    destination (the source of a `tensor.insert_slice` or a
-    `bufferization.materialize_in_destination`, as the PyTorch frontend's
-    in-place updates are): folding `%u = generic(collapse_shape %g)` by
-    expansion would compute `%u` in the other shape and write
-    `collapse_shape %u'` into the destination, which `eliminate-empty-tensors`
-    cannot make `%u'` compute into, so bufferization would copy it.
-
-    Upstream fuses a producer only into the single user of its result.
-    With `recompute-shared=1` (the NVVM pipeline's default), a cheap
-    producer with several users is fused into every one of them: each use
-    gets its own copy of the producer, which upstream's fusion then absorbs,
-    so the producer disappears (one kernel and one temporary less on the
-    GPU, at the price of computing it again in each user). Cheap means: a
-    `linalg.generic` on tensors with one result, all loops parallel, a
-    payload that does not read its init, has no regions and no memory
-    effects and at most `max-recompute-ops` operations. Every use must be an
-    input that upstream's fusion accepts (a reduction consumer or a
-    broadcast one included: each copy computes the same operations on the
-    same values, so the results are bitwise those of the unfused ops), and
-    a contraction takes only a producer that moves data (an empty payload,
-    such as a transpose): any arithmetic would stop it being a plain
-    multiply-add, which the library lowerings (`matchGemm`) need. With
-    `keep-product-epilogues=1` (the NVVM pipeline with `cublas=1`), a
-    producer that reads the result of such a product is not recomputed:
-    kept as one op after the product, `--ga-contractions-to-cublaslt` makes
-    it the call's bias epilogue, where recomputing it in every user would
-    cost the epilogue and an addition per user.
 
     With `recompute-shared=1`, `%b` (read by two generics) is fused into
     both and disappears:
