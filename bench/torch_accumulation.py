@@ -162,6 +162,18 @@ def run_worker(script=__file__, env=None, **kw):
     return json.loads(out.strip().splitlines()[-1])
 
 
+def finish(a, t0, rows):
+    """The closing line of a run (its time, what each figure is a median
+    of, the load) and, with --json, the rows."""
+    print(f"\ntotal {time.time() - t0:.0f} s; median of {a.rounds} x "
+          f"{a.reps} runs per figure (interleaved rounds, {a.warmup} warm-up "
+          "runs each); load average at end: %.2f %.2f %.2f"
+          % os.getloadavg())
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
 def main():
     p = argparse.ArgumentParser(
         description=__doc__,
@@ -218,13 +230,7 @@ def main():
             f"{t * 1e3:>14.2f}" for t in ts) + " " + " ".join(
             f"{t / ts[-1]:>22.3f}" for t in ts[:-1]) + " " + " ".join(
             f"{r['loss']:>14.5f}" for r in res))
-    print(f"\ntotal {time.time() - t0:.0f} s; median of {a.rounds} x "
-          f"{a.reps} runs per figure (interleaved rounds, {a.warmup} warm-up "
-          "runs each); load average at end: %.2f %.2f %.2f"
-          % os.getloadavg())
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(rows, f, indent=1)
+    finish(a, t0, rows)
 
 
 if __name__ == "__main__":

@@ -170,13 +170,7 @@ def main():
         cells.append(f"{row['loss']['ours']:.5f} / "
                      f"{row['loss']['eager']:.5f}")
         print(f"| {model} | {n} | " + " | ".join(cells) + " |")
-    print(f"\ntotal {time.time() - t0:.0f} s; median of {a.rounds} x "
-          f"{a.reps} runs per figure (interleaved rounds, {a.warmup} warm-up "
-          "runs each); load average at end: %.2f %.2f %.2f"
-          % os.getloadavg())
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(rows, f, indent=1)
+    torch_accumulation.finish(a, t0, rows)
 
 
 if __name__ == "__main__":
