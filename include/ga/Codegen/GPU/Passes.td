@@ -565,50 +565,32 @@ def OverlapAllReduce : Pass<"ga-overlap-all-reduce", "ModuleOp"> {
                 "right after its last producer, on a communication stream";
   let description = [{
     Runs on the stream-threaded host code of a data-parallel step (after
-    `--convert-ga-to-nccl` and `--ga-gpu-single-stream`). There, every
-    `gaNcclAllReduce` of a gradient bucket follows the micro-batch loop on the
-    step's stream, so the collectives start only once the whole micro-batch
-    loop has run. A bucket is final as soon as the
-    last micro-batch's producers of its accumulators have run, so, for each
-    call in program order, this pass
+    `--convert-ga-to-nccl` and `--ga-gpu-single-stream`), where every
+    `gaNcclAllReduce` of a gradient bucket follows the micro-batch loop. For
+    each call, in program order:
 
-    1. finds the last op before the call that may access the bucket's
-       buffer. "May access" is decided on view roots with the alias
-       analysis: an op with memory effects that takes a memref, or a call
-       that takes a pointer extracted from a memref (`gaNcclAllReduce`,
-       `gaCublasLtMatmul`), that may alias the bucket; a pointer of unknown
-       origin may point anywhere. Other buckets' all-reduces do not count;
-    2. when that op is the micro-batch `scf.for` (constant bounds, no host
-       wait inside), peels the loop's last iteration right after it (with
-       one iteration, the loop is replaced by its body) and searches again.
-       The loop that remains holds the same stream-ordered GPU work as
-       before (a CUDA graph can capture it). A remainder micro-batch after
-       the loop needs no peeling;
-    3. moves the call (its address computation is cloned, its status check
-       follows) right after that op; calls placed after one op keep their
-       order. Nothing after the new position and before the old one accesses
-       the bucket (an earlier all-reduce of a buffer that may alias it counts
-       as an access, so such calls keep their order). The collectives are
-       thus issued in the order the backward completes their buckets, which
-       is bucket order after `--ga-bucket-gradients` (the same order on every
-       rank: it is the program's);
-    4. with `comm-stream=1` (the default), enqueues the moved calls on a
-       communication stream forked from the step's stream: each call waits
-       for an event recorded on the step's stream at its position
-       (`mgpuEventCreate`, `mgpuEventRecord`, `mgpuStreamWaitEvent`), so the
-       all-reduce of a bucket overlaps the rest of the backward. The step's
-       stream waits for the communication stream's last event before the
-       first later op that may access a moved bucket (the optimizer update),
-       waits for the host, has regions, or ends the block. No host
-       synchronization is added.
+    1. find the last op before it that may access the bucket (view roots and
+       the alias analysis; a call taking a pointer extracted from an aliasing
+       memref counts, a pointer of unknown origin may point anywhere);
+    2. if that op is the micro-batch `scf.for` (constant bounds, no host wait
+       inside), peel its last iteration right after it and search again; the
+       remaining loop keeps only stream-ordered work (a CUDA graph can still
+       capture it);
+    3. move the call right after that op (its address computation cloned,
+       its status check following; calls placed after one op keep their
+       order, so the collectives run in bucket order on every rank);
+    4. with `comm-stream=1`, enqueue it on a communication stream forked from
+       the step's stream by an event, and make the step's stream wait for
+       that stream's last event before the first later op that may access a
+       moved bucket, waits for the host, has regions, or ends the block. No
+       host synchronization is added.
 
-    Calls that follow different loops (a statistics loop's counts, which
-    the micro-batch loop reads, then the gradient buckets) are handled as
-    separate runs, each with its own communication stream and join: the
-    counts' stream joins the step's stream before the next loop.
-
+    Calls after different loops (a statistics loop's counts, then the
+    gradient buckets) are separate runs, each with its own stream and join.
     A bucket whose buffer is not recognized, or whose loop cannot be peeled,
-    stays where it is, with a remark.
+    stays where it is, with a remark. A call whose stream operand is not a
+    stream token (the pass ran before `--ga-gpu-single-stream`) is an error.
+    Why the last micro-batch: docs/Distributed.md.
 
     Before (after `--ga-gpu-single-stream`; address computation elided):
 
@@ -641,9 +623,6 @@ def OverlapAllReduce : Pass<"ga-overlap-all-reduce", "ModuleOp"> {
     // the join: %c waits for an event recorded on %comm; %comm is destroyed
     %u = gpu.launch_func async [%c] @k::@update ... args(%bucket_view1 : ...)
     ```
-
-    A call whose stream operand is not a stream token (the pass ran before
-    `--ga-gpu-single-stream`) is an error.
   }];
   let options = [
     Option<"commStream", "comm-stream", "bool", /*default=*/"true",
