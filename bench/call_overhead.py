@@ -14,7 +14,7 @@ usage: PYTHONPATH=build/python_packages .venv/bin/python bench/call_overhead.py
            [--optimizers sgd,adamw] [--n 4] [--batch 8] [--calls 50]
            [--rounds 5] [--profile]
 --profile prints cProfile's top functions over the timed calls of each row.
-Figures depend on the machine and its load (printed); docs/CPU.md keeps the
+Figures depend on the machine and its load (printed); docs/Results.md keeps the
 measured ones, no test asserts them.
 """
 import argparse

@@ -24,7 +24,7 @@ usage: .venv/bin/python bench/recurrent_compile_time.py [--models lstm-1layer,..
            [--n 4] [--batch 6] [--size small|medium] [--torch-compile]
            [--build build]
 Figures depend on the machine and its load (printed); they are never
-asserted by a test (docs/CPU.md keeps the measured ones).
+asserted by a test (docs/Results.md keeps the measured ones).
 """
 import argparse
 import json

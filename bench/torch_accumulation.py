@@ -42,23 +42,22 @@ from ga_mlir.steplib import time_calls  # noqa: E402
 
 
 # ----------------------------------------------------------------- models
+def _kit_models():
+    """The GPU kit's models (scripts/gpu_kit/kit_models.py): the MLP and
+    the optimizer are the same here."""
+    sys.path.insert(0, os.path.join(HERE, "..", "scripts", "gpu_kit"))
+    import kit_models
+    return kit_models
+
+
 def make(model_name, seed=0):
+    if model_name == "mlp":
+        return _kit_models().make("mlp", seed)
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed + 1)
-    if model_name == "mlp":
-        model = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(),
-                              nn.Linear(1024, 1024), nn.ReLU(),
-                              nn.Linear(1024, 10))
-        batch = (torch.randn(256, 784, generator=g),
-                 torch.randint(0, 10, (256,), generator=g))
-
-        def loss_fn(m, x, y):
-            return F.cross_entropy(m(x), y)
-        return model, loss_fn, batch
-
     vocab, d, heads, context, b = 512, 128, 4, 64, 32
 
     class GPT(nn.Module):
@@ -95,8 +94,7 @@ def make(model_name, seed=0):
 
 
 def optimizer_for(model):
-    import torch
-    return torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    return _kit_models().optimizer_for(model)
 
 
 def pytorch_accumulation(model, loss_fn, opt, batch, n, compiled, first):
@@ -150,15 +148,30 @@ def worker(a):
     return {"times": times, "loss": first["loss"], "setup": setup}
 
 
-def run_worker(**kw):
+def run_worker(script=__file__, env=None, **kw):
+    """Runs `script` (this one by default) as a worker with the flags `kw`
+    on one thread, with `env` added to the environment; returns the JSON
+    object of its last line."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               MKL_NUM_THREADS="1")
-    cmd = [sys.executable, os.path.abspath(__file__)]
+               MKL_NUM_THREADS="1", **(env or {}))
+    cmd = [sys.executable, os.path.abspath(script)]
     for k, v in kw.items():
         cmd += ["--" + k.replace("_", "-"), str(v)]
     out = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE,
                          text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def finish(a, t0, rows):
+    """The closing line of a run (its time, what each figure is a median
+    of, the load) and, with --json, the rows."""
+    print(f"\ntotal {time.time() - t0:.0f} s; median of {a.rounds} x "
+          f"{a.reps} runs per figure (interleaved rounds, {a.warmup} warm-up "
+          "runs each); load average at end: %.2f %.2f %.2f"
+          % os.getloadavg())
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
 
 
 def main():
@@ -217,13 +230,7 @@ def main():
             f"{t * 1e3:>14.2f}" for t in ts) + " " + " ".join(
             f"{t / ts[-1]:>22.3f}" for t in ts[:-1]) + " " + " ".join(
             f"{r['loss']:>14.5f}" for r in res))
-    print(f"\ntotal {time.time() - t0:.0f} s; median of {a.rounds} x "
-          f"{a.reps} runs per figure (interleaved rounds, {a.warmup} warm-up "
-          "runs each); load average at end: %.2f %.2f %.2f"
-          % os.getloadavg())
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(rows, f, indent=1)
+    finish(a, t0, rows)
 
 
 if __name__ == "__main__":

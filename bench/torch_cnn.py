@@ -29,10 +29,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
+
+# Beside this script; it puts the build's python_packages on the path.
+import torch_accumulation
+from ga_mlir.steplib import time_calls
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ZOO = os.path.join(HERE, "..", "test", "python", "torch")
@@ -76,31 +79,17 @@ def worker(a):
         def run():
             first.setdefault("loss", step(*batch).item())
     else:
-        from torch_accumulation import pytorch_accumulation
-        run = pytorch_accumulation(model, loss_fn, opt, batch, a.n,
+        run = torch_accumulation.pytorch_accumulation(model, loss_fn, opt, batch, a.n,
                                    a.worker != "eager", first)
     run()  # compiles (ours, torch.compile)
     setup = time.perf_counter() - t0
-    for _ in range(a.warmup):
-        run()
-    times = []
-    for _ in range(a.reps):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
+    times = time_calls(run, a.warmup, a.reps)
     return {"times": times, "loss": first["loss"], "setup": setup}
 
 
 def run_worker(build, cache, **kw):
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               MKL_NUM_THREADS="1", GA_BUILD_DIR=build,
-               GA_MLIR_CACHE_DIR=cache)
-    cmd = [sys.executable, os.path.abspath(__file__)]
-    for k, v in kw.items():
-        cmd += ["--" + k.replace("_", "-"), str(v)]
-    out = subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE,
-                         text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    return torch_accumulation.run_worker(
+        __file__, {"GA_BUILD_DIR": build, "GA_MLIR_CACHE_DIR": cache}, **kw)
 
 
 def main():
@@ -181,13 +170,7 @@ def main():
         cells.append(f"{row['loss']['ours']:.5f} / "
                      f"{row['loss']['eager']:.5f}")
         print(f"| {model} | {n} | " + " | ".join(cells) + " |")
-    print(f"\ntotal {time.time() - t0:.0f} s; median of {a.rounds} x "
-          f"{a.reps} runs per figure (interleaved rounds, {a.warmup} warm-up "
-          "runs each); load average at end: %.2f %.2f %.2f"
-          % os.getloadavg())
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(rows, f, indent=1)
+    torch_accumulation.finish(a, t0, rows)
 
 
 if __name__ == "__main__":

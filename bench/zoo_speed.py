@@ -21,14 +21,14 @@ Other processes share ga-mlir's cache folder of this run (--cache).
 
 The default run is short (three models, N = 4, 1 thread); the full table:
     --models all --ns 1,4,16 --threads 1,2
---write appends the table to docs/CPU.md under a dated heading. Figures
+--write appends the table to docs/Results.md under a dated heading. Figures
 depend on the machine and its load: the header says which and how loaded.
 
 usage: PYTHONPATH=build/python_packages .venv/bin/python bench/zoo_speed.py
            [--models gpt2,distilbert,lstm-h_n] [--ns 4] [--threads 1]
            [--size small|medium] [--ours-options k=v,...]
            [--batch 16] [--rounds 3] [--min-time 0.2] [--no-compile-time]
-           [--write docs/CPU.md]
+           [--write docs/Results.md]
 """
 import argparse
 import datetime
@@ -236,7 +236,7 @@ def main():
     p.add_argument("--no-compile-time", action="store_true")
     p.add_argument("--cache", default=None,
                    help="ga-mlir's cache folder (default: a new one)")
-    p.add_argument("--write", default=None, metavar="CPU.md")
+    p.add_argument("--write", default=None, metavar="Results.md")
     # One process's part.
     p.add_argument("--worker", action="store_true")
     p.add_argument("--model")

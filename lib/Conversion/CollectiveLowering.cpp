@@ -3,9 +3,12 @@
 #include "CollectiveLowering.h"
 
 #include "ga/IR/GAOps.h"
+#include "ga/Utils/FlatViews.h"
 #include "ga/Utils/IRUtils.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -14,6 +17,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::ga;
@@ -23,7 +27,7 @@ using namespace mlir::ga::detail;
 // Collecting collectives
 //===----------------------------------------------------------------------===//
 
-static Reduction toReduction(CollectiveKind kind) {
+Reduction mlir::ga::detail::toReduction(CollectiveKind kind) {
   switch (kind) {
   case CollectiveKind::Sum:
     return Reduction::Sum;
@@ -37,7 +41,7 @@ static Reduction toReduction(CollectiveKind kind) {
   llvm_unreachable("unknown collective kind");
 }
 
-static FailureOr<Reduction> toReduction(shard::AllReduceOp op) {
+static FailureOr<Reduction> getShardReduction(shard::AllReduceOp op) {
   switch (op.getReduction()) {
   case shard::ReductionKind::Sum:
     return Reduction::Sum;
@@ -128,7 +132,7 @@ mlir::ga::detail::collectCollectives(func::FuncOp func) {
       return;
     FailureOr<shard::GridOp> grid = checkShardAllReduce(shardOp);
     FailureOr<Reduction> reduction =
-        succeeded(grid) ? toReduction(shardOp) : FailureOr<Reduction>();
+        succeeded(grid) ? getShardReduction(shardOp) : FailureOr<Reduction>();
     if (::mlir::failed(grid) || ::mlir::failed(reduction)) {
       failed = true;
       return;
@@ -167,16 +171,6 @@ mlir::ga::detail::collectCollectives(func::FuncOp func) {
 //===----------------------------------------------------------------------===//
 // Buffers
 //===----------------------------------------------------------------------===//
-
-/// Elements [offset, offset + n) of the 1-d `flat` as a tensor of `type`.
-static Value viewOf(OpBuilder &b, Location loc, Value flat, int64_t offset,
-                    RankedTensorType type) {
-  Value slice = tensor::ExtractSliceOp::create(
-      b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(type.getNumElements())},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-  return unflattenTensor(b, loc, slice, type);
-}
 
 /// Makes the destination `use` (a loop's init, a DPS op's init) private:
 /// true when no other op can see its buffer afterwards. Shared
@@ -257,11 +251,7 @@ CollectiveBuffer mlir::ga::detail::prepareBuffer(OpBuilder &b, Location loc,
     for (Operation *op : group.ops) {
       Value input = op->getOperand(0);
       int64_t n = cast<RankedTensorType>(input.getType()).getNumElements();
-      packed = tensor::InsertSliceOp::create(
-          b, loc, flattenTensor(b, loc, input), packed,
-          ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(n)},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+      packed = insertFlatView(b, loc, input, packed, offset);
       offset += n;
     }
     buf.tensor = packed;
@@ -301,7 +291,7 @@ void mlir::ga::detail::replaceWithReduced(OpBuilder &b, Location loc,
     for (Operation *op : group.ops) {
       auto type = cast<RankedTensorType>(op->getResult(0).getType());
       op->getResult(0).replaceAllUsesWith(
-          viewOf(b, loc, reduced, offset, type));
+          extractFlatView(b, loc, reduced, offset, type));
       offset += type.getNumElements();
     }
   }
@@ -332,4 +322,73 @@ void mlir::ga::detail::eraseUnusedGrids(ModuleOp module) {
   for (shard::GridOp grid : grids)
     if (SymbolTable::symbolKnownUseEmpty(grid, module))
       grid.erase();
+}
+
+//===----------------------------------------------------------------------===//
+// Element types
+//===----------------------------------------------------------------------===//
+
+std::optional<int32_t>
+mlir::ga::detail::getElementTypeCode(Type type, const ElementTypeCodes &codes) {
+  int32_t code = -1;
+  if (type.isF16())
+    code = codes.f16;
+  else if (type.isBF16())
+    code = codes.bf16;
+  else if (type.isF32())
+    code = codes.f32;
+  else if (type.isF64())
+    code = codes.f64;
+  else if (auto integer = dyn_cast<IntegerType>(type)) {
+    unsigned width = integer.getWidth();
+    if (width < 8 || width > 64 || !llvm::isPowerOf2_32(width))
+      return std::nullopt;
+    unsigned index = llvm::Log2_32(width / 8);
+    code = integer.isUnsigned() ? codes.unsignedInt[index]
+           : integer.isSigned() ? codes.signedInt[index]
+                                : codes.signless[index];
+  }
+  if (code < 0)
+    return std::nullopt;
+  return code;
+}
+
+std::optional<int32_t>
+mlir::ga::detail::getReductionCode(Reduction reduction,
+                                   const ReductionCodes &codes) {
+  int32_t code = codes[static_cast<size_t>(reduction)];
+  if (code < 0)
+    return std::nullopt;
+  return code;
+}
+
+FailureOr<RuntimeCodes> mlir::ga::detail::getRuntimeCodes(
+    const CollectiveGroup &group, const ElementTypeCodes &datatypes,
+    const ReductionCodes &reductions, StringRef runtime) {
+  Operation *anchor = group.ops.back();
+  Type element =
+      cast<RankedTensorType>(anchor->getOperand(0).getType()).getElementType();
+  std::optional<int32_t> datatype = getElementTypeCode(element, datatypes);
+  std::optional<int32_t> reduction =
+      getReductionCode(group.reduction, reductions);
+  if (!datatype || !reduction)
+    return anchor->emitError()
+           << runtime << " has no all-reduce of this kind on " << element
+           << " elements";
+  return RuntimeCodes{*datatype, *reduction};
+}
+
+Value mlir::ga::detail::getFirstElementAddress(OpBuilder &b, Location loc,
+                                               Value flat) {
+  auto flatType = cast<MemRefType>(flat.getType());
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, flat);
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, flat);
+  unsigned bytes = flatType.getElementTypeBitWidth() / 8;
+  Value offsetBytes =
+      arith::MulIOp::create(b, loc, metadata.getOffset(),
+                            arith::ConstantIndexOp::create(b, loc, bytes));
+  Value address = arith::AddIOp::create(b, loc, base, offsetBytes);
+  Value address64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), address64);
 }

@@ -11,14 +11,30 @@
 #ifndef GA_LIB_CONVERSION_COLLECTIVELOWERING_H
 #define GA_LIB_CONVERSION_COLLECTIVELOWERING_H
 
+#include "ga/IR/GAOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
+
+#include <array>
+#include <optional>
 
 namespace mlir::ga::detail {
 
 /// The reduction a collective applies across ranks.
 enum class Reduction { Sum, Mean, Max, Min, Product, And, Or, Xor };
+
+/// The reduction of a `ga` collective kind.
+Reduction toReduction(CollectiveKind kind);
+
+/// How a collective runtime numbers reductions: its code of each
+/// `Reduction`, in the enum's order; -1 where it has none.
+using ReductionCodes = std::array<int32_t, 8>;
+
+/// The code of `reduction` in `codes`; nullopt when the runtime has none.
+std::optional<int32_t> getReductionCode(Reduction reduction,
+                                        const ReductionCodes &codes);
 
 /// One collective to emit: a single op, or the `ga.all_reduce` ops of one
 /// bucket id in one block (packed into one buffer).
@@ -73,6 +89,38 @@ bool isPrivateAccumulator(Value value);
 
 /// Erases the `shard.grid` ops of `module` that nothing references anymore.
 void eraseUnusedGrids(ModuleOp module);
+
+/// How a collective runtime numbers element types: a code per float type,
+/// and per integer width (8, 16, 32, 64 bits) one for signless, one for
+/// signed and one for unsigned integers; -1 where it has none.
+struct ElementTypeCodes {
+  int32_t f16 = -1, bf16 = -1, f32 = -1, f64 = -1;
+  std::array<int32_t, 4> signless = {-1, -1, -1, -1};
+  std::array<int32_t, 4> signedInt = {-1, -1, -1, -1};
+  std::array<int32_t, 4> unsignedInt = {-1, -1, -1, -1};
+};
+
+/// The code of `type` in `codes`; nullopt when the runtime has none.
+std::optional<int32_t> getElementTypeCode(Type type,
+                                          const ElementTypeCodes &codes);
+
+/// The codes of a group's element type and reduction in a runtime's tables.
+struct RuntimeCodes {
+  int32_t datatype;
+  int32_t reduction;
+};
+
+/// The codes of `group` in a runtime's tables; emits "<runtime> has no
+/// all-reduce of this kind on <type> elements" at the group's last op and
+/// fails where the runtime has none.
+FailureOr<RuntimeCodes> getRuntimeCodes(const CollectiveGroup &group,
+                                        const ElementTypeCodes &datatypes,
+                                        const ReductionCodes &reductions,
+                                        StringRef runtime);
+
+/// The address of the first element of the 1-d memref `flat` as an
+/// `!llvm.ptr` (aligned base plus offset), what a runtime call takes.
+Value getFirstElementAddress(OpBuilder &b, Location loc, Value flat);
 
 } // namespace mlir::ga::detail
 

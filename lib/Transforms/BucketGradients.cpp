@@ -10,6 +10,7 @@
 
 #include "ga/IR/GAOps.h"
 #include "ga/Transforms/Passes.h"
+#include "ga/Utils/FlatViews.h"
 #include "ga/Utils/IRUtils.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -94,28 +95,6 @@ static int64_t getStaticBytes(RankedTensorType type) {
   if (!type.hasStaticShape() || bits == 0 || bits % 8 != 0)
     return 0;
   return type.getNumElements() * (bits / 8);
-}
-
-/// The view of elements [offset, offset + n) of the 1-d `flat` as a tensor
-/// of `type`.
-static Value extractView(OpBuilder &b, Location loc, Value flat, int64_t offset,
-                         RankedTensorType type) {
-  Value slice = tensor::ExtractSliceOp::create(
-      b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(type.getNumElements())},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-  return unflattenTensor(b, loc, slice, type);
-}
-
-/// Writes `value` back into elements [offset, ...) of the 1-d `flat`.
-static Value insertView(OpBuilder &b, Location loc, Value value, Value flat,
-                        int64_t offset) {
-  auto type = cast<RankedTensorType>(value.getType());
-  return tensor::InsertSliceOp::create(
-      b, loc, flattenTensor(b, loc, value), flat,
-      ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(type.getNumElements())},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
 }
 
 /// The splat value `init` is filled with, if it is a `linalg.fill` of a
@@ -349,7 +328,7 @@ static Value buildFlatInit(OpBuilder &b, scf::ForOp loop,
   Value flat = empty;
   int64_t offset = 0;
   for (unsigned index : layout) {
-    flat = insertView(b, loc, loop.getInitArgs()[index], flat, offset);
+    flat = insertFlatView(b, loc, loop.getInitArgs()[index], flat, offset);
     offset += getResultType(loop, index).getNumElements();
   }
   return flat;
@@ -386,10 +365,10 @@ static void moveBodyOntoFlatValues(
       BlockArgument oldArg = loop.getRegionIterArgs()[index];
       if (range.first) {
         b.setInsertionPoint(range.first);
-        oldArg.replaceAllUsesWith(extractView(b, loc, flat, offset, type));
+        oldArg.replaceAllUsesWith(extractFlatView(b, loc, flat, offset, type));
       }
       b.setInsertionPointAfter(range.second);
-      flat = insertView(b, loc, yield.getOperand(index), flat, offset);
+      flat = insertFlatView(b, loc, yield.getOperand(index), flat, offset);
       offset += type.getNumElements();
     }
     yields.push_back(flat);
@@ -470,7 +449,7 @@ static scf::ForOp flattenLoop(scf::ForOp loop,
     for (unsigned index : layout) {
       RankedTensorType type = getResultType(loop, index);
       loop.getResult(index).replaceAllUsesWith(
-          extractView(b, loc, flat, offset, type));
+          extractFlatView(b, loc, flat, offset, type));
       offset += type.getNumElements();
     }
   }
@@ -522,7 +501,7 @@ void Bucketer::rewriteLoop(scf::ForOp loop, ArrayRef<Bucket> buckets) {
       auto type = cast<RankedTensorType>(c->op->getResult(0).getType());
       Value unreduced = getInput(c->op);
       c->op->getResult(0).replaceAllUsesWith(
-          extractView(b, c->op->getLoc(), reduced, offset, type));
+          extractFlatView(b, c->op->getLoc(), reduced, offset, type));
       offset += type.getNumElements();
       c->op->erase();
       c->op = collective;

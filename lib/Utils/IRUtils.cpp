@@ -1,6 +1,7 @@
 //===- IRUtils.cpp - small IR helpers shared by the passes ----------------===//
 
 #include "ga/Utils/IRUtils.h"
+#include "ga/Utils/FlatViews.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -79,26 +80,50 @@ mlir::ga::getCollapseAllReassociation(int64_t rank) {
   return {all};
 }
 
+/// `value` reshaped into `type` when one of the two is 1-d (unchanged when
+/// both have the same rank): an expand_shape from the lower rank to the higher
+/// one, a collapse_shape the other way (a 0-d tensor is the lower rank of a 1-d
+/// one of one element).
+static Value reshapeThroughFlat(OpBuilder &b, Location loc, Value value,
+                                RankedTensorType type) {
+  auto from = cast<RankedTensorType>(value.getType());
+  if (from.getRank() == type.getRank())
+    return value;
+  int64_t rank = std::max(from.getRank(), type.getRank());
+  auto reassociation = ga::getCollapseAllReassociation(rank == 1 ? 0 : rank);
+  if (from.getRank() < type.getRank() ||
+      (from.getRank() == 0 && type.getRank() == 1))
+    return tensor::ExpandShapeOp::create(b, loc, type, value, reassociation);
+  return tensor::CollapseShapeOp::create(b, loc, type, value, reassociation);
+}
+
 Value mlir::ga::flattenTensor(OpBuilder &b, Location loc, Value value) {
   auto type = cast<RankedTensorType>(value.getType());
-  if (type.getRank() == 1)
-    return value;
-  auto flatType =
-      RankedTensorType::get({type.getNumElements()}, type.getElementType());
-  if (type.getRank() == 0)
-    return tensor::ExpandShapeOp::create(b, loc, flatType, value,
-                                         getCollapseAllReassociation(0));
-  return tensor::CollapseShapeOp::create(
-      b, loc, flatType, value, getCollapseAllReassociation(type.getRank()));
+  return reshapeThroughFlat(
+      b, loc, value,
+      RankedTensorType::get({type.getNumElements()}, type.getElementType()));
 }
 
 Value mlir::ga::unflattenTensor(OpBuilder &b, Location loc, Value flat,
                                 RankedTensorType type) {
-  if (type.getRank() == 1)
-    return flat;
-  if (type.getRank() == 0)
-    return tensor::CollapseShapeOp::create(b, loc, type, flat,
-                                           getCollapseAllReassociation(0));
-  return tensor::ExpandShapeOp::create(
-      b, loc, type, flat, getCollapseAllReassociation(type.getRank()));
+  return reshapeThroughFlat(b, loc, flat, type);
+}
+
+Value mlir::ga::extractFlatView(OpBuilder &b, Location loc, Value flat,
+                                int64_t offset, RankedTensorType type) {
+  Value slice = tensor::ExtractSliceOp::create(
+      b, loc, flat, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(type.getNumElements())},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  return unflattenTensor(b, loc, slice, type);
+}
+
+Value mlir::ga::insertFlatView(OpBuilder &b, Location loc, Value value,
+                               Value flat, int64_t offset) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return tensor::InsertSliceOp::create(
+      b, loc, flattenTensor(b, loc, value), flat,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(type.getNumElements())},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
 }

@@ -10,6 +10,8 @@
 
 #include "ga/Codegen/Common/Passes.h"
 
+#include "ConvolutionRewrites.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -380,25 +382,18 @@ struct ConvolutionsToProductsPass
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> convolutions;
-    getOperation().walk([&](linalg::LinalgOp op) {
-      if (linalg::isaConvolutionOpInterface(op))
-        convolutions.push_back(op);
-    });
-    IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp op : convolutions) {
-      StringRef why;
-      FailureOr<ConvolutionLayout> layout = matchConvolution(op, why);
-      if (failed(layout)) {
-        // Left to the loop lowerings, which handle every convolution.
-        ++numLeft;
-        if (remarks)
-          op->emitRemark("convolution left as loops: ") << why;
-        continue;
-      }
-      rewriteConvolution(rewriter, op, *layout);
-      ++numRewritten;
-    }
+    ga::detail::ConvolutionCounts counts = ga::detail::rewriteConvolutions(
+        getOperation(), remarks, "convolution left as loops: ",
+        [](IRRewriter &rewriter, linalg::LinalgOp op) -> StringRef {
+          StringRef why;
+          FailureOr<ConvolutionLayout> layout = matchConvolution(op, why);
+          if (failed(layout))
+            return why;
+          rewriteConvolution(rewriter, op, *layout);
+          return "";
+        });
+    numRewritten += counts.rewritten;
+    numLeft += counts.left;
   }
 };
 

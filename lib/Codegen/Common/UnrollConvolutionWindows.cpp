@@ -10,6 +10,8 @@
 
 #include "ga/Codegen/Common/Passes.h"
 
+#include "ConvolutionRewrites.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -292,26 +294,17 @@ struct UnrollConvolutionWindowsPass
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> convolutions;
-    getOperation().walk([&](linalg::LinalgOp op) {
-      if (linalg::isaConvolutionOpInterface(op))
-        convolutions.push_back(op);
-    });
-    IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp op : convolutions) {
-      linalg::ConvolutionDimensions dims;
-      StringRef why = mismatch(op, dims, maxPositions);
-      if (why.empty() && failed(rewrite(rewriter, op, dims)))
-        why = "a window that is not a strided slice of the input";
-      if (why.empty()) {
-        ++numRewritten;
-        continue;
-      }
-      // Left to the loop lowerings (or the products), which handle it.
-      ++numLeft;
-      if (remarks)
-        op->emitRemark("convolution windows not unrolled: ") << why;
-    }
+    ga::detail::ConvolutionCounts counts = ga::detail::rewriteConvolutions(
+        getOperation(), remarks, "convolution windows not unrolled: ",
+        [&](IRRewriter &rewriter, linalg::LinalgOp op) -> StringRef {
+          linalg::ConvolutionDimensions dims;
+          StringRef why = mismatch(op, dims, maxPositions);
+          if (why.empty() && failed(rewrite(rewriter, op, dims)))
+            why = "a window that is not a strided slice of the input";
+          return why;
+        });
+    numRewritten += counts.rewritten;
+    numLeft += counts.left;
   }
 };
 

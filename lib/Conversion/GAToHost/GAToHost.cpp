@@ -43,63 +43,18 @@ static constexpr StringLiteral kStartFn = "gaHostAllReduceStart";
 static constexpr StringLiteral kWaitFn = "gaHostAllReduceWait";
 static constexpr StringLiteral kShardedStartFn = "gaHostShardedStart";
 
-/// The runtime's element type codes (see the pass description).
-static std::optional<int32_t> toDatatype(Type type) {
-  if (type.isF32())
-    return 0;
-  if (type.isF64())
-    return 1;
-  if (type.isF16())
-    return 2;
-  if (type.isBF16())
-    return 3;
-  auto integer = dyn_cast<IntegerType>(type);
-  if (!integer || integer.isUnsigned())
-    return std::nullopt;
-  switch (integer.getWidth()) {
-  case 8:
-    return 4;
-  case 16:
-    return 5;
-  case 32:
-    return 6;
-  case 64:
-    return 7;
-  default:
-    return std::nullopt;
-  }
-}
-
-/// The runtime's reduction codes of a `ga` collective kind.
-static int32_t toOp(CollectiveKind kind) {
-  switch (kind) {
-  case CollectiveKind::Sum:
-    return 0;
-  case CollectiveKind::Mean:
-    return 1;
-  case CollectiveKind::Max:
-    return 2;
-  case CollectiveKind::Min:
-    return 3;
-  }
-  llvm_unreachable("unknown collective kind");
-}
+/// The runtime's element type codes (see the pass description): signed and
+/// signless integers alike, no unsigned ones.
+static constexpr ElementTypeCodes kDatatypes = {
+    /*f16=*/2,
+    /*bf16=*/3,
+    /*f32=*/0,
+    /*f64=*/1,
+    /*signless=*/{4, 5, 6, 7},
+    /*signedInt=*/{4, 5, 6, 7}};
 
 /// The runtime's reduction codes: sum, mean, max, min.
-static std::optional<int32_t> toOp(Reduction reduction) {
-  switch (reduction) {
-  case Reduction::Sum:
-    return 0;
-  case Reduction::Mean:
-    return 1;
-  case Reduction::Max:
-    return 2;
-  case Reduction::Min:
-    return 3;
-  default:
-    return std::nullopt;
-  }
-}
+static constexpr ReductionCodes kOps = {0, 1, 2, 3, -1, -1, -1, -1};
 
 /// Whether `op` only views its tensor operand (no computation): the views
 /// of a bucket's gradients move down with the wait.
@@ -135,21 +90,6 @@ static Operation *firstUser(Block *block, ArrayRef<Operation *> ops,
   return first;
 }
 
-/// The address of the first element of the 1-d memref `flat`.
-static Value addressOf(OpBuilder &b, Location loc, Value flat) {
-  auto flatType = cast<MemRefType>(flat.getType());
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, flat);
-  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, flat);
-  unsigned bytes = flatType.getElementTypeBitWidth() / 8;
-  Value offsetBytes =
-      arith::MulIOp::create(b, loc, metadata.getOffset(),
-                            arith::ConstantIndexOp::create(b, loc, bytes));
-  Value address = arith::AddIOp::create(b, loc, base, offsetBytes);
-  Value address64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), address64);
-}
-
 namespace {
 struct ConvertGAToHostCollectivesPass
     : public ga::impl::ConvertGAToHostCollectivesBase<
@@ -178,13 +118,11 @@ LogicalResult ConvertGAToHostCollectivesPass::lower(ModuleOp module,
                                                     int64_t id) {
   Operation *anchor = group.ops.back();
   Location loc = anchor->getLoc();
-  auto type = cast<RankedTensorType>(anchor->getOperand(0).getType());
-  std::optional<int32_t> dtype = toDatatype(type.getElementType());
-  std::optional<int32_t> op = toOp(group.reduction);
-  if (!dtype || !op)
-    return anchor->emitError()
-           << "the host collectives runtime has no all-reduce of this kind on "
-           << type.getElementType() << " elements";
+  FailureOr<RuntimeCodes> codes =
+      getRuntimeCodes(group, kDatatypes, kOps, "the host collectives runtime");
+  if (failed(codes))
+    return failure();
+  auto [dtype, op] = *codes;
   MLIRContext *ctx = &getContext();
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   OpBuilder b(anchor);
@@ -197,15 +135,15 @@ LogicalResult ConvertGAToHostCollectivesPass::lower(ModuleOp module,
   CollectiveBuffer buf = prepareBuffer(b, loc, group);
 
   auto flatType = cast<MemRefType>(buf.flat.getType());
-  Value pointer = addressOf(b, loc, buf.flat);
+  Value pointer = getFirstElementAddress(b, loc, buf.flat);
   Value idValue = arith::ConstantIntOp::create(b, loc, i64, id);
   func::CallOp::create(
       b, loc, start,
       ValueRange{
           pointer,
           arith::ConstantIntOp::create(b, loc, i64, flatType.getNumElements()),
-          arith::ConstantIntOp::create(b, loc, i32, *dtype),
-          arith::ConstantIntOp::create(b, loc, i32, *op), idValue});
+          arith::ConstantIntOp::create(b, loc, i32, dtype),
+          arith::ConstantIntOp::create(b, loc, i32, op), idValue});
   ++numCollectives;
 
   // The status of a failed collective is the engine's to report (the
@@ -231,7 +169,8 @@ LogicalResult ConvertGAToHostCollectivesPass::lowerSharded(ModuleOp module,
   auto gather = dyn_cast<AllGatherOp>(op);
   auto full = cast<RankedTensorType>(scatter ? scatter.getInput().getType()
                                              : gather.getResult().getType());
-  std::optional<int32_t> dtype = toDatatype(full.getElementType());
+  std::optional<int32_t> dtype =
+      getElementTypeCode(full.getElementType(), kDatatypes);
   if (!dtype)
     return op->emitError()
            << "the host collectives runtime has no collective on "
@@ -285,11 +224,13 @@ LogicalResult ConvertGAToHostCollectivesPass::lowerSharded(ModuleOp module,
   func::CallOp::create(
       b, loc, start,
       ValueRange{
-          addressOf(b, loc, buf.flat),
+          getFirstElementAddress(b, loc, buf.flat),
           arith::ConstantIntOp::create(b, loc, i64, full.getNumElements()),
           arith::ConstantIntOp::create(b, loc, i32, *dtype),
-          arith::ConstantIntOp::create(b, loc, i32,
-                                       scatter ? toOp(scatter.getKind()) : 0),
+          arith::ConstantIntOp::create(
+              b, loc, i32,
+              scatter ? *getReductionCode(toReduction(scatter.getKind()), kOps)
+                      : 0),
           idValue, arith::ConstantIntOp::create(b, loc, i32, scatter ? 0 : 1),
           arith::ConstantIntOp::create(b, loc, i64, full.getDimSize(0))});
   ++numCollectives;

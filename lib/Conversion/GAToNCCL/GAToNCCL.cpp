@@ -33,52 +33,21 @@ using namespace mlir::ga::detail;
 /// The NCCL runtime's entry point (include/ga-runtime/GARuntimeABI.h).
 static constexpr StringLiteral kAllReduceFn = ga_abi::kNcclAllReduce;
 
-/// NCCL's ncclDataType_t (nccl.h; stable across NCCL 2.x).
-static std::optional<int32_t> toNcclDatatype(Type type) {
-  if (type.isF16())
-    return 6;
-  if (type.isF32())
-    return 7;
-  if (type.isF64())
-    return 8;
-  if (type.isBF16())
-    return 9;
-  auto integer = dyn_cast<IntegerType>(type);
-  if (!integer || integer.isSigned())
-    return std::nullopt;
-  bool isUnsigned = integer.isUnsigned();
-  switch (integer.getWidth()) {
-  case 8:
-    return isUnsigned ? 1 : 0; // ncclUint8 : ncclInt8
-  case 32:
-    return isUnsigned ? 3 : 2; // ncclUint32 : ncclInt32
-  case 64:
-    return isUnsigned ? 5 : 4; // ncclUint64 : ncclInt64
-  default:
-    return std::nullopt;
-  }
-}
+/// NCCL's ncclDataType_t (nccl.h; stable across NCCL 2.x): ncclInt8,
+/// ncclInt32, ncclInt64 for signless integers, the ncclUint* for unsigned
+/// ones, no 16-bit integers.
+static constexpr ElementTypeCodes kNcclDatatypes = {
+    /*f16=*/6,
+    /*bf16=*/9,
+    /*f32=*/7,
+    /*f64=*/8,
+    /*signless=*/{0, -1, 2, 4},
+    /*signedInt=*/{-1, -1, -1, -1},
+    /*unsignedInt=*/{1, -1, 3, 5}};
 
-/// NCCL's ncclRedOp_t: ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg.
-static std::optional<int32_t> toNcclOp(Reduction reduction) {
-  switch (reduction) {
-  case Reduction::Sum:
-    return 0;
-  case Reduction::Product:
-    return 1;
-  case Reduction::Max:
-    return 2;
-  case Reduction::Min:
-    return 3;
-  case Reduction::Mean:
-    return 4;
-  case Reduction::And:
-  case Reduction::Or:
-  case Reduction::Xor:
-    return std::nullopt;
-  }
-  return std::nullopt;
-}
+/// NCCL's ncclRedOp_t in the order of `Reduction`: ncclSum, ncclAvg,
+/// ncclMax, ncclMin, ncclProd; no bitwise reductions.
+static constexpr ReductionCodes kNcclOps = {0, 4, 2, 3, 1, -1, -1, -1};
 
 namespace {
 struct ConvertGAToNCCLPass
@@ -118,38 +87,23 @@ void ConvertGAToNCCLPass::runOnOperation() {
     for (CollectiveGroup &group : *groups) {
       Operation *anchor = group.ops.back();
       Location loc = anchor->getLoc();
-      auto type = cast<RankedTensorType>(anchor->getOperand(0).getType());
-      std::optional<int32_t> dtype = toNcclDatatype(type.getElementType());
-      std::optional<int32_t> op = toNcclOp(group.reduction);
-      if (!dtype || !op) {
-        anchor->emitError() << "NCCL has no all-reduce of this kind on "
-                            << type.getElementType() << " elements";
+      FailureOr<RuntimeCodes> codes =
+          getRuntimeCodes(group, kNcclDatatypes, kNcclOps, "NCCL");
+      if (failed(codes))
         return signalPassFailure();
-      }
+      auto [dtype, op] = *codes;
       func::FuncOp runtime = getOrDeclareRuntime(module);
       OpBuilder b(anchor);
       CollectiveBuffer buf = prepareBuffer(b, loc, group);
 
-      // The device address of the first element: aligned base + offset.
       auto flatType = cast<MemRefType>(buf.flat.getType());
-      Value base =
-          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buf.flat);
-      auto metadata =
-          memref::ExtractStridedMetadataOp::create(b, loc, buf.flat);
-      unsigned bytes = flatType.getElementTypeBitWidth() / 8;
-      Value offsetBytes =
-          arith::MulIOp::create(b, loc, metadata.getOffset(),
-                                arith::ConstantIndexOp::create(b, loc, bytes));
-      Value address = arith::AddIOp::create(b, loc, base, offsetBytes);
-      Value address64 =
-          arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
       auto ptr = LLVM::LLVMPointerType::get(&getContext());
-      Value pointer = LLVM::IntToPtrOp::create(b, loc, ptr, address64);
+      Value pointer = getFirstElementAddress(b, loc, buf.flat);
       Value count = arith::ConstantIntOp::create(b, loc, b.getI64Type(),
                                                  flatType.getNumElements());
       Value dtypeValue =
-          arith::ConstantIntOp::create(b, loc, b.getI32Type(), *dtype);
-      Value opValue = arith::ConstantIntOp::create(b, loc, b.getI32Type(), *op);
+          arith::ConstantIntOp::create(b, loc, b.getI32Type(), dtype);
+      Value opValue = arith::ConstantIntOp::create(b, loc, b.getI32Type(), op);
       // No stream yet: the runtime waits for the device itself, correct in any
       // lowering; --ga-gpu-single-stream passes the step's stream instead.
       Value stream = LLVM::ZeroOp::create(b, loc, ptr);

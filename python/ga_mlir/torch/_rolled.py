@@ -15,8 +15,6 @@ the stacked results (tensor.extract_slice / insert_slice at the step), and
 everything is inlined: one function, with one copy of each body.
 """
 
-import json
-
 import torch
 from torch.fx import Graph, GraphModule
 
@@ -155,81 +153,97 @@ def _loop_body(node, table):
 # @train_step
 # --------------------------------------------------------------------------
 
-class _Writer:
-    """The text of @train_step, value by value."""
+class _Builder:
+    """@train_step's ops, built with torch-mlir's MLIR Python API under an
+    insertion point (in its context): types are `ir.Type` objects, ops are
+    `ir.Operation.create` of their generic form."""
 
-    def __init__(self, types):
-        self.lines, self.count, self.types = [], 0, types
-        # The location of the ops emitted: a loop's at the user's line.
-        self.loc = "loc(unknown)"
+    def __init__(self, ir, signatures):
+        self.ir = ir
+        # name -> ([input types], [result types]) of the imported functions.
+        self.signatures = signatures
+        # The location of the ops built: a loop's at the user's line.
+        self.loc = ir.Location.unknown()
 
-    def fresh(self):
-        self.count += 1
-        return f"%v{self.count}"
-
-    def emit(self, line):
-        self.lines.append("  " + line +
-                          ("" if line.endswith("{") else " " + self.loc))
+    def op(self, name, operands=(), results=(), attributes=None, regions=0):
+        return self.ir.Operation.create(
+            name, results=list(results), operands=list(operands),
+            attributes=attributes or {}, regions=regions, loc=self.loc)
 
     def call(self, name, args):
-        ins, outs = self.types[name]
-        results = [self.fresh() for _ in outs]
-        head = (", ".join(results) + " = ") if results else ""
-        self.emit(f"{head}func.call @{name}({', '.join(args)}) : "
-                  f"({', '.join(ins)}) -> ({', '.join(outs)})")
-        return results
+        outs = self.signatures[name][1]
+        callee = self.ir.FlatSymbolRefAttr.get(name)
+        return list(self.op("func.call", args, outs,
+                            {"callee": callee}).results)
+
+    def index(self, value):
+        ty = self.ir.IndexType.get()
+        return self.op("arith.constant", (), [ty], {
+            "value": self.ir.IntegerAttr.get(ty, value)}).result
+
+    def zeros(self, ty):
+        """A zero tensor of the float tensor type `ty`."""
+        ir = self.ir
+        elem = ir.RankedTensorType(ty).element_type
+        return self.op("arith.constant", (), [ty], {
+            "value": ir.DenseElementsAttr.get_splat(
+                ty, ir.FloatAttr.get(elem, 0.0))}).result
+
+    def slice(self, stack, t, insert=None):
+        """extract_slice of step `t` (an index value) of `stack` ([B, T,
+        ...]), or insert_slice of `insert` there."""
+        ir = self.ir
+        stack_type = ir.RankedTensorType(stack.type)
+        dims = list(stack_type.shape)
+        attributes = {
+            "static_offsets": ir.DenseI64ArrayAttr.get(
+                [0, ir.ShapedType.get_dynamic_size()] + [0] * (len(dims) - 2)),
+            "static_sizes": ir.DenseI64ArrayAttr.get(
+                [dims[0], 1] + dims[2:]),
+            "static_strides": ir.DenseI64ArrayAttr.get([1] * len(dims))}
+        if insert is None:
+            step_type = ir.RankedTensorType.get(
+                [dims[0]] + dims[2:], stack_type.element_type)
+            attributes["operandSegmentSizes"] = \
+                ir.DenseI32ArrayAttr.get([1, 1, 0, 0])
+            return self.op("tensor.extract_slice", [stack, t], [step_type],
+                           attributes).result
+        attributes["operandSegmentSizes"] = \
+            ir.DenseI32ArrayAttr.get([1, 1, 1, 0, 0])
+        return self.op("tensor.insert_slice", [insert, stack, t],
+                       [stack_type], attributes).result
 
 
-def _shape(value_type):
-    """[dims] and element type of `tensor<AxBxf32>`."""
-    body = value_type[len("tensor<"):-1].split("x")
-    return [int(d) for d in body[:-1]], body[-1]
+def _element_types(ir):
+    return {torch.float32: ir.F32Type.get, torch.float64: ir.F64Type.get,
+            torch.float16: ir.F16Type.get, torch.bfloat16: ir.BF16Type.get,
+            torch.int64: lambda: ir.IntegerType.get_signless(64),
+            torch.int32: lambda: ir.IntegerType.get_signless(32),
+            torch.bool: lambda: ir.IntegerType.get_signless(1)}
 
 
-def _slice(w, stack, stack_type, t, insert=None):
-    """extract_slice of step `t` of `stack` ([B, T, ...]), or insert_slice
-    of `insert` there."""
-    dims, elem = _shape(stack_type)
-    step_type = "tensor<" + "x".join(str(d) for d in [dims[0]] + dims[2:]) \
-        + f"x{elem}>"
-    offsets = ", ".join(["0", t] + ["0"] * (len(dims) - 2))
-    sizes = ", ".join(str(d) for d in [dims[0], 1] + dims[2:])
-    strides = ", ".join(["1"] * len(dims))
-    r = w.fresh()
-    if insert is None:
-        w.emit(f"{r} = tensor.extract_slice {stack}[{offsets}] [{sizes}] "
-               f"[{strides}] : {stack_type} to {step_type}")
-    else:
-        w.emit(f"{r} = tensor.insert_slice {insert} into {stack}[{offsets}] "
-               f"[{sizes}] [{strides}] : {step_type} into {stack_type}")
-    return r
-
-
-_ELEMENTS = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
-             torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32",
-             torch.bool: "i1"}
-
-
-def _type(node):
+def _type(ir, node):
+    """The tensor type of a graph input (in the current context)."""
     val = node.meta["val"]
-    if val.dtype not in _ELEMENTS:
+    element = _element_types(ir).get(val.dtype)
+    if element is None:
         raise CompileError(f"a value of type {val.dtype} around a time loop")
-    return "tensor<" + "".join(f"{d}x" for d in val.shape) + \
-        _ELEMENTS[val.dtype] + ">"
+    return ir.RankedTensorType.get(list(val.shape), element())
 
 
-def _stack_type(step_type, t):
+def _stack_type(ir, step_type, t):
     """tensor<BxTx...> of a step's tensor<Bx...>."""
-    dims, elem = _shape(step_type)
-    return "tensor<" + "x".join(str(d) for d in [dims[0], t] + dims[1:]) + \
-        f"x{elem}>"
+    step = ir.RankedTensorType(step_type)
+    dims = list(step.shape)
+    return ir.RankedTensorType.get([dims[0], t] + dims[1:],
+                                   step.element_type)
 
 
-def _operands(w, vals, node, body):
+def _operands(b, vals, node, body):
     """A loop node's operands as (sliced, carried, fixed): the stacked
     values read at each step, the initial carried states, the values every
-    step reads (each a (value, type) pair); and the indices of the body's
-    results that are carried (the others are stacked)."""
+    step reads; and the indices of the body's results that are carried (the
+    others are stacked)."""
     lstm = node.args[0] == "lstm"
     if node.target == _recurrence.SCAN_FORWARD:
         # Body: (xw_t, h[, c], w_hh[, b_hh]) -> (h, gh[, c]).
@@ -242,69 +256,53 @@ def _operands(w, vals, node, body):
     # at zero.
     _, dhs, dcs, xw, gh, h_prev, c_prev, w_hh, _ = node.args
     carry_of = [2] + ([3] if lstm else [])
-    zeros = []
-    for i in carry_of:
-        z, ty = w.fresh(), w.types[body][1][i]
-        w.emit(f"{z} = arith.constant dense<0.000000e+00> : {ty}")
-        zeros.append((z, ty))
+    zeros = [b.zeros(b.signatures[body][1][i]) for i in carry_of]
     sliced = [vals[dhs]] + ([vals[dcs]] if lstm else []) + \
         [vals[xw], vals[gh], vals[h_prev]] + ([vals[c_prev]] if lstm else [])
     return sliced, zeros, [vals[w_hh]], carry_of
 
 
-def _constant(w, value):
-    name = w.fresh()
-    w.emit(f"{name} = arith.constant {value} : index")
-    return name
-
-
-def _loop(w, vals, node, body):
+def _loop(b, vals, node, body):
     """The scf.for of a loop node over its time steps (backwards for the
     backward of a forward loop, and the forward of a reverse one); binds
     the node's getitem users in `vals`, in _recurrence's order of
     results."""
+    ir = b.ir
     forward = node.target == _recurrence.SCAN_FORWARD
     where = _innermost_user_line(node.meta.get("stack_trace"))
     if where:
         file, line = where.rsplit(":", 1)
-        w.loc = f"loc({json.dumps(file)}:{line}:0)"
+        b.loc = ir.Location.file(file, int(line), 0)
     t = (node.args[1] if forward else node.args[3]).meta["val"].shape[1]
-    lower, one, last, count = (_constant(w, v) for v in (0, 1, t - 1, t))
-    sliced, carried, fixed, carry_of = _operands(w, vals, node, body)
-    outs = w.types[body][1]
+    lower, one, last, count = (b.index(v) for v in (0, 1, t - 1, t))
+    sliced, carried, fixed, carry_of = _operands(b, vals, node, body)
+    outs = b.signatures[body][1]
     stacked = [i for i in range(len(outs)) if forward or i not in carry_of]
-    stack_types = [_stack_type(outs[i], t) for i in stacked]
-    iters = list(carried)
-    for st in stack_types:
-        e = w.fresh()
-        w.emit(f"{e} = tensor.empty() : {st}")
-        iters.append((e, st))
-    args = [w.fresh() for _ in iters]
-    results, index = w.fresh(), w.fresh()
-    types = ", ".join(ty for _, ty in iters)
-    w.emit(f"{results}:{len(iters)} = scf.for {index} = {lower} to {count} "
-           f"step {one} iter_args(" + ", ".join(
-               f"{a} = {v}" for a, (v, _) in zip(args, iters)) +
-           f") -> ({types}) {{")
-    step = index
-    if forward == node.args[-1]:  # a reverse forward, a forward's backward
-        step = w.fresh()
-        w.emit(f"{step} = arith.subi {last}, {index} : index")
-    got = w.call(body, [_slice(w, v, ty, step) for v, ty in sliced] +
-                 args[:len(carried)] + [v for v, _ in fixed])
-    new_stacks = [_slice(w, a, st, step, insert=got[i]) for a, st, i in
-                  zip(args[len(carried):], stack_types, stacked)]
-    w.emit("scf.yield " + ", ".join([got[i] for i in carry_of] + new_stacks)
-           + f" : {types}")
-    w.emit("}")
-    res = [(f"{results}#{k}", ty) for k, (_, ty) in enumerate(iters)]
+    iters = list(carried) + [
+        b.op("tensor.empty", (), [_stack_type(ir, outs[i], t)]).result
+        for i in stacked]
+    types = [v.type for v in iters]
+    loop = b.op("scf.for", [lower, count, one] + iters, types, regions=1)
+    block = ir.Block.create_at_start(loop.regions[0],
+                                     [ir.IndexType.get()] + types)
+    step, args = block.arguments[0], list(block.arguments)[1:]
+    with ir.InsertionPoint(block):
+        if forward == node.args[-1]:  # a reverse forward, a forward's backward
+            step = b.op("arith.subi", [last, step],
+                        [ir.IndexType.get()]).result
+        got = b.call(body, [b.slice(v, step) for v in sliced] +
+                     args[:len(carried)] + fixed)
+        new_stacks = [b.slice(a, step, insert=got[i]) for a, i in
+                      zip(args[len(carried):], stacked)]
+        b.op("scf.yield", [got[i] for i in carry_of] + new_stacks)
+    res = list(loop.results)
     # Forward: [hs, gh[, cs]], all stacked; backward: [dxw, dgh] stacked,
     # then the last carried [dh0[, dc0]].
     ordered = res[len(carried):] if forward else \
         res[len(carried):] + res[:len(carried)]
     for user in node.users:
         vals[user] = ordered[user.args[1]]
-    w.loc = "loc(unknown)"
+    b.loc = ir.Location.unknown()
 
 
 def import_rolled(gm, table, import_graphs):
@@ -328,45 +326,36 @@ def import_rolled(gm, table, import_graphs):
         graphs.append((_loop_body(item, table).graph, f"ga_loop_body_{k}"))
         plan.append((k, item, None, None))
     module = import_graphs(graphs)
-    types = {}
-    for op in module.body.operations:
-        ftype = ir.TypeAttr(op.attributes["function_type"]).value
-        ftype = ir.FunctionType(ftype)
-        types[ir.StringAttr(op.attributes["sym_name"]).value] = (
-            [str(t) for t in ftype.inputs], [str(t) for t in ftype.results])
-    w = _Writer(types)
-    vals = {}
-    for i, p in enumerate(placeholders):
-        vals[p] = (f"%arg{i}", _type(p))
-    for k, node, ins, outs in plan:
-        if node is None:
-            got = w.call(f"ga_segment_{k}", [vals[n][0] for n in ins])
-            for n, r, ty in zip(outs, got, types[f"ga_segment_{k}"][1]):
-                vals[n] = (r, ty)
-        else:
-            _loop(w, vals, node, f"ga_loop_body_{k}")
-    results = [vals[n] for n in output.args[0]]
-    head = ", ".join(f"{v}: {ty} loc(unknown)"
-                     for v, ty in (vals[p] for p in placeholders))
-    text = [f"func.func @train_step({head}) -> "
-            f"({', '.join(ty for _, ty in results)}) {{"]
-    text += w.lines
-    text.append("  return " + ", ".join(v for v, _ in results) + " : " +
-                ", ".join(ty for _, ty in results))
-    text.append("} loc(unknown)")
-    declarations = [f"func.func private @{name}({', '.join(i)}) -> "
-                    f"({', '.join(o)})" for name, (i, o) in types.items()]
-    with module.context:
-        parsed = ir.Module.parse("\n".join(declarations + text))
-        main = parsed.body.operations[len(declarations)]
-        main.detach_from_parent()
-        module.body.append(main)
+    with module.context, ir.Location.unknown():
+        signatures = {}
         for op in module.body.operations:
-            if ir.StringAttr(op.attributes["sym_name"]).value != "train_step":
-                op.attributes["sym_visibility"] = ir.StringAttr.get("private")
+            ftype = ir.FunctionType(
+                ir.TypeAttr(op.attributes["function_type"]).value)
+            signatures[ir.StringAttr(op.attributes["sym_name"]).value] = (
+                list(ftype.inputs), list(ftype.results))
+            op.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        b = _Builder(ir, signatures)
+        inputs = [_type(ir, p) for p in placeholders]
+        with ir.InsertionPoint(module.body):
+            main = b.op("func.func", attributes={
+                "sym_name": ir.StringAttr.get("train_step"),
+                "function_type": ir.TypeAttr.get(
+                    ir.FunctionType.get(inputs, []))}, regions=1)
+        entry = ir.Block.create_at_start(main.regions[0], inputs)
+        vals = dict(zip(placeholders, entry.arguments))
+        with ir.InsertionPoint(entry):
+            for k, node, ins, outs in plan:
+                if node is None:
+                    got = b.call(f"ga_segment_{k}", [vals[n] for n in ins])
+                    vals.update(zip(outs, got))
+                else:
+                    _loop(b, vals, node, f"ga_loop_body_{k}")
+            results = [vals[n] for n in output.args[0]]
+            b.op("func.return", results)
+        main.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(inputs, [r.type for r in results]))
         PassManager.parse(
             "builtin.module(inline, symbol-dce, "
             "func.func(loop-invariant-code-motion))").run(
             module.operation)
     return module
-

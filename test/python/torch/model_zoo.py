@@ -572,7 +572,7 @@ def verdict(optimizer, r, sgd_tolerance=1e-4):
     relative rounding error, 1e-4 or more in any float32 order of the sum,
     into the parameter. The largest distance is then one such element, a
     draw of one rounding in each float32 step: the ratio of two such draws
-    is not bounded by 2 (docs/CPU.md measured 1.8-3.9 over N = 1..6 at one
+    is not bounded by 2 (docs/Results.md records 1.8-3.9 over N = 1..6 at one
     seed, and one seed in 8 over 2 for every lowering, PyTorch's order of
     sums included). The RMS distance averages the draws: the float32
     quality of the whole step (0.92-1.03x PyTorch's over 8 seeds). A lost,

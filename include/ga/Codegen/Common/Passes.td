@@ -581,17 +581,26 @@ def FuseElementwise : Pass<"ga-fuse-elementwise", "func::FuncOp"> {
   let summary = "Fuse element-wise linalg ops into their consumers, except "
                 "where upstream fusion would apply an update more than once";
   let description = [{
-    What upstream `linalg-fuse-elementwise-ops` does (fusion of an all-parallel
-    `linalg.generic` into the consumer of its single-use result, reshapes
-    folded by expansion, constant folding, the canonicalizations of generics),
-    with one fusion left out because upstream gets it wrong (MLIR 22; see
-    docs/Rationale.md, "Element-wise fusion of a producer that reads its
-    init"): a producer whose payload reads its own `outs` operand, fused
-    into a consumer with loops that the fused operand's indexing map drops
-    (a reduction, or a broadcast). The fused op keeps the producer's result
-    as an extra output indexed by the producer's loops only, so its
-    read-modify-write `out = f(out, in)` runs once per iteration of the
-    dropped loops instead of once, and every value read from it is wrong.
+    Upstream's `linalg-fuse-elementwise-ops` (an all-parallel generic fused
+    into the consumer of its single-use result, reshapes folded by
+    expansion, constant folding, the canonicalizations of generics) with
+    these differences (why: docs/Rationale.md, "Element-wise fusion of a
+    producer that reads its init"):
+
+    * not fused: a producer whose payload reads its own `outs` into a
+      consumer with loops that the fused operand's map drops (a reduction or
+      a broadcast), which upstream (MLIR 22) miscompiles;
+    * left whole: an op marked `ga.library_product` (nothing fused into or
+      out of it, no reshape folded through it);
+    * no reshape folded through an op whose result is written into a
+      destination (`tensor.insert_slice`, `materialize_in_destination`);
+    * with `recompute-shared=1`, a cheap producer (one result, all loops
+      parallel, no init read, no regions or memory effects, at most
+      `max-recompute-ops` operations) with several users is fused into each
+      of them, when every user can absorb it; into a contraction only a
+      producer that moves data (a transpose). With `keep-product-epilogues=1`
+      a producer that reads a library product's result stays one op (the
+      cuBLASLt bias epilogue).
 
     Left alone (the consumer reduces over `k`, which `%y`'s map drops):
 
@@ -614,40 +623,6 @@ def FuseElementwise : Pass<"ga-fuse-elementwise", "func::FuncOp"> {
     A producer that does not read its init, or a consumer whose map of the
     fused operand is a permutation of all its loops, is fused as upstream
     fuses it.
-
-    An op marked `ga.library_product` (by `--ga-isolate-library-products`,
-    which the pipelines run first) is left whole: nothing is fused into it or
-    out of it, and no reshape is folded through it, so that it stays a
-    product that CBLAS or cuBLASLt computes.
-
-    No reshape is folded through an op whose result is written into a
-    destination (the source of a `tensor.insert_slice` or a
-    `bufferization.materialize_in_destination`, as the PyTorch frontend's
-    in-place updates are): folding `%u = generic(collapse_shape %g)` by
-    expansion would compute `%u` in the other shape and write
-    `collapse_shape %u'` into the destination, which `eliminate-empty-tensors`
-    cannot make `%u'` compute into, so bufferization would copy it.
-
-    Upstream fuses a producer only into the single user of its result.
-    With `recompute-shared=1` (the NVVM pipeline's default), a cheap
-    producer with several users is fused into every one of them: each use
-    gets its own copy of the producer, which upstream's fusion then absorbs,
-    so the producer disappears (one kernel and one temporary less on the
-    GPU, at the price of computing it again in each user). Cheap means: a
-    `linalg.generic` on tensors with one result, all loops parallel, a
-    payload that does not read its init, has no regions and no memory
-    effects and at most `max-recompute-ops` operations. Every use must be an
-    input that upstream's fusion accepts (a reduction consumer or a
-    broadcast one included: each copy computes the same operations on the
-    same values, so the results are bitwise those of the unfused ops), and
-    a contraction takes only a producer that moves data (an empty payload,
-    such as a transpose): any arithmetic would stop it being a plain
-    multiply-add, which the library lowerings (`matchGemm`) need. With
-    `keep-product-epilogues=1` (the NVVM pipeline with `cublas=1`), a
-    producer that reads the result of such a product is not recomputed:
-    kept as one op after the product, `--ga-contractions-to-cublaslt` makes
-    it the call's bias epilogue, where recomputing it in every user would
-    cost the epilogue and an addition per user.
 
     With `recompute-shared=1`, `%b` (read by two generics) is fused into
     both and disappears:
@@ -770,62 +745,34 @@ def ConcatenateProducts
                 "(K = the sum of their K) and those that share their larger "
                 "operand (M = the sum of their M)";
   let description = [{
-    An unrolled recurrence (an LSTM or GRU traced over its time steps) uses
-    each weight once per step, so its gradient is a sum of one small product
-    per step (`dW = sum_t dg_t^T h_t`, K = the micro-batch's samples), and
-    the micro-batch loop of `--ga-micro-batch` carries one accumulator per
-    step, summed after the loop; its input projections are one product per
-    step with the same weight. Each product is then a library call of its
-    own (M or K = the micro-batch's samples) that packs the weight again.
-    This pass runs on tensors after `--ga-isolate-library-products` (which
-    marks the products the library takes) and before fusion, in three steps,
-    each decided from what the ops declare (use-def chains, dominance,
-    regions, indexing maps):
+    On tensors, after `--ga-isolate-library-products` (which marks the
+    products the library takes, `ga.library_product`) and before fusion,
+    three rewrites, each decided from use-def chains, dominance, regions and
+    indexing maps:
 
-    1. Accumulators merged. An `scf.for` result whose iter_arg flows through
-       ops that only add into their init (one init and result, the region
-       reads the init once, in the `arith.addf` it yields) into the yield,
-       and whose result is read once, by an element-wise sum (identity maps,
-       `in0 + in1`), is an accumulator. Accumulators whose results belong to
-       one tree of such sums become one: in body order, each chain adds into
-       the previous chain's result, and the first accumulator yields the
-       whole sum; the others must start from zero (`linalg.fill` of 0 or a
-       zero splat) and their chains must not interleave. Their results are
-       then that zero, and the sums that read them read their other operand.
-    2. Products concatenated. A chain of ops marked `ga.library_product` in
-       one block, each adding into the previous one's result (used once),
-       of the same kind (indexing maps, iterator types, region, attributes,
-       operand types), with one reduction dimension that each input reads
-       along one of its dimensions (a projected permutation), becomes one
-       product at the last one's place: each input is the `tensor.concat` of
-       the chain's inputs along the dimension the reduction indexes, the
-       init is the first one's. Every operand of the chain dominates its own
-       product, which precedes the last in the block, so the concatenations
-       are legal there.
-    3. Rows concatenated. Library products of one kind in one block that
-       start from zero (a zero fill or splat) and share one operand, whose
-       other operand is smaller than the shared one (the copy then costs
-       less than the library's repeated packing of the shared one), become
-       one product: the other operands are concatenated along the dimension
-       that a parallel loop indexes in them and in the init but not in the
-       shared operand (the M of a step's projection), the init is a zero of
-       the concatenated shape, and each product's result is its
-       `tensor.extract_slice` of the whole. The product goes before the
-       first use of any of their results; an operand defined later is made
-       available by moving the pure ops without regions that compute it (a
-       step's slice of the input sequence) there, and a product whose
-       operand needs another's result (a recurrence: `h_t W_hh` reads
-       `h_{t-1} W_hh`) stays out of the group.
+    1. Accumulators merged: `scf.for` results carried only through ops that
+       add into their init, and summed after the loop by one tree of
+       element-wise `in0 + in1` generics, become one accumulator (the
+       others must start from zero and their chains must not interleave).
+    2. Products concatenated along K: a chain of marked products of one kind
+       in one block, each adding into the previous one's result (used once),
+       with one reduction dimension read along one dimension of each input,
+       becomes one product over the `tensor.concat` of the inputs along that
+       dimension, at the last one's place.
+    3. Products concatenated along M: marked products of one kind from zero
+       that share their larger operand become one product over the other
+       operands concatenated along the dimension a parallel loop indexes in
+       them and in the init but not in the shared one; each result is its
+       `tensor.extract_slice` of the whole. The product goes before the first
+       use of any result (pure ops computing a later operand move with it); a
+       product that needs another's result (a recurrence) stays out.
 
-    Steps 2 and 3 join at least four products (the copies pay off against
-    the library's per-call packing for a recurrence's steps, not for two or
-    three products) and never copy a function argument (a parameter copied
-    on every call would break the in-place update of the step's arguments).
-    Every step only reassociates float sums or reorders independent
-    products (exact up to rounding). Chains of other kinds, accumulators
-    read by anything but a sum, non-zero inits of a merged accumulator,
-    products with several reduction dimensions and products from a
-    non-zero init are left as they are.
+    Steps 2 and 3 join at least four products and never copy a function
+    argument. Every step only reassociates float sums or reorders
+    independent products. Anything else (other kinds, accumulators read by
+    anything but a sum, non-zero inits, several reduction dimensions) is
+    left as it is. Why: docs/Rationale.md, "Recurrences: few large products
+    instead of many small ones".
 
     Before:
 

@@ -101,97 +101,38 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
     `--ga-lower-to-gpu-loops` form, which `ga-verify` runs on the CPU). Every
     linalg op and `memref.copy` on buffers becomes one `scf.parallel` over
     (block, thread) with a `#gpu.loop_dim_map` mapping, i.e. one kernel after
-    `--convert-parallel-loops-to-gpu`:
+    `--convert-parallel-loops-to-gpu`. One strategy per op, one file each
+    (docs/GPU.md, "How loops become kernels"):
 
-    * the parallel dimensions are linearized over `grid x block-size` threads
-      (a bounds check when they do not fill the grid), the dimension that
-      indexes the contiguous dimension of the first output varying fastest so
-      that a warp's stores are coalesced;
-    * each thread computes one output element; the reduction dimensions are an
-      `scf.for` nest inside the thread whose `iter_args` keep the running value
-      in a register: the output is read once before the loop and written once
-      after it. For a gradient accumulator (the buffer carried across
-      micro-batches) this is the whole accumulation: no separate kernel, no
-      extra pass over the buffer. A reduction over the samples of the
-      micro-batch (a weight gradient `dW += X^T dY`) is parallel over the
-      elements of `dW` and sequential over the micro-batch only;
-    * a `linalg.fill` of an output buffer that the op then overwrites, with
-      no other access in between, is folded into the op: it starts from the
-      fill value (one kernel and one pass over the buffer fewer);
-    * a linalg op that writes only allocations nothing reads (each output a
-      view of a `memref.alloc` of the function whose other uses are
-      deallocations: a fill bufferization left behind for an init that is no
-      longer read) is erased: no kernel;
-    * loads of device memory left on the host (`tensor.extract` of a 0-d
-      result feeding scalar math, as in gradient clipping) are moved, with the
-      pure scalar math that uses them, into every kernel that needs them. If
-      the buffer may change between the load and such a kernel, a kernel of
-      one thread copies the element at the load into a 0-d buffer of its own
-      and the kernels read that copy. A value that host code itself needs (a
-      scalar result of the step, host control flow) is read back instead:
-      `memref.copy` of the 0-d buffer (of such a copy for a buffer of higher
-      rank) into a `memref.alloca`, a device-to-host copy after the GPU
-      lowering;
-    * host stores into device buffers (`tensor.from_elements` or
-      `tensor.insert` of a host scalar: a loss, a step counter) become a
-      kernel of one thread (adjacent stores: one kernel).
-    * with `fuse-rows=1` (RowFusion.cpp), a reduction with one thread per
-      output (a row: softmax's row max, LayerNorm's mean) and the linalg ops
-      right after it that read its result, or another member's, only at
-      their own row (the variance, `exp(l - max)`, the normalization) become
-      one kernel with one thread per row. The thread runs the members one
-      after the other, each over its whole row with the code above (same
-      operations, same order: bitwise the separate kernels' results). A
-      member must not be an accumulator's producer, must write only its own
-      row, and must not write a buffer another member reads otherwise; a
-      consumer with more than `fuse-rows-max-threads` parallel iterations
-      keeps its own kernel. A member may also read nothing of the group and
-      write its own rows of the same row space (a sibling: LayerNorm's
-      second row sum in the backward); each candidate is checked against
-      the whole group when it joins. Between members only folded fills,
-      allocations, ops without memory effects and ops passed over may
-      stand: an op that is not a member is passed over (it stays a kernel
-      before the row kernel) when it reads nothing the members before it
-      write and writes nothing they read or write:
+    * one thread per output element (`ThreadPerElement.cpp`, the default):
+      the parallel dimensions linearized over `grid x block-size` threads,
+      the output's contiguous dimension fastest (coalesced stores); the
+      reduction dimensions an `scf.for` in the thread whose `iter_args` keep
+      the running value in a register, so an accumulator is read once and
+      written once per micro-batch;
+    * shared-memory tiles for contractions with a reduction of at least
+      `gemm-min-reduction` (`TiledContraction.cpp`: a `ga.cooperative` loop);
+    * partial results and a combining kernel for a reduction of at least
+      `split-reduction-min` into fewer than 8192 outputs (`SplitReduction.cpp`);
+    * with `fuse-rows=1`, a row reduction and the ops after it that read its
+      result (or another member's) only at their own row as one kernel with
+      one thread per row (`RowFusion.cpp`; same operations in the same order:
+      bitwise the separate kernels' results);
+    * with `fuse-siblings=1`, independent element-wise ops and copies as one
+      kernel over the concatenation of their thread spaces, and a fill with
+      the copies into static slices of its buffer as one write
+      (`SiblingFusion.cpp`).
 
-      ```mlir
-      linalg.generic {["parallel", "reduction"]} ins(%l) outs(%max)   // max
-      linalg.generic {["parallel", "reduction"]} ins(%l, %max) outs(%sum)
-      linalg.generic {["parallel", "parallel"]} ins(%l, %max, %sum) outs(%p)
-      // becomes one kernel, thread i: max[i], then sum[i], then p[i, 0..n)
-      ```
-
-    * with `fuse-siblings=1` (SiblingFusion.cpp), element-wise ops and
-      copies that follow each other and that neither read a buffer another
-      of them writes nor write one another of them reads or writes (except
-      in provably disjoint static slices, a concatenation's copies) become
-      one kernel. Members of the same thread space (the sizes of their
-      parallel dimensions in the order above) share threads: thread t
-      computes element t of each (attention's Q, K and V head split).
-      Different thread spaces are concatenated, like a fused optimizer's
-      multi-tensor apply: thread t runs segment k's element code at
-      t - offset_k (the per-tensor optimizer updates of all parameters),
-      up to `fuse-siblings-max-threads` threads and 3840 bytes of kernel
-      parameters (ptxas takes at most 4352). An op may read or overwrite
-      what a member writes when every access to that buffer is the same
-      element by the same thread (AdamW's `m`, `v` and in-place parameter
-      updates). A fill followed by copies
-      into static slices of its buffer (a pad, a concatenation into zeros)
-      is one member: each thread writes the copied value or the fill value
-      of its element. Ops between members are passed over as for row
-      kernels; accumulators' producers keep their own kernels.
-
-      ```mlir
-      linalg.generic ins(%x : memref<4x4xf32>) outs(%a : memref<4x4xf32>) // a = x * x
-      linalg.fill ins(%zero) outs(%p : memref<4x8xf32>)
-      memref.copy %y, %p[0, 4] [4, 4] [1, 1]
-      // becomes one kernel of 16 + 32 threads: thread t < 16 computes
-      // a[t / 4, t % 4]; thread 16 + u writes p[i, j] (u = 8 i + j):
-      // y[i, j - 4] if j >= 4, else 0
-      ```
-
+    Also: a fill that the next op overwrites is folded into it; writes of
+    allocations nothing reads are erased; copies of a view onto itself are
+    dropped; host loads of device memory move into the kernels that use them
+    (or a kernel of one thread snapshots the element when the buffer changes
+    in between; a value host code needs is read back); host stores into
+    device buffers become a kernel of one thread (`HostAccesses.cpp`).
     Discardable `ga.*` attributes of the linalg op are copied to its loop, and
     `ga.kernel` names what the loop computes (`matmul`, `generic`, ...).
+    Why not upstream's tile-and-fuse or atomics: docs/Rationale.md, "GPU
+    loops: one strategy per op, exact by construction".
 
     Before:
 
@@ -219,6 +160,15 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
       scf.reduce
     } {ga.kernel = "matmul", mapping = [#gpu.loop_dim_map<processor = block_x, ...>,
                                         #gpu.loop_dim_map<processor = thread_x, ...>]}
+    ```
+
+    With `fuse-rows=1`, softmax's three ops become one kernel:
+
+    ```mlir
+    linalg.generic {["parallel", "reduction"]} ins(%l) outs(%max)   // max
+    linalg.generic {["parallel", "reduction"]} ins(%l, %max) outs(%sum)
+    linalg.generic {["parallel", "parallel"]} ins(%l, %max, %sum) outs(%p)
+    // becomes one kernel, thread i: max[i], then sum[i], then p[i, 0..n)
     ```
   }];
   let options = [
@@ -615,50 +565,32 @@ def OverlapAllReduce : Pass<"ga-overlap-all-reduce", "ModuleOp"> {
                 "right after its last producer, on a communication stream";
   let description = [{
     Runs on the stream-threaded host code of a data-parallel step (after
-    `--convert-ga-to-nccl` and `--ga-gpu-single-stream`). There, every
-    `gaNcclAllReduce` of a gradient bucket follows the micro-batch loop on the
-    step's stream, so the collectives start only once the whole micro-batch
-    loop has run. A bucket is final as soon as the
-    last micro-batch's producers of its accumulators have run, so, for each
-    call in program order, this pass
+    `--convert-ga-to-nccl` and `--ga-gpu-single-stream`), where every
+    `gaNcclAllReduce` of a gradient bucket follows the micro-batch loop. For
+    each call, in program order:
 
-    1. finds the last op before the call that may access the bucket's
-       buffer. "May access" is decided on view roots with the alias
-       analysis: an op with memory effects that takes a memref, or a call
-       that takes a pointer extracted from a memref (`gaNcclAllReduce`,
-       `gaCublasLtMatmul`), that may alias the bucket; a pointer of unknown
-       origin may point anywhere. Other buckets' all-reduces do not count;
-    2. when that op is the micro-batch `scf.for` (constant bounds, no host
-       wait inside), peels the loop's last iteration right after it (with
-       one iteration, the loop is replaced by its body) and searches again.
-       The loop that remains holds the same stream-ordered GPU work as
-       before (a CUDA graph can capture it). A remainder micro-batch after
-       the loop needs no peeling;
-    3. moves the call (its address computation is cloned, its status check
-       follows) right after that op; calls placed after one op keep their
-       order. Nothing after the new position and before the old one accesses
-       the bucket (an earlier all-reduce of a buffer that may alias it counts
-       as an access, so such calls keep their order). The collectives are
-       thus issued in the order the backward completes their buckets, which
-       is bucket order after `--ga-bucket-gradients` (the same order on every
-       rank: it is the program's);
-    4. with `comm-stream=1` (the default), enqueues the moved calls on a
-       communication stream forked from the step's stream: each call waits
-       for an event recorded on the step's stream at its position
-       (`mgpuEventCreate`, `mgpuEventRecord`, `mgpuStreamWaitEvent`), so the
-       all-reduce of a bucket overlaps the rest of the backward. The step's
-       stream waits for the communication stream's last event before the
-       first later op that may access a moved bucket (the optimizer update),
-       waits for the host, has regions, or ends the block. No host
-       synchronization is added.
+    1. find the last op before it that may access the bucket (view roots and
+       the alias analysis; a call taking a pointer extracted from an aliasing
+       memref counts, a pointer of unknown origin may point anywhere);
+    2. if that op is the micro-batch `scf.for` (constant bounds, no host wait
+       inside), peel its last iteration right after it and search again; the
+       remaining loop keeps only stream-ordered work (a CUDA graph can still
+       capture it);
+    3. move the call right after that op (its address computation cloned,
+       its status check following; calls placed after one op keep their
+       order, so the collectives run in bucket order on every rank);
+    4. with `comm-stream=1`, enqueue it on a communication stream forked from
+       the step's stream by an event, and make the step's stream wait for
+       that stream's last event before the first later op that may access a
+       moved bucket, waits for the host, has regions, or ends the block. No
+       host synchronization is added.
 
-    Calls that follow different loops (a statistics loop's counts, which
-    the micro-batch loop reads, then the gradient buckets) are handled as
-    separate runs, each with its own communication stream and join: the
-    counts' stream joins the step's stream before the next loop.
-
+    Calls after different loops (a statistics loop's counts, then the
+    gradient buckets) are separate runs, each with its own stream and join.
     A bucket whose buffer is not recognized, or whose loop cannot be peeled,
-    stays where it is, with a remark.
+    stays where it is, with a remark. A call whose stream operand is not a
+    stream token (the pass ran before `--ga-gpu-single-stream`) is an error.
+    Why the last micro-batch: docs/Distributed.md.
 
     Before (after `--ga-gpu-single-stream`; address computation elided):
 
@@ -691,9 +623,6 @@ def OverlapAllReduce : Pass<"ga-overlap-all-reduce", "ModuleOp"> {
     // the join: %c waits for an event recorded on %comm; %comm is destroyed
     %u = gpu.launch_func async [%c] @k::@update ... args(%bucket_view1 : ...)
     ```
-
-    A call whose stream operand is not a stream token (the pass ran before
-    `--ga-gpu-single-stream`) is an error.
   }];
   let options = [
     Option<"commStream", "comm-stream", "bool", /*default=*/"true",
