@@ -122,6 +122,10 @@ private:
   /// The copy of `value` (a result of a forward op) placed before `before`
   /// (made there when it does not exist yet).
   Value getCopy(Value value, Operation *before);
+  /// Leaves out of `forward` (as checkpoints) the element-wise ops that the
+  /// copies would let the CPU pipeline fuse into a user they were not fused
+  /// into before.
+  void keepFusions(Operation *cut);
   /// Whether `value` is computed by a forward op that is recomputed.
   bool isRecomputed(Value value) const {
     Operation *op = value.getDefiningOp();
@@ -151,6 +155,68 @@ Value BackwardCopies::getCopy(Value value, Operation *before) {
   return copies.lookup(value);
 }
 
+void BackwardCopies::keepFusions(Operation *cut) {
+  auto isLate = [&](Operation *user) {
+    Operation *ancestor = block.findAncestorOpInBlock(*user);
+    return ancestor && cut->isBeforeInBlock(ancestor);
+  };
+  while (true) {
+    // The forward ops that get a copy: those read by late ops, and those
+    // that their copies read in turn.
+    DenseSet<Operation *> copied;
+    SmallVector<Operation *> worklist;
+    auto reach = [&](Value value) {
+      Operation *op = value.getDefiningOp();
+      if (op && forward.contains(op) && copied.insert(op).second)
+        worklist.push_back(op);
+    };
+    for (Operation *op : forward)
+      for (Value result : op->getResults())
+        for (Operation *user : result.getUsers())
+          if (isLate(user))
+            reach(result);
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val();
+      SetVector<Value> used(op->operand_begin(), op->operand_end());
+      getUsedValuesDefinedAbove(op->getRegions(), used);
+      for (Value value : used)
+        reach(value);
+    }
+    // An element-wise op fuses into its user when it has one (ga's
+    // element-wise fusion): the op and its copy each keep either two users
+    // or one that is element-wise, as the op had before (several users), so
+    // that no value moves into a reduction's loop, whose vectorization (and
+    // approximate math) may round differently.
+    SmallVector<Operation *> fused;
+    for (Operation *op : copied) {
+      if (!isa<linalg::GenericOp>(op) && !isElementwiseOnTensors(op))
+        continue;
+      for (Value result : op->getResults()) {
+        SmallVector<OpOperand *> kept, moved;
+        for (OpOperand &use : result.getUses()) {
+          Operation *ancestor = block.findAncestorOpInBlock(*use.getOwner());
+          bool late = isLate(use.getOwner());
+          (late ? moved : kept).push_back(&use);
+          if (!late && ancestor && copied.contains(ancestor))
+            moved.push_back(&use);
+        }
+        auto fuses = [](ArrayRef<OpOperand *> uses) {
+          return uses.size() == 1 && !canAbsorb(*uses.front());
+        };
+        if (fuses(kept) || fuses(moved)) {
+          fused.push_back(op);
+          break;
+        }
+      }
+    }
+    if (fused.empty())
+      return;
+    // They stay checkpoints.
+    for (Operation *op : fused)
+      forward.erase(op);
+  }
+}
+
 unsigned BackwardCopies::run() {
   // The cut: the first op whose result the block yields (the loss, which
   // ends the forward; what follows reads the forward's values).
@@ -167,6 +233,7 @@ unsigned BackwardCopies::run() {
   for (Operation &op : llvm::make_range(block.begin(), cut->getIterator()))
     if (isRecomputableOp(&op) && !isProduct(&op))
       forward.insert(&op);
+  keepFusions(cut);
   SmallVector<Operation *> late;
   for (Operation &op :
        llvm::make_range(std::next(cut->getIterator()), block.end()))
