@@ -115,7 +115,7 @@ for text in ("1GiB", f"{peaks[1]}B", f"{-(-peaks[1] // 1024)}KiB",
     # CHECK: string 1GiB: N = 1{{$}}
     # CHECK: string {{[0-9]+}}B: N = 1{{$}}
     # CHECK: string {{[0-9]+}}KiB: N = 1{{$}}
-    # CHECK: string {{[0-9]+}}: N = {{[0-9]+}} (recompute {{none|pointwise}})
+    # CHECK: string {{[0-9]+}}: N = {{[0-9]+}} (recompute {{none|pointwise|products}})
     print(f"string {text}: N = {n}")
 
 
@@ -136,7 +136,7 @@ refused("too-small", max_memory="1KiB")
 # micro_batches= with max_memory= fixes N; the recompute set is chosen.
 step = compile_train_step(model, zoo.classification_loss, opt, batch,
                           micro_batches=2, max_memory="1MiB")
-# CHECK: fixed N: N = 2, recompute {{none|pointwise}}
+# CHECK: fixed N: N = 2, recompute {{none|pointwise|products}}
 print(f"fixed N: N = {step.chosen_micro_batches()}, recompute "
       f"{step.chosen_configuration()['recompute']}")
 
