@@ -71,13 +71,16 @@ static FailureOr<SmallVector<Operation *>> getAccesses(memref::AllocOp alloc) {
         worklist.append(user->result_begin(), user->result_end());
         continue;
       }
-      // An access declares its effects, keeps the buffer (no memref
-      // results), and is not a terminator (which would hand it on).
+      // An access declares its effects, keeps the buffer (no memref or
+      // tensor results that could alias it, no pointer taken), and is not a
+      // terminator (which would hand it on).
       auto effects = dyn_cast<MemoryEffectOpInterface>(user);
       if (!effects || user->hasTrait<OpTrait::IsTerminator>() ||
           effects.hasEffect<MemoryEffects::Free>() ||
-          llvm::any_of(user->getResultTypes(),
-                       [](Type type) { return isa<BaseMemRefType>(type); }))
+          isa<memref::ExtractAlignedPointerAsIndexOp>(user) ||
+          llvm::any_of(user->getResultTypes(), [](Type type) {
+            return isa<BaseMemRefType, TensorType>(type);
+          }))
         return failure();
       accesses.push_back(user);
     }

@@ -145,7 +145,8 @@ print(f"fixed N: N = {step.chosen_micro_batches()}, recompute "
 # choice fits by an independent report with its set, its predicted peak is
 # that report's, and a smaller budget never gives a larger peak.
 with_set = {r: static_peaks(zoo.MLP, zoo.mlp_batch, zoo.classification_loss,
-                            "adamw", r) for r in ("none", "pointwise")}
+                            "adamw", r)
+            for r in ("none", "pointwise", "products")}
 lowest = min(min(p.values()) for p in with_set.values())
 previous, monotone, fits = None, True, True
 for k in range(5):
