@@ -164,13 +164,16 @@ func.func @in_loop(%h: tensor<8xf32>, %acc: tensor<8xf32>) -> (tensor<8xf32>, te
 // recompute=products: the product %h is a checkpoint; the tanh %a (and its
 // init) that the backward reads after the loss (the first value the block
 // returns, which ends the forward) is computed again from %h, once, right
-// before the first op of the backward that reads it; the loss keeps the
-// original.
+// before the first op of the backward that reads it; the forward keeps the
+// original (read by the element-wise %y, which fusion may absorb it into as
+// before: an element-wise op whose only remaining user would be a reduction
+// stays a checkpoint, see ga-rematerialize-invalid.mlir).
 // PRODUCTS-LABEL: func.func @products
 // PRODUCTS:         %[[H:.*]] = linalg.matmul
 // PRODUCTS:         %[[A:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<4x8xf32>)
 // PRODUCTS:           math.tanh
-// PRODUCTS:         %[[L:.*]] = linalg.generic {{.*}} ins(%[[A]] : tensor<4x8xf32>)
+// PRODUCTS:         %[[Y:.*]] = linalg.generic {{.*}} ins(%[[A]] : tensor<4x8xf32>)
+// PRODUCTS:         %[[L:.*]] = linalg.generic {{.*}} ins(%[[Y]] : tensor<4x8xf32>)
 // PRODUCTS:         tensor.empty() : tensor<4x8xf32>
 // PRODUCTS-NEXT:    %[[E:.*]] = tensor.empty() : tensor<4x8xf32>
 // PRODUCTS-NEXT:    %[[A2:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<4x8xf32>) outs(%[[E]]
@@ -193,10 +196,16 @@ func.func @products(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>)
     %t = math.tanh %p : f32
     linalg.yield %t : f32
   } -> tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x8xf32>) outs(%e2 : tensor<4x8xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %q = arith.mulf %p, %p : f32
+    linalg.yield %q : f32
+  } -> tensor<4x8xf32>
   %s = tensor.empty() : tensor<f32>
   %s0 = linalg.fill ins(%c0 : f32) outs(%s : tensor<f32>) -> tensor<f32>
   %loss = linalg.generic {indexing_maps = [#id2, #sum], iterator_types = ["reduction", "reduction"]}
-      ins(%a : tensor<4x8xf32>) outs(%s0 : tensor<f32>) {
+      ins(%y : tensor<4x8xf32>) outs(%s0 : tensor<f32>) {
   ^bb0(%p: f32, %o: f32):
     %r = arith.addf %p, %o : f32
     linalg.yield %r : f32
