@@ -59,7 +59,7 @@ struct ChooseMicroBatchesPass
   /// function with a `ga.batch` argument.
   FailureOr<SmallVector<func::FuncOp>> getSteps();
   /// The recompute sets to consider: the one `recompute` names, or with
-  /// `auto` none and pointwise.
+  /// `auto` none, pointwise and products.
   SmallVector<std::string> getRecomputeSets();
   /// The candidate of least estimated time whose total peak is at most
   /// `budget` (N fixed by `micro-batches` when given), or failure (with an
@@ -79,7 +79,7 @@ FailureOr<SmallVector<func::FuncOp>> ChooseMicroBatchesPass::getSteps() {
 
 SmallVector<std::string> ChooseMicroBatchesPass::getRecomputeSets() {
   if (recompute == "auto")
-    return {"none", "pointwise"};
+    return {"none", "pointwise", "products"};
   return {recompute};
 }
 
@@ -193,10 +193,11 @@ void ChooseMicroBatchesPass::runOnOperation() {
            "(>= 1) or max-memory";
     return signalPassFailure();
   }
-  if (recompute != "auto" && recompute != "none" && recompute != "pointwise") {
+  if (recompute != "auto" && recompute != "none" && recompute != "pointwise" &&
+      recompute != "products") {
     emitError(module.getLoc())
         << "--ga-choose-micro-batches: unknown recompute set '" << recompute
-        << "' (expected auto, none or pointwise)";
+        << "' (expected auto, none, pointwise or products)";
     return signalPassFailure();
   }
   int64_t budget = 0;

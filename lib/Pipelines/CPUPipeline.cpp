@@ -53,6 +53,9 @@ static void addBufferizationStage(OpPassManager &pm,
   }
   // One allocation per step instead of one per micro-batch.
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
+  // Temporaries dead before another is written share its buffer.
+  if (options.shareBuffers)
+    pm.addNestedPass<func::FuncOp>(createShareBuffers());
   if (options.staticTemporaries)
     pm.addPass(createPromoteBuffersToGlobals());
   bufferization::buildBufferDeallocationPipeline(pm);

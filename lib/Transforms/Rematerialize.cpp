@@ -14,9 +14,12 @@
 
 #include "ga/Transforms/Passes.h"
 
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_REMATERIALIZE
@@ -79,6 +82,172 @@ static bool canAbsorb(OpOperand &use) {
          consumer.getMatchingIndexingMap(&use).isProjectedPermutation();
 }
 
+//===----------------------------------------------------------------------===//
+// recompute=products: products are the checkpoints
+//===----------------------------------------------------------------------===//
+
+/// Whether `op` computes a product (a contraction or a convolution): what
+/// recompute=products keeps.
+static bool isProduct(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  return linalgOp && (linalg::isaContractionOpInterface(linalgOp) ||
+                      linalg::isaConvolutionOpInterface(linalgOp));
+}
+
+/// Whether `op` may be computed a second time from the same operands with
+/// bitwise the same results, at another place of its block: no memory
+/// effects, tensor results, and regions only as a linalg payload.
+static bool isRecomputableOp(Operation *op) {
+  if (op->getNumResults() == 0 || !isMemoryEffectFree(op) ||
+      !llvm::all_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>))
+    return false;
+  return op->getNumRegions() == 0 || isa<linalg::LinalgOp>(op);
+}
+
+namespace {
+/// The copies of one block for recompute=products: the forward values (the
+/// ops before the block's first result) that are not products, computed
+/// again for the ops after it, once, from the products and the values
+/// defined before the block.
+class BackwardCopies {
+public:
+  BackwardCopies(Block &block, unsigned &numCopies)
+      : block(block), numCopies(numCopies) {}
+
+  /// Recomputes the forward values read by the late ops; the number of
+  /// ops copied.
+  unsigned run();
+
+private:
+  /// The copy of `value` (a result of a forward op) placed before `before`
+  /// (made there when it does not exist yet).
+  Value getCopy(Value value, Operation *before);
+  /// Leaves out of `forward` (as checkpoints) the element-wise ops that the
+  /// copies would let the CPU pipeline fuse into a user they were not fused
+  /// into before.
+  void keepFusions(Operation *cut);
+  /// Whether `value` is computed by a forward op that is recomputed.
+  bool isRecomputed(Value value) const {
+    Operation *op = value.getDefiningOp();
+    return op && forward.contains(op);
+  }
+
+  Block &block;
+  unsigned &numCopies;
+  DenseSet<Operation *> forward;
+  IRMapping copies;
+};
+} // namespace
+
+Value BackwardCopies::getCopy(Value value, Operation *before) {
+  if (Value copy = copies.lookupOrNull(value))
+    return copy;
+  Operation *op = value.getDefiningOp();
+  // Its operands first (they are placed before it), then the op itself.
+  SetVector<Value> used(op->operand_begin(), op->operand_end());
+  getUsedValuesDefinedAbove(op->getRegions(), used);
+  for (Value operand : used)
+    if (isRecomputed(operand))
+      (void)getCopy(operand, before);
+  OpBuilder builder(before);
+  builder.clone(*op, copies);
+  ++numCopies;
+  return copies.lookup(value);
+}
+
+void BackwardCopies::keepFusions(Operation *cut) {
+  auto isLate = [&](Operation *user) {
+    Operation *ancestor = block.findAncestorOpInBlock(*user);
+    return ancestor && cut->isBeforeInBlock(ancestor);
+  };
+  while (true) {
+    // The forward ops that get a copy: those read by late ops, and those
+    // that their copies read in turn.
+    DenseSet<Operation *> copied;
+    SmallVector<Operation *> worklist;
+    auto reach = [&](Value value) {
+      Operation *op = value.getDefiningOp();
+      if (op && forward.contains(op) && copied.insert(op).second)
+        worklist.push_back(op);
+    };
+    for (Operation *op : forward)
+      for (Value result : op->getResults())
+        for (Operation *user : result.getUsers())
+          if (isLate(user))
+            reach(result);
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val();
+      SetVector<Value> used(op->operand_begin(), op->operand_end());
+      getUsedValuesDefinedAbove(op->getRegions(), used);
+      for (Value value : used)
+        reach(value);
+    }
+    // An element-wise op fuses into its user when it has one (ga's
+    // element-wise fusion): the op and its copy each keep either two users
+    // or one that is element-wise, as the op had before (several users), so
+    // that no value moves into a reduction's loop, whose vectorization (and
+    // approximate math) may round differently.
+    SmallVector<Operation *> fused;
+    for (Operation *op : copied) {
+      if (!isa<linalg::GenericOp>(op) && !isElementwiseOnTensors(op))
+        continue;
+      for (Value result : op->getResults()) {
+        SmallVector<OpOperand *> kept, moved;
+        for (OpOperand &use : result.getUses()) {
+          Operation *ancestor = block.findAncestorOpInBlock(*use.getOwner());
+          bool late = isLate(use.getOwner());
+          (late ? moved : kept).push_back(&use);
+          if (!late && ancestor && copied.contains(ancestor))
+            moved.push_back(&use);
+        }
+        auto fuses = [](ArrayRef<OpOperand *> uses) {
+          return uses.size() == 1 && !canAbsorb(*uses.front());
+        };
+        if (fuses(kept) || fuses(moved)) {
+          fused.push_back(op);
+          break;
+        }
+      }
+    }
+    if (fused.empty())
+      return;
+    // They stay checkpoints.
+    for (Operation *op : fused)
+      forward.erase(op);
+  }
+}
+
+unsigned BackwardCopies::run() {
+  // The cut: the first op whose result the block yields (the loss, which
+  // ends the forward; what follows reads the forward's values).
+  Operation *terminator = block.getTerminator();
+  Operation *cut = nullptr;
+  for (Operation &op : block.without_terminator())
+    if (llvm::any_of(op.getUsers(),
+                     [&](Operation *user) { return user == terminator; })) {
+      cut = &op;
+      break;
+    }
+  if (!cut)
+    return 0;
+  for (Operation &op : llvm::make_range(block.begin(), cut->getIterator()))
+    if (isRecomputableOp(&op) && !isProduct(&op))
+      forward.insert(&op);
+  keepFusions(cut);
+  SmallVector<Operation *> late;
+  for (Operation &op :
+       llvm::make_range(std::next(cut->getIterator()), block.end()))
+    late.push_back(&op);
+  unsigned before = numCopies;
+  for (Operation *op : late)
+    op->walk([&](Operation *nested) {
+      for (OpOperand &operand : nested->getOpOperands())
+        if (isRecomputed(operand.get()))
+          operand.set(getCopy(operand.get(), op));
+    });
+  return numCopies - before;
+}
+
 namespace {
 struct RematerializePass
     : public ga::impl::RematerializeBase<RematerializePass> {
@@ -125,13 +294,29 @@ bool RematerializePass::recomputeAtUsers(Operation *producer) {
 
 void RematerializePass::runOnOperation() {
   func::FuncOp func = getOperation();
-  if (recompute != "none" && recompute != "pointwise") {
+  if (recompute != "none" && recompute != "pointwise" &&
+      recompute != "products") {
     func.emitError() << "--ga-rematerialize: unknown recompute policy '"
-                     << recompute << "' (expected none or pointwise)";
+                     << recompute << "' (expected none, pointwise or products)";
     return signalPassFailure();
   }
   if (recompute == "none")
     return;
+  if (recompute == "products") {
+    // Every block that yields values: the micro-batch loop's body, or the
+    // function's own when it has none.
+    SmallVector<Block *> blocks;
+    func.walk([&](Block *block) {
+      if (!isa<linalg::LinalgOp>(block->getParentOp()) && !block->empty() &&
+          block->back().getNumOperands() != 0)
+        blocks.push_back(block);
+    });
+    unsigned copied = 0;
+    for (Block *block : blocks)
+      numRecomputed += BackwardCopies(*block, copied).run();
+    numCopies += copied;
+    return;
+  }
   // The element-wise ops, in program order (walk order is program order
   // within a block).
   SmallVector<Operation *> ops;

@@ -1,6 +1,7 @@
 // RUN: ga-opt %s --split-input-file --ga-rematerialize | FileCheck %s
 // RUN: ga-opt %s --split-input-file --ga-rematerialize="recompute=none" | FileCheck %s --check-prefix=NONE
 // RUN: ga-opt %s --split-input-file --ga-rematerialize="values=1" | FileCheck %s --check-prefix=ONLY
+// RUN: ga-opt %s --split-input-file --ga-rematerialize="recompute=products" | FileCheck %s --check-prefix=PRODUCTS
 
 #id = affine_map<(d0) -> (d0)>
 
@@ -153,4 +154,74 @@ func.func @in_loop(%h: tensor<8xf32>, %acc: tensor<8xf32>) -> (tensor<8xf32>, te
     scf.yield %m : tensor<8xf32>
   }
   return %y, %l : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#sum = affine_map<(d0, d1) -> ()>
+
+// recompute=products: the product %h is a checkpoint; the tanh %a (and its
+// init) that the backward reads after the loss (the first value the block
+// returns, which ends the forward) is computed again from %h, once, right
+// before the first op of the backward that reads it; the forward keeps the
+// original (read by the element-wise %y, which fusion may absorb it into as
+// before: an element-wise op whose only remaining user would be a reduction
+// stays a checkpoint, see ga-rematerialize-invalid.mlir).
+// PRODUCTS-LABEL: func.func @products
+// PRODUCTS:         %[[H:.*]] = linalg.matmul
+// PRODUCTS:         %[[A:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<4x8xf32>)
+// PRODUCTS:           math.tanh
+// PRODUCTS:         %[[Y:.*]] = linalg.generic {{.*}} ins(%[[A]] : tensor<4x8xf32>)
+// PRODUCTS:         %[[L:.*]] = linalg.generic {{.*}} ins(%[[Y]] : tensor<4x8xf32>)
+// PRODUCTS:         tensor.empty() : tensor<4x8xf32>
+// PRODUCTS-NEXT:    %[[E:.*]] = tensor.empty() : tensor<4x8xf32>
+// PRODUCTS-NEXT:    %[[A2:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<4x8xf32>) outs(%[[E]]
+// PRODUCTS:           math.tanh
+// PRODUCTS:         %[[G:.*]] = linalg.generic {{.*}} ins(%[[A2]], %[[A2]] : tensor<4x8xf32>, tensor<4x8xf32>)
+// PRODUCTS:         %[[G2:.*]] = linalg.generic {{.*}} ins(%[[A2]], %[[G]] : tensor<4x8xf32>, tensor<4x8xf32>)
+// PRODUCTS-NOT:     math.tanh
+// PRODUCTS:         return %[[L]], %[[G2]]
+func.func @products(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>)
+    -> (tensor<f32>, tensor<4x8xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %h = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>)
+      outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %a = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<4x8xf32>) outs(%e2 : tensor<4x8xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %t = math.tanh %p : f32
+    linalg.yield %t : f32
+  } -> tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x8xf32>) outs(%e2 : tensor<4x8xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %q = arith.mulf %p, %p : f32
+    linalg.yield %q : f32
+  } -> tensor<4x8xf32>
+  %s = tensor.empty() : tensor<f32>
+  %s0 = linalg.fill ins(%c0 : f32) outs(%s : tensor<f32>) -> tensor<f32>
+  %loss = linalg.generic {indexing_maps = [#id2, #sum], iterator_types = ["reduction", "reduction"]}
+      ins(%y : tensor<4x8xf32>) outs(%s0 : tensor<f32>) {
+  ^bb0(%p: f32, %o: f32):
+    %r = arith.addf %p, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  %e3 = tensor.empty() : tensor<4x8xf32>
+  %g = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %a : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e3 : tensor<4x8xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %m = arith.mulf %p, %q : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %g2 = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %g : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e3 : tensor<4x8xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %m = arith.subf %p, %q : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  return %loss, %g2 : tensor<f32>, tensor<4x8xf32>
 }

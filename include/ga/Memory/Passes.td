@@ -36,7 +36,9 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
       the recompute set and bufferized as `--ga-lower-to-cpu` (its defaults,
       or the options in `cpu`) bufferizes it, and the memory-usage analysis
       counts its buffers. Candidates run from N = 1 up to B for each set
-      (`none` and `pointwise`, or the one `recompute` names); N with the
+      (`none`, `pointwise` and `products`, or the one `recompute` names;
+      `products` only lowers the peak with `cpu={share-buffers=1}`, where
+      the recomputed values take the storage of the dead ones); N with the
       same micro-batch sizes (ceil(B/N), floor(B/N)) have the same buffers
       and are measured once. The estimated time is the step's arithmetic
       work with that set (iterations times payload operations of its linalg
@@ -98,7 +100,8 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
     Option<"apply", "apply", "bool", /*default=*/"false",
            "Run the --ga-accumulate rewrite with the chosen N">,
     Option<"recompute", "recompute", "std::string", /*default=*/"\"auto\"",
-           "The recompute set (--ga-rematerialize): none or pointwise fix "
+           "The recompute set (--ga-rematerialize): none, pointwise or "
+           "products fix "
            "it; auto chooses it with N under max-memory (none otherwise)">,
     Option<"cpuOptions", "cpu", "std::string", /*default=*/"\"\"",
            "--ga-lower-to-cpu options of the target whose bufferization the "

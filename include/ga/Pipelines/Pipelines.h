@@ -79,9 +79,10 @@ struct AccumulatePipelineOptions
       llvm::cl::init("")};
   PassOptions::Option<std::string> recompute{
       *this, "recompute",
-      llvm::cl::desc("Values recomputed where they are read instead of kept "
-                     "(--ga-rematerialize): none or pointwise; unset (or "
-                     "auto) with max-memory: chosen with N"),
+      llvm::cl::desc(
+          "Values recomputed where they are read instead of kept "
+          "(--ga-rematerialize): none, pointwise or products; unset (or "
+          "auto) with max-memory: chosen with N"),
       llvm::cl::init("")};
 };
 
@@ -182,6 +183,13 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
                      "(ga-promote-buffers-to-globals): no allocation and no "
                      "page faults per call, but calls of one function must "
                      "not overlap"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> shareBuffers{
+      *this, "share-buffers",
+      llvm::cl::desc("Give temporaries of one type whose live ranges do not "
+                     "overlap one buffer (ga-share-buffers), after the "
+                     "hoisting out of loops: what lets recomputation "
+                     "(--ga-rematerialize) lower the peak"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> outParams{
       *this, "out-params",

@@ -809,7 +809,23 @@ def Rematerialize : Pass<"ga-rematerialize", "func::FuncOp"> {
     sample's index, are recomputed from the same keys and indices).
     `ga-verify --rtol=0` checks it against the step without it.
 
-    Policies: `none` (nothing) and `pointwise` (every value above); with
+    With `recompute=products`, the products (contractions and convolutions)
+    are the checkpoints and everything else the backward reads is computed
+    again: in every block that yields values (the micro-batch loop's body,
+    or the function's own), the ops before the first op whose result the
+    block yields (the loss, which ends the forward) are the forward; an op
+    after it that reads a forward value that is not a product (a LayerNorm,
+    its statistics, a softmax, a GELU, a dropout mask, a residual sum) reads
+    a copy instead, made once, right before the first such op, from copies
+    of the forward values it reads in turn and from the products and values
+    defined before the block. The copies are the same ops on the same
+    operands (reductions included, in the same order), so the results are
+    bitwise those of the step without the pass. The forward's buffers then
+    die with the forward; `--ga-lower-to-cpu="share-buffers=1"` gives the
+    copies the storage of values dead by then.
+
+    Policies: `none` (nothing), `pointwise` (every value above) and
+    `products` (every value but the products); with
     `values=i,j`, only the values of the element-wise ops (`linalg.generic`
     ops and element-wise arith/math ops on tensors) at those positions
     (0-based, in the order they appear in the function) are candidates: an
@@ -835,7 +851,7 @@ def Rematerialize : Pass<"ga-rematerialize", "func::FuncOp"> {
   }];
   let options = [
     Option<"recompute", "recompute", "std::string", /*default=*/"\"pointwise\"",
-           "What to recompute: none or pointwise">,
+           "What to recompute: none, pointwise or products">,
     ListOption<"values", "values", "int64_t",
                "Only the element-wise ops at these positions of the "
                "function, in order (default: all that qualify)">,

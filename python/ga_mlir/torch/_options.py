@@ -24,6 +24,7 @@ _LOWER_OPTIONS = {
     "vector_width": "vector-width",
     "fuse_elementwise": "fuse-elementwise",
     "static_temporaries": "static-temporaries",
+    "share_buffers": "share-buffers",
     "openmp": "openmp",
     "num_threads": "num-threads",
     "min_parallel_work": "min-parallel-work",
@@ -49,12 +50,12 @@ _NVVM_OPTIONS = {
 _SWITCHES = {"allow_ghost_batch", "recompute_statistics", "fuse", "blas",
              "fuse_elementwise", "static_temporaries", "openmp", "cublas",
              "cuda_graphs", "fma", "split_row_reductions",
-             "approximate_math"}
+             "approximate_math", "share_buffers"}
 _COUNTS = {"vector_width", "num_threads", "min_parallel_work", "block_size"}
 
 
 # The values of the choices among the options.
-_CHOICES = {"recompute": ("none", "pointwise")}
+_CHOICES = {"recompute": ("none", "pointwise", "products")}
 
 
 def _option_text(value, key=None):

@@ -34,9 +34,12 @@ STEPS = {
 
 
 CPU_OPTIONS = ""
+# More --ga-accumulate options for every step (e.g. recompute=products).
+ACCUMULATE_OPTIONS = ""
 
 
 def report(build, path, n, options):
+    options = f"{options} {ACCUMULATE_OPTIONS}".strip()
     acc = f" accumulate={{{options}}}" if options else ""
     acc += f" cpu={{{CPU_OPTIONS}}}" if CPU_OPTIONS else ""
     out = subprocess.run([f"{build}/bin/ga-opt", path, f"--ga-memory-report=sweep={n} format=json{acc}",
@@ -49,7 +52,7 @@ def measure(build, path, n, options, work):
     sys.path.insert(0, os.path.join(build, "python_packages"))
     from ga_mlir import steplib
     name = f"{os.path.basename(path)[:-5]}_n{n}"
-    acc = f"micro-batches={n} {options}".strip()
+    acc = f"micro-batches={n} {options} {ACCUMULATE_OPTIONS}".strip()
     lib = steplib.build_library(f"{build}/bin/ga-opt", path, work, name, accumulate=acc,
                                 cpu_options=CPU_OPTIONS)
     env = dict(os.environ, LD_PRELOAD=steplib.heap_count_library(),
@@ -86,13 +89,16 @@ def main():
     p.add_argument("--max-memory", action="store_true")
     p.add_argument("--only", default="", help="comma-separated steps (default: all)")
     p.add_argument("--cpu", default="", help="--ga-lower-to-cpu options of the report and the build")
+    p.add_argument("--accumulate", default="",
+                   help="more --ga-accumulate options for every step (e.g. recompute=products)")
     p.add_argument("--worker")
     p.add_argument("--step")
     args = p.parse_args()
     if args.worker:
         return worker(args)
-    global CPU_OPTIONS
+    global CPU_OPTIONS, ACCUMULATE_OPTIONS
     CPU_OPTIONS = args.cpu
+    ACCUMULATE_OPTIONS = args.accumulate
 
     steps = {k: v for k, v in STEPS.items() if not args.only or k in args.only.split(",")}
     failures = 0

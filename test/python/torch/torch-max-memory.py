@@ -115,7 +115,7 @@ for text in ("1GiB", f"{peaks[1]}B", f"{-(-peaks[1] // 1024)}KiB",
     # CHECK: string 1GiB: N = 1{{$}}
     # CHECK: string {{[0-9]+}}B: N = 1{{$}}
     # CHECK: string {{[0-9]+}}KiB: N = 1{{$}}
-    # CHECK: string {{[0-9]+}}: N = {{[0-9]+}} (recompute {{none|pointwise}})
+    # CHECK: string {{[0-9]+}}: N = {{[0-9]+}} (recompute {{none|pointwise|products}})
     print(f"string {text}: N = {n}")
 
 
@@ -136,7 +136,7 @@ refused("too-small", max_memory="1KiB")
 # micro_batches= with max_memory= fixes N; the recompute set is chosen.
 step = compile_train_step(model, zoo.classification_loss, opt, batch,
                           micro_batches=2, max_memory="1MiB")
-# CHECK: fixed N: N = 2, recompute {{none|pointwise}}
+# CHECK: fixed N: N = 2, recompute {{none|pointwise|products}}
 print(f"fixed N: N = {step.chosen_micro_batches()}, recompute "
       f"{step.chosen_configuration()['recompute']}")
 
@@ -145,7 +145,8 @@ print(f"fixed N: N = {step.chosen_micro_batches()}, recompute "
 # choice fits by an independent report with its set, its predicted peak is
 # that report's, and a smaller budget never gives a larger peak.
 with_set = {r: static_peaks(zoo.MLP, zoo.mlp_batch, zoo.classification_loss,
-                            "adamw", r) for r in ("none", "pointwise")}
+                            "adamw", r)
+            for r in ("none", "pointwise", "products")}
 lowest = min(min(p.values()) for p in with_set.values())
 previous, monotone, fits = None, True, True
 for k in range(5):

@@ -8,7 +8,9 @@
 #   one without it (ga-verify --rtol=0 --atol=0, the library's CPU options
 #   but BLAS: vectorized, approximate math, static temporaries);
 # * the total peak of step.memory_report() drops;
-# * the compiled step still equals PyTorch's full-batch step (zoo.check).
+# * the compiled step still equals PyTorch's full-batch step (zoo.check),
+#   with recompute="pointwise" and with recompute="products" and
+#   share_buffers=True.
 
 import subprocess
 import sys
@@ -94,4 +96,10 @@ for n in (1, 3):
 # CHECK: gpt-recompute adamw N=3: {{.*}} OK
 failures += zoo.check("gpt-recompute", zoo.GPT, zoo.lm_batch, zoo.lm_loss,
                       optimizers=("adamw",), ns=(3,), recompute="pointwise")
+# recompute="products" (every forward value but the products computed again
+# in the backward) with share_buffers (--ga-share-buffers), against PyTorch.
+# CHECK: gpt-products adamw N=3: {{.*}} OK
+failures += zoo.check("gpt-products", zoo.GPT, zoo.lm_batch, zoo.lm_loss,
+                      optimizers=("adamw",), ns=(3,), recompute="products",
+                      share_buffers=True)
 sys.exit(failures)

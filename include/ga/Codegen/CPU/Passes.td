@@ -571,4 +571,63 @@ def WidenI1Tensors : Pass<"ga-widen-i1-tensors", "func::FuncOp"> {
                            "tensor::TensorDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// ShareBuffers
+//===----------------------------------------------------------------------===//
+
+def ShareBuffers : Pass<"ga-share-buffers", "func::FuncOp"> {
+  let summary = "One buffer for temporaries whose lifetimes do not overlap";
+  let description = [{
+    After bufferization and the hoisting of allocations out of loops, every
+    temporary of a micro-batch (an activation, its gradient, a recomputed
+    value) is one allocation that lives for the whole loop, even when it is
+    only used between two points of one iteration. This pass gives
+    temporaries of the same type whose live ranges are disjoint one buffer,
+    so that a value recomputed in the backward (`--ga-rematerialize`) takes
+    the storage of values that are dead by then instead of adding to the
+    peak. Static temporaries (`--ga-promote-buffers-to-globals`, run after
+    it) then share one global.
+
+    A statically shaped `memref.alloc` is a candidate when every access to it
+    (through views) is by an op with declared memory effects, none yields,
+    returns or passes it on, and the first access in the innermost block
+    that holds them all is an op of that block that writes every element
+    without reading it: a `linalg.fill`, a `memref.copy` into it, or a linalg
+    op whose init it is, with a permutation as its map, a payload that does
+    not read the init, and which does not also read it. Its contents then
+    never outlive one execution of that block, and its live range is the
+    ops of the block from that write to the last access. Candidates of one
+    block and one type share a buffer, first come first served, when their
+    live ranges do not overlap and the first allocation dominates the
+    others. Exact: a buffer is reused only after its last access, by an op
+    that overwrites it entirely.
+
+    Before:
+
+    ```mlir
+    %a = memref.alloc() : memref<8xf32>
+    %b = memref.alloc() : memref<8xf32>
+    linalg.fill ins(%c0 : f32) outs(%a : memref<8xf32>)
+    linalg.generic ... ins(%a, %x) outs(%y)   // the last access to %a
+    linalg.fill ins(%c1 : f32) outs(%b : memref<8xf32>)
+    linalg.generic ... ins(%b, %x) outs(%z)
+    ```
+
+    After:
+
+    ```mlir
+    %a = memref.alloc() : memref<8xf32>
+    linalg.fill ins(%c0 : f32) outs(%a : memref<8xf32>)
+    linalg.generic ... ins(%a, %x) outs(%y)
+    linalg.fill ins(%c1 : f32) outs(%a : memref<8xf32>)
+    linalg.generic ... ins(%a, %x) outs(%z)
+    ```
+  }];
+  let statistics = [
+    Statistic<"numShared", "shared-buffers",
+              "Allocations replaced by an earlier one">,
+  ];
+  let dependentDialects = ["memref::MemRefDialect"];
+}
+
 #endif // GA_CODEGEN_CPU_PASSES_TD

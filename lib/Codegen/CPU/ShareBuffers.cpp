@@ -1,0 +1,179 @@
+//===- ShareBuffers.cpp - one buffer for disjoint live ranges -------------===//
+//
+// --ga-share-buffers: temporaries of one type whose live ranges inside a
+// block do not overlap get one allocation. After the hoisting of
+// allocations out of the micro-batch loop, this is what lets a value
+// recomputed in the backward reuse the storage of values dead by then.
+//
+// Invariant: a buffer is only reused by an op that writes every element of
+// it without reading it, placed after the last access to the buffer it
+// reuses; a candidate's contents never outlive one execution of the block
+// that holds its accesses. The results are bitwise those without the pass.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ga/Codegen/CPU/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::ga {
+#define GEN_PASS_DEF_SHAREBUFFERS
+#include "ga/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::ga
+
+using namespace mlir;
+using namespace mlir::ga;
+
+namespace {
+/// A candidate allocation: the block that holds its accesses and its live
+/// range there (positions of ops in that block).
+struct LiveRange {
+  memref::AllocOp alloc;
+  Block *block = nullptr;
+  unsigned first = 0, last = 0;
+};
+} // namespace
+
+/// Whether `op`, the first access to `buffer`, writes every element of it
+/// without reading it.
+static bool overwritesWhole(Operation *op, Value buffer) {
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return fill.getDpsInits()[0] == buffer;
+  if (auto copy = dyn_cast<memref::CopyOp>(op))
+    return copy.getTarget() == buffer && copy.getSource() != buffer;
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureBufferSemantics())
+    return false;
+  if (llvm::any_of(linalgOp.getDpsInputOperands(),
+                   [&](OpOperand *input) { return input->get() == buffer; }))
+    return false;
+  for (OpOperand &init : linalgOp.getDpsInitsMutable())
+    if (init.get() == buffer)
+      return !linalgOp.payloadUsesValueFromOperand(&init) &&
+             linalgOp.getMatchingIndexingMap(&init).isPermutation();
+  return false;
+}
+
+/// The accesses to the buffer of `alloc` (through views), or failure when
+/// one may let it escape or touch it in a way not declared.
+static FailureOr<SmallVector<Operation *>> getAccesses(memref::AllocOp alloc) {
+  SmallVector<Operation *> accesses;
+  SmallVector<Value> worklist{alloc.getResult()};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+          view && view.getViewSource() == value) {
+        worklist.append(user->result_begin(), user->result_end());
+        continue;
+      }
+      // An access declares its effects, keeps the buffer (no memref or
+      // tensor results that could alias it, no pointer taken), and is not a
+      // terminator (which would hand it on).
+      auto effects = dyn_cast<MemoryEffectOpInterface>(user);
+      if (!effects || user->hasTrait<OpTrait::IsTerminator>() ||
+          effects.hasEffect<MemoryEffects::Free>() ||
+          isa<memref::ExtractAlignedPointerAsIndexOp>(user) ||
+          llvm::any_of(user->getResultTypes(), [](Type type) {
+            return isa<BaseMemRefType, TensorType>(type);
+          }))
+        return failure();
+      accesses.push_back(user);
+    }
+  }
+  return accesses;
+}
+
+/// The live range of `alloc` when it is a candidate.
+static std::optional<LiveRange> getLiveRange(memref::AllocOp alloc) {
+  if (!alloc.getType().hasStaticShape() || !alloc.getDynamicSizes().empty())
+    return std::nullopt;
+  FailureOr<SmallVector<Operation *>> accesses = getAccesses(alloc);
+  if (failed(accesses) || accesses->empty())
+    return std::nullopt;
+  // The innermost block that holds every access.
+  Block *block = (*accesses)[0]->getBlock();
+  auto holds = [&](Block *candidate) {
+    return llvm::all_of(*accesses, [&](Operation *op) {
+      return candidate->findAncestorOpInBlock(*op) != nullptr;
+    });
+  };
+  while (block && !holds(block)) {
+    Operation *parent = block->getParentOp();
+    block = parent ? parent->getBlock() : nullptr;
+  }
+  if (!block)
+    return std::nullopt;
+  // Positions of the ops of the block.
+  DenseMap<Operation *, unsigned> positions;
+  for (auto [i, op] : llvm::enumerate(*block))
+    positions[&op] = i;
+  LiveRange range{alloc, block, ~0u, 0};
+  Operation *firstAccess = nullptr;
+  bool firstIsShared = false;
+  for (Operation *op : *accesses) {
+    unsigned position = positions.lookup(block->findAncestorOpInBlock(*op));
+    if (position < range.first) {
+      range.first = position;
+      firstAccess = op;
+      firstIsShared = false;
+    } else if (position == range.first) {
+      firstIsShared = true;
+    }
+    range.last = std::max(range.last, position);
+  }
+  // The first access is an op of the block alone, which overwrites it.
+  if (firstIsShared || firstAccess->getBlock() != block ||
+      !overwritesWhole(firstAccess, alloc.getResult()))
+    return std::nullopt;
+  return range;
+}
+
+namespace {
+struct ShareBuffersPass : public ga::impl::ShareBuffersBase<ShareBuffersPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    // Candidates, grouped by block and type, in the order of their first
+    // access.
+    DenseMap<std::pair<Block *, Type>, SmallVector<LiveRange>> groups;
+    func.walk([&](memref::AllocOp alloc) {
+      if (std::optional<LiveRange> range = getLiveRange(alloc))
+        groups[{range->block, alloc.getType()}].push_back(*range);
+    });
+    DominanceInfo dominance(func);
+    for (auto &entry : groups) {
+      SmallVector<LiveRange> &ranges = entry.second;
+      llvm::stable_sort(ranges, [](const LiveRange &a, const LiveRange &b) {
+        return a.first < b.first;
+      });
+      // Each slot: its allocation and the last access so far.
+      SmallVector<std::pair<memref::AllocOp, unsigned>> slots;
+      for (LiveRange &range : ranges) {
+        auto *slot = llvm::find_if(slots, [&](auto &slot) {
+          return slot.second < range.first &&
+                 dominance.properlyDominates(slot.first.getOperation(),
+                                             range.alloc.getOperation());
+        });
+        if (slot == slots.end()) {
+          slots.emplace_back(range.alloc, range.last);
+          continue;
+        }
+        memref::AllocOp shared = slot->first;
+        if (range.alloc.getAlignment().value_or(0) >
+            shared.getAlignment().value_or(0))
+          shared.setAlignment(*range.alloc.getAlignment());
+        range.alloc.getResult().replaceAllUsesWith(shared.getResult());
+        range.alloc.erase();
+        slot->second = range.last;
+        ++numShared;
+      }
+    }
+  }
+};
+} // namespace

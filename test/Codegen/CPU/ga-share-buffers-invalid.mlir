@@ -1,0 +1,70 @@
+// RUN: ga-opt %s --split-input-file --ga-share-buffers -verify-diagnostics | FileCheck %s
+
+// What the pass cannot prove dead is left alone, silently (no
+// diagnostics): each function keeps both of its allocations.
+
+#id = affine_map<(d0) -> (d0)>
+
+// The first access to %b reads it (an accumulation into its init): its
+// contents before that access matter, so it cannot take %a's buffer.
+// CHECK-LABEL: func.func @reads_first
+// CHECK-COUNT-2: memref.alloc
+func.func @reads_first(%x: memref<8xf32>, %y: memref<8xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<8xf32>
+  %b = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%c0 : f32) outs(%a : memref<8xf32>)
+  memref.copy %a, %x : memref<8xf32> to memref<8xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%b : memref<8xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %s = arith.addf %p, %o : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %b, %y : memref<8xf32> to memref<8xf32>
+  return
+}
+
+// -----
+
+// %a is carried from one iteration to the next (read before it is written
+// in the body): its accesses are in the loop, but the first one does not
+// overwrite it.
+// CHECK-LABEL: func.func @carried
+// CHECK-COUNT-2: memref.alloc
+func.func @carried(%x: memref<4xf32>, %y: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %a = memref.alloc() : memref<4xf32>
+  %b = memref.alloc() : memref<4xf32>
+  scf.for %i = %c0 to %c3 step %c1 {
+    memref.copy %a, %y : memref<4xf32> to memref<4xf32>
+    memref.copy %x, %a : memref<4xf32> to memref<4xf32>
+    memref.copy %x, %b : memref<4xf32> to memref<4xf32>
+    memref.copy %b, %y : memref<4xf32> to memref<4xf32>
+  }
+  return
+}
+
+// -----
+
+// A buffer returned (it escapes), one written through a view only, and one
+// freed by the function itself (the pass runs before deallocation).
+// CHECK-LABEL: func.func @escapes
+// CHECK-COUNT-3: memref.alloc
+func.func @escapes(%x: memref<8xf32>) -> memref<8xf32> {
+  %a = memref.alloc() : memref<8xf32>
+  %b = memref.alloc() : memref<8xf32>
+  %v = memref.subview %b[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+  memref.copy %x, %a : memref<8xf32> to memref<8xf32>
+  memref.copy %a, %x : memref<8xf32> to memref<8xf32>
+  %c0 = arith.constant 0.0 : f32
+  linalg.fill ins(%c0 : f32) outs(%v : memref<4xf32, strided<[1]>>)
+  memref.copy %b, %x : memref<8xf32> to memref<8xf32>
+  %d = memref.alloc() : memref<8xf32>
+  memref.copy %x, %d : memref<8xf32> to memref<8xf32>
+  memref.copy %d, %x : memref<8xf32> to memref<8xf32>
+  memref.dealloc %d : memref<8xf32>
+  return %a : memref<8xf32>
+}

@@ -1,0 +1,74 @@
+// RUN: ga-opt %s --split-input-file --ga-share-buffers | FileCheck %s
+
+#id = affine_map<(d0) -> (d0)>
+
+// %a is dead after its last read; %b is then filled whole: one buffer.
+// %c is written while %a is still read later: a buffer of its own.
+// CHECK-LABEL: func.func @disjoint
+// CHECK:         %[[A:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8xf32>
+// CHECK:         %[[C:.*]] = memref.alloc() : memref<8xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[A]] : memref<8xf32>)
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[C]] : memref<8xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[A]], %[[C]] : memref<8xf32>, memref<8xf32>) outs(%arg1
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[A]] : memref<8xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[A]] : memref<8xf32>) outs(%arg2
+func.func @disjoint(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<8xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %c1 = arith.constant 1.0 : f32
+  %a = memref.alloc() : memref<8xf32>
+  %c = memref.alloc() : memref<8xf32>
+  %b = memref.alloc() {alignment = 64 : i64} : memref<8xf32>
+  linalg.fill ins(%c0 : f32) outs(%a : memref<8xf32>)
+  linalg.fill ins(%c1 : f32) outs(%c : memref<8xf32>)
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%a, %c : memref<8xf32>, memref<8xf32>) outs(%y : memref<8xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%c1 : f32) outs(%b : memref<8xf32>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%b : memref<8xf32>) outs(%z : memref<8xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    linalg.yield %p : f32
+  }
+  memref.copy %c, %x : memref<8xf32> to memref<8xf32>
+  return
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// Allocations hoisted out of a loop (the pass runs before deallocation is
+// inserted), used inside one iteration only: the
+// live ranges are positions in the loop's body. %t is written whole by a
+// generic that does not read its init, read, and dead before %u is written.
+// CHECK-LABEL: func.func @loop
+// CHECK:         %[[T:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         scf.for
+// CHECK:           linalg.generic {{.*}} outs(%[[T]] : memref<4xf32>)
+// CHECK:           memref.copy %[[T]], %arg1
+// CHECK:           memref.copy %arg0, %[[T]]
+// CHECK:           memref.copy %[[T]], %arg2
+func.func @loop(%x: memref<4xf32>, %y: memref<4xf32>, %z: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %t = memref.alloc() : memref<4xf32>
+  %u = memref.alloc() : memref<4xf32>
+  scf.for %i = %c0 to %c3 step %c1 {
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%x : memref<4xf32>) outs(%t : memref<4xf32>) {
+    ^bb0(%p: f32, %o: f32):
+      %e = math.exp %p : f32
+      linalg.yield %e : f32
+    }
+    memref.copy %t, %y : memref<4xf32> to memref<4xf32>
+    memref.copy %x, %u : memref<4xf32> to memref<4xf32>
+    memref.copy %u, %z : memref<4xf32> to memref<4xf32>
+  }
+  return
+}
