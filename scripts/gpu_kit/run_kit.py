@@ -464,10 +464,13 @@ def run_zoo_numerics(kit, manifest, results):
 
 
 def scale_reference(name, n, torch, kit_models):
-    """PyTorch's own full-batch step (bf16 autocast) of a scale model on
-    this GPU, from the kit's seed: its loss and state (on the GPU)."""
+    """PyTorch's own step (bf16 autocast) of a scale model on this GPU,
+    from the kit's seed: its loss and state (on the GPU). Accumulated over
+    the same N micro-batches (each loss scaled by its share), the full
+    batch's step in exact arithmetic: the whole batch at once (B = 128
+    sequences at N = 16) would not fit PyTorch's eager activations."""
     model, loss_fn, opt, batch = fresh(None, name, torch, kit_models, n)
-    loss = kit_models.torch_accumulation_step(model, loss_fn, opt, batch, 1)
+    loss = kit_models.torch_accumulation_step(model, loss_fn, opt, batch, n)
     state = {k: v.detach().clone() for k, v in model.state_dict().items()}
     return {"pytorch_loss": loss.item(), "pytorch": state}
 
