@@ -2,6 +2,7 @@
 # ===- run_kit.py - the GPU acceptance kit's run (on the GPU machine) ------===#
 #
 #   bash DIR/run.sh [--quick] [--out DIR] [--only STEP] [--variant V]
+#                   [--models gpt2-124m,llama-1b]
 #
 # Runs where there is an NVIDIA GPU, python3, torch and numpy (no LLVM):
 #  1. numerics: every corpus step of the kit (each library variant: CUDA
