@@ -259,7 +259,8 @@ def main():
     small = [m for m in zoo if m not in kit_models.SCALE]
     dp = dp_step.build(kit, small, log) if small else []
     copy_runtime_package(kit, build)
-    for f in ("run_kit.py", "kit_models.py", "dp_step.py"):
+    for f in ("run_kit.py", "kit_models.py", "dp_step.py",
+              "scale_models.py"):
         shutil.copy2(os.path.join(HERE, f), os.path.join(kit, f))
     shutil.copy2(os.path.join(HERE, "run.sh"), os.path.join(kit, "run.sh"))
     shutil.rmtree(os.path.join(kit, ".work"), ignore_errors=True)
