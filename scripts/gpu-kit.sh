@@ -2,6 +2,7 @@
 #===- gpu-kit.sh - the GPU acceptance kit ---------------------------------===#
 #
 #   bash scripts/gpu-kit.sh build DIR [--steps a,b] [--models mlp,gpt]
+#                                     (also gpt2-124m, llama-1b: docs/GPU.md)
 #                                     [--ns 1,4,16]
 #       (here: a build with the CUDA runtime and the project's virtual
 #       environment; no GPU) writes DIR, at most 48 MiB: the corpus steps and

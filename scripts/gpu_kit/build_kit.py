@@ -16,6 +16,8 @@
 #   DIR/zoo/<model>/init.pt, batch.pt, reference.pt the initial state, the
 #       batch, the state after one step of PyTorch's own full-batch step, and
 #       the loss of our CPU-compiled step and its distance to that state
+#       (not for the scale models, gpt2-124m and llama-1b: drawn from seeds
+#       on the GPU machine, checked against PyTorch's step there)
 #   DIR/dp/<model>/                              step.save of the
 #       data-parallel compile_train_step(target="cuda", micro_batches=4) in
 #       a torch.distributed group (dp_step.py, run under torchrun there)
@@ -146,6 +148,10 @@ def build_zoo(kit, build, models, ns, log):
     for name in models:
         out = os.path.join(kit, "zoo", name)
         os.makedirs(out, exist_ok=True)
+        if name in kit_models.SCALE:
+            build_scale_model(out, name, ns, log)
+            entries.append(name)
+            continue
         model, loss_fn, batch = kit_models.make(name)
         init = {k: v.clone() for k, v in model.state_dict().items()}
         torch.save(init, os.path.join(out, "init.pt"))
@@ -186,6 +192,28 @@ def build_zoo(kit, build, models, ns, log):
     return entries
 
 
+def build_scale_model(out, name, ns, log):
+    """A scale model (kit_models.SCALE): its step compiled for the GPU at
+    every N (micro-batches of kit_models.MICRO_BATCH[name] sequences) and
+    saved; no weights, batch or reference travel: run_kit draws them on the
+    GPU from the kit's seed and runs PyTorch's own step there. (The trace
+    runs the forward eagerly on the CPU at the whole batch, B = 8 N
+    sequences: minutes per N here. The meta device does not do: the
+    frontend runs the optimizer's step on the parameters to learn its
+    state.)"""
+    import kit_models
+    from ga_mlir.torch import compile_train_step
+    for n in ns:
+        model, loss_fn, batch = kit_models.make(name, n=n)
+        opt = kit_models.optimizer_for(model)
+        step = compile_train_step(model, loss_fn, opt, batch,
+                                  micro_batches=n, target="cuda",
+                                  accumulator_type="f32")
+        step.save(os.path.join(out, f"n{n}"))
+        log(f"zoo {name}: N={n} ({batch[0].shape[0]} x "
+            f"{batch[0].shape[1]} tokens) compiled for the GPU and saved")
+
+
 def copy_runtime_package(kit, build):
     """The ga_mlir package without the compiler parts' dependencies: the
     kit imports ga_mlir.torch.load_step only."""
@@ -202,7 +230,9 @@ def main():
     p.add_argument("--steps", default="",
                    help="corpus entries, e.g. mlp_sgd,mlp_sgd_n5,mlp_sgd_dp "
                    "(default all)")
-    p.add_argument("--models", default="mlp,gpt")
+    p.add_argument("--models", default="mlp,gpt",
+                   help="of kit_models.MODELS (gpt2-124m, llama-1b: the "
+                   "scale models)")
     p.add_argument("--ns", default="1,4,16")
     a = p.parse_args()
     build = find_build(a.build_dir)
@@ -225,9 +255,12 @@ def main():
     zoo = build_zoo(kit, build, models, ns, log) if models else []
     # The torch data-parallel step (dp_step.py, issue #24's hook).
     import dp_step
-    dp = dp_step.build(kit, zoo, log) if zoo else []
+    import kit_models
+    small = [m for m in zoo if m not in kit_models.SCALE]
+    dp = dp_step.build(kit, small, log) if small else []
     copy_runtime_package(kit, build)
-    for f in ("run_kit.py", "kit_models.py", "dp_step.py"):
+    for f in ("run_kit.py", "kit_models.py", "dp_step.py",
+              "scale_models.py"):
         shutil.copy2(os.path.join(HERE, f), os.path.join(kit, f))
     shutil.copy2(os.path.join(HERE, "run.sh"), os.path.join(kit, "run.sh"))
     shutil.rmtree(os.path.join(kit, ".work"), ignore_errors=True)

@@ -8,7 +8,18 @@ gpt: a GPT-style model (vocabulary 512, d = 128, 4 heads, context 64, one
     cross-entropy, B = 32), its loss under bf16 autocast on the device of its
     inputs (the trace runs on the CPU, the step on the GPU), fp32 parameters,
     optimizer state and gradient accumulators.
-Both trained with AdamW (lr 1e-3, weight decay 0.01).
+gpt2-124m: GPT-2 small (12 layers, d 768, 12 heads, context 1024,
+    vocabulary 50257, tied embedding, F.scaled_dot_product_attention with
+    is_causal=True, tanh GELU MLP), micro-batches of 8 sequences.
+llama-1b: a Llama in Llama-3.2-1B's shape (16 layers, d 2048, 32 heads, 8
+    key/value heads, FFN 8192 SwiGLU, vocabulary 128256, tied embedding,
+    RMSNorm, RoPE (theta 500000), context 2048), micro-batches of 8 sequences.
+The scale models (SCALE) carry no weights and no batch: both are drawn from
+seeds on the machine that runs them (make(name, seed, device=..., n=...));
+their losses, like gpt's, run under bf16 autocast with fp32 parameters,
+optimizer state and accumulators. make(name, config=...) builds the same
+code at a tiny size (the CPU tests).
+All trained with AdamW (lr 1e-3, weight decay 0.01).
 
 Needs torch only.
 """
@@ -17,7 +28,16 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-MODELS = ("mlp", "gpt")
+MODELS = ("mlp", "gpt", "gpt2-124m", "llama-1b")
+SCALE = ("gpt2-124m", "llama-1b")
+
+# The scale models' configurations and micro-batch sizes (sequences).
+CONFIGS = {
+    "gpt2-124m": dict(vocab=50257, d=768, layers=12, heads=12, context=1024),
+    "llama-1b": dict(vocab=128256, d=2048, layers=16, heads=32, kv_heads=8,
+                     ffn=8192, context=2048, theta=500000.0),
+}
+MICRO_BATCH = {"gpt2-124m": 8, "llama-1b": 8}
 
 
 class GPT(nn.Module):
@@ -51,6 +71,129 @@ class GPT(nn.Module):
         return self.head(self.ln(x))
 
 
+class GPT2Block(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln_1, self.ln_2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.c_attn = nn.Linear(d, 3 * d)
+        self.c_proj = nn.Linear(d, d)
+        self.c_fc = nn.Linear(d, 4 * d)
+        self.mlp_proj = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.c_attn(self.ln_1(x)).split(d, dim=2)
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+                   for z in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.c_proj(y.transpose(1, 2).reshape(b, t, d))
+        h = F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh")
+        return x + self.mlp_proj(h)
+
+
+class GPT2(nn.Module):
+    """GPT-2 (pre-LayerNorm blocks, learned positions, tied output)."""
+
+    def __init__(self, vocab, d, layers, heads, context):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(context, d)
+        self.blocks = nn.ModuleList(GPT2Block(d, heads)
+                                    for _ in range(layers))
+        self.ln_f = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+        self.head.weight = self.wte.weight
+        for name, p in self.named_parameters():
+            if name.endswith("weight") and p.dim() == 2:
+                nn.init.normal_(p, std=0.02)
+
+    def forward(self, ids):
+        t = ids.shape[1]
+        x = self.wte(ids) + self.wpe(torch.arange(t, device=ids.device))
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln_f(x))
+
+
+class RMSNorm(nn.Module):
+    """Llama's RMSNorm, in float32 whatever the input's type."""
+
+    def __init__(self, d, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, x):
+        h = x.float()
+        h = h * torch.rsqrt(h.square().mean(-1, keepdim=True) + self.eps)
+        return self.weight * h.to(x.dtype)
+
+
+def rotary(x, cos, sin):
+    """RoPE on [B, H, T, hd] (halves rotated, as Llama's reference code)."""
+    x1, x2 = x.chunk(2, dim=-1)
+    return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, d, heads, kv_heads, ffn):
+        super().__init__()
+        self.heads, self.kv_heads, self.hd = heads, kv_heads, d // heads
+        self.attn_norm, self.ffn_norm = RMSNorm(d), RMSNorm(d)
+        self.wq = nn.Linear(d, d, bias=False)
+        self.wk = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.wv = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.wo = nn.Linear(d, d, bias=False)
+        self.w1 = nn.Linear(d, ffn, bias=False)
+        self.w3 = nn.Linear(d, ffn, bias=False)
+        self.w2 = nn.Linear(ffn, d, bias=False)
+
+    def forward(self, x, cos, sin):
+        b, t, d = x.shape
+        h = self.attn_norm(x)
+        q = self.wq(h).view(b, t, self.heads, self.hd).transpose(1, 2)
+        k = self.wk(h).view(b, t, self.kv_heads, self.hd).transpose(1, 2)
+        v = self.wv(h).view(b, t, self.kv_heads, self.hd).transpose(1, 2)
+        q, k = rotary(q, cos, sin), rotary(k, cos, sin)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                           enable_gqa=True)
+        x = x + self.wo(y.transpose(1, 2).reshape(b, t, d))
+        h = self.ffn_norm(x)
+        return x + self.w2(F.silu(self.w1(h)) * self.w3(h))
+
+
+class Llama(nn.Module):
+    """Llama 3 (RMSNorm, RoPE, grouped-query attention, SwiGLU, tied)."""
+
+    def __init__(self, vocab, d, layers, heads, kv_heads, ffn, context,
+                 theta=500000.0):
+        super().__init__()
+        self.hd, self.theta = d // heads, theta
+        self.embed = nn.Embedding(vocab, d)
+        self.blocks = nn.ModuleList(LlamaBlock(d, heads, kv_heads, ffn)
+                                    for _ in range(layers))
+        self.norm = RMSNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+        self.head.weight = self.embed.weight
+        for name, p in self.named_parameters():
+            if p.dim() == 2:
+                nn.init.normal_(p, std=0.02)
+
+    def forward(self, ids):
+        t = ids.shape[1]
+        # The rotation angles, computed in the step (float32; no buffer).
+        half = torch.arange(0, self.hd, 2, device=ids.device).float()
+        inv = 1.0 / (self.theta ** (half / self.hd))
+        angles = torch.outer(torch.arange(t, device=ids.device).float(), inv)
+        angles = torch.cat((angles, angles), dim=-1)
+        cos, sin = angles.cos(), angles.sin()
+        x = self.embed(ids)
+        for block in self.blocks:
+            x = block(x, cos, sin)
+        return self.head(self.norm(x))
+
+
 def mlp_loss(m, x, y):
     return F.cross_entropy(m(x), y)
 
@@ -62,9 +205,25 @@ def gpt_loss(m, ids, targets):
                            targets.reshape(-1))
 
 
-def make(name, seed=0):
-    """(model, loss_fn, batch) on the CPU, from `seed`."""
+def make(name, seed=0, device="cpu", n=1, config=None, micro_batch=None):
+    """(model, loss_fn, batch) on `device`, from `seed`. A scale model's
+    batch has n micro-batches of MICRO_BATCH[name] sequences (micro_batch
+    instead when given); `config` replaces its configuration's entries (a
+    tiny model of the same code)."""
     torch.manual_seed(seed)
+    if name in SCALE:
+        config = dict(CONFIGS[name], **(config or {}))
+        with torch.device(device):
+            model = GPT2(**config) if name == "gpt2-124m" else \
+                Llama(**config)
+        b = n * (micro_batch or MICRO_BATCH[name])
+        g = torch.Generator(device).manual_seed(seed + 1)
+        shape = (b, config["context"])
+        ids = torch.randint(0, config["vocab"], shape, generator=g,
+                            device=device)
+        targets = torch.randint(0, config["vocab"], shape, generator=g,
+                                device=device)
+        return model, gpt_loss, (ids, targets)
     g = torch.Generator().manual_seed(seed + 1)
     if name == "mlp":
         model = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(),

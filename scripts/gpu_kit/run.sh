@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 #===- run.sh - the GPU acceptance kit, on a machine with an NVIDIA GPU -----===#
 #
-#   bash run.sh [--quick] [--out DIR]
+#   bash run.sh [--quick] [--out DIR] [--models gpt2-124m,...]
 #
 # Needs python3 with torch (CUDA) and numpy; no LLVM, no network. Checks every
 # step against its CPU reference, runs compute-sanitizer where present, times

@@ -10,6 +10,7 @@ from ._convolutions import grouped_backward
 from ._gathers import scatter_decompositions
 from ._locations import current_step_line
 from . import _routing, _pooling, _rearrange
+from ._attention import attention_decompositions
 
 
 aten = torch.ops.aten
@@ -331,6 +332,8 @@ def _decomposition_table(indexing):
     table[aten.pow.Tensor_Scalar] = _pow_scalar
     table[aten.reciprocal.default] = _reciprocal
     table.update(scatter_decompositions())
+    # scaled_dot_product_attention's fused CPU pair (_attention).
+    table.update(attention_decompositions())
     table[aten.nll_loss_backward.default] = _nll_loss_backward
     table[aten.embedding_dense_backward.default] = _embedding_dense_backward
     table[aten.max_pool2d_with_indices_backward.default] = \

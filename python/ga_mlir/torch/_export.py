@@ -46,7 +46,9 @@ def _tracing(model, exact_statistics):
     state (torch.compiler.is_compiling() and is_exporting() are True, as in
     torch.export's non-strict tracing: libraries such as transformers then
     take their traceable paths instead of reading tensor values in Python),
-    the math form of scaled_dot_product_attention, F.one_hot as a
+    scaled_dot_product_attention as PyTorch's fused CPU pair (forward
+    with its logsumexp, backward; _attention) where it applies, else its
+    math form (dropout), F.one_hot as a
     comparison, grouped and transposed convolutions in forms that torch-mlir
     lowers (_convolutions), selections by a boolean mask as masked rows
     (_masked), the grouped products of mixture-of-experts layers as
@@ -55,7 +57,7 @@ def _tracing(model, exact_statistics):
     from torch.nn.attention import SDPBackend, sdpa_kernel
     with _batch_norm_check(model, exact_statistics), \
             _compiling_state_context(), \
-            sdpa_kernel(SDPBackend.MATH), \
+            sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]), \
             unittest.mock.patch.object(torch.nn.functional, "one_hot",
                                        one_hot), \
             ConvolutionForms(), MaskedRows(), _moe.ExpertProducts():
