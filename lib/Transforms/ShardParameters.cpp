@@ -127,6 +127,72 @@ static bool onlyAccumulated(BlockArgument acc, Value yielded) {
   return true;
 }
 
+/// Whether `op` computes on values only (no memory effects): it can be
+/// cloned into a loop and run there again.
+static bool isRecomputable(Operation *op) {
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return linalgOp.hasPureTensorSemantics();
+  return isMemoryEffectFree(op) && op->getNumRegions() == 0;
+}
+
+/// Moves the ops outside the loops that read `param` (transitively) and
+/// whose results are read only inside the micro-batch loops (a transposed
+/// weight, which --ga-accumulate computes once before the loop) into each
+/// loop that reads them, before the first reader there: the whole parameter
+/// is then needed only inside the loop, where it is gathered and resharded
+/// (the copy before the loop would keep the whole tensor alive across it).
+/// Returns how many ops moved.
+static int64_t sinkIntoLoops(Block &entry, Value param) {
+  int64_t moved = 0;
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    SetVector<Operation *> readers;
+    SmallVector<Value> worklist{param};
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      for (Operation *user : value.getUsers())
+        if (user->getBlock() == &entry && !isa<scf::ForOp>(user) &&
+            readers.insert(user))
+          llvm::append_range(worklist, user->getResults());
+    }
+    SmallVector<Operation *> ordered = readers.takeVector();
+    for (Operation *op : llvm::reverse(ordered)) {
+      if (!isRecomputable(op) || op->getNumResults() == 0)
+        continue;
+      llvm::MapVector<scf::ForOp, Operation *> firstUse;
+      bool onlyLoops = true;
+      for (Operation *user : op->getUsers()) {
+        auto loop = dyn_cast<scf::ForOp>(entry.findAncestorOpInBlock(*user));
+        if (!loop || loop == user) {
+          onlyLoops = false;
+          break;
+        }
+        Operation *anchor = loop.getBody()->findAncestorOpInBlock(*user);
+        Operation *&first = firstUse[loop];
+        if (!first || anchor->isBeforeInBlock(first))
+          first = anchor;
+      }
+      if (!onlyLoops || firstUse.empty())
+        continue;
+      for (auto [loop, first] : firstUse) {
+        OpBuilder b(first);
+        Operation *clone = b.clone(*op);
+        for (auto [old, copy] :
+             llvm::zip(op->getResults(), clone->getResults()))
+          old.replaceUsesWithIf(copy, [&, loop = loop](OpOperand &use) {
+            return loop->isProperAncestor(use.getOwner());
+          });
+      }
+      op->erase();
+      ++moved;
+      changed = true;
+      break; // the readers are collected again
+    }
+  }
+  return moved;
+}
+
 /// Whether `value` is `linalg.fill` of the constant 0.0 (into anything).
 static linalg::FillOp zeroFill(Value value) {
   auto fill = value.getDefiningOp<linalg::FillOp>();
@@ -395,6 +461,12 @@ void ShardParametersPass::runOnOperation() {
   for (ReduceScatterOp scatter : scatters)
     if (!afterLoop.contains(scatter) && scatterPerMicroBatch(scatter))
       ++numScatteredPerMicroBatch;
+  // The readers of whole parameters computed before the loops move into
+  // them (unless the parameter stays gathered across the loops).
+  for (int64_t arg : paramArgs)
+    if (arg >= 0 && arg < static_cast<int64_t>(func.getNumArguments()) &&
+        !llvm::is_contained(keepGathered, arg))
+      numSunk += sinkIntoLoops(func.getBody().front(), func.getArgument(arg));
   DenseSet<Operation *> forward;
   if (loss >= 0)
     forward = dependencies(ret.getOperand(loss));

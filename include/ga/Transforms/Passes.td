@@ -867,9 +867,12 @@ def ShardParameters : Pass<"ga-shard-parameters", "ModuleOp"> {
       depends on (the forward) and one before the first other reader (the
       backward), so the whole parameter lives only while one of them runs
       (FSDP's resharding after forward and after backward); outside the
-      loops one before the first reader. A parameter in `keep-gathered` is
-      gathered once, before its first reader, and stays gathered across the
-      loops.
+      loops one before the first reader. Ops before the loops that compute
+      on the whole parameter and whose results only the loops read (a
+      transposed weight, computed once by `--ga-accumulate`) move into each
+      loop first, so that the whole parameter is needed only inside. A
+      parameter in `keep-gathered` is gathered once, before its first
+      reader, and stays gathered across the loops.
     * A gradient `ga.reduce_scatter <sum>`ed after its loop whose loop-carried
       accumulator is provably a sum from zero (each link of the chain from
       the iteration argument to the yielded value is the single init of a
@@ -952,7 +955,9 @@ def ShardParameters : Pass<"ga-shard-parameters", "ModuleOp"> {
   let statistics = [
     Statistic<"numAllGathers", "all-gathers", "All-gathers placed">,
     Statistic<"numScatteredPerMicroBatch", "scattered-per-micro-batch",
-              "Gradients reduce-scattered per micro-batch">
+              "Gradients reduce-scattered per micro-batch">,
+    Statistic<"numSunk", "sunk",
+              "Readers of whole parameters moved into the loops">
   ];
   let dependentDialects = ["ga::GADialect", "tensor::TensorDialect",
                            "linalg::LinalgDialect", "scf::SCFDialect"];
