@@ -160,8 +160,10 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
         indices = [i for i, p in enumerate(spec.params) if p.dim() >= 1]
         loss = len(spec.params) + sum(spec.num_states) + \
             len(spec.mutated_buffers)
-        self._plan_file = os.path.join(tempfile.mkdtemp(prefix="ga-fsdp-"),
-                                       "plan.json")
+        if getattr(self, "_plan_dir", None) is None:
+            # Removed with the step.
+            self._plan_dir = tempfile.TemporaryDirectory(prefix="ga-fsdp-")
+        self._plan_file = os.path.join(self._plan_dir.name, "plan.json")
         options = [f"rank={self.rank}", f"world={self.world_size}",
                    f"loss={loss}", f"plan-output={self._plan_file}"]
         if indices:
