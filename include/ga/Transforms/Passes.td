@@ -867,4 +867,120 @@ def Rematerialize : Pass<"ga-rematerialize", "func::FuncOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// ShardParameters
+//===----------------------------------------------------------------------===//
+
+def ShardParameters : Pass<"ga-shard-parameters", "ModuleOp"> {
+  let summary = "FSDP/ZeRO-3: each rank holds its rows of the parameters and "
+                "gradients; parameters all-gathered where the loop reads them";
+  let description = [{
+    Runs after `--ga-shard-optimizer` with the same `rank` and `world` (its
+    new parameters are `ga.all_gather`s of this rank's updated rows). The
+    parameter arguments `param-args` and results `param-results` become
+    tensors of this rank's rows of dimension 0 (uneven when `world` does not
+    divide them, as `ga.reduce_scatter` splits them):
+
+    * The update reads the argument's rows directly; every other reader gets
+      a `ga.all_gather` of the rows placed before it: inside each micro-batch
+      loop one before the first reader that the loss (result `loss`)
+      depends on (the forward) and one before the first other reader (the
+      backward), so the whole parameter lives only while one of them runs
+      (FSDP's resharding after forward and after backward); outside the
+      loops one before the first reader. Ops before the loops that compute
+      on the whole parameter and whose results only the loops read (a
+      transposed weight, computed once by `--ga-accumulate`) move into each
+      loop first, so that the whole parameter is needed only inside. A
+      parameter in `keep-gathered` is gathered once, before its first
+      reader, and stays gathered across the loops.
+    * A gradient `ga.reduce_scatter <sum>`ed after its loop whose loop-carried
+      accumulator is provably a sum from zero (each link of the chain from
+      the iteration argument to the yielded value is the single init of a
+      linalg op whose combiner adds it) becomes a shard accumulator: each
+      micro-batch's contribution is computed from a zero full tensor,
+      reduce-scattered and added to this rank's rows; a remainder loop
+      continues from the main loop's shard. The gradients of the
+      parameters whose results are listed in `reduce-after-loop`, and
+      those that are not provably sums, keep the full accumulator and the
+      reduce-scatter after the loop.
+
+    Exact: the reduce-scatter is linear, so the sum over micro-batches of
+    the reduced contributions is the reduction of the sum (up to the order
+    of the additions).
+
+    Before (rank 1 of 2, after `--ga-shard-optimizer`):
+
+    ```mlir
+    func.func @train_step(%w: tensor<4x8xf32>, ...) -> (tensor<4x8xf32>, ...) {
+      %r:2 = scf.for ... iter_args(%acc = %zero, %l = %l0) {
+        %y = linalg.matmul ins(%x, %w ...)           // forward: reads %w
+        %g = linalg.matmul ins(%dy, %w ...)          // backward: reads %w
+        %a = linalg.matmul ins(..) outs(%acc)        // gradient += ...
+        scf.yield %a, %lsum
+      }
+      %gw = ga.reduce_scatter <sum> %r#0 shard 1 of 2
+          : tensor<4x8xf32> -> tensor<2x8xf32>
+      %wr = tensor.extract_slice %w[2, 0] [2, 8] [1, 1]
+      %w2 = linalg.generic ... ins(%wr, %gw ...)
+      %wa = ga.all_gather %w2 shard 1 of 2 : tensor<2x8xf32> -> tensor<4x8xf32>
+      return %wa, ...
+    }
+    ```
+
+    After (`param-args=0 param-results=0 loss=2`):
+
+    ```mlir
+    func.func @train_step(%w: tensor<2x8xf32>, ...) -> (tensor<2x8xf32>, ...) {
+      %r:2 = scf.for ... iter_args(%acc = %zero_rows, %l = %l0) {
+        %wf = ga.all_gather %w shard 1 of 2 : tensor<2x8xf32> -> tensor<4x8xf32>
+        %y = linalg.matmul ins(%x, %wf ...)
+        %wb = ga.all_gather %w shard 1 of 2 : tensor<2x8xf32> -> tensor<4x8xf32>
+        %g = linalg.matmul ins(%dy, %wb ...)
+        %a = linalg.matmul ins(..) outs(%zero_full)
+        %s = ga.reduce_scatter <sum> %a shard 1 of 2
+        %acc2 = linalg.add ins(%acc, %s ...)
+        scf.yield %acc2, %lsum
+      }
+      %w2 = linalg.generic ... ins(%w, %r#0 ...)
+      return %w2, ...
+    }
+    ```
+
+    Refused with an error: indices out of range, a parameter result that is
+    not the all-gathered rows of its argument.
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"\"train_step\"",
+           "The step to shard">,
+    Option<"rank", "rank", "int64_t", /*default=*/"0", "This rank">,
+    Option<"world", "world", "int64_t", /*default=*/"1",
+           "Ranks of the data-parallel group">,
+    ListOption<"paramArgs", "param-args", "int64_t",
+               "Argument indices of the sharded parameters">,
+    ListOption<"paramResults", "param-results", "int64_t",
+               "Result indices of their new values, one per argument">,
+    Option<"loss", "loss", "int64_t", /*default=*/"-1",
+           "Result index of the loss (its dependencies are the forward); "
+           "-1: one gather per loop">,
+    ListOption<"keepGathered", "keep-gathered", "int64_t",
+               "Parameter arguments gathered once and kept across the loops">,
+    ListOption<"reduceAfterLoop", "reduce-after-loop", "int64_t",
+               "Parameter results whose gradients keep a full accumulator, "
+               "reduce-scattered once after the loop">,
+    Option<"planOutput", "plan-output", "std::string", /*default=*/"\"\"",
+           "A file to write the plan to, as JSON (per parameter result: "
+           "all-gathers and reduce-scatters per micro-batch and outside the "
+           "loops, bytes of the whole tensor each)">
+  ];
+  let statistics = [
+    Statistic<"numAllGathers", "all-gathers", "All-gathers placed">,
+    Statistic<"numScatteredPerMicroBatch", "scattered-per-micro-batch",
+              "Gradients reduce-scattered per micro-batch">,
+    Statistic<"numSunk", "sunk",
+              "Readers of whole parameters moved into the loops">
+  ];
+  let dependentDialects = ["ga::GADialect", "tensor::TensorDialect",
+                           "linalg::LinalgDialect", "scf::SCFDialect"];
+}
+
 #endif // GA_TRANSFORMS_PASSES_TD

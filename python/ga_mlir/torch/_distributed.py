@@ -467,13 +467,38 @@ class DataParallelTrainStep(DataParallelMixin, CompiledTrainStep):
 
 def data_parallel_options(kwargs):
     """Pops the data-parallel options of compile_train_step from `kwargs`:
-    (process group or None, bucket_cap_mb, shard_optimizer)."""
+    (process group or None, bucket_cap_mb, shard_optimizer: False, True or
+    "parameters" for shard="parameters")."""
     group = resolve_group(kwargs.pop("process_group", _DEFAULT))
     bucket_cap_mb = kwargs.pop("bucket_cap_mb", 25)
     shard_optimizer = kwargs.pop("shard_optimizer", False)
+    shard = kwargs.pop("shard", None)
+    if shard not in (None, "parameters"):
+        raise CompileError(f"shard: None or 'parameters', not {shard!r}")
+    if shard is not None:
+        if group is None:
+            raise CompileError(
+                "shard='parameters' shards the parameters over the ranks of "
+                "a process group: call compile_train_step inside an "
+                "initialized torch.distributed process group")
+        shard_optimizer = shard
     if shard_optimizer and group is None:
         raise CompileError("shard_optimizer=True shards the optimizer state "
                            "over the ranks of a process group: call "
                            "compile_train_step inside an initialized "
                            "torch.distributed process group")
     return group, bucket_cap_mb, shard_optimizer
+
+
+def data_parallel_step(model, loss_fn, optimizer, example_inputs, group,
+                       bucket_cap_mb, shard, **kwargs):
+    """The step of one rank: sharded parameters (shard == "parameters",
+    _fsdp), ZeRO-1 (shard True) or all-reduced gradients."""
+    if shard == "parameters":
+        from ._fsdp import ShardedParametersTrainStep
+        return ShardedParametersTrainStep(model, loss_fn, optimizer,
+                                          example_inputs, group,
+                                          bucket_cap_mb, **kwargs)
+    return DataParallelTrainStep(model, loss_fn, optimizer, example_inputs,
+                                 group, bucket_cap_mb, shard_optimizer=shard,
+                                 **kwargs)

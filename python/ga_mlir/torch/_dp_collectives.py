@@ -130,6 +130,12 @@ class HostCollectives:
         self.error = None
         self.count = 0
         self.bytes = 0
+        # Reduce-scatters and all-gathers: [calls, bytes of the whole
+        # tensors, bytes this rank sends] (the other ranks' rows of a
+        # reduce-scatter; its own rows to each other rank for an all-gather,
+        # without gloo's padding).
+        self.sharded_counts = {"reduce_scatter": [0, 0, 0],
+                               "all_gather": [0, 0, 0]}
         self.start = _START(self._start)
         self.wait = _WAIT(self._wait)
         self.sharded = _SHARDED(self._sharded)
@@ -172,6 +178,12 @@ class HostCollectives:
             bounds = [shard_rows(rows, world, r) for r in range(world)]
             parts = [view[b * per_row:e * per_row] for b, e in bounds]
             mine = parts[rank]
+            counts = self.sharded_counts[
+                "all_gather" if kind else "reduce_scatter"]
+            counts[0] += 1
+            counts[1] += count * size
+            counts[2] += (mine.numel() * (world - 1) if kind else
+                          count - mine.numel()) * size
             if kind == 0:
                 out = torch.empty_like(mine)
                 work = dist.reduce_scatter(out, [p.clone() for p in parts],
@@ -221,6 +233,8 @@ class HostCollectives:
     def __enter__(self):
         self.error = None
         self.count = self.bytes = 0
+        for counts in self.sharded_counts.values():
+            counts[:] = [0, 0, 0]
         runtime = self._runtime = _load_runtime(self.runtime_path)
         runtime.gaHostCollectivesRegister(self.start, self.wait)
         runtime.gaHostCollectivesRegisterSharded(self.sharded)
@@ -327,6 +341,8 @@ class DeviceCollectives:
         require_cuda()  # before loading a runtime that needs CUDA's
         self.error = None
         self.count = self.bytes = 0
+        for counts in self.sharded_counts.values():
+            counts[:] = [0, 0, 0]
         runtime = self._runtime = load_global(
             self.runtime_path, "the NCCL runtime of the step")
         runtime.gaNcclForwardAllReduce.argtypes = [_NCCL_ALL_REDUCE]

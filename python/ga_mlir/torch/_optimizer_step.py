@@ -25,6 +25,9 @@ class _Optimizer:
         _optimizers.refuse_unsupported(optimizer)
         self.optimizer = optimizer
         self.params = list(params)
+        # The whole shapes (a sharded-parameter step cuts the parameters to
+        # a rank's rows after tracing: _fsdp).
+        self.full_shapes = [tuple(p.shape) for p in self.params]
         self.group_of = {}
         self._groups = None
         self.refresh_groups()
@@ -77,9 +80,9 @@ class _Optimizer:
     def sharded(self, index, name):
         """Whether state `name` of parameter `index` is cut to this rank's
         rows (ZeRO-1): a state of the parameter's own shape."""
-        p = self.params[index]
-        return self.shard_rows is not None and p.dim() >= 1 and \
-            self._whole(index, name)[0] == tuple(p.shape)
+        shape = self.full_shapes[index]
+        return self.shard_rows is not None and len(shape) >= 1 and \
+            self._whole(index, name)[0] == shape
 
     def state_type(self, index, name):
         """(shape, dtype) of state `name` of parameter `index` as the step
@@ -140,7 +143,7 @@ class _Optimizer:
             shape, _ = self.state_type(index, name)
             if tuple(t.shape) != shape and self.sharded(index, name) and \
                     tuple(t.shape) == self._whole(index, name)[0]:
-                begin, _ = self.shard_rows(p.shape[0])
+                begin, _ = self.shard_rows(self.full_shapes[index][0])
                 t = t.narrow(0, begin, shape[0]).clone()
                 state[name] = t
             out.append(t)

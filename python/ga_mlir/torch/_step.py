@@ -487,6 +487,9 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
         updates only its rows of each parameter and keeps only those rows
         of the optimizer state (optimizer.state holds them); gradients are
         reduce-scattered, parameters all-gathered (see _distributed).
+    shard: "parameters" in a process group: FSDP/ZeRO-3, each rank holds
+        its rows of the parameters, gradients and optimizer state (see
+        _fsdp); default None.
     ga-opt options: accumulator_type, allow_ghost_batch,
         recompute_statistics, fuse (of --ga-accumulate); blas,
         vector_width, fuse_elementwise, static_temporaries, openmp,
@@ -506,9 +509,9 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
     from . import _distributed
     group, bucket_cap_mb, shard = _distributed.data_parallel_options(kwargs)
     if group is not None:
-        return _distributed.DataParallelTrainStep(
+        return _distributed.data_parallel_step(
             model, loss_fn, optimizer, example_inputs, group, bucket_cap_mb,
-            shard_optimizer=shard,
+            shard,
             micro_batches=micro_batches, micro_batch_size=micro_batch_size,
             max_memory=max_memory, **kwargs)
     return CompiledTrainStep(model, loss_fn, optimizer, example_inputs,

@@ -1,0 +1,240 @@
+"""Sharded parameters (FSDP / ZeRO-3) inside a torch.distributed process group.
+
+`compile_train_step(..., shard="parameters")` in a process group of W ranks:
+rank r holds rows [r D / W, (r + 1) D / W) of dimension 0 (D rows) of every
+trained parameter of dimension >= 1, of its gradient accumulator and of its
+optimizer state (uneven when W does not divide D; a rank may hold none).
+Between steps `model.parameters()` hold the rank's rows: each parameter's
+`.data` is a plain contiguous tensor of those rows (FSDP2's local tensor of a
+`Shard(0)` DTensor, without the DTensor wrapper); the optimizer state holds
+the same rows (ZeRO-1's). 0-d parameters and frozen ones stay whole.
+`step.full_state_dict()` gathers the whole parameters on every rank.
+
+How (docs/Distributed.md): the step is ZeRO-1's (--ga-shard-optimizer: the
+update of the rank's rows, the state's rows), then --ga-shard-parameters
+makes the parameter arguments and results the rank's rows, all-gathers each
+parameter inside the micro-batch loop before its first reader in the forward
+and again before its first reader in the backward (the forward: the ops the
+loss depends on), and reduce-scatters each micro-batch's gradient into a
+shard accumulator (the default plan: everything resharded after use, FSDP's
+default, the lowest memory). The optimizer runs on the rank's rows once per
+step, after the loop. The collectives go through the host runtime to
+torch.distributed as ZeRO-1's do (_dp_collectives), which counts the calls
+and bytes per step (`step.collectives_per_call()`, `step.bytes_per_call()`);
+`step.shard_plan()` is the plan as compiled, with its predicted bytes.
+"""
+
+import json
+import os
+import tempfile
+
+import torch
+
+from ._common import CompileError
+from ._dp_collectives import shard_rows
+from ._distributed import DataParallelTrainStep
+
+
+def _dist():
+    import torch.distributed as dist
+    return dist
+
+
+def gather_rows(rows, full_rows, group):
+    """The whole tensor of `full_rows` rows whose rank-r rows (ga's split)
+    each rank holds as `rows`, on every rank of `group` (gloo gathers equal
+    parts only: the parts travel padded to the largest)."""
+    dist = _dist()
+    world = dist.get_world_size(group)
+    bounds = [shard_rows(full_rows, world, r) for r in range(world)]
+    longest = max(e - b for b, e in bounds)
+    padded = rows.new_zeros((longest,) + tuple(rows.shape[1:]))
+    padded[:rows.shape[0]] = rows
+    parts = [torch.empty_like(padded) for _ in range(world)]
+    dist.all_gather(parts, padded.contiguous(), group=group)
+    return torch.cat([p[:e - b] for p, (b, e) in zip(parts, bounds)])
+
+
+class ShardedParametersTrainStep(DataParallelTrainStep):
+    """The compiled step of one rank with sharded parameters (see the module
+    docstring)."""
+
+    def __init__(self, model, loss_fn, optimizer, example_inputs,
+                 process_group, bucket_cap_mb=25, **kwargs):
+        if kwargs.get("target", "cpu") == "cuda":
+            raise CompileError(
+                "compile_train_step: shard='parameters' compiles for "
+                "target='cpu' only so far (the GPU lowering has no "
+                "reduce-scatter and all-gather)")
+        if kwargs.get("max_memory") is not None:
+            raise CompileError(
+                "compile_train_step: shard='parameters' with max_memory is "
+                "not supported yet (the planner does not choose the "
+                "per-parameter plan); give micro_batches")
+        self._full_shapes = {}  # sharded parameter -> its whole shape
+        self._plans = {}        # variant key -> the plan as compiled
+        super().__init__(model, loss_fn, optimizer, example_inputs,
+                         process_group, bucket_cap_mb, shard_optimizer=True,
+                         **kwargs)
+
+    # -- the parameters' shards ----------------------------------------------
+
+    def _shardable(self, spec):
+        return [p for p in spec.params if p.dim() >= 1]
+
+    def _shard_parameters(self, spec):
+        """Cuts every trained parameter of dimension >= 1 down to this
+        rank's rows (once; the parameter objects stay the same)."""
+        for p in self._shardable(spec):
+            if p in self._full_shapes:
+                continue
+            begin, end = shard_rows(p.shape[0], self.world_size, self.rank)
+            self._full_shapes[p] = tuple(p.shape)
+            p.data = p.data.narrow(0, begin, end - begin).clone()
+
+    def _gathered(self, p):
+        if p not in self._full_shapes:
+            return p.detach().clone()
+        return gather_rows(p.detach(), self._full_shapes[p][0],
+                           self.process_group)
+
+    def full_state_dict(self):
+        """The model's state dict with the whole parameters (gathered: every
+        rank must call it) and buffers, on every rank."""
+        state = {n: self._gathered(p)
+                 for n, p in self.model.named_parameters()}
+        state.update({n: b.detach().clone()
+                      for n, b in self.model.named_buffers()})
+        return state
+
+    class _Whole:
+        """The whole parameters in the model while a variant is traced and
+        compiled (every rank traces together: the ranks change their input
+        shapes together)."""
+
+        def __init__(self, step):
+            self.step = step
+            self.shards = {}
+
+        def __enter__(self):
+            for p in self.step._full_shapes:
+                self.shards[p] = p.data
+                p.data = self.step._gathered(p)
+
+        def __exit__(self, *exc):
+            for p, shard in self.shards.items():
+                p.data = shard
+
+    # -- hooks ------------------------------------------------------------------
+
+    def _signature(self, inputs):
+        signature = super()._signature(inputs)
+        signature["parameters"] = [
+            [n, list(self._full_shapes.get(p, p.shape)), str(p.dtype),
+             p.requires_grad] for n, p in self.model.named_parameters()]
+        signature["shard"] = "parameters"
+        return signature
+
+    def _variant(self, inputs):
+        self._exchange(inputs)
+        key = self._key(inputs)
+        if key in self._variants:
+            return self._variants[key]
+        with self._Whole(self):
+            v = super()._variant(inputs)
+        spec = v.spec
+        self._shard_parameters(spec)
+        # The library takes and returns the parameters' rows.
+        for i, p in enumerate(spec.params):
+            if p in self._full_shapes:
+                what, _, dtype = v.expected[i]
+                v.expected[i] = (what, tuple(p.shape), dtype)
+                if not v.in_place:
+                    v.results[i] = (p.shape, p.dtype)
+        return v
+
+    def _fsdp_pass(self, spec):
+        """--ga-shard-parameters for this rank: the sharded parameters are
+        argument i and result i (the step's layout starts with them); the
+        loss follows the parameters, the states and the mutated buffers."""
+        indices = [i for i, p in enumerate(spec.params) if p.dim() >= 1]
+        loss = len(spec.params) + sum(spec.num_states) + \
+            len(spec.mutated_buffers)
+        if getattr(self, "_plan_dir", None) is None:
+            # Removed with the step.
+            self._plan_dir = tempfile.TemporaryDirectory(prefix="ga-fsdp-")
+        self._plan_file = os.path.join(self._plan_dir.name, "plan.json")
+        options = [f"rank={self.rank}", f"world={self.world_size}",
+                   f"loss={loss}", f"plan-output={self._plan_file}"]
+        if indices:
+            listed = ",".join(map(str, indices))
+            options += [f"param-args={listed}", f"param-results={listed}"]
+        return f"ga-shard-parameters{{{' '.join(options)}}}"
+
+    def _step_pipelines(self, ir, n, batch_args, spec):
+        ir, (accumulate, lower) = super()._step_pipelines(ir, n, batch_args,
+                                                          spec)
+        accumulate = accumulate[:-1] + "," + self._fsdp_pass(spec) + ")"
+        return ir, (accumulate, lower)
+
+    def _collectives_pipeline(self):
+        # The sharded collectives are lowered one by one (no bucketing of
+        # reduce-scatters and all-gathers yet).
+        return super()._collectives_pipeline()
+
+    # -- the plan -----------------------------------------------------------------
+
+    def shard_plan(self, *inputs):
+        """The plan of the step for `inputs` (default: the example inputs)
+        as compiled: per sharded parameter (its name) the all-gathers per
+        micro-batch and outside the loops, the reduce-scatters of its
+        gradient likewise, and the bytes per step of the whole tensors they
+        move (`bytes`), with `sent`, the bytes this rank sends (the other
+        ranks' rows of each reduce-scatter, its own rows to each other rank
+        for each all-gather); and the totals."""
+        v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
+            else next(iter(self._variants.values()))
+        if getattr(v, "shard_plan", None) is None:
+            v.shard_plan = self._read_plan(v)
+        return v.shard_plan
+
+    def _read_plan(self, v):
+        path = getattr(self, "_plan_file", None)
+        if path is None or not os.path.exists(path):
+            raise CompileError("internal error: no plan written by "
+                               "--ga-shard-parameters")
+        with open(path) as f:
+            rows = json.load(f)
+        names = {p: n for n, p in self.model.named_parameters()}
+        n = v.micro_batches
+        world, rank = self.world_size, self.rank
+        plan = {"micro_batches": n, "parameters": {}, "bytes": 0, "sent": 0}
+        for row in rows:
+            p = v.spec.params[row["result"]]
+            full = self._full_shapes[p]
+            begin, end = shard_rows(full[0], world, rank)
+            mine = (end - begin) / full[0]
+            gathers = n * row["gathers_per_micro_batch"] + \
+                row["gathers_outside_loops"]
+            scatters = n * row["scatters_per_micro_batch"] + \
+                row["scatters_outside_loops"]
+            moved = gathers * row["gathered_bytes"] + \
+                scatters * row["scattered_bytes"]
+            sent = round(gathers * row["gathered_bytes"] * mine *
+                         (world - 1) + scatters * row["scattered_bytes"] *
+                         (1 - mine))
+            plan["parameters"][names[p]] = {
+                "gathered": "per micro-batch" if
+                row["gathers_per_micro_batch"] else "once",
+                "reduced": "per micro-batch" if
+                row["scatters_per_micro_batch"] else "after the loop",
+                "all_gathers": gathers, "reduce_scatters": scatters,
+                "bytes": moved, "sent": sent}
+            plan["bytes"] += moved
+            plan["sent"] += sent
+        return plan
+
+    def save(self, directory, *inputs):
+        raise CompileError(
+            "step.save: a shard='parameters' step is compiled for one rank "
+            "of one world size; saving it is not supported yet")
