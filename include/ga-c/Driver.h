@@ -66,6 +66,7 @@ typedef struct MlirGACompileOptions {
   int openmp;
   int splitRowReductions;
   int approximateMath;
+  int shareBuffers;
   int cInterface;
   int outParams;
   int64_t vectorWidth;

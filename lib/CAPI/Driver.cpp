@@ -27,7 +27,8 @@ void mlirGACompileOptionsInit(MlirGACompileOptions *options) {
   for (int *flag :
        {&options->blas, &options->fuseElementwise, &options->staticTemporaries,
         &options->openmp, &options->splitRowReductions,
-        &options->approximateMath, &options->cInterface, &options->outParams})
+        &options->approximateMath, &options->shareBuffers, &options->cInterface,
+        &options->outParams})
     *flag = -1;
   options->vectorWidth = -1;
   options->numThreads = -1;
@@ -74,6 +75,7 @@ static void unwrapOptions(const MlirGACompileOptions &c,
   setUnlessDefault(cpu.openmp, c.openmp);
   setUnlessDefault(cpu.splitRowReductions, c.splitRowReductions);
   setUnlessDefault(cpu.approximateMath, c.approximateMath);
+  setUnlessDefault(cpu.shareBuffers, c.shareBuffers);
   setUnlessDefault(cpu.cInterface, c.cInterface);
   setUnlessDefault(cpu.outParams, c.outParams);
   if (c.vectorWidth != -1)

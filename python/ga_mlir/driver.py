@@ -27,7 +27,8 @@ CPU_OPTIONS = {
     "blas": "blas", "fuse_elementwise": "fuseElementwise",
     "static_temporaries": "staticTemporaries", "openmp": "openmp",
     "split_row_reductions": "splitRowReductions",
-    "approximate_math": "approximateMath", "c_interface": "cInterface",
+    "approximate_math": "approximateMath", "share_buffers": "shareBuffers",
+    "c_interface": "cInterface",
     "out_params": "outParams", "vector_width": "vectorWidth",
     "num_threads": "numThreads", "min_parallel_work": "minParallelWork",
 }
@@ -92,6 +93,7 @@ class _Options(ctypes.Structure):
                 ("openmp", ctypes.c_int),
                 ("splitRowReductions", ctypes.c_int),
                 ("approximateMath", ctypes.c_int),
+                ("shareBuffers", ctypes.c_int),
                 ("cInterface", ctypes.c_int), ("outParams", ctypes.c_int),
                 ("vectorWidth", ctypes.c_int64),
                 ("numThreads", ctypes.c_int64),
