@@ -30,8 +30,39 @@ enum MlirGATarget {
   MlirGATargetNone,
   /// Nothing but the choice of N (and of the recompute set): no rewrite.
   MlirGATargetChoice,
+  /// The LLVM dialect for the host with the kernels for an NVIDIA GPU
+  /// embedded (--ga-lower-to-nvvm).
+  MlirGATargetCUDA,
 };
 typedef enum MlirGATarget MlirGATarget;
+
+/// --ga-lower-to-nvvm's options of the same names, for MlirGATargetCUDA: a
+/// switch or count left at -1 and a string left empty keep the pipeline's
+/// default.
+typedef struct MlirGANVVMOptions {
+  /// The GPU architecture (sm_90), PTX features (+ptx80), embedded code (isa,
+  /// bin, fatbin), extra ptxas options.
+  MlirStringRef chip;
+  MlirStringRef features;
+  MlirStringRef format;
+  MlirStringRef ptxasOptions;
+  int64_t optLevel;
+  /// The loop mapping and the kernels.
+  int64_t blockSize;
+  int fuseElementwise;
+  int foldUnitDims;
+  int fuseRows;
+  int fuseSiblings;
+  int recomputeShared;
+  int64_t gemmTile;
+  int64_t gemmMinReduction;
+  int64_t splitReductionMin;
+  int64_t splitRowReductionMin;
+  int fma;
+  int cublas;
+  int cudaGraphs;
+  int cInterface;
+} MlirGANVVMOptions;
 
 /// The options of one compilation. Initialize with mlirGACompileOptionsInit:
 /// a switch or count left at -1 keeps the pipeline's default.
@@ -72,6 +103,8 @@ typedef struct MlirGACompileOptions {
   int64_t vectorWidth;
   int64_t numThreads;
   int64_t minParallelWork;
+  /// The lowering's options for MlirGATargetCUDA.
+  MlirGANVVMOptions nvvm;
 } MlirGACompileOptions;
 
 /// What a compilation chose and produced, valid during the callback.

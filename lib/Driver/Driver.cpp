@@ -15,6 +15,7 @@
 #include "ga/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -133,12 +134,48 @@ static std::pair<unsigned, unsigned> countTensors(ModuleOp module,
   return {tensors, func.getNumResults()};
 }
 
+/// Adds the lowering of `options.target` (CPU or CUDA).
+static void buildLowering(OpPassManager &pm, const DriverOptions &options) {
+  if (options.target == DriverTarget::CUDA)
+    buildLowerToNVVMPipeline(pm, options.nvvm);
+  else
+    buildLowerToCPUPipeline(pm, options.cpu);
+}
+
+/// Whether the bufferized CPU step `step` keeps every result of
+/// `options.inPlace` in place: the private function `impl` that computes
+/// the step takes its `arguments` tensor arguments as buffers and returns
+/// (or, with out-params, takes as out-parameters) only the `results` minus
+/// the written ones.
+static bool keptInPlaceOnCPU(ModuleOp step, StringRef impl, unsigned arguments,
+                             unsigned results, const DriverOptions &options) {
+  auto func = step.lookupSymbol<func::FuncOp>(impl);
+  auto isBuffer = [](Type type) { return isa<BaseMemRefType>(type); };
+  size_t kept = results - options.inPlace.size();
+  bool outParams = options.cpu.outParams;
+  return func && func.getNumResults() == (outParams ? 0 : kept) &&
+         static_cast<size_t>(
+             llvm::count_if(func.getArgumentTypes(), isBuffer)) ==
+             arguments + (outParams ? kept : 0);
+}
+
+/// Whether the step `lowered` for the GPU keeps every result in place: its
+/// results come back as values, so the private function `impl` returns what
+/// the public step returns (the written results were dropped as the
+/// buffers of their arguments).
+static bool keptInPlaceOnGPU(ModuleOp lowered, StringRef impl, StringRef name) {
+  auto implFunc =
+      dyn_cast_or_null<FunctionOpInterface>(lowered.lookupSymbol(impl));
+  auto func = dyn_cast_or_null<FunctionOpInterface>(lowered.lookupSymbol(name));
+  return implFunc && func &&
+         llvm::equal(implFunc.getResultTypes(), func.getResultTypes());
+}
+
 /// The step `rewritten` with the results of `options.inPlace` written into
-/// their arguments and lowered for the CPU, or null when they cannot all be
-/// written in place: --ga-write-results-in-place refuses, bufferization
-/// fails on the in-place form, or it does not keep one in place (then the
-/// private function that computes the step, once bufferized, returns or
-/// takes as out-parameters more buffers than the results left to it).
+/// their arguments and lowered for the target, or null when they cannot all
+/// be written in place: --ga-write-results-in-place refuses, the lowering
+/// fails on the in-place form, or it does not keep one in place (on the
+/// CPU checked after bufferization, on the GPU on the lowered step).
 static OwningOpRef<ModuleOp> lowerInPlace(ModuleOp rewritten,
                                           const DriverOptions &options) {
   OwningOpRef<ModuleOp> step = rewritten.clone();
@@ -153,18 +190,21 @@ static OwningOpRef<ModuleOp> lowerInPlace(ModuleOp rewritten,
         pm.addPass(createWriteResultsInPlace(write));
       })))
     return nullptr;
+  if (options.target == DriverTarget::CUDA) {
+    if (failed(runPasses(*step,
+                         [&](OpPassManager &pm) {
+                           buildLowerToNVVMPipeline(pm, options.nvvm);
+                         })) ||
+        !keptInPlaceOnGPU(*step, impl, options.funcName))
+      return nullptr;
+    return step;
+  }
   auto [arguments, results] = countTensors(*step, impl);
-  if (failed(runPasses(*step, [&](OpPassManager &pm) {
-        buildBufferizeForCPUPipeline(pm, options.cpu);
-      })))
-    return nullptr;
-  auto func = step->lookupSymbol<func::FuncOp>(impl);
-  auto isBuffer = [](Type type) { return isa<BaseMemRefType>(type); };
-  size_t kept = results - options.inPlace.size();
-  bool outParams = options.cpu.outParams;
-  if (!func || func.getNumResults() != (outParams ? 0 : kept) ||
-      static_cast<size_t>(llvm::count_if(func.getArgumentTypes(), isBuffer)) !=
-          arguments + (outParams ? kept : 0))
+  if (failed(runPasses(*step,
+                       [&](OpPassManager &pm) {
+                         buildBufferizeForCPUPipeline(pm, options.cpu);
+                       })) ||
+      !keptInPlaceOnCPU(*step, impl, arguments, results, options))
     return nullptr;
   if (failed(runPasses(*step, [&](OpPassManager &pm) {
         buildLowerBufferizedForCPUPipeline(pm, options.cpu);
@@ -235,7 +275,7 @@ LogicalResult mlir::ga::runDriver(ModuleOp module, const DriverOptions &options,
   if (!result.lowered) {
     result.lowered = result.rewritten->clone();
     if (failed(runPasses(*result.lowered, [&](OpPassManager &pm) {
-          buildLowerToCPUPipeline(pm, options.cpu);
+          buildLowering(pm, options);
         })))
       return failure();
   }

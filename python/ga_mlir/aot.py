@@ -92,6 +92,16 @@ class Toolchain:
                                "CUDA toolkit (ga-mlir built with it)")
         return path
 
+    def export_cuda_home(self):
+        """Sets CUDA_HOME in this process's environment to the toolkit the
+        build found, unless CUDA_HOME, CUDA_ROOT or CUDA_PATH is set: the
+        NVVM lowering (in process, ga_mlir.driver) finds libdevice (math
+        functions in kernels) through it."""
+        d = self.cuda.get("GA_CUDA_BIN_DIR")
+        if d and not any(os.environ.get(v) for v in ("CUDA_HOME", "CUDA_ROOT",
+                                                     "CUDA_PATH")):
+            os.environ["CUDA_HOME"] = os.path.dirname(d)
+
     def environment(self):
         """The environment of ga-opt: ptxas on PATH and CUDA_HOME for
         libdevice (math functions in kernels)."""

@@ -18,7 +18,8 @@ from . import (GADiagnosticWarning, PipelineError, _diagnostic_collector,
                _DiagnosticCallback, _file_name_ref, _load, _LogicalResult,
                _string_ref, _StringRef)
 
-__all__ = ["CompileOptions", "CompileResult", "compile", "CPU_OPTIONS"]
+__all__ = ["CompileOptions", "CompileResult", "compile", "CPU_OPTIONS",
+           "NVVM_OPTIONS"]
 
 
 # The switches and counts of --ga-lower-to-cpu that compile takes (Python
@@ -32,7 +33,24 @@ CPU_OPTIONS = {
     "out_params": "outParams", "vector_width": "vectorWidth",
     "num_threads": "numThreads", "min_parallel_work": "minParallelWork",
 }
-_COUNTS = {"vector_width", "num_threads", "min_parallel_work"}
+# The options of --ga-lower-to-nvvm that compile takes for target "cuda"
+# (Python spelling -> field of MlirGANVVMOptions).
+NVVM_OPTIONS = {
+    "chip": "chip", "features": "features", "format": "format",
+    "ptxas_options": "ptxasOptions", "opt_level": "optLevel",
+    "block_size": "blockSize", "fuse_elementwise": "fuseElementwise",
+    "fold_unit_dims": "foldUnitDims", "fuse_rows": "fuseRows",
+    "fuse_siblings": "fuseSiblings", "recompute_shared": "recomputeShared",
+    "gemm_tile": "gemmTile", "gemm_min_reduction": "gemmMinReduction",
+    "split_reduction_min": "splitReductionMin",
+    "split_row_reduction_min": "splitRowReductionMin", "fma": "fma",
+    "cublas": "cublas", "cuda_graphs": "cudaGraphs",
+    "c_interface": "cInterface",
+}
+_COUNTS = {"vector_width", "num_threads", "min_parallel_work", "opt_level",
+           "block_size", "gemm_tile", "gemm_min_reduction",
+           "split_reduction_min", "split_row_reduction_min"}
+_STRINGS = {"chip", "features", "format", "ptxas_options"}
 
 
 @dataclasses.dataclass
@@ -42,9 +60,9 @@ class CompileOptions:
     micro_batches fixes N and only the recompute set is chosen).
     batch_args: (argument, dimension) pairs; in_place: (result, argument)
     pairs to write in place; cpu: --ga-lower-to-cpu options by their Python
-    names (CPU_OPTIONS), None keeping the pipeline's default; target "cpu",
-    None (the rewritten step only) or "choice" (N and the recompute set
-    only)."""
+    names (CPU_OPTIONS), nvvm: --ga-lower-to-nvvm options (NVVM_OPTIONS),
+    None keeping the pipeline's default; target "cpu", "cuda", None (the
+    rewritten step only) or "choice" (N and the recompute set only)."""
     micro_batches: int = 0
     micro_batch_size: int = 0
     max_memory: str = ""
@@ -57,6 +75,7 @@ class CompileOptions:
     in_place: tuple = ()
     target: str = "cpu"
     cpu: dict = dataclasses.field(default_factory=dict)
+    nvvm: dict = dataclasses.field(default_factory=dict)
     func_name: str = "train_step"
 
 
@@ -73,6 +92,23 @@ class CompileResult:
     recompute_work: int
     in_place: list
     module: str
+
+
+class _NVVMOptions(ctypes.Structure):
+    """MlirGANVVMOptions (include/ga-c/Driver.h)."""
+    _fields_ = [("chip", _StringRef), ("features", _StringRef),
+                ("format", _StringRef), ("ptxasOptions", _StringRef),
+                ("optLevel", ctypes.c_int64), ("blockSize", ctypes.c_int64),
+                ("fuseElementwise", ctypes.c_int),
+                ("foldUnitDims", ctypes.c_int), ("fuseRows", ctypes.c_int),
+                ("fuseSiblings", ctypes.c_int),
+                ("recomputeShared", ctypes.c_int),
+                ("gemmTile", ctypes.c_int64),
+                ("gemmMinReduction", ctypes.c_int64),
+                ("splitReductionMin", ctypes.c_int64),
+                ("splitRowReductionMin", ctypes.c_int64),
+                ("fma", ctypes.c_int), ("cublas", ctypes.c_int),
+                ("cudaGraphs", ctypes.c_int), ("cInterface", ctypes.c_int)]
 
 
 class _Options(ctypes.Structure):
@@ -97,7 +133,8 @@ class _Options(ctypes.Structure):
                 ("cInterface", ctypes.c_int), ("outParams", ctypes.c_int),
                 ("vectorWidth", ctypes.c_int64),
                 ("numThreads", ctypes.c_int64),
-                ("minParallelWork", ctypes.c_int64)]
+                ("minParallelWork", ctypes.c_int64),
+                ("nvvm", _NVVMOptions)]
 
 
 class _Result(ctypes.Structure):
@@ -111,7 +148,7 @@ class _Result(ctypes.Structure):
 
 _ResultCallback = ctypes.CFUNCTYPE(None, ctypes.POINTER(_Result),
                                    ctypes.c_void_p)
-_TARGETS = {"cpu": 0, None: 1, "choice": 2}
+_TARGETS = {"cpu": 0, None: 1, "choice": 2, "cuda": 3}
 
 
 def _library():
@@ -136,16 +173,41 @@ def _text(ref):
     return ctypes.string_at(ref.data, ref.length).decode("utf-8")
 
 
+def _set_lowering_options(structure, given, names, what, text):
+    """Sets the fields `names` of `structure` from `given` (Python names;
+    None keeps the default), checking each value's kind."""
+    for key, value in given.items():
+        if key not in names:
+            raise TypeError(f"compile: unknown {what} option {key!r}")
+        if value is None:
+            continue
+        if key in _STRINGS:
+            if not isinstance(value, str):
+                raise TypeError(f"compile: {key} must be a str, got "
+                                f"{value!r}")
+            setattr(structure, names[key], text(value))
+            continue
+        if key in _COUNTS and (isinstance(value, bool) or
+                               not isinstance(value, int) or value < 0):
+            raise TypeError(f"compile: {key} must be an int >= 0, got "
+                            f"{value!r}")
+        if key not in _COUNTS and not isinstance(value, bool):
+            raise TypeError(f"compile: {key} must be True or False, got "
+                            f"{value!r}")
+        setattr(structure, names[key], int(value))
+
+
 def compile(ir, options, filename=None):
     """Compiles the step of the module text `ir` under `options`
     (CompileOptions) and returns a CompileResult. Raises PipelineError with
     the diagnostics (ga_mlir.Diagnostic, each with its code) on an error;
     warnings of a successful compilation are issued as
     GADiagnosticWarning. TypeError for an unknown CPU option or a value of
-    the wrong kind; ValueError for an unknown target."""
+    the wrong kind; ValueError for an unknown target. For "cuda", the
+    kernels' libdevice is found through CUDA_HOME (see aot.Toolchain)."""
     if options.target not in _TARGETS:
-        raise ValueError(f"compile: target must be 'cpu', None or 'choice', "
-                         f"got {options.target!r}")
+        raise ValueError(f"compile: target must be 'cpu', 'cuda', None or "
+                         f"'choice', got {options.target!r}")
     lib = _library()
     c = _Options()
     lib.mlirGACompileOptionsInit(ctypes.byref(c))
@@ -173,19 +235,8 @@ def compile(ir, options, filename=None):
     c.accumulatorType = text(options.accumulator_type or "")
     c.recompute = text(options.recompute or "")
     c.target = _TARGETS[options.target]
-    for key, value in options.cpu.items():
-        if key not in CPU_OPTIONS:
-            raise TypeError(f"compile: unknown CPU option {key!r}")
-        if value is None:
-            continue
-        if key in _COUNTS and (isinstance(value, bool) or
-                               not isinstance(value, int) or value < 0):
-            raise TypeError(f"compile: {key} must be an int >= 0, got "
-                            f"{value!r}")
-        if key not in _COUNTS and not isinstance(value, bool):
-            raise TypeError(f"compile: {key} must be True or False, got "
-                            f"{value!r}")
-        setattr(c, CPU_OPTIONS[key], int(value))
+    _set_lowering_options(c, options.cpu, CPU_OPTIONS, "CPU", text)
+    _set_lowering_options(c.nvvm, options.nvvm, NVVM_OPTIONS, "NVVM", text)
 
     results = []
 

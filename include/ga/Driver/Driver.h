@@ -36,6 +36,9 @@ enum class DriverTarget {
   /// Nothing but the choice of N (and of the recompute set) under a budget
   /// or from a micro-batch size: no rewrite.
   Choice,
+  /// The LLVM dialect for the host with the kernels for an NVIDIA GPU
+  /// embedded (--ga-lower-to-nvvm).
+  CUDA,
 };
 
 /// A pair of indices: (result, argument) or (argument, dimension).
@@ -66,8 +69,10 @@ struct DriverOptions {
   /// of them are, or (when bufferization cannot prove one) none.
   SmallVector<IndexPair> inPlace;
   DriverTarget target = DriverTarget::CPU;
-  /// The lowering's options, for DriverTarget::CPU.
+  /// The lowering's options: `cpu` for DriverTarget::CPU (and the
+  /// bufferization a budget is measured after), `nvvm` for DriverTarget::CUDA.
   LowerToCPUOptions cpu;
+  LowerToNVVMOptions nvvm;
 };
 
 /// What the driver chose and produced.

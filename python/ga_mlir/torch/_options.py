@@ -1,11 +1,11 @@
 """The options of compile_train_step as ga-mlir's compiler takes them: for
-the CPU, the typed options of the driver (ga_mlir.driver, one call from the
-step to its lowered form); for the other paths (CUDA, data-parallel steps)
+the CPU and CUDA, the typed options of the driver (ga_mlir.driver, one call
+in process from the step to its lowered form); for the data-parallel steps
 still the pass pipelines (--ga-accumulate, --ga-lower-to-cpu,
 --ga-lower-to-nvvm). Checked in Python's words; the compiler's diagnostics
 explained in PyTorch's words by their codes."""
 
-from .. import PipelineError, driver, run_pipeline
+from .. import PipelineError, aot, driver, run_pipeline
 from ._common import CompileError
 from ._locations import explain, first_code
 
@@ -157,14 +157,23 @@ def _pipelines(micro_batches, batch_args, options, target="cpu"):
         micro_batches, tuple(batch_args), dict(options), target)
 
 
-def _driver_options(micro_batches, batch_args, options, in_place=()):
+def _driver_options(micro_batches, batch_args, options, in_place=(),
+                    target="cpu"):
     """compile_train_step's options as the driver's (ga_mlir.driver
-    .CompileOptions) for the CPU library: the lowering's defaults of the
-    library (c_interface, out_params, blas, static_temporaries,
-    fuse_elementwise; with openmp, PyTorch's thread count), each value
-    checked as _option_text checks it."""
-    cpu = {"c_interface": True, "out_params": True, "blas": True,
-           "static_temporaries": True, "fuse_elementwise": True}
+    .CompileOptions) for the library of `target`: for the CPU, the
+    lowering's defaults of the library (c_interface, out_params, blas,
+    static_temporaries, fuse_elementwise; with openmp, PyTorch's thread
+    count); for CUDA, the C interface and PTX for the first chip of the
+    fatbin (ga-compile assembles it for each chip, aot.link_library). Each
+    value is checked as _option_text checks it."""
+    if target == "cuda":
+        lowering, names = {"c_interface": True, "format": "isa",
+                           "chip": aot.DEFAULT_CHIPS[0],
+                           "features": "+ptx80"}, _NVVM_OPTIONS
+    else:
+        lowering, names = {"c_interface": True, "out_params": True,
+                           "blas": True, "static_temporaries": True,
+                           "fuse_elementwise": True}, _LOWER_OPTIONS
     rewrite = {}
     for key, value in sorted(options.items()):
         if value is None:
@@ -172,15 +181,16 @@ def _driver_options(micro_batches, batch_args, options, in_place=()):
         _option_text(value, key)
         if key in _ACCUMULATE_OPTIONS:
             rewrite[key] = value
-        elif key in _LOWER_OPTIONS:
-            cpu[key] = value
+        elif key in names:
+            lowering[key] = value
         else:
-            raise TypeError(f"compile_train_step: unknown option {key!r}")
+            raise TypeError(f"compile_train_step: unknown option {key!r} "
+                            f"for target={target!r}")
     # OpenMP on PyTorch's thread count unless told otherwise (see
     # _lowering_options).
-    if cpu.get("openmp") and cpu.get("num_threads") is None:
+    if lowering.get("openmp") and lowering.get("num_threads") is None:
         import torch
-        cpu["num_threads"] = torch.get_num_threads()
+        lowering["num_threads"] = torch.get_num_threads()
     return driver.CompileOptions(
         micro_batches=micro_batches, batch_args=tuple(batch_args),
         allow_ghost_batch=rewrite.get("allow_ghost_batch"),
@@ -188,18 +198,25 @@ def _driver_options(micro_batches, batch_args, options, in_place=()):
         fuse=rewrite.get("fuse"),
         accumulator_type=rewrite.get("accumulator_type") or "",
         recompute=rewrite.get("recompute") or "", in_place=tuple(in_place),
-        cpu=cpu)
+        target=target, cpu=lowering if target == "cpu" else {},
+        nvvm=lowering if target == "cuda" else {})
 
 
 def compile_step(ir, pipelines, in_place):
-    """The CPU library's lowered module of the step `ir` as `pipelines` (a
-    StepPipelines) describes it, by one call of the driver, and whether its
-    results `in_place` are written into their arguments (the driver tries
-    and, when bufferization cannot keep one in place, lowers the copying
-    form). CompileError with the compiler's diagnostics in PyTorch's
-    words."""
+    """The library's lowered module of the step `ir` as `pipelines` (a
+    StepPipelines) describes it, for its target (CPU or CUDA), by one call
+    of the driver, and whether its results `in_place` are written into
+    their arguments (the driver tries and, when the lowering cannot keep one
+    in place, lowers the copying form). CompileError with the compiler's
+    diagnostics in PyTorch's words."""
     options = _driver_options(pipelines.micro_batches, pipelines.batch_args,
-                              pipelines.options, in_place)
+                              pipelines.options, in_place, pipelines.target)
+    if pipelines.target == "cuda":
+        # libdevice (math functions in kernels) through CUDA_HOME.
+        try:
+            aot.Toolchain().export_cuda_home()
+        except aot.CompileError as error:
+            raise CompileError(f"target='cuda': {error}") from None
     try:
         result = driver.compile(ir, options, filename="<train_step>")
     except PipelineError as error:

@@ -48,7 +48,7 @@ def _compile_library(ir, pipelines, mcpu, in_place, num_args, num_results,
     lib = os.path.join(directory, "libstep.so")
     if os.path.exists(lib):
         return lib, os.path.exists(os.path.join(directory, "in-place"))
-    if target == "cpu" and isinstance(pipelines, StepPipelines):
+    if isinstance(pipelines, StepPipelines):
         lowered, written_in_place = compile_step(ir, pipelines, in_place)
     else:
         lowered, written_in_place = _lower_by_pipelines(
