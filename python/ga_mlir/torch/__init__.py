@@ -75,8 +75,9 @@ import numpy  # noqa: F401  (torch-mlir needs it; fail early if missing)
 
 from ._common import CompileError
 from ._export import export_train_step
-from ._saved import LoadedTrainStep, load_step
-from ._step import CompiledTrainStep, compile_train_step
+from ._api import compile_train_step, load_step
+from ._saved import LoadedTrainStep
+from ._step import CompiledTrainStep
 from ._compare import compare
 
 __all__ = ["compile_train_step", "CompiledTrainStep", "CompileError",
