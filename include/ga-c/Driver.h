@@ -33,6 +33,9 @@ enum MlirGATarget {
   /// The LLVM dialect for the host with the kernels for an NVIDIA GPU
   /// embedded (--ga-lower-to-nvvm).
   MlirGATargetCUDA,
+  /// The static memory report (--ga-memory-report, JSON) of the step as the
+  /// CPU library bufferizes it.
+  MlirGATargetReport,
 };
 typedef enum MlirGATarget MlirGATarget;
 
@@ -105,6 +108,39 @@ typedef struct MlirGACompileOptions {
   int64_t minParallelWork;
   /// The lowering's options for MlirGATargetCUDA.
   MlirGANVVMOptions nvvm;
+  /// 0: no rewrite, the step is lowered as it is (-1, 1: rewritten).
+  int rewrite;
+  /// A data-parallel step's collectives: gradient buckets of `bucketSize`
+  /// bytes (0: none), the collectives as torch.distributed's host calls
+  /// (0 or 1), ZeRO-1 for rank `shardRank` of `shardWorld` (0: not
+  /// sharded) with its parameters, state results and state arguments.
+  int64_t bucketSize;
+  int hostCollectives;
+  int64_t shardRank;
+  int64_t shardWorld;
+  const int64_t *shardParams;
+  intptr_t numShardParams;
+  const int64_t *shardStateResults;
+  intptr_t numShardStateResults;
+  const int64_t *shardStateArgs;
+  intptr_t numShardStateArgs;
+  /// FSDP (--ga-shard-parameters) for rank `fsdpRank` of `fsdpWorld` (0:
+  /// not sharded): the sharded parameters' arguments and results, the
+  /// loss's result, the file the shard plan is written to.
+  int64_t fsdpRank;
+  int64_t fsdpWorld;
+  int64_t fsdpLoss;
+  const int64_t *fsdpParamArgs;
+  intptr_t numFsdpParamArgs;
+  const int64_t *fsdpParamResults;
+  intptr_t numFsdpParamResults;
+  MlirStringRef fsdpPlanOutput;
+  /// For MlirGATargetReport: the class of each argument, and a
+  /// data-parallel step's shard [begin, end) (-1: none).
+  const MlirStringRef *reportRoles;
+  intptr_t numReportRoles;
+  int64_t reportShardBegin;
+  int64_t reportShardEnd;
 } MlirGACompileOptions;
 
 /// What a compilation chose and produced, valid during the callback.
@@ -123,6 +159,8 @@ typedef struct MlirGACompileResult {
   /// The printed step: lowered for the target (MlirGATargetNone: the
   /// rewritten step; MlirGATargetChoice: empty).
   MlirStringRef module;
+  /// For MlirGATargetReport: the report's rows (JSON).
+  MlirStringRef memoryReport;
 } MlirGACompileResult;
 
 typedef void (*MlirGACompileResultCallback)(const MlirGACompileResult *result,

@@ -33,6 +33,10 @@ void mlirGACompileOptionsInit(MlirGACompileOptions *options) {
   options->vectorWidth = -1;
   options->numThreads = -1;
   options->minParallelWork = -1;
+  options->rewrite = -1;
+  options->fsdpLoss = -1;
+  options->reportShardBegin = -1;
+  options->reportShardEnd = -1;
   MlirGANVVMOptions &nvvm = options->nvvm;
   for (int *flag : {&nvvm.fuseElementwise, &nvvm.foldUnitDims, &nvvm.fuseRows,
                     &nvvm.fuseSiblings, &nvvm.recomputeShared, &nvvm.fma,
@@ -121,10 +125,36 @@ static void unwrapOptions(const MlirGACompileOptions &c,
   case MlirGATargetCUDA:
     options.target = DriverTarget::CUDA;
     break;
+  case MlirGATargetReport:
+    options.target = DriverTarget::Report;
+    break;
   default:
     options.target = DriverTarget::CPU;
   }
   unwrapNVVMOptions(c.nvvm, options.nvvm);
+  options.rewrite = c.rewrite != 0;
+  options.bucketSize = c.bucketSize;
+  options.hostCollectives = c.hostCollectives > 0;
+  ShardOptimizer &shard = options.shardOptimizer;
+  shard.rank = c.shardRank;
+  shard.world = c.shardWorld;
+  shard.params.assign(c.shardParams, c.shardParams + c.numShardParams);
+  shard.stateResults.assign(c.shardStateResults,
+                            c.shardStateResults + c.numShardStateResults);
+  shard.stateArgs.assign(c.shardStateArgs,
+                         c.shardStateArgs + c.numShardStateArgs);
+  ShardParameters &fsdp = options.shardParameters;
+  fsdp.rank = c.fsdpRank;
+  fsdp.world = c.fsdpWorld;
+  fsdp.loss = c.fsdpLoss;
+  fsdp.paramArgs.assign(c.fsdpParamArgs, c.fsdpParamArgs + c.numFsdpParamArgs);
+  fsdp.paramResults.assign(c.fsdpParamResults,
+                           c.fsdpParamResults + c.numFsdpParamResults);
+  fsdp.planOutput = unwrap(c.fsdpPlanOutput).str();
+  for (intptr_t i = 0; i < c.numReportRoles; ++i)
+    options.reportRoles.push_back(unwrap(c.reportRoles[i]).str());
+  if (c.reportShardBegin >= 0 && c.reportShardEnd >= 0)
+    options.reportShard = {c.reportShardBegin, c.reportShardEnd};
   LowerToCPUOptions &cpu = options.cpu;
   setUnlessDefault(cpu.blas, c.blas);
   setUnlessDefault(cpu.fuseElementwise, c.fuseElementwise);
@@ -162,7 +192,8 @@ static void reportResult(const DriverResult &result,
                               result.recomputeWork.value_or(-1),
                               inPlace.data(),
                               static_cast<intptr_t>(result.inPlace.size()),
-                              wrap(StringRef(printed))};
+                              wrap(StringRef(printed)),
+                              wrap(StringRef(result.memoryReport))};
   resultCallback(&view, userData);
 }
 

@@ -10,7 +10,10 @@
 
 #include "ga/Driver/Driver.h"
 
+#include "Stages.h"
+
 #include "ga/Codegen/Common/Passes.h"
+#include "ga/Conversion/Passes.h"
 #include "ga/Memory/Passes.h"
 #include "ga/Transforms/Passes.h"
 
@@ -23,6 +26,7 @@
 
 using namespace mlir;
 using namespace mlir::ga;
+using namespace mlir::ga::driver;
 
 //===----------------------------------------------------------------------===//
 // Options
@@ -38,9 +42,9 @@ static SmallVector<std::string> toPairStrings(ArrayRef<IndexPair> pairs) {
 
 /// The rewrite's options of `options` at N = `microBatches` with the
 /// recompute set `recompute`.
-static void getRewriteOptions(const DriverOptions &options,
-                              int64_t microBatches, StringRef recompute,
-                              AccumulatePipelineOptions &rewrite) {
+void driver::getRewriteOptions(const DriverOptions &options,
+                               int64_t microBatches, StringRef recompute,
+                               AccumulatePipelineOptions &rewrite) {
   rewrite.microBatches = microBatches;
   rewrite.allowGhostBatch = options.allowGhostBatch;
   rewrite.recomputeStatistics = options.recomputeStatistics;
@@ -51,7 +55,7 @@ static void getRewriteOptions(const DriverOptions &options,
 
 /// `options` as the text of a pass option (`a=1 b=2`), for the memory
 /// passes, which take the options of the lowering they run as text.
-static std::string printOptions(const ::mlir::detail::PassOptions &options) {
+std::string driver::printOptions(const ::mlir::detail::PassOptions &options) {
   std::string text;
   llvm::raw_string_ostream os(text);
   options.print(os);
@@ -66,8 +70,8 @@ static std::string printOptions(const ::mlir::detail::PassOptions &options) {
 //===----------------------------------------------------------------------===//
 
 /// Runs `build`'s passes on `module`.
-static LogicalResult runPasses(ModuleOp module,
-                               function_ref<void(OpPassManager &)> build) {
+LogicalResult driver::runPasses(ModuleOp module,
+                                function_ref<void(OpPassManager &)> build) {
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   build(pm);
   return pm.run(module);
@@ -134,8 +138,30 @@ static std::pair<unsigned, unsigned> countTensors(ModuleOp module,
   return {tensors, func.getNumResults()};
 }
 
-/// Adds the lowering of `options.target` (CPU or CUDA).
+void driver::buildCollectives(OpPassManager &pm, const DriverOptions &options) {
+  if (options.bucketSize > 0) {
+    BucketGradientsOptions buckets;
+    buckets.bucketSize = options.bucketSize;
+    pm.addNestedPass<func::FuncOp>(createBucketGradients(buckets));
+  }
+  if (options.hostCollectives)
+    pm.addPass(createConvertGAToHostCollectives());
+}
+
+LogicalResult driver::writeResultsInPlace(ModuleOp module,
+                                          const DriverOptions &options) {
+  WriteResultsInPlaceOptions write;
+  write.funcName = options.funcName;
+  write.pairs = toPairStrings(options.inPlace);
+  return runPasses(module, [&](OpPassManager &pm) {
+    pm.addPass(createWriteResultsInPlace(write));
+  });
+}
+
+/// Adds the lowering of `options.target` (CPU or CUDA), after that of the
+/// collectives.
 static void buildLowering(OpPassManager &pm, const DriverOptions &options) {
+  buildCollectives(pm, options);
   if (options.target == DriverTarget::CUDA)
     buildLowerToNVVMPipeline(pm, options.nvvm);
   else
@@ -238,9 +264,59 @@ static OwningOpRef<ModuleOp> lowerInPlaceQuietly(ModuleOp rewritten,
 // Driver
 //===----------------------------------------------------------------------===//
 
+/// Adds --ga-shard-optimizer for `shard` (after the rewrite).
+static void buildShardOptimizer(OpPassManager &pm, StringRef funcName,
+                                const ShardOptimizer &shard) {
+  ShardOptimizerOptions zero;
+  zero.funcName = funcName.str();
+  zero.rank = shard.rank;
+  zero.world = shard.world;
+  zero.params.assign(shard.params.begin(), shard.params.end());
+  zero.stateResults.assign(shard.stateResults.begin(),
+                           shard.stateResults.end());
+  zero.stateArgs.assign(shard.stateArgs.begin(), shard.stateArgs.end());
+  pm.addPass(createShardOptimizer(zero));
+}
+
+/// Adds --ga-shard-parameters for `shard` (after the rewrite).
+static void buildShardParameters(OpPassManager &pm, StringRef funcName,
+                                 const ShardParameters &shard) {
+  ShardParametersOptions fsdp;
+  fsdp.funcName = funcName.str();
+  fsdp.rank = shard.rank;
+  fsdp.world = shard.world;
+  fsdp.loss = shard.loss;
+  fsdp.paramArgs.assign(shard.paramArgs.begin(), shard.paramArgs.end());
+  fsdp.paramResults.assign(shard.paramResults.begin(),
+                           shard.paramResults.end());
+  fsdp.planOutput = shard.planOutput;
+  pm.addPass(createShardParameters(fsdp));
+}
+
+/// Lowers `result.rewritten` for the target into `result.lowered`: the
+/// in-place form when it holds, else the copying form.
+static LogicalResult lower(const DriverOptions &options, DriverResult &result) {
+  if (!options.inPlace.empty()) {
+    result.lowered = lowerInPlaceQuietly(*result.rewritten, options);
+    if (result.lowered)
+      result.inPlace.assign(options.inPlace.begin(), options.inPlace.end());
+  }
+  if (result.lowered)
+    return success();
+  result.lowered = result.rewritten->clone();
+  return runPasses(*result.lowered,
+                   [&](OpPassManager &pm) { buildLowering(pm, options); });
+}
+
 LogicalResult mlir::ga::runDriver(ModuleOp module, const DriverOptions &options,
                                   DriverResult &result) {
   OwningOpRef<ModuleOp> step = module.clone();
+  if (!options.rewrite) {
+    result.rewritten = std::move(step);
+    if (options.target == DriverTarget::None)
+      return success();
+    return lower(options, result);
+  }
   result.microBatches = options.microBatches;
   result.recompute = options.recompute;
   bool choose = options.microBatchSize || !options.maxMemory.empty();
@@ -259,25 +335,18 @@ LogicalResult mlir::ga::runDriver(ModuleOp module, const DriverOptions &options,
     rewrite.batchArgs = toPairStrings(options.batchArgs);
   if (failed(runPasses(*step, [&](OpPassManager &pm) {
         buildMicroBatchRewritePipeline(pm, rewrite);
+        if (options.shardOptimizer.world > 0)
+          buildShardOptimizer(pm, options.funcName, options.shardOptimizer);
+        if (options.shardParameters.world > 0)
+          buildShardParameters(pm, options.funcName, options.shardParameters);
       })))
     return failure();
   if (result.recompute.empty())
     result.recompute = "none";
   result.rewritten = std::move(step);
+  if (options.target == DriverTarget::Report)
+    return runReport(module, *result.rewritten, options, result);
   if (options.target == DriverTarget::None)
     return success();
-
-  if (!options.inPlace.empty()) {
-    result.lowered = lowerInPlaceQuietly(*result.rewritten, options);
-    if (result.lowered)
-      result.inPlace.assign(options.inPlace.begin(), options.inPlace.end());
-  }
-  if (!result.lowered) {
-    result.lowered = result.rewritten->clone();
-    if (failed(runPasses(*result.lowered, [&](OpPassManager &pm) {
-          buildLowering(pm, options);
-        })))
-      return failure();
-  }
-  return success();
+  return lower(options, result);
 }

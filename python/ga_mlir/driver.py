@@ -18,8 +18,9 @@ from . import (GADiagnosticWarning, PipelineError, _diagnostic_collector,
                _DiagnosticCallback, _file_name_ref, _load, _LogicalResult,
                _string_ref, _StringRef)
 
-__all__ = ["CompileOptions", "CompileResult", "compile", "CPU_OPTIONS",
-           "NVVM_OPTIONS"]
+__all__ = ["CompileOptions", "CompileResult", "ShardOptimizer",
+           "ShardParameters", "compile",
+           "CPU_OPTIONS", "NVVM_OPTIONS"]
 
 
 # The switches and counts of --ga-lower-to-cpu that compile takes (Python
@@ -47,10 +48,10 @@ NVVM_OPTIONS = {
     "cublas": "cublas", "cuda_graphs": "cudaGraphs",
     "c_interface": "cInterface",
 }
-_COUNTS = {"vector_width", "num_threads", "min_parallel_work", "opt_level",
+COUNT_OPTIONS = _COUNTS = {"vector_width", "num_threads", "min_parallel_work", "opt_level",
            "block_size", "gemm_tile", "gemm_min_reduction",
            "split_reduction_min", "split_row_reduction_min"}
-_STRINGS = {"chip", "features", "format", "ptxas_options"}
+STRING_OPTIONS = _STRINGS = {"chip", "features", "format", "ptxas_options"}
 
 
 @dataclasses.dataclass
@@ -62,7 +63,14 @@ class CompileOptions:
     pairs to write in place; cpu: --ga-lower-to-cpu options by their Python
     names (CPU_OPTIONS), nvvm: --ga-lower-to-nvvm options (NVVM_OPTIONS),
     None keeping the pipeline's default; target "cpu", "cuda", None (the
-    rewritten step only) or "choice" (N and the recompute set only)."""
+    rewritten step only), "choice" (N and the recompute set only) or
+    "report" (the memory report, as the CPU library bufferizes the step, of
+    the argument classes report_roles, on a data-parallel step's shard
+    report_shard = (begin, end)). rewrite=False lowers the step as it is.
+    A data-parallel step: gradient buckets of bucket_size bytes,
+    host_collectives (torch.distributed's, for the CPU), shard_optimizer
+    (ZeRO-1: a ShardOptimizer), shard_parameters (FSDP: a
+    ShardParameters)."""
     micro_batches: int = 0
     micro_batch_size: int = 0
     max_memory: str = ""
@@ -77,6 +85,38 @@ class CompileOptions:
     cpu: dict = dataclasses.field(default_factory=dict)
     nvvm: dict = dataclasses.field(default_factory=dict)
     func_name: str = "train_step"
+    rewrite: bool = True
+    bucket_size: int = 0
+    host_collectives: bool = False
+    shard_optimizer: "ShardOptimizer" = None
+    shard_parameters: "ShardParameters" = None
+    report_roles: tuple = ()
+    report_shard: tuple = None
+
+
+@dataclasses.dataclass
+class ShardParameters:
+    """FSDP for one rank (--ga-shard-parameters): the sharded parameters'
+    arguments and results, the loss's result and the file the shard plan is
+    written to."""
+    rank: int
+    world: int
+    loss: int
+    param_args: tuple = ()
+    param_results: tuple = ()
+    plan_output: str = ""
+
+
+@dataclasses.dataclass
+class ShardOptimizer:
+    """ZeRO-1 for one rank (--ga-shard-optimizer): the parameters whose rows
+    it updates and their states' indices among the step's results and
+    arguments."""
+    rank: int
+    world: int
+    params: tuple = ()
+    state_results: tuple = ()
+    state_args: tuple = ()
 
 
 @dataclasses.dataclass
@@ -92,6 +132,7 @@ class CompileResult:
     recompute_work: int
     in_place: list
     module: str
+    memory_report: str = ""
 
 
 class _NVVMOptions(ctypes.Structure):
@@ -134,7 +175,28 @@ class _Options(ctypes.Structure):
                 ("vectorWidth", ctypes.c_int64),
                 ("numThreads", ctypes.c_int64),
                 ("minParallelWork", ctypes.c_int64),
-                ("nvvm", _NVVMOptions)]
+                ("nvvm", _NVVMOptions), ("rewrite", ctypes.c_int),
+                ("bucketSize", ctypes.c_int64),
+                ("hostCollectives", ctypes.c_int),
+                ("shardRank", ctypes.c_int64),
+                ("shardWorld", ctypes.c_int64),
+                ("shardParams", ctypes.POINTER(ctypes.c_int64)),
+                ("numShardParams", ctypes.c_ssize_t),
+                ("shardStateResults", ctypes.POINTER(ctypes.c_int64)),
+                ("numShardStateResults", ctypes.c_ssize_t),
+                ("shardStateArgs", ctypes.POINTER(ctypes.c_int64)),
+                ("numShardStateArgs", ctypes.c_ssize_t),
+                ("fsdpRank", ctypes.c_int64), ("fsdpWorld", ctypes.c_int64),
+                ("fsdpLoss", ctypes.c_int64),
+                ("fsdpParamArgs", ctypes.POINTER(ctypes.c_int64)),
+                ("numFsdpParamArgs", ctypes.c_ssize_t),
+                ("fsdpParamResults", ctypes.POINTER(ctypes.c_int64)),
+                ("numFsdpParamResults", ctypes.c_ssize_t),
+                ("fsdpPlanOutput", _StringRef),
+                ("reportRoles", ctypes.POINTER(_StringRef)),
+                ("numReportRoles", ctypes.c_ssize_t),
+                ("reportShardBegin", ctypes.c_int64),
+                ("reportShardEnd", ctypes.c_int64)]
 
 
 class _Result(ctypes.Structure):
@@ -143,12 +205,13 @@ class _Result(ctypes.Structure):
                 ("predictedPeak", ctypes.c_int64),
                 ("recomputeWork", ctypes.c_int64),
                 ("inPlace", ctypes.POINTER(ctypes.c_int64)),
-                ("numInPlace", ctypes.c_ssize_t), ("module", _StringRef)]
+                ("numInPlace", ctypes.c_ssize_t), ("module", _StringRef),
+                ("memoryReport", _StringRef)]
 
 
 _ResultCallback = ctypes.CFUNCTYPE(None, ctypes.POINTER(_Result),
                                    ctypes.c_void_p)
-_TARGETS = {"cpu": 0, None: 1, "choice": 2, "cuda": 3}
+_TARGETS = {"cpu": 0, None: 1, "choice": 2, "cuda": 3, "report": 4}
 
 
 def _library():
@@ -167,6 +230,11 @@ def _library():
 def _pairs(pairs):
     flat = [int(v) for pair in pairs for v in pair]
     return (ctypes.c_int64 * max(len(flat), 1))(*flat), len(flat) // 2
+
+
+def _ints(values):
+    flat = [int(v) for v in values]
+    return (ctypes.c_int64 * max(len(flat), 1))(*flat), len(flat)
 
 
 def _text(ref):
@@ -206,8 +274,8 @@ def compile(ir, options, filename=None):
     the wrong kind; ValueError for an unknown target. For "cuda", the
     kernels' libdevice is found through CUDA_HOME (see aot.Toolchain)."""
     if options.target not in _TARGETS:
-        raise ValueError(f"compile: target must be 'cpu', 'cuda', None or "
-                         f"'choice', got {options.target!r}")
+        raise ValueError(f"compile: target must be 'cpu', 'cuda', None, "
+                         f"'choice' or 'report', got {options.target!r}")
     lib = _library()
     c = _Options()
     lib.mlirGACompileOptionsInit(ctypes.byref(c))
@@ -235,6 +303,36 @@ def compile(ir, options, filename=None):
     c.accumulatorType = text(options.accumulator_type or "")
     c.recompute = text(options.recompute or "")
     c.target = _TARGETS[options.target]
+    c.rewrite = int(bool(options.rewrite))
+    c.bucketSize = int(options.bucket_size or 0)
+    c.hostCollectives = int(bool(options.host_collectives))
+    zero = options.shard_optimizer
+    if zero is not None:
+        c.shardRank, c.shardWorld = int(zero.rank), int(zero.world)
+        for field, values in (("shardParams", zero.params),
+                              ("shardStateResults", zero.state_results),
+                              ("shardStateArgs", zero.state_args)):
+            array, count = _ints(values)
+            keep.append(array)
+            setattr(c, field, array)
+            setattr(c, "num" + field[0].upper() + field[1:], count)
+    fsdp = options.shard_parameters
+    if fsdp is not None:
+        c.fsdpRank, c.fsdpWorld = int(fsdp.rank), int(fsdp.world)
+        c.fsdpLoss = int(fsdp.loss)
+        c.fsdpPlanOutput = text(fsdp.plan_output)
+        for field, values in (("ParamArgs", fsdp.param_args),
+                              ("ParamResults", fsdp.param_results)):
+            array, count = _ints(values)
+            keep.append(array)
+            setattr(c, "fsdp" + field, array)
+            setattr(c, "numFsdp" + field, count)
+    roles = (_StringRef * max(len(options.report_roles), 1))(
+        *[text(r) for r in options.report_roles])
+    keep.append(roles)
+    c.reportRoles, c.numReportRoles = roles, len(options.report_roles)
+    if options.report_shard is not None:
+        c.reportShardBegin, c.reportShardEnd = map(int, options.report_shard)
     _set_lowering_options(c, options.cpu, CPU_OPTIONS, "CPU", text)
     _set_lowering_options(c.nvvm, options.nvvm, NVVM_OPTIONS, "NVVM", text)
 
@@ -248,7 +346,7 @@ def compile(ir, options, filename=None):
             r.microBatches, _text(r.recompute),
             None if r.predictedPeak < 0 else r.predictedPeak,
             None if r.recomputeWork < 0 else r.recomputeWork, pairs,
-            _text(r.module)))
+            _text(r.module), _text(r.memoryReport)))
 
     diagnostics, diagnostic_callback = _diagnostic_collector()
     result_callback = _ResultCallback(on_result)

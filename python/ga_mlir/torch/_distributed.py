@@ -35,10 +35,12 @@ of a rank's inputs change; ranks that compiled different steps fail with a
 message naming the difference.
 """
 
+import dataclasses
 import math
 
 import torch
 
+from .. import driver
 from ._common import CompileError
 from ._dp_collectives import collectives_for, shard_rows
 from ._dp_memory import report
@@ -189,36 +191,26 @@ class DataParallelMixin:
                                f"{local} samples (rank {self.rank})")
         return n
 
-    def _step_pipelines(self, ir, n, batch_args, spec):
-        ir, (accumulate, lower) = super()._step_pipelines(ir, n, batch_args,
-                                                          spec)
+    def _step_options(self, ir, n, batch_args, spec):
+        ir, options = super()._step_options(ir, n, batch_args, spec)
         ir = _mark_data_parallel(ir)
+        # The buckets' all-reduces: calls of torch.distributed's on the CPU
+        # (--convert-ga-to-host-collectives); --ga-lower-to-nvvm lowers them
+        # to NCCL on the streams itself.
+        options = dataclasses.replace(
+            options, bucket_size=int(self.bucket_cap_mb * (1 << 20)),
+            host_collectives=self.target == "cpu")
         if self.shard_optimizer:
-            accumulate = accumulate[:-1] + "," + self._shard_pass(spec) + ")"
-        if self.target == "cuda":
-            # --ga-lower-to-nvvm lowers the buckets' all-reduces itself
-            # (--convert-ga-to-nccl, then --ga-overlap-all-reduce on the
-            # streams): only the bucketing runs before it.
-            bucket = int(self.bucket_cap_mb * (1 << 20))
-            if bucket:
-                accumulate = accumulate[:-1] + ",func.func(" \
-                    f"ga-bucket-gradients{{bucket-size={bucket}}}))"
-            return ir, (accumulate, lower)
-        return ir, (accumulate, f"{self._collectives_pipeline()},{lower}")
+            options.shard_optimizer = self._shard_optimizer(spec)
+        return ir, options
 
-    def _collectives_pipeline(self):
-        """Bucketing and the host lowering of the collectives."""
-        bucket = int(self.bucket_cap_mb * (1 << 20))
-        return ("convert-ga-to-host-collectives" if bucket == 0 else
-                "func.func(ga-bucket-gradients{bucket-size="
-                f"{bucket}}}),convert-ga-to-host-collectives")
-
-    def _shard_pass(self, spec):
-        """--ga-shard-optimizer for this rank: the parameters of rank >= 1
-        (0-d ones are updated whole on every rank) and their states of
-        their own shape (step counts are updated whole as well), in
-        the step's order of results (parameters, then their states) and
-        arguments (parameters, frozen parameters, buffers, states)."""
+    def _shard_optimizer(self, spec):
+        """--ga-shard-optimizer for this rank (a driver.ShardOptimizer): the
+        parameters of rank >= 1 (0-d ones are updated whole on every rank)
+        and their states of their own shape (step counts are updated whole
+        as well), in the step's order of results (parameters, then their
+        states) and arguments (parameters, frozen parameters, buffers,
+        states)."""
         spec.opt.shard_rows = lambda rows: shard_rows(rows, self.world_size,
                                                       self.rank)
         num_params = len(spec.params)
@@ -234,12 +226,9 @@ class DataParallelMixin:
                         results.append(num_params + k + j)
                         args.append(first_state + k + j)
             k += spec.num_states[i]
-        options = [f"rank={self.rank}", f"world={self.world_size}"]
-        for name, values in (("params", params), ("state-results", results),
-                             ("state-args", args)):
-            if values:
-                options.append(f"{name}={','.join(map(str, values))}")
-        return f"ga-shard-optimizer{{{' '.join(options)}}}"
+        return driver.ShardOptimizer(self.rank, self.world_size,
+                                     tuple(params), tuple(results),
+                                     tuple(args))
 
     def _call_arguments(self, variant, flat, descriptors):
         """The batch inputs as the global arguments the step reads rows
@@ -275,10 +264,9 @@ class DataParallelMixin:
         optimizer_state holds this rank's rows of the state."""
         v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
             else next(iter(self._variants.values()))
-        ir, (accumulate, _) = self._step_pipelines(
-            v.ir, v.micro_batches, v.batch_args, v.spec)
-        return report(ir, accumulate, self._collectives_pipeline(), v,
-                      self.num_inputs, self.options)
+        ir, options = self._step_options(v.ir, v.micro_batches,
+                                         v.batch_args, v.spec)
+        return report(ir, options, v, self.num_inputs, self.options)
 
     def collectives_per_call(self):
         """(collectives, bytes) of the last call (the benchmark's count)."""

@@ -8,9 +8,8 @@ import threading
 import torch
 
 from .. import aot, library_path
-from . import _inplace
 from ._budget import (_budget_text, _cache_dir, _choose_micro_batches,
-                      _memory_report, _rewrite)
+                      _memory_report)
 from ._cache import cached_export, library_cpu
 from ._call import CpuLibrary, CudaLibrary, call_step, new_hyper, \
     require_cuda
@@ -22,7 +21,7 @@ from ._fastcall import CallPlan, traced_state as _traced_state
 from ._layout import StepLayout
 from ._saved import save_step
 from ._options import (_ACCUMULATE_OPTIONS, _LOWER_OPTIONS, _NVVM_OPTIONS,
-                       StepPipelines, _pipelines, _run_pipeline, compile_step)
+                       compile_step, step_options)
 
 
 def _aot(what, fn, *args, **kwargs):
@@ -32,27 +31,24 @@ def _aot(what, fn, *args, **kwargs):
         raise CompileError(f"{what}: {error}") from None
 
 
-def _compile_library(ir, pipelines, mcpu, in_place, num_args, num_results,
-                     target="cpu"):
-    """The shared library of `ir` under `pipelines` (see _pipelines), built
-    by ga-compile (ga_mlir.aot) into the cache, from the cache when the same
-    IR was compiled with the same options before, and whether its results
+def _compile_library(ir, compile_options, mcpu, in_place):
+    """The shared library of `ir` under `compile_options` (the driver's:
+    _options.step_options), built by the driver and ga-compile's linking
+    (ga_mlir.aot) into the cache, from the cache when the same IR was
+    compiled with the same options before, and whether its results
     `in_place` (pairs of result and argument indices) are written into the
     arguments (else the library returns every result: into out-parameters
     on the CPU, in device memory on the GPU)."""
+    target = compile_options.target
     key = hashlib.sha256("\0".join(
-        [ir, *pipelines, library_cpu(mcpu), target, repr(in_place),
+        [ir, repr(compile_options), library_cpu(mcpu), repr(in_place),
          os.path.realpath(library_path()),
          str(os.path.getmtime(library_path()))]).encode()).hexdigest()[:24]
     directory = os.path.join(_cache_dir(), key)
     lib = os.path.join(directory, "libstep.so")
     if os.path.exists(lib):
         return lib, os.path.exists(os.path.join(directory, "in-place"))
-    if isinstance(pipelines, StepPipelines):
-        lowered, written_in_place = compile_step(ir, pipelines, in_place)
-    else:
-        lowered, written_in_place = _lower_by_pipelines(
-            ir, pipelines, in_place, num_args, num_results, target)
+    lowered, written_in_place = compile_step(ir, compile_options, in_place)
     work = tempfile.mkdtemp(prefix="step-", dir=_cache_dir())
     with open(os.path.join(work, "step.mlir"), "w") as f:
         f.write(ir)
@@ -69,39 +65,6 @@ def _compile_library(ir, pipelines, mcpu, in_place, num_args, num_results,
     except OSError:  # another process compiled it first
         return os.path.join(work, "libstep.so"), written_in_place
     return lib, written_in_place
-
-
-def _lower_by_pipelines(ir, pipelines, in_place, num_args, num_results,
-                        target):
-    """The lowered step and whether its results `in_place` are written in
-    place, by the pipeline texts (CUDA and the data-parallel steps; the CPU
-    path calls the driver: _options.compile_step)."""
-    rewritten, wrapped = _rewrite(ir, pipelines, in_place)
-    lowered = None
-    if target == "cuda":
-        if wrapped is not None:
-            lowered = _aot("ga-mlir could not lower the training step for "
-                           "the GPU", aot.lower, wrapped, "cuda",
-                           lower_options=pipelines[1], name="<train_step>")
-            if not _inplace.check_lowered_results(lowered):
-                lowered = None  # an update was not in place: copy instead
-        if lowered is None:
-            lowered = _aot("ga-mlir could not lower the training step for "
-                           "the GPU", aot.lower, rewritten, "cuda",
-                           lower_options=pipelines[1], name="<train_step>")
-            wrapped = None
-    elif wrapped is not None:
-        lowered = _run_pipeline(
-            wrapped, f"builtin.module({pipelines[1]})",
-            "ga-mlir could not lower the training step")
-        if not _inplace.check_lowered(lowered, num_args,
-                                      num_results - len(in_place)):
-            lowered = None  # an update was not in place: copy instead
-    written_in_place = lowered is not None and wrapped is not None
-    if lowered is None:
-        lowered = _run_pipeline(rewritten, f"builtin.module({pipelines[1]})",
-                                "ga-mlir could not lower the training step")
-    return lowered, written_in_place
 
 
 def _argument_types(spec, model):
@@ -222,7 +185,8 @@ class CompiledTrainStep:
             raise CompileError(f"{n} micro-batches for a batch of {batch}: "
                                "every micro-batch needs at least one "
                                "sample; pass at most the batch size")
-        compiled_ir, pipelines = self._step_pipelines(ir, n, batch_args, spec)
+        compiled_ir, compile_options = self._step_options(ir, n, batch_args,
+                                                          spec)
         buffers = dict(self.model.named_buffers())
         results = [(p.shape, p.dtype) for p in spec.params]
         for i in range(len(spec.params)):
@@ -244,8 +208,7 @@ class CompiledTrainStep:
             for k, n in enumerate(spec.mutated_buffers)] \
             if self.in_place else []
         lib, written_in_place = _compile_library(
-            compiled_ir, pipelines, self.mcpu, in_place, spec.arg_count(),
-            len(results), self.target)
+            compiled_ir, compile_options, self.mcpu, in_place)
         kept = 1 + len(spec.metrics)  # the loss and the metrics
         variant = _Variant(lib, results[-kept:] if written_in_place
                            else results, self.target)
@@ -304,11 +267,12 @@ class CompiledTrainStep:
         return dict(self.options, recompute=chosen) if chosen else \
             self.options
 
-    def _step_pipelines(self, ir, n, batch_args, spec):
-        """The IR to compile and its pipelines (see _pipelines; a hook of
-        _distributed, which may set `spec.opt.shard_rows`)."""
-        return ir, _pipelines(n, batch_args, self._rewrite_options(),
-                              self.target)
+    def _step_options(self, ir, n, batch_args, spec):
+        """The IR to compile and the driver's options for it
+        (_options.step_options; a hook of _distributed, which may set
+        `spec.opt.shard_rows`)."""
+        return ir, step_options(n, batch_args, self._rewrite_options(),
+                                self.target)
 
     def _call_arguments(self, variant, flat, descriptors):
         """The parameters of the library's function before its
