@@ -77,7 +77,8 @@ static LogicalResult runReportPass(ModuleOp module, MemoryReportOptions report,
   if (std::error_code error =
           llvm::sys::fs::createTemporaryFile("ga-report", "json", path))
     return emitError(module.getLoc())
-           << "cannot create the memory report's file: " << error.message();
+           << "internal error: cannot create the memory report's file: "
+           << error.message();
   report.output = path.str().str();
   LogicalResult ran = runPasses(module, [&](OpPassManager &pm) {
     before(pm);
@@ -88,7 +89,8 @@ static LogicalResult runReportPass(ModuleOp module, MemoryReportOptions report,
   if (failed(ran))
     return failure();
   if (!buffer)
-    return emitError(module.getLoc()) << "cannot read the memory report";
+    return emitError(module.getLoc())
+           << "internal error: cannot read the memory report";
   json = (*buffer)->getBuffer().str();
   return success();
 }
