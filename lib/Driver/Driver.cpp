@@ -138,12 +138,19 @@ static std::pair<unsigned, unsigned> countTensors(ModuleOp module,
   return {tensors, func.getNumResults()};
 }
 
+/// Adds --ga-bucket-gradients with `options.bucketSize` (0: no buckets).
+static void buildBuckets(OpPassManager &pm, const DriverOptions &options) {
+  if (options.bucketSize <= 0)
+    return;
+  BucketGradientsOptions buckets;
+  buckets.bucketSize = options.bucketSize;
+  pm.addNestedPass<func::FuncOp>(createBucketGradients(buckets));
+}
+
 void driver::buildCollectives(OpPassManager &pm, const DriverOptions &options) {
-  if (options.bucketSize > 0) {
-    BucketGradientsOptions buckets;
-    buckets.bucketSize = options.bucketSize;
-    pm.addNestedPass<func::FuncOp>(createBucketGradients(buckets));
-  }
+  // For the GPU the buckets are formed with the rewrite (see runDriver).
+  if (options.target != DriverTarget::CUDA)
+    buildBuckets(pm, options);
   if (options.hostCollectives)
     pm.addPass(createConvertGAToHostCollectives());
 }
@@ -339,6 +346,12 @@ LogicalResult mlir::ga::runDriver(ModuleOp module, const DriverOptions &options,
           buildShardOptimizer(pm, options.funcName, options.shardOptimizer);
         if (options.shardParameters.world > 0)
           buildShardParameters(pm, options.funcName, options.shardParameters);
+        // The GPU lowering overlaps the buckets' NCCL all-reduces with the
+        // backward on the streams: they are formed before the results are
+        // written in place, as the frontend formed them (the CPU forms
+        // them in its lowering).
+        if (options.target == DriverTarget::CUDA)
+          buildBuckets(pm, options);
       })))
     return failure();
   if (result.recompute.empty())
