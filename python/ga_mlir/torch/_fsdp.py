@@ -30,6 +30,7 @@ import tempfile
 
 import torch
 
+from .. import driver
 from ._common import CompileError
 from ._dp_collectives import shard_rows
 from ._distributed import DataParallelTrainStep
@@ -153,10 +154,11 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
                     v.results[i] = (p.shape, p.dtype)
         return v
 
-    def _fsdp_pass(self, spec):
-        """--ga-shard-parameters for this rank: the sharded parameters are
-        argument i and result i (the step's layout starts with them); the
-        loss follows the parameters, the states and the mutated buffers."""
+    def _shard_parameters_options(self, spec):
+        """--ga-shard-parameters for this rank (a driver.ShardParameters):
+        the sharded parameters are argument i and result i (the step's
+        layout starts with them); the loss follows the parameters, the
+        states and the mutated buffers."""
         indices = [i for i, p in enumerate(spec.params) if p.dim() >= 1]
         loss = len(spec.params) + sum(spec.num_states) + \
             len(spec.mutated_buffers)
@@ -164,23 +166,16 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
             # Removed with the step.
             self._plan_dir = tempfile.TemporaryDirectory(prefix="ga-fsdp-")
         self._plan_file = os.path.join(self._plan_dir.name, "plan.json")
-        options = [f"rank={self.rank}", f"world={self.world_size}",
-                   f"loss={loss}", f"plan-output={self._plan_file}"]
-        if indices:
-            listed = ",".join(map(str, indices))
-            options += [f"param-args={listed}", f"param-results={listed}"]
-        return f"ga-shard-parameters{{{' '.join(options)}}}"
+        return driver.ShardParameters(self.rank, self.world_size, loss,
+                                      tuple(indices), tuple(indices),
+                                      self._plan_file)
 
-    def _step_pipelines(self, ir, n, batch_args, spec):
-        ir, (accumulate, lower) = super()._step_pipelines(ir, n, batch_args,
-                                                          spec)
-        accumulate = accumulate[:-1] + "," + self._fsdp_pass(spec) + ")"
-        return ir, (accumulate, lower)
-
-    def _collectives_pipeline(self):
+    def _step_options(self, ir, n, batch_args, spec):
         # The sharded collectives are lowered one by one (no bucketing of
         # reduce-scatters and all-gathers yet).
-        return super()._collectives_pipeline()
+        ir, options = super()._step_options(ir, n, batch_args, spec)
+        options.shard_parameters = self._shard_parameters_options(spec)
+        return ir, options
 
     # -- the plan -----------------------------------------------------------------
 
