@@ -19,6 +19,7 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import model_zoo
+import moe_models
 from ga_mlir.torch import CompileError, _moe, compile_train_step
 from ga_mlir.torch._export import _tracing
 
@@ -98,7 +99,7 @@ print("grouped_mm nodes:", " ".join(
 # CHECK: mixtral block, example batch: {{.*}} OK
 # CHECK: mixtral block, expert 0 without tokens (0 pairs): {{.*}} OK
 torch.manual_seed(0)
-model = model_zoo.mixtral(layers=1)
+model = moe_models.mixtral(layers=1)
 block = model.model.layers[0].mlp
 names = [n for n, _ in block.named_parameters()]
 eager = copy.deepcopy(model).double()
@@ -156,12 +157,12 @@ for label, ps, h, g in [("example batch", params, h0, g0),
 # CHECK: mixtral router logits: refused at transformers/integrations/moe.py: the grouped product of a mixture-of-experts layer
 # CHECK: mixtral eager experts: refused at models/mixtral/modeling_mixtral.py: this line applies unbind to a selection by a boolean mask
 for name, make, kw in (
-        ("mixtral", model_zoo.mixtral, {}),
-        ("qwen3-moe", model_zoo.qwen3_moe, {}),
-        ("olmoe", model_zoo.olmoe, {}),
-        ("mixtral router logits", model_zoo.mixtral,
+        ("mixtral", moe_models.mixtral, {}),
+        ("qwen3-moe", moe_models.qwen3_moe, {}),
+        ("olmoe", moe_models.olmoe, {}),
+        ("mixtral router logits", moe_models.mixtral,
          {"router_logits": True}),
-        ("mixtral eager experts", model_zoo.mixtral,
+        ("mixtral eager experts", moe_models.mixtral,
          {"experts_implementation": "eager"})):
     model = make(layers=1, **kw)
     try:
