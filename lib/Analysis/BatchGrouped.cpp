@@ -129,7 +129,7 @@ struct GroupedMatmulModel
     if (!endsType.getElementType().isIndex())
       first = arith::IndexCastOp::create(builder, loc,
                                          endsType.getElementType(), first);
-    Value shift = tensor::SplatOp::create(builder, loc, endsType, first);
+    Value shift = tensor::SplatOp::create(builder, loc, first, endsType);
     Value shifted = arith::SubIOp::create(builder, loc, ends, shift);
     Value lhs = b.getAlong(grouped.getLhs(), 0, factor);
     Value rhs = grouped.getTransposeLhs()
