@@ -56,11 +56,11 @@ LogicalResult GroupedMatmulOp::verify() {
   return success();
 }
 
-/// `value` (an integer or index) as an index clamped to [0, rows].
-static Value clampRow(OpBuilder &b, Location loc, Value value, Value rows) {
+/// `value` (an integer or index) as an index clamped to [zero, rows].
+static Value clampRow(OpBuilder &b, Location loc, Value value, Value zero,
+                      Value rows) {
   if (!value.getType().isIndex())
     value = arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   value = arith::MaxSIOp::create(b, loc, value, zero);
   return arith::MinSIOp::create(b, loc, value, rows);
 }
@@ -112,7 +112,7 @@ GroupedMatmulOp::decomposeOperation(OpBuilder &b) {
         Value start = args[0], acc = args[1];
         Value endRaw = tensor::ExtractOp::create(nb, nloc, ends, g);
         Value end = arith::MaxSIOp::create(
-            nb, nloc, clampRow(nb, nloc, endRaw, rows), start);
+            nb, nloc, clampRow(nb, nloc, endRaw, zero, rows), start);
         Value size = arith::SubIOp::create(nb, nloc, end, start);
         Value rowsOfLhs = rowsAt(nb, nloc, lhs, start, size);
         Value next;

@@ -6,9 +6,9 @@
 // with upstream's transposed lhs), accumulated into the init.
 
 // CHECK-LABEL: func.func @rows
+// CHECK:       %[[M:.*]] = tensor.dim %[[X:.*]], %{{.*}} : tensor<12x8xf32>
 // CHECK-DAG:   %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG:   %[[C4:.*]] = arith.constant 4 : index
-// CHECK-DAG:   %[[M:.*]] = tensor.dim %[[X:.*]], %[[C0]] : tensor<12x8xf32>
 // CHECK:       %[[R:.*]]:2 = scf.for %[[G:.*]] = %[[C0]] to %[[C4]] step %{{.*}} iter_args(%[[START:.*]] = %[[C0]], %[[ACC:.*]] = %[[Y:.*]]) -> (index, tensor<12x16xf32>)
 // CHECK:         %[[RAW:.*]] = tensor.extract %{{.*}}[%[[G]]] : tensor<4xi32>
 // CHECK:         %[[I:.*]] = arith.index_cast %[[RAW]] : i32 to index

@@ -204,7 +204,7 @@ for name, make, kw in (
         where, _, said = first.partition(": error: ")
         file = "/".join(where.split(":")[0].split("/")[-3:])
         print(f"{name}: refused at {file}, a sort: "
-              f"{'to a sort (torch.sort' in said}: {said[:200]}")
+              f"{'a sort (torch.sort' in said}: {said[:200]}")
 
 
 # A mixture of experts written with torch.nn.functional.grouped_mm (also
