@@ -39,8 +39,8 @@ func.func @rows_per_sample(%x: tensor<12x8xf32> {ga.batch = 0 : i64}, %w: tensor
 // The ends as a count over the batch (here of positive first features,
 // a stand-in for a histogram of the routing): the product waits for it.
 // CHECK-LABEL: @ends_from_batch: batch size 12, loops 2
-// CHECK:         linalg.generic: reduced(add) [loop 1]
-// CHECK:         ga.grouped_matmul: batched(0) [loop 2]
+// CHECK:         linalg.generic: reduced(add) data [loop 1]
+// CHECK:         ga.grouped_matmul: batched(0)
 func.func @ends_from_batch(%x: tensor<12x8xf32> {ga.batch = 0 : i64}, %w: tensor<4x8x5xf32>)
     -> tensor<12x5xf32> {
   %zero = arith.constant 0.0 : f32
