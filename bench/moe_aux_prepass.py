@@ -19,57 +19,31 @@ usage: PYTHONPATH=build/python_packages .venv/bin/python \
            bench/moe_aux_prepass.py [--ns 4,8] [--rounds 5] [--layers 2]
 """
 import argparse
+import os
 import statistics
+import sys
 import time
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 from transformers.models.mixtral.modeling_mixtral import \
     load_balancing_loss_func
 
 from ga_mlir.torch import compile_train_step
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "test", "python", "torch"))
+import moe_models  # noqa: E402
+
 E, K, D, VOCAB, T, B = 8, 2, 64, 256, 32, 32
 
 
-class MoELayer(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.gate = nn.Linear(D, E, bias=False)
-        self.w1 = nn.Parameter(torch.randn(E, D, 2 * D) * D ** -0.5)
-        self.w2 = nn.Parameter(torch.randn(E, 2 * D, D) * (2 * D) ** -0.5)
-
-    def forward(self, x):
-        h = x.reshape(-1, D)
-        logits = self.gate(h)
-        probs = F.softmax(logits, dim=-1)
-        # The chosen probabilities picked by a one-hot product (topk's own
-        # backward writes by index, which ga-mlir does not compile yet).
-        hot = F.one_hot(torch.topk(probs, K, dim=-1).indices, E).float()
-        weights = (hot * probs.unsqueeze(1)).sum(-1)
-        weights = weights / weights.sum(-1, keepdim=True)
-        mix = (hot * weights.unsqueeze(-1)).sum(1)
-        y = F.silu(torch.einsum("td,edf->tef", h, self.w1))
-        y = torch.einsum("tef,efd->ted", y, self.w2)
-        return (mix.unsqueeze(-1) * y).sum(1).reshape(x.shape), logits
-
-
-class MoE(nn.Module):
-    def __init__(self, layers):
-        super().__init__()
-        self.embed = nn.Embedding(VOCAB, D)
-        self.layers = nn.ModuleList([MoELayer() for _ in range(layers)])
-        self.head = nn.Linear(D, VOCAB)
-
-    def forward(self, ids):
-        x = self.embed(ids)
-        gates = []
-        for layer in self.layers:
-            y, logits = layer(F.layer_norm(x, (D,)))
-            x = x + y
-            gates.append(logits)
-        return self.head(x), tuple(gates)
+def MoE(layers):
+    """The plain-torch MoE of the tests (test/python/torch/moe_models.py),
+    a layer norm before each layer."""
+    return moe_models.DenseMoE(VOCAB, D, E, K, layers=layers, norm=True,
+                               gate_bias=False,
+                               scales=(D ** -0.5, (2 * D) ** -0.5))
 
 
 def batch_loss(model, ids, labels):

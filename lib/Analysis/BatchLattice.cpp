@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Analysis/BatchDependence.h"
+#include "ga/IR/GAGroupedOps.h"
 
 using namespace mlir;
 using namespace mlir::ga;
@@ -111,7 +112,8 @@ BatchClass BatchClass::join(const BatchClass &lhs, const BatchClass &rhs) {
 }
 
 BatchClass BatchClass::readAt(Value value) const {
-  if (kind != Kind::Reduced || value.getDefiningOp<linalg::LinalgOp>())
+  if (kind != Kind::Reduced || value.getDefiningOp<linalg::LinalgOp>() ||
+      value.getDefiningOp<GroupedMatmulOp>())
     return *this;
   BatchClass derived = *this;
   derived.kind = Kind::Derived;

@@ -30,6 +30,8 @@ void registerTensorBatchModels(DialectRegistry &registry);
 void registerRegionBatchModels(DialectRegistry &registry);
 /// The model of every linalg structured op (BatchLinalg.cpp).
 void registerLinalgBatchModels(DialectRegistry &registry);
+/// The model of ga.grouped_matmul (BatchGrouped.cpp).
+void registerGroupedBatchModels(DialectRegistry &registry);
 
 } // namespace mlir::ga
 

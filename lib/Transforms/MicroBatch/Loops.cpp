@@ -50,13 +50,15 @@ static Value convertElements(OpBuilder &builder, Location loc, Value value,
 SmallVector<Accumulator> StepRewriter::makeAccumulators(const LevelPlan &plan) {
   SmallVector<Accumulator> accs;
   for (Operation *op : plan.accumulated) {
-    auto linalgOp = cast<linalg::LinalgOp>(op);
+    // A reduction is a destination-style op (linalg, ga.grouped_matmul):
+    // its init is where the accumulator enters.
+    auto dpsOp = cast<DestinationStyleOpInterface>(op);
     const PerSampleOpInfo *info = analysis.getOpInfo(op);
     for (OpResult result : op->getResults()) {
       Accumulator acc;
       acc.reduction = op;
       acc.resultIndex = result.getResultNumber();
-      Value init = linalgOp.getDpsInits()[acc.resultIndex];
+      Value init = dpsOp.getDpsInits()[acc.resultIndex];
       if (!info->hasNamedCombiners) {
         acc.kind = Accumulator::Kind::Ordered;
         acc.init = init;
@@ -164,14 +166,14 @@ void StepRewriter::emitBody(Instance &inst, const LevelPlan &plan,
 void StepRewriter::accumulate(Instance &inst, Operation *op,
                               ArrayRef<Accumulator> accs, ValueRange iterArgs,
                               SmallVectorImpl<Value> &yields) {
-  auto linalgOp = cast<linalg::LinalgOp>(op);
+  auto dpsOp = cast<DestinationStyleOpInterface>(op);
   SmallVector<std::pair<unsigned, Value>> overrides;
   SmallVector<unsigned> accIndices;
   for (auto [index, acc] : llvm::enumerate(accs)) {
     if (acc.reduction != op)
       continue;
     accIndices.push_back(index);
-    OpOperand *init = linalgOp.getDpsInitOperand(acc.resultIndex);
+    OpOperand *init = dpsOp.getDpsInitOperand(acc.resultIndex);
     Value start;
     if (acc.kind == Accumulator::Kind::Ordered) {
       start = iterArgs[index];
@@ -259,7 +261,8 @@ void StepRewriter::replaceGuarded(const Accumulator &acc, Value value) {
   Operation *op = acc.reduction;
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPoint(op);
-  Value init = cast<linalg::LinalgOp>(op).getDpsInits()[acc.resultIndex];
+  Value init =
+      cast<DestinationStyleOpInterface>(op).getDpsInits()[acc.resultIndex];
   Value final = value;
   if (!isNeutralTensor(init, acc.combiner))
     final =

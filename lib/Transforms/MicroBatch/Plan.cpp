@@ -157,7 +157,8 @@ LevelPlan StepRewriter::planLevel(unsigned level,
       // An accumulator's chained init is combined after the loop (the init
       // operand only: the same value read as an input is needed here).
       if (isAccumulatorOnly && index < op->getNumOperands() &&
-          cast<linalg::LinalgOp>(op).isDpsInit(&op->getOpOperand(index)) &&
+          cast<DestinationStyleOpInterface>(op).isDpsInit(
+              &op->getOpOperand(index)) &&
           !analysis.getClass(input).isBatched())
         continue;
       BatchClass cls = analysis.getClass(input);

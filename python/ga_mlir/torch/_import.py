@@ -84,6 +84,9 @@ def _import_to_linalg(gm, graphs=None):
     # text only.
     context = ir.Context()
     torch_dialect.register_dialect(context)
+    # A step imported in parts (_rolled) gets ops of ga-mlir's own dialect
+    # (ga.grouped_matmul), which torch-mlir's context does not know.
+    context.allow_unregistered_dialects = graphs is not None
     errors = []
 
     def collect(diagnostic):

@@ -28,12 +28,13 @@ runs the same graph. Rows past offs[-1] are zero (transformers' fallback).
 The work is proportional to the rows S = T * k: each row is multiplied by
 its own group's weight only.
 
-What is not done yet (refuse_grouped_products): the import of these
-operations (a grouped product op with data-dependent group offsets,
-lowered to a product per group) and the batch analysis of the routing
-around them (the sort of the pairs across the batch, undone before the
-sum over each token's experts). Until then a step with a grouped product
-is refused at the experts' line.
+_rolled imports each of them as one ga.grouped_matmul (the weights'
+gradient with transpose_lhs), whose batch model (lib/Analysis/
+BatchGrouped.cpp) takes rows that are per-sample in order and whose CPU
+lowering is a product per group. What is not done yet: the batch analysis
+of the routing around them (the sort of the pairs across the batch, undone
+before the sum over each token's experts), and the GPU lowering
+(refuse_on_gpu).
 """
 
 import contextlib
@@ -91,6 +92,9 @@ _LIB.impl("grouped_mm_weight_grad", _grouped_mm_weight_grad, "CPU")
 _LIB.impl("grouped_mm_weight_grad", _grouped_mm_weight_grad_meta, "Meta")
 GROUPED_MM = torch.ops.ga_mlir.grouped_mm.default
 GROUPED_MM_WEIGHT_GRAD = torch.ops.ga_mlir.grouped_mm_weight_grad.default
+# The grouped products of a trace (_rolled imports each as one
+# ga.grouped_matmul).
+GROUPED = (GROUPED_MM, GROUPED_MM_WEIGHT_GRAD)
 
 
 class _GroupedProduct(torch.autograd.Function):
@@ -193,21 +197,41 @@ _GROUPED_MM_FUNCTIONS = tuple(
                 getattr(torch.nn.functional, "grouped_mm", None))
     if f is not None)
 
-_NOT_YET = (
+_NOT_ON_GPU = (
     "the grouped product of a mixture-of-experts layer (rows of the "
     "token-expert pairs sorted by expert, each group of rows times its "
     "expert's weights: torch._grouped_mm or transformers' "
-    "grouped_mm_fallback) is traced with static shapes but ga-mlir does not "
-    "compile it yet (its import as one grouped product and the batch "
-    "analysis of the sort of the pairs across the batch are missing)")
+    "grouped_mm_fallback) is compiled for target='cpu' only (a product per "
+    "group); its GPU lowering (grouped cuBLASLt products) is not built: "
+    "compile this step for the CPU")
 
 
-def refuse_grouped_products(graph):
-    """CompileError at the experts' line for a grouped product in `graph`
-    (see the module's docstring: what is missing)."""
+def grouped_lines(graph):
+    """The user's lines of the grouped products of `graph`, in order."""
+    lines = []
     for node in graph.nodes:
-        if node.op == "call_function" and node.target in (
-                GROUPED_MM, GROUPED_MM_WEIGHT_GRAD) or \
+        if node.op == "call_function" and node.target in GROUPED:
+            where = _innermost_user_line(node.meta.get("stack_trace"))
+            if where not in lines:
+                lines.append(where)
+    return lines
+
+
+def refuse_on_gpu(lines):
+    """CompileError at the first experts' line of `lines` (grouped_lines)
+    for a step compiled for target='cuda'."""
+    if lines:
+        raise CompileError(f"{lines[0] or UNLOCATED}: error: {_NOT_ON_GPU}")
+
+
+def refuse_untraced(graph):
+    """CompileError at its line for a grouped product of aten that the
+    trace did not record as one of ours (ExpertProducts did not see it)."""
+    for node in graph.nodes:
+        if node.op == "call_function" and \
                 str(node.target).startswith("aten._grouped_mm"):
             where = _innermost_user_line(node.meta.get("stack_trace"))
-            raise CompileError(f"{where or UNLOCATED}: error: {_NOT_YET}")
+            raise CompileError(
+                f"{where or UNLOCATED}: error: a grouped product "
+                "(torch._grouped_mm) with a bias, an out_dtype or operands "
+                "other than [S, K] rows by [E, K, N] weights is not compiled")

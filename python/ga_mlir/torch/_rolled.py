@@ -1,4 +1,5 @@
-"""The import of a traced step with time loops (_recurrence) as scf.for.
+"""The import of a traced step with time loops (_recurrence) as scf.for,
+and with grouped products (_moe) as ga.grouped_matmul.
 
 torch-mlir imports flat graphs. A step whose graph holds the custom ops of
 _recurrence (a time loop each) is imported in pieces, all in one module:
@@ -12,21 +13,28 @@ all lowered to linalg-on-tensors by torch-mlir's own pipelines. Then
 @train_step calls the segments in order and runs each loop as an scf.for
 over the time steps whose iteration arguments are the carried states and
 the stacked results (tensor.extract_slice / insert_slice at the step), and
-everything is inlined: one function, with one copy of each body.
+everything is inlined: one function, with one copy of each body. A grouped
+product of _moe (which torch-mlir has no op for) is a part of its own too:
+one ga.grouped_matmul, built between the segments in its generic form.
 """
 
 import torch
 from torch.fx import Graph, GraphModule
 
-from . import _recurrence
+from . import _moe, _recurrence
 from ._common import CompileError
 from ._locations import _innermost_user_line
 
 _SCANS = (_recurrence.SCAN_FORWARD, _recurrence.SCAN_BACKWARD)
 
 
+_PIECES = _SCANS + _moe.GROUPED
+
+
 def has_loops(gm):
-    return any(n.op == "call_function" and n.target in _SCANS
+    """Whether `gm` holds a time loop or a grouped product (imported in
+    parts here)."""
+    return any(n.op == "call_function" and n.target in _PIECES
                for n in gm.graph.nodes)
 
 
@@ -41,11 +49,12 @@ def _parts(graph):
     for node in graph.nodes:
         if node.op in ("placeholder", "output"):
             continue
-        if node.op == "call_function" and node.target in _SCANS:
+        if node.op == "call_function" and node.target in _PIECES:
             if current:
                 parts.append(("segment", current))
                 current = []
-            parts.append(("loop", node))
+            parts.append(("loop" if node.target in _SCANS else "grouped",
+                          node))
             continue
         if node.op == "call_function" and node.args and \
                 isinstance(node.args[0], torch.fx.Node) and \
@@ -305,11 +314,29 @@ def _loop(b, vals, node, body):
     b.loc = ir.Location.unknown()
 
 
+def _grouped(b, vals, node):
+    """The ga.grouped_matmul of a grouped product node of _moe (its weights'
+    gradient with transpose_lhs), into a zero init, at the user's line."""
+    ir = b.ir
+    where = _innermost_user_line(node.meta.get("stack_trace"))
+    if where:
+        file, line = where.rsplit(":", 1)
+        b.loc = ir.Location.file(file, int(line), 0)
+    result = _type(ir, node)
+    lhs, rhs, ends = node.args[:3]
+    attributes = {} if node.target == _moe.GROUPED_MM else \
+        {"transpose_lhs": ir.UnitAttr.get()}
+    vals[node] = b.op("ga.grouped_matmul",
+                      [vals[lhs], vals[rhs], vals[ends], b.zeros(result)],
+                      [result], attributes).result
+    b.loc = ir.Location.unknown()
+
+
 def import_rolled(gm, table, import_graphs):
-    """The step `gm` (with time loops) as one linalg-on-tensors module of
-    torch-mlir's Python API, @train_step with scf.for loops;
-    `import_graphs([(graph, name), ...])` imports and lowers flat graphs
-    into one module."""
+    """The step `gm` (with time loops or grouped products) as one
+    linalg-on-tensors module of torch-mlir's Python API, @train_step with
+    scf.for loops and ga.grouped_matmul; `import_graphs([(graph, name),
+    ...])` imports and lowers flat graphs into one module."""
     from torch_mlir import ir
     from torch_mlir.passmanager import PassManager
 
@@ -322,6 +349,9 @@ def import_rolled(gm, table, import_graphs):
             mod, ins, outs = _segment_module(gm, item)
             graphs.append((mod.graph, f"ga_segment_{k}"))
             plan.append((k, None, ins, outs))
+            continue
+        if what == "grouped":
+            plan.append((k, item, None, None))
             continue
         graphs.append((_loop_body(item, table).graph, f"ga_loop_body_{k}"))
         plan.append((k, item, None, None))
@@ -348,6 +378,8 @@ def import_rolled(gm, table, import_graphs):
                 if node is None:
                     got = b.call(f"ga_segment_{k}", [vals[n] for n in ins])
                     vals.update(zip(outs, got))
+                elif node.target in _moe.GROUPED:
+                    _grouped(b, vals, node)
                 else:
                     _loop(b, vals, node, f"ga_loop_body_{k}")
             results = [vals[n] for n in output.args[0]]

@@ -6,7 +6,14 @@ lowers to a sort (topk) or not at all (histc):
   and summed over the elements. Load-balancing losses count the tokens
   routed to each expert this way (transformers' load_balancing_loss_func);
   the sum over the elements is an ordinary reduction over the batch, so
-  --ga-accumulate places it like any other count."""
+  --ga-accumulate places it like any other count;
+- aten.scatter.src of a few values per row (topk's backward: the gradient
+  of the k values written at their indices into zeros, which torch-mlir's
+  lowering crashes on, a segmentation fault in its conversion of
+  aten.scatter.src, e.g. zeros[32, 4].scatter(-1, idx[32, 2],
+  grad[32, 2]) of Mixtral's router) as k rounds of a comparison of the
+  index with an iota and a torch.where: exact, every element written is a
+  value of `src` or of `self`."""
 
 import torch
 
@@ -60,7 +67,37 @@ def _topk(self, k, dim=-1, largest=True, sorted=True):
     return torch.cat(values, dim), torch.cat(indices, dim)
 
 
+# The most values per row that _scatter_src writes in rounds (topk's k).
+_SCATTER_ROUNDS = 16
+
+
+def _scatter_src(self, dim, index, src):
+    """aten.scatter.src where `index` and `src` have the shape of `self`
+    but along `dim`, of at most _SCATTER_ROUNDS entries: position j of a
+    row takes src[..., r, ...] for the last r whose index is j (PyTorch
+    leaves the order of equal indices unspecified; topk's are distinct),
+    else self's value. Any other scatter is left to torch-mlir (which
+    refuses it)."""
+    dim %= max(self.dim(), 1)
+    if self.dim() == 0 or index.shape != src.shape or \
+            index.dim() != self.dim() or \
+            index.shape[dim] > _SCATTER_ROUNDS or any(
+                index.shape[d] != self.shape[d]
+                for d in range(self.dim()) if d != dim):
+        return NotImplemented
+    shape = [1] * self.dim()
+    shape[dim] = self.shape[dim]
+    iota = torch.arange(self.shape[dim], device=self.device).view(shape)
+    out = self
+    for r in range(index.shape[dim]):
+        at = index.narrow(dim, r, 1)
+        out = torch.where(iota == at, src.narrow(dim, r, 1).to(self.dtype),
+                          out)
+    return out
+
+
 def register(table):
     """Adds the decompositions of this module to a trace's table."""
     table[aten.histc.default] = _histc
     table[aten.topk.default] = _topk
+    table[aten.scatter.src] = _scatter_src

@@ -324,45 +324,8 @@ class BidirectionalGRU(nn.Module):
         return self.fc(out.mean(1))
 
 
-
-def mixtral(d=32, heads=2, t=16, vocab=VOCAB, experts=4, top_k=2,
-            layers=2, router_logits=False, **config):
-    """transformers' Mixtral: every layer's MLP a mixture of `experts`
-    SwiGLU experts, `top_k` per token (its default experts, the grouped
-    products of transformers.integrations.moe). Sizes multiples of 16."""
-    return _hf("MixtralConfig", "MixtralForCausalLM", vocab_size=vocab,
-               hidden_size=d, intermediate_size=3 * d // 2,
-               num_hidden_layers=layers, num_attention_heads=heads,
-               num_key_value_heads=heads // 2, num_local_experts=experts,
-               num_experts_per_tok=top_k, max_position_embeddings=t,
-               output_router_logits=router_logits, bos_token_id=1,
-               eos_token_id=1, pad_token_id=0, **config)
-
-
-def qwen3_moe(d=32, heads=2, t=16, vocab=VOCAB, experts=4, top_k=2,
-              layers=2, router_logits=False, **config):
-    """transformers' Qwen3-MoE (q/k norms, top-k weights renormalized)."""
-    return _hf("Qwen3MoeConfig", "Qwen3MoeForCausalLM", vocab_size=vocab,
-               hidden_size=d, intermediate_size=2 * d,
-               moe_intermediate_size=d, num_hidden_layers=layers,
-               num_attention_heads=heads, num_key_value_heads=heads // 2,
-               head_dim=d // heads, num_experts=experts,
-               num_experts_per_tok=top_k, norm_topk_prob=True,
-               max_position_embeddings=t,
-               output_router_logits=router_logits, bos_token_id=1,
-               eos_token_id=1, pad_token_id=0, **config)
-
-
-def olmoe(d=32, heads=2, t=16, vocab=VOCAB, experts=4, top_k=2, layers=2,
-          router_logits=False, **config):
-    """transformers' OLMoE (top-k weights not renormalized)."""
-    return _hf("OlmoeConfig", "OlmoeForCausalLM", vocab_size=vocab,
-               hidden_size=d, intermediate_size=d, num_hidden_layers=layers,
-               num_attention_heads=heads, num_key_value_heads=heads // 2,
-               num_experts=experts, num_experts_per_tok=top_k,
-               max_position_embeddings=t,
-               output_router_logits=router_logits, bos_token_id=1,
-               eos_token_id=1, pad_token_id=0, **config)
+# The mixture-of-experts models live in moe_models.py (this file's size).
+from moe_models import mixtral, olmoe, qwen3_moe  # noqa: E402
 
 
 MODELS = {

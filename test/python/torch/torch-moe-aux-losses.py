@@ -22,59 +22,21 @@
 # torch-moe-aux-losses-masked.py (which imports this file's models).
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 from transformers.models.mixtral.modeling_mixtral import \
     load_balancing_loss_func
 
+import moe_models
 import zoo
 
 E, K, D, VOCAB, T, B = 4, 2, 8, 13, 6, 10
 AUX, Z, SEQ = 0.05, 1e-2, 0.03
 
 
-class MoELayer(nn.Module):
-    """A top-k router over E experts (SwiGLU-free two-layer MLPs), computed
-    as a dense mix: every expert on every token, weighted by the normalized
-    top-k probabilities (zero for the experts not chosen)."""
-
-    def __init__(self):
-        super().__init__()
-        self.gate = nn.Linear(D, E)
-        self.w1 = nn.Parameter(torch.randn(E, D, 2 * D) * 0.3)
-        self.w2 = nn.Parameter(torch.randn(E, 2 * D, D) * 0.3)
-
-    def forward(self, x):
-        h = x.reshape(-1, D)
-        logits = self.gate(h)  # router
-        probs = F.softmax(logits, dim=-1)
-        # The chosen probabilities picked by a one-hot product (topk's own
-        # backward writes by index, which ga-mlir does not compile yet).
-        hot = F.one_hot(torch.topk(probs, K, dim=-1).indices, E).float()
-        weights = (hot * probs.unsqueeze(1)).sum(-1)
-        weights = weights / weights.sum(-1, keepdim=True)
-        mix = (hot * weights.unsqueeze(-1)).sum(1)
-        y = F.silu(torch.einsum("td,edf->tef", h, self.w1))
-        y = torch.einsum("tef,efd->ted", y, self.w2)
-        return (mix.unsqueeze(-1) * y).sum(1).reshape(x.shape), logits
-
-
-class MoE(nn.Module):
-    def __init__(self, seed=0):
-        super().__init__()
-        torch.manual_seed(seed)
-        self.embed = nn.Embedding(VOCAB, D)
-        self.layers = nn.ModuleList([MoELayer(), MoELayer()])
-        self.head = nn.Linear(D, VOCAB)
-
-    def forward(self, ids):
-        x = self.embed(ids)
-        gates = []
-        for layer in self.layers:
-            y, logits = layer(x)
-            x = x + y
-            gates.append(logits)
-        return self.head(x), tuple(gates)
+def MoE(seed=0):
+    """Two dense-mix MoE layers (moe_models.DenseMoE: every expert on every
+    token, weighted by the normalized top-k probabilities)."""
+    return moe_models.DenseMoE(VOCAB, D, E, K, layers=2, seed=seed)
 
 
 def batch(gen, b=B):

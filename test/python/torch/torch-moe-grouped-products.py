@@ -7,9 +7,11 @@
 # numpy's float64 products per group, several seeds; transformers' own
 # experts (Mixtral's sparse block, its default grouped_mm implementation)
 # traced on one batch and run on a batch in which an expert receives no
-# token, against transformers' eager per-expert loop in float64; and the
-# zoo's MoE models refused at the experts' line until the grouped product
-# is compiled.
+# token, against transformers' eager per-expert loop in float64; topk's
+# backward (a scatter torch-mlir crashes on) decomposed exactly; and the
+# zoo's MoE models refused at the sort of the token-expert pairs (the
+# grouped products are compiled: torch-moe-grouped-compiled.py; the batch
+# analysis of the permutation around them is not built).
 
 import copy
 import sys
@@ -19,6 +21,7 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import model_zoo
+import moe_models
 from ga_mlir.torch import CompileError, _moe, compile_train_step
 from ga_mlir.torch._export import _tracing
 
@@ -98,7 +101,7 @@ print("grouped_mm nodes:", " ".join(
 # CHECK: mixtral block, example batch: {{.*}} OK
 # CHECK: mixtral block, expert 0 without tokens (0 pairs): {{.*}} OK
 torch.manual_seed(0)
-model = model_zoo.mixtral(layers=1)
+model = moe_models.mixtral(layers=1)
 block = model.model.layers[0].mlp
 names = [n for n, _ in block.named_parameters()]
 eager = copy.deepcopy(model).double()
@@ -145,23 +148,47 @@ for label, ps, h, g in [("example batch", params, h0, g0),
           f"{'OK' if ok else 'FAIL'}")
 
 
-# The zoo's MoE models (one layer of 4 experts, top-2; SGD, N = 2):
-# refused at the experts' grouped product, located, until it is compiled;
-# with output_router_logits (the balance loss) at the same line; Mixtral
-# with transformers' eager experts (a loop over the experts hit, a size that
-# depends on the data) at its loop.
-# CHECK: mixtral: refused at transformers/integrations/moe.py: the grouped product of a mixture-of-experts layer
-# CHECK: qwen3-moe: refused at transformers/integrations/moe.py: the grouped product of a mixture-of-experts layer
-# CHECK: olmoe: refused at transformers/integrations/moe.py: the grouped product of a mixture-of-experts layer
-# CHECK: mixtral router logits: refused at transformers/integrations/moe.py: the grouped product of a mixture-of-experts layer
-# CHECK: mixtral eager experts: refused at models/mixtral/modeling_mixtral.py: this line applies unbind to a selection by a boolean mask
+# topk's backward writes the gradient of the k values at their indices
+# (aten.scatter.src), which torch-mlir's lowering crashes on (a segmentation
+# fault): _routing decomposes it into k rounds of torch.where, compared here
+# with PyTorch's scatter (rows of 4 and 7 experts, k = 1, 2, 3).
+# CHECK: topk backward scatter: max |err| 0 OK
+from ga_mlir.torch import _routing  # noqa: E402
+
+worst = 0.0
+for shape, dim, k in (((32, 4), -1, 2), ((5, 7, 3), 1, 3), ((6, 4), 1, 1)):
+    for seed in range(3):
+        gen = torch.Generator().manual_seed(seed)
+        x = torch.randn(shape, generator=gen)
+        _, index = torch.topk(x, k, dim=dim)
+        grad = torch.randn(index.shape, generator=gen)
+        ref = torch.zeros(shape).scatter(dim, index, grad)
+        got = _routing._scatter_src(torch.zeros(shape), dim, index, grad)
+        worst = max(worst, (ref - got).abs().max().item())
+failures += worst != 0
+print(f"topk backward scatter: max |err| {worst:.2g} "
+      f"{'OK' if worst == 0 else 'FAIL'}")
+
+
+# The zoo's MoE models (one layer of 4 experts, top-2; SGD, N = 2): the
+# grouped products import, and the step is refused, located, at the sort
+# of the token-expert pairs by expert in transformers' experts (the
+# analysis of that permutation is not built); with output_router_logits
+# (the balance loss) at the same line; Mixtral with transformers' eager
+# experts (a loop over the experts hit, a size that depends on the data)
+# at its loop.
+# CHECK: mixtral: refused at transformers/integrations/moe.py, a sort: True
+# CHECK: qwen3-moe: refused at transformers/integrations/moe.py, a sort: True
+# CHECK: olmoe: refused at transformers/integrations/moe.py, a sort: True
+# CHECK: mixtral router logits: refused at transformers/integrations/moe.py, a sort: True
+# CHECK: mixtral eager experts: refused at models/mixtral/modeling_mixtral.py, a sort: False
 for name, make, kw in (
-        ("mixtral", model_zoo.mixtral, {}),
-        ("qwen3-moe", model_zoo.qwen3_moe, {}),
-        ("olmoe", model_zoo.olmoe, {}),
-        ("mixtral router logits", model_zoo.mixtral,
+        ("mixtral", moe_models.mixtral, {}),
+        ("qwen3-moe", moe_models.qwen3_moe, {}),
+        ("olmoe", moe_models.olmoe, {}),
+        ("mixtral router logits", moe_models.mixtral,
          {"router_logits": True}),
-        ("mixtral eager experts", model_zoo.mixtral,
+        ("mixtral eager experts", moe_models.mixtral,
          {"experts_implementation": "eager"})):
     model = make(layers=1, **kw)
     try:
@@ -176,11 +203,12 @@ for name, make, kw in (
         first = str(error).splitlines()[0]
         where, _, said = first.partition(": error: ")
         file = "/".join(where.split(":")[0].split("/")[-3:])
-        print(f"{name}: refused at {file}: {said[:64]}")
+        print(f"{name}: refused at {file}, a sort: "
+              f"{'a sort (torch.sort' in said}: {said[:200]}")
 
 
 # A mixture of experts written with torch.nn.functional.grouped_mm (also
-# traced as ga_mlir::grouped_mm): refused at the user's line.
+# traced as ga_mlir::grouped_mm): refused at the user's sort of the tokens.
 # CHECK: plain grouped_mm: refused at the marked line: True
 class PlainMoE(torch.nn.Module):
     def __init__(self, d=16, experts=4):
@@ -191,10 +219,10 @@ class PlainMoE(torch.nn.Module):
 
     def forward(self, x):
         expert = self.router(x).argmax(-1)
-        order = torch.argsort(expert)
+        order = torch.argsort(expert)  # sort
         counts = (expert[:, None] == torch.arange(4)).sum(0)
         ends = torch.cumsum(counts, 0).to(torch.int32)
-        y = torch.nn.functional.grouped_mm(x[order], self.w, offs=ends)  # grouped
+        y = torch.nn.functional.grouped_mm(x[order], self.w, offs=ends)
         return self.head(y[torch.argsort(order)])
 
 
@@ -210,7 +238,7 @@ try:
 except CompileError as error:
     first = str(error).splitlines()[0]
     print("plain grouped_mm: refused at the marked line:",
-          first.startswith(f"{__file__}:{zoo_line('grouped')}:"), first[:200])
+          first.startswith(f"{__file__}:{zoo_line('sort')}:"), first[:200])
 
 # CHECK: failures: 0
 print(f"failures: {failures}")

@@ -268,7 +268,10 @@ def DecomposeAggregatedOps
     before bufferization, with the op's own `decomposeOperation` (upstream's
     decomposition: a max reduction, `exp(x - max)`, a sum reduction and a
     division, each a `linalg.generic` that fusion, bufferization and the loop
-    lowerings then treat like any other). An op that cannot be decomposed, or
+    lowerings then treat like any other), and `ga.grouped_matmul` into an
+    `scf.for` over its groups of `linalg.matmul` on slices whose bounds are
+    read from the group ends (one CBLAS call per group on the CPU). An op
+    that cannot be decomposed, or
     one on buffers (decomposition builds tensors), is reported at its location
     and the pass fails.
 
@@ -294,7 +297,8 @@ def DecomposeAggregatedOps
     Statistic<"numDecomposed", "decomposed", "Aggregated ops decomposed">
   ];
   let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
-                           "math::MathDialect", "tensor::TensorDialect"];
+                           "math::MathDialect", "scf::SCFDialect",
+                           "tensor::TensorDialect"];
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,162 @@
+//===- GAGroupedOps.cpp - grouped products of the ga dialect --------------===//
+
+#include "ga/IR/GAGroupedOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::ga;
+
+/// Whether `a` and `b` may be equal (equal, or one of them dynamic).
+static bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+LogicalResult GroupedMatmulOp::verify() {
+  RankedTensorType lhs = getLhs().getType(), rhs = getRhs().getType();
+  RankedTensorType ends = getEnds().getType(), init = getInit().getType();
+  if (ends.getRank() != 1 || !ends.hasStaticShape() ||
+      !ends.getElementType().isSignlessIntOrIndex())
+    return emitOpError("group ends must be a static 1-d tensor of integers, "
+                       "not ")
+           << ends;
+  Type elt = init.getElementType();
+  if (!isa<FloatType>(elt) || lhs.getElementType() != elt ||
+      rhs.getElementType() != elt)
+    return emitOpError("needs float operands of one element type");
+  if (lhs.getRank() != 2)
+    return emitOpError("lhs must be rows (M x K), not ") << lhs;
+  // Only the rows may be dynamic (a micro-batch of a run-time size).
+  int64_t m = lhs.getDimSize(0), k = lhs.getDimSize(1);
+  int64_t e = ends.getDimSize(0);
+  if (getTransposeLhs()) {
+    if (rhs.getRank() != 2 || !compatible(rhs.getDimSize(0), m))
+      return emitOpError("with transpose_lhs, rhs must have lhs's rows, not ")
+             << rhs;
+    if (!init.hasStaticShape() || k == ShapedType::kDynamic ||
+        init.getShape() != ArrayRef<int64_t>{e, k, rhs.getDimSize(1)})
+      return emitOpError("with transpose_lhs, the result must be ")
+             << e << "x" << k << "x" << rhs.getDimSize(1)
+             << " (groups x lhs columns x rhs columns), not " << init;
+    return success();
+  }
+  if (!rhs.hasStaticShape() || rhs.getRank() != 3 || rhs.getDimSize(0) != e ||
+      rhs.getDimSize(1) != k)
+    return emitOpError("rhs must be ")
+           << e << "x" << k << "xN (a matrix per group), not " << rhs;
+  if (init.getRank() != 2 || !compatible(init.getDimSize(0), m) ||
+      init.getDimSize(1) != rhs.getDimSize(2))
+    return emitOpError("the result must be ")
+           << m << "x" << rhs.getDimSize(2) << ", not " << init;
+  return success();
+}
+
+/// `value` (an integer or index) as an index clamped to [zero, rows].
+static Value clampRow(OpBuilder &b, Location loc, Value value, Value zero,
+                      Value rows) {
+  if (!value.getType().isIndex())
+    value = arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
+  value = arith::MaxSIOp::create(b, loc, value, zero);
+  return arith::MinSIOp::create(b, loc, value, rows);
+}
+
+/// The matrix `index` of the 3-d `tensor` (rank-reduced to 2-d).
+static Value matrixAt(OpBuilder &b, Location loc, Value tensor, Value index) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto matrix = RankedTensorType::get(type.getShape().drop_front(),
+                                      type.getElementType());
+  SmallVector<OpFoldResult> offsets = {index, b.getIndexAttr(0),
+                                       b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                     b.getIndexAttr(type.getDimSize(1)),
+                                     b.getIndexAttr(type.getDimSize(2))};
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(b, loc, matrix, tensor, offsets, sizes,
+                                        strides);
+}
+
+/// Rows [start, start + size) of the 2-d `tensor`.
+static Value rowsAt(OpBuilder &b, Location loc, Value tensor, Value start,
+                    Value size) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<OpFoldResult> offsets = {start, b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {size, b.getIndexAttr(type.getDimSize(1))};
+  SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(b, loc, tensor, offsets, sizes,
+                                        strides);
+}
+
+/// One linalg.matmul per group in an scf.for over the groups: the group's
+/// bounds read from `ends` (clamped, so that any data stays in bounds), its
+/// rows and matrix sliced, the product accumulated into its slice of the
+/// iteration argument. Upstream's matmul with a transposed lhs is the
+/// weights' gradient; CBLAS takes both forms.
+FailureOr<SmallVector<Value>>
+GroupedMatmulOp::decomposeOperation(OpBuilder &b) {
+  Location loc = getLoc();
+  bool transposed = getTransposeLhs();
+  Value lhs = getLhs(), rhs = getRhs(), ends = getEnds();
+  Value rows = tensor::DimOp::create(b, loc, lhs, 0);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value groups = arith::ConstantIndexOp::create(b, loc, getNumGroups());
+  auto loop = scf::ForOp::create(
+      b, loc, zero, groups, one, ValueRange{zero, getInit()},
+      [&](OpBuilder &nb, Location nloc, Value g, ValueRange args) {
+        // Groups are consecutive: this one starts where the last ended.
+        Value start = args[0], acc = args[1];
+        Value endRaw = tensor::ExtractOp::create(nb, nloc, ends, g);
+        Value end = arith::MaxSIOp::create(
+            nb, nloc, clampRow(nb, nloc, endRaw, zero, rows), start);
+        Value size = arith::SubIOp::create(nb, nloc, end, start);
+        Value rowsOfLhs = rowsAt(nb, nloc, lhs, start, size);
+        Value next;
+        if (!transposed) {
+          Value out = rowsAt(nb, nloc, acc, start, size);
+          Value product =
+              linalg::MatmulOp::create(
+                  nb, nloc, ValueRange{rowsOfLhs, matrixAt(nb, nloc, rhs, g)},
+                  ValueRange{out})
+                  .getResult(0);
+          next = tensor::InsertSliceOp::create(
+              nb, nloc, product, acc,
+              ArrayRef<OpFoldResult>{start, nb.getIndexAttr(0)},
+              ArrayRef<OpFoldResult>{
+                  size,
+                  nb.getIndexAttr(
+                      cast<RankedTensorType>(acc.getType()).getDimSize(1))},
+              ArrayRef<OpFoldResult>{nb.getIndexAttr(1), nb.getIndexAttr(1)});
+        } else {
+          Value rowsOfRhs = rowsAt(nb, nloc, rhs, start, size);
+          Value out = matrixAt(nb, nloc, acc, g);
+          MLIRContext *ctx = nb.getContext();
+          AffineExpr i, j, r;
+          bindDims(ctx, i, j, r);
+          SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {r, i}, ctx),
+                                         AffineMap::get(3, 0, {r, j}, ctx),
+                                         AffineMap::get(3, 0, {i, j}, ctx)};
+          auto matmul = linalg::MatmulOp::create(
+              nb, nloc, ValueRange{rowsOfLhs, rowsOfRhs}, ValueRange{out});
+          matmul.setIndexingMapsAttr(nb.getAffineMapArrayAttr(maps));
+          auto type = cast<RankedTensorType>(acc.getType());
+          SmallVector<OpFoldResult> offsets = {g, nb.getIndexAttr(0),
+                                               nb.getIndexAttr(0)};
+          SmallVector<OpFoldResult> sizes = {
+              nb.getIndexAttr(1), nb.getIndexAttr(type.getDimSize(1)),
+              nb.getIndexAttr(type.getDimSize(2))};
+          SmallVector<OpFoldResult> strides(3, nb.getIndexAttr(1));
+          next = tensor::InsertSliceOp::create(nb, nloc, matmul.getResult(0),
+                                               acc, offsets, sizes, strides);
+        }
+        scf::YieldOp::create(nb, nloc, ValueRange{end, next});
+      });
+  return SmallVector<Value>{loop.getResult(1)};
+}
+
+#define GET_OP_CLASSES
+#include "ga/IR/GAGroupedOps.cpp.inc"

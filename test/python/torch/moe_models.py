@@ -1,0 +1,118 @@
+"""Mixture-of-experts models of the ga_mlir.torch tests and benchmarks.
+
+- transformers' Mixtral, Qwen3-MoE and OLMoE (tiny configs, random
+  initialization, their default grouped-product experts), built like the
+  other Hugging Face models of model_zoo (which lists them in its MODELS);
+- DenseMoE, a plain-torch MoE language model: a top-k router over E
+  experts computed as a dense mix (every expert on every token, weighted by
+  the normalized top-k probabilities), whose router logits feed the
+  auxiliary losses (torch-moe-aux-losses.py, bench/moe_aux_prepass.py).
+
+Not a test by itself (lit.local.cfg excludes it).
+"""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def _hf(config_class, model_class, vocab, **config):
+    """model_zoo._hf with the zoo's vocabulary unless `vocab` (model_zoo is
+    imported here: it imports this module)."""
+    import model_zoo
+    return model_zoo._hf(config_class, model_class,
+                         vocab_size=vocab or model_zoo.VOCAB, **config)
+
+
+def mixtral(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2,
+            layers=2, router_logits=False, **config):
+    """transformers' Mixtral: every layer's MLP a mixture of `experts`
+    SwiGLU experts, `top_k` per token (its default experts, the grouped
+    products of transformers.integrations.moe). Sizes multiples of 16."""
+    return _hf("MixtralConfig", "MixtralForCausalLM", vocab,
+               hidden_size=d, intermediate_size=3 * d // 2,
+               num_hidden_layers=layers, num_attention_heads=heads,
+               num_key_value_heads=heads // 2, num_local_experts=experts,
+               num_experts_per_tok=top_k, max_position_embeddings=t,
+               output_router_logits=router_logits, bos_token_id=1,
+               eos_token_id=1, pad_token_id=0, **config)
+
+
+def qwen3_moe(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2,
+              layers=2, router_logits=False, **config):
+    """transformers' Qwen3-MoE (q/k norms, top-k weights renormalized)."""
+    return _hf("Qwen3MoeConfig", "Qwen3MoeForCausalLM", vocab,
+               hidden_size=d, intermediate_size=2 * d,
+               moe_intermediate_size=d, num_hidden_layers=layers,
+               num_attention_heads=heads, num_key_value_heads=heads // 2,
+               head_dim=d // heads, num_experts=experts,
+               num_experts_per_tok=top_k, norm_topk_prob=True,
+               max_position_embeddings=t,
+               output_router_logits=router_logits, bos_token_id=1,
+               eos_token_id=1, pad_token_id=0, **config)
+
+
+def olmoe(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2, layers=2,
+          router_logits=False, **config):
+    """transformers' OLMoE (top-k weights not renormalized)."""
+    return _hf("OlmoeConfig", "OlmoeForCausalLM", vocab,
+               hidden_size=d, intermediate_size=d, num_hidden_layers=layers,
+               num_attention_heads=heads, num_key_value_heads=heads // 2,
+               num_experts=experts, num_experts_per_tok=top_k,
+               max_position_embeddings=t,
+               output_router_logits=router_logits, bos_token_id=1,
+               eos_token_id=1, pad_token_id=0, **config)
+
+
+class DenseMoELayer(nn.Module):
+    """A top-k router over `experts` two-layer SiLU MLPs, computed as a
+    dense mix; returns the output and the router logits. `scales`: of the
+    random initial weights of the experts' two layers."""
+
+    def __init__(self, d, experts, top_k, gate_bias=True, scales=(0.3, 0.3)):
+        super().__init__()
+        self.d, self.experts, self.top_k = d, experts, top_k
+        self.gate = nn.Linear(d, experts, bias=gate_bias)
+        self.w1 = nn.Parameter(torch.randn(experts, d, 2 * d) * scales[0])
+        self.w2 = nn.Parameter(torch.randn(experts, 2 * d, d) * scales[1])
+
+    def forward(self, x):
+        h = x.reshape(-1, self.d)
+        logits = self.gate(h)  # router
+        probs = F.softmax(logits, dim=-1)
+        # The chosen probabilities picked by a one-hot product (topk's own
+        # backward writes by index, which ga-mlir does not compile yet).
+        hot = F.one_hot(torch.topk(probs, self.top_k, dim=-1).indices,
+                        self.experts).float()
+        weights = (hot * probs.unsqueeze(1)).sum(-1)
+        weights = weights / weights.sum(-1, keepdim=True)
+        mix = (hot * weights.unsqueeze(-1)).sum(1)
+        y = F.silu(torch.einsum("td,edf->tef", h, self.w1))
+        y = torch.einsum("tef,efd->ted", y, self.w2)
+        return (mix.unsqueeze(-1) * y).sum(1).reshape(x.shape), logits
+
+
+class DenseMoE(nn.Module):
+    """Embedding, `layers` residual DenseMoELayers (after a layer norm with
+    `norm`), a head; returns the logits and every layer's router logits.
+    `seed`: torch.manual_seed before the parameters are drawn."""
+
+    def __init__(self, vocab, d, experts, top_k, layers=2, norm=False,
+                 seed=None, **layer):
+        super().__init__()
+        if seed is not None:
+            torch.manual_seed(seed)
+        self.d, self.norm = d, norm
+        self.embed = nn.Embedding(vocab, d)
+        self.layers = nn.ModuleList([DenseMoELayer(d, experts, top_k, **layer)
+                                     for _ in range(layers)])
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        gates = []
+        for layer in self.layers:
+            y, logits = layer(F.layer_norm(x, (self.d,)) if self.norm else x)
+            x = x + y
+            gates.append(logits)
+        return self.head(x), tuple(gates)
