@@ -41,7 +41,7 @@
 // On the GPU: one launch of 32 blocks of 256 threads, the scratch buffer in
 // workgroup memory, barriers between the steps.
 // LAUNCH-LABEL: func.func @softmax_warp(
-// LAUNCH:         gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c32, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c256
+// LAUNCH:         gpu.launch blocks({{.*}}) in (%{{[^ ]+}} = %c32, {{.*}} threads({{.*}}) in (%{{[^ ]+}} = %c256,
 // LAUNCH-SAME:    workgroup(%{{.*}} : memref<256xf32, #gpu.address_space<workgroup>>)
 // LAUNCH:           gpu.barrier
 // LAUNCH:           gpu.barrier

@@ -58,7 +58,8 @@ for seed in range(3):
     opt = torch.optim.SGD(model.parameters(), lr=LR)
     before = [p.detach().double().numpy().copy() for p in model.parameters()]
     step = compile_train_step(model, loss_fn, opt, (x, y), micro_batches=2,
-                              target="cuda")
+                              target="cuda", row_warp_min=32,
+                              row_block_min=1024)
     model.cuda()
     loss = step(x.cuda(), y.cuda())
     torch.cuda.synchronize()
