@@ -816,7 +816,7 @@ def GPUKernelReport : Pass<"ga-gpu-kernel-report", "ModuleOp"> {
     product a library call; no allocation with two dimensions of `seq`
     elements (attention scores [B, H, T, T]); at most one allocation of
     `tokens` x `vocab` elements or more with a `vocab` dimension (the
-    logits). Each check prints PASS or FAIL. docs/GPU.md ("Static figures at
+    logits). Each check prints PASS or FAIL. docs/GPU.md ("Static check at
     GPT-2 scale") has the table for GPT-2-124M's widths.
 
     Before (the form of `--ga-lower-to-gpu-loops`):
