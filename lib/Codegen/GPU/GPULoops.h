@@ -150,11 +150,11 @@ struct LoweringOptions {
   unsigned splitRowReductionMin = 4096;
   bool fuseRows = false;
   unsigned fuseRowsMaxThreads = 16384;
+  bool fuseSiblings = false;
+  unsigned fuseSiblingsMaxThreads = 1u << 22;
   unsigned rowWarpMin = 32;
   unsigned rowBlockMin = 1024;
   unsigned rowMinRows = 128;
-  bool fuseSiblings = false;
-  unsigned fuseSiblingsMaxThreads = 1u << 22;
 };
 
 /// What the strategies did, for the pass statistics.
