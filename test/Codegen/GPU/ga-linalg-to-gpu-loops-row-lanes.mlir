@@ -98,8 +98,9 @@ func.func @softmax_warp(%l: memref<256x64xf32>, %max: memref<256xf32>, %sum: mem
 // CHECK:           arith.cmpi ult, %{{.*}}, %c128 :
 // CHECK:         } {ga.cooperative, ga.kernel = "reduce_rows_block"
 // CHECK-NOT:     ga.kernel
+// row-warp-min=0: split (partial sums, then their combination).
 // THREAD-LABEL: func.func @long_rows(
-// THREAD:         ga.kernel = "reduce"
+// THREAD:         ga.kernel = "reduce_part"
 // THREAD:         ga.kernel = "reduce"
 func.func @long_rows(%l: memref<130x2048xf32>, %sum: memref<130xf32>) {
   linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
