@@ -144,6 +144,12 @@ static KernelFigures analyseKernel(scf::ParallelOp par) {
 static std::optional<int64_t> constantOperand(Value v) {
   if (auto cast = v.getDefiningOp<arith::IndexCastOp>())
     v = cast.getIn();
+  // The static extent of a buffer (the products' m, n, k).
+  if (auto dim = v.getDefiningOp<memref::DimOp>())
+    if (std::optional<int64_t> index = dim.getConstantIndex())
+      if (auto type = dyn_cast<MemRefType>(dim.getSource().getType());
+          type && !type.isDynamicDim(*index))
+        return type.getDimSize(*index);
   return getConstantIntValue(v);
 }
 
