@@ -61,6 +61,8 @@ typedef struct MlirGANVVMOptions {
   int64_t gemmMinReduction;
   int64_t splitReductionMin;
   int64_t splitRowReductionMin;
+  int64_t rowWarpMin;
+  int64_t rowBlockMin;
   int fma;
   int cublas;
   int cudaGraphs;

@@ -44,7 +44,8 @@ void mlirGACompileOptionsInit(MlirGACompileOptions *options) {
     *flag = -1;
   for (int64_t *count :
        {&nvvm.optLevel, &nvvm.blockSize, &nvvm.gemmTile, &nvvm.gemmMinReduction,
-        &nvvm.splitReductionMin, &nvvm.splitRowReductionMin})
+        &nvvm.splitReductionMin, &nvvm.splitRowReductionMin, &nvvm.rowWarpMin,
+        &nvvm.rowBlockMin})
     *count = -1;
 }
 
@@ -84,7 +85,9 @@ static void unwrapNVVMOptions(const MlirGANVVMOptions &c,
         std::pair(&nvvm.gemmTile, c.gemmTile),
         std::pair(&nvvm.gemmMinReduction, c.gemmMinReduction),
         std::pair(&nvvm.splitReductionMin, c.splitReductionMin),
-        std::pair(&nvvm.splitRowReductionMin, c.splitRowReductionMin)})
+        std::pair(&nvvm.splitRowReductionMin, c.splitRowReductionMin),
+        std::pair(&nvvm.rowWarpMin, c.rowWarpMin),
+        std::pair(&nvvm.rowBlockMin, c.rowBlockMin)})
     if (value != -1)
       *option = static_cast<unsigned>(value);
   for (auto [option, value] :

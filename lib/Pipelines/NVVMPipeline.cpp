@@ -119,6 +119,9 @@ static void addLoopStage(OpPassManager &pm, const Options &options,
   mapping.splitReductionMin = options.splitReductionMin;
   mapping.splitRowReductionMin = options.splitRowReductionMin;
   mapping.fuseRows = options.fuseRows;
+  mapping.rowWarpMin = options.rowWarpMin;
+  mapping.rowBlockMin = options.rowBlockMin;
+  mapping.rowMinRows = options.rowMinRows;
   mapping.fuseSiblings = options.fuseSiblings;
   pm.addNestedPass<func::FuncOp>(createLinalgToGPULoops(mapping));
   // CUDA graphs: the micro-batch index in a device buffer, so that the body

@@ -337,6 +337,25 @@ struct GPUMappingOptions : public PassPipelineOptions<Derived> {
       llvm::cl::desc("Split a reduction that would head a row kernel "
                      "(fuse-rows) from this length on (0: never)"),
       llvm::cl::init(4096)};
+  GPUOption<unsigned> rowWarpMin{
+      *this, "row-warp-min",
+      llvm::cl::desc("Row kernels whose rows are at least this long (and at "
+                     "least row-min-rows of them) run a warp per row, "
+                     "reductions in a tree (0, the default until the mapping "
+                     "has run on a GPU: one thread per row, bitwise; "
+                     "ga-linalg-to-gpu-loops row-warp-min)"),
+      llvm::cl::init(0)};
+  GPUOption<unsigned> rowMinRows{
+      *this, "row-min-rows",
+      llvm::cl::desc("The fewest rows for a warp or a block per row "
+                     "(ga-linalg-to-gpu-loops row-min-rows)"),
+      llvm::cl::init(128)};
+  GPUOption<unsigned> rowBlockMin{
+      *this, "row-block-min",
+      llvm::cl::desc("Row kernels whose rows are at least this long run a "
+                     "block per row (0: never; ga-linalg-to-gpu-loops "
+                     "row-block-min)"),
+      llvm::cl::init(1024)};
   GPUOption<bool> fma{
       *this, "fma",
       llvm::cl::desc("Allow fused multiply-add in kernel arithmetic "

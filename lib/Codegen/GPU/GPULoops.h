@@ -12,7 +12,9 @@
 // * SplitReduction.cpp: long reductions into few outputs as a kernel of
 //   partial results and a kernel that combines them;
 // * RowFusion.cpp: a reduction and the ops after it that read its result at
-//   their own row as one kernel with one thread per row (fuse-rows);
+//   their own row as one kernel (fuse-rows): one thread per short row;
+// * CooperativeRows.cpp: the kernel of a row group with long rows, a warp
+//   or a block per row (row-warp-min, row-block-min);
 // * HostAccesses.cpp: what is left on the host that touches device memory
 //   (stores of host scalars, loads feeding scalar math) moved into kernels.
 //
@@ -124,6 +126,17 @@ void annotateKernel(scf::ParallelOp loop, Operation *from, StringRef kind);
 /// `elementwise`).
 std::string describeKernel(linalg::LinalgOp op);
 
+/// A member of a row kernel and its loop dimensions that index the row (in
+/// the order of the kernel's row space).
+struct RowMember {
+  linalg::LinalgOp op;
+  SmallVector<unsigned> rowDims;
+};
+
+/// The elements one row of `m` covers: the product of its loop sizes outside
+/// the row dimensions (its other parallel dimensions and its reductions).
+int64_t rowLength(const RowMember &m);
+
 //===----------------------------------------------------------------------===//
 // The lowering of one function
 //===----------------------------------------------------------------------===//
@@ -139,6 +152,9 @@ struct LoweringOptions {
   unsigned fuseRowsMaxThreads = 16384;
   bool fuseSiblings = false;
   unsigned fuseSiblingsMaxThreads = 1u << 22;
+  unsigned rowWarpMin = 32;
+  unsigned rowBlockMin = 1024;
+  unsigned rowMinRows = 128;
 };
 
 /// What the strategies did, for the pass statistics.
@@ -180,6 +196,21 @@ public:
   lowerFusedRows(linalg::LinalgOp root, ArrayRef<Operation *> following,
                  const llvm::SmallPtrSetImpl<Operation *> &absorbed);
 
+  /// Non-zero when the row group `root` heads runs cooperatively (long
+  /// rows, enough of them): then the group is lowered even alone, and no
+  /// split reduction is tried before it.
+  unsigned rowLanes(linalg::LinalgOp root) const;
+
+  /// The kernel of the row group `members` (rows of shape `rowShape`) with
+  /// `lanes` threads per row (32: a warp, or a block) as a block-cooperative
+  /// loop built before `before`: reductions by lanes striding the row and a
+  /// tree in block-scope memory, the other members per element by the same
+  /// lanes (CooperativeRows.cpp).
+  scf::ParallelOp buildCooperativeRows(Operation *before,
+                                       ArrayRef<RowMember> members,
+                                       ArrayRef<int64_t> rowShape,
+                                       unsigned lanes);
+
   /// `first` (an element-wise linalg op or a copy) and the element-wise ops
   /// and copies right after it (`following`; `absorbed`: the fills other
   /// ops absorb) that neither read nor write what another of them writes
@@ -206,6 +237,8 @@ public:
   }
 
 private:
+  /// Erases the members of a lowered row group; returns them.
+  SmallVector<Operation *> finishRowGroup(ArrayRef<RowMember> members);
   /// Per output of `op`, the fill it absorbs (or null).
   SmallVector<linalg::LinalgOp> getFoldedFills(linalg::LinalgOp op) const;
   /// Erases `op` and the fills it absorbed; counts `kernels` new kernels.

@@ -240,9 +240,12 @@ lowerOne(Operation *op, ArrayRef<Operation *> following,
     return fused;
   }
   auto linalgOp = cast<linalg::LinalgOp>(op);
+  // A reduction over long rows, with enough of them, is a row kernel with a
+  // warp or a block per row, never split.
   if (succeeded(lowering.lowerTiledContraction(linalgOp)) ||
-      succeeded(
-          lowering.lowerSplitReduction(linalgOp, options.splitRowReductionMin)))
+      (lowering.rowLanes(linalgOp) == 0 &&
+       succeeded(lowering.lowerSplitReduction(linalgOp,
+                                              options.splitRowReductionMin))))
     return SmallVector<Operation *>();
   // A row reduction takes the ops after it that it fuses. One that fuses
   // nothing is split from a lower length on: a thread per output looping
@@ -347,6 +350,9 @@ void LinalgToGPULoopsPass::runOnOperation() {
   options.splitRowReductionMin = splitRowReductionMin;
   options.fuseRows = fuseRows;
   options.fuseRowsMaxThreads = fuseRowsMaxThreads;
+  options.rowWarpMin = rowWarpMin;
+  options.rowBlockMin = rowBlockMin;
+  options.rowMinRows = rowMinRows;
   options.fuseSiblings = fuseSiblings;
   options.fuseSiblingsMaxThreads = fuseSiblingsMaxThreads;
   LoweringCounts counts;

@@ -8,7 +8,9 @@
 // The thread runs the ops one after the other, each over its whole row, with
 // the element code of the one-thread-per-element strategy (computeElement):
 // the same operations in the same order per element, so the fused kernel
-// computes bitwise what the separate kernels compute.
+// computes bitwise what the separate kernels compute. Rows of at least
+// row-warp-min elements get a warp or a block each instead
+// (CooperativeRows.cpp).
 //
 // Upstream linalg cannot express this: a reduction and an element-wise op of
 // a larger iteration space are not one linalg op, and tile-and-fuse would
@@ -28,18 +30,15 @@
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "llvm/ADT/bit.h"
+
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::ga;
 using namespace mlir::ga::gpu_loops;
 
-namespace {
-/// A member of a row group and its loop dimensions that index the row (in
-/// the order of the root's output).
-struct Member {
-  linalg::LinalgOp op;
-  SmallVector<unsigned> rowDims;
-};
-} // namespace
+using Member = RowMember;
 
 /// The positions in `map`'s results of `dims`, in order, or failure when one
 /// of them is missing.
@@ -330,6 +329,11 @@ SmallVector<Operation *> FunctionLowering::lowerFusedRows(
   RowGroup group(root);
   if (!group.valid())
     return {};
+  // Long rows: lanes share each row, so a consumer's own thread count is no
+  // reason to keep it apart.
+  bool cooperative = rowLanes(root) != 0;
+  int64_t maxThreads = cooperative ? std::numeric_limits<int64_t>::max()
+                                   : options.fuseRowsMaxThreads;
   // Members: the linalg ops that follow in the same block, with nothing in
   // between but allocations, ops without memory effects, fills that an op
   // absorbs (a member, or a later op: no member between the fill and that op
@@ -355,7 +359,7 @@ SmallVector<Operation *> FunctionLowering::lowerFusedRows(
     if (!clean)
       break;
     auto op = dyn_cast<linalg::LinalgOp>(next);
-    if (op && group.tryJoin(op, options.fuseRowsMaxThreads)) {
+    if (op && group.tryJoin(op, maxThreads)) {
       last = next;
       continue;
     }
@@ -363,12 +367,24 @@ SmallVector<Operation *> FunctionLowering::lowerFusedRows(
       break;
     passed.insert(next);
   }
-  if (group.members.size() < 2)
+  if (group.members.size() < (cooperative ? 1u : 2u))
     return {};
-  // One kernel at the last member (every operand is defined by then), one
-  // thread per row.
+  // One kernel at the last member (every operand is defined by then).
   OpBuilder b(last);
   Location loc = root.getLoc();
+  if (cooperative) {
+    int64_t length = 0;
+    for (const Member &m : group.members)
+      length = std::max(length, rowLength(m));
+    unsigned lanes = 32;
+    if (options.rowBlockMin != 0 && length >= options.rowBlockMin)
+      lanes = llvm::bit_floor(options.blockSize);
+    auto par = buildCooperativeRows(last, group.members, group.rowShape, lanes);
+    annotateKernel(par, root,
+                   describeKernel(root) +
+                       (lanes == 32 ? "_rows_warp" : "_rows_block"));
+    return finishRowGroup(group.members);
+  }
   SmallVector<Value> rowSizes;
   for (int64_t size : group.rowShape)
     rowSizes.push_back(constIndex(b, loc, size));
@@ -378,12 +394,33 @@ SmallVector<Operation *> FunctionLowering::lowerFusedRows(
           computeRowMember(nb, nloc, m, getFoldedFills(m.op), row);
       });
   annotateKernel(par, root, describeKernel(root) + "_rows");
+  return finishRowGroup(group.members);
+}
+
+SmallVector<Operation *>
+FunctionLowering::finishRowGroup(ArrayRef<RowMember> members) {
   SmallVector<Operation *> fused;
-  for (const Member &m : group.members) {
+  for (const Member &m : members) {
     fused.push_back(m.op);
     replaced(m.op, getFoldedFills(m.op), /*kernels=*/0);
   }
   ++counts.kernels;
-  counts.rowFused += group.members.size() - 1;
+  counts.rowFused += members.size() - 1;
   return fused;
+}
+
+unsigned FunctionLowering::rowLanes(linalg::LinalgOp root) const {
+  if (!options.fuseRows || options.rowWarpMin == 0 || !isCandidate(root) ||
+      root.getNumReductionLoops() == 0)
+    return 0;
+  RowGroup group(root);
+  if (!group.valid())
+    return 0;
+  int64_t rows = 1;
+  for (int64_t s : group.rowShape)
+    rows *= s;
+  if (rows < options.rowMinRows ||
+      rowLength(group.members.front()) < options.rowWarpMin)
+    return 0;
+  return 32;
 }

@@ -48,7 +48,8 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
         (model.cuda() after compiling) and run after the work queued on
         torch.cuda.current_stream(); calling without a GPU raises
         CompileError. Options: cublas, cuda_graphs, fma, block_size,
-        fuse_elementwise (of --ga-lower-to-nvvm).
+        fuse_elementwise, row_warp_min, row_block_min (of
+        --ga-lower-to-nvvm).
     indexing: "one-hot" (default; nll_loss and embedding as comparisons with
         an iota) or "gather" (PyTorch's gather forward; needs the exact
         rewrite of gathers in linalg payloads).

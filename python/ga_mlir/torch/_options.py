@@ -43,6 +43,10 @@ _NVVM_OPTIONS = {
     "fma": "fma",
     "block_size": "block-size",
     "fuse_elementwise": "fuse-elementwise",
+    # Row kernels with a warp or a block per row (docs/GPU.md, "A warp or
+    # a block per row").
+    "row_warp_min": "row-warp-min",
+    "row_block_min": "row-block-min",
 }
 
 
@@ -53,7 +57,8 @@ _SWITCHES = {"allow_ghost_batch", "recompute_statistics", "fuse", "blas",
              "fuse_elementwise", "static_temporaries", "openmp", "cublas",
              "cuda_graphs", "fma", "split_row_reductions",
              "approximate_math", "share_buffers"}
-_COUNTS = {"vector_width", "num_threads", "min_parallel_work", "block_size"}
+_COUNTS = {"vector_width", "num_threads", "min_parallel_work", "block_size",
+           "row_warp_min", "row_block_min"}
 
 
 # The values of the choices among the options.

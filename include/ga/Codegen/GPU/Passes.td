@@ -117,7 +117,11 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
     * with `fuse-rows=1`, a row reduction and the ops after it that read its
       result (or another member's) only at their own row as one kernel with
       one thread per row (`RowFusion.cpp`; same operations in the same order:
-      bitwise the separate kernels' results);
+      bitwise the separate kernels' results); with rows of at least
+      `row-warp-min` elements, a warp per row, or a block from
+      `row-block-min` on (`CooperativeRows.cpp`: lanes stride the row,
+      reductions combine lane partials in a tree in shared memory; the
+      element-wise members compute the same operations per element);
     * with `fuse-siblings=1`, independent element-wise ops and copies as one
       kernel over the concatenation of their thread spaces, and a fill with
       the copies into static slices of its buffer as one write
@@ -209,6 +213,20 @@ def LinalgToGPULoops : Pass<"ga-linalg-to-gpu-loops", "func::FuncOp"> {
            /*default=*/"16384",
            "With fuse-rows: a consumer with more parallel iterations than "
            "this keeps its own kernel (its own threads)">,
+    Option<"rowWarpMin", "row-warp-min", "unsigned", /*default=*/"32",
+           "With fuse-rows: a row reduction at least this long over at least "
+           "row-min-rows rows heads a row kernel with a warp per row (lanes striding "
+           "the row, a tree reduction in shared memory), alone if nothing "
+           "fuses with it, and is never split; 0: one thread per row "
+           "(bitwise the unfused kernels)">,
+    Option<"rowMinRows", "row-min-rows", "unsigned", /*default=*/"128",
+           "The fewest rows for a warp or a block per row: fewer leave the "
+           "GPU's multiprocessors (132 on an H100/H200) idle, and a split "
+           "reduction serves them better">,
+    Option<"rowBlockMin", "row-block-min", "unsigned", /*default=*/"1024",
+           "With a warp per row: rows (the longest member's) at least this "
+           "long get a block per row instead (the largest power of two up to "
+           "block-size); 0: never">,
     Option<"fuseSiblings", "fuse-siblings", "bool", /*default=*/"false",
            "Element-wise ops and copies that follow each other and neither "
            "read nor write what another of them writes become one kernel "
@@ -776,6 +794,60 @@ def CaptureCudaGraphs : Pass<"ga-capture-cuda-graphs", "ModuleOp"> {
   ];
   let dependentDialects = [
     "func::FuncDialect", "gpu::GPUDialect", "LLVM::LLVMDialect"
+  ];
+}
+
+def GPUKernelReport : Pass<"ga-gpu-kernel-report", "ModuleOp"> {
+  let summary = "Print static figures of the mapped GPU kernels and the "
+                "checks of a step at scale";
+  let description = [{
+    A test pass (it changes nothing) over the mapped-loop form of a step
+    (`--ga-lower-to-gpu-loops`: every kernel an outermost `scf.parallel`
+    mapped to blocks and threads, every matrix product a cuBLASLt call). It
+    prints, per function with kernels, a markdown table with one line per
+    kernel and library call: its threads, the longest walk one of its
+    threads makes alone (the product of the trip counts of the `scf.for`
+    loops around a load), the bytes of the distinct buffers it touches (each
+    once, at its static size), its floating-point operations (2 m n k for a
+    product), the types of a library call, and a roofline estimate against an
+    H200 (4.8 TB/s; 989 TFLOP/s dense bf16 for bf16 products, 67 TFLOP/s
+    fp32 otherwise); then the kernels per micro-batch (and per layer) and
+    the checks: no thread walks more than `max-alone` elements alone; every
+    product a library call; no allocation with two dimensions of `seq`
+    elements (attention scores [B, H, T, T]); at most one allocation of
+    `tokens` x `vocab` elements or more with a `vocab` dimension (the
+    logits). Each check prints PASS or FAIL. docs/GPU.md ("Static check at
+    GPT-2 scale") has the table for GPT-2-124M's widths.
+
+    Before (the form of `--ga-lower-to-gpu-loops`):
+
+    ```mlir
+    scf.parallel (%b) = (%c0) to (%c1024) step (%c1) {
+      scf.parallel (%t) = (%c0) to (%c256) step (%c1) { ... }
+    } {ga.cooperative, ga.kernel = "reduce_rows_block", mapping = [...]}
+    ```
+
+    After: the same IR; printed:
+
+    ```
+    | # | kernel | in loop | threads | alone | MB | GFLOP | types | us |
+    | 0 | reduce_rows_block | yes | 262144 | 4 | 8.389 | 0.004 | - | 1.75 |
+    check no thread walks more than 256 elements alone: PASS
+    ```
+  }];
+  let options = [
+    Option<"seq", "seq", "int64_t", /*default=*/"0",
+           "The sequence length T: allocations with two dimensions of T "
+           "elements fail the T x T check (0: no check)">,
+    Option<"vocab", "vocab", "int64_t", /*default=*/"0",
+           "The vocabulary: allocations with a dimension of this size and at "
+           "least tokens x vocab elements are copies of the logits">,
+    Option<"tokens", "tokens", "int64_t", /*default=*/"0",
+           "Tokens per micro-batch (for the logits check)">,
+    Option<"layers", "layers", "unsigned", /*default=*/"0",
+           "Layers of the model, for kernels per layer (0: not printed)">,
+    Option<"maxAlone", "max-alone", "unsigned", /*default=*/"256",
+           "The longest walk a thread may make alone">
   ];
 }
 
