@@ -220,8 +220,11 @@ def _measure_ours(a, config, counter):
                                   example_inputs=batch, **kwargs)
         step(*batch)  # first call: the optimizer state exists from now on
     except CompileError as error:
-        return dict(config, error=str(error).strip().splitlines()[-1][:400],
-                    code=error.code)
+        lines = str(error).strip().splitlines()
+        # The compiler's own reason (a budget names the smallest peak).
+        reason = next((l for l in lines if "smallest" in l),
+                      next((l for l in lines if "error" in l), lines[0]))
+        return dict(config, error=reason.strip()[:400], code=error.code)
     setup = time.perf_counter() - t0
     choice = step.chosen_configuration() or {}
     report = step.memory_report()
