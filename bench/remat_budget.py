@@ -54,10 +54,12 @@ usage: .venv/bin/python bench/remat_budget.py [--quick] [--models gpt2,llama]
        .venv/bin/python bench/remat_budget.py --from-json out.json
 
 --quick: smaller models (2 layers, d 64, T 64, vocabulary 128, B 8), the
-sweep N in {1, 8}, the torch grid N = 8 x budget {1.0, 0.0}: about 4 min
-of CPU time per model (on an idle 2-core machine; 25 min per model with the
-load average at 20). Most of ours is the compiler: each budget's choice
-rewrites and bufferizes the step for every N and set it weighs.
+sweep N in {1, 8}, the torch grid N = 8 x budget {1.0, 0.0}. Most of the
+time is compiling: each budget's choice rewrites and bufferizes the step
+for every N and set it weighs (4-6 min of wall time per choice of the
+quick Llama with the load average at 20 on two cores; not measured idle),
+then each point is compiled; each torch.compile point is an Inductor
+compile. Run one model per process (--models) to use both cores.
 --self-test checks the plumbing without compiling a model: the budget
 arithmetic, the recompute sets read from the compiler, the goal checks on
 synthetic rows (each violation flagged), the JSON shape.
