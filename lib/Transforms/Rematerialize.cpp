@@ -107,6 +107,19 @@ static bool isRecomputableOp(Operation *op) {
   return op->getNumRegions() == 0 || isa<linalg::LinalgOp>(op);
 }
 
+/// Marks `copy` as a recomputed value (`ga.recomputed`, which the memory
+/// report counts) when it computes from tensor data: not an empty tensor or
+/// a fill, whose buffer the op that writes it next owns.
+static void markRecomputed(Operation *copy) {
+  auto dps = dyn_cast<DestinationStyleOpInterface>(copy);
+  bool readsData = llvm::any_of(copy->getOpOperands(), [&](OpOperand &use) {
+    return isa<TensorType>(use.get().getType()) &&
+           !(dps && dps.isDpsInit(&use));
+  });
+  if (readsData)
+    copy->setAttr(kRecomputedAttrName, UnitAttr::get(copy->getContext()));
+}
+
 namespace {
 /// Which forward values a block-wide policy recomputes in the backward.
 enum class CopyPolicy {
@@ -308,8 +321,7 @@ Value BackwardCopies::getCopy(Value value, Operation *before) {
     if (isRecomputed(operand))
       (void)getCopy(operand, before);
   OpBuilder builder(before);
-  builder.clone(*op, copies)
-      ->setAttr(kRecomputedAttrName, builder.getUnitAttr());
+  markRecomputed(builder.clone(*op, copies));
   ++numCopies;
   return copies.lookup(value);
 }
@@ -467,7 +479,7 @@ bool RematerializePass::recomputeAtUsers(Operation *producer) {
     // Right before the user: the operands of the producer dominate it.
     builder.setInsertionPoint(use->getOwner());
     Operation *copy = builder.clone(*producer);
-    copy->setAttr(kRecomputedAttrName, builder.getUnitAttr());
+    markRecomputed(copy);
     use->set(copy->getResult(0));
     ++numCopies;
   }

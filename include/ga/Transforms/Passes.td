@@ -836,7 +836,8 @@ def Rematerialize : Pass<"ga-rematerialize", "func::FuncOp"> {
       dropout masks (from a key and sample indices), masks and broadcasts.
       The product `P V` and every other output no larger than its sources
       are kept, so the rule recomputes only what costs memory beyond the
-      values kept anyway.
+      values kept anyway; so is the operand of `P V` itself (the
+      probabilities, after dropout), by the fusion rule below.
     * `layers`: the checkpoints are the activations (forward values that
       depend on the micro-batch through more than slices of the inputs)
       that are the only activation live after their op, counting forward

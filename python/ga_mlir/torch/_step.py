@@ -152,6 +152,11 @@ class CompiledTrainStep:
                             "and max_memory=")
         if max_memory is not None:
             _budget_text(max_memory)
+            # Under a budget the copies of the recomputed values take the
+            # storage of values dead by then (--ga-share-buffers): without
+            # it recomputation adds buffers instead of lowering the peak.
+            if target == "cpu":
+                options.setdefault("share_buffers", True)
         lowering = _NVVM_OPTIONS if target == "cuda" else _LOWER_OPTIONS
         for key in options:
             if key not in _ACCUMULATE_OPTIONS and key not in lowering:
@@ -448,9 +453,13 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
         max_memory=bytes (an int, or a string such as "256MiB", "1.5GiB"):
         N and the recompute set (recompute=, --ga-rematerialize) of least
         estimated time whose total peak (step.memory_report()) fits, as
-        --ga-accumulate="max-memory=..." chooses them; recompute="none"
-        fixes the set, micro_batches=N with it fixes N; CompileError with
-        the located message when nothing fits. micro_batch_size= with
+        --ga-accumulate="max-memory=..." chooses them among none,
+        pointwise, attention, products and layers (--ga-rematerialize);
+        recompute="none" (or another set) fixes the set, micro_batches=N
+        with it fixes N; a budget turns share_buffers on (unless given):
+        the recomputed values then reuse dead buffers; CompileError with
+        the located message, which names the smallest budget that fits,
+        when nothing fits. micro_batch_size= with
         another of the three is an error (CompileError, the message of
         --ga-choose-micro-batches). `step.chosen_micro_batches()` says N,
         `step.chosen_configuration()` the whole choice.
