@@ -15,6 +15,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -195,10 +196,33 @@ getStaticBuffers(func::FuncOp func) {
   return buffers;
 }
 
+/// The buffers (`memref.alloc` or `memref.get_global`) that ops marked
+/// `ga.recomputed` (copies made by --ga-rematerialize) write: their inits,
+/// or for another op every buffer it takes, through views.
+static SmallPtrSet<Operation *, 8> getRecomputedBuffers(func::FuncOp func) {
+  SmallPtrSet<Operation *, 8> buffers;
+  func.walk([&](Operation *op) {
+    if (!op->hasAttr(kRecomputedAttrName))
+      return;
+    SmallVector<Value> written;
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+      for (OpOperand &init : dps.getDpsInitsMutable())
+        written.push_back(init.get());
+    else
+      llvm::append_range(written, op->getOperands());
+    for (Value value : written)
+      if (isa<BaseMemRefType>(value.getType()))
+        if (Operation *def = getViewRoot(value).getDefiningOp())
+          buffers.insert(def);
+  });
+  return buffers;
+}
+
 void MemoryUsageAnalysis::classify(ArrayRef<BufferRole> argRoles,
                                    bool inferOptimizerState) {
   if (func.isExternal())
     return;
+  recomputedBuffers = getRecomputedBuffers(func);
   Block &entry = func.getBody().front();
   BufferViewFlowAnalysis aliases(func);
   SmallVector<BufferRole> roles = getArgumentRoles(func, argRoles);
@@ -264,9 +288,13 @@ void MemoryUsageAnalysis::classify(ArrayRef<BufferRole> argRoles,
         getAllocationRole(get, entry, aliases, microBatchLoops, returned);
     usage.bytes[static_cast<unsigned>(role)] += bytes;
     usage.staticBytes += bytes;
-    if (role == BufferRole::Temporaries)
+    if (role == BufferRole::Temporaries) {
       staticTemporaries += bytes;
+      if (recomputedBuffers.contains(get))
+        liveRecomputed += bytes;
+    }
   }
+  usage.recomputedBytes = liveRecomputed;
 }
 
 LogicalResult MemoryUsageAnalysis::simulate(Block &block) {
@@ -280,11 +308,17 @@ LogicalResult MemoryUsageAnalysis::simulate(Operation *op) {
   auto bump = [&](unsigned index, int64_t sign) {
     auto [alloc, role, bytes] = allocations[index];
     live += sign * bytes;
-    if (role == BufferRole::Temporaries)
+    if (role == BufferRole::Temporaries) {
       liveTemporaries += sign * bytes;
+      if (recomputedBuffers.contains(alloc))
+        liveRecomputed += sign * bytes;
+    }
     usage.allocationPeak = std::max(usage.allocationPeak, live);
     int64_t &peak = usage.bytes[static_cast<unsigned>(BufferRole::Temporaries)];
-    peak = std::max(peak, staticTemporaries + liveTemporaries);
+    if (staticTemporaries + liveTemporaries > peak) {
+      peak = staticTemporaries + liveTemporaries;
+      usage.recomputedBytes = liveRecomputed;
+    }
   };
   if (isa<memref::AllocOp>(op)) {
     bump(allocationIndex.lookup(op), +1);
@@ -348,4 +382,5 @@ void MemoryUsageAnalysis::print(raw_ostream &os) const {
   os << "  allocation peak: " << usage.allocationPeak << "\n";
   os << "  static: " << usage.staticBytes << "\n";
   os << "  total peak: " << usage.getTotalPeak() << "\n";
+  os << "  recomputed: " << usage.recomputedBytes << "\n";
 }

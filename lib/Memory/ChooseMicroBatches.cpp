@@ -16,6 +16,7 @@
 #include "ga/IR/GADialect.h"
 #include "ga/Memory/Passes.h"
 #include "ga/Pipelines/Pipelines.h"
+#include "ga/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
@@ -59,8 +60,8 @@ struct ChooseMicroBatchesPass
   /// function with a `ga.batch` argument.
   FailureOr<SmallVector<func::FuncOp>> getSteps();
   /// The recompute sets to consider: the one `recompute` names, or with
-  /// `auto` none, pointwise and products.
-  SmallVector<std::string> getRecomputeSets();
+  /// `auto` every set of --ga-rematerialize (getRecomputeSets()).
+  SmallVector<std::string> getCandidateSets();
   /// The candidate of least estimated time whose total peak is at most
   /// `budget` (N fixed by `micro-batches` when given), or failure (with an
   /// error at `func` naming the smallest peak and its configuration).
@@ -77,10 +78,13 @@ FailureOr<SmallVector<func::FuncOp>> ChooseMicroBatchesPass::getSteps() {
   return collectTrainingSteps(getOperation(), funcNames);
 }
 
-SmallVector<std::string> ChooseMicroBatchesPass::getRecomputeSets() {
-  if (recompute == "auto")
-    return {"none", "pointwise", "products"};
-  return {recompute};
+SmallVector<std::string> ChooseMicroBatchesPass::getCandidateSets() {
+  if (recompute != "auto")
+    return {recompute};
+  SmallVector<std::string> sets;
+  for (StringRef set : getRecomputeSets())
+    sets.push_back(set.str());
+  return sets;
 }
 
 /// Elements of the parameters of `func` (what every micro-batch reads
@@ -106,7 +110,7 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
   int64_t parameters = getParameterElements(func);
   std::optional<Choice> best, smallest;
   int64_t baseWork = -1;
-  for (const std::string &set : getRecomputeSets()) {
+  for (const std::string &set : getCandidateSets()) {
     std::string options = accumulateOptions;
     if (set != "none")
       options += " recompute=" + set;
@@ -161,7 +165,8 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
       << ", with N = " << smallest->n;
   if (smallest->recompute != "none")
     error << " and recompute=" << smallest->recompute;
-  error << " (see --ga-memory-report)";
+  error << "; the smallest budget that fits is max-memory=" << smallest->peak
+        << " (see --ga-memory-report)";
   return error;
 }
 
@@ -193,11 +198,11 @@ void ChooseMicroBatchesPass::runOnOperation() {
            "(>= 1) or max-memory";
     return signalPassFailure();
   }
-  if (recompute != "auto" && recompute != "none" && recompute != "pointwise" &&
-      recompute != "products") {
+  if (recompute != "auto" &&
+      !llvm::is_contained(getRecomputeSets(), recompute)) {
     emitError(module.getLoc())
         << "--ga-choose-micro-batches: unknown recompute set '" << recompute
-        << "' (expected auto, none, pointwise or products)";
+        << "' (expected auto, " << llvm::join(getRecomputeSets(), ", ") << ")";
     return signalPassFailure();
   }
   int64_t budget = 0;

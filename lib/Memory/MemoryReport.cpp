@@ -37,7 +37,11 @@ struct ReportRow {
   MemoryUsage usage;
 };
 
-/// The columns of the report, in order, with their values.
+/// The columns of the report, in order, with their values. total_peak is
+/// everything the step holds (arguments, heap allocations, static storage);
+/// temporaries (static ones included), recomputed (the part of temporaries
+/// that holds values --ga-rematerialize recomputes) and static are parts of
+/// it.
 SmallVector<std::pair<StringRef, int64_t>> getColumns(const ReportRow &row) {
   const MemoryUsage &u = row.usage;
   return {{"parameters", u.get(BufferRole::Parameters)},
@@ -46,6 +50,7 @@ SmallVector<std::pair<StringRef, int64_t>> getColumns(const ReportRow &row) {
           {"accumulators", u.get(BufferRole::Accumulators)},
           {"results", u.get(BufferRole::Results)},
           {"temporaries", u.get(BufferRole::Temporaries)},
+          {"recomputed", u.recomputedBytes},
           {"static", u.staticBytes},
           {"total_peak", u.getTotalPeak()}};
 }

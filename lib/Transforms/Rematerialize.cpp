@@ -14,12 +14,15 @@
 
 #include "ga/Transforms/Passes.h"
 
+#include "ga/Analysis/MemoryUsage.h"
+
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_REMATERIALIZE
@@ -104,15 +107,39 @@ static bool isRecomputableOp(Operation *op) {
   return op->getNumRegions() == 0 || isa<linalg::LinalgOp>(op);
 }
 
+/// Marks `copy` as a recomputed value (`ga.recomputed`, which the memory
+/// report counts) when it computes from tensor data: not an empty tensor or
+/// a fill, whose buffer the op that writes it next owns.
+static void markRecomputed(Operation *copy) {
+  auto dps = dyn_cast<DestinationStyleOpInterface>(copy);
+  bool readsData = llvm::any_of(copy->getOpOperands(), [&](OpOperand &use) {
+    return isa<TensorType>(use.get().getType()) &&
+           !(dps && dps.isDpsInit(&use));
+  });
+  if (readsData)
+    copy->setAttr(kRecomputedAttrName, UnitAttr::get(copy->getContext()));
+}
+
 namespace {
-/// The copies of one block for recompute=products: the forward values (the
-/// ops before the block's first result) that are not products, computed
-/// again for the ops after it, once, from the products and the values
-/// defined before the block.
+/// Which forward values a block-wide policy recomputes in the backward.
+enum class CopyPolicy {
+  /// Every value but the products.
+  Products,
+  /// The values that take more bytes than the kept values they are
+  /// recomputed from.
+  Attention,
+  /// Every value but the checkpoints of the forward's dataflow.
+  Layers,
+};
+
+/// The copies of one block for recompute=products, attention or layers: the
+/// forward values (the ops before the block's first result) that the policy
+/// recomputes, computed again for the ops after it, once, from the kept
+/// values and the values defined before the block.
 class BackwardCopies {
 public:
-  BackwardCopies(Block &block, unsigned &numCopies)
-      : block(block), numCopies(numCopies) {}
+  BackwardCopies(Block &block, CopyPolicy policy, unsigned &numCopies)
+      : block(block), policy(policy), numCopies(numCopies) {}
 
   /// Recomputes the forward values read by the late ops; the number of
   /// ops copied.
@@ -126,6 +153,10 @@ private:
   /// copies would let the CPU pipeline fuse into a user they were not fused
   /// into before.
   void keepFusions(Operation *cut);
+  /// The ops of `ops` that recompute=attention recomputes: see Passes.td.
+  void selectLarger(ArrayRef<Operation *> ops);
+  /// The ops of `ops` that recompute=layers recomputes: see Passes.td.
+  void selectSegments(ArrayRef<Operation *> ops);
   /// Whether `value` is computed by a forward op that is recomputed.
   bool isRecomputed(Value value) const {
     Operation *op = value.getDefiningOp();
@@ -133,11 +164,151 @@ private:
   }
 
   Block &block;
+  CopyPolicy policy;
   unsigned &numCopies;
   DenseSet<Operation *> forward;
   IRMapping copies;
 };
 } // namespace
+
+/// The values `op` reads: its operands and the values its regions use from
+/// above.
+static SetVector<Value> getReadValues(Operation *op) {
+  SetVector<Value> used(op->operand_begin(), op->operand_end());
+  getUsedValuesDefinedAbove(op->getRegions(), used);
+  return used;
+}
+
+/// Bytes of the elements of `value` (0 for a non-tensor or a dynamic one).
+static int64_t getTensorBytes(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return 0;
+  int64_t bits = type.getElementType().isIntOrFloat()
+                     ? type.getElementType().getIntOrFloatBitWidth()
+                     : 64;
+  return type.getNumElements() * llvm::divideCeil(bits, 8);
+}
+
+void BackwardCopies::selectLarger(ArrayRef<Operation *> ops) {
+  // The kept values each recomputed op is computed from, in program order:
+  // its operands that are kept, and those its recomputed operands are
+  // computed from.
+  DenseMap<Operation *, SetVector<Value>> sources;
+  for (Operation *op : ops) {
+    if (!isRecomputableOp(op))
+      continue;
+    SetVector<Value> from;
+    for (Value value : getReadValues(op)) {
+      Operation *producer = value.getDefiningOp();
+      auto it = producer ? sources.find(producer) : sources.end();
+      if (it != sources.end())
+        from.insert(it->second.begin(), it->second.end());
+      else
+        from.insert(value);
+    }
+    int64_t bytes = 0, fromBytes = 0;
+    for (Value result : op->getResults())
+      bytes += getTensorBytes(result);
+    for (Value value : from)
+      fromBytes += getTensorBytes(value);
+    if (bytes > fromBytes) {
+      forward.insert(op);
+      sources.try_emplace(op, std::move(from));
+    }
+  }
+}
+
+/// Whether every tensor `op` reads is computed in `block` by an op of
+/// `from`: `op` computes from those values, constants and non-tensor values
+/// alone.
+static bool readsOnly(Operation *op, Block &block,
+                      const DenseSet<Operation *> &from) {
+  return llvm::all_of(getReadValues(op), [&](Value value) {
+    Operation *producer = value.getDefiningOp();
+    return !isa<TensorType>(value.getType()) ||
+           (producer && producer->getBlock() == &block &&
+            from.contains(producer));
+  });
+}
+
+void BackwardCopies::selectSegments(ArrayRef<Operation *> ops) {
+  // The activations: values of the forward that depend on the micro-batch
+  // (on the block's arguments: the loop's index and carried values; in a
+  // function's own block, its per-sample arguments) and on more than its
+  // inputs.
+  DenseSet<Value> dependent;
+  auto func = dyn_cast<func::FuncOp>(block.getParentOp());
+  for (BlockArgument arg : block.getArguments())
+    if (!func ||
+        func.getArgAttr(arg.getArgNumber(), GADialect::getBatchAttrName()))
+      dependent.insert(arg);
+  // The ops that only read the micro-batch's own data (they slice a value
+  // defined before the block, an input at the loop's index, or compute
+  // from such slices and constants: a one-hot of the targets, a padding
+  // mask) and the constants (computed from no tensor of the micro-batch
+  // or from before the block). Their values are the inputs again, not
+  // activations: no checkpoint is needed to recompute them.
+  DenseSet<Operation *> constants, data;
+  DenseMap<Value, unsigned> lastRead;
+  for (unsigned i = 0, e = ops.size(); i < e; ++i) {
+    Operation *op = ops[i];
+    bool reads = false;
+    op->walk([&](Operation *nested) {
+      for (Value value : nested->getOperands()) {
+        if (!dependent.contains(value))
+          continue;
+        reads = true;
+        Operation *producer = value.getDefiningOp();
+        if (!producer || !data.contains(producer))
+          lastRead[value] = i;
+      }
+    });
+    if (!reads) {
+      if (readsOnly(op, block, constants)) {
+        constants.insert(op);
+        data.insert(op);
+      }
+      continue;
+    }
+    bool input = isa<tensor::ExtractSliceOp, tensor::ExtractOp>(op) ||
+                 (!isProduct(op) && readsOnly(op, block, data));
+    if (input)
+      data.insert(op);
+    for (Value result : op->getResults()) {
+      dependent.insert(result);
+      if (!input)
+        lastRead[result] = i;
+    }
+  }
+  // A checkpoint: the one activation live after a forward op (every later
+  // forward op reads the micro-batch through it, or through the inputs).
+  SmallVector<SmallVector<Value>> dying(ops.size());
+  DenseMap<Operation *, unsigned> position;
+  for (auto [i, op] : llvm::enumerate(ops))
+    position[op] = i;
+  for (auto [value, last] : lastRead)
+    if (Operation *producer = value.getDefiningOp();
+        producer && position.count(producer) && last > position[producer])
+      dying[last].push_back(value);
+  DenseSet<Value> live, checkpoints;
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    for (Value value : dying[i])
+      live.erase(value);
+    for (Value result : op->getResults())
+      if (lastRead.lookup(result) > i)
+        live.insert(result);
+    if (live.size() == 1)
+      checkpoints.insert(*live.begin());
+  }
+  for (Operation *op : ops)
+    if (isRecomputableOp(op) &&
+        llvm::any_of(op->getResults(),
+                     [&](Value v) { return dependent.contains(v); }) &&
+        llvm::none_of(op->getResults(),
+                      [&](Value v) { return checkpoints.contains(v); }))
+      forward.insert(op);
+}
 
 Value BackwardCopies::getCopy(Value value, Operation *before) {
   if (Value copy = copies.lookupOrNull(value))
@@ -150,7 +321,7 @@ Value BackwardCopies::getCopy(Value value, Operation *before) {
     if (isRecomputed(operand))
       (void)getCopy(operand, before);
   OpBuilder builder(before);
-  builder.clone(*op, copies);
+  markRecomputed(builder.clone(*op, copies));
   ++numCopies;
   return copies.lookup(value);
 }
@@ -189,7 +360,9 @@ void BackwardCopies::keepFusions(Operation *cut) {
     // approximate math) may round differently.
     SmallVector<Operation *> fused;
     for (Operation *op : copied) {
-      if (!isa<linalg::GenericOp>(op) && !isElementwiseOnTensors(op))
+      // A product is no element-wise producer: it fuses into nothing.
+      if ((!isa<linalg::GenericOp>(op) && !isElementwiseOnTensors(op)) ||
+          isProduct(op))
         continue;
       for (Value result : op->getResults()) {
         SmallVector<OpOperand *> kept, moved;
@@ -230,9 +403,22 @@ unsigned BackwardCopies::run() {
     }
   if (!cut)
     return 0;
+  SmallVector<Operation *> ops;
   for (Operation &op : llvm::make_range(block.begin(), cut->getIterator()))
-    if (isRecomputableOp(&op) && !isProduct(&op))
-      forward.insert(&op);
+    ops.push_back(&op);
+  switch (policy) {
+  case CopyPolicy::Products:
+    for (Operation *op : ops)
+      if (isRecomputableOp(op) && !isProduct(op))
+        forward.insert(op);
+    break;
+  case CopyPolicy::Attention:
+    selectLarger(ops);
+    break;
+  case CopyPolicy::Layers:
+    selectSegments(ops);
+    break;
+  }
   keepFusions(cut);
   SmallVector<Operation *> late;
   for (Operation &op :
@@ -246,6 +432,14 @@ unsigned BackwardCopies::run() {
           operand.set(getCopy(operand.get(), op));
     });
   return numCopies - before;
+}
+
+ArrayRef<StringRef> mlir::ga::getRecomputeSets() {
+  // From least to most recomputation (the order the planner and the bench
+  // list them in).
+  static const StringRef sets[] = {"none", "pointwise", "attention", "products",
+                                   "layers"};
+  return sets;
 }
 
 namespace {
@@ -285,6 +479,7 @@ bool RematerializePass::recomputeAtUsers(Operation *producer) {
     // Right before the user: the operands of the producer dominate it.
     builder.setInsertionPoint(use->getOwner());
     Operation *copy = builder.clone(*producer);
+    markRecomputed(copy);
     use->set(copy->getResult(0));
     ++numCopies;
   }
@@ -294,15 +489,18 @@ bool RematerializePass::recomputeAtUsers(Operation *producer) {
 
 void RematerializePass::runOnOperation() {
   func::FuncOp func = getOperation();
-  if (recompute != "none" && recompute != "pointwise" &&
-      recompute != "products") {
+  if (!llvm::is_contained(getRecomputeSets(), recompute)) {
     func.emitError() << "--ga-rematerialize: unknown recompute policy '"
-                     << recompute << "' (expected none, pointwise or products)";
+                     << recompute << "' (expected "
+                     << llvm::join(getRecomputeSets(), ", ") << ")";
     return signalPassFailure();
   }
   if (recompute == "none")
     return;
-  if (recompute == "products") {
+  if (recompute != "pointwise") {
+    CopyPolicy policy = recompute == "products"    ? CopyPolicy::Products
+                        : recompute == "attention" ? CopyPolicy::Attention
+                                                   : CopyPolicy::Layers;
     // Every block that yields values: the micro-batch loop's body, or the
     // function's own when it has none.
     SmallVector<Block *> blocks;
@@ -313,7 +511,7 @@ void RematerializePass::runOnOperation() {
     });
     unsigned copied = 0;
     for (Block *block : blocks)
-      numRecomputed += BackwardCopies(*block, copied).run();
+      numRecomputed += BackwardCopies(*block, policy, copied).run();
     numCopies += copied;
     return;
   }

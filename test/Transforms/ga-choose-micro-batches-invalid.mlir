@@ -8,7 +8,7 @@
 // RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches -o /dev/null 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="micro-batch-size=2 func=nope" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FUNC
 // RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="max-memory=1KiB recompute=all" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SET
-// SET: error: --ga-choose-micro-batches: unknown recompute set 'all' (expected auto, none, pointwise or products)
+// SET: error: --ga-choose-micro-batches: unknown recompute set 'all' (expected auto, none, pointwise, attention, products, layers)
 
 // Contradictory or malformed options: an error, nothing written.
 // micro-batches with max-memory is not a contradiction: it fixes N (only

@@ -20,6 +20,7 @@
 // JSON-NEXT: "accumulators": 0,
 // JSON-NEXT: "results": [[RES1:[0-9]+]],
 // JSON-NEXT: "temporaries": [[TMP1:[0-9]+]],
+// JSON-NEXT: "recomputed": 0,
 // JSON-NEXT: "static": 0,
 // JSON-NEXT: "total_peak": [[PEAK1:[0-9]+]],
 // JSON-NEXT: "arguments": 500,
@@ -35,7 +36,7 @@
 // B = 12 = 3 + 3 + 2 + 2 + 2: two loops, the buffers of both sizes.
 // JSON:      "accumulators": 164,
 
-// TABLE:      function  N  micro  parameters  optimizer_state  inputs  accumulators  results  temporaries  static  total_peak
+// TABLE:      function  N  micro  parameters  optimizer_state  inputs  accumulators  results  temporaries  recomputed  static  total_peak
 // TABLE-NEXT: @step     1     12          36               32     432             0
 // TABLE-NEXT: @step     4      3          36               32     432           164
 // TABLE:      func.func @step(
@@ -43,7 +44,7 @@
 // A step already rewritten is reported as it is: the roles of its arguments
 // come from the micro-batch loop.
 // ASIS:      function  N  micro  parameters  optimizer_state  inputs  accumulators
-// ASIS-NEXT: @step     -      -          36               32     432           164           96           76       0         836
+// ASIS-NEXT: @step     -      -          36               32     432           164           96           76           0       0         836
 
 // FILE: "micro_batches": 4,
 

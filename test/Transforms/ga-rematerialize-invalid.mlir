@@ -4,7 +4,7 @@
 
 // A policy the pass does not know, and a position of the explicit set that
 // names no element-wise op.
-// expected-error@+2 {{--ga-rematerialize: unknown recompute policy 'everything' (expected none, pointwise or products)}}
+// expected-error@+2 {{--ga-rematerialize: unknown recompute policy 'everything' (expected none, pointwise, attention, products, layers)}}
 // POS: error: --ga-rematerialize: no element-wise op at position 3 of @policy (it has 0)
 func.func @policy(%x: tensor<8xf32>) -> tensor<8xf32> {
   return %x : tensor<8xf32>
@@ -20,7 +20,7 @@ func.func @policy(%x: tensor<8xf32>) -> tensor<8xf32> {
 // KEPT-LABEL: func.func @fused_into_reduction
 // KEPT-COUNT-1: math.tanh
 // KEPT-NOT:     math.tanh
-// expected-error@+1 {{--ga-rematerialize: unknown recompute policy 'everything' (expected none, pointwise or products)}}
+// expected-error@+1 {{--ga-rematerialize: unknown recompute policy 'everything' (expected none, pointwise, attention, products, layers)}}
 func.func @fused_into_reduction(%h: tensor<4x8xf32>) -> (tensor<f32>, tensor<4x8xf32>) {
   %c0 = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x8xf32>

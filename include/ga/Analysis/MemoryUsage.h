@@ -17,10 +17,16 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <array>
 
 namespace mlir::ga {
+
+/// The attribute --ga-rematerialize puts on the ops it adds (copies of
+/// forward ops computed again for the backward), which the analysis counts
+/// as `recomputed`.
+inline constexpr llvm::StringLiteral kRecomputedAttrName = "ga.recomputed";
 
 /// What a buffer of a training step holds.
 enum class BufferRole : uint8_t {
@@ -67,6 +73,10 @@ struct MemoryUsage {
   /// role (Accumulators or Temporaries), at its size rounded up to its
   /// alignment, as the linker lays it out.
   int64_t staticBytes = 0;
+  /// The part of the Temporaries peak (static temporaries included) held
+  /// by buffers that ops recomputed by --ga-rematerialize (`ga.recomputed`)
+  /// write, at the point where the Temporaries peak is reached.
+  int64_t recomputedBytes = 0;
   /// Number of `memref.alloc` ops.
   unsigned numAllocations = 0;
 
@@ -125,6 +135,10 @@ private:
   int64_t live = 0, liveTemporaries = 0;
   /// Bytes of the static buffers that are temporaries.
   int64_t staticTemporaries = 0;
+  /// The buffers (allocations and static storage) that a recomputed op
+  /// writes, and the bytes of those live now (static ones included).
+  SmallPtrSet<Operation *, 8> recomputedBuffers;
+  int64_t liveRecomputed = 0;
 };
 
 } // namespace mlir::ga

@@ -147,9 +147,9 @@ def MemoryReport : Pass<"ga-memory-report", "ModuleOp"> {
     test/Integration/Inputs/steps/linreg_mean.mlir, B = 12; bytes):
 
     ```
-    function     N  micro  parameters  optimizer_state  inputs  accumulators  results  temporaries  static  total_peak
-    @train_step  1     12          36                0     432             0      232          276       0         976
-    @train_step  4      3          36                0     432           232      164           76       0         940
+    function     N  micro  parameters  optimizer_state  inputs  accumulators  results  temporaries  recomputed  static  total_peak
+    @train_step  1     12          36                0     432             0      232          276           0       0         976
+    @train_step  4      3          36                0     432           232      164           76           0       0         940
     ```
   }];
   let options = [

@@ -18,6 +18,12 @@ namespace mlir::ga {
 #define GEN_PASS_DECL
 #include "ga/Transforms/Passes.h.inc"
 
+/// The recompute sets of --ga-rematerialize (`recompute=`), from least to
+/// most recomputation: none, pointwise, attention, products, layers. The
+/// planner (--ga-choose-micro-batches with recompute=auto) weighs them all;
+/// the benchmarks enumerate them from here.
+ArrayRef<StringRef> getRecomputeSets();
+
 #define GEN_PASS_REGISTRATION
 #include "ga/Transforms/Passes.h.inc"
 

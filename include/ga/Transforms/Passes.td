@@ -824,8 +824,42 @@ def Rematerialize : Pass<"ga-rematerialize", "func::FuncOp"> {
     die with the forward; `--ga-lower-to-cpu="share-buffers=1"` gives the
     copies the storage of values dead by then.
 
-    Policies: `none` (nothing), `pointwise` (every value above) and
-    `products` (every value but the products); with
+    Two more block-wide sets follow the same copies, with the checkpoints
+    chosen from the forward's dataflow alone (no op or value names):
+
+    * `attention`: in program order, an op of the forward is recomputed
+      when its results take more bytes than the kept values it would be
+      computed from (its operands that are kept, and the sources of its
+      operands that are recomputed, each counted once): the [B,H,T,T]
+      scores of `Q K^T` (from two [B,H,T,D] operands when T > 2D), the
+      softmax of them (from the scores' sources and the row statistics),
+      dropout masks (from a key and sample indices), masks and broadcasts.
+      The product `P V` and every other output no larger than its sources
+      are kept, so the rule recomputes only what costs memory beyond the
+      values kept anyway; so is the operand of `P V` itself (the
+      probabilities, after dropout), by the fusion rule below.
+    * `layers`: the checkpoints are the activations (forward values that
+      depend on the micro-batch through more than slices of the inputs)
+      that are the only activation live after their op, counting forward
+      readers only: every later forward op reads the micro-batch through
+      them or through the inputs themselves. In a residual network they
+      are the residual stream between blocks (and between the attention
+      and the MLP of a transformer block), the final normalization, the
+      logits. Every other forward value the backward reads is recomputed,
+      products included, from the checkpoints, the inputs and the
+      parameters: the whole segment is computed again before its backward.
+
+    In all three, an op whose copy would change what the CPU pipeline fuses
+    stays a checkpoint (an element-wise op left with one user that is not
+    element-wise, such as a reduction or a product, which it would be fused
+    into), so that every product is the same library call on the same
+    operands and no value moves into another loop; the copies carry
+    `ga.recomputed` (what the memory report counts as `recomputed`).
+
+    Policies: `none` (nothing), `pointwise` (every value above),
+    `attention`, `products` (every value but the products) and `layers`
+    (getRecomputeSets(), in that order, is the list the planner and the
+    benchmarks enumerate); with
     `values=i,j`, only the values of the element-wise ops (`linalg.generic`
     ops and element-wise arith/math ops on tensors) at those positions
     (0-based, in the order they appear in the function) are candidates: an
@@ -851,7 +885,8 @@ def Rematerialize : Pass<"ga-rematerialize", "func::FuncOp"> {
   }];
   let options = [
     Option<"recompute", "recompute", "std::string", /*default=*/"\"pointwise\"",
-           "What to recompute: none, pointwise or products">,
+           "What to recompute: none, pointwise, attention, products or "
+           "layers">,
     ListOption<"values", "values", "int64_t",
                "Only the element-wise ops at these positions of the "
                "function, in order (default: all that qualify)">,

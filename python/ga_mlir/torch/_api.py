@@ -33,9 +33,13 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
         max_memory=bytes (an int, or a string such as "256MiB", "1.5GiB"):
         N and the recompute set (recompute=, --ga-rematerialize) of least
         estimated time whose total peak (step.memory_report()) fits, as
-        --ga-accumulate="max-memory=..." chooses them; recompute="none"
-        fixes the set, micro_batches=N with it fixes N; CompileError with
-        the located message when nothing fits. micro_batch_size= with
+        --ga-accumulate="max-memory=..." chooses them among none,
+        pointwise, attention, products and layers (--ga-rematerialize);
+        recompute="none" (or another set) fixes the set, micro_batches=N
+        with it fixes N; a budget turns share_buffers on (unless given):
+        the recomputed values then reuse dead buffers; CompileError with
+        the located message, which names the smallest budget that fits,
+        when nothing fits. micro_batch_size= with
         another of the three is an error (CompileError, the message of
         --ga-choose-micro-batches). `step.chosen_micro_batches()` says N,
         `step.chosen_configuration()` the whole choice.

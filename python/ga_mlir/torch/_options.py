@@ -62,7 +62,8 @@ _COUNTS = {"vector_width", "num_threads", "min_parallel_work", "block_size",
 
 
 # The values of the choices among the options.
-_CHOICES = {"recompute": ("none", "pointwise", "products")}
+_CHOICES = {"recompute": ("none", "pointwise", "attention", "products",
+                          "layers")}
 
 
 def _check_option(value, key):

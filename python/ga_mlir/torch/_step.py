@@ -116,6 +116,11 @@ class CompiledTrainStep:
                             "and max_memory=")
         if max_memory is not None:
             _budget_text(max_memory)
+            # Under a budget the copies of the recomputed values take the
+            # storage of values dead by then (--ga-share-buffers): without
+            # it recomputation adds buffers instead of lowering the peak.
+            if target == "cpu":
+                options.setdefault("share_buffers", True)
         lowering = _NVVM_OPTIONS if target == "cuda" else _LOWER_OPTIONS
         for key in options:
             if key not in _ACCUMULATE_OPTIONS and key not in lowering:

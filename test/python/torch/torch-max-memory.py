@@ -5,7 +5,7 @@
 # micro-batches whose total peak fits the budget. The peaks come from an
 # independent run of --ga-memory-report over every N of the exported step,
 # bufferized as the library is (its CPU options: static temporaries
-# included);
+# included, and buffers shared, as max_memory= lowers it);
 # for budgets equal to a peak and between two peaks, the chosen N fits and
 # N - 1 does not, and the compiled step still equals PyTorch's full-batch
 # step. Budgets no N fits and contradictory options raise CompileError with
@@ -55,7 +55,7 @@ def static_peaks(make_model, make_batch, loss_fn, opt_name,
                      ",".join(str(n) for n in range(1, b + 1)) +
                      f" format=json output={out} "
                      f"accumulate={{recompute={recompute}}} "
-                     f"cpu={{{pass_options({})}}}}})")
+                     f"cpu={{{pass_options({'share_buffers': True})}}}}})")
         with open(out) as f:
             return {row["micro_batches"]: row["total_peak"]
                     for row in json.load(f)}
@@ -124,7 +124,7 @@ for text in ("1GiB", f"{peaks[1]}B", f"{-(-peaks[1] // 1024)}KiB",
     # CHECK: string 1GiB: N = 1{{$}}
     # CHECK: string {{[0-9]+}}B: N = 1{{$}}
     # CHECK: string {{[0-9]+}}KiB: N = 1{{$}}
-    # CHECK: string {{[0-9]+}}: N = {{[0-9]+}} (recompute {{none|pointwise|products}})
+    # CHECK: string {{[0-9]+}}: N = {{[0-9]+}} (recompute {{none|pointwise|attention|products|layers}})
     print(f"string {text}: N = {n}")
 
 
@@ -145,7 +145,7 @@ refused("too-small", max_memory="1KiB")
 # micro_batches= with max_memory= fixes N; the recompute set is chosen.
 step = compile_train_step(model, zoo.classification_loss, opt, batch,
                           micro_batches=2, max_memory="1MiB")
-# CHECK: fixed N: N = 2, recompute {{none|pointwise|products}}
+# CHECK: fixed N: N = 2, recompute {{none|pointwise|attention|products|layers}}
 print(f"fixed N: N = {step.chosen_micro_batches()}, recompute "
       f"{step.chosen_configuration()['recompute']}")
 
@@ -155,7 +155,7 @@ print(f"fixed N: N = {step.chosen_micro_batches()}, recompute "
 # that report's, and a smaller budget never gives a larger peak.
 with_set = {r: static_peaks(zoo.MLP, zoo.mlp_batch, zoo.classification_loss,
                             "adamw", r)
-            for r in ("none", "pointwise", "products")}
+            for r in ("none", "pointwise", "attention", "products", "layers")}
 lowest = min(min(p.values()) for p in with_set.values())
 previous, monotone, fits = None, True, True
 for k in range(5):
