@@ -71,7 +71,6 @@ import json
 import math
 import os
 import platform
-import re
 import statistics
 import subprocess
 import sys
@@ -96,36 +95,11 @@ TORCH_GOAL_BUDGETS = (50, 25)
 
 # ------------------------------------------------------- compiler's sets
 def recompute_sets():
-    """The recompute sets the compiler offers, from the C++ side: the
-    driver's own list when it has one (ga_mlir.driver.RECOMPUTE_SETS or
-    recompute_sets()), else the list --ga-choose-micro-batches names when
-    it refuses an unknown set ("expected auto, none, pointwise or
-    products"), without "auto" (the planner's choice among them)."""
-    from ga_mlir import PipelineError, driver
-    listed = getattr(driver, "RECOMPUTE_SETS", None)
-    if callable(getattr(driver, "recompute_sets", None)):
-        listed = driver.recompute_sets()
-    if listed:
-        return [s for s in listed if s != "auto"]
-    step = ("func.func @train_step(%w: tensor<4xf32>, "
-            "%x: tensor<8x4xf32> {ga.batch = 0 : i64}) -> tensor<4xf32> {\n"
-            "  return %w : tensor<4xf32>\n}\n")
-    options = driver.CompileOptions(max_memory="1GiB", target="choice",
-                                    recompute="?not-a-set?")
-    try:
-        driver.compile(step, options)
-    except PipelineError as error:
-        text = "\n".join(str(d) for d in error.diagnostics) or str(error)
-        found = re.search(r"unknown recompute [a-z]+ '\?not-a-set\?' "
-                          r"\(expected ([^)]*)\)", text)
-        if found:
-            names = re.split(r",\s*|\s+or\s+", found.group(1))
-            return [n.strip() for n in names if n.strip() and
-                    n.strip() != "auto"]
-        raise RuntimeError("recompute_sets: the compiler's refusal does not "
-                           "list the sets:\n" + text) from None
-    raise RuntimeError("recompute_sets: the compiler accepted an unknown "
-                       "recompute set")
+    """The recompute sets the compiler offers (ga_mlir.driver
+    .recompute_sets(), the C++ list --ga-rematerialize and the planner
+    share): sets added there appear here."""
+    from ga_mlir import driver
+    return list(driver.recompute_sets())
 
 
 def budgets_for(base_peak, percentages):

@@ -168,6 +168,11 @@ typedef struct MlirGACompileResult {
 typedef void (*MlirGACompileResultCallback)(const MlirGACompileResult *result,
                                             void *userData);
 
+/// The recompute sets of --ga-rematerialize, from the least to the most
+/// recomputation, comma-separated (\"none,pointwise,...\"): what the
+/// planner weighs with recompute=auto and what `recompute` may name.
+MLIR_CAPI_EXPORTED MlirStringRef mlirGAGetRecomputeSets(void);
+
 /// Sets every field of `options` to its default.
 MLIR_CAPI_EXPORTED void mlirGACompileOptionsInit(MlirGACompileOptions *options);
 

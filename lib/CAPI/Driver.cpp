@@ -9,8 +9,10 @@
 #include "InputSession.h"
 
 #include "ga/Driver/Driver.h"
+#include "ga/Transforms/Passes.h"
 
 #include "mlir/CAPI/Support.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -217,4 +219,11 @@ MlirLogicalResult mlirGACompile(MlirStringRef input, MlirStringRef bufferName,
           reportResult(result, resultCallback, userData);
         return success();
       });
+}
+
+MlirStringRef mlirGAGetRecomputeSets(void) {
+  // Joined once: the returned reference outlives the call.
+  static const std::string joined =
+      llvm::join(mlir::ga::getRecomputeSets(), ",");
+  return wrap(StringRef(joined));
 }

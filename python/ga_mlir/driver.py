@@ -19,7 +19,7 @@ from . import (GADiagnosticWarning, PipelineError, _diagnostic_collector,
                _string_ref, _StringRef)
 
 __all__ = ["CompileOptions", "CompileResult", "ShardOptimizer",
-           "ShardParameters", "compile",
+           "ShardParameters", "compile", "recompute_sets",
            "CPU_OPTIONS", "NVVM_OPTIONS"]
 
 
@@ -227,8 +227,17 @@ def _library():
             _StringRef, _StringRef, ctypes.POINTER(_Options), _ResultCallback,
             _DiagnosticCallback, ctypes.c_void_p]
         lib.mlirGACompile.restype = _LogicalResult
+        lib.mlirGAGetRecomputeSets.argtypes = []
+        lib.mlirGAGetRecomputeSets.restype = _StringRef
         lib._ga_driver_bound = True
     return lib
+
+
+
+def recompute_sets():
+    """The recompute sets of --ga-rematerialize as the compiler lists them
+    (mlirGAGetRecomputeSets), from the least to the most recomputation."""
+    return tuple(_text(_library().mlirGAGetRecomputeSets()).split(","))
 
 
 def _pairs(pairs):

@@ -61,18 +61,20 @@ _COUNTS = {"vector_width", "num_threads", "min_parallel_work", "block_size",
            "row_warp_min", "row_block_min"}
 
 
-# The values of the choices among the options.
-_CHOICES = {"recompute": ("none", "pointwise", "attention", "products",
-                          "layers")}
+def _choices(key):
+    """The values a choice among the options may take (None: not a
+    choice): the recompute sets as the compiler lists them."""
+    return driver.recompute_sets() if key == "recompute" else None
 
 
 def _check_option(value, key):
     """Checks an option's value: TypeError for a switch that is not True or
     False, or a count that is not an int >= 0; ValueError for a choice that
     is not one of its values."""
-    if key in _CHOICES and value not in _CHOICES[key]:
+    choices = _choices(key)
+    if choices is not None and value not in choices:
         raise ValueError(f"compile_train_step: {key} must be one of " +
-                         ", ".join(repr(c) for c in _CHOICES[key]) +
+                         ", ".join(repr(c) for c in choices) +
                          f", got {value!r}")
     if key in _SWITCHES and not isinstance(value, bool):
         raise TypeError(f"compile_train_step: {key} must be True or False, "
