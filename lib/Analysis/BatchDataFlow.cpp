@@ -365,6 +365,7 @@ void mlir::ga::registerBatchTransferModels(DialectRegistry &registry) {
   registerTensorBatchModels(registry);
   registerRegionBatchModels(registry);
   registerLinalgBatchModels(registry);
+  registerAttentionBatchModels(registry);
   registry.addExtension(+[](MLIRContext *ctx, linalg::LinalgDialect *) {
     linalg::SoftmaxOp::attachInterface<SoftmaxModel>(*ctx);
   });

@@ -1,6 +1,7 @@
 //===- GADialect.cpp - the ga dialect -------------------------------------===//
 
 #include "ga/IR/GADialect.h"
+#include "ga/IR/GAAttentionOps.h"
 #include "ga/IR/GAOps.h"
 #include "ga/IR/GAShardOps.h"
 
@@ -26,6 +27,9 @@ void GADialect::initialize() {
       ,
 #define GET_OP_LIST
 #include "ga/IR/GAShardOps.cpp.inc"
+      ,
+#define GET_OP_LIST
+#include "ga/IR/GAAttentionOps.cpp.inc"
       >();
   addAttributes<
 #define GET_ATTRDEF_LIST
