@@ -92,9 +92,10 @@ findAttentionBatchLoop(BatchTransfer &t, Operation *op,
                   << "), which attends every sample to every other";
       return std::nullopt;
     }
+    if (loop < 0)
+      first = operand.getOperandNumber();
     loop = position;
     factor = cls.factor;
-    first = operand.getOperandNumber();
   }
   if (loop < 0)
     return std::nullopt;

@@ -3,8 +3,8 @@
 // RUN: ga-opt %s -emit-bytecode | ga-opt | FileCheck %s
 
 // Round trip of ga.attention and ga.attention_backward
-// (include/ga/IR/GAAttentionOps.td). Kept out of ops.mlir: no lowering
-// exists yet for the GPU sweep (bench/gpu_lower_all.py) to lower them with.
+// (include/ga/IR/GAAttentionOps.td): causal, a padding mask broadcast over
+// heads and queries, grouped key/value heads with a dynamic batch.
 
 #q = affine_map<(b, h, m, k1, k2, n) -> (b, h, m, k1)>
 #k = affine_map<(b, h, m, k1, k2, n) -> (b, h, k2, k1)>
@@ -15,8 +15,8 @@
 #mask = affine_map<(b, h, m, k1, k2, n) -> (b, 0, 0, k2)>
 
 // CHECK-LABEL: func.func @causal
-// CHECK:         %[[O:.*]]:2 = ga.attention %{{.*}}, %{{.*}}, %{{.*}} scale 1.250000e-01 causal indexing_maps [#{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}] : tensor<2x4x16x8xbf16>, tensor<2x4x12x8xbf16>, tensor<2x4x12x6xbf16> -> tensor<2x4x16x6xbf16>, tensor<2x4x16xf32>
-// CHECK:         ga.attention_backward %{{.*}}, %{{.*}}, %{{.*}}, %[[O]]#0, %{{.*}}, %[[O]]#1 scale 1.250000e-01 causal indexing_maps
+// CHECK:         %[[O:.*]], %[[L:.*]] = ga.attention %{{.*}}, %{{.*}}, %{{.*}} scale 1.250000e-01 causal indexing_maps [#{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}] : tensor<2x4x16x8xbf16>, tensor<2x4x12x8xbf16>, tensor<2x4x12x6xbf16> -> tensor<2x4x16x6xbf16>, tensor<2x4x16xf32>
+// CHECK:         ga.attention_backward %{{.*}}, %{{.*}}, %{{.*}}, %[[O]], %{{.*}}, %[[L]] scale 1.250000e-01 causal indexing_maps
 // CHECK-SAME:      -> tensor<2x4x16x8xbf16>, tensor<2x4x12x8xbf16>, tensor<2x4x12x6xbf16>
 func.func @causal(%q: tensor<2x4x16x8xbf16>, %k: tensor<2x4x12x8xbf16>, %v: tensor<2x4x12x6xbf16>, %do: tensor<2x4x16x6xbf16>)
     -> (tensor<2x4x16x8xbf16>, tensor<2x4x12x8xbf16>, tensor<2x4x12x6xbf16>) {

@@ -11,7 +11,7 @@
 #o = affine_map<(m, k1, k2, n) -> (m, n)>
 #l = affine_map<(m, k1, k2, n) -> (m)>
 func.func @samples_as_keys(%q: tensor<4x6xf32>, %x: tensor<8x6xf32> {ga.batch = 0 : i64}) -> tensor<4x6xf32> {
-  // expected-error @+1 {{operand #2 is per-sample along the key position (k2) loop d2 of the attention: only a batch loop (one that indexes query, key, value and output) keeps samples apart}}
+  // expected-error @+1 {{operand #1 is per-sample along the key position (k2) loop d2 of the attention: only a batch loop (one that indexes query, key, value and output) keeps samples apart}}
   %o, %lse = ga.attention %q, %x, %x scale 1.0 indexing_maps [#q, #k, #v, #o, #l]
       : tensor<4x6xf32>, tensor<8x6xf32>, tensor<8x6xf32> -> tensor<4x6xf32>, tensor<4xf32>
   return %o : tensor<4x6xf32>

@@ -27,7 +27,7 @@
 // CHECK:           %[[DOS:.*]] = tensor.extract_slice %[[DO]][%[[OFF]], 0, 0, 0] [2, 2, 4, 6] [1, 1, 1, 1]
 // CHECK:           %[[G:.*]]:3 = ga.attention_backward %[[XS]], %[[XS]], %[[XS]], %[[A]]#0, %[[DOS]], %[[A]]#1 mask(%[[BIAS]] : tensor<1x1x4x4xf32>)
 // CHECK-SAME:        -> tensor<2x2x4x6xf32>, tensor<2x2x4x6xf32>, tensor<2x2x4x6xf32>
-// CHECK:           %[[R:.*]] = linalg.reduce ins(%[[G]]#1 : tensor<2x2x4x6xf32>)
+// CHECK:           %[[R:.*]] = linalg.reduce { arith.addf } ins(%[[G]]#1 : tensor<2x2x4x6xf32>)
 // CHECK:           ga.accumulate <add> %[[R]] into %[[ACC]]
 // CHECK:           tensor.insert_slice %[[A]]#0 into %[[OUT]][%[[OFF]], 0, 0, 0] [2, 2, 4, 6]
 // CHECK:         return %[[LOOP]]#0, %[[LOOP]]#1
