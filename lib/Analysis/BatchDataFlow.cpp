@@ -366,6 +366,7 @@ void mlir::ga::registerBatchTransferModels(DialectRegistry &registry) {
   registerRegionBatchModels(registry);
   registerLinalgBatchModels(registry);
   registerGroupedBatchModels(registry);
+  registerAttentionBatchModels(registry);
   registry.addExtension(+[](MLIRContext *ctx, linalg::LinalgDialect *) {
     linalg::SoftmaxOp::attachInterface<SoftmaxModel>(*ctx);
   });

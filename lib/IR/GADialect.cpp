@@ -2,6 +2,7 @@
 
 #include "ga/IR/GADialect.h"
 #include "ga/IR/GAGroupedOps.h"
+#include "ga/IR/GAAttentionOps.h"
 #include "ga/IR/GAOps.h"
 #include "ga/IR/GAShardOps.h"
 
@@ -30,6 +31,7 @@ void GADialect::initialize() {
       ,
 #define GET_OP_LIST
 #include "ga/IR/GAGroupedOps.cpp.inc"
+#include "ga/IR/GAAttentionOps.cpp.inc"
       >();
   addAttributes<
 #define GET_ATTRDEF_LIST

@@ -9,6 +9,7 @@
 
 #include "ga/Analysis/BatchTransferOpInterface.h"
 #include "ga/Codegen/CPU/Passes.h"
+#include "ga/Codegen/Common/AttentionDecomposition.h"
 #include "ga/Codegen/Common/Passes.h"
 #include "ga/Codegen/GPU/Passes.h"
 #include "ga/Conversion/Passes.h"
@@ -49,6 +50,9 @@ void mlir::ga::registerAllGADialects(DialectRegistry &registry) {
   registerMPIMemoryEffectModels(registry);
   // How upstream ops relate to the batch, for the batch analysis.
   registerBatchTransferModels(registry);
+  // ga.attention and its backward decompose into linalg ops on the CPU
+  // (--ga-decompose-aggregated-ops).
+  registerAttentionDecompositions(registry);
 }
 
 void mlir::ga::registerGAPipelineDependencies(DialectRegistry &registry) {

@@ -16,6 +16,7 @@
 //   tensor ops (models), elementwise ops       BatchTensorOps.cpp
 //   scf region ops (models), payload ops       BatchRegions.cpp
 //   linalg.softmax (model), the dispatch       BatchDataFlow.cpp
+//   ga.attention and its backward (models)     BatchAttention.cpp
 //
 // An op on per-sample values that declares none of these is refused.
 //

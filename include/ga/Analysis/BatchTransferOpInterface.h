@@ -22,7 +22,7 @@ class MicroBatchBuilder;
 namespace mlir::ga {
 
 /// Attaches the batch transfer models of every op family the analysis
-/// understands (tensor, scf and linalg ops).
+/// understands (tensor, scf, linalg and ga attention ops).
 void registerBatchTransferModels(DialectRegistry &registry);
 /// The models of tensor ops (BatchTensorOps.cpp).
 void registerTensorBatchModels(DialectRegistry &registry);
@@ -32,6 +32,8 @@ void registerRegionBatchModels(DialectRegistry &registry);
 void registerLinalgBatchModels(DialectRegistry &registry);
 /// The model of ga.grouped_matmul (BatchGrouped.cpp).
 void registerGroupedBatchModels(DialectRegistry &registry);
+/// The models of ga.attention and ga.attention_backward (BatchAttention.cpp).
+void registerAttentionBatchModels(DialectRegistry &registry);
 
 } // namespace mlir::ga
 

@@ -37,9 +37,13 @@ struct DecomposeAggregatedOpsPass
     IRRewriter rewriter(&getContext());
     for (linalg::AggregatedOpInterface op : ops) {
       // The decompositions build tensor ops: on buffers there is nothing to
-      // replace the op's (absent) results with.
+      // replace the op's (absent) results with. An op that is not in
+      // destination style (ga.attention) has tensor results only.
       auto dps = dyn_cast<DestinationStyleOpInterface>(op.getOperation());
-      if (!dps || !dps.hasPureTensorSemantics()) {
+      bool onBuffers =
+          dps ? !dps.hasPureTensorSemantics()
+              : llvm::any_of(op->getOperandTypes(), llvm::IsaPred<MemRefType>);
+      if (onBuffers) {
         op->emitOpError("cannot be decomposed on buffers: decompose it "
                         "before bufferization");
         return signalPassFailure();

@@ -262,16 +262,18 @@ def DecomposeAggregatedOps
   let summary = "Decompose linalg ops with AggregatedOpInterface (softmax) "
                 "into linalg ops the lowerings handle";
   let description = [{
-    `linalg.softmax` (and any other op implementing
-    `linalg::AggregatedOpInterface`) has no loop lowering: the training step
-    contract accepts it, so the CPU and GPU pipelines decompose it on tensors,
-    before bufferization, with the op's own `decomposeOperation` (upstream's
-    decomposition: a max reduction, `exp(x - max)`, a sum reduction and a
-    division, each a `linalg.generic` that fusion, bufferization and the loop
-    lowerings then treat like any other), and `ga.grouped_matmul` into an
-    `scf.for` over its groups of `linalg.matmul` on slices whose bounds are
-    read from the group ends (one CBLAS call per group on the CPU). An op
-    that cannot be decomposed, or
+    `linalg.softmax`, `ga.attention`, `ga.attention_backward` (and any other
+    op implementing `linalg::AggregatedOpInterface`; the attention ops by a
+    model in DecomposeAttention.cpp: their scores in the compute type, as
+    `python/ga_mlir/torch/_attention.py` writes them) have no loop lowering:
+    the training step contract accepts them, so the CPU and GPU pipelines
+    decompose them on tensors, before bufferization, with the op's own
+    `decomposeOperation` (softmax: upstream's decomposition, a max reduction,
+    `exp(x - max)`, a sum reduction and a division, each a `linalg.generic`
+    that fusion, bufferization and the loop lowerings then treat like any
+    other), and `ga.grouped_matmul` into an `scf.for` over its groups of
+    `linalg.matmul` on slices whose bounds are read from the group ends (one
+    CBLAS call per group on the CPU). An op that cannot be decomposed, or
     one on buffers (decomposition builds tensors), is reported at its location
     and the pass fails.
 
