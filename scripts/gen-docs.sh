@@ -4,7 +4,7 @@
 #   bash scripts/gen-docs.sh [--check] [BUILD_DIR]
 #
 # Builds the target ga-doc (mlir-tblgen -gen-dialect-doc / -gen-pass-doc on
-# include/ga/IR/GAOps.td, GAShardOps.td, GAAttentionOps.td and the Passes.td files) in BUILD_DIR
+# include/ga/IR/GAOps.td, GAShardOps.td, GAGroupedOps.td, GAAttentionOps.td and the Passes.td files) in BUILD_DIR
 # (default: build/, or $GA_BUILD_DIR) and copies the result to docs/GADialect.md,
 # docs/GAShardOps.md, docs/GAGroupedOps.md,
 # docs/GAAttentionOps.md,
