@@ -1,0 +1,95 @@
+"""The sharded-parameter plan under `max_memory` (see _fsdp): N and, per
+bucket of parameters, kept gathered or re-gathered per micro-batch and
+reduced per micro-batch or after the loop, as --ga-shard-plan chooses them.
+
+The per-rank peak of the default plan (every bucket resharded after use) is
+measured for each candidate N by --ga-memory-report on this rank's step as
+compiled (_dp_memory.report), the largest over the ranks taken (one
+all_reduce: every rank compiles together and gets the same plan); the pass
+adds what each kept bucket holds and chooses the plan of fewest bytes moved
+that fits. A budget that nothing fits raises CompileError (budget-not-met)
+naming the smallest per-rank budget that would."""
+
+import hashlib
+import json
+import os
+import tempfile
+
+import torch
+
+from .. import library_path
+from ._budget import _cache_dir
+from ._dp_memory import report
+from ._options import _run_pipeline
+
+
+def candidate_counts(smallest_shard, fixed=None):
+    """The N considered: `fixed` when given, else 1, 2, 4, ... up to the
+    smallest rank's samples, and that number (at most 5 candidates: each is
+    a rewrite and a memory report)."""
+    if fixed is not None:
+        return [fixed]
+    counts, n = [], 1
+    while n < smallest_shard and len(counts) < 4:
+        counts.append(n)
+        n *= 2
+    return counts + [smallest_shard]
+
+
+def base_peaks(step, ir, batch_args, spec, counts, variant):
+    """The per-rank peak (the largest over the ranks) of the default plan
+    for each N in `counts`: --ga-memory-report's total peak of the step as
+    compiled with every bucket resharded."""
+    import torch.distributed as dist
+    peaks = []
+    for n in counts:
+        _, (accumulate, _) = step._step_pipelines(ir, n, batch_args, spec)
+        collectives = step._collectives_pipeline()
+        # Cached beside the libraries (a budget sweep measures each N once).
+        key = hashlib.sha256("\0".join(
+            [ir, accumulate, collectives, repr(variant.shard),
+             repr(variant.in_place), repr(sorted(step.options.items())),
+             os.path.realpath(library_path()),
+             str(os.path.getmtime(library_path()))]).encode()).hexdigest()
+        cached = os.path.join(_cache_dir(), f"shard-peak-{key[:24]}.json")
+        if os.path.exists(cached):
+            with open(cached) as f:
+                peaks.append(json.load(f))
+            continue
+        row = report(ir, accumulate, collectives, variant, step.num_inputs,
+                     step.options)
+        peaks.append(int(row["total_peak"]))
+        with open(cached + f".{os.getpid()}", "w") as f:
+            json.dump(peaks[-1], f)
+        os.replace(cached + f".{os.getpid()}", cached)
+    mine = torch.tensor(peaks, dtype=torch.int64)
+    dist.all_reduce(mine, op=dist.ReduceOp.MAX, group=step.process_group)
+    return [int(p) for p in mine]
+
+
+def choose(step, ir, batch_args, spec, counts, peaks, max_memory,
+           bucket_bytes):
+    """--ga-shard-plan's choice (a dict, its JSON): the step rewritten with
+    the default plan at the first N (the collectives' structure does not
+    depend on N) is read with the plan-output of --ga-shard-parameters."""
+    _, (accumulate, _) = step._step_pipelines(ir, counts[0], batch_args,
+                                              spec)
+    sharded = _run_pipeline(ir, accumulate,
+                            "ga-mlir refused the training step")
+    with tempfile.TemporaryDirectory() as work:
+        out = os.path.join(work, "choice.json")
+        options = [f"costs={step._plan_file}",
+                   f"world={step.world_size}",
+                   f"micro-batches={','.join(map(str, counts))}",
+                   f"base-peaks={','.join(map(str, peaks))}",
+                   f"bucket-size={bucket_bytes}", "format=json",
+                   f"output={out}"]
+        if max_memory is not None:
+            options.append(f"max-memory={str(max_memory).strip()}")
+        _run_pipeline(sharded, f"builtin.module(ga-shard-plan{{"
+                      f"{' '.join(options)}}})",
+                      "ga-mlir found no sharded-parameter plan")
+        with open(out) as f:
+            choice = json.load(f)
+    choice["candidates"] = [[n, p] for n, p in zip(counts, peaks)]
+    return choice
