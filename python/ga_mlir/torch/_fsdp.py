@@ -22,6 +22,16 @@ step, after the loop. The collectives go through the host runtime to
 torch.distributed as ZeRO-1's do (_dp_collectives), which counts the calls
 and bytes per step (`step.collectives_per_call()`, `step.bytes_per_call()`);
 `step.shard_plan()` is the plan as compiled, with its predicted bytes.
+
+Under `max_memory` (a per-rank budget) the plan is chosen (_shard_plan,
+--ga-shard-plan): the parameters in buckets of `bucket_cap_mb`, per bucket
+kept gathered across the loop or re-gathered per micro-batch, reduced per
+micro-batch or once after the loop, jointly with N, the fewest bytes moved
+whose predicted per-rank peak fits; `step.shard_plan()` then also reports
+the buckets, the budget and the predicted per-rank peak. Without it every
+bucket is resharded after use (FSDP's default, the lowest memory).
+`step.sharded_state_dict()` is the state as torch.distributed.checkpoint
+saves and loads it (sharded: each rank writes and reads its rows).
 """
 
 import json
@@ -322,9 +332,9 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
         # from the cache, and other rewrites write the file too).
         chosen, self._choice = self._choice, getattr(v, "choice", None)
         try:
-            _, (accumulate, _) = self._step_pipelines(
+            marked, (accumulate, _) = self._step_pipelines(
                 v.ir, v.micro_batches, v.batch_args, v.spec)
-            _run_pipeline(v.ir, accumulate,
+            _run_pipeline(marked, accumulate,
                           "ga-mlir refused the training step")
         finally:
             self._choice = chosen

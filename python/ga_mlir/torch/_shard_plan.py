@@ -43,11 +43,14 @@ def base_peaks(step, ir, batch_args, spec, counts, variant):
     import torch.distributed as dist
     peaks = []
     for n in counts:
-        _, (accumulate, _) = step._step_pipelines(ir, n, batch_args, spec)
+        # The data-parallel form of the step (its shard's bounds as
+        # arguments) and its pipelines.
+        marked, (accumulate, _) = step._step_pipelines(ir, n, batch_args,
+                                                       spec)
         collectives = step._collectives_pipeline()
         # Cached beside the libraries (a budget sweep measures each N once).
         key = hashlib.sha256("\0".join(
-            [ir, accumulate, collectives, repr(variant.shard),
+            [marked, accumulate, collectives, repr(variant.shard),
              repr(variant.in_place), repr(sorted(step.options.items())),
              os.path.realpath(library_path()),
              str(os.path.getmtime(library_path()))]).encode()).hexdigest()
@@ -56,8 +59,8 @@ def base_peaks(step, ir, batch_args, spec, counts, variant):
             with open(cached) as f:
                 peaks.append(json.load(f))
             continue
-        row = report(ir, accumulate, collectives, variant, step.num_inputs,
-                     step.options)
+        row = report(marked, accumulate, collectives, variant,
+                     step.num_inputs, step.options)
         peaks.append(int(row["total_peak"]))
         with open(cached + f".{os.getpid()}", "w") as f:
             json.dump(peaks[-1], f)
@@ -72,9 +75,9 @@ def choose(step, ir, batch_args, spec, counts, peaks, max_memory,
     """--ga-shard-plan's choice (a dict, its JSON): the step rewritten with
     the default plan at the first N (the collectives' structure does not
     depend on N) is read with the plan-output of --ga-shard-parameters."""
-    _, (accumulate, _) = step._step_pipelines(ir, counts[0], batch_args,
-                                              spec)
-    sharded = _run_pipeline(ir, accumulate,
+    marked, (accumulate, _) = step._step_pipelines(ir, counts[0],
+                                                   batch_args, spec)
+    sharded = _run_pipeline(marked, accumulate,
                             "ga-mlir refused the training step")
     with tempfile.TemporaryDirectory() as work:
         out = os.path.join(work, "choice.json")
