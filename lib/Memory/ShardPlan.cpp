@@ -308,44 +308,54 @@ LogicalResult ShardPlanPass::print(func::FuncOp func, const ShardPlan &plan,
   if (!file)
     return func.emitError("ga-shard-plan: ") << error;
   SmallVector<int64_t> kept, deferred;
-  llvm::json::Array buckets;
-  for (const ShardBucket &bucket : plan.buckets) {
-    SmallVector<int64_t> arguments, results;
+  for (const ShardBucket &bucket : plan.buckets)
     for (unsigned i : bucket.members) {
-      arguments.push_back(parameters[i].argument);
-      results.push_back(parameters[i].result);
       if (bucket.keepGathered && parameters[i].gathersPerMicroBatch > 0)
         kept.push_back(parameters[i].argument);
       if (bucket.reduceAfterLoop && parameters[i].scattersPerMicroBatch > 0)
         deferred.push_back(parameters[i].result);
     }
+  llvm::sort(kept);
+  llvm::sort(deferred);
+  if (format == "text")
+    file->os() << "shard plan of @" << func.getSymName()
+               << ": N = " << plan.microBatches << ", predicted per-rank peak "
+               << plan.predictedPeak
+               << " bytes (every bucket resharded: " << plan.basePeak << "), "
+               << plan.moved << " bytes moved by " << plan.calls
+               << " collectives per step; keep-gathered=" << joinIndices(kept)
+               << " reduce-after-loop=" << joinIndices(deferred) << "\n";
+  llvm::json::Array buckets;
+  for (auto [k, bucket] : llvm::enumerate(plan.buckets)) {
+    SmallVector<int64_t> arguments, results;
+    for (unsigned i : bucket.members) {
+      arguments.push_back(parameters[i].argument);
+      results.push_back(parameters[i].result);
+    }
     StringRef gathered = bucket.keepGathered ? "once" : "per micro-batch";
     StringRef reduced =
         bucket.reduceAfterLoop ? "after the loop" : "per micro-batch";
-    if (format == "json") {
-      buckets.push_back(
-          llvm::json::Object{{"arguments", llvm::json::Array(arguments)},
-                             {"results", llvm::json::Array(results)},
-                             {"bytes", bucket.bytes},
-                             {"gathered", gathered},
-                             {"reduced", reduced},
-                             {"all_gathers", bucket.allGathers},
-                             {"reduce_scatters", bucket.reduceScatters},
-                             {"moved", bucket.moved},
-                             {"resident", bucket.resident}});
+    if (format == "text") {
+      file->os() << "bucket " << k << ": arguments " << joinIndices(arguments)
+                 << " (" << bucket.bytes << " bytes): gathered " << gathered
+                 << ", reduced " << reduced << ": " << bucket.allGathers
+                 << " all-gathers, " << bucket.reduceScatters
+                 << " reduce-scatters, " << bucket.moved << " bytes moved, +"
+                 << bucket.resident << " resident\n";
       continue;
     }
-    file->os() << "bucket " << buckets.size() << ": arguments "
-               << joinIndices(arguments) << " (" << bucket.bytes
-               << " bytes): gathered " << gathered << ", reduced " << reduced
-               << ": " << bucket.allGathers << " all-gathers, "
-               << bucket.reduceScatters << " reduce-scatters, " << bucket.moved
-               << " bytes moved, +" << bucket.resident << " resident\n";
-    buckets.push_back(nullptr);
+    buckets.push_back(
+        llvm::json::Object{{"arguments", llvm::json::Array(arguments)},
+                           {"results", llvm::json::Array(results)},
+                           {"bytes", bucket.bytes},
+                           {"gathered", gathered},
+                           {"reduced", reduced},
+                           {"all_gathers", bucket.allGathers},
+                           {"reduce_scatters", bucket.reduceScatters},
+                           {"moved", bucket.moved},
+                           {"resident", bucket.resident}});
   }
-  llvm::sort(kept);
-  llvm::sort(deferred);
-  if (format == "json") {
+  if (format == "json")
     file->os() << llvm::json::Value(llvm::json::Object{
                       {"function", func.getSymName()},
                       {"micro_batches", plan.microBatches},
@@ -359,15 +369,6 @@ LogicalResult ShardPlanPass::print(func::FuncOp func, const ShardPlan &plan,
                       {"reduce_after_loop", llvm::json::Array(deferred)},
                       {"buckets", std::move(buckets)}})
                << "\n";
-  } else {
-    file->os() << "shard plan of @" << func.getSymName()
-               << ": N = " << plan.microBatches << ", predicted per-rank peak "
-               << plan.predictedPeak
-               << " bytes (every bucket resharded: " << plan.basePeak << "), "
-               << plan.moved << " bytes moved by " << plan.calls
-               << " collectives per step; keep-gathered=" << joinIndices(kept)
-               << " reduce-after-loop=" << joinIndices(deferred) << "\n";
-  }
   file->keep();
   return success();
 }

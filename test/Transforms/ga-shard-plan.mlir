@@ -36,8 +36,8 @@
 // FIXED: N = 2, predicted per-rank peak 960 bytes (every bucket resharded: 800), 800 bytes moved by {{[0-9]+}} collectives per step; keep-gathered=0,1 reduce-after-loop=
 //
 // One bucket per parameter (bucket-size=0), as JSON.
-// JSON: {"base_peak":1000,"budget":1200,"buckets":[{"all_gathers":1,"arguments":[2],
-// JSON-SAME: "keep_gathered":[0],"micro_batches":1,"moved":480,"predicted_peak":1128,"reduce_after_loop":[]}
+// JSON: {"base_peak":1000,"buckets":[{"all_gathers":1,"arguments":[2],
+// JSON-SAME: "budget":1200,"calls":6,"function":"train_step","keep_gathered":[0],"micro_batches":1,"moved":480,"predicted_peak":1128,"reduce_after_loop":[]}
 
 func.func @train_step(%a0: tensor<4x4xf32>, %a1: tensor<4xf32>,
                       %a2: tensor<2x4xf32>)
