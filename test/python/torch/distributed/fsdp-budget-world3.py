@@ -4,7 +4,7 @@
 # As fsdp-budget-world2.py with three gloo processes and rows that 3 does
 # not divide (16 hidden rows: 5 / 5 / 6, 4 classes: 1 / 1 / 2): the smallest
 # shard has 2 samples (N <= 2). Three budgets, three plans, each exact, its
-# collectives as predicted, the measured per-rank peak under the predicted
+# collectives as predicted, the compiled step's peak within the predicted
 # one; one byte under the smallest refused.
 #
 # CHECK: plan ample: N=1 {{.*}}
