@@ -5,8 +5,8 @@ models and one transformer, split into its phases.
 Each model runs in a fresh process with an empty ga-mlir cache: the first
 call of ga_mlir.torch.compile_train_step (SGD with momentum, N micro-batches,
 the zoo's options) is timed in whole and split into
-  pipeline: ga-mlir's passes (every run_pipeline call: the rewrite, the
-            lowering, the memory report),
+  pipeline: ga-mlir's passes (every ga_mlir.driver.compile call: the
+            rewrite, the lowering, the memory report),
   C:        ga-compile (mlir-translate, llc, the link),
   CPU:      user + system seconds of the process and its children over the
             first call (less sensitive to a loaded machine than the wall
@@ -102,10 +102,10 @@ def worker(a):
              ).backward()
         opt.step()
         return {"first_call": time.perf_counter() - start}
-    from ga_mlir.torch import _inplace, _options, _step, compile_train_step
-    # Each module that imported run_pipeline calls its own name.
-    for module in (_step, _options, _inplace):
-        _timed_calls(module, "run_pipeline", phases, "pipeline")
+    from ga_mlir import driver
+    from ga_mlir.torch import _step, compile_train_step
+    # The compiler runs in process, in one driver call per library.
+    _timed_calls(driver, "compile", phases, "pipeline")
     _timed_calls(_step, "_aot", phases, "C")
     start, cpu = time.perf_counter(), _cpu_seconds()
     step = compile_train_step(model, case.loss_fn, opt, example_inputs=data,

@@ -30,8 +30,45 @@ enum MlirGATarget {
   MlirGATargetNone,
   /// Nothing but the choice of N (and of the recompute set): no rewrite.
   MlirGATargetChoice,
+  /// The LLVM dialect for the host with the kernels for an NVIDIA GPU
+  /// embedded (--ga-lower-to-nvvm).
+  MlirGATargetCUDA,
+  /// The static memory report (--ga-memory-report, JSON) of the step as the
+  /// CPU library bufferizes it.
+  MlirGATargetReport,
+  /// The sharded-parameter plan under a per-rank budget (--ga-shard-plan,
+  /// JSON) of the step sharded with the default plan.
+  MlirGATargetShardPlan,
 };
 typedef enum MlirGATarget MlirGATarget;
+
+/// --ga-lower-to-nvvm's options of the same names, for MlirGATargetCUDA: a
+/// switch or count left at -1 and a string left empty keep the pipeline's
+/// default.
+typedef struct MlirGANVVMOptions {
+  /// The GPU architecture (sm_90), PTX features (+ptx80), embedded code (isa,
+  /// bin, fatbin), extra ptxas options.
+  MlirStringRef chip;
+  MlirStringRef features;
+  MlirStringRef format;
+  MlirStringRef ptxasOptions;
+  int64_t optLevel;
+  /// The loop mapping and the kernels.
+  int64_t blockSize;
+  int fuseElementwise;
+  int foldUnitDims;
+  int fuseRows;
+  int fuseSiblings;
+  int recomputeShared;
+  int64_t gemmTile;
+  int64_t gemmMinReduction;
+  int64_t splitReductionMin;
+  int64_t splitRowReductionMin;
+  int fma;
+  int cublas;
+  int cudaGraphs;
+  int cInterface;
+} MlirGANVVMOptions;
 
 /// The options of one compilation. Initialize with mlirGACompileOptionsInit:
 /// a switch or count left at -1 keeps the pipeline's default.
@@ -72,6 +109,55 @@ typedef struct MlirGACompileOptions {
   int64_t vectorWidth;
   int64_t numThreads;
   int64_t minParallelWork;
+  /// The lowering's options for MlirGATargetCUDA.
+  MlirGANVVMOptions nvvm;
+  /// 0: no rewrite, the step is lowered as it is (-1, 1: rewritten).
+  int rewrite;
+  /// A data-parallel step's collectives: gradient buckets of `bucketSize`
+  /// bytes (0: none), the collectives as torch.distributed's host calls
+  /// (0 or 1), ZeRO-1 for rank `shardRank` of `shardWorld` (0: not
+  /// sharded) with its parameters, state results and state arguments.
+  int64_t bucketSize;
+  int hostCollectives;
+  int64_t shardRank;
+  int64_t shardWorld;
+  const int64_t *shardParams;
+  intptr_t numShardParams;
+  const int64_t *shardStateResults;
+  intptr_t numShardStateResults;
+  const int64_t *shardStateArgs;
+  intptr_t numShardStateArgs;
+  /// FSDP (--ga-shard-parameters) for rank `fsdpRank` of `fsdpWorld` (0:
+  /// not sharded): the sharded parameters' arguments and results, the
+  /// loss's result, the file the shard plan is written to, the parameter
+  /// arguments kept gathered across the loop and the parameter results
+  /// reduce-scattered after it (the plan chosen under a budget).
+  int64_t fsdpRank;
+  int64_t fsdpWorld;
+  int64_t fsdpLoss;
+  const int64_t *fsdpParamArgs;
+  intptr_t numFsdpParamArgs;
+  const int64_t *fsdpParamResults;
+  intptr_t numFsdpParamResults;
+  MlirStringRef fsdpPlanOutput;
+  const int64_t *fsdpKeepGathered;
+  intptr_t numFsdpKeepGathered;
+  const int64_t *fsdpReduceAfterLoop;
+  intptr_t numFsdpReduceAfterLoop;
+  /// For MlirGATargetReport: the class of each argument, and a
+  /// data-parallel step's shard [begin, end) (-1: none).
+  const MlirStringRef *reportRoles;
+  intptr_t numReportRoles;
+  int64_t reportShardBegin;
+  int64_t reportShardEnd;
+  /// For MlirGATargetShardPlan: the candidate numbers of micro-batches, the
+  /// per-rank peak of the default plan at each (bytes), the per-rank budget
+  /// (empty: every bucket resharded); buckets of `bucketSize` bytes.
+  const int64_t *shardPlanMicroBatches;
+  intptr_t numShardPlanMicroBatches;
+  const int64_t *shardPlanBasePeaks;
+  intptr_t numShardPlanBasePeaks;
+  MlirStringRef shardPlanMaxMemory;
 } MlirGACompileOptions;
 
 /// What a compilation chose and produced, valid during the callback.
@@ -90,6 +176,10 @@ typedef struct MlirGACompileResult {
   /// The printed step: lowered for the target (MlirGATargetNone: the
   /// rewritten step; MlirGATargetChoice: empty).
   MlirStringRef module;
+  /// For MlirGATargetReport: the report's rows (JSON).
+  MlirStringRef memoryReport;
+  /// For MlirGATargetShardPlan: the plan (JSON).
+  MlirStringRef shardPlan;
 } MlirGACompileResult;
 
 typedef void (*MlirGACompileResultCallback)(const MlirGACompileResult *result,

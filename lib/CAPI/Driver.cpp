@@ -33,6 +33,19 @@ void mlirGACompileOptionsInit(MlirGACompileOptions *options) {
   options->vectorWidth = -1;
   options->numThreads = -1;
   options->minParallelWork = -1;
+  options->rewrite = -1;
+  options->fsdpLoss = -1;
+  options->reportShardBegin = -1;
+  options->reportShardEnd = -1;
+  MlirGANVVMOptions &nvvm = options->nvvm;
+  for (int *flag : {&nvvm.fuseElementwise, &nvvm.foldUnitDims, &nvvm.fuseRows,
+                    &nvvm.fuseSiblings, &nvvm.recomputeShared, &nvvm.fma,
+                    &nvvm.cublas, &nvvm.cudaGraphs, &nvvm.cInterface})
+    *flag = -1;
+  for (int64_t *count :
+       {&nvvm.optLevel, &nvvm.blockSize, &nvvm.gemmTile, &nvvm.gemmMinReduction,
+        &nvvm.splitReductionMin, &nvvm.splitRowReductionMin})
+    *count = -1;
 }
 
 /// `count` flattened pairs of `data`.
@@ -50,6 +63,43 @@ static void setUnlessDefault(OptionT &option, T value) {
     option = value;
 }
 
+/// Sets `option` to `value` unless it is empty (the default).
+static void setUnlessEmpty(GPUOption<std::string> &option,
+                           MlirStringRef value) {
+  if (value.length)
+    option = unwrap(value).str();
+}
+
+/// The C options of the GPU lowering as the pipeline's.
+static void unwrapNVVMOptions(const MlirGANVVMOptions &c,
+                              LowerToNVVMOptions &nvvm) {
+  setUnlessEmpty(nvvm.chip, c.chip);
+  setUnlessEmpty(nvvm.features, c.features);
+  setUnlessEmpty(nvvm.format, c.format);
+  setUnlessEmpty(nvvm.ptxasOptions, c.ptxasOptions);
+  if (c.optLevel != -1)
+    nvvm.optLevel = static_cast<int>(c.optLevel);
+  for (auto [option, value] :
+       {std::pair(&nvvm.blockSize, c.blockSize),
+        std::pair(&nvvm.gemmTile, c.gemmTile),
+        std::pair(&nvvm.gemmMinReduction, c.gemmMinReduction),
+        std::pair(&nvvm.splitReductionMin, c.splitReductionMin),
+        std::pair(&nvvm.splitRowReductionMin, c.splitRowReductionMin)})
+    if (value != -1)
+      *option = static_cast<unsigned>(value);
+  for (auto [option, value] :
+       {std::pair(&nvvm.fuseElementwise, c.fuseElementwise),
+        std::pair(&nvvm.foldUnitDims, c.foldUnitDims),
+        std::pair(&nvvm.fuseRows, c.fuseRows),
+        std::pair(&nvvm.fuseSiblings, c.fuseSiblings),
+        std::pair(&nvvm.recomputeShared, c.recomputeShared),
+        std::pair(&nvvm.fma, c.fma), std::pair(&nvvm.cublas, c.cublas),
+        std::pair(&nvvm.cudaGraphs, c.cudaGraphs),
+        std::pair(&nvvm.cInterface, c.cInterface)})
+    if (value != -1)
+      *option = value != 0;
+}
+
 /// The C options as the driver's.
 static void unwrapOptions(const MlirGACompileOptions &c,
                           DriverOptions &options) {
@@ -65,9 +115,60 @@ static void unwrapOptions(const MlirGACompileOptions &c,
   options.accumulatorType = unwrap(c.accumulatorType).str();
   options.recompute = unwrap(c.recompute).str();
   options.inPlace = toPairs(c.inPlace, c.numInPlace);
-  options.target = c.target == MlirGATargetNone     ? DriverTarget::None
-                   : c.target == MlirGATargetChoice ? DriverTarget::Choice
-                                                    : DriverTarget::CPU;
+  switch (c.target) {
+  case MlirGATargetNone:
+    options.target = DriverTarget::None;
+    break;
+  case MlirGATargetChoice:
+    options.target = DriverTarget::Choice;
+    break;
+  case MlirGATargetCUDA:
+    options.target = DriverTarget::CUDA;
+    break;
+  case MlirGATargetReport:
+    options.target = DriverTarget::Report;
+    break;
+  case MlirGATargetShardPlan:
+    options.target = DriverTarget::ShardPlan;
+    break;
+  default:
+    options.target = DriverTarget::CPU;
+  }
+  unwrapNVVMOptions(c.nvvm, options.nvvm);
+  options.rewrite = c.rewrite != 0;
+  options.bucketSize = c.bucketSize;
+  options.hostCollectives = c.hostCollectives > 0;
+  ShardOptimizer &shard = options.shardOptimizer;
+  shard.rank = c.shardRank;
+  shard.world = c.shardWorld;
+  shard.params.assign(c.shardParams, c.shardParams + c.numShardParams);
+  shard.stateResults.assign(c.shardStateResults,
+                            c.shardStateResults + c.numShardStateResults);
+  shard.stateArgs.assign(c.shardStateArgs,
+                         c.shardStateArgs + c.numShardStateArgs);
+  ShardParameters &fsdp = options.shardParameters;
+  fsdp.rank = c.fsdpRank;
+  fsdp.world = c.fsdpWorld;
+  fsdp.loss = c.fsdpLoss;
+  fsdp.paramArgs.assign(c.fsdpParamArgs, c.fsdpParamArgs + c.numFsdpParamArgs);
+  fsdp.paramResults.assign(c.fsdpParamResults,
+                           c.fsdpParamResults + c.numFsdpParamResults);
+  fsdp.planOutput = unwrap(c.fsdpPlanOutput).str();
+  fsdp.keepGathered.assign(c.fsdpKeepGathered,
+                           c.fsdpKeepGathered + c.numFsdpKeepGathered);
+  fsdp.reduceAfterLoop.assign(c.fsdpReduceAfterLoop,
+                              c.fsdpReduceAfterLoop + c.numFsdpReduceAfterLoop);
+  for (intptr_t i = 0; i < c.numReportRoles; ++i)
+    options.reportRoles.push_back(unwrap(c.reportRoles[i]).str());
+  if (c.reportShardBegin >= 0 && c.reportShardEnd >= 0)
+    options.reportShard = {c.reportShardBegin, c.reportShardEnd};
+  ShardPlanRequest &plan = options.shardPlan;
+  plan.microBatches.assign(c.shardPlanMicroBatches,
+                           c.shardPlanMicroBatches +
+                               c.numShardPlanMicroBatches);
+  plan.basePeaks.assign(c.shardPlanBasePeaks,
+                        c.shardPlanBasePeaks + c.numShardPlanBasePeaks);
+  plan.maxMemory = unwrap(c.shardPlanMaxMemory).str();
   LowerToCPUOptions &cpu = options.cpu;
   setUnlessDefault(cpu.blas, c.blas);
   setUnlessDefault(cpu.fuseElementwise, c.fuseElementwise);
@@ -105,7 +206,9 @@ static void reportResult(const DriverResult &result,
                               result.recomputeWork.value_or(-1),
                               inPlace.data(),
                               static_cast<intptr_t>(result.inPlace.size()),
-                              wrap(StringRef(printed))};
+                              wrap(StringRef(printed)),
+                              wrap(StringRef(result.memoryReport)),
+                              wrap(StringRef(result.shardPlan))};
   resultCallback(&view, userData);
 }
 

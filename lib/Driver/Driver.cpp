@@ -10,11 +10,15 @@
 
 #include "ga/Driver/Driver.h"
 
+#include "Stages.h"
+
 #include "ga/Codegen/Common/Passes.h"
+#include "ga/Conversion/Passes.h"
 #include "ga/Memory/Passes.h"
 #include "ga/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -22,6 +26,7 @@
 
 using namespace mlir;
 using namespace mlir::ga;
+using namespace mlir::ga::driver;
 
 //===----------------------------------------------------------------------===//
 // Options
@@ -37,9 +42,9 @@ static SmallVector<std::string> toPairStrings(ArrayRef<IndexPair> pairs) {
 
 /// The rewrite's options of `options` at N = `microBatches` with the
 /// recompute set `recompute`.
-static void getRewriteOptions(const DriverOptions &options,
-                              int64_t microBatches, StringRef recompute,
-                              AccumulatePipelineOptions &rewrite) {
+void driver::getRewriteOptions(const DriverOptions &options,
+                               int64_t microBatches, StringRef recompute,
+                               AccumulatePipelineOptions &rewrite) {
   rewrite.microBatches = microBatches;
   rewrite.allowGhostBatch = options.allowGhostBatch;
   rewrite.recomputeStatistics = options.recomputeStatistics;
@@ -50,7 +55,7 @@ static void getRewriteOptions(const DriverOptions &options,
 
 /// `options` as the text of a pass option (`a=1 b=2`), for the memory
 /// passes, which take the options of the lowering they run as text.
-static std::string printOptions(const ::mlir::detail::PassOptions &options) {
+std::string driver::printOptions(const ::mlir::detail::PassOptions &options) {
   std::string text;
   llvm::raw_string_ostream os(text);
   options.print(os);
@@ -65,8 +70,8 @@ static std::string printOptions(const ::mlir::detail::PassOptions &options) {
 //===----------------------------------------------------------------------===//
 
 /// Runs `build`'s passes on `module`.
-static LogicalResult runPasses(ModuleOp module,
-                               function_ref<void(OpPassManager &)> build) {
+LogicalResult driver::runPasses(ModuleOp module,
+                                function_ref<void(OpPassManager &)> build) {
   PassManager pm(module.getContext(), ModuleOp::getOperationName());
   build(pm);
   return pm.run(module);
@@ -133,12 +138,77 @@ static std::pair<unsigned, unsigned> countTensors(ModuleOp module,
   return {tensors, func.getNumResults()};
 }
 
+/// Adds --ga-bucket-gradients with `options.bucketSize` (0: no buckets).
+static void buildBuckets(OpPassManager &pm, const DriverOptions &options) {
+  if (options.bucketSize <= 0)
+    return;
+  BucketGradientsOptions buckets;
+  buckets.bucketSize = options.bucketSize;
+  pm.addNestedPass<func::FuncOp>(createBucketGradients(buckets));
+}
+
+void driver::buildCollectives(OpPassManager &pm, const DriverOptions &options) {
+  // For the GPU the buckets are formed with the rewrite (see runDriver).
+  if (options.target != DriverTarget::CUDA)
+    buildBuckets(pm, options);
+  if (options.hostCollectives)
+    pm.addPass(createConvertGAToHostCollectives());
+}
+
+LogicalResult driver::writeResultsInPlace(ModuleOp module,
+                                          const DriverOptions &options) {
+  WriteResultsInPlaceOptions write;
+  write.funcName = options.funcName;
+  write.pairs = toPairStrings(options.inPlace);
+  return runPasses(module, [&](OpPassManager &pm) {
+    pm.addPass(createWriteResultsInPlace(write));
+  });
+}
+
+/// Adds the lowering of `options.target` (CPU or CUDA), after that of the
+/// collectives.
+static void buildLowering(OpPassManager &pm, const DriverOptions &options) {
+  buildCollectives(pm, options);
+  if (options.target == DriverTarget::CUDA)
+    buildLowerToNVVMPipeline(pm, options.nvvm);
+  else
+    buildLowerToCPUPipeline(pm, options.cpu);
+}
+
+/// Whether the bufferized CPU step `step` keeps every result of
+/// `options.inPlace` in place: the private function `impl` that computes
+/// the step takes its `arguments` tensor arguments as buffers and returns
+/// (or, with out-params, takes as out-parameters) only the `results` minus
+/// the written ones.
+static bool keptInPlaceOnCPU(ModuleOp step, StringRef impl, unsigned arguments,
+                             unsigned results, const DriverOptions &options) {
+  auto func = step.lookupSymbol<func::FuncOp>(impl);
+  auto isBuffer = [](Type type) { return isa<BaseMemRefType>(type); };
+  size_t kept = results - options.inPlace.size();
+  bool outParams = options.cpu.outParams;
+  return func && func.getNumResults() == (outParams ? 0 : kept) &&
+         static_cast<size_t>(
+             llvm::count_if(func.getArgumentTypes(), isBuffer)) ==
+             arguments + (outParams ? kept : 0);
+}
+
+/// Whether the step `lowered` for the GPU keeps every result in place: its
+/// results come back as values, so the private function `impl` returns what
+/// the public step returns (the written results were dropped as the
+/// buffers of their arguments).
+static bool keptInPlaceOnGPU(ModuleOp lowered, StringRef impl, StringRef name) {
+  auto implFunc =
+      dyn_cast_or_null<FunctionOpInterface>(lowered.lookupSymbol(impl));
+  auto func = dyn_cast_or_null<FunctionOpInterface>(lowered.lookupSymbol(name));
+  return implFunc && func &&
+         llvm::equal(implFunc.getResultTypes(), func.getResultTypes());
+}
+
 /// The step `rewritten` with the results of `options.inPlace` written into
-/// their arguments and lowered for the CPU, or null when they cannot all be
-/// written in place: --ga-write-results-in-place refuses, bufferization
-/// fails on the in-place form, or it does not keep one in place (then the
-/// private function that computes the step, once bufferized, returns or
-/// takes as out-parameters more buffers than the results left to it).
+/// their arguments and lowered for the target, or null when they cannot all
+/// be written in place: --ga-write-results-in-place refuses, the lowering
+/// fails on the in-place form, or it does not keep one in place (on the
+/// CPU checked after bufferization, on the GPU on the lowered step).
 static OwningOpRef<ModuleOp> lowerInPlace(ModuleOp rewritten,
                                           const DriverOptions &options) {
   OwningOpRef<ModuleOp> step = rewritten.clone();
@@ -153,18 +223,21 @@ static OwningOpRef<ModuleOp> lowerInPlace(ModuleOp rewritten,
         pm.addPass(createWriteResultsInPlace(write));
       })))
     return nullptr;
+  if (options.target == DriverTarget::CUDA) {
+    if (failed(runPasses(*step,
+                         [&](OpPassManager &pm) {
+                           buildLowerToNVVMPipeline(pm, options.nvvm);
+                         })) ||
+        !keptInPlaceOnGPU(*step, impl, options.funcName))
+      return nullptr;
+    return step;
+  }
   auto [arguments, results] = countTensors(*step, impl);
-  if (failed(runPasses(*step, [&](OpPassManager &pm) {
-        buildBufferizeForCPUPipeline(pm, options.cpu);
-      })))
-    return nullptr;
-  auto func = step->lookupSymbol<func::FuncOp>(impl);
-  auto isBuffer = [](Type type) { return isa<BaseMemRefType>(type); };
-  size_t kept = results - options.inPlace.size();
-  bool outParams = options.cpu.outParams;
-  if (!func || func.getNumResults() != (outParams ? 0 : kept) ||
-      static_cast<size_t>(llvm::count_if(func.getArgumentTypes(), isBuffer)) !=
-          arguments + (outParams ? kept : 0))
+  if (failed(runPasses(*step,
+                       [&](OpPassManager &pm) {
+                         buildBufferizeForCPUPipeline(pm, options.cpu);
+                       })) ||
+      !keptInPlaceOnCPU(*step, impl, arguments, results, options))
     return nullptr;
   if (failed(runPasses(*step, [&](OpPassManager &pm) {
         buildLowerBufferizedForCPUPipeline(pm, options.cpu);
@@ -198,9 +271,63 @@ static OwningOpRef<ModuleOp> lowerInPlaceQuietly(ModuleOp rewritten,
 // Driver
 //===----------------------------------------------------------------------===//
 
+/// Adds --ga-shard-optimizer for `shard` (after the rewrite).
+static void buildShardOptimizer(OpPassManager &pm, StringRef funcName,
+                                const ShardOptimizer &shard) {
+  ShardOptimizerOptions zero;
+  zero.funcName = funcName.str();
+  zero.rank = shard.rank;
+  zero.world = shard.world;
+  zero.params.assign(shard.params.begin(), shard.params.end());
+  zero.stateResults.assign(shard.stateResults.begin(),
+                           shard.stateResults.end());
+  zero.stateArgs.assign(shard.stateArgs.begin(), shard.stateArgs.end());
+  pm.addPass(createShardOptimizer(zero));
+}
+
+/// Adds --ga-shard-parameters for `shard` (after the rewrite).
+static void buildShardParameters(OpPassManager &pm, StringRef funcName,
+                                 const ShardParameters &shard) {
+  ShardParametersOptions fsdp;
+  fsdp.funcName = funcName.str();
+  fsdp.rank = shard.rank;
+  fsdp.world = shard.world;
+  fsdp.loss = shard.loss;
+  fsdp.paramArgs.assign(shard.paramArgs.begin(), shard.paramArgs.end());
+  fsdp.paramResults.assign(shard.paramResults.begin(),
+                           shard.paramResults.end());
+  fsdp.planOutput = shard.planOutput;
+  fsdp.keepGathered.assign(shard.keepGathered.begin(),
+                           shard.keepGathered.end());
+  fsdp.reduceAfterLoop.assign(shard.reduceAfterLoop.begin(),
+                              shard.reduceAfterLoop.end());
+  pm.addPass(createShardParameters(fsdp));
+}
+
+/// Lowers `result.rewritten` for the target into `result.lowered`: the
+/// in-place form when it holds, else the copying form.
+static LogicalResult lower(const DriverOptions &options, DriverResult &result) {
+  if (!options.inPlace.empty()) {
+    result.lowered = lowerInPlaceQuietly(*result.rewritten, options);
+    if (result.lowered)
+      result.inPlace.assign(options.inPlace.begin(), options.inPlace.end());
+  }
+  if (result.lowered)
+    return success();
+  result.lowered = result.rewritten->clone();
+  return runPasses(*result.lowered,
+                   [&](OpPassManager &pm) { buildLowering(pm, options); });
+}
+
 LogicalResult mlir::ga::runDriver(ModuleOp module, const DriverOptions &options,
                                   DriverResult &result) {
   OwningOpRef<ModuleOp> step = module.clone();
+  if (!options.rewrite) {
+    result.rewritten = std::move(step);
+    if (options.target == DriverTarget::None)
+      return success();
+    return lower(options, result);
+  }
   result.microBatches = options.microBatches;
   result.recompute = options.recompute;
   bool choose = options.microBatchSize || !options.maxMemory.empty();
@@ -219,25 +346,26 @@ LogicalResult mlir::ga::runDriver(ModuleOp module, const DriverOptions &options,
     rewrite.batchArgs = toPairStrings(options.batchArgs);
   if (failed(runPasses(*step, [&](OpPassManager &pm) {
         buildMicroBatchRewritePipeline(pm, rewrite);
+        if (options.shardOptimizer.world > 0)
+          buildShardOptimizer(pm, options.funcName, options.shardOptimizer);
+        if (options.shardParameters.world > 0)
+          buildShardParameters(pm, options.funcName, options.shardParameters);
+        // The GPU lowering overlaps the buckets' NCCL all-reduces with the
+        // backward on the streams: they are formed before the results are
+        // written in place, as the frontend formed them (the CPU forms
+        // them in its lowering).
+        if (options.target == DriverTarget::CUDA)
+          buildBuckets(pm, options);
       })))
     return failure();
   if (result.recompute.empty())
     result.recompute = "none";
   result.rewritten = std::move(step);
+  if (options.target == DriverTarget::Report)
+    return runReport(module, *result.rewritten, options, result);
+  if (options.target == DriverTarget::ShardPlan)
+    return runShardPlan(*result.rewritten, options, result);
   if (options.target == DriverTarget::None)
     return success();
-
-  if (!options.inPlace.empty()) {
-    result.lowered = lowerInPlaceQuietly(*result.rewritten, options);
-    if (result.lowered)
-      result.inPlace.assign(options.inPlace.begin(), options.inPlace.end());
-  }
-  if (!result.lowered) {
-    result.lowered = result.rewritten->clone();
-    if (failed(runPasses(*result.lowered, [&](OpPassManager &pm) {
-          buildLowerToCPUPipeline(pm, options.cpu);
-        })))
-      return failure();
-  }
-  return success();
+  return lower(options, result);
 }

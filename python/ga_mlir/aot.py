@@ -2,8 +2,9 @@
 
 The one implementation of the ahead-of-time chain
 
-    ga-opt [--ga-accumulate=...] --ga-lower-to-{cpu,nvvm}=c-interface=1 ...
-      -> mlir-translate --mlir-to-llvmir -> llc -> clang -shared
+    the driver (ga_mlir.driver: the rewrite, the lowering for the CPU or
+    CUDA, in process) -> mlir-translate --mlir-to-llvmir -> llc
+      -> clang -shared
 
 used by the `ga-compile` tool (tools/ga-compile), the PyTorch frontend
 (ga_mlir.torch), ga_mlir.steplib, the benchmarks and the GPU acceptance kit
@@ -20,13 +21,14 @@ pipeline writes PTX (format=isa), ptxas assembles it once per chip and
 fatbinary bundles the images; the objects are read and replaced through the
 parsed IR (ga_mlir.rewrite_gpu_objects, libGACAPI.so's C API).
 
-Needs no Python package beyond the standard library (and, for
---target=cuda, libGACAPI.so of the same build or install tree).
+Needs no Python package beyond the standard library, and libGACAPI.so of
+the same build or install tree (the driver, and the GPU objects).
 """
 
 import argparse
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -92,17 +94,15 @@ class Toolchain:
                                "CUDA toolkit (ga-mlir built with it)")
         return path
 
-    def environment(self):
-        """The environment of ga-opt: ptxas on PATH and CUDA_HOME for
-        libdevice (math functions in kernels)."""
-        env = dict(os.environ)
+    def export_cuda_home(self):
+        """Sets CUDA_HOME in this process's environment to the toolkit the
+        build found, unless CUDA_HOME, CUDA_ROOT or CUDA_PATH is set: the
+        NVVM lowering (in process, ga_mlir.driver) finds libdevice (math
+        functions in kernels) through it."""
         d = self.cuda.get("GA_CUDA_BIN_DIR")
-        if d:
-            env["PATH"] = d + os.pathsep + env.get("PATH", "")
-            if not any(env.get(v) for v in ("CUDA_HOME", "CUDA_ROOT",
-                                            "CUDA_PATH")):
-                env["CUDA_HOME"] = os.path.dirname(d)
-        return env
+        if d and not any(os.environ.get(v) for v in ("CUDA_HOME", "CUDA_ROOT",
+                                                     "CUDA_PATH")):
+            os.environ["CUDA_HOME"] = os.path.dirname(d)
 
 
 def _run(cmd, what, verbose=False, env=None, stdin=None):
@@ -163,40 +163,109 @@ def embed_fatbins(text, chips, tools, work, verbose=False):
 # The chain
 #===----------------------------------------------------------------------===#
 
-def lowering_pass(target, lower_options="", chips=DEFAULT_CHIPS):
-    """The ga-opt lowering flag of `target` with c-interface=1."""
-    # The caller's options last: they win over ours (c-interface given twice
-    # would be an error).
-    given = set(re.findall(r"([\w-]+)=", lower_options))
-    if target == "cpu":
-        ours = {"c-interface": "1"}
-        flag = "--ga-lower-to-cpu="
-    elif target == "cuda":
-        ours = {"c-interface": "1", "format": "isa", "chip": chips[0],
-                "features": "+ptx80"}
-        flag = "--ga-lower-to-nvvm="
-    else:
+# ga-compile's --accumulate options (the names of --ga-accumulate's) as the
+# driver's fields (ga_mlir.driver.CompileOptions), with their kinds.
+_ACCUMULATE_FIELDS = {
+    "micro-batches": ("micro_batches", int),
+    "micro-batch-size": ("micro_batch_size", int),
+    "max-memory": ("max_memory", str),
+    "batch-args": ("batch_args", "pairs"),
+    "allow-ghost-batch": ("allow_ghost_batch", bool),
+    "recompute-statistics": ("recompute_statistics", bool),
+    "fuse": ("fuse", bool),
+    "accumulator-type": ("accumulator_type", str),
+    "recompute": ("recompute", str),
+    "func": ("func_name", str),
+}
+
+
+def _option_value(flag, name, text, kind):
+    """`text`, the value of option `name` of `flag`, as `kind`."""
+    try:
+        if kind is bool:
+            if text.lower() not in ("1", "0", "true", "false"):
+                raise ValueError
+            return text.lower() in ("1", "true")
+        if kind is int:
+            return int(text)
+        if kind == "pairs":
+            return tuple(tuple(int(v) for v in (p.split(":") + ["0"])[:2])
+                         for p in text.split(",") if p)
+        return text
+    except ValueError:
+        raise CompileError(f"{flag}: {name}={text}: expected "
+                           f"{'0 or 1' if kind is bool else 'a number'}"
+                           ) from None
+
+
+def _split_options(flag, text):
+    """The `name=value` options of `text` (as on ga-opt's command line; a
+    value may be quoted) as a dict."""
+    options = {}
+    for word in shlex.split(text or ""):
+        name, sep, value = word.partition("=")
+        if not sep:
+            raise CompileError(f"{flag}: expected name=value, got '{word}'")
+        options[name] = value
+    return options
+
+
+def driver_options(target, accumulate=None, lower_options="",
+                   chips=DEFAULT_CHIPS):
+    """ga-compile's options as the driver's (ga_mlir.driver.CompileOptions):
+    the rewrite by --ga-accumulate's options `accumulate` (None: the step is
+    lowered as it is), the lowering for `target` by its pipeline's options
+    `lower_options`, with the C interface (and for CUDA, PTX for the first
+    of `chips`, which link_library assembles for each)."""
+    from . import driver
+    if target not in ("cpu", "cuda"):
         raise CompileError(f"unknown target '{target}' (cpu or cuda)")
-    if target == "cuda" and given & {"format", "chip"}:
+    fields = {"rewrite": accumulate is not None, "target": target}
+    for name, value in _split_options("--accumulate", accumulate).items():
+        if name not in _ACCUMULATE_FIELDS:
+            raise CompileError(f"--accumulate: unknown option '{name}' ("
+                               + ", ".join(sorted(_ACCUMULATE_FIELDS)) + ")")
+        field, kind = _ACCUMULATE_FIELDS[name]
+        fields[field] = _option_value("--accumulate", name, value, kind)
+    given = _split_options("--lower-options", lower_options)
+    if target == "cuda" and given.keys() & {"format", "chip"}:
         raise CompileError("--target=cuda chooses format and chip itself "
                            "(--chips for the architectures)")
-    return flag + " ".join([f"{k}={v}" for k, v in ours.items()
-                            if k not in given] + [lower_options]).strip()
+    names = driver.CPU_OPTIONS if target == "cpu" else driver.NVVM_OPTIONS
+    lowering = {"c_interface": True}
+    if target == "cuda":
+        lowering.update(format="isa", chip=chips[0], features="+ptx80")
+    for name, value in given.items():
+        key = name.replace("-", "_")
+        if key not in names:
+            raise CompileError(
+                f"--lower-options: unknown option '{name}' of --target="
+                f"{target} (" + ", ".join(sorted(
+                    n.replace("_", "-") for n in names)) + ")")
+        kind = str if key in driver.STRING_OPTIONS else \
+            int if key in driver.COUNT_OPTIONS else bool
+        lowering[key] = _option_value("--lower-options", name, value, kind)
+    fields["cpu" if target == "cpu" else "nvvm"] = lowering
+    return driver.CompileOptions(**fields)
 
 
 def lower(source, target, accumulate=None, lower_options="",
           chips=DEFAULT_CHIPS, tools=None, verbose=False, name="<stdin>"):
     """The LLVM-dialect module of the step `source` (IR text): rewritten by
-    --ga-accumulate=`accumulate` unless None, lowered for `target`."""
+    --ga-accumulate's options `accumulate` unless None, lowered for
+    `target`, in this process by the driver (ga_mlir.driver)."""
+    from . import PipelineError, driver
+    options = driver_options(target, accumulate, lower_options, chips)
     tools = tools or Toolchain()
-    cmd = [tools.ga_opt, "-", "-o", "-"]
-    if accumulate is not None:
-        cmd.append(f"--ga-accumulate={accumulate}")
-    cmd.append(lowering_pass(target, lower_options, chips))
+    if target == "cuda":
+        tools.export_cuda_home()
+    if verbose:
+        print(f"+ ga_mlir.driver.compile({options})", file=sys.stderr)
     try:
-        return _run(cmd, "ga-opt", verbose, tools.environment(), source)
-    except CompileError as e:
-        raise CompileError(str(e).replace("<stdin>", name)) from None
+        return driver.compile(source, options, filename=name).module
+    except PipelineError as error:
+        raise CompileError("ga-mlir refused the step:\n" + "".join(
+            str(d) for d in error.diagnostics).strip()) from None
 
 
 def link_library(lowered, output, target, mcpu=None, chips=DEFAULT_CHIPS,

@@ -18,7 +18,9 @@ from . import (GADiagnosticWarning, PipelineError, _diagnostic_collector,
                _DiagnosticCallback, _file_name_ref, _load, _LogicalResult,
                _string_ref, _StringRef)
 
-__all__ = ["CompileOptions", "CompileResult", "compile", "CPU_OPTIONS"]
+__all__ = ["CompileOptions", "CompileResult", "ShardOptimizer",
+           "ShardParameters", "ShardPlan", "compile",
+           "CPU_OPTIONS", "NVVM_OPTIONS"]
 
 
 # The switches and counts of --ga-lower-to-cpu that compile takes (Python
@@ -32,7 +34,24 @@ CPU_OPTIONS = {
     "out_params": "outParams", "vector_width": "vectorWidth",
     "num_threads": "numThreads", "min_parallel_work": "minParallelWork",
 }
-_COUNTS = {"vector_width", "num_threads", "min_parallel_work"}
+# The options of --ga-lower-to-nvvm that compile takes for target "cuda"
+# (Python spelling -> field of MlirGANVVMOptions).
+NVVM_OPTIONS = {
+    "chip": "chip", "features": "features", "format": "format",
+    "ptxas_options": "ptxasOptions", "opt_level": "optLevel",
+    "block_size": "blockSize", "fuse_elementwise": "fuseElementwise",
+    "fold_unit_dims": "foldUnitDims", "fuse_rows": "fuseRows",
+    "fuse_siblings": "fuseSiblings", "recompute_shared": "recomputeShared",
+    "gemm_tile": "gemmTile", "gemm_min_reduction": "gemmMinReduction",
+    "split_reduction_min": "splitReductionMin",
+    "split_row_reduction_min": "splitRowReductionMin", "fma": "fma",
+    "cublas": "cublas", "cuda_graphs": "cudaGraphs",
+    "c_interface": "cInterface",
+}
+COUNT_OPTIONS = _COUNTS = {"vector_width", "num_threads", "min_parallel_work", "opt_level",
+           "block_size", "gemm_tile", "gemm_min_reduction",
+           "split_reduction_min", "split_row_reduction_min"}
+STRING_OPTIONS = _STRINGS = {"chip", "features", "format", "ptxas_options"}
 
 
 @dataclasses.dataclass
@@ -42,9 +61,18 @@ class CompileOptions:
     micro_batches fixes N and only the recompute set is chosen).
     batch_args: (argument, dimension) pairs; in_place: (result, argument)
     pairs to write in place; cpu: --ga-lower-to-cpu options by their Python
-    names (CPU_OPTIONS), None keeping the pipeline's default; target "cpu",
-    None (the rewritten step only) or "choice" (N and the recompute set
-    only)."""
+    names (CPU_OPTIONS), nvvm: --ga-lower-to-nvvm options (NVVM_OPTIONS),
+    None keeping the pipeline's default; target "cpu", "cuda", None (the
+    rewritten step only), "choice" (N and the recompute set only) or
+    "report" (the memory report, as the CPU library bufferizes the step, of
+    the argument classes report_roles, on a data-parallel step's shard
+    report_shard = (begin, end)) or "shard-plan" (--ga-shard-plan's JSON of
+    the step sharded by shard_parameters' default plan, chosen as
+    shard_plan, a ShardPlan, asks). rewrite=False lowers the step as it is.
+    A data-parallel step: gradient buckets of bucket_size bytes,
+    host_collectives (torch.distributed's, for the CPU), shard_optimizer
+    (ZeRO-1: a ShardOptimizer), shard_parameters (FSDP: a
+    ShardParameters)."""
     micro_batches: int = 0
     micro_batch_size: int = 0
     max_memory: str = ""
@@ -57,7 +85,56 @@ class CompileOptions:
     in_place: tuple = ()
     target: str = "cpu"
     cpu: dict = dataclasses.field(default_factory=dict)
+    nvvm: dict = dataclasses.field(default_factory=dict)
     func_name: str = "train_step"
+    rewrite: bool = True
+    bucket_size: int = 0
+    host_collectives: bool = False
+    shard_optimizer: "ShardOptimizer" = None
+    shard_parameters: "ShardParameters" = None
+    report_roles: tuple = ()
+    report_shard: tuple = None
+    shard_plan: "ShardPlan" = None
+
+
+@dataclasses.dataclass
+class ShardParameters:
+    """FSDP for one rank (--ga-shard-parameters): the sharded parameters'
+    arguments and results, the loss's result, the file the shard plan is
+    written to, and the plan chosen under a budget: the parameter arguments
+    kept gathered across the loop and the parameter results whose gradients
+    are reduce-scattered once after it (empty: all resharded after use)."""
+    rank: int
+    world: int
+    loss: int
+    param_args: tuple = ()
+    param_results: tuple = ()
+    plan_output: str = ""
+    keep_gathered: tuple = ()
+    reduce_after_loop: tuple = ()
+
+
+@dataclasses.dataclass
+class ShardPlan:
+    """What target "shard-plan" chooses from (--ga-shard-plan): the
+    candidate numbers of micro-batches, the per-rank peak (bytes) of the
+    default plan at each, and the per-rank budget ("": every bucket
+    resharded); the buckets hold bucket_size bytes of parameters."""
+    micro_batches: tuple = ()
+    base_peaks: tuple = ()
+    max_memory: str = ""
+
+
+@dataclasses.dataclass
+class ShardOptimizer:
+    """ZeRO-1 for one rank (--ga-shard-optimizer): the parameters whose rows
+    it updates and their states' indices among the step's results and
+    arguments."""
+    rank: int
+    world: int
+    params: tuple = ()
+    state_results: tuple = ()
+    state_args: tuple = ()
 
 
 @dataclasses.dataclass
@@ -73,6 +150,25 @@ class CompileResult:
     recompute_work: int
     in_place: list
     module: str
+    memory_report: str = ""
+    shard_plan: str = ""
+
+
+class _NVVMOptions(ctypes.Structure):
+    """MlirGANVVMOptions (include/ga-c/Driver.h)."""
+    _fields_ = [("chip", _StringRef), ("features", _StringRef),
+                ("format", _StringRef), ("ptxasOptions", _StringRef),
+                ("optLevel", ctypes.c_int64), ("blockSize", ctypes.c_int64),
+                ("fuseElementwise", ctypes.c_int),
+                ("foldUnitDims", ctypes.c_int), ("fuseRows", ctypes.c_int),
+                ("fuseSiblings", ctypes.c_int),
+                ("recomputeShared", ctypes.c_int),
+                ("gemmTile", ctypes.c_int64),
+                ("gemmMinReduction", ctypes.c_int64),
+                ("splitReductionMin", ctypes.c_int64),
+                ("splitRowReductionMin", ctypes.c_int64),
+                ("fma", ctypes.c_int), ("cublas", ctypes.c_int),
+                ("cudaGraphs", ctypes.c_int), ("cInterface", ctypes.c_int)]
 
 
 class _Options(ctypes.Structure):
@@ -97,7 +193,38 @@ class _Options(ctypes.Structure):
                 ("cInterface", ctypes.c_int), ("outParams", ctypes.c_int),
                 ("vectorWidth", ctypes.c_int64),
                 ("numThreads", ctypes.c_int64),
-                ("minParallelWork", ctypes.c_int64)]
+                ("minParallelWork", ctypes.c_int64),
+                ("nvvm", _NVVMOptions), ("rewrite", ctypes.c_int),
+                ("bucketSize", ctypes.c_int64),
+                ("hostCollectives", ctypes.c_int),
+                ("shardRank", ctypes.c_int64),
+                ("shardWorld", ctypes.c_int64),
+                ("shardParams", ctypes.POINTER(ctypes.c_int64)),
+                ("numShardParams", ctypes.c_ssize_t),
+                ("shardStateResults", ctypes.POINTER(ctypes.c_int64)),
+                ("numShardStateResults", ctypes.c_ssize_t),
+                ("shardStateArgs", ctypes.POINTER(ctypes.c_int64)),
+                ("numShardStateArgs", ctypes.c_ssize_t),
+                ("fsdpRank", ctypes.c_int64), ("fsdpWorld", ctypes.c_int64),
+                ("fsdpLoss", ctypes.c_int64),
+                ("fsdpParamArgs", ctypes.POINTER(ctypes.c_int64)),
+                ("numFsdpParamArgs", ctypes.c_ssize_t),
+                ("fsdpParamResults", ctypes.POINTER(ctypes.c_int64)),
+                ("numFsdpParamResults", ctypes.c_ssize_t),
+                ("fsdpPlanOutput", _StringRef),
+                ("fsdpKeepGathered", ctypes.POINTER(ctypes.c_int64)),
+                ("numFsdpKeepGathered", ctypes.c_ssize_t),
+                ("fsdpReduceAfterLoop", ctypes.POINTER(ctypes.c_int64)),
+                ("numFsdpReduceAfterLoop", ctypes.c_ssize_t),
+                ("reportRoles", ctypes.POINTER(_StringRef)),
+                ("numReportRoles", ctypes.c_ssize_t),
+                ("reportShardBegin", ctypes.c_int64),
+                ("reportShardEnd", ctypes.c_int64),
+                ("shardPlanMicroBatches", ctypes.POINTER(ctypes.c_int64)),
+                ("numShardPlanMicroBatches", ctypes.c_ssize_t),
+                ("shardPlanBasePeaks", ctypes.POINTER(ctypes.c_int64)),
+                ("numShardPlanBasePeaks", ctypes.c_ssize_t),
+                ("shardPlanMaxMemory", _StringRef)]
 
 
 class _Result(ctypes.Structure):
@@ -106,12 +233,14 @@ class _Result(ctypes.Structure):
                 ("predictedPeak", ctypes.c_int64),
                 ("recomputeWork", ctypes.c_int64),
                 ("inPlace", ctypes.POINTER(ctypes.c_int64)),
-                ("numInPlace", ctypes.c_ssize_t), ("module", _StringRef)]
+                ("numInPlace", ctypes.c_ssize_t), ("module", _StringRef),
+                ("memoryReport", _StringRef), ("shardPlan", _StringRef)]
 
 
 _ResultCallback = ctypes.CFUNCTYPE(None, ctypes.POINTER(_Result),
                                    ctypes.c_void_p)
-_TARGETS = {"cpu": 0, None: 1, "choice": 2}
+_TARGETS = {"cpu": 0, None: 1, "choice": 2, "cuda": 3, "report": 4,
+            "shard-plan": 5}
 
 
 def _library():
@@ -132,8 +261,37 @@ def _pairs(pairs):
     return (ctypes.c_int64 * max(len(flat), 1))(*flat), len(flat) // 2
 
 
+def _ints(values):
+    flat = [int(v) for v in values]
+    return (ctypes.c_int64 * max(len(flat), 1))(*flat), len(flat)
+
+
 def _text(ref):
     return ctypes.string_at(ref.data, ref.length).decode("utf-8")
+
+
+def _set_lowering_options(structure, given, names, what, text):
+    """Sets the fields `names` of `structure` from `given` (Python names;
+    None keeps the default), checking each value's kind."""
+    for key, value in given.items():
+        if key not in names:
+            raise TypeError(f"compile: unknown {what} option {key!r}")
+        if value is None:
+            continue
+        if key in _STRINGS:
+            if not isinstance(value, str):
+                raise TypeError(f"compile: {key} must be a str, got "
+                                f"{value!r}")
+            setattr(structure, names[key], text(value))
+            continue
+        if key in _COUNTS and (isinstance(value, bool) or
+                               not isinstance(value, int) or value < 0):
+            raise TypeError(f"compile: {key} must be an int >= 0, got "
+                            f"{value!r}")
+        if key not in _COUNTS and not isinstance(value, bool):
+            raise TypeError(f"compile: {key} must be True or False, got "
+                            f"{value!r}")
+        setattr(structure, names[key], int(value))
 
 
 def compile(ir, options, filename=None):
@@ -142,10 +300,12 @@ def compile(ir, options, filename=None):
     the diagnostics (ga_mlir.Diagnostic, each with its code) on an error;
     warnings of a successful compilation are issued as
     GADiagnosticWarning. TypeError for an unknown CPU option or a value of
-    the wrong kind; ValueError for an unknown target."""
+    the wrong kind; ValueError for an unknown target. For "cuda", the
+    kernels' libdevice is found through CUDA_HOME (see aot.Toolchain)."""
     if options.target not in _TARGETS:
-        raise ValueError(f"compile: target must be 'cpu', None or 'choice', "
-                         f"got {options.target!r}")
+        raise ValueError(f"compile: target must be 'cpu', 'cuda', None, "
+                         f"'choice', 'report' or 'shard-plan', got "
+                         f"{options.target!r}")
     lib = _library()
     c = _Options()
     lib.mlirGACompileOptionsInit(ctypes.byref(c))
@@ -173,19 +333,49 @@ def compile(ir, options, filename=None):
     c.accumulatorType = text(options.accumulator_type or "")
     c.recompute = text(options.recompute or "")
     c.target = _TARGETS[options.target]
-    for key, value in options.cpu.items():
-        if key not in CPU_OPTIONS:
-            raise TypeError(f"compile: unknown CPU option {key!r}")
-        if value is None:
-            continue
-        if key in _COUNTS and (isinstance(value, bool) or
-                               not isinstance(value, int) or value < 0):
-            raise TypeError(f"compile: {key} must be an int >= 0, got "
-                            f"{value!r}")
-        if key not in _COUNTS and not isinstance(value, bool):
-            raise TypeError(f"compile: {key} must be True or False, got "
-                            f"{value!r}")
-        setattr(c, CPU_OPTIONS[key], int(value))
+    c.rewrite = int(bool(options.rewrite))
+    c.bucketSize = int(options.bucket_size or 0)
+    c.hostCollectives = int(bool(options.host_collectives))
+    zero = options.shard_optimizer
+    if zero is not None:
+        c.shardRank, c.shardWorld = int(zero.rank), int(zero.world)
+        for field, values in (("shardParams", zero.params),
+                              ("shardStateResults", zero.state_results),
+                              ("shardStateArgs", zero.state_args)):
+            array, count = _ints(values)
+            keep.append(array)
+            setattr(c, field, array)
+            setattr(c, "num" + field[0].upper() + field[1:], count)
+    fsdp = options.shard_parameters
+    if fsdp is not None:
+        c.fsdpRank, c.fsdpWorld = int(fsdp.rank), int(fsdp.world)
+        c.fsdpLoss = int(fsdp.loss)
+        c.fsdpPlanOutput = text(fsdp.plan_output)
+        for field, values in (("ParamArgs", fsdp.param_args),
+                              ("ParamResults", fsdp.param_results),
+                              ("KeepGathered", fsdp.keep_gathered),
+                              ("ReduceAfterLoop", fsdp.reduce_after_loop)):
+            array, count = _ints(values)
+            keep.append(array)
+            setattr(c, "fsdp" + field, array)
+            setattr(c, "numFsdp" + field, count)
+    roles = (_StringRef * max(len(options.report_roles), 1))(
+        *[text(r) for r in options.report_roles])
+    keep.append(roles)
+    c.reportRoles, c.numReportRoles = roles, len(options.report_roles)
+    if options.report_shard is not None:
+        c.reportShardBegin, c.reportShardEnd = map(int, options.report_shard)
+    plan = options.shard_plan
+    if plan is not None:
+        for field, values in (("MicroBatches", plan.micro_batches),
+                              ("BasePeaks", plan.base_peaks)):
+            array, count = _ints(values)
+            keep.append(array)
+            setattr(c, "shardPlan" + field, array)
+            setattr(c, "numShardPlan" + field, count)
+        c.shardPlanMaxMemory = text(plan.max_memory or "")
+    _set_lowering_options(c, options.cpu, CPU_OPTIONS, "CPU", text)
+    _set_lowering_options(c.nvvm, options.nvvm, NVVM_OPTIONS, "NVVM", text)
 
     results = []
 
@@ -197,7 +387,7 @@ def compile(ir, options, filename=None):
             r.microBatches, _text(r.recompute),
             None if r.predictedPeak < 0 else r.predictedPeak,
             None if r.recomputeWork < 0 else r.recomputeWork, pairs,
-            _text(r.module)))
+            _text(r.module), _text(r.memoryReport), _text(r.shardPlan)))
 
     diagnostics, diagnostic_callback = _diagnostic_collector()
     result_callback = _ResultCallback(on_result)

@@ -20,8 +20,9 @@
 #
 # Here (the build, see build_kit.py): build(...) compiles the step in a
 # gloo group of one process (the library does not depend on the world size
-# or the backend) into KIT/dp/<model>. There (run_kit.py): run(...) starts
-# the torchrun above and returns its rows; report_lines(...) formats them.
+# or the backend) into KIT/dp/<model>. There, run_kit.py starts the torchrun
+# above (run_data_parallel) and formats its rows: this child imports
+# run_kit's helpers, run_kit never imports it.
 #
 # ===----------------------------------------------------------------------===#
 
@@ -71,21 +72,6 @@ def build(kit, models, log):
 # Run (the GPU machine: torch with CUDA and NCCL, no LLVM)
 # ===------------------------------------------------------------------===#
 
-def run(kit, manifest):
-    """The rows of the torchrun child (one per model of manifest["dp"]), or
-    one failing row saying why it died."""
-    if not manifest.get("dp"):
-        return []
-    import run_kit
-    rows, why = run_kit.run_child(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone",
-         "--nproc_per_node=1", os.path.abspath(__file__), "--kit", kit])
-    if rows is not None:
-        return rows
-    return [{"kind": "dp", "model": ",".join(manifest["dp"]), "N": N,
-             "pass": False, "message": f"torchrun {why}"[:400]}]
-
-
 def _nccl_calls(step_dir):
     """gaNcclAllReduceCalls of the NCCL runtime the step uses: the copy the
     frontend loaded once per process (every later step binds to that soname;
@@ -133,30 +119,6 @@ def check_model(kit, name, torch, dist):
         row["pass"], row["message"] = False, f"{type(e).__name__}: {e}"
     print(f"dp {name}: {row}", flush=True)
     return row
-
-
-def report_lines(results):
-    """The report's section of the data-parallel rows."""
-    rows = [r for r in results if r["kind"] == "dp"]
-    if not rows:
-        return []
-    lines = ["## Data-parallel step (torchrun, NCCL; load_step) against "
-             "PyTorch's full-batch step", "",
-             "| model | N | world | collectives per step (frontend / "
-             "gaNcclAllReduce) | loss rel. error | max param diff | params "
-             "off | ms per step | result |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    def fmt(v, spec=".3g"):
-        return "-" if v is None else format(v, spec)
-
-    for r in rows:
-        lines.append(
-            f"| {r['model']} | {r['N']} | {r.get('world', '-')} | "
-            f"{r.get('collectives', '-')} / {r.get('nccl_calls', '-')} | "
-            f"{fmt(r.get('loss_error'))} | {fmt(r.get('param_max_diff'))} | "
-            f"{fmt(r.get('param_off'))} | {fmt(r.get('ours_ms'), '.3f')} | "
-            f"{'PASS' if r['pass'] else 'FAIL'} {r.get('message', '')} |")
-    return lines + [""]
 
 
 def main():

@@ -94,6 +94,44 @@ result = driver.compile(UPDATE, driver.CompileOptions(
 print(f"budget: N = {result.micro_batches}, peak known: "
       f"{result.predicted_peak is not None}")
 
+# The memory report (target "report") equals --ga-memory-report's own,
+# run by its pass on the same step (the sweep rewrites it at N = 2), with
+# the argument classes given; and for the in-place form, the report of the
+# private function that does the work.
+import json  # noqa: E402
+import os  # noqa: E402
+import tempfile  # noqa: E402
+
+with tempfile.TemporaryDirectory() as work:
+    out = os.path.join(work, "report.json")
+    ga_mlir.run_pipeline(UPDATE, "builtin.module(ga-mark-batch-args{"
+                         "batch-args=1:0},ga-memory-report{sweep=2 "
+                         f"format=json roles=parameters,inputs output={out}"
+                         " cpu={out-params=1}})")
+    expected = json.load(open(out))[0]
+result = driver.compile(UPDATE, driver.CompileOptions(
+    micro_batches=2, batch_args=[(1, 0)], target="report",
+    report_roles=("parameters", "inputs"), cpu={"out_params": True}))
+got = json.loads(result.memory_report)[0]
+print("report: same as the pass's:", got == expected, "N =",
+      got["micro_batches"], "peak > 0:", got["total_peak"] > 0)
+# CHECK: report: same as the pass's: True N = 2 peak > 0: True
+result = driver.compile(UPDATE, driver.CompileOptions(
+    micro_batches=2, batch_args=[(1, 0)], in_place=[(0, 0)],
+    target="report", report_roles=("parameters", "inputs"),
+    cpu={"out_params": True}))
+got = json.loads(result.memory_report)[0]
+print("in-place report:", got["function"], "peak at most the copying "
+      "form's:", got["total_peak"] <= expected["total_peak"])
+# CHECK: in-place report: train_step_in_place peak at most the copying form's: True
+
+# rewrite=False: the step lowered as it is (ga-compile without
+# --accumulate): no micro-batch loop.
+result = driver.compile(STEP, driver.CompileOptions(rewrite=False))
+print("not rewritten: llvm.func", "llvm.func" in result.module,
+      "loop", "llvm.br" in result.module and "scf.for" in result.module)
+# CHECK: not rewritten: llvm.func True loop False
+
 # A refusal: its code, severity and location as data.
 # CHECK: refused: error samples-selected step.mlir:3
 # CHECK-SAME: slicing along the batch dimension selects samples

@@ -36,6 +36,56 @@ enum class DriverTarget {
   /// Nothing but the choice of N (and of the recompute set) under a budget
   /// or from a micro-batch size: no rewrite.
   Choice,
+  /// The LLVM dialect for the host with the kernels for an NVIDIA GPU
+  /// embedded (--ga-lower-to-nvvm).
+  CUDA,
+  /// The static memory report of the step as the CPU library bufferizes it
+  /// (--ga-memory-report, JSON): DriverResult::memoryReport.
+  Report,
+  /// The sharded-parameter plan under a per-rank budget (--ga-shard-plan,
+  /// JSON) of the step rewritten with the default plan of
+  /// DriverOptions::shardParameters: DriverResult::shardPlan.
+  ShardPlan,
+};
+
+/// ZeRO-1 for one rank (--ga-shard-optimizer's options): the parameters
+/// whose rows this rank updates, and their states among the step's results
+/// and arguments.
+struct ShardOptimizer {
+  int64_t rank = 0;
+  /// The number of ranks; 0: the optimizer is not sharded.
+  int64_t world = 0;
+  SmallVector<int64_t> params;
+  SmallVector<int64_t> stateResults;
+  SmallVector<int64_t> stateArgs;
+};
+
+/// FSDP for one rank (--ga-shard-parameters's options): the parameters
+/// (arguments and results) sharded by rows, the loss's result, where the
+/// shard plan is written, and the plan chosen under a budget (the parameter
+/// arguments kept gathered across the loop, the parameter results whose
+/// gradients are reduce-scattered once after it; empty: every parameter
+/// resharded after use).
+struct ShardParameters {
+  int64_t rank = 0;
+  /// The number of ranks; 0: the parameters are not sharded.
+  int64_t world = 0;
+  int64_t loss = -1;
+  SmallVector<int64_t> paramArgs;
+  SmallVector<int64_t> paramResults;
+  std::string planOutput;
+  SmallVector<int64_t> keepGathered;
+  SmallVector<int64_t> reduceAfterLoop;
+};
+
+/// For DriverTarget::ShardPlan (--ga-shard-plan's options): the candidate
+/// numbers of micro-batches, the per-rank peak of the default plan at each
+/// (bytes), and the per-rank budget (empty: every bucket resharded). The
+/// buckets hold DriverOptions::bucketSize bytes of parameters at most.
+struct ShardPlanRequest {
+  SmallVector<int64_t> microBatches;
+  SmallVector<int64_t> basePeaks;
+  std::string maxMemory;
 };
 
 /// A pair of indices: (result, argument) or (argument, dimension).
@@ -65,9 +115,31 @@ struct DriverOptions {
   /// Results written into the buffers of arguments: (result, argument). All
   /// of them are, or (when bufferization cannot prove one) none.
   SmallVector<IndexPair> inPlace;
+  /// false: no rewrite, the step is lowered as it is (N unset).
+  bool rewrite = true;
+  /// A data-parallel step's collectives (a `ga.data_parallel` step, whose
+  /// reductions the rewrite all-reduces): ZeRO-1 after the rewrite; before
+  /// the lowering, gradient buckets of `bucketSize` bytes (0: one collective
+  /// per all-reduce; --ga-bucket-gradients), and the collectives as calls
+  /// of torch.distributed's (--convert-ga-to-host-collectives;
+  /// --ga-lower-to-nvvm lowers them to NCCL itself).
+  ShardOptimizer shardOptimizer;
+  ShardParameters shardParameters;
+  int64_t bucketSize = 0;
+  bool hostCollectives = false;
   DriverTarget target = DriverTarget::CPU;
-  /// The lowering's options, for DriverTarget::CPU.
+  /// For DriverTarget::Report: the class of each argument (parameters,
+  /// optimizer_state, inputs), and for a data-parallel step this rank's
+  /// shard [begin, end) of the global batch, bound as constants so that its
+  /// micro-batches have sizes.
+  SmallVector<std::string> reportRoles;
+  std::optional<std::pair<int64_t, int64_t>> reportShard;
+  /// For DriverTarget::ShardPlan: what the plan is chosen from.
+  ShardPlanRequest shardPlan;
+  /// The lowering's options: `cpu` for DriverTarget::CPU (and the
+  /// bufferization a budget is measured after), `nvvm` for DriverTarget::CUDA.
   LowerToCPUOptions cpu;
+  LowerToNVVMOptions nvvm;
 };
 
 /// What the driver chose and produced.
@@ -85,6 +157,10 @@ struct DriverResult {
   /// for the target (null for DriverTarget::None and Choice).
   OwningOpRef<ModuleOp> rewritten;
   OwningOpRef<ModuleOp> lowered;
+  /// For DriverTarget::Report: the rows of --ga-memory-report (JSON).
+  std::string memoryReport;
+  /// For DriverTarget::ShardPlan: the plan of --ga-shard-plan (JSON).
+  std::string shardPlan;
 };
 
 /// Compiles the step `options.funcName` of `module` (left unchanged) into

@@ -37,9 +37,11 @@ idx], as comparisons with an iota), _masked (selections by a boolean mask
 reduced as masked reductions), _guards (branches on the size of a selection,
 checked on each batch), _locations (the user's line and words of a refusal), _export
 (tracing under PyTorch's compiling state, torch-mlir), _inplace (the
-zero-copy form), _step (ga-mlir pipelines, the library, the call),
-_layout (the argument layout, the signature of a saved step), _call (calling
-a library on CPU or CUDA tensors), _saved (save and load_step).
+zero-copy form), _options (the driver's typed options), _step (the
+compiled step: one driver call, the library, the call), _api
+(compile_train_step and load_step, above every kind of step), _layout (the
+argument layout, the signature of a saved step), _call (calling a library
+on CPU or CUDA tensors), _saved (save and load_step).
 
 Saved steps: `step.save(dir)` writes the library (CPU or CUDA) and its
 signature; `load_step(dir, model, optimizer)` runs it where only torch is
@@ -75,8 +77,9 @@ import numpy  # noqa: F401  (torch-mlir needs it; fail early if missing)
 
 from ._common import CompileError
 from ._export import export_train_step
-from ._saved import LoadedTrainStep, load_step
-from ._step import CompiledTrainStep, compile_train_step
+from ._api import compile_train_step, load_step
+from ._saved import LoadedTrainStep
+from ._step import CompiledTrainStep
 from ._compare import compare
 
 __all__ = ["compile_train_step", "CompiledTrainStep", "CompileError",

@@ -1,29 +1,16 @@
-"""What the compiled step's memory is and what a byte budget chooses: the
-step rewritten by --ga-accumulate, its --ga-memory-report as the library is
-bufferized, and N with the recompute set under `max_memory`
-(--ga-choose-micro-batches), cached beside the libraries."""
+"""What the compiled step's memory is and what a byte budget chooses, by
+the driver (ga_mlir.driver): the step's --ga-memory-report as the library
+is bufferized (target "report"), and N with the recompute set under
+`max_memory` (--ga-choose-micro-batches, target "choice"), cached beside
+the libraries."""
 
+import dataclasses
 import hashlib
 import json
 import os
-import tempfile
 
-from .. import PipelineError, driver, library_path
-from . import _inplace
-from ._common import CompileError
-from ._locations import explain, first_code
-from ._options import (_driver_options, _lowering_options, _mark,
-                       _pipelines, _rewrite_options, _run_pipeline)
-
-
-def _rewrite(ir, pipelines, in_place):
-    """The step rewritten by --ga-accumulate, and with `in_place` (pairs of
-    result and argument indices) the in-place form of _inplace (None when
-    the text is not in the expected form)."""
-    rewritten = _run_pipeline(ir, pipelines[0],
-                              "ga-mlir refused the training step")
-    return rewritten, (_inplace.write_results_in_place(rewritten, in_place)
-                       if in_place else None)
+from .. import library_path
+from ._options import report_options, run_driver, step_options
 
 
 def _memory_report(ir, micro_batches, batch_args, options, in_place,
@@ -31,28 +18,12 @@ def _memory_report(ir, micro_batches, batch_args, options, in_place,
     """--ga-memory-report of the step as compiled: its row (a dict) for N =
     `micro_batches`, with the CPU options of the library and the classes
     `roles` of the arguments; for the in-place form, the report of
-    @train_step_in_place (the wrapper only calls it)."""
-    cpu = (f"cpu={{{' '.join(_lowering_options(options))}}} "
-           f"roles={','.join(roles)}")
-    with tempfile.TemporaryDirectory() as work:
-        out = os.path.join(work, "report.json")
-        if in_place:
-            _, wrapped = _rewrite(
-                ir, _pipelines(micro_batches, batch_args, options), in_place)
-            _run_pipeline(wrapped, "builtin.module("
-                          f"ga-memory-report{{func={_inplace.IMPL} "
-                          f"format=json {cpu} output={out}}})",
-                          "--ga-memory-report failed")
-        else:
-            report = [f"sweep={micro_batches}", "format=json"]
-            rewrite = _rewrite_options(options)
-            if rewrite:
-                report.append(f"accumulate={{{rewrite}}}")
-            _run_pipeline(ir, f"builtin.module({_mark(batch_args)},"
-                          f"ga-memory-report{{{' '.join(report)} {cpu} "
-                          f"output={out}}})", "--ga-memory-report failed")
-        with open(out) as f:
-            return json.load(f)[0]
+    @train_step_in_place (the wrapper only calls it). One driver call."""
+    compile_options = report_options(
+        step_options(micro_batches, batch_args, options), options, in_place,
+        roles)
+    result = run_driver(ir, compile_options, "--ga-memory-report failed")
+    return json.loads(result.memory_report)[0]
 
 
 def _budget_text(max_memory):
@@ -75,12 +46,11 @@ def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
     predicted_peak and recompute_work (None without a budget). Contradictory
     options and a budget that nothing fits raise CompileError with the
     compiler's diagnostics. Cached like the libraries."""
-    compile_options = _driver_options(micro_batches or 0, batch_args,
-                                      options)
-    compile_options.micro_batch_size = micro_batch_size or 0
-    compile_options.max_memory = "" if max_memory is None else \
-        _budget_text(max_memory)
-    compile_options.target = "choice"
+    compile_options = dataclasses.replace(
+        step_options(micro_batches or 0, batch_args, options),
+        micro_batch_size=micro_batch_size or 0,
+        max_memory="" if max_memory is None else _budget_text(max_memory),
+        target="choice")
     key = hashlib.sha256("\0".join(
         [ir, repr(compile_options), os.path.realpath(library_path()),
          str(os.path.getmtime(library_path()))]).encode()).hexdigest()[:24]
@@ -88,13 +58,9 @@ def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
     if os.path.exists(cached):
         with open(cached) as f:
             return json.load(f)
-    try:
-        chosen = driver.compile(ir, compile_options, filename="<train_step>")
-    except PipelineError as error:
-        raise CompileError(
-            "ga-mlir could not choose the number of micro-batches:\n" +
-            "\n".join(explain(d) for d in error.diagnostics),
-            first_code(error.diagnostics), error.diagnostics) from None
+    chosen = run_driver(ir, compile_options,
+                        "ga-mlir could not choose the number of "
+                        "micro-batches")
     budget = chosen.predicted_peak is not None
     choice = {"micro_batches": chosen.micro_batches,
               "recompute": chosen.recompute if budget

@@ -44,7 +44,7 @@ import torch
 
 from .. import steplib
 from ._metrics import scalar_metrics
-from ._step import compile_train_step
+from ._api import compile_train_step
 
 __all__ = ["compare"]
 

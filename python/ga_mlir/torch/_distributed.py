@@ -35,68 +35,18 @@ of a rank's inputs change; ranks that compiled different steps fail with a
 message naming the difference.
 """
 
-import ctypes
-import hashlib
-import json
+import dataclasses
 import math
 
 import torch
 
+from .. import driver
 from ._common import CompileError
 from ._dp_collectives import collectives_for, shard_rows
 from ._dp_memory import report
+from ._dp_shards import (_DEFAULT, _dist, _plain, exchange_shards,
+                         global_shape, resolve_group, shard_arguments)
 from ._step import CompiledTrainStep
-
-_DEFAULT = object()  # process_group not given: the default group if any
-
-def _dist():
-    import torch.distributed as dist
-    return dist
-
-
-def resolve_group(process_group):
-    """The process group a step trains over, or None (one process):
-    `process_group` not given means the default group when one is
-    initialized; None opts out."""
-    if process_group is None:
-        return None
-    dist = _dist()
-    initialized = dist.is_available() and dist.is_initialized()
-    if process_group is _DEFAULT:
-        return dist.group.WORLD if initialized else None
-    if not initialized:
-        raise CompileError("process_group was given, but torch.distributed "
-                           "has no initialized process group")
-    return process_group
-
-
-def _plain(value):
-    """`value` as JSON-able data for the signature."""
-    if isinstance(value, torch.Tensor):
-        return ["tensor", list(value.shape), str(value.dtype),
-                value.tolist() if value.numel() == 1 else None]
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return f"<{type(value).__name__}>"
-
-
-def _first_difference(a, b, path=""):
-    """The first key path at which the JSON-able values `a` and `b` differ,
-    with both values."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(set(a) | set(b)):
-            if a.get(key) != b.get(key):
-                return _first_difference(a.get(key), b.get(key),
-                                         f"{path}.{key}" if path else key)
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b) \
-            and path in ("parameters", "buffers", "inputs"):
-        for i, (x, y) in enumerate(zip(a, b)):
-            if x != y:
-                return f"{path}[{i}]", x, y
-    return path, a, b
-
 
 def _mark_data_parallel(ir):
     """`ir` with the unit attribute `ga.data_parallel` on @train_step: its
@@ -116,99 +66,12 @@ def _mark_data_parallel(ir):
                        "imported step")
 
 
-def _exchange_device(group):
-    """Where the exchange's tensors live: NCCL takes CUDA tensors only."""
-    return torch.device("cuda", torch.cuda.current_device()) \
-        if _dist().get_backend(group) == "nccl" else torch.device("cpu")
-
-
-def exchange_shards(group, inputs, batch_dims, signature, micro_batches):
-    """The batch sizes and signatures of all ranks of `group` (one
-    all_gather; a second, of the signatures, only when they differ):
-    (begin, end, global batch size) of this rank's shard, or CompileError
-    on every rank naming the first difference, an empty rank, or a rank
-    with fewer samples than `micro_batches` (None: not checked)."""
-    sizes = {t.shape[d] for t, d in zip(inputs, batch_dims)}
-    if len(sizes) != 1:
-        raise CompileError(f"inputs disagree on the batch size: {sizes}")
-    size = sizes.pop()
-    digest = hashlib.sha256(json.dumps(signature, sort_keys=True)
-                            .encode()).digest()
-    words = [int.from_bytes(digest[i:i + 7], "little") for i in (0, 7)]
-    dist = _dist()
-    world, rank = dist.get_world_size(group), dist.get_rank(group)
-    mine = torch.tensor([size] + words, dtype=torch.int64,
-                        device=_exchange_device(group))
-    everyone = [torch.empty_like(mine) for _ in range(world)]
-    dist.all_gather(everyone, mine, group=group)
-    everyone = [e.cpu() for e in everyone]
-    if any(not torch.equal(e[1:], everyone[rank][1:]) for e in everyone):
-        described = [None] * world
-        dist.all_gather_object(described, signature, group=group)
-        other = next(r for r, e in enumerate(everyone)
-                     if not torch.equal(e[1:], everyone[0][1:]))
-        where, a, b = _first_difference(described[0], described[other])
-        raise CompileError(
-            f"the ranks of the data-parallel step were compiled "
-            f"differently: {where} is {json.dumps(a)} on rank 0 but "
-            f"{json.dumps(b)} on rank {other} (every rank must compile "
-            "the same step: same model, optimizer, options and input "
-            "shapes except the batch size)")
-    batch_sizes = [int(e[0]) for e in everyone]
-    empty = [r for r, s in enumerate(batch_sizes) if s < 1]
-    if empty:
-        raise CompileError(f"ranks {empty} have no sample: every rank "
-                           "needs at least one sample per step")
-    if micro_batches is not None:
-        # Raised on every rank, not only on the one that is short.
-        short = [r for r, s in enumerate(batch_sizes) if s < micro_batches]
-        if short:
-            raise CompileError(
-                f"micro_batches={micro_batches} but ranks {short} "
-                f"hold fewer samples ({[batch_sizes[r] for r in short]})"
-                ": every rank runs N micro-batches of its shard")
-    begin = sum(batch_sizes[:rank])
-    return begin, begin + size, sum(batch_sizes)
-
-
-def global_shape(t, d, total):
-    shape = list(t.shape)
-    shape[d] = total
-    return tuple(shape)
-
-
-def shard_arguments(shard, batch_dims, first, flat, descriptors):
-    """The parameters of a data-parallel step's library (see
-    CpuLibrary.run): the batch inputs (flat[first:]) as the global
-    arguments the step reads rows [begin, end) of, and the two index
-    arguments; and the tensors that must live until the call returns."""
-    begin, end, total = shard
-    keep = []
-    for i, d in enumerate(batch_dims):
-        t = flat[first + i]
-        desc = descriptors[first + i]
-        shift = begin * t.stride(d) * t.element_size()
-        if d == 0 and shift <= t.data_ptr():
-            # Row i of the global batch is row i - begin of the shard;
-            # the step reads no other row.
-            desc.allocated = desc.aligned = t.data_ptr() - shift
-            desc.sizes[0] = total
-        else:
-            # Another batch dimension: the static strides of the global
-            # type differ from the shard's, so the shard is copied into
-            # its place in a global tensor.
-            full = t.new_zeros(global_shape(t, d, total))
-            full.narrow(d, begin, end - begin).copy_(t)
-            keep.append(full)
-            descriptors[first + i] = type(desc)()
-            new = descriptors[first + i]
-            new.allocated = new.aligned = full.data_ptr()
-            new.offset = 0
-            for k, (s, st) in enumerate(zip(full.shape, full.stride())):
-                new.sizes[k] = s
-                new.strides[k] = st
-    return list(descriptors) + [ctypes.c_int64(begin),
-                                ctypes.c_int64(end)], keep
+def data_parallel_signature(variant, batch_dims, bucket_cap_mb):
+    """What step.json records of a data-parallel step besides its layout
+    (which has the global input shapes and N)."""
+    return {"global_batch": variant.shard[2],
+            "batch_dims": list(batch_dims),
+            "bucket_cap_mb": bucket_cap_mb}
 
 
 class DataParallelMixin:
@@ -328,36 +191,26 @@ class DataParallelMixin:
                                f"{local} samples (rank {self.rank})")
         return n
 
-    def _step_pipelines(self, ir, n, batch_args, spec):
-        ir, (accumulate, lower) = super()._step_pipelines(ir, n, batch_args,
-                                                          spec)
+    def _step_options(self, ir, n, batch_args, spec):
+        ir, options = super()._step_options(ir, n, batch_args, spec)
         ir = _mark_data_parallel(ir)
+        # The buckets' all-reduces: calls of torch.distributed's on the CPU
+        # (--convert-ga-to-host-collectives); --ga-lower-to-nvvm lowers them
+        # to NCCL on the streams itself.
+        options = dataclasses.replace(
+            options, bucket_size=int(self.bucket_cap_mb * (1 << 20)),
+            host_collectives=self.target == "cpu")
         if self.shard_optimizer:
-            accumulate = accumulate[:-1] + "," + self._shard_pass(spec) + ")"
-        if self.target == "cuda":
-            # --ga-lower-to-nvvm lowers the buckets' all-reduces itself
-            # (--convert-ga-to-nccl, then --ga-overlap-all-reduce on the
-            # streams): only the bucketing runs before it.
-            bucket = int(self.bucket_cap_mb * (1 << 20))
-            if bucket:
-                accumulate = accumulate[:-1] + ",func.func(" \
-                    f"ga-bucket-gradients{{bucket-size={bucket}}}))"
-            return ir, (accumulate, lower)
-        return ir, (accumulate, f"{self._collectives_pipeline()},{lower}")
+            options.shard_optimizer = self._shard_optimizer(spec)
+        return ir, options
 
-    def _collectives_pipeline(self):
-        """Bucketing and the host lowering of the collectives."""
-        bucket = int(self.bucket_cap_mb * (1 << 20))
-        return ("convert-ga-to-host-collectives" if bucket == 0 else
-                "func.func(ga-bucket-gradients{bucket-size="
-                f"{bucket}}}),convert-ga-to-host-collectives")
-
-    def _shard_pass(self, spec):
-        """--ga-shard-optimizer for this rank: the parameters of rank >= 1
-        (0-d ones are updated whole on every rank) and their states of
-        their own shape (step counts are updated whole as well), in
-        the step's order of results (parameters, then their states) and
-        arguments (parameters, frozen parameters, buffers, states)."""
+    def _shard_optimizer(self, spec):
+        """--ga-shard-optimizer for this rank (a driver.ShardOptimizer): the
+        parameters of rank >= 1 (0-d ones are updated whole on every rank)
+        and their states of their own shape (step counts are updated whole
+        as well), in the step's order of results (parameters, then their
+        states) and arguments (parameters, frozen parameters, buffers,
+        states)."""
         spec.opt.shard_rows = lambda rows: shard_rows(rows, self.world_size,
                                                       self.rank)
         num_params = len(spec.params)
@@ -373,12 +226,9 @@ class DataParallelMixin:
                         results.append(num_params + k + j)
                         args.append(first_state + k + j)
             k += spec.num_states[i]
-        options = [f"rank={self.rank}", f"world={self.world_size}"]
-        for name, values in (("params", params), ("state-results", results),
-                             ("state-args", args)):
-            if values:
-                options.append(f"{name}={','.join(map(str, values))}")
-        return f"ga-shard-optimizer{{{' '.join(options)}}}"
+        return driver.ShardOptimizer(self.rank, self.world_size,
+                                     tuple(params), tuple(results),
+                                     tuple(args))
 
     def _call_arguments(self, variant, flat, descriptors):
         """The batch inputs as the global arguments the step reads rows
@@ -414,10 +264,9 @@ class DataParallelMixin:
         optimizer_state holds this rank's rows of the state."""
         v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
             else next(iter(self._variants.values()))
-        ir, (accumulate, _) = self._step_pipelines(
-            v.ir, v.micro_batches, v.batch_args, v.spec)
-        return report(ir, accumulate, self._collectives_pipeline(), v,
-                      self.num_inputs, self.options)
+        ir, options = self._step_options(v.ir, v.micro_batches,
+                                         v.batch_args, v.spec)
+        return report(ir, options, v, self.num_inputs, self.options)
 
     def collectives_per_call(self):
         """(collectives, bytes) of the last call (the benchmark's count)."""
@@ -460,7 +309,6 @@ class DataParallelTrainStep(DataParallelMixin, CompiledTrainStep):
                 "compiled without shard_optimizer")
         v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
             else next(iter(self._variants.values()))
-        from ._dp_saved import data_parallel_signature
         self._save(directory, v, data_parallel=data_parallel_signature(
             v, self.batch_dims, self.bucket_cap_mb))
 
@@ -488,17 +336,3 @@ def data_parallel_options(kwargs):
                            "compile_train_step inside an initialized "
                            "torch.distributed process group")
     return group, bucket_cap_mb, shard_optimizer
-
-
-def data_parallel_step(model, loss_fn, optimizer, example_inputs, group,
-                       bucket_cap_mb, shard, **kwargs):
-    """The step of one rank: sharded parameters (shard == "parameters",
-    _fsdp), ZeRO-1 (shard True) or all-reduced gradients."""
-    if shard == "parameters":
-        from ._fsdp import ShardedParametersTrainStep
-        return ShardedParametersTrainStep(model, loss_fn, optimizer,
-                                          example_inputs, group,
-                                          bucket_cap_mb, **kwargs)
-    return DataParallelTrainStep(model, loss_fn, optimizer, example_inputs,
-                                 group, bucket_cap_mb, shard_optimizer=shard,
-                                 **kwargs)

@@ -27,17 +27,9 @@ from ._call import call_step
 from ._common import CompileError
 from ._dp_collectives import collectives_for
 from ._layout import _dtype_name
-from ._distributed import (_DEFAULT, _dist, exchange_shards,
-                           resolve_group, shard_arguments)
+from ._dp_shards import (_DEFAULT, _dist, exchange_shards, resolve_group,
+                         shard_arguments)
 from ._saved import LoadedTrainStep, _read_signature
-
-
-def data_parallel_signature(variant, batch_dims, bucket_cap_mb):
-    """What step.json records of a data-parallel step besides its layout
-    (which has the global input shapes and N)."""
-    return {"global_batch": variant.shard[2],
-            "batch_dims": list(batch_dims),
-            "bucket_cap_mb": bucket_cap_mb}
 
 
 def load(directory, model, optimizer, process_group=_DEFAULT):

@@ -20,9 +20,10 @@ from ._locations import (UNLOCATED, _innermost_user_line,
 from ._metrics import Metrics, split_result
 from ._modules import batch_first_forms
 from ._layout import flat_arguments as _flat_arguments
-from ._optimizer_step import _Optimizer
 from ._import import _import_to_linalg, _refuse_tm_tensor_ops
+from ._gathers import rewrite_per_sample_indexing
 from ._rewrites import rewrite_graph
+from ._spec import _Spec
 from ._writes import refuse_argument_writes, refuse_buffer_writes
 
 
@@ -142,54 +143,6 @@ def _probe(model, loss_fn, inputs):
                 b.copy_(value)
     return ({n for (n, _), g in zip(named, grads) if g is None}, mutated,
             Metrics.of(leaves, structure))
-
-
-class _Spec:
-    """The layout of the traced function's arguments and results."""
-
-    def __init__(self, model, optimizer, num_inputs, unused=(),
-                 mutated=(), batch_dims=None, layouts=()):
-        named = dict(model.named_parameters())  # tied weights once
-        in_optimizer = set()
-        for group in optimizer.param_groups:
-            in_optimizer.update(id(p) for p in group["params"])
-        self.train_names = [n for n, p in named.items()
-                            if id(p) in in_optimizer and p.requires_grad
-                            and n not in unused]
-        self.frozen_names = [n for n in named if n not in self.train_names]
-        self.params = [named[n] for n in self.train_names]
-        self.frozen = [named[n] for n in self.frozen_names]
-        self.buffer_names = [n for n, _ in model.named_buffers()]
-        # Buffers the forward updates (results after the states).
-        self.mutated_buffers = [n for n in self.buffer_names if n in mutated]
-        self.opt = _Optimizer(optimizer, self.params)
-        self.num_states = [len(self.opt.state_names(i))
-                           for i in range(len(self.params))]
-        self.num_inputs = num_inputs
-        self.batch_dims = list(batch_dims or [0] * num_inputs)
-        # The random draws of the forward (_philox): the step then takes the
-        # samples' indices in the batch and a seed after the inputs.
-        self.layouts = list(layouts)
-        self.batch = None
-        self.metrics = Metrics()  # loss_fn's metrics beside the loss
-        self.guards = []  # branches on sizes of selections (_guards)
-
-    def num_random_args(self):
-        return 2 if self.layouts else 0
-
-    def arg_count(self):
-        return (len(self.params) + len(self.frozen) + len(self.buffer_names)
-                + sum(self.num_states) + self.opt.num_hyper() +
-                self.num_inputs + self.num_random_args())
-
-    def batch_args(self):
-        """(argument, dimension) of the per-sample arguments: the inputs,
-        and the samples' indices when the step draws random numbers."""
-        first = self.arg_count() - self.num_inputs - self.num_random_args()
-        args = [(first + i, d) for i, d in enumerate(self.batch_dims)]
-        if self.layouts:
-            args.append((first + self.num_inputs, 0))
-        return args
 
 
 def _make_step_function(model, loss_fn, spec, max_grad_norm):
@@ -414,6 +367,7 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
     refuse_argument_writes(gm.graph, flat, model)
     _refuse_data_dependent_sizes(gm.graph)
     rewrite_graph(gm)
+    rewrite_per_sample_indexing(gm)
     _refuse_random_ops(gm.graph)
     if draws is not None and draws.count != len(layouts):
         raise CompileError(

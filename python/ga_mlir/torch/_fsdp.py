@@ -34,17 +34,19 @@ bucket is resharded after use (FSDP's default, the lowest memory).
 saves and loads it (sharded: each rank writes and reads its rows).
 """
 
+import dataclasses
 import json
 import os
 import tempfile
 
 import torch
 
+from .. import driver
 from . import _shard_plan
 from ._common import CompileError
 from ._dp_collectives import shard_rows
-from ._options import _run_pipeline
 from ._distributed import DataParallelTrainStep
+from ._options import run_driver
 
 
 def _dist():
@@ -223,10 +225,11 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
                     v.results[i] = (p.shape, p.dtype)
         return v
 
-    def _fsdp_pass(self, spec):
-        """--ga-shard-parameters for this rank: the sharded parameters are
-        argument i and result i (the step's layout starts with them); the
-        loss follows the parameters, the states and the mutated buffers."""
+    def _shard_parameters_options(self, spec):
+        """--ga-shard-parameters for this rank (a driver.ShardParameters):
+        the sharded parameters are argument i and result i (the step's
+        layout starts with them); the loss follows the parameters, the
+        states and the mutated buffers."""
         indices = [i for i, p in enumerate(spec.params) if p.dim() >= 1]
         loss = len(spec.params) + sum(spec.num_states) + \
             len(spec.mutated_buffers)
@@ -234,17 +237,11 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
             # Removed with the step.
             self._plan_dir = tempfile.TemporaryDirectory(prefix="ga-fsdp-")
         self._plan_file = os.path.join(self._plan_dir.name, "plan.json")
-        options = [f"rank={self.rank}", f"world={self.world_size}",
-                   f"loss={loss}", f"plan-output={self._plan_file}"]
-        if indices:
-            listed = ",".join(map(str, indices))
-            options += [f"param-args={listed}", f"param-results={listed}"]
-        for option, key in (("keep-gathered", "keep_gathered"),
-                            ("reduce-after-loop", "reduce_after_loop")):
-            if self._choice and self._choice[key]:
-                options.append(
-                    f"{option}={','.join(map(str, self._choice[key]))}")
-        return f"ga-shard-parameters{{{' '.join(options)}}}"
+        chosen = self._choice or {}
+        return driver.ShardParameters(
+            self.rank, self.world_size, loss, tuple(indices), tuple(indices),
+            self._plan_file, tuple(chosen.get("keep_gathered", ())),
+            tuple(chosen.get("reduce_after_loop", ())))
 
     def _export(self, inputs, outcomes):
         ir, spec = super()._export(inputs, outcomes)
@@ -282,8 +279,7 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
             peaks = _shard_plan.base_peaks(self, ir, batch_args, spec,
                                            counts, probe)
         self._choice = _shard_plan.choose(
-            self, ir, batch_args, spec, counts, peaks, self.max_memory,
-            int(self.bucket_cap_mb * (1 << 20)))
+            self, ir, batch_args, spec, counts, peaks, self.max_memory)
         return self._choice["micro_batches"]
 
     def _in_place_pairs(self, spec):
@@ -300,16 +296,12 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
              first_buffer + spec.buffer_names.index(n))
             for k, n in enumerate(spec.mutated_buffers)]
 
-    def _step_pipelines(self, ir, n, batch_args, spec):
-        ir, (accumulate, lower) = super()._step_pipelines(ir, n, batch_args,
-                                                          spec)
-        accumulate = accumulate[:-1] + "," + self._fsdp_pass(spec) + ")"
-        return ir, (accumulate, lower)
-
-    def _collectives_pipeline(self):
+    def _step_options(self, ir, n, batch_args, spec):
         # The sharded collectives are lowered one by one (no bucketing of
         # reduce-scatters and all-gathers yet).
-        return super()._collectives_pipeline()
+        ir, options = super()._step_options(ir, n, batch_args, spec)
+        options.shard_parameters = self._shard_parameters_options(spec)
+        return ir, options
 
     # -- the plan -----------------------------------------------------------------
 
@@ -332,10 +324,10 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
         # from the cache, and other rewrites write the file too).
         chosen, self._choice = self._choice, getattr(v, "choice", None)
         try:
-            marked, (accumulate, _) = self._step_pipelines(
+            marked, options = self._step_options(
                 v.ir, v.micro_batches, v.batch_args, v.spec)
-            _run_pipeline(marked, accumulate,
-                          "ga-mlir refused the training step")
+            run_driver(marked, dataclasses.replace(options, target=None),
+                       "ga-mlir refused the training step")
         finally:
             self._choice = chosen
         path = getattr(self, "_plan_file", None)

@@ -29,6 +29,7 @@ import torch
 from .._entry import PACKED_PREFIX
 from ._common import CompileError
 from ._metrics import Metrics
+from ._spec import _Spec
 
 FORMAT = 3
 ENTRY_POINT = PACKED_PREFIX + "train_step"
@@ -134,7 +135,6 @@ class StepLayout:
     def check(self, model, optimizer, where="load_step"):
         """A _Spec of `model` and `optimizer` laid out as this layout, or
         CompileError naming the first difference."""
-        from ._export import _Spec
         named = dict(model.named_parameters())
         buffers = dict(model.named_buffers())
         train = [n for n, _, _ in self.params]

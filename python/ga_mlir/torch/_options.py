@@ -1,17 +1,19 @@
-"""The options of compile_train_step as ga-mlir's compiler takes them: for
-the CPU, the typed options of the driver (ga_mlir.driver, one call from the
-step to its lowered form); for the other paths (CUDA, data-parallel steps)
-still the pass pipelines (--ga-accumulate, --ga-lower-to-cpu,
---ga-lower-to-nvvm). Checked in Python's words; the compiler's diagnostics
-explained in PyTorch's words by their codes."""
+"""The options of compile_train_step as ga-mlir's compiler takes them: the
+typed options of the driver (ga_mlir.driver.CompileOptions: one call in
+process from the step to its lowered library form, or to its memory
+report), for the CPU and CUDA, single-process and data-parallel steps
+alike. Checked in Python's words; the compiler's diagnostics explained in
+PyTorch's words by their codes. No pass pipeline text is built here."""
 
-from .. import PipelineError, driver, run_pipeline
+import dataclasses
+
+from .. import PipelineError, aot, driver
 from ._common import CompileError
 from ._locations import explain, first_code
 
 
-# ga-opt options that compile_train_step passes through (Python spelling ->
-# pipeline, option).
+# The options of compile_train_step that the driver takes (Python spelling ->
+# the pass option of the same meaning, for the documentation).
 _ACCUMULATE_OPTIONS = {
     "accumulator_type": "accumulator-type",
     "allow_ghost_batch": "allow-ghost-batch",
@@ -46,7 +48,7 @@ _NVVM_OPTIONS = {
 
 # The switches and counts among the options (the passes' bool and unsigned
 # options): checked here, so that a wrong value is refused in Python's
-# words rather than as a pass pipeline that does not parse.
+# words rather than by the compiler.
 _SWITCHES = {"allow_ghost_batch", "recompute_statistics", "fuse", "blas",
              "fuse_elementwise", "static_temporaries", "openmp", "cublas",
              "cuda_graphs", "fma", "split_row_reductions",
@@ -58,10 +60,10 @@ _COUNTS = {"vector_width", "num_threads", "min_parallel_work", "block_size"}
 _CHOICES = {"recompute": ("none", "pointwise", "products")}
 
 
-def _option_text(value, key=None):
-    """An option's value as a pass option takes it; TypeError for a switch
-    that is not True or False, or a count that is not an int >= 0;
-    ValueError for a choice that is not one of its values."""
+def _check_option(value, key):
+    """Checks an option's value: TypeError for a switch that is not True or
+    False, or a count that is not an int >= 0; ValueError for a choice that
+    is not one of its values."""
     if key in _CHOICES and value not in _CHOICES[key]:
         raise ValueError(f"compile_train_step: {key} must be one of " +
                          ", ".join(repr(c) for c in _CHOICES[key]) +
@@ -73,155 +75,109 @@ def _option_text(value, key=None):
             value, int) or value < 0):
         raise TypeError(f"compile_train_step: {key} must be an int >= 0, "
                         f"got {value!r}")
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
-def _nvvm_options(options):
-    """The --ga-lower-to-nvvm options of a target="cuda" step, as a list."""
-    low = []
+# The lowering's defaults of the libraries compile_train_step builds: for
+# the CPU, the C interface, results as out-parameters, products on CBLAS,
+# temporaries in static storage, element-wise fusion (since
+# --ga-isolate-library-products keeps the matrix products out of it, every
+# product stays a CBLAS call: GPT-style, N = 4: 2240 -> 1655 ms,
+# bench/torch_accumulation.py, docs/CPU.md); for CUDA, the C interface and
+# PTX for the first chip of the fatbin (ga-compile assembles it for each
+# chip, aot.link_library).
+_CPU_DEFAULTS = {"c_interface": True, "out_params": True, "blas": True,
+                 "static_temporaries": True, "fuse_elementwise": True}
+_NVVM_DEFAULTS = {"c_interface": True, "format": "isa",
+                  "chip": aot.DEFAULT_CHIPS[0], "features": "+ptx80"}
+
+
+def library_cpu_options(options):
+    """The CPU lowering's options (ga_mlir.driver.CPU_OPTIONS names) of the
+    library compiled under compile_train_step's `options`: the library's
+    defaults, then the given ones; with openmp, PyTorch's thread count
+    unless num_threads is given (one pool: a known count also splits the
+    large products over those threads, see
+    _call._one_blas_thread_under_openmp). The options of the rewrite and of
+    CUDA are left out."""
+    cpu = dict(_CPU_DEFAULTS)
     for key, value in sorted(options.items()):
-        if value is None or key in _ACCUMULATE_OPTIONS:
-            continue
-        if key not in _NVVM_OPTIONS:
-            raise TypeError(f"compile_train_step: option {key!r} is not one "
-                            "of target='cuda' (" +
-                            ", ".join(sorted(_NVVM_OPTIONS)) + ")")
-        low.append(f"{_NVVM_OPTIONS[key]}={_option_text(value, key)}")
-    return low
-
-
-def _lowering_options(options):
-    """The --ga-lower-to-cpu options of the compiled step, as a list."""
-    low = ["c-interface=1", "out-params=1"]
-    # fuse-elementwise: on since --ga-isolate-library-products keeps the
-    # matrix products (and the reshapes around them) out of the fusion, so
-    # every product stays a CBLAS call (GPT-style, N = 4: 2240 -> 1655 ms,
-    # bench/torch_accumulation.py, docs/CPU.md).
-    defaults = {"blas": True, "static_temporaries": True,
-                "fuse_elementwise": True}
-    merged = dict(defaults)
-    merged.update(options)
-    # OpenMP on PyTorch's thread count unless told otherwise: a known count
-    # also splits the large products over those threads (one pool, see
-    # _call._one_blas_thread_under_openmp).
-    if merged.get("openmp") and merged.get("num_threads") is None:
-        import torch
-        merged["num_threads"] = torch.get_num_threads()
-    for key, value in sorted(merged.items()):
-        if value is None or key in _ACCUMULATE_OPTIONS:
-            continue
-        if key in _LOWER_OPTIONS:
-            low.append(f"{_LOWER_OPTIONS[key]}={_option_text(value, key)}")
-        else:
-            raise TypeError(f"compile_train_step: unknown option {key!r}")
-    return low
-
-
-def _mark(batch_args):
-    return ("ga-mark-batch-args{batch-args=" +
-            ",".join(f"{i}:{d}" for i, d in batch_args) + "}")
-
-
-class StepPipelines(tuple):
-    """What _pipelines returns: the pair of pipeline texts (for the cache's
-    key, and the paths not yet on the driver), and the typed step it was
-    made from (`micro_batches`, `batch_args`, `options`, `target`), which
-    compile_step hands to the driver. A path that edits the texts (the
-    data-parallel steps) makes a plain tuple, which is compiled by its
-    texts."""
-
-    def __new__(cls, texts, micro_batches, batch_args, options, target):
-        self = super().__new__(cls, texts)
-        self.micro_batches, self.batch_args = micro_batches, batch_args
-        self.options, self.target = options, target
-        return self
-
-
-def _pipelines(micro_batches, batch_args, options, target="cpu"):
-    """The --ga-accumulate pipeline, and the lowering of its output (for
-    "cuda": the --ga-lower-to-nvvm options that ga-compile adds to its
-    own), as a StepPipelines."""
-    acc = [f"micro-batches={micro_batches}",
-           "batch-args=" + ",".join(f"{i}:{d}" for i, d in batch_args)]
-    rewrite = _rewrite_options(options)
-    if rewrite:
-        acc.append(rewrite)
-    if target == "cuda":
-        lowering = " ".join(_nvvm_options(options))
-    else:
-        lowering = f"ga-lower-to-cpu{{{' '.join(_lowering_options(options))}}}"
-    return StepPipelines(
-        (f"builtin.module(ga-accumulate{{{' '.join(acc)}}})", lowering),
-        micro_batches, tuple(batch_args), dict(options), target)
-
-
-def _driver_options(micro_batches, batch_args, options, in_place=()):
-    """compile_train_step's options as the driver's (ga_mlir.driver
-    .CompileOptions) for the CPU library: the lowering's defaults of the
-    library (c_interface, out_params, blas, static_temporaries,
-    fuse_elementwise; with openmp, PyTorch's thread count), each value
-    checked as _option_text checks it."""
-    cpu = {"c_interface": True, "out_params": True, "blas": True,
-           "static_temporaries": True, "fuse_elementwise": True}
-    rewrite = {}
-    for key, value in sorted(options.items()):
-        if value is None:
-            continue
-        _option_text(value, key)
-        if key in _ACCUMULATE_OPTIONS:
-            rewrite[key] = value
-        elif key in _LOWER_OPTIONS:
+        if value is not None and key in _LOWER_OPTIONS:
+            _check_option(value, key)
             cpu[key] = value
-        else:
-            raise TypeError(f"compile_train_step: unknown option {key!r}")
-    # OpenMP on PyTorch's thread count unless told otherwise (see
-    # _lowering_options).
     if cpu.get("openmp") and cpu.get("num_threads") is None:
         import torch
         cpu["num_threads"] = torch.get_num_threads()
+    return cpu
+
+
+def step_options(micro_batches, batch_args, options, target="cpu"):
+    """compile_train_step's `options` as the driver's (ga_mlir.driver
+    .CompileOptions) for the library of `target` ("cpu" or "cuda") at N =
+    `micro_batches` with the per-sample arguments `batch_args`: the
+    lowering's defaults of the library (_CPU_DEFAULTS, library_cpu_options;
+    _NVVM_DEFAULTS) under the given options, each value checked."""
+    rewrite = {}
+    nvvm = dict(_NVVM_DEFAULTS)
+    names = _NVVM_OPTIONS if target == "cuda" else _LOWER_OPTIONS
+    for key, value in sorted(options.items()):
+        if value is None:
+            continue
+        _check_option(value, key)
+        if key in _ACCUMULATE_OPTIONS:
+            rewrite[key] = value
+        elif key not in names:
+            raise TypeError(f"compile_train_step: unknown option {key!r} "
+                            f"for target={target!r}")
+        elif target == "cuda":
+            nvvm[key] = value
     return driver.CompileOptions(
         micro_batches=micro_batches, batch_args=tuple(batch_args),
         allow_ghost_batch=rewrite.get("allow_ghost_batch"),
         recompute_statistics=rewrite.get("recompute_statistics"),
         fuse=rewrite.get("fuse"),
         accumulator_type=rewrite.get("accumulator_type") or "",
-        recompute=rewrite.get("recompute") or "", in_place=tuple(in_place),
-        cpu=cpu)
+        recompute=rewrite.get("recompute") or "", target=target,
+        cpu=library_cpu_options(options) if target == "cpu" else {},
+        nvvm=nvvm if target == "cuda" else {})
 
 
-def compile_step(ir, pipelines, in_place):
-    """The CPU library's lowered module of the step `ir` as `pipelines` (a
-    StepPipelines) describes it, by one call of the driver, and whether its
-    results `in_place` are written into their arguments (the driver tries
-    and, when bufferization cannot keep one in place, lowers the copying
-    form). CompileError with the compiler's diagnostics in PyTorch's
-    words."""
-    options = _driver_options(pipelines.micro_batches, pipelines.batch_args,
-                              pipelines.options, in_place)
+def report_options(compile_options, options, in_place, roles):
+    """`compile_options` (step_options) for the memory report of the step
+    (target "report"): bufferized as the CPU library under `options` is,
+    with its results `in_place` written in place, its arguments of the
+    classes `roles`."""
+    return dataclasses.replace(
+        compile_options, target="report", in_place=tuple(in_place),
+        report_roles=tuple(roles), cpu=library_cpu_options(options),
+        nvvm={})
+
+
+def run_driver(ir, compile_options, what):
+    """ga_mlir.driver.compile, its refusal as CompileError (`what`, then the
+    compiler's diagnostics in PyTorch's words, with the first code)."""
+    if compile_options.target == "cuda":
+        # libdevice (math functions in kernels) through CUDA_HOME.
+        try:
+            aot.Toolchain().export_cuda_home()
+        except aot.CompileError as error:
+            raise CompileError(f"target='cuda': {error}") from None
     try:
-        result = driver.compile(ir, options, filename="<train_step>")
+        return driver.compile(ir, compile_options, filename="<train_step>")
     except PipelineError as error:
-        raise CompileError("ga-mlir refused the training step:\n" +
+        raise CompileError(f"{what}:\n" +
                            "\n".join(explain(d) for d in error.diagnostics),
                            first_code(error.diagnostics),
                            error.diagnostics) from None
+
+
+def compile_step(ir, compile_options, in_place):
+    """The library's lowered module of the step `ir` under
+    `compile_options` (step_options), for its target, by one call of the
+    driver, and whether its results `in_place` are written into their
+    arguments (the driver tries and, when the lowering cannot keep one in
+    place, lowers the copying form). CompileError with the compiler's
+    diagnostics in PyTorch's words."""
+    result = run_driver(ir, dataclasses.replace(
+        compile_options, in_place=tuple(in_place)),
+        "ga-mlir refused the training step")
     return result.module, bool(result.in_place)
-
-
-def _run_pipeline(ir, pipeline, what):
-    try:
-        return run_pipeline(ir, pipeline)
-    except PipelineError as error:
-        raise CompileError(f"{what}:\n" + "\n".join(
-            explain(d) for d in error.diagnostics),
-            first_code(error.diagnostics), error.diagnostics) from None
-
-
-def _rewrite_options(options):
-    """The --ga-accumulate options among `options` that shape the rewrite,
-    as the text of a pass option."""
-    return " ".join(f"{_ACCUMULATE_OPTIONS[k]}={_option_text(v, k)}"
-                    for k, v in sorted(options.items())
-                    if k in _ACCUMULATE_OPTIONS and v is not None)

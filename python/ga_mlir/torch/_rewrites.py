@@ -125,8 +125,9 @@ def _rewrite_index(gm, node, constant, values):
 
 
 def rewrite_graph(gm):
-    """The rewrites above on the traced module's graph (in place), then
-    those of per-sample indexing (_gathers)."""
+    """The rewrites above on the traced module's graph (in place); those of
+    per-sample indexing (_gathers, which builds on this module's helpers)
+    run after it (_export)."""
     graph = gm.graph
     constant = _constant_nodes(graph)
     values = {}
@@ -137,6 +138,4 @@ def rewrite_graph(gm):
     if changed:
         graph.eliminate_dead_code()
         gm.recompile()
-    from ._gathers import rewrite_per_sample_indexing
-    rewrite_per_sample_indexing(gm)
     return gm

@@ -138,17 +138,3 @@ class LoadedTrainStep:
                              self.hyper, self.in_place)
             self._plan = CallPlan.build(self, self, inputs)
         return loss
-
-
-def load_step(directory, model, optimizer, **kwargs):
-    """The step saved in `directory` by CompiledTrainStep.save, bound to
-    `model` and `optimizer` (checked against its signature). A step saved
-    data-parallel binds to a torch.distributed process group: the default
-    one, or `process_group=`; a single-process step loaded inside an
-    initialized process group needs `process_group=None` (this rank trains
-    alone). See _dp_saved."""
-    unknown = set(kwargs) - {"process_group"}
-    if unknown:
-        raise TypeError(f"load_step: unknown argument {sorted(unknown)[0]!r}")
-    from ._dp_saved import load
-    return load(directory, model, optimizer, **kwargs)

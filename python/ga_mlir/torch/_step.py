@@ -8,10 +8,8 @@ import threading
 import torch
 
 from .. import aot, library_path
-from . import _inplace
-from ._arguments import check_compile_arguments
 from ._budget import (_budget_text, _cache_dir, _choose_micro_batches,
-                      _memory_report, _rewrite)
+                      _memory_report)
 from ._cache import cached_export, library_cpu
 from ._call import CpuLibrary, CudaLibrary, call_step, new_hyper, \
     require_cuda
@@ -21,8 +19,9 @@ from ._export import _Spec, export_train_step
 from ._guards import all_hold
 from ._fastcall import CallPlan, traced_state as _traced_state
 from ._layout import StepLayout
+from ._saved import save_step
 from ._options import (_ACCUMULATE_OPTIONS, _LOWER_OPTIONS, _NVVM_OPTIONS,
-                       StepPipelines, _pipelines, _run_pipeline, compile_step)
+                       compile_step, step_options)
 
 
 def _aot(what, fn, *args, **kwargs):
@@ -32,27 +31,24 @@ def _aot(what, fn, *args, **kwargs):
         raise CompileError(f"{what}: {error}") from None
 
 
-def _compile_library(ir, pipelines, mcpu, in_place, num_args, num_results,
-                     target="cpu"):
-    """The shared library of `ir` under `pipelines` (see _pipelines), built
-    by ga-compile (ga_mlir.aot) into the cache, from the cache when the same
-    IR was compiled with the same options before, and whether its results
+def _compile_library(ir, compile_options, mcpu, in_place):
+    """The shared library of `ir` under `compile_options` (the driver's:
+    _options.step_options), built by the driver and ga-compile's linking
+    (ga_mlir.aot) into the cache, from the cache when the same IR was
+    compiled with the same options before, and whether its results
     `in_place` (pairs of result and argument indices) are written into the
     arguments (else the library returns every result: into out-parameters
     on the CPU, in device memory on the GPU)."""
+    target = compile_options.target
     key = hashlib.sha256("\0".join(
-        [ir, *pipelines, library_cpu(mcpu), target, repr(in_place),
+        [ir, repr(compile_options), library_cpu(mcpu), repr(in_place),
          os.path.realpath(library_path()),
          str(os.path.getmtime(library_path()))]).encode()).hexdigest()[:24]
     directory = os.path.join(_cache_dir(), key)
     lib = os.path.join(directory, "libstep.so")
     if os.path.exists(lib):
         return lib, os.path.exists(os.path.join(directory, "in-place"))
-    if target == "cpu" and isinstance(pipelines, StepPipelines):
-        lowered, written_in_place = compile_step(ir, pipelines, in_place)
-    else:
-        lowered, written_in_place = _lower_by_pipelines(
-            ir, pipelines, in_place, num_args, num_results, target)
+    lowered, written_in_place = compile_step(ir, compile_options, in_place)
     work = tempfile.mkdtemp(prefix="step-", dir=_cache_dir())
     with open(os.path.join(work, "step.mlir"), "w") as f:
         f.write(ir)
@@ -69,39 +65,6 @@ def _compile_library(ir, pipelines, mcpu, in_place, num_args, num_results,
     except OSError:  # another process compiled it first
         return os.path.join(work, "libstep.so"), written_in_place
     return lib, written_in_place
-
-
-def _lower_by_pipelines(ir, pipelines, in_place, num_args, num_results,
-                        target):
-    """The lowered step and whether its results `in_place` are written in
-    place, by the pipeline texts (CUDA and the data-parallel steps; the CPU
-    path calls the driver: _options.compile_step)."""
-    rewritten, wrapped = _rewrite(ir, pipelines, in_place)
-    lowered = None
-    if target == "cuda":
-        if wrapped is not None:
-            lowered = _aot("ga-mlir could not lower the training step for "
-                           "the GPU", aot.lower, wrapped, "cuda",
-                           lower_options=pipelines[1], name="<train_step>")
-            if not _inplace.check_lowered_results(lowered):
-                lowered = None  # an update was not in place: copy instead
-        if lowered is None:
-            lowered = _aot("ga-mlir could not lower the training step for "
-                           "the GPU", aot.lower, rewritten, "cuda",
-                           lower_options=pipelines[1], name="<train_step>")
-            wrapped = None
-    elif wrapped is not None:
-        lowered = _run_pipeline(
-            wrapped, f"builtin.module({pipelines[1]})",
-            "ga-mlir could not lower the training step")
-        if not _inplace.check_lowered(lowered, num_args,
-                                      num_results - len(in_place)):
-            lowered = None  # an update was not in place: copy instead
-    written_in_place = lowered is not None and wrapped is not None
-    if lowered is None:
-        lowered = _run_pipeline(rewritten, f"builtin.module({pipelines[1]})",
-                                "ga-mlir could not lower the training step")
-    return lowered, written_in_place
 
 
 def _argument_types(spec, model):
@@ -222,7 +185,8 @@ class CompiledTrainStep:
             raise CompileError(f"{n} micro-batches for a batch of {batch}: "
                                "every micro-batch needs at least one "
                                "sample; pass at most the batch size")
-        compiled_ir, pipelines = self._step_pipelines(ir, n, batch_args, spec)
+        compiled_ir, compile_options = self._step_options(ir, n, batch_args,
+                                                          spec)
         buffers = dict(self.model.named_buffers())
         results = [(p.shape, p.dtype) for p in spec.params]
         for i in range(len(spec.params)):
@@ -244,8 +208,7 @@ class CompiledTrainStep:
             for k, n in enumerate(spec.mutated_buffers)] \
             if self.in_place else []
         lib, written_in_place = _compile_library(
-            compiled_ir, pipelines, self.mcpu, in_place, spec.arg_count(),
-            len(results), self.target)
+            compiled_ir, compile_options, self.mcpu, in_place)
         kept = 1 + len(spec.metrics)  # the loss and the metrics
         variant = _Variant(lib, results[-kept:] if written_in_place
                            else results, self.target)
@@ -304,11 +267,12 @@ class CompiledTrainStep:
         return dict(self.options, recompute=chosen) if chosen else \
             self.options
 
-    def _step_pipelines(self, ir, n, batch_args, spec):
-        """The IR to compile and its pipelines (see _pipelines; a hook of
-        _distributed, which may set `spec.opt.shard_rows`)."""
-        return ir, _pipelines(n, batch_args, self._rewrite_options(),
-                              self.target)
+    def _step_options(self, ir, n, batch_args, spec):
+        """The IR to compile and the driver's options for it
+        (_options.step_options; a hook of _distributed, which may set
+        `spec.opt.shard_rows`)."""
+        return ir, step_options(n, batch_args, self._rewrite_options(),
+                                self.target)
 
     def _call_arguments(self, variant, flat, descriptors):
         """The parameters of the library's function before its
@@ -403,7 +367,6 @@ class CompiledTrainStep:
                 "step.save: this step draws random numbers (dropout); saving "
                 "such a step is not supported yet (its seed and samples' "
                 "indices are not part of the saved signature)")
-        from ._saved import save_step
         save_step(directory, v.path, v.layout, data_parallel)
 
 
@@ -425,100 +388,3 @@ class _Variant:
             else:
                 self._library = CpuLibrary(self.path, self.results)
         return self._library
-
-
-def compile_train_step(model, loss_fn, optimizer, example_inputs,
-                       micro_batches=None, micro_batch_size=None,
-                       max_memory=None, **kwargs):
-    """Compiles `loss_fn(model, *inputs).backward(); optimizer.step();
-    optimizer.zero_grad()` with gradient accumulation over micro-batches.
-
-    model: a torch.nn.Module (float32 parameters on the CPU).
-    loss_fn(model, *inputs): the scalar loss of the whole batch, or
-        (loss, metrics) with metrics a tensor or a dict, tuple or list of
-        tensors (nested): the step then returns (loss, metrics) with the
-        whole batch's values (sums, means, max/min over the batch and
-        per-sample tensors; others are refused at their line: _metrics).
-    optimizer: a torch.optim.Optimizer over (some of) the model's parameters
-        whose step is a closed-form update (SGD, Adam, AdamW, RMSprop,
-        RAdam, ..., or one written by the user): its own step() is traced
-        into the compiled step (see _optimizers).
-    example_inputs: the per-sample inputs of one batch (tensors).
-    micro_batches=N, or micro_batch_size=M (N = ceil(B / M)), or
-        max_memory=bytes (an int, or a string such as "256MiB", "1.5GiB"):
-        N and the recompute set (recompute=, --ga-rematerialize) of least
-        estimated time whose total peak (step.memory_report()) fits, as
-        --ga-accumulate="max-memory=..." chooses them; recompute="none"
-        fixes the set, micro_batches=N with it fixes N; CompileError with
-        the located message when nothing fits. micro_batch_size= with
-        another of the three is an error (CompileError, the message of
-        --ga-choose-micro-batches). `step.chosen_micro_batches()` says N,
-        `step.chosen_configuration()` the whole choice.
-    max_grad_norm: clip the accumulated gradient as clip_grad_norm_ does.
-    batch_dims: the batch dimension of each input (default 0).
-    target: "cpu" (default) or "cuda": the step compiled for an NVIDIA GPU
-        (--ga-lower-to-nvvm: products on cuBLASLt, the micro-batch body as
-        a CUDA graph, kernels for sm_80 and sm_90); tracing runs on the CPU
-        (example inputs and the model on the CPU), calls take CUDA tensors
-        (model.cuda() after compiling) and run after the work queued on
-        torch.cuda.current_stream(); calling without a GPU raises
-        CompileError. Options: cublas, cuda_graphs, fma, block_size,
-        fuse_elementwise (of --ga-lower-to-nvvm).
-    indexing: "one-hot" (default; nll_loss and embedding as comparisons with
-        an iota) or "gather" (PyTorch's gather forward; needs the exact
-        rewrite of gathers in linalg payloads).
-    mcpu: llc's -mcpu for target="cpu" (default "native"; a saved step
-        for other machines: e.g. "x86-64-v3").
-    in_place: write the new parameters and optimizer states directly into
-        their tensors' storage (default; no copy: see _inplace). False, or
-        an update that bufferization cannot write in place, returns them
-        into buffers of ours that are copied after the call.
-        `step.writes_in_place()` says which. (With fuse_elementwise=True the
-        fusion gives the updates fresh destinations again: the step then
-        copies each update into place itself, inside the call.)
-    process_group: inside an initialized torch.distributed process group
-        the step is data-parallel over the default group (another group:
-        process_group=group; None: this process alone). Each rank calls the
-        step with its shard of the global batch; one call equals one step
-        on the concatenation of all ranks' shards (see _distributed).
-    bucket_cap_mb: the size of the gradient buckets all-reduced as one
-        collective each (default 25, as DDP; 0: one per gradient).
-    shard_optimizer: ZeRO-1 in a process group (default False): each rank
-        updates only its rows of each parameter and keeps only those rows
-        of the optimizer state (optimizer.state holds them); gradients are
-        reduce-scattered, parameters all-gathered (see _distributed).
-    shard: "parameters" in a process group: FSDP/ZeRO-3, each rank holds
-        its rows of the parameters, gradients and optimizer state (see
-        _fsdp); default None. With max_memory: N and, per bucket of
-        parameters (bucket_cap_mb), kept gathered or not and reduced per
-        micro-batch or after the loop, so that the per-rank peak fits
-        with the fewest bytes moved (step.shard_plan() reports it);
-        without, every bucket resharded after use.
-    ga-opt options: accumulator_type, allow_ghost_batch,
-        recompute_statistics, fuse (of --ga-accumulate); blas,
-        vector_width, fuse_elementwise, static_temporaries, openmp,
-        num_threads (with openmp: default torch.get_num_threads(); the
-        loops and the large matrix products run on those threads, OpenBLAS
-        on one thread per call), min_parallel_work (with openmp: the
-        estimated operations below which a loop or a product runs on one
-        thread, default 32768; 0: every loop parallel),
-        split_row_reductions, approximate_math (of
-        --ga-lower-to-cpu; the last two on by default: row sums in vector
-        lanes and polynomial exp/tanh/erf, a few ulp from libm, for speed;
-        False for sequential row sums and libm).
-    """
-    check_compile_arguments(model, loss_fn, optimizer, example_inputs,
-                            micro_batches, micro_batch_size, max_memory,
-                            kwargs.get("batch_dims"))
-    from . import _distributed
-    group, bucket_cap_mb, shard = _distributed.data_parallel_options(kwargs)
-    if group is not None:
-        return _distributed.data_parallel_step(
-            model, loss_fn, optimizer, example_inputs, group, bucket_cap_mb,
-            shard,
-            micro_batches=micro_batches, micro_batch_size=micro_batch_size,
-            max_memory=max_memory, **kwargs)
-    return CompiledTrainStep(model, loss_fn, optimizer, example_inputs,
-                             micro_batches=micro_batches,
-                             micro_batch_size=micro_batch_size,
-                             max_memory=max_memory, **kwargs)

@@ -38,11 +38,11 @@ except TypeError as error:
 
 # The switches reach --ga-lower-to-cpu (the pipeline's defaults unless
 # given).
-from ga_mlir.torch._options import _lowering_options  # noqa: E402
+from ga_mlir.torch._options import library_cpu_options  # noqa: E402
 
-print(" ".join(o for o in _lowering_options(EXACT) if "-math" in o
-                or "row-" in o))
-print([o for o in _lowering_options({}) if "-math" in o or "row-" in o])
-# CHECK: approximate-math=false split-row-reductions=false
+print(" ".join(f"{k}={v}" for k, v in library_cpu_options(EXACT).items()
+               if "math" in k or "row_" in k))
+print([k for k in library_cpu_options({}) if "math" in k or "row_" in k])
+# CHECK: approximate_math=False split_row_reductions=False
 # CHECK-NEXT: []
 sys.exit(failures)

@@ -22,7 +22,16 @@ import zoo
 from ga_mlir import run_pipeline
 from ga_mlir.torch import CompileError, compile_train_step, \
     export_train_step
-from ga_mlir.torch._options import _lowering_options
+from ga_mlir.torch._options import library_cpu_options
+
+
+def pass_options(options):
+    """The CPU library's lowering options as the text of --ga-lower-to-cpu's
+    options (the same names, with dashes)."""
+    return " ".join(
+        f"{k.replace('_', '-')}={int(v) if isinstance(v, bool) else v}"
+        for k, v in sorted(library_cpu_options(options).items()))
+
 
 failures = 0
 
@@ -46,7 +55,7 @@ def static_peaks(make_model, make_batch, loss_fn, opt_name,
                      ",".join(str(n) for n in range(1, b + 1)) +
                      f" format=json output={out} "
                      f"accumulate={{recompute={recompute}}} "
-                     f"cpu={{{' '.join(_lowering_options({}))}}}}})")
+                     f"cpu={{{pass_options({})}}}}})")
         with open(out) as f:
             return {row["micro_batches"]: row["total_peak"]
                     for row in json.load(f)}

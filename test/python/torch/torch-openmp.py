@@ -21,9 +21,10 @@ from ga_mlir.torch import _options
 
 model_zoo.quiet()
 torch.set_num_threads(2)
-print([o for o in _options._lowering_options(dict(openmp=True))
-       if o.startswith("num-threads")])
-# CHECK: ['num-threads=2']
+print({k: v for k, v in
+       _options.library_cpu_options(dict(openmp=True)).items()
+       if k == "num_threads"})
+# CHECK: {'num_threads': 2}
 failures = 0
 for work in (None, 0):
     options = dict(openmp=True)

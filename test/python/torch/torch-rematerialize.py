@@ -21,7 +21,16 @@ from torch import nn
 import zoo
 from ga_mlir import run_pipeline
 from ga_mlir.torch import compile_train_step, export_train_step
-from ga_mlir.torch._options import _lowering_options
+from ga_mlir.torch._options import library_cpu_options
+
+
+def pass_options(options):
+    """The CPU library's lowering options as the text of --ga-lower-to-cpu's
+    options (the same names, with dashes)."""
+    return " ".join(
+        f"{k.replace('_', '-')}={int(v) if isinstance(v, bool) else v}"
+        for k, v in sorted(library_cpu_options(options).items()))
+
 
 ga_verify, work = sys.argv[1], sys.argv[2]
 failures = 0
@@ -70,7 +79,7 @@ with open(path, "w") as f:
 # step runs as loops in the other, which sum in another order (issue #42
 # keeps this open). The recomputation itself is exact: without BLAS every
 # result is bitwise equal.
-lower = " ".join(o for o in _lowering_options({})
+lower = " ".join(o for o in pass_options({}).split()
                  if not o.startswith(("c-interface", "out-params", "blas")))
 verify = subprocess.run(
     [ga_verify, path, "--pipeline=builtin.module(func.func(ga-rematerialize"

@@ -27,6 +27,7 @@
 #    GPU is a clear CompileError; ZeRO-1 is refused for the GPU.
 
 import ctypes
+import dataclasses
 import glob
 import os
 import re
@@ -39,7 +40,7 @@ import torch.nn.functional as F
 
 import kit_models
 import zoo
-from ga_mlir import run_pipeline
+from ga_mlir import driver, run_pipeline
 from ga_mlir.torch import CompileError, compile_train_step, load_step
 
 cache, saved = sys.argv[1], sys.argv[2]
@@ -77,14 +78,17 @@ def host_counts(name):
 
 def kernel_stage(step, name):
     """check_overlap.py on the kernel-stage host code of the step as
-    compiled (the pipelines the frontend runs, then
-    --ga-lower-to-gpu-kernels)."""
+    compiled (the driver's rewrite under the frontend's options, the
+    buckets, then --ga-lower-to-gpu-kernels)."""
     v = next(iter(step._variants.values()))
-    ir, (accumulate, _) = step._step_pipelines(v.ir, v.micro_batches,
-                                               v.batch_args, v.spec)
-    kernels = run_pipeline(run_pipeline(ir, accumulate),
-                           "builtin.module(ga-lower-to-gpu-kernels"
-                           "{cuda-graphs=0})")
+    ir, options = step._step_options(v.ir, v.micro_batches, v.batch_args,
+                                     v.spec)
+    rewritten = driver.compile(ir, dataclasses.replace(
+        options, target=None)).module
+    kernels = run_pipeline(rewritten, "builtin.module(func.func("
+                           "ga-bucket-gradients{bucket-size="
+                           f"{options.bucket_size}}}),"
+                           "ga-lower-to-gpu-kernels{cuda-graphs=0})")
     path = os.path.join(saved, f"{name}.kernels.mlir")
     with open(path, "w") as f:
         f.write(kernels)

@@ -1,0 +1,123 @@
+# RUN: %python %s %ga_src_root | FileCheck %s
+#
+# The PyTorch frontend (python/ga_mlir/torch) and the driver's Python side
+# (python/ga_mlir/driver.py) speak to ga-mlir's compiler through typed
+# options only (ga_mlir.driver.CompileOptions, include/ga-c/Driver.h): no
+# pass pipeline text is built, no ga-mlir pipeline is run by name, and no
+# regular expression reads a diagnostic or IR text (diagnostics carry their
+# codes: ga_mlir.Diagnostic, _locations.ADVICE). Read with `ast`, so that a
+# pipeline string in an f-string or a regex in a helper is found too:
+#
+# - a string (or a constant part of an f-string) that reads as a pass
+#   pipeline: `builtin.module(`, `func.func(`, `ga-<pass>{`, `--ga-<pass>=`;
+# - a call of run_pipeline or of a PassManager's parse;
+# - a call of the `re` module.
+#
+# Each remaining one is listed in ALLOWED by module and function, with the
+# reason; a new one fails. ga_mlir.aot (ga-compile's command line) is not
+# read: it maps the command line's option text onto the driver's options.
+
+import ast
+import os
+import re
+import sys
+
+root = sys.argv[1]
+
+PIPELINE = re.compile(r"builtin\.module\(|func\.func\(|\bga-[a-z0-9-]+\{|"
+                      r"--ga-[a-z0-9-]+=")
+
+# (module, function) -> why it may.
+ALLOWED = {
+    ("torch/_rolled.py", "import_rolled"):
+        "upstream inline, symbol-dce and LICM on torch-mlir's own MLIR "
+        "(its bundled PassManager), before the step crosses to ga-mlir",
+    ("torch/_locations.py", "_user_frames"):
+        "Python tracebacks (the user's frames), not diagnostics",
+    ("torch/_locations.py", "_innermost_user_line"):
+        "Python tracebacks (the user's frames), not diagnostics",
+    ("torch/_locations.py", "current_step_line"):
+        "Python tracebacks (the user's frames), not diagnostics",
+    ("torch/_locations.py", "_backward_frames"):
+        "Python tracebacks (the user's frames), not diagnostics",
+    ("torch/_locations.py", "_first_location"):
+        "the file and line of a torch-mlir location (its Python API has no "
+        "accessor for a FileLineColLoc)",
+    ("torch/_locations.py", "has_file"):
+        "the file and line of a torch-mlir location (its Python API has no "
+        "accessor for a FileLineColLoc)",
+    ("torch/_locations.py", "describe_location"):
+        "the file and line of a torch-mlir location (its Python API has no "
+        "accessor for a FileLineColLoc)",
+    ("torch/_locations.py", "pytorch_operation"):
+        "torch-mlir's messages (an external tool's, which carry no code)",
+    ("torch/_locations.py", "locate_failures"):
+        "torch-mlir's messages (an external tool's, which carry no code)",
+    ("torch/_cache.py", "_host_cpu"):
+        "llc's --version output (the host CPU), not ga-mlir's",
+    ("torch/_compare.py", "_safe"):
+        "a file name made from a model's name",
+}
+
+
+def functions(tree):
+    """(node, name of the innermost enclosing function or '<module>')."""
+    def walk(node, name):
+        for child in ast.iter_child_nodes(node):
+            inner = child.name if isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef)) else name
+            yield child, inner
+            yield from walk(child, inner)
+    yield from walk(tree, "<module>")
+
+
+def findings(path, module):
+    tree = ast.parse(open(path).read(), path)
+    # Docstrings may name the passes an option stands for.
+    docstrings = {id(n.value) for n in ast.walk(tree)
+                  if isinstance(n, ast.Expr) and
+                  isinstance(n.value, ast.Constant)}
+    for node, function in functions(tree):
+        what = None
+        if id(node) in docstrings:
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and PIPELINE.search(node.value):
+            what = f"pipeline text {node.value[:40]!r}"
+        elif isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else \
+                getattr(f, "id", "")
+            owner = getattr(f.value, "id", "") if isinstance(
+                f, ast.Attribute) else ""
+            if name == "run_pipeline":
+                what = "run_pipeline call"
+            elif name == "parse" and owner == "PassManager":
+                what = "PassManager.parse call"
+            elif owner == "re":
+                what = f"re.{name} call"
+        if what:
+            yield node.lineno, function, what
+
+
+failed = 0
+paths = [("driver.py", os.path.join(root, "python", "ga_mlir", "driver.py"))]
+package = os.path.join(root, "python", "ga_mlir", "torch")
+paths += [(f"torch/{f}", os.path.join(package, f))
+          for f in sorted(os.listdir(package)) if f.endswith(".py")]
+allowed_used = set()
+for module, path in paths:
+    for line, function, what in findings(path, module):
+        if (module, function) in ALLOWED:
+            allowed_used.add((module, function))
+            continue
+        print(f"{module}:{line}: in {function}: {what}")
+        failed += 1
+for key in sorted(set(ALLOWED) - allowed_used):
+    # An exception that no longer applies is removed from the list.
+    print(f"ALLOWED lists {key[0]}:{key[1]}, which has none")
+    failed += 1
+print(f"{len(paths)} modules: {failed} pipeline strings, pipeline runs or "
+      f"regexes outside ALLOWED ({len(allowed_used)} allowed)")
+# CHECK: {{[0-9]+}} modules: 0 pipeline strings, pipeline runs or regexes outside ALLOWED
+sys.exit(1 if failed else 0)
