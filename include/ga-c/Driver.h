@@ -36,6 +36,9 @@ enum MlirGATarget {
   /// The static memory report (--ga-memory-report, JSON) of the step as the
   /// CPU library bufferizes it.
   MlirGATargetReport,
+  /// The sharded-parameter plan under a per-rank budget (--ga-shard-plan,
+  /// JSON) of the step sharded with the default plan.
+  MlirGATargetShardPlan,
 };
 typedef enum MlirGATarget MlirGATarget;
 
@@ -128,7 +131,9 @@ typedef struct MlirGACompileOptions {
   intptr_t numShardStateArgs;
   /// FSDP (--ga-shard-parameters) for rank `fsdpRank` of `fsdpWorld` (0:
   /// not sharded): the sharded parameters' arguments and results, the
-  /// loss's result, the file the shard plan is written to.
+  /// loss's result, the file the shard plan is written to, the parameter
+  /// arguments kept gathered across the loop and the parameter results
+  /// reduce-scattered after it (the plan chosen under a budget).
   int64_t fsdpRank;
   int64_t fsdpWorld;
   int64_t fsdpLoss;
@@ -137,12 +142,24 @@ typedef struct MlirGACompileOptions {
   const int64_t *fsdpParamResults;
   intptr_t numFsdpParamResults;
   MlirStringRef fsdpPlanOutput;
+  const int64_t *fsdpKeepGathered;
+  intptr_t numFsdpKeepGathered;
+  const int64_t *fsdpReduceAfterLoop;
+  intptr_t numFsdpReduceAfterLoop;
   /// For MlirGATargetReport: the class of each argument, and a
   /// data-parallel step's shard [begin, end) (-1: none).
   const MlirStringRef *reportRoles;
   intptr_t numReportRoles;
   int64_t reportShardBegin;
   int64_t reportShardEnd;
+  /// For MlirGATargetShardPlan: the candidate numbers of micro-batches, the
+  /// per-rank peak of the default plan at each (bytes), the per-rank budget
+  /// (empty: every bucket resharded); buckets of `bucketSize` bytes.
+  const int64_t *shardPlanMicroBatches;
+  intptr_t numShardPlanMicroBatches;
+  const int64_t *shardPlanBasePeaks;
+  intptr_t numShardPlanBasePeaks;
+  MlirStringRef shardPlanMaxMemory;
 } MlirGACompileOptions;
 
 /// What a compilation chose and produced, valid during the callback.
@@ -163,6 +180,8 @@ typedef struct MlirGACompileResult {
   MlirStringRef module;
   /// For MlirGATargetReport: the report's rows (JSON).
   MlirStringRef memoryReport;
+  /// For MlirGATargetShardPlan: the plan (JSON).
+  MlirStringRef shardPlan;
 } MlirGACompileResult;
 
 typedef void (*MlirGACompileResultCallback)(const MlirGACompileResult *result,

@@ -133,6 +133,9 @@ static void unwrapOptions(const MlirGACompileOptions &c,
   case MlirGATargetReport:
     options.target = DriverTarget::Report;
     break;
+  case MlirGATargetShardPlan:
+    options.target = DriverTarget::ShardPlan;
+    break;
   default:
     options.target = DriverTarget::CPU;
   }
@@ -156,10 +159,21 @@ static void unwrapOptions(const MlirGACompileOptions &c,
   fsdp.paramResults.assign(c.fsdpParamResults,
                            c.fsdpParamResults + c.numFsdpParamResults);
   fsdp.planOutput = unwrap(c.fsdpPlanOutput).str();
+  fsdp.keepGathered.assign(c.fsdpKeepGathered,
+                           c.fsdpKeepGathered + c.numFsdpKeepGathered);
+  fsdp.reduceAfterLoop.assign(c.fsdpReduceAfterLoop,
+                              c.fsdpReduceAfterLoop + c.numFsdpReduceAfterLoop);
   for (intptr_t i = 0; i < c.numReportRoles; ++i)
     options.reportRoles.push_back(unwrap(c.reportRoles[i]).str());
   if (c.reportShardBegin >= 0 && c.reportShardEnd >= 0)
     options.reportShard = {c.reportShardBegin, c.reportShardEnd};
+  ShardPlanRequest &plan = options.shardPlan;
+  plan.microBatches.assign(c.shardPlanMicroBatches,
+                           c.shardPlanMicroBatches +
+                               c.numShardPlanMicroBatches);
+  plan.basePeaks.assign(c.shardPlanBasePeaks,
+                        c.shardPlanBasePeaks + c.numShardPlanBasePeaks);
+  plan.maxMemory = unwrap(c.shardPlanMaxMemory).str();
   LowerToCPUOptions &cpu = options.cpu;
   setUnlessDefault(cpu.blas, c.blas);
   setUnlessDefault(cpu.fuseElementwise, c.fuseElementwise);
@@ -198,7 +212,8 @@ static void reportResult(const DriverResult &result,
                               inPlace.data(),
                               static_cast<intptr_t>(result.inPlace.size()),
                               wrap(StringRef(printed)),
-                              wrap(StringRef(result.memoryReport))};
+                              wrap(StringRef(result.memoryReport)),
+                              wrap(StringRef(result.shardPlan))};
   resultCallback(&view, userData);
 }
 

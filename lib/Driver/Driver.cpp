@@ -297,6 +297,10 @@ static void buildShardParameters(OpPassManager &pm, StringRef funcName,
   fsdp.paramResults.assign(shard.paramResults.begin(),
                            shard.paramResults.end());
   fsdp.planOutput = shard.planOutput;
+  fsdp.keepGathered.assign(shard.keepGathered.begin(),
+                           shard.keepGathered.end());
+  fsdp.reduceAfterLoop.assign(shard.reduceAfterLoop.begin(),
+                              shard.reduceAfterLoop.end());
   pm.addPass(createShardParameters(fsdp));
 }
 
@@ -359,6 +363,8 @@ LogicalResult mlir::ga::runDriver(ModuleOp module, const DriverOptions &options,
   result.rewritten = std::move(step);
   if (options.target == DriverTarget::Report)
     return runReport(module, *result.rewritten, options, result);
+  if (options.target == DriverTarget::ShardPlan)
+    return runShardPlan(*result.rewritten, options, result);
   if (options.target == DriverTarget::None)
     return success();
   return lower(options, result);

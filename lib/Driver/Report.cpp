@@ -4,7 +4,8 @@
 // bufferizes it, at the driver's N, in the form the library has (results
 // written in place, collectives lowered), and for a data-parallel step on
 // one rank's shard, whose bounds are bound as constants by a wrapper built
-// here as IR.
+// here as IR. DriverTarget::ShardPlan: --ga-shard-plan of the sharded step,
+// read back the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,31 +69,72 @@ static LogicalResult bindShard(ModuleOp module, StringRef name,
   return success();
 }
 
-/// Runs --ga-memory-report (`report`, its output set here) on `module` and
-/// reads its JSON into `json`.
-static LogicalResult runReportPass(ModuleOp module, MemoryReportOptions report,
-                                   function_ref<void(OpPassManager &)> before,
-                                   std::string &json) {
+/// Runs the passes `build` adds on `module`, the last of which writes the
+/// file it is given (`what`, for the messages), and reads that file into
+/// `text`.
+static LogicalResult
+runWritingFile(ModuleOp module, StringRef what,
+               function_ref<void(OpPassManager &, StringRef)> build,
+               std::string &text) {
   SmallString<128> path;
   if (std::error_code error =
-          llvm::sys::fs::createTemporaryFile("ga-report", "json", path))
-    return emitError(module.getLoc())
-           << "internal error: cannot create the memory report's file: "
-           << error.message();
-  report.output = path.str().str();
-  LogicalResult ran = runPasses(module, [&](OpPassManager &pm) {
-    before(pm);
-    pm.addPass(createMemoryReport(report));
-  });
+          llvm::sys::fs::createTemporaryFile("ga-driver", "json", path))
+    return emitError(module.getLoc()) << "internal error: cannot create the "
+                                      << what << "'s file: " << error.message();
+  LogicalResult ran =
+      runPasses(module, [&](OpPassManager &pm) { build(pm, path); });
   auto buffer = llvm::MemoryBuffer::getFile(path);
   llvm::sys::fs::remove(path);
   if (failed(ran))
     return failure();
   if (!buffer)
     return emitError(module.getLoc())
-           << "internal error: cannot read the memory report";
-  json = (*buffer)->getBuffer().str();
+           << "internal error: cannot read the " << what;
+  text = (*buffer)->getBuffer().str();
   return success();
+}
+
+/// Runs --ga-memory-report (`report`, its output set here) on `module` and
+/// reads its JSON into `json`.
+static LogicalResult runReportPass(ModuleOp module, MemoryReportOptions report,
+                                   function_ref<void(OpPassManager &)> before,
+                                   std::string &json) {
+  return runWritingFile(
+      module, "memory report",
+      [&](OpPassManager &pm, StringRef path) {
+        report.output = path.str();
+        before(pm);
+        pm.addPass(createMemoryReport(report));
+      },
+      json);
+}
+
+LogicalResult driver::runShardPlan(ModuleOp rewritten,
+                                   const DriverOptions &options,
+                                   DriverResult &result) {
+  const ShardParameters &fsdp = options.shardParameters;
+  if (fsdp.world <= 0 || fsdp.planOutput.empty())
+    return emitError(rewritten.getLoc())
+           << "internal error: the shard plan needs the parameters sharded "
+              "with a plan-output file (its costs)";
+  ShardPlanOptions plan;
+  plan.funcName = options.funcName;
+  plan.costs = fsdp.planOutput;
+  plan.world = fsdp.world;
+  plan.microBatches.assign(options.shardPlan.microBatches.begin(),
+                           options.shardPlan.microBatches.end());
+  plan.basePeaks.assign(options.shardPlan.basePeaks.begin(),
+                        options.shardPlan.basePeaks.end());
+  plan.maxMemory = options.shardPlan.maxMemory;
+  plan.bucketSize = options.bucketSize;
+  plan.format = "json";
+  return runWritingFile(
+      rewritten, "shard plan",
+      [&](OpPassManager &pm, StringRef path) {
+        plan.output = path.str();
+        pm.addPass(createShardPlan(plan));
+      },
+      result.shardPlan);
 }
 
 LogicalResult driver::runReport(ModuleOp module, ModuleOp rewritten,

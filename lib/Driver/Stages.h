@@ -35,6 +35,11 @@ LogicalResult writeResultsInPlace(ModuleOp module,
 /// `result.memoryReport`.
 LogicalResult runReport(ModuleOp module, ModuleOp rewritten,
                         const DriverOptions &options, DriverResult &result);
+/// --ga-shard-plan of the step `rewritten` (with the default plan of
+/// `options.shardParameters`, whose plan-output it reads) into
+/// `result.shardPlan`.
+LogicalResult runShardPlan(ModuleOp rewritten, const DriverOptions &options,
+                           DriverResult &result);
 } // namespace mlir::ga::driver
 
 #endif // GA_LIB_DRIVER_STAGES_H

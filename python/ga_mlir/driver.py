@@ -19,7 +19,7 @@ from . import (GADiagnosticWarning, PipelineError, _diagnostic_collector,
                _string_ref, _StringRef)
 
 __all__ = ["CompileOptions", "CompileResult", "ShardOptimizer",
-           "ShardParameters", "compile", "recompute_sets",
+           "ShardParameters", "ShardPlan", "compile", "recompute_sets",
            "CPU_OPTIONS", "NVVM_OPTIONS"]
 
 
@@ -68,7 +68,9 @@ class CompileOptions:
     rewritten step only), "choice" (N and the recompute set only) or
     "report" (the memory report, as the CPU library bufferizes the step, of
     the argument classes report_roles, on a data-parallel step's shard
-    report_shard = (begin, end)). rewrite=False lowers the step as it is.
+    report_shard = (begin, end)) or "shard-plan" (--ga-shard-plan's JSON of
+    the step sharded by shard_parameters' default plan, chosen as
+    shard_plan, a ShardPlan, asks). rewrite=False lowers the step as it is.
     A data-parallel step: gradient buckets of bucket_size bytes,
     host_collectives (torch.distributed's, for the CPU), shard_optimizer
     (ZeRO-1: a ShardOptimizer), shard_parameters (FSDP: a
@@ -94,19 +96,35 @@ class CompileOptions:
     shard_parameters: "ShardParameters" = None
     report_roles: tuple = ()
     report_shard: tuple = None
+    shard_plan: "ShardPlan" = None
 
 
 @dataclasses.dataclass
 class ShardParameters:
     """FSDP for one rank (--ga-shard-parameters): the sharded parameters'
-    arguments and results, the loss's result and the file the shard plan is
-    written to."""
+    arguments and results, the loss's result, the file the shard plan is
+    written to, and the plan chosen under a budget: the parameter arguments
+    kept gathered across the loop and the parameter results whose gradients
+    are reduce-scattered once after it (empty: all resharded after use)."""
     rank: int
     world: int
     loss: int
     param_args: tuple = ()
     param_results: tuple = ()
     plan_output: str = ""
+    keep_gathered: tuple = ()
+    reduce_after_loop: tuple = ()
+
+
+@dataclasses.dataclass
+class ShardPlan:
+    """What target "shard-plan" chooses from (--ga-shard-plan): the
+    candidate numbers of micro-batches, the per-rank peak (bytes) of the
+    default plan at each, and the per-rank budget ("": every bucket
+    resharded); the buckets hold bucket_size bytes of parameters."""
+    micro_batches: tuple = ()
+    base_peaks: tuple = ()
+    max_memory: str = ""
 
 
 @dataclasses.dataclass
@@ -135,6 +153,7 @@ class CompileResult:
     in_place: list
     module: str
     memory_report: str = ""
+    shard_plan: str = ""
 
 
 class _NVVMOptions(ctypes.Structure):
@@ -197,10 +216,19 @@ class _Options(ctypes.Structure):
                 ("fsdpParamResults", ctypes.POINTER(ctypes.c_int64)),
                 ("numFsdpParamResults", ctypes.c_ssize_t),
                 ("fsdpPlanOutput", _StringRef),
+                ("fsdpKeepGathered", ctypes.POINTER(ctypes.c_int64)),
+                ("numFsdpKeepGathered", ctypes.c_ssize_t),
+                ("fsdpReduceAfterLoop", ctypes.POINTER(ctypes.c_int64)),
+                ("numFsdpReduceAfterLoop", ctypes.c_ssize_t),
                 ("reportRoles", ctypes.POINTER(_StringRef)),
                 ("numReportRoles", ctypes.c_ssize_t),
                 ("reportShardBegin", ctypes.c_int64),
-                ("reportShardEnd", ctypes.c_int64)]
+                ("reportShardEnd", ctypes.c_int64),
+                ("shardPlanMicroBatches", ctypes.POINTER(ctypes.c_int64)),
+                ("numShardPlanMicroBatches", ctypes.c_ssize_t),
+                ("shardPlanBasePeaks", ctypes.POINTER(ctypes.c_int64)),
+                ("numShardPlanBasePeaks", ctypes.c_ssize_t),
+                ("shardPlanMaxMemory", _StringRef)]
 
 
 class _Result(ctypes.Structure):
@@ -210,12 +238,13 @@ class _Result(ctypes.Structure):
                 ("recomputeWork", ctypes.c_int64),
                 ("inPlace", ctypes.POINTER(ctypes.c_int64)),
                 ("numInPlace", ctypes.c_ssize_t), ("module", _StringRef),
-                ("memoryReport", _StringRef)]
+                ("memoryReport", _StringRef), ("shardPlan", _StringRef)]
 
 
 _ResultCallback = ctypes.CFUNCTYPE(None, ctypes.POINTER(_Result),
                                    ctypes.c_void_p)
-_TARGETS = {"cpu": 0, None: 1, "choice": 2, "cuda": 3, "report": 4}
+_TARGETS = {"cpu": 0, None: 1, "choice": 2, "cuda": 3, "report": 4,
+            "shard-plan": 5}
 
 
 def _library():
@@ -288,7 +317,8 @@ def compile(ir, options, filename=None):
     kernels' libdevice is found through CUDA_HOME (see aot.Toolchain)."""
     if options.target not in _TARGETS:
         raise ValueError(f"compile: target must be 'cpu', 'cuda', None, "
-                         f"'choice' or 'report', got {options.target!r}")
+                         f"'choice', 'report' or 'shard-plan', got "
+                         f"{options.target!r}")
     lib = _library()
     c = _Options()
     lib.mlirGACompileOptionsInit(ctypes.byref(c))
@@ -335,7 +365,9 @@ def compile(ir, options, filename=None):
         c.fsdpLoss = int(fsdp.loss)
         c.fsdpPlanOutput = text(fsdp.plan_output)
         for field, values in (("ParamArgs", fsdp.param_args),
-                              ("ParamResults", fsdp.param_results)):
+                              ("ParamResults", fsdp.param_results),
+                              ("KeepGathered", fsdp.keep_gathered),
+                              ("ReduceAfterLoop", fsdp.reduce_after_loop)):
             array, count = _ints(values)
             keep.append(array)
             setattr(c, "fsdp" + field, array)
@@ -346,6 +378,15 @@ def compile(ir, options, filename=None):
     c.reportRoles, c.numReportRoles = roles, len(options.report_roles)
     if options.report_shard is not None:
         c.reportShardBegin, c.reportShardEnd = map(int, options.report_shard)
+    plan = options.shard_plan
+    if plan is not None:
+        for field, values in (("MicroBatches", plan.micro_batches),
+                              ("BasePeaks", plan.base_peaks)):
+            array, count = _ints(values)
+            keep.append(array)
+            setattr(c, "shardPlan" + field, array)
+            setattr(c, "numShardPlan" + field, count)
+        c.shardPlanMaxMemory = text(plan.max_memory or "")
     _set_lowering_options(c, options.cpu, CPU_OPTIONS, "CPU", text)
     _set_lowering_options(c.nvvm, options.nvvm, NVVM_OPTIONS, "NVVM", text)
 
@@ -359,7 +400,7 @@ def compile(ir, options, filename=None):
             r.microBatches, _text(r.recompute),
             None if r.predictedPeak < 0 else r.predictedPeak,
             None if r.recomputeWork < 0 else r.recomputeWork, pairs,
-            _text(r.module), _text(r.memoryReport)))
+            _text(r.module), _text(r.memoryReport), _text(r.shardPlan)))
 
     diagnostics, diagnostic_callback = _diagnostic_collector()
     result_callback = _ResultCallback(on_result)

@@ -125,6 +125,59 @@ print("in-place report:", got["function"], "peak at most the copying "
       "form's:", got["total_peak"] <= expected["total_peak"])
 # CHECK: in-place report: train_step_in_place peak at most the copying form's: True
 
+# FSDP's plan under a per-rank budget (target "shard-plan", one driver
+# call: --ga-shard-plan of the step sharded with the default plan, its
+# costs read from --ga-shard-parameters' plan-output), and the chosen plan
+# carried back by ShardParameters (reduce_after_loop here: the parameter
+# is read only by the update, after the loop, so nothing is gathered in
+# it). A data-parallel SGD step on 2 ranks, this rank 0.
+SGD = """
+func.func @sgd(%w: tensor<4x2xf32>, %lr: f32, %x: tensor<8x4xf32> {ga.batch = 0 : i64},
+               %dy: tensor<8x2xf32> {ga.batch = 0 : i64}) -> tensor<4x2xf32>
+    attributes {ga.data_parallel} {
+  %c0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x2xf32>
+  %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %dw = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %dy : tensor<8x4xf32>, tensor<8x2xf32>) outs(%z : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %w2 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%dw : tensor<4x2xf32>) outs(%w : tensor<4x2xf32>) {
+  ^bb0(%g: f32, %p: f32):
+    %u = arith.mulf %g, %lr : f32
+    %n = arith.subf %p, %u : f32
+    linalg.yield %n : f32
+  } -> tensor<4x2xf32>
+  return %w2 : tensor<4x2xf32>
+}
+"""
+with tempfile.TemporaryDirectory() as work:
+    costs = os.path.join(work, "plan.json")
+
+    def sharded(target, budget="", deferred=()):
+        return driver.compile(SGD, driver.CompileOptions(
+            func_name="sgd", micro_batches=2, target=target,
+            shard_optimizer=driver.ShardOptimizer(0, 2, (0,)),
+            shard_parameters=driver.ShardParameters(
+                0, 2, -1, (0,), (0,), costs, reduce_after_loop=deferred),
+            shard_plan=driver.ShardPlan((2, 4), (1000, 900), budget)))
+
+    plan = json.loads(sharded("shard-plan").shard_plan)
+    print("shard plan: N =", plan["micro_batches"], "deferred",
+          plan["reduce_after_loop"], "peak", plan["predicted_peak"])
+    # CHECK: shard plan: N = 2 deferred [] peak 1000
+    plan = json.loads(sharded("shard-plan", "100000").shard_plan)
+    print("ample budget: N =", plan["micro_batches"], "deferred",
+          plan["reduce_after_loop"], "peak", plan["predicted_peak"])
+    # CHECK: ample budget: N = 2 deferred [0] peak 1032
+    for deferred in ((), (0,)):
+        sharded(None, deferred=deferred)
+        row = json.load(open(costs))[0]
+        print("reduce_after_loop", list(deferred), "scatters per "
+              "micro-batch", row["scatters_per_micro_batch"], "after",
+              row["scatters_outside_loops"])
+    # CHECK: reduce_after_loop [] scatters per micro-batch 1 after 0
+    # CHECK: reduce_after_loop [0] scatters per micro-batch 0 after 1
+
 # rewrite=False: the step lowered as it is (ga-compile without
 # --accumulate): no micro-batch loop.
 result = driver.compile(STEP, driver.CompileOptions(rewrite=False))

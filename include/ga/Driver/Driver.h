@@ -42,6 +42,10 @@ enum class DriverTarget {
   /// The static memory report of the step as the CPU library bufferizes it
   /// (--ga-memory-report, JSON): DriverResult::memoryReport.
   Report,
+  /// The sharded-parameter plan under a per-rank budget (--ga-shard-plan,
+  /// JSON) of the step rewritten with the default plan of
+  /// DriverOptions::shardParameters: DriverResult::shardPlan.
+  ShardPlan,
 };
 
 /// ZeRO-1 for one rank (--ga-shard-optimizer's options): the parameters
@@ -57,8 +61,11 @@ struct ShardOptimizer {
 };
 
 /// FSDP for one rank (--ga-shard-parameters's options): the parameters
-/// (arguments and results) sharded by rows, the loss's result, and where
-/// the shard plan is written.
+/// (arguments and results) sharded by rows, the loss's result, where the
+/// shard plan is written, and the plan chosen under a budget (the parameter
+/// arguments kept gathered across the loop, the parameter results whose
+/// gradients are reduce-scattered once after it; empty: every parameter
+/// resharded after use).
 struct ShardParameters {
   int64_t rank = 0;
   /// The number of ranks; 0: the parameters are not sharded.
@@ -67,6 +74,18 @@ struct ShardParameters {
   SmallVector<int64_t> paramArgs;
   SmallVector<int64_t> paramResults;
   std::string planOutput;
+  SmallVector<int64_t> keepGathered;
+  SmallVector<int64_t> reduceAfterLoop;
+};
+
+/// For DriverTarget::ShardPlan (--ga-shard-plan's options): the candidate
+/// numbers of micro-batches, the per-rank peak of the default plan at each
+/// (bytes), and the per-rank budget (empty: every bucket resharded). The
+/// buckets hold DriverOptions::bucketSize bytes of parameters at most.
+struct ShardPlanRequest {
+  SmallVector<int64_t> microBatches;
+  SmallVector<int64_t> basePeaks;
+  std::string maxMemory;
 };
 
 /// A pair of indices: (result, argument) or (argument, dimension).
@@ -115,6 +134,8 @@ struct DriverOptions {
   /// micro-batches have sizes.
   SmallVector<std::string> reportRoles;
   std::optional<std::pair<int64_t, int64_t>> reportShard;
+  /// For DriverTarget::ShardPlan: what the plan is chosen from.
+  ShardPlanRequest shardPlan;
   /// The lowering's options: `cpu` for DriverTarget::CPU (and the
   /// bufferization a budget is measured after), `nvvm` for DriverTarget::CUDA.
   LowerToCPUOptions cpu;
@@ -138,6 +159,8 @@ struct DriverResult {
   OwningOpRef<ModuleOp> lowered;
   /// For DriverTarget::Report: the rows of --ga-memory-report (JSON).
   std::string memoryReport;
+  /// For DriverTarget::ShardPlan: the plan of --ga-shard-plan (JSON).
+  std::string shardPlan;
 };
 
 /// Compiles the step `options.funcName` of `module` (left unchanged) into

@@ -177,4 +177,80 @@ def MemoryReport : Pass<"ga-memory-report", "ModuleOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// ShardPlan
+//===----------------------------------------------------------------------===//
+
+def ShardPlan : Pass<"ga-shard-plan", "ModuleOp"> {
+  let summary = "Choose the sharded-parameter plan (FSDP/ZeRO-3) and N under "
+                "a per-rank memory budget";
+  let description = [{
+    Prints the plan that `--ga-shard-parameters` then executes (its
+    `keep-gathered` and `reduce-after-loop` lists) and the number of
+    micro-batches N. The module is the step after `--ga-shard-parameters`
+    with its default plan (every parameter re-gathered where the loop reads
+    it, every gradient reduce-scattered per micro-batch); `costs` is the
+    `plan-output` file that pass wrote, and `base-peaks` the per-rank peak
+    (the largest over the ranks, `--ga-memory-report`'s total peak) of that
+    default plan for each candidate N in `micro-batches`.
+
+    The sharded parameters are grouped in program order (of their first
+    all-gather) into buckets of at most `bucket-size` bytes. Per bucket two
+    choices: kept gathered (one all-gather per step instead of one per
+    micro-batch and reader; the whole parameters stay resident: + their
+    bytes) and reduced after the loop (one reduce-scatter per step instead
+    of one per micro-batch; the full accumulator instead of the rank's rows:
+    + the bytes of the rows the rank with the fewest rows does not hold).
+    Both figures bound the peak from above (the default plan's transient
+    copies are not subtracted). For each N whose base peak fits
+    `max-memory`, the choices of most bytes saved that fit (every subset
+    for up to 16 choices, else greedily by bytes saved per byte resident);
+    among the N, the plan of fewest bytes moved, then the smallest N (least
+    time: the fewest loop iterations), then the fewest collectives. Without
+    `max-memory`, every bucket is resharded after use (FSDP's default, the
+    lowest memory) at the first N. When no N fits, the error at the
+    function (`budget-not-met`) names the smallest per-rank budget that
+    would fit.
+
+    Example (`--ga-shard-plan="costs=plan.json world=2 micro-batches=1,2
+    base-peaks=4000,3000 max-memory=3600"`, two parameters of 256 bytes in
+    one bucket, each gathered once per micro-batch and reduced per
+    micro-batch):
+
+    ```
+    shard plan of @train_step: N = 1, predicted per-rank peak 3512 bytes
+    (every bucket resharded: 3000), ... keep-gathered=0,1 reduce-after-loop=
+    bucket 0: arguments 0,1 (512 bytes): gathered once, reduced ...
+    ```
+
+    (printed on one line per plan and per bucket; `format=json` gives the
+    same as one JSON object, the frontend's form).
+  }];
+  let options = [
+    Option<"funcName", "func", "std::string", /*default=*/"\"train_step\"",
+           "The sharded step">,
+    Option<"costs", "costs", "std::string", /*default=*/"\"\"",
+           "The plan-output JSON of --ga-shard-parameters (default plan)">,
+    Option<"world", "world", "int64_t", /*default=*/"1",
+           "Ranks of the group">,
+    ListOption<"microBatches", "micro-batches", "int64_t",
+               "Candidate numbers of micro-batches">,
+    ListOption<"basePeaks", "base-peaks", "int64_t",
+               "Per-rank peak bytes of the default plan for each candidate">,
+    Option<"maxMemory", "max-memory", "std::string", /*default=*/"\"\"",
+           "Per-rank budget (bytes, optionally KiB, MiB or GiB); empty: "
+           "every bucket resharded">,
+    Option<"bucketSize", "bucket-size", "int64_t", /*default=*/"26214400",
+           "Bytes of the parameters of one bucket at most (0: one "
+           "parameter a bucket)">,
+    Option<"format", "format", "std::string", /*default=*/"\"text\"",
+           "text or json">,
+    Option<"output", "output", "std::string", /*default=*/"\"-\"",
+           "File to write the plan to (-: standard output)">
+  ];
+  let statistics = [
+    Statistic<"numBuckets", "buckets", "Buckets of sharded parameters">
+  ];
+}
+
 #endif // GA_MEMORY_PASSES_TD

@@ -79,7 +79,11 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
         reduce-scattered, parameters all-gathered (see _distributed).
     shard: "parameters" in a process group: FSDP/ZeRO-3, each rank holds
         its rows of the parameters, gradients and optimizer state (see
-        _fsdp); default None.
+        _fsdp); default None. With max_memory: N and, per bucket of
+        parameters (bucket_cap_mb), kept gathered or not and reduced per
+        micro-batch or after the loop, so that the per-rank peak fits
+        with the fewest bytes moved (step.shard_plan() reports it);
+        without, every bucket resharded after use.
     ga-opt options: accumulator_type, allow_ghost_batch,
         recompute_statistics, fuse (of --ga-accumulate); blas,
         vector_width, fuse_elementwise, static_temporaries, openmp,

@@ -22,8 +22,19 @@ step, after the loop. The collectives go through the host runtime to
 torch.distributed as ZeRO-1's do (_dp_collectives), which counts the calls
 and bytes per step (`step.collectives_per_call()`, `step.bytes_per_call()`);
 `step.shard_plan()` is the plan as compiled, with its predicted bytes.
+
+Under `max_memory` (a per-rank budget) the plan is chosen (_shard_plan,
+--ga-shard-plan): the parameters in buckets of `bucket_cap_mb`, per bucket
+kept gathered across the loop or re-gathered per micro-batch, reduced per
+micro-batch or once after the loop, jointly with N, the fewest bytes moved
+whose predicted per-rank peak fits; `step.shard_plan()` then also reports
+the buckets, the budget and the predicted per-rank peak. Without it every
+bucket is resharded after use (FSDP's default, the lowest memory).
+`step.sharded_state_dict()` is the state as torch.distributed.checkpoint
+saves and loads it (sharded: each rank writes and reads its rows).
 """
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -31,9 +42,11 @@ import tempfile
 import torch
 
 from .. import driver
+from . import _shard_plan
 from ._common import CompileError
 from ._dp_collectives import shard_rows
 from ._distributed import DataParallelTrainStep
+from ._options import run_driver
 
 
 def _dist():
@@ -56,6 +69,14 @@ def gather_rows(rows, full_rows, group):
     return torch.cat([p[:e - b] for p, (b, e) in zip(parts, bounds)])
 
 
+class _Probe:
+    """What _dp_memory.report reads of a variant, before it is compiled."""
+
+    def __init__(self, spec, batch_args, shard, in_place):
+        self.spec, self.batch_args = spec, batch_args
+        self.shard, self.in_place = shard, in_place
+
+
 class ShardedParametersTrainStep(DataParallelTrainStep):
     """The compiled step of one rank with sharded parameters (see the module
     docstring)."""
@@ -67,13 +88,9 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
                 "compile_train_step: shard='parameters' compiles for "
                 "target='cpu' only so far (the GPU lowering has no "
                 "reduce-scatter and all-gather)")
-        if kwargs.get("max_memory") is not None:
-            raise CompileError(
-                "compile_train_step: shard='parameters' with max_memory is "
-                "not supported yet (the planner does not choose the "
-                "per-parameter plan); give micro_batches")
         self._full_shapes = {}  # sharded parameter -> its whole shape
         self._plans = {}        # variant key -> the plan as compiled
+        self._choice = None     # --ga-shard-plan's (None: the default)
         super().__init__(model, loss_fn, optimizer, example_inputs,
                          process_group, bucket_cap_mb, shard_optimizer=True,
                          **kwargs)
@@ -106,6 +123,59 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
                  for n, p in self.model.named_parameters()}
         state.update({n: b.detach().clone()
                       for n, b in self.model.named_buffers()})
+        return state
+
+    # -- the sharded checkpoint ---------------------------------------------
+
+    def _rows_tensor(self, local, full_shape):
+        """`local` (this rank's rows of a tensor of `full_shape`) as a
+        ShardedTensor torch.distributed.checkpoint saves and loads: its
+        local shard is `local` itself (loading writes into it), at ga's
+        row offset (uneven: not a DTensor's chunks); a rank without rows
+        has no shard."""
+        from torch.distributed._shard.metadata import ShardMetadata
+        from torch.distributed._shard.sharded_tensor import (
+            Shard, init_from_local_shards)
+        begin, end = shard_rows(full_shape[0], self.world_size, self.rank)
+        shards = [] if end == begin else [Shard(local, ShardMetadata(
+            shard_offsets=[begin] + [0] * (len(full_shape) - 1),
+            shard_sizes=list(local.shape),
+            placement=f"rank:{self.rank}/{local.device}"))]
+        return init_from_local_shards(shards, *full_shape,
+                                      process_group=self.process_group)
+
+    def sharded_state_dict(self):
+        """The step's state as this rank holds it, a dict that
+        torch.distributed.checkpoint saves and loads (dcp.save(sd, ...) on
+        every rank; dcp.load(step.sharded_state_dict(), ...) on a new step
+        of the same model, then the next step continues bit for bit):
+        "model.<name>" for the parameters and buffers, "optim.<name>.<state>"
+        for the optimizer's state. The sharded parameters and their states
+        of the same shape are ShardedTensors of this rank's rows whose local
+        shards are the step's own tensors, so loading writes into them; the
+        rest (0-d parameters, step counts, buffers) are plain tensors, the
+        same on every rank. The optimizer's state is created as its first
+        step would create it when it does not exist yet, so that a new step
+        loads before its first call."""
+        from ._optimizers import _initial_states
+        params = [p for group in self.optimizer.param_groups
+                  for p in group["params"]]
+        missing = [p for p in params if not self.optimizer.state.get(p)]
+        if missing:
+            _initial_states(self.optimizer, missing)
+        state = {}
+        for name, p in self.model.named_parameters():
+            full = self._full_shapes.get(p)
+            state[f"model.{name}"] = self._rows_tensor(p.data, full) \
+                if full else p.data
+            for key, value in self.optimizer.state.get(p, {}).items():
+                if not torch.is_tensor(value):
+                    continue
+                sharded = full and tuple(value.shape) == tuple(p.shape)
+                state[f"optim.{name}.{key}"] = \
+                    self._rows_tensor(value, full) if sharded else value
+        for name, b in self.model.named_buffers():
+            state[f"model.{name}"] = b.data
         return state
 
     class _Whole:
@@ -143,6 +213,7 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
             return self._variants[key]
         with self._Whole(self):
             v = super()._variant(inputs)
+        v.choice = self._choice
         spec = v.spec
         self._shard_parameters(spec)
         # The library takes and returns the parameters' rows.
@@ -166,9 +237,64 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
             # Removed with the step.
             self._plan_dir = tempfile.TemporaryDirectory(prefix="ga-fsdp-")
         self._plan_file = os.path.join(self._plan_dir.name, "plan.json")
-        return driver.ShardParameters(self.rank, self.world_size, loss,
-                                      tuple(indices), tuple(indices),
-                                      self._plan_file)
+        chosen = self._choice or {}
+        return driver.ShardParameters(
+            self.rank, self.world_size, loss, tuple(indices), tuple(indices),
+            self._plan_file, tuple(chosen.get("keep_gathered", ())),
+            tuple(chosen.get("reduce_after_loop", ())))
+
+    def _export(self, inputs, outcomes):
+        ir, spec = super()._export(inputs, outcomes)
+        self._traced = spec  # for the plan under a budget
+        return ir, spec
+
+    def _micro_batch_count(self, ir, batch_args, batch):
+        """N, and under `max_memory` the plan with it (_shard_plan: the
+        same on every rank)."""
+        self._choice = None
+        if self.max_memory is None:
+            return super()._micro_batch_count(ir, batch_args, batch)
+        if self.micro_batch_size is not None:
+            raise CompileError(
+                "compile_train_step: shard='parameters' with max_memory "
+                "chooses N itself: give micro_batches (N fixed) or "
+                "neither, not micro_batch_size")
+        dist = _dist()
+        begin, end, _ = self._shard
+        smallest = torch.tensor([end - begin], dtype=torch.int64)
+        dist.all_reduce(smallest, op=dist.ReduceOp.MIN,
+                        group=self.process_group)
+        counts = _shard_plan.candidate_counts(int(smallest),
+                                              self.micro_batches)
+        spec = self._traced
+        probe = _Probe(spec, batch_args, self._shard,
+                       self._in_place_pairs(spec))
+        try:
+            peaks = _shard_plan.base_peaks(self, ir, batch_args, spec,
+                                           counts, probe)
+        except CompileError:
+            if not probe.in_place:
+                raise
+            probe.in_place = []
+            peaks = _shard_plan.base_peaks(self, ir, batch_args, spec,
+                                           counts, probe)
+        self._choice = _shard_plan.choose(
+            self, ir, batch_args, spec, counts, peaks, self.max_memory)
+        return self._choice["micro_batches"]
+
+    def _in_place_pairs(self, spec):
+        """The (result, argument) pairs the step writes in place (as
+        CompiledTrainStep._variant lays them out)."""
+        if not self.in_place:
+            return []
+        num_params, num_states = len(spec.params), sum(spec.num_states)
+        first_buffer = num_params + len(spec.frozen)
+        first_state = first_buffer + len(spec.buffer_names)
+        return [(i, i) for i in range(num_params)] + [
+            (num_params + k, first_state + k) for k in range(num_states)] + [
+            (num_params + num_states + k,
+             first_buffer + spec.buffer_names.index(n))
+            for k, n in enumerate(spec.mutated_buffers)]
 
     def _step_options(self, ir, n, batch_args, spec):
         # The sharded collectives are lowered one by one (no bucketing of
@@ -194,6 +320,16 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
         return v.shard_plan
 
     def _read_plan(self, v):
+        # The plan file of this variant's rewrite (the library may have come
+        # from the cache, and other rewrites write the file too).
+        chosen, self._choice = self._choice, getattr(v, "choice", None)
+        try:
+            marked, options = self._step_options(
+                v.ir, v.micro_batches, v.batch_args, v.spec)
+            run_driver(marked, dataclasses.replace(options, target=None),
+                       "ga-mlir refused the training step")
+        finally:
+            self._choice = chosen
         path = getattr(self, "_plan_file", None)
         if path is None or not os.path.exists(path):
             raise CompileError("internal error: no plan written by "
@@ -227,7 +363,33 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
                 "bytes": moved, "sent": sent}
             plan["bytes"] += moved
             plan["sent"] += sent
+        if getattr(v, "choice", None):
+            self._add_choice(plan, v)
         return plan
+
+    def _add_choice(self, plan, v):
+        """The budget's choice (--ga-shard-plan) in the plan: the
+        per-rank peak predicted (the largest over the ranks) and measured
+        for the default plan, the budget, and per bucket its parameters'
+        names, choices, collectives and bytes as predicted."""
+        choice = v.choice
+        index = {p: i for i, p in enumerate(v.spec.params)}
+        by_result = {index[p]: n for n, p in self.model.named_parameters()
+                     if p in index}
+        plan.update({
+            "budget": choice["budget"],
+            "predicted_peak": choice["predicted_peak"],
+            "base_peak": choice["base_peak"],
+            "predicted_bytes": choice["moved"],
+            "predicted_calls": choice["calls"],
+            "candidates": choice["candidates"],
+            "buckets": [{
+                "parameters": [by_result[r] for r in b["results"]],
+                "bytes": b["bytes"], "gathered": b["gathered"],
+                "reduced": b["reduced"], "all_gathers": b["all_gathers"],
+                "reduce_scatters": b["reduce_scatters"],
+                "moved": b["moved"], "resident": b["resident"]}
+                for b in choice["buckets"]]})
 
     def save(self, directory, *inputs):
         raise CompileError(

@@ -35,7 +35,8 @@ UNREACHABLE = [
     # The pass options that the frontend generates itself, and passes it
     # does not run on a PyTorch step (their own lit tests cover them).
     (r"ga-bucket-gradients: |ga-shard-optimizer: (?!optimizer state)|"
-     r"ga-shard-parameters: |ga-duplicate-shared-empties: |ga-write-results-in-place: |"
+     r"ga-shard-parameters: |ga-shard-plan: |ga-duplicate-shared-empties: |"
+     r"ga-write-results-in-place: |"
      r"--ga-memory-report: |--ga-rematerialize: |memory report: unknown "
      r"argument role|roles given for the |asks for a C interface|is variadic: a packed "
      r"entry point|exists already: it is the name of the packed entry|"

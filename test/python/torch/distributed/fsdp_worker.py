@@ -93,15 +93,70 @@ def run_case(name, shards, rank, micro_batches, steps=2):
     return ok
 
 
+def checkpoint_case(name, shards, rank, directory, micro_batches):
+    """Stop and resume through torch.distributed.checkpoint: a step saves
+    its sharded state after one call (step.sharded_state_dict()) and makes
+    a second; a new model (other initial values), optimizer and step load
+    the checkpoint and make the second call: its loss, parameters and
+    optimizer state equal the first step's bit for bit."""
+    import torch.distributed.checkpoint as dcp
+    total = sum(shards)
+    model, make_opt, loss_fn, data, max_norm = CASES[name](total)
+    begin = sum(shards[:rank])
+    local = tuple(t[begin:begin + shards[rank]].contiguous() for t in data)
+
+    def compiled(model):
+        opt = make_opt(model)
+        return opt, compile_train_step(model, loss_fn, opt, local,
+                                       micro_batches=micro_batches,
+                                       max_grad_norm=max_norm,
+                                       shard="parameters")
+    opt, step = compiled(model)
+    step(*local)
+    directory = os.path.join(directory, name)  # one checkpoint a case
+    dcp.save(step.sharded_state_dict(), checkpoint_id=directory)
+    loss = step(*local)
+    full = step.full_state_dict()
+    other, _, _, _, _ = CASES[name](total)
+    with torch.no_grad():
+        for p in other.parameters():
+            p.mul_(-0.5).add_(0.25)  # not the saved values
+    opt2, step2 = compiled(other)
+    state = step2.sharded_state_dict()
+    dcp.load(state, checkpoint_id=directory)
+    loss2 = step2(*local)
+    full2 = step2.full_state_dict()
+    same_params = all(torch.equal(full[n], full2[n]) for n in full)
+    states = [(opt.state[p], opt2.state[q]) for p, q in
+              zip(model.parameters(), other.parameters())]
+    same_state = all(torch.equal(a[k], b[k]) for a, b in states for k in a
+                     if torch.is_tensor(a[k]))
+    same_loss = torch.equal(torch.as_tensor(loss), torch.as_tensor(loss2))
+    sharded = sum(type(v).__name__ == "ShardedTensor"
+                  for v in state.values())
+    ok = same_params and same_state and same_loss and sharded > 0
+    say(f"rank {rank} {name} resumed: loss {same_loss} parameters "
+        f"{same_params} optimizer-state {same_state} sharded-entries "
+        f"{sharded}/{len(state)} {'OK' if ok else 'FAIL'}")
+    return ok
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("cases", nargs="+")
     parser.add_argument("--shards", default="5,3")
     parser.add_argument("--micro-batches", type=int, default=2)
+    parser.add_argument("--checkpoint", default=None,
+                        help="a directory: the stop-and-resume test")
     args = parser.parse_args()
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     shards = [int(s) for s in args.shards.split(",")]
+    if args.checkpoint:
+        ok = all([checkpoint_case(c, shards, rank, args.checkpoint,
+                                  args.micro_batches) for c in args.cases])
+        dist.destroy_process_group()
+        sys.exit(0 if ok else 1)
     ok = all([run_case(c, shards, rank, args.micro_batches)
               for c in args.cases])
     dist.destroy_process_group()

@@ -1,0 +1,158 @@
+"""What every rank of the sharded-parameter budget tests runs (under
+`python -m torch.distributed.run --standalone --nproc_per_node=K`, gloo,
+libGAHeapCount.so preloaded by re-executing itself).
+
+    fsdp_budget_worker.py CASE --shards 5,3
+
+shard="parameters" with max_memory (bucket_cap_mb=0: one bucket per
+parameter). The budgets come from the plan itself: a first compile under a
+budget that everything fits gives the candidates (N and the per-rank peak
+of the default plan, every bucket resharded); then three budgets: that
+ample one, the smallest candidate peak (the least memory: every bucket
+resharded, the largest N), and one between (N = 1's default peak plus half
+of what the ample plan adds). For each: two steps on the rank's shard
+against PyTorch's single-process full-batch step (dp_worker.reference), bit
+for bit the same on every rank; the collectives counted per step by the
+collective layer (calls and bytes of the whole tensors) against the plan's
+prediction; the plan's predicted per-rank peak, which must bound this
+rank's step as compiled (its --ga-memory-report total peak). The heap measured during a
+call (arguments, the heap's growth, the static storage) is printed, not
+checked: the host collectives run through torch.distributed, whose gloo
+buffers and threads allocate in the same heap while the step runs (tens
+to hundreds of KiB here, more than the step's own ~10 KiB), so it does not
+measure the step. A budget one byte under the smallest
+is refused (budget-not-met) naming that smallest budget. Each rank prints
+one line per budget; rank 0 the three plans.
+"""
+import argparse
+import os
+import sys
+
+from ga_mlir import steplib
+
+_lib = steplib.heap_count_library()
+if _lib and "GA_TEST_PRELOADED" not in os.environ:
+    os.execve(sys.executable, [sys.executable] + sys.argv,
+              dict(os.environ, LD_PRELOAD=_lib, GA_TEST_PRELOADED="1",
+                   OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1"))
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dp_worker import CASES, TOLERANCE, reference, relative, say  # noqa: E402
+
+from ga_mlir.torch import CompileError, compile_train_step  # noqa: E402
+
+torch.set_num_threads(1)
+COUNTER = steplib.HeapCounter()
+
+
+def measured_peak(step, model, opt, local):
+    """One call's peak: the arguments (this rank's parameters and state,
+    its samples), the heap's growth during the call, the static storage."""
+    arguments = sum(p.nbytes for p in model.parameters()) + sum(
+        t.nbytes for s in opt.state.values() for t in s.values()
+        if torch.is_tensor(t)) + sum(t.nbytes for t in local)
+    COUNTER.reset_peak()
+    live = COUNTER.live()
+    loss = step(*local)
+    heap = COUNTER.peak() - live
+    static = sum(steplib.static_storage_bytes(v.path)
+                 for v in step._variants.values())
+    return loss, arguments + heap + static
+
+
+def run_budget(name, shards, rank, budget, steps=2):
+    total = sum(shards)
+    model, make_opt, loss_fn, data, max_norm = CASES[name](total)
+    ref_model, _, ref_losses = reference(model, make_opt, loss_fn, data,
+                                         max_norm, steps)
+    begin = sum(shards[:rank])
+    local = tuple(t[begin:begin + shards[rank]].contiguous() for t in data)
+    opt = make_opt(model)
+    step = compile_train_step(model, loss_fn, opt, local, max_memory=budget,
+                              max_grad_norm=max_norm, shard="parameters",
+                              bucket_cap_mb=0)
+    losses, peaks = [], []
+    for _ in range(steps):
+        loss, peak = measured_peak(step, model, opt, local)
+        losses.append(loss)
+        peaks.append(peak)
+    full = step.full_state_dict()
+    err = max(relative(full[n], q) for n, q in ref_model.named_parameters())
+    loss_err = max(relative(a, b) for a, b in zip(losses, ref_losses))
+    flat = torch.cat([full[n].reshape(-1) for n, _ in
+                      model.named_parameters()])
+    first = flat.clone()
+    dist.broadcast(first, src=0)
+    same = torch.equal(flat, first)
+    plan = step.shard_plan()
+    counts = step._collectives.sharded_counts
+    calls = counts["all_gather"][0] + counts["reduce_scatter"][0]
+    moved = counts["all_gather"][1] + counts["reduce_scatter"][1]
+    # The peak of the second call (the first creates the optimizer state).
+    peak = peaks[-1]
+    # This rank's step as compiled (--ga-memory-report of the chosen plan)
+    # within the predicted per-rank peak, itself within the budget.
+    static = step.memory_report()["total_peak"]
+    fits = static <= plan["predicted_peak"] <= plan["budget"]
+    ok = err <= TOLERANCE and loss_err <= TOLERANCE and same and \
+        (calls, moved) == (plan["predicted_calls"],
+                           plan["predicted_bytes"]) and fits
+    say(f"rank {rank} {name} budget {budget}: N={plan['micro_batches']} "
+        f"params {err:.1e} loss {loss_err:.1e} same-as-rank-0 {same} "
+        f"collectives {calls} bytes {moved} predicted "
+        f"{plan['predicted_calls']} {plan['predicted_bytes']} peak: "
+        f"compiled {static} predicted {plan['predicted_peak']} "
+        f"heap-measured {peak} {'OK' if ok else 'FAIL'}")
+    return ok, plan
+
+
+def describe(plan):
+    return f"N={plan['micro_batches']} " + " ".join(
+        f"{b['parameters'][0]}:{b['gathered'][:4]}/{b['reduced'][:5]}"
+        for b in plan["buckets"])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("case")
+    parser.add_argument("--shards", default="5,3")
+    args = parser.parse_args()
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    shards = [int(s) for s in args.shards.split(",")]
+    assert COUNTER.active, "libGAHeapCount.so is not preloaded"
+    ok, ample = run_budget(args.case, shards, rank, "1GiB")
+    candidates = dict(ample["candidates"])
+    smallest = min(candidates.values())
+    middle = candidates[1] + (ample["predicted_peak"] - candidates[1]) // 2
+    plans = [ample]
+    for budget in (middle, smallest):
+        good, plan = run_budget(args.case, shards, rank, budget)
+        ok &= good
+        plans.append(plan)
+    distinct = len({describe(p) for p in plans})
+    ok &= distinct == 3
+    if rank == 0:
+        for label, plan in zip(("ample", "middle", "smallest"), plans):
+            say(f"plan {label}: {describe(plan)} bytes "
+                f"{plan['predicted_bytes']} peak {plan['predicted_peak']}")
+    # One byte less than the smallest: refused, naming the smallest.
+    try:
+        run_budget(args.case, shards, rank, smallest - 1)
+        refused = "not refused"
+    except CompileError as error:
+        refused = f"refused {error.code} names-smallest " \
+            f"{f'{smallest} bytes' in str(error)}"
+        ok &= error.code == "budget-not-met" and \
+            f"{smallest} bytes" in str(error)
+    say(f"rank {rank} distinct plans {distinct}; budget smallest-1 "
+        f"{refused}")
+    dist.destroy_process_group()
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
