@@ -1,8 +1,8 @@
 //===- GADialect.cpp - the ga dialect -------------------------------------===//
 
 #include "ga/IR/GADialect.h"
-#include "ga/IR/GAGroupedOps.h"
 #include "ga/IR/GAAttentionOps.h"
+#include "ga/IR/GAGroupedOps.h"
 #include "ga/IR/GAOps.h"
 #include "ga/IR/GAShardOps.h"
 
@@ -30,8 +30,8 @@ void GADialect::initialize() {
 #include "ga/IR/GAShardOps.cpp.inc"
       ,
 #define GET_OP_LIST
-#include "ga/IR/GAGroupedOps.cpp.inc"
 #include "ga/IR/GAAttentionOps.cpp.inc"
+#include "ga/IR/GAGroupedOps.cpp.inc"
       >();
   addAttributes<
 #define GET_ATTRDEF_LIST
