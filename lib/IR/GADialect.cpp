@@ -31,6 +31,8 @@ void GADialect::initialize() {
       ,
 #define GET_OP_LIST
 #include "ga/IR/GAAttentionOps.cpp.inc"
+      ,
+#define GET_OP_LIST
 #include "ga/IR/GAGroupedOps.cpp.inc"
       >();
   addAttributes<
