@@ -17,12 +17,12 @@ in float64, and bf16 inputs (computed in f32, results rounded to bf16).
 """
 
 import argparse
-import os
 import re
-import subprocess
 import sys
 
 import numpy as np
+
+from mlir_runner import lower_and_run, printed_integers
 
 LOOPS = "b h g m k1 k2 n".split()
 # name: element type, extents, operand dimensions (loop names; "0" is a
@@ -222,18 +222,11 @@ def run(args, case, seed):
     c = Case(*case)
     data = inputs(c, seed)
     src = module(c, data)
-    lowered = subprocess.run([os.path.join(args.bin, "ga-opt"), "--ga-lower-to-cpu"],
-                             input=src, capture_output=True, text=True)
-    if lowered.returncode:
-        return "ga-lower-to-cpu failed:\n" + lowered.stderr
-    libs = ",".join(os.path.join(args.libdir, l) for l in
-                    ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so"))
-    out = subprocess.run([os.path.join(args.tools, "mlir-runner"), "-e", "main",
-                          "-entry-point-result=void", "-shared-libs=" + libs],
-                         input=lowered.stdout, capture_output=True, text=True)
-    if out.returncode:
-        return "mlir-runner failed:\n" + out.stderr
-    sections = out.stdout.split("Unranked Memref")[1:]
+    try:
+        stdout, _ = lower_and_run(args, src)
+    except RuntimeError as error:
+        return str(error)
+    sections = stdout.split("Unranked Memref")[1:]
     ct = COMPUTE[c.ty]
     names = ["output", "logsumexp", "dq", "dk", "dv"]
     types = [c.ty, ct, c.ty, c.ty, c.ty]

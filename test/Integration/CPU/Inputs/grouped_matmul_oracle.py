@@ -19,12 +19,11 @@ any group.
 """
 
 import argparse
-import os
-import re
-import subprocess
 import sys
 
 import numpy as np
+
+from mlir_runner import lower_and_run, printed_integers
 
 # (M, K, N, E, transpose_lhs, element type, ends type)
 CASES = [(12, 8, 5, 4, False, "f32", "i32"), (12, 8, 5, 4, True, "f32", "i32"),
@@ -123,20 +122,11 @@ def run(args, case, kind, seed):
     init = rng.standard_normal((e, k, n) if transposed else (m, n)).astype(NP[ty])
     ends = draw_ends(rng, m, e, kind)
     src = module(x, w, ends, init, transposed, ty, ety)
-    lowered = subprocess.run([os.path.join(args.bin, "ga-opt"),
-                              "--ga-lower-to-cpu=blas=0"], input=src,
-                             capture_output=True, text=True)
-    if lowered.returncode:
-        return "ga-lower-to-cpu failed:\n" + lowered.stderr
-    libs = ",".join(os.path.join(args.libdir, l) for l in
-                    ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so"))
-    out = subprocess.run([os.path.join(args.tools, "mlir-runner"), "-e", "main",
-                          "-entry-point-result=void", "-shared-libs=" + libs],
-                         input=lowered.stdout, capture_output=True, text=True)
-    if out.returncode:
-        return "mlir-runner failed:\n" + out.stderr
-    data = out.stdout[out.stdout.index("data =") + 6:]
-    bits = np.array([int(v) for v in re.findall(r"-?\d+", data)], dtype=np.int64)
+    try:
+        stdout, _ = lower_and_run(args, src, "blas=0")
+    except RuntimeError as error:
+        return str(error)
+    bits = printed_integers(stdout)
     got = bits.astype(INT[ty][1]).view(NP[ty]).astype(np.float64).reshape(init.shape)
     ref = reference(x, w, ends, init, transposed)
     # Each element is a sum of at most max(K, M) + 1 products: that many

@@ -20,12 +20,12 @@ subnormals); NaN must stay NaN and infinities must match.
 
 import argparse
 import math
-import os
 import re
-import subprocess
 import sys
 
 import numpy as np
+
+from mlir_runner import lower_and_run, printed_integers
 
 # The float64 reference of each function and its bound in ulp (the
 # measured maximum of the approximation, rounded up; libm's is printed next
@@ -88,24 +88,12 @@ func.func @main() {
 """ % dict(n=n, name=name, hex=hexdata)
 
 
-def lower_and_run(args, src, options):
-    lowered = subprocess.run(
-        [os.path.join(args.bin, "ga-opt"), "--ga-lower-to-cpu=" + options],
-        input=src, capture_output=True, text=True)
-    if lowered.returncode:
-        raise RuntimeError("ga-lower-to-cpu failed:\n" + lowered.stderr)
-    libs = ",".join(os.path.join(args.libdir, lib) for lib in
-                    ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so"))
-    out = subprocess.run([os.path.join(args.tools, "mlir-runner"), "-e",
-                          "main", "-entry-point-result=void",
-                          "-shared-libs=" + libs],
-                         input=lowered.stdout, capture_output=True, text=True)
-    if out.returncode:
-        raise RuntimeError("mlir-runner failed:\n" + out.stderr)
-    data = out.stdout[out.stdout.index("data =") + 6:]
-    bits = np.array([int(v) for v in re.findall(r"-?\d+", data)],
-                    dtype=np.int64)
-    return bits.astype(np.uint32).view(np.float32), lowered.stdout
+def run_f32(args, src, options):
+    """The f32 values @main of `src` prints as bit patterns, and the lowered
+    module (mlir_runner.lower_and_run)."""
+    stdout, lowered = lower_and_run(args, src, options)
+    return (printed_integers(stdout).astype(np.uint32).view(np.float32),
+            lowered)
 
 
 def ulp_errors(got, x, ref_fn):
@@ -142,12 +130,12 @@ def main():
     x = inputs(args.seed)
     failed = 0
     for name, (ref_fn, bound) in FUNCS.items():
-        vec, text = lower_and_run(args, module(name, x),
+        vec, text = run_f32(args, module(name, x),
                                   "vector-width=256 approximate-math=1")
         # The vector lowering must not call libm for it (the point of the
         # pass); the scalar one does.
         called = re.search(r"llvm\.call @%sf?\(" % name, text) is not None
-        lib, _ = lower_and_run(args, module(name, x), "vector-width=0")
+        lib, _ = run_f32(args, module(name, x), "vector-width=0")
         ev, el = ulp_errors(vec, x, ref_fn), ulp_errors(lib, x, ref_fn)
         worst = int(np.argmax(ev))
         ok = ev.max() <= bound and not called

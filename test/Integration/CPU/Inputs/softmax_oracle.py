@@ -13,12 +13,11 @@ that skipped the max subtraction would overflow exp in float32.
 """
 
 import argparse
-import os
-import re
-import subprocess
 import sys
 
 import numpy as np
+
+from mlir_runner import lower_and_run, printed_integers
 
 CASES = [((5, 7), 1, "f32"), ((6, 4), 0, "f32"), ((3, 4, 5), 2, "f32"),
          ((2, 3, 9), 1, "f64"), ((4, 16), 1, "f64"), ((1, 1), 1, "f32")]
@@ -68,19 +67,11 @@ def run(args, shape, dim, ty, seed):
     x = (rng.standard_normal(shape) * 8).astype(NP[ty])
     x[(0,) * (len(shape) - 1)] += 90  # one row far from 0
     src = module(shape, dim, ty, x)
-    lowered = subprocess.run([os.path.join(args.bin, "ga-opt"), "--ga-lower-to-cpu"], input=src,
-                             capture_output=True, text=True)
-    if lowered.returncode:
-        return "ga-lower-to-cpu failed:\n" + lowered.stderr
-    libs = ",".join(os.path.join(args.libdir, l) for l in
-                    ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so"))
-    out = subprocess.run([os.path.join(args.tools, "mlir-runner"), "-e", "main",
-                          "-entry-point-result=void", "-shared-libs=" + libs],
-                         input=lowered.stdout, capture_output=True, text=True)
-    if out.returncode:
-        return "mlir-runner failed:\n" + out.stderr
-    data = out.stdout[out.stdout.index("data =") + 6:]
-    bits = np.array([int(v) for v in re.findall(r"-?\d+", data)], dtype=np.int64)
+    try:
+        stdout, _ = lower_and_run(args, src)
+    except RuntimeError as error:
+        return str(error)
+    bits = printed_integers(stdout)
     _, uty = INT[ty]
     got = bits.astype(uty).view(NP[ty]).astype(np.float64).reshape(shape)
     x64 = x.astype(np.float64)
