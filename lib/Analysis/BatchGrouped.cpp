@@ -105,7 +105,11 @@ static void transferGroupedMatmul(BatchTransfer &t, GroupedMatmulOp op) {
       {t.checkCoupling(inputs), lhs.level, init.isBatched() ? init.level : 0u});
   cls.dependsOnParams = t.joinInputs(inputs).dependsOnParams;
   t.setResults(cls);
-  t.setPerSample();
+  // The micro-batch's rows: `factor` rows per sample, which also sizes the
+  // init's tile and the shift of the group ends.
+  PerSampleOpInfo info;
+  info.factor = lhs.factor;
+  t.setPerSample(info);
 }
 
 namespace {
