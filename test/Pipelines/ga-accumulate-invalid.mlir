@@ -20,7 +20,7 @@
 // FUNC: step.mlir:{{[0-9]+}}:{{[0-9]+}}: error: func=nosuch: no function with a body named 'nosuch'
 //
 // RUN: not ga-opt %t/step.mlir --ga-accumulate=max-memory=16 2>&1 | %{check} --check-prefix=BUDGET
-// BUDGET: step.mlir:1:1: error: no number of micro-batches fits max-memory=16: the smallest static peak is {{.*}}, with N = {{[0-9]+}} (see --ga-memory-report)
+// BUDGET: step.mlir:1:1: error: no number of micro-batches fits max-memory=16: the smallest static peak is {{.*}}, with N = {{[0-9]+}}; the smallest budget that fits is max-memory={{[0-9]+}} (see --ga-memory-report)
 //
 // RUN: not ga-opt %t/step.mlir --ga-accumulate=max-memory=lots 2>&1 | %{check} --check-prefix=BAD-BUDGET
 // BAD-BUDGET: error: invalid max-memory 'lots': expected a number of bytes, optionally followed by KiB, MiB or GiB
