@@ -22,7 +22,7 @@ import sys
 
 import numpy as np
 
-from mlir_runner import lower_and_run, printed_integers
+from mlir_runner import add_tool_arguments, lower_and_run, printed_integers
 
 LOOPS = "b h g m k1 k2 n".split()
 # name: element type, extents, operand dimensions (loop names; "0" is a
@@ -252,9 +252,7 @@ def run(args, case, seed):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--bin", required=True, help="folder of ga-opt")
-    ap.add_argument("--tools", required=True, help="folder of mlir-runner")
-    ap.add_argument("--libdir", required=True, help="folder of the mlir runner libraries")
+    add_tool_arguments(ap)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--print-module", help="print the module of this case (seed 0)")
     args = ap.parse_args()

@@ -23,7 +23,7 @@ import sys
 
 import numpy as np
 
-from mlir_runner import lower_and_run, printed_integers
+from mlir_runner import add_tool_arguments, lower_and_run, printed_integers
 
 # (M, K, N, E, transpose_lhs, element type, ends type)
 CASES = [(12, 8, 5, 4, False, "f32", "i32"), (12, 8, 5, 4, True, "f32", "i32"),
@@ -143,9 +143,7 @@ def run(args, case, kind, seed):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--bin", required=True, help="folder of ga-opt")
-    ap.add_argument("--tools", required=True, help="folder of mlir-runner")
-    ap.add_argument("--libdir", required=True, help="folder of the mlir runner libraries")
+    add_tool_arguments(ap)
     ap.add_argument("--seeds", type=int, default=1)
     args = ap.parse_args()
     failed = total = 0

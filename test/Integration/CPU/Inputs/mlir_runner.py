@@ -37,3 +37,12 @@ def printed_integers(text):
     data = text[text.index("data =") + 6:]
     return np.array([int(v) for v in re.findall(r"-?\d+", data)],
                     dtype=np.int64)
+
+
+def add_tool_arguments(parser):
+    """The folders lower_and_run reads (--bin, --tools, --libdir)."""
+    parser.add_argument("--bin", required=True, help="folder of ga-opt")
+    parser.add_argument("--tools", required=True,
+                        help="folder of mlir-runner")
+    parser.add_argument("--libdir", required=True,
+                        help="folder of the mlir runner libraries")

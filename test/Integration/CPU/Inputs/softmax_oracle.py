@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-from mlir_runner import lower_and_run, printed_integers
+from mlir_runner import add_tool_arguments, lower_and_run, printed_integers
 
 CASES = [((5, 7), 1, "f32"), ((6, 4), 0, "f32"), ((3, 4, 5), 2, "f32"),
          ((2, 3, 9), 1, "f64"), ((4, 16), 1, "f64"), ((1, 1), 1, "f32")]
@@ -87,9 +87,7 @@ def run(args, shape, dim, ty, seed):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--bin", required=True, help="folder of ga-opt")
-    ap.add_argument("--tools", required=True, help="folder of mlir-runner")
-    ap.add_argument("--libdir", required=True, help="folder of the mlir runner libraries")
+    add_tool_arguments(ap)
     ap.add_argument("--seeds", type=int, default=3)
     args = ap.parse_args()
     failed = 0
