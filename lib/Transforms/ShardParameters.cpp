@@ -378,8 +378,18 @@ bool ShardParametersPass::scatterPerMicroBatch(ReduceScatterOp scatter) {
   for (auto [loop, k] : chain) {
     BlockArgument acc = loop.getRegionIterArgs()[k];
     Block *body = loop.getBody();
-    // The micro-batch's contribution: the chain applied to a zero.
-    b.setInsertionPointToStart(body);
+    // The micro-batch's contribution: the chain applied to a zero, made
+    // right before the first op that reads the accumulator, so that its
+    // whole-size buffer lives only from there to the reduce-scatter.
+    Operation *firstReader = nullptr;
+    for (Operation *user : acc.getUsers())
+      if (Operation *inBody = body->findAncestorOpInBlock(*user))
+        if (!firstReader || inBody->isBeforeInBlock(firstReader))
+          firstReader = inBody;
+    if (firstReader)
+      b.setInsertionPoint(firstReader);
+    else
+      b.setInsertionPointToStart(body);
     Value fullZero = linalg::FillOp::create(
                          b, loc, zero,
                          tensor::EmptyOp::create(b, loc, fullType.getShape(),
@@ -389,8 +399,16 @@ bool ShardParametersPass::scatterPerMicroBatch(ReduceScatterOp scatter) {
     acc.replaceAllUsesWith(fullZero);
     acc.setType(rowsType);
     Operation *yield = body->getTerminator();
-    b.setInsertionPoint(yield);
     Value contribution = yield->getOperand(k);
+    // Reduce-scattered as soon as it is complete (FSDP reduces each layer's
+    // gradient as the backward leaves it), not at the end of the body: the
+    // whole-size contributions of all parameters are then never live at
+    // once.
+    Operation *producer = contribution.getDefiningOp();
+    if (producer && producer->getBlock() == body)
+      b.setInsertionPointAfter(producer);
+    else
+      b.setInsertionPoint(yield);
     if (reshape) {
       IRMapping map;
       map.map(reshape->getOperand(0), contribution);

@@ -11,19 +11,21 @@
 // Default plan: the weight is an argument of its rows, gathered twice per
 // micro-batch (before the forward and before the backward reader), the
 // gradient reduce-scattered per micro-batch into a shard accumulator that
-// starts at zero; the update reads the argument itself and the result is
-// the rows.
+// starts at zero (the contribution's zero made right before the op that
+// accumulates it, reduce-scattered right after it: the whole-size buffer
+// lives only between the two); the update reads the argument itself and
+// the result is the rows.
 //
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME:    (%[[W:.*]]: tensor<2x8xf32>, %{{.*}}: tensor<16x8xf32>, %[[LR:.*]]: tensor<f32>)
 // CHECK-SAME:    -> (tensor<2x8xf32>, tensor<f32>)
 // CHECK:         %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x8xf32>)
 // CHECK:         %[[R:.*]]:2 = scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[Z]], %{{.*}} = %{{.*}}) -> (tensor<2x8xf32>, tensor<f32>)
-// CHECK:           %[[FZ:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x8xf32>)
 // CHECK:           %[[WF:.*]] = ga.all_gather %[[W]] shard 1 of 2 : tensor<2x8xf32> -> tensor<4x8xf32>
 // CHECK:           linalg.generic {{.*}} ins(%{{.*}}, %[[WF]] : tensor<4x8xf32>, tensor<4x8xf32>)
 // CHECK:           %[[WB:.*]] = ga.all_gather %[[W]] shard 1 of 2 : tensor<2x8xf32> -> tensor<4x8xf32>
 // CHECK:           %[[DX:.*]] = linalg.generic {{.*}} ins(%[[WB]] : tensor<4x8xf32>)
+// CHECK:           %[[FZ:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x8xf32>)
 // CHECK:           %[[G:.*]] = linalg.generic {{.*}} outs(%[[FZ]] : tensor<4x8xf32>)
 // CHECK:           %[[RS:.*]] = ga.reduce_scatter <sum> %[[G]] shard 1 of 2 : tensor<4x8xf32> -> tensor<2x8xf32>
 // CHECK:           %[[SUM:.*]] = linalg.add ins(%[[ACC]], %[[RS]] : tensor<2x8xf32>, tensor<2x8xf32>)

@@ -932,8 +932,10 @@ def ShardParameters : Pass<"ga-shard-parameters", "ModuleOp"> {
       accumulator is provably a sum from zero (each link of the chain from
       the iteration argument to the yielded value is the single init of a
       linalg op whose combiner adds it) becomes a shard accumulator: each
-      micro-batch's contribution is computed from a zero full tensor,
-      reduce-scattered and added to this rank's rows; a remainder loop
+      micro-batch's contribution is computed from a zero full tensor made
+      right before the op that accumulates it, reduce-scattered right after
+      that op (as FSDP reduces each layer's gradient as the backward leaves
+      it) and added to this rank's rows; a remainder loop
       continues from the main loop's shard. The gradients of the
       parameters whose results are listed in `reduce-after-loop`, and
       those that are not provably sums, keep the full accumulator and the
