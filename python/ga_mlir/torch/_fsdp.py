@@ -278,8 +278,9 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
             probe.in_place = []
             peaks = _shard_plan.base_peaks(self, ir, batch_args, spec,
                                            counts, probe)
-        self._choice = _shard_plan.choose(
-            self, ir, batch_args, spec, counts, peaks, self.max_memory)
+        self._choice = _shard_plan.fit(
+            self, ir, batch_args, spec, counts, peaks, self.max_memory,
+            probe)
         return self._choice["micro_batches"]
 
     def _in_place_pairs(self, spec):
@@ -369,8 +370,9 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
 
     def _add_choice(self, plan, v):
         """The budget's choice (--ga-shard-plan) in the plan: the
-        per-rank peak predicted (the largest over the ranks) and measured
-        for the default plan, the budget, and per bucket its parameters'
+        per-rank peak predicted (the chosen plan's as compiled, the largest
+        over the ranks: _shard_plan.fit), the planner's model of it, that of
+        the default plan, the budget, and per bucket its parameters'
         names, choices, collectives and bytes as predicted."""
         choice = v.choice
         index = {p: i for i, p in enumerate(v.spec.params)}
@@ -379,6 +381,8 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
         plan.update({
             "budget": choice["budget"],
             "predicted_peak": choice["predicted_peak"],
+            "modelled_peak": choice.get("modelled_peak",
+                                        choice["predicted_peak"]),
             "base_peak": choice["base_peak"],
             "predicted_bytes": choice["moved"],
             "predicted_calls": choice["calls"],

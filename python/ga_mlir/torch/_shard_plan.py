@@ -8,8 +8,14 @@ compiled (the driver's report target, _dp_memory.report), the largest over
 the ranks taken (one all_reduce: every rank compiles together and gets the
 same plan); the driver's shard-plan target (--ga-shard-plan) then adds
 what each kept bucket holds and chooses the plan of fewest bytes moved
-that fits. A budget that nothing fits raises CompileError (budget-not-met)
-naming the smallest per-rank budget that would."""
+that fits. That sum is a model (a kept bucket changes what the buffers
+around it can share), so the chosen plan's own peak is measured the same
+way, as compiled, before it is taken (fit): over the budget, the planner
+chooses again with less room; under it by more than the model assumed,
+with more; the plan of fewest bytes among those measured to fit is taken,
+its measured peak reported as the predicted one. A budget that nothing fits
+raises CompileError (budget-not-met) naming the smallest per-rank budget
+that would."""
 
 import dataclasses
 import hashlib
@@ -20,6 +26,7 @@ import torch
 
 from .. import driver, library_path
 from ._budget import _cache_dir
+from ._common import CompileError
 from ._dp_memory import report
 from ._options import run_driver
 
@@ -45,6 +52,14 @@ def _without_plan_file(options):
         return options
     return dataclasses.replace(
         options, shard_parameters=dataclasses.replace(fsdp, plan_output=""))
+
+
+def _largest(peak, step):
+    """The largest of `peak` over the ranks (every rank decides alike)."""
+    import torch.distributed as dist
+    mine = torch.tensor([peak], dtype=torch.int64)
+    dist.all_reduce(mine, op=dist.ReduceOp.MAX, group=step.process_group)
+    return int(mine)
 
 
 def base_peaks(step, ir, batch_args, spec, counts, variant):
@@ -95,3 +110,69 @@ def choose(step, ir, batch_args, spec, counts, peaks, max_memory):
     choice = json.loads(result.shard_plan)
     choice["candidates"] = [[n, p] for n, p in zip(counts, peaks)]
     return choice
+
+
+# Plans measured at most per budget (each is a rewrite and a memory report).
+_ROUNDS = 4
+
+
+def _measure(step, ir, batch_args, spec, choice, variant):
+    """The per-rank peak (the largest over the ranks) of the step as
+    compiled with `choice`: --ga-memory-report's total peak."""
+    saved, step._choice = step._choice, choice
+    try:
+        marked, options = step._step_options(
+            ir, choice["micro_batches"], batch_args, spec)
+        row = report(marked, options, variant, step.num_inputs, step.options)
+    finally:
+        step._choice = saved
+    return _largest(int(row["total_peak"]), step)
+
+
+def _key(choice):
+    return (choice["micro_batches"], tuple(choice["keep_gathered"]),
+            tuple(choice["reduce_after_loop"]))
+
+
+def fit(step, ir, batch_args, spec, counts, peaks, max_memory, variant):
+    """choose(), with the chosen plan's peak measured as compiled: the plan
+    of fewest bytes moved (then smallest N, fewest collectives, lowest
+    peak) among those measured to fit the budget. The default plan (every
+    bucket resharded) at an N whose base peak fits is measured already, so
+    one always fits when choose() finds any."""
+    choice = choose(step, ir, batch_args, spec, counts, peaks, max_memory)
+    if max_memory is None:
+        return choice
+    budget, base = int(choice["budget"]), dict(zip(counts, peaks))
+    best, seen = None, set()
+    for _ in range(_ROUNDS):
+        if _key(choice) in seen:
+            break
+        seen.add(_key(choice))
+        modelled = choice["predicted_peak"]
+        extra = choice["keep_gathered"] or choice["reduce_after_loop"]
+        measured = _measure(step, ir, batch_args, spec, choice, variant) \
+            if extra else base[choice["micro_batches"]]
+        choice.update(modelled_peak=modelled, predicted_peak=measured)
+        rank = (choice["moved"], choice["micro_batches"], choice["calls"],
+                measured)
+        if measured <= budget and (best is None or rank < best[0]):
+            best = (rank, choice)
+        # The room the model would need for the measured peak to meet the
+        # budget exactly.
+        room = modelled + budget - measured
+        if room < min(peaks):
+            break
+        try:
+            choice = choose(step, ir, batch_args, spec, counts, peaks, room)
+        except CompileError:
+            break
+    if best is None:
+        # Every bucket resharded at the N of lowest base peak: measured.
+        choice = choose(step, ir, batch_args, spec, counts, peaks,
+                        min(peaks))
+        choice.update(modelled_peak=choice["predicted_peak"],
+                      predicted_peak=base[choice["micro_batches"]])
+        best = (None, choice)
+    best[1]["budget"] = budget
+    return best[1]
