@@ -1,5 +1,8 @@
 """What the reports' figures share (ga_mlir.train_mlir and
-ga_mlir.torch.compare's): axes over the number of micro-batches N."""
+ga_mlir.torch.compare's): axes over the number of micro-batches N, and the
+files they are saved to. The caller imports matplotlib (an optional
+dependency) and chooses its backend first."""
+import os
 
 
 def plot_peaks(ax, ns, configurations, static_label):
@@ -20,3 +23,21 @@ def finish_n_axes(ax, ylabel, title):
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize=8)
+
+
+def save_figures(out_dir, draws, combined):
+    """Each (name, draw) of `draws` (draw(ax) fills one axes) as
+    out_dir/<name>.png, and all of them side by side as out_dir/`combined`."""
+    import matplotlib.pyplot as plt  # optional: imported by the caller
+    for name, draw in draws:
+        fig, ax = plt.subplots(figsize=(6, 4.2))
+        draw(ax)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out_dir, f"{name}.png"), dpi=110)
+        plt.close(fig)
+    fig, axes = plt.subplots(1, len(draws), figsize=(16, 4.6))
+    for ax, (_, draw) in zip(axes, draws):
+        draw(ax)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, combined), dpi=100)
+    plt.close(fig)

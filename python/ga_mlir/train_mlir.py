@@ -58,7 +58,7 @@ import time
 import numpy as np
 
 from . import build_dir, steplib, train_torch
-from ._plots import finish_n_axes, plot_peaks
+from ._plots import finish_n_axes, plot_peaks, save_figures
 from .train import step_budget
 
 _REEXEC_FLAG = "GA_TRAIN_PRELOADED"
@@ -132,7 +132,6 @@ def train(step, params, velocities, data, lr, mu, counter):
 def plot(report, out_dir):
     import matplotlib
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     configs = report["configurations"]
     ga = [c for c in configs if c["kind"] == "ga"]
@@ -175,18 +174,8 @@ def plot(report, out_dir):
         ax.axhline(full["static_peak_bytes"] / 1024, color="k", ls=":", label="full batch (report)")
         finish_n_axes(ax, "peak memory of a step (KiB)", "peak memory: static vs measured")
 
-    for name, draw in (("loss", loss_axes), ("time", time_axes), ("memory", memory_axes)):
-        fig, ax = plt.subplots(figsize=(6, 4.2))
-        draw(ax)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, f"{name}.png"), dpi=110)
-        plt.close(fig)
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.6))
-    for ax, draw in zip(axes, (loss_axes, time_axes, memory_axes)):
-        draw(ax)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "analytics.png"), dpi=100)
-    plt.close(fig)
+    save_figures(out_dir, (("loss", loss_axes), ("time", time_axes), ("memory", memory_axes)),
+                 "analytics.png")
 
 
 def _parse(argv):

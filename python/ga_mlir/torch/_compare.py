@@ -43,7 +43,7 @@ import time
 import torch
 
 from .. import steplib
-from .._plots import finish_n_axes, plot_peaks
+from .._plots import finish_n_axes, plot_peaks, save_figures
 from ._metrics import scalar_metrics
 from ._api import compile_train_step
 
@@ -291,7 +291,6 @@ def plot(report, out_dir):
     """loss.png, throughput.png, memory.png and compare.png in `out_dir`."""
     import matplotlib
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     configs = report["configurations"]
     ga = [c for c in configs if c["kind"] == "ga"]
@@ -325,17 +324,5 @@ def plot(report, out_dir):
                        label="PyTorch full batch (measured)")
         finish_n_axes(ax, "peak memory of a step (KiB)", "memory per N")
 
-    draws = (("loss", loss_axes), ("throughput", throughput_axes),
-             ("memory", memory_axes))
-    for name, draw in draws:
-        fig, ax = plt.subplots(figsize=(6, 4.2))
-        draw(ax)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, f"{name}.png"), dpi=110)
-        plt.close(fig)
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.6))
-    for ax, (_, draw) in zip(axes, draws):
-        draw(ax)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "compare.png"), dpi=100)
-    plt.close(fig)
+    save_figures(out_dir, (("loss", loss_axes), ("throughput", throughput_axes),
+                           ("memory", memory_axes)), "compare.png")
