@@ -11,7 +11,8 @@ widened to IN x HIDDEN x 10 (default 256 x 512 x 10: 136,714 parameters,
 --batch samples per effective step, split into N micro-batches.
 
 * ours: the step rewritten with N micro-batches, bucketed, lowered with
-  --ga-lower-to-cpu-mpi; one call per effective step.
+  MPI_Allreduce (the driver's mpi_collectives); one call per effective
+  step.
 * naive: the step compiled for ONE micro-batch of --batch/N samples (the
   same rewrite with N = 1, so the same buckets, as DDP buckets too), called
   N times per effective step: each call runs forward, backward, the bucketed
@@ -36,6 +37,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INPUTS = os.path.join(ROOT, "test", "Integration", "MPI", "Inputs")
+BUCKET_BYTES = 25 * 1024 * 1024
 LINE = re.compile(r"rank 0/\d+: MPI_Allreduce calls per step = (\d+), "
                   r"bytes per step = (\d+), time per step = ([0-9.e+-]+) s")
 
@@ -55,10 +57,17 @@ def build(args, template, batch, n, out):
     and links it with the driver and the PMPI counter."""
     with open(out + ".mlir", "w") as f:
         f.write(template.replace("@B@", str(batch)))
-    rewrite = [f"--ga-accumulate=micro-batches={n}"] if n else []
-    subprocess.run([args.ga_opt, out + ".mlir", *rewrite,
-                    "--ga-lower-to-cpu-mpi=c-interface=1", "-o",
-                    out + ".llvm.mlir"], check=True)
+    from ga_mlir import driver  # from --build's tree (sys.path, main)
+    # The driver's typed options: the rewrite at N (none for n = 0), the
+    # collectives bucketed (25 MiB, --ga-lower-to-cpu-mpi's default) and
+    # lowered to MPI_Allreduce, the C interface.
+    lowered = driver.compile(
+        open(out + ".mlir").read(), driver.CompileOptions(
+            micro_batches=n, rewrite=bool(n), bucket_size=BUCKET_BYTES,
+            mpi_collectives=True, cpu={"c_interface": True}),
+        filename=out + ".mlir").module
+    with open(out + ".llvm.mlir", "w") as f:
+        f.write(lowered)
     subprocess.run([args.mlir_translate, "--mlir-to-llvmir", out + ".llvm.mlir",
                     "-o", out + ".ll"], check=True)
     subprocess.run([args.llc, "-O2", "-filetype=obj", "-relocation-model=pic",
@@ -102,7 +111,8 @@ def main():
                         help="only count collectives and bytes")
     args = parser.parse_args()
     llvm = "/usr/lib/llvm-22/bin"
-    args.ga_opt = os.path.join(args.build, "bin", "ga-opt")
+    sys.path.insert(0, os.path.join(os.path.abspath(args.build),
+                                    "python_packages"))
     # LLVM 22's tools (an older llc on PATH cannot read LLVM 22 IR).
     args.mlir_translate = os.path.join(llvm, "mlir-translate")
     args.llc = os.path.join(llvm, "llc")

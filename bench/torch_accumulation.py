@@ -54,43 +54,18 @@ def make(model_name, seed=0):
     if model_name == "mlp":
         return _kit_models().make("mlp", seed)
     import torch
-    import torch.nn as nn
     import torch.nn.functional as F
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed + 1)
     vocab, d, heads, context, b = 512, 128, 4, 64, 32
-
-    class GPT(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.tok = nn.Embedding(vocab, d)
-            self.pos = nn.Embedding(context, d)
-            self.ln1, self.ln2, self.ln = (nn.LayerNorm(d) for _ in range(3))
-            self.qkv = nn.Linear(d, 3 * d, bias=False)
-            self.proj = nn.Linear(d, d)
-            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(),
-                                     nn.Linear(4 * d, d))
-            self.head = nn.Linear(d, vocab, bias=False)
-            self.head.weight = self.tok.weight
-
-        def forward(self, ids):
-            bb, t = ids.shape
-            x = self.tok(ids) + self.pos(torch.arange(t))
-            q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
-            q, k, v = (z.view(bb, t, heads, d // heads).transpose(1, 2)
-                       for z in (q, k, v))
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-            x = x + self.proj(y.transpose(1, 2).reshape(bb, t, d))
-            x = x + self.mlp(self.ln2(x))
-            return self.head(self.ln(x))
-
     ids = torch.randint(0, vocab, (b, context), generator=g)
     targets = torch.randint(0, vocab, (b, context), generator=g)
 
     def loss_fn(m, ids, targets):
         logits = m(ids)
         return F.cross_entropy(logits.reshape(-1, vocab), targets.reshape(-1))
-    return GPT(), loss_fn, (ids, targets)
+    model = _kit_models().GPT(vocab, d, heads, context, fused_attention=True)
+    return model, loss_fn, (ids, targets)
 
 
 def optimizer_for(model):
@@ -162,6 +137,33 @@ def run_worker(script=__file__, env=None, **kw):
     return json.loads(out.strip().splitlines()[-1])
 
 
+def add_timing_arguments(p, reps):
+    """The options of how often each figure is measured (and --json)."""
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--reps", type=int, default=reps)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--json", default=None)
+
+
+def run_rounds(a, t0, configs, kinds, run):
+    """`run(model, n, kind)` (a worker's result) for every (model, n) of
+    `configs` and every kind, in a.rounds interleaved rounds: {(model, n,
+    kind): {"times": all rounds' times, "loss": .., "setup": the first
+    round's}}."""
+    results = {}
+    for r in range(a.rounds):
+        for model, n in configs:
+            for kind in kinds:
+                res = run(model, n, kind)
+                acc = results.setdefault((model, n, kind), {"times": []})
+                acc["times"] += res["times"]
+                acc.setdefault("loss", res["loss"])
+                acc.setdefault("setup", res["setup"])
+        print(f"round {r + 1}/{a.rounds} done after {time.time() - t0:.0f} s",
+              flush=True)
+    return results
+
+
 def finish(a, t0, rows):
     """The closing line of a run (its time, what each figure is a median
     of, the load) and, with --json, the rows."""
@@ -180,15 +182,12 @@ def main():
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", default="mlp,gpt")
     p.add_argument("--ns", default="1,4,16")
-    p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--reps", type=int, default=10)
-    p.add_argument("--warmup", type=int, default=2)
+    add_timing_arguments(p, reps=10)
     p.add_argument("--kinds", default="ours,eager,compile")
     p.add_argument("--worker", choices=["ours", "ours-fused", "ours-unfused",
                                         "eager", "compile"])
     p.add_argument("--model", default="mlp")
     p.add_argument("--n", type=int, default=1)
-    p.add_argument("--json", default=None)
     a = p.parse_args()
     if a.worker:
         print(json.dumps(worker(a)))
@@ -200,18 +199,9 @@ def main():
     configs = [(m, int(n)) for m in a.models.split(",")
                for n in a.ns.split(",")]
     kinds = a.kinds.split(",")
-    results = {}
-    for r in range(a.rounds):
-        for model, n in configs:
-            for kind in kinds:
-                res = run_worker(worker=kind, model=model, n=n, reps=a.reps,
-                                 warmup=a.warmup)
-                acc = results.setdefault((model, n, kind), {"times": []})
-                acc["times"] += res["times"]
-                acc.setdefault("loss", res["loss"])
-                acc.setdefault("setup", res["setup"])
-        print(f"round {r + 1}/{a.rounds} done after {time.time() - t0:.0f} s",
-              flush=True)
+    results = run_rounds(a, t0, configs, kinds, lambda model, n, kind:
+                         run_worker(worker=kind, model=model, n=n,
+                                    reps=a.reps, warmup=a.warmup))
     med = statistics.median
     print(f"\n{'model':>5} {'N':>3} " + " ".join(
         f"{k + ' ms':>14}" for k in kinds) + " " + " ".join(

@@ -102,16 +102,13 @@ def main():
     p.add_argument("--build", default=os.environ.get(
         "GA_BUILD_DIR", os.path.join(HERE, "..", "build")))
     p.add_argument("--before-build", default=None)
-    p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--reps", type=int, default=5)
-    p.add_argument("--warmup", type=int, default=2)
+    torch_accumulation.add_timing_arguments(p, reps=5)
     p.add_argument("--kinds", default="ours,before,eager,compile",
                    help="which of the four to time (the table needs ours, "
                    "eager and compile)")
     p.add_argument("--worker", choices=["ours", "before", "eager", "compile"])
     p.add_argument("--model", default="resnet18")
     p.add_argument("--n", type=int, default=4)
-    p.add_argument("--json", default=None)
     a = p.parse_args()
     if a.worker:
         print(json.dumps(worker(a)))
@@ -128,22 +125,16 @@ def main():
     kinds = [k for k in list(builds) + ["eager", "compile"]
              if k in a.kinds.split(",")]
     caches = {k: tempfile.mkdtemp(prefix=f"ga-bench-{k}-") for k in kinds}
-    results = {}
-    for r in range(a.rounds):
-        for model, n in configs:
-            for kind in kinds:
-                res = run_worker(builds.get(kind, builds["ours"]),
-                                 caches[kind], worker=kind, model=model, n=n,
-                                 batch=a.batch, reps=a.reps, warmup=a.warmup)
-                print(f"  {model} N={n} {kind}: "
-                      f"{statistics.median(res['times']) * 1e3:.1f} ms "
-                      f"(first call {res['setup']:.0f} s)", flush=True)
-                acc = results.setdefault((model, n, kind), {"times": []})
-                acc["times"] += res["times"]
-                acc.setdefault("loss", res["loss"])
-                acc.setdefault("setup", res["setup"])
-        print(f"round {r + 1}/{a.rounds} done after {time.time() - t0:.0f} s",
-              flush=True)
+
+    def run(model, n, kind):
+        res = run_worker(builds.get(kind, builds["ours"]), caches[kind],
+                         worker=kind, model=model, n=n, batch=a.batch,
+                         reps=a.reps, warmup=a.warmup)
+        print(f"  {model} N={n} {kind}: "
+              f"{statistics.median(res['times']) * 1e3:.1f} ms "
+              f"(first call {res['setup']:.0f} s)", flush=True)
+        return res
+    results = torch_accumulation.run_rounds(a, t0, configs, kinds, run)
     med = statistics.median
     if not {"ours", "eager", "compile"} <= set(kinds):
         return

@@ -48,6 +48,8 @@ BUILD_DIR="${GA_SANITIZE_BUILD_DIR:-$ROOT/build-sanitize}"
 SANITIZERS="${GA_SANITIZERS:-address;undefined}"
 JOBS="${GA_JOBS:-2}"
 LLVM_PREFIX=/usr/lib/llvm-22
+# shellcheck source=configure.sh
+source "$ROOT/scripts/configure.sh"
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(dirname "$ROOT")}"
 
 say() { printf '\n==> %s\n' "$*"; }
@@ -58,13 +60,7 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
                                           -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 if [[ ! -f $BUILD_DIR/build.ninja ]]; then
   say "Configuring $BUILD_DIR with sanitizers $SANITIZERS"
-  cmake -G Ninja -S "$ROOT" -B "$BUILD_DIR" \
-    -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DLLVM_USE_LINKER=lld \
-    -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
-    -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
-    -DGA_ENABLE_SANITIZERS="$SANITIZERS" \
+  ga_configure "$BUILD_DIR" -DGA_ENABLE_SANITIZERS="$SANITIZERS" \
     "${launcher[@]}" >/dev/null || die "cmake failed"
 fi
 

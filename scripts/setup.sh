@@ -35,6 +35,8 @@ JOBS="${GA_JOBS:-$(nproc)}"
 # side (git worktrees, fresh clones) share their objects.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(dirname "$ROOT")}"
 LLVM_PREFIX=/usr/lib/llvm-22
+# shellcheck source=configure.sh
+source "$ROOT/scripts/configure.sh"
 REQUIRED_LLVM_SERIES=22.1
 
 # Exactly what is needed, and why:
@@ -176,12 +178,7 @@ echo "Python environment ready in $((SECONDS - start)) s"
 #===----------------------------------------------------------------------===#
 
 say "Configuring $BUILD_DIR"
-cmake -G Ninja -S "$ROOT" -B "$BUILD_DIR" \
-  -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-  -DLLVM_USE_LINKER=lld \
-  -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
-  -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
+ga_configure "$BUILD_DIR" \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
   -DCMAKE_INSTALL_PREFIX="$BUILD_DIR/install" \
   -DGA_PYTHON="$VENV_DIR/bin/python" ||

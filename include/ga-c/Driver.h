@@ -117,10 +117,16 @@ typedef struct MlirGACompileOptions {
   int rewrite;
   /// A data-parallel step's collectives: gradient buckets of `bucketSize`
   /// bytes (0: none), the collectives as torch.distributed's host calls
-  /// (0 or 1), ZeRO-1 for rank `shardRank` of `shardWorld` (0: not
-  /// sharded) with its parameters, state results and state arguments.
+  /// (0 or 1) or as MPI_Allreduce calls (0 or 1, for the CPU) with the MPI
+  /// ABI `mpiImplementation` (MPICH or OpenMPI; empty: MPICH) and the
+  /// function `mpiEntry` that initializes and finalizes MPI (empty: none),
+  /// ZeRO-1 for rank `shardRank` of `shardWorld` (0: not sharded) with its
+  /// parameters, state results and state arguments.
   int64_t bucketSize;
   int hostCollectives;
+  int mpiCollectives;
+  MlirStringRef mpiImplementation;
+  MlirStringRef mpiEntry;
   int64_t shardRank;
   int64_t shardWorld;
   const int64_t *shardParams;

@@ -30,9 +30,13 @@ typedef struct MlirGAFunctionInfo {
 
 /// Called once per type of the function, arguments first then results, in
 /// order: `isResult` is 0 for an argument and 1 for a result; `type` is the
-/// type as MLIR prints it (e.g. `tensor<4x?xf32>`, `!llvm.ptr`).
+/// type as MLIR prints it (e.g. `tensor<4x?xf32>`, `!llvm.ptr`). For a ranked
+/// tensor, `elementType` is its element type as MLIR prints it and `shape`
+/// its `rank` sizes (a dynamic one is INT64_MIN); for any other type, `rank`
+/// is -1, `shape` null and `elementType` the type itself.
 typedef void (*MlirGATypeCallback)(int isResult, MlirStringRef type,
-                                   void *userData);
+                                   MlirStringRef elementType, intptr_t rank,
+                                   const int64_t *shape, void *userData);
 
 /// Parses `input` (a module; `bufferName` names it in diagnostics) and fills
 /// `info` for the function `funcName` (any operation that implements

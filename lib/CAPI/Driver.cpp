@@ -143,6 +143,9 @@ static void unwrapOptions(const MlirGACompileOptions &c,
   options.rewrite = c.rewrite != 0;
   options.bucketSize = c.bucketSize;
   options.hostCollectives = c.hostCollectives > 0;
+  options.mpiCollectives = c.mpiCollectives > 0;
+  options.mpiImplementation = unwrap(c.mpiImplementation).str();
+  options.mpiEntry = unwrap(c.mpiEntry).str();
   ShardOptimizer &shard = options.shardOptimizer;
   shard.rank = c.shardRank;
   shard.world = c.shardWorld;

@@ -21,14 +21,25 @@
 
 using namespace mlir;
 
-/// Prints each type of `types` and passes it to `callback`.
+/// `type` as MLIR prints it.
+static std::string printType(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  type.print(os);
+  return text;
+}
+
+/// Passes each type of `types` to `callback`: printed, and for a ranked
+/// tensor its element type and shape.
 static void forEachType(TypeRange types, int isResult,
                         MlirGATypeCallback callback, void *userData) {
   for (Type type : types) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    type.print(os);
-    callback(isResult, wrap(StringRef(text)), userData);
+    std::string text = printType(type);
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    std::string element = tensor ? printType(tensor.getElementType()) : text;
+    callback(isResult, wrap(StringRef(text)), wrap(StringRef(element)),
+             tensor ? tensor.getRank() : -1,
+             tensor ? tensor.getShape().data() : nullptr, userData);
   }
 }
 

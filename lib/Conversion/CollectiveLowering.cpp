@@ -392,3 +392,26 @@ Value mlir::ga::detail::getFirstElementAddress(OpBuilder &b, Location loc,
   return LLVM::IntToPtrOp::create(
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), address64);
 }
+
+FailureOr<RuntimeCallOperands>
+mlir::ga::detail::prepareRuntimeCall(OpBuilder &b, const CollectiveGroup &group,
+                                     const ElementTypeCodes &datatypes,
+                                     const ReductionCodes &reductions,
+                                     StringRef runtime) {
+  FailureOr<RuntimeCodes> codes =
+      getRuntimeCodes(group, datatypes, reductions, runtime);
+  if (failed(codes))
+    return failure();
+  Location loc = group.ops.back()->getLoc();
+  RuntimeCallOperands call;
+  call.buf = prepareBuffer(b, loc, group);
+  auto flatType = cast<MemRefType>(call.buf.flat.getType());
+  call.address = getFirstElementAddress(b, loc, call.buf.flat);
+  call.count = arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                            flatType.getNumElements());
+  call.datatype =
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), codes->datatype);
+  call.reduction =
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), codes->reduction);
+  return call;
+}

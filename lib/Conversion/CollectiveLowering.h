@@ -122,6 +122,26 @@ FailureOr<RuntimeCodes> getRuntimeCodes(const CollectiveGroup &group,
 /// `!llvm.ptr` (aligned base plus offset), what a runtime call takes.
 Value getFirstElementAddress(OpBuilder &b, Location loc, Value flat);
 
+/// What every runtime call of a collective takes, built before the group's
+/// last op: the buffer, the address of its first element (`!llvm.ptr`), its
+/// number of elements (i64) and the runtime's codes of its element type and
+/// reduction (i32).
+struct RuntimeCallOperands {
+  CollectiveBuffer buf;
+  Value address;
+  Value count;
+  Value datatype;
+  Value reduction;
+};
+
+/// Looks up the codes of `group` (getRuntimeCodes: fails with its error
+/// where `runtime` has none), then prepares its buffer (prepareBuffer) and
+/// the operands of the call at `b`'s insertion point.
+FailureOr<RuntimeCallOperands>
+prepareRuntimeCall(OpBuilder &b, const CollectiveGroup &group,
+                   const ElementTypeCodes &datatypes,
+                   const ReductionCodes &reductions, StringRef runtime);
+
 } // namespace mlir::ga::detail
 
 #endif // GA_LIB_CONVERSION_COLLECTIVELOWERING_H

@@ -14,6 +14,7 @@
 
 #include "ga/Codegen/Common/Passes.h"
 #include "ga/Conversion/Passes.h"
+#include "ga/IR/Diagnostics.h"
 #include "ga/Memory/Passes.h"
 #include "ga/Transforms/Passes.h"
 
@@ -153,6 +154,35 @@ void driver::buildCollectives(OpPassManager &pm, const DriverOptions &options) {
     buildBuckets(pm, options);
   if (options.hostCollectives)
     pm.addPass(createConvertGAToHostCollectives());
+  if (options.mpiCollectives) {
+    ConvertGAToMPIOptions mpi;
+    if (!options.mpiImplementation.empty())
+      mpi.implementation = options.mpiImplementation;
+    mpi.entry = options.mpiEntry;
+    pm.addPass(createConvertGAToMPI(mpi));
+    // MLIR 22's --convert-to-llvm does not lower mpi.comm_size.
+    pm.addPass(createLowerMPICommSize());
+  }
+}
+
+/// Refuses collectives that no lowering of `options.target` has: host and
+/// MPI calls at once, or MPI calls from a GPU step (--ga-lower-to-nvvm
+/// lowers collectives to NCCL itself).
+static LogicalResult checkCollectives(ModuleOp module,
+                                      const DriverOptions &options) {
+  if (!options.mpiCollectives)
+    return success();
+  if (options.hostCollectives)
+    return emitError(module.getLoc())
+           << DiagnosticCode::ContradictoryOptions
+           << "contradictory options: host collectives and MPI collectives "
+              "(give one of them)";
+  if (options.target == DriverTarget::CUDA)
+    return emitError(module.getLoc())
+           << DiagnosticCode::ContradictoryOptions
+           << "contradictory options: MPI collectives for the CUDA target "
+              "(the GPU lowering calls NCCL)";
+  return success();
 }
 
 LogicalResult driver::writeResultsInPlace(ModuleOp module,
@@ -321,6 +351,8 @@ static LogicalResult lower(const DriverOptions &options, DriverResult &result) {
 
 LogicalResult mlir::ga::runDriver(ModuleOp module, const DriverOptions &options,
                                   DriverResult &result) {
+  if (failed(checkCollectives(module, options)))
+    return failure();
   OwningOpRef<ModuleOp> step = module.clone();
   if (!options.rewrite) {
     result.rewritten = std::move(step);

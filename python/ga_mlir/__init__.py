@@ -38,7 +38,7 @@ import os
 import threading
 import warnings
 
-__all__ = ["run_pipeline", "verify", "function_info", "FunctionInfo", "draw_inputs", "DrawnInput",
+__all__ = ["run_pipeline", "verify", "function_info", "FunctionInfo", "ValueType", "draw_inputs", "DrawnInput",
            "rewrite_gpu_objects", "GpuObject",
            "PipelineError", "Diagnostic", "GADiagnosticWarning",
            "library_path", "library_dir", "build_dir"]
@@ -101,7 +101,9 @@ class _Diagnostic(ctypes.Structure):
 _DiagnosticCallback = ctypes.CFUNCTYPE(None, ctypes.POINTER(_Diagnostic),
                                        ctypes.c_void_p)
 _SEVERITIES = ("error", "warning", "note", "remark")
-_TypeCallback = ctypes.CFUNCTYPE(None, ctypes.c_int, _StringRef,
+_TypeCallback = ctypes.CFUNCTYPE(None, ctypes.c_int, _StringRef, _StringRef,
+                                 ctypes.c_ssize_t,
+                                 ctypes.POINTER(ctypes.c_int64),
                                  ctypes.c_void_p)
 
 
@@ -113,10 +115,18 @@ class _FunctionInfo(ctypes.Structure):
 
 
 FunctionInfo = collections.namedtuple(
-    "FunctionInfo", ["arguments", "results", "micro_batches"])
+    "FunctionInfo", ["arguments", "results", "micro_batches",
+                     "argument_types", "result_types"])
 FunctionInfo.__doc__ = """What function_info found: the argument and result
-types as MLIR prints them (lists of str), and the function's
-`ga.micro_batches` (None when it has none)."""
+types as MLIR prints them (lists of str), the function's `ga.micro_batches`
+(None when it has none), and the argument and result types as ValueTypes
+(lists)."""
+
+ValueType = collections.namedtuple("ValueType", ["shape", "element"])
+ValueType.__doc__ = """One type of a function, read from the parsed type: a
+ranked tensor's shape (a tuple; None for a dynamic size) and element type as
+MLIR prints it; for any other type, shape None and the type as MLIR prints
+it."""
 
 
 _ArrayCallback = ctypes.CFUNCTYPE(None, ctypes.c_ssize_t, _StringRef,
@@ -346,10 +356,16 @@ def function_info(ir, name, filename=None):
                         f"{type(ir).__name__}, name: {type(name).__name__}")
     lib = _load()
     types = ([], [])
+    structured = ([], [])
 
-    def on_type(is_result, ref, _):
+    def on_type(is_result, ref, element, rank, shape, _):
         types[is_result].append(
             ctypes.string_at(ref.data, ref.length).decode("utf-8"))
+        sizes = None if rank < 0 else tuple(
+            None if shape[i] == -2**63 else shape[i] for i in range(rank))
+        structured[is_result].append(ValueType(
+            sizes, ctypes.string_at(element.data,
+                                    element.length).decode("utf-8")))
 
     type_callback = _TypeCallback(on_type)
     diagnostics, diagnostic_callback = _collector()
@@ -367,7 +383,7 @@ def function_info(ir, name, filename=None):
     assert len(types[1]) == info.num_results
     return FunctionInfo(types[0], types[1],
                         None if info.micro_batches < 0 else
-                        info.micro_batches)
+                        info.micro_batches, structured[0], structured[1])
 
 
 def rewrite_gpu_objects(ir, replace, filename=None):

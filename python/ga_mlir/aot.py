@@ -211,16 +211,22 @@ def _split_options(flag, text):
 
 
 def driver_options(target, accumulate=None, lower_options="",
-                   chips=DEFAULT_CHIPS):
+                   chips=DEFAULT_CHIPS, mpi=False):
     """ga-compile's options as the driver's (ga_mlir.driver.CompileOptions):
     the rewrite by --ga-accumulate's options `accumulate` (None: the step is
     lowered as it is), the lowering for `target` by its pipeline's options
     `lower_options`, with the C interface (and for CUDA, PTX for the first
-    of `chips`, which link_library assembles for each)."""
+    of `chips`, which link_library assembles for each); `mpi`: the
+    collectives as MPI_Allreduce calls (the driver's mpi_collectives, for
+    the CPU)."""
     from . import driver
     if target not in ("cpu", "cuda"):
         raise CompileError(f"unknown target '{target}' (cpu or cuda)")
-    fields = {"rewrite": accumulate is not None, "target": target}
+    if mpi and target != "cpu":
+        raise CompileError("--mpi lowers collectives for --target=cpu (the "
+                           "CUDA lowering calls NCCL)")
+    fields = {"rewrite": accumulate is not None, "target": target,
+              "mpi_collectives": bool(mpi)}
     for name, value in _split_options("--accumulate", accumulate).items():
         if name not in _ACCUMULATE_FIELDS:
             raise CompileError(f"--accumulate: unknown option '{name}' ("
@@ -250,12 +256,14 @@ def driver_options(target, accumulate=None, lower_options="",
 
 
 def lower(source, target, accumulate=None, lower_options="",
-          chips=DEFAULT_CHIPS, tools=None, verbose=False, name="<stdin>"):
+          chips=DEFAULT_CHIPS, tools=None, verbose=False, name="<stdin>",
+          mpi=False):
     """The LLVM-dialect module of the step `source` (IR text): rewritten by
     --ga-accumulate's options `accumulate` unless None, lowered for
-    `target`, in this process by the driver (ga_mlir.driver)."""
+    `target` (with MPI collectives when `mpi`), in this process by the
+    driver (ga_mlir.driver)."""
     from . import PipelineError, driver
-    options = driver_options(target, accumulate, lower_options, chips)
+    options = driver_options(target, accumulate, lower_options, chips, mpi)
     tools = tools or Toolchain()
     if target == "cuda":
         tools.export_cuda_home()
@@ -329,6 +337,9 @@ def _runtime_libraries(undefined, tools):
             flags.append(f"-l{link}")
     if any(s.startswith("cblas_") for s in undefined):
         flags.append("-lopenblas")
+    if any(s.startswith("MPI_") for s in undefined):
+        # --mpi lowers to the MPICH ABI (convert-ga-to-mpi's default).
+        flags.append("-lmpich")
     if runtimes:
         # Our CUDA runtimes link the driver (libcuda.so.1); here that may be
         # the toolkit's stub, which the linker must find to check them.
@@ -343,14 +354,14 @@ def _runtime_libraries(undefined, tools):
 def compile_step(source, output, target="cpu", accumulate=None,
                  lower_options="", lowered=False, mcpu=None,
                  chips=DEFAULT_CHIPS, build_dir=None, keep=None,
-                 verbose=False, name="<stdin>"):
+                 verbose=False, name="<stdin>", mpi=False):
     """The whole chain: the step `source` (IR text; an LLVM-dialect module
-    when `lowered`) to the shared library `output`. Returns the runtime
-    libraries copied beside it."""
+    when `lowered`) to the shared library `output`, its collectives as MPI
+    calls when `mpi`. Returns the runtime libraries copied beside it."""
     tools = Toolchain(build_dir)
     if not lowered:
         source = lower(source, target, accumulate, lower_options, chips,
-                       tools, verbose, name)
+                       tools, verbose, name, mpi)
         if keep:
             os.makedirs(keep, exist_ok=True)
             with open(os.path.join(keep, "step.lowered.mlir"), "w") as f:
@@ -374,6 +385,11 @@ def main(argv=None):
     p.add_argument("--lower-options", default="", metavar="OPTS",
                    help="more options of --ga-lower-to-cpu or "
                    "--ga-lower-to-nvvm, e.g. 'blas=1' or 'cublas=0'")
+    p.add_argument("--mpi", action="store_true",
+                   help="the data-parallel step's collectives as "
+                   "MPI_Allreduce calls (MPICH ABI; --target=cpu), as "
+                   "--ga-lower-to-cpu-mpi lowers them; the library links "
+                   "libmpich")
     p.add_argument("--lowered", action="store_true",
                    help="the input is already an LLVM-dialect module")
     p.add_argument("--mcpu", help="llc's -mcpu (default: generic)")
@@ -400,7 +416,7 @@ def main(argv=None):
         runtimes = compile_step(
             source, a.output, a.target, a.accumulate, a.lower_options,
             a.lowered, a.mcpu, chips, a.build_dir, a.keep, a.v,
-            name=a.input)
+            name=a.input, mpi=a.mpi)
     except CompileError as e:
         print(f"ga-compile: error: {e}", file=sys.stderr)
         return 1

@@ -72,7 +72,10 @@ class CompileOptions:
     the step sharded by shard_parameters' default plan, chosen as
     shard_plan, a ShardPlan, asks). rewrite=False lowers the step as it is.
     A data-parallel step: gradient buckets of bucket_size bytes,
-    host_collectives (torch.distributed's, for the CPU), shard_optimizer
+    host_collectives (torch.distributed's, for the CPU) or mpi_collectives
+    (MPI_Allreduce, for the CPU, with the MPI ABI mpi_implementation,
+    "MPICH" or "OpenMPI", and mpi_entry, the function that initializes and
+    finalizes MPI, if any), shard_optimizer
     (ZeRO-1: a ShardOptimizer), shard_parameters (FSDP: a
     ShardParameters)."""
     micro_batches: int = 0
@@ -92,6 +95,9 @@ class CompileOptions:
     rewrite: bool = True
     bucket_size: int = 0
     host_collectives: bool = False
+    mpi_collectives: bool = False
+    mpi_implementation: str = ""
+    mpi_entry: str = ""
     shard_optimizer: "ShardOptimizer" = None
     shard_parameters: "ShardParameters" = None
     report_roles: tuple = ()
@@ -201,6 +207,8 @@ class _Options(ctypes.Structure):
                 ("nvvm", _NVVMOptions), ("rewrite", ctypes.c_int),
                 ("bucketSize", ctypes.c_int64),
                 ("hostCollectives", ctypes.c_int),
+                ("mpiCollectives", ctypes.c_int),
+                ("mpiImplementation", _StringRef), ("mpiEntry", _StringRef),
                 ("shardRank", ctypes.c_int64),
                 ("shardWorld", ctypes.c_int64),
                 ("shardParams", ctypes.POINTER(ctypes.c_int64)),
@@ -349,6 +357,9 @@ def compile(ir, options, filename=None):
     c.rewrite = int(bool(options.rewrite))
     c.bucketSize = int(options.bucket_size or 0)
     c.hostCollectives = int(bool(options.host_collectives))
+    c.mpiCollectives = int(bool(options.mpi_collectives))
+    c.mpiImplementation = text(options.mpi_implementation or "")
+    c.mpiEntry = text(options.mpi_entry or "")
     zero = options.shard_optimizer
     if zero is not None:
         c.shardRank, c.shardWorld = int(zero.rank), int(zero.world)

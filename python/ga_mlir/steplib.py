@@ -10,7 +10,6 @@ Needs numpy; no other package.
 
 import ctypes
 import os
-import re
 import time
 
 import numpy as np
@@ -28,16 +27,17 @@ _CTYPES = {"f32": ctypes.c_float, "f64": ctypes.c_double, "i64": ctypes.c_int64,
 
 
 class ArgType:
-    """One argument or result type: a tensor (shape, element) or a scalar."""
+    """One argument or result type: a tensor (shape, element) or a scalar,
+    from its type as read from the parsed IR (ga_mlir.ValueType) and its
+    printed form `text` (for messages)."""
 
-    def __init__(self, text):
+    def __init__(self, value_type, text):
         self.text = text
-        m = re.fullmatch(r"tensor<((?:\d+x)*)(\w+)>", text)
-        if m:
-            self.shape = tuple(int(d) for d in m.group(1).split("x") if d)
-            self.element = m.group(2)
-        elif text in _CTYPES:
-            self.shape, self.element = None, text
+        shape, element = value_type
+        if shape is not None and None not in shape and element in _DTYPES:
+            self.shape, self.element = tuple(shape), element
+        elif shape is None and element in _CTYPES:
+            self.shape, self.element = None, element
         else:
             raise ValueError(f"unsupported argument type '{text}' (static tensors and scalars only)")
 
@@ -64,8 +64,8 @@ def function_type(path, func="train_step"):
         info = function_info(text, func, filename=path)
     except PipelineError:
         raise ValueError(f"no function @{func} in {path}") from None
-    return ([ArgType(t) for t in info.arguments],
-            [ArgType(t) for t in info.results])
+    return ([ArgType(*t) for t in zip(info.argument_types, info.arguments)],
+            [ArgType(*t) for t in zip(info.result_types, info.results)])
 
 
 def draw_inputs(path, func="train_step", seed=0):
@@ -75,11 +75,9 @@ def draw_inputs(path, func="train_step", seed=0):
     from . import draw_inputs as draw
     with open(path) as f:
         text = f.read()
-    arrays = []
-    for drawn in draw(text, func, seed, filename=path):
-        element = ArgType(drawn.type).element
-        arrays.append(np.frombuffer(drawn.data, dtype=_DTYPES[element]).reshape(drawn.shape).copy())
-    return arrays
+    arg_types, _ = function_type(path, func)
+    return [np.frombuffer(drawn.data, dtype=t.dtype).reshape(drawn.shape).copy()
+            for drawn, t in zip(draw(text, func, seed, filename=path), arg_types)]
 
 
 def build_library(ga_opt, path, out_dir, name, accumulate=None, cpu_options="", mcpu=None):

@@ -58,6 +58,7 @@ import time
 import numpy as np
 
 from . import build_dir, steplib, train_torch
+from ._plots import finish_n_axes, plot_peaks, save_figures
 from .train import step_budget
 
 _REEXEC_FLAG = "GA_TRAIN_PRELOADED"
@@ -131,7 +132,6 @@ def train(step, params, velocities, data, lr, mu, counter):
 def plot(report, out_dir):
     import matplotlib
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     configs = report["configurations"]
     ga = [c for c in configs if c["kind"] == "ga"]
@@ -162,40 +162,20 @@ def plot(report, out_dir):
                 ax.plot([c["micro_batches"] for c in others[kind]],
                         [1e3 * c["median_seconds_per_step"] for c in others[kind]], style, label=label)
         ax.axhline(1e3 * full["median_seconds_per_step"], color="k", ls=":", label="full batch")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("micro-batches N")
-        ax.set_ylabel("time per optimizer step (ms, median)")
-        ax.set_title("what accumulation costs in time")
-        ax.legend(fontsize=8)
+        finish_n_axes(ax, "time per optimizer step (ms, median)", "what accumulation costs in time")
 
     def memory_axes(ax):
-        ax.plot(ns, [c["static_peak_bytes"] / 1024 for c in ga], "o-", label="--ga-memory-report")
-        if all(c["measured_peak_bytes"] for c in ga):
-            ax.plot(ns, [c["measured_peak_bytes"] / 1024 for c in ga], "x--", label="measured (heap)")
+        plot_peaks(ax, ns, ga, "--ga-memory-report")
         for kind, (label, style) in kinds.items():
             if others[kind] and all(c["measured_peak_bytes"] for c in others[kind]):
                 ax.plot([c["micro_batches"] for c in others[kind]],
                         [c["measured_peak_bytes"] / 1024 for c in others[kind]], style,
                         label=f"{label} (measured)")
         ax.axhline(full["static_peak_bytes"] / 1024, color="k", ls=":", label="full batch (report)")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("micro-batches N")
-        ax.set_ylabel("peak memory of a step (KiB)")
-        ax.set_title("peak memory: static vs measured")
-        ax.legend(fontsize=8)
+        finish_n_axes(ax, "peak memory of a step (KiB)", "peak memory: static vs measured")
 
-    for name, draw in (("loss", loss_axes), ("time", time_axes), ("memory", memory_axes)):
-        fig, ax = plt.subplots(figsize=(6, 4.2))
-        draw(ax)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, f"{name}.png"), dpi=110)
-        plt.close(fig)
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.6))
-    for ax, draw in zip(axes, (loss_axes, time_axes, memory_axes)):
-        draw(ax)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "analytics.png"), dpi=100)
-    plt.close(fig)
+    save_figures(out_dir, (("loss", loss_axes), ("time", time_axes), ("memory", memory_axes)),
+                 "analytics.png")
 
 
 def _parse(argv):

@@ -41,9 +41,15 @@ MICRO_BATCH = {"gpt2-124m": 8, "llama-1b": 8}
 
 
 class GPT(nn.Module):
-    def __init__(self, vocab=512, d=128, heads=4, context=64):
+    """A one-block causal GPT with tied embeddings. fused_attention: its
+    attention as scaled_dot_product_attention (the CPU benchmark's form),
+    else written out (see forward)."""
+
+    def __init__(self, vocab=512, d=128, heads=4, context=64,
+                 fused_attention=False):
         super().__init__()
         self.d, self.heads = d, heads
+        self.fused_attention = fused_attention
         self.tok = nn.Embedding(vocab, d)
         self.pos = nn.Embedding(context, d)
         self.ln1, self.ln2, self.ln = (nn.LayerNorm(d) for _ in range(3))
@@ -60,12 +66,16 @@ class GPT(nn.Module):
         x = self.tok(ids) + self.pos(torch.arange(t, device=ids.device))
         q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
         q, k, v = (z.view(b, t, h, d // h).transpose(1, 2) for z in (q, k, v))
-        # Causal attention written out: the frontend cannot trace
-        # scaled_dot_product_attention under bf16 autocast (its backward
-        # mixes dtypes in make_fx), and the math is the same.
-        att = (q @ k.transpose(-2, -1)) * (d // h) ** -0.5
-        causal = torch.ones(t, t, dtype=torch.bool, device=ids.device).tril()
-        y = att.masked_fill(~causal, float("-inf")).softmax(-1) @ v
+        if self.fused_attention:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            # Causal attention written out: the frontend cannot trace
+            # scaled_dot_product_attention under bf16 autocast (its
+            # backward mixes dtypes in make_fx), and the math is the same.
+            att = (q @ k.transpose(-2, -1)) * (d // h) ** -0.5
+            causal = torch.ones(t, t, dtype=torch.bool,
+                                device=ids.device).tril()
+            y = att.masked_fill(~causal, float("-inf")).softmax(-1) @ v
         x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
         x = x + self.mlp(self.ln2(x))
         return self.head(self.ln(x))

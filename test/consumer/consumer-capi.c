@@ -21,10 +21,16 @@ static void printToStdout(MlirStringRef text, void *userData) {
   fwrite(text.data, 1, text.length, stdout);
 }
 
-static void printType(int isResult, MlirStringRef type, void *userData) {
+static void printType(int isResult, MlirStringRef type,
+                      MlirStringRef elementType, intptr_t rank,
+                      const int64_t *shape, void *userData) {
   (void)userData;
-  printf("// %s %.*s\n", isResult ? "result" : "argument", (int)type.length,
-         type.data);
+  printf("// %s %.*s: %.*s of rank %ld", isResult ? "result" : "argument",
+         (int)type.length, type.data, (int)elementType.length, elementType.data,
+         (long)rank);
+  for (intptr_t i = 0; i < rank; ++i)
+    printf(" %ld", (long)shape[i]);
+  printf("\n");
 }
 
 static char *readFile(const char *path) {

@@ -34,6 +34,7 @@ configuration). Output: one line per command (`ok`, `skipped: why`, or
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -57,13 +58,13 @@ CI = ("run by CI (.ci/run) on every change; running it here would rebuild the "
       "tree under test")
 
 
+@dataclasses.dataclass
 class Skip:
     """A command that is not run here, and why."""
-
-    def __init__(self, reason):
-        self.reason = reason
+    reason: str
 
 
+@dataclasses.dataclass
 class Run:
     """A command run as written.
 
@@ -79,16 +80,13 @@ class Run:
     gpu_from: a Python block's first line that needs a GPU: without one,
     the block runs up to that line (compiling for the GPU needs only ptxas).
     """
-
-    def __init__(self, files=None, prelude="", trains=False, expect=None,
-                 check=None, fresh_venv=False, gpu_from=None):
-        self.files = files or {}
-        self.prelude = prelude
-        self.trains = trains
-        self.expect = expect
-        self.check = check
-        self.fresh_venv = fresh_venv
-        self.gpu_from = gpu_from
+    files: dict = dataclasses.field(default_factory=dict)
+    prelude: str = ""
+    trains: bool = False
+    expect: str = None
+    check: object = None
+    fresh_venv: bool = False
+    gpu_from: str = None
 
 
 def measured_peaks(report_path):

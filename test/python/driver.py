@@ -178,6 +178,30 @@ with tempfile.TemporaryDirectory() as work:
     # CHECK: reduce_after_loop [] scatters per micro-batch 1 after 0
     # CHECK: reduce_after_loop [0] scatters per micro-batch 0 after 1
 
+# MPI collectives (mpi_collectives, what --ga-lower-to-cpu-mpi selects as a
+# pipeline): the data-parallel step's all-reduce becomes one MPI_Allreduce
+# call per bucket, in the lowered CPU step, and no ga collective is left.
+result = driver.compile(SGD, driver.CompileOptions(
+    func_name="sgd", micro_batches=2, mpi_collectives=True,
+    bucket_size=1 << 20))
+print("mpi: MPI_Allreduce calls", result.module.count("llvm.call @MPI_Allreduce"),
+      "ga ops left", "ga.all_reduce" in result.module)
+# CHECK: mpi: MPI_Allreduce calls 1 ga ops left False
+
+# Host and MPI collectives at once, MPI for the GPU: refused with their
+# code.
+for what, options in (("host and mpi", dict(host_collectives=True)),
+                      ("mpi on cuda", dict(target="cuda"))):
+    try:
+        driver.compile(SGD, driver.CompileOptions(
+            func_name="sgd", micro_batches=2, mpi_collectives=True,
+            **options))
+        print(what, "ACCEPTED")
+    except ga_mlir.PipelineError as error:
+        print(what, error.diagnostics[0].code)
+# CHECK: host and mpi contradictory-options
+# CHECK: mpi on cuda contradictory-options
+
 # rewrite=False: the step lowered as it is (ga-compile without
 # --accumulate): no micro-batch loop.
 result = driver.compile(STEP, driver.CompileOptions(rewrite=False))

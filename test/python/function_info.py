@@ -34,7 +34,18 @@ print(info.arguments, info.results, info.micro_batches)
 # CHECK: ['tensor<8xf32>', 'tensor<16x8xf32>'] ['tensor<8xf32>', 'f32'] None
 
 print(ga_mlir.function_info(STEP, "helper"))
-# CHECK: FunctionInfo(arguments=['f32'], results=['f32'], micro_batches=None)
+# CHECK: FunctionInfo(arguments=['f32'], results=['f32'], micro_batches=None,
+# CHECK-SAME: argument_types=[ValueType(shape=None, element='f32')]
+
+# The types as data: a tensor's shape (None for a dynamic size) and element
+# type, read from the parsed type.
+print(info.argument_types, info.result_types)
+# CHECK: [ValueType(shape=(8,), element='f32'), ValueType(shape=(16, 8), element='f32')]
+# CHECK-SAME: [ValueType(shape=(8,), element='f32'), ValueType(shape=None, element='f32')]
+dynamic = ga_mlir.function_info(
+    "func.func @g(%x: tensor<?x3xbf16>, %y: tensor<i1>) { return }", "g")
+print(dynamic.argument_types)
+# CHECK: [ValueType(shape=(None, 3), element='bf16'), ValueType(shape=(), element='i1')]
 
 # The N chosen by a pass, read from its attribute (not from the printed
 # text): the same from the pretty and the generic form.

@@ -122,11 +122,20 @@ struct DriverOptions {
   /// the lowering, gradient buckets of `bucketSize` bytes (0: one collective
   /// per all-reduce; --ga-bucket-gradients), and the collectives as calls
   /// of torch.distributed's (--convert-ga-to-host-collectives;
-  /// --ga-lower-to-nvvm lowers them to NCCL itself).
+  /// --ga-lower-to-nvvm lowers them to NCCL itself), or for the CPU as
+  /// MPI_Allreduce calls (mpiCollectives: --convert-ga-to-mpi, as
+  /// --ga-lower-to-cpu-mpi lowers them) with the MPI ABI `mpiImplementation`
+  /// (MPICH or OpenMPI; empty: MPICH) and `mpiEntry`, the function that
+  /// initializes and finalizes MPI itself (empty: none). Host and MPI
+  /// collectives together, or MPI for the GPU, are refused
+  /// (contradictory-options).
   ShardOptimizer shardOptimizer;
   ShardParameters shardParameters;
   int64_t bucketSize = 0;
   bool hostCollectives = false;
+  bool mpiCollectives = false;
+  std::string mpiImplementation;
+  std::string mpiEntry;
   DriverTarget target = DriverTarget::CPU;
   /// For DriverTarget::Report: the class of each argument (parameters,
   /// optimizer_state, inputs), and for a data-parallel step this rank's

@@ -118,39 +118,29 @@ LogicalResult ConvertGAToHostCollectivesPass::lower(ModuleOp module,
                                                     int64_t id) {
   Operation *anchor = group.ops.back();
   Location loc = anchor->getLoc();
-  FailureOr<RuntimeCodes> codes =
-      getRuntimeCodes(group, kDatatypes, kOps, "the host collectives runtime");
-  if (failed(codes))
-    return failure();
-  auto [dtype, op] = *codes;
-  MLIRContext *ctx = &getContext();
-  auto ptr = LLVM::LLVMPointerType::get(ctx);
-  OpBuilder b(anchor);
-  Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  func::FuncOp start = declare(module, kStartFn, {ptr, i64, i32, i32, i64});
-  func::FuncOp wait = declare(module, kWaitFn, {i64});
   // Where the result is first needed: computed before anything is rewritten.
   SmallVector<Operation *> views;
   Operation *waitPoint = firstUser(anchor->getBlock(), group.ops, views);
-  CollectiveBuffer buf = prepareBuffer(b, loc, group);
-
-  auto flatType = cast<MemRefType>(buf.flat.getType());
-  Value pointer = getFirstElementAddress(b, loc, buf.flat);
+  OpBuilder b(anchor);
+  FailureOr<RuntimeCallOperands> call = prepareRuntimeCall(
+      b, group, kDatatypes, kOps, "the host collectives runtime");
+  if (failed(call))
+    return failure();
+  auto ptr = LLVM::LLVMPointerType::get(&getContext());
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  func::FuncOp start = declare(module, kStartFn, {ptr, i64, i32, i32, i64});
+  func::FuncOp wait = declare(module, kWaitFn, {i64});
   Value idValue = arith::ConstantIntOp::create(b, loc, i64, id);
-  func::CallOp::create(
-      b, loc, start,
-      ValueRange{
-          pointer,
-          arith::ConstantIntOp::create(b, loc, i64, flatType.getNumElements()),
-          arith::ConstantIntOp::create(b, loc, i32, dtype),
-          arith::ConstantIntOp::create(b, loc, i32, op), idValue});
+  func::CallOp::create(b, loc, start,
+                       ValueRange{call->address, call->count, call->datatype,
+                                  call->reduction, idValue});
   ++numCollectives;
 
   // The status of a failed collective is the engine's to report (the
   // frontend raises its error after the call); the step itself goes on.
   b.setInsertionPoint(waitPoint);
   func::CallOp::create(b, loc, wait, ValueRange{idValue});
-  replaceWithReduced(b, loc, group, buf, nullptr);
+  replaceWithReduced(b, loc, group, call->buf, nullptr);
   for (Operation *view : views)
     view->moveBefore(waitPoint);
   return success();

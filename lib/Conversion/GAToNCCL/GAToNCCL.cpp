@@ -87,29 +87,20 @@ void ConvertGAToNCCLPass::runOnOperation() {
     for (CollectiveGroup &group : *groups) {
       Operation *anchor = group.ops.back();
       Location loc = anchor->getLoc();
-      FailureOr<RuntimeCodes> codes =
-          getRuntimeCodes(group, kNcclDatatypes, kNcclOps, "NCCL");
-      if (failed(codes))
-        return signalPassFailure();
-      auto [dtype, op] = *codes;
-      func::FuncOp runtime = getOrDeclareRuntime(module);
       OpBuilder b(anchor);
-      CollectiveBuffer buf = prepareBuffer(b, loc, group);
-
-      auto flatType = cast<MemRefType>(buf.flat.getType());
+      FailureOr<RuntimeCallOperands> operands =
+          prepareRuntimeCall(b, group, kNcclDatatypes, kNcclOps, "NCCL");
+      if (failed(operands))
+        return signalPassFailure();
+      func::FuncOp runtime = getOrDeclareRuntime(module);
       auto ptr = LLVM::LLVMPointerType::get(&getContext());
-      Value pointer = getFirstElementAddress(b, loc, buf.flat);
-      Value count = arith::ConstantIntOp::create(b, loc, b.getI64Type(),
-                                                 flatType.getNumElements());
-      Value dtypeValue =
-          arith::ConstantIntOp::create(b, loc, b.getI32Type(), dtype);
-      Value opValue = arith::ConstantIntOp::create(b, loc, b.getI32Type(), op);
       // No stream yet: the runtime waits for the device itself, correct in any
       // lowering; --ga-gpu-single-stream passes the step's stream instead.
       Value stream = LLVM::ZeroOp::create(b, loc, ptr);
       auto call = func::CallOp::create(
           b, loc, runtime,
-          ValueRange{stream, pointer, count, dtypeValue, opValue});
+          ValueRange{stream, operands->address, operands->count,
+                     operands->datatype, operands->reduction});
       Value zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
       Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                        call.getResult(0), zero);
@@ -117,7 +108,7 @@ void ConvertGAToNCCLPass::runOnOperation() {
                            "ga: gaNcclAllReduce failed (see the message of "
                            "the NCCL runtime above)");
       ++numCollectives;
-      replaceWithReduced(b, loc, group, buf, nullptr);
+      replaceWithReduced(b, loc, group, operands->buf, nullptr);
     }
   }
   eraseUnusedGrids(module);

@@ -43,6 +43,7 @@ import time
 import torch
 
 from .. import steplib
+from .._plots import finish_n_axes, plot_peaks, save_figures
 from ._metrics import scalar_metrics
 from ._api import compile_train_step
 
@@ -290,7 +291,6 @@ def plot(report, out_dir):
     """loss.png, throughput.png, memory.png and compare.png in `out_dir`."""
     import matplotlib
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     configs = report["configurations"]
     ga = [c for c in configs if c["kind"] == "ga"]
@@ -315,38 +315,14 @@ def plot(report, out_dir):
         if base["kind"] == "pytorch":
             ax.axhline(base["samples_per_s"], color="k", ls=":",
                        label="PyTorch full batch")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("micro-batches N")
-        ax.set_ylabel("samples/s (median)")
-        ax.set_title("throughput")
-        ax.legend(fontsize=8)
+        finish_n_axes(ax, "samples/s (median)", "throughput")
 
     def memory_axes(ax):
-        ax.plot(ns, [c["static_peak_bytes"] / 1024 for c in ga], "o-",
-                label="static (--ga-memory-report)")
-        if all(c["measured_peak_bytes"] for c in ga):
-            ax.plot(ns, [c["measured_peak_bytes"] / 1024 for c in ga], "x--",
-                    label="measured (heap)")
+        plot_peaks(ax, ns, ga, "static (--ga-memory-report)")
         if base["kind"] == "pytorch" and base["measured_peak_bytes"]:
             ax.axhline(base["measured_peak_bytes"] / 1024, color="k", ls=":",
                        label="PyTorch full batch (measured)")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("micro-batches N")
-        ax.set_ylabel("peak memory of a step (KiB)")
-        ax.set_title("memory per N")
-        ax.legend(fontsize=8)
+        finish_n_axes(ax, "peak memory of a step (KiB)", "memory per N")
 
-    draws = (("loss", loss_axes), ("throughput", throughput_axes),
-             ("memory", memory_axes))
-    for name, draw in draws:
-        fig, ax = plt.subplots(figsize=(6, 4.2))
-        draw(ax)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, f"{name}.png"), dpi=110)
-        plt.close(fig)
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.6))
-    for ax, (_, draw) in zip(axes, draws):
-        draw(ax)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "compare.png"), dpi=100)
-    plt.close(fig)
+    save_figures(out_dir, (("loss", loss_axes), ("throughput", throughput_axes),
+                           ("memory", memory_axes)), "compare.png")

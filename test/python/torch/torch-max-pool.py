@@ -30,14 +30,9 @@ for kernel, stride, padding, dilation, h, w in itertools.product(
             w + 2 * p[1] <= dilation * (k[1] - 1):
         continue  # PyTorch refuses the padding, or no window fits
     for ties in (False, True):
-        x = torch.randn(2, 3, h, w)
-        if ties:  # small integers: several maxima per window
-            x = torch.randint(0, 3, x.shape).float()
-        x.requires_grad_(True)
-        y, indices = F.max_pool2d(x, kernel, stride, padding, dilation,
-                                  return_indices=True)
-        g = torch.randn_like(y)
-        (expected,) = torch.autograd.grad(y, x, g)
+        x = zoo.pooling_input((2, 3, h, w), ties)
+        y, indices, g, expected = zoo.max_pool2d_reference(
+            x, kernel, stride, padding, dilation)
         got = _decompositions._max_pool2d_with_indices_backward(
             g, x.detach(), kernel, stride, padding, dilation, False, indices)
         checked += 1

@@ -52,14 +52,9 @@ for kernel, stride, padding, dilation, h, w in itertools.product(
     if not fits(kernel, padding, dilation, h, w):
         continue
     for ties in (False, True):
-        x = torch.randn(2, 3, h, w)
-        if ties:  # small integers: several maxima per window
-            x = torch.randint(0, 3, x.shape).float()
-        x.requires_grad_(True)
-        y, indices = F.max_pool2d(x, kernel, stride, padding, dilation,
-                                  ceil_mode=True, return_indices=True)
-        g = torch.randn_like(y)
-        (expected,) = torch.autograd.grad(y, x, g)
+        x = zoo.pooling_input((2, 3, h, w), ties)
+        y, indices, g, expected = zoo.max_pool2d_reference(
+            x, kernel, stride, padding, dilation, ceil_mode=True)
         got_y, got_indices = _decompositions._max_pool2d_with_indices(
             x.detach(), kernel, stride, padding, dilation, True)
         got = _decompositions._max_pool2d_with_indices_backward(

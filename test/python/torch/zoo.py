@@ -211,13 +211,8 @@ def check(name, make_model, make_batch, loss_fn, optimizers=("sgd", "adamw"),
                         "updated in place"
                 else:
                     state_storage = states_now
-                ref_loss = loss_fn(ref, *batch)
-                ref_loss.backward()
-                if clip is not None:
-                    torch.nn.utils.clip_grad_norm_(ref.parameters(), clip)
-                ref_opt.step()
-                ref_opt.zero_grad()
-                pairs = [("loss", loss, ref_loss.detach())]
+                ref_loss = pytorch_step(ref, ref_opt, loss_fn, batch, clip)
+                pairs = [("loss", loss, ref_loss)]
                 for (pn, p), q in zip(model.named_parameters(),
                                       ref.parameters()):
                     pairs.append(("param", p.detach(), q.detach()))
@@ -242,6 +237,19 @@ def check(name, make_model, make_batch, loss_fn, optimizers=("sgd", "adamw"),
                   f"{worst['loss']:.2g} param {worst['param']:.2g} state "
                   f"{worst['state']:.2g} {status}", flush=True)
     return failures
+
+
+def pytorch_step(model, opt, loss_fn, batch, max_norm=None):
+    """One training step of PyTorch's own on `batch`: the gradients of
+    `loss_fn`, clipped to the norm `max_norm` (None: not clipped), the
+    optimizer's step. Returns the loss (detached)."""
+    loss = loss_fn(model, *batch)
+    loss.backward()
+    if max_norm is not None:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    opt.step()
+    opt.zero_grad()
+    return loss.detach()
 
 
 def mlp_batch(gen, b=10):
@@ -270,6 +278,25 @@ def lm_batch(gen, b=6, t=8, vocab=29):
     return ids, targets.masked_fill(drop, -100)
 
 
+# -------------------------------------------------------------- pooling
+def pooling_input(shape, ties):
+    """A random input of `shape` that requires its gradient; with `ties`,
+    small integers (several maxima per pooling window)."""
+    x = torch.randn(*shape)
+    if ties:
+        x = torch.randint(0, 3, x.shape).float()
+    return x.requires_grad_(True)
+
+
+def max_pool2d_reference(x, *args, **kwargs):
+    """PyTorch's own max_pool2d of `x` (its `args` and `kwargs`): (output,
+    indices, a random upstream gradient, the gradient of `x` it gives)."""
+    y, indices = F.max_pool2d(x, *args, return_indices=True, **kwargs)
+    g = torch.randn_like(y)
+    (grad,) = torch.autograd.grad(y, x, g)
+    return y, indices, g, grad
+
+
 # ------------------------------------------------------------- refusals
 def line_of(path, marker):
     """The number of the line of `path` that ends with `# marker`."""
@@ -292,6 +319,19 @@ def refused(name, model, loss_fn, make_batch, where):
         first = str(error).splitlines()[0]
         print(f"{name}: refused: {first}")
         print(f"{name}: located: {where in first}")
+
+
+def call_refused(what, call):
+    """Calls `call()`, which must raise CompileError: prints `what: ` and
+    its message, or `what: ACCEPTED`. Returns the number of failures (0 or
+    1)."""
+    try:
+        call()
+    except CompileError as error:
+        print(f"{what}: {error}")
+        return 0
+    print(f"{what}: ACCEPTED")
+    return 1
 
 
 def masked_mlp_batch(gen, batch, calls):

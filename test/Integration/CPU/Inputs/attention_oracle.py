@@ -22,7 +22,8 @@ import sys
 
 import numpy as np
 
-from mlir_runner import add_tool_arguments, lower_and_run, printed_integers
+from mlir_runner import (add_tool_arguments, lower_and_run, printed_integers,
+                         report)
 
 LOOPS = "b h g m k1 k2 n".split()
 # name: element type, extents, operand dimensions (loop names; "0" is a
@@ -260,15 +261,8 @@ def main():
         c = Case(*next(x for x in CASES if x[0] == args.print_module))
         print(module(c, inputs(c, 0)))
         return 0
-    failed = 0
-    for seed in range(args.seeds):
-        for case in CASES:
-            msg = run(args, case, seed)
-            name = "seed %d %s" % (seed, case[0])
-            print("%s %s%s" % ("FAIL" if msg else "PASS", name, ": " + msg if msg else ""))
-            failed += bool(msg)
-    print("%d cases, %d failed" % (args.seeds * len(CASES), failed))
-    return 1 if failed else 0
+    return report(("seed %d %s" % (seed, case[0]), run(args, case, seed))
+                  for seed in range(args.seeds) for case in CASES)
 
 
 if __name__ == "__main__":

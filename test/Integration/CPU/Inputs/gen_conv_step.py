@@ -9,14 +9,10 @@ and 1-d convolutions.
         test/Integration/CPU/Inputs/gen_conv_step.py > conv_step.mlir.raw
     build/bin/ga-opt conv_step.mlir.raw -o conv_step.mlir
 """
-import re
-import sys
-
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
-from ga_mlir.torch import export_train_step
+from export_step import write_sgd_step
 
 
 class Net(nn.Module):
@@ -40,13 +36,4 @@ class Net(nn.Module):
 
 torch.manual_seed(0)
 model = Net()
-x, y = torch.randn(7, 2, 8, 8), torch.randint(0, 3, (7,))
-text, _ = export_train_step(
-    model, lambda m, x, y: F.cross_entropy(m(x), y),
-    torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9), (x, y))
-# The inputs (the last two arguments) are per-sample along dimension 0.
-text = re.sub(r"(%arg\d+: tensor<7x2x8x8xf32>)", r"\1 {ga.batch = 0 : i64}",
-              text, count=1)
-text = re.sub(r"(%arg\d+: tensor<7xi64>)", r"\1 {ga.batch = 0 : i64}",
-              text, count=1)
-sys.stdout.write(text)
+write_sgd_step(model, torch.randn(7, 2, 8, 8), torch.randint(0, 3, (7,)))

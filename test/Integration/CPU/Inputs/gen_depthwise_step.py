@@ -11,14 +11,10 @@ dilated one with bias, a 5x5 one, and a grouped one (groups = 2).
         test/Integration/CPU/Inputs/gen_depthwise_step.py > depthwise_step.mlir.raw
     build/bin/ga-opt depthwise_step.mlir.raw -o depthwise_step.mlir
 """
-import re
-import sys
-
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
-from ga_mlir.torch import export_train_step
+from export_step import write_sgd_step
 
 
 class Net(nn.Module):
@@ -42,13 +38,4 @@ class Net(nn.Module):
 
 torch.manual_seed(0)
 model = Net()
-x, y = torch.randn(7, 4, 9, 9), torch.randint(0, 3, (7,))
-text, _ = export_train_step(
-    model, lambda m, x, y: F.cross_entropy(m(x), y),
-    torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9), (x, y))
-# The inputs (the last two arguments) are per-sample along dimension 0.
-text = re.sub(r"(%arg\d+: tensor<7x4x9x9xf32>)", r"\1 {ga.batch = 0 : i64}",
-              text, count=1)
-text = re.sub(r"(%arg\d+: tensor<7xi64>)", r"\1 {ga.batch = 0 : i64}",
-              text, count=1)
-sys.stdout.write(text)
+write_sgd_step(model, torch.randn(7, 4, 9, 9), torch.randint(0, 3, (7,)))

@@ -23,7 +23,9 @@ import sys
 
 import numpy as np
 
-from mlir_runner import add_tool_arguments, lower_and_run, printed_integers
+from mlir_runner import (add_tool_arguments, lower_and_run, print_bits,
+                         printed_integers, printer_declaration, report,
+                         tensor_type)
 
 # (M, K, N, E, transpose_lhs, element type, ends type)
 CASES = [(12, 8, 5, 4, False, "f32", "i32"), (12, 8, 5, 4, True, "f32", "i32"),
@@ -63,53 +65,37 @@ def reference(x, w, ends, init, transposed):
     return out
 
 
-def tensor(shape, ty):
-    return "tensor<%s%s>" % ("".join("%dx" % s for s in shape), ty)
-
-
 def constant(a, ty):
     if ty in ("i32", "i64", "index"):
         return "dense<[%s]> : %s" % (", ".join(str(int(v)) for v in a),
-                                     tensor(a.shape, ty))
+                                     tensor_type(a.shape, ty))
     data = a.astype(a.dtype.newbyteorder("<")).tobytes().hex().upper()
-    return 'dense<"0x%s"> : %s' % (data, tensor(a.shape, ty))
+    return 'dense<"0x%s"> : %s' % (data, tensor_type(a.shape, ty))
 
 
 def module(x, w, ends, init, transposed, ty, ety):
-    tx, tw = tensor(x.shape, ty), tensor(w.shape, ty)
-    te, ty_ = tensor(ends.shape, ety), tensor(init.shape, ty)
+    tx, tw = tensor_type(x.shape, ty), tensor_type(w.shape, ty)
+    te, ty_ = tensor_type(ends.shape, ety), tensor_type(init.shape, ty)
     ity, _ = INT[ty]
-    it = tensor(init.shape, ity)
-    rank = init.ndim
-    ids = ", ".join("d%d" % i for i in range(rank))
-    imap = "affine_map<(%s) -> (%s)>" % (ids, ids)
     return """
 func.func @grouped(%%x: %(tx)s, %%w: %(tw)s, %%e: %(te)s, %%y: %(ty_)s) -> %(ty_)s {
   %%r = ga.grouped_matmul %(tr)s %%x, %%w ends %%e into %%y : %(tx)s, %(tw)s, %(te)s into %(ty_)s
   return %%r : %(ty_)s
 }
-func.func private @printMemref%(P)s(tensor<*x%(ity)s>)
+%(printer)s
 func.func @main() {
   %%x = arith.constant %(cx)s
   %%w = arith.constant %(cw)s
   %%e = arith.constant %(ce)s
   %%y = arith.constant %(cy)s
   %%s = call @grouped(%%x, %%w, %%e, %%y) : (%(tx)s, %(tw)s, %(te)s, %(ty_)s) -> %(ty_)s
-  %%o = tensor.empty() : %(it)s
-  %%b = linalg.generic {indexing_maps = [%(imap)s, %(imap)s],
-                       iterator_types = [%(par)s]}
-      ins(%%s : %(ty_)s) outs(%%o : %(it)s) {
-  ^bb0(%%v: %(ty)s, %%u: %(ity)s):
-    %%c = arith.bitcast %%v : %(ty)s to %(ity)s
-    linalg.yield %%c : %(ity)s
-  } -> %(it)s
-  %%u = tensor.cast %%b : %(it)s to tensor<*x%(ity)s>
-  call @printMemref%(P)s(%%u) : (tensor<*x%(ity)s>) -> ()
+%(print)s
   return
 }
-""" % dict(tx=tx, tw=tw, te=te, ty_=ty_, it=it, ty=ty, ity=ity,
-           tr="transpose_lhs" if transposed else "", imap=imap,
-           par=", ".join(['"parallel"'] * rank), P=ity.upper(),
+""" % dict(tx=tx, tw=tw, te=te, ty_=ty_,
+           tr="transpose_lhs" if transposed else "",
+           printer=printer_declaration(ity),
+           print=print_bits("%s", init.shape, ty, ity),
            cx=constant(x, ty), cw=constant(w, ty), ce=constant(ends, ety),
            cy=constant(init, ty))
 
@@ -146,18 +132,10 @@ def main():
     add_tool_arguments(ap)
     ap.add_argument("--seeds", type=int, default=1)
     args = ap.parse_args()
-    failed = total = 0
-    for seed in range(args.seeds):
-        for case in CASES:
-            for kind in ("routing", "wild", "one", "none"):
-                msg = run(args, case, kind, seed)
-                name = "seed %d %s %s" % (seed, case, kind)
-                print("%s %s%s" % ("FAIL" if msg else "PASS", name,
-                                   ": " + msg if msg else ""))
-                failed += bool(msg)
-                total += 1
-    print("%d cases, %d failed" % (total, failed))
-    return 1 if failed else 0
+    return report(("seed %d %s %s" % (seed, case, kind),
+                   run(args, case, kind, seed))
+                  for seed in range(args.seeds) for case in CASES
+                  for kind in ("routing", "wild", "one", "none"))
 
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ import sys
 
 import numpy as np
 
-from mlir_runner import lower_and_run, printed_integers
+from mlir_runner import (lower_and_run, print_bits, printed_integers,
+                         printer_declaration)
 
 # The float64 reference of each function and its bound in ulp (the
 # measured maximum of the approximation, rounded up; libm's is printed next
@@ -70,22 +71,15 @@ func.func @apply(%%x: tensor<%(n)dxf32>) -> tensor<%(n)dxf32> {
   } -> tensor<%(n)dxf32>
   return %%r : tensor<%(n)dxf32>
 }
-func.func private @printMemrefI32(tensor<*xi32>)
+%(printer)s
 func.func @main() {
   %%x = arith.constant dense<"0x%(hex)s"> : tensor<%(n)dxf32>
   %%y = call @apply(%%x) : (tensor<%(n)dxf32>) -> tensor<%(n)dxf32>
-  %%e = tensor.empty() : tensor<%(n)dxi32>
-  %%b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
-      ins(%%y : tensor<%(n)dxf32>) outs(%%e : tensor<%(n)dxi32>) {
-  ^bb0(%%v: f32, %%o: i32):
-    %%c = arith.bitcast %%v : f32 to i32
-    linalg.yield %%c : i32
-  } -> tensor<%(n)dxi32>
-  %%u = tensor.cast %%b : tensor<%(n)dxi32> to tensor<*xi32>
-  call @printMemrefI32(%%u) : (tensor<*xi32>) -> ()
+%(print)s
   return
 }
-""" % dict(n=n, name=name, hex=hexdata)
+""" % dict(n=n, name=name, hex=hexdata, printer=printer_declaration("i32"),
+           print=print_bits("%y", (n,), "f32", "i32"))
 
 
 def run_f32(args, src, options):

@@ -17,7 +17,9 @@ import sys
 
 import numpy as np
 
-from mlir_runner import add_tool_arguments, lower_and_run, printed_integers
+from mlir_runner import (add_tool_arguments, lower_and_run, print_bits,
+                         printed_integers, printer_declaration, report,
+                         tensor_type)
 
 CASES = [((5, 7), 1, "f32"), ((6, 4), 0, "f32"), ((3, 4, 5), 2, "f32"),
          ((2, 3, 9), 1, "f64"), ((4, 16), 1, "f64"), ((1, 1), 1, "f32")]
@@ -29,12 +31,8 @@ RTOL = {"f32": 4e-6, "f64": 1e-13}
 
 
 def module(shape, dim, ty, x):
-    t = "tensor<%s%s>" % ("".join("%dx" % s for s in shape), ty)
+    t = tensor_type(shape, ty)
     ity, _ = INT[ty]
-    it = t.replace(ty + ">", ity + ">")
-    rank = len(shape)
-    ids = ", ".join("d%d" % i for i in range(rank))
-    imap = "affine_map<(%s) -> (%s)>" % (ids, ids)
     hexdata = x.astype(x.dtype.newbyteorder("<")).tobytes().hex().upper()
     return """
 func.func @softmax(%%x: %(t)s) -> %(t)s {
@@ -42,24 +40,15 @@ func.func @softmax(%%x: %(t)s) -> %(t)s {
   %%s = linalg.softmax dimension(%(dim)d) ins(%%x : %(t)s) outs(%%e : %(t)s) -> %(t)s
   return %%s : %(t)s
 }
-func.func private @printMemref%(P)s(tensor<*x%(ity)s>)
+%(printer)s
 func.func @main() {
   %%x = arith.constant dense<"0x%(hex)s"> : %(t)s
   %%s = call @softmax(%%x) : (%(t)s) -> %(t)s
-  %%e = tensor.empty() : %(it)s
-  %%b = linalg.generic {indexing_maps = [%(imap)s, %(imap)s],
-                       iterator_types = [%(par)s]}
-      ins(%%s : %(t)s) outs(%%e : %(it)s) {
-  ^bb0(%%v: %(ty)s, %%o: %(ity)s):
-    %%c = arith.bitcast %%v : %(ty)s to %(ity)s
-    linalg.yield %%c : %(ity)s
-  } -> %(it)s
-  %%u = tensor.cast %%b : %(it)s to tensor<*x%(ity)s>
-  call @printMemref%(P)s(%%u) : (tensor<*x%(ity)s>) -> ()
+%(print)s
   return
 }
-""" % dict(t=t, it=it, ty=ty, ity=ity, dim=dim, hex=hexdata, imap=imap,
-           par=", ".join(['"parallel"'] * rank), P=ity.upper())
+""" % dict(t=t, dim=dim, hex=hexdata, printer=printer_declaration(ity),
+           print=print_bits("%s", shape, ty, ity))
 
 
 def run(args, shape, dim, ty, seed):
@@ -90,15 +79,9 @@ def main():
     add_tool_arguments(ap)
     ap.add_argument("--seeds", type=int, default=3)
     args = ap.parse_args()
-    failed = 0
-    for seed in range(args.seeds):
-        for shape, dim, ty in CASES:
-            msg = run(args, shape, dim, ty, seed)
-            name = "seed %d %s dim %d %s" % (seed, "x".join(map(str, shape)), dim, ty)
-            print("%s %s%s" % ("FAIL" if msg else "PASS", name, ": " + msg if msg else ""))
-            failed += bool(msg)
-    print("%d cases, %d failed" % (args.seeds * len(CASES), failed))
-    return 1 if failed else 0
+    return report(("seed %d %s dim %d %s" % (seed, "x".join(map(str, shape)), dim, ty),
+                   run(args, shape, dim, ty, seed))
+                  for seed in range(args.seeds) for shape, dim, ty in CASES)
 
 
 if __name__ == "__main__":

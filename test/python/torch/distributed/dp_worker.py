@@ -40,6 +40,11 @@ import torch.nn.functional as F
 
 from ga_mlir.torch import CompileError, compile_train_step, load_step
 
+# The PyTorch tests' helpers (test/python/torch/zoo.py).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+import zoo  # noqa: E402
+
 TOLERANCE = 2e-5
 
 
@@ -124,15 +129,8 @@ CASES = {"mlp": mlp_case, "lm": lm_case, "clip": clip_case}
 def reference(model, make_opt, loss_fn, data, max_norm, steps):
     model = copy.deepcopy(model)
     opt = make_opt(model)
-    losses = []
-    for _ in range(steps):
-        loss = loss_fn(model, *data)
-        loss.backward()
-        if max_norm is not None:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-        opt.step()
-        opt.zero_grad()
-        losses.append(loss.detach())
+    losses = [zoo.pytorch_step(model, opt, loss_fn, data, max_norm)
+              for _ in range(steps)]
     return model, opt, losses
 
 
@@ -148,26 +146,41 @@ def state_elements(opt):
                if isinstance(t, torch.Tensor) and t.dim() > 0)
 
 
-def compare(model, ref_model, losses, ref_losses):
+def compare(params, ref_model, losses, ref_losses):
     """(largest relative parameter error, largest relative loss error,
-    whether every rank ends with rank 0's parameters bit for bit)."""
-    err = max(relative(p, q) for p, q in zip(model.parameters(),
+    whether every rank ends with rank 0's parameters bit for bit) of the
+    whole parameters `params`, in ref_model.parameters()'s order."""
+    params = list(params)
+    err = max(relative(p, q) for p, q in zip(params,
                                             ref_model.parameters()))
     loss_err = max(relative(a, b) for a, b in zip(losses, ref_losses))
-    flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    flat = torch.cat([p.detach().reshape(-1) for p in params])
     first = flat.clone()
     dist.broadcast(first, src=0)
     return err, loss_err, torch.equal(flat, first)
 
 
-def run_case(name, shards, rank, steps=2, micro_batch_size=2,
-             shard_optimizer=False):
-    total = sum(shards)
-    model, make_opt, loss_fn, data, max_norm = CASES[name](total)
+def local_rows(data, shards, rank):
+    """This rank's rows of the global batch `data` split into `shards`."""
+    begin = sum(shards[:rank])
+    return tuple(t[begin:begin + shards[rank]].contiguous() for t in data)
+
+
+def sharded_case(name, shards, rank, steps):
+    """The case `name` on the global batch of sum(shards) samples: (model,
+    make_opt, loss_fn, max_norm, PyTorch's reference after `steps` steps
+    (model, optimizer, losses), this rank's rows of the batch)."""
+    model, make_opt, loss_fn, data, max_norm = CASES[name](sum(shards))
     ref_model, ref_opt, ref_losses = reference(model, make_opt, loss_fn,
                                                data, max_norm, steps)
-    begin = sum(shards[:rank])
-    local = tuple(t[begin:begin + shards[rank]].contiguous() for t in data)
+    return (model, make_opt, loss_fn, max_norm, ref_model, ref_opt,
+            ref_losses, local_rows(data, shards, rank))
+
+
+def run_case(name, shards, rank, steps=2, micro_batch_size=2,
+             shard_optimizer=False):
+    model, make_opt, loss_fn, max_norm, ref_model, ref_opt, ref_losses, \
+        local = sharded_case(name, shards, rank, steps)
     opt = make_opt(model)
     step = compile_train_step(model, loss_fn, opt, local,
                               micro_batch_size=micro_batch_size,
@@ -181,7 +194,8 @@ def run_case(name, shards, rank, steps=2, micro_batch_size=2,
     total = sum(int(e) for e in everyone)
     state = f" state {int(mine)}/{whole}" if shard_optimizer else ""
     state_ok = total == whole and int(mine) < whole
-    err, loss_err, same = compare(model, ref_model, losses, ref_losses)
+    err, loss_err, same = compare(model.parameters(), ref_model, losses,
+                                  ref_losses)
     ok = err <= TOLERANCE and loss_err <= TOLERANCE and same and \
         (state_ok or not shard_optimizer)
     count, nbytes = step.collectives_per_call()
@@ -193,31 +207,30 @@ def run_case(name, shards, rank, steps=2, micro_batch_size=2,
     return ok
 
 
-def mismatch(rank):
-    model, make_opt, loss_fn, data, _ = mlp_case(8, hidden=16 + 4 * (
-        rank == 1))
-    local = tuple(t[:4] for t in data)
+def refused(rank, what, model, make_opt, loss_fn, local):
+    """Whether compiling the step (N = 2) on this rank's `local` batch
+    raises CompileError, as it must: says which, as `what`."""
     try:
         compile_train_step(model, loss_fn, make_opt(model), local,
                            micro_batches=2)
     except CompileError as error:
-        say(f"rank {rank} mismatch: CompileError: {error}")
+        say(f"rank {rank} {what}: CompileError: {error}")
         return True
-    say(f"rank {rank} mismatch: no error FAIL")
+    say(f"rank {rank} {what}: no error FAIL")
     return False
+
+
+def mismatch(rank):
+    model, make_opt, loss_fn, data, _ = mlp_case(8, hidden=16 + 4 * (
+        rank == 1))
+    return refused(rank, "mismatch", model, make_opt, loss_fn,
+                   tuple(t[:4] for t in data))
 
 
 def short(rank):
     model, make_opt, loss_fn, data, _ = mlp_case(5)
-    local = tuple(t[:4] if rank == 0 else t[4:] for t in data)
-    try:
-        compile_train_step(model, loss_fn, make_opt(model), local,
-                           micro_batches=2)
-    except CompileError as error:
-        say(f"rank {rank} short: CompileError: {error}")
-        return True
-    say(f"rank {rank} short: no error FAIL")
-    return False
+    return refused(rank, "short", model, make_opt, loss_fn,
+                   tuple(t[:4] if rank == 0 else t[4:] for t in data))
 
 
 def save(rank):
@@ -249,8 +262,7 @@ def save_dp(rank, directory):
         model, make_opt, loss_fn, data, max_norm = CASES[name](8)
         shards = [8 * (r + 1) // world - 8 * r // world
                   for r in range(world)]
-        begin = sum(shards[:rank])
-        local = tuple(t[begin:begin + shards[rank]] for t in data)
+        local = local_rows(data, shards, rank)
         step = compile_train_step(model, loss_fn, make_opt(model), local,
                                   micro_batches=2, max_grad_norm=max_norm)
         if rank == 0:
@@ -273,17 +285,15 @@ def load_dp(shards, rank, directory, steps=2):
     global batch, and the single-process step loaded inside the group
     without and with process_group=None."""
     ok = True
-    begin = sum(shards[:rank])
     for name in SAVED:
-        model, make_opt, loss_fn, data, max_norm = CASES[name](8)
-        ref_model, _, ref_losses = reference(model, make_opt, loss_fn, data,
-                                             max_norm, steps)
-        local = tuple(t[begin:begin + shards[rank]].contiguous()
-                      for t in data)
+        model, make_opt, _, _, ref_model, _, ref_losses, local = \
+            sharded_case(name, [8], 0, steps)
+        local = local_rows(local, shards, rank)
         step = load_step(os.path.join(directory, name), model,
                          make_opt(model))
         losses = [step(*local) for _ in range(steps)]
-        err, loss_err, same = compare(model, ref_model, losses, ref_losses)
+        err, loss_err, same = compare(model.parameters(), ref_model, losses,
+                                      ref_losses)
         good = err <= TOLERANCE and loss_err <= TOLERANCE and same
         count, _ = step.collectives_per_call()
         say(f"rank {rank} load-dp {name} shards={','.join(map(str, shards))}"
@@ -350,11 +360,10 @@ def memory(shards, rank, world):
     smaller by exactly the bytes of the rows of the two moments that other
     ranks hold (rank r holds rows [r D / R, (r + 1) D / R) of each
     parameter of D rows)."""
-    begin = sum(shards[:rank])
     reports, steps = [], []
     for shard in (False, True):
         model, make_opt, loss_fn, data, _ = mlp_case(sum(shards))
-        local = tuple(t[begin:begin + shards[rank]] for t in data)
+        local = local_rows(data, shards, rank)
         step = compile_train_step(model, loss_fn, make_opt(model), local,
                                   micro_batch_size=2, shard_optimizer=shard)
         reports.append(step.memory_report())

@@ -40,7 +40,7 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dp_worker import CASES, TOLERANCE, reference, relative, say  # noqa: E402
+from dp_worker import TOLERANCE, compare, say, sharded_case  # noqa: E402
 
 from ga_mlir.torch import CompileError, compile_train_step  # noqa: E402
 
@@ -64,12 +64,8 @@ def measured_peak(step, model, opt, local):
 
 
 def run_budget(name, shards, rank, budget, steps=2):
-    total = sum(shards)
-    model, make_opt, loss_fn, data, max_norm = CASES[name](total)
-    ref_model, _, ref_losses = reference(model, make_opt, loss_fn, data,
-                                         max_norm, steps)
-    begin = sum(shards[:rank])
-    local = tuple(t[begin:begin + shards[rank]].contiguous() for t in data)
+    model, make_opt, loss_fn, max_norm, ref_model, _, ref_losses, local = \
+        sharded_case(name, shards, rank, steps)
     opt = make_opt(model)
     step = compile_train_step(model, loss_fn, opt, local, max_memory=budget,
                               max_grad_norm=max_norm, shard="parameters",
@@ -80,13 +76,9 @@ def run_budget(name, shards, rank, budget, steps=2):
         losses.append(loss)
         peaks.append(peak)
     full = step.full_state_dict()
-    err = max(relative(full[n], q) for n, q in ref_model.named_parameters())
-    loss_err = max(relative(a, b) for a, b in zip(losses, ref_losses))
-    flat = torch.cat([full[n].reshape(-1) for n, _ in
-                      model.named_parameters()])
-    first = flat.clone()
-    dist.broadcast(first, src=0)
-    same = torch.equal(flat, first)
+    err, loss_err, same = compare(
+        [full[n] for n, _ in model.named_parameters()], ref_model, losses,
+        ref_losses)
     plan = step.shard_plan()
     counts = step._collectives.sharded_counts
     calls = counts["all_gather"][0] + counts["reduce_scatter"][0]

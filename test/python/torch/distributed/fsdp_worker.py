@@ -24,7 +24,8 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dp_worker import CASES, TOLERANCE, reference, relative, say  # noqa: E402
+from dp_worker import (CASES, TOLERANCE, compare, local_rows,  # noqa: E402
+                       say, sharded_case)
 
 from ga_mlir.torch import compile_train_step  # noqa: E402
 
@@ -35,12 +36,8 @@ def rows_of(total, world, rank):
 
 def run_case(name, shards, rank, micro_batches, steps=2):
     world = dist.get_world_size()
-    total = sum(shards)
-    model, make_opt, loss_fn, data, max_norm = CASES[name](total)
-    ref_model, _, ref_losses = reference(model, make_opt, loss_fn, data,
-                                         max_norm, steps)
-    begin = sum(shards[:rank])
-    local = tuple(t[begin:begin + shards[rank]].contiguous() for t in data)
+    model, make_opt, loss_fn, max_norm, ref_model, _, ref_losses, local = \
+        sharded_case(name, shards, rank, steps)
     opt = make_opt(model)
     whole_shapes = {n: tuple(p.shape) for n, p in model.named_parameters()}
     step = compile_train_step(model, loss_fn, opt, local,
@@ -48,14 +45,9 @@ def run_case(name, shards, rank, micro_batches, steps=2):
                               max_grad_norm=max_norm, shard="parameters")
     losses = [step(*local) for _ in range(steps)]
     full = step.full_state_dict()
-    err = max(relative(full[n], q) for n, q in
-              ref_model.named_parameters())
-    loss_err = max(relative(a, b) for a, b in zip(losses, ref_losses))
-    flat = torch.cat([full[n].reshape(-1) for n, _ in
-                      model.named_parameters()])
-    first = flat.clone()
-    dist.broadcast(first, src=0)
-    same = torch.equal(flat, first)
+    err, loss_err, same = compare(
+        [full[n] for n, _ in model.named_parameters()], ref_model, losses,
+        ref_losses)
     # Each parameter holds this rank's rows of the whole one.
     held = True
     for n, p in model.named_parameters():
@@ -102,8 +94,7 @@ def checkpoint_case(name, shards, rank, directory, micro_batches):
     import torch.distributed.checkpoint as dcp
     total = sum(shards)
     model, make_opt, loss_fn, data, max_norm = CASES[name](total)
-    begin = sum(shards[:rank])
-    local = tuple(t[begin:begin + shards[rank]].contiguous() for t in data)
+    local = local_rows(data, shards, rank)
 
     def compiled(model):
         opt = make_opt(model)
