@@ -4,9 +4,10 @@
 #   bash scripts/gen-docs.sh [--check] [BUILD_DIR]
 #
 # Builds the target ga-doc (mlir-tblgen -gen-dialect-doc / -gen-pass-doc on
-# include/ga/IR/GAOps.td, GAShardOps.td, GAGroupedOps.td, GAAttentionOps.td and the Passes.td files) in BUILD_DIR
+# include/ga/IR/GAOps.td, GAShardOps.td, GAGroupedOps.td, GALibraryOps.td,
+# GAAttentionOps.td and the Passes.td files) in BUILD_DIR
 # (default: build/, or $GA_BUILD_DIR) and copies the result to docs/GADialect.md,
-# docs/GAShardOps.md, docs/GAGroupedOps.md,
+# docs/GAShardOps.md, docs/GAGroupedOps.md, docs/GALibraryOps.md,
 # docs/GAAttentionOps.md,
 # docs/GAPasses.md and docs/GA*Passes.md. With --check, changes nothing and
 # exits 1 if the checked-in copies are out of date.
@@ -27,7 +28,7 @@ BUILD_DIR="${1:-${GA_BUILD_DIR:-$ROOT/build}}"
 
 ninja -C "$BUILD_DIR" ga-doc >/dev/null
 status=0
-for doc in GADialect GAShardOps GAGroupedOps GAAttentionOps GAPasses GAMemoryPasses GACodegenCPUPasses GACodegenCommonPasses \
+for doc in GADialect GAShardOps GAGroupedOps GALibraryOps GAAttentionOps GAPasses GAMemoryPasses GACodegenCPUPasses GACodegenCommonPasses \
   GACodegenGPUPasses GAConversionPasses; do
   generated="$BUILD_DIR/docs/generated/$doc.md"
   checked_in="$ROOT/docs/$doc.md"

@@ -8,7 +8,7 @@
 // lib/Runtime/NCCL/GANcclRuntime.h. Plain C++17 without LLVM, so that the
 // runtimes check their own declarations against it (static_assert on the
 // operand types, `checkCublasLtABI` below) and the passes take their names
-// from it (lib/Codegen/GPU/StreamFunctions.h).
+// from it (lib/Codegen/GPU/StreamFunctions.h, LowerLibraryOps.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,9 +48,9 @@ inline constexpr char kGraphLaunch[] = "mgpuGraphLaunch";
 inline constexpr char kGraphDestroy[] = "mgpuGraphDestroy";
 
 //===----------------------------------------------------------------------===//
-// cuBLASLt products (GACublasLt.h). The passes emit them without the stream;
-// --ga-gpu-single-stream inserts the step's stream as operand 0. Operand
-// positions below count without the stream.
+// cuBLASLt products (GACublasLt.h), which --ga-lower-library-ops emits from
+// `ga.blas_matmul` ops with the stream as operand 0 (the op's async token, or
+// null). Operand positions below count without the stream.
 //===----------------------------------------------------------------------===//
 
 inline constexpr char kCublasLtMatmul[] = "gaCublasLtMatmul";

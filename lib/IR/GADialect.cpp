@@ -3,6 +3,7 @@
 #include "ga/IR/GADialect.h"
 #include "ga/IR/GAAttentionOps.h"
 #include "ga/IR/GAGroupedOps.h"
+#include "ga/IR/GALibraryOps.h"
 #include "ga/IR/GAOps.h"
 #include "ga/IR/GAShardOps.h"
 
@@ -34,6 +35,9 @@ void GADialect::initialize() {
       ,
 #define GET_OP_LIST
 #include "ga/IR/GAGroupedOps.cpp.inc"
+      ,
+#define GET_OP_LIST
+#include "ga/IR/GALibraryOps.cpp.inc"
       >();
   addAttributes<
 #define GET_ATTRDEF_LIST

@@ -49,13 +49,10 @@ using namespace mlir::ga;
 /// Tensors to buffers: one-shot bufferization across function boundaries
 /// with identity layouts. Accumulators carried by the micro-batch loops are
 /// updated in place by their producers (no iter_args after bufferization).
-/// Then matrix products to cuBLASLt (cublas=1) and every other linalg op to
-/// mapped loops. `nullStream`: the library calls take a null stream (the
-/// loop stage alone, which runs on the CPU against libga_cublaslt_cpu.so)
-/// instead of the one --ga-gpu-single-stream adds.
+/// Then matrix products to `ga.blas_matmul` ops (cublas=1) and every other
+/// linalg op to mapped loops.
 template <typename Options>
-static void addLoopStage(OpPassManager &pm, const Options &options,
-                         bool nullStream) {
+static void addLoopStage(OpPassManager &pm, const Options &options) {
   pm.addPass(createCheckConstantIndices());
   pm.addNestedPass<func::FuncOp>(createDecomposeAggregatedOps());
   // Convolutions as im2col copies and matrix products (cuBLASLt calls).
@@ -106,11 +103,8 @@ static void addLoopStage(OpPassManager &pm, const Options &options,
   // are dropped (its callers read the argument's buffer): what is left of
   // the in-place form's @<step>_in_place returns only what is not an update.
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
-  if (options.cublas) {
-    ContractionsToCublasLtOptions library;
-    library.nullStream = nullStream;
-    pm.addPass(createContractionsToCublasLt(library));
-  }
+  if (options.cublas)
+    pm.addPass(createContractionsToCublasLt());
   LinalgToGPULoopsOptions mapping;
   mapping.blockSize = options.blockSize;
   mapping.gemmTile = options.gemmTile;
@@ -135,7 +129,10 @@ static void addLoopStage(OpPassManager &pm, const Options &options,
 
 void mlir::ga::buildLowerToGPULoopsPipeline(
     OpPassManager &pm, const LowerToGPULoopsOptions &options) {
-  addLoopStage(pm, options, /*nullStream=*/true);
+  addLoopStage(pm, options);
+  // The products as calls with a null stream (the CUDA default stream): the
+  // loop stage runs on the CPU against libga_cublaslt_cpu.so.
+  pm.addPass(createLowerLibraryOps());
   if (options.tensorBoundary)
     pm.addPass(createWrapTensorBoundary());
 }
@@ -179,6 +176,9 @@ static void addKernelStage(OpPassManager &pm,
   // The body of each such loop recorded once, launched per micro-batch.
   if (options.cudaGraphs)
     pm.addPass(createCaptureCudaGraphs());
+  // The library ops as runtime calls on the step's stream, the last stage
+  // before the LLVM conversion: the passes above order them by their tokens.
+  pm.addPass(createLowerLibraryOps());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -188,7 +188,7 @@ void mlir::ga::buildLowerToGPUKernelsPipeline(
   // Data-parallel steps: the all-reduces of the accumulators become NCCL
   // calls on their device buffers (nothing changes without them).
   pm.addPass(createConvertGAToNCCL());
-  addLoopStage(pm, options, /*nullStream=*/false);
+  addLoopStage(pm, options);
   addKernelStage(pm, options);
 }
 

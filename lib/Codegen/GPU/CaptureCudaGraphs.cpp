@@ -15,6 +15,7 @@
 #include "StreamFunctions.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_CAPTURECUDAGRAPHS
@@ -47,24 +48,43 @@ bool isDeviceBuffer(Value value) {
   return root.getDefiningOp<gpu::AllocOp>() != nullptr;
 }
 
+/// Whether the memref `value` is host memory after
+/// ga-place-buffers-on-device: a stack buffer, a global, or an allocation
+/// that stayed on the host.
+bool isHostBuffer(Value value) {
+  return isHostMemory(value) ||
+         getViewRoot(value).getDefiningOp<memref::AllocOp>() != nullptr;
+}
+
 /// Why a graph cannot record `op`, a top-level op of a loop body; empty if it
-/// can (stream-ordered GPU work or a pure host op).
+/// can: work ordered on the stream by async tokens (gpu ops and the ga
+/// library ops alike) whose memory effects are all on device buffers, or a
+/// pure host op.
 std::string whyNotCapturable(Operation *op) {
-  if (isa<gpu::LaunchFuncOp, gpu::MemsetOp>(op))
-    return "";
-  if (auto copy = dyn_cast<gpu::MemcpyOp>(op))
-    return isDeviceBuffer(copy.getSrc()) && isDeviceBuffer(copy.getDst())
-               ? ""
-               : "copies from or to host memory (a read-back)";
   if (isa<gpu::AllocOp>(op))
     return "allocates device memory in every iteration";
   if (isa<gpu::DeallocOp>(op))
     return "frees device memory in every iteration";
   if (isa<gpu::WaitOp>(op))
     return "is a host synchronization";
+  if (auto copy = dyn_cast<gpu::MemcpyOp>(op))
+    return isDeviceBuffer(copy.getSrc()) && isDeviceBuffer(copy.getDst())
+               ? ""
+               : "copies from or to host memory (a read-back)";
+  if (isa<gpu::AsyncOpInterface>(op)) {
+    // A kernel launch reads and writes device memory by the contract of the
+    // lowering (its effects are its kernel's).
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects)
+      return isa<gpu::LaunchFuncOp>(op) ? "" : "has unknown memory effects";
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (const MemoryEffects::EffectInstance &effect : instances)
+      if (!effect.getValue() || isHostBuffer(effect.getValue()))
+        return "accesses memory on the host";
+    return "";
+  }
   if (auto call = dyn_cast<func::CallOp>(op)) {
-    if (llvm::is_contained(kLibraryStreamFunctions, call.getCallee()))
-      return "";
     if (call.getCallee().starts_with(kStreamPrefix))
       return "is a host synchronization";
     return "is a call that is not ordered on the step's stream";
@@ -156,11 +176,6 @@ LogicalResult CaptureCudaGraphsPass::checkChain(Block &body, Value &chain) {
         return refuse(&op, "is not ordered after the body's previous GPU op "
                            "on the stream");
       chain = async.getAsyncToken();
-    } else if (auto call = dyn_cast<func::CallOp>(&op);
-               call && call.getNumOperands() &&
-               call.getOperand(0).getType() == tokenType) {
-      if (call.getOperand(0) != chain)
-        return refuse(&op, "is not on the stream of the body");
     }
   }
   Operation *yield = body.getTerminator();

@@ -1,29 +1,25 @@
 //===- ContractionsToCublasLt.cpp - matrix products as cuBLASLt calls -----===//
 //
-// Rewrites matrix products on device buffers into calls of
-// `gaCublasLtMatmul` and, with a batch dimension,
-// `gaCublasLtMatmulStridedBatched` (lib/Runtime/CUDA/GACublasLt.h). A linalg
-// contraction accumulates into its init (C += A B): cuBLASLt with beta = 1,
-// so that a gradient accumulator that the micro-batch rewrite fused into the
-// product stays fused (Megatron's fused weight-gradient accumulation). Right
-// after a zero fill of C, the fill is dropped and beta = 0. The stream
-// operand is added by --ga-gpu-single-stream, which knows the function, or
-// is a null stream (null-stream=1: the loop stage run on the CPU against
-// libga_cublaslt_cpu.so).
+// Rewrites matrix products on device buffers into `ga.blas_matmul` ops
+// (include/ga/IR/GALibraryOps.td), which --ga-lower-library-ops turns into
+// the cuBLASLt calls of lib/Runtime/CUDA/GACublasLt.h at the end of the GPU
+// lowering. A linalg contraction accumulates into its init (C += A B):
+// cuBLASLt with beta = 1 (`accumulate`), so that a gradient accumulator that
+// the micro-batch rewrite fused into the product stays fused (Megatron's
+// fused weight-gradient accumulation). Right after a zero fill of C, the fill
+// is dropped and beta = 0. The stream is the op's async dependency, which
+// --ga-gpu-single-stream adds as it does to gpu.launch_func.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ga/Codegen/GPU/Passes.h"
 #include "ga/IR/GADialect.h"
+#include "ga/IR/GALibraryOps.h"
 #include "ga/Utils/Gemm.h"
 #include "ga/Utils/IRUtils.h"
 #include "ga/Utils/Reductions.h"
 
-#include "StreamFunctions.h"
-
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -36,20 +32,8 @@ namespace mlir::ga {
 
 using namespace mlir;
 using namespace mlir::ga;
-using namespace mlir::ga::detail;
 
 namespace {
-
-/// cudaDataType_t of an element type the wrapper accepts.
-std::optional<int64_t> cudaType(Type t) {
-  if (t.isF32())
-    return 0;
-  if (t.isF16())
-    return 2;
-  if (t.isBF16())
-    return 14;
-  return std::nullopt;
-}
 
 /// The fill of +0 (named or generic) that is the last write of `c` before
 /// `op` (findZeroFillOfOutput; a buffer of its own is an allocation); null if
@@ -215,14 +199,6 @@ struct ContractionsToCublasLtPass
   using Base::Base;
 
   void runOnOperation() override {
-    OpBuilder b(&getContext());
-    if (failed(checkExternalFunction(getOperation(), kCublasLtMatmul,
-                                     functionType(b, false),
-                                     "the cuBLASLt runtime function")) ||
-        failed(checkExternalFunction(
-            getOperation(), kCublasLtMatmulStridedBatched,
-            functionType(b, true), "the cuBLASLt runtime function")))
-      return signalPassFailure();
     SmallVector<linalg::LinalgOp> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (op.hasPureBufferSemantics())
@@ -233,28 +209,8 @@ struct ContractionsToCublasLtPass
         (void)rewrite(op);
   }
 
-  /// Linalg ops folded into a call (bias adds) and erased.
+  /// Linalg ops folded into a product (bias adds) and erased.
   DenseSet<Operation *> erased;
-
-  /// The signature of gaCublasLtMatmul (`batched`:
-  /// gaCublasLtMatmulStridedBatched), without its leading stream unless
-  /// null-stream is set.
-  FunctionType functionType(OpBuilder &b, bool batched) const {
-    Type i32 = b.getI32Type(), i64 = b.getI64Type(), f32 = b.getF32Type();
-    Type ptr = LLVM::LLVMPointerType::get(b.getContext());
-    SmallVector<Type> inputs;
-    if (nullStream)
-      inputs.push_back(ptr);
-    if (batched)
-      llvm::append_range(inputs, TypeRange{i32, i32, i64, i64, i64, ptr, i64,
-                                           i64, ptr, i64, i64, ptr, i64, i64,
-                                           i64, i32, i32, f32, f32});
-    else
-      llvm::append_range(inputs,
-                         TypeRange{i32, i32, i64, i64, i64, ptr, i64, ptr, i64,
-                                   ptr, i64, i32, i32, f32, f32, ptr});
-    return b.getFunctionType(inputs, {});
-  }
 
   LogicalResult rewrite(linalg::LinalgOp op) {
     // Matrix-vector products too: cuBLASLt takes them as GEMMs with N = 1
@@ -267,26 +223,13 @@ struct ContractionsToCublasLtPass
     // fp32 accumulators only: a product into f16 or bf16 rounds every partial
     // sum to that type in the original step, which cuBLASLt's fp32
     // accumulation (rounding once) does not reproduce; it stays a kernel.
-    std::optional<int64_t> ab = cudaType(elemAB), ct = cudaType(elemC);
-    if (!ab || !ct || getElementTypeOrSelf(gemm->rhs.getType()) != elemAB ||
-        !elemC.isF32())
+    if (!isa<Float32Type, Float16Type, BFloat16Type>(elemAB) ||
+        getElementTypeOrSelf(gemm->rhs.getType()) != elemAB || !elemC.isF32())
       return failure();
 
     linalg::LinalgOp zeroFill = findZeroFill(op, gemm->out);
     OpBuilder builder(op);
     Location loc = op.getLoc();
-    Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
-    Type ptrType = LLVM::LLVMPointerType::get(op.getContext());
-    auto cst32 = [&](int64_t v) {
-      return arith::ConstantIntOp::create(builder, loc, i32, v).getResult();
-    };
-    auto toI64 = [&](Value v) {
-      return arith::IndexCastOp::create(builder, loc, i64, v).getResult();
-    };
-    auto f32 = [&](double v) {
-      return arith::ConstantOp::create(builder, loc, builder.getF32FloatAttr(v))
-          .getResult();
-    };
     // A bias add right after a product with beta = 0 becomes its epilogue:
     // the product writes the add's output.
     std::optional<BiasEpilogue> epilogue;
@@ -299,32 +242,16 @@ struct ContractionsToCublasLtPass
         alloc->moveBefore(op);
     }
     viewVectorsAsMatrices(builder, loc, *gemm);
-    GemmArguments args = buildGemmArguments(builder, loc, *gemm);
-    SmallVector<Value> operands;
-    if (nullStream)
-      operands.push_back(LLVM::ZeroOp::create(builder, loc, ptrType));
-    operands.append({cst32(gemm->transposeLhs), cst32(gemm->transposeRhs),
-                     toI64(args.m), toI64(args.n), toI64(args.k)});
-    for (const MatrixDescriptor *matrix : {&args.lhs, &args.rhs, &args.out}) {
-      operands.append({matrix->pointer, toI64(matrix->leadingDim)});
-      if (gemm->batched)
-        operands.push_back(toI64(matrix->batchStride));
-    }
-    if (gemm->batched)
-      operands.push_back(toI64(args.batch));
-    operands.append(
-        {cst32(*ab), cst32(*ct), f32(1.0), f32(zeroFill ? 0.0 : 1.0)});
-    if (!gemm->batched)
-      operands.push_back(
-          epilogue ? getBufferPointer(builder, loc, epilogue->bias)
-                   : LLVM::ZeroOp::create(builder, loc, ptrType).getResult());
-    StringRef name =
-        gemm->batched ? kCublasLtMatmulStridedBatched : kCublasLtMatmul;
-    func::FuncOp fn = getOrDeclareFunction(
-        getOperation(), name, functionType(builder, gemm->batched));
-    auto call = func::CallOp::create(builder, loc, fn, operands);
+    auto product = BlasMatmulOp::create(
+        builder, loc, /*asyncToken=*/Type(), /*asyncDependencies=*/ValueRange{},
+        gemm->lhs, gemm->rhs, gemm->out, epilogue ? epilogue->bias : Value(),
+        UnitAttr(), UnitAttr(), UnitAttr());
+    product.setTransposeLhs(gemm->transposeLhs);
+    product.setTransposeRhs(gemm->transposeRhs);
+    product.setAccumulate(!zeroFill);
     if (op->hasAttr(GADialect::getAccumulatesAttrName()))
-      call->setAttr(GADialect::getAccumulatesAttrName(), builder.getUnitAttr());
+      product->setAttr(GADialect::getAccumulatesAttrName(),
+                       builder.getUnitAttr());
     op->erase();
     ++(gemm->batched ? numBatchedCalls : numCalls);
     if (zeroFill) {

@@ -15,9 +15,6 @@
 #include "ga/Codegen/GPU/Passes.h"
 #include "ga/Utils/IRUtils.h"
 
-#include "StreamFunctions.h"
-
-#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -28,7 +25,6 @@ namespace mlir::ga {
 
 using namespace mlir;
 using namespace mlir::ga;
-using namespace mlir::ga::detail;
 using namespace mlir::ga::gpu_loops;
 
 namespace {
@@ -38,13 +34,6 @@ constexpr StringLiteral kInitKernel = "index_init";
 constexpr StringLiteral kStepKernel = "index_step";
 constexpr StringLiteral kStageKernel = "stage";
 
-/// The operand a library product writes, if `call` is one (the batched
-/// product is not staged: an iteration-dependent pointer leaves its loop
-/// uncaptured; but it writes its C).
-static std::optional<unsigned> getWrittenOperand(func::CallOp call) {
-  return getCublasLtOutputOperand(call.getCallee());
-}
-
 /// Threads per block of the one-thread kernels (one warp).
 constexpr unsigned kWarp = 32;
 
@@ -53,11 +42,11 @@ bool isPureHostOp(Operation *op) {
          !op->hasTrait<OpTrait::IsTerminator>();
 }
 
-/// Host ops that read a view's pointer, offset, sizes or strides: what a
-/// library call is given of a buffer.
-bool isDescriptorRead(Operation *op) {
-  return isa<memref::ExtractStridedMetadataOp,
-             memref::ExtractAlignedPointerAsIndexOp, memref::DimOp>(op);
+/// Whether `op` is stream-ordered library work outside the kernels (a
+/// `ga.blas_matmul`): its memref operands are given to the library as
+/// pointers, which a graph records.
+bool isLibraryWork(Operation *op) {
+  return isa<gpu::AsyncOpInterface>(op) && !getOutermostMappedLoop(op);
 }
 
 struct DeviceIterationIndexPass
@@ -106,23 +95,9 @@ IRMapping DeviceIterationIndexPass::rematerialize(OpBuilder &b, Location loc,
 
 Operation *DeviceIterationIndexPass::findWriterInLoop(Value root) {
   Operation *writer = nullptr;
+  // Library ops say what they write (MemoryEffectOpInterface).
   WalkResult r = loop.getBody()->walk<WalkOrder::PreOrder>([&](Operation *op) {
     writer = op;
-    auto call = dyn_cast<func::CallOp>(op);
-    if (std::optional<unsigned> writtenOperand =
-            call ? getWrittenOperand(call) : std::nullopt) {
-      BackwardSliceOptions options;
-      options.inclusive = true;
-      SetVector<Operation *> written;
-      (void)getBackwardSlice(call.getOperand(*writtenOperand), &written,
-                             options);
-      for (Operation *def : written)
-        for (Value operand : def->getOperands())
-          if (isa<MemRefType>(operand.getType()) &&
-              getViewRoot(operand) == root)
-            return WalkResult::interrupt();
-      return WalkResult::skip();
-    }
     if (isa<scf::ParallelOp>(op) || op->getNumRegions() == 0)
       return mayAccessBuffer(op, root, /*writesOnly=*/true)
                  ? WalkResult::interrupt()
@@ -178,7 +153,7 @@ void DeviceIterationIndexPass::rewriteLoop(scf::ForOp forOp) {
   loop = forOp;
   slice.clear();
   // The host ops that depend on the induction variable, the kernels that use
-  // them, and the descriptor reads of views for library calls.
+  // them, and the views that library ops take.
   llvm::SetVector<scf::ParallelOp> kernels;
   llvm::SetVector<Value> described;
   bool hostUse = false;
@@ -191,7 +166,7 @@ void DeviceIterationIndexPass::rewriteLoop(scf::ForOp forOp) {
         kernels.insert(k);
         continue;
       }
-      if (isDescriptorRead(user) && isa<MemRefType>(v.getType())) {
+      if (isLibraryWork(user) && isa<MemRefType>(v.getType())) {
         described.insert(v);
         continue;
       }
@@ -244,12 +219,11 @@ void DeviceIterationIndexPass::rewriteLoop(scf::ForOp forOp) {
     ++numSunk;
   }
 
-  // Views handed to library calls: their pointers are baked into a graph.
+  // Views handed to library ops: their pointers are baked into a graph.
   for (Value view : described) {
     Value fixed = stage(view);
-    view.replaceUsesWithIf(fixed, [&](OpOperand &use) {
-      return isDescriptorRead(use.getOwner());
-    });
+    view.replaceUsesWithIf(
+        fixed, [&](OpOperand &use) { return isLibraryWork(use.getOwner()); });
   }
 
   OpBuilder eb(loop.getBody()->getTerminator());
@@ -272,18 +246,6 @@ void DeviceIterationIndexPass::rewriteLoop(scf::ForOp forOp) {
 }
 
 void DeviceIterationIndexPass::runOnOperation() {
-  WalkResult malformed = getOperation().walk([](func::CallOp call) {
-    std::optional<unsigned> written = getWrittenOperand(call);
-    if (!written || call.getNumOperands() > *written)
-      return WalkResult::advance();
-    call.emitOpError() << "has " << call.getNumOperands()
-                       << " operands; a call of " << call.getCallee()
-                       << " writes its operand " << *written
-                       << " (GACublasLt.h)";
-    return WalkResult::interrupt();
-  });
-  if (malformed.wasInterrupted())
-    return signalPassFailure();
   // Loops around kernels or library calls, innermost first; not loops inside
   // kernels.
   SmallVector<scf::ForOp> loops;
@@ -292,9 +254,7 @@ void DeviceIterationIndexPass::runOnOperation() {
       return;
     bool hasGPUWork = llvm::any_of(*forOp.getBody(), [](Operation &op) {
       auto par = dyn_cast<scf::ParallelOp>(op);
-      auto call = dyn_cast<func::CallOp>(op);
-      return (par && getOutermostMappedLoop(par) == par) ||
-             (call && getWrittenOperand(call));
+      return (par && getOutermostMappedLoop(par) == par) || isLibraryWork(&op);
     });
     if (hasGPUWork)
       loops.push_back(forOp);

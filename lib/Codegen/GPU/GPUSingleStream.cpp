@@ -41,14 +41,13 @@ constexpr StringLiteral kDestroy = kStreamDestroy;
 
 bool isStreamFunctionCall(Operation *op) {
   auto call = dyn_cast<func::CallOp>(op);
-  return call &&
-         (llvm::is_contained(kLibraryStreamFunctions, call.getCallee()) ||
-          llvm::is_contained(kStreamOperandFunctions, call.getCallee()));
+  return call && llvm::is_contained(kStreamOperandFunctions, call.getCallee());
 }
 
-/// True if `op` or an op nested in it is GPU work that runs on a stream: a
-/// GPU op or a library call (a loop of cuBLASLt products, e.g. a convolution's
-/// products per sample, takes the step's stream too).
+/// True if `op` or an op nested in it is GPU work that runs on a stream: an
+/// op ordered by async tokens (gpu ops and the ga library ops alike: a loop
+/// of products, e.g. a convolution's products per sample, takes the step's
+/// stream too) or a call that takes a stream.
 static bool containsGPUWork(Operation *op) {
   return op
       ->walk([](Operation *nested) {
@@ -185,9 +184,7 @@ Value GPUSingleStreamPass::processBlock(Block &block, Value token) {
         token = startStream(op);
       auto call = cast<func::CallOp>(op);
       SmallVector<Value> operands{token};
-      bool hasStream =
-          llvm::is_contained(kStreamOperandFunctions, call.getCallee());
-      llvm::append_range(operands, call.getOperands().drop_front(hasStream));
+      llvm::append_range(operands, call.getOperands().drop_front());
       OpBuilder b(call);
       auto withStream =
           func::CallOp::create(b, call.getLoc(), call.getCalleeAttr(),
@@ -278,20 +275,16 @@ void GPUSingleStreamPass::runOnOperation() {
                                      b.getFunctionType(tokenType, {}));
     decl.setPrivate();
   }
-  // Stream functions take the stream first.
-  auto takeStream = [&](StringRef name, bool hasStream) {
+  // Stream functions take the step's stream in place of theirs.
+  for (StringRef name : kStreamOperandFunctions) {
     auto fn = module.lookupSymbol<func::FuncOp>(name);
     if (!fn)
-      return;
+      continue;
     FunctionType type = fn.getFunctionType();
     SmallVector<Type> inputs{tokenType};
-    llvm::append_range(inputs, type.getInputs().drop_front(hasStream));
+    llvm::append_range(inputs, type.getInputs().drop_front());
     fn.setFunctionType(b.getFunctionType(inputs, type.getResults()));
-  };
-  for (StringRef name : kLibraryStreamFunctions)
-    takeStream(name, /*hasStream=*/false);
-  for (StringRef name : kStreamOperandFunctions)
-    takeStream(name, /*hasStream=*/true);
+  }
   for (func::FuncOp func : funcs) {
     copyBuffers.clear();
     func.walk([&](gpu::MemcpyOp copy) {

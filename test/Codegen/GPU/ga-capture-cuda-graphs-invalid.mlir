@@ -270,3 +270,24 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// A library product that writes host memory (by its memory effects: an
+// allocation that stayed on the host), although it is ordered on the stream.
+module attributes {gpu.container_module} {
+  func.func @library_on_host(%w: memref<2x2xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %h = memref.alloc() : memref<2x2xf32>
+    %s = gpu.wait async
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      // expected-remark @below {{loop not captured as a CUDA graph: 'ga.blas_matmul' accesses memory on the host}}
+      %l = ga.blas_matmul async [%d] %w, %w, %h : memref<2x2xf32>, memref<2x2xf32>, memref<2x2xf32>
+      scf.yield %l : !gpu.async.token
+    }
+    gpu.wait [%t]
+    return
+  }
+}

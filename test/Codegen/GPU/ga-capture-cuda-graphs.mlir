@@ -10,8 +10,8 @@
 // CHECK-NEXT:    %[[F:.*]] = gpu.launch_func async [%[[S]]] @k::@fill
 // CHECK-NEXT:    call @mgpuGraphBeginCapture(%[[F]]) : (!gpu.async.token) -> ()
 // CHECK-NEXT:    %[[A:.*]] = gpu.launch_func async [%[[F]]] @k::@acc
-// CHECK-NEXT:    call @gaCublasLtMatmul(%[[A]], %{{.*}}) : (!gpu.async.token, !llvm.ptr) -> ()
-// CHECK-NEXT:    %[[B:.*]] = gpu.launch_func async [%[[A]]] @k::@acc
+// CHECK-NEXT:    %[[L:.*]] = ga.blas_matmul async [%[[A]]] %{{.*}}, %{{.*}}, %{{.*}} {accumulate} : memref<2x2xf32>, memref<2x2xf32>, memref<2x2xf32>
+// CHECK-NEXT:    %[[B:.*]] = gpu.launch_func async [%[[L]]] @k::@acc
 // CHECK-NEXT:    %[[G:.*]] = call @mgpuGraphEndCapture(%[[B]]) : (!gpu.async.token) -> !llvm.ptr
 // CHECK-NEXT:    %[[T:.*]] = scf.for %{{.*}} = %c0 to %c4 step %c1 iter_args(%[[D:.*]] = %[[B]]) -> (!gpu.async.token) {
 // CHECK-NEXT:      func.call @mgpuGraphLaunch(%[[G]], %[[D]]) : (!llvm.ptr, !gpu.async.token) -> ()
@@ -30,10 +30,9 @@ module attributes {gpu.container_module} {
     gpu.func @fill(%m: memref<4xf32>) kernel { gpu.return }
     gpu.func @acc(%m: memref<4xf32>) kernel { gpu.return }
   }
-  func.func private @gaCublasLtMatmul(!gpu.async.token, !llvm.ptr)
   func.func private @mgpuStreamSynchronize(!gpu.async.token)
   func.func private @mgpuStreamDestroy(!gpu.async.token)
-  func.func @capture(%m: memref<4xf32>) {
+  func.func @capture(%m: memref<4xf32>, %w: memref<2x2xf32>) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
@@ -42,8 +41,8 @@ module attributes {gpu.container_module} {
     %f = gpu.launch_func async [%s] @k::@fill blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%m : memref<4xf32>)
     %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %f) -> (!gpu.async.token) {
       %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%m : memref<4xf32>)
-      func.call @gaCublasLtMatmul(%a, %null) : (!gpu.async.token, !llvm.ptr) -> ()
-      %b = gpu.launch_func async [%a] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%m : memref<4xf32>)
+      %l = ga.blas_matmul async [%a] %w, %w, %w {accumulate} : memref<2x2xf32>, memref<2x2xf32>, memref<2x2xf32>
+      %b = gpu.launch_func async [%l] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%m : memref<4xf32>)
       scf.yield %b : !gpu.async.token
     }
     func.call @mgpuStreamSynchronize(%t) : (!gpu.async.token) -> ()
@@ -103,7 +102,7 @@ module attributes {gpu.container_module} {
 // CHECK-LABEL: func.func @nested(
 // CHECK:         call @mgpuGraphBeginCapture
 // CHECK:         scf.for %{{.*}} = %c0 to %c2
-// CHECK:           func.call @gaCublasLtMatmul
+// CHECK:           ga.blas_matmul async
 // CHECK:         call @mgpuGraphEndCapture
 // CHECK:         scf.for %{{.*}} = %c0 to %c4
 // CHECK-NEXT:      func.call @mgpuGraphLaunch
@@ -111,8 +110,7 @@ module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @acc(%m: memref<4xf32>) kernel { gpu.return }
   }
-  func.func private @gaCublasLtMatmul(!gpu.async.token, !llvm.ptr)
-  func.func @nested(%m: memref<4xf32>, %p: !llvm.ptr) {
+  func.func @nested(%m: memref<4xf32>, %w: memref<2x2xf32>) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index
@@ -120,8 +118,8 @@ module attributes {gpu.container_module} {
     %s = gpu.wait async
     %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
       %g = scf.for %j = %c0 to %c2 step %c1 iter_args(%e = %d) -> (!gpu.async.token) {
-        func.call @gaCublasLtMatmul(%e, %p) : (!gpu.async.token, !llvm.ptr) -> ()
-        scf.yield %e : !gpu.async.token
+        %l = ga.blas_matmul async [%e] %w, %w, %w {accumulate} : memref<2x2xf32>, memref<2x2xf32>, memref<2x2xf32>
+        scf.yield %l : !gpu.async.token
       }
       %a = gpu.launch_func async [%g] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%m : memref<4xf32>)
       scf.yield %a : !gpu.async.token

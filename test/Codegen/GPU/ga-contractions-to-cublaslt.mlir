@@ -1,14 +1,11 @@
 // RUN: ga-opt %s -split-input-file -ga-contractions-to-cublaslt -canonicalize | FileCheck %s
 
 // A weight gradient accumulated in place (dW += X^T dY over the micro-batch):
-// one cuBLASLt product with beta = 1, A transposed (X stored [k][m]).
-// CHECK-LABEL: func.func private @gaCublasLtMatmul(i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i32, i32, f32, f32, !llvm.ptr)
+// one library product with beta = 1 (accumulate), A transposed (X stored
+// [k][m]).
 // CHECK-LABEL: func.func @weight_gradient(
-// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
-// CHECK-DAG:     %[[T:.*]] = arith.constant 1 : i32
-// CHECK-DAG:     %[[F32:.*]] = arith.constant 0 : i32
-// CHECK-DAG:     %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
-// CHECK:         call @gaCublasLtMatmul(%[[T]], %[[F32]], %c16_i64, %c32_i64, %c6_i64, %{{.*}}, %c16_i64, %{{.*}}, %c32_i64, %{{.*}}, %c32_i64, %[[F32]], %[[F32]], %[[ONE]], %[[ONE]], %[[NULL]])
+// CHECK-SAME:      %[[X:[^:]+]]: memref<6x16xf32>, %[[DY:[^:]+]]: memref<6x32xf32>, %[[ACC:[^:]+]]: memref<16x32xf32>
+// CHECK:         ga.blas_matmul %[[X]], %[[DY]], %[[ACC]] {accumulate, transpose_lhs} : memref<6x16xf32>, memref<6x32xf32>, memref<16x32xf32>
 // CHECK-NOT:     linalg.
 // CHECK:         return
 func.func @weight_gradient(%x: memref<6x16xf32>, %dy: memref<6x32xf32>, %acc: memref<16x32xf32>) {
@@ -20,14 +17,10 @@ func.func @weight_gradient(%x: memref<6x16xf32>, %dy: memref<6x32xf32>, %acc: me
 // -----
 
 // A bf16 product into an f32 buffer right after its zero fill: beta = 0
-// (the fill is dropped), inputs bf16 (14), output f32 (0).
+// (the fill is dropped), inputs bf16, output f32.
 // CHECK-LABEL: func.func @forward_bf16(
 // CHECK-NOT:     linalg.fill
-// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
-// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK-DAG:     %[[BF16:.*]] = arith.constant 14 : i32
-// CHECK-DAG:     %[[F32:.*]] = arith.constant 0 : i32
-// CHECK:         call @gaCublasLtMatmul(%[[F32]], %[[F32]], %c8_i64, %c4_i64, %c16_i64, %{{.*}}, %c16_i64, %{{.*}}, %c4_i64, %{{.*}}, %c4_i64, %[[BF16]], %[[F32]], %[[ONE]], %[[ZERO]], %{{.*}})
+// CHECK:         ga.blas_matmul %{{.*}}, %{{.*}}, %{{.*}} : memref<8x16xbf16>, memref<16x4xbf16>, memref<8x4xf32>
 // CHECK-NOT:     linalg.
 func.func @forward_bf16(%a: memref<8x16xbf16>, %b: memref<16x4xbf16>, %c: memref<8x4xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -56,7 +49,7 @@ func.func @forward_bf16(%a: memref<8x16xbf16>, %b: memref<16x4xbf16>, %c: memref
 // CHECK:         linalg.matmul
 // CHECK:         linalg.matmul
 // CHECK:         linalg.generic
-// CHECK-NOT:     call @gaCublasLt
+// CHECK-NOT:     ga.blas_matmul
 func.func @left_alone(%d: memref<4x8xf64>, %e: memref<8x4xf64>, %f: memref<4x4xf64>,
                       %g: memref<4x8xf32, strided<[16, 2]>>, %h: memref<8x4xf32>, %i: memref<4x4xf32>,
                       %j: memref<4x8xbf16>, %k: memref<8x4xbf16>, %l: memref<4x4xbf16>,
@@ -78,14 +71,10 @@ func.func @left_alone(%d: memref<4x8xf64>, %e: memref<8x4xf64>, %f: memref<4x4xf
 // -----
 
 // Attention's scores S = Q K^T per batch (K stored [b][n][k]: B transposed),
-// after a zero fill: one strided-batched call, beta = 0, each operand with
-// its batch stride (elements), batch count 4.
-// CHECK-LABEL: func.func private @gaCublasLtMatmulStridedBatched(i32, i32, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, i64, i32, i32, f32, f32)
+// after a zero fill: one batched product (3-d operands), beta = 0.
 // CHECK-LABEL: func.func @attention_scores(
 // CHECK-NOT:     linalg.
-// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
-// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK:         call @gaCublasLtMatmulStridedBatched(%c0_i32, %c1_i32, %c6_i64, %c6_i64, %c8_i64, %{{.*}}, %c8_i64, %c48_i64, %{{.*}}, %c8_i64, %c48_i64, %{{.*}}, %c6_i64, %c36_i64, %c4_i64, %c0_i32, %c0_i32, %[[ONE]], %[[ZERO]])
+// CHECK:         ga.blas_matmul %{{.*}}, %{{.*}}, %{{.*}} {transpose_rhs} : memref<4x6x8xf32>, memref<4x6x8xf32>, memref<4x6x6xf32>
 // CHECK-NOT:     linalg.
 func.func @attention_scores(%q: memref<4x6x8xf32>, %k: memref<4x6x8xf32>, %s: memref<4x6x6xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -106,7 +95,7 @@ func.func @attention_scores(%q: memref<4x6x8xf32>, %k: memref<4x6x8xf32>, %s: me
 // The gradient of P V with respect to V, accumulated (dV += P^T dO): A
 // transposed, beta = 1.
 // CHECK-LABEL: func.func @attention_value_gradient(
-// CHECK:         call @gaCublasLtMatmulStridedBatched(%c1_i32, %c0_i32, %c6_i64, %c8_i64, %c6_i64, %{{.*}}, %c6_i64, %c36_i64, %{{.*}}, %c8_i64, %c48_i64, %{{.*}}, %c8_i64, %c48_i64, %c2_i64, %c0_i32, %c0_i32, %[[ONE:.*]], %[[ONE]])
+// CHECK:         ga.blas_matmul %{{.*}}, %{{.*}}, %{{.*}} {accumulate, transpose_lhs} : memref<2x6x6xf32>, memref<2x6x8xf32>, memref<2x6x8xf32>
 func.func @attention_value_gradient(%p: memref<2x6x6xf32>, %do: memref<2x6x8xf32>, %dv: memref<2x6x8xf32>) {
   linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, k, m)>, affine_map<(b, m, n, k) -> (b, k, n)>, affine_map<(b, m, n, k) -> (b, m, n)>]
       ins(%p, %do : memref<2x6x6xf32>, memref<2x6x8xf32>) outs(%dv : memref<2x6x8xf32>)
@@ -117,22 +106,14 @@ func.func @attention_value_gradient(%p: memref<2x6x6xf32>, %do: memref<2x6x8xf32
 
 // The forward x W + b (as ga-fuse-elementwise leaves it): a product with
 // beta = 0 into %c, then the broadcast bias add into %d, which the product's
-// call now writes with the bias as its epilogue; the add is gone (and %d's
-// allocation moves before the call). %c is only overwritten afterwards (the
-// ReLU), never read.
+// product now writes with the bias as its epilogue; the add is gone (and
+// %d's allocation moves before the product). %c is only overwritten
+// afterwards (the ReLU), never read.
 // CHECK-LABEL: func.func @bias_epilogue(
 // CHECK-SAME:      %[[X:[^:]+]]: memref<6x16xf32>, %[[W:[^:]+]]: memref<16x32xf32>, %[[B:[^:]+]]: memref<32xf32>
-// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
-// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK:         %[[C:.*]] = memref.alloc() : memref<6x32xf32>
 // CHECK:         %[[D:.*]] = memref.alloc() : memref<6x32xf32>
-// CHECK:         %[[IPD:.*]] = memref.extract_aligned_pointer_as_index %[[D]]
-// CHECK-NEXT:    %[[ID:.*]] = arith.index_cast %[[IPD]]
-// CHECK-NEXT:    %[[PD:.*]] = llvm.inttoptr %[[ID]]
-// CHECK-NEXT:    %[[IPB:.*]] = memref.extract_aligned_pointer_as_index %[[B]]
-// CHECK-NEXT:    %[[IB:.*]] = arith.index_cast %[[IPB]]
-// CHECK-NEXT:    %[[PB:.*]] = llvm.inttoptr %[[IB]]
-// CHECK-NEXT:    call @gaCublasLtMatmul(%{{.*}}, %c6_i64, %c32_i64, %c16_i64, %{{.*}}, %c16_i64, %{{.*}}, %c32_i64, %[[PD]], %c32_i64, %c0_i32, %c0_i32, %[[ONE]], %[[ZERO]], %[[PB]])
+// CHECK-NEXT:    ga.blas_matmul %[[X]], %[[W]], %[[D]] bias(%[[B]] : memref<32xf32>) : memref<6x16xf32>, memref<16x32xf32>, memref<6x32xf32>
 // CHECK-NEXT:    linalg.generic {{.*}} ins(%[[D]] : memref<6x32xf32>) outs(%[[C]] : memref<6x32xf32>)
 // CHECK:           arith.maximumf
 // CHECK-NOT:     linalg.generic
@@ -166,17 +147,12 @@ func.func @bias_epilogue(%x: memref<6x16xf32>, %w: memref<16x32xf32>, %b: memref
 // -----
 
 // The add in place (bufferization writes it into the product's own buffer
-// when nothing else reads the product): the call writes %c with the bias.
+// when nothing else reads the product): the product writes %c with the
+// bias.
 // CHECK-LABEL: func.func @bias_epilogue_in_place(
 // CHECK-SAME:      %[[X:[^:]+]]: memref<6x16xf32>, %[[W:[^:]+]]: memref<16x32xf32>, %[[B:[^:]+]]: memref<32xf32>
 // CHECK:         %[[C:.*]] = memref.alloc() : memref<6x32xf32>
-// CHECK:         %[[IPC:.*]] = memref.extract_aligned_pointer_as_index %[[C]]
-// CHECK-NEXT:    %[[IC:.*]] = arith.index_cast %[[IPC]]
-// CHECK-NEXT:    %[[PC:.*]] = llvm.inttoptr %[[IC]]
-// CHECK:         %[[IPB:.*]] = memref.extract_aligned_pointer_as_index %[[B]]
-// CHECK-NEXT:    %[[IB:.*]] = arith.index_cast %[[IPB]]
-// CHECK-NEXT:    %[[PB:.*]] = llvm.inttoptr %[[IB]]
-// CHECK-NEXT:    call @gaCublasLtMatmul(%{{.*}}, %c6_i64, %c32_i64, %c16_i64, %{{.*}}, %c16_i64, %{{.*}}, %c32_i64, %[[PC]], %c32_i64, %c0_i32, %c0_i32, %{{.*}}, %{{.*}}, %[[PB]])
+// CHECK-NEXT:    ga.blas_matmul %[[X]], %[[W]], %[[C]] bias(%[[B]] : memref<32xf32>) : memref<6x16xf32>, memref<16x32xf32>, memref<6x32xf32>
 // CHECK-NOT:     linalg.generic
 // CHECK:         memref.copy %[[C]]
 #id = affine_map<(i, j) -> (i, j)>
@@ -203,12 +179,12 @@ func.func @bias_epilogue_in_place(%x: memref<6x16xf32>, %w: memref<16x32xf32>, %
 // after the add), nor where the add is not a broadcast over the rows (a bias
 // per row, j -> i), nor after a product with beta = 1: the add stays.
 // CHECK-LABEL: func.func @no_bias_epilogue(
-// CHECK:         call @gaCublasLtMatmul({{.*}}, %{{[^,]+}}, %{{[^,]+}}, %[[NULL:[^,]+]])
+// CHECK:         ga.blas_matmul %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} :
 // CHECK:         linalg.generic
 // CHECK:         linalg.generic
-// CHECK:         call @gaCublasLtMatmul({{.*}}, %[[NULL]])
+// CHECK:         ga.blas_matmul %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} :
 // CHECK:         linalg.generic
-// CHECK:         call @gaCublasLtMatmul({{.*}}, %[[NULL]])
+// CHECK:         ga.blas_matmul %{{[^ ]+}}, %{{[^ ]+}}, %{{[^ ]+}} {accumulate} :
 // CHECK:         linalg.generic
 #id = affine_map<(i, j) -> (i, j)>
 #col = affine_map<(i, j) -> (j)>
@@ -263,7 +239,7 @@ func.func @no_bias_epilogue(%x: memref<6x16xf32>, %w: memref<16x32xf32>, %b: mem
 // CHECK-LABEL: func.func @no_bias_epilogue_loop(
 // CHECK:         scf.for
 // CHECK:           linalg.copy
-// CHECK:           call @gaCublasLtMatmul
+// CHECK:           ga.blas_matmul
 // CHECK:           linalg.generic
 #id = affine_map<(i, j) -> (i, j)>
 #col = affine_map<(i, j) -> (j)>
@@ -299,10 +275,10 @@ func.func @no_bias_epilogue_loop(%x: memref<6x16xf32>, %w: memref<16x32xf32>, %b
 // CHECK-LABEL: func.func @vector_products(
 // CHECK:         %[[XM:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [16, 1] : memref<16xf32> into memref<16x1xf32>
 // CHECK:         %[[YM:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [6, 1] : memref<6xf32> into memref<6x1xf32>
-// CHECK:         call @gaCublasLtMatmul(%c0_i32, %c0_i32, %c6_i64, %c1_i64, %c16_i64, %{{.*}}, %c16_i64, %{{.*}}, %c1_i64, %{{.*}}, %c1_i64, %c0_i32, %c0_i32, %{{.*}}, %[[ZERO:.*]], %{{.*}})
+// CHECK:         ga.blas_matmul %{{.*}}, %[[XM]], %[[YM]] : memref<6x16xf32>, memref<16x1xf32>, memref<6x1xf32>
 // CHECK:         %[[RM:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [1, 6] : memref<6xf32> into memref<1x6xf32>
 // CHECK:         %[[GM:.*]] = memref.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [1, 16] : memref<16xf32> into memref<1x16xf32>
-// CHECK:         call @gaCublasLtMatmul(%c0_i32, %c0_i32, %c1_i64, %c16_i64, %c6_i64, %{{.*}}, %c6_i64, %{{.*}}, %c16_i64, %{{.*}}, %c16_i64, %c0_i32, %c0_i32, %{{.*}}, %[[ONE:.*]], %{{.*}})
+// CHECK:         ga.blas_matmul %[[RM]], %{{.*}}, %[[GM]] {accumulate} : memref<1x6xf32>, memref<6x16xf32>, memref<1x16xf32>
 // CHECK-NOT:     linalg.
 func.func @vector_products(%a: memref<6x16xf32>, %x: memref<16xf32>, %y: memref<6xf32>,
                            %r: memref<6xf32>, %g: memref<16xf32>) {

@@ -50,9 +50,9 @@ func.func @slice(%x: memref<8x4xf32>, %acc: memref<4xf32>) {
 
 // -----
 
-// A view that a library call reads through its pointer: staged by a copy
-// kernel (which rebuilds the slice from the index) into a buffer allocated
-// before the loop, whose pointer the call gets. The kernel that uses the
+// A view that a library product reads: staged by a copy kernel (which
+// rebuilds the slice from the index) into a buffer allocated before the
+// loop, which the product then reads. The kernel that uses the
 // induction variable as a scalar recomputes it too.
 // CHECK-LABEL: func.func @library(
 // CHECK-SAME:      %[[X:[^:]+]]: memref<8x4xf32>
@@ -68,40 +68,21 @@ func.func @slice(%x: memref<8x4xf32>, %acc: memref<4xf32>) {
 // CHECK-NEXT:        %[[E:.*]] = memref.load %[[S]][%{{.*}}, %{{.*}}]
 // CHECK-NEXT:        memref.store %[[E]], %[[FIXED]][%{{.*}}, %{{.*}}] : memref<2x4xf32>
 // CHECK:           } {ga.kernel = "stage", mapping
-// CHECK-NEXT:      %[[P:.*]] = memref.extract_aligned_pointer_as_index %[[FIXED]] : memref<2x4xf32> -> index
-// CHECK:           func.call @gaCublasLtMatmul(
+// CHECK-NEXT:      ga.blas_matmul %[[FIXED]], %{{.*}}, %{{.*}} {accumulate} : memref<2x4xf32>, memref<4x4xf32>, memref<2x4xf32>
 // CHECK:           scf.parallel
 // CHECK:             %[[V2:.*]] = memref.load %[[IDX]][] : memref<i64>
 // CHECK-NEXT:        %[[I2:.*]] = arith.index_cast %[[V2]] : i64 to index
 // CHECK-NEXT:        arith.index_cast %[[I2]] : index to i32
 // CHECK:           ga.kernel = "index_step"
-func.func private @gaCublasLtMatmul(i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i32, i32, f32, f32, !llvm.ptr)
 func.func @library(%x: memref<8x4xf32>, %w: memref<4x4xf32>, %y: memref<2x4xf32>, %n: memref<4xi32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   %c4 = arith.constant 4 : index
-  %i0 = arith.constant 0 : i32
-  %i2 = arith.constant 2 : i64
-  %i4 = arith.constant 4 : i64
-  %one = arith.constant 1.0 : f32
-  %null = llvm.mlir.zero : !llvm.ptr
   scf.for %i = %c0 to %c4 step %c1 {
     %o = arith.muli %i, %c2 : index
     %s = memref.subview %x[%o, 0] [2, 4] [1, 1] : memref<8x4xf32> to memref<2x4xf32, strided<[4, 1], offset: ?>>
-    %p = memref.extract_aligned_pointer_as_index %s : memref<2x4xf32, strided<[4, 1], offset: ?>> -> index
-    %base, %off, %sz:2, %st:2 = memref.extract_strided_metadata %s : memref<2x4xf32, strided<[4, 1], offset: ?>> -> memref<f32>, index, index, index, index, index
-    %bytes = arith.muli %off, %c4 : index
-    %addr = arith.addi %p, %bytes : index
-    %a64 = arith.index_cast %addr : index to i64
-    %pa = llvm.inttoptr %a64 : i64 to !llvm.ptr
-    %pw0 = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
-    %pw1 = arith.index_cast %pw0 : index to i64
-    %pw = llvm.inttoptr %pw1 : i64 to !llvm.ptr
-    %py0 = memref.extract_aligned_pointer_as_index %y : memref<2x4xf32> -> index
-    %py1 = arith.index_cast %py0 : index to i64
-    %py = llvm.inttoptr %py1 : i64 to !llvm.ptr
-    func.call @gaCublasLtMatmul(%i0, %i0, %i2, %i4, %i4, %pa, %i4, %pw, %i4, %py, %i4, %i0, %i0, %one, %one, %null) : (i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, i32, i32, f32, f32, !llvm.ptr) -> ()
+    ga.blas_matmul %s, %w, %y {accumulate} : memref<2x4xf32, strided<[4, 1], offset: ?>>, memref<4x4xf32>, memref<2x4xf32>
     scf.parallel (%b, %t) = (%c0, %c0) to (%c1, %c4) step (%c1, %c1) {
       %iv32 = arith.index_cast %i : index to i32
       memref.store %iv32, %n[%t] : memref<4xi32>

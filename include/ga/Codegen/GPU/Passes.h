@@ -8,6 +8,8 @@
 #ifndef GA_CODEGEN_GPU_PASSES_H
 #define GA_CODEGEN_GPU_PASSES_H
 
+#include "ga/IR/GADialect.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

@@ -18,39 +18,27 @@ include "mlir/Pass/PassBase.td"
 
 def ContractionsToCublasLt
     : Pass<"ga-contractions-to-cublaslt", "ModuleOp"> {
-  let summary = "Rewrite matrix products on device buffers into cuBLASLt "
-                "calls, beta = 1 into accumulators";
+  let summary = "Rewrite matrix products on device buffers into "
+                "`ga.blas_matmul` ops, beta = 1 into accumulators";
   let description = [{
     The library stage of `--ga-lower-to-nvvm="cublas=1"`, on buffers, before
     `--ga-linalg-to-gpu-loops`. A linalg contraction with one M, one N and
     one K dimension (any operand layout that is a plain or transposed
     row-major matrix with unit inner stride), a multiply-add body, inputs of
-    one type among f32, f16, bf16 and an f32 output becomes one call of `gaCublasLtMatmul` (lib/Runtime/CUDA/
-    GACublasLt.h): a linalg contraction accumulates into its init, which is
-    cuBLASLt with beta = 1, so that a gradient accumulator that the
-    micro-batch rewrite fused into the product stays fused (Megatron's fused
-    weight-gradient accumulation into an fp32 buffer). An f16 or bf16
-    output is left to the generated kernels: the original rounds every
-    partial sum to that type, cuBLASLt's fp32 accumulation only the result.
-    A zero fill of the
-    output right before the product is dropped and beta = 0. A product with
-    one batch dimension, outermost in all three operands (`batch_matmul`,
-    attention's Q K^T and P V with transposed maps), becomes one call of
-    `gaCublasLtMatmulStridedBatched` (each operand with its batch stride);
-    other shapes are left to the generated kernels. A broadcast bias add
-    `d[i][j] = c[i][j] + b[j]` right after a product with beta = 0 into `c`
-    (the forward `x W + b`) becomes the call's bias epilogue
-    (CUBLASLT_EPILOGUE_BIAS): the product writes `d` and the add goes. The
-    rounding is the original's: cuBLASLt adds the bias in fp32 to the
-    finished fp32 sum. It requires `c` and `d` to be allocations that
-    nothing else uses in between, and `c` not to be read again before it is
-    overwritten. ReLU is not folded (RELU_BIAS): the add and the ReLU are
-    separate ops here, as the backward reads the pre-activation.
-    `--ga-gpu-single-stream` later gives the call the step's stream as its
-    first argument; with `null-stream=1` the call takes a null stream (the
-    CUDA default stream) as its first argument instead, which is how
-    ga-verify runs the loop stage on the CPU against libga_cublaslt_cpu.so
-    (the same ABI on CBLAS).
+    one type among f32, f16, bf16 and an f32 output becomes one
+    `ga.blas_matmul` (3-d operands for a product with one batch dimension,
+    outermost in all three: `batch_matmul`, attention's Q K^T and P V), which
+    `--ga-lower-library-ops` turns into a cuBLASLt call. A contraction
+    accumulates into its init: `accumulate` (beta = 1), so that a gradient
+    accumulator fused into the product stays fused; a zero fill of the
+    output right before the product is dropped instead (beta = 0). An f16 or
+    bf16 output is left to the generated kernels (the original rounds every
+    partial sum). A matrix-vector product takes its vectors as matrices with
+    a unit dimension. A broadcast bias add `d[i][j] = c[i][j] + b[j]` right
+    after a product with beta = 0 into `c` becomes the op's `bias` (the
+    product writes `d`, the add goes) when `c` and `d` are allocations that
+    nothing else uses in between and `c` is not read again before it is
+    overwritten.
 
     Before:
 
@@ -62,26 +50,66 @@ def ContractionsToCublasLt
     After:
 
     ```mlir
-    func.call @gaCublasLtMatmul(%c0_i32, %c0_i32, %m, %n, %k, %pxt, %ldxt,
-        %pdy, %lddy, %pacc, %ldacc, %c0_i32, %c0_i32, %one, %one, %null)
-      : (i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr,
-         i64, i32, i32, f32, f32, !llvm.ptr) -> ()
+    ga.blas_matmul %xt, %dy, %acc {accumulate}
+      : memref<784x64xf32>, memref<64x1024xf32>, memref<784x1024xf32>
     ```
   }];
-  let options = [
-    Option<"nullStream", "null-stream", "bool", /*default=*/"false",
-           "Pass a null stream as the first argument (for the CPU "
-           "implementation of the ABI) instead of leaving the stream to "
-           "--ga-gpu-single-stream">
-  ];
   let statistics = [
-    Statistic<"numCalls", "calls", "gaCublasLtMatmul calls emitted">,
+    Statistic<"numCalls", "calls", "Unbatched products emitted">,
     Statistic<"numBatchedCalls", "batched-calls",
-              "gaCublasLtMatmulStridedBatched calls emitted">,
+              "Strided-batched products emitted">,
     Statistic<"numZeroFills", "zero-fills",
               "Zero fills folded into beta = 0">,
     Statistic<"numBiasEpilogues", "bias-epilogues",
-              "Bias adds folded into a call as its bias epilogue">
+              "Bias adds folded into a product as its bias epilogue">
+  ];
+  let dependentDialects = [
+    "ga::GADialect", "memref::MemRefDialect", "arith::ArithDialect"
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// LowerLibraryOps
+//===----------------------------------------------------------------------===//
+
+def LowerLibraryOps : Pass<"ga-lower-library-ops", "ModuleOp"> {
+  let summary = "Turn `ga.blas_matmul` ops into the cuBLASLt runtime calls";
+  let description = [{
+    The end of `--ga-lower-to-gpu-kernels` and `--ga-lower-to-gpu-loops`:
+    until here the stream and graph passes order library products by their
+    async tokens and ask them what they write (gpu::AsyncOpInterface,
+    MemoryEffectOpInterface); this pass alone knows the runtime ABI
+    (include/ga-runtime/GARuntimeABI.h). Each op becomes a call of
+    `gaCublasLtMatmul` (3-d operands: `gaCublasLtMatmulStridedBatched`)
+    whose pointers, leading dimensions and batch strides are read from the
+    memref layouts, beta = 1 for `accumulate`, the bias pointer for `bias`.
+    The stream argument is the op's async dependency, whose token the call
+    leaves valid (the work is enqueued on that stream); an op without one
+    takes a null stream (the CUDA default stream: the loop stage run on the
+    CPU against libga_cublaslt_cpu.so, the same ABI on CBLAS). Ops of one
+    module must agree on which (one declaration per function).
+
+    Before:
+
+    ```mlir
+    %t1 = ga.blas_matmul async [%t0] %x, %w, %acc {accumulate}
+      : memref<8x16xf32>, memref<16x4xf32>, memref<8x4xf32>
+    ```
+
+    After:
+
+    ```mlir
+    func.call @gaCublasLtMatmul(%t0, %c0_i32, %c0_i32, %m, %n, %k, %px, %ldx,
+        %pw, %ldw, %pacc, %ldacc, %c0_i32, %c0_i32, %one, %one, %null)
+      : (!gpu.async.token, i32, i32, i64, i64, i64, !llvm.ptr, i64, !llvm.ptr,
+         i64, !llvm.ptr, i64, i32, i32, f32, f32, !llvm.ptr) -> ()
+    ```
+    (uses of `%t1` become uses of `%t0`).
+  }];
+  let statistics = [
+    Statistic<"numCalls", "calls", "gaCublasLtMatmul calls emitted">,
+    Statistic<"numBatchedCalls", "batched-calls",
+              "gaCublasLtMatmulStridedBatched calls emitted">
   ];
   let dependentDialects = [
     "LLVM::LLVMDialect", "memref::MemRefDialect", "arith::ArithDialect",
@@ -344,9 +372,10 @@ def GPUSingleStream : Pass<"ga-gpu-single-stream", "ModuleOp"> {
     The stream stage of `--ga-lower-to-nvvm`, in place of upstream
     `gpu-async-region` (which starts a stream per block of launches and makes
     the host wait for it at the end of the block: once per micro-batch).
-    Every synchronous `gpu.launch_func`, `gpu.alloc`, `gpu.dealloc`,
-    `gpu.memcpy` and `gpu.memset` of a function becomes asynchronous and
-    depends on the previous one; one `gpu.wait async` starts the chain (one
+    Every synchronous op of a function that implements
+    `gpu::AsyncOpInterface` (`gpu.launch_func`, `gpu.alloc`, `gpu.dealloc`,
+    `gpu.memcpy`, `gpu.memset`, and the library products `ga.blas_matmul`)
+    becomes asynchronous and depends on the previous one; one `gpu.wait async` starts the chain (one
     stream, `mgpuStreamCreate`), and `scf.for` loops carry the token as an
     iteration argument, so that the host enqueues every micro-batch without
     waiting. The host waits (a call of `mgpuStreamSynchronize`, then
@@ -389,7 +418,7 @@ def GPUSingleStream : Pass<"ga-gpu-single-stream", "ModuleOp"> {
     Statistic<"numSynchronizations", "synchronizations",
               "Host waits for the stream">,
     Statistic<"numLibraryCalls", "library-calls",
-              "Library calls given the stream (gaCublasLtMatmul)">
+              "Calls that take a stream given the step's (gaNcclAllReduce)">
   ];
   let dependentDialects = ["gpu::GPUDialect", "func::FuncDialect"];
 }
@@ -680,11 +709,11 @@ def DeviceIterationIndex : Pass<"ga-device-iteration-index", "func::FuncOp"> {
     `memref.subview` of a per-sample argument at the micro-batch's offset,
     index math) is recomputed at the start of the kernel from a load of that
     buffer (pure ops without regions only). A view that the host hands to a
-    library call (`gaCublasLtMatmul`, whose pointers a graph would keep) is
-    staged instead: a copy kernel that reads the index copies the slice into
+    library op (stream-ordered work outside the kernels, `ga.blas_matmul`,
+    whose pointers a graph would keep) is staged instead: a copy kernel that reads the index copies the slice into
     a buffer of its own, allocated before the loop, and the call reads that
-    buffer; only views of static shape that nothing in the loop writes are
-    staged (else a remark says why). A loop whose body would still depend on
+    buffer; only views of static shape that nothing in the loop writes (by
+    the memory effects of its ops) are staged (else a remark says why). A loop whose body would still depend on
     the induction variable after this (a kernel's grid, an allocation's
     size, a view a call writes or of dynamic shape) is left as it is: no
     graph will record it (`--ga-capture-cuda-graphs` says why), and the index
@@ -742,9 +771,11 @@ def CaptureCudaGraphs : Pass<"ga-capture-cuda-graphs", "ModuleOp"> {
     After `--ga-gpu-single-stream`. A host `scf.for` that carries only the
     step's stream token and whose body is the same in every iteration (no
     value depends on the induction variable: `--ga-device-iteration-index`
-    made it so) and only enqueues work on that stream (`gpu.launch_func`,
-    `gpu.memset`, `gpu.memcpy` between device buffers, `gaCublasLtMatmul`)
-    besides pure host ops, becomes: `mgpuGraphBeginCapture` on the stream,
+    made it so) and only enqueues work on that stream (ops that implement
+    `gpu::AsyncOpInterface`, chained by their tokens, whose memory effects
+    are on device buffers: `gpu.launch_func`, `gpu.memset`, `gpu.memcpy`
+    between device buffers, `ga.blas_matmul`) besides pure host ops,
+    becomes: `mgpuGraphBeginCapture` on the stream,
     the body once (recorded, not executed), `mgpuGraphEndCapture` (end and
     instantiate, lib/Runtime/CUDA), a loop of the same bounds whose body is
     one `mgpuGraphLaunch` on the stream, and `mgpuGraphDestroy` after it

@@ -1,0 +1,19 @@
+//===- GALibraryOps.h - library calls of the GPU lowering -------*- C++ -*-===//
+//
+// `ga.blas_matmul` (include/ga/IR/GALibraryOps.td).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GA_IR_GALIBRARYOPS_H
+#define GA_IR_GALIBRARYOPS_H
+
+#include "ga/IR/GADialect.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "ga/IR/GALibraryOps.h.inc"
+
+#endif // GA_IR_GALIBRARYOPS_H

@@ -1,0 +1,64 @@
+//===- GALibraryOps.td - library calls of the GPU lowering -*- tablegen -*-===//
+//
+// The library work that the GPU lowering hands to cuBLASLt, as ops on
+// memrefs that implement upstream's async-ordering (gpu::AsyncOpInterface)
+// and memory-effect interfaces: the stream and graph passes order and record
+// them as they do gpu.launch_func, and ask them what they read and write.
+// --ga-lower-library-ops turns them into the runtime calls of
+// include/ga-runtime/GARuntimeABI.h at the end of the GPU lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GA_IR_GALIBRARYOPS_TD
+#define GA_IR_GALIBRARYOPS_TD
+
+include "ga/IR/GADialect.td"
+include "mlir/Dialect/GPU/IR/GPUBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def GA_BlasFloat : AnyTypeOf<[F32, F16, BF16]>;
+
+def GA_BlasMatmulOp : Op<GA_Dialect, "blas_matmul",
+    [GPU_AsyncOpInterface, AttrSizedOperandSegments,
+     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "a (strided-batched) matrix product by the BLAS library";
+  let description = [{
+    `out = op(lhs) * op(rhs) + (accumulate ? out : 0)`, row-major, with an
+    fp32 accumulator: cuBLASLt's `C = alpha op(A) op(B) + beta C` with
+    `alpha = 1` and `beta = 1` (`accumulate`, a gradient accumulator fused
+    into its product) or `beta = 0`. Without `transpose_lhs`, `lhs` is
+    `M x K` (with it, `K x M`); without `transpose_rhs`, `rhs` is `K x N`
+    (with it, `N x K`); `out` is `M x N`. With 3-d operands, the outermost
+    dimension is a batch of independent products (a strided-batched GEMM).
+    `bias` (an unbatched product only) is added to every row of the result
+    (`CUBLASLT_EPILOGUE_BIAS`, in fp32 on the finished sum).
+
+    Operands are views with contiguous rows; their leading dimensions and
+    batch strides are read from the memref layouts when the op is lowered.
+    As `gpu.launch_func`, the op is ordered on a stream by its async
+    dependencies (at most one) and returns a token when asynchronous.
+
+    ```mlir
+    %t1 = ga.blas_matmul async [%t0] %x, %w, %y {accumulate, transpose_rhs}
+        : memref<8x16xf32>, memref<4x16xf32>, memref<8x4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<GPU_AsyncToken>:$asyncDependencies,
+      MemRefOf<[F32, F16, BF16]>:$lhs, MemRefOf<[F32, F16, BF16]>:$rhs,
+      MemRefOf<[F32]>:$out, Optional<MemRefRankOf<[F32], [1]>>:$bias,
+      UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs,
+      UnitAttr:$accumulate);
+  let results = (outs Optional<GPU_AsyncToken>:$asyncToken);
+  let assemblyFormat = [{
+    custom<AsyncToken>(type($asyncToken), $asyncDependencies)
+    $lhs `,` $rhs `,` $out (`bias` `(` $bias^ `:` type($bias) `)`)? attr-dict
+    `:` type($lhs) `,` type($rhs) `,` type($out)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Whether the operands are batches of matrices (3-d).
+    bool isBatched() { return getOut().getType().getRank() == 3; }
+  }];
+}
+
+#endif // GA_IR_GALIBRARYOPS_TD

@@ -1,0 +1,153 @@
+//===- LowerLibraryOps.cpp - library ops as runtime calls -----------------===//
+//
+// The one place where the GPU lowering names the cuBLASLt runtime: each
+// `ga.blas_matmul` becomes a call of gaCublasLtMatmul or
+// gaCublasLtMatmulStridedBatched (include/ga-runtime/GARuntimeABI.h) with
+// the pointers and leading dimensions of its memrefs. The passes before
+// (stream, graph capture, iteration index) reason on the op's interfaces.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ga/Codegen/GPU/Passes.h"
+#include "ga/IR/GALibraryOps.h"
+#include "ga/Utils/Gemm.h"
+#include "ga/Utils/IRUtils.h"
+
+#include "ga-runtime/GARuntimeABI.h"
+
+namespace mlir::ga {
+#define GEN_PASS_DEF_LOWERLIBRARYOPS
+#include "ga/Codegen/GPU/Passes.h.inc"
+} // namespace mlir::ga
+
+using namespace mlir;
+using namespace mlir::ga;
+
+namespace {
+
+constexpr StringLiteral kMatmul = ga_abi::kCublasLtMatmul;
+constexpr StringLiteral kMatmulBatched = ga_abi::kCublasLtMatmulStridedBatched;
+
+/// cudaDataType_t of an element type that the op takes (its verifier).
+int64_t cudaType(Type t) {
+  if (t.isF16())
+    return 2;
+  if (t.isBF16())
+    return 14;
+  return 0; // f32
+}
+
+/// The signature of gaCublasLtMatmul (`batched`:
+/// gaCublasLtMatmulStridedBatched), with the stream of type `stream`.
+FunctionType functionType(OpBuilder &b, Type stream, bool batched) {
+  Type i32 = b.getI32Type(), i64 = b.getI64Type(), f32 = b.getF32Type();
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
+  SmallVector<Type> inputs{stream};
+  if (batched)
+    llvm::append_range(inputs, TypeRange{i32, i32, i64, i64, i64, ptr, i64, i64,
+                                         ptr, i64, i64, ptr, i64, i64, i64, i32,
+                                         i32, f32, f32});
+  else
+    llvm::append_range(inputs,
+                       TypeRange{i32, i32, i64, i64, i64, ptr, i64, ptr, i64,
+                                 ptr, i64, i32, i32, f32, f32, ptr});
+  return b.getFunctionType(inputs, {});
+}
+
+struct LowerLibraryOpsPass
+    : public ga::impl::LowerLibraryOpsBase<LowerLibraryOpsPass> {
+  void runOnOperation() override;
+  LogicalResult lower(BlasMatmulOp op);
+
+  /// The stream type of each callee's declaration, from its first call.
+  llvm::StringMap<std::pair<Type, Operation *>> streamTypes;
+};
+
+} // namespace
+
+LogicalResult LowerLibraryOpsPass::lower(BlasMatmulOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  ModuleOp module = getOperation();
+  Type ptrType = LLVM::LLVMPointerType::get(op.getContext());
+  bool batched = op.isBatched();
+  StringRef name = batched ? kMatmulBatched : kMatmul;
+  // The stream: the op's one async dependency, or the null stream.
+  Value stream = op.getAsyncDependencies().empty()
+                     ? LLVM::ZeroOp::create(b, loc, ptrType).getResult()
+                     : op.getAsyncDependencies().front();
+  if (op.getAsyncToken() && op.getAsyncDependencies().empty())
+    return op.emitOpError()
+           << "returns a token but is ordered after none: the call of " << name
+           << " has no stream to enqueue on";
+  auto [it, inserted] =
+      streamTypes.try_emplace(name, stream.getType(), op.getOperation());
+  if (!inserted && it->second.first != stream.getType()) {
+    InFlightDiagnostic diag = op.emitOpError()
+                              << "takes a " << stream.getType()
+                              << " stream where another product of the "
+                                 "module takes a "
+                              << it->second.first << " (one declaration of "
+                              << name << ")";
+    diag.attachNote(it->second.second->getLoc()) << "the other product";
+    return diag;
+  }
+  FunctionType type = functionType(b, stream.getType(), batched);
+  if (failed(checkExternalFunction(module, name, type,
+                                   "the cuBLASLt runtime function")))
+    return failure();
+
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto cst32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i32, v).getResult();
+  };
+  auto toI64 = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, i64, v).getResult();
+  };
+  auto f32 = [&](double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)).getResult();
+  };
+  GemmOperands gemm;
+  gemm.lhs = op.getLhs();
+  gemm.rhs = op.getRhs();
+  gemm.out = op.getOut();
+  gemm.transposeLhs = op.getTransposeLhs();
+  gemm.transposeRhs = op.getTransposeRhs();
+  gemm.batched = batched;
+  GemmArguments args = buildGemmArguments(b, loc, gemm);
+  SmallVector<Value> operands{stream};
+  operands.append({cst32(gemm.transposeLhs), cst32(gemm.transposeRhs),
+                   toI64(args.m), toI64(args.n), toI64(args.k)});
+  for (const MatrixDescriptor *matrix : {&args.lhs, &args.rhs, &args.out}) {
+    operands.append({matrix->pointer, toI64(matrix->leadingDim)});
+    if (batched)
+      operands.push_back(toI64(matrix->batchStride));
+  }
+  if (batched)
+    operands.push_back(toI64(args.batch));
+  operands.append({cst32(cudaType(op.getLhs().getType().getElementType())),
+                   cst32(cudaType(op.getOut().getType().getElementType())),
+                   f32(1.0), f32(op.getAccumulate() ? 1.0 : 0.0)});
+  if (!batched)
+    operands.push_back(op.getBias()
+                           ? getBufferPointer(b, loc, op.getBias())
+                           : LLVM::ZeroOp::create(b, loc, ptrType).getResult());
+  func::FuncOp fn = getOrDeclareFunction(module, name, type);
+  auto call = func::CallOp::create(b, loc, fn, operands);
+  call->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  // The call leaves its work on the stream: what followed the op's token
+  // follows the stream's.
+  if (Value token = op.getAsyncToken())
+    token.replaceAllUsesWith(stream);
+  op->erase();
+  ++(batched ? numBatchedCalls : numCalls);
+  return success();
+}
+
+void LowerLibraryOpsPass::runOnOperation() {
+  SmallVector<BlasMatmulOp> ops;
+  getOperation().walk([&](BlasMatmulOp op) { ops.push_back(op); });
+  for (BlasMatmulOp op : ops)
+    if (failed(lower(op)))
+      return signalPassFailure();
+}

@@ -1,0 +1,111 @@
+//===- GALibraryOps.cpp - library calls of the GPU lowering ---------------===//
+
+#include "ga/IR/GALibraryOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::ga;
+
+/// `[async] [[%dep, ...]]`: the token result, if any, and the async
+/// dependencies, as gpu.launch_func writes them (its directive is private to
+/// the GPU dialect).
+static ParseResult
+parseAsyncToken(OpAsmParser &parser, Type &tokenType,
+                SmallVectorImpl<OpAsmParser::UnresolvedOperand> &deps) {
+  // The generated parser resolves the dependencies as `!gpu.async.token`
+  // (a buildable type) even when there are none: the GPU dialect must be
+  // loaded before that type is built.
+  parser.getContext()->getOrLoadDialect<gpu::GPUDialect>();
+  if (succeeded(parser.parseOptionalKeyword("async")))
+    tokenType = gpu::AsyncTokenType::get(parser.getContext());
+  return parser.parseCommaSeparatedList(
+      OpAsmParser::Delimiter::OptionalSquare,
+      [&] { return parser.parseOperand(deps.emplace_back()); });
+}
+
+static void printAsyncToken(OpAsmPrinter &p, Operation *, Type tokenType,
+                            OperandRange deps) {
+  if (tokenType)
+    p << "async";
+  if (deps.empty())
+    return;
+  if (tokenType)
+    p << ' ';
+  p << '[' << deps << ']';
+}
+
+#define GET_OP_CLASSES
+#include "ga/IR/GALibraryOps.cpp.inc"
+
+/// Whether the sizes `a` and `b` may be equal (equal, or one dynamic).
+static bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+LogicalResult BlasMatmulOp::verify() {
+  MemRefType lhs = getLhs().getType(), rhs = getRhs().getType(),
+             out = getOut().getType();
+  int64_t rank = out.getRank();
+  if ((rank != 2 && rank != 3) || lhs.getRank() != rank ||
+      rhs.getRank() != rank)
+    return emitOpError("needs three matrices (2-d) or three batches of "
+                       "matrices (3-d), not ")
+           << lhs << ", " << rhs << " and " << out;
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOpError("needs lhs and rhs of one element type, not ")
+           << lhs.getElementType() << " and " << rhs.getElementType();
+  for (MemRefType type : {lhs, rhs, out})
+    if (!type.isLastDimUnitStride())
+      return emitOpError("needs rows with unit stride (a BLAS matrix), not ")
+             << type;
+  if (getAsyncDependencies().size() > 1)
+    return emitOpError("is ordered on one stream: at most one async "
+                       "dependency, not ")
+           << getAsyncDependencies().size();
+  // The matrix dimensions are the last two; a batch is the first.
+  auto dim = [&](MemRefType t, int64_t i) {
+    return t.getDimSize(rank - 2 + i);
+  };
+  int64_t m = getTransposeLhs() ? dim(lhs, 1) : dim(lhs, 0);
+  int64_t k = getTransposeLhs() ? dim(lhs, 0) : dim(lhs, 1);
+  int64_t kr = getTransposeRhs() ? dim(rhs, 1) : dim(rhs, 0);
+  int64_t n = getTransposeRhs() ? dim(rhs, 0) : dim(rhs, 1);
+  if (!compatible(k, kr) || !compatible(m, dim(out, 0)) ||
+      !compatible(n, dim(out, 1)))
+    return emitOpError("has shapes that do not make a product: ")
+           << lhs << " times " << rhs << " into " << out;
+  if (rank == 3 && (!compatible(lhs.getDimSize(0), out.getDimSize(0)) ||
+                    !compatible(rhs.getDimSize(0), out.getDimSize(0))))
+    return emitOpError("has batches of different sizes: ")
+           << lhs << ", " << rhs << " and " << out;
+  if (Value bias = getBias()) {
+    auto biasType = cast<MemRefType>(bias.getType());
+    if (rank != 2 || getAccumulate())
+      return emitOpError("takes a bias only as the epilogue of an unbatched "
+                         "product that overwrites its output");
+    if (!biasType.isLastDimUnitStride() ||
+        !compatible(biasType.getDimSize(0), n))
+      return emitOpError("needs a bias of the output's columns with unit "
+                         "stride, not ")
+             << biasType;
+  }
+  return success();
+}
+
+void BlasMatmulOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  auto *resource = SideEffects::DefaultResource::get();
+  effects.emplace_back(MemoryEffects::Read::get(), &getLhsMutable(), resource);
+  effects.emplace_back(MemoryEffects::Read::get(), &getRhsMutable(), resource);
+  if (getBias())
+    effects.emplace_back(MemoryEffects::Read::get(), &getBiasMutable()[0],
+                         resource);
+  // beta = 1 reads C; beta = 0 does not (cuBLASLt ignores C then).
+  if (getAccumulate())
+    effects.emplace_back(MemoryEffects::Read::get(), &getOutMutable(),
+                         resource);
+  effects.emplace_back(MemoryEffects::Write::get(), &getOutMutable(), resource);
+}

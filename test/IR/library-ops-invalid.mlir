@@ -1,0 +1,65 @@
+// RUN: ga-opt %s -split-input-file -verify-diagnostics
+
+func.func @ranks(%x: memref<8x16xf32>, %w: memref<2x16x4xf32>, %y: memref<8x4xf32>) {
+  // expected-error @+1 {{'ga.blas_matmul' op needs three matrices (2-d) or three batches of matrices (3-d)}}
+  ga.blas_matmul %x, %w, %y : memref<8x16xf32>, memref<2x16x4xf32>, memref<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @types(%x: memref<8x16xf32>, %w: memref<16x4xf16>, %y: memref<8x4xf32>) {
+  // expected-error @+1 {{'ga.blas_matmul' op needs lhs and rhs of one element type, not 'f32' and 'f16'}}
+  ga.blas_matmul %x, %w, %y : memref<8x16xf32>, memref<16x4xf16>, memref<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @shapes(%x: memref<8x16xf32>, %w: memref<16x4xf32>, %y: memref<8x4xf32>) {
+  // expected-error @+1 {{'ga.blas_matmul' op has shapes that do not make a product}}
+  ga.blas_matmul %x, %w, %y {transpose_rhs} : memref<8x16xf32>, memref<16x4xf32>, memref<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @batches(%x: memref<2x8x16xf32>, %w: memref<3x16x4xf32>, %y: memref<2x8x4xf32>) {
+  // expected-error @+1 {{'ga.blas_matmul' op has batches of different sizes}}
+  ga.blas_matmul %x, %w, %y : memref<2x8x16xf32>, memref<3x16x4xf32>, memref<2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @rows(%x: memref<8x16xf32, strided<[32, 2]>>, %w: memref<16x4xf32>, %y: memref<8x4xf32>) {
+  // expected-error @+1 {{'ga.blas_matmul' op needs rows with unit stride}}
+  ga.blas_matmul %x, %w, %y : memref<8x16xf32, strided<[32, 2]>>, memref<16x4xf32>, memref<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @bias(%x: memref<8x16xf32>, %w: memref<16x4xf32>, %y: memref<8x4xf32>, %b: memref<4xf32>) {
+  // expected-error @+1 {{'ga.blas_matmul' op takes a bias only as the epilogue of an unbatched product that overwrites its output}}
+  ga.blas_matmul %x, %w, %y bias(%b : memref<4xf32>) {accumulate} : memref<8x16xf32>, memref<16x4xf32>, memref<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @bias_size(%x: memref<8x16xf32>, %w: memref<16x4xf32>, %y: memref<8x4xf32>, %b: memref<8xf32>) {
+  // expected-error @+1 {{'ga.blas_matmul' op needs a bias of the output's columns}}
+  ga.blas_matmul %x, %w, %y bias(%b : memref<8xf32>) : memref<8x16xf32>, memref<16x4xf32>, memref<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @streams(%x: memref<8x16xf32>, %w: memref<16x4xf32>, %y: memref<8x4xf32>) {
+  %t0 = gpu.wait async
+  %t1 = gpu.wait async
+  // expected-error @+1 {{'ga.blas_matmul' op is ordered on one stream: at most one async dependency, not 2}}
+  ga.blas_matmul [%t0, %t1] %x, %w, %y : memref<8x16xf32>, memref<16x4xf32>, memref<8x4xf32>
+  return
+}

@@ -1,0 +1,20 @@
+// RUN: ga-opt %s | ga-opt | FileCheck %s
+
+// The product's forms round-trip: synchronous, async after a token, a
+// batch, a bias epilogue.
+// CHECK-LABEL: func.func @forms(
+// CHECK:         ga.blas_matmul %{{.*}}, %{{.*}}, %{{.*}} {accumulate, transpose_rhs} : memref<8x16xf32>, memref<4x16xf32>, memref<8x4xf32>
+// CHECK:         %[[T1:.*]] = ga.blas_matmul async [%{{.*}}] %{{.*}}, %{{.*}}, %{{.*}} : memref<8x16xbf16>, memref<16x4xbf16>, memref<8x4xf32>
+// CHECK:         ga.blas_matmul [%[[T1]]] %{{.*}}, %{{.*}}, %{{.*}} {transpose_lhs} : memref<2x6x8xf32>, memref<2x6x8xf32>, memref<2x8x8xf32>
+// CHECK:         ga.blas_matmul %{{.*}}, %{{.*}}, %{{.*}} bias(%{{.*}} : memref<4xf32>) : memref<8x16xf32>, memref<16x4xf32>, memref<8x4xf32>
+func.func @forms(%x: memref<8x16xf32>, %w: memref<4x16xf32>, %y: memref<8x4xf32>,
+                 %a: memref<8x16xbf16>, %b: memref<16x4xbf16>,
+                 %p: memref<2x6x8xf32>, %q: memref<2x8x8xf32>,
+                 %v: memref<16x4xf32>, %bias: memref<4xf32>) {
+  ga.blas_matmul %x, %w, %y {accumulate, transpose_rhs} : memref<8x16xf32>, memref<4x16xf32>, memref<8x4xf32>
+  %t0 = gpu.wait async
+  %t1 = ga.blas_matmul async [%t0] %a, %b, %y : memref<8x16xbf16>, memref<16x4xbf16>, memref<8x4xf32>
+  ga.blas_matmul [%t1] %p, %p, %q {transpose_lhs} : memref<2x6x8xf32>, memref<2x6x8xf32>, memref<2x8x8xf32>
+  ga.blas_matmul %x, %v, %y bias(%bias : memref<4xf32>) : memref<8x16xf32>, memref<16x4xf32>, memref<8x4xf32>
+  return
+}
