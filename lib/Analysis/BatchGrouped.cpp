@@ -111,6 +111,9 @@ static void transferGroupedMatmul(BatchTransfer &t, GroupedMatmulOp op) {
   BatchClass init = t.getClass(op.getInit());
   if (op.getTransposeLhs())
     return transferWeightGradient(t, op);
+  // Per-sample ends are refused whatever the rows are.
+  if (!op.getGroupIds() && !checkGroups(t, op, lhs.factor))
+    return;
   if (rhs.isBatched()) {
     t.error(op) << DiagnosticCode::BatchCoupling
                 << "a grouped product whose matrices are per-sample: a "
@@ -124,7 +127,7 @@ static void transferGroupedMatmul(BatchTransfer &t, GroupedMatmulOp op) {
                    "(dimension 0 of lhs and of the result) only";
     return;
   }
-  if (!checkGroups(t, op, lhs.factor))
+  if (op.getGroupIds() && !checkGroups(t, op, lhs.factor))
     return;
   BatchClass cls = BatchClass::getBatched(0, lhs.factor);
   cls.level = std::max(
