@@ -116,3 +116,46 @@ class DenseMoE(nn.Module):
             x = x + y
             gates.append(logits)
         return self.head(x), tuple(gates)
+
+
+# ------------------------------------------------- the MoE zoo's test cases
+_MODELS = {"mixtral": mixtral, "qwen3-moe": qwen3_moe, "olmoe": olmoe}
+
+
+def zoo_case(model, router_logits=False, **config):
+    """A model_zoo Case of transformers' `model` ("mixtral", "qwen3-moe",
+    "olmoe") with one layer (the compile time of a test), with the
+    batch-level load-balancing loss in its loss when `router_logits` (its
+    coefficient 1, so that a loss computed per micro-batch would show)."""
+    import model_zoo
+    if router_logits:
+        config.setdefault("router_aux_loss_coef", 1.0)
+    return model_zoo.Case(
+        lambda: _MODELS[model](layers=1, router_logits=router_logits,
+                               **config),
+        model_zoo.padded_text, model_zoo.hf_loss)
+
+
+def empty_expert_mixtral():
+    """Mixtral, one expert per token, whose router's row of the last expert
+    is a copy of the one before: their logits tie, topk takes the lower
+    index, so the last expert receives no token in any batch (with one
+    expert per token the routing weight is 1 and the router gets no
+    gradient: the rows stay equal)."""
+    model = mixtral(layers=1, top_k=1)
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.mlp.gate.weight[-1] = layer.mlp.gate.weight[-2]
+    return model
+
+
+def expert_counts(model, ids, mask):
+    """The tokens routed to each expert by the first layer (top-k of its
+    router logits over the unpadded and padded tokens alike)."""
+    with torch.no_grad():
+        out = model(input_ids=ids, attention_mask=mask,
+                    output_router_logits=True)
+    logits = out.router_logits[0]
+    k = model.config.num_experts_per_tok
+    chosen = torch.topk(logits, k, dim=-1).indices.reshape(-1)
+    return torch.bincount(chosen, minlength=logits.shape[-1]).tolist()
