@@ -159,3 +159,35 @@ def expert_counts(model, ids, mask):
     k = model.config.num_experts_per_tok
     chosen = torch.topk(logits, k, dim=-1).indices.reshape(-1)
     return torch.bincount(chosen, minlength=logits.shape[-1]).tolist()
+
+
+class CapacityMoE(nn.Module):
+    """A Switch-style top-1 MoE language model with an expert capacity:
+    each token's position in its expert's queue is counted over the tokens
+    of the whole batch (a cumsum of the one-hot routing), and tokens past
+    `capacity_factor * tokens / experts` are dropped (their MLP output is
+    zero, the residual passes). The experts as a dense mix (each token's
+    kept weight times every expert's output)."""
+
+    def __init__(self, vocab=29, d=16, experts=4, capacity_factor=1.0):
+        super().__init__()
+        self.d, self.experts = d, experts
+        self.capacity_factor = capacity_factor
+        self.embed = nn.Embedding(vocab, d)
+        self.gate = nn.Linear(d, experts, bias=False)
+        self.w1 = nn.Parameter(torch.randn(experts, d, 2 * d) * 0.3)
+        self.w2 = nn.Parameter(torch.randn(experts, 2 * d, d) * 0.3)
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        h = x.reshape(-1, self.d)
+        probs = F.softmax(self.gate(h), dim=-1)
+        hot = F.one_hot(probs.argmax(-1), self.experts).to(h.dtype)
+        capacity = int(self.capacity_factor * h.shape[0] / self.experts)
+        position = torch.cumsum(hot, dim=0) * hot  # queue position
+        kept = hot * (position <= capacity).to(h.dtype)  # capacity
+        y = F.silu(torch.einsum("td,edf->tef", h, self.w1))
+        y = torch.einsum("tef,efd->ted", y, self.w2)
+        mix = (kept * probs).unsqueeze(-1)
+        return self.head(x + (mix * y).sum(1).reshape(x.shape))
