@@ -31,9 +31,15 @@ its own group's weight only.
 _rolled imports each of them as one ga.grouped_matmul (the weights'
 gradient with transpose_lhs), whose batch model (lib/Analysis/
 BatchGrouped.cpp) takes rows that are per-sample in order and whose CPU
-lowering is a product per group. What is not done yet: the batch analysis
-of the routing around them (the sort of the pairs across the batch, undone
-before the sum over each token's experts), and the GPU lowering
+lowering is a product per group. transformers' sort of the pairs across
+the batch, undone before the sum over each token's experts, is left out of
+the trace by the permutation rule (_permutation.py): the product of rows
+sorted by that sort and ends counted from it is traced as
+
+  out = ga_mlir::grouped_mm_rows(input, weight, ids)         [S, N]
+
+on the rows in token order, each row times the matrix of its own group
+(ga.grouped_matmul group_ids). Not done yet: the GPU lowering
 (refuse_on_gpu).
 """
 
