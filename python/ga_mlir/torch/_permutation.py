@@ -51,6 +51,9 @@ _ELEMENTWISE = frozenset("""
     masked_fill mul_ add_ div_ maximum minimum
     """.split())
 
+# Element-wise conversions (of the sorted ids: still the ids).
+_CONVERSIONS = frozenset("float double int long to".split())
+
 # Functions that read a tensor's metadata, not its values.
 _METADATA = frozenset("""
     size dim __get__ numel is_floating_point element_size stride __len__
@@ -119,15 +122,16 @@ class Permutations:
     the call, else its result."""
 
     def handle(self, func, args, kwargs):
+        # An arange is a plain value (tagged only for the inverse's write).
         tags = [(t, _tag(t)) for t in _tensors((args, kwargs))]
-        tags = [(t, tag) for t, tag in tags if tag is not None]
+        tags = [(t, tag) for t, tag in tags
+                if tag is not None and tag.kind != "arange"]
         name = _name(func)
         if name in ("sort", "argsort") and not tags:
             return self._sort(func, name, args, kwargs)
         if name == "arange" and not tags:
             return _tagged(func(*args, **kwargs), "arange")
-        if all(tag.kind == "arange" for _, tag in tags) and \
-                name != "__setitem__":
+        if not tags:
             return NotImplemented
         return self._use(func, name, args, kwargs, tags)
 
@@ -143,7 +147,7 @@ class Permutations:
                        sort)
         if name == "argsort":
             return perm
-        values = _tagged(keys.clone(), "sorted", sort)
+        values = _tagged(keys.clone(), "sorted", sort, keys=True)
         return torch.return_types.sort((values, perm))
 
     def _use(self, func, name, args, kwargs, tags):
@@ -163,13 +167,14 @@ class Permutations:
             return _tagged(func(*args, **kwargs), "empty", sort)
         if kinds == ["perm"] and name == "argsort":
             return _tagged(torch.arange(sort.rows), "inverse", sort)
-        if kinds == ["sorted"] and name == "histc":
+        if kinds == ["sorted"] and name == "histc" and \
+                tags[0][1].info.get("keys"):
             return self._histc(func, args, kwargs, sort)
         if kinds == ["counts"] and name == "cumsum":
             counts = tags[0][1]
             return _tagged(func(*args, **kwargs), "ends", sort,
                            bins=counts.info["bins"])
-        if set(kinds) <= {"counts", "ends", "arange"}:
+        if set(kinds) <= {"counts", "ends"}:
             # Counts of the sorted ids are counts of the ids: plain values.
             return func(*args, **kwargs)
         if set(kinds) == {"sorted"}:
@@ -233,12 +238,8 @@ class Permutations:
 
     def _sorted(self, func, name, args, kwargs, sort):
         """An element-wise operation or a view of sorted values."""
-        first = next(t for t in _tensors((args, kwargs)) if _tag(t))
-        for t in _tensors((args, kwargs)):
-            if _tag(t) is None and t.dim() >= first.dim() and \
-                    t.shape[t.dim() - first.dim()] != 1:
-                _refuse(sort, f"{name} of a value sorted by a permutation "
-                        "with one in the original order")
+        first = next(t for t in _tensors((args, kwargs))
+                     if _tag(t) and _tag(t).kind == "sorted")
         if name in ("unsqueeze", "chunk", "split", "view", "reshape"):
             result = func(*args, **kwargs)
             outs = list(_tensors(result))
@@ -254,8 +255,20 @@ class Permutations:
         if name not in _ELEMENTWISE:
             _refuse(sort, f"{name} of values sorted by a permutation")
         result = func(*args, **kwargs)
-        for o in _tensors(result):
-            _tagged(o, "sorted", sort)
+        outs = list(_tensors(result))
+        rank = outs[0].dim() if outs else 0
+        for t in _tensors((args, kwargs)):
+            # Sorted operands keep the rows at dimension 0 of the result;
+            # any other operand broadcasts along them.
+            plain = _tag(t) is None or _tag(t).kind == "arange"
+            if plain and t.dim() == rank and t.shape[0] != 1 or \
+                    not plain and t.dim() != rank:
+                _refuse(sort, f"{name} of a value sorted by a permutation "
+                        "with one in the original order")
+        # Conversions of the sorted ids are still the ids (for histc).
+        keys = name in _CONVERSIONS and _tag(first).info.get("keys")
+        for o in outs:
+            _tagged(o, "sorted", sort, keys=keys)
         return result
 
 
