@@ -7,7 +7,9 @@
 // by -a (and clamped by the op) every row of it falls in the group it falls
 // in for the whole batch, so the micro-batch computes the batch's rows
 // exactly. Ends computed from the whole batch (a reduced value) are read
-// after the loop that computes them, as any statistic is.
+// after the loop that computes them, as any statistic is. With group_ids the
+// group of each row is data beside the row: per-sample with the rows, the
+// micro-batch's rows take their own ids and nothing is shifted.
 //
 // The weights' gradient (`transpose_lhs`) sums over the rows: over the batch
 // when the rows are per-sample. It is a reduction with the combiner `add`
@@ -30,6 +32,28 @@
 using namespace mlir;
 using namespace mlir::ga;
 
+/// Whether the groups of `op` agree with rows that are per-sample along
+/// dimension 0 with `factor` rows per sample: ends that are not per-sample,
+/// or with group_ids, ids per-sample with the rows (refuses otherwise).
+static bool checkGroups(BatchTransfer &t, GroupedMatmulOp op, int64_t factor) {
+  BatchClass groups = t.getClass(op.getEnds());
+  if (!op.getGroupIds()) {
+    if (!groups.isBatched())
+      return true;
+    t.error(op) << DiagnosticCode::BatchCoupling
+                << "a grouped product whose group ends are per-sample: a "
+                   "micro-batch cannot tell which of them its rows meet";
+    return false;
+  }
+  if (groups.isBatched() && groups.dim == 0 && groups.factor == factor)
+    return true;
+  t.error(op) << DiagnosticCode::BatchDimensionMoved
+              << "a grouped product by group ids needs one id per row, "
+                 "per-sample with its rows (dimension 0, "
+              << factor << " per sample)";
+  return false;
+}
+
 /// The weights' gradient: a reduction over the per-sample rows of both
 /// operands (see the file comment).
 static void transferWeightGradient(BatchTransfer &t, GroupedMatmulOp op) {
@@ -45,13 +69,14 @@ static void transferWeightGradient(BatchTransfer &t, GroupedMatmulOp op) {
       return;
     }
   }
-  if (t.isBatched(op.getEnds()) || init.isBatched()) {
-    t.error(op) << DiagnosticCode::BatchCoupling << "a grouped product whose "
-                << (init.isBatched() ? "init" : "group ends")
-                << " are per-sample: a micro-batch cannot tell which of "
-                   "them its rows meet";
+  if (init.isBatched()) {
+    t.error(op) << DiagnosticCode::BatchCoupling
+                << "a grouped product whose init is per-sample: a "
+                   "micro-batch cannot tell which of them its rows meet";
     return;
   }
+  if (!checkGroups(t, op, factor))
+    return;
   if (!isa<func::FuncOp>(op->getParentOp())) {
     t.error(op) << DiagnosticCode::ControlFlow
                 << "the weights' gradient of a grouped product sums over the "
@@ -86,11 +111,13 @@ static void transferGroupedMatmul(BatchTransfer &t, GroupedMatmulOp op) {
   BatchClass init = t.getClass(op.getInit());
   if (op.getTransposeLhs())
     return transferWeightGradient(t, op);
-  if (t.isBatched(op.getEnds()) || rhs.isBatched()) {
-    t.error(op) << DiagnosticCode::BatchCoupling << "a grouped product whose "
-                << (rhs.isBatched() ? "matrices" : "group ends")
-                << " are per-sample: a micro-batch cannot tell which of "
-                   "them its rows meet";
+  // Per-sample ends are refused whatever the rows are.
+  if (!op.getGroupIds() && !checkGroups(t, op, lhs.factor))
+    return;
+  if (rhs.isBatched()) {
+    t.error(op) << DiagnosticCode::BatchCoupling
+                << "a grouped product whose matrices are per-sample: a "
+                   "micro-batch cannot tell which of them its rows meet";
     return;
   }
   if (!lhs.isBatched() || lhs.dim != 0 ||
@@ -100,6 +127,8 @@ static void transferGroupedMatmul(BatchTransfer &t, GroupedMatmulOp op) {
                    "(dimension 0 of lhs and of the result) only";
     return;
   }
+  if (op.getGroupIds() && !checkGroups(t, op, lhs.factor))
+    return;
   BatchClass cls = BatchClass::getBatched(0, lhs.factor);
   cls.level = std::max(
       {t.checkCoupling(inputs), lhs.level, init.isBatched() ? init.level : 0u});
@@ -127,6 +156,9 @@ struct GroupedMatmulModel
     OpBuilder &builder = b.getBuilder();
     Location loc = op->getLoc();
     int64_t factor = b.getAnalysis().getOpInfo(op)->factor;
+    if (grouped.getGroupIds())
+      return createAt(b, grouped, factor,
+                      b.getAlong(grouped.getEnds(), 0, factor));
     Value ends = b.getUniform(grouped.getEnds());
     auto endsType = cast<RankedTensorType>(ends.getType());
     Value first = b.getMicroOffset(factor);
@@ -135,6 +167,12 @@ struct GroupedMatmulModel
                                          endsType.getElementType(), first);
     Value shift = tensor::SplatOp::create(builder, loc, first, endsType);
     Value shifted = arith::SubIOp::create(builder, loc, ends, shift);
+    return createAt(b, grouped, factor, shifted);
+  }
+
+  /// The op on the micro-batch's rows with the groups `groups`.
+  static Operation *createAt(MicroBatchBuilder &b, GroupedMatmulOp grouped,
+                             int64_t factor, Value groups) {
     Value lhs = b.getAlong(grouped.getLhs(), 0, factor);
     Value rhs = grouped.getTransposeLhs()
                     ? b.getAlong(grouped.getRhs(), 0, factor)
@@ -145,8 +183,9 @@ struct GroupedMatmulModel
       init = grouped.getTransposeLhs()
                  ? b.getUniform(grouped.getInit())
                  : b.getAlong(grouped.getInit(), 0, factor);
-    return GroupedMatmulOp::create(builder, loc, init.getType(), lhs, rhs,
-                                   shifted, init, grouped.getTransposeLhs());
+    return GroupedMatmulOp::create(
+        b.getBuilder(), grouped.getLoc(), init.getType(), lhs, rhs, groups,
+        init, grouped.getTransposeLhs(), grouped.getGroupIds());
   }
 };
 } // namespace

@@ -20,11 +20,19 @@ static bool compatible(int64_t a, int64_t b) {
 LogicalResult GroupedMatmulOp::verify() {
   RankedTensorType lhs = getLhs().getType(), rhs = getRhs().getType();
   RankedTensorType ends = getEnds().getType(), init = getInit().getType();
-  if (ends.getRank() != 1 || !ends.hasStaticShape() ||
-      !ends.getElementType().isSignlessIntOrIndex())
+  if (getGroupIds()) {
+    if (ends.getRank() != 1 || !ends.getElementType().isSignlessIntOrIndex() ||
+        lhs.getRank() != 2 ||
+        !compatible(ends.getDimSize(0), lhs.getDimSize(0)))
+      return emitOpError("with group_ids, the groups must be a 1-d tensor of "
+                         "integers, one per row of lhs, not ")
+             << ends;
+  } else if (ends.getRank() != 1 || !ends.hasStaticShape() ||
+             !ends.getElementType().isSignlessIntOrIndex()) {
     return emitOpError("group ends must be a static 1-d tensor of integers, "
                        "not ")
            << ends;
+  }
   Type elt = init.getElementType();
   if (!isa<FloatType>(elt) || lhs.getElementType() != elt ||
       rhs.getElementType() != elt)
@@ -33,7 +41,14 @@ LogicalResult GroupedMatmulOp::verify() {
     return emitOpError("lhs must be rows (M x K), not ") << lhs;
   // Only the rows may be dynamic (a micro-batch of a run-time size).
   int64_t m = lhs.getDimSize(0), k = lhs.getDimSize(1);
-  int64_t e = ends.getDimSize(0);
+  RankedTensorType matrices = getTransposeLhs() ? init : rhs;
+  if (getGroupIds() && matrices.getRank() != 3)
+    return emitOpError("with group_ids, ")
+           << (getTransposeLhs() ? "the result" : "rhs")
+           << " must be a matrix per group, not " << matrices;
+  int64_t e = getGroupIds() ? matrices.getDimSize(0) : ends.getDimSize(0);
+  if (ShapedType::isDynamic(e))
+    return emitOpError("needs a static number of groups");
   if (getTransposeLhs()) {
     if (rhs.getRank() != 2 || !compatible(rhs.getDimSize(0), m))
       return emitOpError("with transpose_lhs, rhs must have lhs's rows, not ")
@@ -82,13 +97,98 @@ static Value matrixAt(OpBuilder &b, Location loc, Value tensor, Value index) {
 
 /// Rows [start, start + size) of the 2-d `tensor`.
 static Value rowsAt(OpBuilder &b, Location loc, Value tensor, Value start,
-                    Value size) {
+                    OpFoldResult size) {
   auto type = cast<RankedTensorType>(tensor.getType());
   SmallVector<OpFoldResult> offsets = {start, b.getIndexAttr(0)};
   SmallVector<OpFoldResult> sizes = {size, b.getIndexAttr(type.getDimSize(1))};
   SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
   return tensor::ExtractSliceOp::create(b, loc, tensor, offsets, sizes,
                                         strides);
+}
+
+/// `rows` inserted at rows [start, start + size) of the 2-d `into`.
+static Value insertRows(OpBuilder &b, Location loc, Value rows, Value into,
+                        Value start, OpFoldResult size) {
+  int64_t columns = cast<RankedTensorType>(into.getType()).getDimSize(1);
+  return tensor::InsertSliceOp::create(
+      b, loc, rows, into, ArrayRef<OpFoldResult>{start, b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{size, b.getIndexAttr(columns)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+}
+
+/// `acc` with `lhsRows^T * rhsRows` added to its matrix `g` (a matmul with
+/// a transposed lhs, which CBLAS takes).
+static Value addToMatrix(OpBuilder &b, Location loc, Value lhsRows,
+                         Value rhsRows, Value acc, Value g) {
+  Value out = matrixAt(b, loc, acc, g);
+  MLIRContext *ctx = b.getContext();
+  AffineExpr i, j, r;
+  bindDims(ctx, i, j, r);
+  SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {r, i}, ctx),
+                                 AffineMap::get(3, 0, {r, j}, ctx),
+                                 AffineMap::get(3, 0, {i, j}, ctx)};
+  auto matmul = linalg::MatmulOp::create(b, loc, ValueRange{lhsRows, rhsRows},
+                                         ValueRange{out});
+  matmul.setIndexingMapsAttr(b.getAffineMapArrayAttr(maps));
+  auto type = cast<RankedTensorType>(acc.getType());
+  SmallVector<OpFoldResult> offsets = {g, b.getIndexAttr(0), b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                     b.getIndexAttr(type.getDimSize(1)),
+                                     b.getIndexAttr(type.getDimSize(2))};
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  return tensor::InsertSliceOp::create(b, loc, matmul.getResult(0), acc,
+                                       offsets, sizes, strides);
+}
+
+/// With group_ids: an scf.for over the rows, each row (a 1-row slice) times
+/// the matrix of its group when the group is in range (the weights'
+/// gradient: the row's outer product added to its group's matrix).
+static Value decomposeByRow(OpBuilder &b, GroupedMatmulOp op) {
+  Location loc = op.getLoc();
+  bool transposed = op.getTransposeLhs();
+  Value lhs = op.getLhs(), rhs = op.getRhs(), ids = op.getEnds();
+  Value rows = tensor::DimOp::create(b, loc, lhs, 0);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value step = arith::ConstantIndexOp::create(b, loc, 1);
+  Value groups = arith::ConstantIndexOp::create(b, loc, op.getNumGroups());
+  auto loop = scf::ForOp::create(
+      b, loc, zero, rows, step, ValueRange{op.getInit()},
+      [&](OpBuilder &nb, Location nloc, Value r, ValueRange args) {
+        Value acc = args[0];
+        Value g = tensor::ExtractOp::create(nb, nloc, ids, r);
+        if (!g.getType().isIndex())
+          g = arith::IndexCastOp::create(nb, nloc, nb.getIndexType(), g);
+        Value inRange = arith::AndIOp::create(
+            nb, nloc,
+            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sge, g, zero),
+            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt, g,
+                                  groups));
+        auto ifOp = scf::IfOp::create(
+            nb, nloc, inRange,
+            [&](OpBuilder &tb, Location tloc) {
+              OpFoldResult one = tb.getIndexAttr(1);
+              Value row = rowsAt(tb, tloc, lhs, r, one);
+              Value next;
+              if (!transposed) {
+                Value out = rowsAt(tb, tloc, acc, r, one);
+                Value product =
+                    linalg::MatmulOp::create(
+                        tb, tloc, ValueRange{row, matrixAt(tb, tloc, rhs, g)},
+                        ValueRange{out})
+                        .getResult(0);
+                next = insertRows(tb, tloc, product, acc, r, one);
+              } else {
+                next = addToMatrix(tb, tloc, row, rowsAt(tb, tloc, rhs, r, one),
+                                   acc, g);
+              }
+              scf::YieldOp::create(tb, tloc, next);
+            },
+            [&](OpBuilder &eb, Location eloc) {
+              scf::YieldOp::create(eb, eloc, acc);
+            });
+        scf::YieldOp::create(nb, nloc, ifOp.getResult(0));
+      });
+  return loop.getResult(0);
 }
 
 /// One linalg.matmul per group in an scf.for over the groups: the group's
@@ -98,6 +198,8 @@ static Value rowsAt(OpBuilder &b, Location loc, Value tensor, Value start,
 /// weights' gradient; CBLAS takes both forms.
 FailureOr<SmallVector<Value>>
 GroupedMatmulOp::decomposeOperation(OpBuilder &b) {
+  if (getGroupIds())
+    return SmallVector<Value>{decomposeByRow(b, *this)};
   Location loc = getLoc();
   bool transposed = getTransposeLhs();
   Value lhs = getLhs(), rhs = getRhs(), ends = getEnds();
@@ -123,35 +225,10 @@ GroupedMatmulOp::decomposeOperation(OpBuilder &b) {
                   nb, nloc, ValueRange{rowsOfLhs, matrixAt(nb, nloc, rhs, g)},
                   ValueRange{out})
                   .getResult(0);
-          next = tensor::InsertSliceOp::create(
-              nb, nloc, product, acc,
-              ArrayRef<OpFoldResult>{start, nb.getIndexAttr(0)},
-              ArrayRef<OpFoldResult>{
-                  size,
-                  nb.getIndexAttr(
-                      cast<RankedTensorType>(acc.getType()).getDimSize(1))},
-              ArrayRef<OpFoldResult>{nb.getIndexAttr(1), nb.getIndexAttr(1)});
+          next = insertRows(nb, nloc, product, acc, start, size);
         } else {
-          Value rowsOfRhs = rowsAt(nb, nloc, rhs, start, size);
-          Value out = matrixAt(nb, nloc, acc, g);
-          MLIRContext *ctx = nb.getContext();
-          AffineExpr i, j, r;
-          bindDims(ctx, i, j, r);
-          SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {r, i}, ctx),
-                                         AffineMap::get(3, 0, {r, j}, ctx),
-                                         AffineMap::get(3, 0, {i, j}, ctx)};
-          auto matmul = linalg::MatmulOp::create(
-              nb, nloc, ValueRange{rowsOfLhs, rowsOfRhs}, ValueRange{out});
-          matmul.setIndexingMapsAttr(nb.getAffineMapArrayAttr(maps));
-          auto type = cast<RankedTensorType>(acc.getType());
-          SmallVector<OpFoldResult> offsets = {g, nb.getIndexAttr(0),
-                                               nb.getIndexAttr(0)};
-          SmallVector<OpFoldResult> sizes = {
-              nb.getIndexAttr(1), nb.getIndexAttr(type.getDimSize(1)),
-              nb.getIndexAttr(type.getDimSize(2))};
-          SmallVector<OpFoldResult> strides(3, nb.getIndexAttr(1));
-          next = tensor::InsertSliceOp::create(nb, nloc, matmul.getResult(0),
-                                               acc, offsets, sizes, strides);
+          next = addToMatrix(nb, nloc, rowsOfLhs,
+                             rowsAt(nb, nloc, rhs, start, size), acc, g);
         }
         scf::YieldOp::create(nb, nloc, ValueRange{end, next});
       });

@@ -41,3 +41,16 @@ func.func @batch_along_columns(%x: tensor<12x8xf32> {ga.batch = 1 : i64}, %w: te
       : tensor<12x8xf32>, tensor<4x8x5xf32>, tensor<4xi32> into tensor<12x5xf32>
   return %y : tensor<12x5xf32>
 }
+
+// -----
+
+// Group ids that are not per-sample beside the rows (the same ids for every
+// micro-batch: a micro-batch's rows would meet the first rows' groups).
+func.func @group_ids_uniform(%x: tensor<12x8xf32> {ga.batch = 0 : i64}, %w: tensor<4x8x5xf32>,
+                             %ids: tensor<12xi64>, %z: tensor<12x5xf32>) -> tensor<12x5xf32> {
+  // expected-error @+1 {{a grouped product by group ids needs one id per row, per-sample with its rows (dimension 0, 1 per sample)}}
+  %y = ga.grouped_matmul group_ids %x, %w ends %ids into %z
+      : tensor<12x8xf32>, tensor<4x8x5xf32>, tensor<12xi64> into tensor<12x5xf32>
+  return %y : tensor<12x5xf32>
+}
+

@@ -62,3 +62,26 @@ func.func @ends_from_batch(%x: tensor<12x8xf32> {ga.batch = 0 : i64}, %w: tensor
       : tensor<12x8xf32>, tensor<4x8x5xf32>, tensor<4xi32> into tensor<12x5xf32>
   return %y : tensor<12x5xf32>
 }
+
+// -----
+
+// With group_ids the group of each row is per-sample beside the row (the
+// trace's form of transformers' experts, their sort left out): the product
+// and its weights' gradient are per row, each micro-batch its own ids.
+// CHECK-LABEL: @group_ids_per_sample: batch size 12, loops 1
+// CHECK:         ga.grouped_matmul: batched(0)
+// CHECK:         ga.grouped_matmul: reduced(add) [loop 1]
+func.func @group_ids_per_sample(%x: tensor<12x8xf32> {ga.batch = 0 : i64}, %w: tensor<4x8x5xf32>,
+                                %ids: tensor<12xi64> {ga.batch = 0 : i64})
+    -> (tensor<12x5xf32>, tensor<4x8x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<12x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<12x5xf32>) -> tensor<12x5xf32>
+  %y = ga.grouped_matmul group_ids %x, %w ends %ids into %z
+      : tensor<12x8xf32>, tensor<4x8x5xf32>, tensor<12xi64> into tensor<12x5xf32>
+  %we = tensor.empty() : tensor<4x8x5xf32>
+  %w0 = linalg.fill ins(%zero : f32) outs(%we : tensor<4x8x5xf32>) -> tensor<4x8x5xf32>
+  %dw = ga.grouped_matmul transpose_lhs group_ids %x, %y ends %ids into %w0
+      : tensor<12x8xf32>, tensor<12x5xf32>, tensor<12xi64> into tensor<4x8x5xf32>
+  return %y, %dw : tensor<12x5xf32>, tensor<4x8x5xf32>
+}

@@ -61,3 +61,19 @@ func.func @transposed_result(%x: tensor<12x8xf32>, %g: tensor<12x16xf32>, %e: te
   %r = ga.grouped_matmul transpose_lhs %x, %g ends %e into %d : tensor<12x8xf32>, tensor<12x16xf32>, tensor<4xi32> into tensor<4x16x8xf32>
   return %r : tensor<4x16x8xf32>
 }
+
+// -----
+
+func.func @group_ids_rows(%x: tensor<12x8xf32>, %w: tensor<4x8x16xf32>, %ids: tensor<11xi64>, %y: tensor<12x16xf32>) -> tensor<12x16xf32> {
+  // expected-error @+1 {{with group_ids, the groups must be a 1-d tensor of integers, one per row of lhs}}
+  %r = ga.grouped_matmul group_ids %x, %w ends %ids into %y : tensor<12x8xf32>, tensor<4x8x16xf32>, tensor<11xi64> into tensor<12x16xf32>
+  return %r : tensor<12x16xf32>
+}
+
+// -----
+
+func.func @group_ids_matrices(%x: tensor<12x8xf32>, %w: tensor<8x16xf32>, %ids: tensor<12xi64>, %y: tensor<12x16xf32>) -> tensor<12x16xf32> {
+  // expected-error @+1 {{with group_ids, rhs must be a matrix per group}}
+  %r = ga.grouped_matmul group_ids %x, %w ends %ids into %y : tensor<12x8xf32>, tensor<8x16xf32>, tensor<12xi64> into tensor<12x16xf32>
+  return %r : tensor<12x16xf32>
+}

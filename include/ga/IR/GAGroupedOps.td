@@ -37,11 +37,22 @@ def GA_GroupedMatmulOp : Op<GA_Dialect, "grouped_matmul",
     (`E x K x N`) is `init` plus, for each `g`,
     `lhs[rows of g]^T * rhs[rows of g]` (nothing for an empty group).
 
+    With `group_ids`, `ends` holds the group of each row instead (`M`
+    integers, data; a row whose id is outside `[0, E)` belongs to no
+    group): the rows need not be sorted by group. This is the form the
+    trace gives transformers' experts (`_moe.py`): their sort of the
+    token-expert pairs by expert, undone before the sum over each token's
+    experts, is left out, so the rows stay in token order and a
+    micro-batch's rows are its own samples' pairs (docs/Rationale.md,
+    "the permutation rule").
+
     The work is proportional to `M` (each row meets one group's matrix).
     `--ga-decompose-aggregated-ops` (both CPU and GPU pipelines, after
     `--ga-accumulate`) replaces it by an `scf.for` over the groups of
     `linalg.matmul` on `tensor.extract_slice`s of data-dependent size, which
-    the CPU pipeline lowers to one CBLAS call per group.
+    the CPU pipeline lowers to one CBLAS call per group (with `group_ids`,
+    an `scf.for` over the rows of a product of the row by its group's
+    matrix: the same work, a smaller call per row).
 
     Example:
 
@@ -50,21 +61,28 @@ def GA_GroupedMatmulOp : Op<GA_Dialect, "grouped_matmul",
         : tensor<12x8xf32>, tensor<4x8x16xf32>, tensor<4xi32> into tensor<12x16xf32>
     %dw = ga.grouped_matmul transpose_lhs %x, %dy ends %ends into %zw
         : tensor<12x8xf32>, tensor<12x16xf32>, tensor<4xi32> into tensor<4x8x16xf32>
+    %z = ga.grouped_matmul group_ids %x, %w ends %ids into %zero
+        : tensor<12x8xf32>, tensor<4x8x16xf32>, tensor<12xi64> into tensor<12x16xf32>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs,
                        AnyRankedTensor:$ends, AnyRankedTensor:$init,
-                       UnitAttr:$transpose_lhs);
+                       UnitAttr:$transpose_lhs, UnitAttr:$group_ids);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    (`transpose_lhs` $transpose_lhs^)? $lhs `,` $rhs `ends` $ends `into` $init
+    (`transpose_lhs` $transpose_lhs^)? (`group_ids` $group_ids^)? $lhs `,` $rhs `ends` $ends `into` $init
     attr-dict `:` type($lhs) `,` type($rhs) `,` type($ends) `into` type($init)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     MutableOperandRange getDpsInitsMutable() { return getInitMutable(); }
-    /// The number of groups (E).
-    int64_t getNumGroups() { return getEnds().getType().getDimSize(0); }
+    /// The number of groups (E): the ends', or with `group_ids` the
+    /// matrices' (the result's with `transpose_lhs`).
+    int64_t getNumGroups() {
+      if (!getGroupIds())
+        return getEnds().getType().getDimSize(0);
+      return (getTransposeLhs() ? getInit() : getRhs()).getType().getDimSize(0);
+    }
   }];
 }
 

@@ -31,9 +31,15 @@ its own group's weight only.
 _rolled imports each of them as one ga.grouped_matmul (the weights'
 gradient with transpose_lhs), whose batch model (lib/Analysis/
 BatchGrouped.cpp) takes rows that are per-sample in order and whose CPU
-lowering is a product per group. What is not done yet: the batch analysis
-of the routing around them (the sort of the pairs across the batch, undone
-before the sum over each token's experts), and the GPU lowering
+lowering is a product per group. transformers' sort of the pairs across
+the batch, undone before the sum over each token's experts, is left out of
+the trace by the permutation rule (_permutation.py): the product of rows
+sorted by that sort and ends counted from it is traced as
+
+  out = ga_mlir::grouped_mm_rows(input, weight, ids)         [S, N]
+
+on the rows in token order, each row times the matrix of its own group
+(ga.grouped_matmul group_ids). Not done yet: the GPU lowering
 (refuse_on_gpu).
 """
 
@@ -42,6 +48,7 @@ import contextlib
 import torch
 from torch.overrides import TorchFunctionMode
 
+from . import _permutation
 from ._common import CompileError
 from ._locations import UNLOCATED, _innermost_user_line, current_user_line
 
@@ -49,6 +56,10 @@ _LIB = torch.library.Library("ga_mlir", "FRAGMENT")
 _LIB.define("grouped_mm(Tensor input, Tensor weight, Tensor offs) -> Tensor")
 _LIB.define("grouped_mm_weight_grad(Tensor input, Tensor grad, Tensor offs, "
             "int groups) -> Tensor")
+_LIB.define("grouped_mm_rows(Tensor input, Tensor weight, Tensor ids) -> "
+            "Tensor")
+_LIB.define("grouped_mm_rows_weight_grad(Tensor input, Tensor grad, "
+            "Tensor ids, int groups) -> Tensor")
 
 
 def _groups(offs):
@@ -86,15 +97,47 @@ def _grouped_mm_weight_grad_meta(input, grad, offs, groups):
     return input.new_empty((groups, input.shape[1], grad.shape[1]))
 
 
+def _grouped_mm_rows(input, weight, ids):
+    """Row s of `input` [S, K] times weight[ids[s]] [K, N]; rows whose id
+    is outside [0, E) zero."""
+    out = input.new_zeros((input.shape[0], weight.shape[-1]))
+    for g in range(weight.shape[0]):
+        rows = ids == g
+        out[rows] = input[rows] @ weight[g]
+    return out
+
+
+def _grouped_mm_rows_weight_grad(input, grad, ids, groups):
+    """[groups, K, N]: the sum over the rows s of group g of
+    input[s]^T grad[s]."""
+    out = input.new_zeros((groups, input.shape[1], grad.shape[1]))
+    for g in range(groups):
+        rows = ids == g
+        out[g] = input[rows].t() @ grad[rows]
+    return out
+
+
 _LIB.impl("grouped_mm", _grouped_mm, "CPU")
+_LIB.impl("grouped_mm_rows", _grouped_mm_rows, "CPU")
+_LIB.impl("grouped_mm_rows", _grouped_mm_meta, "Meta")
+_LIB.impl("grouped_mm_rows_weight_grad", _grouped_mm_rows_weight_grad, "CPU")
+_LIB.impl("grouped_mm_rows_weight_grad", _grouped_mm_weight_grad_meta,
+          "Meta")
 _LIB.impl("grouped_mm", _grouped_mm_meta, "Meta")
 _LIB.impl("grouped_mm_weight_grad", _grouped_mm_weight_grad, "CPU")
 _LIB.impl("grouped_mm_weight_grad", _grouped_mm_weight_grad_meta, "Meta")
 GROUPED_MM = torch.ops.ga_mlir.grouped_mm.default
 GROUPED_MM_WEIGHT_GRAD = torch.ops.ga_mlir.grouped_mm_weight_grad.default
+GROUPED_MM_ROWS = torch.ops.ga_mlir.grouped_mm_rows.default
+GROUPED_MM_ROWS_WEIGHT_GRAD = \
+    torch.ops.ga_mlir.grouped_mm_rows_weight_grad.default
 # The grouped products of a trace (_rolled imports each as one
-# ga.grouped_matmul).
-GROUPED = (GROUPED_MM, GROUPED_MM_WEIGHT_GRAD)
+# ga.grouped_matmul; the _ROWS ones with group_ids, the weights' gradients
+# with transpose_lhs).
+GROUPED = (GROUPED_MM, GROUPED_MM_WEIGHT_GRAD, GROUPED_MM_ROWS,
+           GROUPED_MM_ROWS_WEIGHT_GRAD)
+BY_ROWS = (GROUPED_MM_ROWS, GROUPED_MM_ROWS_WEIGHT_GRAD)
+WEIGHT_GRADS = (GROUPED_MM_WEIGHT_GRAD, GROUPED_MM_ROWS_WEIGHT_GRAD)
 
 
 class _GroupedProduct(torch.autograd.Function):
@@ -122,6 +165,29 @@ class _GroupedProduct(torch.autograd.Function):
         return d_input, d_weight, None
 
 
+class _RowsProduct(torch.autograd.Function):
+    """grouped_mm_rows with its backward in grouped products by rows."""
+
+    @staticmethod
+    def forward(input, weight, ids):
+        return GROUPED_MM_ROWS(input, weight, ids)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight, ids = ctx.saved_tensors
+        d_input = d_weight = None
+        if ctx.needs_input_grad[0]:
+            d_input = GROUPED_MM_ROWS(grad, weight.transpose(-2, -1), ids)
+        if ctx.needs_input_grad[1]:
+            d_weight = GROUPED_MM_ROWS_WEIGHT_GRAD(input, grad, ids,
+                                                   weight.shape[0])
+        return d_input, d_weight, None
+
+
 def grouped_product(input, weight, offs):
     """The traced grouped product of `input` [S, K] and `weight` [E, K, N]
     by the group ends `offs` [E]."""
@@ -136,6 +202,11 @@ def grouped_product(input, weight, offs):
             f"{tuple(offs.shape)} ends")
     if _COUNT is not None:
         _COUNT[0] += 1
+    ids = _permutation.sorted_product(input, weight, offs)
+    if ids is not None:
+        # Sorted rows traced in the original order: each row by its group.
+        return _permutation.mark_sorted(
+            _RowsProduct.apply(input, weight, ids), input)
     return _GroupedProduct.apply(input, weight, offs)
 
 
@@ -175,9 +246,14 @@ class ExpertProducts(TorchFunctionMode):
     def __init__(self):
         super().__init__()
         self.fallbacks = _fallbacks()
+        self.permutations = _permutation.Permutations()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if func not in self.fallbacks and func not in _GROUPED_MM_FUNCTIONS:
+            result = self.permutations.handle(func, args, kwargs)
+            if result is not NotImplemented:
+                return result
         if func in self.fallbacks:
             input, weight = args[0], args[1]
             offs = kwargs.get("offs", args[2] if len(args) > 2 else None)

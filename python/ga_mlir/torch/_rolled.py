@@ -324,8 +324,11 @@ def _grouped(b, vals, node):
         b.loc = ir.Location.file(file, int(line), 0)
     result = _type(ir, node)
     lhs, rhs, ends = node.args[:3]
-    attributes = {} if node.target == _moe.GROUPED_MM else \
-        {"transpose_lhs": ir.UnitAttr.get()}
+    attributes = {}
+    if node.target in _moe.WEIGHT_GRADS:
+        attributes["transpose_lhs"] = ir.UnitAttr.get()
+    if node.target in _moe.BY_ROWS:
+        attributes["group_ids"] = ir.UnitAttr.get()
     vals[node] = b.op("ga.grouped_matmul",
                       [vals[lhs], vals[rhs], vals[ends], b.zeros(result)],
                       [result], attributes).result

@@ -45,3 +45,34 @@ func.func @weight_gradient(%x: tensor<?x8xf32>, %g: tensor<?x16xf32>, %ends: ten
       : tensor<?x8xf32>, tensor<?x16xf32>, tensor<3xindex> into tensor<3x8x16xf32>
   return %r : tensor<3x8x16xf32>
 }
+
+// -----
+
+// With group_ids: an scf.for over the rows; a row whose id is in [0, E)
+// meets its group's matrix (a 1-row matmul; the weights' gradient its outer
+// product added to the group's matrix), any other row keeps the init.
+
+// CHECK-LABEL: func.func @group_ids
+// CHECK:       %[[M:.*]] = tensor.dim %[[X:.*]], %{{.*}} : tensor<?x8xf32>
+// CHECK:       scf.for %[[R:.*]] = %{{.*}} to %[[M]] step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<?x16xf32>)
+// CHECK:         %[[RAW:.*]] = tensor.extract %{{.*}}[%[[R]]] : tensor<?xi64>
+// CHECK:         %[[G:.*]] = arith.index_cast %[[RAW]] : i64 to index
+// CHECK:         %[[IN:.*]] = arith.andi
+// CHECK:         scf.if %[[IN]] -> (tensor<?x16xf32>)
+// CHECK:           %[[ROW:.*]] = tensor.extract_slice %[[X]][%[[R]], 0] [1, 8] [1, 1] : tensor<?x8xf32> to tensor<1x8xf32>
+// CHECK:           %[[W:.*]] = tensor.extract_slice %{{.*}}[%[[G]], 0, 0] [1, 8, 16] [1, 1, 1] : tensor<4x8x16xf32> to tensor<8x16xf32>
+// CHECK:           linalg.matmul ins(%[[ROW]], %[[W]] : tensor<1x8xf32>, tensor<8x16xf32>)
+// CHECK:         } else {
+// CHECK:           scf.yield %[[ACC]] : tensor<?x16xf32>
+// CHECK:       scf.for
+// CHECK:         scf.if %{{.*}} -> (tensor<4x8x16xf32>)
+// CHECK:           linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%{{.*}}, %{{.*}} : tensor<1x8xf32>, tensor<1x16xf32>) outs(%{{.*}} : tensor<8x16xf32>)
+func.func @group_ids(%x: tensor<?x8xf32>, %w: tensor<4x8x16xf32>, %ids: tensor<?xi64>,
+                     %y0: tensor<?x16xf32>, %dw0: tensor<4x8x16xf32>)
+    -> (tensor<?x16xf32>, tensor<4x8x16xf32>) {
+  %y = ga.grouped_matmul group_ids %x, %w ends %ids into %y0
+      : tensor<?x8xf32>, tensor<4x8x16xf32>, tensor<?xi64> into tensor<?x16xf32>
+  %dw = ga.grouped_matmul transpose_lhs group_ids %x, %y ends %ids into %dw0
+      : tensor<?x8xf32>, tensor<?x16xf32>, tensor<?xi64> into tensor<4x8x16xf32>
+  return %y, %dw : tensor<?x16xf32>, tensor<4x8x16xf32>
+}

@@ -116,3 +116,78 @@ class DenseMoE(nn.Module):
             x = x + y
             gates.append(logits)
         return self.head(x), tuple(gates)
+
+
+# ------------------------------------------------- the MoE zoo's test cases
+_MODELS = {"mixtral": mixtral, "qwen3-moe": qwen3_moe, "olmoe": olmoe}
+
+
+def zoo_case(model, router_logits=False, **config):
+    """A model_zoo Case of transformers' `model` ("mixtral", "qwen3-moe",
+    "olmoe") with one layer (the compile time of a test), with the
+    batch-level load-balancing loss in its loss when `router_logits` (its
+    coefficient 1, so that a loss computed per micro-batch would show)."""
+    import model_zoo
+    if router_logits:
+        config.setdefault("router_aux_loss_coef", 1.0)
+    return model_zoo.Case(
+        lambda: _MODELS[model](layers=1, router_logits=router_logits,
+                               **config),
+        model_zoo.padded_text, model_zoo.hf_loss)
+
+
+def empty_expert_mixtral():
+    """Mixtral, one expert per token, whose router's row of the last expert
+    is a copy of the one before: their logits tie, topk takes the lower
+    index, so the last expert receives no token in any batch (with one
+    expert per token the routing weight is 1 and the router gets no
+    gradient: the rows stay equal)."""
+    model = mixtral(layers=1, top_k=1)
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.mlp.gate.weight[-1] = layer.mlp.gate.weight[-2]
+    return model
+
+
+def expert_counts(model, ids, mask):
+    """The tokens routed to each expert by the first layer (top-k of its
+    router logits over the unpadded and padded tokens alike)."""
+    with torch.no_grad():
+        out = model(input_ids=ids, attention_mask=mask,
+                    output_router_logits=True)
+    logits = out.router_logits[0]
+    k = model.config.num_experts_per_tok
+    chosen = torch.topk(logits, k, dim=-1).indices.reshape(-1)
+    return torch.bincount(chosen, minlength=logits.shape[-1]).tolist()
+
+
+class CapacityMoE(nn.Module):
+    """A Switch-style top-1 MoE language model with an expert capacity:
+    each token's position in its expert's queue is counted over the tokens
+    of the whole batch (a cumsum of the one-hot routing), and tokens past
+    `capacity_factor * tokens / experts` are dropped (their MLP output is
+    zero, the residual passes). The experts as a dense mix (each token's
+    kept weight times every expert's output)."""
+
+    def __init__(self, vocab=29, d=16, experts=4, capacity_factor=1.0):
+        super().__init__()
+        self.d, self.experts = d, experts
+        self.capacity_factor = capacity_factor
+        self.embed = nn.Embedding(vocab, d)
+        self.gate = nn.Linear(d, experts, bias=False)
+        self.w1 = nn.Parameter(torch.randn(experts, d, 2 * d) * 0.3)
+        self.w2 = nn.Parameter(torch.randn(experts, 2 * d, d) * 0.3)
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        h = x.reshape(-1, self.d)
+        probs = F.softmax(self.gate(h), dim=-1)
+        hot = F.one_hot(probs.argmax(-1), self.experts).to(h.dtype)
+        capacity = int(self.capacity_factor * h.shape[0] / self.experts)
+        position = torch.cumsum(hot, dim=0) * hot  # queue position
+        kept = hot * (position <= capacity).to(h.dtype)  # capacity
+        y = F.silu(torch.einsum("td,edf->tef", h, self.w1))
+        y = torch.einsum("tef,efd->ted", y, self.w2)
+        mix = (kept * probs).unsqueeze(-1)
+        return self.head(x + (mix * y).sum(1).reshape(x.shape))
