@@ -93,6 +93,11 @@ static LogicalResult chooseMicroBatches(ModuleOp step,
   choose.accumulateOptions = printRewriteOptions(rewrite);
   choose.recompute = options.recompute.empty() ? "auto" : options.recompute;
   choose.cpuOptions = printOptions(options.cpu);
+  // Measured as the report measures the library: its results written in
+  // place, its arguments of the report's classes.
+  choose.inPlace = toPairStrings(options.inPlace);
+  choose.argumentRoles.assign(options.reportRoles.begin(),
+                              options.reportRoles.end());
   if (failed(runPasses(step, [&](OpPassManager &pm) {
         pm.addPass(createCheckConstantIndices());
         if (!options.batchArgs.empty()) {

@@ -108,6 +108,12 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
                                                     int64_t budget) {
   ModuleOp module = getOperation();
   int64_t parameters = getParameterElements(func);
+  // The classes the report gives the arguments (empty: inferred).
+  FailureOr<SmallVector<BufferRole>> roles =
+      parseRoles(argumentRoles, func.getLoc());
+  if (failed(roles))
+    return failure();
+  SmallVector<std::string> pairs(inPlace.begin(), inPlace.end());
   std::optional<Choice> best, smallest;
   int64_t baseWork = -1;
   for (const std::string &set : getCandidateSets()) {
@@ -137,8 +143,8 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
                                         batchSize / n};
       auto it = peaks.find(sizes);
       if (it == peaks.end()) {
-        FailureOr<MemoryUsage> usage =
-            estimateStepMemory(module, func, n, options, cpuOptions);
+        FailureOr<MemoryUsage> usage = estimateStepMemory(
+            module, func, n, options, cpuOptions, *roles, pairs);
         if (failed(usage) && optional)
           break;
         if (failed(usage))

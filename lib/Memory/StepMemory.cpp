@@ -3,6 +3,7 @@
 #include "StepMemory.h"
 
 #include "ga/Analysis/BatchDependence.h"
+#include "ga/Codegen/Common/Passes.h"
 #include "ga/IR/Diagnostics.h"
 #include "ga/IR/GADialect.h"
 #include "ga/Pipelines/Pipelines.h"
@@ -129,11 +130,21 @@ mlir::ga::detail::addMicroBatchRewrite(OpPassManager &pm, func::FuncOp func,
 FailureOr<MemoryUsage> mlir::ga::detail::estimateStepMemory(
     ModuleOp module, func::FuncOp func, int64_t microBatches,
     StringRef accumulateOptions, StringRef cpuOptions,
-    ArrayRef<BufferRole> givenRoles) {
+    ArrayRef<BufferRole> givenRoles, ArrayRef<std::string> inPlace) {
   PassManager pm(module.getContext());
   if (microBatches &&
       failed(addMicroBatchRewrite(pm, func, microBatches, accumulateOptions)))
     return failure();
+  // The library's form: the new parameters and states written into their
+  // arguments' buffers, which then take none of their own.
+  std::string measured = func.getSymName().str();
+  if (!inPlace.empty()) {
+    WriteResultsInPlaceOptions write;
+    write.funcName = measured;
+    write.pairs.assign(inPlace.begin(), inPlace.end());
+    pm.addPass(createWriteResultsInPlace(write));
+    measured += "_in_place";
+  }
   auto cpu = LowerToCPUOptions::createFromString(cpuOptions);
   if (!cpu)
     return func.emitError() << DiagnosticCode::InvalidOptions
@@ -171,7 +182,10 @@ FailureOr<MemoryUsage> mlir::ga::detail::estimateStepMemory(
   context->printOpOnDiagnostic(false);
   llvm::scope_exit restore([&] { context->printOpOnDiagnostic(printOp); });
   if (succeeded(pm.run(*copy))) {
-    auto bufferized = copy->lookupSymbol<func::FuncOp>(func.getSymName());
+    auto bufferized = copy->lookupSymbol<func::FuncOp>(measured);
+    if (!bufferized)
+      return func.emitError() << "memory report: internal error: no @"
+                              << measured << " after the bufferization";
     MemoryUsageAnalysis analysis(bufferized, roles, inferOptimizerState);
     if (analysis.succeeded())
       usage = analysis.getUsage();

@@ -41,12 +41,17 @@ std::optional<int64_t> getStepBatchSize(func::FuncOp func);
 /// with the options `cpuOptions` bufferizes it. The pipelines run on a copy
 /// of `module` with a pass manager of their own; errors (of the rewrite, or
 /// refusals of the analysis) are reported at their ops. `roles`, when not
-/// empty, gives the role of every argument (as `ga.role` would).
+/// empty, gives the role of every argument (as `ga.role` would). With
+/// `inPlace` ("result:argument" pairs), the rewritten step writes those
+/// results into their arguments (--ga-write-results-in-place) before the
+/// bufferization, as the library does, and the usage is that of
+/// `@<func>_in_place`, which does the work.
 FailureOr<MemoryUsage> estimateStepMemory(ModuleOp module, func::FuncOp func,
                                           int64_t microBatches,
                                           StringRef accumulateOptions,
                                           StringRef cpuOptions,
-                                          ArrayRef<BufferRole> roles = {});
+                                          ArrayRef<BufferRole> roles = {},
+                                          ArrayRef<std::string> inPlace = {});
 
 /// Adds to `pm` the micro-batch rewrite of `func` into `microBatches`
 /// micro-batches with the --ga-accumulate options `accumulateOptions`, or

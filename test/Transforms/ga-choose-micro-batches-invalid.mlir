@@ -9,6 +9,13 @@
 // RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="micro-batch-size=2 func=nope" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FUNC
 // RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="max-memory=1KiB recompute=all" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SET
 // SET: error: --ga-choose-micro-batches: unknown recompute set 'all' (expected auto, none, pointwise, attention, products, layers)
+// RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="max-memory=1KiB roles=weights,inputs" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ROLE
+// RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="max-memory=1KiB in-place=5:0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PAIR
+// The candidates' form (results in place, argument classes) as the
+// report's: a wrong class or pair is the error of the report or of
+// --ga-write-results-in-place.
+// ROLE: error: memory report: unknown argument role 'weights' (expected parameters, optimizer_state or inputs)
+// PAIR: error: ga-write-results-in-place: pair 5:0 out of range: @too_large has 1 results and 2 arguments
 
 // Contradictory or malformed options: an error, nothing written.
 // micro-batches with max-memory is not a contradiction: it fixes N (only

@@ -14,6 +14,10 @@
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=839" | FileCheck %s --check-prefix=CHOICE
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=839 recompute=none" | FileCheck %s --check-prefix=CHOICE
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=872 micro-batches=3" | FileCheck %s --check-prefix=FIXED3
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=776 in-place=0:0,1:1,2:2" | FileCheck %s --check-prefix=INPLACE776
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=775 in-place=0:0,1:1,2:2 roles=parameters,parameters,optimizer_state,optimizer_state,inputs,inputs" | FileCheck %s --check-prefix=INPLACE775
+// RUN: ga-opt %s --ga-accumulate="micro-batches=1" --ga-write-results-in-place="func=step pairs=0:0,1:1,2:2" --ga-memory-report="func=step_in_place" -o /dev/null | FileCheck %s --check-prefix=REPORT-INPLACE1
+// RUN: ga-opt %s --ga-accumulate="micro-batches=2" --ga-write-results-in-place="func=step pairs=0:0,1:1,2:2" --ga-memory-report="func=step_in_place" -o /dev/null | FileCheck %s --check-prefix=REPORT-INPLACE2
 
 // The step of ga-memory-report.mlir (B = 12). Its static peaks, from
 // --ga-memory-report (checked against the measured heap in
@@ -44,6 +48,16 @@
 // micro-batches=N with max-memory fixes N; only the recompute set is
 // chosen.
 // FIXED3: attributes {ga.micro_batches = 3 : i64, ga.predicted_peak = 840 : i64
+
+// With the results the library writes in place (in-place=, as the PyTorch
+// frontend compiles it), a candidate is measured in that form: the new
+// w, b and v take no buffers of their own (96 bytes less at every N), and
+// the predicted peak is the report of the in-place step, so a budget equal
+// to the report of N = 1 chooses N = 1.
+// REPORT-INPLACE1: @step_in_place {{.*}} 776
+// REPORT-INPLACE2: @step_in_place {{.*}} 752
+// INPLACE776: attributes {ga.micro_batches = 1 : i64, ga.predicted_peak = 776 : i64
+// INPLACE775: attributes {ga.micro_batches = 2 : i64, ga.predicted_peak = 752 : i64
 
 // From --ga-accumulate, the rewrite runs with the chosen N and the attribute
 // is gone.

@@ -51,7 +51,11 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
       The choice is recorded as `ga.micro_batches`, `ga.recompute`,
       `ga.predicted_peak` and `ga.recompute_work` (the work the
       recomputation adds). When nothing fits, the error at the function
-      names the smallest peak and its configuration.
+      names the smallest peak and its configuration. With `in-place`
+      (the pairs the library writes in place) and `roles`, a candidate is
+      measured in the form of the library and with the classes that
+      `--ga-memory-report` gives it, so that the predicted peak is the
+      report's total peak of the compiled step.
 
     Both need a batch size known at compile time: a dynamic batch is refused
     at the function (use `dynamic-micro-batches=true` and pass N at run
@@ -106,7 +110,17 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
     Option<"cpuOptions", "cpu", "std::string", /*default=*/"\"\"",
            "--ga-lower-to-cpu options of the target whose bufferization the "
            "budget is compared with (e.g. `static-temporaries=1 "
-           "out-params=1`; default: the pipeline's defaults)">
+           "out-params=1`; default: the pipeline's defaults)">,
+    ListOption<"inPlace", "in-place", "std::string",
+               "result:argument pairs that the library writes in place "
+               "(--ga-write-results-in-place): the candidates are measured "
+               "in that form, as --ga-memory-report measures the library, "
+               "so the new parameters and states take no buffers of their "
+               "own">,
+    ListOption<"argumentRoles", "roles", "std::string",
+               "The report class of every argument (parameters, "
+               "optimizer_state or inputs), as --ga-memory-report's `roles`; "
+               "default: inferred from the step">
   ];
   let statistics = [
     Statistic<"numCandidates", "candidates",

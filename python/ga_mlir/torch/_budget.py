@@ -36,13 +36,16 @@ def _budget_text(max_memory):
 
 
 def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
-                          max_memory, options):
+                          max_memory, options, in_place=(), roles=()):
     """N and the recompute set as --ga-choose-micro-batches chooses them,
     by the driver (ga_mlir.driver, target "choice"): under `max_memory`,
     the configuration of least estimated time whose total peak
     (--ga-memory-report, bufferized as the library is) fits (N fixed by
     `micro_batches` when given, the set by options' `recompute` when given),
-    or ceil(B / micro_batch_size). Returns a dict: micro_batches, recompute,
+    or ceil(B / micro_batch_size). Each candidate is measured as
+    _memory_report measures the library: its results `in_place` (pairs of
+    result and argument) written in place, its arguments of the classes
+    `roles`. Returns a dict: micro_batches, recompute,
     predicted_peak and recompute_work (None without a budget). Contradictory
     options and a budget that nothing fits raise CompileError with the
     compiler's diagnostics. Cached like the libraries."""
@@ -50,6 +53,7 @@ def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
         step_options(micro_batches or 0, batch_args, options),
         micro_batch_size=micro_batch_size or 0,
         max_memory="" if max_memory is None else _budget_text(max_memory),
+        in_place=tuple(in_place), report_roles=tuple(roles),
         target="choice")
     key = hashlib.sha256("\0".join(
         [ir, repr(compile_options), os.path.realpath(library_path()),

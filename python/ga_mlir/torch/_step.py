@@ -188,6 +188,8 @@ class CompiledTrainStep:
         if self.target == "cuda":
             _moe.refuse_on_gpu(getattr(spec, "grouped_lines", ()))
         batch_args = spec.batch_args()  # the inputs (and samples' indices)
+        # What a budget is measured on: the library's in-place form.
+        self._budget_spec = spec
         n = self._micro_batch_count(ir, batch_args, batch)
         if not 1 <= n <= batch:
             raise CompileError(f"{n} micro-batches for a batch of {batch}: "
@@ -204,17 +206,7 @@ class CompiledTrainStep:
                     for n in spec.mutated_buffers]
         results.append(((), torch.float32))
         results += spec.metrics.results()
-        # New parameters into the parameters, new states into the states,
-        # updated buffers into the buffers.
-        num_params, num_states = len(spec.params), sum(spec.num_states)
-        first_buffer = num_params + len(spec.frozen)
-        first_state = first_buffer + len(spec.buffer_names)
-        in_place = [(i, i) for i in range(num_params)] + [
-            (num_params + k, first_state + k) for k in range(num_states)] + [
-            (num_params + num_states + k,
-             first_buffer + spec.buffer_names.index(n))
-            for k, n in enumerate(spec.mutated_buffers)] \
-            if self.in_place else []
+        in_place = self._in_place_pairs(spec)
         lib, written_in_place = _compile_library(
             compiled_ir, compile_options, self.mcpu, in_place)
         kept = 1 + len(spec.metrics)  # the loss and the metrics
@@ -230,6 +222,21 @@ class CompiledTrainStep:
         self._variants[_Guarded(key, spec.guards) if spec.guards
                        else key] = variant
         return variant
+
+    def _in_place_pairs(self, spec):
+        """The (result, argument) pairs the library writes in place (none
+        with in_place=False): new parameters into the parameters, new
+        states into the states, updated buffers into the buffers."""
+        if not self.in_place:
+            return []
+        num_params, num_states = len(spec.params), sum(spec.num_states)
+        first_buffer = num_params + len(spec.frozen)
+        first_state = first_buffer + len(spec.buffer_names)
+        return [(i, i) for i in range(num_params)] + [
+            (num_params + k, first_state + k) for k in range(num_states)] + [
+            (num_params + num_states + k,
+             first_buffer + spec.buffer_names.index(n))
+            for k, n in enumerate(spec.mutated_buffers)]
 
     def _export(self, inputs, outcomes):
         """The traced step for `inputs` (cached_export), traced again
@@ -265,8 +272,12 @@ class CompiledTrainStep:
             return self.micro_batches or -(-batch // self.micro_batch_size)
         # A budget (with micro_batches: N fixed, the set chosen), or
         # several options (contradictory: the pass says so, located).
-        self.choice = _choose_micro_batches(ir, batch_args, *given,
-                                            self.options)
+        # Measured as memory_report() measures the library: in place, with
+        # the same argument classes.
+        spec = self._budget_spec
+        self.choice = _choose_micro_batches(
+            ir, batch_args, *given, self.options,
+            self._in_place_pairs(spec), argument_roles(spec, self.num_inputs))
         return self.choice["micro_batches"]
 
     def _rewrite_options(self):

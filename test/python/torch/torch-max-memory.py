@@ -3,9 +3,11 @@
 #
 # compile_train_step(max_memory=...): N is the smallest number of
 # micro-batches whose total peak fits the budget. The peaks come from an
-# independent run of --ga-memory-report over every N of the exported step,
-# bufferized as the library is (its CPU options: static temporaries
-# included, and buffers shared, as max_memory= lowers it);
+# independent run of --ga-memory-report for every N of the exported step
+# in the library's form (rewritten, the new parameters and states written
+# into their arguments by --ga-write-results-in-place), bufferized as the
+# library is (its CPU options: static temporaries included, and buffers
+# shared, as max_memory= lowers it);
 # for budgets equal to a peak and between two peaks, the chosen N fits and
 # N - 1 does not, and the compiled step still equals PyTorch's full-batch
 # step. Budgets no N fits and contradictory options raise CompileError with
@@ -39,26 +41,33 @@ failures = 0
 def static_peaks(make_model, make_batch, loss_fn, opt_name,
                  recompute="none"):
     """{N: total peak} of --ga-memory-report for N = 1..B with the
-    recompute set `recompute`."""
+    recompute set `recompute`, in the library's form: the step's results
+    (new parameters, then new states) written into its arguments
+    (parameters, then states; these models have no buffers)."""
     torch.manual_seed(1)
     model = make_model()
     opt = zoo.OPTIMIZERS[opt_name](model)
     batch = make_batch(torch.Generator().manual_seed(2))
     ir, spec = export_train_step(model, loss_fn, opt, batch)
     first = spec.arg_count() - len(batch)
-    b = batch[0].shape[0]
+    params, states = len(spec.params), sum(spec.num_states)
+    pairs = [f"{i}:{i}" for i in range(params + states)]
+    peaks = {}
     with tempfile.TemporaryDirectory() as work:
         out = os.path.join(work, "report.json")
-        run_pipeline(ir, "builtin.module(ga-mark-batch-args{batch-args=" +
-                     ",".join(f"{first + i}:0" for i in range(len(batch))) +
-                     "},ga-memory-report{sweep=" +
-                     ",".join(str(n) for n in range(1, b + 1)) +
-                     f" format=json output={out} "
-                     f"accumulate={{recompute={recompute}}} "
-                     f"cpu={{{pass_options({'share_buffers': True})}}}}})")
-        with open(out) as f:
-            return {row["micro_batches"]: row["total_peak"]
-                    for row in json.load(f)}
+        for n in range(1, batch[0].shape[0] + 1):
+            run_pipeline(
+                ir, "builtin.module(ga-mark-batch-args{batch-args=" +
+                ",".join(f"{first + i}:0" for i in range(len(batch))) +
+                f"}},ga-accumulate{{micro-batches={n} "
+                f"recompute={recompute}}},ga-write-results-in-place{{"
+                f"func=train_step pairs={','.join(pairs)}}},"
+                f"ga-memory-report{{func=train_step_in_place format=json "
+                f"output={out} "
+                f"cpu={{{pass_options({'share_buffers': True})}}}}})")
+            with open(out) as f:
+                peaks[n] = json.load(f)[0]["total_peak"]
+    return peaks
 
 
 def budgets(peaks):
