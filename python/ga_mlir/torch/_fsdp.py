@@ -283,20 +283,6 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
             probe)
         return self._choice["micro_batches"]
 
-    def _in_place_pairs(self, spec):
-        """The (result, argument) pairs the step writes in place (as
-        CompiledTrainStep._variant lays them out)."""
-        if not self.in_place:
-            return []
-        num_params, num_states = len(spec.params), sum(spec.num_states)
-        first_buffer = num_params + len(spec.frozen)
-        first_state = first_buffer + len(spec.buffer_names)
-        return [(i, i) for i in range(num_params)] + [
-            (num_params + k, first_state + k) for k in range(num_states)] + [
-            (num_params + num_states + k,
-             first_buffer + spec.buffer_names.index(n))
-            for k, n in enumerate(spec.mutated_buffers)]
-
     def _step_options(self, ir, n, batch_args, spec):
         # The sharded collectives are lowered one by one (no bucketing of
         # reduce-scatters and all-gathers yet).
