@@ -54,6 +54,9 @@ using namespace mlir::ga;
 template <typename Options>
 static void addLoopStage(OpPassManager &pm, const Options &options) {
   pm.addPass(createCheckConstantIndices());
+  // Grouped products (MoE experts) as gathers in kernels, not a host loop
+  // over the groups.
+  pm.addNestedPass<func::FuncOp>(createDecomposeGroupedGather());
   pm.addNestedPass<func::FuncOp>(createDecomposeAggregatedOps());
   // Convolutions as im2col copies and matrix products (cuBLASLt calls).
   if (options.cublas)

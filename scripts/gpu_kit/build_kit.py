@@ -156,7 +156,8 @@ def build_zoo(kit, build, models, ns, log):
         init = {k: v.clone() for k, v in model.state_dict().items()}
         torch.save(init, os.path.join(out, "init.pt"))
         torch.save(batch, os.path.join(out, "batch.pt"))
-        options = {"accumulator_type": "f32"} if name == "gpt" else {}
+        options = {"accumulator_type": "f32"} if name in ("gpt", "gpt-moe") \
+            else {}
         for n in ns:
             model.load_state_dict(init)
             opt = kit_models.optimizer_for(model)

@@ -8,6 +8,12 @@ gpt: a GPT-style model (vocabulary 512, d = 128, 4 heads, context 64, one
     cross-entropy, B = 32), its loss under bf16 autocast on the device of its
     inputs (the trace runs on the CPU, the step on the GPU), fp32 parameters,
     optimizer state and gradient accumulators.
+gpt-moe: gpt with its MLP a mixture of 8 GELU experts (d -> 2d -> d), top-2
+    of a softmax router, written as transformers writes its experts in
+    plain torch: the token-expert pairs sorted by expert, torch._grouped_mm
+    by group ends counted from the sorted ids, the sort undone before the
+    weighted sum over each token's experts (ga.grouped_matmul, generated
+    gather kernels on the GPU); same batch, loss and precision as gpt.
 gpt2-124m: GPT-2 small (12 layers, d 768, 12 heads, context 1024,
     vocabulary 50257, tied embedding, F.scaled_dot_product_attention with
     is_causal=True, tanh GELU MLP), micro-batches of 8 sequences.
@@ -28,7 +34,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-MODELS = ("mlp", "gpt", "gpt2-124m", "llama-1b")
+MODELS = ("mlp", "gpt", "gpt-moe", "gpt2-124m", "llama-1b")
 SCALE = ("gpt2-124m", "llama-1b")
 
 # The scale models' configurations and micro-batch sizes (sequences).
@@ -79,6 +85,45 @@ class GPT(nn.Module):
         x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
         x = x + self.mlp(self.ln2(x))
         return self.head(self.ln(x))
+
+
+class Experts(nn.Module):
+    """Top-k routing of the tokens of x [B, T, d] over E two-layer GELU experts,
+    each token's k pairs sorted by expert and multiplied by grouped products
+    (torch._grouped_mm by group ends), the sort undone, the pairs' outputs
+    weighted by the router's probabilities and summed per token."""
+
+    def __init__(self, d, experts=8, top_k=2):
+        super().__init__()
+        self.experts, self.top_k = experts, top_k
+        self.router = nn.Linear(d, experts, bias=False)
+        self.w1 = nn.Parameter(torch.randn(experts, d, 2 * d) * d ** -0.5)
+        self.w2 = nn.Parameter(torch.randn(experts, 2 * d, d) *
+                               (2 * d) ** -0.5)
+
+    def forward(self, tokens):
+        k = self.top_k
+        x = tokens.reshape(-1, tokens.shape[-1])
+        top, chosen = torch.topk(F.softmax(self.router(x), -1), k, dim=-1)
+        ids, perm = torch.sort(chosen.reshape(-1))
+        rows = x[perm // k]
+        counts = torch.histc(ids.float(), bins=self.experts, min=0,
+                             max=self.experts - 1)
+        ends = torch.cumsum(counts, dim=0, dtype=torch.int32)
+        y = F.gelu(torch._grouped_mm(rows, self.w1, offs=ends))
+        y = torch._grouped_mm(y, self.w2, offs=ends)
+        inverse = torch.empty_like(perm)
+        inverse[perm] = torch.arange(perm.shape[0], device=perm.device)
+        y = y[inverse] * top.reshape(-1, 1)
+        return y.reshape(-1, k, x.shape[-1]).sum(1).reshape(tokens.shape)
+
+
+class GPTMoE(GPT):
+    """GPT with its MLP a mixture of experts (Experts)."""
+
+    def __init__(self, experts=8, top_k=2, **config):
+        super().__init__(**config)
+        self.mlp = Experts(self.d, experts, top_k)
 
 
 class GPT2Block(nn.Module):
@@ -246,6 +291,10 @@ def make(name, seed=0, device="cpu", n=1, config=None, micro_batch=None):
         ids = torch.randint(0, 512, (32, 64), generator=g)
         targets = torch.randint(0, 512, (32, 64), generator=g)
         return GPT(), gpt_loss, (ids, targets)
+    if name == "gpt-moe":
+        ids = torch.randint(0, 512, (32, 64), generator=g)
+        targets = torch.randint(0, 512, (32, 64), generator=g)
+        return GPTMoE(), gpt_loss, (ids, targets)
     raise ValueError(f"unknown model {name!r} (one of {MODELS})")
 
 

@@ -47,8 +47,12 @@ def GA_GroupedMatmulOp : Op<GA_Dialect, "grouped_matmul",
     "the permutation rule").
 
     The work is proportional to `M` (each row meets one group's matrix).
-    `--ga-decompose-aggregated-ops` (both CPU and GPU pipelines, after
-    `--ga-accumulate`) replaces it by an `scf.for` over the groups of
+    The GPU pipeline first decomposes it with `--ga-decompose-grouped-gather`
+    (`linalg.generic` ops gathering the row's group matrix with
+    `tensor.extract`, mapped to kernels; the weights' gradient visits every
+    row for each group). Otherwise
+    `--ga-decompose-aggregated-ops` (after `--ga-accumulate`) replaces it by
+    an `scf.for` over the groups of
     `linalg.matmul` on `tensor.extract_slice`s of data-dependent size, which
     the CPU pipeline lowers to one CBLAS call per group (with `group_ids`,
     an `scf.for` over the rows of a product of the row by its group's

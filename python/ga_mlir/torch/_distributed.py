@@ -55,7 +55,10 @@ def _mark_data_parallel(ir):
     MLIR's Python API (torch-mlir's build of it), locations kept."""
     from torch_mlir import ir as mlir
 
-    with mlir.Context(), mlir.Location.unknown():
+    with mlir.Context() as context, mlir.Location.unknown():
+        # A step with ga-mlir's own ops (ga.grouped_matmul of the MoE
+        # experts), which torch-mlir's context does not know: kept as text.
+        context.allow_unregistered_dialects = True
         module = mlir.Module.parse(ir)
         for op in module.body.operations:
             if op.operation.name == "func.func" and mlir.StringAttr(

@@ -39,8 +39,8 @@ sorted by that sort and ends counted from it is traced as
   out = ga_mlir::grouped_mm_rows(input, weight, ids)         [S, N]
 
 on the rows in token order, each row times the matrix of its own group
-(ga.grouped_matmul group_ids). Not done yet: the GPU lowering
-(refuse_on_gpu).
+(ga.grouped_matmul group_ids). For target="cuda" the GPU pipeline
+decomposes it into generated kernels (--ga-decompose-grouped-gather).
 """
 
 import contextlib
@@ -273,14 +273,6 @@ _GROUPED_MM_FUNCTIONS = tuple(
                 getattr(torch.nn.functional, "grouped_mm", None))
     if f is not None)
 
-_NOT_ON_GPU = (
-    "the grouped product of a mixture-of-experts layer (rows of the "
-    "token-expert pairs sorted by expert, each group of rows times its "
-    "expert's weights: torch._grouped_mm or transformers' "
-    "grouped_mm_fallback) is compiled for target='cpu' only (a product per "
-    "group); its GPU lowering (grouped cuBLASLt products) is not built: "
-    "compile this step for the CPU")
-
 
 def grouped_lines(graph):
     """The user's lines of the grouped products of `graph`, in order."""
@@ -291,13 +283,6 @@ def grouped_lines(graph):
             if where not in lines:
                 lines.append(where)
     return lines
-
-
-def refuse_on_gpu(lines):
-    """CompileError at the first experts' line of `lines` (grouped_lines)
-    for a step compiled for target='cuda'."""
-    if lines:
-        raise CompileError(f"{lines[0] or UNLOCATED}: error: {_NOT_ON_GPU}")
 
 
 def refuse_untraced(graph):

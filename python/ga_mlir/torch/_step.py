@@ -8,7 +8,6 @@ import threading
 import torch
 
 from .. import aot, library_path
-from . import _moe
 from ._budget import (_budget_text, _cache_dir, _choose_micro_batches,
                       _memory_report)
 from ._cache import cached_export, library_cpu
@@ -185,8 +184,6 @@ class CompiledTrainStep:
             raise CompileError(f"inputs disagree on the batch size: {batch}")
         batch = batch.pop()
         ir, spec = self._export(inputs, None)
-        if self.target == "cuda":
-            _moe.refuse_on_gpu(getattr(spec, "grouped_lines", ()))
         batch_args = spec.batch_args()  # the inputs (and samples' indices)
         # What a budget is measured on: the library's in-place form.
         self._budget_spec = spec

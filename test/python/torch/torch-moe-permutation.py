@@ -64,7 +64,8 @@ def batch(gen):
 
 # CHECK: sorted experts sgd N=3: {{.*}} OK
 failures = zoo.check("sorted experts", SortedExperts, batch,
-                     zoo.classification_loss, optimizers=("sgd",), ns=(3,))
+                     zoo.classification_loss, optimizers=("sgd",), ns=(3,),
+                     steps=2)
 
 # CHECK: scan: refused: {{.*}}torch-moe-permutation.py:[[#]]: error: cumsum of values sorted by a permutation (sorted at {{.*}}torch-moe-permutation.py:[[#]])
 # CHECK: scan: located: True

@@ -424,6 +424,61 @@ def GPUSingleStream : Pass<"ga-gpu-single-stream", "ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// DecomposeGroupedGather
+//===----------------------------------------------------------------------===//
+
+def DecomposeGroupedGather
+    : Pass<"ga-decompose-grouped-gather", "func::FuncOp"> {
+  let summary = "Decompose ga.grouped_matmul into linalg.generic gathers "
+                "that the GPU loop mapping turns into kernels";
+  let description = [{
+    The GPU loop stage's form of `ga.grouped_matmul` (mixture-of-experts
+    grouped products), on tensors, before `--ga-decompose-aggregated-ops`:
+    the CPU's decomposition (an `scf.for` over the groups of products on
+    slices of data-dependent size, a CBLAS call each) would put a host loop
+    reading device data around the kernels. Here every form becomes
+    `linalg.generic` ops with static iteration spaces, whose bodies read the
+    row's group and gather the group's matrix element with `tensor.extract`:
+
+    - the group of each row (i64, `E` for a row in no group): with
+      `group_ids` the ids themselves (out of `[0, E)`: no group); with group
+      ends, `min over g of (ends[g] > r ? g : E)` (a parallel-reduction
+      generic over rows and groups, M·E work; the op's clamping and empty
+      groups give the same partition);
+    - the product (rows x N, reduction over K): `init[r, n] + sum_k
+      lhs[r, k] * rhs[group(r), k, n]`, a row in no group adding zeros
+      (work M·K·N, each row meets its own group's matrix only);
+    - the weights' gradient (`transpose_lhs`, groups x K x N, reduction
+      over the rows): `init[g, k, n] + sum_r (group(r) == g ? lhs[r, k] *
+      rhs[r, n] : 0)` (work E·M·K·N: every group visits every row).
+
+    Before:
+
+    ```mlir
+    %y = ga.grouped_matmul group_ids %x, %w ends %ids into %zero
+        : tensor<12x8xf32>, tensor<4x8x16xf32>, tensor<12xi64> into tensor<12x16xf32>
+    ```
+
+    After (body abbreviated):
+
+    ```mlir
+    %y = linalg.generic {iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%x, %ids : tensor<12x8xf32>, tensor<12xi64>) outs(%zero : tensor<12x16xf32>) {
+    ^bb0(%a: f32, %g: i64, %acc: f32):
+      // %in = 0 <= %g < 4, %gi = index of (%in ? %g : 0)
+      %wv = tensor.extract %w[%gi, %k, %n] : tensor<4x8x16xf32>
+      // %acc + (%in ? %a * %wv : 0)
+    } -> tensor<12x16xf32>
+    ```
+  }];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect",
+                           "tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numDecomposed", "decomposed", "Grouped products decomposed">
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // MarkAccumulatingOps
 //===----------------------------------------------------------------------===//
 

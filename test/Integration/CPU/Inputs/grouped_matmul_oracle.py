@@ -16,9 +16,14 @@ The ends are drawn as the routing of a batch gives them (sorted, some groups
 empty), and also out of order and past M (the op clamps: a group whose end
 is below the previous one is empty), all rows in one group, and no row in
 any group.
+
+With --gather the module first goes through --ga-decompose-grouped-gather
+(the GPU pipeline's form: linalg.generic gathers), then the same lowering.
 """
 
 import argparse
+import os
+import subprocess
 import sys
 
 import numpy as np
@@ -108,6 +113,13 @@ def run(args, case, kind, seed):
     init = rng.standard_normal((e, k, n) if transposed else (m, n)).astype(NP[ty])
     ends = draw_ends(rng, m, e, kind)
     src = module(x, w, ends, init, transposed, ty, ety)
+    if args.gather:
+        gathered = subprocess.run(
+            [os.path.join(args.bin, "ga-opt"), "--ga-decompose-grouped-gather"],
+            input=src, capture_output=True, text=True)
+        if gathered.returncode:
+            return "ga-decompose-grouped-gather failed:\n" + gathered.stderr
+        src = gathered.stdout
     try:
         stdout, _ = lower_and_run(args, src, "blas=0")
     except RuntimeError as error:
@@ -131,6 +143,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     add_tool_arguments(ap)
     ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--gather", action="store_true",
+                    help="decompose with --ga-decompose-grouped-gather first")
     args = ap.parse_args()
     return report(("seed %d %s %s" % (seed, case, kind),
                    run(args, case, kind, seed))

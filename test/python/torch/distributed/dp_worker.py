@@ -16,7 +16,8 @@ together must be the whole state, each rank's its own rows only).
 
 Cases: mlp (AdamW, cross-entropy), lm (token-mean cross-entropy with
 padding, ignore_index, SGD with momentum), clip (SGD with momentum,
-max_grad_norm), memory (the memory report's optimizer_state with and
+max_grad_norm), moe (transformers' Mixtral with its batch-level
+load-balancing loss, SGD with momentum), memory (the memory report's optimizer_state with and
 without shard_optimizer: see memory()),
 save-dp / load-dp (--dir DIR: saved data-parallel steps, see
 save_dp() and load_dp()), load-outside (the saved step loaded without a
@@ -117,13 +118,33 @@ def lm_case(batch):
     return model, opt, token_mean_loss, (tokens, targets), None
 
 
+def moe_case(batch):
+    """transformers' Mixtral (moe_models.mixtral: one layer, 4 experts,
+    top-2, its grouped-product experts) with output_router_logits: the
+    batch-level load-balancing loss (coefficient 1) of the whole global
+    batch, whose token fractions and mean router probabilities are means
+    over every rank's tokens; padded text (model_zoo.padded_text), SGD with
+    momentum (a lost or per-rank balance loss moves the router by the
+    order of the learning rate)."""
+    import model_zoo
+    import moe_models
+    model_zoo.quiet()
+    torch.manual_seed(0)
+    model = moe_models.mixtral(d=16, layers=1, router_logits=True,
+                               router_aux_loss_coef=1.0)
+    data = model_zoo.padded_text(torch.Generator().manual_seed(3), batch)
+    opt = lambda m: torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    return model, opt, model_zoo.hf_loss, data, None
+
+
 def clip_case(batch):
     model, _, loss, data, _ = mlp_case(batch)
     opt = lambda m: torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
     return model, opt, loss, data, 0.05
 
 
-CASES = {"mlp": mlp_case, "lm": lm_case, "clip": clip_case}
+CASES = {"mlp": mlp_case, "lm": lm_case, "clip": clip_case,
+         "moe": moe_case}
 
 
 def reference(model, make_opt, loss_fn, data, max_norm, steps):
