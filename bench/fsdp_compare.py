@@ -40,11 +40,7 @@ import sys
 
 from ga_mlir import steplib
 
-_lib = steplib.heap_count_library()
-if _lib and "GA_BENCH_PRELOADED" not in os.environ:
-    os.execve(sys.executable, [sys.executable] + sys.argv,
-              dict(os.environ, LD_PRELOAD=_lib, GA_BENCH_PRELOADED="1",
-                   OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1"))
+steplib.preload_heap_counter()
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
@@ -140,7 +136,7 @@ def state_bytes(model, opt):
 
 
 def measure(run, held):
-    """A step's per-rank peak: what the rank holds between steps (`held`)
+    """FSDP2's per-rank peak: what the rank holds between steps (`held`)
     plus the heap's growth during `run()`."""
     COUNTER.reset_peak()
     live = COUNTER.live()
@@ -159,10 +155,9 @@ def ours(args, rank, world, budget, steps=2):
                               micro_batches=args.micro_batches,
                               max_memory=budget, shard="parameters",
                               share_buffers=True)
-    static = sum(steplib.static_storage_bytes(v.path)
-                 for v in step._variants.values())
     step(*local)
-    peak = measure(lambda: step(*local), state_bytes(model, opt) + static)
+    _, peak = COUNTER.step_peak(step, lambda: step(*local),
+                                state_bytes(model, opt))
     # The collective layer's counts of the last call.
     counts = step._collectives.sharded_counts.values()
     calls, sent = sum(c[0] for c in counts), sum(c[2] for c in counts)

@@ -205,12 +205,8 @@ def _measure_ours(a, config, counter):
     choice = step.chosen_configuration() or {}
     report = step.memory_report()
     held = _held_bytes(model, optimizer, batch)
-    counter.reset_peak()
-    live = counter.live()
-    step(*batch)
-    heap = counter.peak() - live
-    static = sum(steplib.static_storage_bytes(v.path)
-                 for v in step._variants.values())
+    _, measured = counter.step_peak(step, lambda: step(*batch), held)
+    static = steplib.step_static_bytes(step)
     times = steplib.time_calls(lambda: step(*batch), a.warmup, a.reps)
     return dict(config, n=step.chosen_micro_batches(),
                 recompute=choice.get("recompute") or
@@ -220,7 +216,7 @@ def _measure_ours(a, config, counter):
                 predicted=report["total_peak"],
                 report={k: v for k, v in report.items()
                         if isinstance(v, (int, float))},
-                measured=held + heap + static, static=static, times=times,
+                measured=measured, static=static, times=times,
                 setup=setup)
 
 

@@ -10,6 +10,7 @@ Needs numpy; no other package.
 
 import ctypes
 import os
+import sys
 import time
 
 import numpy as np
@@ -283,6 +284,19 @@ def heap_count_library():
     return path if os.path.exists(path) else None
 
 
+def preload_heap_counter():
+    """Re-executes this program with libGAHeapCount.so preloaded (once: the
+    re-executed program finds GA_HEAP_COUNT_PRELOADED set) and BLAS and
+    OpenMP on one thread, so that HeapCounter counts every allocation of
+    the process; does nothing where the library is not built."""
+    path = heap_count_library()
+    if path and "GA_HEAP_COUNT_PRELOADED" not in os.environ:
+        os.execve(sys.executable, [sys.executable] + sys.argv,
+                  dict(os.environ, LD_PRELOAD=path,
+                       GA_HEAP_COUNT_PRELOADED="1",
+                       OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1"))
+
+
 class HeapCounter:
     """The counters of libGAHeapCount.so when it is preloaded; `active` is
     False otherwise (then every figure is None)."""
@@ -306,6 +320,17 @@ class HeapCounter:
         if self.active:
             self.lib.ga_heap_reset_peak()
 
+    def step_peak(self, step, call, held=0):
+        """(what call() returns, the peak of that call of the compiled step
+        `step`: `held`, what the caller holds between calls (parameters,
+        optimizer state, the batch), plus the heap's growth during the call,
+        plus the static storage of the step's libraries)."""
+        self.reset_peak()
+        live = self.live()
+        out = call()
+        heap = self.peak() - live
+        return out, held + heap + step_static_bytes(step)
+
     def measure_call(self, step, args):
         """Calls `step` on `args` and returns (results, the heap peak of the
         call: argument bytes plus the peak growth of the live heap during the
@@ -321,6 +346,12 @@ class HeapCounter:
         if not self.active:
             return out, None
         return out, arg_bytes + (peak - before)
+
+
+def step_static_bytes(step):
+    """The static storage of a compiled PyTorch step's libraries (one per
+    input shape compiled)."""
+    return sum(static_storage_bytes(v.path) for v in step._variants.values())
 
 
 def static_storage_bytes(path):

@@ -26,11 +26,7 @@ import sys
 
 from ga_mlir import steplib
 
-lib = steplib.heap_count_library()
-if lib and "GA_TEST_PRELOADED" not in os.environ:
-    env = dict(os.environ, LD_PRELOAD=lib, GA_TEST_PRELOADED="1",
-               OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    os.execve(sys.executable, [sys.executable] + sys.argv, env)
+steplib.preload_heap_counter()
 
 import torch
 
@@ -63,13 +59,7 @@ def measure(step, model, optimizer):
     arguments = sum(p.nbytes for p in model.parameters()) + sum(
         t.nbytes for s in optimizer.state.values() for t in s.values()
         if torch.is_tensor(t)) + sum(t.nbytes for t in batch)
-    counter.reset_peak()
-    live = counter.live()
-    step(*batch)
-    heap = counter.peak() - live
-    static = sum(steplib.static_storage_bytes(v.path)
-                 for v in step._variants.values())
-    return arguments + heap + static
+    return counter.step_peak(step, lambda: step(*batch), arguments)[1]
 
 
 def check(name, budget, **options):

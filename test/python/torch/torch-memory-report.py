@@ -15,11 +15,7 @@ import sys
 
 from ga_mlir import steplib
 
-lib = steplib.heap_count_library()
-if lib and "GA_TEST_PRELOADED" not in os.environ:
-    env = dict(os.environ, LD_PRELOAD=lib, GA_TEST_PRELOADED="1",
-               OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    os.execve(sys.executable, [sys.executable] + sys.argv, env)
+steplib.preload_heap_counter()
 
 import torch
 

@@ -30,11 +30,7 @@ import sys
 
 from ga_mlir import steplib
 
-_lib = steplib.heap_count_library()
-if _lib and "GA_TEST_PRELOADED" not in os.environ:
-    os.execve(sys.executable, [sys.executable] + sys.argv,
-              dict(os.environ, LD_PRELOAD=_lib, GA_TEST_PRELOADED="1",
-                   OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1"))
+steplib.preload_heap_counter()
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
@@ -54,13 +50,7 @@ def measured_peak(step, model, opt, local):
     arguments = sum(p.nbytes for p in model.parameters()) + sum(
         t.nbytes for s in opt.state.values() for t in s.values()
         if torch.is_tensor(t)) + sum(t.nbytes for t in local)
-    COUNTER.reset_peak()
-    live = COUNTER.live()
-    loss = step(*local)
-    heap = COUNTER.peak() - live
-    static = sum(steplib.static_storage_bytes(v.path)
-                 for v in step._variants.values())
-    return loss, arguments + heap + static
+    return COUNTER.step_peak(step, lambda: step(*local), arguments)
 
 
 def run_budget(name, shards, rank, budget, steps=2):
