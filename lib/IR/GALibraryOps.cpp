@@ -109,3 +109,34 @@ void BlasMatmulOp::getEffects(
                          resource);
   effects.emplace_back(MemoryEffects::Write::get(), &getOutMutable(), resource);
 }
+
+LogicalResult NcclAllReduceOp::verify() {
+  MemRefType type = getBuffer().getType();
+  if (!type.isLastDimUnitStride())
+    return emitOpError("needs a contiguous buffer (NCCL reduces count "
+                       "consecutive elements), not ")
+           << type;
+  if (getAsyncDependencies().size() > 1)
+    return emitOpError("is ordered on one stream: at most one async "
+                       "dependency, not ")
+           << getAsyncDependencies().size();
+  // I32Attr reads back unsigned: the codes as NCCL's (signed) enums.
+  int32_t datatype = static_cast<int32_t>(getDatatype());
+  int32_t reduction = static_cast<int32_t>(getReduction());
+  if (datatype < 0 || reduction < 0)
+    return emitOpError("needs NCCL's codes of a datatype and a reduction "
+                       "(non-negative), not ")
+           << datatype << " and " << reduction;
+  return success();
+}
+
+void NcclAllReduceOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // Every rank's buffer is read and overwritten by the reduction.
+  auto *resource = SideEffects::DefaultResource::get();
+  effects.emplace_back(MemoryEffects::Read::get(), &getBufferMutable(),
+                       resource);
+  effects.emplace_back(MemoryEffects::Write::get(), &getBufferMutable(),
+                       resource);
+}

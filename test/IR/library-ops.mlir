@@ -18,3 +18,17 @@ func.func @forms(%x: memref<8x16xf32>, %w: memref<4x16xf32>, %y: memref<8x4xf32>
   ga.blas_matmul %x, %v, %y bias(%bias : memref<4xf32>) : memref<8x16xf32>, memref<16x4xf32>, memref<8x4xf32>
   return
 }
+
+// The all-reduce's forms round-trip: synchronous on a view, async after a
+// token.
+// CHECK-LABEL: func.func @all_reduces(
+// CHECK:         ga.nccl_all_reduce %{{.*}} {datatype = 7 : i32, reduction = 4 : i32} : memref<4xf32, strided<[1], offset: 4>>
+// CHECK:         %{{.*}} = ga.nccl_all_reduce async [%{{.*}}] %{{.*}} {datatype = 9 : i32, reduction = 0 : i32} : memref<?xbf16>
+func.func @all_reduces(%b: memref<8xf32>, %h: memref<?xbf16>) {
+  %v = memref.subview %b[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  ga.nccl_all_reduce %v {datatype = 7 : i32, reduction = 4 : i32} : memref<4xf32, strided<[1], offset: 4>>
+  %t0 = gpu.wait async
+  %t1 = ga.nccl_all_reduce async [%t0] %h {datatype = 9 : i32, reduction = 0 : i32} : memref<?xbf16>
+  gpu.wait [%t1]
+  return
+}

@@ -1,6 +1,6 @@
 //===- GALibraryOps.td - library calls of the GPU lowering -*- tablegen -*-===//
 //
-// The library work that the GPU lowering hands to cuBLASLt, as ops on
+// The library work that the GPU lowering hands to cuBLASLt and NCCL, as ops on
 // memrefs that implement upstream's async-ordering (gpu::AsyncOpInterface)
 // and memory-effect interfaces: the stream and graph passes order and record
 // them as they do gpu.launch_func, and ask them what they read and write.
@@ -59,6 +59,37 @@ def GA_BlasMatmulOp : Op<GA_Dialect, "blas_matmul",
     /// Whether the operands are batches of matrices (3-d).
     bool isBatched() { return getOut().getType().getRank() == 3; }
   }];
+}
+
+def GA_NcclAllReduceOp : Op<GA_Dialect, "nccl_all_reduce",
+    [GPU_AsyncOpInterface,
+     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "an in-place all-reduce of a device buffer by NCCL";
+  let description = [{
+    Every rank's `buffer` is replaced by the reduction of all ranks' buffers
+    (`ncclAllReduce` in place), `datatype` and `reduction` being NCCL's codes
+    (`ncclDataType_t`, `ncclRedOp_t`; --convert-ga-to-nccl chooses them from
+    the collective's element type and reduction). As `gpu.launch_func`, the op
+    is ordered on a stream by its async dependencies (at most one) and returns
+    a token when asynchronous; without a dependency the runtime waits for the
+    device itself. --ga-lower-library-ops makes it a call of
+    `gaNcclAllReduce(stream, address, count, datatype, reduction)` whose
+    failure aborts.
+
+    ```mlir
+    %t1 = ga.nccl_all_reduce async [%t0] %grads {datatype = 7 : i32, reduction = 4 : i32}
+        : memref<12xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<GPU_AsyncToken>:$asyncDependencies,
+      MemRefRankOf<[AnyType], [1]>:$buffer, I32Attr:$datatype,
+      I32Attr:$reduction);
+  let results = (outs Optional<GPU_AsyncToken>:$asyncToken);
+  let assemblyFormat = [{
+    custom<AsyncToken>(type($asyncToken), $asyncDependencies)
+    $buffer attr-dict `:` type($buffer)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // GA_IR_GALIBRARYOPS_TD

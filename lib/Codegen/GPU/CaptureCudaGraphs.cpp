@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Codegen/GPU/Passes.h"
+#include "ga/IR/GALibraryOps.h"
 #include "ga/Utils/IRUtils.h"
 
 #include "StreamFunctions.h"
@@ -71,6 +72,10 @@ std::string whyNotCapturable(Operation *op) {
     return isDeviceBuffer(copy.getSrc()) && isDeviceBuffer(copy.getDst())
                ? ""
                : "copies from or to host memory (a read-back)";
+  // A collective is issued once per step, after the micro-batches, on a
+  // communication stream of its own (ga-overlap-all-reduce): not recorded.
+  if (isa<NcclAllReduceOp>(op))
+    return "is a collective between ranks";
   if (isa<gpu::AsyncOpInterface>(op)) {
     // A kernel launch reads and writes device memory by the contract of the
     // lowering (its effects are its kernel's).

@@ -291,3 +291,26 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// An NCCL all-reduce in the body: collectives are not recorded.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<4xf32>) kernel { gpu.return }
+  }
+  func.func @collective(%m: memref<4xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %s = gpu.wait async
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<4xf32>)
+      // expected-remark @below {{loop not captured as a CUDA graph: 'ga.nccl_all_reduce' is a collective between ranks}}
+      %r = ga.nccl_all_reduce async [%a] %m {datatype = 7 : i32, reduction = 0 : i32} : memref<4xf32>
+      scf.yield %r : !gpu.async.token
+    }
+    gpu.wait [%t]
+    return
+  }
+}
