@@ -2,6 +2,7 @@
 
 #include "ga/IR/GALibraryOps.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -18,6 +19,8 @@ parseAsyncToken(OpAsmParser &parser, Type &tokenType,
   // (a buildable type) even when there are none: the GPU dialect must be
   // loaded before that type is built.
   parser.getContext()->getOrLoadDialect<gpu::GPUDialect>();
+  // The same for the graph handle of the CUDA graph ops (an `!llvm.ptr`).
+  parser.getContext()->getOrLoadDialect<LLVM::LLVMDialect>();
   if (succeeded(parser.parseOptionalKeyword("async")))
     tokenType = gpu::AsyncTokenType::get(parser.getContext());
   return parser.parseCommaSeparatedList(
@@ -139,4 +142,33 @@ void NcclAllReduceOp::getEffects(
                        resource);
   effects.emplace_back(MemoryEffects::Write::get(), &getBufferMutable(),
                        resource);
+}
+
+/// Fails with "is ordered on one stream: one async dependency, not <n>"
+/// unless `op` has exactly one.
+static LogicalResult verifyOneStream(Operation *op, ValueRange deps) {
+  if (deps.size() == 1)
+    return success();
+  return op->emitOpError("is ordered on one stream: one async dependency, "
+                         "not ")
+         << deps.size();
+}
+
+LogicalResult GraphCaptureOp::verify() {
+  if (failed(verifyOneStream(*this, getAsyncDependencies())))
+    return failure();
+  if (!getAsyncToken())
+    return emitOpError("returns the stream after the capture: it is `async`");
+  if (getBody().front().getNumArguments() != 0)
+    return emitOpError("has a body without arguments (it reads the stream "
+                       "from above)");
+  auto yield = cast<GraphYieldOp>(getBody().front().getTerminator());
+  if (!yield.getToken())
+    return yield.emitOpError("ends a capture with the token of its last "
+                             "stream work, and has none");
+  return success();
+}
+
+LogicalResult GraphLaunchOp::verify() {
+  return verifyOneStream(*this, getAsyncDependencies());
 }

@@ -98,3 +98,40 @@ func.func @rank(%b: memref<2x2xf32>) {
   ga.nccl_all_reduce %b {datatype = 7 : i32, reduction = 0 : i32} : memref<2x2xf32>
   return
 }
+
+// -----
+
+func.func @capture_two_streams(%t0: !gpu.async.token, %t1: !gpu.async.token) {
+  // expected-error @+1 {{'ga.graph_capture' op is ordered on one stream: one async dependency, not 2}}
+  %g, %e = ga.graph_capture async [%t0, %t1] {
+    ga.graph_yield %t0
+  }
+  return
+}
+
+// -----
+
+func.func @capture_without_end(%t0: !gpu.async.token) {
+  // expected-error @+1 {{'ga.graph_yield' op ends a capture with the token of its last stream work, and has none}}
+  %g, %e = ga.graph_capture async [%t0] {
+  }
+  return
+}
+
+// -----
+
+func.func @launch_unordered(%g: !llvm.ptr) {
+  // expected-error @+1 {{'ga.graph_launch' op is ordered on one stream: one async dependency, not 0}}
+  %t = ga.graph_launch async %g
+  return
+}
+
+// -----
+
+func.func @capture_synchronous(%t0: !gpu.async.token) {
+  // expected-error @+1 {{'ga.graph_capture' op returns the stream after the capture: it is `async`}}
+  %g = ga.graph_capture [%t0] {
+    ga.graph_yield %t0
+  }
+  return
+}

@@ -32,3 +32,30 @@ func.func @all_reduces(%b: memref<8xf32>, %h: memref<?xbf16>) {
   gpu.wait [%t1]
   return
 }
+
+// The CUDA graph ops round-trip: a capture with its body, a launch, a
+// release.
+// CHECK-LABEL: func.func @graph(
+// CHECK:         %[[G:.*]], %[[E:.*]] = ga.graph_capture async [%{{.*}}] {
+// CHECK-NEXT:      %[[A:.*]] = gpu.launch_func async
+// CHECK-NEXT:      ga.graph_yield %[[A]]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[R:.*]] = ga.graph_launch async [%[[E]]] %[[G]]
+// CHECK-NEXT:    ga.graph_destroy %[[G]] : !llvm.ptr
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<4xf32>) kernel { gpu.return }
+  }
+  func.func @graph(%m: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    %s = gpu.wait async
+    %g, %e = ga.graph_capture async [%s] {
+      %a = gpu.launch_func async [%s] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<4xf32>)
+      ga.graph_yield %a
+    }
+    %r = ga.graph_launch async [%e] %g
+    ga.graph_destroy %g : !llvm.ptr
+    gpu.wait [%r]
+    return
+  }
+}

@@ -14,6 +14,7 @@
 
 include "ga/IR/GADialect.td"
 include "mlir/Dialect/GPU/IR/GPUBase.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def GA_BlasFloat : AnyTypeOf<[F32, F16, BF16]>;
@@ -90,6 +91,95 @@ def GA_NcclAllReduceOp : Op<GA_Dialect, "nccl_all_reduce",
     $buffer attr-dict `:` type($buffer)
   }];
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// CUDA graphs
+//===----------------------------------------------------------------------===//
+
+def GA_GraphHandle : Type<
+    CPred<"::llvm::isa<::mlir::LLVM::LLVMPointerType>($_self)">,
+    "an executable CUDA graph (an opaque pointer)">,
+    BuildableType<"::mlir::LLVM::LLVMPointerType::get($_builder.getContext())">;
+
+def GA_GraphCaptureOp : Op<GA_Dialect, "graph_capture",
+    [GPU_AsyncOpInterface, RecursiveMemoryEffects,
+     SingleBlockImplicitTerminator<"GraphYieldOp">]> {
+  let summary = "the stream work of a region recorded as a CUDA graph";
+  let description = [{
+    The ops of the body, ordered on the stream of the op's one async
+    dependency by their tokens, are recorded into a graph instead of run
+    (stream capture), and the graph is instantiated: `graph` is the
+    executable graph, `asyncToken` the stream after the capture (the
+    body's last token, yielded by `ga.graph_yield`). Nothing of the body
+    runs until `ga.graph_launch`. --ga-lower-library-ops makes it
+    `mgpuGraphBeginCapture(stream)`, the body, and
+    `mgpuGraphEndCapture(end)`.
+
+    ```mlir
+    %g, %t1 = ga.graph_capture async [%t0] {
+      %a = gpu.launch_func async [%t0] @k::@a ...
+      ga.graph_yield %a
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<GPU_AsyncToken>:$asyncDependencies);
+  let results = (outs GA_GraphHandle:$graph,
+      Optional<GPU_AsyncToken>:$asyncToken);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    custom<AsyncToken>(type($asyncToken), $asyncDependencies) $body attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def GA_GraphYieldOp : Op<GA_Dialect, "graph_yield",
+    [Pure, Terminator, ReturnLike, HasParent<"GraphCaptureOp">]> {
+  let summary = "the last token of a captured body";
+  let description = [{
+    Ends the body of `ga.graph_capture` with the token of its last stream
+    work: the end of the capture.
+  }];
+  let arguments = (ins Optional<GPU_AsyncToken>:$token);
+  let assemblyFormat = "($token^)? attr-dict";
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, Value()); }]>];
+}
+
+def GA_GraphLaunchOp : Op<GA_Dialect, "graph_launch",
+    [GPU_AsyncOpInterface,
+     MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "a replay of an executable CUDA graph on a stream";
+  let description = [{
+    Enqueues the work recorded by `ga.graph_capture` once more on the stream
+    of its one async dependency (it reads and writes what the recorded work
+    does). --ga-lower-library-ops makes it `mgpuGraphLaunch(graph, stream)`.
+
+    ```mlir
+    %t1 = ga.graph_launch async [%t0] %g
+    ```
+  }];
+  let arguments = (ins Variadic<GPU_AsyncToken>:$asyncDependencies,
+      GA_GraphHandle:$graph);
+  let results = (outs Optional<GPU_AsyncToken>:$asyncToken);
+  let assemblyFormat = [{
+    custom<AsyncToken>(type($asyncToken), $asyncDependencies) $graph attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def GA_GraphDestroyOp : Op<GA_Dialect, "graph_destroy"> {
+  let summary = "the release of an executable CUDA graph";
+  let description = [{
+    Frees the graph (the driver releases a graph in flight when its launches
+    complete: no stream wait). --ga-lower-library-ops makes it
+    `mgpuGraphDestroy(graph)`.
+
+    ```mlir
+    ga.graph_destroy %g : !llvm.ptr
+    ```
+  }];
+  let arguments = (ins Arg<GA_GraphHandle, "the graph", [MemFree]>:$graph);
+  let assemblyFormat = "$graph attr-dict `:` type($graph)";
 }
 
 #endif // GA_IR_GALIBRARYOPS_TD

@@ -4,7 +4,8 @@
 // each `ga.blas_matmul` becomes a call of gaCublasLtMatmul or
 // gaCublasLtMatmulStridedBatched (include/ga-runtime/GARuntimeABI.h) with
 // the pointers and leading dimensions of its memrefs, each
-// `ga.nccl_all_reduce` a checked call of gaNcclAllReduce. The passes before
+// `ga.nccl_all_reduce` a checked call of gaNcclAllReduce, the CUDA graph ops
+// (capture, launch, destroy) the mgpuGraph* calls. The passes before
 // (stream, overlap, graph capture, iteration index) reason on the ops'
 // interfaces.
 //
@@ -33,6 +34,10 @@ namespace {
 constexpr StringLiteral kMatmul = ga_abi::kCublasLtMatmul;
 constexpr StringLiteral kMatmulBatched = ga_abi::kCublasLtMatmulStridedBatched;
 constexpr StringLiteral kAllReduce = ga_abi::kNcclAllReduce;
+constexpr StringLiteral kBeginCapture = ga_abi::kGraphBeginCapture;
+constexpr StringLiteral kEndCapture = ga_abi::kGraphEndCapture;
+constexpr StringLiteral kGraphLaunch = ga_abi::kGraphLaunch;
+constexpr StringLiteral kGraphDestroy = ga_abi::kGraphDestroy;
 
 /// cudaDataType_t of an element type that the op takes (its verifier).
 int64_t cudaType(Type t) {
@@ -65,6 +70,14 @@ struct LowerLibraryOpsPass
   void runOnOperation() override;
   LogicalResult lower(BlasMatmulOp op);
   LogicalResult lower(NcclAllReduceOp op);
+  LogicalResult lower(GraphCaptureOp op);
+  LogicalResult lower(GraphLaunchOp op);
+  LogicalResult lower(GraphDestroyOp op);
+  /// A call of the CUDA graph runtime function `name` of `type` before
+  /// `op`; fails where the module has another function of that name.
+  FailureOr<func::CallOp> callGraphRuntime(Operation *op, StringRef name,
+                                           TypeRange inputs, TypeRange results,
+                                           ValueRange operands);
   /// The stream that the call of `name` replacing the library op `op` takes:
   /// its async dependency, or a null pointer; fails where `op` returns a
   /// token without one, or where another call of `name` takes a stream of
@@ -147,6 +160,65 @@ LogicalResult LowerLibraryOpsPass::lower(NcclAllReduceOp op) {
   return success();
 }
 
+FailureOr<func::CallOp>
+LowerLibraryOpsPass::callGraphRuntime(Operation *op, StringRef name,
+                                      TypeRange inputs, TypeRange results,
+                                      ValueRange operands) {
+  ModuleOp module = getOperation();
+  OpBuilder b(op);
+  FunctionType type = b.getFunctionType(inputs, results);
+  if (failed(checkExternalFunction(module, name, type,
+                                   "a CUDA graph runtime function")))
+    return failure();
+  return func::CallOp::create(
+      b, op->getLoc(), getOrDeclareFunction(module, name, type), operands);
+}
+
+LogicalResult LowerLibraryOpsPass::lower(GraphCaptureOp op) {
+  // Capture begins on the stream, the body is enqueued (recorded), and the
+  // capture ends on the stream after its last work: the graph.
+  Value stream = op.getAsyncDependencies().front();
+  Type ptr = op.getGraph().getType();
+  if (failed(callGraphRuntime(op, kBeginCapture, stream.getType(), {}, stream)))
+    return failure();
+  Block &body = op.getBody().front();
+  auto yield = cast<GraphYieldOp>(body.getTerminator());
+  Value end = yield.getToken();
+  op->getBlock()->getOperations().splice(op->getIterator(),
+                                         body.getOperations(), body.begin(),
+                                         std::prev(body.end()));
+  FailureOr<func::CallOp> endCall =
+      callGraphRuntime(op, kEndCapture, end.getType(), ptr, end);
+  if (failed(endCall))
+    return failure();
+  op.getGraph().replaceAllUsesWith(endCall->getResult(0));
+  op.getAsyncToken().replaceAllUsesWith(end);
+  op->erase();
+  ++numGraphOps;
+  return success();
+}
+
+LogicalResult LowerLibraryOpsPass::lower(GraphLaunchOp op) {
+  Value stream = op.getAsyncDependencies().front();
+  Value graph = op.getGraph();
+  if (failed(callGraphRuntime(op, kGraphLaunch,
+                              {graph.getType(), stream.getType()}, {},
+                              {graph, stream})))
+    return failure();
+  replaceByCall(op, stream);
+  ++numGraphOps;
+  return success();
+}
+
+LogicalResult LowerLibraryOpsPass::lower(GraphDestroyOp op) {
+  Value graph = op.getGraph();
+  if (failed(callGraphRuntime(op, kGraphDestroy, graph.getType(), {}, graph)))
+    return failure();
+  op->erase();
+  ++numGraphOps;
+  return success();
+}
+
 LogicalResult LowerLibraryOpsPass::lower(BlasMatmulOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -207,15 +279,19 @@ LogicalResult LowerLibraryOpsPass::lower(BlasMatmulOp op) {
 }
 
 void LowerLibraryOpsPass::runOnOperation() {
+  // Pre-order: a capture's body is spliced out before the ops in it are
+  // lowered.
   SmallVector<Operation *> ops;
-  getOperation().walk([&](Operation *op) {
-    if (isa<BlasMatmulOp, NcclAllReduceOp>(op))
+  getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isa<BlasMatmulOp, NcclAllReduceOp, GraphCaptureOp, GraphLaunchOp,
+            GraphDestroyOp>(op))
       ops.push_back(op);
   });
   for (Operation *op : ops) {
     LogicalResult lowered =
         TypeSwitch<Operation *, LogicalResult>(op)
-            .Case<BlasMatmulOp, NcclAllReduceOp>(
+            .Case<BlasMatmulOp, NcclAllReduceOp, GraphCaptureOp, GraphLaunchOp,
+                  GraphDestroyOp>(
                 [&](auto libraryOp) { return lower(libraryOp); });
     if (failed(lowered))
       return signalPassFailure();

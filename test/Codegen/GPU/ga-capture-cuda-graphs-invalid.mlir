@@ -198,29 +198,6 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// Malformed input: a symbol of the runtime's name with another type.
-module attributes {gpu.container_module} {
-  gpu.module @k {
-    gpu.func @acc(%m: memref<f32>) kernel { gpu.return }
-  }
-  // expected-error @below {{'func.func' op has the name of a CUDA graph runtime function with another type; expected '(!llvm.ptr, !gpu.async.token) -> ()'}}
-  func.func private @mgpuGraphLaunch(!llvm.ptr)
-  func.func @clash(%m: memref<f32>) {
-    %c0 = arith.constant 0 : index
-    %c1 = arith.constant 1 : index
-    %c4 = arith.constant 4 : index
-    %s = gpu.wait async
-    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
-      %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
-      scf.yield %a : !gpu.async.token
-    }
-    gpu.wait [%t]
-    return
-  }
-}
-
-// -----
-
 // A nested loop whose trip count depends on the micro-batch: a graph would
 // replay the first iteration's count.
 module attributes {gpu.container_module} {

@@ -75,3 +75,14 @@ func.func @mixed_all_reduces(%b: memref<8xf32>) {
   ga.nccl_all_reduce %b {datatype = 7 : i32, reduction = 0 : i32} : memref<8xf32>
   return
 }
+
+// -----
+
+// A function of the module named like a CUDA graph entry point, of another
+// type.
+// expected-error @+1 {{'func.func' op has the name of a CUDA graph runtime function with another type}}
+func.func private @mgpuGraphDestroy(i64)
+func.func @graph(%s: !gpu.async.token, %g: !llvm.ptr) {
+  ga.graph_destroy %g : !llvm.ptr
+  return
+}

@@ -113,3 +113,44 @@ func.func @all_reduce_on_stream(%b: memref<?xbf16>) {
   %t2 = ga.nccl_all_reduce async [%t1] %b {bucket = 1 : i64, datatype = 9 : i32, reduction = 0 : i32} : memref<?xbf16>
   return
 }
+
+// -----
+
+// A CUDA graph: the capture begins on its stream, the body is enqueued where
+// the op was, the capture ends after the body's last token (the graph, and
+// the stream after it); each launch takes the graph and its stream, whose
+// token the launch leaves valid (the loop's carried token folds away); the
+// release takes the graph alone.
+// CHECK-LABEL: func.func @graph(
+// CHECK:         %[[S:.*]] = gpu.wait async
+// CHECK-NEXT:    call @mgpuGraphBeginCapture(%[[S]]) : (!gpu.async.token) -> ()
+// CHECK-NEXT:    %[[A:.*]] = gpu.launch_func async [%[[S]]] @k::@acc
+// CHECK-NEXT:    %[[G:.*]] = call @mgpuGraphEndCapture(%[[A]]) : (!gpu.async.token) -> !llvm.ptr
+// CHECK-NEXT:    scf.for
+// CHECK-NEXT:      func.call @mgpuGraphLaunch(%[[G]], %[[A]]) : (!llvm.ptr, !gpu.async.token) -> ()
+// CHECK-NEXT:    }
+// CHECK-NEXT:    call @mgpuGraphDestroy(%[[G]]) : (!llvm.ptr) -> ()
+// CHECK-NEXT:    gpu.wait [%[[A]]]
+// CHECK-NOT:     ga.graph
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<4xf32>) kernel { gpu.return }
+  }
+  func.func @graph(%m: memref<4xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %s = gpu.wait async
+    %g, %e = ga.graph_capture async [%s] {
+      %a = gpu.launch_func async [%s] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%m : memref<4xf32>)
+      ga.graph_yield %a
+    }
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %e) -> (!gpu.async.token) {
+      %r = ga.graph_launch async [%d] %g
+      scf.yield %r : !gpu.async.token
+    }
+    ga.graph_destroy %g : !llvm.ptr
+    gpu.wait [%t]
+    return
+  }
+}

@@ -74,7 +74,8 @@ def ContractionsToCublasLt
 
 def LowerLibraryOps : Pass<"ga-lower-library-ops", "ModuleOp"> {
   let summary = "Turn the library ops (`ga.blas_matmul`, "
-                "`ga.nccl_all_reduce`) into their runtime calls";
+                "`ga.nccl_all_reduce`, the CUDA graph ops) into their "
+                "runtime calls";
   let description = [{
     The end of `--ga-lower-to-gpu-kernels` and `--ga-lower-to-gpu-loops`:
     until here the stream and graph passes order library products by their
@@ -86,7 +87,11 @@ def LowerLibraryOps : Pass<"ga-lower-library-ops", "ModuleOp"> {
     memref layouts, beta = 1 for `accumulate`, the bias pointer for `bias`.
     Each `ga.nccl_all_reduce` becomes a call of `gaNcclAllReduce` on the
     address and element count of its buffer, whose non-zero status aborts
-    (`cf.assert`).
+    (`cf.assert`). A `ga.graph_capture` becomes `mgpuGraphBeginCapture` on
+    its stream, its body in its place, and `mgpuGraphEndCapture` after the
+    body's last token (the graph); `ga.graph_launch` becomes
+    `mgpuGraphLaunch(graph, stream)`, `ga.graph_destroy`
+    `mgpuGraphDestroy(graph)`.
     The stream argument is the op's async dependency, whose token the call
     leaves valid (the work is enqueued on that stream); an op without one
     takes a null stream (the CUDA default stream: the loop stage run on the
@@ -115,7 +120,9 @@ def LowerLibraryOps : Pass<"ga-lower-library-ops", "ModuleOp"> {
     Statistic<"numBatchedCalls", "batched-calls",
               "gaCublasLtMatmulStridedBatched calls emitted">,
     Statistic<"numAllReduceCalls", "all-reduce-calls",
-              "gaNcclAllReduce calls emitted">
+              "gaNcclAllReduce calls emitted">,
+    Statistic<"numGraphOps", "graph-ops",
+              "CUDA graph ops (capture, launch, destroy) lowered">
   ];
   let dependentDialects = [
     "LLVM::LLVMDialect", "memref::MemRefDialect", "arith::ArithDialect",
@@ -779,11 +786,11 @@ def CaptureCudaGraphs : Pass<"ga-capture-cuda-graphs", "ModuleOp"> {
     `gpu::AsyncOpInterface`, chained by their tokens, whose memory effects
     are on device buffers: `gpu.launch_func`, `gpu.memset`, `gpu.memcpy`
     between device buffers, `ga.blas_matmul`) besides pure host ops,
-    becomes: `mgpuGraphBeginCapture` on the stream,
-    the body once (recorded, not executed), `mgpuGraphEndCapture` (end and
-    instantiate, lib/Runtime/CUDA), a loop of the same bounds whose body is
-    one `mgpuGraphLaunch` on the stream, and `mgpuGraphDestroy` after it
-    (stream-ordered: the driver frees an executable graph in flight when it
+    becomes: a `ga.graph_capture` on the stream whose body is the loop's
+    body once (recorded, not executed) and whose results are the
+    instantiated graph and the stream after it, a loop of the same bounds
+    whose body is one `ga.graph_launch` on the stream, and `ga.graph_destroy`
+    after it (the driver frees an executable graph in flight when it
     completes). A loop of two or more remainder micro-batches is a loop too and
     gets a graph of its own; a loop that runs once (N = 1, a remainder of one
     micro-batch) is left alone: a graph replayed once would only add its
@@ -809,16 +816,20 @@ def CaptureCudaGraphs : Pass<"ga-capture-cuda-graphs", "ModuleOp"> {
     After:
 
     ```mlir
-    func.call @mgpuGraphBeginCapture(%s) : (!gpu.async.token) -> ()
-    %a = gpu.launch_func async [%s] @k::@a ...
-    %b = gpu.launch_func async [%a] @k::@b ...
-    %g = func.call @mgpuGraphEndCapture(%b) : (!gpu.async.token) -> !llvm.ptr
-    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %b) -> (!gpu.async.token) {
-      func.call @mgpuGraphLaunch(%g, %d) : (!llvm.ptr, !gpu.async.token) -> ()
-      scf.yield %d : !gpu.async.token
+    %g, %e = ga.graph_capture async [%s] {
+      %a = gpu.launch_func async [%s] @k::@a ...
+      %b = gpu.launch_func async [%a] @k::@b ...
+      ga.graph_yield %b
     }
-    func.call @mgpuGraphDestroy(%g) : (!llvm.ptr) -> ()
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %e) -> (!gpu.async.token) {
+      %r = ga.graph_launch async [%d] %g
+      scf.yield %r : !gpu.async.token
+    }
+    ga.graph_destroy %g : !llvm.ptr
     ```
+
+    `--ga-lower-library-ops` makes these ops the mgpuGraph* calls of
+    lib/Runtime/CUDA.
   }];
   let statistics = [
     Statistic<"numCaptured", "loops-captured", "Loops captured as a graph">,
@@ -828,7 +839,8 @@ def CaptureCudaGraphs : Pass<"ga-capture-cuda-graphs", "ModuleOp"> {
               "Loops that run once, launched directly (no graph)">
   ];
   let dependentDialects = [
-    "func::FuncDialect", "gpu::GPUDialect", "LLVM::LLVMDialect"
+    "func::FuncDialect", "gpu::GPUDialect", "LLVM::LLVMDialect",
+    "ga::GADialect"
   ];
 }
 
