@@ -2,6 +2,7 @@
 
 #include "ga/IR/GALibraryOps.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -18,6 +19,8 @@ parseAsyncToken(OpAsmParser &parser, Type &tokenType,
   // (a buildable type) even when there are none: the GPU dialect must be
   // loaded before that type is built.
   parser.getContext()->getOrLoadDialect<gpu::GPUDialect>();
+  // The same for the graph handle of the CUDA graph ops (an `!llvm.ptr`).
+  parser.getContext()->getOrLoadDialect<LLVM::LLVMDialect>();
   if (succeeded(parser.parseOptionalKeyword("async")))
     tokenType = gpu::AsyncTokenType::get(parser.getContext());
   return parser.parseCommaSeparatedList(
@@ -108,4 +111,64 @@ void BlasMatmulOp::getEffects(
     effects.emplace_back(MemoryEffects::Read::get(), &getOutMutable(),
                          resource);
   effects.emplace_back(MemoryEffects::Write::get(), &getOutMutable(), resource);
+}
+
+LogicalResult NcclAllReduceOp::verify() {
+  MemRefType type = getBuffer().getType();
+  if (!type.isLastDimUnitStride())
+    return emitOpError("needs a contiguous buffer (NCCL reduces count "
+                       "consecutive elements), not ")
+           << type;
+  if (getAsyncDependencies().size() > 1)
+    return emitOpError("is ordered on one stream: at most one async "
+                       "dependency, not ")
+           << getAsyncDependencies().size();
+  // I32Attr reads back unsigned: the codes as NCCL's (signed) enums.
+  int32_t datatype = static_cast<int32_t>(getDatatype());
+  int32_t reduction = static_cast<int32_t>(getReduction());
+  if (datatype < 0 || reduction < 0)
+    return emitOpError("needs NCCL's codes of a datatype and a reduction "
+                       "(non-negative), not ")
+           << datatype << " and " << reduction;
+  return success();
+}
+
+void NcclAllReduceOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // Every rank's buffer is read and overwritten by the reduction.
+  auto *resource = SideEffects::DefaultResource::get();
+  effects.emplace_back(MemoryEffects::Read::get(), &getBufferMutable(),
+                       resource);
+  effects.emplace_back(MemoryEffects::Write::get(), &getBufferMutable(),
+                       resource);
+}
+
+/// Fails with "is ordered on one stream: one async dependency, not <n>"
+/// unless `op` has exactly one.
+static LogicalResult verifyOneStream(Operation *op, ValueRange deps) {
+  if (deps.size() == 1)
+    return success();
+  return op->emitOpError("is ordered on one stream: one async dependency, "
+                         "not ")
+         << deps.size();
+}
+
+LogicalResult GraphCaptureOp::verify() {
+  if (failed(verifyOneStream(*this, getAsyncDependencies())))
+    return failure();
+  if (!getAsyncToken())
+    return emitOpError("returns the stream after the capture: it is `async`");
+  if (getBody().front().getNumArguments() != 0)
+    return emitOpError("has a body without arguments (it reads the stream "
+                       "from above)");
+  auto yield = cast<GraphYieldOp>(getBody().front().getTerminator());
+  if (!yield.getToken())
+    return yield.emitOpError("ends a capture with the token of its last "
+                             "stream work, and has none");
+  return success();
+}
+
+LogicalResult GraphLaunchOp::verify() {
+  return verifyOneStream(*this, getAsyncDependencies());
 }

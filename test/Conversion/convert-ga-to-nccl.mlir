@@ -1,31 +1,19 @@
 // RUN: ga-opt %s --split-input-file --convert-ga-to-nccl | FileCheck %s
 
-// The GPU engine: one in-place call of the NCCL runtime per collective, on
-// the device address of the accumulator (aligned base + offset), with NCCL's
-// datatype (7 = ncclFloat32) and operation (4 = ncclAvg: no world size
-// needed), and a null stream first (ga-gpu-single-stream passes the step's).
-// A failure aborts with a message.
+// The GPU engine: one in-place `ga.nccl_all_reduce` per collective, on the
+// accumulator's buffer flattened, with NCCL's datatype (7 = ncclFloat32) and
+// operation (4 = ncclAvg: no world size needed); synchronous (no stream yet:
+// ga-gpu-single-stream orders it on the step's). ga-lower-library-ops makes
+// it the runtime call (ga-lower-library-ops.mlir).
 
 // CHECK-LABEL: func.func @in_place
 // CHECK:         %[[ACC:.*]] = scf.for
 // CHECK:         %[[BUF:.*]] = bufferization.to_buffer %[[ACC]] : tensor<4x3xf32> to memref<4x3xf32>
-// CHECK:         %[[FLAT:.*]] = memref.collapse_shape %[[BUF]]
-// CHECK:         %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[FLAT]]
-// CHECK:         %{{.*}}, %[[OFF:.*]], %{{.*}}, %{{.*}} = memref.extract_strided_metadata %[[FLAT]]
-// CHECK:         %[[BYTES:.*]] = arith.muli %[[OFF]], %{{.*}} : index
-// CHECK:         %[[ADDR:.*]] = arith.addi %[[BASE]], %[[BYTES]] : index
-// CHECK:         %[[A64:.*]] = arith.index_cast %[[ADDR]] : index to i64
-// CHECK:         %[[PTR:.*]] = llvm.inttoptr %[[A64]] : i64 to !llvm.ptr
-// CHECK-DAG:     %[[COUNT:.*]] = arith.constant 12 : i64
-// CHECK-DAG:     %[[F32:.*]] = arith.constant 7 : i32
-// CHECK-DAG:     %[[AVG:.*]] = arith.constant 4 : i32
-// CHECK-DAG:     %[[STREAM:.*]] = llvm.mlir.zero : !llvm.ptr
-// CHECK:         %[[RC:.*]] = call @gaNcclAllReduce(%[[STREAM]], %[[PTR]], %[[COUNT]], %[[F32]], %[[AVG]])
-// CHECK:         %[[OK:.*]] = arith.cmpi eq, %[[RC]], %{{.*}} : i32
-// CHECK:         cf.assert %[[OK]], "ga: gaNcclAllReduce failed
-// CHECK:         bufferization.to_tensor %[[BUF]] restrict writable
+// CHECK:         %[[FLAT:.*]] = memref.collapse_shape %[[BUF]] {{\[}}[0, 1]] : memref<4x3xf32> into memref<12xf32>
+// CHECK-NEXT:    ga.nccl_all_reduce {{ *}}%[[FLAT]] {datatype = 7 : i32, reduction = 4 : i32} : memref<12xf32>
+// CHECK-NEXT:    bufferization.to_tensor %[[BUF]] restrict writable
 // CHECK-NOT:     ga.all_reduce
-// CHECK: func.func private @gaNcclAllReduce(!llvm.ptr, !llvm.ptr, i64, i32, i32) -> i32
+// CHECK-NOT:     gaNcclAllReduce
 func.func @in_place(%x: tensor<8x4xf32>) -> tensor<4x3xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -50,10 +38,23 @@ func.func @in_place(%x: tensor<8x4xf32>) -> tensor<4x3xf32> {
 
 // bf16 (what NCCL has and MPI has not: ncclBfloat16 = 9), sum (0).
 // CHECK-LABEL: func.func @bf16
-// CHECK-DAG:     arith.constant 9 : i32
-// CHECK-DAG:     arith.constant 0 : i32
-// CHECK:         call @gaNcclAllReduce
+// CHECK:         ga.nccl_all_reduce {{ *}}%{{.*}} {datatype = 9 : i32, reduction = 0 : i32} : memref<4xbf16>
 func.func @bf16(%g: tensor<4xbf16>) -> tensor<4xbf16> {
   %r = ga.all_reduce <sum> %g : tensor<4xbf16>
   return %r : tensor<4xbf16>
+}
+
+// -----
+
+// A bucket of two gradients: one packed buffer, one op on it.
+// CHECK-LABEL: func.func @bucket
+// CHECK:         tensor.insert_slice
+// CHECK:         %[[PACKED:.*]] = tensor.insert_slice
+// CHECK:         %[[BUF:.*]] = bufferization.to_buffer %[[PACKED]] : tensor<7xf32> to memref<7xf32>
+// CHECK-NEXT:    ga.nccl_all_reduce {{ *}}%[[BUF]] {datatype = 7 : i32, reduction = 0 : i32} : memref<7xf32>
+// CHECK-NOT:     ga.nccl_all_reduce
+func.func @bucket(%a: tensor<4xf32>, %b: tensor<3xf32>) -> (tensor<4xf32>, tensor<3xf32>) {
+  %ra = ga.all_reduce <sum> %a bucket 0 : tensor<4xf32>
+  %rb = ga.all_reduce <sum> %b bucket 0 : tensor<3xf32>
+  return %ra, %rb : tensor<4xf32>, tensor<3xf32>
 }

@@ -63,3 +63,75 @@ func.func @streams(%x: memref<8x16xf32>, %w: memref<16x4xf32>, %y: memref<8x4xf3
   ga.blas_matmul [%t0, %t1] %x, %w, %y : memref<8x16xf32>, memref<16x4xf32>, memref<8x4xf32>
   return
 }
+
+// -----
+
+func.func @strided_buffer(%b: memref<4x2xf32>) {
+  %v = memref.subview %b[0, 0] [4, 1] [1, 1] : memref<4x2xf32> to memref<4xf32, strided<[2]>>
+  // expected-error @+1 {{'ga.nccl_all_reduce' op needs a contiguous buffer (NCCL reduces count consecutive elements), not 'memref<4xf32, strided<[2]>>'}}
+  ga.nccl_all_reduce %v {datatype = 7 : i32, reduction = 0 : i32} : memref<4xf32, strided<[2]>>
+  return
+}
+
+// -----
+
+func.func @two_streams(%b: memref<4xf32>) {
+  %t0 = gpu.wait async
+  %t1 = gpu.wait async
+  // expected-error @+1 {{'ga.nccl_all_reduce' op is ordered on one stream: at most one async dependency, not 2}}
+  ga.nccl_all_reduce [%t0, %t1] %b {datatype = 7 : i32, reduction = 0 : i32} : memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @codes(%b: memref<4xf32>) {
+  // expected-error @+1 {{'ga.nccl_all_reduce' op needs NCCL's codes of a datatype and a reduction (non-negative), not -1 and 0}}
+  ga.nccl_all_reduce %b {datatype = -1 : i32, reduction = 0 : i32} : memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @rank(%b: memref<2x2xf32>) {
+  // expected-error @+1 {{'ga.nccl_all_reduce' op operand #0 must be 1D memref of any type values}}
+  ga.nccl_all_reduce %b {datatype = 7 : i32, reduction = 0 : i32} : memref<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @capture_two_streams(%t0: !gpu.async.token, %t1: !gpu.async.token) {
+  // expected-error @+1 {{'ga.graph_capture' op is ordered on one stream: one async dependency, not 2}}
+  %g, %e = ga.graph_capture async [%t0, %t1] {
+    ga.graph_yield %t0
+  }
+  return
+}
+
+// -----
+
+func.func @capture_without_end(%t0: !gpu.async.token) {
+  // expected-error @+1 {{'ga.graph_yield' op ends a capture with the token of its last stream work, and has none}}
+  %g, %e = ga.graph_capture async [%t0] {
+  }
+  return
+}
+
+// -----
+
+func.func @launch_unordered(%g: !llvm.ptr) {
+  // expected-error @+1 {{'ga.graph_launch' op is ordered on one stream: one async dependency, not 0}}
+  %t = ga.graph_launch async %g
+  return
+}
+
+// -----
+
+func.func @capture_synchronous(%t0: !gpu.async.token) {
+  // expected-error @+1 {{'ga.graph_capture' op returns the stream after the capture: it is `async`}}
+  %g = ga.graph_capture [%t0] {
+    ga.graph_yield %t0
+  }
+  return
+}

@@ -18,3 +18,44 @@ func.func @forms(%x: memref<8x16xf32>, %w: memref<4x16xf32>, %y: memref<8x4xf32>
   ga.blas_matmul %x, %v, %y bias(%bias : memref<4xf32>) : memref<8x16xf32>, memref<16x4xf32>, memref<8x4xf32>
   return
 }
+
+// The all-reduce's forms round-trip: synchronous on a view, async after a
+// token.
+// CHECK-LABEL: func.func @all_reduces(
+// CHECK:         ga.nccl_all_reduce %{{.*}} {datatype = 7 : i32, reduction = 4 : i32} : memref<4xf32, strided<[1], offset: 4>>
+// CHECK:         %{{.*}} = ga.nccl_all_reduce async [%{{.*}}] %{{.*}} {datatype = 9 : i32, reduction = 0 : i32} : memref<?xbf16>
+func.func @all_reduces(%b: memref<8xf32>, %h: memref<?xbf16>) {
+  %v = memref.subview %b[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  ga.nccl_all_reduce %v {datatype = 7 : i32, reduction = 4 : i32} : memref<4xf32, strided<[1], offset: 4>>
+  %t0 = gpu.wait async
+  %t1 = ga.nccl_all_reduce async [%t0] %h {datatype = 9 : i32, reduction = 0 : i32} : memref<?xbf16>
+  gpu.wait [%t1]
+  return
+}
+
+// The CUDA graph ops round-trip: a capture with its body, a launch, a
+// release.
+// CHECK-LABEL: func.func @graph(
+// CHECK:         %[[G:.*]], %[[E:.*]] = ga.graph_capture async [%{{.*}}] {
+// CHECK-NEXT:      %[[A:.*]] = gpu.launch_func async
+// CHECK-NEXT:      ga.graph_yield %[[A]]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[R:.*]] = ga.graph_launch async [%[[E]]] %[[G]]
+// CHECK-NEXT:    ga.graph_destroy %[[G]] : !llvm.ptr
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<4xf32>) kernel { gpu.return }
+  }
+  func.func @graph(%m: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    %s = gpu.wait async
+    %g, %e = ga.graph_capture async [%s] {
+      %a = gpu.launch_func async [%s] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<4xf32>)
+      ga.graph_yield %a
+    }
+    %r = ga.graph_launch async [%e] %g
+    ga.graph_destroy %g : !llvm.ptr
+    gpu.wait [%r]
+    return
+  }
+}

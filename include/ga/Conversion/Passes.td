@@ -139,46 +139,40 @@ def LowerMPICommSize : Pass<"ga-lower-mpi-comm-size", "ModuleOp"> {
 //===----------------------------------------------------------------------===//
 
 def ConvertGAToNCCL : Pass<"convert-ga-to-nccl", "ModuleOp"> {
-  let summary = "Lower data-parallel all-reduces to calls of the ga NCCL "
-                "runtime (ncclAllReduce in place)";
+  let summary = "Lower data-parallel all-reduces to in-place "
+                "`ga.nccl_all_reduce` ops on their buffers";
   let description = [{
     The GPU counterpart of `--convert-ga-to-mpi`: every `ga.all_reduce` and
-    every `shard.all_reduce` over a whole grid becomes one call
+    every `shard.all_reduce` over a whole grid becomes one
+    `ga.nccl_all_reduce` in place on the accumulator's buffer (same in-place
+    rules, same `to_buffer`/`to_tensor` form as the MPI lowering), with
+    NCCL's own `ncclDataType_t` / `ncclRedOp_t` codes; `mean` is NCCL's
+    `ncclAvg`, so no world size is needed, and f16/bf16 are supported.
 
-    ```c
-    int32_t gaNcclAllReduce(void *stream, void *buffer, int64_t count,
-                            int32_t dtype, int32_t op);
+    ```mlir
+    // before
+    %r = ga.all_reduce <mean> %acc bucket 0 : tensor<4x3xf32>
+    // after
+    %buf = bufferization.to_buffer %acc : tensor<4x3xf32> to memref<4x3xf32>
+    %flat = memref.collapse_shape %buf [[0, 1]] : memref<4x3xf32> into memref<12xf32>
+    ga.nccl_all_reduce %flat {datatype = 7 : i32, reduction = 4 : i32} : memref<12xf32>
+    %r = bufferization.to_tensor %buf restrict writable : memref<4x3xf32> to tensor<4x3xf32>
     ```
 
-    of the runtime library `libGANcclRuntime.so` (lib/Runtime/NCCL), in
-    place on the accumulator's buffer (same in-place rules, same
-    `to_buffer`/`to_tensor` form as the MPI lowering). `dtype` and `op` are
-    NCCL's own `ncclDataType_t` / `ncclRedOp_t` values; `mean` is NCCL's
-    `ncclAvg`, so no world size is needed, and f16/bf16 are supported. The
-    stream argument is null: the runtime then waits for the device, reduces
-    on its own stream and synchronizes it before returning, which orders the
-    collective after the kernels of the micro-batch loop and before the
-    optimizer's in any lowering. In `--ga-lower-to-nvvm`,
-    `--ga-gpu-single-stream` passes the step's stream instead (no host wait)
-    and `--ga-overlap-all-reduce` moves each call into the last micro-batch,
-    on a communication stream. A non-zero status aborts with a message
-    (`cf.assert`). The runtime's communicator is set up once per process by
-    `gaNcclInitFromMPI()` (libGANcclMPI.so: rank 0 creates the unique id,
-    `MPI_Bcast`) or
-    `gaNcclInitFromEnv()` (`GA_NCCL_ID`, `GA_NCCL_RANK`, `GA_NCCL_NRANKS`),
-    which the host program calls.
-
+    The op is synchronous (the runtime waits for the device) until
+    `--ga-gpu-single-stream` orders it on the step's stream;
+    `--ga-lower-library-ops` makes it a call of `gaNcclAllReduce` (lib/Runtime/NCCL).
     The buffer must be device memory when the call runs: this pass belongs
     to a GPU lowering in which the accumulators live on the device.
   }];
   let statistics = [
     Statistic<"numCollectives", "collectives",
-              "gaNcclAllReduce calls emitted">
+              "ga.nccl_all_reduce ops emitted">
   ];
   let dependentDialects = [
     "bufferization::BufferizationDialect", "memref::MemRefDialect",
-    "linalg::LinalgDialect", "arith::ArithDialect", "cf::ControlFlowDialect",
-    "func::FuncDialect", "LLVM::LLVMDialect"
+    "linalg::LinalgDialect", "arith::ArithDialect", "gpu::GPUDialect",
+    "func::FuncDialect", "ga::GADialect"
   ];
 }
 

@@ -1,6 +1,7 @@
 //===- GALibraryOps.h - library calls of the GPU lowering -------*- C++ -*-===//
 //
-// `ga.blas_matmul` (include/ga/IR/GALibraryOps.td).
+// `ga.blas_matmul`, `ga.nccl_all_reduce` and the CUDA graph ops
+// (include/ga/IR/GALibraryOps.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,7 +11,9 @@
 #include "ga/IR/GADialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #define GET_OP_CLASSES

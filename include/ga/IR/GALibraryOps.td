@@ -1,6 +1,6 @@
 //===- GALibraryOps.td - library calls of the GPU lowering -*- tablegen -*-===//
 //
-// The library work that the GPU lowering hands to cuBLASLt, as ops on
+// The library work that the GPU lowering hands to cuBLASLt and NCCL, as ops on
 // memrefs that implement upstream's async-ordering (gpu::AsyncOpInterface)
 // and memory-effect interfaces: the stream and graph passes order and record
 // them as they do gpu.launch_func, and ask them what they read and write.
@@ -14,6 +14,7 @@
 
 include "ga/IR/GADialect.td"
 include "mlir/Dialect/GPU/IR/GPUBase.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def GA_BlasFloat : AnyTypeOf<[F32, F16, BF16]>;
@@ -59,6 +60,126 @@ def GA_BlasMatmulOp : Op<GA_Dialect, "blas_matmul",
     /// Whether the operands are batches of matrices (3-d).
     bool isBatched() { return getOut().getType().getRank() == 3; }
   }];
+}
+
+def GA_NcclAllReduceOp : Op<GA_Dialect, "nccl_all_reduce",
+    [GPU_AsyncOpInterface,
+     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "an in-place all-reduce of a device buffer by NCCL";
+  let description = [{
+    Every rank's `buffer` is replaced by the reduction of all ranks' buffers
+    (`ncclAllReduce` in place), `datatype` and `reduction` being NCCL's codes
+    (`ncclDataType_t`, `ncclRedOp_t`; --convert-ga-to-nccl chooses them from
+    the collective's element type and reduction). As `gpu.launch_func`, the op
+    is ordered on a stream by its async dependencies (at most one) and returns
+    a token when asynchronous; without a dependency the runtime waits for the
+    device itself. --ga-lower-library-ops makes it a call of
+    `gaNcclAllReduce(stream, address, count, datatype, reduction)` whose
+    failure aborts.
+
+    ```mlir
+    %t1 = ga.nccl_all_reduce async [%t0] %grads {datatype = 7 : i32, reduction = 4 : i32}
+        : memref<12xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<GPU_AsyncToken>:$asyncDependencies,
+      MemRefRankOf<[AnyType], [1]>:$buffer, I32Attr:$datatype,
+      I32Attr:$reduction);
+  let results = (outs Optional<GPU_AsyncToken>:$asyncToken);
+  let assemblyFormat = [{
+    custom<AsyncToken>(type($asyncToken), $asyncDependencies)
+    $buffer attr-dict `:` type($buffer)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// CUDA graphs
+//===----------------------------------------------------------------------===//
+
+def GA_GraphHandle : Type<
+    CPred<"::llvm::isa<::mlir::LLVM::LLVMPointerType>($_self)">,
+    "an executable CUDA graph (an opaque pointer)">,
+    BuildableType<"::mlir::LLVM::LLVMPointerType::get($_builder.getContext())">;
+
+def GA_GraphCaptureOp : Op<GA_Dialect, "graph_capture",
+    [GPU_AsyncOpInterface, RecursiveMemoryEffects,
+     SingleBlockImplicitTerminator<"GraphYieldOp">]> {
+  let summary = "the stream work of a region recorded as a CUDA graph";
+  let description = [{
+    The ops of the body, ordered on the stream of the op's one async
+    dependency by their tokens, are recorded into a graph instead of run
+    (stream capture), and the graph is instantiated: `graph` is the
+    executable graph, `asyncToken` the stream after the capture (the
+    body's last token, yielded by `ga.graph_yield`). Nothing of the body
+    runs until `ga.graph_launch`. --ga-lower-library-ops makes it
+    `mgpuGraphBeginCapture(stream)`, the body, and
+    `mgpuGraphEndCapture(end)`.
+
+    ```mlir
+    %g, %t1 = ga.graph_capture async [%t0] {
+      %a = gpu.launch_func async [%t0] @k::@a ...
+      ga.graph_yield %a
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<GPU_AsyncToken>:$asyncDependencies);
+  let results = (outs GA_GraphHandle:$graph,
+      Optional<GPU_AsyncToken>:$asyncToken);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    custom<AsyncToken>(type($asyncToken), $asyncDependencies) $body attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def GA_GraphYieldOp : Op<GA_Dialect, "graph_yield",
+    [Pure, Terminator, ReturnLike, HasParent<"GraphCaptureOp">]> {
+  let summary = "the last token of a captured body";
+  let description = [{
+    Ends the body of `ga.graph_capture` with the token of its last stream
+    work: the end of the capture.
+  }];
+  let arguments = (ins Optional<GPU_AsyncToken>:$token);
+  let assemblyFormat = "($token^)? attr-dict";
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, Value()); }]>];
+}
+
+def GA_GraphLaunchOp : Op<GA_Dialect, "graph_launch",
+    [GPU_AsyncOpInterface,
+     MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "a replay of an executable CUDA graph on a stream";
+  let description = [{
+    Enqueues the work recorded by `ga.graph_capture` once more on the stream
+    of its one async dependency (it reads and writes what the recorded work
+    does). --ga-lower-library-ops makes it `mgpuGraphLaunch(graph, stream)`.
+
+    ```mlir
+    %t1 = ga.graph_launch async [%t0] %g
+    ```
+  }];
+  let arguments = (ins Variadic<GPU_AsyncToken>:$asyncDependencies,
+      GA_GraphHandle:$graph);
+  let results = (outs Optional<GPU_AsyncToken>:$asyncToken);
+  let assemblyFormat = [{
+    custom<AsyncToken>(type($asyncToken), $asyncDependencies) $graph attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def GA_GraphDestroyOp : Op<GA_Dialect, "graph_destroy"> {
+  let summary = "the release of an executable CUDA graph";
+  let description = [{
+    Frees the graph (the driver releases a graph in flight when its launches
+    complete: no stream wait). --ga-lower-library-ops makes it
+    `mgpuGraphDestroy(graph)`.
+
+    ```mlir
+    ga.graph_destroy %g : !llvm.ptr
+    ```
+  }];
+  let arguments = (ins Arg<GA_GraphHandle, "the graph", [MemFree]>:$graph);
+  let assemblyFormat = "$graph attr-dict `:` type($graph)";
 }
 
 #endif // GA_IR_GALIBRARYOPS_TD

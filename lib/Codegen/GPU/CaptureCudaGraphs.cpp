@@ -3,13 +3,16 @@
 // After ga-gpu-single-stream, the body of a micro-batch loop is a chain of
 // launches (and library calls) on the step's one stream. When it is the same
 // in every iteration (ga-device-iteration-index), the host records it once
-// with stream capture and launches the recorded graph once per iteration:
-// one host API call per micro-batch instead of one per kernel. Anything that
-// a graph cannot replay exactly leaves the loop as it is, with a remark.
+// with stream capture (`ga.graph_capture`) and launches the recorded graph
+// once per iteration (`ga.graph_launch`): one host API call per micro-batch
+// instead of one per kernel. Anything that a graph cannot replay exactly
+// leaves the loop as it is, with a remark. --ga-lower-library-ops makes the
+// graph ops the runtime's calls.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ga/Codegen/GPU/Passes.h"
+#include "ga/IR/GALibraryOps.h"
 #include "ga/Utils/IRUtils.h"
 
 #include "StreamFunctions.h"
@@ -27,12 +30,6 @@ using namespace mlir::ga;
 using namespace mlir::ga::detail;
 
 namespace {
-
-/// The graph entry points of lib/Runtime/CUDA (GACudaRuntime.h).
-constexpr StringLiteral kBeginCapture = kGraphBeginCapture;
-constexpr StringLiteral kEndCapture = kGraphEndCapture;
-constexpr StringLiteral kLaunch = kGraphLaunch;
-constexpr StringLiteral kDestroy = kGraphDestroy;
 
 bool containsGPUWork(Operation *op) {
   return op->walk([](gpu::AsyncOpInterface) { return WalkResult::interrupt(); })
@@ -71,6 +68,10 @@ std::string whyNotCapturable(Operation *op) {
     return isDeviceBuffer(copy.getSrc()) && isDeviceBuffer(copy.getDst())
                ? ""
                : "copies from or to host memory (a read-back)";
+  // A collective is issued once per step, after the micro-batches, on a
+  // communication stream of its own (ga-overlap-all-reduce): not recorded.
+  if (isa<NcclAllReduceOp>(op))
+    return "is a collective between ranks";
   if (isa<gpu::AsyncOpInterface>(op)) {
     // A kernel launch reads and writes device memory by the contract of the
     // lowering (its effects are its kernel's).
@@ -188,30 +189,33 @@ LogicalResult CaptureCudaGraphsPass::checkChain(Block &body, Value &chain) {
 void CaptureCudaGraphsPass::capture(scf::ForOp loop) {
   Location loc = loop.getLoc();
   OpBuilder b(loop);
-  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
   Value init = loop.getInitArgs().front();
-  func::CallOp::create(b, loc, kBeginCapture, TypeRange{}, init);
+  // The body of the first iteration, recorded on the stream.
+  auto captureOp = GraphCaptureOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()),
+      b.getType<gpu::AsyncTokenType>(), ValueRange{init});
+  Block &body = captureOp.getBody().emplaceBlock();
   IRMapping map;
   map.map(loop.getInductionVar(), loop.getLowerBound());
   map.map(loop.getRegionIterArgs().front(), init);
+  OpBuilder bb = OpBuilder::atBlockEnd(&body);
   for (Operation &op : loop.getBody()->without_terminator())
-    b.clone(op, map);
-  Value end =
-      map.lookupOrDefault(loop.getBody()->getTerminator()->getOperand(0));
-  Value graph =
-      func::CallOp::create(b, loc, kEndCapture, TypeRange{ptrType}, end)
-          .getResult(0);
+    bb.clone(op, map);
+  GraphYieldOp::create(
+      bb, loc,
+      map.lookupOrDefault(loop.getBody()->getTerminator()->getOperand(0)));
+  Value graph = captureOp.getGraph();
   auto replay = scf::ForOp::create(
       b, loc, loop.getLowerBound(), loop.getUpperBound(), loop.getStep(),
-      ValueRange{end},
+      ValueRange{captureOp.getAsyncToken()},
       [&](OpBuilder &lb, Location lloc, Value, ValueRange args) {
-        func::CallOp::create(lb, lloc, kLaunch, TypeRange{},
-                             ValueRange{graph, args.front()});
-        scf::YieldOp::create(lb, lloc, args.front());
+        auto launch = GraphLaunchOp::create(
+            lb, lloc, lb.getType<gpu::AsyncTokenType>(), args.front(), graph);
+        scf::YieldOp::create(lb, lloc, launch.getAsyncToken());
       });
   replay->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
   b.setInsertionPointAfter(replay);
-  func::CallOp::create(b, loc, kDestroy, TypeRange{}, graph);
+  GraphDestroyOp::create(b, loc, graph);
   loop->replaceAllUsesWith(replay->getResults());
   loop->erase();
 }
@@ -229,23 +233,6 @@ void CaptureCudaGraphsPass::runOnOperation() {
   if (loops.empty())
     return;
 
-  MLIRContext *ctx = &getContext();
-  auto tokenType = gpu::AsyncTokenType::get(ctx);
-  auto ptrType = LLVM::LLVMPointerType::get(ctx);
-  auto fnType = [&](TypeRange in, TypeRange out) {
-    return FunctionType::get(ctx, in, out);
-  };
-  std::pair<StringRef, FunctionType> entryPoints[] = {
-      {kBeginCapture, fnType(tokenType, {})},
-      {kEndCapture, fnType(tokenType, ptrType)},
-      {kLaunch, fnType({ptrType, tokenType}, {})},
-      {kDestroy, fnType(ptrType, {})}};
-  for (auto &[name, type] : entryPoints)
-    if (failed(checkExternalFunction(module, name, type,
-                                     "a CUDA graph runtime function")))
-      return signalPassFailure();
-
-  bool any = false;
   // The loops inside a captured one (erased with it).
   llvm::SmallPtrSet<Operation *, 8> taken;
   for (scf::ForOp loop : loops) {
@@ -265,9 +252,5 @@ void CaptureCudaGraphsPass::runOnOperation() {
     loop.getBody()->walk([&](scf::ForOp inner) { taken.insert(inner); });
     capture(loop);
     ++numCaptured;
-    any = true;
   }
-  if (any)
-    for (auto &[name, type] : entryPoints)
-      getOrDeclareFunction(module, name, type);
 }

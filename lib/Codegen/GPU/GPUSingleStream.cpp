@@ -39,23 +39,12 @@ namespace {
 constexpr StringLiteral kSynchronize = kStreamSynchronize;
 constexpr StringLiteral kDestroy = kStreamDestroy;
 
-bool isStreamFunctionCall(Operation *op) {
-  auto call = dyn_cast<func::CallOp>(op);
-  return call && llvm::is_contained(kStreamOperandFunctions, call.getCallee());
-}
-
 /// True if `op` or an op nested in it is GPU work that runs on a stream: an
 /// op ordered by async tokens (gpu ops and the ga library ops alike: a loop
 /// of products, e.g. a convolution's products per sample, takes the step's
-/// stream too) or a call that takes a stream.
+/// stream too).
 static bool containsGPUWork(Operation *op) {
-  return op
-      ->walk([](Operation *nested) {
-        return isa<gpu::AsyncOpInterface>(nested) ||
-                       isStreamFunctionCall(nested)
-                   ? WalkResult::interrupt()
-                   : WalkResult::advance();
-      })
+  return op->walk([](gpu::AsyncOpInterface) { return WalkResult::interrupt(); })
       .wasInterrupted();
 }
 
@@ -120,8 +109,8 @@ bool GPUSingleStreamPass::needsDeviceResults(Operation *op) {
   if (auto store = dyn_cast<memref::StoreOp>(op))
     return copyBuffers.contains(getViewRoot(store.getMemref()));
   // Calls of functions that are not host helpers without GPU work: other
-  // libraries may run on streams of their own (stream functions, cuBLASLt
-  // and NCCL, are handled before).
+  // libraries may run on streams of their own (the library ops, cuBLASLt
+  // and NCCL, are ordered by their tokens before).
   if (auto call = dyn_cast<func::CallOp>(op)) {
     auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
         call, call.getCalleeAttr());
@@ -176,23 +165,6 @@ Value GPUSingleStreamPass::processBlock(Block &block, Value token) {
         continue;
       }
       token = makeAsync(async, token);
-      continue;
-    }
-    if (isStreamFunctionCall(op)) {
-      // Enqueued on the step's stream: ordered with the kernels, no wait.
-      if (!token)
-        token = startStream(op);
-      auto call = cast<func::CallOp>(op);
-      SmallVector<Value> operands{token};
-      llvm::append_range(operands, call.getOperands().drop_front());
-      OpBuilder b(call);
-      auto withStream =
-          func::CallOp::create(b, call.getLoc(), call.getCalleeAttr(),
-                               call.getResultTypes(), operands);
-      withStream->setDiscardableAttrs(call->getDiscardableAttrDictionary());
-      call->replaceAllUsesWith(withStream);
-      call->erase();
-      ++numLibraryCalls;
       continue;
     }
     if (auto loop = dyn_cast<scf::ForOp>(op); loop && containsGPUWork(loop)) {
@@ -274,16 +246,6 @@ void GPUSingleStreamPass::runOnOperation() {
     auto decl = func::FuncOp::create(b, module.getLoc(), name,
                                      b.getFunctionType(tokenType, {}));
     decl.setPrivate();
-  }
-  // Stream functions take the step's stream in place of theirs.
-  for (StringRef name : kStreamOperandFunctions) {
-    auto fn = module.lookupSymbol<func::FuncOp>(name);
-    if (!fn)
-      continue;
-    FunctionType type = fn.getFunctionType();
-    SmallVector<Type> inputs{tokenType};
-    llvm::append_range(inputs, type.getInputs().drop_front());
-    fn.setFunctionType(b.getFunctionType(inputs, type.getResults()));
   }
   for (func::FuncOp func : funcs) {
     copyBuffers.clear();

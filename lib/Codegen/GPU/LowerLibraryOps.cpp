@@ -1,10 +1,13 @@
 //===- LowerLibraryOps.cpp - library ops as runtime calls -----------------===//
 //
-// The one place where the GPU lowering names the cuBLASLt runtime: each
-// `ga.blas_matmul` becomes a call of gaCublasLtMatmul or
+// The one place where the GPU lowering names the cuBLASLt and NCCL runtimes:
+// each `ga.blas_matmul` becomes a call of gaCublasLtMatmul or
 // gaCublasLtMatmulStridedBatched (include/ga-runtime/GARuntimeABI.h) with
-// the pointers and leading dimensions of its memrefs. The passes before
-// (stream, graph capture, iteration index) reason on the op's interfaces.
+// the pointers and leading dimensions of its memrefs, each
+// `ga.nccl_all_reduce` a checked call of gaNcclAllReduce, the CUDA graph ops
+// (capture, launch, destroy) the mgpuGraph* calls. The passes before
+// (stream, overlap, graph capture, iteration index) reason on the ops'
+// interfaces.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +17,9 @@
 #include "ga/Utils/IRUtils.h"
 
 #include "ga-runtime/GARuntimeABI.h"
+
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_LOWERLIBRARYOPS
@@ -27,6 +33,11 @@ namespace {
 
 constexpr StringLiteral kMatmul = ga_abi::kCublasLtMatmul;
 constexpr StringLiteral kMatmulBatched = ga_abi::kCublasLtMatmulStridedBatched;
+constexpr StringLiteral kAllReduce = ga_abi::kNcclAllReduce;
+constexpr StringLiteral kBeginCapture = ga_abi::kGraphBeginCapture;
+constexpr StringLiteral kEndCapture = ga_abi::kGraphEndCapture;
+constexpr StringLiteral kGraphLaunch = ga_abi::kGraphLaunch;
+constexpr StringLiteral kGraphDestroy = ga_abi::kGraphDestroy;
 
 /// cudaDataType_t of an element type that the op takes (its verifier).
 int64_t cudaType(Type t) {
@@ -58,12 +69,155 @@ struct LowerLibraryOpsPass
     : public ga::impl::LowerLibraryOpsBase<LowerLibraryOpsPass> {
   void runOnOperation() override;
   LogicalResult lower(BlasMatmulOp op);
+  LogicalResult lower(NcclAllReduceOp op);
+  LogicalResult lower(GraphCaptureOp op);
+  LogicalResult lower(GraphLaunchOp op);
+  LogicalResult lower(GraphDestroyOp op);
+  /// A call of the CUDA graph runtime function `name` of `type` before
+  /// `op`; fails where the module has another function of that name.
+  FailureOr<func::CallOp> callGraphRuntime(Operation *op, StringRef name,
+                                           TypeRange inputs, TypeRange results,
+                                           ValueRange operands);
+  /// The stream that the call of `name` replacing the library op `op` takes:
+  /// its async dependency, or a null pointer; fails where `op` returns a
+  /// token without one, or where another call of `name` takes a stream of
+  /// another type.
+  FailureOr<Value> getStream(OpBuilder &b, gpu::AsyncOpInterface op,
+                             StringRef name);
 
   /// The stream type of each callee's declaration, from its first call.
   llvm::StringMap<std::pair<Type, Operation *>> streamTypes;
 };
 
 } // namespace
+
+FailureOr<Value> LowerLibraryOpsPass::getStream(OpBuilder &b,
+                                                gpu::AsyncOpInterface op,
+                                                StringRef name) {
+  Location loc = op->getLoc();
+  Type ptrType = LLVM::LLVMPointerType::get(op->getContext());
+  if (op.getAsyncToken() && op.getAsyncDependencies().empty())
+    return op->emitOpError()
+           << "returns a token but is ordered after none: the call of " << name
+           << " has no stream to enqueue on";
+  Value stream = op.getAsyncDependencies().empty()
+                     ? LLVM::ZeroOp::create(b, loc, ptrType).getResult()
+                     : op.getAsyncDependencies().front();
+  auto [it, inserted] = streamTypes.try_emplace(name, stream.getType(), op);
+  if (!inserted && it->second.first != stream.getType()) {
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "takes a " << stream.getType()
+                              << " stream where another library op of the "
+                                 "module takes a "
+                              << it->second.first << " (one declaration of "
+                              << name << ")";
+    diag.attachNote(it->second.second->getLoc()) << "the other library op";
+    return diag;
+  }
+  return stream;
+}
+
+/// The call leaves its work on the stream: what followed the library op's
+/// token follows the stream's.
+static void replaceByCall(gpu::AsyncOpInterface op, Value stream) {
+  if (Value token = op.getAsyncToken())
+    token.replaceAllUsesWith(stream);
+  op->erase();
+}
+
+LogicalResult LowerLibraryOpsPass::lower(NcclAllReduceOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  ModuleOp module = getOperation();
+  FailureOr<Value> stream = getStream(b, op, kAllReduce);
+  if (failed(stream))
+    return failure();
+  Type ptr = LLVM::LLVMPointerType::get(op.getContext());
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  FunctionType type =
+      b.getFunctionType({stream->getType(), ptr, i64, i32, i32}, {i32});
+  if (failed(checkExternalFunction(module, kAllReduce, type,
+                                   "the NCCL runtime function")))
+    return failure();
+  Value buffer = op.getBuffer();
+  Value count = arith::IndexCastOp::create(
+      b, loc, i64, memref::DimOp::create(b, loc, buffer, 0));
+  auto cst32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i32, v).getResult();
+  };
+  auto call = func::CallOp::create(
+      b, loc, getOrDeclareFunction(module, kAllReduce, type),
+      ValueRange{*stream, getBufferPointer(b, loc, buffer), count,
+                 cst32(op.getDatatype()), cst32(op.getReduction())});
+  call->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                   call.getResult(0), cst32(0));
+  cf::AssertOp::create(b, loc, ok,
+                       "ga: gaNcclAllReduce failed (see the message of the "
+                       "NCCL runtime above)");
+  replaceByCall(op, *stream);
+  ++numAllReduceCalls;
+  return success();
+}
+
+FailureOr<func::CallOp>
+LowerLibraryOpsPass::callGraphRuntime(Operation *op, StringRef name,
+                                      TypeRange inputs, TypeRange results,
+                                      ValueRange operands) {
+  ModuleOp module = getOperation();
+  OpBuilder b(op);
+  FunctionType type = b.getFunctionType(inputs, results);
+  if (failed(checkExternalFunction(module, name, type,
+                                   "a CUDA graph runtime function")))
+    return failure();
+  return func::CallOp::create(
+      b, op->getLoc(), getOrDeclareFunction(module, name, type), operands);
+}
+
+LogicalResult LowerLibraryOpsPass::lower(GraphCaptureOp op) {
+  // Capture begins on the stream, the body is enqueued (recorded), and the
+  // capture ends on the stream after its last work: the graph.
+  Value stream = op.getAsyncDependencies().front();
+  Type ptr = op.getGraph().getType();
+  if (failed(callGraphRuntime(op, kBeginCapture, stream.getType(), {}, stream)))
+    return failure();
+  Block &body = op.getBody().front();
+  auto yield = cast<GraphYieldOp>(body.getTerminator());
+  Value end = yield.getToken();
+  op->getBlock()->getOperations().splice(op->getIterator(),
+                                         body.getOperations(), body.begin(),
+                                         std::prev(body.end()));
+  FailureOr<func::CallOp> endCall =
+      callGraphRuntime(op, kEndCapture, end.getType(), ptr, end);
+  if (failed(endCall))
+    return failure();
+  op.getGraph().replaceAllUsesWith(endCall->getResult(0));
+  op.getAsyncToken().replaceAllUsesWith(end);
+  op->erase();
+  ++numGraphOps;
+  return success();
+}
+
+LogicalResult LowerLibraryOpsPass::lower(GraphLaunchOp op) {
+  Value stream = op.getAsyncDependencies().front();
+  Value graph = op.getGraph();
+  if (failed(callGraphRuntime(op, kGraphLaunch,
+                              {graph.getType(), stream.getType()}, {},
+                              {graph, stream})))
+    return failure();
+  replaceByCall(op, stream);
+  ++numGraphOps;
+  return success();
+}
+
+LogicalResult LowerLibraryOpsPass::lower(GraphDestroyOp op) {
+  Value graph = op.getGraph();
+  if (failed(callGraphRuntime(op, kGraphDestroy, graph.getType(), {}, graph)))
+    return failure();
+  op->erase();
+  ++numGraphOps;
+  return success();
+}
 
 LogicalResult LowerLibraryOpsPass::lower(BlasMatmulOp op) {
   OpBuilder b(op);
@@ -72,26 +226,10 @@ LogicalResult LowerLibraryOpsPass::lower(BlasMatmulOp op) {
   Type ptrType = LLVM::LLVMPointerType::get(op.getContext());
   bool batched = op.isBatched();
   StringRef name = batched ? kMatmulBatched : kMatmul;
-  // The stream: the op's one async dependency, or the null stream.
-  Value stream = op.getAsyncDependencies().empty()
-                     ? LLVM::ZeroOp::create(b, loc, ptrType).getResult()
-                     : op.getAsyncDependencies().front();
-  if (op.getAsyncToken() && op.getAsyncDependencies().empty())
-    return op.emitOpError()
-           << "returns a token but is ordered after none: the call of " << name
-           << " has no stream to enqueue on";
-  auto [it, inserted] =
-      streamTypes.try_emplace(name, stream.getType(), op.getOperation());
-  if (!inserted && it->second.first != stream.getType()) {
-    InFlightDiagnostic diag = op.emitOpError()
-                              << "takes a " << stream.getType()
-                              << " stream where another product of the "
-                                 "module takes a "
-                              << it->second.first << " (one declaration of "
-                              << name << ")";
-    diag.attachNote(it->second.second->getLoc()) << "the other product";
-    return diag;
-  }
+  FailureOr<Value> maybeStream = getStream(b, op, name);
+  if (failed(maybeStream))
+    return failure();
+  Value stream = *maybeStream;
   FunctionType type = functionType(b, stream.getType(), batched);
   if (failed(checkExternalFunction(module, name, type,
                                    "the cuBLASLt runtime function")))
@@ -135,19 +273,27 @@ LogicalResult LowerLibraryOpsPass::lower(BlasMatmulOp op) {
   func::FuncOp fn = getOrDeclareFunction(module, name, type);
   auto call = func::CallOp::create(b, loc, fn, operands);
   call->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-  // The call leaves its work on the stream: what followed the op's token
-  // follows the stream's.
-  if (Value token = op.getAsyncToken())
-    token.replaceAllUsesWith(stream);
-  op->erase();
+  replaceByCall(op, stream);
   ++(batched ? numBatchedCalls : numCalls);
   return success();
 }
 
 void LowerLibraryOpsPass::runOnOperation() {
-  SmallVector<BlasMatmulOp> ops;
-  getOperation().walk([&](BlasMatmulOp op) { ops.push_back(op); });
-  for (BlasMatmulOp op : ops)
-    if (failed(lower(op)))
+  // Pre-order: a capture's body is spliced out before the ops in it are
+  // lowered.
+  SmallVector<Operation *> ops;
+  getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isa<BlasMatmulOp, NcclAllReduceOp, GraphCaptureOp, GraphLaunchOp,
+            GraphDestroyOp>(op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    LogicalResult lowered =
+        TypeSwitch<Operation *, LogicalResult>(op)
+            .Case<BlasMatmulOp, NcclAllReduceOp, GraphCaptureOp, GraphLaunchOp,
+                  GraphDestroyOp>(
+                [&](auto libraryOp) { return lower(libraryOp); });
+    if (failed(lowered))
       return signalPassFailure();
+  }
 }

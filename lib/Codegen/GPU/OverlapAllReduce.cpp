@@ -2,7 +2,8 @@
 //
 // A data-parallel step's gradient buckets are final once the last
 // micro-batch's producers of their accumulators have run. After
-// --ga-gpu-single-stream, their NCCL all-reduces follow the micro-batch loop
+// --ga-gpu-single-stream, their NCCL all-reduces (`ga.nccl_all_reduce`)
+// follow the micro-batch loop
 // on the step's stream. This pass peels the loop's last iteration and issues
 // each bucket's all-reduce right after the last op of that iteration that may
 // access the bucket, on a communication stream forked from the step's stream
@@ -13,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ga/Codegen/GPU/Passes.h"
+#include "ga/IR/GALibraryOps.h"
 #include "ga/Utils/IRUtils.h"
 
 #include "StreamFunctions.h"
@@ -43,8 +45,8 @@ bool isCallTo(Operation *op, StringRef name) {
   return call && call.getCallee() == name;
 }
 
-/// The memref whose address the pointer `ptr` is, as --convert-ga-to-nccl
-/// and the cuBLASLt lowering compute it: `inttoptr(index_cast(aligned base
+/// The memref whose address the pointer `ptr` is, as the runtime calls'
+/// lowerings compute it: `inttoptr(index_cast(aligned base
 /// [+ offset]))`; null if `ptr` is computed otherwise.
 Value getPointedMemref(Value ptr) {
   auto toPtr = ptr.getDefiningOp<LLVM::IntToPtrOp>();
@@ -59,15 +61,15 @@ Value getPointedMemref(Value ptr) {
   return base ? base.getSource() : Value();
 }
 
-/// One bucket's all-reduce: the call and the root of the buffer it reduces.
+/// One bucket's all-reduce: the op and the root of the buffer it reduces.
 struct Bucket {
-  func::CallOp call;
+  NcclAllReduceOp op;
   Value root;
 };
 
 /// One run of all-reduces as they move: the loops peeled, the communication
-/// stream, the op each moved call follows and the end of the calls (with
-/// their status checks) placed after an op, and the buckets moved.
+/// stream, the op each moved all-reduce follows and the last all-reduce
+/// placed after an op, and the buckets moved.
 struct OverlapState {
   DenseSet<Operation *> peeled;
   Value comm;
@@ -89,27 +91,27 @@ private:
   /// address of a memref may point anywhere.
   bool mayAccess(Operation *op, ArrayRef<Value> roots);
   bool mayAlias(Value root, ArrayRef<Value> roots);
-  /// The last op before `call` that may access `root` (another bucket's
+  /// The last op before `op` that may access `root` (another bucket's
   /// all-reduce only if their buffers may alias); null: none.
-  Operation *getLastAccess(func::CallOp call, Value root);
-  /// Moves each call of `buckets` (the all-reduces of one block, in bucket
-  /// order) right after the last op that may access its bucket, peeling the
-  /// last iteration of a micro-batch loop when that op is the loop, then
+  Operation *getLastAccess(Operation *op, Value root);
+  /// Moves each all-reduce of `buckets` (the all-reduces of one block, in
+  /// bucket order) right after the last op that may access its bucket, peeling
+  /// the last iteration of a micro-batch loop when that op is the loop, then
   /// joins their communication stream to the step's.
   LogicalResult overlap(ArrayRef<Bucket> buckets);
   /// The op after which `bucket` is final (null: none accesses it before its
   /// call), peeling a loop's last iteration as needed; nullopt (with a
   /// remark) when the loop cannot be peeled.
   std::optional<Operation *> getFinalPoint(Bucket bucket, OverlapState &state);
-  /// Moves one bucket's call (with its address computation and status
-  /// check) to its final point, or leaves it with a remark.
+  /// Moves one bucket's all-reduce (with the views of its buffer) to its
+  /// final point, or leaves it with a remark.
   void moveBucket(Bucket bucket, OverlapState &state);
   /// The communication stream (created at the first fork), made to wait for
   /// `stream` at the builder's point.
   Value forkCommStream(OpBuilder &b, Location loc, Value stream,
                        OverlapState &state);
   /// Makes the step's stream wait for the communication stream before the
-  /// first op after the moved calls that may access a moved bucket.
+  /// first op after the moved all-reduces that may access a moved bucket.
   LogicalResult joinCommStream(OverlapState &state);
   /// Peels the last iteration of `loop` right after it; returns whether the
   /// loop remains (false: it had one iteration and was erased).
@@ -210,20 +212,26 @@ bool OverlapAllReducePass::peelLastIteration(scf::ForOp loop) {
   return trips > 1;
 }
 
-Operation *OverlapAllReducePass::getLastAccess(func::CallOp call, Value root) {
-  Operation *op = call->getPrevNode();
-  while (op && !mayAccess(op, root))
-    op = op->getPrevNode();
-  return op;
+Operation *OverlapAllReducePass::getLastAccess(Operation *op, Value root) {
+  Operation *last = op->getPrevNode();
+  while (last && !mayAccess(last, root))
+    last = last->getPrevNode();
+  return last;
 }
 
 /// The step's stream at the point right after `op` (null: before the first
 /// op of the block): the last stream token defined there, other than
-/// `exclude`; null if a stream was destroyed since (a host wait).
+/// `exclude` and the tokens of the ops ordered after `exclude` (all-reduces
+/// moved to the communication stream); null if a stream was destroyed since
+/// (a host wait).
 static Value getStreamAfter(Operation *op, Value exclude) {
   for (Operation *it = op; it; it = it->getPrevNode()) {
     if (isCallTo(it, kStreamDestroy))
       return {};
+    if (auto async = dyn_cast<gpu::AsyncOpInterface>(it);
+        async && exclude &&
+        llvm::is_contained(async.getAsyncDependencies(), exclude))
+      continue;
     for (Value result : llvm::reverse(it->getResults()))
       if (isa<gpu::AsyncTokenType>(result.getType()) && result != exclude)
         return result;
@@ -250,63 +258,36 @@ static std::string whyNotPeelable(scf::ForOp loop) {
   return "";
 }
 
-/// The ops after `after` in `call`'s block that compute its operands (but
-/// the stream), in block order: they are cloned at the call's new place.
-static SmallVector<Operation *> getOperandChain(func::CallOp call,
-                                                Operation *after) {
-  Block *block = call->getBlock();
+/// The ops after `after` in `op`'s block that compute its buffer, in block
+/// order: they are cloned at the op's new place.
+static SmallVector<Operation *> getBufferChain(NcclAllReduceOp op,
+                                               Operation *after) {
+  Block *block = op->getBlock();
   SetVector<Operation *> chain;
   BackwardSliceOptions options;
   options.inclusive = false;
   options.filter = [&](Operation *def) {
     return def->getBlock() == block && after && after->isBeforeInBlock(def);
   };
-  for (Value operand : call.getOperands().drop_front())
-    if (Operation *def = operand.getDefiningOp(); def && options.filter(def))
-      (void)getBackwardSlice(def, &chain, options), chain.insert(def);
+  if (Operation *def = op.getBuffer().getDefiningOp();
+      def && options.filter(def))
+    (void)getBackwardSlice(def, &chain, options), chain.insert(def);
   SmallVector<Operation *> defs(chain.begin(), chain.end());
   llvm::sort(defs,
              [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
   return defs;
 }
 
-/// Moves the users of the moved `call`'s status (its forward slice) that can
-/// follow it right after it: in its block, no terminator, no regions, their
-/// operands available there; the others stay. Returns the last op moved
-/// (the call if none).
-static Operation *moveStatusUsers(func::CallOp call,
-                                  ArrayRef<Operation *> users) {
-  Block *block = call->getBlock();
-  DenseSet<Operation *> moved{call};
-  Operation *end = call;
-  for (Operation *user : users) {
-    bool movable =
-        user->getBlock() == block && !user->hasTrait<OpTrait::IsTerminator>() &&
-        user->getNumRegions() == 0 &&
-        llvm::all_of(user->getOperands(), [&](Value v) {
-          Operation *def = v.getDefiningOp();
-          return !def || moved.contains(def) || def->getBlock() != block ||
-                 def->isBeforeInBlock(call);
-        });
-    if (!movable)
-      continue;
-    user->moveAfter(end);
-    moved.insert(user);
-    end = user;
-  }
-  return end;
-}
-
 std::optional<Operation *>
 OverlapAllReducePass::getFinalPoint(Bucket bucket, OverlapState &state) {
   // The bucket is final after the last op that may access it. When that is
   // a micro-batch loop, its last iteration is peeled and searched.
-  Operation *last = getLastAccess(bucket.call, bucket.root);
+  Operation *last = getLastAccess(bucket.op, bucket.root);
   auto loop = dyn_cast_or_null<scf::ForOp>(last);
   if (!loop || state.peeled.contains(loop))
     return last;
   if (std::string why = whyNotPeelable(loop); !why.empty()) {
-    InFlightDiagnostic remark = bucket.call.emitRemark()
+    InFlightDiagnostic remark = bucket.op.emitRemark()
                                 << "left in place: the last iteration of the "
                                    "micro-batch loop cannot be peeled: "
                                 << why;
@@ -316,7 +297,7 @@ OverlapAllReducePass::getFinalPoint(Bucket bucket, OverlapState &state) {
   }
   if (peelLastIteration(loop))
     state.peeled.insert(loop);
-  return getLastAccess(bucket.call, bucket.root);
+  return getLastAccess(bucket.op, bucket.root);
 }
 
 Value OverlapAllReducePass::forkCommStream(OpBuilder &b, Location loc,
@@ -351,55 +332,55 @@ void OverlapAllReducePass::moveBucket(Bucket bucket, OverlapState &state) {
   bool forked = endIt != state.endAfter.end();
   Operation *after = forked ? endIt->second : anchor;
   Value stream = anchor ? getStreamAfter(anchor, state.comm) : Value();
-  // The address computation (pure ops after the new position) is cloned
-  // there; the status check (the users of the call's result) moves along.
-  SmallVector<Operation *> defs = getOperandChain(bucket.call, after);
+  // The views of the buffer (pure ops after the new position) are cloned
+  // there.
+  SmallVector<Operation *> defs = getBufferChain(bucket.op, after);
   if (!stream || llvm::any_of(defs, [](Operation *def) {
         return !isMemoryEffectFree(def) || def->getNumRegions();
       })) {
-    bucket.call.emitRemark()
+    bucket.op.emitRemark()
         << "left in place: "
-        << (stream ? "its operands are not computed by pure ops"
+        << (stream ? "its buffer is not computed by pure ops"
                    : "no stream after the last op that may access its "
                      "buffer");
     ++numLeftAllReduces;
     return;
   }
-  SetVector<Operation *> status;
-  getForwardSlice(bucket.call.getOperation(), &status);
-  SmallVector<Operation *> users(status.begin(), status.end());
-  llvm::sort(users,
-             [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
 
   OpBuilder b(after->getContext());
   b.setInsertionPointAfter(after);
+  Location loc = bucket.op.getLoc();
   Value callStream = stream;
   if (commStream)
-    callStream = forked
-                     ? state.comm
-                     : forkCommStream(b, bucket.call.getLoc(), stream, state);
+    callStream = forked ? state.comm : forkCommStream(b, loc, stream, state);
   IRMapping mapping;
   for (Operation *def : defs)
     b.clone(*def, mapping);
-  bucket.call->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
-  bucket.call->setOperand(0, callStream);
-  for (OpOperand &operand : bucket.call->getOpOperands())
-    operand.set(mapping.lookupOrDefault(operand.get()));
-  Operation *end = moveStatusUsers(bucket.call, users);
+  // What followed the all-reduce on the step's stream follows what preceded
+  // it; the moved op is ordered on `callStream`.
+  Value oldStream = bucket.op.getAsyncDependencies().front();
+  if (Value token = bucket.op.getAsyncToken())
+    token.replaceAllUsesWith(oldStream);
+  auto moved = NcclAllReduceOp::create(
+      b, loc, b.getType<gpu::AsyncTokenType>(), ValueRange{callStream},
+      mapping.lookupOrDefault(bucket.op.getBuffer()), bucket.op.getDatatype(),
+      bucket.op.getReduction());
+  moved->setDiscardableAttrs(bucket.op->getDiscardableAttrDictionary());
+  bucket.op->erase();
   for (Operation *def : llvm::reverse(defs))
     if (def->use_empty())
       def->erase();
-  state.anchorOf[bucket.call] = anchor;
-  state.endAfter[anchor] = end;
-  state.ends.push_back(end);
+  state.anchorOf[moved] = anchor;
+  state.endAfter[anchor] = moved;
+  state.ends.push_back(moved);
   state.movedRoots.push_back(bucket.root);
   ++numMovedAllReduces;
 }
 
 LogicalResult OverlapAllReducePass::joinCommStream(OverlapState &state) {
   Value comm = state.comm;
-  // The communication stream starts before its first use (a call may have
-  // moved before the one that created it).
+  // The communication stream starts before its first use (an all-reduce may
+  // have moved before the one that created it).
   auto isBefore = [](Operation *x, Operation *y) {
     return x->isBeforeInBlock(y);
   };
@@ -412,8 +393,8 @@ LogicalResult OverlapAllReducePass::joinCommStream(OverlapState &state) {
     comm.getDefiningOp()->moveBefore(first);
   }
   Operation *previous = *llvm::max_element(state.ends, isBefore);
-  // The join: nothing between the last moved call and the original places of
-  // the calls accesses a moved bucket; the step's stream waits for the
+  // The join: nothing between the last moved all-reduce and the original places
+  // of the all-reduces accesses a moved bucket; the step's stream waits for the
   // communication stream before the first later op that may access one (the
   // optimizer's), waits for the host, has regions, or ends the block.
   Operation *join = previous->getNextNode();
@@ -425,7 +406,7 @@ LogicalResult OverlapAllReducePass::joinCommStream(OverlapState &state) {
   Location loc = join->getLoc();
   Value stream = getStreamAfter(join->getPrevNode(), comm);
   if (!stream) {
-    // Not expected: the moved calls found the step's stream before this.
+    // Not expected: the moved all-reduces found the step's stream before this.
     return join->emitError() << "ga-overlap-all-reduce found no stream to "
                                 "join the all-reduces' stream to before this "
                                 "op";
@@ -453,20 +434,15 @@ LogicalResult OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
 void OverlapAllReducePass::runOnOperation() {
   ModuleOp module = getOperation();
   aliasAnalysis = &getAnalysis<AliasAnalysis>();
-  SmallVector<func::CallOp> calls;
-  module.walk([&](func::CallOp call) {
-    if (call.getCallee() == kNcclAllReduce)
-      calls.push_back(call);
-  });
-  if (calls.empty())
+  SmallVector<NcclAllReduceOp> allReduces;
+  module.walk([&](NcclAllReduceOp op) { allReduces.push_back(op); });
+  if (allReduces.empty())
     return;
-  for (func::CallOp call : calls) {
-    if (call.getNumOperands() != 0 &&
-        isa<gpu::AsyncTokenType>(call.getOperand(0).getType()))
+  for (NcclAllReduceOp op : allReduces) {
+    if (op.getAsyncDependencies().size() == 1)
       continue;
-    call.emitOpError() << "has no stream token as its first operand: "
-                          "ga-overlap-all-reduce runs after "
-                          "ga-gpu-single-stream";
+    op.emitOpError() << "is not ordered on a stream: ga-overlap-all-reduce "
+                        "runs after ga-gpu-single-stream";
     return signalPassFailure();
   }
   if (commStream) {
@@ -487,32 +463,25 @@ void OverlapAllReducePass::runOnOperation() {
     }
   }
 
-  // The buckets of each run of calls in one block that no op with regions
-  // separates, in the order of their calls: those that follow one loop. A
+  // The buckets of each run of all-reduces in one block that no op with regions
+  // separates, in the order of their ops: those that follow one loop. A
   // data-parallel step all-reduces the counts of its statistics loop before
   // the main loop, which reads them: each run gets its own communication
   // stream and join, so that the join of the counts precedes that loop.
   SmallVector<SmallVector<Bucket>> runs;
-  func::CallOp previous;
+  NcclAllReduceOp previous;
   auto separated = [](Operation *from, Operation *to) {
     for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode())
       if (op->getNumRegions())
         return true;
     return false;
   };
-  for (func::CallOp call : calls) {
-    Value memref = getPointedMemref(call.getOperand(1));
-    if (!memref) {
-      call.emitRemark() << "left in place: its buffer is not recognized as "
-                           "the address of a memref";
-      ++numLeftAllReduces;
-      continue;
-    }
-    if (!previous || previous->getBlock() != call->getBlock() ||
-        !previous->isBeforeInBlock(call) || separated(previous, call))
+  for (NcclAllReduceOp op : allReduces) {
+    if (!previous || previous->getBlock() != op->getBlock() ||
+        !previous->isBeforeInBlock(op) || separated(previous, op))
       runs.emplace_back();
-    runs.back().push_back({call, getViewRoot(memref)});
-    previous = call;
+    runs.back().push_back({op, getViewRoot(op.getBuffer())});
+    previous = op;
   }
   for (ArrayRef<Bucket> run : runs)
     if (failed(overlap(run)))

@@ -47,10 +47,11 @@ static bool isHostHelper(func::FuncOp fn) {
 }
 
 /// True if the address `pointer` (an `extract_aligned_pointer_as_index`)
-/// reaches, through casts, a call of anything but a host helper: a library
-/// call (cuBLASLt, NCCL) that the device reads or writes the buffer through.
-/// Deallocation compares such addresses on the host; a library call is a
-/// device use like a kernel's, and the buffer must be device memory.
+/// reaches, through casts, a call of anything but a host helper, which may
+/// read or write the buffer on the device. Deallocation compares such
+/// addresses on the host. The library ops (`ga.blas_matmul`,
+/// `ga.nccl_all_reduce`) are device uses of their memrefs like launches and
+/// become calls only after this pass; a raw call is taken as one too.
 static bool reachesLibraryCall(Value pointer) {
   SmallVector<Value> worklist{pointer};
   while (!worklist.empty()) {
@@ -75,9 +76,9 @@ static bool reachesLibraryCall(Value pointer) {
 /// True if every use of `alloc` (through views) is host code that reads or
 /// writes it, frees it, compares its address or hands it to a host helper:
 /// the bookkeeping buffers of deallocation (pointers and ownership flags),
-/// which stay in host memory. A buffer whose address is handed to a library
-/// call is a device buffer even if no kernel touches it (the output of one
-/// cuBLASLt product that only another product reads).
+/// which stay in host memory. A buffer that a library op uses, or whose
+/// address is handed to a call, is a device buffer even if no kernel touches
+/// it (the output of one cuBLASLt product that only another product reads).
 static bool isHostOnly(memref::AllocOp alloc) {
   SmallVector<Value> worklist{alloc.getResult()};
   while (!worklist.empty()) {

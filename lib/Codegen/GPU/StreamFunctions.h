@@ -1,11 +1,10 @@
 //===- StreamFunctions.h - library calls ordered on a stream ----*- C++ -*-===//
 //
 // The runtime functions that the stream passes emit or meet as calls: the
-// stream, event and graph functions, and the NCCL all-reduce that
-// --convert-ga-to-nccl emits, given the step's stream by
-// --ga-gpu-single-stream and ordered by --ga-overlap-all-reduce. The names
-// and operand positions come from include/ga-runtime/GARuntimeABI.h. The
-// cuBLASLt products are `ga.blas_matmul` ops until --ga-lower-library-ops.
+// stream, event and graph functions. The names come from
+// include/ga-runtime/GARuntimeABI.h. The cuBLASLt products and NCCL
+// all-reduces are `ga.blas_matmul` and `ga.nccl_all_reduce` ops until
+// --ga-lower-library-ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,13 +30,6 @@ constexpr StringLiteral kGraphBeginCapture = ga_abi::kGraphBeginCapture;
 constexpr StringLiteral kGraphEndCapture = ga_abi::kGraphEndCapture;
 constexpr StringLiteral kGraphLaunch = ga_abi::kGraphLaunch;
 constexpr StringLiteral kGraphDestroy = ga_abi::kGraphDestroy;
-
-/// Functions whose first operand is already a stream, null where the caller
-/// has none (lib/Runtime/NCCL/GANcclRuntime.h): --ga-gpu-single-stream passes
-/// the step's stream instead. Not captured: NCCL calls are issued outside
-/// the micro-batch loop, on a communication stream of their own.
-constexpr StringLiteral kNcclAllReduce = ga_abi::kNcclAllReduce;
-constexpr StringLiteral kStreamOperandFunctions[] = {kNcclAllReduce};
 
 } // namespace mlir::ga::detail
 

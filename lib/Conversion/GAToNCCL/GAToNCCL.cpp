@@ -1,13 +1,15 @@
 //===- GAToNCCL.cpp - data-parallel collectives to the NCCL runtime -------===//
 //
 // --convert-ga-to-nccl: `ga.all_reduce` / `shard.all_reduce` to in-place
-// calls of gaNcclAllReduce (lib/Runtime/NCCL), NCCL's own datatype and
-// reduction codes, `mean` as ncclAvg. The stream (first operand) is null
-// here; --ga-gpu-single-stream replaces it with the step's stream.
+// `ga.nccl_all_reduce` ops on their buffers, with NCCL's own datatype and
+// reduction codes, `mean` as ncclAvg. The op is synchronous here;
+// --ga-gpu-single-stream orders it on the step's stream and
+// --ga-lower-library-ops makes it a call of gaNcclAllReduce (lib/Runtime/NCCL).
 //
 //===----------------------------------------------------------------------===//
 
 #include "ga/Conversion/Passes.h"
+#include "ga/IR/GALibraryOps.h"
 
 #include "../CollectiveLowering.h"
 
@@ -29,9 +31,6 @@ namespace mlir::ga {
 using namespace mlir;
 using namespace mlir::ga;
 using namespace mlir::ga::detail;
-
-/// The NCCL runtime's entry point (include/ga-runtime/GARuntimeABI.h).
-static constexpr StringLiteral kAllReduceFn = ga_abi::kNcclAllReduce;
 
 /// NCCL's ncclDataType_t (nccl.h; stable across NCCL 2.x): ncclInt8,
 /// ncclInt32, ncclInt64 for signless integers, the ncclUint* for unsigned
@@ -55,25 +54,8 @@ struct ConvertGAToNCCLPass
   using ConvertGAToNCCLBase::ConvertGAToNCCLBase;
 
   void runOnOperation() override;
-
-private:
-  func::FuncOp getOrDeclareRuntime(ModuleOp module);
 };
 } // namespace
-
-func::FuncOp ConvertGAToNCCLPass::getOrDeclareRuntime(ModuleOp module) {
-  if (auto existing = module.lookupSymbol<func::FuncOp>(kAllReduceFn))
-    return existing;
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  auto ptr = LLVM::LLVMPointerType::get(&getContext());
-  auto fn =
-      func::FuncOp::create(b, module.getLoc(), kAllReduceFn,
-                           b.getFunctionType({ptr, ptr, b.getI64Type(),
-                                              b.getI32Type(), b.getI32Type()},
-                                             {b.getI32Type()}));
-  fn.setPrivate();
-  return fn;
-}
 
 void ConvertGAToNCCLPass::runOnOperation() {
   ModuleOp module = getOperation();
@@ -85,30 +67,20 @@ void ConvertGAToNCCLPass::runOnOperation() {
     if (failed(groups))
       return signalPassFailure();
     for (CollectiveGroup &group : *groups) {
-      Operation *anchor = group.ops.back();
-      Location loc = anchor->getLoc();
-      OpBuilder b(anchor);
-      FailureOr<RuntimeCallOperands> operands =
-          prepareRuntimeCall(b, group, kNcclDatatypes, kNcclOps, "NCCL");
-      if (failed(operands))
+      // prepareRuntimeCall's codes and buffer; the address and count are the
+      // op's lowering's (--ga-lower-library-ops), from the memref.
+      FailureOr<RuntimeCodes> codes =
+          getRuntimeCodes(group, kNcclDatatypes, kNcclOps, "NCCL");
+      if (failed(codes))
         return signalPassFailure();
-      func::FuncOp runtime = getOrDeclareRuntime(module);
-      auto ptr = LLVM::LLVMPointerType::get(&getContext());
-      // No stream yet: the runtime waits for the device itself, correct in any
-      // lowering; --ga-gpu-single-stream passes the step's stream instead.
-      Value stream = LLVM::ZeroOp::create(b, loc, ptr);
-      auto call = func::CallOp::create(
-          b, loc, runtime,
-          ValueRange{stream, operands->address, operands->count,
-                     operands->datatype, operands->reduction});
-      Value zero = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0);
-      Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                       call.getResult(0), zero);
-      cf::AssertOp::create(b, loc, ok,
-                           "ga: gaNcclAllReduce failed (see the message of "
-                           "the NCCL runtime above)");
+      Location loc = group.ops.back()->getLoc();
+      OpBuilder b(group.ops.back());
+      CollectiveBuffer buf = prepareBuffer(b, loc, group);
+      // No stream yet: --ga-gpu-single-stream orders the op on the step's.
+      NcclAllReduceOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},
+                              buf.flat, codes->datatype, codes->reduction);
       ++numCollectives;
-      replaceWithReduced(b, loc, group, operands->buf, nullptr);
+      replaceWithReduced(b, loc, group, buf, nullptr);
     }
   }
   eraseUnusedGrids(module);

@@ -198,29 +198,6 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// Malformed input: a symbol of the runtime's name with another type.
-module attributes {gpu.container_module} {
-  gpu.module @k {
-    gpu.func @acc(%m: memref<f32>) kernel { gpu.return }
-  }
-  // expected-error @below {{'func.func' op has the name of a CUDA graph runtime function with another type; expected '(!llvm.ptr, !gpu.async.token) -> ()'}}
-  func.func private @mgpuGraphLaunch(!llvm.ptr)
-  func.func @clash(%m: memref<f32>) {
-    %c0 = arith.constant 0 : index
-    %c1 = arith.constant 1 : index
-    %c4 = arith.constant 4 : index
-    %s = gpu.wait async
-    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
-      %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
-      scf.yield %a : !gpu.async.token
-    }
-    gpu.wait [%t]
-    return
-  }
-}
-
-// -----
-
 // A nested loop whose trip count depends on the micro-batch: a graph would
 // replay the first iteration's count.
 module attributes {gpu.container_module} {
@@ -286,6 +263,29 @@ module attributes {gpu.container_module} {
       // expected-remark @below {{loop not captured as a CUDA graph: 'ga.blas_matmul' accesses memory on the host}}
       %l = ga.blas_matmul async [%d] %w, %w, %h : memref<2x2xf32>, memref<2x2xf32>, memref<2x2xf32>
       scf.yield %l : !gpu.async.token
+    }
+    gpu.wait [%t]
+    return
+  }
+}
+
+// -----
+
+// An NCCL all-reduce in the body: collectives are not recorded.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<4xf32>) kernel { gpu.return }
+  }
+  func.func @collective(%m: memref<4xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %s = gpu.wait async
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<4xf32>)
+      // expected-remark @below {{loop not captured as a CUDA graph: 'ga.nccl_all_reduce' is a collective between ranks}}
+      %r = ga.nccl_all_reduce async [%a] %m {datatype = 7 : i32, reduction = 0 : i32} : memref<4xf32>
+      scf.yield %r : !gpu.async.token
     }
     gpu.wait [%t]
     return

@@ -1,30 +1,49 @@
 // RUN: ga-opt %s -split-input-file --ga-capture-cuda-graphs | FileCheck %s
+// RUN: ga-opt %s -split-input-file --ga-capture-cuda-graphs --ga-lower-library-ops | FileCheck %s --check-prefix=CALLS
 
 // A micro-batch loop whose body is the same in every iteration: recorded
 // once between begin and end capture on the step's stream (the launches and
 // the library call, in order, after the token the loop started from), then
 // launched as a graph once per iteration; the graph is released after the
-// loop (stream-ordered in the driver), before the host waits.
+// loop (stream-ordered in the driver), before the host waits. As ga ops
+// (CHECK) until --ga-lower-library-ops makes them the runtime's calls
+// (CALLS).
 // CHECK-LABEL: func.func @capture(
 // CHECK:         %[[S:.*]] = gpu.wait async
 // CHECK-NEXT:    %[[F:.*]] = gpu.launch_func async [%[[S]]] @k::@fill
-// CHECK-NEXT:    call @mgpuGraphBeginCapture(%[[F]]) : (!gpu.async.token) -> ()
-// CHECK-NEXT:    %[[A:.*]] = gpu.launch_func async [%[[F]]] @k::@acc
-// CHECK-NEXT:    %[[L:.*]] = ga.blas_matmul async [%[[A]]] %{{.*}}, %{{.*}}, %{{.*}} {accumulate} : memref<2x2xf32>, memref<2x2xf32>, memref<2x2xf32>
-// CHECK-NEXT:    %[[B:.*]] = gpu.launch_func async [%[[L]]] @k::@acc
-// CHECK-NEXT:    %[[G:.*]] = call @mgpuGraphEndCapture(%[[B]]) : (!gpu.async.token) -> !llvm.ptr
-// CHECK-NEXT:    %[[T:.*]] = scf.for %{{.*}} = %c0 to %c4 step %c1 iter_args(%[[D:.*]] = %[[B]]) -> (!gpu.async.token) {
-// CHECK-NEXT:      func.call @mgpuGraphLaunch(%[[G]], %[[D]]) : (!llvm.ptr, !gpu.async.token) -> ()
-// CHECK-NEXT:      scf.yield %[[D]] : !gpu.async.token
+// CHECK-NEXT:    %[[G:.*]], %[[E:.*]] = ga.graph_capture async [%[[F]]] {
+// CHECK-NEXT:      %[[A:.*]] = gpu.launch_func async [%[[F]]] @k::@acc
+// CHECK-NEXT:      %[[L:.*]] = ga.blas_matmul async [%[[A]]]
+// CHECK-NEXT:      %[[B:.*]] = gpu.launch_func async [%[[L]]] @k::@acc
+// CHECK-NEXT:      ga.graph_yield %[[B]]
 // CHECK-NEXT:    }
-// CHECK-NEXT:    call @mgpuGraphDestroy(%[[G]]) : (!llvm.ptr) -> ()
+// CHECK-NEXT:    %[[T:.*]] = scf.for %{{.*}} = %c0 to %c4 step %c1 iter_args(%[[D:.*]] = %[[E]]) -> (!gpu.async.token) {
+// CHECK-NEXT:      %[[R:.*]] = ga.graph_launch async [%[[D]]] %[[G]]
+// CHECK-NEXT:      scf.yield %[[R]] : !gpu.async.token
+// CHECK-NEXT:    }
+// CHECK-NEXT:    ga.graph_destroy %[[G]] : !llvm.ptr
 // CHECK-NEXT:    call @mgpuStreamSynchronize(%[[T]])
-// CHECK-NEXT:    call @mgpuStreamDestroy(%[[T]])
-// CHECK-NEXT:    return
-// CHECK-DAG:   func.func private @mgpuGraphBeginCapture(!gpu.async.token)
-// CHECK-DAG:   func.func private @mgpuGraphEndCapture(!gpu.async.token) -> !llvm.ptr
-// CHECK-DAG:   func.func private @mgpuGraphLaunch(!llvm.ptr, !gpu.async.token)
-// CHECK-DAG:   func.func private @mgpuGraphDestroy(!llvm.ptr)
+// CHECK-NOT:     mgpuGraph
+// CALLS-LABEL: func.func @capture(
+// CALLS:         %[[S:.*]] = gpu.wait async
+// CALLS-NEXT:    %[[F:.*]] = gpu.launch_func async [%[[S]]] @k::@fill
+// CALLS-NEXT:    call @mgpuGraphBeginCapture(%[[F]]) : (!gpu.async.token) -> ()
+// CALLS-NEXT:    %[[A:.*]] = gpu.launch_func async [%[[F]]] @k::@acc
+// CALLS:         call @gaCublasLtMatmul(%[[A]],
+// CALLS-NEXT:    %[[B:.*]] = gpu.launch_func async [%[[A]]] @k::@acc
+// CALLS-NEXT:    %[[G:.*]] = call @mgpuGraphEndCapture(%[[B]]) : (!gpu.async.token) -> !llvm.ptr
+// CALLS-NEXT:    %[[T:.*]] = scf.for %{{.*}} = %c0 to %c4 step %c1 iter_args(%[[D:.*]] = %[[B]]) -> (!gpu.async.token) {
+// CALLS-NEXT:      func.call @mgpuGraphLaunch(%[[G]], %[[D]]) : (!llvm.ptr, !gpu.async.token) -> ()
+// CALLS-NEXT:      scf.yield %[[D]] : !gpu.async.token
+// CALLS-NEXT:    }
+// CALLS-NEXT:    call @mgpuGraphDestroy(%[[G]]) : (!llvm.ptr) -> ()
+// CALLS-NEXT:    call @mgpuStreamSynchronize(%[[T]])
+// CALLS-NEXT:    call @mgpuStreamDestroy(%[[T]])
+// CALLS-NEXT:    return
+// CALLS-DAG:   func.func private @mgpuGraphBeginCapture(!gpu.async.token)
+// CALLS-DAG:   func.func private @mgpuGraphEndCapture(!gpu.async.token) -> !llvm.ptr
+// CALLS-DAG:   func.func private @mgpuGraphLaunch(!llvm.ptr, !gpu.async.token)
+// CALLS-DAG:   func.func private @mgpuGraphDestroy(!llvm.ptr)
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @fill(%m: memref<4xf32>) kernel { gpu.return }
@@ -58,18 +77,25 @@ module attributes {gpu.container_module} {
 // once would only add its capture and instantiation). Pure host ops of the
 // captured body (a view of a device buffer) are computed once, at capture.
 // CHECK-LABEL: func.func @remainder(
-// CHECK:         call @mgpuGraphBeginCapture
-// CHECK-NEXT:    memref.subview
-// CHECK-NEXT:    gpu.launch_func
-// CHECK-NEXT:    %[[G1:.*]] = call @mgpuGraphEndCapture
-// CHECK-NEXT:    scf.for %{{.*}} = %c0 to %c4 step %c1
-// CHECK-NEXT:      func.call @mgpuGraphLaunch(%[[G1]]
-// CHECK:         call @mgpuGraphDestroy(%[[G1]])
-// CHECK-NOT:     mgpuGraph
-// CHECK:         scf.for %{{.*}} = %c0 to %c1 step %c1
-// CHECK-NEXT:      gpu.launch_func async {{.*}} @k::@acc
-// CHECK-NOT:     mgpuGraph
+// CHECK:         %[[G1:.*]], %{{.*}} = ga.graph_capture
+// CHECK:         scf.for %{{.*}} = %c0 to %c4 step %c1
+// CHECK-NEXT:      ga.graph_launch async [%{{.*}}] %[[G1]]
+// CHECK:         ga.graph_destroy %[[G1]]
+// CHECK-NOT:     ga.graph
 // CHECK:         return
+// CALLS-LABEL: func.func @remainder(
+// CALLS:         call @mgpuGraphBeginCapture
+// CALLS-NEXT:    memref.subview
+// CALLS-NEXT:    gpu.launch_func
+// CALLS-NEXT:    %[[G1:.*]] = call @mgpuGraphEndCapture
+// CALLS-NEXT:    scf.for %{{.*}} = %c0 to %c4 step %c1
+// CALLS-NEXT:      func.call @mgpuGraphLaunch(%[[G1]]
+// CALLS:         call @mgpuGraphDestroy(%[[G1]])
+// CALLS-NOT:     mgpuGraph
+// CALLS:         scf.for %{{.*}} = %c0 to %c1 step %c1
+// CALLS-NEXT:      gpu.launch_func async {{.*}} @k::@acc
+// CALLS-NOT:     mgpuGraph
+// CALLS:         return
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @acc(%m: memref<8xf32>) kernel { gpu.return }
@@ -100,12 +126,19 @@ module attributes {gpu.container_module} {
 // grouped convolution as library products): captured with the body, since
 // stream capture records the work of every inner iteration.
 // CHECK-LABEL: func.func @nested(
-// CHECK:         call @mgpuGraphBeginCapture
-// CHECK:         scf.for %{{.*}} = %c0 to %c2
-// CHECK:           ga.blas_matmul async
-// CHECK:         call @mgpuGraphEndCapture
+// CHECK:         ga.graph_capture
+// CHECK:           scf.for %{{.*}} = %c0 to %c2
+// CHECK:             ga.blas_matmul async
+// CHECK:           ga.graph_yield
 // CHECK:         scf.for %{{.*}} = %c0 to %c4
-// CHECK-NEXT:      func.call @mgpuGraphLaunch
+// CHECK-NEXT:      ga.graph_launch
+// CALLS-LABEL: func.func @nested(
+// CALLS:         call @mgpuGraphBeginCapture
+// CALLS:         scf.for %{{.*}} = %c0 to %c2
+// CALLS:           call @gaCublasLtMatmul
+// CALLS:         call @mgpuGraphEndCapture
+// CALLS:         scf.for %{{.*}} = %c0 to %c4
+// CALLS-NEXT:      func.call @mgpuGraphLaunch
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @acc(%m: memref<4xf32>) kernel { gpu.return }

@@ -107,41 +107,28 @@ module {
 
 // -----
 
-// An NCCL all-reduce (null stream: the form --convert-ga-to-nccl emits) is
-// given the step's stream in place of the null one: no host wait before or
-// after it; its status is still checked; one wait, before the return.
-// CHECK:       func.func private @gaNcclAllReduce(!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
+// An NCCL all-reduce (synchronous: the form --convert-ga-to-nccl emits) is
+// ordered on the step's stream like a launch: no host wait before or after
+// it; one wait, before the return.
 // CHECK-LABEL: func.func @nccl(
 // CHECK:         %[[T:.*]] = scf.for
 // CHECK-NOT:     mgpuStreamSynchronize
-// CHECK:         %[[R:.*]] = call @gaNcclAllReduce(%[[T]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
-// CHECK-NEXT:    %[[OK:.*]] = arith.cmpi eq, %[[R]]
-// CHECK-NEXT:    cf.assert %[[OK]]
-// CHECK-NEXT:    %[[U:.*]] = gpu.launch_func async [%[[T]]] @k::@update
+// CHECK:         %[[R:.*]] = ga.nccl_all_reduce async [%[[T]]] %{{.*}} {datatype = 7 : i32, reduction = 0 : i32} : memref<8xf32>
+// CHECK-NEXT:    %[[U:.*]] = gpu.launch_func async [%[[R]]] @k::@update
 // CHECK-NEXT:    call @mgpuStreamSynchronize(%[[U]])
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @acc(%a: memref<8xf32>) kernel { gpu.return }
     gpu.func @update(%a: memref<8xf32>) kernel { gpu.return }
   }
-  func.func private @gaNcclAllReduce(!llvm.ptr, !llvm.ptr, i64, i32, i32) -> i32
   func.func @nccl(%b: memref<8xf32>) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
-    %n = arith.constant 8 : i64
-    %c = arith.constant 7 : i32
-    %z = arith.constant 0 : i32
     scf.for %i = %c0 to %c4 step %c1 {
       gpu.launch_func @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
     }
-    %null = llvm.mlir.zero : !llvm.ptr
-    %base = memref.extract_aligned_pointer_as_index %b : memref<8xf32> -> index
-    %a = arith.index_cast %base : index to i64
-    %p = llvm.inttoptr %a : i64 to !llvm.ptr
-    %r = func.call @gaNcclAllReduce(%null, %p, %n, %c, %c) : (!llvm.ptr, !llvm.ptr, i64, i32, i32) -> i32
-    %ok = arith.cmpi eq, %r, %z : i32
-    cf.assert %ok, "all-reduce failed"
+    ga.nccl_all_reduce %b {datatype = 7 : i32, reduction = 0 : i32} : memref<8xf32>
     gpu.launch_func @k::@update blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
     return
   }

@@ -66,3 +66,91 @@ func.func @matvec(%a: memref<6x16xf32>, %x: memref<16x1xf32>, %y: memref<6x1xf32
   ga.blas_matmul %a, %x, %y : memref<6x16xf32>, memref<16x1xf32>, memref<6x1xf32>
   return
 }
+
+// -----
+
+// An NCCL all-reduce without a stream (the runtime waits for the device):
+// the address of the buffer's first element (a view at offset 4), its
+// element count, NCCL's codes, and a failure that aborts.
+// CHECK-LABEL: func.func private @gaNcclAllReduce(!llvm.ptr, !llvm.ptr, i64, i32, i32) -> i32
+// CHECK-LABEL: func.func @all_reduce(
+// CHECK-SAME:      %[[B:[^:]+]]: memref<8xf32>
+// CHECK-DAG:     %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-DAG:     %[[N:.*]] = arith.constant 4 : i64
+// CHECK-DAG:     %[[F32:.*]] = arith.constant 7 : i32
+// CHECK-DAG:     %[[AVG:.*]] = arith.constant 4 : i32
+// CHECK-DAG:     %[[V:.*]] = memref.subview %[[B]][4] [4] [1]
+// CHECK:         %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[V]]
+// CHECK:         %[[ADDR:.*]] = arith.addi %[[BASE]], %{{.*}} : index
+// CHECK:         %[[A64:.*]] = arith.index_cast %[[ADDR]] : index to i64
+// CHECK:         %[[PTR:.*]] = llvm.inttoptr %[[A64]] : i64 to !llvm.ptr
+// CHECK:         %[[RC:.*]] = call @gaNcclAllReduce(%[[NULL]], %[[PTR]], %[[N]], %[[F32]], %[[AVG]]) {bucket = 3 : i64}
+// CHECK:         %[[OK:.*]] = arith.cmpi eq, %[[RC]], %{{.*}} : i32
+// CHECK:         cf.assert %[[OK]], "ga: gaNcclAllReduce failed
+// CHECK-NOT:     ga.nccl_all_reduce
+func.func @all_reduce(%b: memref<8xf32>) {
+  %v = memref.subview %b[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  ga.nccl_all_reduce %v {bucket = 3 : i64, datatype = 7 : i32, reduction = 4 : i32} : memref<4xf32, strided<[1], offset: 4>>
+  return
+}
+
+// -----
+
+// On the step's stream, with a dynamic size: the count is the buffer's
+// dimension; what followed the op's token follows the stream.
+// CHECK-LABEL: func.func private @gaNcclAllReduce(!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
+// CHECK-LABEL: func.func @all_reduce_on_stream(
+// CHECK-SAME:      %[[B:[^:]+]]: memref<?xbf16>
+// CHECK:         %[[T:.*]] = gpu.wait async
+// CHECK:         %[[D:.*]] = memref.dim %[[B]], %{{.*}} : memref<?xbf16>
+// CHECK:         %[[N:.*]] = arith.index_cast %[[D]] : index to i64
+// CHECK:         call @gaNcclAllReduce(%[[T]], %{{.*}}, %[[N]], %{{.*}}, %{{.*}}) {bucket = 0 : i64}
+// CHECK:         cf.assert
+// CHECK:         call @gaNcclAllReduce(%[[T]], {{.*}}) {bucket = 1 : i64}
+func.func @all_reduce_on_stream(%b: memref<?xbf16>) {
+  %t0 = gpu.wait async
+  %t1 = ga.nccl_all_reduce async [%t0] %b {bucket = 0 : i64, datatype = 9 : i32, reduction = 0 : i32} : memref<?xbf16>
+  %t2 = ga.nccl_all_reduce async [%t1] %b {bucket = 1 : i64, datatype = 9 : i32, reduction = 0 : i32} : memref<?xbf16>
+  return
+}
+
+// -----
+
+// A CUDA graph: the capture begins on its stream, the body is enqueued where
+// the op was, the capture ends after the body's last token (the graph, and
+// the stream after it); each launch takes the graph and its stream, whose
+// token the launch leaves valid (the loop's carried token folds away); the
+// release takes the graph alone.
+// CHECK-LABEL: func.func @graph(
+// CHECK:         %[[S:.*]] = gpu.wait async
+// CHECK-NEXT:    call @mgpuGraphBeginCapture(%[[S]]) : (!gpu.async.token) -> ()
+// CHECK-NEXT:    %[[A:.*]] = gpu.launch_func async [%[[S]]] @k::@acc
+// CHECK-NEXT:    %[[G:.*]] = call @mgpuGraphEndCapture(%[[A]]) : (!gpu.async.token) -> !llvm.ptr
+// CHECK-NEXT:    scf.for
+// CHECK-NEXT:      func.call @mgpuGraphLaunch(%[[G]], %[[A]]) : (!llvm.ptr, !gpu.async.token) -> ()
+// CHECK-NEXT:    }
+// CHECK-NEXT:    call @mgpuGraphDestroy(%[[G]]) : (!llvm.ptr) -> ()
+// CHECK-NEXT:    gpu.wait [%[[A]]]
+// CHECK-NOT:     ga.graph
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<4xf32>) kernel { gpu.return }
+  }
+  func.func @graph(%m: memref<4xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %s = gpu.wait async
+    %g, %e = ga.graph_capture async [%s] {
+      %a = gpu.launch_func async [%s] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%m : memref<4xf32>)
+      ga.graph_yield %a
+    }
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %e) -> (!gpu.async.token) {
+      %r = ga.graph_launch async [%d] %g
+      scf.yield %r : !gpu.async.token
+    }
+    ga.graph_destroy %g : !llvm.ptr
+    gpu.wait [%t]
+    return
+  }
+}

@@ -14,7 +14,6 @@ module attributes {gpu.container_module} {
     gpu.func @acc(%a: memref<8xf32>) kernel { gpu.return }
     gpu.func @other(%a: memref<4xf32>) kernel { gpu.return }
   }
-  func.func private @gaNcclAllReduce(!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
   func.func private @mgpuStreamSynchronize(!gpu.async.token)
   func.func private @mgpuStreamDestroy(!gpu.async.token)
 
@@ -26,7 +25,7 @@ module attributes {gpu.container_module} {
   // CHECK:         %[[B1:.*]], %[[T1:.*]] = gpu.alloc async
   // CHECK:         %[[C3:.*]] = arith.constant 3 : index
   // CHECK:         %[[T:.*]] = scf.for %{{.*}} = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[D:.*]] = %[[T1]]) -> (!gpu.async.token) {
-  // CHECK-NOT:       gaNcclAllReduce
+  // CHECK-NOT:       ga.nccl_all_reduce
   // CHECK-NOT:       mgpuEvent
   // CHECK:           scf.yield
   // CHECK-NEXT:    }
@@ -37,24 +36,14 @@ module attributes {gpu.container_module} {
   // CHECK-NEXT:    call @mgpuEventRecord(%[[E0]], %[[A0]]) : (!llvm.ptr, !gpu.async.token) -> ()
   // CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[COMM]], %[[E0]]) : (!gpu.async.token, !llvm.ptr) -> ()
   // CHECK-NEXT:    call @mgpuEventDestroy(%[[E0]]) : (!llvm.ptr) -> ()
-  // CHECK-NEXT:    %[[I0:.*]] = memref.extract_aligned_pointer_as_index %[[B0]]
-  // CHECK-NEXT:    %[[L0:.*]] = arith.index_cast %[[I0]] : index to i64
-  // CHECK-NEXT:    %[[P0:.*]] = llvm.inttoptr %[[L0]] : i64 to !llvm.ptr
-  // CHECK-NEXT:    %[[R0:.*]] = call @gaNcclAllReduce(%[[COMM]], %[[P0]], %{{.*}}) : (!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
-  // CHECK-NEXT:    %[[OK0:.*]] = arith.cmpi eq, %[[R0]], %{{.*}} : i32
-  // CHECK-NEXT:    cf.assert %[[OK0]], "bucket 0"
+  // CHECK-NEXT:    ga.nccl_all_reduce async [%[[COMM]]] %[[B0]] {bucket = 0 : i64, datatype = 7 : i32, reduction = 4 : i32} : memref<8xf32>
   // CHECK-NEXT:    %[[O:.*]] = gpu.launch_func async [%[[A0]]] @k::@other {{.*}} args(%[[X]] : memref<4xf32>)
   // CHECK-NEXT:    %[[A1:.*]] = gpu.launch_func async [%[[O]]] @k::@acc {{.*}} args(%[[B1]] : memref<8xf32>)
   // CHECK-NEXT:    %[[E1:.*]] = call @mgpuEventCreate()
   // CHECK-NEXT:    call @mgpuEventRecord(%[[E1]], %[[A1]])
   // CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[COMM]], %[[E1]])
   // CHECK-NEXT:    call @mgpuEventDestroy(%[[E1]])
-  // CHECK-NEXT:    %[[I1:.*]] = memref.extract_aligned_pointer_as_index %[[B1]]
-  // CHECK-NEXT:    %[[L1:.*]] = arith.index_cast %[[I1]] : index to i64
-  // CHECK-NEXT:    %[[P1:.*]] = llvm.inttoptr %[[L1]] : i64 to !llvm.ptr
-  // CHECK-NEXT:    %[[R1:.*]] = call @gaNcclAllReduce(%[[COMM]], %[[P1]], %{{.*}})
-  // CHECK-NEXT:    %[[OK1:.*]] = arith.cmpi eq, %[[R1]], %{{.*}} : i32
-  // CHECK-NEXT:    cf.assert %[[OK1]], "bucket 1"
+  // CHECK-NEXT:    ga.nccl_all_reduce async [%[[COMM]]] %[[B1]] {bucket = 1 : i64,
   // CHECK-NEXT:    %[[O2:.*]] = gpu.launch_func async [%[[A1]]] @k::@other {{.*}} args(%[[X]] : memref<4xf32>)
   // CHECK-NEXT:    %[[U:.*]] = gpu.launch_func async [%[[O2]]] @k::@other {{.*}} args(%[[X]] : memref<4xf32>)
   // CHECK-NEXT:    %[[E2:.*]] = call @mgpuEventCreate()
@@ -64,7 +53,7 @@ module attributes {gpu.container_module} {
   // CHECK-NEXT:    call @mgpuStreamDestroy(%[[COMM]])
   // CHECK-NEXT:    %[[V:.*]] = gpu.launch_func async [%[[U]]] @k::@acc {{.*}} args(%[[B1]] : memref<8xf32>)
   // CHECK-NEXT:    call @mgpuStreamSynchronize(%[[V]])
-  // CHECK-NOT:     gaNcclAllReduce
+  // CHECK-NOT:     ga.nccl_all_reduce
   // CHECK-NOT:     mgpuStreamWaitEvent
   // CHECK:         return
   // CHECK-DAG:   func.func private @mgpuEventCreate() -> !llvm.ptr
@@ -78,13 +67,11 @@ module attributes {gpu.container_module} {
   // SAME:           scf.yield
   // SAME:         %[[A0:.*]] = gpu.launch_func async {{.*}} @k::@acc
   // SAME-NOT:     mgpuEvent
-  // SAME:         call @gaNcclAllReduce(%[[A0]],
-  // SAME:         cf.assert %{{.*}}, "bucket 0"
+  // SAME:         ga.nccl_all_reduce async [%[[A0]]] %{{.*}} {bucket = 0 : i64
   // SAME:         gpu.launch_func async {{.*}} @k::@other
   // SAME:         %[[A1:.*]] = gpu.launch_func async {{.*}} @k::@acc
   // SAME-NOT:     mgpuEvent
-  // SAME:         call @gaNcclAllReduce(%[[A1]],
-  // SAME:         cf.assert %{{.*}}, "bucket 1"
+  // SAME:         ga.nccl_all_reduce async [%[[A1]]] %{{.*}} {bucket = 1 : i64
   // SAME-NOT:     gpu.wait
   // SAME-NOT:     mgpuEvent
   // SAME:         return
@@ -92,10 +79,6 @@ module attributes {gpu.container_module} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
-    %c0_i32 = arith.constant 0 : i32
-    %c4_i32 = arith.constant 4 : i32
-    %c7_i32 = arith.constant 7 : i32
-    %c8_i64 = arith.constant 8 : i64
     %s = gpu.wait async
     %b0, %t0 = gpu.alloc async [%s] () : memref<8xf32>
     %b1, %t1 = gpu.alloc async [%t0] () : memref<8xf32>
@@ -106,19 +89,9 @@ module attributes {gpu.container_module} {
       %o2 = gpu.launch_func async [%c] @k::@other blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
       scf.yield %o2 : !gpu.async.token
     }
-    %i0 = memref.extract_aligned_pointer_as_index %b0 : memref<8xf32> -> index
-    %l0 = arith.index_cast %i0 : index to i64
-    %p0 = llvm.inttoptr %l0 : i64 to !llvm.ptr
-    %r0 = func.call @gaNcclAllReduce(%t, %p0, %c8_i64, %c7_i32, %c4_i32) : (!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
-    %ok0 = arith.cmpi eq, %r0, %c0_i32 : i32
-    cf.assert %ok0, "bucket 0"
-    %i1 = memref.extract_aligned_pointer_as_index %b1 : memref<8xf32> -> index
-    %l1 = arith.index_cast %i1 : index to i64
-    %p1 = llvm.inttoptr %l1 : i64 to !llvm.ptr
-    %r1 = func.call @gaNcclAllReduce(%t, %p1, %c8_i64, %c7_i32, %c4_i32) : (!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
-    %ok1 = arith.cmpi eq, %r1, %c0_i32 : i32
-    cf.assert %ok1, "bucket 1"
-    %u = gpu.launch_func async [%t] @k::@other blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
+    %r0 = ga.nccl_all_reduce async [%t] %b0 {bucket = 0 : i64, datatype = 7 : i32, reduction = 4 : i32} : memref<8xf32>
+    %r1 = ga.nccl_all_reduce async [%r0] %b1 {bucket = 1 : i64, datatype = 7 : i32, reduction = 4 : i32} : memref<8xf32>
+    %u = gpu.launch_func async [%r1] @k::@other blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
     %v = gpu.launch_func async [%u] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b1 : memref<8xf32>)
     func.call @mgpuStreamSynchronize(%v) : (!gpu.async.token) -> ()
     func.call @mgpuStreamDestroy(%v) : (!gpu.async.token) -> ()
@@ -129,8 +102,8 @@ module attributes {gpu.container_module} {
 // -----
 
 // One micro-batch: the loop is its own last iteration and disappears. The
-// buckets are views of one allocation, addressed as base + offset (what
-// --convert-ga-to-nccl emits). Views of one buffer may alias: both buckets
+// buckets are views of one allocation, cloned where their all-reduces move.
+// Views of one buffer may alias: both buckets
 // wait for the last launch on the buffer, and bucket 1's call follows bucket
 // 0's on the communication stream (bucket order) without a second event.
 
@@ -138,7 +111,6 @@ module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @acc(%a: memref<4xf32, strided<[1], offset: ?>>) kernel { gpu.return }
   }
-  func.func private @gaNcclAllReduce(!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
 
   // CHECK-LABEL: func.func @one_micro_batch(
   // CHECK-NOT:     scf.for
@@ -151,11 +123,13 @@ module attributes {gpu.container_module} {
   // CHECK:         %[[A0:.*]] = gpu.launch_func async [%[[A1]]] @k::@acc {{.*}} args(%[[W0]]
   // CHECK-NEXT:    %[[COMM:.*]] = gpu.wait async
   // CHECK:         call @mgpuEventRecord(%{{.*}}, %[[A0]])
-  // CHECK:         call @gaNcclAllReduce(%[[COMM]], {{.*}}) {bucket = 0 : i64}
-  // CHECK:         cf.assert
-  // CHECK-NOT:     mgpuEvent
-  // CHECK:         call @gaNcclAllReduce(%[[COMM]], {{.*}}) {bucket = 1 : i64}
-  // CHECK:         cf.assert
+  // CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[COMM]],
+  // CHECK-NEXT:    call @mgpuEventDestroy
+  // CHECK-NEXT:    %[[F0:.*]] = memref.subview %[[B]][0] [4] [1]
+  // CHECK-NEXT:    ga.nccl_all_reduce async [%[[COMM]]] %[[F0]] {bucket = 0 : i64
+  // CHECK-NEXT:    %[[F1:.*]] = memref.subview %[[B]][4] [4] [1]
+  // CHECK-NEXT:    ga.nccl_all_reduce async [%[[COMM]]] %[[F1]] {bucket = 1 : i64
+  // CHECK-NEXT:    call @mgpuEventCreate
   // CHECK:         call @mgpuEventRecord(%{{.*}}, %[[COMM]])
   // CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[A0]], %{{.*}})
   // CHECK-NEXT:    call @mgpuEventDestroy
@@ -165,10 +139,6 @@ module attributes {gpu.container_module} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
-    %c0_i32 = arith.constant 0 : i32
-    %c4_i32 = arith.constant 4 : i32
-    %c7_i32 = arith.constant 7 : i32
-    %c4_i64 = arith.constant 4 : i64
     %s = gpu.wait async
     %b, %t0 = gpu.alloc async [%s] () : memref<8xf32>
     %t = scf.for %i = %c0 to %c1 step %c1 iter_args(%d = %t0) -> (!gpu.async.token) {
@@ -181,23 +151,10 @@ module attributes {gpu.container_module} {
       scf.yield %a0 : !gpu.async.token
     }
     %f0 = memref.subview %b[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
-    %base0 = memref.extract_aligned_pointer_as_index %f0 : memref<4xf32, strided<[1]>> -> index
-    %i0 = arith.index_cast %base0 : index to i64
-    %p0 = llvm.inttoptr %i0 : i64 to !llvm.ptr
-    %r0 = func.call @gaNcclAllReduce(%t, %p0, %c4_i64, %c7_i32, %c4_i32) {bucket = 0 : i64} : (!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
-    %ok0 = arith.cmpi eq, %r0, %c0_i32 : i32
-    cf.assert %ok0, "bucket 0"
+    %r0 = ga.nccl_all_reduce async [%t] %f0 {bucket = 0 : i64, datatype = 7 : i32, reduction = 4 : i32} : memref<4xf32, strided<[1]>>
     %f1 = memref.subview %b[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
-    %base1 = memref.extract_aligned_pointer_as_index %f1 : memref<4xf32, strided<[1], offset: 4>> -> index
-    %_, %off, %sz, %st = memref.extract_strided_metadata %f1 : memref<4xf32, strided<[1], offset: 4>> -> memref<f32>, index, index, index
-    %bytes = arith.muli %off, %c4 : index
-    %addr = arith.addi %base1, %bytes : index
-    %i1 = arith.index_cast %addr : index to i64
-    %p1 = llvm.inttoptr %i1 : i64 to !llvm.ptr
-    %r1 = func.call @gaNcclAllReduce(%t, %p1, %c4_i64, %c7_i32, %c4_i32) {bucket = 1 : i64} : (!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
-    %ok1 = arith.cmpi eq, %r1, %c0_i32 : i32
-    cf.assert %ok1, "bucket 1"
-    return %t : !gpu.async.token
+    %r1 = ga.nccl_all_reduce async [%r0] %f1 {bucket = 1 : i64, datatype = 7 : i32, reduction = 4 : i32} : memref<4xf32, strided<[1], offset: 4>>
+    return %r1 : !gpu.async.token
   }
 }
 
@@ -239,32 +196,26 @@ module attributes {gpu.container_module} {
 // CHECK-NEXT:    %[[COMM:.*]] = gpu.wait async
 // CHECK-NEXT:    %[[E:.*]] = call @mgpuEventCreate()
 // CHECK-NEXT:    call @mgpuEventRecord(%[[E]], %[[U]])
-// CHECK:         call @gaNcclAllReduce(%[[COMM]],
+// CHECK:         ga.nccl_all_reduce async [%[[COMM]]]
 // CHECK:         call @mgpuStreamWaitEvent(%[[U]],
 // CHECK-NEXT:    call @mgpuEventDestroy
 // CHECK-NEXT:    call @mgpuStreamDestroy(%[[COMM]])
-// CHECK-NEXT:    return
+// CHECK-NEXT:    return %[[U]]
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @acc(%a: memref<8xf32>) kernel { gpu.return }
   }
-  func.func private @gaNcclAllReduce(!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
-  func.func @written_after_the_loop(%b: memref<8xf32>, %s: !gpu.async.token) -> i32 {
+  func.func @written_after_the_loop(%b: memref<8xf32>, %s: !gpu.async.token) -> !gpu.async.token {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
-    %n = arith.constant 8 : i64
-    %c = arith.constant 7 : i32
     %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
       %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
       scf.yield %a : !gpu.async.token
     }
     %u = gpu.launch_func async [%t] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
-    %i = memref.extract_aligned_pointer_as_index %b : memref<8xf32> -> index
-    %l = arith.index_cast %i : index to i64
-    %p = llvm.inttoptr %l : i64 to !llvm.ptr
-    %r = func.call @gaNcclAllReduce(%u, %p, %n, %c, %c) : (!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
-    return %r : i32
+    %r = ga.nccl_all_reduce async [%u] %b {datatype = 7 : i32, reduction = 4 : i32} : memref<8xf32>
+    return %r : !gpu.async.token
   }
 }
 
@@ -283,27 +234,24 @@ module attributes {gpu.container_module} {
 // CHECK-NEXT:    call @mgpuEventRecord(%[[E0]], %[[A0]])
 // CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[COMM]], %[[E0]])
 // CHECK-NEXT:    call @mgpuEventDestroy(%[[E0]])
-// CHECK-NEXT:    memref.extract_aligned_pointer_as_index %[[B0]]
-// CHECK:         call @gaNcclAllReduce(%[[COMM]], {{.*}}) {bucket = 1 : i64}
+// CHECK-NEXT:    ga.nccl_all_reduce async [%[[COMM]]] %[[B0]] {bucket = 1 : i64
 // CHECK:         %[[A1:.*]] = gpu.launch_func async [%[[A0]]] @k::@acc
 // CHECK-NEXT:    %[[E1:.*]] = call @mgpuEventCreate()
 // CHECK-NEXT:    call @mgpuEventRecord(%[[E1]], %[[A1]])
 // CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[COMM]], %[[E1]])
-// CHECK:         call @gaNcclAllReduce(%[[COMM]], {{.*}}) {bucket = 0 : i64}
+// CHECK-NEXT:    call @mgpuEventDestroy(%[[E1]])
+// CHECK-NEXT:    ga.nccl_all_reduce async [%[[COMM]]] %{{.*}} {bucket = 0 : i64
 // CHECK:         call @mgpuStreamWaitEvent(%[[A1]],
 // CHECK:         call @mgpuStreamDestroy(%[[COMM]])
-// CHECK-NEXT:    return
+// CHECK-NEXT:    return %[[A1]]
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @acc(%a: memref<8xf32>) kernel { gpu.return }
   }
-  func.func private @gaNcclAllReduce(!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
   func.func @production_order(%s: !gpu.async.token) -> !gpu.async.token {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
-    %n = arith.constant 8 : i64
-    %c = arith.constant 7 : i32
     %b0, %t0 = gpu.alloc async [%s] () : memref<8xf32>
     %b1, %t1 = gpu.alloc async [%t0] () : memref<8xf32>
     %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %t1) -> (!gpu.async.token) {
@@ -311,15 +259,9 @@ module attributes {gpu.container_module} {
       %a1 = gpu.launch_func async [%a0] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b1 : memref<8xf32>)
       scf.yield %a1 : !gpu.async.token
     }
-    %i1 = memref.extract_aligned_pointer_as_index %b1 : memref<8xf32> -> index
-    %l1 = arith.index_cast %i1 : index to i64
-    %p1 = llvm.inttoptr %l1 : i64 to !llvm.ptr
-    %r1 = func.call @gaNcclAllReduce(%t, %p1, %n, %c, %c) {bucket = 0 : i64} : (!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
-    %i0 = memref.extract_aligned_pointer_as_index %b0 : memref<8xf32> -> index
-    %l0 = arith.index_cast %i0 : index to i64
-    %p0 = llvm.inttoptr %l0 : i64 to !llvm.ptr
-    %r0 = func.call @gaNcclAllReduce(%t, %p0, %n, %c, %c) {bucket = 1 : i64} : (!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
-    return %t : !gpu.async.token
+    %r1 = ga.nccl_all_reduce async [%t] %b1 {bucket = 0 : i64, datatype = 7 : i32, reduction = 4 : i32} : memref<8xf32>
+    %r0 = ga.nccl_all_reduce async [%r1] %b0 {bucket = 1 : i64, datatype = 7 : i32, reduction = 4 : i32} : memref<8xf32>
+    return %r0 : !gpu.async.token
   }
 }
 
@@ -337,7 +279,6 @@ module attributes {gpu.container_module} {
     gpu.func @acc(%n: memref<1xi64>, %a: memref<8xf32>) kernel { gpu.return }
     gpu.func @update(%a: memref<8xf32>) kernel { gpu.return }
   }
-  func.func private @gaNcclAllReduce(!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
   func.func private @mgpuStreamSynchronize(!gpu.async.token)
   func.func private @mgpuStreamDestroy(!gpu.async.token)
 
@@ -348,20 +289,18 @@ module attributes {gpu.container_module} {
   // CHECK:           scf.yield
   // CHECK:         %[[K:.*]] = gpu.launch_func async {{.*}} @k::@count {{.*}} args(%[[N]] : memref<1xi64>)
   // CHECK-NEXT:    %[[COMM0:.*]] = gpu.wait async
-  // CHECK:         call @gaNcclAllReduce(%[[COMM0]],
-  // CHECK:         cf.assert %{{.*}}, "count"
+  // CHECK:         ga.nccl_all_reduce async [%[[COMM0]]] %[[N]] {bucket = 0 : i64
   // CHECK-NEXT:    %[[E0:.*]] = call @mgpuEventCreate()
   // CHECK-NEXT:    call @mgpuEventRecord(%[[E0]], %[[COMM0]])
   // CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[K]], %[[E0]])
   // CHECK-NEXT:    call @mgpuEventDestroy(%[[E0]])
   // CHECK-NEXT:    call @mgpuStreamDestroy(%[[COMM0]])
   // CHECK-NEXT:    %{{.*}} = arith.constant
-  // CHECK-NEXT:    scf.for
+  // CHECK-NEXT:    scf.for {{.*}} iter_args(%{{.*}} = %[[K]])
   // CHECK:           gpu.launch_func async {{.*}} @k::@acc
   // CHECK:         %[[A:.*]] = gpu.launch_func async {{.*}} @k::@acc
   // CHECK-NEXT:    %[[COMM1:.*]] = gpu.wait async
-  // CHECK:         call @gaNcclAllReduce(%[[COMM1]],
-  // CHECK:         cf.assert %{{.*}}, "bucket"
+  // CHECK:         ga.nccl_all_reduce async [%[[COMM1]]] %[[B]] {bucket = 1 : i64
   // CHECK-NEXT:    %[[E1:.*]] = call @mgpuEventCreate()
   // CHECK-NEXT:    call @mgpuEventRecord(%[[E1]], %[[COMM1]])
   // CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[A]], %[[E1]])
@@ -372,11 +311,6 @@ module attributes {gpu.container_module} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c4 = arith.constant 4 : index
-    %c0_i32 = arith.constant 0 : i32
-    %c4_i32 = arith.constant 4 : i32
-    %c7_i32 = arith.constant 7 : i32
-    %c1_i64 = arith.constant 1 : i64
-    %c8_i64 = arith.constant 8 : i64
     %s = gpu.wait async
     %n, %t0 = gpu.alloc async [%s] () : memref<1xi64>
     %b, %t1 = gpu.alloc async [%t0] () : memref<8xf32>
@@ -384,23 +318,13 @@ module attributes {gpu.container_module} {
       %k = gpu.launch_func async [%d] @k::@count blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%n : memref<1xi64>)
       scf.yield %k : !gpu.async.token
     }
-    %in = memref.extract_aligned_pointer_as_index %n : memref<1xi64> -> index
-    %ln = arith.index_cast %in : index to i64
-    %pn = llvm.inttoptr %ln : i64 to !llvm.ptr
-    %rn = func.call @gaNcclAllReduce(%ts, %pn, %c1_i64, %c4_i32, %c0_i32) : (!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
-    %okn = arith.cmpi eq, %rn, %c0_i32 : i32
-    cf.assert %okn, "count"
-    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %ts) -> (!gpu.async.token) {
+    %rn = ga.nccl_all_reduce async [%ts] %n {bucket = 0 : i64, datatype = 4 : i32, reduction = 0 : i32} : memref<1xi64>
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %rn) -> (!gpu.async.token) {
       %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%n : memref<1xi64>, %b : memref<8xf32>)
       scf.yield %a : !gpu.async.token
     }
-    %ib = memref.extract_aligned_pointer_as_index %b : memref<8xf32> -> index
-    %lb = arith.index_cast %ib : index to i64
-    %pb = llvm.inttoptr %lb : i64 to !llvm.ptr
-    %rb = func.call @gaNcclAllReduce(%t, %pb, %c8_i64, %c7_i32, %c0_i32) : (!gpu.async.token, !llvm.ptr, i64, i32, i32) -> i32
-    %okb = arith.cmpi eq, %rb, %c0_i32 : i32
-    cf.assert %okb, "bucket"
-    %u = gpu.launch_func async [%t] @k::@update blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
+    %rb = ga.nccl_all_reduce async [%t] %b {bucket = 1 : i64, datatype = 7 : i32, reduction = 0 : i32} : memref<8xf32>
+    %u = gpu.launch_func async [%rb] @k::@update blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
     func.call @mgpuStreamSynchronize(%u) : (!gpu.async.token) -> ()
     func.call @mgpuStreamDestroy(%u) : (!gpu.async.token) -> ()
     return

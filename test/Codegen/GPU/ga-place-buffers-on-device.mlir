@@ -114,3 +114,21 @@ func.func @library_only(%x: memref<12x16xf32>) -> i1 {
   memref.dealloc %h : memref<4xf32>
   return %same : i1
 }
+
+// A buffer that only library ops use (the gradient bucket that a product
+// writes and an NCCL all-reduce reduces, through a view) is device memory:
+// the ops are device uses of their memref operands, as launches are.
+// CHECK-LABEL: func.func @library_ops
+// CHECK: %[[D:.*]] = gpu.alloc () : memref<4x8xf32>
+// CHECK: ga.blas_matmul %{{.*}}, %{{.*}}, %[[D]]
+// CHECK: %[[F:.*]] = memref.collapse_shape %[[D]]
+// CHECK: ga.nccl_all_reduce {{ *}}%[[F]]
+// CHECK: gpu.dealloc %[[D]]
+func.func @library_ops(%x: memref<4x16xf32>, %w: memref<16x8xf32>) {
+  %d = memref.alloc() : memref<4x8xf32>
+  ga.blas_matmul %x, %w, %d : memref<4x16xf32>, memref<16x8xf32>, memref<4x8xf32>
+  %f = memref.collapse_shape %d [[0, 1]] : memref<4x8xf32> into memref<32xf32>
+  ga.nccl_all_reduce %f {datatype = 7 : i32, reduction = 0 : i32} : memref<32xf32>
+  memref.dealloc %d : memref<4x8xf32>
+  return
+}

@@ -73,7 +73,9 @@ def ContractionsToCublasLt
 //===----------------------------------------------------------------------===//
 
 def LowerLibraryOps : Pass<"ga-lower-library-ops", "ModuleOp"> {
-  let summary = "Turn `ga.blas_matmul` ops into the cuBLASLt runtime calls";
+  let summary = "Turn the library ops (`ga.blas_matmul`, "
+                "`ga.nccl_all_reduce`, the CUDA graph ops) into their "
+                "runtime calls";
   let description = [{
     The end of `--ga-lower-to-gpu-kernels` and `--ga-lower-to-gpu-loops`:
     until here the stream and graph passes order library products by their
@@ -83,6 +85,13 @@ def LowerLibraryOps : Pass<"ga-lower-library-ops", "ModuleOp"> {
     `gaCublasLtMatmul` (3-d operands: `gaCublasLtMatmulStridedBatched`)
     whose pointers, leading dimensions and batch strides are read from the
     memref layouts, beta = 1 for `accumulate`, the bias pointer for `bias`.
+    Each `ga.nccl_all_reduce` becomes a call of `gaNcclAllReduce` on the
+    address and element count of its buffer, whose non-zero status aborts
+    (`cf.assert`). A `ga.graph_capture` becomes `mgpuGraphBeginCapture` on
+    its stream, its body in its place, and `mgpuGraphEndCapture` after the
+    body's last token (the graph); `ga.graph_launch` becomes
+    `mgpuGraphLaunch(graph, stream)`, `ga.graph_destroy`
+    `mgpuGraphDestroy(graph)`.
     The stream argument is the op's async dependency, whose token the call
     leaves valid (the work is enqueued on that stream); an op without one
     takes a null stream (the CUDA default stream: the loop stage run on the
@@ -109,11 +118,15 @@ def LowerLibraryOps : Pass<"ga-lower-library-ops", "ModuleOp"> {
   let statistics = [
     Statistic<"numCalls", "calls", "gaCublasLtMatmul calls emitted">,
     Statistic<"numBatchedCalls", "batched-calls",
-              "gaCublasLtMatmulStridedBatched calls emitted">
+              "gaCublasLtMatmulStridedBatched calls emitted">,
+    Statistic<"numAllReduceCalls", "all-reduce-calls",
+              "gaNcclAllReduce calls emitted">,
+    Statistic<"numGraphOps", "graph-ops",
+              "CUDA graph ops (capture, launch, destroy) lowered">
   ];
   let dependentDialects = [
     "LLVM::LLVMDialect", "memref::MemRefDialect", "arith::ArithDialect",
-    "func::FuncDialect"
+    "func::FuncDialect", "cf::ControlFlowDialect"
   ];
 }
 
@@ -374,8 +387,8 @@ def GPUSingleStream : Pass<"ga-gpu-single-stream", "ModuleOp"> {
     the host wait for it at the end of the block: once per micro-batch).
     Every synchronous op of a function that implements
     `gpu::AsyncOpInterface` (`gpu.launch_func`, `gpu.alloc`, `gpu.dealloc`,
-    `gpu.memcpy`, `gpu.memset`, and the library products `ga.blas_matmul`)
-    becomes asynchronous and depends on the previous one; one `gpu.wait async` starts the chain (one
+    `gpu.memcpy`, `gpu.memset`, and the library ops `ga.blas_matmul` and
+    `ga.nccl_all_reduce`) becomes asynchronous and depends on the previous one; one `gpu.wait async` starts the chain (one
     stream, `mgpuStreamCreate`), and `scf.for` loops carry the token as an
     iteration argument, so that the host enqueues every micro-batch without
     waiting. The host waits (a call of `mgpuStreamSynchronize`, then
@@ -384,8 +397,7 @@ def GPUSingleStream : Pass<"ga-gpu-single-stream", "ModuleOp"> {
     before an op that needs the device's results: a host access to a buffer
     that a `gpu.memcpy` reads or writes (a read-back), a call of an external
     function or of a function with GPU work (a library on a stream of its
-    own), the return. `gaNcclAllReduce` is given the step's stream in place
-    of its null stream operand: no wait before or after it. Other region ops with GPU work (`scf.if`)
+    own), the return. Other region ops with GPU work (`scf.if`)
     are waited for before and inside, with streams of their own.
 
     Before:
@@ -416,9 +428,7 @@ def GPUSingleStream : Pass<"ga-gpu-single-stream", "ModuleOp"> {
     Statistic<"numAsyncOps", "async-ops", "GPU ops made asynchronous">,
     Statistic<"numStreams", "streams", "Streams started (gpu.wait async)">,
     Statistic<"numSynchronizations", "synchronizations",
-              "Host waits for the stream">,
-    Statistic<"numLibraryCalls", "library-calls",
-              "Calls that take a stream given the step's (gaNcclAllReduce)">
+              "Host waits for the stream">
   ];
   let dependentDialects = ["gpu::GPUDialect", "func::FuncDialect"];
 }
@@ -668,33 +678,34 @@ def OverlapAllReduce : Pass<"ga-overlap-all-reduce", "ModuleOp"> {
   let description = [{
     Runs on the stream-threaded host code of a data-parallel step (after
     `--convert-ga-to-nccl` and `--ga-gpu-single-stream`), where every
-    `gaNcclAllReduce` of a gradient bucket follows the micro-batch loop. For
-    each call, in program order:
+    `ga.nccl_all_reduce` of a gradient bucket follows the micro-batch loop.
+    For each, in program order:
 
-    1. find the last op before it that may access the bucket (view roots and
-       the alias analysis; a call taking a pointer extracted from an aliasing
-       memref counts, a pointer of unknown origin may point anywhere);
+    1. find the last op before it that may access the bucket (view roots,
+       the alias analysis and the ops' memory effects; a call taking a
+       pointer of unknown origin may point anywhere);
     2. if that op is the micro-batch `scf.for` (constant bounds, no host wait
        inside), peel its last iteration right after it and search again; the
        remaining loop keeps only stream-ordered work (a CUDA graph can still
        capture it);
-    3. move the call right after that op (its address computation cloned,
-       its status check following; calls placed after one op keep their
-       order, so the collectives run in bucket order on every rank);
-    4. with `comm-stream=1`, enqueue it on a communication stream forked from
+    3. move the all-reduce right after that op (the views of its buffer
+       cloned; all-reduces placed after one op keep their order, so the
+       collectives run in bucket order on every rank); what followed its
+       token on the step's stream follows its dependency;
+    4. with `comm-stream=1`, order it on a communication stream forked from
        the step's stream by an event, and make the step's stream wait for
        that stream's last event before the first later op that may access a
        moved bucket, waits for the host, has regions, or ends the block. No
        host synchronization is added.
 
-    Calls after different loops (a statistics loop's counts, then the
+    All-reduces after different loops (a statistics loop's counts, then the
     gradient buckets) are separate runs, each with its own stream and join.
-    A bucket whose buffer is not recognized, or whose loop cannot be peeled,
-    stays where it is, with a remark. A call whose stream operand is not a
-    stream token (the pass ran before `--ga-gpu-single-stream`) is an error.
-    Why the last micro-batch: docs/Distributed.md.
+    A bucket whose loop cannot be peeled stays where it is, with a remark.
+    An all-reduce not ordered on a stream (the pass ran before
+    `--ga-gpu-single-stream`) is an error. Why the last micro-batch:
+    docs/Distributed.md.
 
-    Before (after `--ga-gpu-single-stream`; address computation elided):
+    Before (after `--ga-gpu-single-stream`):
 
     ```mlir
     %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
@@ -703,8 +714,8 @@ def OverlapAllReduce : Pass<"ga-overlap-all-reduce", "ModuleOp"> {
       %c = gpu.launch_func async [%b] @k::@dw1_acc ... args(%bucket_view1 : ...)
       scf.yield %c : !gpu.async.token
     }
-    %r = func.call @gaNcclAllReduce(%t, %ptr, %n, %c7, %c4) : (!gpu.async.token, ...) -> i32
-    %u = gpu.launch_func async [%t] @k::@update ... args(%bucket_view1 : ...)
+    %r = ga.nccl_all_reduce async [%t] %bucket {datatype = 7 : i32, reduction = 4 : i32} : memref<...>
+    %u = gpu.launch_func async [%r] @k::@update ... args(%bucket_view1 : ...)
     ```
 
     After:
@@ -721,7 +732,7 @@ def OverlapAllReduce : Pass<"ga-overlap-all-reduce", "ModuleOp"> {
     func.call @mgpuEventRecord(%e, %c) : (!llvm.ptr, !gpu.async.token) -> ()
     func.call @mgpuStreamWaitEvent(%comm, %e) : (!gpu.async.token, !llvm.ptr) -> ()
     func.call @mgpuEventDestroy(%e) : (!llvm.ptr) -> ()
-    %r = func.call @gaNcclAllReduce(%comm, %ptr, %n, %c7, %c4) : (!gpu.async.token, ...) -> i32
+    %r = ga.nccl_all_reduce async [%comm] %bucket {datatype = 7 : i32, reduction = 4 : i32} : memref<...>
     // the join: %c waits for an event recorded on %comm; %comm is destroyed
     %u = gpu.launch_func async [%c] @k::@update ... args(%bucket_view1 : ...)
     ```
@@ -830,11 +841,11 @@ def CaptureCudaGraphs : Pass<"ga-capture-cuda-graphs", "ModuleOp"> {
     `gpu::AsyncOpInterface`, chained by their tokens, whose memory effects
     are on device buffers: `gpu.launch_func`, `gpu.memset`, `gpu.memcpy`
     between device buffers, `ga.blas_matmul`) besides pure host ops,
-    becomes: `mgpuGraphBeginCapture` on the stream,
-    the body once (recorded, not executed), `mgpuGraphEndCapture` (end and
-    instantiate, lib/Runtime/CUDA), a loop of the same bounds whose body is
-    one `mgpuGraphLaunch` on the stream, and `mgpuGraphDestroy` after it
-    (stream-ordered: the driver frees an executable graph in flight when it
+    becomes: a `ga.graph_capture` on the stream whose body is the loop's
+    body once (recorded, not executed) and whose results are the
+    instantiated graph and the stream after it, a loop of the same bounds
+    whose body is one `ga.graph_launch` on the stream, and `ga.graph_destroy`
+    after it (the driver frees an executable graph in flight when it
     completes). A loop of two or more remainder micro-batches is a loop too and
     gets a graph of its own; a loop that runs once (N = 1, a remainder of one
     micro-batch) is left alone: a graph replayed once would only add its
@@ -860,16 +871,20 @@ def CaptureCudaGraphs : Pass<"ga-capture-cuda-graphs", "ModuleOp"> {
     After:
 
     ```mlir
-    func.call @mgpuGraphBeginCapture(%s) : (!gpu.async.token) -> ()
-    %a = gpu.launch_func async [%s] @k::@a ...
-    %b = gpu.launch_func async [%a] @k::@b ...
-    %g = func.call @mgpuGraphEndCapture(%b) : (!gpu.async.token) -> !llvm.ptr
-    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %b) -> (!gpu.async.token) {
-      func.call @mgpuGraphLaunch(%g, %d) : (!llvm.ptr, !gpu.async.token) -> ()
-      scf.yield %d : !gpu.async.token
+    %g, %e = ga.graph_capture async [%s] {
+      %a = gpu.launch_func async [%s] @k::@a ...
+      %b = gpu.launch_func async [%a] @k::@b ...
+      ga.graph_yield %b
     }
-    func.call @mgpuGraphDestroy(%g) : (!llvm.ptr) -> ()
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %e) -> (!gpu.async.token) {
+      %r = ga.graph_launch async [%d] %g
+      scf.yield %r : !gpu.async.token
+    }
+    ga.graph_destroy %g : !llvm.ptr
     ```
+
+    `--ga-lower-library-ops` makes these ops the mgpuGraph* calls of
+    lib/Runtime/CUDA.
   }];
   let statistics = [
     Statistic<"numCaptured", "loops-captured", "Loops captured as a graph">,
@@ -879,7 +894,8 @@ def CaptureCudaGraphs : Pass<"ga-capture-cuda-graphs", "ModuleOp"> {
               "Loops that run once, launched directly (no graph)">
   ];
   let dependentDialects = [
-    "func::FuncDialect", "gpu::GPUDialect", "LLVM::LLVMDialect"
+    "func::FuncDialect", "gpu::GPUDialect", "LLVM::LLVMDialect",
+    "ga::GADialect"
   ];
 }
 
