@@ -1,10 +1,10 @@
 //===- StreamFunctions.h - library calls ordered on a stream ----*- C++ -*-===//
 //
 // The runtime functions that the stream passes emit or meet as calls: the
-// stream, event and graph functions. The names come from
-// include/ga-runtime/GARuntimeABI.h. The cuBLASLt products and NCCL
-// all-reduces are `ga.blas_matmul` and `ga.nccl_all_reduce` ops until
-// --ga-lower-library-ops.
+// stream and event functions. The names come from
+// include/ga-runtime/GARuntimeABI.h. The cuBLASLt products, NCCL all-reduces
+// and CUDA graphs are `ga.blas_matmul`, `ga.nccl_all_reduce` and
+// `ga.graph_*` ops until --ga-lower-library-ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,10 +26,6 @@ constexpr StringLiteral kStreamPrefix = ga_abi::kStreamPrefix;
 constexpr StringLiteral kEventCreate = ga_abi::kEventCreate;
 constexpr StringLiteral kEventRecord = ga_abi::kEventRecord;
 constexpr StringLiteral kEventDestroy = ga_abi::kEventDestroy;
-constexpr StringLiteral kGraphBeginCapture = ga_abi::kGraphBeginCapture;
-constexpr StringLiteral kGraphEndCapture = ga_abi::kGraphEndCapture;
-constexpr StringLiteral kGraphLaunch = ga_abi::kGraphLaunch;
-constexpr StringLiteral kGraphDestroy = ga_abi::kGraphDestroy;
 
 } // namespace mlir::ga::detail
 
