@@ -100,6 +100,7 @@ static LogicalResult chooseMicroBatches(ModuleOp step,
                               options.reportRoles.end());
   if (failed(runPasses(step, [&](OpPassManager &pm) {
         pm.addPass(createCheckConstantIndices());
+        pm.addPass(createFoldIotaOperands());
         if (!options.batchArgs.empty()) {
           MarkBatchArgsOptions mark;
           mark.batchArgs = toPairStrings(options.batchArgs);

@@ -20,6 +20,9 @@ using mlir::ga::detail::toVector;
 void mlir::ga::detail::addCheckAndMark(
     OpPassManager &pm, const AccumulatePipelineOptions &options) {
   pm.addPass(createCheckConstantIndices());
+  // Gathers at constant indices that count along their loops read at loop
+  // indices, which the batch analysis relates to samples.
+  pm.addPass(createFoldIotaOperands());
   if (options.batchArgs.empty())
     return;
   MarkBatchArgsOptions mark;

@@ -92,6 +92,62 @@ def CheckConstantIndices : Pass<"ga-check-constant-indices"> {
 }
 
 //===----------------------------------------------------------------------===//
+// FoldIotaOperands
+//===----------------------------------------------------------------------===//
+
+def FoldIotaOperands : Pass<"ga-fold-iota-operands"> {
+  let summary = "Read constant index tensors of linalg.generic ops that "
+                "count along their loops as the loop indices";
+  let description = [{
+    torch-mlir lowers a gather whose indices are constants (a strided
+    slice, or the backward of a write into a slice, `x[..., 0::2]`) to a
+    `linalg.generic` whose inputs are constant integer tensors and whose
+    payload extracts from the source at those values. When such a
+    constant is `c0 + sum_j c_j * d_j` over the loops `d_j` that index it,
+    with every `c >= 0`, its payload argument is replaced by that
+    expression of `linalg.index` values and the constant operand dropped:
+    the gather then says which loop it reads at, which the batch analysis
+    needs to see a read at the sample's own position. Constants that do not
+    fit, and those with a negative coefficient (a reversal or a wrap-around,
+    which read other samples), are left alone.
+
+    Before:
+
+    ```mlir
+    %i = arith.constant dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>
+    %r = linalg.generic {indexing_maps = [#id, #id],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%i : tensor<2x2xi64>) outs(%e : tensor<2x2xf32>) {
+    ^bb0(%in: i64, %out: f32):
+      %k = arith.index_cast %in : i64 to index
+      %v = tensor.extract %x[%k] : tensor<4xf32>
+      linalg.yield %v : f32
+    } -> tensor<2x2xf32>
+    ```
+
+    After (`%in` is `2 * d0 + d1`):
+
+    ```mlir
+    %r = linalg.generic {indexing_maps = [#id],
+                         iterator_types = ["parallel", "parallel"]}
+        outs(%e : tensor<2x2xf32>) {
+    ^bb0(%out: f32):
+      %0 = linalg.index 0 : index
+      %1 = linalg.index 1 : index
+      ...
+      %in = arith.index_cast %sum : index to i64
+      ...
+    } -> tensor<2x2xf32>
+    ```
+  }];
+  let dependentDialects = ["arith::ArithDialect", "linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numFolded", "folded-operands",
+              "Constant operands read as loop indices">
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // CheckTrainingStep
 //===----------------------------------------------------------------------===//
 
