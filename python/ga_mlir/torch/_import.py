@@ -51,15 +51,13 @@ def _op_names(module, prefix):
     return names
 
 
-def _import_graphs(context, graphs):
+def _import_graphs(importer, graphs):
     """stateless_fx_import of several graphs into one module: each graph
-    (a (graph, function name) pair) imported by one FxImporter, then the
-    module lowered by torch-mlir's pipelines."""
-    from torch_mlir.extras.fx_importer import FxImporter
+    (a (graph, function name) pair) imported by `importer`, then its
+    module lowered in place by torch-mlir's pipelines."""
     from torch_mlir.fx import OutputType, _module_lowering
     from torch_mlir.compiler_utils import BackendLoweringOptions
 
-    importer = FxImporter(context=context)
     for graph, name in graphs:
         importer.import_stateless_graph(graph, func_name=name)
     return _module_lowering(
@@ -102,7 +100,7 @@ def _import_to_linalg(gm, graphs=None):
                 gm, output_type="linalg-on-tensors", model_name="train_step",
                 fx_importer=importer, allow_non_finites=True)
         else:
-            module = _import_graphs(context, graphs)
+            module = _import_graphs(importer, graphs)
         with context:
             module.operation.verify()
     except (TorchMlirCompilerError, ir.MLIRError) as error:
@@ -113,8 +111,8 @@ def _import_to_linalg(gm, graphs=None):
             raise CompileError(
                 "torch-mlir could not lower the step to linalg-on-tensors: " +
                 str(error).strip().splitlines()[0]) from None
-        raise _lowering_error(locate_failures(
-            errors, importer.module if graphs is None else None)) from None
+        raise _lowering_error(locate_failures(errors, importer.module)) \
+            from None
     finally:
         handler.detach()
     return module
