@@ -13,7 +13,10 @@ lowers to a sort (topk) or not at all (histc):
   aten.scatter.src, e.g. zeros[32, 4].scatter(-1, idx[32, 2],
   grad[32, 2]) of Mixtral's router) as k rounds of a comparison of the
   index with an iota and a torch.where: exact, every element written is a
-  value of `src` or of `self`."""
+  value of `src` or of `self`;
+- aten.scatter.value of a few positions per row (DeepSeek-V3's mask of
+  the groups chosen) the same way: a position written by any round takes
+  the value."""
 
 import torch
 
@@ -44,11 +47,12 @@ def _histc(self, bins=100, min=0, max=0):
 
 
 def _topk(self, k, dim=-1, largest=True, sorted=True):
-    """aten.topk (sorted): the k largest (smallest) values along `dim` in
-    order, and their indices; among equal values the lowest index first.
-    An unsorted top-k, whose order PyTorch leaves to its kernel, is left to
-    torch-mlir (and refused there)."""
-    if not sorted or self.dim() == 0:
+    """aten.topk: the k largest (smallest) values along `dim` in order,
+    and their indices; among equal values the lowest index first. An
+    unsorted top-k (sorted=False: DeepSeek-V3's routers) leaves the order
+    to the implementation, and this order is one: the same values and
+    indices, each index with its value."""
+    if self.dim() == 0:
         return NotImplemented
     dim %= self.dim()
     n = self.shape[dim]
@@ -101,8 +105,31 @@ def _scatter_src(self, dim, index, src):
     return torch.where(last >= 0, picked, x).movedim(-1, dim)
 
 
+def _scatter_value(self, dim, index, value):
+    """aten.scatter.value (DeepSeek-V3's group mask: `mask.scatter_(1,
+    group_idx, 1)`) where `index` has the shape of `self` but along `dim`,
+    of at most _SCATTER_ROUNDS entries: a position written by any of them
+    takes `value`, else self's value. Equal indices write the same value,
+    so their order does not matter. Any other scatter is left to
+    torch-mlir (which refuses it)."""
+    dim %= max(self.dim(), 1)
+    if self.dim() == 0 or index.dim() != self.dim() or \
+            index.shape[dim] > _SCATTER_ROUNDS or any(
+                index.shape[d] != self.shape[d]
+                for d in range(self.dim()) if d != dim):
+        return NotImplemented
+    x, idx = self.movedim(dim, -1), index.movedim(dim, -1)
+    n = x.shape[-1]
+    hot = idx.unsqueeze(-2) == torch.arange(n, device=self.device).view(n, 1)
+    written = hot.sum(-1) > 0
+    return torch.where(written, torch.full((), value, dtype=self.dtype,
+                                           device=self.device),
+                       x).movedim(-1, dim)
+
+
 def register(table):
     """Adds the decompositions of this module to a trace's table."""
     table[aten.histc.default] = _histc
     table[aten.topk.default] = _topk
     table[aten.scatter.src] = _scatter_src
+    table[aten.scatter.value] = _scatter_value
