@@ -111,6 +111,11 @@ def _refuse(sort, what):
         "the pairs of the whole batch, which a micro-batch cannot see")
 
 
+def _entries(index):
+    """The entries of a __getitem__ index, as a list."""
+    return list(index) if isinstance(index, tuple) else [index]
+
+
 def _name(func):
     return getattr(func, "__name__", str(func))
 
@@ -160,9 +165,14 @@ class Permutations:
             return self._gather(name, args, tags[0][1], sort)
         if name == "__setitem__":
             return self._inverse(args, kinds, sort)
-        if kinds == ["perm"] and name in ("__floordiv__", "floor_divide") \
-                and isinstance(args[1], int):
-            return _tagged(torch.arange(sort.rows), "token", sort, k=args[1])
+        # perm // k, or perm.div(k, rounding_mode="trunc") (JetMoE): the
+        # same for the permutation's non-negative entries.
+        divisor = args[1] if len(args) > 1 else None
+        if kinds == ["perm"] and isinstance(divisor, int) and (
+                name in ("__floordiv__", "floor_divide") or
+                name == "div" and kwargs.get("rounding_mode") in
+                ("trunc", "floor")):
+            return _tagged(torch.arange(sort.rows), "token", sort, k=divisor)
         if kinds == ["perm"] and name == "empty_like":
             return _tagged(func(*args, **kwargs), "empty", sort)
         if kinds == ["perm"] and name == "argsort":
@@ -196,6 +206,12 @@ class Permutations:
             index = _tag(index_t) if isinstance(index_t, torch.Tensor) \
                 else None
         source = _tag(x)
+        if source is not None and source.kind == "sorted" and \
+                name == "__getitem__" and not any(
+                    isinstance(i, torch.Tensor) for i in _entries(index_t)):
+            return self._basic_index(x, index_t, sort)
+        if source is None and index is not None and index.kind == "sorted":
+            return self._lookup(name, args, index_t, sort)
         if source is None and (index is None or index.kind not in
                                ("perm", "token", "inverse")):
             return NotImplemented
@@ -215,6 +231,44 @@ class Permutations:
         return _refuse(sort, "a gather by a permutation other than of the "
                        "sorted rows (x[perm], x[perm // k], or the inverse "
                        "of sorted values)")
+
+    def _basic_index(self, x, index, sort):
+        """Basic indexing of sorted values (slices, integers, an ellipsis:
+        gpt-oss' `gate_up[..., ::2]`) that takes every row: a view of each
+        row alone, sorted as `x` is."""
+        entries = _entries(index)
+        if any(i is None or isinstance(i, bool) for i in entries):
+            _refuse(sort, "an indexing of sorted values that adds a "
+                    "dimension")
+        explicit = [i for i in entries if i is not Ellipsis]
+        ellipsis = len(explicit) < len(entries)
+        first = None
+        if entries and not (entries[0] is Ellipsis and
+                            x.dim() > len(explicit)):
+            first = explicit[0] if explicit else None
+        if first is not None and first != slice(None):
+            _refuse(sort, "an indexing of sorted values that does not take "
+                    "every row")
+        if not ellipsis and len(explicit) > x.dim():
+            return NotImplemented
+        return _tagged(x[index], "sorted", sort)
+
+    def _lookup(self, name, args, index_t, sort):
+        """A table looked up by sorted values (gpt-oss' expert biases,
+        `bias[expert_ids_g]`): row i of the result is a function of row i of
+        the index alone, so it is sorted as the index is. The trace looks
+        the table up by the index in the original order; whether the table
+        may be read by data at all (a parameter may, a value of other
+        samples may not) is the batch analysis' to decide, as for any
+        gather."""
+        if index_t.dim() != 1 or index_t.shape[0] != sort.rows or \
+                index_t.dtype.is_floating_point:
+            _refuse(sort, "a lookup by sorted values other than by one "
+                    "integer per sorted row")
+        x = args[0]
+        result = x.index_select(0, index_t) if name == "index_select" \
+            else x[index_t]
+        return _tagged(result, "sorted", sort)
 
     def _inverse(self, args, kinds, sort):
         target, index, value = args

@@ -8,7 +8,9 @@
 # the sum over each token's experts. Compiled against PyTorch (SGD, N = 3:
 # a micro-batch sorts nothing, its rows meet their own experts); the uses
 # of the sort that would read across the sorted rows of the whole batch
-# are refused at their line.
+# are refused at their line. A table looked up by the sorted ids (the
+# experts' biases) is sorted as the ids are; a lookup of the batch's own
+# values by them reads other samples, which the batch analysis refuses.
 
 import torch
 import torch.nn as nn
@@ -16,6 +18,7 @@ import torch.nn.functional as F
 import transformers.integrations.moe  # noqa: F401 (registers the op)
 
 import zoo
+from ga_mlir.torch import compile_train_step
 
 B, T, D, E, K = 6, 4, 8, 4, 2
 
@@ -31,6 +34,7 @@ class SortedExperts(nn.Module):
         self.embed = nn.Linear(6, D)
         self.gate = nn.Linear(D, E)
         self.w = nn.Parameter(torch.randn(E, D, D) / 3)
+        self.bias = nn.Parameter(torch.randn(E, D) / 3)
         self.head = nn.Linear(D, 5)
 
     def forward(self, x):
@@ -47,7 +51,12 @@ class SortedExperts(nn.Module):
             rows = rows + h.repeat(K, 1)  # mixed
         y = torch.ops.transformers.grouped_mm_fallback(rows, self.w,
                                                        offs=ends)
-        y = torch.tanh(y) * weights.unsqueeze(-1)
+        # Each row's expert bias, looked up by the sorted ids (gpt-oss):
+        # sorted as the ids are.
+        y = y + self.bias[ids]
+        if self.misuse == "lookup":
+            y = y + h[ids]  # lookup
+        y = torch.tanh(y[..., :]) * weights.unsqueeze(-1)
         if self.misuse == "unsorted":
             out = y.reshape(-1, K, D).sum(1)  # unsorted
         else:
@@ -77,4 +86,14 @@ for misuse in ("scan", "mixed", "unsorted"):
     where = f"torch-moe-permutation.py:{zoo.line_of(__file__, misuse)}"
     zoo.refused(misuse, SortedExperts(misuse), zoo.classification_loss,
                 batch, where)
+
+# The batch's own rows looked up by the sorted ids: refused by the batch
+# analysis (a read of other samples), not by the rule.
+# CHECK: lookup: ga-mlir refused the training step:
+# CHECK-NEXT: {{.*}}: error: this line reads a per-sample tensor by index
+lookup = SortedExperts("lookup")
+failures += zoo.call_refused("lookup", lambda: compile_train_step(
+    lookup, zoo.classification_loss,
+    torch.optim.SGD(lookup.parameters(), lr=0.1),
+    example_inputs=batch(torch.Generator().manual_seed(0)), micro_batches=2))
 raise SystemExit(failures)
