@@ -64,6 +64,65 @@ def olmoe(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2, layers=2,
                eos_token_id=1, pad_token_id=0, **config)
 
 
+def qwen2_moe(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2,
+              layers=2, router_logits=False, **config):
+    """transformers' Qwen2-MoE: routed experts beside a shared expert whose
+    output a sigmoid gate scales."""
+    return _hf("Qwen2MoeConfig", "Qwen2MoeForCausalLM", vocab,
+               hidden_size=d, intermediate_size=2 * d,
+               moe_intermediate_size=d, shared_expert_intermediate_size=d,
+               num_hidden_layers=layers, num_attention_heads=heads,
+               num_key_value_heads=heads // 2, num_experts=experts,
+               num_experts_per_tok=top_k, max_position_embeddings=t,
+               output_router_logits=router_logits, bos_token_id=1,
+               eos_token_id=1, pad_token_id=0, **config)
+
+
+def granitemoe(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2,
+               layers=2, router_logits=False, **config):
+    """transformers' GraniteMoE (its own parallel-experts layers)."""
+    return _hf("GraniteMoeConfig", "GraniteMoeForCausalLM", vocab,
+               hidden_size=d, intermediate_size=d, num_hidden_layers=layers,
+               num_attention_heads=heads, num_key_value_heads=heads // 2,
+               num_local_experts=experts, num_experts_per_tok=top_k,
+               max_position_embeddings=t,
+               output_router_logits=router_logits, bos_token_id=1,
+               eos_token_id=1, pad_token_id=0, **config)
+
+
+def gpt_oss(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2, layers=2,
+            router_logits=False, **config):
+    """transformers' gpt-oss: experts with biases (looked up by the sorted
+    expert ids), a clamped SwiGLU on interleaved gate/up columns, attention
+    sinks."""
+    return _hf("GptOssConfig", "GptOssForCausalLM", vocab,
+               hidden_size=d, intermediate_size=d, num_hidden_layers=layers,
+               num_attention_heads=heads, num_key_value_heads=heads // 2,
+               head_dim=d // heads, num_local_experts=experts,
+               num_experts_per_tok=top_k, max_position_embeddings=t,
+               layer_types=["full_attention"] * layers,
+               output_router_logits=router_logits, bos_token_id=1,
+               eos_token_id=1, pad_token_id=0, **config)
+
+
+def deepseek_v3(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2,
+                layers=2, groups=2, **config):
+    """transformers' DeepSeek-V3: sigmoid router scores with a correction
+    bias, group-limited top-k (an unsorted top-k of the groups, their mask
+    written by a scatter), a shared expert, multi-head latent attention
+    with interleaved rotary dimensions; the first layer dense."""
+    return _hf("DeepseekV3Config", "DeepseekV3ForCausalLM", vocab,
+               hidden_size=d, intermediate_size=2 * d,
+               moe_intermediate_size=d // 2, num_hidden_layers=layers,
+               first_k_dense_replace=1, num_attention_heads=heads,
+               num_key_value_heads=heads, n_routed_experts=experts,
+               n_shared_experts=1, num_experts_per_tok=top_k,
+               n_group=groups, topk_group=1, kv_lora_rank=d // 2,
+               q_lora_rank=d // 2, qk_rope_head_dim=8, qk_nope_head_dim=8,
+               v_head_dim=16, max_position_embeddings=t, bos_token_id=1,
+               eos_token_id=1, pad_token_id=0, **config)
+
+
 class DenseMoELayer(nn.Module):
     """A top-k router over `experts` two-layer SiLU MLPs, computed as a
     dense mix; returns the output and the router logits. `scales`: of the
@@ -119,20 +178,23 @@ class DenseMoE(nn.Module):
 
 
 # ------------------------------------------------- the MoE zoo's test cases
-_MODELS = {"mixtral": mixtral, "qwen3-moe": qwen3_moe, "olmoe": olmoe}
+_MODELS = {"mixtral": mixtral, "qwen3-moe": qwen3_moe, "olmoe": olmoe,
+           "qwen2-moe": qwen2_moe, "granitemoe": granitemoe,
+           "gpt-oss": gpt_oss, "deepseek-v3": deepseek_v3}
 
 
 def zoo_case(model, router_logits=False, **config):
-    """A model_zoo Case of transformers' `model` ("mixtral", "qwen3-moe",
-    "olmoe") with one layer (the compile time of a test), with the
-    batch-level load-balancing loss in its loss when `router_logits` (its
-    coefficient 1, so that a loss computed per micro-batch would show)."""
+    """A model_zoo Case of transformers' `model` (a key of _MODELS) with
+    one layer (DeepSeek-V3: two, its first dense; the compile time of a
+    test), with the batch-level load-balancing loss in its loss when
+    `router_logits` (its coefficient 1, so that a loss computed per
+    micro-batch would show)."""
     import model_zoo
     if router_logits:
-        config.setdefault("router_aux_loss_coef", 1.0)
+        config.update(router_logits=True, router_aux_loss_coef=1.0)
+    layers = 2 if model == "deepseek-v3" else 1
     return model_zoo.Case(
-        lambda: _MODELS[model](layers=1, router_logits=router_logits,
-                               **config),
+        lambda: _MODELS[model](layers=layers, **config),
         model_zoo.padded_text, model_zoo.hf_loss)
 
 
