@@ -1,4 +1,4 @@
-/*===- memref_descriptors.h - memrefs of the C interface, for the drivers
+/*===- memref_descriptors.h - memrefs of the C interface, for drivers ------===*
  * ---===*
  *
  * What `_mlir_ciface_*` functions take for a memref (a pointer to one) and
