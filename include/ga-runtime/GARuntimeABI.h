@@ -8,7 +8,7 @@
 // lib/Runtime/NCCL/GANcclRuntime.h. Plain C++17 without LLVM, so that the
 // runtimes check their own declarations against it (static_assert on the
 // operand types, `checkCublasLtABI` below) and the passes take their names
-// from it (lib/Codegen/GPU/StreamFunctions.h, LowerLibraryOps.cpp).
+// from it (the stream passes of lib/Codegen/GPU, LowerLibraryOps.cpp).
 //
 //===----------------------------------------------------------------------===//
 

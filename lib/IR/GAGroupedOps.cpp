@@ -140,6 +140,25 @@ static Value addToMatrix(OpBuilder &b, Location loc, Value lhsRows,
                                        offsets, sizes, strides);
 }
 
+/// `acc` with the product of group `g` for rows [start, start + size) of
+/// `lhs` accumulated: those rows times the group's matrix into the same rows
+/// of `acc`, or with `transposed` (the weights' gradient) those rows
+/// transposed times the same rows of `rhs` into the group's matrix.
+static Value accumulateGroup(OpBuilder &b, Location loc, bool transposed,
+                             Value lhs, Value rhs, Value acc, Value g,
+                             Value start, OpFoldResult size) {
+  Value lhsRows = rowsAt(b, loc, lhs, start, size);
+  if (transposed)
+    return addToMatrix(b, loc, lhsRows, rowsAt(b, loc, rhs, start, size), acc,
+                       g);
+  Value out = rowsAt(b, loc, acc, start, size);
+  Value product = linalg::MatmulOp::create(
+                      b, loc, ValueRange{lhsRows, matrixAt(b, loc, rhs, g)},
+                      ValueRange{out})
+                      .getResult(0);
+  return insertRows(b, loc, product, acc, start, size);
+}
+
 /// With group_ids: an scf.for over the rows, each row (a 1-row slice) times
 /// the matrix of its group when the group is in range (the weights'
 /// gradient: the row's outer product added to its group's matrix).
@@ -166,21 +185,8 @@ static Value decomposeByRow(OpBuilder &b, GroupedMatmulOp op) {
         auto ifOp = scf::IfOp::create(
             nb, nloc, inRange,
             [&](OpBuilder &tb, Location tloc) {
-              OpFoldResult one = tb.getIndexAttr(1);
-              Value row = rowsAt(tb, tloc, lhs, r, one);
-              Value next;
-              if (!transposed) {
-                Value out = rowsAt(tb, tloc, acc, r, one);
-                Value product =
-                    linalg::MatmulOp::create(
-                        tb, tloc, ValueRange{row, matrixAt(tb, tloc, rhs, g)},
-                        ValueRange{out})
-                        .getResult(0);
-                next = insertRows(tb, tloc, product, acc, r, one);
-              } else {
-                next = addToMatrix(tb, tloc, row, rowsAt(tb, tloc, rhs, r, one),
-                                   acc, g);
-              }
+              Value next = accumulateGroup(tb, tloc, transposed, lhs, rhs, acc,
+                                           g, r, tb.getIndexAttr(1));
               scf::YieldOp::create(tb, tloc, next);
             },
             [&](OpBuilder &eb, Location eloc) {
@@ -216,20 +222,8 @@ GroupedMatmulOp::decomposeOperation(OpBuilder &b) {
         Value end = arith::MaxSIOp::create(
             nb, nloc, clampRow(nb, nloc, endRaw, zero, rows), start);
         Value size = arith::SubIOp::create(nb, nloc, end, start);
-        Value rowsOfLhs = rowsAt(nb, nloc, lhs, start, size);
-        Value next;
-        if (!transposed) {
-          Value out = rowsAt(nb, nloc, acc, start, size);
-          Value product =
-              linalg::MatmulOp::create(
-                  nb, nloc, ValueRange{rowsOfLhs, matrixAt(nb, nloc, rhs, g)},
-                  ValueRange{out})
-                  .getResult(0);
-          next = insertRows(nb, nloc, product, acc, start, size);
-        } else {
-          next = addToMatrix(nb, nloc, rowsOfLhs,
-                             rowsAt(nb, nloc, rhs, start, size), acc, g);
-        }
+        Value next = accumulateGroup(nb, nloc, transposed, lhs, rhs, acc, g,
+                                     start, size);
         scf::YieldOp::create(nb, nloc, ValueRange{end, next});
       });
   return SmallVector<Value>{loop.getResult(1)};

@@ -11,16 +11,11 @@ using namespace mlir::ga;
 
 /// `[async] [[%dep, ...]]`: the token result, if any, and the async
 /// dependencies, as gpu.launch_func writes them (its directive is private to
-/// the GPU dialect).
+/// the GPU dialect). The GPU and LLVM dialects, whose types these ops use, are
+/// dependent dialects of ga.
 static ParseResult
 parseAsyncToken(OpAsmParser &parser, Type &tokenType,
                 SmallVectorImpl<OpAsmParser::UnresolvedOperand> &deps) {
-  // The generated parser resolves the dependencies as `!gpu.async.token`
-  // (a buildable type) even when there are none: the GPU dialect must be
-  // loaded before that type is built.
-  parser.getContext()->getOrLoadDialect<gpu::GPUDialect>();
-  // The same for the graph handle of the CUDA graph ops (an `!llvm.ptr`).
-  parser.getContext()->getOrLoadDialect<LLVM::LLVMDialect>();
   if (succeeded(parser.parseOptionalKeyword("async")))
     tokenType = gpu::AsyncTokenType::get(parser.getContext());
   return parser.parseCommaSeparatedList(
@@ -28,15 +23,15 @@ parseAsyncToken(OpAsmParser &parser, Type &tokenType,
       [&] { return parser.parseOperand(deps.emplace_back()); });
 }
 
+/// Prints the token and the dependencies followed by a space, or nothing for
+/// the synchronous form without dependencies: the formats suppress the
+/// space before the next element, so that no form has two spaces.
 static void printAsyncToken(OpAsmPrinter &p, Operation *, Type tokenType,
                             OperandRange deps) {
   if (tokenType)
-    p << "async";
-  if (deps.empty())
-    return;
-  if (tokenType)
-    p << ' ';
-  p << '[' << deps << ']';
+    p << "async ";
+  if (!deps.empty())
+    p << '[' << deps << "] ";
 }
 
 #define GET_OP_CLASSES

@@ -157,6 +157,9 @@ static void addLLVMStage(OpPassManager &pm, const LowerToCPUOptions &options) {
 
 void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
                                             const LowerToCPUOptions &options) {
+  // GPU library ops (lowered by --ga-lower-library-ops only) are refused at
+  // the op, before any conversion meets them.
+  pm.addPass(createCheckLibraryOpsLowered());
   pm.addPass(createCheckConstantIndices());
   PrepareFunctionsForLLVMOptions prepare;
   prepare.cInterface = options.cInterface;

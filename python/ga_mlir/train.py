@@ -105,16 +105,36 @@ def _maybe_reexec(no_measure):
               [sys.executable, "-m", "ga_mlir.train"] + sys.argv[1:], env)
 
 
-def _print_table(report):
-    print(f"{'configuration':<14} {'final loss':>11} {'max rel diff':>12} "
-          f"{'samples/s':>10} {'static peak':>12} {'measured peak':>14}")
+# The columns of a report's table that both trainers print.
+NAME = ("configuration", "", lambda c: c["name"])
+FINAL_LOSS = ("final loss", ".5f", lambda c: c["loss"][-1])
+SAMPLES_PER_S = ("samples/s", ".0f", lambda c: c["samples_per_s"])
+PEAKS = (("static peak", "", lambda c: c["static_peak_bytes"]),
+         ("measured peak", "", lambda c: c["measured_peak_bytes"]))
+
+
+def print_configurations(report, columns, name_width):
+    """Prints a table of the configurations of `report`: a row each, a column
+    each (header, format, value of a configuration) of `columns`, the first
+    (the name) left-aligned in `name_width` characters, the others
+    right-aligned as wide as their header; an absent value (None) as '-'."""
+    widths = [name_width] + [max(len(h), 8) for h, _, _ in columns[1:]]
+    aligns = ["<"] + [">"] * (len(columns) - 1)
+    print(" ".join(f"{h:{a}{w}}" for (h, _, _), a, w
+                   in zip(columns, aligns, widths)))
     for c in report["configurations"]:
-        static, measured = c["static_peak_bytes"], c["measured_peak_bytes"]
-        print(f"{c['name']:<14} {c['loss'][-1]:>11.5f} "
-              f"{c['max_relative_loss_difference']:>12.2e} "
-              f"{c['samples_per_s']:>10.0f} "
-              f"{static if static is not None else '-':>12} "
-              f"{measured if measured is not None else '-':>14}")
+        cells = []
+        for (_, fmt, value), a, w in zip(columns, aligns, widths):
+            v = value(c)
+            cells.append(f"{'-' if v is None else format(v, fmt):{a}{w}}")
+        print(" ".join(cells))
+
+
+def _print_table(report):
+    print_configurations(report, [
+        NAME, FINAL_LOSS,
+        ("max rel diff", ".2e", lambda c: c["max_relative_loss_difference"]),
+        SAMPLES_PER_S, *PEAKS], 14)
 
 
 def main(argv=None):

@@ -59,7 +59,8 @@ import numpy as np
 
 from . import build_dir, steplib, train_torch
 from ._plots import finish_n_axes, plot_peaks, save_figures
-from .train import step_budget
+from .train import (FINAL_LOSS, NAME, PEAKS, SAMPLES_PER_S,
+                    print_configurations, step_budget)
 
 _REEXEC_FLAG = "GA_TRAIN_PRELOADED"
 
@@ -239,13 +240,11 @@ def _train_config(a, name, n, kind, steps, data, params, velocities, counter, lo
 def _summarize(a, report, out):
     """Prints the table and the loss differences; the exit status (1 when a
     difference exceeds --check-tolerance)."""
-    print(f"{'configuration':<24} {'final loss':>10} {'ms/step':>8} {'samples/s':>10} {'updates/s':>9} "
-          f"{'static peak':>12} {'measured peak':>14}")
-    for c in report["configurations"]:
-        m, st = c["measured_peak_bytes"], c["static_peak_bytes"]
-        print(f"{c['name']:<24} {c['loss'][-1]:>10.5f} {1e3 * c['median_seconds_per_step']:>8.3f} "
-              f"{c['samples_per_s']:>10.0f} {c['updates_per_s']:>9.1f} {st if st is not None else '-':>12} "
-              f"{m if m is not None else '-':>14}")
+    print_configurations(report, [
+        NAME, FINAL_LOSS,
+        ("ms/step", ".3f", lambda c: 1e3 * c["median_seconds_per_step"]),
+        SAMPLES_PER_S, ("updates/s", ".1f", lambda c: c["updates_per_s"]),
+        *PEAKS], 24)
     print(f"max relative loss difference GA-N vs full batch: {report['max_relative_loss_difference']:.2e}")
     torch_diff = report["max_relative_loss_difference_torch"]
     if torch_diff is not None:

@@ -1,4 +1,19 @@
 // RUN: ga-opt %s | ga-opt | FileCheck %s
+// RUN: ga-opt %s | FileCheck %s --check-prefix=SPACES --strict-whitespace
+// RUN: ga-opt %s | FileCheck %s --check-prefix=NO-DOUBLE --strict-whitespace
+
+// Every form prints one space between its parts: none of the ops prints two
+// after its name (the synchronous form, whose token directive prints
+// nothing) or after its dependencies.
+// NO-DOUBLE-NOT: {{ga\.[a-z_]+  }}
+// NO-DOUBLE-NOT: {{\]  }}
+// SPACES: {{^}}    ga.blas_matmul %{{[A-Za-z0-9_]+}}, %
+// SPACES: {{^}}    %{{.*}} = ga.blas_matmul async [%{{[A-Za-z0-9_]+}}] %
+// SPACES: {{^}}    ga.blas_matmul [%{{[A-Za-z0-9_]+}}] %
+// SPACES: {{^}}    ga.nccl_all_reduce %{{[A-Za-z0-9_]+}} {datatype
+// SPACES: {{^}}    %{{.*}} = ga.nccl_all_reduce async [%{{[A-Za-z0-9_]+}}] %
+// SPACES: {{^}}      %{{.*}} = ga.graph_capture async [%{{[A-Za-z0-9_]+}}] {
+// SPACES: {{^}}      %{{.*}} = ga.graph_launch async [%{{[A-Za-z0-9_]+}}] %
 
 // The product's forms round-trip: synchronous, async after a token, a
 // batch, a bias epilogue.

@@ -57,7 +57,11 @@ def GA_Dialect : Dialect {
 
     Everything else in a training step is written in upstream dialects.
   }];
-  let dependentDialects = ["::mlir::vector::VectorDialect"];
+  // The library ops take and return `!gpu.async.token`s and the CUDA graph
+  // ops an `!llvm.ptr` handle: their parsers build those types.
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect"];
   let hasRegionArgAttrVerify = 1;
   let useDefaultAttributePrinterParser = 1;
   let extraClassDeclaration = [{

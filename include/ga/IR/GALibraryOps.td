@@ -52,7 +52,7 @@ def GA_BlasMatmulOp : Op<GA_Dialect, "blas_matmul",
   let results = (outs Optional<GPU_AsyncToken>:$asyncToken);
   let assemblyFormat = [{
     custom<AsyncToken>(type($asyncToken), $asyncDependencies)
-    $lhs `,` $rhs `,` $out (`bias` `(` $bias^ `:` type($bias) `)`)? attr-dict
+    `` $lhs `,` $rhs `,` $out (`bias` `(` $bias^ `:` type($bias) `)`)? attr-dict
     `:` type($lhs) `,` type($rhs) `,` type($out)
   }];
   let hasVerifier = 1;
@@ -88,7 +88,7 @@ def GA_NcclAllReduceOp : Op<GA_Dialect, "nccl_all_reduce",
   let results = (outs Optional<GPU_AsyncToken>:$asyncToken);
   let assemblyFormat = [{
     custom<AsyncToken>(type($asyncToken), $asyncDependencies)
-    $buffer attr-dict `:` type($buffer)
+    `` $buffer attr-dict `:` type($buffer)
   }];
   let hasVerifier = 1;
 }
@@ -128,7 +128,7 @@ def GA_GraphCaptureOp : Op<GA_Dialect, "graph_capture",
       Optional<GPU_AsyncToken>:$asyncToken);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    custom<AsyncToken>(type($asyncToken), $asyncDependencies) $body attr-dict
+    custom<AsyncToken>(type($asyncToken), $asyncDependencies) `` $body attr-dict
   }];
   let hasVerifier = 1;
 }
@@ -162,7 +162,7 @@ def GA_GraphLaunchOp : Op<GA_Dialect, "graph_launch",
       GA_GraphHandle:$graph);
   let results = (outs Optional<GPU_AsyncToken>:$asyncToken);
   let assemblyFormat = [{
-    custom<AsyncToken>(type($asyncToken), $asyncDependencies) $graph attr-dict
+    custom<AsyncToken>(type($asyncToken), $asyncDependencies) `` $graph attr-dict
   }];
   let hasVerifier = 1;
 }

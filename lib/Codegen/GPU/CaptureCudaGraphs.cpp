@@ -11,11 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ga-runtime/GARuntimeABI.h"
 #include "ga/Codegen/GPU/Passes.h"
 #include "ga/IR/GALibraryOps.h"
 #include "ga/Utils/IRUtils.h"
-
-#include "StreamFunctions.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -27,7 +26,6 @@ namespace mlir::ga {
 
 using namespace mlir;
 using namespace mlir::ga;
-using namespace mlir::ga::detail;
 
 namespace {
 
@@ -86,7 +84,7 @@ std::string whyNotCapturable(Operation *op) {
     return "";
   }
   if (auto call = dyn_cast<func::CallOp>(op)) {
-    if (call.getCallee().starts_with(kStreamPrefix))
+    if (call.getCallee().starts_with(ga_abi::kStreamPrefix))
       return "is a host synchronization";
     return "is a call that is not ordered on the step's stream";
   }

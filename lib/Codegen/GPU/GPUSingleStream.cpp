@@ -11,10 +11,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ga-runtime/GARuntimeABI.h"
 #include "ga/Codegen/GPU/Passes.h"
 #include "ga/Utils/IRUtils.h"
-
-#include "StreamFunctions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -30,14 +29,13 @@ namespace mlir::ga {
 
 using namespace mlir;
 using namespace mlir::ga;
-using namespace mlir::ga::detail;
 
 namespace {
 
 /// The runtime functions (lib/Runtime/CUDA, the mgpu* ABI) that wait for a
 /// stream and release it.
-constexpr StringLiteral kSynchronize = kStreamSynchronize;
-constexpr StringLiteral kDestroy = kStreamDestroy;
+constexpr StringLiteral kSynchronize = ga_abi::kStreamSynchronize;
+constexpr StringLiteral kDestroy = ga_abi::kStreamDestroy;
 
 /// True if `op` or an op nested in it is GPU work that runs on a stream: an
 /// op ordered by async tokens (gpu ops and the ga library ops alike: a loop

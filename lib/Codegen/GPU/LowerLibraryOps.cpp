@@ -31,13 +31,7 @@ using namespace mlir::ga;
 
 namespace {
 
-constexpr StringLiteral kMatmul = ga_abi::kCublasLtMatmul;
-constexpr StringLiteral kMatmulBatched = ga_abi::kCublasLtMatmulStridedBatched;
 constexpr StringLiteral kAllReduce = ga_abi::kNcclAllReduce;
-constexpr StringLiteral kBeginCapture = ga_abi::kGraphBeginCapture;
-constexpr StringLiteral kEndCapture = ga_abi::kGraphEndCapture;
-constexpr StringLiteral kGraphLaunch = ga_abi::kGraphLaunch;
-constexpr StringLiteral kGraphDestroy = ga_abi::kGraphDestroy;
 
 /// cudaDataType_t of an element type that the op takes (its verifier).
 int64_t cudaType(Type t) {
@@ -179,7 +173,8 @@ LogicalResult LowerLibraryOpsPass::lower(GraphCaptureOp op) {
   // capture ends on the stream after its last work: the graph.
   Value stream = op.getAsyncDependencies().front();
   Type ptr = op.getGraph().getType();
-  if (failed(callGraphRuntime(op, kBeginCapture, stream.getType(), {}, stream)))
+  if (failed(callGraphRuntime(op, ga_abi::kGraphBeginCapture, stream.getType(),
+                              {}, stream)))
     return failure();
   Block &body = op.getBody().front();
   auto yield = cast<GraphYieldOp>(body.getTerminator());
@@ -188,7 +183,7 @@ LogicalResult LowerLibraryOpsPass::lower(GraphCaptureOp op) {
                                          body.getOperations(), body.begin(),
                                          std::prev(body.end()));
   FailureOr<func::CallOp> endCall =
-      callGraphRuntime(op, kEndCapture, end.getType(), ptr, end);
+      callGraphRuntime(op, ga_abi::kGraphEndCapture, end.getType(), ptr, end);
   if (failed(endCall))
     return failure();
   op.getGraph().replaceAllUsesWith(endCall->getResult(0));
@@ -201,7 +196,7 @@ LogicalResult LowerLibraryOpsPass::lower(GraphCaptureOp op) {
 LogicalResult LowerLibraryOpsPass::lower(GraphLaunchOp op) {
   Value stream = op.getAsyncDependencies().front();
   Value graph = op.getGraph();
-  if (failed(callGraphRuntime(op, kGraphLaunch,
+  if (failed(callGraphRuntime(op, ga_abi::kGraphLaunch,
                               {graph.getType(), stream.getType()}, {},
                               {graph, stream})))
     return failure();
@@ -212,7 +207,8 @@ LogicalResult LowerLibraryOpsPass::lower(GraphLaunchOp op) {
 
 LogicalResult LowerLibraryOpsPass::lower(GraphDestroyOp op) {
   Value graph = op.getGraph();
-  if (failed(callGraphRuntime(op, kGraphDestroy, graph.getType(), {}, graph)))
+  if (failed(callGraphRuntime(op, ga_abi::kGraphDestroy, graph.getType(), {},
+                              graph)))
     return failure();
   op->erase();
   ++numGraphOps;
@@ -225,7 +221,8 @@ LogicalResult LowerLibraryOpsPass::lower(BlasMatmulOp op) {
   ModuleOp module = getOperation();
   Type ptrType = LLVM::LLVMPointerType::get(op.getContext());
   bool batched = op.isBatched();
-  StringRef name = batched ? kMatmulBatched : kMatmul;
+  StringRef name =
+      batched ? ga_abi::kCublasLtMatmulStridedBatched : ga_abi::kCublasLtMatmul;
   FailureOr<Value> maybeStream = getStream(b, op, name);
   if (failed(maybeStream))
     return failure();

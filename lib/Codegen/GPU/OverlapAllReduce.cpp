@@ -13,11 +13,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ga-runtime/GARuntimeABI.h"
 #include "ga/Codegen/GPU/Passes.h"
 #include "ga/IR/GALibraryOps.h"
 #include "ga/Utils/IRUtils.h"
-
-#include "StreamFunctions.h"
 
 #include "mlir/Analysis/AliasAnalysis.h"
 #include "mlir/Analysis/SliceAnalysis.h"
@@ -36,7 +35,14 @@ namespace mlir::ga {
 
 using namespace mlir;
 using namespace mlir::ga;
-using namespace mlir::ga::detail;
+// The stream and event functions of the runtime that this pass emits or
+// meets as calls.
+using ga_abi::kEventCreate;
+using ga_abi::kEventDestroy;
+using ga_abi::kEventRecord;
+using ga_abi::kStreamDestroy;
+using ga_abi::kStreamSynchronize;
+using ga_abi::kStreamWaitEvent;
 
 namespace {
 

@@ -140,52 +140,40 @@ BY_ROWS = (GROUPED_MM_ROWS, GROUPED_MM_ROWS_WEIGHT_GRAD)
 WEIGHT_GRADS = (GROUPED_MM_WEIGHT_GRAD, GROUPED_MM_ROWS_WEIGHT_GRAD)
 
 
-class _GroupedProduct(torch.autograd.Function):
-    """grouped_mm with its backward in grouped products (setup_context:
+def _grouped_function(name, product, weight_grad, doc):
+    """A torch.autograd.Function of the grouped product `product`(input,
+    weight, groups) whose backward is grouped products too: `product` of the
+    gradient by the transposed weights, and `weight_grad` (setup_context:
     torch.func.grad takes it)."""
 
-    @staticmethod
-    def forward(input, weight, offs):
-        return GROUPED_MM(input, weight, offs)
+    def forward(input, weight, groups):
+        return product(input, weight, groups)
 
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        input, weight, offs = inputs
-        ctx.save_for_backward(input, weight, offs)
-
-    @staticmethod
-    def backward(ctx, grad):
-        input, weight, offs = ctx.saved_tensors
-        d_input = d_weight = None
-        if ctx.needs_input_grad[0]:
-            d_input = GROUPED_MM(grad, weight.transpose(-2, -1), offs)
-        if ctx.needs_input_grad[1]:
-            d_weight = GROUPED_MM_WEIGHT_GRAD(input, grad, offs,
-                                              weight.shape[0])
-        return d_input, d_weight, None
-
-
-class _RowsProduct(torch.autograd.Function):
-    """grouped_mm_rows with its backward in grouped products by rows."""
-
-    @staticmethod
-    def forward(input, weight, ids):
-        return GROUPED_MM_ROWS(input, weight, ids)
-
-    @staticmethod
     def setup_context(ctx, inputs, output):
         ctx.save_for_backward(*inputs)
 
-    @staticmethod
     def backward(ctx, grad):
-        input, weight, ids = ctx.saved_tensors
+        input, weight, groups = ctx.saved_tensors
         d_input = d_weight = None
         if ctx.needs_input_grad[0]:
-            d_input = GROUPED_MM_ROWS(grad, weight.transpose(-2, -1), ids)
+            d_input = product(grad, weight.transpose(-2, -1), groups)
         if ctx.needs_input_grad[1]:
-            d_weight = GROUPED_MM_ROWS_WEIGHT_GRAD(input, grad, ids,
-                                                   weight.shape[0])
+            d_weight = weight_grad(input, grad, groups, weight.shape[0])
         return d_input, d_weight, None
+
+    return type(name, (torch.autograd.Function,),
+                {"__doc__": doc, "forward": staticmethod(forward),
+                 "setup_context": staticmethod(setup_context),
+                 "backward": staticmethod(backward)})
+
+
+# grouped_mm by group ends, grouped_mm_rows by the rows' group ids.
+_GroupedProduct = _grouped_function(
+    "_GroupedProduct", GROUPED_MM, GROUPED_MM_WEIGHT_GRAD,
+    "grouped_mm with its backward in grouped products")
+_RowsProduct = _grouped_function(
+    "_RowsProduct", GROUPED_MM_ROWS, GROUPED_MM_ROWS_WEIGHT_GRAD,
+    "grouped_mm_rows with its backward in grouped products by rows")
 
 
 def grouped_product(input, weight, offs):

@@ -572,6 +572,38 @@ def WidenI1Tensors : Pass<"ga-widen-i1-tensors", "func::FuncOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// CheckLibraryOpsLowered
+//===----------------------------------------------------------------------===//
+
+def CheckLibraryOpsLowered
+    : Pass<"ga-check-library-ops-lowered", "ModuleOp"> {
+  let summary = "Refuse the GPU library ops that only --ga-lower-library-ops "
+                "lowers";
+  let description = [{
+    The ops of GALibraryOps.td (`ga.blas_matmul`, `ga.nccl_all_reduce`, the
+    CUDA graph ops) become calls of the runtimes by `--ga-lower-library-ops`
+    and by nothing else: the CPU lowering has no pattern for them, and
+    without this check upstream's conversion fails late with an
+    `unrealized_conversion_cast` of their operands. `--ga-lower-to-cpu` runs
+    this pass first; the first library op is reported at its location, with
+    the pass that lowers it (code `not-lowered`), and the pass fails.
+
+    Input:
+
+    ```mlir
+    func.func @f(%g: memref<12xf32>) {
+      // error: 'ga.nccl_all_reduce' op is a library call that
+      // --ga-lower-to-cpu does not lower: run --ga-lower-library-ops first
+      ga.nccl_all_reduce %g {datatype = 7 : i32, reduction = 0 : i32} : memref<12xf32>
+      return
+    }
+    ```
+
+    The IR is not changed.
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // ShareBuffers
 //===----------------------------------------------------------------------===//
 

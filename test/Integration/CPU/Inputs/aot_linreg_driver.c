@@ -27,18 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-  float *allocated, *aligned;
-  int64_t offset;
-} MemRef0D;
-typedef struct {
-  float *allocated, *aligned;
-  int64_t offset, sizes[1], strides[1];
-} MemRef1D;
-typedef struct {
-  float *allocated, *aligned;
-  int64_t offset, sizes[2], strides[2];
-} MemRef2D;
+#include "../../Inputs/memref_descriptors.h"
 
 /* Results of @train_step: new w, new b, loss. */
 typedef struct {

@@ -12,36 +12,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../Inputs/memref_descriptors.h"
+
 #ifndef GA_DRIVER_SELF_TEST
 #include "GACudaRuntime.h"
 #endif
 
 typedef struct {
-  float *allocated, *aligned;
-  int64_t offset;
-} Desc0;
-typedef struct {
-  float *allocated, *aligned;
-  int64_t offset, sizes[1], strides[1];
-} Desc1;
-typedef struct {
-  float *allocated, *aligned;
-  int64_t offset, sizes[2], strides[2];
-} Desc2;
-typedef struct {
-  int64_t *allocated, *aligned;
-  int64_t offset, sizes[1], strides[1];
-} Desc1I;
-typedef struct {
-  Desc2 w1;
-  Desc1 b1;
-  Desc2 w2;
-  Desc1 b2;
-  Desc0 loss;
+  MemRef2D w1;
+  MemRef1D b1;
+  MemRef2D w2;
+  MemRef1D b2;
+  MemRef0D loss;
 } Results;
 
-typedef void StepFn(Results *, Desc2 *, Desc1 *, Desc2 *, Desc1 *, float,
-                    Desc2 *, Desc1I *);
+typedef void StepFn(Results *, MemRef2D *, MemRef1D *, MemRef2D *, MemRef1D *,
+                    float, MemRef2D *, MemRef1DI64 *);
 StepFn _mlir_ciface_train_step;
 #ifdef GA_DRIVER_COMPARE_CPU
 StepFn cpu_train_step;
@@ -71,12 +57,12 @@ static float uniform(void) { // [-1, 1)
   return (float)((state >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f;
 }
 
-static Desc2 desc2(float *p, int64_t r, int64_t c) {
-  Desc2 d = {p, p, 0, {r, c}, {c, 1}};
+static MemRef2D desc2(float *p, int64_t r, int64_t c) {
+  MemRef2D d = {p, p, 0, {r, c}, {c, 1}};
   return d;
 }
-static Desc1 desc1(float *p, int64_t n) {
-  Desc1 d = {p, p, 0, {n}, {1}};
+static MemRef1D desc1(float *p, int64_t n) {
+  MemRef1D d = {p, p, 0, {n}, {1}};
   return d;
 }
 
@@ -109,10 +95,10 @@ static void run(StepFn *step, int device, float *out) {
     to_dev(l, labels, sizeof labels);
   else
     memcpy(l, labels, sizeof labels);
-  Desc2 dw1 = desc2(a[0], IN, H), dw2 = desc2(a[2], H, C),
-        dx = desc2(a[4], B, IN);
-  Desc1 db1 = desc1(a[1], H), db2 = desc1(a[3], C);
-  Desc1I dl = {l, l, 0, {B}, {1}};
+  MemRef2D dw1 = desc2(a[0], IN, H), dw2 = desc2(a[2], H, C),
+           dx = desc2(a[4], B, IN);
+  MemRef1D db1 = desc1(a[1], H), db2 = desc1(a[3], C);
+  MemRef1DI64 dl = {l, l, 0, {B}, {1}};
   Results r;
   step(&r, &dw1, &db1, &dw2, &db2, 0.1f, &dx, &dl);
   void (*get)(void *, const void *, size_t) =
