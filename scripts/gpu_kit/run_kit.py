@@ -508,7 +508,6 @@ def device_peak(fn, torch):
     step's own buffers, which our runtime allocates there), or None for the
     second when the driver does not say. The cuBLASLt workspace is one
     cuMemAlloc outside both; its size is in the prediction's `workspaces`."""
-    import ctypes
     found = _driver_pool()
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
