@@ -488,7 +488,6 @@ _POOL_USED_MEM_CURRENT, _POOL_USED_MEM_HIGH = 7, 8
 def _driver_pool():
     """(libcuda, the current device's default memory pool), through which
     our runtime allocates a step's buffers (cuMemAllocAsync), or None."""
-    import ctypes
     try:
         cuda = ctypes.CDLL("libcuda.so.1")
         device, pool = ctypes.c_int(), ctypes.c_void_p()
