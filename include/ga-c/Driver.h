@@ -166,6 +166,13 @@ typedef struct MlirGACompileOptions {
   const int64_t *shardPlanBasePeaks;
   intptr_t numShardPlanBasePeaks;
   MlirStringRef shardPlanMaxMemory;
+  /// The target whose bufferization the memory report (MlirGATargetReport)
+  /// and a budget (maxMemory, for MlirGATargetChoice or a lowering)
+  /// measure: MlirGATargetCPU (heap bytes of the CPU library) or
+  /// MlirGATargetCUDA (device bytes of the GPU step, with the `nvvm`
+  /// options, and its library workspaces). A budget for MlirGATargetCUDA is
+  /// device bytes whatever this says.
+  MlirGATarget memoryTarget;
 } MlirGACompileOptions;
 
 /// What a compilation chose and produced, valid during the callback.

@@ -63,6 +63,10 @@ inline constexpr unsigned kCublasLtMatmulStridedBatchedOutput = 11;
 /// Operands without the stream.
 inline constexpr unsigned kCublasLtMatmulArity = 16;
 inline constexpr unsigned kCublasLtMatmulStridedBatchedArity = 19;
+/// Bytes of the one device workspace per process that the runtime hands
+/// cuBLASLt (gaCublasLtWorkspaceSize): what the static memory report of a
+/// GPU step counts as its library workspace (lib/Memory/StepMemory.cpp).
+inline constexpr std::size_t kCublasLtWorkspaceBytes = std::size_t(32) << 20;
 
 //===----------------------------------------------------------------------===//
 // NCCL (GANcclRuntime.h): gaNcclAllReduce(stream, buffer, count, dtype, op);

@@ -11,6 +11,7 @@
 #include "ga/IR/GADialect.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/BufferViewFlowAnalysis.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
@@ -69,13 +70,14 @@ static FailureOr<int64_t> getBufferBytes(MemRefType type, Operation *where) {
 /// run-time sizes, the largest each can be (its constant upper bound, by the
 /// ops' ValueBoundsOpInterface: a data-parallel step's micro-batch of
 /// `base + (i < rem)` samples once its shard is known); failure when a size
-/// has no constant bound.
-static FailureOr<int64_t> getAllocBytes(memref::AllocOp alloc) {
-  MemRefType type = alloc.getType();
+/// has no constant bound. `alloc` is a `memref.alloc` or a `gpu.alloc`.
+static FailureOr<int64_t> getAllocBytes(Operation *alloc,
+                                        ValueRange dynamicSizes) {
+  auto type = cast<MemRefType>(alloc->getResult(0).getType());
   if (type.hasStaticShape())
     return getBufferBytes(type, alloc);
   SmallVector<int64_t> shape(type.getShape());
-  auto sizes = alloc.getDynamicSizes().begin();
+  auto sizes = dynamicSizes.begin();
   for (int64_t &size : shape) {
     if (!ShapedType::isDynamic(size))
       continue;
@@ -91,8 +93,9 @@ static FailureOr<int64_t> getAllocBytes(memref::AllocOp alloc) {
 
 MemoryUsageAnalysis::MemoryUsageAnalysis(func::FuncOp func,
                                          ArrayRef<BufferRole> argRoles,
-                                         bool inferOptimizerState)
+                                         bool inferOptimizerState, bool device)
     : func(func) {
+  usage.device = device;
   classify(argRoles, inferOptimizerState || argRoles.empty());
   if (!ok || func.isExternal())
     return;
@@ -113,7 +116,7 @@ getUseAnchors(BufferViewFlowAnalysis &aliases, Block &entry, Value value) {
   SmallPtrSet<Operation *, 8> anchors;
   for (Value alias : aliases.resolve(value))
     for (Operation *user : alias.getUsers())
-      if (!isa<memref::DeallocOp>(user))
+      if (!isa<memref::DeallocOp, gpu::DeallocOp>(user))
         if (Operation *anchor = entry.findAncestorOpInBlock(*user))
           anchors.insert(anchor);
   return anchors;
@@ -259,17 +262,29 @@ void MemoryUsageAnalysis::classify(ArrayRef<BufferRole> argRoles,
       if (Operation *def = getViewRoot(operand).getDefiningOp())
         returned.insert(def);
   });
-  func.walk([&](memref::AllocOp alloc) {
-    FailureOr<int64_t> bytes = getAllocBytes(alloc);
+  func.walk([&](Operation *alloc) {
+    auto host = dyn_cast<memref::AllocOp>(alloc);
+    auto gpu = dyn_cast<gpu::AllocOp>(alloc);
+    if (!host && !gpu)
+      return WalkResult::advance();
+    FailureOr<int64_t> bytes = getAllocBytes(
+        alloc, host ? host.getDynamicSizes() : gpu.getDynamicSizes());
     if (failed(bytes)) {
-      alloc.emitError() << "memory report: the size of this allocation ("
-                        << alloc.getType() << ") is only known at run time";
+      alloc->emitError() << "memory report: the size of this allocation ("
+                         << alloc->getResult(0).getType()
+                         << ") is only known at run time";
       ok = false;
       return WalkResult::interrupt();
     }
     // The LLVM lowering asks malloc for the alignment on top and aligns by
-    // hand.
-    int64_t heapBytes = *bytes + alloc.getAlignment().value_or(0);
+    // hand; the device allocator aligns itself.
+    int64_t heapBytes = *bytes + (host ? host.getAlignment().value_or(0) : 0);
+    // A device step's host buffers (deallocation's bookkeeping) are not
+    // device memory: counted apart.
+    if (host && usage.device) {
+      hostAllocations[alloc] = heapBytes;
+      return WalkResult::advance();
+    }
     BufferRole role =
         getAllocationRole(alloc, entry, aliases, microBatchLoops, returned);
     if (role != BufferRole::Temporaries)
@@ -320,16 +335,30 @@ LogicalResult MemoryUsageAnalysis::simulate(Operation *op) {
       usage.recomputedBytes = liveRecomputed;
     }
   };
-  if (isa<memref::AllocOp>(op)) {
-    bump(allocationIndex.lookup(op), +1);
+  auto bumpHost = [&](Operation *alloc, int64_t sign) {
+    liveHost += sign * hostAllocations.lookup(alloc);
+    usage.hostPeak = std::max(usage.hostPeak, liveHost);
+  };
+  if (isa<memref::AllocOp, gpu::AllocOp>(op)) {
+    if (hostAllocations.contains(op))
+      bumpHost(op, +1);
+    else
+      bump(allocationIndex.lookup(op), +1);
     return success();
   }
-  if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-    Operation *def = getViewRoot(dealloc.getMemref()).getDefiningOp();
+  if (isa<memref::DeallocOp, gpu::DeallocOp>(op)) {
+    Value freed = isa<gpu::DeallocOp>(op)
+                      ? cast<gpu::DeallocOp>(op).getMemref()
+                      : cast<memref::DeallocOp>(op).getMemref();
+    Operation *def = getViewRoot(freed).getDefiningOp();
+    if (def && hostAllocations.contains(def)) {
+      bumpHost(def, -1);
+      return success();
+    }
     auto it = def ? allocationIndex.find(def) : allocationIndex.end();
     if (it == allocationIndex.end())
-      return dealloc.emitError("memory report: cannot tell which allocation "
-                               "of the function this frees");
+      return op->emitError("memory report: cannot tell which allocation "
+                           "of the function this frees");
     bump(it->second, -1);
     return success();
   }
@@ -358,14 +387,15 @@ LogicalResult MemoryUsageAnalysis::simulate(Operation *op) {
   // A region (loop body, branch) is counted once and must free what it
   // allocates: the loop hoisting and deallocation passes guarantee it.
   for (Region &region : op->getRegions()) {
-    int64_t before = live;
+    int64_t before = live, beforeHost = liveHost;
     for (Block &block : region)
       if (failed(simulate(block)))
         return failure();
-    if (live != before)
+    if (live != before || liveHost != beforeHost)
       return op->emitError("memory report: a region of this op does not "
                            "free the ")
-             << (live - before) << " bytes it allocates";
+             << (live - before + liveHost - beforeHost)
+             << " bytes it allocates";
   }
   return success();
 }
@@ -373,7 +403,7 @@ LogicalResult MemoryUsageAnalysis::simulate(Operation *op) {
 void MemoryUsageAnalysis::print(raw_ostream &os) const {
   os << "memory of @" << const_cast<func::FuncOp &>(func).getSymName() << ":\n";
   for (auto [alloc, role, bytes] : allocations)
-    os << "  alloc " << cast<memref::AllocOp>(alloc).getType() << ": "
+    os << "  alloc " << alloc->getResult(0).getType() << ": "
        << stringifyBufferRole(role) << ", " << bytes << " bytes\n";
   for (unsigned i = 0; i < kNumBufferRoles; ++i)
     os << "  " << stringifyBufferRole(static_cast<BufferRole>(i)) << ": "
@@ -383,4 +413,6 @@ void MemoryUsageAnalysis::print(raw_ostream &os) const {
   os << "  static: " << usage.staticBytes << "\n";
   os << "  total peak: " << usage.getTotalPeak() << "\n";
   os << "  recomputed: " << usage.recomputedBytes << "\n";
+  if (usage.device)
+    os << "  host peak: " << usage.hostPeak << "\n";
 }

@@ -177,6 +177,8 @@ static void unwrapOptions(const MlirGACompileOptions &c,
   plan.basePeaks.assign(c.shardPlanBasePeaks,
                         c.shardPlanBasePeaks + c.numShardPlanBasePeaks);
   plan.maxMemory = unwrap(c.shardPlanMaxMemory).str();
+  options.memoryTarget = c.memoryTarget == MlirGATargetCUDA ? DriverTarget::CUDA
+                                                            : DriverTarget::CPU;
   LowerToCPUOptions &cpu = options.cpu;
   setUnlessDefault(cpu.blas, c.blas);
   setUnlessDefault(cpu.fuseElementwise, c.fuseElementwise);

@@ -93,6 +93,11 @@ static LogicalResult chooseMicroBatches(ModuleOp step,
   choose.accumulateOptions = printRewriteOptions(rewrite);
   choose.recompute = options.recompute.empty() ? "auto" : options.recompute;
   choose.cpuOptions = printOptions(options.cpu);
+  // A budget for the GPU is device bytes: the GPU step's bufferization.
+  if (options.measuresDevice()) {
+    choose.target = "cuda";
+    choose.gpuOptions = printOptions(options.nvvm);
+  }
   // Measured as the report measures the library: its results written in
   // place, its arguments of the report's classes.
   choose.inPlace = toPairStrings(options.inPlace);

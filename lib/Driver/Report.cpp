@@ -1,11 +1,11 @@
 //===- Report.cpp - the driver's memory report ----------------------------===//
 //
 // DriverTarget::Report: --ga-memory-report of the step as the CPU library
-// bufferizes it, at the driver's N, in the form the library has (results
-// written in place, collectives lowered), and for a data-parallel step on
-// one rank's shard, whose bounds are bound as constants by a wrapper built
-// here as IR. DriverTarget::ShardPlan: --ga-shard-plan of the sharded step,
-// read back the same way.
+// (or, with memoryTarget CUDA, the GPU step) bufferizes it, at the driver's N,
+// in the form the library has (results written in place, collectives lowered),
+// and for a data-parallel step on one rank's shard, whose bounds are bound as
+// constants by a wrapper built here as IR. DriverTarget::ShardPlan:
+// --ga-shard-plan of the sharded step, read back the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -143,6 +143,10 @@ LogicalResult driver::runReport(ModuleOp module, ModuleOp rewritten,
   MemoryReportOptions report;
   report.format = "json";
   report.cpuOptions = printOptions(options.cpu);
+  if (options.measuresDevice()) {
+    report.target = "cuda";
+    report.gpuOptions = printOptions(options.nvvm);
+  }
   bool shard = options.reportShard.has_value();
   if (options.inPlace.empty() && !shard) {
     // The step before the rewrite, which the report's sweep rewrites at N:

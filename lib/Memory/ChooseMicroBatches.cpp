@@ -3,8 +3,9 @@
 // --ga-choose-micro-batches resolves `micro-batch-size=M` and
 // `max-memory=<bytes>` into the number of micro-batches N of each training
 // step, records it as `ga.micro_batches`, and with `apply` runs the
-// --ga-accumulate rewrite with that N. It runs the rewrite and the CPU
-// bufferization (GAPipelineStages) on copies of the step; the --ga-accumulate
+// --ga-accumulate rewrite with that N. It runs the rewrite and the CPU (or,
+// with target=cuda, the GPU) bufferization (GAPipelineStages) on copies of
+// the step; the --ga-accumulate
 // pipeline (GAPipelines) adds it, so it sits between the two.
 //
 //===----------------------------------------------------------------------===//
@@ -113,6 +114,12 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
       parseRoles(argumentRoles, func.getLoc());
   if (failed(roles))
     return failure();
+  // The bufferization of the target the budget is for: the same analysis
+  // as --ga-memory-report's (device bytes for target=cuda).
+  FailureOr<MeasuredLowering> lowering =
+      parseMeasuredLowering(target, cpuOptions, gpuOptions, func.getLoc());
+  if (failed(lowering))
+    return failure();
   SmallVector<std::string> pairs(inPlace.begin(), inPlace.end());
   std::optional<Choice> best, smallest;
   int64_t baseWork = -1;
@@ -144,7 +151,7 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
       auto it = peaks.find(sizes);
       if (it == peaks.end()) {
         FailureOr<MemoryUsage> usage = estimateStepMemory(
-            module, func, n, options, cpuOptions, *roles, pairs);
+            module, func, n, options, *lowering, *roles, pairs);
         if (failed(usage) && optional)
           break;
         if (failed(usage))
@@ -167,8 +174,9 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
       emitError(func.getLoc())
       << DiagnosticCode::BudgetNotMet
       << "no number of micro-batches fits max-memory=" << maxMemory
-      << ": the smallest static peak is " << formatByteCount(smallest->peak)
-      << ", with N = " << smallest->n;
+      << ": the smallest static "
+      << (lowering->cuda ? "device peak (target=cuda)" : "peak") << " is "
+      << formatByteCount(smallest->peak) << ", with N = " << smallest->n;
   if (smallest->recompute != "none")
     error << " and recompute=" << smallest->recompute;
   error << "; the smallest budget that fits is max-memory=" << smallest->peak

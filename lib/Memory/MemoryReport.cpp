@@ -2,8 +2,8 @@
 //
 // --ga-memory-report prints the byte counts of the memory-usage analysis for
 // each training step, as it is or for each N of a sweep, as a table or JSON.
-// It runs the rewrite and the CPU bufferization (GAPipelineStages) on copies
-// of the step.
+// It runs the rewrite and the CPU or GPU bufferization (GAPipelineStages) on
+// copies of the step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,18 +41,26 @@ struct ReportRow {
 /// everything the step holds (arguments, heap allocations, static storage);
 /// temporaries (static ones included), recomputed (the part of temporaries
 /// that holds values --ga-rematerialize recomputes) and static are parts of
-/// it.
-SmallVector<std::pair<StringRef, int64_t>> getColumns(const ReportRow &row) {
+/// it. A GPU step (target=cuda) has two more: the library workspaces (part
+/// of total_peak) and the host buffers (apart from it).
+SmallVector<std::pair<StringRef, int64_t>> getColumns(const ReportRow &row,
+                                                      bool device) {
   const MemoryUsage &u = row.usage;
-  return {{"parameters", u.get(BufferRole::Parameters)},
-          {"optimizer_state", u.get(BufferRole::OptimizerState)},
-          {"inputs", u.get(BufferRole::Inputs)},
-          {"accumulators", u.get(BufferRole::Accumulators)},
-          {"results", u.get(BufferRole::Results)},
-          {"temporaries", u.get(BufferRole::Temporaries)},
-          {"recomputed", u.recomputedBytes},
-          {"static", u.staticBytes},
-          {"total_peak", u.getTotalPeak()}};
+  SmallVector<std::pair<StringRef, int64_t>> columns = {
+      {"parameters", u.get(BufferRole::Parameters)},
+      {"optimizer_state", u.get(BufferRole::OptimizerState)},
+      {"inputs", u.get(BufferRole::Inputs)},
+      {"accumulators", u.get(BufferRole::Accumulators)},
+      {"results", u.get(BufferRole::Results)},
+      {"temporaries", u.get(BufferRole::Temporaries)},
+      {"recomputed", u.recomputedBytes},
+      {"static", u.staticBytes}};
+  if (device)
+    columns.push_back({"workspaces", u.workspaceBytes});
+  columns.push_back({"total_peak", u.getTotalPeak()});
+  if (device)
+    columns.push_back({"host", u.hostPeak});
+  return columns;
 }
 
 struct MemoryReportPass : public ga::impl::MemoryReportBase<MemoryReportPass> {
@@ -121,6 +129,10 @@ void MemoryReportPass::runOnOperation() {
       parseRoles(argumentRoles, module.getLoc());
   if (failed(roles))
     return signalPassFailure();
+  FailureOr<MeasuredLowering> lowering =
+      parseMeasuredLowering(target, cpuOptions, gpuOptions, module.getLoc());
+  if (failed(lowering))
+    return signalPassFailure();
   SmallVector<ReportRow> rows;
   for (func::FuncOp func : funcs) {
     if (!roles->empty() && roles->size() != func.getNumArguments()) {
@@ -143,12 +155,13 @@ void MemoryReportPass::runOnOperation() {
     if (sweep.empty()) {
       if (hasTensors(func)) {
         FailureOr<MemoryUsage> usage = estimateStepMemory(
-            module, func, 0, accumulateOptions, cpuOptions, *roles);
+            module, func, 0, accumulateOptions, *lowering, *roles);
         if (failed(usage))
           return signalPassFailure();
         row.usage = *usage;
       } else {
-        MemoryUsageAnalysis analysis(func, *roles);
+        MemoryUsageAnalysis analysis(func, *roles, /*inferOptimizerState=*/
+                                     false, lowering->cuda);
         if (!analysis.succeeded())
           return signalPassFailure();
         row.usage = analysis.getUsage();
@@ -158,7 +171,7 @@ void MemoryReportPass::runOnOperation() {
     }
     for (int64_t n : sweep) {
       FailureOr<MemoryUsage> usage = estimateStepMemory(
-          module, func, n, accumulateOptions, cpuOptions, *roles);
+          module, func, n, accumulateOptions, *lowering, *roles);
       if (failed(usage))
         return signalPassFailure();
       row.microBatches = n;
@@ -183,8 +196,9 @@ void MemoryReportPass::runOnOperation() {
 
 void MemoryReportPass::printTable(raw_ostream &os, ArrayRef<ReportRow> rows) {
   // Column widths: the header or the widest figure.
+  bool device = target == "cuda";
   SmallVector<std::string> headers = {"function", "N", "micro"};
-  for (auto &[name, value] : getColumns(ReportRow()))
+  for (auto &[name, value] : getColumns(ReportRow(), device))
     headers.push_back(name.str());
   SmallVector<SmallVector<std::string>> cells;
   for (const ReportRow &row : rows) {
@@ -195,7 +209,7 @@ void MemoryReportPass::printTable(raw_ostream &os, ArrayRef<ReportRow> rows) {
     line.push_back(known ? std::to_string(llvm::divideCeil(row.batchSize,
                                                            row.microBatches))
                          : "-");
-    for (auto &[name, value] : getColumns(row))
+    for (auto &[name, value] : getColumns(row, device))
       line.push_back(std::to_string(value));
     cells.push_back(line);
   }
@@ -235,12 +249,13 @@ void MemoryReportPass::printJSON(raw_ostream &os, ArrayRef<ReportRow> rows) {
       json.attribute("batch_size", row.batchSize);
     else
       json.attribute("batch_size", nullptr);
-    for (auto &[name, value] : getColumns(row))
+    for (auto &[name, value] : getColumns(row, target == "cuda"))
       json.attribute(name, value);
     json.attribute("arguments", row.usage.argumentBytes);
     json.attribute("heap_peak", row.usage.getHeapPeak());
     json.attribute("allocation_peak", row.usage.allocationPeak);
     json.attribute("allocations", row.usage.numAllocations);
+    json.attribute("target", target.getValue());
     json.objectEnd();
   }
   json.arrayEnd();

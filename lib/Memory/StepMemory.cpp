@@ -2,10 +2,12 @@
 
 #include "StepMemory.h"
 
+#include "ga-runtime/GARuntimeABI.h"
 #include "ga/Analysis/BatchDependence.h"
 #include "ga/Codegen/Common/Passes.h"
 #include "ga/IR/Diagnostics.h"
 #include "ga/IR/GADialect.h"
+#include "ga/IR/GALibraryOps.h"
 #include "ga/Pipelines/Pipelines.h"
 
 #include "mlir/IR/Builders.h"
@@ -127,9 +129,47 @@ mlir::ga::detail::addMicroBatchRewrite(OpPassManager &pm, func::FuncOp func,
   return success();
 }
 
+FailureOr<mlir::ga::detail::MeasuredLowering>
+mlir::ga::detail::parseMeasuredLowering(StringRef target, StringRef cpuOptions,
+                                        StringRef gpuOptions, Location where) {
+  if (target != "cpu" && target != "cuda")
+    return emitError(where) << DiagnosticCode::InvalidOptions
+                            << "memory report: unknown target '" << target
+                            << "' (expected cpu or cuda)";
+  MeasuredLowering lowering;
+  lowering.cuda = target == "cuda";
+  lowering.options = (lowering.cuda ? gpuOptions : cpuOptions).str();
+  return lowering;
+}
+
+/// Adds to `pm` the bufferization of `lowering`, or fails with an error at
+/// `func` when its options do not parse.
+static LogicalResult
+addBufferization(OpPassManager &pm, func::FuncOp func,
+                 const ga::detail::MeasuredLowering &lowering) {
+  if (lowering.cuda) {
+    auto gpu = LowerToNVVMOptions::createFromString(lowering.options);
+    if (!gpu)
+      return func.emitError() << DiagnosticCode::InvalidOptions
+                              << "memory report: invalid --ga-lower-to-nvvm "
+                                 "options '"
+                              << lowering.options << "'";
+    buildBufferizeForGPUPipeline(pm, *gpu);
+    return success();
+  }
+  auto cpu = LowerToCPUOptions::createFromString(lowering.options);
+  if (!cpu)
+    return func.emitError() << DiagnosticCode::InvalidOptions
+                            << "memory report: invalid --ga-lower-to-cpu "
+                               "options '"
+                            << lowering.options << "'";
+  buildBufferizeForCPUPipeline(pm, *cpu);
+  return success();
+}
+
 FailureOr<MemoryUsage> mlir::ga::detail::estimateStepMemory(
     ModuleOp module, func::FuncOp func, int64_t microBatches,
-    StringRef accumulateOptions, StringRef cpuOptions,
+    StringRef accumulateOptions, const MeasuredLowering &lowering,
     ArrayRef<BufferRole> givenRoles, ArrayRef<std::string> inPlace) {
   PassManager pm(module.getContext());
   if (microBatches &&
@@ -145,13 +185,8 @@ FailureOr<MemoryUsage> mlir::ga::detail::estimateStepMemory(
     pm.addPass(createWriteResultsInPlace(write));
     measured += "_in_place";
   }
-  auto cpu = LowerToCPUOptions::createFromString(cpuOptions);
-  if (!cpu)
-    return func.emitError() << DiagnosticCode::InvalidOptions
-                            << "memory report: invalid --ga-lower-to-cpu "
-                               "options '"
-                            << cpuOptions << "'";
-  buildBufferizeForCPUPipeline(pm, *cpu);
+  if (failed(addBufferization(pm, func, lowering)))
+    return failure();
 
   // The roles come from the tensor-level step (the lowering drops ga.batch):
   // from batch dependence, or else (a step already rewritten) inputs from
@@ -186,9 +221,17 @@ FailureOr<MemoryUsage> mlir::ga::detail::estimateStepMemory(
     if (!bufferized)
       return func.emitError() << "memory report: internal error: no @"
                               << measured << " after the bufferization";
-    MemoryUsageAnalysis analysis(bufferized, roles, inferOptimizerState);
+    MemoryUsageAnalysis analysis(bufferized, roles, inferOptimizerState,
+                                 lowering.cuda);
     if (analysis.succeeded())
       usage = analysis.getUsage();
+    // The runtime's one cuBLASLt workspace, allocated at the first product
+    // and held while the step runs (lib/Runtime/CUDA/GACublasLt.cpp).
+    if (succeeded(usage) && lowering.cuda &&
+        bufferized.walk([](BlasMatmulOp) { return WalkResult::interrupt(); })
+            .wasInterrupted())
+      usage->workspaceBytes =
+          static_cast<int64_t>(ga_abi::kCublasLtWorkspaceBytes);
   }
   return usage;
 }
@@ -197,6 +240,7 @@ void mlir::ga::detail::getStepMemoryDialects(DialectRegistry &registry) {
   OpPassManager pm(ModuleOp::getOperationName());
   buildMicroBatchRewritePipeline(pm, AccumulatePipelineOptions());
   buildBufferizeForCPUPipeline(pm, LowerToCPUOptions());
+  buildBufferizeForGPUPipeline(pm, LowerToNVVMOptions());
   pm.getDependentDialects(registry);
 }
 

@@ -35,10 +35,29 @@ SmallVector<BufferRole> getDeclaredRoles(func::FuncOp func);
 /// when it has none.
 std::optional<int64_t> getStepBatchSize(func::FuncOp func);
 
+/// The lowering whose bufferization a step's memory is measured after: the
+/// CPU library's (--ga-lower-to-cpu with `options`: heap bytes) or, with
+/// `cuda`, the GPU library's (--ga-lower-to-nvvm with `options`, up to
+/// --ga-place-buffers-on-device: device bytes of the `gpu.alloc` buffers in
+/// the element types the GPU step has, bf16 activations included, plus the
+/// cuBLASLt workspace of include/ga-runtime/GARuntimeABI.h when the step
+/// calls cuBLASLt; its host buffers apart).
+struct MeasuredLowering {
+  bool cuda = false;
+  std::string options;
+};
+
+/// The lowering named by a pass's `target` option ("cpu" or "cuda") with
+/// the options of that lowering, or failure with an error at `where`.
+FailureOr<MeasuredLowering> parseMeasuredLowering(StringRef target,
+                                                  StringRef cpuOptions,
+                                                  StringRef gpuOptions,
+                                                  Location where);
+
 /// The memory use of `func`, a function of `module`, rewritten by
 /// --ga-accumulate with `microBatches` micro-batches (0: as it is) and the
-/// further options `accumulateOptions`, then bufferized as --ga-lower-to-cpu
-/// with the options `cpuOptions` bufferizes it. The pipelines run on a copy
+/// further options `accumulateOptions`, then bufferized as `lowering`
+/// bufferizes it. The pipelines run on a copy
 /// of `module` with a pass manager of their own; errors (of the rewrite, or
 /// refusals of the analysis) are reported at their ops. `roles`, when not
 /// empty, gives the role of every argument (as `ga.role` would). With
@@ -49,7 +68,7 @@ std::optional<int64_t> getStepBatchSize(func::FuncOp func);
 FailureOr<MemoryUsage> estimateStepMemory(ModuleOp module, func::FuncOp func,
                                           int64_t microBatches,
                                           StringRef accumulateOptions,
-                                          StringRef cpuOptions,
+                                          const MeasuredLowering &lowering,
                                           ArrayRef<BufferRole> roles = {},
                                           ArrayRef<std::string> inPlace = {});
 

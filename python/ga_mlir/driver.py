@@ -68,7 +68,9 @@ class CompileOptions:
     rewritten step only), "choice" (N and the recompute set only) or
     "report" (the memory report, as the CPU library bufferizes the step, of
     the argument classes report_roles, on a data-parallel step's shard
-    report_shard = (begin, end)) or "shard-plan" (--ga-shard-plan's JSON of
+    report_shard = (begin, end); with memory_target "cuda", as the GPU step
+    is bufferized, in device bytes, also what max_memory measures) or
+    "shard-plan" (--ga-shard-plan's JSON of
     the step sharded by shard_parameters' default plan, chosen as
     shard_plan, a ShardPlan, asks). rewrite=False lowers the step as it is.
     A data-parallel step: gradient buckets of bucket_size bytes,
@@ -103,6 +105,7 @@ class CompileOptions:
     report_roles: tuple = ()
     report_shard: tuple = None
     shard_plan: "ShardPlan" = None
+    memory_target: str = "cpu"
 
 
 @dataclasses.dataclass
@@ -236,7 +239,8 @@ class _Options(ctypes.Structure):
                 ("numShardPlanMicroBatches", ctypes.c_ssize_t),
                 ("shardPlanBasePeaks", ctypes.POINTER(ctypes.c_int64)),
                 ("numShardPlanBasePeaks", ctypes.c_ssize_t),
-                ("shardPlanMaxMemory", _StringRef)]
+                ("shardPlanMaxMemory", _StringRef),
+                ("memoryTarget", ctypes.c_int)]
 
 
 class _Result(ctypes.Structure):
@@ -398,6 +402,10 @@ def compile(ir, options, filename=None):
             setattr(c, "shardPlan" + field, array)
             setattr(c, "numShardPlan" + field, count)
         c.shardPlanMaxMemory = text(plan.max_memory or "")
+    if options.memory_target not in ("cpu", "cuda"):
+        raise ValueError("compile: memory_target must be 'cpu' or 'cuda', "
+                         f"got {options.memory_target!r}")
+    c.memoryTarget = _TARGETS[options.memory_target]
     _set_lowering_options(c, options.cpu, CPU_OPTIONS, "CPU", text)
     _set_lowering_options(c.nvvm, options.nvvm, NVVM_OPTIONS, "NVVM", text)
 

@@ -165,6 +165,7 @@ def build_zoo(kit, build, models, ns, log):
                                       micro_batches=n, target="cuda",
                                       **options)
             step.save(os.path.join(out, f"n{n}"))
+            save_memory_report(step, os.path.join(out, f"n{n}"), log)
             log(f"zoo {name}: N={n} compiled for the GPU and saved")
         # References: PyTorch's own full-batch step on the CPU (CPU bf16
         # autocast for gpt), and our step compiled for the CPU (N = 4).
@@ -193,6 +194,21 @@ def build_zoo(kit, build, models, ns, log):
     return entries
 
 
+def save_memory_report(step, out, log):
+    """The static memory report of the GPU step (step.memory_report() of a
+    target="cuda" step: device bytes of its buffers and the cuBLASLt
+    workspace) as out/memory_report.json, which run_kit prints beside the
+    device memory measured around the step. A report the compiler refuses
+    is logged, not fatal: the kit still runs."""
+    try:
+        report = step.memory_report()
+    except Exception as e:  # noqa: BLE001
+        log(f"  no memory report: {type(e).__name__}: {e}"[:400])
+        return
+    with open(os.path.join(out, "memory_report.json"), "w") as f:
+        json.dump(report, f)
+
+
 def build_scale_model(out, name, ns, log):
     """A scale model (kit_models.SCALE): its step compiled for the GPU at
     every N (micro-batches of kit_models.MICRO_BATCH[name] sequences) and
@@ -211,6 +227,7 @@ def build_scale_model(out, name, ns, log):
                                   micro_batches=n, target="cuda",
                                   accumulator_type="f32")
         step.save(os.path.join(out, f"n{n}"))
+        save_memory_report(step, os.path.join(out, f"n{n}"), log)
         log(f"zoo {name}: N={n} ({batch[0].shape[0]} x "
             f"{batch[0].shape[1]} tokens) compiled for the GPU and saved")
 

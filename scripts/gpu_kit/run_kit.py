@@ -480,6 +480,64 @@ def time_calls(fn, warmup, reps):
     return statistics.median(times) * 1e3
 
 
+# CUmemPool_attribute (cuda.h): the bytes of a pool's allocations in use, and
+# their high-water mark since it was last reset.
+_POOL_USED_MEM_CURRENT, _POOL_USED_MEM_HIGH = 7, 8
+
+
+def _driver_pool():
+    """(libcuda, the current device's default memory pool), through which
+    our runtime allocates a step's buffers (cuMemAllocAsync), or None."""
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        device, pool = ctypes.c_int(), ctypes.c_void_p()
+        if cuda.cuCtxGetDevice(ctypes.byref(device)) != 0 or \
+                cuda.cuDeviceGetDefaultMemPool(ctypes.byref(pool),
+                                               device) != 0:
+            return None
+        return cuda, pool
+    except (OSError, AttributeError):
+        return None
+
+
+def device_peak(fn, torch):
+    """What one call of fn holds on the device at its peak, measured: the
+    peak of torch's allocator (the step's arguments: parameters, optimizer
+    state, batch) and the high-water mark of the driver's default pool (the
+    step's own buffers, which our runtime allocates there), or None for the
+    second when the driver does not say. The cuBLASLt workspace is one
+    cuMemAlloc outside both; its size is in the prediction's `workspaces`."""
+    found = _driver_pool()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    if found:
+        cuda, pool = found
+        zero = ctypes.c_uint64(0)
+        if cuda.cuMemPoolSetAttribute(pool, _POOL_USED_MEM_HIGH,
+                                      ctypes.byref(zero)) != 0:
+            found = None
+    fn()
+    torch.cuda.synchronize()
+    high = None
+    if found:
+        value = ctypes.c_uint64()
+        if cuda.cuMemPoolGetAttribute(pool, _POOL_USED_MEM_HIGH,
+                                      ctypes.byref(value)) == 0:
+            high = value.value
+    return torch.cuda.max_memory_allocated(), high
+
+
+def predicted_memory(kit, name, n):
+    """The static report of the saved GPU step (build_kit's
+    memory_report.json: step.memory_report() of the target="cuda" step), or
+    None."""
+    path = os.path.join(kit, "zoo", name, f"n{n}", "memory_report.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
 def run_timing(kit, manifest, reps, results):
     import torch
     import kit_models
@@ -499,6 +557,21 @@ def run_timing(kit, manifest, reps, results):
                 row["ours_ms"] = time_calls(lambda: step(*batch), 3, reps)
                 row["ours_peak"] = scale_models.peak_memory(
                     lambda: step(*batch), torch)
+                # The prediction beside what the step held (the first call
+                # is behind us: the workspace exists, graphs are captured).
+                predicted = predicted_memory(kit, name, n)
+                if predicted:
+                    row["predicted_device_peak"] = predicted["total_peak"]
+                    row["predicted_workspaces"] = predicted["workspaces"]
+                    torch_peak, pool_peak = device_peak(
+                        lambda: step(*batch), torch)
+                    row["measured_torch_peak"] = torch_peak
+                    row["measured_pool_peak"] = pool_peak
+                    print(f"memory {name} N={n}: predicted device peak "
+                          f"{predicted['total_peak']} bytes (workspaces "
+                          f"{predicted['workspaces']}); measured: "
+                          f"torch.cuda.max_memory_allocated {torch_peak}, "
+                          f"the step's pool peak {pool_peak}", flush=True)
                 step = model = opt = None  # freed before the next
                 model, loss_fn, opt, batch = fresh(kit, name, torch,
                                                    kit_models, n)
@@ -629,11 +702,38 @@ def write_report(path, device, cublaslt, results, sanitizer_found):
                 f"{fmt(o / e if o and e else None, '.2f')} | "
                 f"{fmt(o / c if o and c else None, '.2f')} | "
                 f"{r.get('message', '')}")
+    lines += memory_report_lines(timing)
     import scale_models
     lines += scale_models.report_lines(timing)
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     return path
+
+
+def memory_report_lines(timing):
+    """The report's table of predicted against measured device memory:
+    measured = torch's allocator peak (the arguments) + the step's pool peak
+    + the cuBLASLt workspace the prediction counts."""
+    rows = [r for r in timing if "predicted_device_peak" in r]
+    if not rows:
+        return []
+    mib = float(1 << 20)
+    lines = ["", "## Device memory of our step: predicted (static report of "
+             "the GPU step) and measured (MiB)", "",
+             "| model | N | predicted | torch.cuda.max_memory_allocated | "
+             "step's pool peak | workspace | measured total | "
+             "predicted / measured |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        p, t = r["predicted_device_peak"], r.get("measured_torch_peak")
+        pool, w = r.get("measured_pool_peak"), r.get("predicted_workspaces")
+        total = t + pool + w if None not in (t, pool, w) else None
+        lines.append(
+            f"| {r['model']} | {r['N']} | {fmt(p / mib, '.2f')} | "
+            f"{fmt(t and t / mib, '.2f')} | {fmt(pool and pool / mib, '.2f')}"
+            f" | {fmt(w and w / mib, '.2f')} | "
+            f"{fmt(total and total / mib, '.2f')} | "
+            f"{fmt(p / total if total else None, '.3f')} |")
+    return lines
 
 
 def main():

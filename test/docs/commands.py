@@ -232,6 +232,9 @@ COMMANDS = {
     'build/bin/ga-opt test/Integration/Inputs/steps/mlp_adamw.mlir --ga-memory-report="sweep=1,4,24" -o /dev/null':
         Run(expect=r"@train_step +4 +6 +3496 +6992 +1728 +3820 +11324 "
                    r"+5464 +0 +0 +32824"),
+    'build/bin/ga-opt test/Integration/Inputs/steps/transformer_block.mlir --ga-memory-report="sweep=1,4 target=cuda" -o /dev/null':
+        Run(expect=r"@train_step +4 +2 +8640 +0 +6144 +8644 +8644 +14024 "
+                   r"+0 +0 +33554432 +33600528 +0"),
     'build/bin/ga-opt test/Integration/Inputs/steps/mlp_adamw.mlir --ga-accumulate="max-memory=32KiB"':
         Run(expect=r"scf\.for %\w+ = %c0 to %c6 step %c1"),
     ".venv/bin/python -m ga_mlir.train --model my_model:build --n 1,4,16 --steps 50 --out ga-report":

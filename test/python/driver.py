@@ -124,6 +124,28 @@ got = json.loads(result.memory_report)[0]
 print("in-place report:", got["function"], "peak at most the copying "
       "form's:", got["total_peak"] <= expected["total_peak"])
 # CHECK: in-place report: train_step_in_place peak at most the copying form's: True
+# memory_target "cuda": the GPU step's report, the same as the pass's with
+# target=cuda (device bytes); and a budget for the GPU is device bytes.
+with tempfile.TemporaryDirectory() as work:
+    out = os.path.join(work, "report.json")
+    ga_mlir.run_pipeline(UPDATE, "builtin.module(ga-mark-batch-args{"
+                         "batch-args=1:0},ga-memory-report{sweep=2 "
+                         f"format=json roles=parameters,inputs output={out}"
+                         " target=cuda})")
+    expected = json.load(open(out))[0]
+result = driver.compile(UPDATE, driver.CompileOptions(
+    micro_batches=2, batch_args=[(1, 0)], target="report",
+    memory_target="cuda", report_roles=("parameters", "inputs")))
+got = json.loads(result.memory_report)[0]
+print("cuda report: same as the pass's:", got == expected, "target:",
+      got["target"])
+# CHECK: cuda report: same as the pass's: True target: cuda
+result = driver.compile(UPDATE, driver.CompileOptions(
+    max_memory=str(got["total_peak"]), batch_args=[(1, 0)],
+    target="choice", memory_target="cuda", recompute="none"))
+print("cuda budget: peak", result.predicted_peak, "<=", got["total_peak"],
+      result.predicted_peak <= got["total_peak"])
+# CHECK: cuda budget: peak {{[0-9]+}} <= {{[0-9]+}} True
 
 # FSDP's plan under a per-rank budget (target "shard-plan", one driver
 # call: --ga-shard-plan of the step sharded with the default plan, its

@@ -2,7 +2,9 @@
 //
 // The memory-usage analysis reads a bufferized function (explicit
 // `memref.alloc`/`memref.dealloc`, as the CPU lowering's bufferization and
-// deallocation leave it) and computes how many bytes its buffers take: the
+// deallocation leave it, or `gpu.alloc`/`gpu.dealloc` of device memory, as
+// the GPU lowering leaves it after --ga-place-buffers-on-device) and
+// computes how many bytes its buffers take: the
 // arguments by role (parameters, optimizer state, per-sample inputs), the
 // gradient accumulators, the returned buffers, and the peak of the
 // temporaries that are live at the same time. It is what
@@ -77,17 +79,27 @@ struct MemoryUsage {
   /// by buffers that ops recomputed by --ga-rematerialize (`ga.recomputed`)
   /// write, at the point where the Temporaries peak is reached.
   int64_t recomputedBytes = 0;
-  /// Number of `memref.alloc` ops.
+  /// Number of `memref.alloc` ops (`gpu.alloc` ops of a device step).
   unsigned numAllocations = 0;
+  /// A device step (MemoryUsageAnalysis with `device`): the counts above
+  /// are device bytes (`gpu.alloc`, the arguments), and the host
+  /// allocations that are left (deallocation's bookkeeping) are only
+  /// `hostPeak`, the peak of those live at the same time, outside the total.
+  bool device = false;
+  int64_t hostPeak = 0;
+  /// Library workspaces the runtime holds for the step (the cuBLASLt
+  /// workspace of a GPU step with library products), set by the caller.
+  int64_t workspaceBytes = 0;
 
   int64_t get(BufferRole role) const {
     return bytes[static_cast<unsigned>(role)];
   }
   /// Everything the function holds at its peak: every argument buffer
-  /// (allocated by the caller), the peak of its own heap allocations and its
-  /// static storage. This is the figure a memory budget constrains.
+  /// (allocated by the caller), the peak of its own heap (or device)
+  /// allocations, its static storage and the library workspaces. This is the
+  /// figure a memory budget constrains.
   int64_t getTotalPeak() const {
-    return argumentBytes + allocationPeak + staticBytes;
+    return argumentBytes + allocationPeak + staticBytes + workspaceBytes;
   }
   /// The heap part of the total peak: arguments and allocations.
   int64_t getHeapPeak() const { return argumentBytes + allocationPeak; }
@@ -108,9 +120,11 @@ public:
   /// are Inputs and the others Parameters. With `inferOptimizerState` (and
   /// always when `argRoles` is empty), a Parameter that is not read inside a
   /// micro-batch loop (a loop that takes a subview of an input) is
-  /// OptimizerState; without such a loop all stay Parameters.
+  /// OptimizerState; without such a loop all stay Parameters. With
+  /// `device`, `func` is a GPU step: its `gpu.alloc` buffers are counted by
+  /// role and its `memref.alloc` ones only in MemoryUsage::hostPeak.
   MemoryUsageAnalysis(func::FuncOp func, ArrayRef<BufferRole> argRoles = {},
-                      bool inferOptimizerState = false);
+                      bool inferOptimizerState = false, bool device = false);
 
   bool succeeded() const { return ok; }
   const MemoryUsage &getUsage() const { return usage; }
@@ -133,6 +147,9 @@ private:
   llvm::DenseMap<Operation *, unsigned> allocationIndex;
   /// Live bytes during the symbolic execution.
   int64_t live = 0, liveTemporaries = 0;
+  /// A device step's host allocations and their live bytes.
+  llvm::DenseMap<Operation *, int64_t> hostAllocations;
+  int64_t liveHost = 0;
   /// Bytes of the static buffers that are temporaries.
   int64_t staticTemporaries = 0;
   /// The buffers (allocations and static storage) that a recomputed op

@@ -149,6 +149,16 @@ struct DriverOptions {
   /// bufferization a budget is measured after), `nvvm` for DriverTarget::CUDA.
   LowerToCPUOptions cpu;
   LowerToNVVMOptions nvvm;
+  /// The target whose bufferization the memory report (DriverTarget::Report)
+  /// and a budget (maxMemory) measure: CPU (the heap of the CPU library,
+  /// with `cpu`) or CUDA (the device memory of the GPU step, with `nvvm`).
+  /// A budget for DriverTarget::CUDA is device bytes whatever this says.
+  DriverTarget memoryTarget = DriverTarget::CPU;
+
+  /// Whether the report and the budget measure the GPU step.
+  bool measuresDevice() const {
+    return target == DriverTarget::CUDA || memoryTarget == DriverTarget::CUDA;
+  }
 };
 
 /// What the driver chose and produced.

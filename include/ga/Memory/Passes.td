@@ -111,6 +111,13 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
            "--ga-lower-to-cpu options of the target whose bufferization the "
            "budget is compared with (e.g. `static-temporaries=1 "
            "out-params=1`; default: the pipeline's defaults)">,
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "The target whose bufferization the budget is compared with, as "
+           "--ga-memory-report's `target`: cpu (heap bytes) or cuda (device "
+           "bytes of the GPU step and its library workspaces)">,
+    Option<"gpuOptions", "gpu", "std::string", /*default=*/"\"\"",
+           "--ga-lower-to-nvvm options of the GPU step with target=cuda "
+           "(e.g. `cublas=0`; default: the pipeline's defaults)">,
     ListOption<"inPlace", "in-place", "std::string",
                "result:argument pairs that the library writes in place "
                "(--ga-write-results-in-place): the candidates are measured "
@@ -151,6 +158,16 @@ def MemoryReport : Pass<"ga-memory-report", "ModuleOp"> {
     See docs/Memory.md for how each class is defined and how the figures
     compare with the heap measured while the compiled step runs.
 
+    With `target=cuda` the step is bufferized as `--ga-lower-to-nvvm` (with
+    the options in `gpu`) bufferizes it, up to and including
+    `--ga-place-buffers-on-device`: the figures are device bytes of its
+    `gpu.alloc` buffers, in the element types the GPU step stores (bf16
+    activations under autocast take 2 bytes an element), `workspaces` is
+    the cuBLASLt workspace the runtime holds when the step has library
+    products (part of `total_peak`), and `host` the peak of the host
+    buffers that are left (deallocation's bookkeeping; not in `total_peak`).
+    The JSON rows name their `target`.
+
     Without `sweep`, each function is reported as it is (a step already
     rewritten, or the full-batch step). With `sweep=1,2,4,8`, each step with
     `ga.batch` arguments is rewritten by `--ga-accumulate` with each N (and
@@ -184,6 +201,14 @@ def MemoryReport : Pass<"ga-memory-report", "ModuleOp"> {
     Option<"cpuOptions", "cpu", "std::string", /*default=*/"\"\"",
            "--ga-lower-to-cpu options whose bufferization is measured (e.g. "
            "`blas=1 out-params=1`)">,
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "The target whose bufferization is measured: cpu (heap bytes of "
+           "--ga-lower-to-cpu) or cuda (device bytes of --ga-lower-to-nvvm "
+           "up to --ga-place-buffers-on-device, with the cuBLASLt "
+           "workspace)">,
+    Option<"gpuOptions", "gpu", "std::string", /*default=*/"\"\"",
+           "--ga-lower-to-nvvm options whose bufferization is measured with "
+           "target=cuda (e.g. `cublas=0`)">,
     ListOption<"argumentRoles", "roles", "std::string",
                "The class of every argument of the reported functions, in "
                "order (parameters, optimizer_state, inputs), as `ga.role` "

@@ -435,6 +435,17 @@ struct LowerToNVVMOptions : public GPUMappingOptions<LowerToNVVMOptions> {
 void buildLowerToGPUKernelsPipeline(OpPassManager &pm,
                                     const LowerToNVVMOptions &options);
 
+/// Adds the part of buildLowerToGPUKernelsPipeline up to and including
+/// --ga-place-buffers-on-device: the step bufferized as the GPU lowering
+/// bufferizes it (bf16 buffers where the step computes in bf16), its
+/// allocations final (`gpu.alloc`/`gpu.dealloc` of device memory, hoisted
+/// out of the micro-batch loops; host `memref.alloc` only for deallocation's
+/// bookkeeping), the products still `ga.blas_matmul` ops and the kernels
+/// still `gpu.launch` ops. What the static memory report of a `target=cuda`
+/// step (--ga-memory-report="target=cuda") measures.
+void buildBufferizeForGPUPipeline(OpPassManager &pm,
+                                  const LowerToNVVMOptions &options);
+
 /// Adds the whole GPU lowering: buildLowerToGPULoopsPipeline, then the loops
 /// as outlined kernels on device buffers (one GPU module per function,
 /// launches on a stream inside the host micro-batch loop), then upstream's

@@ -37,7 +37,7 @@ static_assert(
 namespace {
 
 using ga::cuda::kExitStatus;
-constexpr size_t kWorkspaceBytes = 32u << 20;
+constexpr size_t kWorkspaceBytes = ga_abi::kCublasLtWorkspaceBytes;
 
 [[noreturn]] void failBlas(cublasStatus_t s, const char *call) {
   std::fprintf(stderr, "ga-cublaslt: error: %s failed: %s (%d)\n", call,

@@ -14,14 +14,16 @@ from ._options import report_options, run_driver, step_options
 
 
 def _memory_report(ir, micro_batches, batch_args, options, in_place,
-                   roles):
-    """--ga-memory-report of the step as compiled: its row (a dict) for N =
-    `micro_batches`, with the CPU options of the library and the classes
-    `roles` of the arguments; for the in-place form, the report of
-    @train_step_in_place (the wrapper only calls it). One driver call."""
+                   roles, target="cpu"):
+    """--ga-memory-report of the step as compiled for `target`: its row (a
+    dict) for N = `micro_batches`, with the options of the library (for
+    "cuda": the GPU step's device bytes, bf16 where it stores bf16, and the
+    cuBLASLt workspace) and the classes `roles` of the arguments; for the
+    in-place form, the report of @train_step_in_place (the wrapper only
+    calls it). One driver call."""
     compile_options = report_options(
-        step_options(micro_batches, batch_args, options), options, in_place,
-        roles)
+        step_options(micro_batches, batch_args, options, target), options,
+        in_place, roles, target)
     result = run_driver(ir, compile_options, "--ga-memory-report failed")
     return json.loads(result.memory_report)[0]
 
@@ -36,7 +38,8 @@ def _budget_text(max_memory):
 
 
 def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
-                          max_memory, options, in_place=(), roles=()):
+                          max_memory, options, in_place=(), roles=(),
+                          target="cpu"):
     """N and the recompute set as --ga-choose-micro-batches chooses them,
     by the driver (ga_mlir.driver, target "choice"): under `max_memory`,
     the configuration of least estimated time whose total peak
@@ -45,16 +48,17 @@ def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
     or ceil(B / micro_batch_size). Each candidate is measured as
     _memory_report measures the library: its results `in_place` (pairs of
     result and argument) written in place, its arguments of the classes
-    `roles`. Returns a dict: micro_batches, recompute,
+    `roles`, for `target` (for "cuda" the budget is device bytes of the
+    GPU step, as _memory_report measures it). Returns a dict: micro_batches, recompute,
     predicted_peak and recompute_work (None without a budget). Contradictory
     options and a budget that nothing fits raise CompileError with the
     compiler's diagnostics. Cached like the libraries."""
     compile_options = dataclasses.replace(
-        step_options(micro_batches or 0, batch_args, options),
+        step_options(micro_batches or 0, batch_args, options, target),
         micro_batch_size=micro_batch_size or 0,
         max_memory="" if max_memory is None else _budget_text(max_memory),
         in_place=tuple(in_place), report_roles=tuple(roles),
-        target="choice")
+        target="choice", memory_target=target)
     key = hashlib.sha256("\0".join(
         [ir, repr(compile_options), os.path.realpath(library_path()),
          str(os.path.getmtime(library_path()))]).encode()).hexdigest()[:24]

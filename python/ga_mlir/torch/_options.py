@@ -149,11 +149,16 @@ def step_options(micro_batches, batch_args, options, target="cpu"):
         nvvm=nvvm if target == "cuda" else {})
 
 
-def report_options(compile_options, options, in_place, roles):
+def report_options(compile_options, options, in_place, roles, target="cpu"):
     """`compile_options` (step_options) for the memory report of the step
-    (target "report"): bufferized as the CPU library under `options` is,
-    with its results `in_place` written in place, its arguments of the
-    classes `roles`."""
+    (target "report"): bufferized as the library of `target` under
+    `options` is (the CPU library's heap, or for "cuda" the GPU step's
+    device memory with `compile_options`' GPU options), with its results
+    `in_place` written in place, its arguments of the classes `roles`."""
+    if target == "cuda":
+        return dataclasses.replace(
+            compile_options, target="report", memory_target="cuda",
+            in_place=tuple(in_place), report_roles=tuple(roles), cpu={})
     return dataclasses.replace(
         compile_options, target="report", in_place=tuple(in_place),
         report_roles=tuple(roles), cpu=library_cpu_options(options),

@@ -274,7 +274,8 @@ class CompiledTrainStep:
         spec = self._budget_spec
         self.choice = _choose_micro_batches(
             ir, batch_args, *given, self.options,
-            self._in_place_pairs(spec), argument_roles(spec, self.num_inputs))
+            self._in_place_pairs(spec), argument_roles(spec, self.num_inputs),
+            self.target)
         return self.choice["micro_batches"]
 
     def _rewrite_options(self):
@@ -316,12 +317,15 @@ class CompiledTrainStep:
         parameters, optimizer_state, inputs, accumulators, results,
         temporaries, static, total_peak, ...) of the step for `inputs`
         (default: the example inputs' shapes), bufferized as the library
-        is."""
+        is: for target="cuda" the GPU step's device bytes (bf16 buffers
+        where autocast stores bf16), with `workspaces` (the cuBLASLt
+        workspace, in total_peak) and `host` (host buffers, apart)."""
         v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
             else next(iter(self._variants.values()))
         return _memory_report(v.ir, v.micro_batches, v.batch_args,
                               self._rewrite_options(), v.in_place,
-                              argument_roles(v.spec, self.num_inputs))
+                              argument_roles(v.spec, self.num_inputs),
+                              self.target)
 
     def writes_in_place(self, *inputs):
         """Whether the library for `inputs` (default: the example inputs'
