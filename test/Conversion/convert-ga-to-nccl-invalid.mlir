@@ -27,9 +27,9 @@ func.func @uneven_scatter(%g: tensor<3x4xf32>) -> tensor<1x4xf32> {
 
 // -----
 
-func.func @uneven_gather(%w: tensor<2xf32>) -> tensor<5xf32> {
+func.func @uneven_gather(%w: tensor<3xf32>) -> tensor<5xf32> {
   // expected-error @+1 {{'ga.all_gather' op splits 'tensor<5xf32>' among 2 ranks}}
-  %r = ga.all_gather %w shard 1 of 2 : tensor<2xf32> -> tensor<5xf32>
+  %r = ga.all_gather %w shard 1 of 2 : tensor<3xf32> -> tensor<5xf32>
   return %r : tensor<5xf32>
 }
 
