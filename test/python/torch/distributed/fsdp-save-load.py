@@ -28,6 +28,9 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dp_worker import say  # noqa: E402
+
 import zoo
 from ga_mlir.torch import CompileError, load_step
 
@@ -61,8 +64,7 @@ if phase == "train":
     step = compile_train_step(model, loss_fn, opt, batch(0), micro_batches=2,
                               shard="parameters")
     step.save(here)
-    print(f"rank {rank} saved:", " ".join(sorted(os.listdir(here))),
-          flush=True)
+    say(f"rank {rank} saved: " + " ".join(sorted(os.listdir(here))))
     step(*batch(0))
     full = step.full_state_dict()
     torch.save({"full": full, "optimizer": opt.state_dict()},
@@ -79,10 +81,10 @@ else:
     model, opt = new_model(1)
     try:
         load_step(os.path.join(saved, f"rank{1 - rank}"), model, opt)
-        print(f"rank {rank} other rank: loaded?")
+        say(f"rank {rank} other rank: loaded?")
     except CompileError as e:
-        print(f"rank {rank} other rank: CompileError",
-              " ".join(str(e).split()), flush=True)
+        say(f"rank {rank} other rank: CompileError " +
+            " ".join(str(e).split()))
     model, opt = new_model(1)
     model.load_state_dict(after1["full"])
     whole = {n: tuple(p.shape) for n, p in model.named_parameters()}
@@ -101,7 +103,7 @@ else:
         now[i].keys() == then[i].keys() and all(
             torch.equal(torch.as_tensor(now[i][k]), torch.as_tensor(then[i][k]))
             for k in then[i]) for i in then)
-    print(f"rank {rank} resumed: holds-its-rows {held} "
-          f"loss {torch.equal(loss, after2['loss'])} parameters {params} "
-          f"optimizer-state {state}", flush=True)
+    say(f"rank {rank} resumed: holds-its-rows {held} "
+        f"loss {torch.equal(loss, after2['loss'])} parameters {params} "
+        f"optimizer-state {state}")
 dist.destroy_process_group()

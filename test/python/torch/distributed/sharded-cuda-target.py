@@ -25,10 +25,14 @@
 
 import os
 import re
+import sys
 
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dp_worker import say  # noqa: E402
 
 import zoo
 from ga_mlir.torch import CompileError, compile_train_step
@@ -49,11 +53,11 @@ def counts(step, name):
                              "step.lowered.mlir")).read()
     host = text[:text.find("gpu.binary")]
     calls = lambda fn: len(re.findall(rf"llvm\.call @{fn}\(", host))
-    print(f"rank {rank} {name}: {type(step).__name__} "
-          f"reduce-scatters {calls('gaNcclReduceScatter')} "
-          f"all-gathers {calls('gaNcclAllGather')} "
-          f"host collectives {calls('gaHost[A-Za-z]*')} "
-          f"binary {'gpu.binary' in text}", flush=True)
+    say(f"rank {rank} {name}: {type(step).__name__} "
+        f"reduce-scatters {calls('gaNcclReduceScatter')} "
+        f"all-gathers {calls('gaNcclAllGather')} "
+        f"host collectives {calls('gaHost[A-Za-z]*')} "
+        f"binary {'gpu.binary' in text}")
 
 
 def case(classes):
@@ -67,10 +71,9 @@ model, opt, batch = case(5)
 try:
     compile_train_step(model, loss_fn, opt, batch, micro_batches=2,
                        target="cuda", shard_optimizer=True)
-    print(f"rank {rank} uneven: compiled?")
+    say(f"rank {rank} uneven: compiled?")
 except CompileError as e:
-    print(f"rank {rank} uneven: CompileError",
-          " ".join(str(e).split()), flush=True)
+    say(f"rank {rank} uneven: CompileError " + " ".join(str(e).split()))
 
 model, opt, batch = case(6)
 counts(compile_train_step(model, loss_fn, opt, batch, micro_batches=2,
