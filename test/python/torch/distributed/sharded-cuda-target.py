@@ -15,14 +15,22 @@
 # forward and again before the backward of every micro-batch (the default
 # plan without max_memory). A parameter whose rows do not split in equal
 # parts (5 classes on 2 ranks) is refused with NCCL's reason, at its line.
+# libGANcclRuntime.so forwards gaNcclReduceScatter / gaNcclAllGather to the
+# frontend's callbacks (stream first) and, without them or a communicator,
+# fails with a message.
 #
+# CHECK: rank 0 forwarded: (0, 0) [('scatter', 20480, 28672, 28696, 6, 7, 0), ('gather', 20480, 28696, 28672, 6, 7)] calls 2
 # CHECK: rank 0 uneven: CompileError {{.*}}equal parts{{.*}}
+# CHECK: rank 0 unforwarded: 1 1
 # CHECK: rank 0 zero1: DataParallelTrainStep reduce-scatters 6 all-gathers 6 host collectives 0 binary True
 # CHECK: rank 0 zero3: ShardedParametersTrainStep reduce-scatters {{[1-9][0-9]*}} all-gathers {{[1-9][0-9]*}} host collectives 0 binary True
+# CHECK: rank 1 forwarded: (0, 0) [('scatter', 20480, 28672, 28696, 6, 7, 0), ('gather', 20480, 28696, 28672, 6, 7)] calls 2
 # CHECK: rank 1 uneven: CompileError {{.*}}equal parts{{.*}}
+# CHECK: rank 1 unforwarded: 1 1
 # CHECK: rank 1 zero1: DataParallelTrainStep reduce-scatters 6 all-gathers 6 host collectives 0 binary True
 # CHECK: rank 1 zero3: ShardedParametersTrainStep reduce-scatters {{[1-9][0-9]*}} all-gathers {{[1-9][0-9]*}} host collectives 0 binary True
 
+import ctypes
 import os
 import re
 import sys
@@ -76,8 +84,38 @@ except CompileError as e:
     say(f"rank {rank} uneven: CompileError " + " ".join(str(e).split()))
 
 model, opt, batch = case(6)
-counts(compile_train_step(model, loss_fn, opt, batch, micro_batches=2,
-                          target="cuda", shard_optimizer=True), "zero1")
+zero1 = compile_train_step(model, loss_fn, opt, batch, micro_batches=2,
+                           target="cuda", shard_optimizer=True)
+counts(zero1, "zero1")
+
+# libGANcclRuntime.so (beside the step's library) forwards both sharded
+# collectives, stream included, to the callbacks the frontend registers
+# (gaNcclForwardSharded), counted by gaNcclShardedCalls; without them it
+# reports that it has no communicator.
+nccl = ctypes.CDLL(os.path.join(os.path.dirname(
+    next(iter(zero1._variants.values())).path), "libGANcclRuntime.so"))
+SCATTER = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p,
+                           ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32,
+                           ctypes.c_int32)
+GATHER = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p,
+                          ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32)
+seen = []
+scatter = SCATTER(lambda *a: seen.append(("scatter",) + a) or 0)
+gather = GATHER(lambda *a: seen.append(("gather",) + a) or 0)
+nccl.gaNcclForwardSharded.argtypes = [SCATTER, GATHER]
+ptr, i64, i32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int32
+nccl.gaNcclReduceScatter.argtypes = [ptr, ptr, ptr, i64, i32, i32]
+nccl.gaNcclAllGather.argtypes = [ptr, ptr, ptr, i64, i32]
+nccl.gaNcclShardedCalls.restype = ctypes.c_int64
+nccl.gaNcclForwardSharded(scatter, gather)
+status = (nccl.gaNcclReduceScatter(0x5000, 0x7000, 0x7018, 6, 7, 0),
+          nccl.gaNcclAllGather(0x5000, 0x7018, 0x7000, 6, 7))
+say(f"rank {rank} forwarded: {status} {seen} calls "
+    f"{nccl.gaNcclShardedCalls()}")
+nccl.gaNcclForwardSharded(SCATTER(), GATHER())
+say(f"rank {rank} unforwarded: "
+    f"{nccl.gaNcclReduceScatter(0x5000, 0x7000, 0x7018, 6, 7, 0)} "
+    f"{nccl.gaNcclAllGather(0x5000, 0x7018, 0x7000, 6, 7)}")
 model, opt, batch = case(6)
 counts(compile_train_step(model, loss_fn, opt, batch, micro_batches=2,
                           target="cuda", shard="parameters"), "zero3")
