@@ -4,7 +4,7 @@
 // passes emit calls to and that lib/Runtime implements, in one place: the
 // stream, event and graph functions of lib/Runtime/CUDA/GACudaRuntime.h
 // (MLIR's `mgpu*` ABI and ours), the cuBLASLt products of
-// lib/Runtime/CUDA/GACublasLt.h and the NCCL all-reduce of
+// lib/Runtime/CUDA/GACublasLt.h and the NCCL collectives of
 // lib/Runtime/NCCL/GANcclRuntime.h. Plain C++17 without LLVM, so that the
 // runtimes check their own declarations against it (static_assert on the
 // operand types, `checkCublasLtABI` below) and the passes take their names
@@ -69,13 +69,24 @@ inline constexpr unsigned kCublasLtMatmulStridedBatchedArity = 19;
 inline constexpr std::size_t kCublasLtWorkspaceBytes = std::size_t(32) << 20;
 
 //===----------------------------------------------------------------------===//
-// NCCL (GANcclRuntime.h): gaNcclAllReduce(stream, buffer, count, dtype, op);
-// the stream is operand 0 already (null where the caller has none).
+// NCCL (GANcclRuntime.h): gaNcclAllReduce(stream, buffer, count, dtype, op)
+// and the sharded collectives; the stream is operand 0 already (null where
+// the caller has none).
 //===----------------------------------------------------------------------===//
 
 inline constexpr char kNcclAllReduce[] = "gaNcclAllReduce";
 inline constexpr unsigned kNcclAllReduceStream = 0;
 inline constexpr unsigned kNcclAllReduceBuffer = 1;
+
+/// gaNcclReduceScatter(stream, input, output, count, dtype, op) and
+/// gaNcclAllGather(stream, input, output, count, dtype): `count` elements in
+/// one rank's part (the output of the reduce-scatter, the input of the
+/// all-gather), as ncclReduceScatter / ncclAllGather take it.
+inline constexpr char kNcclReduceScatter[] = "gaNcclReduceScatter";
+inline constexpr char kNcclAllGather[] = "gaNcclAllGather";
+inline constexpr unsigned kNcclShardedStream = 0;
+inline constexpr unsigned kNcclShardedInput = 1;
+inline constexpr unsigned kNcclShardedOutput = 2;
 
 //===----------------------------------------------------------------------===//
 // Checks of a runtime's declarations against the positions above.

@@ -167,3 +167,74 @@ LogicalResult GraphCaptureOp::verify() {
 LogicalResult GraphLaunchOp::verify() {
   return verifyOneStream(*this, getAsyncDependencies());
 }
+
+/// The checks that the NCCL collectives share with `ga.nccl_all_reduce`:
+/// contiguous buffers of one element type, at most one stream, NCCL's
+/// (non-negative) codes; and `full` (static) is `world` times `part`.
+static LogicalResult verifyShardedCollective(Operation *op, MemRefType part,
+                                             MemRefType full, int64_t world,
+                                             ValueRange deps,
+                                             ArrayRef<int32_t> codes) {
+  for (MemRefType type : {part, full})
+    if (!type.isLastDimUnitStride())
+      return op->emitOpError("needs contiguous buffers (NCCL reads and "
+                             "writes count consecutive elements), not ")
+             << type;
+  if (part.getElementType() != full.getElementType())
+    return op->emitOpError("needs buffers of one element type, not ")
+           << part.getElementType() << " and " << full.getElementType();
+  if (deps.size() > 1)
+    return op->emitOpError("is ordered on one stream: at most one async "
+                           "dependency, not ")
+           << deps.size();
+  if (llvm::any_of(codes, [](int32_t code) { return code < 0; })) {
+    InFlightDiagnostic diag =
+        op->emitOpError("needs NCCL's codes (non-negative), not ");
+    llvm::interleaveComma(codes, diag);
+    return diag;
+  }
+  int64_t partSize = part.getDimSize(0), fullSize = full.getDimSize(0);
+  if (ShapedType::isDynamic(partSize) || ShapedType::isDynamic(fullSize))
+    return success();
+  if (partSize * world != fullSize)
+    return op->emitOpError("needs the whole buffer ")
+           << world << " (the world) times the size of one rank's part, not "
+           << fullSize << " and " << partSize;
+  return success();
+}
+
+LogicalResult NcclReduceScatterOp::verify() {
+  return verifyShardedCollective(*this, getOutput().getType(),
+                                 getInput().getType(), getWorld(),
+                                 getAsyncDependencies(),
+                                 {static_cast<int32_t>(getDatatype()),
+                                  static_cast<int32_t>(getReduction())});
+}
+
+void NcclReduceScatterOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // The whole input is read; this rank's part of the reduction written.
+  auto *resource = SideEffects::DefaultResource::get();
+  effects.emplace_back(MemoryEffects::Read::get(), &getInputMutable(),
+                       resource);
+  effects.emplace_back(MemoryEffects::Write::get(), &getOutputMutable(),
+                       resource);
+}
+
+LogicalResult NcclAllGatherOp::verify() {
+  return verifyShardedCollective(
+      *this, getInput().getType(), getOutput().getType(), getWorld(),
+      getAsyncDependencies(), {static_cast<int32_t>(getDatatype())});
+}
+
+void NcclAllGatherOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // This rank's part is read; every rank's part of the output written.
+  auto *resource = SideEffects::DefaultResource::get();
+  effects.emplace_back(MemoryEffects::Read::get(), &getInputMutable(),
+                       resource);
+  effects.emplace_back(MemoryEffects::Write::get(), &getOutputMutable(),
+                       resource);
+}

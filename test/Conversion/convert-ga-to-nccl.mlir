@@ -58,3 +58,38 @@ func.func @bucket(%a: tensor<4xf32>, %b: tensor<3xf32>) -> (tensor<4xf32>, tenso
   %rb = ga.all_reduce <sum> %b bucket 0 : tensor<3xf32>
   return %ra, %rb : tensor<4xf32>, tensor<3xf32>
 }
+
+// -----
+
+// A sharded step's collectives (rank 1 of 2): the reduce-scatter reduces the
+// whole gradient's buffer in place (a copy here: the argument is not a
+// private accumulator), this rank's part being the view of its rows
+// (elements [6, 12) of 12); the rows are read back. The all-gather writes
+// this rank's rows into a new buffer of the whole parameter and gathers in
+// place into it.
+
+// CHECK-LABEL: func.func @sharded
+// CHECK-SAME:    (%[[G:.*]]: tensor<4x3xf32>, %[[W:.*]]: tensor<2x3xf32>)
+// CHECK:         %[[COPY:.*]] = bufferization.alloc_tensor() copy(%[[G]])
+// CHECK:         %[[GBUF:.*]] = bufferization.to_buffer %[[COPY]] : tensor<4x3xf32> to memref<4x3xf32>
+// CHECK:         %[[GFLAT:.*]] = memref.collapse_shape %[[GBUF]] {{\[}}[0, 1]] : memref<4x3xf32> into memref<12xf32>
+// CHECK:         %[[MINE:.*]] = memref.subview %[[GFLAT]][6] [6] [1] : memref<12xf32> to memref<6xf32, strided<[1], offset: 6>>
+// CHECK:         ga.nccl_reduce_scatter {{ *}}%[[GFLAT]], %[[MINE]] {datatype = 7 : i32, reduction = 4 : i32, world = 2 : i64} : memref<12xf32>, memref<6xf32, strided<[1], offset: 6>>
+// CHECK:         %[[RT:.*]] = bufferization.to_tensor %[[GBUF]] restrict writable
+// CHECK:         %[[ROWS:.*]] = tensor.extract_slice %[[RT]][2, 0] [2, 3] [1, 1] : tensor<4x3xf32> to tensor<2x3xf32>
+// CHECK:         %[[FULL:.*]] = bufferization.alloc_tensor() : tensor<4x3xf32>
+// CHECK:         %[[PBUF:.*]] = bufferization.to_buffer %[[FULL]] : tensor<4x3xf32> to memref<4x3xf32>
+// CHECK:         %[[PROWS:.*]] = memref.subview %[[PBUF]][2, 0] [2, 3] [1, 1]
+// CHECK:         bufferization.materialize_in_destination %[[W]] in writable %[[PROWS]]
+// CHECK:         %[[PFLAT:.*]] = memref.collapse_shape %[[PBUF]]
+// CHECK:         %[[PMINE:.*]] = memref.subview %[[PFLAT]][6] [6] [1]
+// CHECK:         ga.nccl_all_gather {{ *}}%[[PMINE]], %[[PFLAT]] {datatype = 7 : i32, world = 2 : i64} : memref<6xf32, strided<[1], offset: 6>>, memref<12xf32>
+// CHECK:         %[[P:.*]] = bufferization.to_tensor %[[PBUF]] restrict writable
+// CHECK:         return %[[ROWS]], %[[P]]
+// CHECK-NOT:     ga.reduce_scatter
+// CHECK-NOT:     ga.all_gather
+func.func @sharded(%g: tensor<4x3xf32>, %w: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<4x3xf32>) {
+  %r = ga.reduce_scatter <mean> %g shard 1 of 2 : tensor<4x3xf32> -> tensor<2x3xf32>
+  %p = ga.all_gather %w shard 1 of 2 : tensor<2x3xf32> -> tensor<4x3xf32>
+  return %r, %p : tensor<2x3xf32>, tensor<4x3xf32>
+}

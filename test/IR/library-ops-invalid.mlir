@@ -101,6 +101,65 @@ func.func @rank(%b: memref<2x2xf32>) {
 
 // -----
 
+func.func @scatter_sizes(%b: memref<8xf32>, %p: memref<3xf32>) {
+  // expected-error @+1 {{'ga.nccl_reduce_scatter' op needs the whole buffer 2 (the world) times the size of one rank's part, not 8 and 3}}
+  ga.nccl_reduce_scatter %b, %p {datatype = 7 : i32, reduction = 0 : i32, world = 2 : i64} : memref<8xf32>, memref<3xf32>
+  return
+}
+
+// -----
+
+func.func @gather_sizes(%p: memref<4xf32>, %b: memref<8xf32>) {
+  // expected-error @+1 {{'ga.nccl_all_gather' op needs the whole buffer 3 (the world) times the size of one rank's part, not 8 and 4}}
+  ga.nccl_all_gather %p, %b {datatype = 7 : i32, world = 3 : i64} : memref<4xf32>, memref<8xf32>
+  return
+}
+
+// -----
+
+func.func @gather_types(%p: memref<4xf16>, %b: memref<8xf32>) {
+  // expected-error @+1 {{'ga.nccl_all_gather' op needs buffers of one element type, not 'f16' and 'f32'}}
+  ga.nccl_all_gather %p, %b {datatype = 6 : i32, world = 2 : i64} : memref<4xf16>, memref<8xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_strided(%b: memref<8xf32>, %c: memref<4x2xf32>) {
+  %v = memref.subview %c[0, 0] [4, 1] [1, 1] : memref<4x2xf32> to memref<4xf32, strided<[2]>>
+  // expected-error @+1 {{'ga.nccl_reduce_scatter' op needs contiguous buffers (NCCL reads and writes count consecutive elements), not 'memref<4xf32, strided<[2]>>'}}
+  ga.nccl_reduce_scatter %b, %v {datatype = 7 : i32, reduction = 0 : i32, world = 2 : i64} : memref<8xf32>, memref<4xf32, strided<[2]>>
+  return
+}
+
+// -----
+
+func.func @scatter_codes(%b: memref<8xf32>, %p: memref<4xf32>) {
+  // expected-error @+1 {{'ga.nccl_reduce_scatter' op needs NCCL's codes (non-negative), not 7, -1}}
+  ga.nccl_reduce_scatter %b, %p {datatype = 7 : i32, reduction = -1 : i32, world = 2 : i64} : memref<8xf32>, memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_world(%p: memref<4xf32>, %b: memref<8xf32>) {
+  // expected-error @+1 {{'ga.nccl_all_gather' op attribute 'world' failed to satisfy constraint}}
+  ga.nccl_all_gather %p, %b {datatype = 7 : i32, world = 0 : i64} : memref<4xf32>, memref<8xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_streams(%b: memref<8xf32>, %p: memref<4xf32>) {
+  %t0 = gpu.wait async
+  %t1 = gpu.wait async
+  // expected-error @+1 {{'ga.nccl_reduce_scatter' op is ordered on one stream: at most one async dependency, not 2}}
+  ga.nccl_reduce_scatter [%t0, %t1] %b, %p {datatype = 7 : i32, reduction = 0 : i32, world = 2 : i64} : memref<8xf32>, memref<4xf32>
+  return
+}
+
+// -----
+
 func.func @capture_two_streams(%t0: !gpu.async.token, %t1: !gpu.async.token) {
   // expected-error @+1 {{'ga.graph_capture' op is ordered on one stream: one async dependency, not 2}}
   %g, %e = ga.graph_capture async [%t0, %t1] {

@@ -48,6 +48,22 @@ func.func @all_reduces(%b: memref<8xf32>, %h: memref<?xbf16>) {
   return
 }
 
+// The sharded collectives round-trip: in place on this rank's part of the
+// whole buffer, synchronous and async.
+// CHECK-LABEL: func.func @sharded(
+// CHECK:         ga.nccl_reduce_scatter %{{.*}}, %{{.*}} {datatype = 7 : i32, reduction = 0 : i32, world = 2 : i64} : memref<8xf32>, memref<4xf32, strided<[1], offset: 4>>
+// CHECK:         %{{.*}} = ga.nccl_all_gather async [%{{.*}}] %{{.*}}, %{{.*}} {datatype = 7 : i32, world = 2 : i64} : memref<4xf32, strided<[1], offset: 4>>, memref<8xf32>
+// CHECK:         ga.nccl_reduce_scatter async [%{{.*}}] %{{.*}}, %{{.*}} {datatype = 9 : i32, reduction = 4 : i32, world = 4 : i64} : memref<?xbf16>, memref<?xbf16>
+func.func @sharded(%b: memref<8xf32>, %h: memref<?xbf16>, %p: memref<?xbf16>) {
+  %v = memref.subview %b[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  ga.nccl_reduce_scatter %b, %v {datatype = 7 : i32, reduction = 0 : i32, world = 2 : i64} : memref<8xf32>, memref<4xf32, strided<[1], offset: 4>>
+  %t0 = gpu.wait async
+  %t1 = ga.nccl_all_gather async [%t0] %v, %b {datatype = 7 : i32, world = 2 : i64} : memref<4xf32, strided<[1], offset: 4>>, memref<8xf32>
+  %t2 = ga.nccl_reduce_scatter async [%t1] %h, %p {datatype = 9 : i32, reduction = 4 : i32, world = 4 : i64} : memref<?xbf16>, memref<?xbf16>
+  gpu.wait [%t2]
+  return
+}
+
 // The CUDA graph ops round-trip: a capture with its body, a launch, a
 // release.
 // CHECK-LABEL: func.func @graph(

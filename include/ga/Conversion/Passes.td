@@ -139,8 +139,8 @@ def LowerMPICommSize : Pass<"ga-lower-mpi-comm-size", "ModuleOp"> {
 //===----------------------------------------------------------------------===//
 
 def ConvertGAToNCCL : Pass<"convert-ga-to-nccl", "ModuleOp"> {
-  let summary = "Lower data-parallel all-reduces to in-place "
-                "`ga.nccl_all_reduce` ops on their buffers";
+  let summary = "Lower data-parallel all-reduces, reduce-scatters and "
+                "all-gathers to in-place NCCL library ops on their buffers";
   let description = [{
     The GPU counterpart of `--convert-ga-to-mpi`: every `ga.all_reduce` and
     every `shard.all_reduce` over a whole grid becomes one
@@ -159,20 +159,42 @@ def ConvertGAToNCCL : Pass<"convert-ga-to-nccl", "ModuleOp"> {
     %r = bufferization.to_tensor %buf restrict writable : memref<4x3xf32> to tensor<4x3xf32>
     ```
 
-    The op is synchronous (the runtime waits for the device) until
-    `--ga-gpu-single-stream` orders it on the step's stream;
+    The collectives of sharded steps (`ga.reduce_scatter`, `ga.all_gather`)
+    become NCCL's in-place `ga.nccl_reduce_scatter` / `ga.nccl_all_gather`
+    on a buffer of the whole tensor, this rank's part a view of it: the
+    reduce-scatter reduces the input's buffer (the accumulator itself when
+    private) and reads back this rank's rows; the all-gather writes this
+    rank's rows into a new buffer that NCCL completes. NCCL's parts are
+    equal: a tensor whose first dimension the world size does not divide is
+    refused (`uneven-shards`).
+
+    ```mlir
+    // before (rank 1 of 2)
+    %g = ga.reduce_scatter <sum> %acc shard 1 of 2 : tensor<4x3xf32> -> tensor<2x3xf32>
+    // after
+    %buf = bufferization.to_buffer %acc : tensor<4x3xf32> to memref<4x3xf32>
+    %flat = memref.collapse_shape %buf [[0, 1]] : memref<4x3xf32> into memref<12xf32>
+    %mine = memref.subview %flat[6] [6] [1] : memref<12xf32> to memref<6xf32, strided<[1], offset: 6>>
+    ga.nccl_reduce_scatter %flat, %mine {datatype = 7 : i32, reduction = 0 : i32, world = 2 : i64}
+        : memref<12xf32>, memref<6xf32, strided<[1], offset: 6>>
+    %t = bufferization.to_tensor %buf restrict writable : memref<4x3xf32> to tensor<4x3xf32>
+    %g = tensor.extract_slice %t[2, 0] [2, 3] [1, 1] : tensor<4x3xf32> to tensor<2x3xf32>
+    ```
+
+    The ops are synchronous (the runtime waits for the device) until
+    `--ga-gpu-single-stream` orders them on the step's stream;
     `--ga-lower-library-ops` makes it a call of `gaNcclAllReduce` (lib/Runtime/NCCL).
     The buffer must be device memory when the call runs: this pass belongs
     to a GPU lowering in which the accumulators live on the device.
   }];
   let statistics = [
     Statistic<"numCollectives", "collectives",
-              "ga.nccl_all_reduce ops emitted">
+              "NCCL collective ops emitted">
   ];
   let dependentDialects = [
     "bufferization::BufferizationDialect", "memref::MemRefDialect",
     "linalg::LinalgDialect", "arith::ArithDialect", "gpu::GPUDialect",
-    "func::FuncDialect", "ga::GADialect"
+    "func::FuncDialect", "tensor::TensorDialect", "ga::GADialect"
   ];
 }
 

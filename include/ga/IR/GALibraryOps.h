@@ -1,6 +1,7 @@
 //===- GALibraryOps.h - library calls of the GPU lowering -------*- C++ -*-===//
 //
-// `ga.blas_matmul`, `ga.nccl_all_reduce` and the CUDA graph ops
+// `ga.blas_matmul`, the NCCL collectives (`ga.nccl_all_reduce`,
+// `ga.nccl_reduce_scatter`, `ga.nccl_all_gather`) and the CUDA graph ops
 // (include/ga/IR/GALibraryOps.td).
 //
 //===----------------------------------------------------------------------===//

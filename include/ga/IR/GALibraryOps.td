@@ -182,4 +182,74 @@ def GA_GraphDestroyOp : Op<GA_Dialect, "graph_destroy"> {
   let assemblyFormat = "$graph attr-dict `:` type($graph)";
 }
 
+//===----------------------------------------------------------------------===//
+// NCCL reduce-scatter and all-gather (sharded steps)
+//===----------------------------------------------------------------------===//
+
+def GA_NcclReduceScatterOp : Op<GA_Dialect, "nccl_reduce_scatter",
+    [GPU_AsyncOpInterface,
+     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "a reduce-scatter of a device buffer by NCCL";
+  let description = [{
+    Every rank of a group of `world` ranks contributes `input` (all its
+    elements); `output`, `1/world` of them, receives this rank's part of the
+    elementwise reduction (`ncclReduceScatter`: rank r gets elements
+    [r * n, (r + 1) * n) of the reduction, n the size of `output`).
+    `datatype` and `reduction` are NCCL's codes, as for `ga.nccl_all_reduce`.
+    `output` may be this rank's part of `input` itself (NCCL's in-place
+    reduce-scatter; --convert-ga-to-nccl makes it so). Ordered on a stream
+    as `ga.nccl_all_reduce`; --ga-lower-library-ops makes it a call of
+    `gaNcclReduceScatter(stream, input, output, n, datatype, reduction)`
+    whose failure aborts.
+
+    ```mlir
+    %t1 = ga.nccl_reduce_scatter async [%t0] %grads, %mine
+        {datatype = 7 : i32, reduction = 0 : i32, world = 2 : i64}
+        : memref<12xf32>, memref<6xf32, strided<[1], offset: 6>>
+    ```
+  }];
+  let arguments = (ins Variadic<GPU_AsyncToken>:$asyncDependencies,
+      MemRefRankOf<[AnyType], [1]>:$input,
+      MemRefRankOf<[AnyType], [1]>:$output, I32Attr:$datatype,
+      I32Attr:$reduction, ConfinedAttr<I64Attr, [IntPositive]>:$world);
+  let results = (outs Optional<GPU_AsyncToken>:$asyncToken);
+  let assemblyFormat = [{
+    custom<AsyncToken>(type($asyncToken), $asyncDependencies)
+    $input `,` $output attr-dict `:` type($input) `,` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
+def GA_NcclAllGatherOp : Op<GA_Dialect, "nccl_all_gather",
+    [GPU_AsyncOpInterface,
+     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "an all-gather of device buffers by NCCL";
+  let description = [{
+    Every rank of a group of `world` ranks contributes `input`; every rank's
+    `output`, `world` times its size, receives the ranks' inputs in rank
+    order (`ncclAllGather`). `datatype` is NCCL's code, as for
+    `ga.nccl_all_reduce`. `input` may be this rank's part of `output`
+    itself (NCCL's in-place all-gather; --convert-ga-to-nccl makes it so).
+    Ordered on a stream as `ga.nccl_all_reduce`; --ga-lower-library-ops
+    makes it a call of `gaNcclAllGather(stream, input, output, n, datatype)`
+    (n the size of `input`) whose failure aborts.
+
+    ```mlir
+    %t1 = ga.nccl_all_gather async [%t0] %mine, %params
+        {datatype = 7 : i32, world = 2 : i64}
+        : memref<6xf32, strided<[1], offset: 6>>, memref<12xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<GPU_AsyncToken>:$asyncDependencies,
+      MemRefRankOf<[AnyType], [1]>:$input,
+      MemRefRankOf<[AnyType], [1]>:$output, I32Attr:$datatype,
+      ConfinedAttr<I64Attr, [IntPositive]>:$world);
+  let results = (outs Optional<GPU_AsyncToken>:$asyncToken);
+  let assemblyFormat = [{
+    custom<AsyncToken>(type($asyncToken), $asyncDependencies)
+    $input `,` $output attr-dict `:` type($input) `,` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // GA_IR_GALIBRARYOPS_TD

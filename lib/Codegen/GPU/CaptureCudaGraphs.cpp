@@ -66,9 +66,12 @@ std::string whyNotCapturable(Operation *op) {
     return isDeviceBuffer(copy.getSrc()) && isDeviceBuffer(copy.getDst())
                ? ""
                : "copies from or to host memory (a read-back)";
-  // A collective is issued once per step, after the micro-batches, on a
-  // communication stream of its own (ga-overlap-all-reduce): not recorded.
-  if (isa<NcclAllReduceOp>(op))
+  // A collective is issued on a communicator that a graph would have to
+  // record too (the all-reduces and reduce-scatters after the
+  // micro-batches, on a communication stream of their own with
+  // ga-overlap-all-reduce; the all-gathers of a sharded step's parameters
+  // in the micro-batches): not recorded.
+  if (isa<NcclAllReduceOp, NcclReduceScatterOp, NcclAllGatherOp>(op))
     return "is a collective between ranks";
   if (isa<gpu::AsyncOpInterface>(op)) {
     // A kernel launch reads and writes device memory by the contract of the

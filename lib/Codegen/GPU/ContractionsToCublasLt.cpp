@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 
 namespace mlir::ga {
@@ -93,6 +94,41 @@ struct BiasEpilogue {
 /// overwritten before it is read again; the add is
 /// `addf(c[i][j], bias[j])` (either order) into `d[i][j]`, bias an f32 vector
 /// with unit stride. An add in place (`d` is `c`) needs only the last two.
+/// Whether `bias`, which `add` reads after `product`, may be read by the
+/// product instead: it dominates the product, and no op between them (in
+/// the product's block) writes a view of its buffer or takes one without
+/// saying what it does with it.
+bool mayReadBiasEarly(Operation *product, Operation *add, Value bias) {
+  if (!DominanceInfo(product).properlyDominates(bias, product))
+    return false;
+  Value root = getViewRoot(bias);
+  for (Operation *op = product->getNextNode(); op && op != add;
+       op = op->getNextNode()) {
+    WalkResult writes = op->walk([&](Operation *nested) {
+      auto effects = dyn_cast<MemoryEffectOpInterface>(nested);
+      if (!effects) {
+        bool takesBias = llvm::any_of(nested->getOperands(), [&](Value v) {
+          return isa<BaseMemRefType>(v.getType()) && getViewRoot(v) == root;
+        });
+        return takesBias &&
+                       !nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>()
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      }
+      SmallVector<MemoryEffects::EffectInstance> instances;
+      effects.getEffects(instances);
+      for (const MemoryEffects::EffectInstance &effect : instances)
+        if (isa<MemoryEffects::Write>(effect.getEffect()) &&
+            effect.getValue() && getViewRoot(effect.getValue()) == root)
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (writes.wasInterrupted())
+      return false;
+  }
+  return true;
+}
+
 std::optional<BiasEpilogue> matchBiasEpilogue(linalg::LinalgOp product,
                                               const GemmOperands &gemm) {
   Value c = gemm.out;
@@ -164,6 +200,11 @@ std::optional<BiasEpilogue> matchBiasEpilogue(linalg::LinalgOp product,
   Value biasArg = add.getMatchingBlockArgument(biasIn);
   if (!((addf.getLhs() == cArg && addf.getRhs() == biasArg) ||
         (addf.getLhs() == biasArg && addf.getRhs() == cArg)))
+    return std::nullopt;
+  // The product reads the bias where the add read it: the bias must exist
+  // before the product and keep its value up to the add (in a sharded
+  // step, the all-gather of the bias fills it in between).
+  if (!mayReadBiasEarly(product, add, biasIn->get()))
     return std::nullopt;
   if (inPlace)
     return BiasEpilogue{add, biasIn->get(), d};

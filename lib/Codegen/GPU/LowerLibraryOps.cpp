@@ -4,7 +4,9 @@
 // each `ga.blas_matmul` becomes a call of gaCublasLtMatmul or
 // gaCublasLtMatmulStridedBatched (include/ga-runtime/GARuntimeABI.h) with
 // the pointers and leading dimensions of its memrefs, each
-// `ga.nccl_all_reduce` a checked call of gaNcclAllReduce, the CUDA graph ops
+// `ga.nccl_all_reduce` a checked call of gaNcclAllReduce (and
+// `ga.nccl_reduce_scatter` / `ga.nccl_all_gather` of gaNcclReduceScatter /
+// gaNcclAllGather), the CUDA graph ops
 // (capture, launch, destroy) the mgpuGraph* calls. The passes before
 // (stream, overlap, graph capture, iteration index) reason on the ops'
 // interfaces.
@@ -32,6 +34,8 @@ using namespace mlir::ga;
 namespace {
 
 constexpr StringLiteral kAllReduce = ga_abi::kNcclAllReduce;
+constexpr StringLiteral kReduceScatter = ga_abi::kNcclReduceScatter;
+constexpr StringLiteral kAllGather = ga_abi::kNcclAllGather;
 
 /// cudaDataType_t of an element type that the op takes (its verifier).
 int64_t cudaType(Type t) {
@@ -64,6 +68,15 @@ struct LowerLibraryOpsPass
   void runOnOperation() override;
   LogicalResult lower(BlasMatmulOp op);
   LogicalResult lower(NcclAllReduceOp op);
+  LogicalResult lower(NcclReduceScatterOp op);
+  LogicalResult lower(NcclAllGatherOp op);
+  /// The checked call of the NCCL runtime function `name` replacing the
+  /// sharded collective `op`: (stream, input, output, count of `part`,
+  /// datatype[, reduction]).
+  LogicalResult lowerSharded(gpu::AsyncOpInterface op, StringRef name,
+                             Value input, Value output, Value part,
+                             int32_t datatype,
+                             std::optional<int32_t> reduction);
   LogicalResult lower(GraphCaptureOp op);
   LogicalResult lower(GraphLaunchOp op);
   LogicalResult lower(GraphDestroyOp op);
@@ -152,6 +165,58 @@ LogicalResult LowerLibraryOpsPass::lower(NcclAllReduceOp op) {
   replaceByCall(op, *stream);
   ++numAllReduceCalls;
   return success();
+}
+
+LogicalResult LowerLibraryOpsPass::lowerSharded(
+    gpu::AsyncOpInterface op, StringRef name, Value input, Value output,
+    Value part, int32_t datatype, std::optional<int32_t> reduction) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  ModuleOp module = getOperation();
+  FailureOr<Value> stream = getStream(b, op, name);
+  if (failed(stream))
+    return failure();
+  Type ptr = LLVM::LLVMPointerType::get(op->getContext());
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  SmallVector<Type> inputs{stream->getType(), ptr, ptr, i64, i32};
+  if (reduction)
+    inputs.push_back(i32);
+  FunctionType type = b.getFunctionType(inputs, {i32});
+  if (failed(checkExternalFunction(module, name, type,
+                                   "the NCCL runtime function")))
+    return failure();
+  auto cst32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i32, v).getResult();
+  };
+  Value count = arith::IndexCastOp::create(
+      b, loc, i64, memref::DimOp::create(b, loc, part, 0));
+  SmallVector<Value> operands{*stream, getBufferPointer(b, loc, input),
+                              getBufferPointer(b, loc, output), count,
+                              cst32(datatype)};
+  if (reduction)
+    operands.push_back(cst32(*reduction));
+  auto call = func::CallOp::create(
+      b, loc, getOrDeclareFunction(module, name, type), operands);
+  call->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                   call.getResult(0), cst32(0));
+  cf::AssertOp::create(
+      b, loc, ok,
+      ("ga: " + name + " failed (see the message of the NCCL runtime above)")
+          .str());
+  replaceByCall(op, *stream);
+  ++numShardedCalls;
+  return success();
+}
+
+LogicalResult LowerLibraryOpsPass::lower(NcclReduceScatterOp op) {
+  return lowerSharded(op, kReduceScatter, op.getInput(), op.getOutput(),
+                      op.getOutput(), op.getDatatype(), op.getReduction());
+}
+
+LogicalResult LowerLibraryOpsPass::lower(NcclAllGatherOp op) {
+  return lowerSharded(op, kAllGather, op.getInput(), op.getOutput(),
+                      op.getInput(), op.getDatatype(), std::nullopt);
 }
 
 FailureOr<func::CallOp>
@@ -280,14 +345,15 @@ void LowerLibraryOpsPass::runOnOperation() {
   // lowered.
   SmallVector<Operation *> ops;
   getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (isa<BlasMatmulOp, NcclAllReduceOp, GraphCaptureOp, GraphLaunchOp,
-            GraphDestroyOp>(op))
+    if (isa<BlasMatmulOp, NcclAllReduceOp, NcclReduceScatterOp, NcclAllGatherOp,
+            GraphCaptureOp, GraphLaunchOp, GraphDestroyOp>(op))
       ops.push_back(op);
   });
   for (Operation *op : ops) {
     LogicalResult lowered =
         TypeSwitch<Operation *, LogicalResult>(op)
-            .Case<BlasMatmulOp, NcclAllReduceOp, GraphCaptureOp, GraphLaunchOp,
+            .Case<BlasMatmulOp, NcclAllReduceOp, NcclReduceScatterOp,
+                  NcclAllGatherOp, GraphCaptureOp, GraphLaunchOp,
                   GraphDestroyOp>(
                 [&](auto libraryOp) { return lower(libraryOp); });
     if (failed(lowered))

@@ -2,14 +2,14 @@
 //
 // A data-parallel step's gradient buckets are final once the last
 // micro-batch's producers of their accumulators have run. After
-// --ga-gpu-single-stream, their NCCL all-reduces (`ga.nccl_all_reduce`)
-// follow the micro-batch loop
-// on the step's stream. This pass peels the loop's last iteration and issues
-// each bucket's all-reduce right after the last op of that iteration that may
-// access the bucket, on a communication stream forked from the step's stream
-// by an event, so that the collective overlaps the rest of the backward. The
-// step's stream waits for the communication stream before the first later op
-// that may read a bucket.
+// --ga-gpu-single-stream, their NCCL all-reduces (`ga.nccl_all_reduce`, or
+// in a sharded step the reduce-scatters `ga.nccl_reduce_scatter`) follow the
+// micro-batch loop on the step's stream. This pass peels the loop's last
+// iteration and issues each bucket's all-reduce right after the last op of that
+// iteration that may access the bucket, on a communication stream forked from
+// the step's stream by an event, so that the collective overlaps the rest of
+// the backward. The step's stream waits for the communication stream before the
+// first later op that may read a bucket.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,11 +67,22 @@ Value getPointedMemref(Value ptr) {
   return base ? base.getSource() : Value();
 }
 
-/// One bucket's all-reduce: the op and the root of the buffer it reduces.
+/// One bucket's collective (a `ga.nccl_all_reduce` or a
+/// `ga.nccl_reduce_scatter`): the op and the root of the buffer it reduces.
 struct Bucket {
-  NcclAllReduceOp op;
+  gpu::AsyncOpInterface op;
   Value root;
 };
+
+/// The buffers that the collective `op` reads or writes (views of one
+/// root).
+SmallVector<Value> getBuffers(Operation *op) {
+  SmallVector<Value> buffers;
+  for (Value operand : op->getOperands())
+    if (isa<BaseMemRefType>(operand.getType()))
+      buffers.push_back(operand);
+  return buffers;
+}
 
 /// One run of all-reduces as they move: the loops peeled, the communication
 /// stream, the op each moved all-reduce follows and the last all-reduce
@@ -266,7 +277,7 @@ static std::string whyNotPeelable(scf::ForOp loop) {
 
 /// The ops after `after` in `op`'s block that compute its buffer, in block
 /// order: they are cloned at the op's new place.
-static SmallVector<Operation *> getBufferChain(NcclAllReduceOp op,
+static SmallVector<Operation *> getBufferChain(Operation *op,
                                                Operation *after) {
   Block *block = op->getBlock();
   SetVector<Operation *> chain;
@@ -275,9 +286,9 @@ static SmallVector<Operation *> getBufferChain(NcclAllReduceOp op,
   options.filter = [&](Operation *def) {
     return def->getBlock() == block && after && after->isBeforeInBlock(def);
   };
-  if (Operation *def = op.getBuffer().getDefiningOp();
-      def && options.filter(def))
-    (void)getBackwardSlice(def, &chain, options), chain.insert(def);
+  for (Value buffer : getBuffers(op))
+    if (Operation *def = buffer.getDefiningOp(); def && options.filter(def))
+      (void)getBackwardSlice(def, &chain, options), chain.insert(def);
   SmallVector<Operation *> defs(chain.begin(), chain.end());
   llvm::sort(defs,
              [](Operation *x, Operation *y) { return x->isBeforeInBlock(y); });
@@ -293,7 +304,7 @@ OverlapAllReducePass::getFinalPoint(Bucket bucket, OverlapState &state) {
   if (!loop || state.peeled.contains(loop))
     return last;
   if (std::string why = whyNotPeelable(loop); !why.empty()) {
-    InFlightDiagnostic remark = bucket.op.emitRemark()
+    InFlightDiagnostic remark = bucket.op->emitRemark()
                                 << "left in place: the last iteration of the "
                                    "micro-batch loop cannot be peeled: "
                                 << why;
@@ -344,7 +355,7 @@ void OverlapAllReducePass::moveBucket(Bucket bucket, OverlapState &state) {
   if (!stream || llvm::any_of(defs, [](Operation *def) {
         return !isMemoryEffectFree(def) || def->getNumRegions();
       })) {
-    bucket.op.emitRemark()
+    bucket.op->emitRemark()
         << "left in place: "
         << (stream ? "its buffer is not computed by pure ops"
                    : "no stream after the last op that may access its "
@@ -355,23 +366,21 @@ void OverlapAllReducePass::moveBucket(Bucket bucket, OverlapState &state) {
 
   OpBuilder b(after->getContext());
   b.setInsertionPointAfter(after);
-  Location loc = bucket.op.getLoc();
+  Location loc = bucket.op->getLoc();
   Value callStream = stream;
   if (commStream)
     callStream = forked ? state.comm : forkCommStream(b, loc, stream, state);
   IRMapping mapping;
   for (Operation *def : defs)
     b.clone(*def, mapping);
-  // What followed the all-reduce on the step's stream follows what preceded
-  // it; the moved op is ordered on `callStream`.
+  // What followed the collective on the step's stream follows what preceded
+  // it; the moved op (a clone on the cloned views) is ordered on
+  // `callStream`.
   Value oldStream = bucket.op.getAsyncDependencies().front();
   if (Value token = bucket.op.getAsyncToken())
     token.replaceAllUsesWith(oldStream);
-  auto moved = NcclAllReduceOp::create(
-      b, loc, b.getType<gpu::AsyncTokenType>(), ValueRange{callStream},
-      mapping.lookupOrDefault(bucket.op.getBuffer()), bucket.op.getDatatype(),
-      bucket.op.getReduction());
-  moved->setDiscardableAttrs(bucket.op->getDiscardableAttrDictionary());
+  mapping.map(oldStream, callStream);
+  Operation *moved = b.clone(*bucket.op, mapping);
   bucket.op->erase();
   for (Operation *def : llvm::reverse(defs))
     if (def->use_empty())
@@ -440,15 +449,22 @@ LogicalResult OverlapAllReducePass::overlap(ArrayRef<Bucket> buckets) {
 void OverlapAllReducePass::runOnOperation() {
   ModuleOp module = getOperation();
   aliasAnalysis = &getAnalysis<AliasAnalysis>();
-  SmallVector<NcclAllReduceOp> allReduces;
-  module.walk([&](NcclAllReduceOp op) { allReduces.push_back(op); });
+  // A sharded step's reduce-scatters inside the micro-batch loop (those of
+  // the buckets reduced per micro-batch) stay ordered on the step's stream:
+  // only those after the loop are final there.
+  SmallVector<gpu::AsyncOpInterface> allReduces;
+  module.walk([&](gpu::AsyncOpInterface op) {
+    if (isa<NcclAllReduceOp>(op) ||
+        (isa<NcclReduceScatterOp>(op) && isa<func::FuncOp>(op->getParentOp())))
+      allReduces.push_back(op);
+  });
   if (allReduces.empty())
     return;
-  for (NcclAllReduceOp op : allReduces) {
+  for (gpu::AsyncOpInterface op : allReduces) {
     if (op.getAsyncDependencies().size() == 1)
       continue;
-    op.emitOpError() << "is not ordered on a stream: ga-overlap-all-reduce "
-                        "runs after ga-gpu-single-stream";
+    op->emitOpError() << "is not ordered on a stream: ga-overlap-all-reduce "
+                         "runs after ga-gpu-single-stream";
     return signalPassFailure();
   }
   if (commStream) {
@@ -475,18 +491,18 @@ void OverlapAllReducePass::runOnOperation() {
   // the main loop, which reads them: each run gets its own communication
   // stream and join, so that the join of the counts precedes that loop.
   SmallVector<SmallVector<Bucket>> runs;
-  NcclAllReduceOp previous;
+  Operation *previous = nullptr;
   auto separated = [](Operation *from, Operation *to) {
     for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode())
       if (op->getNumRegions())
         return true;
     return false;
   };
-  for (NcclAllReduceOp op : allReduces) {
+  for (gpu::AsyncOpInterface op : allReduces) {
     if (!previous || previous->getBlock() != op->getBlock() ||
         !previous->isBeforeInBlock(op) || separated(previous, op))
       runs.emplace_back();
-    runs.back().push_back({op, getViewRoot(op.getBuffer())});
+    runs.back().push_back({op, getViewRoot(getBuffers(op).front())});
     previous = op;
   }
   for (ArrayRef<Bucket> run : runs)

@@ -27,11 +27,27 @@ static_assert(
                        ga_abi::kNcclAllReduceBuffer>,
                    void *>);
 
+// The sharded collectives: the stream, then the input and the output.
+template <typename F> constexpr bool checkShardedABI() {
+  using T = ga_abi::FunctionTraits<F>;
+  return std::is_same_v<typename T::template Arg<ga_abi::kNcclShardedStream>,
+                        void *> &&
+         std::is_same_v<typename T::template Arg<ga_abi::kNcclShardedInput>,
+                        const void *> &&
+         std::is_same_v<typename T::template Arg<ga_abi::kNcclShardedOutput>,
+                        void *>;
+}
+static_assert(checkShardedABI<decltype(&gaNcclReduceScatter)>());
+static_assert(checkShardedABI<decltype(&gaNcclAllGather)>());
+
 namespace {
 ncclComm_t gComm = nullptr;
 cudaStream_t gStream = nullptr;
 int64_t gCalls = 0;
 GANcclAllReduceFn gForward = nullptr; // gaNcclForwardAllReduce
+int64_t gShardedCalls = 0;
+GANcclReduceScatterFn gForwardScatter = nullptr; // gaNcclForwardSharded
+GANcclAllGatherFn gForwardGather = nullptr;
 
 int32_t ncclFailed(const char *what, ncclResult_t result) {
   std::fprintf(stderr, "ga NCCL runtime: %s failed: %s\n", what,
@@ -48,6 +64,48 @@ int32_t cudaFailed(const char *what, cudaError_t error) {
 int32_t fail(const char *message) {
   std::fprintf(stderr, "ga NCCL runtime: %s\n", message);
   return 1;
+}
+
+/// The stream that a collective called with `stream` enqueues on: `stream`,
+/// or for a null one (a caller without streams) the runtime's own after the
+/// device has finished all earlier work. Null on failure (reported).
+cudaStream_t enqueueStream(void *stream) {
+  if (stream)
+    return static_cast<cudaStream_t>(stream);
+  // The step's kernels may be on any stream: wait for all of them.
+  if (cudaError_t error = cudaDeviceSynchronize()) {
+    cudaFailed("cudaDeviceSynchronize", error);
+    return nullptr;
+  }
+  return gStream;
+}
+
+/// After a collective enqueued on `target` for a caller's `stream`: a null
+/// one waits for its result.
+int32_t finish(void *stream, cudaStream_t target) {
+  if (!stream)
+    if (cudaError_t error = cudaStreamSynchronize(target))
+      return cudaFailed("cudaStreamSynchronize", error);
+  return 0;
+}
+
+/// Fails unless the communicator exists and `dtype` (and `op`) are NCCL's.
+int32_t checkCall(const char *name, int32_t dtype, int32_t op) {
+  if (!gComm) {
+    std::fprintf(stderr,
+                 "ga NCCL runtime: %s: no communicator (call "
+                 "gaNcclInitFromMPI or gaNcclInitFromEnv first)\n",
+                 name);
+    return 1;
+  }
+  if (dtype < 0 || dtype >= ncclNumTypes || op < 0 || op >= ncclNumOps) {
+    std::fprintf(stderr,
+                 "ga NCCL runtime: %s: unknown datatype or "
+                 "reduction\n",
+                 name);
+    return 1;
+  }
+  return 0;
 }
 
 /// Selects the GPU and creates the communicator and the runtime's stream.
@@ -184,6 +242,49 @@ int32_t gaNcclAllReduce(void *stream, void *buffer, int64_t count,
     if (cudaError_t error = cudaStreamSynchronize(target))
       return cudaFailed("cudaStreamSynchronize", error);
   return 0;
+}
+
+int32_t gaNcclReduceScatter(void *stream, const void *input, void *output,
+                            int64_t count, int32_t dtype, int32_t op) {
+  ++gShardedCalls;
+  if (gForwardScatter)
+    return gForwardScatter(stream, input, output, count, dtype, op);
+  if (int32_t status = checkCall("gaNcclReduceScatter", dtype, op))
+    return status;
+  cudaStream_t target = enqueueStream(stream);
+  if (!target)
+    return 1;
+  if (ncclResult_t result =
+          ncclReduceScatter(input, output, static_cast<size_t>(count),
+                            static_cast<ncclDataType_t>(dtype),
+                            static_cast<ncclRedOp_t>(op), gComm, target))
+    return ncclFailed("ncclReduceScatter", result);
+  return finish(stream, target);
+}
+
+int32_t gaNcclAllGather(void *stream, const void *input, void *output,
+                        int64_t count, int32_t dtype) {
+  ++gShardedCalls;
+  if (gForwardGather)
+    return gForwardGather(stream, input, output, count, dtype);
+  if (int32_t status = checkCall("gaNcclAllGather", dtype, /*op=*/0))
+    return status;
+  cudaStream_t target = enqueueStream(stream);
+  if (!target)
+    return 1;
+  if (ncclResult_t result =
+          ncclAllGather(input, output, static_cast<size_t>(count),
+                        static_cast<ncclDataType_t>(dtype), gComm, target))
+    return ncclFailed("ncclAllGather", result);
+  return finish(stream, target);
+}
+
+int64_t gaNcclShardedCalls(void) { return gShardedCalls; }
+
+void gaNcclForwardSharded(GANcclReduceScatterFn scatter,
+                          GANcclAllGatherFn gather) {
+  gForwardScatter = scatter;
+  gForwardGather = gather;
 }
 
 int64_t gaNcclAllReduceCalls(void) { return gCalls; }

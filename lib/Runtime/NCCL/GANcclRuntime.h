@@ -61,6 +61,37 @@ int32_t gaNcclUniqueIdHex(char *out);
 int32_t gaNcclAllReduce(void *stream, void *buffer, int64_t count,
                         int32_t dtype, int32_t op);
 
+/// Reduce-scatter: `output` (`count` elements) receives this rank's part,
+/// elements [rank * count, (rank + 1) * count), of the reduction of every
+/// rank's `input` (`nranks * count` elements); `output` may be that part of
+/// `input` (in place). Enqueued on `stream` as gaNcclAllReduce.
+int32_t gaNcclReduceScatter(void *stream, const void *input, void *output,
+                            int64_t count, int32_t dtype, int32_t op);
+
+/// All-gather: `output` (`nranks * count` elements) receives every rank's
+/// `input` (`count` elements) in rank order; `input` may be this rank's
+/// part of `output` (in place). Enqueued on `stream` as gaNcclAllReduce.
+int32_t gaNcclAllGather(void *stream, const void *input, void *output,
+                        int64_t count, int32_t dtype);
+
+/// Calls of gaNcclReduceScatter and gaNcclAllGather so far.
+int64_t gaNcclShardedCalls(void);
+
+/// The signatures of gaNcclReduceScatter and gaNcclAllGather, for
+/// gaNcclForwardSharded.
+typedef int32_t (*GANcclReduceScatterFn)(void *stream, const void *input,
+                                         void *output, int64_t count,
+                                         int32_t dtype, int32_t op);
+typedef int32_t (*GANcclAllGatherFn)(void *stream, const void *input,
+                                     void *output, int64_t count,
+                                     int32_t dtype);
+
+/// Forwards every later gaNcclReduceScatter and gaNcclAllGather to
+/// `scatter` and `gather` (null: back to this runtime's communicator), as
+/// gaNcclForwardAllReduce does for the all-reduce.
+void gaNcclForwardSharded(GANcclReduceScatterFn scatter,
+                          GANcclAllGatherFn gather);
+
 /// Calls of gaNcclAllReduce so far (a counter for tests and benchmarks).
 int64_t gaNcclAllReduceCalls(void);
 

@@ -285,15 +285,6 @@ class DataParallelTrainStep(DataParallelMixin, CompiledTrainStep):
     def __init__(self, model, loss_fn, optimizer, example_inputs,
                  process_group, bucket_cap_mb=25, shard_optimizer=False,
                  **kwargs):
-        if shard_optimizer and kwargs.get("target", "cpu") == "cuda":
-            # --ga-lower-to-nvvm lowers all-reduces only (--convert-ga-to-
-            # nccl); the reduce-scatters and all-gathers of ZeRO-1 have no
-            # GPU lowering yet.
-            raise CompileError(
-                "compile_train_step: shard_optimizer=True (ZeRO-1) compiles "
-                "for target='cpu' only so far (the GPU lowering has no "
-                "reduce-scatter and all-gather); a target='cuda' "
-                "data-parallel step without it all-reduces the gradients")
         self._setup_data_parallel(process_group, bucket_cap_mb,
                                   shard_optimizer)
         super().__init__(model, loss_fn, optimizer, example_inputs, **kwargs)

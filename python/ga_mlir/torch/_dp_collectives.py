@@ -7,7 +7,8 @@ the callbacks of HostCollectives: `dist.all_reduce(view, async_op=True)` on
 a tensor view of the bucket's memory, and `work.wait()`.
 
 target="cuda" steps (--ga-lower-to-nvvm's --convert-ga-to-nccl) call
-gaNcclAllReduce(stream, buffer, count, dtype, op) on a communication stream
+gaNcclAllReduce(stream, buffer, count, dtype, op) (sharded steps also
+gaNcclReduceScatter and gaNcclAllGather) on a communication stream
 forked from the step's stream, at the point of the last micro-batch where
 the bucket is final (--ga-overlap-all-reduce), and make the step's stream
 wait for that stream before the optimizer reads the bucket.
@@ -275,66 +276,132 @@ def nccl_runtime_library(step_library):
     return os.path.join(os.path.dirname(step_library), "libGANcclRuntime.so")
 
 
+_NCCL_REDUCE_SCATTER = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p,
+                                        ctypes.c_void_p, ctypes.c_void_p,
+                                        ctypes.c_int64, ctypes.c_int32,
+                                        ctypes.c_int32)
+_NCCL_ALL_GATHER = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p,
+                                    ctypes.c_void_p, ctypes.c_void_p,
+                                    ctypes.c_int64, ctypes.c_int32)
+
+
+def _device_view(pointer, count, dtype):
+    """A CUDA tensor over the `count` elements of NCCL type code `dtype` at
+    device address `pointer`, without a copy."""
+    from ._call import _DeviceArray
+    element = _NCCL_DTYPES[dtype]
+    device = torch.device("cuda", torch.cuda.current_device())
+    # __cuda_array_interface__ has no bf16: the memory is taken as an
+    # element type of the same size, then viewed as its own.
+    size = torch.empty((), dtype=element).element_size()
+    carrier = {1: torch.bool, 2: torch.float16, 4: torch.int32,
+               8: torch.int64}[size]
+    return torch.as_tensor(_DeviceArray(pointer, (count,), carrier),
+                           device=device).view(element)
+
+
 class DeviceCollectives:
     """The collectives of one target="cuda" step (see the module
-    docstring): libGANcclRuntime.so's gaNcclAllReduce forwarded to
-    torch.distributed on CUDA tensor views of the buckets, on the stream the
-    compiled step passes. Errors are kept and raised after the call.
-    `count` and `bytes` count the collectives of the last call."""
+    docstring): libGANcclRuntime.so's gaNcclAllReduce, gaNcclReduceScatter
+    and gaNcclAllGather forwarded to torch.distributed on CUDA tensor views
+    of the buffers, on the stream the compiled step passes. Errors are kept
+    and raised after the call. `count` and `bytes` count the all-reduces of
+    the last call, `sharded_counts` the sharded collectives as
+    HostCollectives does."""
 
     def __init__(self, group, runtime):
         self.group = group
         self.runtime_path = runtime
         self.error = None
         self.count = self.bytes = 0
+        self.sharded_counts = {"reduce_scatter": [0, 0, 0],
+                               "all_gather": [0, 0, 0]}
         self.forward = _NCCL_ALL_REDUCE(self._all_reduce)
+        self.forward_scatter = _NCCL_REDUCE_SCATTER(self._reduce_scatter)
+        self.forward_gather = _NCCL_ALL_GATHER(self._all_gather)
 
-    def _all_reduce(self, stream, pointer, count, dtype, op):
+    def _forwarded(self, name, stream, collective):
+        """Runs `collective(dist)` (which enqueues its work and returns the
+        bytes of the buffer it reduced or gathered) after what the step
+        enqueued on `stream`; the step's later work on `stream` waits for it
+        (for NCCL, work.wait() is a stream dependency, not a host wait). A
+        null stream is a caller without one: the values are ready on
+        return. 0, or 1 after keeping the error."""
         try:
             dist = _dist()
-            from ._call import _DeviceArray
-            element = _NCCL_DTYPES[dtype]
-            reduce_op = {_NCCL_SUM: dist.ReduceOp.SUM,
-                         _NCCL_AVG: dist.ReduceOp.SUM,
-                         _NCCL_MAX: dist.ReduceOp.MAX,
-                         _NCCL_MIN: dist.ReduceOp.MIN}[op]
             device = torch.device("cuda", torch.cuda.current_device())
-            # __cuda_array_interface__ has no bf16: the memory is taken as
-            # an element type of the same size, then viewed as its own.
-            size = torch.empty((), dtype=element).element_size()
-            carrier = {1: torch.bool, 2: torch.float16, 4: torch.int32,
-                       8: torch.int64}[size]
-            view = torch.as_tensor(_DeviceArray(pointer, (count,), carrier),
-                                   device=device).view(element)
             if stream:
-                # Enqueued after what the step enqueued on `stream`; the
-                # step's later work on `stream` waits for it (for NCCL,
-                # work.wait() is a stream dependency, not a host wait).
                 with torch.cuda.stream(torch.cuda.ExternalStream(
                         stream, device=device)):
-                    work = dist.all_reduce(view, op=reduce_op,
-                                           group=self.group, async_op=True)
-                    work.wait()
-                    if op == _NCCL_AVG:
-                        view.div_(dist.get_world_size(self.group))
+                    collective(dist)
             else:
-                # A caller without a stream: the values are ready on return.
                 torch.cuda.synchronize(device)
-                dist.all_reduce(view, op=reduce_op, group=self.group)
-                if op == _NCCL_AVG:
-                    view.div_(dist.get_world_size(self.group))
+                collective(dist)
                 torch.cuda.synchronize(device)
-            self.count += 1
-            self.bytes += count * view.element_size()
             return 0
         except BaseException as error:  # also raised after the call
             # The compiled step stops at a failed status (cf.assert naming
             # "the message of the NCCL runtime above"): this is that message.
-            sys.stderr.write("ga NCCL runtime: gaNcclAllReduce forwarded to "
+            sys.stderr.write(f"ga NCCL runtime: {name} forwarded to "
                              f"torch.distributed failed: "
                              f"{type(error).__name__}: {error}\n")
             self.error = self.error or error
             return 1
+
+    @staticmethod
+    def _reduce_op(dist, op):
+        return {_NCCL_SUM: dist.ReduceOp.SUM, _NCCL_AVG: dist.ReduceOp.SUM,
+                _NCCL_MAX: dist.ReduceOp.MAX,
+                _NCCL_MIN: dist.ReduceOp.MIN}[op]
+
+    def _all_reduce(self, stream, pointer, count, dtype, op):
+        def collective(dist):
+            view = _device_view(pointer, count, dtype)
+            work = dist.all_reduce(view, op=self._reduce_op(dist, op),
+                                   group=self.group, async_op=True)
+            work.wait()
+            if op == _NCCL_AVG:
+                view.div_(dist.get_world_size(self.group))
+            self.count += 1
+            self.bytes += count * view.element_size()
+        return self._forwarded("gaNcclAllReduce", stream, collective)
+
+    def _reduce_scatter(self, stream, source, target, count, dtype, op):
+        def collective(dist):
+            world = dist.get_world_size(self.group)
+            whole = _device_view(source, count * world, dtype)
+            mine = _device_view(target, count, dtype)
+            # `mine` may be this rank's part of `whole` (in place): the
+            # reduction goes to a buffer of its own, then into place.
+            out = torch.empty_like(mine)
+            work = dist.reduce_scatter_tensor(
+                out, whole, op=self._reduce_op(dist, op), group=self.group,
+                async_op=True)
+            work.wait()
+            mine.copy_(out)
+            if op == _NCCL_AVG:
+                mine.div_(world)
+            self._count("reduce_scatter", whole, count * (world - 1))
+        return self._forwarded("gaNcclReduceScatter", stream, collective)
+
+    def _all_gather(self, stream, source, target, count, dtype):
+        def collective(dist):
+            world = dist.get_world_size(self.group)
+            mine = _device_view(source, count, dtype)
+            whole = _device_view(target, count * world, dtype)
+            # `mine` may be this rank's part of `whole` (in place).
+            work = dist.all_gather_into_tensor(whole, mine.clone(),
+                                               group=self.group,
+                                               async_op=True)
+            work.wait()
+            self._count("all_gather", whole, count * (world - 1))
+        return self._forwarded("gaNcclAllGather", stream, collective)
+
+    def _count(self, kind, whole, sent):
+        counts = self.sharded_counts[kind]
+        counts[0] += 1
+        counts[1] += whole.numel() * whole.element_size()
+        counts[2] += sent * whole.element_size()
 
     def __enter__(self):
         from ._call import require_cuda
@@ -348,10 +415,17 @@ class DeviceCollectives:
         runtime.gaNcclForwardAllReduce.argtypes = [_NCCL_ALL_REDUCE]
         runtime.gaNcclForwardAllReduce.restype = None
         runtime.gaNcclForwardAllReduce(self.forward)
+        runtime.gaNcclForwardSharded.argtypes = [_NCCL_REDUCE_SCATTER,
+                                                 _NCCL_ALL_GATHER]
+        runtime.gaNcclForwardSharded.restype = None
+        runtime.gaNcclForwardSharded(self.forward_scatter,
+                                     self.forward_gather)
         return self
 
     def __exit__(self, *exc):
         self._runtime.gaNcclForwardAllReduce(_NCCL_ALL_REDUCE())
+        self._runtime.gaNcclForwardSharded(_NCCL_REDUCE_SCATTER(),
+                                           _NCCL_ALL_GATHER())
         _raise_failed(self.error, exc)
         return False
 

@@ -14,6 +14,14 @@ call and when shapes change (the shards must add up to the global batch and
 hold N samples each), then every call does what the compiled data-parallel
 step does: one full-batch step on the concatenation of the shards.
 
+A shard="parameters" step (_fsdp) is compiled for one rank of one world
+size (its library takes and returns that rank's rows of every sharded
+parameter): every rank saves its own, marked with its rank, the world size
+and the whole shapes of the sharded parameters; `load_step` of it returns a
+LoadedShardedStep on that rank of a group of that size only (any other is a
+CompileError naming both), which cuts the model's whole parameters to the
+rank's rows (as the compiled step leaves them) before it checks them.
+
 Loading a data-parallel step outside a process group (or with
 process_group=None) is refused: it would train this rank alone on a batch
 that is not the global one. A single-process step loaded inside an
@@ -25,7 +33,7 @@ import torch
 
 from ._call import call_step
 from ._common import CompileError
-from ._dp_collectives import collectives_for
+from ._dp_collectives import collectives_for, shard_rows
 from ._layout import _dtype_name
 from ._dp_shards import (_DEFAULT, _dist, exchange_shards, resolve_group,
                          shard_arguments)
@@ -61,6 +69,9 @@ def load(directory, model, optimizer, process_group=_DEFAULT):
             f"{data_parallel['global_batch']} samples): load it inside an "
             "initialized process group (torchrun, then "
             "torch.distributed.init_process_group), on every rank")
+    if "sharded" in data_parallel:
+        return LoadedShardedStep(directory, model, optimizer, signature,
+                                 group)
     return LoadedDataParallelStep(directory, model, optimizer, signature,
                                   group)
 
@@ -140,3 +151,50 @@ class LoadedDataParallelStep(LoadedTrainStep):
     def collectives_per_call(self):
         """(collectives, bytes) of the last call."""
         return self._collectives.count, self._collectives.bytes
+
+
+class LoadedShardedStep(LoadedDataParallelStep):
+    """A saved shard="parameters" step of one rank, bound to that rank of a
+    process group of the saved size: the model's sharded parameters hold
+    the rank's rows from here on, as in the compiled step."""
+
+    def __init__(self, directory, model, optimizer, signature, group):
+        sharded = signature["data_parallel"]["sharded"]
+        dist = _dist()
+        world, rank = dist.get_world_size(group), dist.get_rank(group)
+        if (world, rank) != (sharded["world_size"], sharded["rank"]):
+            raise CompileError(
+                f"load_step: this shard='parameters' step was saved by rank "
+                f"{sharded['rank']} of a group of {sharded['world_size']} "
+                "(its library holds that rank's rows of every parameter); "
+                f"this is rank {rank} of {world}: load each rank's saved "
+                "step on the same rank of a group of the same size")
+        _cut_to_rows(model, sharded["parameters"], world, rank)
+        super().__init__(directory, model, optimizer, signature, group)
+        # The ranks' libraries differ (each holds its rows): they agree on
+        # the sharding and the rest of the contract.
+        self.data_parallel = {k: v for k, v in self.data_parallel.items()
+                              if k != "sharded"}
+        self._digest = {"shard": sharded["shard"], "world_size": world}
+
+
+def _cut_to_rows(model, full_shapes, world, rank):
+    """Each parameter named in `full_shapes` (its whole shape) cut to rows
+    [begin, end) of rank `rank` of `world` (_dp_collectives.shard_rows); a
+    parameter of another shape is a CompileError."""
+    named = dict(model.named_parameters())
+    for name, shape in full_shapes.items():
+        p = named.get(name)
+        if p is None:
+            raise CompileError(f"load_step: the model has no parameter "
+                               f"'{name}' (the step was compiled with it)")
+        if list(p.shape) != list(shape):
+            raise CompileError(
+                f"load_step: parameter '{name}' is {list(p.shape)}; the "
+                f"sharded step was compiled for the whole {list(shape)} "
+                "(load_step takes the model with its whole parameters and "
+                "keeps this rank's rows)")
+    for name, shape in full_shapes.items():
+        p = named[name]
+        begin, end = shard_rows(shape[0], world, rank)
+        p.data = p.data.narrow(0, begin, end - begin).clone()

@@ -34,6 +34,7 @@ bucket is resharded after use (FSDP's default, the lowest memory).
 saves and loads it (sharded: each rank writes and reads its rows).
 """
 
+import copy
 import dataclasses
 import json
 import os
@@ -45,7 +46,8 @@ from .. import driver
 from . import _shard_plan
 from ._common import CompileError
 from ._dp_collectives import shard_rows
-from ._distributed import DataParallelTrainStep
+from ._distributed import DataParallelTrainStep, data_parallel_signature
+from ._layout import _dtype_name
 from ._options import run_driver
 
 
@@ -83,11 +85,6 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
 
     def __init__(self, model, loss_fn, optimizer, example_inputs,
                  process_group, bucket_cap_mb=25, **kwargs):
-        if kwargs.get("target", "cpu") == "cuda":
-            raise CompileError(
-                "compile_train_step: shard='parameters' compiles for "
-                "target='cpu' only so far (the GPU lowering has no "
-                "reduce-scatter and all-gather)")
         self._full_shapes = {}  # sharded parameter -> its whole shape
         self._plans = {}        # variant key -> the plan as compiled
         self._choice = None     # --ga-shard-plan's (None: the default)
@@ -382,6 +379,33 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
                 for b in choice["buckets"]]})
 
     def save(self, directory, *inputs):
-        raise CompileError(
-            "step.save: a shard='parameters' step is compiled for one rank "
-            "of one world size; saving it is not supported yet")
+        """Writes this rank's compiled step for `inputs` (default: the
+        example inputs): its library holds this rank's rows of every
+        sharded parameter, so every rank saves its own (a directory per
+        rank), marked with the rank, the world size and the whole shapes of
+        the sharded parameters; `load_step` on the same rank of a group of
+        the same size cuts the model's parameters to the rows and binds the
+        step to the group (see _dp_saved)."""
+        v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
+            else next(iter(self._variants.values()))
+        # The layout was taken while the parameters were whole (traced
+        # whole): the library takes and returns their rows.
+        layout = copy.deepcopy(v.layout)
+        rows = {n: list(p.shape) for n, p in self.model.named_parameters()
+                if p in self._full_shapes}
+        layout.params = [[n, rows.get(n, shape), dtype]
+                         for n, shape, dtype in layout.params]
+        if not v.in_place:
+            layout.results = [[list(shape), _dtype_name(dtype)]
+                              for shape, dtype in v.results]
+        data_parallel = data_parallel_signature(v, self.batch_dims,
+                                                self.bucket_cap_mb)
+        data_parallel["sharded"] = {
+            "shard": "parameters", "rank": self.rank,
+            "world_size": self.world_size,
+            "parameters": {n: list(self._full_shapes[p])
+                           for n, p in self.model.named_parameters()
+                           if p in self._full_shapes}}
+        saved = copy.copy(v)
+        saved.layout = layout
+        self._save(directory, saved, data_parallel=data_parallel)

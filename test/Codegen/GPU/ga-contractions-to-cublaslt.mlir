@@ -175,6 +175,56 @@ func.func @bias_epilogue_in_place(%x: memref<6x16xf32>, %w: memref<16x32xf32>, %
 
 // -----
 
+// No epilogue where the bias gets its value between the product and the add
+// (a sharded step's all-gather of the bias, into a buffer allocated there):
+// the product would read it before it exists.
+// CHECK-LABEL: func.func @no_bias_epilogue_late_bias(
+// CHECK:         ga.blas_matmul %{{.*}}, %{{.*}}, %[[C:[^ ]+]] : memref<6x16xf32>
+// CHECK:         ga.nccl_all_gather
+// CHECK:         linalg.generic
+// CHECK-LABEL: func.func @no_bias_epilogue_written_bias(
+// CHECK:         ga.blas_matmul %{{.*}}, %{{.*}}, %[[C:[^ ]+]] : memref<6x16xf32>
+// CHECK:         ga.nccl_all_gather
+// CHECK:         linalg.generic
+#id = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+func.func @no_bias_epilogue_late_bias(%x: memref<6x16xf32>, %w: memref<16x32xf32>, %mine: memref<16xf32>, %out: memref<6x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<6x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x32xf32>)
+  linalg.matmul ins(%x, %w : memref<6x16xf32>, memref<16x32xf32>) outs(%c : memref<6x32xf32>)
+  %b = memref.alloc() : memref<32xf32>
+  ga.nccl_all_gather %mine, %b {datatype = 7 : i32, world = 2 : i64} : memref<16xf32>, memref<32xf32>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %b : memref<6x32xf32>, memref<32xf32>) outs(%c : memref<6x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %c, %out : memref<6x32xf32> to memref<6x32xf32>
+  memref.dealloc %c : memref<6x32xf32>
+  memref.dealloc %b : memref<32xf32>
+  return
+}
+func.func @no_bias_epilogue_written_bias(%x: memref<6x16xf32>, %w: memref<16x32xf32>, %mine: memref<16xf32>, %b: memref<32xf32>, %out: memref<6x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<6x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x32xf32>)
+  linalg.matmul ins(%x, %w : memref<6x16xf32>, memref<16x32xf32>) outs(%c : memref<6x32xf32>)
+  ga.nccl_all_gather %mine, %b {datatype = 7 : i32, world = 2 : i64} : memref<16xf32>, memref<32xf32>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %b : memref<6x32xf32>, memref<32xf32>) outs(%c : memref<6x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %c, %out : memref<6x32xf32> to memref<6x32xf32>
+  memref.dealloc %c : memref<6x32xf32>
+  return
+}
+
+// -----
+
 // No epilogue where the product without the bias is still needed (%c is read
 // after the add), nor where the add is not a broadcast over the rows (a bias
 // per row, j -> i), nor after a product with beta = 1: the add stays.

@@ -86,3 +86,22 @@ func.func @graph(%s: !gpu.async.token, %g: !llvm.ptr) {
   ga.graph_destroy %g : !llvm.ptr
   return
 }
+
+// -----
+
+// A reduce-scatter with a token and nothing to order it after.
+func.func @unordered_scatter(%b: memref<8xf32>, %p: memref<4xf32>) {
+  // expected-error @+1 {{'ga.nccl_reduce_scatter' op returns a token but is ordered after none: the call of gaNcclReduceScatter has no stream to enqueue on}}
+  %t = ga.nccl_reduce_scatter async %b, %p {datatype = 7 : i32, reduction = 0 : i32, world = 2 : i64} : memref<8xf32>, memref<4xf32>
+  gpu.wait [%t]
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op has the name of the NCCL runtime function with another type}}
+func.func private @gaNcclAllGather(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i32, i32) -> i32
+func.func @gather(%p: memref<4xf32>, %b: memref<8xf32>) {
+  ga.nccl_all_gather %p, %b {datatype = 7 : i32, world = 2 : i64} : memref<4xf32>, memref<8xf32>
+  return
+}

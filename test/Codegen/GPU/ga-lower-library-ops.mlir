@@ -116,6 +116,40 @@ func.func @all_reduce_on_stream(%b: memref<?xbf16>) {
 
 // -----
 
+// The sharded collectives on the step's stream: the addresses of the whole
+// buffer and of this rank's part (a view at offset 6), the element count of
+// one part, NCCL's codes (no reduction for the gather), failures that abort;
+// what followed the tokens follows the stream.
+// CHECK-LABEL: func.func private @gaNcclAllGather(!gpu.async.token, !llvm.ptr, !llvm.ptr, i64, i32) -> i32
+// CHECK-LABEL: func.func private @gaNcclReduceScatter(!gpu.async.token, !llvm.ptr, !llvm.ptr, i64, i32, i32) -> i32
+// CHECK-LABEL: func.func @sharded(
+// CHECK-SAME:      %[[B:[^:]+]]: memref<12xf32>
+// CHECK-DAG:     %[[N:.*]] = arith.constant 6 : i64
+// CHECK-DAG:     %[[F32:.*]] = arith.constant 7 : i32
+// CHECK-DAG:     %[[SUM:.*]] = arith.constant 0 : i32
+// CHECK:         %[[T:.*]] = gpu.wait async
+// CHECK:         %[[V:.*]] = memref.subview %[[B]][6] [6] [1]
+// CHECK:         %[[WHOLE:.*]] = llvm.inttoptr {{.*}} : i64 to !llvm.ptr
+// CHECK:         %[[PART:.*]] = llvm.inttoptr {{.*}} : i64 to !llvm.ptr
+// CHECK:         %[[RC:.*]] = call @gaNcclReduceScatter(%[[T]], %[[WHOLE]], %[[PART]], %[[N]], %[[F32]], %[[SUM]]) {bucket = 2 : i64}
+// CHECK:         %[[OK:.*]] = arith.cmpi eq, %[[RC]], %[[SUM]] : i32
+// CHECK:         cf.assert %[[OK]], "ga: gaNcclReduceScatter failed
+// CHECK:         %[[PART2:.*]] = llvm.inttoptr {{.*}} : i64 to !llvm.ptr
+// CHECK:         %[[WHOLE2:.*]] = llvm.inttoptr {{.*}} : i64 to !llvm.ptr
+// CHECK:         call @gaNcclAllGather(%[[T]], %[[PART2]], %[[WHOLE2]], %[[N]], %[[F32]])
+// CHECK:         cf.assert %{{.*}}, "ga: gaNcclAllGather failed
+// CHECK-NOT:     ga.nccl_
+func.func @sharded(%b: memref<12xf32>) {
+  %t0 = gpu.wait async
+  %v = memref.subview %b[6] [6] [1] : memref<12xf32> to memref<6xf32, strided<[1], offset: 6>>
+  %t1 = ga.nccl_reduce_scatter async [%t0] %b, %v {bucket = 2 : i64, datatype = 7 : i32, reduction = 0 : i32, world = 2 : i64} : memref<12xf32>, memref<6xf32, strided<[1], offset: 6>>
+  %t2 = ga.nccl_all_gather async [%t1] %v, %b {datatype = 7 : i32, world = 2 : i64} : memref<6xf32, strided<[1], offset: 6>>, memref<12xf32>
+  gpu.wait [%t2]
+  return
+}
+
+// -----
+
 // A CUDA graph: the capture begins on its stream, the body is enqueued where
 // the op was, the capture ends after the body's last token (the graph, and
 // the stream after it); each launch takes the graph and its stream, whose

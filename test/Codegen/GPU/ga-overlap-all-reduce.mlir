@@ -330,3 +330,76 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// A sharded step (ZeRO-1): the gradient's reduce-scatter after the loop moves
+// like an all-reduce, with the view of this rank's part cloned, onto the
+// communication stream right after the last launch of the peeled iteration
+// that writes the gradient; the update of this rank's part (@part) waits for
+// the join. A reduce-scatter inside the loop (a bucket reduced per
+// micro-batch) stays on the step's stream, where it is.
+
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%a: memref<8xf32>) kernel { gpu.return }
+    gpu.func @part(%a: memref<4xf32, strided<[1], offset: 4>>) kernel { gpu.return }
+    gpu.func @other(%a: memref<4xf32>) kernel { gpu.return }
+  }
+  func.func private @mgpuStreamSynchronize(!gpu.async.token)
+  func.func private @mgpuStreamDestroy(!gpu.async.token)
+
+  // CHECK-LABEL: func.func @reduce_scatter(
+  // CHECK:         scf.for
+  // CHECK-NOT:       ga.nccl_reduce_scatter
+  // CHECK:           scf.yield
+  // CHECK-NEXT:    }
+  // CHECK:         %[[A:.*]] = gpu.launch_func async {{.*}} @k::@acc {{.*}} args(%[[B:.*]] : memref<8xf32>)
+  // CHECK-NEXT:    %[[COMM:.*]] = gpu.wait async
+  // CHECK:         call @mgpuStreamWaitEvent(%[[COMM]],
+  // CHECK:         %[[V:.*]] = memref.subview %[[B]][4] [4] [1]
+  // CHECK-NEXT:    ga.nccl_reduce_scatter async [%[[COMM]]] %[[B]], %[[V]] {datatype = 7 : i32, reduction = 0 : i32, world = 2 : i64}
+  // CHECK-NEXT:    %[[O:.*]] = gpu.launch_func async [%[[A]]] @k::@other
+  // CHECK:         call @mgpuStreamWaitEvent(%[[O]],
+  // CHECK:         call @mgpuStreamDestroy(%[[COMM]])
+  // CHECK-NEXT:    gpu.launch_func async [%[[O]]] @k::@part
+  // CHECK-LABEL: func.func @reduce_scatter_in_loop(
+  // CHECK:         scf.for
+  // CHECK:           gpu.launch_func async {{.*}} @k::@acc
+  // CHECK-NEXT:      ga.nccl_reduce_scatter async
+  // CHECK-NOT:     mgpuEvent
+  // CHECK:         return
+  func.func @reduce_scatter(%x: memref<4xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %s = gpu.wait async
+    %b, %t0 = gpu.alloc async [%s] () : memref<8xf32>
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %t0) -> (!gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
+      %o = gpu.launch_func async [%a] @k::@other blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
+      scf.yield %o : !gpu.async.token
+    }
+    %v = memref.subview %b[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+    %r = ga.nccl_reduce_scatter async [%t] %b, %v {datatype = 7 : i32, reduction = 0 : i32, world = 2 : i64} : memref<8xf32>, memref<4xf32, strided<[1], offset: 4>>
+    %u = gpu.launch_func async [%r] @k::@part blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%v : memref<4xf32, strided<[1], offset: 4>>)
+    func.call @mgpuStreamSynchronize(%u) : (!gpu.async.token) -> ()
+    func.call @mgpuStreamDestroy(%u) : (!gpu.async.token) -> ()
+    return
+  }
+  func.func @reduce_scatter_in_loop(%b: memref<8xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %s = gpu.wait async
+    %v = memref.subview %b[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
+      %r = ga.nccl_reduce_scatter async [%a] %b, %v {datatype = 7 : i32, reduction = 0 : i32, world = 2 : i64} : memref<8xf32>, memref<4xf32, strided<[1], offset: 4>>
+      scf.yield %r : !gpu.async.token
+    }
+    func.call @mgpuStreamSynchronize(%t) : (!gpu.async.token) -> ()
+    func.call @mgpuStreamDestroy(%t) : (!gpu.async.token) -> ()
+    return
+  }
+}

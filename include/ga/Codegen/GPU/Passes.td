@@ -73,9 +73,8 @@ def ContractionsToCublasLt
 //===----------------------------------------------------------------------===//
 
 def LowerLibraryOps : Pass<"ga-lower-library-ops", "ModuleOp"> {
-  let summary = "Turn the library ops (`ga.blas_matmul`, "
-                "`ga.nccl_all_reduce`, the CUDA graph ops) into their "
-                "runtime calls";
+  let summary = "Turn the library ops (`ga.blas_matmul`, the NCCL "
+                "collectives, the CUDA graph ops) into their runtime calls";
   let description = [{
     The end of `--ga-lower-to-gpu-kernels` and `--ga-lower-to-gpu-loops`:
     until here the stream and graph passes order library products by their
@@ -87,7 +86,11 @@ def LowerLibraryOps : Pass<"ga-lower-library-ops", "ModuleOp"> {
     memref layouts, beta = 1 for `accumulate`, the bias pointer for `bias`.
     Each `ga.nccl_all_reduce` becomes a call of `gaNcclAllReduce` on the
     address and element count of its buffer, whose non-zero status aborts
-    (`cf.assert`). A `ga.graph_capture` becomes `mgpuGraphBeginCapture` on
+    (`cf.assert`); `ga.nccl_reduce_scatter` and `ga.nccl_all_gather`
+    become checked calls of `gaNcclReduceScatter(stream, input, output,
+    count, datatype, reduction)` and `gaNcclAllGather(stream, input, output,
+    count, datatype)`, `count` the elements of one rank's part. A
+    `ga.graph_capture` becomes `mgpuGraphBeginCapture` on
     its stream, its body in its place, and `mgpuGraphEndCapture` after the
     body's last token (the graph); `ga.graph_launch` becomes
     `mgpuGraphLaunch(graph, stream)`, `ga.graph_destroy`
@@ -121,6 +124,8 @@ def LowerLibraryOps : Pass<"ga-lower-library-ops", "ModuleOp"> {
               "gaCublasLtMatmulStridedBatched calls emitted">,
     Statistic<"numAllReduceCalls", "all-reduce-calls",
               "gaNcclAllReduce calls emitted">,
+    Statistic<"numShardedCalls", "sharded-calls",
+              "gaNcclReduceScatter and gaNcclAllGather calls emitted">,
     Statistic<"numGraphOps", "graph-ops",
               "CUDA graph ops (capture, launch, destroy) lowered">
   ];
