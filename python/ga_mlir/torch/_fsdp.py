@@ -88,6 +88,11 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
                 "compile_train_step: shard='parameters' compiles for "
                 "target='cpu' only so far (the GPU lowering has no "
                 "reduce-scatter and all-gather)")
+        # Resharding is for the lowest peak: a layer's gathered parameters
+        # and whole-size gradient take the storage of the previous layer's
+        # only with --ga-share-buffers (docs/Distributed.md).
+        if kwargs.get("target", "cpu") == "cpu":
+            kwargs.setdefault("share_buffers", True)
         self._full_shapes = {}  # sharded parameter -> its whole shape
         self._plans = {}        # variant key -> the plan as compiled
         self._choice = None     # --ga-shard-plan's (None: the default)
