@@ -10,9 +10,9 @@ Every rank builds the same model (a stack of Linear + GELU layers, AdamW,
 cross-entropy) and global batch from seeds and trains on its rows. Points:
 
 - ga-mlir without a budget (every bucket resharded after use, FSDP's
-  default), with the smallest per-rank budget the planner names, with one
-  halfway, and with an ample one (buckets kept gathered, gradients reduced
-  once after the loop);
+  default), with budgets 1/2, 5/8 and 3/4 of the way from that plan's peak
+  to the planner's model of the ample plan, and with an ample one (buckets
+  kept gathered, gradients reduced once after the loop);
 - FSDP2 with its standard settings: `reshard_after_forward` True or False,
   times gradient sync on every micro-batch or only on the last
   (`set_requires_gradient_sync`).
@@ -165,6 +165,7 @@ def ours(args, rank, world, budget, steps=2):
     return dict(calls=calls, sent=sent, peak=peak,
                 predicted_peak=plan.get("predicted_peak",
                                         step.memory_report()["total_peak"]),
+                modelled_peak=plan.get("modelled_peak"),
                 error=relative(step.full_state_dict(), ref)), plan
 
 
@@ -195,7 +196,8 @@ def fsdp2(args, rank, world, reshard, sync_every, wire, steps=2):
     peak = measure(one_step, state_bytes(model, opt))
     full = {n: p.full_tensor().detach() for n, p in model.named_parameters()}
     return dict(calls=wire.calls - calls, sent=wire.sent - sent, peak=peak,
-                predicted_peak=None, error=relative(full, ref))
+                predicted_peak=None, modelled_peak=None,
+                error=relative(full, ref))
 
 
 def dominates(a, b):
@@ -224,10 +226,14 @@ def main():
     _, ample = ours(args, rank, world, "64GiB")
     # The default plan's peak at this N: every bucket resharded.
     smallest = dict(ample["candidates"])[args.micro_batches]
-    # Halfway between every bucket resharded and the planner's model of
-    # the ample plan.
-    budgets = {"ga-mlir budget ample": "64GiB",
-               "ga-mlir budget half": (smallest + ample["modelled_peak"]) // 2}
+    # Budgets between every bucket resharded and the planner's model of the
+    # ample plan: 1/2, 5/8 and 3/4 of the way (with the default bucket of
+    # all parameters, the last two reach the plans that reduce after the
+    # loop and that keep the parameters gathered).
+    budgets = {"ga-mlir budget ample": "64GiB"}
+    for num, den in ((1, 2), (5, 8), (3, 4)):
+        budgets[f"ga-mlir budget {num}/{den} of the way"] = \
+            smallest + (ample["modelled_peak"] - smallest) * num // den
     for name, budget in budgets.items():
         rows[name], _ = ours(args, rank, world, budget)
     wire = Wire(world)
@@ -249,17 +255,17 @@ def report(args, world, gathered):
     print(f"{params} parameters, {world} ranks, global batch {args.batch}, "
           f"N = {args.micro_batches}; per rank: the largest of the ranks")
     print(f"{'point':44} {'calls':>5} {'sent B':>10} {'peak B':>10} "
-          f"{'predicted':>10} {'error':>8}")
+          f"{'predicted':>10} {'modelled':>10} {'error':>8}")
     rows = {}
     for name in gathered[0]:
         per_rank = [g[name] for g in gathered]
         rows[name] = row = dict(per_rank[0])
         for key in ("calls", "sent", "peak", "error"):
             row[key] = max(r[key] for r in per_rank)
-        predicted = row["predicted_peak"]
+        predicted, modelled = row["predicted_peak"], row["modelled_peak"]
         print(f"{name:44} {row['calls']:5} {row['sent']:10} "
               f"{row['peak']:10} {predicted if predicted else '-':>10} "
-              f"{row['error']:8.1e}")
+              f"{modelled if modelled else '-':>10} {row['error']:8.1e}")
     for name, theirs in rows.items():
         if name.startswith("FSDP2"):
             better = [n for n, r in rows.items()

@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -24,7 +25,23 @@ using namespace mlir::ga;
 #define GET_ATTRDEF_CLASSES
 #include "ga/IR/GAAttrs.cpp.inc"
 
+namespace {
+/// Which ga ops a call may be inlined with: the host collectives on buffers
+/// (a rank's bound step in the memory report is inlined after
+/// --convert-ga-to-host-collectives), which hold no region and refer to no
+/// symbol. Other ga ops keep their function as it is (no change of what
+/// the passes see where they run).
+struct GAInlinerInterface : public DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+
+  bool isLegalToInline(Operation *op, Region *, bool, IRMapping &) const final {
+    return isa<HostCollectiveStartOp, HostCollectiveWaitOp>(op);
+  }
+};
+} // namespace
+
 void GADialect::initialize() {
+  addInterfaces<GAInlinerInterface>();
   addOperations<
 #define GET_OP_LIST
 #include "ga/IR/GAOps.cpp.inc"

@@ -45,5 +45,69 @@ LogicalResult AllGatherOp::verify() {
                      getRank(), getWorld());
 }
 
+LogicalResult HostCollectiveStartOp::verify() {
+  MemRefType buffer = getBuffer().getType();
+  if (!buffer.isLastDimUnitStride())
+    return emitOpError("needs a contiguous buffer (the engine works on count "
+                       "consecutive elements), not ")
+           << buffer;
+  if (static_cast<int32_t>(getDatatype()) < 0 ||
+      static_cast<int32_t>(getReduction()) < 0)
+    return emitOpError("needs the runtime's codes of a datatype and a "
+                       "reduction (non-negative)");
+  std::optional<uint64_t> rows = getRows();
+  if (rows && (!buffer.hasStaticShape() ||
+               buffer.getNumElements() % static_cast<int64_t>(*rows) != 0))
+    return emitOpError("needs a static buffer of whole rows: ")
+           << buffer << " is not " << *rows << " rows";
+  Value input = getInput();
+  if (!input != !getInputOffset())
+    return emitOpError("needs an input and its input_offset together");
+  if (!input)
+    return success();
+  auto type = cast<MemRefType>(input.getType());
+  if (!rows)
+    return emitOpError("gathers rows: an input needs `rows`");
+  if (type.getElementType() != buffer.getElementType())
+    return emitOpError("needs an input of the buffer's element type, not ")
+           << type.getElementType();
+  int64_t rowSize = buffer.getNumElements() / static_cast<int64_t>(*rows);
+  int64_t offset = static_cast<int64_t>(*getInputOffset());
+  if (offset % rowSize != 0 ||
+      offset + type.getNumElements() > buffer.getNumElements() ||
+      type.getNumElements() % rowSize != 0)
+    return emitOpError("needs an input of whole rows inside the buffer: ")
+           << type.getNumElements() << " elements at " << offset << " of "
+           << buffer.getNumElements();
+  return success();
+}
+
+void HostCollectiveStartOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  auto *resource = SideEffects::DefaultResource::get();
+  // An all-gather writes every element of the buffer without reading it
+  // (this rank's rows from the input, the others' from the engine).
+  if (OpOperand *input =
+          getInputMutable().empty() ? nullptr : &getInputMutable()[0])
+    effects.emplace_back(MemoryEffects::Read::get(), input, resource);
+  else
+    effects.emplace_back(MemoryEffects::Read::get(), &getBufferMutable(),
+                         resource);
+  effects.emplace_back(MemoryEffects::Write::get(), &getBufferMutable(),
+                       resource);
+}
+
+void HostCollectiveWaitOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // The engine reads and writes the buffer until the wait returns.
+  auto *resource = SideEffects::DefaultResource::get();
+  effects.emplace_back(MemoryEffects::Read::get(), &getBufferMutable(),
+                       resource);
+  effects.emplace_back(MemoryEffects::Write::get(), &getBufferMutable(),
+                       resource);
+}
+
 #define GET_OP_CLASSES
 #include "ga/IR/GAShardOps.cpp.inc"

@@ -219,6 +219,9 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
 
 void mlir::ga::buildLowerBufferizedForCPUPipeline(
     OpPassManager &pm, const LowerToCPUOptions &options) {
+  // The host collectives as runtime calls on raw addresses, now that the
+  // buffers' lifetimes are settled (--convert-ga-to-host-collectives).
+  pm.addPass(createLowerHostCollectives());
   addLoopStage(pm, options);
   addLLVMStage(pm, options);
 }

@@ -4,38 +4,32 @@
 // of 3 on 4 rows of 8 (its rows: [1, 2)).
 //
 // The reduce-scatter works in place on the accumulator's buffer, like an
-// all-reduce: gaHostShardedStart(buffer, 32 elements, f32 = 0, mean = 1,
-// id 0, kind 0 = reduce-scatter, 4 rows); after the wait, this rank's rows
-// are read back. The all-gather writes this rank's rows into a new buffer
-// of the whole tensor, and the engine fills in the others (kind 1, id 1);
-// its wait moves down to the first reader (the return), past the update.
+// all-reduce (f32 = 0, mean = 1, id 0, 4 rows); after the wait, this rank's
+// rows are read back. The all-gather starts on a new buffer of the whole
+// tensor from this rank's rows (written at element 8; the engine fills in
+// the others; id 1); its wait moves down to the first reader (the return),
+// past the update.
 
 // CHECK-LABEL: func.func @zero1
 // CHECK:         %[[LOOP:.*]] = scf.for
 // CHECK:         %[[BUF:.*]] = bufferization.to_buffer %[[LOOP]] : tensor<4x8xf32> to memref<4x8xf32>
 // CHECK:         %[[FLAT:.*]] = memref.collapse_shape %[[BUF]]
-// CHECK-DAG:     %[[ID0:.*]] = arith.constant 0 : i64
-// CHECK-DAG:     %[[COUNT:.*]] = arith.constant 32 : i64
-// CHECK-DAG:     %[[ROWS:.*]] = arith.constant 4 : i64
-// CHECK:         call @gaHostShardedStart(%{{.*}}, %[[COUNT]], {{%c0_i32(_[0-9]+)?}}, {{%c1_i32(_[0-9]+)?}}, %[[ID0]], {{%c0_i32(_[0-9]+)?}}, %[[ROWS]])
-// CHECK:         call @gaHostAllReduceWait(%[[ID0]])
+// CHECK:         ga.host_collective_start %[[FLAT]] {datatype = 0 : i32, id = 0 : i64, reduction = 1 : i32, rows = 4 : i64} : memref<32xf32>
+// CHECK:         ga.host_collective_wait %[[FLAT]] {id = 0 : i64} : memref<32xf32>
 // CHECK:         %[[R:.*]] = bufferization.to_tensor %[[BUF]] restrict writable
 // CHECK:         %[[MINE:.*]] = tensor.extract_slice %[[R]][1, 0] [1, 8] [1, 1] : tensor<4x8xf32> to tensor<1x8xf32>
 // CHECK:         %[[U:.*]] = linalg.add ins(%[[MINE]], %{{.*}} : tensor<1x8xf32>, tensor<1x8xf32>)
 // CHECK:         %[[T:.*]] = bufferization.alloc_tensor() : tensor<4x8xf32>
 // CHECK:         %[[ALL:.*]] = bufferization.to_buffer %[[T]] : tensor<4x8xf32> to memref<4x8xf32>
-// CHECK:         %[[ROW:.*]] = memref.subview %[[ALL]][1, 0] [1, 8] [1, 1]
-// CHECK:         bufferization.materialize_in_destination %[[U]] in writable %[[ROW]]
-// CHECK-DAG:     %[[ID1:.*]] = arith.constant 1 : i64
-// CHECK:         call @gaHostShardedStart(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ID1]], {{%c1_i32(_[0-9]+)?}}, %{{.*}})
+// CHECK:         %[[ALLFLAT:.*]] = memref.collapse_shape %[[ALL]]
+// CHECK:         %[[IN:.*]] = bufferization.to_buffer %[[U]] read_only : tensor<1x8xf32> to memref<1x8xf32>
+// CHECK:         ga.host_collective_start %[[ALLFLAT]] from %[[IN]] : memref<1x8xf32> {datatype = 0 : i32, id = 1 : i64, input_offset = 8 : i64, reduction = 0 : i32, rows = 4 : i64} : memref<32xf32>
 // CHECK:         linalg.mul
-// CHECK:         call @gaHostAllReduceWait(%[[ID1]])
+// CHECK:         ga.host_collective_wait %[[ALLFLAT]] {id = 1 : i64}
 // CHECK:         %[[W:.*]] = bufferization.to_tensor %[[ALL]] restrict writable
 // CHECK:         return %[[W]], %[[U]]
 // CHECK-NOT:     ga.reduce_scatter
 // CHECK-NOT:     ga.all_gather
-// CHECK: func.func private @gaHostShardedStart(!llvm.ptr, i64, i32, i32, i64, i32, i64) -> i32
-// CHECK: func.func private @gaHostAllReduceWait(i64) -> i32
 func.func @zero1(%x: tensor<8x4x8xf32>, %p: tensor<1x8xf32>, %q: tensor<4xf32>) -> (tensor<4x8xf32>, tensor<1x8xf32>, tensor<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -68,8 +62,8 @@ func.func @zero1(%x: tensor<8x4x8xf32>, %p: tensor<1x8xf32>, %q: tensor<4xf32>) 
 // CHECK:         %[[C:.*]] = tensor.collapse_shape %[[LOOP]]
 // CHECK-NOT:     bufferization.alloc_tensor
 // CHECK:         %[[BUF:.*]] = bufferization.to_buffer %[[C]] : tensor<8xf32> to memref<8xf32>
-// CHECK:         call @gaHostShardedStart
-// CHECK:         call @gaHostAllReduceWait
+// CHECK:         ga.host_collective_start %[[BUF]] {{.*}}rows = 8 : i64
+// CHECK:         ga.host_collective_wait %[[BUF]]
 // CHECK:         %[[R:.*]] = bufferization.to_tensor %[[BUF]] restrict writable
 // CHECK:         tensor.extract_slice %[[R]][2] [3] [1] : tensor<8xf32> to tensor<3xf32>
 func.func @reshaped(%x: tensor<8x1x8xf32>) -> tensor<3xf32> {

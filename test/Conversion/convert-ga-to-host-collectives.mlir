@@ -9,21 +9,13 @@
 // CHECK-LABEL: func.func @start_and_wait
 // CHECK:         %[[LOOP:.*]]:2 = scf.for
 // CHECK:         %[[BUF:.*]] = bufferization.to_buffer %[[LOOP]]#0 : tensor<12xf32> to memref<12xf32>
-// CHECK:         %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[BUF]]
-// CHECK:         %[[PTR:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr
-// CHECK-DAG:     %[[ID:.*]] = arith.constant 0 : i64
-// CHECK-DAG:     %[[COUNT:.*]] = arith.constant 12 : i64
-// CHECK-DAG:     %[[F32:.*]] = arith.constant 0 : i32
-// CHECK-DAG:     %[[SUM:.*]] = arith.constant 0 : i32
-// CHECK:         call @gaHostAllReduceStart(%[[PTR]], %[[COUNT]], %[[F32]], %[[SUM]], %[[ID]])
+// CHECK:         ga.host_collective_start %[[BUF]] {datatype = 0 : i32, id = 0 : i64, reduction = 0 : i32} : memref<12xf32>
 // CHECK:         %[[OTHER:.*]] = linalg.mul ins(%[[LOOP]]#1, %[[LOOP]]#1
-// CHECK:         call @gaHostAllReduceWait(%[[ID]])
+// CHECK:         ga.host_collective_wait %[[BUF]] {id = 0 : i64} : memref<12xf32>
 // CHECK:         %[[R:.*]] = bufferization.to_tensor %[[BUF]] restrict writable
 // CHECK:         %[[VIEW:.*]] = tensor.extract_slice %[[R]][0] [4] [1]
 // CHECK:         linalg.add ins(%[[VIEW]], %[[OTHER]]
 // CHECK-NOT:     ga.all_reduce
-// CHECK: func.func private @gaHostAllReduceStart(!llvm.ptr, i64, i32, i32, i64) -> i32
-// CHECK: func.func private @gaHostAllReduceWait(i64) -> i32
 func.func @start_and_wait(%x: tensor<8x12xf32>) -> tensor<4xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -56,20 +48,12 @@ func.func @start_and_wait(%x: tensor<8x12xf32>) -> tensor<4xf32> {
 // are all launched before the first wait (the return reads them).
 // CHECK-LABEL: func.func @kinds
 // CHECK:         bufferization.alloc_tensor() copy
-// CHECK-DAG:     %[[I64:.*]] = arith.constant 7 : i32
-// CHECK-DAG:     %[[MAX:.*]] = arith.constant 2 : i32
-// CHECK-DAG:     %[[ID0:.*]] = arith.constant 0 : i64
-// CHECK:         call @gaHostAllReduceStart(%{{.*}}, %{{.*}}, %[[I64]], %[[MAX]], %[[ID0]])
-// CHECK-DAG:     %[[ID1:.*]] = arith.constant 1 : i64
-// CHECK-DAG:     %[[BF16:.*]] = arith.constant 3 : i32
-// CHECK-DAG:     %[[MIN:.*]] = arith.constant 3 : i32
-// CHECK:         call @gaHostAllReduceStart(%{{.*}}, %{{.*}}, %[[BF16]], %[[MIN]], %[[ID1]])
-// CHECK-DAG:     %[[ID2:.*]] = arith.constant 2 : i64
-// CHECK-DAG:     %[[MEAN:.*]] = arith.constant 1 : i32
-// CHECK:         call @gaHostAllReduceStart(%{{.*}}, %{{.*}}, %{{.*}}, %[[MEAN]], %[[ID2]])
-// CHECK:         call @gaHostAllReduceWait(%[[ID0]])
-// CHECK:         call @gaHostAllReduceWait(%[[ID1]])
-// CHECK:         call @gaHostAllReduceWait(%[[ID2]])
+// CHECK:         ga.host_collective_start %{{.*}} {datatype = 7 : i32, id = 0 : i64, reduction = 2 : i32} : memref<4xi64>
+// CHECK:         ga.host_collective_start %{{.*}} {datatype = 3 : i32, id = 1 : i64, reduction = 3 : i32} : memref<2xbf16>
+// CHECK:         ga.host_collective_start %{{.*}} {datatype = 0 : i32, id = 2 : i64, reduction = 1 : i32} : memref<1xf32>
+// CHECK:         ga.host_collective_wait %{{.*}} {id = 0 : i64}
+// CHECK:         ga.host_collective_wait %{{.*}} {id = 1 : i64}
+// CHECK:         ga.host_collective_wait %{{.*}} {id = 2 : i64}
 // CHECK:         return
 func.func @kinds(%a: tensor<4xi64>, %b: tensor<2xbf16>, %c: tensor<f32>) -> (tensor<4xi64>, tensor<2xbf16>, tensor<f32>) {
   %r = ga.all_reduce <max> %a : tensor<4xi64>

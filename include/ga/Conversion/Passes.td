@@ -204,38 +204,36 @@ def ConvertGAToNCCL : Pass<"convert-ga-to-nccl", "ModuleOp"> {
 
 def ConvertGAToHostCollectives
     : Pass<"convert-ga-to-host-collectives", "ModuleOp"> {
-  let summary = "Lower data-parallel all-reduces to start/wait calls of a "
-                "host runtime that forwards them to the program's engine";
+  let summary = "Lower data-parallel collectives to start/wait ops on the "
+                "buffers that a host runtime hands to the program's engine";
   let description = [{
     For programs whose communication engine is their own (the PyTorch
     frontend: torch.distributed with gloo or NCCL). Every `ga.all_reduce`
     (one per bucket after `--ga-bucket-gradients`) and every
     `shard.all_reduce` over a whole grid becomes, in place on the
     accumulator's buffer (the same in-place rules and `to_buffer`/`to_tensor`
-    form as `--convert-ga-to-mpi`), a call
+    form as `--convert-ga-to-mpi`), a `ga.host_collective_start` where the
+    collective was (right after the micro-batch loop that produced the
+    bucket), and a `ga.host_collective_wait` followed by the read-back of
+    the reduced tensor before the first op that reads it (views of the
+    bucket's gradients move down with it). Everything in between overlaps
+    the collective. `datatype`: 0 f32, 1 f64, 2 f16, 3 bf16, 4 i8, 5 i16,
+    6 i32, 7 i64; `reduction`: 0 sum, 1 mean, 2 max, 3 min; `id` numbers the
+    collectives of the module in order.
 
-    ```c
-    int32_t gaHostAllReduceStart(void *buffer, int64_t count, int32_t dtype,
-                                 int32_t op, int64_t id);
-    ```
+    ZeRO-1's and FSDP's `ga.reduce_scatter` and `ga.all_gather`
+    (`--ga-shard-optimizer`, `--ga-shard-parameters`) become the same ops
+    with `rows`, on a buffer of the whole tensor of `rows` rows: the
+    reduce-scatter reduces the accumulator's buffer in place (this rank's
+    rows are read back); the all-gather starts on a new buffer from this
+    rank's rows (`input`, written at `input_offset`; the engine fills in the
+    others). Their ids follow the all-reduces'.
 
-    where the collective was (right after the micro-batch loop that produced
-    the bucket), and a call `int32_t gaHostAllReduceWait(int64_t id)` followed
-    by the read-back of the reduced tensor before the first op that reads it
-    (views of the bucket's gradients move down with it). Everything in
-    between overlaps the collective. `dtype`: 0 f32, 1 f64, 2 f16, 3 bf16,
-    4 i8, 5 i16, 6 i32, 7 i64; `op`: 0 sum, 1 mean, 2 max, 3 min; `id`
-    numbers the collectives of the module in order. The runtime
-    (`libGAHostCollectives.so`, lib/Runtime/HostCollectives) forwards both
-    calls to callbacks registered with `gaHostCollectivesRegister`.
-
-    ZeRO-1's `ga.reduce_scatter` and `ga.all_gather` (`--ga-shard-optimizer`)
-    become `int32_t gaHostShardedStart(void *buffer, int64_t count, int32_t
-    dtype, int32_t op, int64_t id, int32_t kind, int64_t rows)` and the same
-    wait, on a buffer of the whole tensor of `rows` rows: kind 0
-    reduce-scatters the accumulator's buffer in place (this rank's rows are
-    read back), kind 1 all-gathers into a new buffer that holds this rank's
-    rows (the others are filled in). Their ids follow the all-reduces'.
+    The ops are memref ops that declare their effects: after bufferization
+    their buffers live from the start to the wait, which deallocation and
+    `--ga-share-buffers` see (a gathered parameter's buffer is shared with
+    temporaries dead before it). `--ga-lower-host-collectives` makes them
+    the runtime's calls at the end of bufferization.
 
     Before:
 
@@ -252,25 +250,71 @@ def ConvertGAToHostCollectives
     ```mlir
     %r:2 = scf.for ... -> (tensor<4096xf32>, tensor<f32>)
     %b = bufferization.to_buffer %r#0 : tensor<4096xf32> to memref<4096xf32>
-    %s = func.call @gaHostAllReduceStart(%p, %c4096, %c0_i32, %c0_i32, %c0) : ...
+    ga.host_collective_start %b {datatype = 0 : i32, id = 0 : i64, reduction = 0 : i32} : memref<4096xf32>
     %n = ... %r#1 ...
-    %t = func.call @gaHostAllReduceWait(%c0) : (i64) -> i32
+    ga.host_collective_wait %b {id = 0 : i64} : memref<4096xf32>
     %g = bufferization.to_tensor %b restrict writable : memref<4096xf32> to tensor<4096xf32>
     %w = tensor.extract_slice %g[0] [1024] [1] : tensor<4096xf32> to tensor<1024xf32>
     %u = linalg.generic ... ins(%w ...)
     ```
-
-    The status of the calls is the runtime's to report: the PyTorch frontend
-    raises the engine's error after the call.
   }];
   let statistics = [
     Statistic<"numCollectives", "collectives",
-              "gaHostAllReduceStart calls emitted">
+              "ga.host_collective_start ops emitted">
   ];
   let dependentDialects = [
     "bufferization::BufferizationDialect", "memref::MemRefDialect",
     "linalg::LinalgDialect", "arith::ArithDialect", "tensor::TensorDialect",
-    "func::FuncDialect", "LLVM::LLVMDialect"
+    "ga::GADialect"
+  ];
+}
+
+def LowerHostCollectives : Pass<"ga-lower-host-collectives", "ModuleOp"> {
+  let summary = "Lower the host collectives' start/wait ops on buffers to "
+                "the host runtime's calls";
+  let description = [{
+    The last step of `--convert-ga-to-host-collectives`, run on buffers
+    after deallocation and `--ga-share-buffers` (in `--ga-lower-to-cpu`,
+    before the loops): `ga.host_collective_start` becomes
+
+    ```c
+    int32_t gaHostAllReduceStart(void *buffer, int64_t count, int32_t dtype,
+                                 int32_t op, int64_t id);
+    int32_t gaHostShardedStart(void *buffer, int64_t count, int32_t dtype,
+                               int32_t op, int64_t id, int32_t kind,
+                               int64_t rows);
+    ```
+
+    (the second with `rows`: kind 0 a reduce-scatter, kind 1 an all-gather,
+    whose `input` is first copied into its rows of the buffer), and
+    `ga.host_collective_wait` becomes `int32_t gaHostAllReduceWait(int64_t
+    id)`. The runtime (`libGAHostCollectives.so`,
+    lib/Runtime/HostCollectives) forwards the calls to callbacks registered
+    with `gaHostCollectivesRegister`. The status of the calls is the
+    runtime's to report: the PyTorch frontend raises the engine's error
+    after the call.
+
+    Before:
+
+    ```mlir
+    ga.host_collective_start %b {datatype = 0 : i32, id = 0 : i64, reduction = 0 : i32} : memref<4096xf32>
+    ga.host_collective_wait %b {id = 0 : i64} : memref<4096xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %p = llvm.inttoptr %a : i64 to !llvm.ptr   // the first element's address
+    %s = func.call @gaHostAllReduceStart(%p, %c4096, %c0_i32, %c0_i32, %c0) : (!llvm.ptr, i64, i32, i32, i64) -> i32
+    %t = func.call @gaHostAllReduceWait(%c0) : (i64) -> i32
+    ```
+  }];
+  let statistics = [
+    Statistic<"numCalls", "calls", "runtime calls emitted">
+  ];
+  let dependentDialects = [
+    "memref::MemRefDialect", "arith::ArithDialect", "func::FuncDialect",
+    "LLVM::LLVMDialect"
   ];
 }
 

@@ -11,6 +11,7 @@
 
 include "ga/IR/GADialect.td"
 include "ga/IR/GAEnums.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
 
 class GA_ShardOp<string mnemonic, list<Trait> traits = []>
     : Op<GA_Dialect, mnemonic, traits>;
@@ -84,5 +85,71 @@ def GA_AllGatherOp : GA_ShardOp<"all_gather", [AllElementTypesMatch<["input", "r
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Host collectives on buffers
+//===----------------------------------------------------------------------===//
+
+def GA_HostCollectiveStartOp : GA_ShardOp<"host_collective_start",
+    [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "start a collective of the host program's engine on a buffer";
+  let description = [{
+    Hands `buffer` (every element of a tensor, contiguous) to the
+    communication engine of the host program (torch.distributed in the
+    PyTorch frontend), which works on it in place until the
+    `ga.host_collective_wait` of the same `id`; the ops in between overlap
+    the collective. `datatype` and `reduction` are the runtime's codes (see
+    --convert-ga-to-host-collectives).
+
+    - Without `rows`: an all-reduce; every rank's buffer becomes the
+      reduction of all ranks' buffers.
+    - With `rows` and no `input`: a reduce-scatter of a tensor of `rows`
+      rows; this rank's rows of the buffer become the reduction.
+    - With `rows` and `input` (this rank's rows): an all-gather; the op
+      writes `input` at element `input_offset` of the buffer and the engine
+      fills in the other ranks' rows. The buffer is not read: the op writes
+      every element of it (--ga-share-buffers may give it the storage of a
+      temporary dead before it).
+
+    Being an op on memrefs that declares what it reads and writes (unlike
+    the runtime call it becomes), it lets bufferization's deallocation,
+    --ga-share-buffers and the memory report see the buffer's live range:
+    from the op to its wait. --ga-lower-host-collectives makes it a call of
+    `gaHostAllReduceStart` or `gaHostShardedStart` after them.
+
+    ```mlir
+    ga.host_collective_start %grads {datatype = 0 : i32, id = 0 : i64, reduction = 0 : i32} : memref<12xf32>
+    ga.host_collective_start %full from %mine : memref<1x8xf32>
+        {datatype = 0 : i32, id = 1 : i64, input_offset = 8 : i64, reduction = 0 : i32, rows = 4 : i64} : memref<32xf32>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[AnyType], [1]>:$buffer,
+      Optional<AnyStaticShapeMemRef>:$input,
+      ConfinedAttr<I64Attr, [IntNonNegative]>:$id, I32Attr:$datatype,
+      I32Attr:$reduction, OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$rows,
+      OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$input_offset);
+  let assemblyFormat = [{
+    $buffer (`from` $input^ `:` type($input))? attr-dict `:` type($buffer)
+  }];
+  let hasVerifier = 1;
+}
+
+def GA_HostCollectiveWaitOp : GA_ShardOp<"host_collective_wait",
+    [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "wait for a collective of the host program's engine";
+  let description = [{
+    Returns when the collective `id` started by `ga.host_collective_start`
+    on `buffer` is complete: the buffer holds its result. Until then the
+    engine may read and write the buffer, which the op declares (so the
+    buffer lives up to here). --ga-lower-host-collectives makes it a call of
+    `gaHostAllReduceWait(id)`.
+
+    ```mlir
+    ga.host_collective_wait %grads {id = 0 : i64} : memref<12xf32>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[AnyType], [1]>:$buffer,
+      ConfinedAttr<I64Attr, [IntNonNegative]>:$id);
+  let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
+}
 
 #endif // GA_IR_GASHARDOPS_TD

@@ -14,6 +14,8 @@
 
 #include "ga/Codegen/CPU/Passes.h"
 
+#include "ga/IR/GAShardOps.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Dominance.h"
@@ -38,9 +40,26 @@ struct LiveRange {
 };
 } // namespace
 
+/// Whether `view` is `buffer` or a reshape of all of it.
+static bool isWholeView(Value view, Value buffer) {
+  while (view != buffer) {
+    Operation *def = view.getDefiningOp();
+    if (!isa_and_nonnull<memref::CollapseShapeOp, memref::ExpandShapeOp,
+                         memref::CastOp>(def))
+      return false;
+    view = def->getOperand(0);
+  }
+  return true;
+}
+
 /// Whether `op`, the first access to `buffer`, writes every element of it
 /// without reading it.
 static bool overwritesWhole(Operation *op, Value buffer) {
+  // A host all-gather: this rank's rows from its input, the others' from
+  // the engine.
+  if (auto start = dyn_cast<ga::HostCollectiveStartOp>(op))
+    return start.getInput() && start.getInput() != buffer &&
+           isWholeView(start.getBuffer(), buffer);
   if (auto fill = dyn_cast<linalg::FillOp>(op))
     return fill.getDpsInits()[0] == buffer;
   if (auto copy = dyn_cast<memref::CopyOp>(op))

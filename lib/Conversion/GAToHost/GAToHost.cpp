@@ -1,18 +1,19 @@
-//===- GAToHost.cpp - collectives to a host runtime's start/wait calls ----===//
+//===- GAToHost.cpp - collectives to a host engine's start/wait ops -------===//
 //
-// --convert-ga-to-host-collectives: `ga.all_reduce` / `shard.all_reduce` to
-// in-place calls of a host runtime that hands each buffer to the program's
-// own communication engine (torch.distributed in the PyTorch frontend, see
-// python/ga_mlir/torch/_distributed.py):
+// --convert-ga-to-host-collectives: `ga.all_reduce` / `shard.all_reduce`
+// (and ZeRO-1/FSDP's `ga.reduce_scatter` / `ga.all_gather`) to in-place
+// `ga.host_collective_start` / `ga.host_collective_wait` ops on the buffer
+// of the reduced (or gathered) tensor, which a host runtime hands to the
+// program's own communication engine (torch.distributed in the PyTorch
+// frontend, see python/ga_mlir/torch/_distributed.py).
 //
-//   int32_t gaHostAllReduceStart(void *buffer, int64_t count, int32_t dtype,
-//                                int32_t op, int64_t id);
-//   int32_t gaHostAllReduceWait(int64_t id);
-//
-// The start call stays where the collective was (right after the loop that
-// produced the bucket); the wait call and the read-back of the reduced
+// The start op stays where the collective was (right after the loop that
+// produced the bucket); the wait op and the read-back of the reduced
 // tensor move down to the first op that uses the result, so that whatever
-// comes in between overlaps the collective.
+// comes in between overlaps the collective. The ops declare what they read
+// and write, so that after bufferization the buffers' live ranges are
+// known (deallocation, --ga-share-buffers, the memory report);
+// --ga-lower-host-collectives makes them runtime calls after that.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,10 +39,6 @@ namespace mlir::ga {
 using namespace mlir;
 using namespace mlir::ga;
 using namespace mlir::ga::detail;
-
-static constexpr StringLiteral kStartFn = "gaHostAllReduceStart";
-static constexpr StringLiteral kWaitFn = "gaHostAllReduceWait";
-static constexpr StringLiteral kShardedStartFn = "gaHostShardedStart";
 
 /// The runtime's element type codes (see the pass description): signed and
 /// signless integers alike, no unsigned ones.
@@ -99,60 +96,65 @@ struct ConvertGAToHostCollectivesPass
   void runOnOperation() override;
 
 private:
-  func::FuncOp declare(ModuleOp module, StringRef name, ArrayRef<Type> inputs) {
-    if (auto existing = module.lookupSymbol<func::FuncOp>(name))
-      return existing;
-    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    auto fn = func::FuncOp::create(b, module.getLoc(), name,
-                                   b.getFunctionType(inputs, {b.getI32Type()}));
-    fn.setPrivate();
-    return fn;
-  }
-  LogicalResult lower(ModuleOp module, CollectiveGroup &group, int64_t id);
-  LogicalResult lowerSharded(ModuleOp module, Operation *op, int64_t id);
+  LogicalResult lower(CollectiveGroup &group, int64_t id);
+  LogicalResult lowerSharded(Operation *op, int64_t id);
 };
 } // namespace
 
-LogicalResult ConvertGAToHostCollectivesPass::lower(ModuleOp module,
-                                                    CollectiveGroup &group,
+LogicalResult ConvertGAToHostCollectivesPass::lower(CollectiveGroup &group,
                                                     int64_t id) {
   Operation *anchor = group.ops.back();
   Location loc = anchor->getLoc();
+  FailureOr<RuntimeCodes> codes =
+      getRuntimeCodes(group, kDatatypes, kOps, "the host collectives runtime");
+  if (failed(codes))
+    return failure();
   // Where the result is first needed: computed before anything is rewritten.
   SmallVector<Operation *> views;
   Operation *waitPoint = firstUser(anchor->getBlock(), group.ops, views);
   OpBuilder b(anchor);
-  FailureOr<RuntimeCallOperands> call = prepareRuntimeCall(
-      b, group, kDatatypes, kOps, "the host collectives runtime");
-  if (failed(call))
-    return failure();
-  auto ptr = LLVM::LLVMPointerType::get(&getContext());
-  Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  func::FuncOp start = declare(module, kStartFn, {ptr, i64, i32, i32, i64});
-  func::FuncOp wait = declare(module, kWaitFn, {i64});
-  Value idValue = arith::ConstantIntOp::create(b, loc, i64, id);
-  func::CallOp::create(b, loc, start,
-                       ValueRange{call->address, call->count, call->datatype,
-                                  call->reduction, idValue});
+  CollectiveBuffer buf = prepareBuffer(b, loc, group);
+  HostCollectiveStartOp::create(b, loc, buf.flat, /*input=*/Value(), id,
+                                codes->datatype, codes->reduction,
+                                /*rows=*/nullptr, /*input_offset=*/nullptr);
   ++numCollectives;
 
   // The status of a failed collective is the engine's to report (the
   // frontend raises its error after the call); the step itself goes on.
   b.setInsertionPoint(waitPoint);
-  func::CallOp::create(b, loc, wait, ValueRange{idValue});
-  replaceWithReduced(b, loc, group, call->buf, nullptr);
+  HostCollectiveWaitOp::create(b, loc, buf.flat, id);
+  replaceWithReduced(b, loc, group, buf, nullptr);
   for (Operation *view : views)
     view->moveBefore(waitPoint);
   return success();
 }
 
+/// The buffer of a new tensor of type `full`, and that buffer as a 1-d
+/// memref of all its elements. A tensor of its own (not a memref.alloc:
+/// bufferization owns and frees it like any other tensor).
+static CollectiveBuffer newBuffer(OpBuilder &b, Location loc,
+                                  RankedTensorType full) {
+  CollectiveBuffer buf;
+  auto memrefType = MemRefType::get(full.getShape(), full.getElementType());
+  buf.tensor = bufferization::AllocTensorOp::create(b, loc, full, ValueRange());
+  buf.buffer =
+      bufferization::ToBufferOp::create(b, loc, memrefType, buf.tensor);
+  buf.flat =
+      full.getRank() == 1
+          ? buf.buffer
+          : memref::CollapseShapeOp::create(
+                b, loc,
+                MemRefType::get({full.getNumElements()}, full.getElementType()),
+                buf.buffer, getCollapseAllReassociation(full.getRank()));
+  return buf;
+}
+
 /// `ga.reduce_scatter` and `ga.all_gather`, in place on a buffer of the
 /// whole tensor: the reduce-scatter reduces the accumulator's buffer (this
-/// rank's rows are valid afterwards, and read back); the all-gather writes
-/// this rank's rows into a new buffer of the whole tensor, and the engine
-/// fills in the other ranks' rows.
-LogicalResult ConvertGAToHostCollectivesPass::lowerSharded(ModuleOp module,
-                                                           Operation *op,
+/// rank's rows are valid afterwards, and read back); the all-gather gives
+/// this rank's rows and a new buffer of the whole tensor, which the start
+/// op writes wholly (those rows, and the engine the other ranks' rows).
+LogicalResult ConvertGAToHostCollectivesPass::lowerSharded(Operation *op,
                                                            int64_t id) {
   Location loc = op->getLoc();
   auto scatter = dyn_cast<ReduceScatterOp>(op);
@@ -167,66 +169,36 @@ LogicalResult ConvertGAToHostCollectivesPass::lowerSharded(ModuleOp module,
            << full.getElementType() << " elements";
   int64_t rank = scatter ? scatter.getRank() : gather.getRank();
   int64_t world = scatter ? scatter.getWorld() : gather.getWorld();
-  auto [begin, end] =
-      ReduceScatterOp::shardRows(full.getDimSize(0), world, rank);
-  OpBuilder b(op);
-  Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  auto ptr = LLVM::LLVMPointerType::get(&getContext());
-  func::FuncOp start =
-      declare(module, kShardedStartFn, {ptr, i64, i32, i32, i64, i32, i64});
-  func::FuncOp wait = declare(module, kWaitFn, {i64});
+  int64_t rows = full.getDimSize(0);
+  auto [begin, end] = ReduceScatterOp::shardRows(rows, world, rank);
   SmallVector<Operation *> views;
   Operation *waitPoint = firstUser(op->getBlock(), {op}, views);
 
+  OpBuilder b(op);
   CollectiveBuffer buf;
+  Value input;
+  IntegerAttr inputOffset;
   if (scatter) {
     CollectiveGroup group;
     group.ops.push_back(op);
     buf = prepareBuffer(b, loc, group);
   } else {
-    // A new buffer of the whole tensor, this rank's rows written in.
-    // A tensor of its own (not a memref.alloc: bufferization owns and
-    // frees it like any other tensor), written through its buffer.
-    auto memrefType = MemRefType::get(full.getShape(), full.getElementType());
-    buf.tensor =
-        bufferization::AllocTensorOp::create(b, loc, full, ValueRange());
-    buf.buffer =
-        bufferization::ToBufferOp::create(b, loc, memrefType, buf.tensor);
-    SmallVector<int64_t> offsets(full.getRank(), 0), sizes(full.getShape());
-    SmallVector<int64_t> strides(full.getRank(), 1);
-    offsets[0] = begin;
-    sizes[0] = end - begin;
-    Value rows =
-        memref::SubViewOp::create(b, loc, buf.buffer, offsets, sizes, strides);
-    bufferization::MaterializeInDestinationOp::create(b, loc, TypeRange(),
-                                                      gather.getInput(), rows)
-        .setWritable(true);
-    buf.flat =
-        full.getRank() == 1
-            ? buf.buffer
-            : memref::CollapseShapeOp::create(
-                  b, loc,
-                  MemRefType::get({full.getNumElements()},
-                                  full.getElementType()),
-                  buf.buffer, getCollapseAllReassociation(full.getRank()));
+    buf = newBuffer(b, loc, full);
+    auto inputType = cast<RankedTensorType>(gather.getInput().getType());
+    input = bufferization::ToBufferOp::create(
+        b, loc,
+        MemRefType::get(inputType.getShape(), inputType.getElementType()),
+        gather.getInput(), /*read_only=*/b.getUnitAttr());
+    inputOffset = b.getI64IntegerAttr(begin * (full.getNumElements() / rows));
   }
-  Value idValue = arith::ConstantIntOp::create(b, loc, i64, id);
-  func::CallOp::create(
-      b, loc, start,
-      ValueRange{
-          getFirstElementAddress(b, loc, buf.flat),
-          arith::ConstantIntOp::create(b, loc, i64, full.getNumElements()),
-          arith::ConstantIntOp::create(b, loc, i32, *dtype),
-          arith::ConstantIntOp::create(
-              b, loc, i32,
-              scatter ? *getReductionCode(toReduction(scatter.getKind()), kOps)
-                      : 0),
-          idValue, arith::ConstantIntOp::create(b, loc, i32, scatter ? 0 : 1),
-          arith::ConstantIntOp::create(b, loc, i64, full.getDimSize(0))});
+  int32_t reduction =
+      scatter ? *getReductionCode(toReduction(scatter.getKind()), kOps) : 0;
+  HostCollectiveStartOp::create(b, loc, buf.flat, input, id, *dtype, reduction,
+                                b.getI64IntegerAttr(rows), inputOffset);
   ++numCollectives;
 
   b.setInsertionPoint(waitPoint);
-  func::CallOp::create(b, loc, wait, ValueRange{idValue});
+  HostCollectiveWaitOp::create(b, loc, buf.flat, id);
   Value result = bufferization::ToTensorOp::create(
       b, loc, full, buf.buffer, /*restrict=*/true, /*writable=*/true);
   if (scatter) {
@@ -257,7 +229,7 @@ void ConvertGAToHostCollectivesPass::runOnOperation() {
     if (failed(groups))
       return signalPassFailure();
     for (CollectiveGroup &group : *groups)
-      if (failed(lower(module, group, id++)))
+      if (failed(lower(group, id++)))
         return signalPassFailure();
     SmallVector<Operation *> sharded;
     func.walk([&](Operation *op) {
@@ -265,7 +237,7 @@ void ConvertGAToHostCollectivesPass::runOnOperation() {
         sharded.push_back(op);
     });
     for (Operation *op : sharded)
-      if (failed(lowerSharded(module, op, id++)))
+      if (failed(lowerSharded(op, id++)))
         return signalPassFailure();
   }
   eraseUnusedGrids(module);

@@ -83,7 +83,8 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
         parameters (bucket_cap_mb), kept gathered or not and reduced per
         micro-batch or after the loop, so that the per-rank peak fits
         with the fewest bytes moved (step.shard_plan() reports it);
-        without, every bucket resharded after use.
+        without, every bucket resharded after use. share_buffers is on
+        unless given (the gathered parameters share storage).
     ga-opt options: accumulator_type, allow_ghost_batch,
         recompute_statistics, fuse (of --ga-accumulate); blas,
         vector_width, fuse_elementwise, static_temporaries, openmp,

@@ -85,6 +85,11 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
 
     def __init__(self, model, loss_fn, optimizer, example_inputs,
                  process_group, bucket_cap_mb=25, **kwargs):
+        # Resharding is for the lowest peak: a layer's gathered parameters
+        # and whole-size gradient take the storage of the previous layer's
+        # only with --ga-share-buffers (docs/Distributed.md).
+        if kwargs.get("target", "cpu") == "cpu":
+            kwargs.setdefault("share_buffers", True)
         self._full_shapes = {}  # sharded parameter -> its whole shape
         self._plans = {}        # variant key -> the plan as compiled
         self._choice = None     # --ga-shard-plan's (None: the default)

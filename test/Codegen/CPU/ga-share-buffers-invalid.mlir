@@ -68,3 +68,22 @@ func.func @escapes(%x: memref<8xf32>) -> memref<8xf32> {
   memref.dealloc %d : memref<8xf32>
   return %a : memref<8xf32>
 }
+
+// -----
+
+// A reduce-scatter's start reads its buffer (the accumulator reduced in
+// place): its first access must not be it, so the buffer cannot take
+// another's storage.
+// CHECK-LABEL: func.func @scatter_reads
+// CHECK-COUNT-2: memref.alloc
+func.func @scatter_reads(%x: memref<32xf32>, %y: memref<32xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<32xf32>
+  %b = memref.alloc() : memref<32xf32>
+  linalg.fill ins(%c0 : f32) outs(%a : memref<32xf32>)
+  memref.copy %a, %x : memref<32xf32> to memref<32xf32>
+  ga.host_collective_start %b {datatype = 0 : i32, id = 0 : i64, reduction = 0 : i32, rows = 4 : i64} : memref<32xf32>
+  ga.host_collective_wait %b {id = 0 : i64} : memref<32xf32>
+  memref.copy %b, %y : memref<32xf32> to memref<32xf32>
+  return
+}

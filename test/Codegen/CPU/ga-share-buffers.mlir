@@ -72,3 +72,37 @@ func.func @loop(%x: memref<4xf32>, %y: memref<4xf32>, %z: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// Gathered parameters (FSDP's all-gather per micro-batch, after
+// --convert-ga-to-host-collectives and the hoisting): the start of an
+// all-gather writes all of its buffer (this rank's rows, the engine the
+// others') through its flat view, and the buffer is read up to the last
+// reader after the wait. The second layer's parameters are gathered after
+// the first's are dead: one buffer for both.
+// CHECK-LABEL: func.func @gathered
+// CHECK:         %[[W:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[F1:.*]] = memref.collapse_shape %[[W]]
+// CHECK:         ga.host_collective_start %[[F1]] from %arg0
+// CHECK:         %[[F2:.*]] = memref.collapse_shape %[[W]]
+// CHECK:         ga.host_collective_start %[[F2]] from %arg1
+func.func @gathered(%p1: memref<2x8xf32>, %p2: memref<2x8xf32>, %y1: memref<4x8xf32>, %y2: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %w1 = memref.alloc() : memref<4x8xf32>
+  %w2 = memref.alloc() : memref<4x8xf32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    %f1 = memref.collapse_shape %w1 [[0, 1]] : memref<4x8xf32> into memref<32xf32>
+    ga.host_collective_start %f1 from %p1 : memref<2x8xf32> {datatype = 0 : i32, id = 0 : i64, input_offset = 0 : i64, reduction = 0 : i32, rows = 4 : i64} : memref<32xf32>
+    ga.host_collective_wait %f1 {id = 0 : i64} : memref<32xf32>
+    memref.copy %w1, %y1 : memref<4x8xf32> to memref<4x8xf32>
+    %f2 = memref.collapse_shape %w2 [[0, 1]] : memref<4x8xf32> into memref<32xf32>
+    ga.host_collective_start %f2 from %p2 : memref<2x8xf32> {datatype = 0 : i32, id = 1 : i64, input_offset = 0 : i64, reduction = 0 : i32, rows = 4 : i64} : memref<32xf32>
+    ga.host_collective_wait %f2 {id = 1 : i64} : memref<32xf32>
+    memref.copy %w2, %y2 : memref<4x8xf32> to memref<4x8xf32>
+  }
+  return
+}

@@ -624,9 +624,12 @@ def ShareBuffers : Pass<"ga-share-buffers", "func::FuncOp"> {
     (through views) is by an op with declared memory effects, none yields,
     returns or passes it on, and the first access in the innermost block
     that holds them all is an op of that block that writes every element
-    without reading it: a `linalg.fill`, a `memref.copy` into it, or a linalg
+    without reading it: a `linalg.fill`, a `memref.copy` into it, a linalg
     op whose init it is, with a permutation as its map, a payload that does
-    not read the init, and which does not also read it. Its contents then
+    not read the init, and which does not also read it, or the
+    `ga.host_collective_start` of an all-gather into all of it (a gathered
+    parameter: its buffer lives from the gather to its wait's last
+    reader). Its contents then
     never outlive one execution of that block, and its live range is the
     ops of the block from that write to the last access. Candidates of one
     block and one type share a buffer, first come first served, when their
