@@ -215,7 +215,7 @@ def GA_NcclReduceScatterOp : Op<GA_Dialect, "nccl_reduce_scatter",
   let results = (outs Optional<GPU_AsyncToken>:$asyncToken);
   let assemblyFormat = [{
     custom<AsyncToken>(type($asyncToken), $asyncDependencies)
-    $input `,` $output attr-dict `:` type($input) `,` type($output)
+    `` $input `,` $output attr-dict `:` type($input) `,` type($output)
   }];
   let hasVerifier = 1;
 }
@@ -247,7 +247,7 @@ def GA_NcclAllGatherOp : Op<GA_Dialect, "nccl_all_gather",
   let results = (outs Optional<GPU_AsyncToken>:$asyncToken);
   let assemblyFormat = [{
     custom<AsyncToken>(type($asyncToken), $asyncDependencies)
-    $input `,` $output attr-dict `:` type($input) `,` type($output)
+    `` $input `,` $output attr-dict `:` type($input) `,` type($output)
   }];
   let hasVerifier = 1;
 }
