@@ -3,6 +3,7 @@
 #include "CollectiveLowering.h"
 
 #include "ga/IR/GAOps.h"
+#include "ga/IR/GAShardOps.h"
 #include "ga/Utils/FlatViews.h"
 #include "ga/Utils/IRUtils.h"
 
@@ -298,6 +299,27 @@ void mlir::ga::detail::replaceWithReduced(OpBuilder &b, Location loc,
   for (Operation *op : group.ops)
     op->erase();
   group.ops.clear();
+}
+
+void mlir::ga::detail::replaceShardedCollective(OpBuilder &b, Location loc,
+                                                Operation *op,
+                                                RankedTensorType full,
+                                                Value buffer, int64_t begin,
+                                                int64_t end) {
+  Value result = bufferization::ToTensorOp::create(
+      b, loc, full, buffer, /*restrict=*/true, /*writable=*/true);
+  if (isa<ReduceScatterOp>(op)) {
+    SmallVector<OpFoldResult> offsets(full.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes, strides(full.getRank(), b.getIndexAttr(1));
+    for (int64_t size : full.getShape())
+      sizes.push_back(b.getIndexAttr(size));
+    offsets[0] = b.getIndexAttr(begin);
+    sizes[0] = b.getIndexAttr(end - begin);
+    result =
+        tensor::ExtractSliceOp::create(b, loc, result, offsets, sizes, strides);
+  }
+  op->getResult(0).replaceAllUsesWith(result);
+  op->erase();
 }
 
 Value mlir::ga::detail::divideInPlace(OpBuilder &b, Location loc, Value tensor,

@@ -77,6 +77,14 @@ void replaceWithReduced(OpBuilder &b, Location loc, CollectiveGroup &group,
                         const CollectiveBuffer &buf,
                         function_ref<Value(Value)> finish);
 
+/// After the engine has written `buffer` (the whole tensor of type `full`)
+/// for the sharded collective `op` (`ga.reduce_scatter` or `ga.all_gather`):
+/// replaces its result by the buffer as a tensor, the rows [begin, end) of
+/// it for a reduce-scatter (this rank's part), and erases `op`.
+void replaceShardedCollective(OpBuilder &b, Location loc, Operation *op,
+                              RankedTensorType full, Value buffer,
+                              int64_t begin, int64_t end);
+
 /// `tensor / divisor` elementwise, in place on `tensor` (a float tensor;
 /// `divisor` a scalar of its element type).
 Value divideInPlace(OpBuilder &b, Location loc, Value tensor, Value divisor);

@@ -128,17 +128,6 @@ LogicalResult NcclAllReduceOp::verify() {
   return success();
 }
 
-void NcclAllReduceOp::getEffects(
-    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-        &effects) {
-  // Every rank's buffer is read and overwritten by the reduction.
-  auto *resource = SideEffects::DefaultResource::get();
-  effects.emplace_back(MemoryEffects::Read::get(), &getBufferMutable(),
-                       resource);
-  effects.emplace_back(MemoryEffects::Write::get(), &getBufferMutable(),
-                       resource);
-}
-
 /// Fails with "is ordered on one stream: one async dependency, not <n>"
 /// unless `op` has exactly one.
 static LogicalResult verifyOneStream(Operation *op, ValueRange deps) {
@@ -211,30 +200,8 @@ LogicalResult NcclReduceScatterOp::verify() {
                                   static_cast<int32_t>(getReduction())});
 }
 
-void NcclReduceScatterOp::getEffects(
-    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-        &effects) {
-  // The whole input is read; this rank's part of the reduction written.
-  auto *resource = SideEffects::DefaultResource::get();
-  effects.emplace_back(MemoryEffects::Read::get(), &getInputMutable(),
-                       resource);
-  effects.emplace_back(MemoryEffects::Write::get(), &getOutputMutable(),
-                       resource);
-}
-
 LogicalResult NcclAllGatherOp::verify() {
   return verifyShardedCollective(
       *this, getInput().getType(), getOutput().getType(), getWorld(),
       getAsyncDependencies(), {static_cast<int32_t>(getDatatype())});
-}
-
-void NcclAllGatherOp::getEffects(
-    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-        &effects) {
-  // This rank's part is read; every rank's part of the output written.
-  auto *resource = SideEffects::DefaultResource::get();
-  effects.emplace_back(MemoryEffects::Read::get(), &getInputMutable(),
-                       resource);
-  effects.emplace_back(MemoryEffects::Write::get(), &getOutputMutable(),
-                       resource);
 }

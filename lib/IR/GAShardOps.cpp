@@ -98,16 +98,5 @@ void HostCollectiveStartOp::getEffects(
                        resource);
 }
 
-void HostCollectiveWaitOp::getEffects(
-    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
-        &effects) {
-  // The engine reads and writes the buffer until the wait returns.
-  auto *resource = SideEffects::DefaultResource::get();
-  effects.emplace_back(MemoryEffects::Read::get(), &getBufferMutable(),
-                       resource);
-  effects.emplace_back(MemoryEffects::Write::get(), &getBufferMutable(),
-                       resource);
-}
-
 #define GET_OP_CLASSES
 #include "ga/IR/GAShardOps.cpp.inc"

@@ -63,8 +63,7 @@ def GA_BlasMatmulOp : Op<GA_Dialect, "blas_matmul",
 }
 
 def GA_NcclAllReduceOp : Op<GA_Dialect, "nccl_all_reduce",
-    [GPU_AsyncOpInterface,
-     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+    [GPU_AsyncOpInterface]> {
   let summary = "an in-place all-reduce of a device buffer by NCCL";
   let description = [{
     Every rank's `buffer` is replaced by the reduction of all ranks' buffers
@@ -83,8 +82,10 @@ def GA_NcclAllReduceOp : Op<GA_Dialect, "nccl_all_reduce",
     ```
   }];
   let arguments = (ins Variadic<GPU_AsyncToken>:$asyncDependencies,
-      MemRefRankOf<[AnyType], [1]>:$buffer, I32Attr:$datatype,
-      I32Attr:$reduction);
+      Arg<MemRefRankOf<[AnyType], [1]>,
+          "every rank's buffer, read and overwritten by the reduction",
+          [MemRead, MemWrite]>:$buffer,
+      I32Attr:$datatype, I32Attr:$reduction);
   let results = (outs Optional<GPU_AsyncToken>:$asyncToken);
   let assemblyFormat = [{
     custom<AsyncToken>(type($asyncToken), $asyncDependencies)
@@ -187,8 +188,7 @@ def GA_GraphDestroyOp : Op<GA_Dialect, "graph_destroy"> {
 //===----------------------------------------------------------------------===//
 
 def GA_NcclReduceScatterOp : Op<GA_Dialect, "nccl_reduce_scatter",
-    [GPU_AsyncOpInterface,
-     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+    [GPU_AsyncOpInterface]> {
   let summary = "a reduce-scatter of a device buffer by NCCL";
   let description = [{
     Every rank of a group of `world` ranks contributes `input` (all its
@@ -209,8 +209,11 @@ def GA_NcclReduceScatterOp : Op<GA_Dialect, "nccl_reduce_scatter",
     ```
   }];
   let arguments = (ins Variadic<GPU_AsyncToken>:$asyncDependencies,
-      MemRefRankOf<[AnyType], [1]>:$input,
-      MemRefRankOf<[AnyType], [1]>:$output, I32Attr:$datatype,
+      Arg<MemRefRankOf<[AnyType], [1]>, "what this rank contributes",
+          [MemRead]>:$input,
+      Arg<MemRefRankOf<[AnyType], [1]>, "what this rank receives",
+          [MemWrite]>:$output,
+      I32Attr:$datatype,
       I32Attr:$reduction, ConfinedAttr<I64Attr, [IntPositive]>:$world);
   let results = (outs Optional<GPU_AsyncToken>:$asyncToken);
   let assemblyFormat = [{
@@ -221,8 +224,7 @@ def GA_NcclReduceScatterOp : Op<GA_Dialect, "nccl_reduce_scatter",
 }
 
 def GA_NcclAllGatherOp : Op<GA_Dialect, "nccl_all_gather",
-    [GPU_AsyncOpInterface,
-     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+    [GPU_AsyncOpInterface]> {
   let summary = "an all-gather of device buffers by NCCL";
   let description = [{
     Every rank of a group of `world` ranks contributes `input`; every rank's
@@ -241,8 +243,11 @@ def GA_NcclAllGatherOp : Op<GA_Dialect, "nccl_all_gather",
     ```
   }];
   let arguments = (ins Variadic<GPU_AsyncToken>:$asyncDependencies,
-      MemRefRankOf<[AnyType], [1]>:$input,
-      MemRefRankOf<[AnyType], [1]>:$output, I32Attr:$datatype,
+      Arg<MemRefRankOf<[AnyType], [1]>, "what this rank contributes",
+          [MemRead]>:$input,
+      Arg<MemRefRankOf<[AnyType], [1]>, "what this rank receives",
+          [MemWrite]>:$output,
+      I32Attr:$datatype,
       ConfinedAttr<I64Attr, [IntPositive]>:$world);
   let results = (outs Optional<GPU_AsyncToken>:$asyncToken);
   let assemblyFormat = [{

@@ -133,8 +133,7 @@ def GA_HostCollectiveStartOp : GA_ShardOp<"host_collective_start",
   let hasVerifier = 1;
 }
 
-def GA_HostCollectiveWaitOp : GA_ShardOp<"host_collective_wait",
-    [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+def GA_HostCollectiveWaitOp : GA_ShardOp<"host_collective_wait"> {
   let summary = "wait for a collective of the host program's engine";
   let description = [{
     Returns when the collective `id` started by `ga.host_collective_start`
@@ -147,7 +146,9 @@ def GA_HostCollectiveWaitOp : GA_ShardOp<"host_collective_wait",
     ga.host_collective_wait %grads {id = 0 : i64} : memref<12xf32>
     ```
   }];
-  let arguments = (ins MemRefRankOf<[AnyType], [1]>:$buffer,
+  let arguments = (ins Arg<MemRefRankOf<[AnyType], [1]>,
+          "the buffer the engine reads and writes until the wait returns",
+          [MemRead, MemWrite]>:$buffer,
       ConfinedAttr<I64Attr, [IntNonNegative]>:$id);
   let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
 }

@@ -199,20 +199,7 @@ LogicalResult ConvertGAToHostCollectivesPass::lowerSharded(Operation *op,
 
   b.setInsertionPoint(waitPoint);
   HostCollectiveWaitOp::create(b, loc, buf.flat, id);
-  Value result = bufferization::ToTensorOp::create(
-      b, loc, full, buf.buffer, /*restrict=*/true, /*writable=*/true);
-  if (scatter) {
-    SmallVector<OpFoldResult> offsets(full.getRank(), b.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes, strides(full.getRank(), b.getIndexAttr(1));
-    for (int64_t size : full.getShape())
-      sizes.push_back(b.getIndexAttr(size));
-    offsets[0] = b.getIndexAttr(begin);
-    sizes[0] = b.getIndexAttr(end - begin);
-    result =
-        tensor::ExtractSliceOp::create(b, loc, result, offsets, sizes, strides);
-  }
-  op->getResult(0).replaceAllUsesWith(result);
-  op->erase();
+  replaceShardedCollective(b, loc, op, full, buf.buffer, begin, end);
   for (Operation *view : views)
     view->moveBefore(waitPoint);
   return success();

@@ -24,70 +24,65 @@ def _hf(config_class, model_class, vocab, **config):
                          vocab_size=vocab or model_zoo.VOCAB, **config)
 
 
+def _lm(config_class, model_class, vocab, d, heads, t, layers,
+        router_logits, **config):
+    """A transformers language model of width `d`, `heads` heads, context
+    `t`, `layers` layers; the settings all the MoE zoo shares, and
+    `config`, each model's own names of its experts and their sizes."""
+    return _hf(config_class, model_class, vocab, hidden_size=d,
+               num_hidden_layers=layers, num_attention_heads=heads,
+               max_position_embeddings=t, output_router_logits=router_logits,
+               bos_token_id=1, eos_token_id=1, pad_token_id=0, **config)
+
+
 def mixtral(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2,
             layers=2, router_logits=False, **config):
     """transformers' Mixtral: every layer's MLP a mixture of `experts`
     SwiGLU experts, `top_k` per token (its default experts, the grouped
     products of transformers.integrations.moe). Sizes multiples of 16."""
-    return _hf("MixtralConfig", "MixtralForCausalLM", vocab,
-               hidden_size=d, intermediate_size=3 * d // 2,
-               num_hidden_layers=layers, num_attention_heads=heads,
+    return _lm("MixtralConfig", "MixtralForCausalLM", vocab, d, heads, t,
+               layers, router_logits, intermediate_size=3 * d // 2,
                num_key_value_heads=heads // 2, num_local_experts=experts,
-               num_experts_per_tok=top_k, max_position_embeddings=t,
-               output_router_logits=router_logits, bos_token_id=1,
-               eos_token_id=1, pad_token_id=0, **config)
+               num_experts_per_tok=top_k, **config)
 
 
 def qwen3_moe(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2,
               layers=2, router_logits=False, **config):
     """transformers' Qwen3-MoE (q/k norms, top-k weights renormalized)."""
-    return _hf("Qwen3MoeConfig", "Qwen3MoeForCausalLM", vocab,
-               hidden_size=d, intermediate_size=2 * d,
-               moe_intermediate_size=d, num_hidden_layers=layers,
-               num_attention_heads=heads, num_key_value_heads=heads // 2,
+    return _lm("Qwen3MoeConfig", "Qwen3MoeForCausalLM", vocab, d, heads, t,
+               layers, router_logits, intermediate_size=2 * d,
+               moe_intermediate_size=d, num_key_value_heads=heads // 2,
                head_dim=d // heads, num_experts=experts,
-               num_experts_per_tok=top_k, norm_topk_prob=True,
-               max_position_embeddings=t,
-               output_router_logits=router_logits, bos_token_id=1,
-               eos_token_id=1, pad_token_id=0, **config)
+               num_experts_per_tok=top_k, norm_topk_prob=True, **config)
 
 
 def olmoe(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2, layers=2,
           router_logits=False, **config):
     """transformers' OLMoE (top-k weights not renormalized)."""
-    return _hf("OlmoeConfig", "OlmoeForCausalLM", vocab,
-               hidden_size=d, intermediate_size=d, num_hidden_layers=layers,
-               num_attention_heads=heads, num_key_value_heads=heads // 2,
-               num_experts=experts, num_experts_per_tok=top_k,
-               max_position_embeddings=t,
-               output_router_logits=router_logits, bos_token_id=1,
-               eos_token_id=1, pad_token_id=0, **config)
+    return _lm("OlmoeConfig", "OlmoeForCausalLM", vocab, d, heads, t,
+               layers, router_logits, intermediate_size=d,
+               num_key_value_heads=heads // 2, num_experts=experts,
+               num_experts_per_tok=top_k, **config)
 
 
 def qwen2_moe(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2,
               layers=2, router_logits=False, **config):
     """transformers' Qwen2-MoE: routed experts beside a shared expert whose
     output a sigmoid gate scales."""
-    return _hf("Qwen2MoeConfig", "Qwen2MoeForCausalLM", vocab,
-               hidden_size=d, intermediate_size=2 * d,
+    return _lm("Qwen2MoeConfig", "Qwen2MoeForCausalLM", vocab, d, heads, t,
+               layers, router_logits, intermediate_size=2 * d,
                moe_intermediate_size=d, shared_expert_intermediate_size=d,
-               num_hidden_layers=layers, num_attention_heads=heads,
                num_key_value_heads=heads // 2, num_experts=experts,
-               num_experts_per_tok=top_k, max_position_embeddings=t,
-               output_router_logits=router_logits, bos_token_id=1,
-               eos_token_id=1, pad_token_id=0, **config)
+               num_experts_per_tok=top_k, **config)
 
 
 def granitemoe(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2,
                layers=2, router_logits=False, **config):
     """transformers' GraniteMoE (its own parallel-experts layers)."""
-    return _hf("GraniteMoeConfig", "GraniteMoeForCausalLM", vocab,
-               hidden_size=d, intermediate_size=d, num_hidden_layers=layers,
-               num_attention_heads=heads, num_key_value_heads=heads // 2,
-               num_local_experts=experts, num_experts_per_tok=top_k,
-               max_position_embeddings=t,
-               output_router_logits=router_logits, bos_token_id=1,
-               eos_token_id=1, pad_token_id=0, **config)
+    return _lm("GraniteMoeConfig", "GraniteMoeForCausalLM", vocab, d, heads,
+               t, layers, router_logits, intermediate_size=d,
+               num_key_value_heads=heads // 2, num_local_experts=experts,
+               num_experts_per_tok=top_k, **config)
 
 
 def gpt_oss(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2, layers=2,
@@ -95,32 +90,27 @@ def gpt_oss(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2, layers=2,
     """transformers' gpt-oss: experts with biases (looked up by the sorted
     expert ids), a clamped SwiGLU on interleaved gate/up columns, attention
     sinks."""
-    return _hf("GptOssConfig", "GptOssForCausalLM", vocab,
-               hidden_size=d, intermediate_size=d, num_hidden_layers=layers,
-               num_attention_heads=heads, num_key_value_heads=heads // 2,
-               head_dim=d // heads, num_local_experts=experts,
-               num_experts_per_tok=top_k, max_position_embeddings=t,
-               layer_types=["full_attention"] * layers,
-               output_router_logits=router_logits, bos_token_id=1,
-               eos_token_id=1, pad_token_id=0, **config)
+    return _lm("GptOssConfig", "GptOssForCausalLM", vocab, d, heads, t,
+               layers, router_logits, intermediate_size=d,
+               num_key_value_heads=heads // 2, head_dim=d // heads,
+               num_local_experts=experts, num_experts_per_tok=top_k,
+               layer_types=["full_attention"] * layers, **config)
 
 
 def deepseek_v3(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2,
-                layers=2, groups=2, **config):
+                layers=2, groups=2, router_logits=False, **config):
     """transformers' DeepSeek-V3: sigmoid router scores with a correction
     bias, group-limited top-k (an unsorted top-k of the groups, their mask
     written by a scatter), a shared expert, multi-head latent attention
     with interleaved rotary dimensions; the first layer dense."""
-    return _hf("DeepseekV3Config", "DeepseekV3ForCausalLM", vocab,
-               hidden_size=d, intermediate_size=2 * d,
-               moe_intermediate_size=d // 2, num_hidden_layers=layers,
-               first_k_dense_replace=1, num_attention_heads=heads,
+    return _lm("DeepseekV3Config", "DeepseekV3ForCausalLM", vocab, d, heads,
+               t, layers, router_logits, intermediate_size=2 * d,
+               moe_intermediate_size=d // 2, first_k_dense_replace=1,
                num_key_value_heads=heads, n_routed_experts=experts,
                n_shared_experts=1, num_experts_per_tok=top_k,
                n_group=groups, topk_group=1, kv_lora_rank=d // 2,
                q_lora_rank=d // 2, qk_rope_head_dim=8, qk_nope_head_dim=8,
-               v_head_dim=16, max_position_embeddings=t, bos_token_id=1,
-               eos_token_id=1, pad_token_id=0, **config)
+               v_head_dim=16, **config)
 
 
 class DenseMoELayer(nn.Module):
