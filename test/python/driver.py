@@ -102,13 +102,21 @@ import json  # noqa: E402
 import os  # noqa: E402
 import tempfile  # noqa: E402
 
-with tempfile.TemporaryDirectory() as work:
-    out = os.path.join(work, "report.json")
-    ga_mlir.run_pipeline(UPDATE, "builtin.module(ga-mark-batch-args{"
-                         "batch-args=1:0},ga-memory-report{sweep=2 "
-                         f"format=json roles=parameters,inputs output={out}"
-                         " cpu={out-params=1}})")
-    expected = json.load(open(out))[0]
+
+
+def pass_report(lowering):
+    """--ga-memory-report's first JSON row for UPDATE at N = 2 with the
+    driver's roles, lowered by `lowering` (the pass's options)."""
+    with tempfile.TemporaryDirectory() as work:
+        out = os.path.join(work, "report.json")
+        ga_mlir.run_pipeline(
+            UPDATE, "builtin.module(ga-mark-batch-args{batch-args=1:0},"
+            "ga-memory-report{sweep=2 format=json roles=parameters,inputs "
+            f"output={out} {lowering}}})")
+        return json.load(open(out))[0]
+
+
+expected = pass_report("cpu={out-params=1}")
 result = driver.compile(UPDATE, driver.CompileOptions(
     micro_batches=2, batch_args=[(1, 0)], target="report",
     report_roles=("parameters", "inputs"), cpu={"out_params": True}))
@@ -126,13 +134,7 @@ print("in-place report:", got["function"], "peak at most the copying "
 # CHECK: in-place report: train_step_in_place peak at most the copying form's: True
 # memory_target "cuda": the GPU step's report, the same as the pass's with
 # target=cuda (device bytes); and a budget for the GPU is device bytes.
-with tempfile.TemporaryDirectory() as work:
-    out = os.path.join(work, "report.json")
-    ga_mlir.run_pipeline(UPDATE, "builtin.module(ga-mark-batch-args{"
-                         "batch-args=1:0},ga-memory-report{sweep=2 "
-                         f"format=json roles=parameters,inputs output={out}"
-                         " target=cuda})")
-    expected = json.load(open(out))[0]
+expected = pass_report("target=cuda")
 result = driver.compile(UPDATE, driver.CompileOptions(
     micro_batches=2, batch_args=[(1, 0)], target="report",
     memory_target="cuda", report_roles=("parameters", "inputs")))

@@ -325,7 +325,8 @@ class BidirectionalGRU(nn.Module):
 
 
 # The mixture-of-experts models live in moe_models.py (this file's size).
-from moe_models import mixtral, olmoe, qwen3_moe  # noqa: E402
+from moe_models import (deepseek_v3, gpt_oss, mixtral, olmoe,  # noqa: E402
+                        qwen2_moe, qwen3_moe)
 
 
 MODELS = {
@@ -358,6 +359,9 @@ MODELS = {
     "mixtral": Case(mixtral, padded_text, hf_loss),
     "qwen3-moe": Case(qwen3_moe, padded_text, hf_loss),
     "olmoe": Case(olmoe, padded_text, hf_loss),
+    "qwen2-moe": Case(qwen2_moe, padded_text, hf_loss),
+    "gpt-oss": Case(gpt_oss, padded_text, hf_loss),
+    "deepseek-v3": Case(deepseek_v3, padded_text, hf_loss),
 }
 
 
