@@ -325,6 +325,40 @@ def _gelu(x, approximate="none"):
     return decomposition_table[aten.gelu.default](x, approximate=approximate)
 
 
+def _rrelu_with_noise(self, noise, lower=0.125, upper=1.0 / 3.0,
+                      training=False, generator=None):
+    """aten.rrelu_with_noise in evaluation mode: a leaky ReLU with slope
+    (lower + upper) / 2, `noise` untouched. torch-mlir's lowering of its
+    backward multiplies by `noise` whatever `training` says, and `noise` is
+    an uninitialized buffer in evaluation mode (F.rrelu(training=False)
+    moved a weight by 1.1 instead of 1e-7). In training mode the op draws
+    random slopes: left in the graph, where the random-op check refuses it
+    at the user's line."""
+    if training:
+        return NotImplemented
+    return aten.leaky_relu.default(self, (lower + upper) / 2)
+
+
+def _rrelu_with_noise_functional(self, noise, lower=0.125, upper=1.0 / 3.0,
+                                 training=False, generator=None):
+    """The functional form of aten.rrelu_with_noise (what functionalization
+    traces): the result and `noise` unchanged, in evaluation mode."""
+    if training:
+        return NotImplemented
+    return _rrelu_with_noise(self, noise, lower, upper), noise
+
+
+def _rrelu_with_noise_backward(grad_output, self, noise, lower, upper,
+                               training, self_is_result):
+    """aten.rrelu_with_noise_backward in evaluation mode (see
+    _rrelu_with_noise)."""
+    if training:
+        return NotImplemented
+    return aten.leaky_relu_backward.default(grad_output, self,
+                                            (lower + upper) / 2,
+                                            self_is_result)
+
+
 def _decomposition_table(indexing):
     from torch._decomp import core_aten_decompositions
     table = dict(core_aten_decompositions())
@@ -345,6 +379,11 @@ def _decomposition_table(indexing):
     table[aten.pow.Tensor_Scalar] = _pow_scalar
     table[aten.reciprocal.default] = _reciprocal
     table[aten.gelu.default] = _gelu
+    table[aten.rrelu_with_noise.default] = _rrelu_with_noise
+    table[aten.rrelu_with_noise_functional.default] = \
+        _rrelu_with_noise_functional
+    table[aten.rrelu_with_noise_backward.default] = \
+        _rrelu_with_noise_backward
     table.update(scatter_decompositions())
     # scaled_dot_product_attention's fused CPU pair (_attention).
     table.update(attention_decompositions())

@@ -304,9 +304,12 @@ def _refuse_random_ops(graph):
                 node.target) else str(node.target)
             if name in _philox.RANDOM_OPS:
                 where = _innermost_user_line(node.meta.get("stack_trace"))
+                what = ("nn.RReLU (F.rrelu) in training mode"
+                        if name.startswith("rrelu_with_noise") else
+                        f"torch.{name.rstrip('_')}")
                 raise CompileError(
                     f"{where or UNLOCATED}: error: the step draws random "
-                    f"numbers with torch.{name.rstrip('_')}, which the "
+                    f"numbers with {what}, which the "
                     "compiled step cannot draw (it draws those of Dropout, "
                     "torch.bernoulli, torch.rand and uniform_, by sample): "
                     "pass the numbers as an input of the step")

@@ -227,9 +227,18 @@ RANDOM_OPS = ("bernoulli", "bernoulli_", "rand", "rand_like", "uniform",
               "uniform_", "native_dropout", "randn", "randn_like", "normal",
               "normal_", "randint", "randint_like", "multinomial",
               "randperm", "exponential", "exponential_", "random_",
-              "cauchy_", "geometric_", "log_normal_")
+              "cauchy_", "geometric_", "log_normal_", "rrelu_with_noise",
+              "rrelu_with_noise_", "rrelu_with_noise_functional")
 SUPPORTED = ("bernoulli", "bernoulli_", "rand", "rand_like", "uniform",
              "uniform_", "native_dropout")
+
+
+def _draws(name, args, kwargs):
+    """Whether a call of the random op `name` draws: RReLU draws its slopes
+    in training mode only (its `training` argument, the fifth)."""
+    if not name.startswith("rrelu_with_noise"):
+        return True
+    return bool(kwargs.get("training", args[4] if len(args) > 4 else False))
 
 
 class _Recorder(torch.utils._python_dispatch.TorchDispatchMode):
@@ -243,7 +252,7 @@ class _Recorder(torch.utils._python_dispatch.TorchDispatchMode):
         kwargs = kwargs or {}
         name = func.overloadpacket.__name__
         out = func(*args, **kwargs)
-        if name in RANDOM_OPS:
+        if name in RANDOM_OPS and _draws(name, args, kwargs):
             from ._locations import current_user_line
             first = out[0] if isinstance(out, tuple) else out
             self.shapes.append((name, tuple(first.shape),

@@ -42,6 +42,8 @@ ACTIVATIONS = {
     "logsigmoid": F.logsigmoid,
     "softsign": F.softsign,
     "tanhshrink": F.tanhshrink,
+    # Its backward read an uninitialized noise buffer (torch-mlir).
+    "rrelu_eval": lambda x: F.rrelu(x, training=False),
 }
 
 
@@ -111,4 +113,17 @@ for name in ACTIVATIONS:
 # CHECK: logsigmoid: {{.*}} OK
 # CHECK: softsign: {{.*}} OK
 # CHECK: tanhshrink: {{.*}} OK
+# CHECK: rrelu_eval: {{.*}} OK
+
+# In training mode RReLU draws its slopes: refused at the user's line.
+from ga_mlir.torch import CompileError  # noqa: E402
+
+net = nn.Sequential(nn.Linear(8, 4), nn.RReLU(), nn.Linear(4, 3))
+try:
+    compile_train_step(net, lambda m, x, y: F.mse_loss(m(x), y), sgd(net),
+                       example_inputs=(x, y), micro_batches=2)
+    print("accepted")
+except CompileError as error:
+    print(str(error).splitlines()[-1])
+# CHECK: error: the step draws random numbers with nn.RReLU (F.rrelu) in training mode
 sys.exit(failures)
