@@ -1,12 +1,14 @@
 //===- FoldIotaOperands.cpp - constant index tensors as loop indices ------===//
 //
-// A gather with constant indices (a strided slice, or the backward of a write
-// into a slice) reaches us from torch-mlir as a `linalg.generic` over
-// constant integer tensors whose payload extracts from the source at their
-// values. Where a constant counts along the loops that index it, its payload
-// argument becomes that count of `linalg.index` values: the batch analysis
-// reads a gather at `linalg.index` of the batch loop as one at the sample's
-// own position, and a constant index it cannot relate to any sample.
+// A gather with constant indices (a strided slice, the backward of a write
+// into a slice, or `x[:, [2]]`) reaches us from torch-mlir as a
+// `linalg.generic` over integer tensors whose payload extracts from the
+// source at their values: constants, or iotas (a generic yielding its own
+// `linalg.index`, reshaped to the gather's rank). Where such an operand
+// counts along the loops that index it, its payload argument becomes that
+// count of `linalg.index` values: the batch analysis reads a gather at
+// `linalg.index` of the batch loop as one at the sample's own position, and
+// an index tensor it cannot relate to any sample.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
@@ -97,8 +100,63 @@ static std::optional<AffineCount> fitCount(ArrayRef<int64_t> values,
   return count;
 }
 
-/// Replaces the payload argument of `operand` (a constant input of `op` that
-/// is `count` over its dimensions) by that count of the loop indices. Its
+/// The count of an iota: a generic without inputs, with parallel loops and
+/// an identity map, whose payload yields `index_cast(linalg.index k)`.
+static std::optional<AffineCount> getIotaCount(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 0 || op.getNumDpsInits() != 1 ||
+      !op.getIndexingMapsArray()[0].isIdentity() ||
+      op.getNumReductionLoops() != 0)
+    return std::nullopt;
+  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+  auto cast = yield.getOperand(0).getDefiningOp<arith::IndexCastOp>();
+  auto index = cast ? cast.getIn().getDefiningOp<linalg::IndexOp>() : nullptr;
+  if (!index)
+    return std::nullopt;
+  AffineCount count;
+  count.coefficients.assign(op.getNumLoops(), 0);
+  count.coefficients[index.getDim()] = 1;
+  return count;
+}
+
+/// The count of `value`, an integer tensor with a static shape: a constant
+/// that fits one, an iota, or an expand_shape of a count (each group of
+/// result dimensions is the row-major split of its source dimension).
+static std::optional<AffineCount> getCount(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape() ||
+      !type.getElementType().isSignlessInteger() ||
+      type.getNumElements() > kMaxElements)
+    return std::nullopt;
+  if (auto constant = value.getDefiningOp<arith::ConstantOp>()) {
+    FailureOr<SmallVector<int64_t>> values =
+        getIntegerValues(constant.getValue());
+    if (failed(values) || int64_t(values->size()) != type.getNumElements())
+      return std::nullopt;
+    return fitCount(*values, type.getShape());
+  }
+  if (auto generic = value.getDefiningOp<linalg::GenericOp>())
+    return getIotaCount(generic);
+  auto expand = value.getDefiningOp<tensor::ExpandShapeOp>();
+  if (!expand)
+    return std::nullopt;
+  std::optional<AffineCount> source = getCount(expand.getSrc());
+  if (!source)
+    return std::nullopt;
+  AffineCount count;
+  count.offset = source->offset;
+  count.coefficients.assign(type.getRank(), 0);
+  for (auto [d, group] : llvm::enumerate(expand.getReassociationIndices())) {
+    int64_t stride = source->coefficients[d];
+    for (int64_t r : llvm::reverse(group)) {
+      count.coefficients[r] = type.getDimSize(r) > 1 ? stride : 0;
+      stride *= type.getDimSize(r);
+    }
+  }
+  return count;
+}
+
+/// Replaces the payload argument of `operand` (an input of `op` that is
+/// `count` over its dimensions) by that count of the loop indices. Its
 /// comparisons with zero (torch-mlir's wrap-around of negative indices) are
 /// decided: the count is never negative.
 static void replaceByLoopIndices(linalg::GenericOp op, OpOperand &operand,
@@ -114,7 +172,9 @@ static void replaceByLoopIndices(linalg::GenericOp op, OpOperand &operand,
   if (count.offset != 0)
     add(arith::ConstantIndexOp::create(b, loc, count.offset));
   for (auto [dim, c] : llvm::enumerate(count.coefficients)) {
-    if (c == 0)
+    // A dimension the map reads at 0 (a broadcast unit dimension) adds
+    // nothing.
+    if (c == 0 || isa<AffineConstantExpr>(map.getResult(dim)))
       continue;
     Value index = linalg::IndexOp::create(b, loc, map.getDimPosition(dim));
     if (c != 1)
@@ -154,19 +214,12 @@ void FoldIotaOperandsPass::runOnOperation() {
   getOperation()->walk([&](linalg::GenericOp op) {
     bool any = false;
     for (OpOperand *operand : op.getDpsInputOperands()) {
-      auto type = dyn_cast<RankedTensorType>(operand->get().getType());
-      auto constant = operand->get().getDefiningOp<arith::ConstantOp>();
       BlockArgument arg = op.getMatchingBlockArgument(operand);
-      if (!type || !constant || arg.use_empty() || !type.hasStaticShape() ||
-          !type.getElementType().isSignlessInteger() ||
-          type.getNumElements() > kMaxElements ||
-          !op.getMatchingIndexingMap(operand).isProjectedPermutation())
+      if (arg.use_empty() ||
+          !op.getMatchingIndexingMap(operand).isProjectedPermutation(
+              /*allowZeroInResults=*/true))
         continue;
-      FailureOr<SmallVector<int64_t>> values =
-          getIntegerValues(constant.getValue());
-      if (failed(values) || int64_t(values->size()) != type.getNumElements())
-        continue;
-      std::optional<AffineCount> count = fitCount(*values, type.getShape());
+      std::optional<AffineCount> count = getCount(operand->get());
       if (!count)
         continue;
       replaceByLoopIndices(op, *operand, *count);
@@ -178,7 +231,7 @@ void FoldIotaOperandsPass::runOnOperation() {
   });
   if (folded.empty())
     return;
-  // The constants are no longer read: upstream's pattern drops the operands.
+  // The operands are no longer read: upstream's pattern drops them.
   // The wrap-around selects decided above fold away, and with them the casts
   // between index and the constant's type, so that a payload reads at
   // `linalg.index` itself where the count is one loop index.

@@ -100,12 +100,14 @@ def FoldIotaOperands : Pass<"ga-fold-iota-operands"> {
                 "count along their loops as the loop indices";
   let description = [{
     torch-mlir lowers a gather whose indices are constants (a strided
-    slice, or the backward of a write into a slice, `x[..., 0::2]`) to a
-    `linalg.generic` whose inputs are constant integer tensors and whose
-    payload extracts from the source at those values. When such a
-    constant is `c0 + sum_j c_j * d_j` over the loops `d_j` that index it,
+    slice, the backward of a write into a slice, `x[..., 0::2]`, or a list
+    index `x[:, [2]]`) to a `linalg.generic` whose inputs are integer
+    tensors, constants or iotas (a generic yielding its own `linalg.index`,
+    possibly through `tensor.expand_shape`), and whose payload extracts
+    from the source at those values. When such an
+    operand is `c0 + sum_j c_j * d_j` over the loops `d_j` that index it,
     with every `c >= 0`, its payload argument is replaced by that
-    expression of `linalg.index` values and the constant operand dropped:
+    expression of `linalg.index` values and the operand dropped:
     the gather then says which loop it reads at, which the batch analysis
     needs to see a read at the sample's own position. Constants that do not
     fit, and those with a negative coefficient (a reversal or a wrap-around,
