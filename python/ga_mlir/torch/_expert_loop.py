@@ -345,6 +345,8 @@ class ExpertLoops:
                 "pairs": "the pair index of torch.where",
                 "rows": "the rows of the loop's token-expert pairs",
                 "table": "a per-expert table at the loop variable"}[kind]
+        if name == "__get__":
+            name = f".{_property(func)}"
         return _refuse(loop, f"{what} reaches {name}")
 
     def _compare(self, name, args, loop):
@@ -387,8 +389,7 @@ class ExpertLoops:
         source, entries = _tag(x), _entries(index)
         tensors = [e for e in entries if isinstance(e, torch.Tensor)]
         kinds = [_tag(e).kind if _tag(e) else None for e in tensors]
-        if kinds == ["row"] and len(entries) == 1 and source is not None \
-                and source.kind == "hits":
+        if source is not None and source.kind == "hits":
             return _refuse(loop, "the list of the experts hit indexed")
         if source is not None and source.kind == "row" and entries == [0]:
             return _tagged(torch.zeros((), dtype=torch.int64), "expert",
@@ -401,8 +402,10 @@ class ExpertLoops:
                 "onehot":
             if kinds and kinds[0] == "pairs":
                 return self._gather(x, entries, loop)
-        return _refuse(loop, f"an indexing of {'a value' if source is None else source.kind} by "
-                       "a value of the loop over the experts")
+        return _refuse(loop, "an indexing by or of a value of the loop over "
+                       "the experts hit other than the rule's (x[e] of a "
+                       "per-expert table or of the one-hot, x[token], "
+                       "w[token, pos], a view of every pair's row)")
 
     def _at_expert(self, x, loop):
         """x[e]: a one-hot's mask of every class, or a per-expert table."""
@@ -529,14 +532,20 @@ class ExpertLoops:
                     "pairs")
         else:
             args, kwargs = self._lookups((args, kwargs), rank, loop)
-            for t in _tensors((args, kwargs)):
-                if _tag(t) is None and t.dim() == rank and t.shape[0] != 1:
-                    _refuse(loop, f"{name} of the pairs' rows with a value "
-                            "of other rows")
         result = func(*args, **kwargs)
         outs = list(_tensors(result))
         if any(o.dim() == 0 or o.shape[0] != loop.pairs for o in outs):
             _refuse(loop, f"{name} of the pairs' rows across the rows")
+        if name in _ELEMENTWISE and outs:
+            # The pairs' rows stay at dimension 0 of the result; any other
+            # operand broadcasts along them.
+            for t in _tensors((args, kwargs)):
+                mine = _tag(t) is not None and _tag(t).kind == "rows"
+                if mine and t.dim() != outs[0].dim() or not mine and (
+                        t.dim() > outs[0].dim() or t.dim() == outs[0].dim()
+                        and t.shape[0] != 1):
+                    _refuse(loop, f"{name} of the pairs' rows with a value "
+                            "of other rows")
         for o in outs:
             _tagged(o, "rows", loop)
         return result
@@ -557,5 +566,6 @@ class ExpertLoops:
         rows = tag.info["table"][loop.ids.reshape(-1)]
         if tag.info["t"]:
             rows = rows.transpose(-1, -2)
-        return rows.reshape(loop.pairs, *[1] * (rank - 1 - value.dim()),
-                            *value.shape)
+        return _tagged(rows.reshape(loop.pairs,
+                                    *[1] * (rank - 1 - value.dim()),
+                                    *value.shape), "rows", loop)
