@@ -3,6 +3,8 @@
 - transformers' Mixtral, Qwen3-MoE and OLMoE (tiny configs, random
   initialization, their default grouped-product experts), built like the
   other Hugging Face models of model_zoo (which lists them in its MODELS);
+  Mixtral with experts_implementation="eager" and DBRX, whose experts are
+  a loop over the experts hit (the expert loop rule, _expert_loop.py);
 - DenseMoE, a plain-torch MoE language model: a top-k router over E
   experts computed as a dense mix (every expert on every token, weighted by
   the normalized top-k probabilities), whose router logits feed the
@@ -118,7 +120,9 @@ def dbrx(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2, layers=2,
     """transformers' DBRX: its experts always the per-expert loop
     (DbrxExperts: a loop over the experts hit, each expert's rows gathered
     by torch.where, its matrices views of [E * F, d] parameters), top-k
-    weights normalized by their 1-norm."""
+    weights normalized by their 1-norm. transformers 5.23's DBRX attention
+    reads attn_config.rope_theta, which its config does not define, and
+    clamps q, k, v by clip_qkv even when it is None: both given here."""
     return _hf("DbrxConfig", "DbrxForCausalLM", vocab, d_model=d,
                n_heads=heads, n_layers=layers, max_seq_len=t,
                output_router_logits=router_logits,
