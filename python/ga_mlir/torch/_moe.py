@@ -44,11 +44,12 @@ decomposes it into generated kernels (--ga-decompose-grouped-gather).
 """
 
 import contextlib
+import unittest.mock
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-from . import _permutation
+from . import _expert_loop, _permutation
 from ._common import CompileError
 from ._locations import UNLOCATED, _innermost_user_line, current_user_line
 
@@ -198,6 +199,15 @@ def grouped_product(input, weight, offs):
     return _GroupedProduct.apply(input, weight, offs)
 
 
+def rows_product(input, weight, ids):
+    """The traced product of each row of `input` [S, K] by the matrix
+    weight[ids[s]] of its own group (weight [E, K, N]): the expert loop
+    rule's products (_expert_loop.py)."""
+    if _COUNT is not None:
+        _COUNT[0] += 1
+    return _RowsProduct.apply(input, weight, ids)
+
+
 @contextlib.contextmanager
 def counting():
     """Counts the grouped products traced inside (a one-element list): the
@@ -229,16 +239,36 @@ class ExpertProducts(TorchFunctionMode):
     """Traces transformers' grouped_mm_fallback and torch._grouped_mm
     (torch.nn.functional.grouped_mm) of a [S, K] input by [E, K, N] weights
     with offsets and nothing else (no bias, no out_dtype) as
-    grouped_product."""
+    grouped_product; applies the permutation rule (_permutation.py) and
+    the expert loop rule (_expert_loop.py, whose one-hots it tags: it wraps
+    F.one_hot while it is active)."""
 
     def __init__(self):
         super().__init__()
         self.fallbacks = _fallbacks()
         self.permutations = _permutation.Permutations()
+        self.loops = _expert_loop.ExpertLoops()
+        self.one_hot = None
+
+    def __enter__(self):
+        self.one_hot = unittest.mock.patch.object(
+            torch.nn.functional, "one_hot",
+            self.loops.one_hot(torch.nn.functional.one_hot))
+        self.one_hot.start()
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        try:
+            return super().__exit__(*exc)
+        finally:
+            self.one_hot.stop()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func not in self.fallbacks and func not in _GROUPED_MM_FUNCTIONS:
+            result = self.loops.handle(func, args, kwargs)
+            if result is not NotImplemented:
+                return result
             result = self.permutations.handle(func, args, kwargs)
             if result is not NotImplemented:
                 return result

@@ -325,8 +325,8 @@ class BidirectionalGRU(nn.Module):
 
 
 # The mixture-of-experts models live in moe_models.py (this file's size).
-from moe_models import (deepseek_v3, gpt_oss, mixtral, olmoe,  # noqa: E402
-                        qwen2_moe, qwen3_moe)
+from moe_models import (dbrx, deepseek_v3, gpt_oss, mixtral,  # noqa: E402
+                        olmoe, qwen2_moe, qwen3_moe)
 
 
 MODELS = {
@@ -362,6 +362,10 @@ MODELS = {
     "qwen2-moe": Case(qwen2_moe, padded_text, hf_loss),
     "gpt-oss": Case(gpt_oss, padded_text, hf_loss),
     "deepseek-v3": Case(deepseek_v3, padded_text, hf_loss),
+    # transformers' per-expert loops (_expert_loop.py).
+    "mixtral-eager": Case(lambda: mixtral(experts_implementation="eager"),
+                          padded_text, hf_loss),
+    "dbrx": Case(dbrx, padded_text, hf_loss),
 }
 
 

@@ -3,6 +3,8 @@
 - transformers' Mixtral, Qwen3-MoE and OLMoE (tiny configs, random
   initialization, their default grouped-product experts), built like the
   other Hugging Face models of model_zoo (which lists them in its MODELS);
+  Mixtral with experts_implementation="eager" and DBRX, whose experts are
+  a loop over the experts hit (the expert loop rule, _expert_loop.py);
 - DenseMoE, a plain-torch MoE language model: a top-k router over E
   experts computed as a dense mix (every expert on every token, weighted by
   the normalized top-k probabilities), whose router logits feed the
@@ -113,6 +115,24 @@ def deepseek_v3(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2,
                v_head_dim=16, **config)
 
 
+def dbrx(d=32, heads=2, t=16, vocab=None, experts=4, top_k=2, layers=2,
+         router_logits=False, **config):
+    """transformers' DBRX: its experts always the per-expert loop
+    (DbrxExperts: a loop over the experts hit, each expert's rows gathered
+    by torch.where, its matrices views of [E * F, d] parameters), top-k
+    weights normalized by their 1-norm. transformers 5.23's DBRX attention
+    reads attn_config.rope_theta, which its config does not define, and
+    clamps q, k, v by clip_qkv even when it is None: both given here."""
+    return _hf("DbrxConfig", "DbrxForCausalLM", vocab, d_model=d,
+               n_heads=heads, n_layers=layers, max_seq_len=t,
+               output_router_logits=router_logits,
+               attn_config={"kv_n_heads": 1, "rope_theta": 10000.0,
+                            "clip_qkv": 8.0},
+               ffn_config={"ffn_hidden_size": 3 * d // 2,
+                           "moe_num_experts": experts, "moe_top_k": top_k},
+               bos_token_id=1, eos_token_id=1, pad_token_id=0, **config)
+
+
 class DenseMoELayer(nn.Module):
     """A top-k router over `experts` two-layer SiLU MLPs, computed as a
     dense mix; returns the output and the router logits. `scales`: of the
@@ -170,7 +190,7 @@ class DenseMoE(nn.Module):
 # ------------------------------------------------- the MoE zoo's test cases
 _MODELS = {"mixtral": mixtral, "qwen3-moe": qwen3_moe, "olmoe": olmoe,
            "qwen2-moe": qwen2_moe, "granitemoe": granitemoe,
-           "gpt-oss": gpt_oss, "deepseek-v3": deepseek_v3}
+           "gpt-oss": gpt_oss, "deepseek-v3": deepseek_v3, "dbrx": dbrx}
 
 
 def zoo_case(model, router_logits=False, **config):
