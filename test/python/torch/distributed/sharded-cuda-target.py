@@ -24,12 +24,14 @@
 # fails with a message.
 #
 # CHECK: rank 0 forwarded: (0, 0) [('scatter', 20480, 28672, 28696, 6, 7, 0), ('gather', 20480, 28696, 28672, 6, 7)] calls 2
+# CHECK: rank 0 uneven report: cuda total True workspaces 33554432
 # CHECK: rank 0 uneven rows: [2, 2]
 # CHECK: rank 0 uneven zero3: ShardedParametersTrainStep reduce-scatters {{[1-9][0-9]*}} all-gathers {{[1-9][0-9]*}} host collectives 0 binary True
 # CHECK: rank 0 unforwarded: 1 1
 # CHECK: rank 0 zero1: DataParallelTrainStep reduce-scatters 6 all-gathers 6 host collectives 0 binary True
 # CHECK: rank 0 zero3: ShardedParametersTrainStep reduce-scatters {{[1-9][0-9]*}} all-gathers {{[1-9][0-9]*}} host collectives 0 binary True
 # CHECK: rank 1 forwarded: (0, 0) [('scatter', 20480, 28672, 28696, 6, 7, 0), ('gather', 20480, 28696, 28672, 6, 7)] calls 2
+# CHECK: rank 1 uneven report: cuda total True workspaces 33554432
 # CHECK: rank 1 uneven rows: [3, 3]
 # CHECK: rank 1 uneven zero3: ShardedParametersTrainStep reduce-scatters {{[1-9][0-9]*}} all-gathers {{[1-9][0-9]*}} host collectives 0 binary True
 # CHECK: rank 1 unforwarded: 1 1
@@ -82,8 +84,15 @@ def case(classes):
 
 
 model, opt, batch = case(5)
-counts(compile_train_step(model, loss_fn, opt, batch, micro_batches=2,
-                          target="cuda", shard="parameters"), "uneven zero3")
+uneven = compile_train_step(model, loss_fn, opt, batch, micro_batches=2,
+                            target="cuda", shard="parameters")
+counts(uneven, "uneven zero3")
+# Its memory report is the GPU step's (device bytes, padded NCCL buffers
+# included): arguments, the peak of the live allocations, the workspace.
+r = uneven.memory_report()
+say(f"rank {rank} uneven report: {r['target']} total "
+    f"{r['total_peak'] == r['arguments'] + r['allocation_peak'] + r['workspaces']}"
+    f" workspaces {r['workspaces']}")
 # The last layer's weight and bias: the rank's rows of 5, as on the CPU.
 say(f"rank {rank} uneven rows: "
     f"{[p.shape[0] for p in model.parameters()][-2:]}")
