@@ -71,6 +71,57 @@ static FailureOr<int64_t> getBufferBytes(MemRefType type, Operation *where) {
 /// ops' ValueBoundsOpInterface: a data-parallel step's micro-batch of
 /// `base + (i < rem)` samples once its shard is known); failure when a size
 /// has no constant bound. `alloc` is a `memref.alloc` or a `gpu.alloc`.
+static FailureOr<int64_t> getSizeBound(Value size, unsigned depth);
+
+/// A constant upper bound of dimension `dim` of `memref`: its static size,
+/// or through a collapse or a cast the bound of the allocation's size
+/// (memref.alloc or the GPU bufferization's gpu.alloc, which ValueBounds
+/// does not model).
+static FailureOr<int64_t> getDimBound(Value memref, int64_t dim,
+                                      unsigned depth) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (!type.isDynamicDim(dim))
+    return type.getDimSize(dim);
+  Operation *def = memref.getDefiningOp();
+  if (auto collapse = dyn_cast_or_null<memref::CollapseShapeOp>(def)) {
+    int64_t product = 1;
+    for (int64_t source : collapse.getReassociationIndices()[dim]) {
+      FailureOr<int64_t> bound =
+          getDimBound(collapse.getSrc(), source, depth + 1);
+      if (failed(bound))
+        return failure();
+      product *= *bound;
+    }
+    return product;
+  }
+  if (auto cast = dyn_cast_or_null<memref::CastOp>(def))
+    return getDimBound(cast.getSource(), dim, depth + 1);
+  ValueRange sizes;
+  if (auto alloc = dyn_cast_or_null<gpu::AllocOp>(def))
+    sizes = alloc.getDynamicSizes();
+  else if (auto alloc = dyn_cast_or_null<memref::AllocOp>(def))
+    sizes = alloc.getDynamicSizes();
+  else
+    return failure();
+  return getSizeBound(sizes[type.getDynamicDimIndex(dim)], depth + 1);
+}
+
+/// A constant upper bound of the index `size`: ValueBounds', or for a
+/// `memref.dim` that it cannot bound (of a collapsed `gpu.alloc`), the
+/// bound of that dimension (getDimBound).
+static FailureOr<int64_t> getSizeBound(Value size, unsigned depth) {
+  FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
+      presburger::BoundType::UB, size, /*stopCondition=*/nullptr,
+      /*closedUB=*/true);
+  if (succeeded(bound) || depth > 16)
+    return bound;
+  auto dim = size.getDefiningOp<memref::DimOp>();
+  std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+  if (!index || !isa<MemRefType>(dim.getSource().getType()))
+    return failure();
+  return getDimBound(dim.getSource(), *index, depth + 1);
+}
+
 static FailureOr<int64_t> getAllocBytes(Operation *alloc,
                                         ValueRange dynamicSizes) {
   auto type = cast<MemRefType>(alloc->getResult(0).getType());
@@ -81,9 +132,7 @@ static FailureOr<int64_t> getAllocBytes(Operation *alloc,
   for (int64_t &size : shape) {
     if (!ShapedType::isDynamic(size))
       continue;
-    FailureOr<int64_t> bound = ValueBoundsConstraintSet::computeConstantBound(
-        presburger::BoundType::UB, *sizes++, /*stopCondition=*/nullptr,
-        /*closedUB=*/true);
+    FailureOr<int64_t> bound = getSizeBound(*sizes++, /*depth=*/0);
     if (failed(bound))
       return failure();
     size = std::max<int64_t>(*bound, 0);

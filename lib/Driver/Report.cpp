@@ -11,6 +11,7 @@
 
 #include "Stages.h"
 
+#include "ga/Conversion/Passes.h"
 #include "ga/Memory/Passes.h"
 #include "ga/Transforms/Passes.h"
 
@@ -199,7 +200,13 @@ LogicalResult driver::runReport(ModuleOp module, ModuleOp rewritten,
   report.funcNames = {kShardReportName.str()};
   return runReportPass(
       *step, report,
-      [](OpPassManager &pm) {
+      [&](OpPassManager &pm) {
+        // The GPU step's collectives are NCCL's, lowered by its
+        // bufferization; lowered here, before the inliner, which does not
+        // inline a `shard.all_reduce` (the shard dialect has no inliner
+        // interface). The bufferization's own run then finds none.
+        if (options.measuresDevice())
+          pm.addPass(createConvertGAToNCCL());
         pm.addPass(createInlinerPass());
         pm.addPass(createCanonicalizerPass());
       },

@@ -26,16 +26,17 @@ using namespace mlir::ga;
 #include "ga/IR/GAAttrs.cpp.inc"
 
 namespace {
-/// Which ga ops a call may be inlined with: the host collectives on buffers
-/// (a rank's bound step in the memory report is inlined after
-/// --convert-ga-to-host-collectives), which hold no region and refer to no
-/// symbol. Other ga ops keep their function as it is (no change of what
-/// the passes see where they run).
+/// Which ga ops a call may be inlined with: the host collectives and NCCL's
+/// on buffers (a rank's bound step in the memory report is inlined after
+/// --convert-ga-to-host-collectives, or for the GPU --convert-ga-to-nccl),
+/// which hold no region and refer to no symbol. Other ga ops keep their
+/// function as it is (no change of what the passes see where they run).
 struct GAInlinerInterface : public DialectInlinerInterface {
   using DialectInlinerInterface::DialectInlinerInterface;
 
   bool isLegalToInline(Operation *op, Region *, bool, IRMapping &) const final {
-    return isa<HostCollectiveStartOp, HostCollectiveWaitOp>(op);
+    return isa<HostCollectiveStartOp, HostCollectiveWaitOp, NcclAllReduceOp,
+               NcclReduceScatterOp, NcclAllGatherOp>(op);
   }
 };
 } // namespace

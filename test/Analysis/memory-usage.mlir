@@ -108,3 +108,30 @@ func.func @statics() {
   memref.dealloc %v : memref<16xf32>
   return
 }
+
+// -----
+
+// A run-time size bounded through a view of a device allocation (the GPU
+// bufferization's form of a micro-batch's loss vector): the size of %b is
+// the first dimension of %a collapsed, and %a's rows are at most 5 (4 plus
+// the micro-batch that takes the remainder). ValueBounds does not model
+// gpu.alloc; the bound follows the dimension to its allocation's size.
+// CHECK-LABEL: memory of @collapsed_device_size:
+// CHECK-NEXT:    alloc memref<?x2xf32>: temporaries, 40 bytes
+// CHECK-NEXT:    alloc memref<?xf32>: temporaries, 40 bytes
+// CHECK:         temporaries: 80
+func.func @collapsed_device_size(%i: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %last = arith.cmpi ult, %i, %c1 : index
+  %extra = arith.select %last, %c1, %c0 : index
+  %rows = arith.addi %extra, %c4 : index
+  %a = gpu.alloc (%rows) : memref<?x2xf32>
+  %v = memref.collapse_shape %a [[0, 1]] : memref<?x2xf32> into memref<?xf32>
+  %n = memref.dim %v, %c0 : memref<?xf32>
+  %b = gpu.alloc (%n) : memref<?xf32>
+  gpu.dealloc %b : memref<?xf32>
+  gpu.dealloc %a : memref<?x2xf32>
+  return
+}

@@ -17,24 +17,6 @@ func.func @i16(%g: tensor<4xi16>) -> tensor<4xi16> {
 
 // -----
 
-// NCCL's reduce-scatter takes parts of equal size: 3 rows on 2 ranks are
-// refused (the host collectives take them).
-func.func @uneven_scatter(%g: tensor<3x4xf32>) -> tensor<1x4xf32> {
-  // expected-error @+1 {{'ga.reduce_scatter' op splits 'tensor<3x4xf32>' among 2 ranks: NCCL's reduce-scatter and all-gather take parts of equal static size (the first dimension a multiple of the world size)}}
-  %r = ga.reduce_scatter <sum> %g shard 0 of 2 : tensor<3x4xf32> -> tensor<1x4xf32>
-  return %r : tensor<1x4xf32>
-}
-
-// -----
-
-func.func @uneven_gather(%w: tensor<3xf32>) -> tensor<5xf32> {
-  // expected-error @+1 {{'ga.all_gather' op splits 'tensor<5xf32>' among 2 ranks}}
-  %r = ga.all_gather %w shard 1 of 2 : tensor<3xf32> -> tensor<5xf32>
-  return %r : tensor<5xf32>
-}
-
-// -----
-
 func.func @i16_scatter(%g: tensor<4xi16>) -> tensor<2xi16> {
   // expected-error @+1 {{'ga.reduce_scatter' op NCCL has no collective of this kind on 'i16' elements}}
   %r = ga.reduce_scatter <sum> %g shard 0 of 2 : tensor<4xi16> -> tensor<2xi16>

@@ -93,3 +93,88 @@ func.func @sharded(%g: tensor<4x3xf32>, %w: tensor<2x3xf32>) -> (tensor<2x3xf32>
   %p = ga.all_gather %w shard 1 of 2 : tensor<2x3xf32> -> tensor<4x3xf32>
   return %r, %p : tensor<2x3xf32>, tensor<4x3xf32>
 }
+
+// -----
+
+// Uneven rows (5 on 2 ranks: rank 0 holds rows [0, 2), rank 1 rows [2, 5),
+// the host collectives' layout): NCCL's equal parts of ceil(5 / 2) = 3 rows
+// in a padded buffer of 6, rank q's rows at the start of part q (rows 0-1
+// and 3-5), the padding row 2 zero. The reduce-scatter copies the gradient
+// in part by part and reads back rows 0-1 (rank 0's, never row 2); the
+// all-gather writes rank 0's rows and zeroes its padding row, gathers, and
+// copies rows 0-1 and 3-5 out into the whole parameter: no padding row is
+// read by anything but NCCL.
+
+// CHECK-LABEL: func.func @uneven
+// CHECK-SAME:    (%[[G:.*]]: tensor<5x4xf32>, %[[W:.*]]: tensor<2x4xf32>)
+// CHECK:         %[[PAD:.*]] = bufferization.alloc_tensor() : tensor<6x4xf32>
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %[[ROW2:.*]] = tensor.extract_slice %[[PAD]][2, 0] [1, 4] [1, 1]
+// CHECK-NEXT:    %[[FILL:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[ROW2]] : tensor<1x4xf32>)
+// CHECK-NEXT:    %[[P0:.*]] = tensor.insert_slice %[[FILL]] into %[[PAD]][2, 0] [1, 4] [1, 1]
+// CHECK-NEXT:    %[[G0:.*]] = tensor.extract_slice %[[G]][0, 0] [2, 4] [1, 1] : tensor<5x4xf32> to tensor<2x4xf32>
+// CHECK-NEXT:    %[[P1:.*]] = tensor.insert_slice %[[G0]] into %[[P0]][0, 0] [2, 4] [1, 1]
+// CHECK-NEXT:    %[[G1:.*]] = tensor.extract_slice %[[G]][2, 0] [3, 4] [1, 1] : tensor<5x4xf32> to tensor<3x4xf32>
+// CHECK-NEXT:    %[[P2:.*]] = tensor.insert_slice %[[G1]] into %[[P1]][3, 0] [3, 4] [1, 1]
+// CHECK-NEXT:    %[[BUF:.*]] = bufferization.to_buffer %[[P2]] : tensor<6x4xf32> to memref<6x4xf32>
+// CHECK-NEXT:    %[[FLAT:.*]] = memref.collapse_shape %[[BUF]] {{\[}}[0, 1]] : memref<6x4xf32> into memref<24xf32>
+// CHECK-NEXT:    %[[MINE:.*]] = memref.subview %[[FLAT]][0] [12] [1] : memref<24xf32> to memref<12xf32, strided<[1]>>
+// CHECK-NEXT:    ga.nccl_reduce_scatter {{ *}}%[[FLAT]], %[[MINE]] {datatype = 7 : i32, reduction = 0 : i32, world = 2 : i64}
+// CHECK-NEXT:    %[[RT:.*]] = bufferization.to_tensor %[[BUF]] restrict writable : memref<6x4xf32> to tensor<6x4xf32>
+// CHECK-NEXT:    %[[ROWS:.*]] = tensor.extract_slice %[[RT]][0, 0] [2, 4] [1, 1] : tensor<6x4xf32> to tensor<2x4xf32>
+// CHECK-NEXT:    %[[GPAD:.*]] = bufferization.alloc_tensor() : tensor<6x4xf32>
+// CHECK-NEXT:    %[[ZERO2:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %[[GROW2:.*]] = tensor.extract_slice %[[GPAD]][2, 0] [1, 4] [1, 1]
+// CHECK-NEXT:    %[[GFILL:.*]] = linalg.fill ins(%[[ZERO2]] : f32) outs(%[[GROW2]] : tensor<1x4xf32>)
+// CHECK-NEXT:    %[[Q0:.*]] = tensor.insert_slice %[[GFILL]] into %[[GPAD]][2, 0] [1, 4] [1, 1]
+// CHECK-NEXT:    %[[Q1:.*]] = tensor.insert_slice %[[W]] into %[[Q0]][0, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<6x4xf32>
+// CHECK-NEXT:    %[[GBUF:.*]] = bufferization.to_buffer %[[Q1]] : tensor<6x4xf32> to memref<6x4xf32>
+// CHECK-NEXT:    %[[GFLAT:.*]] = memref.collapse_shape %[[GBUF]]
+// CHECK-NEXT:    %[[GMINE:.*]] = memref.subview %[[GFLAT]][0] [12] [1]
+// CHECK-NEXT:    ga.nccl_all_gather {{ *}}%[[GMINE]], %[[GFLAT]] {datatype = 7 : i32, world = 2 : i64}
+// CHECK-NEXT:    %[[GT:.*]] = bufferization.to_tensor %[[GBUF]] restrict writable : memref<6x4xf32> to tensor<6x4xf32>
+// CHECK-NEXT:    %[[WHOLE:.*]] = bufferization.alloc_tensor() : tensor<5x4xf32>
+// CHECK-NEXT:    %[[R0:.*]] = tensor.extract_slice %[[GT]][0, 0] [2, 4] [1, 1] : tensor<6x4xf32> to tensor<2x4xf32>
+// CHECK-NEXT:    %[[W0:.*]] = tensor.insert_slice %[[R0]] into %[[WHOLE]][0, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<5x4xf32>
+// CHECK-NEXT:    %[[R1:.*]] = tensor.extract_slice %[[GT]][3, 0] [3, 4] [1, 1] : tensor<6x4xf32> to tensor<3x4xf32>
+// CHECK-NEXT:    %[[W1:.*]] = tensor.insert_slice %[[R1]] into %[[W0]][2, 0] [3, 4] [1, 1] : tensor<3x4xf32> into tensor<5x4xf32>
+// CHECK-NEXT:    return %[[ROWS]], %[[W1]]
+func.func @uneven(%g: tensor<5x4xf32>, %w: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<5x4xf32>) {
+  %r = ga.reduce_scatter <sum> %g shard 0 of 2 : tensor<5x4xf32> -> tensor<2x4xf32>
+  %p = ga.all_gather %w shard 0 of 2 : tensor<2x4xf32> -> tensor<5x4xf32>
+  return %r, %p : tensor<2x4xf32>, tensor<5x4xf32>
+}
+
+// -----
+
+// A rank without rows (3 rows on 4 ranks: rank 0 holds none, ranks 1-3 one
+// each): its part (element 0 of 4) is all padding, zeroed; it sends nothing
+// but the zero row, reads back no rows, and gathers rows 1-3 of the buffer.
+
+// CHECK-LABEL: func.func @rank_without_rows
+// CHECK:         %[[PAD:.*]] = bufferization.alloc_tensor() : tensor<4xf32>
+// CHECK:         linalg.fill
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[0] [1] [1]
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[1] [1] [1]
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[2] [1] [1]
+// CHECK:         tensor.insert_slice %{{.*}} into %{{.*}}[3] [1] [1]
+// CHECK:         ga.nccl_reduce_scatter {{.*}} {datatype = 7 : i32, reduction = 4 : i32, world = 4 : i64} : memref<4xf32>, memref<1xf32, strided<[1]>>
+// CHECK:         %[[NONE:.*]] = tensor.extract_slice %{{.*}}[0] [0] [1] : tensor<4xf32> to tensor<0xf32>
+// CHECK:         bufferization.alloc_tensor() : tensor<4xf32>
+// CHECK-NEXT:    arith.constant
+// CHECK-NEXT:    tensor.extract_slice
+// CHECK-NEXT:    linalg.fill
+// CHECK-NEXT:    tensor.insert_slice %{{.*}} into %{{.*}}[0] [1] [1]
+// CHECK-NEXT:    bufferization.to_buffer
+// CHECK-NEXT:    memref.subview
+// CHECK-NEXT:    ga.nccl_all_gather {{.*}} {datatype = 7 : i32, world = 4 : i64} : memref<1xf32, strided<[1]>>, memref<4xf32>
+// CHECK:         %[[GT:.*]] = bufferization.to_tensor
+// CHECK:         tensor.extract_slice %[[GT]][1] [1] [1]
+// CHECK:         tensor.extract_slice %[[GT]][2] [1] [1]
+// CHECK:         tensor.extract_slice %[[GT]][3] [1] [1]
+// CHECK:         return %[[NONE]]
+func.func @rank_without_rows(%g: tensor<3xf32>, %w: tensor<0xf32>) -> (tensor<0xf32>, tensor<3xf32>) {
+  %r = ga.reduce_scatter <mean> %g shard 0 of 4 : tensor<3xf32> -> tensor<0xf32>
+  %p = ga.all_gather %w shard 0 of 4 : tensor<0xf32> -> tensor<3xf32>
+  return %r, %p : tensor<0xf32>, tensor<3xf32>
+}

@@ -164,9 +164,7 @@ def ConvertGAToNCCL : Pass<"convert-ga-to-nccl", "ModuleOp"> {
     on a buffer of the whole tensor, this rank's part a view of it: the
     reduce-scatter reduces the input's buffer (the accumulator itself when
     private) and reads back this rank's rows; the all-gather writes this
-    rank's rows into a new buffer that NCCL completes. NCCL's parts are
-    equal: a tensor whose first dimension the world size does not divide is
-    refused (`uneven-shards`).
+    rank's rows into a new buffer that NCCL completes.
 
     ```mlir
     // before (rank 1 of 2)
@@ -181,6 +179,36 @@ def ConvertGAToNCCL : Pass<"convert-ga-to-nccl", "ModuleOp"> {
     %g = tensor.extract_slice %t[2, 0] [2, 3] [1, 1] : tensor<4x3xf32> to tensor<2x3xf32>
     ```
 
+    NCCL's parts are equal, while rank r of W holds the rows
+    [r D / W, (r + 1) D / W) of D rows (uneven when W does not divide D, the
+    host collectives' layout, kept so that a rank's shard is the same on
+    both targets). Such a collective works on a padded buffer of W parts of
+    ceil(D / W) rows each: rank q's rows at the start of part q, the rest of
+    the part zero. The reduce-scatter copies the input into it part by part
+    and reads back the start of this rank's part; the all-gather writes this
+    rank's rows at the start of its part and copies every rank's rows out of
+    the gathered buffer into the whole tensor. No padding row is read by
+    anything but NCCL.
+
+    ```mlir
+    // before (rank 1 of 2, 3 rows: rank 0 holds row 0, rank 1 rows 1 and 2)
+    %w = ga.all_gather %mine shard 1 of 2 : tensor<2x4xf32> -> tensor<3x4xf32>
+    // after
+    %pad = bufferization.alloc_tensor() : tensor<4x4xf32>
+    %in = tensor.insert_slice %mine into %pad[2, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<4x4xf32>
+    %buf = bufferization.to_buffer %in : tensor<4x4xf32> to memref<4x4xf32>
+    %flat = memref.collapse_shape %buf [[0, 1]] : memref<4x4xf32> into memref<16xf32>
+    %part = memref.subview %flat[8] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1], offset: 8>>
+    ga.nccl_all_gather %part, %flat {datatype = 7 : i32, world = 2 : i64}
+        : memref<8xf32, strided<[1], offset: 8>>, memref<16xf32>
+    %t = bufferization.to_tensor %buf restrict writable : memref<4x4xf32> to tensor<4x4xf32>
+    %whole = bufferization.alloc_tensor() : tensor<3x4xf32>
+    %r0 = tensor.extract_slice %t[0, 0] [1, 4] [1, 1] : tensor<4x4xf32> to tensor<1x4xf32>
+    %w0 = tensor.insert_slice %r0 into %whole[0, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<3x4xf32>
+    %r1 = tensor.extract_slice %t[2, 0] [2, 4] [1, 1] : tensor<4x4xf32> to tensor<2x4xf32>
+    %w = tensor.insert_slice %r1 into %w0[1, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<3x4xf32>
+    ```
+
     The ops are synchronous (the runtime waits for the device) until
     `--ga-gpu-single-stream` orders them on the step's stream;
     `--ga-lower-library-ops` makes it a call of `gaNcclAllReduce` (lib/Runtime/NCCL).
@@ -189,7 +217,10 @@ def ConvertGAToNCCL : Pass<"convert-ga-to-nccl", "ModuleOp"> {
   }];
   let statistics = [
     Statistic<"numCollectives", "collectives",
-              "NCCL collective ops emitted">
+              "NCCL collective ops emitted">,
+    Statistic<"numPadded", "padded",
+              "Reduce-scatters and all-gathers on a padded buffer (uneven "
+              "rows)">
   ];
   let dependentDialects = [
     "bufferization::BufferizationDialect", "memref::MemRefDialect",

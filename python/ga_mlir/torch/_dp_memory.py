@@ -1,6 +1,7 @@
 """The memory report of a data-parallel step (DataParallelTrainStep.
 memory_report, see _distributed): --ga-memory-report of this rank's step
-as compiled, by the driver (target "report"). The step's micro-batches have
+as compiled for its target (the CPU library's heap, or the GPU step's
+device bytes), by the driver (target "report"). The step's micro-batches have
 run-time sizes (its shard is an argument), so the driver reports a function
 that calls it with the rank's [begin, end) as constants: the inliner and
 the canonicalizer fix the sizes, and the report counts a size that still
@@ -28,13 +29,19 @@ def argument_roles(spec, num_inputs):
 
 def report(ir, compile_options, v, num_inputs, options):
     """The report (a dict) of the variant `v` of a data-parallel step: `ir`
-    under the driver's `compile_options` (_distributed's step options),
-    its collectives lowered to the host's, on the rank's shard `v.shard`
-    (bound as constants by the driver), bufferized as the CPU library under
-    compile_train_step's `options` is. One driver call."""
+    under the driver's `compile_options` (_distributed's step options), on
+    the rank's shard `v.shard` (bound as constants by the driver),
+    bufferized as the library of the step's target is: for the CPU under
+    compile_train_step's `options`, its collectives lowered to the host's;
+    for target="cuda" the GPU step's device bytes, its collectives lowered
+    to NCCL's by the GPU bufferization (their buffers: a bucket's packed
+    gradients, a padded or copied reduce-scatter input and a gathered
+    parameter are temporaries; an accumulator reduced in place stays one),
+    the buckets formed as the GPU lowering forms them. One driver call."""
+    target = "cuda" if compile_options.target == "cuda" else "cpu"
     compile_options = dataclasses.replace(
         report_options(compile_options, options, v.in_place,
-                       argument_roles(v.spec, num_inputs)),
-        host_collectives=True, report_shard=tuple(v.shard[:2]))
+                       argument_roles(v.spec, num_inputs), target),
+        host_collectives=target == "cpu", report_shard=tuple(v.shard[:2]))
     result = run_driver(ir, compile_options, "--ga-memory-report failed")
     return json.loads(result.memory_report)[0]

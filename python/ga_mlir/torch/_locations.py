@@ -366,13 +366,6 @@ ADVICE = {
         "the PyTorch operation of this line became an operation that "
         "ga-mlir's lowering to CPU or GPU code does not handle: write it with "
         "other operations, or report it with the line",
-    "uneven-shards":
-        "target='cuda' splits every sharded parameter, gradient and optimizer "
-        "state (shard='parameters', shard_optimizer=True) in equal parts, as "
-        "NCCL's reduce-scatter and all-gather need: make the first dimension "
-        "of the tensor of this line a multiple of the world size, use a world "
-        "size that divides it, or compile for target='cpu', which takes "
-        "uneven shards",
 }
 
 # Pass options named in the compiler's notes, as compile_train_step takes

@@ -145,6 +145,28 @@ kernel_stage(small, "mlp-small")
 # CHECK: mlp-small: all-reduces {{[3-9]}}, joined after a later loop 0
 # CHECK: mlp-small: check_overlap: ['all-reduces before the micro-batch loop: 1, joined before it', 'all-reduces: {{[2-9]}}; last micro-batch: peeled from the loop; {{.*}}; 1 host synchronization'] exit 0
 
+# The memory report of the data-parallel GPU step is the GPU bufferization's
+# (device bytes, its all-reduces lowered to NCCL's), not the CPU library's:
+# the same argument bytes, no CPU heap alignment (64 bytes an allocation on
+# the CPU), the cuBLASLt workspace in total_peak, which is arguments plus
+# the peak of the live allocations plus the workspace (the categories'
+# peaks, each at its own point, add up to at least that).
+gpu = step.memory_report()
+cpu = compile_train_step(mlp, mlp_loss, opt, (x, y), micro_batches=4,
+                         target="cpu").memory_report()
+parts = ["parameters", "optimizer_state", "inputs", "accumulators",
+         "results", "temporaries"]
+print("report:", gpu["target"], cpu["target"],
+      "total", gpu["total_peak"] == gpu["arguments"] +
+      gpu["allocation_peak"] + gpu["static"] + gpu["workspaces"],
+      sum(gpu[k] for k in parts) + gpu["workspaces"] >= gpu["total_peak"],
+      "arguments", all(gpu[k] == cpu[k] for k in parts[:3]),
+      "workspaces", gpu["workspaces"], "static", gpu["static"],
+      "aligned", cpu["accumulators"] - gpu["accumulators"] > 0 and
+      (cpu["accumulators"] - gpu["accumulators"]) % 64 == 0,
+      "differs", gpu["total_peak"] != cpu["total_peak"])
+# CHECK: report: cuda cpu total True True arguments True workspaces 33554432 static 0 aligned True differs True
+
 # The GPT-style model of the acceptance kit (smaller): a token-mean loss
 # under bf16 autocast, whose global token count is a collective of its own.
 torch.manual_seed(0)

@@ -13,19 +13,29 @@
 # sharded, so 6 reduce-scatters and, after the optimizer, 6 all-gathers for
 # ZeRO-1; with sharded parameters, each weight is gathered before the
 # forward and again before the backward of every micro-batch (the default
-# plan without max_memory). A parameter whose rows do not split in equal
-# parts (5 classes on 2 ranks) is refused with NCCL's reason, at its line.
+# plan without max_memory). Parameters whose rows do not split in equal
+# parts (5 classes on 2 ranks: the last layer's weight and bias) compile too:
+# their collectives work on a padded buffer of NCCL's equal parts (6 rows,
+# the rank's rows at the start of its part), with the same calls; the rank's
+# shard is the CPU's rows (2 on rank 0, 3 on rank 1), so model.parameters()
+# hold the same views on both targets. That step is compiled under a
+# per-rank max_memory: the plan is chosen on the GPU step's memory report
+# (device bytes), which is also what its memory_report() returns.
 # libGANcclRuntime.so forwards gaNcclReduceScatter / gaNcclAllGather to the
 # frontend's callbacks (stream first) and, without them or a communicator,
 # fails with a message.
 #
 # CHECK: rank 0 forwarded: (0, 0) [('scatter', 20480, 28672, 28696, 6, 7, 0), ('gather', 20480, 28696, 28672, 6, 7)] calls 2
-# CHECK: rank 0 uneven: CompileError {{.*}}equal parts{{.*}}
+# CHECK: rank 0 uneven report: cuda total True workspaces 33554432 planned True
+# CHECK: rank 0 uneven rows: [2, 2]
+# CHECK: rank 0 uneven zero3: ShardedParametersTrainStep reduce-scatters {{[1-9][0-9]*}} all-gathers {{[1-9][0-9]*}} host collectives 0 binary True
 # CHECK: rank 0 unforwarded: 1 1
 # CHECK: rank 0 zero1: DataParallelTrainStep reduce-scatters 6 all-gathers 6 host collectives 0 binary True
 # CHECK: rank 0 zero3: ShardedParametersTrainStep reduce-scatters {{[1-9][0-9]*}} all-gathers {{[1-9][0-9]*}} host collectives 0 binary True
 # CHECK: rank 1 forwarded: (0, 0) [('scatter', 20480, 28672, 28696, 6, 7, 0), ('gather', 20480, 28696, 28672, 6, 7)] calls 2
-# CHECK: rank 1 uneven: CompileError {{.*}}equal parts{{.*}}
+# CHECK: rank 1 uneven report: cuda total True workspaces 33554432 planned True
+# CHECK: rank 1 uneven rows: [3, 3]
+# CHECK: rank 1 uneven zero3: ShardedParametersTrainStep reduce-scatters {{[1-9][0-9]*}} all-gathers {{[1-9][0-9]*}} host collectives 0 binary True
 # CHECK: rank 1 unforwarded: 1 1
 # CHECK: rank 1 zero1: DataParallelTrainStep reduce-scatters 6 all-gathers 6 host collectives 0 binary True
 # CHECK: rank 1 zero3: ShardedParametersTrainStep reduce-scatters {{[1-9][0-9]*}} all-gathers {{[1-9][0-9]*}} host collectives 0 binary True
@@ -43,7 +53,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dp_worker import say  # noqa: E402
 
 import zoo
-from ga_mlir.torch import CompileError, compile_train_step
+from ga_mlir.torch import compile_train_step
 
 dist.init_process_group("gloo")
 rank = dist.get_rank()
@@ -76,12 +86,23 @@ def case(classes):
 
 
 model, opt, batch = case(5)
-try:
-    compile_train_step(model, loss_fn, opt, batch, micro_batches=2,
-                       target="cuda", shard_optimizer=True)
-    say(f"rank {rank} uneven: compiled?")
-except CompileError as e:
-    say(f"rank {rank} uneven: CompileError " + " ".join(str(e).split()))
+uneven = compile_train_step(model, loss_fn, opt, batch, max_memory="33MiB",
+                            target="cuda", shard="parameters")
+counts(uneven, "uneven zero3")
+# Its memory report is the GPU step's (device bytes, padded NCCL buffers
+# included): arguments, the peak of the live allocations, the workspace;
+# the budget's plan is chosen on it (its predicted peak the largest of the
+# ranks' reports, within the 33 MiB, the 32 MiB cuBLASLt workspace
+# included).
+r = uneven.memory_report()
+plan = uneven.shard_plan()
+say(f"rank {rank} uneven report: {r['target']} total "
+    f"{r['total_peak'] == r['arguments'] + r['allocation_peak'] + r['workspaces']}"
+    f" workspaces {r['workspaces']} planned "
+    f"{r['total_peak'] <= plan['predicted_peak'] <= 33 << 20}")
+# The last layer's weight and bias: the rank's rows of 5, as on the CPU.
+say(f"rank {rank} uneven rows: "
+    f"{[p.shape[0] for p in model.parameters()][-2:]}")
 
 model, opt, batch = case(6)
 zero1 = compile_train_step(model, loss_fn, opt, batch, micro_batches=2,
