@@ -7,7 +7,7 @@ import unittest.mock
 
 import torch
 
-from . import _guards, _moe, _philox, _recurrence, _rolled
+from . import _functions, _guards, _moe, _philox, _recurrence, _rolled
 from ._batchnorm import (_batch_norm_buffers, _batch_norm_check,
                          _explicit_batch_norm)
 from ._common import CompileError
@@ -120,8 +120,9 @@ def _probe(model, loss_fn, inputs):
     leaves them and their state alone; the compiled step does too) and of
     the buffers that the forward updates in place (BatchNorm's running
     statistics in training mode; they become results of the step), and
-    the metrics loss_fn returns beside the loss (_metrics). The random
-    number generator's state and the buffers are restored."""
+    the metrics loss_fn returns beside the loss (_metrics), and the
+    model's own autograd.Functions (_functions). The random number
+    generator's state and the buffers are restored."""
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     buffers = list(model.named_buffers())
     saved = [(b, b._version, b.detach().clone()) for _, b in buffers]
@@ -129,6 +130,7 @@ def _probe(model, loss_fn, inputs):
         with torch.random.fork_rng(devices=[]), torch.enable_grad():
             loss, leaves, structure = split_result(
                 loss_fn(model, *inputs), loss_fn)
+            functions = _functions.custom_functions(loss)
             grads = torch.autograd.grad(loss, [p for _, p in named],
                                         allow_unused=True)
     finally:
@@ -142,7 +144,7 @@ def _probe(model, loss_fn, inputs):
             for b, _, value in saved:
                 b.copy_(value)
     return ({n for (n, _), g in zip(named, grads) if g is None}, mutated,
-            Metrics.of(leaves, structure))
+            Metrics.of(leaves, structure), functions)
 
 
 def _make_step_function(model, loss_fn, spec, max_grad_norm):
@@ -240,13 +242,15 @@ def _shared_fake_mode():
         yield
 
 
-def _trace(fn, flat, table, model, exact_statistics, grouped_products=0):
+def _trace(fn, flat, table, model, exact_statistics, autograd_functions=0):
     """The step `fn` traced by make_fx on `flat`, functionalized, with
     every frame of each node's stack trace (make_fx keeps only the frames
     of functions named `forward`, which drops the loss function and
     library helpers; locate_graph keeps the user's). A failure to trace is
     a CompileError at the user's innermost line, with PyTorch's reason.
-    grouped_products: how many the forward made (_moe.counting)."""
+    autograd_functions: how many autograd.Functions the forward calls (the
+    grouped products, _moe.counting; the model's own, _functions), for
+    which functionalize has no rule."""
     from torch.fx.experimental.proxy_tensor import make_fx
     import torch.utils._traceback as captured
 
@@ -270,12 +274,13 @@ def _trace(fn, flat, table, model, exact_statistics, grouped_products=0):
             _shared_fake_mode():
         try:
             if not _recurrence.has_time_loops(model) and \
-                    not grouped_products:
+                    not autograd_functions:
                 return make_fx(torch.func.functionalize(fn),
                                decomposition_table=table,
                                record_stack_traces=True)(*flat)
             # functionalize has no rule for the autograd.Function of the
-            # time loops (_recurrence) and of the grouped products (_moe):
+            # time loops (_recurrence), of the grouped products (_moe) and
+            # the model's own (_functions):
             # the step is traced first as it
             # runs, then its graph (plain ops and the loops' custom ops)
             # functionalized.
@@ -333,7 +338,8 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
     sizes of selections that the trace took (_guards; `guard_outcomes`,
     their outcomes on the example inputs, only keys the trace cache)."""
     with _batch_norm_check(model, exact_statistics):
-        unused, mutated, metrics = _probe(model, loss_fn, example_inputs)
+        unused, mutated, metrics, functions = _probe(model, loss_fn,
+                                                     example_inputs)
     others = sorted(mutated - _batch_norm_buffers(model))
     if others:
         refuse_buffer_writes(model, loss_fn, example_inputs, others)
@@ -361,9 +367,10 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
         draws = _philox.RandomDraws(flat[-1], flat[-2], layouts,
                                     lambda k: current_user_line())
         table.update(draws.table())
-    with _guards.recording(example_inputs) as guards:
+    with _guards.recording(example_inputs) as guards, \
+            _functions.traceable(functions):
         gm = _trace(fn, flat, table, model, exact_statistics,
-                    grouped_products[0])
+                    grouped_products[0] + len(functions))
     spec.guards = list(guards)
     locate_graph(gm.graph)
     _moe.refuse_untraced(gm.graph)

@@ -189,6 +189,14 @@ def llama(attention="sdpa", d=16, heads=2, t=16, vocab=VOCAB):
                pad_token_id=0, attn_implementation=attention)
 
 
+def bloom(d=16, heads=2, vocab=VOCAB):
+    """BLOOM: ALiBi attention and its GeLU an autograd.Function written as
+    forward(ctx, ...) with its own backward (_functions)."""
+    return _hf("BloomConfig", "BloomForCausalLM", vocab_size=vocab,
+               hidden_size=d, n_layer=2, n_head=heads, bos_token_id=1,
+               eos_token_id=1, pad_token_id=0)
+
+
 def bert(dropout=0.1, attention="eager", d=16, heads=2, t=16, vocab=VOCAB):
     return _hf("BertConfig", "BertForSequenceClassification",
                vocab_size=vocab, hidden_size=d, num_hidden_layers=2,
@@ -334,6 +342,7 @@ MODELS = {
     "gpt2-eager": Case(lambda: gpt2("eager"), padded_text, hf_loss),
     "llama": Case(llama, padded_text, hf_loss),
     "llama-eager": Case(lambda: llama("eager"), padded_text, hf_loss),
+    "bloom": Case(bloom, padded_text, hf_loss),
     "bert-dropout": Case(bert, text_classes, hf_loss),
     "distilbert": Case(distilbert, text_classes, hf_loss),
     "t5": Case(t5, padded_text, hf_loss),
