@@ -155,10 +155,13 @@ class ExpertLoops:
     _moe.ExpertProducts before it runs a function): `handle(func, args,
     kwargs)` returns NotImplemented when the rule has nothing to do with
     the call, else its result. `one_hot(inner)` wraps F.one_hot to tag its
-    result."""
+    result. `rows_product(rows, table, ids)` traces the product of each row
+    by its own expert's matrix (_moe's, given by it: _moe imports this
+    module)."""
 
-    def __init__(self):
+    def __init__(self, rows_product):
         self.loops = []
+        self.rows_product = rows_product
 
     def one_hot(self, inner):
         def one_hot(ids, num_classes=-1):
@@ -476,7 +479,6 @@ class ExpertLoops:
     def _product(self, name, args, kwargs, loop):
         """rows @ W[e] (linear: rows @ W[e]^T): each row times its own
         expert's matrix, a grouped product by the ids."""
-        from . import _moe
         rows, matrix = args[0], args[1]
         bias = kwargs.get("bias", args[2] if len(args) > 2 else None)
         r, m = _tag(rows), _tag(matrix)
@@ -491,7 +493,7 @@ class ExpertLoops:
         if table.shape[1] != rows.shape[1]:
             _refuse(loop, f"{name} of rows of {rows.shape[1]} columns by "
                     f"a matrix of {table.shape[1]} rows")
-        out = _tagged(_moe.rows_product(rows, table, loop.ids.reshape(-1)),
+        out = _tagged(self.rows_product(rows, table, loop.ids.reshape(-1)),
                       "rows", loop)
         if bias is None:
             return out

@@ -247,7 +247,7 @@ class ExpertProducts(TorchFunctionMode):
         super().__init__()
         self.fallbacks = _fallbacks()
         self.permutations = _permutation.Permutations()
-        self.loops = _expert_loop.ExpertLoops()
+        self.loops = _expert_loop.ExpertLoops(rows_product)
         self.one_hot = None
 
     def __enter__(self):
