@@ -920,8 +920,9 @@ def GPUKernelReport : Pass<"ga-gpu-kernel-report", "ModuleOp"> {
                 "checks of a step at scale";
   let description = [{
     A test pass (it changes nothing) over the mapped-loop form of a step
-    (`--ga-lower-to-gpu-loops`: every kernel an outermost `scf.parallel`
-    mapped to blocks and threads, every matrix product a cuBLASLt call). It
+    (`--ga-lower-to-gpu-loops` with `library-calls=0`: every kernel an
+    outermost `scf.parallel` mapped to blocks and threads, every matrix
+    product a `ga.blas_matmul`, whose shape and types it reads). It
     prints, per function with kernels, a markdown table with one line per
     kernel and library call: its threads, the longest walk one of its
     threads makes alone (the product of the trip counts of the `scf.for`
