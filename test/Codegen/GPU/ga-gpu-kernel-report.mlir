@@ -1,4 +1,13 @@
 // RUN: ga-opt %s -split-input-file -ga-linalg-to-gpu-loops="fuse-rows=1 split-reduction-min=0" -ga-gpu-kernel-report="seq=64 vocab=1000 tokens=4" -o /dev/null | FileCheck %s
+// RUN: echo 'module {}' | ga-opt --ga-lower-to-gpu-loops --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=CALLS
+// RUN: echo 'module {}' | ga-opt --ga-lower-to-gpu-loops="library-calls=0" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPS
+
+// The loop stage ends with the products as calls, unless library-calls=0
+// leaves them as ga.blas_matmul for this report.
+// CALLS: ga-linalg-to-gpu-loops
+// CALLS: ga-lower-library-ops
+// OPS: ga-linalg-to-gpu-loops
+// OPS-NOT: ga-lower-library-ops
 
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>
