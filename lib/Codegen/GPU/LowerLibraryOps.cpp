@@ -7,9 +7,10 @@
 // `ga.nccl_all_reduce` a checked call of gaNcclAllReduce (and
 // `ga.nccl_reduce_scatter` / `ga.nccl_all_gather` of gaNcclReduceScatter /
 // gaNcclAllGather), the CUDA graph ops
-// (capture, launch, destroy) the mgpuGraph* calls. The passes before
-// (stream, overlap, graph capture, iteration index) reason on the ops'
-// interfaces.
+// (capture, launch, destroy) the mgpuGraph* calls, and last the stream ops
+// (wait, synchronize, release) the mgpuEvent* / mgpuStream* calls. The passes
+// before (stream, overlap, graph capture, iteration index) reason on the
+// ops' interfaces.
 //
 //===----------------------------------------------------------------------===//
 
