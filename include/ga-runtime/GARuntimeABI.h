@@ -29,8 +29,6 @@ inline constexpr char kStreamCreate[] = "mgpuStreamCreate";
 inline constexpr char kStreamSynchronize[] = "mgpuStreamSynchronize";
 inline constexpr char kStreamDestroy[] = "mgpuStreamDestroy";
 inline constexpr char kStreamWaitEvent[] = "mgpuStreamWaitEvent";
-/// Every stream function starts with this prefix.
-inline constexpr char kStreamPrefix[] = "mgpuStream";
 inline constexpr char kEventCreate[] = "mgpuEventCreate";
 inline constexpr char kEventRecord[] = "mgpuEventRecord";
 inline constexpr char kEventDestroy[] = "mgpuEventDestroy";

@@ -205,3 +205,27 @@ LogicalResult NcclAllGatherOp::verify() {
       *this, getInput().getType(), getOutput().getType(), getWorld(),
       getAsyncDependencies(), {static_cast<int32_t>(getDatatype())});
 }
+
+LogicalResult StreamWaitOp::verify() {
+  if (getAsyncDependencies().size() < 2)
+    return emitOpError("makes the stream of its first async dependency wait "
+                       "for the streams of the others: at least two, not ")
+           << getAsyncDependencies().size();
+  if (llvm::is_contained(getWaited(), getStream()))
+    return emitOpError("makes a stream wait for itself");
+  return success();
+}
+
+LogicalResult StreamReleaseOp::verify() {
+  // A use of the token after the release in its block (the uses in other
+  // blocks are not ordered with it here).
+  for (Operation *user : getStream().getUsers())
+    if (user != *this && user->getBlock() == (*this)->getBlock() &&
+        (*this)->isBeforeInBlock(user)) {
+      InFlightDiagnostic diag =
+          emitOpError("releases a stream that a later op uses");
+      diag.attachNote(user->getLoc()) << "the later use";
+      return diag;
+    }
+  return success();
+}

@@ -135,7 +135,8 @@ void mlir::ga::buildLowerToGPULoopsPipeline(
   addLoopStage(pm, options);
   // The products as calls with a null stream (the CUDA default stream): the
   // loop stage runs on the CPU against libga_cublaslt_cpu.so.
-  pm.addPass(createLowerLibraryOps());
+  if (options.libraryCalls)
+    pm.addPass(createLowerLibraryOps());
   if (options.tensorBoundary)
     pm.addPass(createWrapTensorBoundary());
 }

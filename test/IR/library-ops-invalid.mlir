@@ -194,3 +194,29 @@ func.func @capture_synchronous(%t0: !gpu.async.token) {
   }
   return
 }
+
+// -----
+
+func.func @wait_for_nothing(%s: !gpu.async.token) {
+  // expected-error @+1 {{'ga.stream_wait' op makes the stream of its first async dependency wait for the streams of the others: at least two, not 1}}
+  %t = ga.stream_wait async [%s]
+  return
+}
+
+// -----
+
+func.func @wait_for_itself(%s: !gpu.async.token, %c: !gpu.async.token) {
+  // expected-error @+1 {{'ga.stream_wait' op makes a stream wait for itself}}
+  %t = ga.stream_wait async [%s, %c, %s]
+  return
+}
+
+// -----
+
+func.func @use_after_release(%s: !gpu.async.token) {
+  // expected-error @+1 {{'ga.stream_release' op releases a stream that a later op uses}}
+  ga.stream_release %s
+  // expected-note @+1 {{the later use}}
+  ga.stream_synchronize %s
+  return
+}

@@ -90,3 +90,29 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// The stream ops: a fork (a new stream made to wait for the step's), a join
+// (the step's stream made to wait for the new one's work), the host's wait
+// and the releases.
+// CHECK-LABEL: func.func @streams(
+// CHECK:         %[[S:.*]] = gpu.wait async
+// CHECK-NEXT:    %[[C:.*]] = gpu.wait async
+// CHECK-NEXT:    %[[F:.*]] = ga.stream_wait async [%[[C]], %[[S]]]
+// CHECK-NEXT:    %[[R:.*]] = ga.nccl_all_reduce async [%[[F]]] %{{.*}}
+// CHECK-NEXT:    %[[J:.*]] = ga.stream_wait async [%[[S]], %[[R]]]
+// CHECK-NEXT:    ga.stream_release %[[C]]
+// CHECK-NEXT:    ga.stream_synchronize %[[J]]
+// CHECK-NEXT:    ga.stream_release %[[J]]
+// SPACES: {{^}}    %{{.*}} = ga.stream_wait async [%{{[A-Za-z0-9_]+}}, %{{[A-Za-z0-9_]+}}]{{$}}
+// SPACES: {{^}}    ga.stream_synchronize %{{[A-Za-z0-9_]+}}{{$}}
+func.func @streams(%b: memref<8xf32>) {
+  %s = gpu.wait async
+  %c = gpu.wait async
+  %f = ga.stream_wait async [%c, %s]
+  %r = ga.nccl_all_reduce async [%f] %b {datatype = 7 : i32, reduction = 0 : i32} : memref<8xf32>
+  %j = ga.stream_wait async [%s, %r]
+  ga.stream_release %c
+  ga.stream_synchronize %j
+  ga.stream_release %j
+  return
+}

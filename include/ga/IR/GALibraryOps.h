@@ -1,8 +1,8 @@
 //===- GALibraryOps.h - library calls of the GPU lowering -------*- C++ -*-===//
 //
 // `ga.blas_matmul`, the NCCL collectives (`ga.nccl_all_reduce`,
-// `ga.nccl_reduce_scatter`, `ga.nccl_all_gather`) and the CUDA graph ops
-// (include/ga/IR/GALibraryOps.td).
+// `ga.nccl_reduce_scatter`, `ga.nccl_all_gather`), the CUDA graph ops and
+// the stream ops (include/ga/IR/GALibraryOps.td).
 //
 //===----------------------------------------------------------------------===//
 

@@ -4,6 +4,7 @@
 // memrefs that implement upstream's async-ordering (gpu::AsyncOpInterface)
 // and memory-effect interfaces: the stream and graph passes order and record
 // them as they do gpu.launch_func, and ask them what they read and write.
+// The CUDA graphs and the streams' waits and releases are ops too.
 // --ga-lower-library-ops turns them into the runtime calls of
 // include/ga-runtime/GARuntimeABI.h at the end of the GPU lowering.
 //
@@ -254,6 +255,80 @@ def GA_NcclAllGatherOp : Op<GA_Dialect, "nccl_all_gather",
     custom<AsyncToken>(type($asyncToken), $asyncDependencies)
     `` $input `,` $output attr-dict `:` type($input) `,` type($output)
   }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Streams: a wait between streams, the host's wait, the release
+//===----------------------------------------------------------------------===//
+
+def GA_StreamWaitOp : Op<GA_Dialect, "stream_wait", [GPU_AsyncOpInterface]> {
+  let summary = "the stream of a token made to wait for other streams";
+  let description = [{
+    The work enqueued after this op on the stream of the first async
+    dependency starts once the work enqueued so far on the streams of the
+    others is done; the host does not wait. `asyncToken` is the first
+    dependency's stream after the wait. A fork (a second stream that
+    starts where the first is) and a join (the first waits for the
+    second) are both this op. --ga-lower-library-ops makes it, per other
+    stream, `mgpuEventCreate`, `mgpuEventRecord(event, other)`,
+    `mgpuStreamWaitEvent(stream, event)` and `mgpuEventDestroy(event)`.
+
+    No memory effects are declared (as for `gpu.wait`): the op touches no
+    memory, but nothing may move across it or drop it.
+
+    ```mlir
+    %c1 = ga.stream_wait async [%comm, %step]
+    ```
+  }];
+  let arguments = (ins Variadic<GPU_AsyncToken>:$asyncDependencies);
+  // Always asynchronous: a wait of the host is `ga.stream_synchronize`.
+  let results = (outs GPU_AsyncToken:$asyncToken);
+  let assemblyFormat = "`async` ` ` `[` $asyncDependencies `]` attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The token of the stream that waits.
+    Value getStream() { return getAsyncDependencies().front(); }
+    /// The tokens of the streams waited for.
+    OperandRange getWaited() { return getAsyncDependencies().drop_front(); }
+  }];
+}
+
+def GA_StreamSynchronizeOp : Op<GA_Dialect, "stream_synchronize",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "the host's wait for the work of a stream";
+  let description = [{
+    The host waits until the work enqueued on the stream of `stream` is
+    done: its reads of host and device memory after the op see what that
+    work wrote (hence the declared read and write effects, which keep host
+    memory accesses on their side of it). Not `gpu.wait [%t]`: its lowering
+    takes a token that is not the result of a stream creation (one carried
+    through a loop) for an event. --ga-lower-library-ops makes it
+    `mgpuStreamSynchronize(stream)`.
+
+    ```mlir
+    ga.stream_synchronize %t
+    ```
+  }];
+  let arguments = (ins GPU_AsyncToken:$stream);
+  let assemblyFormat = "$stream attr-dict";
+}
+
+def GA_StreamReleaseOp : Op<GA_Dialect, "stream_release"> {
+  let summary = "the release of a stream";
+  let description = [{
+    Releases the stream of `stream` without a host wait: the work enqueued
+    on it still runs, and streams made to wait for it (`ga.stream_wait`)
+    still wait. No op may use the token after it. --ga-lower-library-ops
+    makes it `mgpuStreamDestroy(stream)`.
+
+    ```mlir
+    ga.stream_synchronize %t
+    ga.stream_release %t
+    ```
+  }];
+  let arguments = (ins Arg<GPU_AsyncToken, "the stream", [MemFree]>:$stream);
+  let assemblyFormat = "$stream attr-dict";
   let hasVerifier = 1;
 }
 

@@ -390,6 +390,12 @@ struct LowerToGPULoopsOptions
                      "calling the mapped function through a wrapper (for "
                      "ga-verify)"),
       llvm::cl::init(false)};
+  GPUOption<bool> libraryCalls{
+      *this, "library-calls",
+      llvm::cl::desc("Lower the library ops to their runtime calls "
+                     "(--ga-lower-library-ops; false: leave them as ops, the "
+                     "form --ga-gpu-kernel-report reads)"),
+      llvm::cl::init(true)};
 };
 
 /// Adds the tensor-to-mapped-loops stage: one-shot bufferization across

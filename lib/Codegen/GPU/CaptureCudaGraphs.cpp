@@ -11,7 +11,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ga-runtime/GARuntimeABI.h"
 #include "ga/Codegen/GPU/Passes.h"
 #include "ga/IR/GALibraryOps.h"
 #include "ga/Utils/IRUtils.h"
@@ -60,8 +59,11 @@ std::string whyNotCapturable(Operation *op) {
     return "allocates device memory in every iteration";
   if (isa<gpu::DeallocOp>(op))
     return "frees device memory in every iteration";
-  if (isa<gpu::WaitOp>(op))
+  if (isa<gpu::WaitOp, StreamSynchronizeOp, StreamReleaseOp>(op))
     return "is a host synchronization";
+  // Another stream would have to be captured with it.
+  if (isa<StreamWaitOp>(op))
+    return "is a wait between streams";
   if (auto copy = dyn_cast<gpu::MemcpyOp>(op))
     return isDeviceBuffer(copy.getSrc()) && isDeviceBuffer(copy.getDst())
                ? ""
@@ -86,11 +88,8 @@ std::string whyNotCapturable(Operation *op) {
         return "accesses memory on the host";
     return "";
   }
-  if (auto call = dyn_cast<func::CallOp>(op)) {
-    if (call.getCallee().starts_with(ga_abi::kStreamPrefix))
-      return "is a host synchronization";
+  if (isa<func::CallOp>(op))
     return "is a call that is not ordered on the step's stream";
-  }
   if (op->getNumRegions())
     return "is host control flow inside the loop";
   if (!isMemoryEffectFree(op))

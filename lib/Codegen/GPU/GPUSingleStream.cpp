@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ga-runtime/GARuntimeABI.h"
 #include "ga/Codegen/GPU/Passes.h"
+#include "ga/IR/GALibraryOps.h"
 #include "ga/Utils/IRUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,11 +31,6 @@ using namespace mlir;
 using namespace mlir::ga;
 
 namespace {
-
-/// The runtime functions (lib/Runtime/CUDA, the mgpu* ABI) that wait for a
-/// stream and release it.
-constexpr StringLiteral kSynchronize = ga_abi::kStreamSynchronize;
-constexpr StringLiteral kDestroy = ga_abi::kStreamDestroy;
 
 /// True if `op` or an op nested in it is GPU work that runs on a stream: an
 /// op ordered by async tokens (gpu ops and the ga library ops alike: a loop
@@ -87,13 +82,12 @@ Value GPUSingleStreamPass::makeAsync(gpu::AsyncOpInterface op, Value token) {
   return async->getResults().back();
 }
 
-/// A host wait for the stream of `token`, and its release. Not `gpu.wait`:
-/// its lowering takes a token that is not the result of a stream creation
-/// (here: one carried through a loop) for an event.
+/// A host wait for the stream of `token`, and its release (the ops'
+/// descriptions say why not `gpu.wait`).
 void GPUSingleStreamPass::synchronize(Operation *op, Value token) {
   OpBuilder b(op);
-  func::CallOp::create(b, op->getLoc(), kSynchronize, TypeRange{}, token);
-  func::CallOp::create(b, op->getLoc(), kDestroy, TypeRange{}, token);
+  StreamSynchronizeOp::create(b, op->getLoc(), token);
+  StreamReleaseOp::create(b, op->getLoc(), token);
   ++numSynchronizations;
 }
 
@@ -232,19 +226,6 @@ void GPUSingleStreamPass::runOnOperation() {
       funcs.push_back(func);
   if (funcs.empty())
     return;
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  auto tokenType = b.getType<gpu::AsyncTokenType>();
-  for (StringRef name : {kSynchronize, kDestroy}) {
-    if (failed(checkExternalFunction(module, name,
-                                     b.getFunctionType(tokenType, {}),
-                                     "a GPU runtime function")))
-      return signalPassFailure();
-    if (module.lookupSymbol(name))
-      continue;
-    auto decl = func::FuncOp::create(b, module.getLoc(), name,
-                                     b.getFunctionType(tokenType, {}));
-    decl.setPrivate();
-  }
   for (func::FuncOp func : funcs) {
     copyBuffers.clear();
     func.walk([&](gpu::MemcpyOp copy) {

@@ -11,8 +11,8 @@
 // * the walk a thread makes alone: the product of the static trip counts of
 //   the `scf.for` loops around a load in the kernel (a loop from a lane with
 //   a stride of `lanes` counts ceil(n / lanes));
-// * library calls: cuBLASLt's m, n, k (and batch) from their constant
-//   operands.
+// * library products (`ga.blas_matmul`, before --ga-lower-library-ops makes
+//   them cuBLASLt calls): m, n, k (and batch) from their operands' types.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +20,7 @@
 #include "GPULoops.h"
 
 #include "ga/IR/GADialect.h"
+#include "ga/IR/GALibraryOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -141,73 +142,39 @@ static KernelFigures analyseKernel(scf::ParallelOp par) {
   return k;
 }
 
-static std::optional<int64_t> constantOperand(Value v) {
-  if (auto cast = v.getDefiningOp<arith::IndexCastOp>())
-    v = cast.getIn();
-  // The static extent of a buffer (the products' m, n, k).
-  if (auto dim = v.getDefiningOp<memref::DimOp>())
-    if (std::optional<int64_t> index = dim.getConstantIndex())
-      if (auto type = dyn_cast<MemRefType>(dim.getSource().getType());
-          type && !type.isDynamicDim(*index))
-        return type.getDimSize(*index);
-  return getConstantIntValue(v);
+/// The name of a floating-point element type in the report's `types`.
+static std::string typeName(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << type;
+  return s;
 }
 
-static StringRef cudaTypeName(std::optional<int64_t> code) {
-  if (!code)
-    return "?";
-  switch (*code) {
-  case 0:
-    return "f32";
-  case 2:
-    return "f16";
-  case 14:
-    return "bf16";
-  default:
-    return "?";
-  }
-}
-
-/// The figures of a cuBLASLt call (lib/Runtime/CUDA/GACublasLt.h), or
-/// nullopt for another call.
-static std::optional<KernelFigures> analyseCall(func::CallOp call) {
-  StringRef callee = call.getCallee();
-  bool batched = callee == "gaCublasLtMatmulStridedBatched";
-  if (callee != "gaCublasLtMatmul" && !batched)
-    return std::nullopt;
+/// The figures of a library product, from the op's operand types and
+/// attributes (it is lowered to a cuBLASLt call later).
+static KernelFigures analyseProduct(BlasMatmulOp op) {
   KernelFigures k;
-  k.op = call;
+  k.op = op;
   k.library = true;
-  k.name = callee.str();
-  // A leading stream (a pointer) when the call carries one.
-  OperandRange ops = call.getOperands();
-  unsigned s = isa<LLVM::LLVMPointerType>(ops[0].getType()) ? 1 : 0;
-  std::optional<int64_t> m = constantOperand(ops[s + 2]),
-                         n = constantOperand(ops[s + 3]),
-                         kk = constantOperand(ops[s + 4]);
-  unsigned typeAt = s + (batched ? 15 : 11);
-  std::optional<int64_t> batch =
-      batched ? constantOperand(ops[s + 14]) : std::optional<int64_t>(1);
-  std::optional<int64_t> ab = constantOperand(ops[typeAt]),
-                         c = constantOperand(ops[typeAt + 1]);
-  k.types =
-      ("ab=" + cudaTypeName(ab) + " c=" + cudaTypeName(c) + " compute=f32")
-          .str();
-  if (!m || !n || !kk || !batch) {
+  k.name = op.isBatched() ? "blas_matmul_batched" : "blas_matmul";
+  MemRefType lhs = op.getLhs().getType(), out = op.getOut().getType();
+  k.types = ("ab=" + typeName(lhs.getElementType()) +
+             " c=" + typeName(out.getElementType()) + " compute=f32");
+  if (!lhs.hasStaticShape() || !out.hasStaticShape()) {
     k.dynamic = true;
     return k;
   }
-  int64_t abBytes = cudaTypeName(ab) == "f32" ? 4 : 2;
-  int64_t cBytes = cudaTypeName(c) == "f32" ? 4 : 2;
-  k.flops = 2 * *m * *n * *kk * *batch;
+  // The last two dimensions are the matrices', a first one the batch.
+  int64_t rank = out.getRank();
+  int64_t m = out.getDimSize(rank - 2), n = out.getDimSize(rank - 1);
+  int64_t kk = lhs.getDimSize(op.getTransposeLhs() ? rank - 2 : rank - 1);
+  int64_t batch = op.isBatched() ? out.getDimSize(0) : 1;
+  int64_t abBytes = llvm::divideCeil(lhs.getElementTypeBitWidth(), 8);
+  int64_t cBytes = llvm::divideCeil(out.getElementTypeBitWidth(), 8);
+  k.flops = 2 * m * n * kk * batch;
   // C read and written (beta = 1, accumulation) or written.
-  std::optional<int64_t> beta;
-  if (auto cst = ops[typeAt + 3].getDefiningOp<arith::ConstantOp>())
-    if (auto f = dyn_cast<FloatAttr>(cst.getValue()))
-      beta = static_cast<int64_t>(f.getValueAsDouble());
-  int64_t cPasses = beta && *beta == 0 ? 1 : 2;
-  k.bytes =
-      *batch * ((*m * *kk + *kk * *n) * abBytes + cPasses * *m * *n * cBytes);
+  int64_t cPasses = op.getAccumulate() ? 2 : 1;
+  k.bytes = batch * ((m * kk + kk * n) * abBytes + cPasses * m * n * cBytes);
   return k;
 }
 
@@ -246,8 +213,8 @@ KernelReport::KernelReport(func::FuncOp func, int64_t seq, int64_t vocab,
       StringRef name = figures->name;
       if (name == "matmul" || name == "gemm" || name.starts_with("matmul_"))
         productKernels.push_back(op);
-    } else if (auto call = dyn_cast<func::CallOp>(op)) {
-      figures = analyseCall(call);
+    } else if (auto product = dyn_cast<BlasMatmulOp>(op)) {
+      figures = analyseProduct(product);
     } else if (auto alloc = dyn_cast<memref::AllocOp>(op);
                alloc && !gpu_loops::isInsideMappedLoop(op)) {
       ArrayRef<int64_t> shape = alloc.getType().getShape();

@@ -36,8 +36,8 @@ struct RooflineTarget {
 /// One kernel or library call of a function.
 struct KernelFigures {
   Operation *op = nullptr;
-  std::string name;     // ga.kernel, or the library function
-  bool library = false; // a cuBLASLt call
+  std::string name;     // ga.kernel, or blas_matmul[_batched]
+  bool library = false; // a ga.blas_matmul (a cuBLASLt call)
   bool inMicroBatchLoop = false;
   int64_t threads = 0;   // kernels: blocks x threads per block
   int64_t aloneWalk = 0; // kernels: the longest walk of one thread

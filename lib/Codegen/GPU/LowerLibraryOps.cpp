@@ -7,9 +7,10 @@
 // `ga.nccl_all_reduce` a checked call of gaNcclAllReduce (and
 // `ga.nccl_reduce_scatter` / `ga.nccl_all_gather` of gaNcclReduceScatter /
 // gaNcclAllGather), the CUDA graph ops
-// (capture, launch, destroy) the mgpuGraph* calls. The passes before
-// (stream, overlap, graph capture, iteration index) reason on the ops'
-// interfaces.
+// (capture, launch, destroy) the mgpuGraph* calls, and last the stream ops
+// (wait, synchronize, release) the mgpuEvent* / mgpuStream* calls. The passes
+// before (stream, overlap, graph capture, iteration index) reason on the
+// ops' interfaces.
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,6 +81,14 @@ struct LowerLibraryOpsPass
   LogicalResult lower(GraphCaptureOp op);
   LogicalResult lower(GraphLaunchOp op);
   LogicalResult lower(GraphDestroyOp op);
+  LogicalResult lower(StreamWaitOp op);
+  LogicalResult lower(StreamSynchronizeOp op);
+  LogicalResult lower(StreamReleaseOp op);
+  /// A call of the stream or event runtime function `name` before `op`;
+  /// fails where the module has another function of that name.
+  FailureOr<func::CallOp> callStreamRuntime(Operation *op, StringRef name,
+                                            TypeRange inputs, TypeRange results,
+                                            ValueRange operands);
   /// A call of the CUDA graph runtime function `name` of `type` before
   /// `op`; fails where the module has another function of that name.
   FailureOr<func::CallOp> callGraphRuntime(Operation *op, StringRef name,
@@ -280,6 +289,78 @@ LogicalResult LowerLibraryOpsPass::lower(GraphDestroyOp op) {
   return success();
 }
 
+FailureOr<func::CallOp>
+LowerLibraryOpsPass::callStreamRuntime(Operation *op, StringRef name,
+                                       TypeRange inputs, TypeRange results,
+                                       ValueRange operands) {
+  ModuleOp module = getOperation();
+  OpBuilder b(op);
+  FunctionType type = b.getFunctionType(inputs, results);
+  if (failed(
+          checkExternalFunction(module, name, type, "a GPU runtime function")))
+    return failure();
+  return func::CallOp::create(
+      b, op->getLoc(), getOrDeclareFunction(module, name, type), operands);
+}
+
+/// The token that `token` is on the stream of, through the stream waits not
+/// lowered yet (the other library ops are lowered before them: their
+/// tokens are their streams' already).
+static Value getStreamRoot(Value token) {
+  while (auto wait = token.getDefiningOp<StreamWaitOp>())
+    token = wait.getStream();
+  return token;
+}
+
+LogicalResult LowerLibraryOpsPass::lower(StreamWaitOp op) {
+  // One event per other stream (tokens of one stream share it): recorded
+  // there, waited for on the stream, released (the wait holds on to it).
+  Value stream = getStreamRoot(op.getStream());
+  Type token = stream.getType();
+  Type ptr = LLVM::LLVMPointerType::get(op.getContext());
+  SetVector<Value> others;
+  for (Value other : op.getWaited())
+    if (Value root = getStreamRoot(other); root != stream)
+      others.insert(root);
+  for (Value other : others) {
+    FailureOr<func::CallOp> event =
+        callStreamRuntime(op, ga_abi::kEventCreate, {}, ptr, {});
+    if (failed(event))
+      return failure();
+    Value e = event->getResult(0);
+    if (failed(callStreamRuntime(op, ga_abi::kEventRecord, {ptr, token}, {},
+                                 {e, other})) ||
+        failed(callStreamRuntime(op, ga_abi::kStreamWaitEvent, {token, ptr}, {},
+                                 {stream, e})) ||
+        failed(callStreamRuntime(op, ga_abi::kEventDestroy, ptr, {}, e)))
+      return failure();
+  }
+  op.getAsyncToken().replaceAllUsesWith(op.getStream());
+  op->erase();
+  ++numStreamOps;
+  return success();
+}
+
+LogicalResult LowerLibraryOpsPass::lower(StreamSynchronizeOp op) {
+  Value stream = op.getStream();
+  if (failed(callStreamRuntime(op, ga_abi::kStreamSynchronize, stream.getType(),
+                               {}, stream)))
+    return failure();
+  op->erase();
+  ++numStreamOps;
+  return success();
+}
+
+LogicalResult LowerLibraryOpsPass::lower(StreamReleaseOp op) {
+  Value stream = op.getStream();
+  if (failed(callStreamRuntime(op, ga_abi::kStreamDestroy, stream.getType(), {},
+                               stream)))
+    return failure();
+  op->erase();
+  ++numStreamOps;
+  return success();
+}
+
 LogicalResult LowerLibraryOpsPass::lower(BlasMatmulOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -356,6 +437,20 @@ void LowerLibraryOpsPass::runOnOperation() {
                   NcclAllGatherOp, GraphCaptureOp, GraphLaunchOp,
                   GraphDestroyOp>(
                 [&](auto libraryOp) { return lower(libraryOp); });
+    if (failed(lowered))
+      return signalPassFailure();
+  }
+  // The stream ops last: the tokens they wait for are their streams then.
+  SmallVector<Operation *> streamOps;
+  getOperation().walk([&](Operation *op) {
+    if (isa<StreamWaitOp, StreamSynchronizeOp, StreamReleaseOp>(op))
+      streamOps.push_back(op);
+  });
+  for (Operation *op : streamOps) {
+    LogicalResult lowered =
+        TypeSwitch<Operation *, LogicalResult>(op)
+            .Case<StreamWaitOp, StreamSynchronizeOp, StreamReleaseOp>(
+                [&](auto streamOp) { return lower(streamOp); });
     if (failed(lowered))
       return signalPassFailure();
   }

@@ -13,7 +13,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ga-runtime/GARuntimeABI.h"
 #include "ga/Codegen/GPU/Passes.h"
 #include "ga/IR/GALibraryOps.h"
 #include "ga/Utils/IRUtils.h"
@@ -35,21 +34,8 @@ namespace mlir::ga {
 
 using namespace mlir;
 using namespace mlir::ga;
-// The stream and event functions of the runtime that this pass emits or
-// meets as calls.
-using ga_abi::kEventCreate;
-using ga_abi::kEventDestroy;
-using ga_abi::kEventRecord;
-using ga_abi::kStreamDestroy;
-using ga_abi::kStreamSynchronize;
-using ga_abi::kStreamWaitEvent;
 
 namespace {
-
-bool isCallTo(Operation *op, StringRef name) {
-  auto call = dyn_cast<func::CallOp>(op);
-  return call && call.getCallee() == name;
-}
 
 /// The memref whose address the pointer `ptr` is, as the runtime calls'
 /// lowerings compute it: `inttoptr(index_cast(aligned base
@@ -147,11 +133,6 @@ bool OverlapAllReducePass::mayAlias(Value root, ArrayRef<Value> roots) {
 
 bool OverlapAllReducePass::mayAccess(Operation *op, ArrayRef<Value> roots) {
   WalkResult result = op->walk([&](Operation *nested) {
-    if (isCallTo(nested, kEventCreate) || isCallTo(nested, kEventRecord) ||
-        isCallTo(nested, kEventDestroy) || isCallTo(nested, kStreamWaitEvent) ||
-        isCallTo(nested, kStreamSynchronize) ||
-        isCallTo(nested, kStreamDestroy))
-      return WalkResult::advance();
     bool isCall = isa<CallOpInterface>(nested);
     if (!isCall && isMemoryEffectFree(nested))
       return WalkResult::advance();
@@ -236,21 +217,30 @@ Operation *OverlapAllReducePass::getLastAccess(Operation *op, Value root) {
   return last;
 }
 
+/// Whether the token `token` is a point of the stream of `root`: `root`, or
+/// the token of an op ordered after one (its first async dependency, the
+/// stream it is enqueued on).
+static bool isOnStream(Value token, Value root) {
+  while (token != root) {
+    auto async = token.getDefiningOp<gpu::AsyncOpInterface>();
+    if (!async || async.getAsyncDependencies().empty())
+      return false;
+    token = async.getAsyncDependencies().front();
+  }
+  return true;
+}
+
 /// The step's stream at the point right after `op` (null: before the first
-/// op of the block): the last stream token defined there, other than
-/// `exclude` and the tokens of the ops ordered after `exclude` (all-reduces
-/// moved to the communication stream); null if a stream was destroyed since
-/// (a host wait).
+/// op of the block): the last stream token defined there that is not on the
+/// stream of `exclude` (the communication stream, and the all-reduces moved
+/// to it); null if a stream was released since (a host wait).
 static Value getStreamAfter(Operation *op, Value exclude) {
   for (Operation *it = op; it; it = it->getPrevNode()) {
-    if (isCallTo(it, kStreamDestroy))
+    if (isa<StreamReleaseOp>(it))
       return {};
-    if (auto async = dyn_cast<gpu::AsyncOpInterface>(it);
-        async && exclude &&
-        llvm::is_contained(async.getAsyncDependencies(), exclude))
-      continue;
     for (Value result : llvm::reverse(it->getResults()))
-      if (isa<gpu::AsyncTokenType>(result.getType()) && result != exclude)
+      if (isa<gpu::AsyncTokenType>(result.getType()) &&
+          !(exclude && isOnStream(result, exclude)))
         return result;
   }
   return {};
@@ -266,9 +256,8 @@ static std::string whyNotPeelable(scf::ForOp loop) {
   if (*step <= 0 || *upper <= *lower)
     return "it has no iteration";
   WalkResult waits = loop.getBody()->walk([](Operation *op) {
-    return isa<gpu::WaitOp>(op) || isCallTo(op, kStreamSynchronize)
-               ? WalkResult::interrupt()
-               : WalkResult::advance();
+    return isa<gpu::WaitOp, StreamSynchronizeOp>(op) ? WalkResult::interrupt()
+                                                     : WalkResult::advance();
   });
   if (waits.wasInterrupted())
     return "the host waits for the stream inside it";
@@ -319,20 +308,12 @@ OverlapAllReducePass::getFinalPoint(Bucket bucket, OverlapState &state) {
 
 Value OverlapAllReducePass::forkCommStream(OpBuilder &b, Location loc,
                                            Value stream, OverlapState &state) {
-  auto ptrType = LLVM::LLVMPointerType::get(&getContext());
+  auto tokenType = b.getType<gpu::AsyncTokenType>();
   if (!state.comm)
-    state.comm = gpu::WaitOp::create(b, loc, b.getType<gpu::AsyncTokenType>(),
-                                     ValueRange{})
-                     .getAsyncToken();
-  Value event =
-      func::CallOp::create(b, loc, kEventCreate, ptrType, ValueRange{})
-          .getResult(0);
-  func::CallOp::create(b, loc, kEventRecord, TypeRange{},
-                       ValueRange{event, stream});
-  func::CallOp::create(b, loc, kStreamWaitEvent, TypeRange{},
-                       ValueRange{state.comm, event});
-  func::CallOp::create(b, loc, kEventDestroy, TypeRange{}, event);
-  return state.comm;
+    state.comm =
+        gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
+  return StreamWaitOp::create(b, loc, tokenType, ValueRange{state.comm, stream})
+      .getAsyncToken();
 }
 
 void OverlapAllReducePass::moveBucket(Bucket bucket, OverlapState &state) {
@@ -367,9 +348,13 @@ void OverlapAllReducePass::moveBucket(Bucket bucket, OverlapState &state) {
   OpBuilder b(after->getContext());
   b.setInsertionPointAfter(after);
   Location loc = bucket.op->getLoc();
+  // On the communication stream: after the all-reduce moved to the same
+  // point before, or after a fork from the step's stream.
   Value callStream = stream;
-  if (commStream)
-    callStream = forked ? state.comm : forkCommStream(b, loc, stream, state);
+  if (commStream && forked)
+    callStream = cast<gpu::AsyncOpInterface>(after).getAsyncToken();
+  else if (commStream)
+    callStream = forkCommStream(b, loc, stream, state);
   IRMapping mapping;
   for (Operation *def : defs)
     b.clone(*def, mapping);
@@ -401,12 +386,8 @@ LogicalResult OverlapAllReducePass::joinCommStream(OverlapState &state) {
   };
   SmallVector<Operation *> users(comm.getUsers());
   Operation *first = *llvm::min_element(users, isBefore);
-  if (first->isBeforeInBlock(comm.getDefiningOp())) {
-    // A fork: the stream is created before its event.
-    if (isCallTo(first, kStreamWaitEvent))
-      first = first->getOperand(1).getDefiningOp();
+  if (first->isBeforeInBlock(comm.getDefiningOp()))
     comm.getDefiningOp()->moveBefore(first);
-  }
   Operation *previous = *llvm::max_element(state.ends, isBefore);
   // The join: nothing between the last moved all-reduce and the original places
   // of the all-reduces accesses a moved bucket; the step's stream waits for the
@@ -414,8 +395,9 @@ LogicalResult OverlapAllReducePass::joinCommStream(OverlapState &state) {
   // optimizer's), waits for the host, has regions, or ends the block.
   Operation *join = previous->getNextNode();
   while (!join->hasTrait<OpTrait::IsTerminator>() &&
-         join->getNumRegions() == 0 && !isCallTo(join, kStreamSynchronize) &&
-         !isCallTo(join, kStreamDestroy) && !mayAccess(join, state.movedRoots))
+         join->getNumRegions() == 0 &&
+         !isa<StreamSynchronizeOp, StreamReleaseOp>(join) &&
+         !mayAccess(join, state.movedRoots))
     join = join->getNextNode();
   OpBuilder b(join);
   Location loc = join->getLoc();
@@ -426,16 +408,22 @@ LogicalResult OverlapAllReducePass::joinCommStream(OverlapState &state) {
                                 "join the all-reduces' stream to before this "
                                 "op";
   }
-  auto ptrType = LLVM::LLVMPointerType::get(&getContext());
-  Value event =
-      func::CallOp::create(b, loc, kEventCreate, ptrType, ValueRange{})
-          .getResult(0);
-  func::CallOp::create(b, loc, kEventRecord, TypeRange{},
-                       ValueRange{event, comm});
-  func::CallOp::create(b, loc, kStreamWaitEvent, TypeRange{},
-                       ValueRange{stream, event});
-  func::CallOp::create(b, loc, kEventDestroy, TypeRange{}, event);
-  func::CallOp::create(b, loc, kStreamDestroy, TypeRange{}, comm);
+  // The step's stream waits for the last all-reduce of each chain on the
+  // communication stream; the ops after the join are ordered after it.
+  SmallVector<Value> deps{stream};
+  for (Operation *end : state.ends)
+    if (Value token = cast<gpu::AsyncOpInterface>(end).getAsyncToken();
+        token && token.use_empty())
+      deps.push_back(token);
+  if (deps.size() == 1)
+    deps.push_back(comm);
+  auto wait =
+      StreamWaitOp::create(b, loc, b.getType<gpu::AsyncTokenType>(), deps);
+  stream.replaceUsesWithIf(wait.getAsyncToken(), [&](OpOperand &use) {
+    Operation *user = join->getBlock()->findAncestorOpInBlock(*use.getOwner());
+    return user && wait->isBeforeInBlock(user);
+  });
+  StreamReleaseOp::create(b, loc, comm);
   return success();
 }
 
@@ -466,23 +454,6 @@ void OverlapAllReducePass::runOnOperation() {
     op->emitOpError() << "is not ordered on a stream: ga-overlap-all-reduce "
                          "runs after ga-gpu-single-stream";
     return signalPassFailure();
-  }
-  if (commStream) {
-    OpBuilder b(&getContext());
-    auto ptr = LLVM::LLVMPointerType::get(&getContext());
-    auto token = b.getType<gpu::AsyncTokenType>();
-    std::pair<StringRef, FunctionType> runtime[] = {
-        {kEventCreate, b.getFunctionType({}, ptr)},
-        {kEventRecord, b.getFunctionType({ptr, token}, {})},
-        {kStreamWaitEvent, b.getFunctionType({token, ptr}, {})},
-        {kEventDestroy, b.getFunctionType(ptr, {})},
-        {kStreamDestroy, b.getFunctionType(token, {})}};
-    for (auto [name, type] : runtime) {
-      if (failed(checkExternalFunction(module, name, type,
-                                       "a GPU runtime function")))
-        return signalPassFailure();
-      getOrDeclareFunction(module, name, type);
-    }
   }
 
   // The buckets of each run of all-reduces in one block that no op with regions

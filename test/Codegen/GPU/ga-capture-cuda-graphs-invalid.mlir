@@ -8,7 +8,6 @@ module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @acc(%m: memref<f32>) kernel { gpu.return }
   }
-  func.func private @mgpuStreamSynchronize(!gpu.async.token)
   func.func @read_back(%m: memref<f32>) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -19,7 +18,7 @@ module attributes {gpu.container_module} {
       %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
       // expected-remark @below {{loop not captured as a CUDA graph: 'gpu.memcpy' copies from or to host memory (a read-back)}}
       %c = gpu.memcpy async [%a] %h, %m : memref<f32>, memref<f32>
-      func.call @mgpuStreamSynchronize(%c) : (!gpu.async.token) -> ()
+      ga.stream_synchronize %c
       %n = gpu.wait async
       scf.yield %n : !gpu.async.token
     }
@@ -35,7 +34,6 @@ module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @acc(%m: memref<f32>) kernel { gpu.return }
   }
-  func.func private @mgpuStreamSynchronize(!gpu.async.token)
   func.func @sync(%m: memref<f32>) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -43,8 +41,8 @@ module attributes {gpu.container_module} {
     %s = gpu.wait async
     %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
       %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
-      // expected-remark @below {{loop not captured as a CUDA graph: 'func.call' is a host synchronization}}
-      func.call @mgpuStreamSynchronize(%a) : (!gpu.async.token) -> ()
+      // expected-remark @below {{loop not captured as a CUDA graph: 'ga.stream_synchronize' is a host synchronization}}
+      ga.stream_synchronize %a
       scf.yield %a : !gpu.async.token
     }
     gpu.wait [%t]
@@ -288,6 +286,30 @@ module attributes {gpu.container_module} {
       scf.yield %r : !gpu.async.token
     }
     gpu.wait [%t]
+    return
+  }
+}
+
+// -----
+
+// A wait for another stream in the body: that stream's work would have to
+// be recorded too.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @acc(%m: memref<f32>) kernel { gpu.return }
+  }
+  func.func @other_stream(%m: memref<f32>, %o: !gpu.async.token) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %s = gpu.wait async
+    %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
+      %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<f32>)
+      // expected-remark @below {{loop not captured as a CUDA graph: 'ga.stream_wait' is a wait between streams}}
+      %w = ga.stream_wait async [%a, %o]
+      scf.yield %w : !gpu.async.token
+    }
+    ga.stream_synchronize %t
     return
   }
 }

@@ -22,7 +22,7 @@
 // CHECK-NEXT:      scf.yield %[[R]] : !gpu.async.token
 // CHECK-NEXT:    }
 // CHECK-NEXT:    ga.graph_destroy %[[G]] : !llvm.ptr
-// CHECK-NEXT:    call @mgpuStreamSynchronize(%[[T]])
+// CHECK-NEXT:    ga.stream_synchronize %[[T]]
 // CHECK-NOT:     mgpuGraph
 // CALLS-LABEL: func.func @capture(
 // CALLS:         %[[S:.*]] = gpu.wait async
@@ -49,8 +49,6 @@ module attributes {gpu.container_module} {
     gpu.func @fill(%m: memref<4xf32>) kernel { gpu.return }
     gpu.func @acc(%m: memref<4xf32>) kernel { gpu.return }
   }
-  func.func private @mgpuStreamSynchronize(!gpu.async.token)
-  func.func private @mgpuStreamDestroy(!gpu.async.token)
   func.func @capture(%m: memref<4xf32>, %w: memref<2x2xf32>) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -64,8 +62,8 @@ module attributes {gpu.container_module} {
       %b = gpu.launch_func async [%l] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%m : memref<4xf32>)
       scf.yield %b : !gpu.async.token
     }
-    func.call @mgpuStreamSynchronize(%t) : (!gpu.async.token) -> ()
-    func.call @mgpuStreamDestroy(%t) : (!gpu.async.token) -> ()
+    ga.stream_synchronize %t
+    ga.stream_release %t
     return
   }
 }

@@ -1,4 +1,13 @@
 // RUN: ga-opt %s -split-input-file -ga-linalg-to-gpu-loops="fuse-rows=1 split-reduction-min=0" -ga-gpu-kernel-report="seq=64 vocab=1000 tokens=4" -o /dev/null | FileCheck %s
+// RUN: echo 'module {}' | ga-opt --ga-lower-to-gpu-loops --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=CALLS
+// RUN: echo 'module {}' | ga-opt --ga-lower-to-gpu-loops="library-calls=0" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPS
+
+// The loop stage ends with the products as calls, unless library-calls=0
+// leaves them as ga.blas_matmul for this report.
+// CALLS: ga-linalg-to-gpu-loops
+// CALLS: ga-lower-library-ops
+// OPS: ga-linalg-to-gpu-loops
+// OPS-NOT: ga-lower-library-ops
 
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>
@@ -59,5 +68,40 @@ func.func @refused(%l: memref<4x1000xf32>, %sum: memref<4xf32>) {
   memref.dealloc %scores : memref<2x64x64xf32>
   memref.dealloc %c1 : memref<4x1000xf32>
   memref.dealloc %c2 : memref<4x1000xf32>
+  return
+}
+
+// -----
+
+#id = affine_map<(i, j) -> (i, j)>
+
+// Library products, read from the `ga.blas_matmul` ops (their types and
+// attributes): in the micro-batch loop, a bf16 product accumulated into f32
+// (m 64, n 32, k 128: 2mnk = 524288 flops; A and B once in bf16, C read and
+// written in f32: (64*128 + 128*32) * 2 + 2 * 64*32 * 4 = 40960 bytes), and
+// after it a batch of 4 f32 products with A transposed (m 64, n 128, k 256:
+// 16777216 flops; (64*256 + 256*128) * 4 + 64*128 * 4 bytes per product,
+// C written only: 917504 bytes).
+// CHECK-LABEL: GPU kernel report: @products
+// CHECK:       | 0 | {{.*}} | yes | 2048 |
+// CHECK:       | 1 | blas_matmul | yes | library | - | 0.041 | 0.001 | ab=bf16 c=f32 compute=f32 |
+// CHECK:       | 2 | blas_matmul_batched | no | library | - | 0.918 | 0.017 | ab=f32 c=f32 compute=f32 |
+// CHECK:       kernels per micro-batch: 1 kernels, 1 library calls
+// CHECK:       check every product a library call: PASS
+func.func @products(%x: memref<64x128xbf16>, %w: memref<128x32xbf16>, %acc: memref<64x32xf32>,
+                    %a: memref<4x256x64xf32>, %b: memref<4x256x128xf32>, %c: memref<4x64x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]}
+        outs(%acc : memref<64x32xf32>) {
+    ^bb0(%o: f32):
+      %d = arith.addf %o, %o : f32
+      linalg.yield %d : f32
+    }
+    ga.blas_matmul %x, %w, %acc {accumulate} : memref<64x128xbf16>, memref<128x32xbf16>, memref<64x32xf32>
+  }
+  ga.blas_matmul %a, %b, %c {transpose_lhs} : memref<4x256x64xf32>, memref<4x256x128xf32>, memref<4x64x128xf32>
   return
 }

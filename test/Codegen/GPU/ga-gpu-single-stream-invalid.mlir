@@ -11,15 +11,3 @@ module attributes {gpu.container_module} {
   }
 }
 
-// -----
-
-// A function of the module that has the name of a runtime function the pass
-// calls, with another type.
-module attributes {gpu.container_module} {
-  // expected-error @+1 {{'func.func' op has the name of a GPU runtime function with another type}}
-  func.func private @mgpuStreamSynchronize(i32)
-  func.func @step() {
-    %m = gpu.alloc () : memref<4xf32>
-    return
-  }
-}

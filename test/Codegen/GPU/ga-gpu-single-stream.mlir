@@ -12,11 +12,9 @@
 // CHECK-NEXT:      scf.yield %[[L2]] : !gpu.async.token
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %[[FREE:.*]] = gpu.dealloc async [%[[T]]] %[[M]] : memref<4xf32>
-// CHECK-NEXT:    call @mgpuStreamSynchronize(%[[FREE]]) : (!gpu.async.token) -> ()
-// CHECK-NEXT:    call @mgpuStreamDestroy(%[[FREE]]) : (!gpu.async.token) -> ()
+// CHECK-NEXT:    ga.stream_synchronize %[[FREE]]
+// CHECK-NEXT:    ga.stream_release %[[FREE]]
 // CHECK-NEXT:    return
-// CHECK:       func.func private @mgpuStreamSynchronize(!gpu.async.token)
-// CHECK:       func.func private @mgpuStreamDestroy(!gpu.async.token)
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @fill(%m: memref<4xf32>) kernel { gpu.return }
@@ -49,8 +47,8 @@ module attributes {gpu.container_module} {
 // CHECK:         scf.for {{.*}} iter_args(%[[D:.*]] = %[[S]]) -> (!gpu.async.token) {
 // CHECK-NEXT:      %[[L:.*]] = gpu.launch_func async [%[[D]]] @k::@acc
 // CHECK-NEXT:      %[[C:.*]] = gpu.memcpy async [%[[L]]] %[[H:.*]], %{{.*}} : memref<f32>, memref<f32>
-// CHECK-NEXT:      call @mgpuStreamSynchronize(%[[C]])
-// CHECK-NEXT:      call @mgpuStreamDestroy(%[[C]])
+// CHECK-NEXT:      ga.stream_synchronize %[[C]]
+// CHECK-NEXT:      ga.stream_release %[[C]]
 // CHECK-NEXT:      %[[V:.*]] = memref.load %[[H]][]
 // CHECK-NEXT:      %[[P:.*]] = arith.cmpf ogt, %[[V]]
 // CHECK-NEXT:      call @helper()
@@ -62,8 +60,8 @@ module attributes {gpu.container_module} {
 // CHECK-NEXT:        scf.yield %[[N]] : !gpu.async.token
 // CHECK-NEXT:      }
 // CHECK-NEXT:      scf.yield %[[I]] : !gpu.async.token
-// CHECK:         call @mgpuStreamSynchronize
-// CHECK-NEXT:    call @mgpuStreamDestroy
+// CHECK:         ga.stream_synchronize
+// CHECK-NEXT:    ga.stream_release
 // CHECK-NEXT:    return
 module attributes {gpu.container_module} {
   gpu.module @k {
@@ -95,10 +93,10 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// Without GPU work, nothing changes and no runtime function is declared.
+// Without GPU work, nothing changes.
 // CHECK-LABEL: func.func @host_only(
 // CHECK-NEXT:    return
-// CHECK-NOT:   mgpuStreamSynchronize
+// CHECK-NOT:   ga.stream_synchronize
 module {
   func.func @host_only() {
     return
@@ -112,10 +110,10 @@ module {
 // it; one wait, before the return.
 // CHECK-LABEL: func.func @nccl(
 // CHECK:         %[[T:.*]] = scf.for
-// CHECK-NOT:     mgpuStreamSynchronize
+// CHECK-NOT:     ga.stream_synchronize
 // CHECK:         %[[R:.*]] = ga.nccl_all_reduce async [%[[T]]] %{{.*}} {datatype = 7 : i32, reduction = 0 : i32} : memref<8xf32>
 // CHECK-NEXT:    %[[U:.*]] = gpu.launch_func async [%[[R]]] @k::@update
-// CHECK-NEXT:    call @mgpuStreamSynchronize(%[[U]])
+// CHECK-NEXT:    ga.stream_synchronize %[[U]]
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @acc(%a: memref<8xf32>) kernel { gpu.return }

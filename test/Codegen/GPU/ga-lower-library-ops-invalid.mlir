@@ -105,3 +105,24 @@ func.func @gather(%p: memref<4xf32>, %b: memref<8xf32>) {
   ga.nccl_all_gather %p, %b {datatype = 7 : i32, world = 2 : i64} : memref<4xf32>, memref<8xf32>
   return
 }
+
+// -----
+
+// A function of the module named like a stream runtime function, of another
+// type.
+// expected-error @+1 {{'func.func' op has the name of a GPU runtime function with another type; expected '() -> !llvm.ptr'}}
+func.func private @mgpuEventCreate() -> i64
+func.func @fork(%s: !gpu.async.token, %c: !gpu.async.token) {
+  %f = ga.stream_wait async [%c, %s]
+  ga.stream_synchronize %f
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op has the name of a GPU runtime function with another type; expected '(!gpu.async.token) -> ()'}}
+func.func private @mgpuStreamSynchronize(i32)
+func.func @sync(%s: !gpu.async.token) {
+  ga.stream_synchronize %s
+  return
+}

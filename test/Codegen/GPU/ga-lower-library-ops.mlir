@@ -188,3 +188,55 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// The stream ops: the fork and the join become an event each, recorded on
+// the stream waited for (the all-reduce's token is its stream, %c, once
+// lowered), waited for and released; the host's wait and the releases
+// become mgpuStreamSynchronize and mgpuStreamDestroy.
+// CHECK-LABEL: func.func @streams(
+// CHECK:         %[[S:.*]] = gpu.wait async
+// CHECK-NEXT:    %[[C:.*]] = gpu.wait async
+// CHECK-NEXT:    %[[E0:.*]] = call @mgpuEventCreate() : () -> !llvm.ptr
+// CHECK-NEXT:    call @mgpuEventRecord(%[[E0]], %[[S]]) : (!llvm.ptr, !gpu.async.token) -> ()
+// CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[C]], %[[E0]]) : (!gpu.async.token, !llvm.ptr) -> ()
+// CHECK-NEXT:    call @mgpuEventDestroy(%[[E0]]) : (!llvm.ptr) -> ()
+// CHECK:         call @gaNcclAllReduce(%[[C]],
+// CHECK:         cf.assert
+// CHECK-NEXT:    %[[E1:.*]] = call @mgpuEventCreate()
+// CHECK-NEXT:    call @mgpuEventRecord(%[[E1]], %[[C]])
+// CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[S]], %[[E1]])
+// CHECK-NEXT:    call @mgpuEventDestroy(%[[E1]])
+// CHECK-NEXT:    call @mgpuStreamDestroy(%[[C]]) : (!gpu.async.token) -> ()
+// CHECK-NEXT:    call @mgpuStreamSynchronize(%[[S]]) : (!gpu.async.token) -> ()
+// CHECK-NEXT:    call @mgpuStreamDestroy(%[[S]])
+// CHECK-NEXT:    return
+// CHECK-NOT:     ga.stream
+func.func @streams(%b: memref<8xf32>) {
+  %s = gpu.wait async
+  %c = gpu.wait async
+  %f = ga.stream_wait async [%c, %s]
+  %r = ga.nccl_all_reduce async [%f] %b {datatype = 7 : i32, reduction = 0 : i32} : memref<8xf32>
+  %j = ga.stream_wait async [%s, %r, %f]
+  ga.stream_release %c
+  ga.stream_synchronize %j
+  ga.stream_release %j
+  return
+}
+
+// -----
+
+// A stream made to wait for two others: an event for each.
+// CHECK-LABEL: func.func @two_streams(
+// CHECK-SAME:      %[[S:[^:]*]]: !gpu.async.token, %[[A:[^:]*]]: !gpu.async.token, %[[B:[^:]*]]: !gpu.async.token)
+// CHECK:         call @mgpuEventRecord(%{{.*}}, %[[A]])
+// CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[S]],
+// CHECK:         call @mgpuEventRecord(%{{.*}}, %[[B]])
+// CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[S]],
+// CHECK:         call @mgpuStreamSynchronize(%[[S]])
+func.func @two_streams(%s: !gpu.async.token, %a: !gpu.async.token, %b: !gpu.async.token) {
+  %j = ga.stream_wait async [%s, %a, %b]
+  ga.stream_synchronize %j
+  return
+}

@@ -11,18 +11,6 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// A function named like a runtime function the pass calls, of another type.
-module attributes {gpu.container_module} {
-  // expected-error @below {{has the name of a GPU runtime function with another type; expected '() -> !llvm.ptr'}}
-  func.func private @mgpuEventCreate() -> i64
-  func.func @f(%t: !gpu.async.token, %b: memref<8xf32>) {
-    %r = ga.nccl_all_reduce async [%t] %b {datatype = 7 : i32, reduction = 0 : i32} : memref<8xf32>
-    return
-  }
-}
-
-// -----
-
 // What is left in place, with a remark: a buffer that nothing before the
 // all-reduce accesses (no stream to fork from); a loop with dynamic bounds;
 // a loop whose micro-batches wait for the host.
@@ -30,7 +18,6 @@ module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @acc(%a: memref<8xf32>) kernel { gpu.return }
   }
-  func.func private @mgpuStreamSynchronize(!gpu.async.token)
 
   func.func @untouched(%t: !gpu.async.token, %b: memref<8xf32>) {
     // expected-remark @below {{left in place: no stream after the last op that may access its buffer}}
@@ -58,7 +45,7 @@ module attributes {gpu.container_module} {
     // expected-note @below {{the loop}}
     %t = scf.for %i = %c0 to %c4 step %c1 iter_args(%d = %s) -> (!gpu.async.token) {
       %a = gpu.launch_func async [%d] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
-      func.call @mgpuStreamSynchronize(%a) : (!gpu.async.token) -> ()
+      ga.stream_synchronize %a
       scf.yield %a : !gpu.async.token
     }
     // expected-remark @below {{left in place: the last iteration of the micro-batch loop cannot be peeled: the host waits for the stream inside it}}

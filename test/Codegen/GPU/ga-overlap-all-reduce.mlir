@@ -5,17 +5,16 @@
 // backward (bucket 0 first), each all-reduced after the loop on the step's
 // stream (the form after ga-gpu-single-stream). The last iteration is
 // peeled; each call moves right after the last launch of that iteration that
-// takes its bucket, on a communication stream that waits for an event of the
-// step's stream there; the step's stream waits for the communication stream
-// before the first launch that reads a bucket (@update), not before @other.
+// takes its bucket, on a communication stream made to wait for the step's
+// stream there (`ga.stream_wait`); the step's stream waits for both
+// all-reduces before the first launch that reads a bucket (@update), not
+// before @other, and the launches after the join are ordered after it.
 
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @acc(%a: memref<8xf32>) kernel { gpu.return }
     gpu.func @other(%a: memref<4xf32>) kernel { gpu.return }
   }
-  func.func private @mgpuStreamSynchronize(!gpu.async.token)
-  func.func private @mgpuStreamDestroy(!gpu.async.token)
 
   // CHECK-LABEL: func.func @two_buckets(
   // CHECK-SAME:      %[[X:.*]]: memref<4xf32>)
@@ -26,54 +25,42 @@ module attributes {gpu.container_module} {
   // CHECK:         %[[C3:.*]] = arith.constant 3 : index
   // CHECK:         %[[T:.*]] = scf.for %{{.*}} = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[D:.*]] = %[[T1]]) -> (!gpu.async.token) {
   // CHECK-NOT:       ga.nccl_all_reduce
-  // CHECK-NOT:       mgpuEvent
+  // CHECK-NOT:       ga.stream_wait
   // CHECK:           scf.yield
   // CHECK-NEXT:    }
   // CHECK-NEXT:    %{{.*}} = arith.constant 3 : index
   // CHECK-NEXT:    %[[A0:.*]] = gpu.launch_func async [%[[T]]] @k::@acc {{.*}} args(%[[B0]] : memref<8xf32>)
   // CHECK-NEXT:    %[[COMM:.*]] = gpu.wait async
-  // CHECK-NEXT:    %[[E0:.*]] = call @mgpuEventCreate() : () -> !llvm.ptr
-  // CHECK-NEXT:    call @mgpuEventRecord(%[[E0]], %[[A0]]) : (!llvm.ptr, !gpu.async.token) -> ()
-  // CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[COMM]], %[[E0]]) : (!gpu.async.token, !llvm.ptr) -> ()
-  // CHECK-NEXT:    call @mgpuEventDestroy(%[[E0]]) : (!llvm.ptr) -> ()
-  // CHECK-NEXT:    ga.nccl_all_reduce async [%[[COMM]]] %[[B0]] {bucket = 0 : i64, datatype = 7 : i32, reduction = 4 : i32} : memref<8xf32>
+  // CHECK-NEXT:    %[[F0:.*]] = ga.stream_wait async [%[[COMM]], %[[A0]]]
+  // CHECK-NEXT:    %[[R0:.*]] = ga.nccl_all_reduce async [%[[F0]]] %[[B0]] {bucket = 0 : i64, datatype = 7 : i32, reduction = 4 : i32} : memref<8xf32>
   // CHECK-NEXT:    %[[O:.*]] = gpu.launch_func async [%[[A0]]] @k::@other {{.*}} args(%[[X]] : memref<4xf32>)
   // CHECK-NEXT:    %[[A1:.*]] = gpu.launch_func async [%[[O]]] @k::@acc {{.*}} args(%[[B1]] : memref<8xf32>)
-  // CHECK-NEXT:    %[[E1:.*]] = call @mgpuEventCreate()
-  // CHECK-NEXT:    call @mgpuEventRecord(%[[E1]], %[[A1]])
-  // CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[COMM]], %[[E1]])
-  // CHECK-NEXT:    call @mgpuEventDestroy(%[[E1]])
-  // CHECK-NEXT:    ga.nccl_all_reduce async [%[[COMM]]] %[[B1]] {bucket = 1 : i64,
+  // CHECK-NEXT:    %[[F1:.*]] = ga.stream_wait async [%[[COMM]], %[[A1]]]
+  // CHECK-NEXT:    %[[R1:.*]] = ga.nccl_all_reduce async [%[[F1]]] %[[B1]] {bucket = 1 : i64,
   // CHECK-NEXT:    %[[O2:.*]] = gpu.launch_func async [%[[A1]]] @k::@other {{.*}} args(%[[X]] : memref<4xf32>)
   // CHECK-NEXT:    %[[U:.*]] = gpu.launch_func async [%[[O2]]] @k::@other {{.*}} args(%[[X]] : memref<4xf32>)
-  // CHECK-NEXT:    %[[E2:.*]] = call @mgpuEventCreate()
-  // CHECK-NEXT:    call @mgpuEventRecord(%[[E2]], %[[COMM]])
-  // CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[U]], %[[E2]])
-  // CHECK-NEXT:    call @mgpuEventDestroy(%[[E2]])
-  // CHECK-NEXT:    call @mgpuStreamDestroy(%[[COMM]])
-  // CHECK-NEXT:    %[[V:.*]] = gpu.launch_func async [%[[U]]] @k::@acc {{.*}} args(%[[B1]] : memref<8xf32>)
-  // CHECK-NEXT:    call @mgpuStreamSynchronize(%[[V]])
+  // CHECK-NEXT:    %[[J:.*]] = ga.stream_wait async [%[[U]], %[[R0]], %[[R1]]]
+  // CHECK-NEXT:    ga.stream_release %[[COMM]]
+  // CHECK-NEXT:    %[[V:.*]] = gpu.launch_func async [%[[J]]] @k::@acc {{.*}} args(%[[B1]] : memref<8xf32>)
+  // CHECK-NEXT:    ga.stream_synchronize %[[V]]
   // CHECK-NOT:     ga.nccl_all_reduce
-  // CHECK-NOT:     mgpuStreamWaitEvent
+  // CHECK-NOT:     ga.stream_wait
   // CHECK:         return
-  // CHECK-DAG:   func.func private @mgpuEventCreate() -> !llvm.ptr
-  // CHECK-DAG:   func.func private @mgpuEventRecord(!llvm.ptr, !gpu.async.token)
-  // CHECK-DAG:   func.func private @mgpuStreamWaitEvent(!gpu.async.token, !llvm.ptr)
-  // CHECK-DAG:   func.func private @mgpuEventDestroy(!llvm.ptr)
 
-  // On the step's stream: the same positions, no event, no second stream.
+  // On the step's stream: the same positions, no wait between streams, no
+  // second stream.
   // SAME-LABEL: func.func @two_buckets(
   // SAME:         scf.for
   // SAME:           scf.yield
   // SAME:         %[[A0:.*]] = gpu.launch_func async {{.*}} @k::@acc
-  // SAME-NOT:     mgpuEvent
+  // SAME-NOT:     ga.stream_wait
   // SAME:         ga.nccl_all_reduce async [%[[A0]]] %{{.*}} {bucket = 0 : i64
   // SAME:         gpu.launch_func async {{.*}} @k::@other
   // SAME:         %[[A1:.*]] = gpu.launch_func async {{.*}} @k::@acc
-  // SAME-NOT:     mgpuEvent
+  // SAME-NOT:     ga.stream_wait
   // SAME:         ga.nccl_all_reduce async [%[[A1]]] %{{.*}} {bucket = 1 : i64
   // SAME-NOT:     gpu.wait
-  // SAME-NOT:     mgpuEvent
+  // SAME-NOT:     ga.stream_wait
   // SAME:         return
   func.func @two_buckets(%x: memref<4xf32>) {
     %c0 = arith.constant 0 : index
@@ -93,8 +80,8 @@ module attributes {gpu.container_module} {
     %r1 = ga.nccl_all_reduce async [%r0] %b1 {bucket = 1 : i64, datatype = 7 : i32, reduction = 4 : i32} : memref<8xf32>
     %u = gpu.launch_func async [%r1] @k::@other blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
     %v = gpu.launch_func async [%u] @k::@acc blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b1 : memref<8xf32>)
-    func.call @mgpuStreamSynchronize(%v) : (!gpu.async.token) -> ()
-    func.call @mgpuStreamDestroy(%v) : (!gpu.async.token) -> ()
+    ga.stream_synchronize %v
+    ga.stream_release %v
     return
   }
 }
@@ -105,7 +92,8 @@ module attributes {gpu.container_module} {
 // buckets are views of one allocation, cloned where their all-reduces move.
 // Views of one buffer may alias: both buckets
 // wait for the last launch on the buffer, and bucket 1's call follows bucket
-// 0's on the communication stream (bucket order) without a second event.
+// 0's on the communication stream (bucket order, ordered after its token)
+// without a second wait; the join waits for bucket 1's.
 
 module attributes {gpu.container_module} {
   gpu.module @k {
@@ -122,19 +110,14 @@ module attributes {gpu.container_module} {
   // CHECK:         %[[W0:.*]] = memref.cast %[[V0]]
   // CHECK:         %[[A0:.*]] = gpu.launch_func async [%[[A1]]] @k::@acc {{.*}} args(%[[W0]]
   // CHECK-NEXT:    %[[COMM:.*]] = gpu.wait async
-  // CHECK:         call @mgpuEventRecord(%{{.*}}, %[[A0]])
-  // CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[COMM]],
-  // CHECK-NEXT:    call @mgpuEventDestroy
+  // CHECK-NEXT:    %[[FORK:.*]] = ga.stream_wait async [%[[COMM]], %[[A0]]]
   // CHECK-NEXT:    %[[F0:.*]] = memref.subview %[[B]][0] [4] [1]
-  // CHECK-NEXT:    ga.nccl_all_reduce async [%[[COMM]]] %[[F0]] {bucket = 0 : i64
+  // CHECK-NEXT:    %[[R0:.*]] = ga.nccl_all_reduce async [%[[FORK]]] %[[F0]] {bucket = 0 : i64
   // CHECK-NEXT:    %[[F1:.*]] = memref.subview %[[B]][4] [4] [1]
-  // CHECK-NEXT:    ga.nccl_all_reduce async [%[[COMM]]] %[[F1]] {bucket = 1 : i64
-  // CHECK-NEXT:    call @mgpuEventCreate
-  // CHECK:         call @mgpuEventRecord(%{{.*}}, %[[COMM]])
-  // CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[A0]], %{{.*}})
-  // CHECK-NEXT:    call @mgpuEventDestroy
-  // CHECK-NEXT:    call @mgpuStreamDestroy(%[[COMM]])
-  // CHECK-NEXT:    return %[[A0]]
+  // CHECK-NEXT:    %[[R1:.*]] = ga.nccl_all_reduce async [%[[R0]]] %[[F1]] {bucket = 1 : i64
+  // CHECK-NEXT:    %[[J:.*]] = ga.stream_wait async [%[[A0]], %[[R1]]]
+  // CHECK-NEXT:    ga.stream_release %[[COMM]]
+  // CHECK-NEXT:    return %[[J]]
   func.func @one_micro_batch() -> !gpu.async.token {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -194,13 +177,11 @@ module attributes {gpu.container_module} {
 // CHECK:         }
 // CHECK-NEXT:    %[[U:.*]] = gpu.launch_func async [%[[T]]] @k::@acc
 // CHECK-NEXT:    %[[COMM:.*]] = gpu.wait async
-// CHECK-NEXT:    %[[E:.*]] = call @mgpuEventCreate()
-// CHECK-NEXT:    call @mgpuEventRecord(%[[E]], %[[U]])
-// CHECK:         ga.nccl_all_reduce async [%[[COMM]]]
-// CHECK:         call @mgpuStreamWaitEvent(%[[U]],
-// CHECK-NEXT:    call @mgpuEventDestroy
-// CHECK-NEXT:    call @mgpuStreamDestroy(%[[COMM]])
-// CHECK-NEXT:    return %[[U]]
+// CHECK-NEXT:    %[[F:.*]] = ga.stream_wait async [%[[COMM]], %[[U]]]
+// CHECK-NEXT:    %[[R:.*]] = ga.nccl_all_reduce async [%[[F]]]
+// CHECK-NEXT:    %[[J:.*]] = ga.stream_wait async [%[[U]], %[[R]]]
+// CHECK-NEXT:    ga.stream_release %[[COMM]]
+// CHECK-NEXT:    return %[[J]]
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @acc(%a: memref<8xf32>) kernel { gpu.return }
@@ -230,20 +211,14 @@ module attributes {gpu.container_module} {
 // CHECK:         }
 // CHECK:         %[[A0:.*]] = gpu.launch_func async {{.*}} @k::@acc {{.*}} args(%[[B0:.*]] : memref<8xf32>)
 // CHECK-NEXT:    %[[COMM:.*]] = gpu.wait async
-// CHECK-NEXT:    %[[E0:.*]] = call @mgpuEventCreate()
-// CHECK-NEXT:    call @mgpuEventRecord(%[[E0]], %[[A0]])
-// CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[COMM]], %[[E0]])
-// CHECK-NEXT:    call @mgpuEventDestroy(%[[E0]])
-// CHECK-NEXT:    ga.nccl_all_reduce async [%[[COMM]]] %[[B0]] {bucket = 1 : i64
+// CHECK-NEXT:    %[[F0:.*]] = ga.stream_wait async [%[[COMM]], %[[A0]]]
+// CHECK-NEXT:    %[[R1:.*]] = ga.nccl_all_reduce async [%[[F0]]] %[[B0]] {bucket = 1 : i64
 // CHECK:         %[[A1:.*]] = gpu.launch_func async [%[[A0]]] @k::@acc
-// CHECK-NEXT:    %[[E1:.*]] = call @mgpuEventCreate()
-// CHECK-NEXT:    call @mgpuEventRecord(%[[E1]], %[[A1]])
-// CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[COMM]], %[[E1]])
-// CHECK-NEXT:    call @mgpuEventDestroy(%[[E1]])
-// CHECK-NEXT:    ga.nccl_all_reduce async [%[[COMM]]] %{{.*}} {bucket = 0 : i64
-// CHECK:         call @mgpuStreamWaitEvent(%[[A1]],
-// CHECK:         call @mgpuStreamDestroy(%[[COMM]])
-// CHECK-NEXT:    return %[[A1]]
+// CHECK-NEXT:    %[[F1:.*]] = ga.stream_wait async [%[[COMM]], %[[A1]]]
+// CHECK-NEXT:    %[[R0:.*]] = ga.nccl_all_reduce async [%[[F1]]] %{{.*}} {bucket = 0 : i64
+// CHECK-NEXT:    %[[J:.*]] = ga.stream_wait async [%[[A1]], %[[R0]], %[[R1]]]
+// CHECK-NEXT:    ga.stream_release %[[COMM]]
+// CHECK-NEXT:    return %[[J]]
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @acc(%a: memref<8xf32>) kernel { gpu.return }
@@ -279,8 +254,6 @@ module attributes {gpu.container_module} {
     gpu.func @acc(%n: memref<1xi64>, %a: memref<8xf32>) kernel { gpu.return }
     gpu.func @update(%a: memref<8xf32>) kernel { gpu.return }
   }
-  func.func private @mgpuStreamSynchronize(!gpu.async.token)
-  func.func private @mgpuStreamDestroy(!gpu.async.token)
 
   // CHECK-LABEL: func.func @count_then_bucket(
   // CHECK:         %[[N:.*]], %{{.*}} = gpu.alloc async {{.*}} : memref<1xi64>
@@ -289,24 +262,20 @@ module attributes {gpu.container_module} {
   // CHECK:           scf.yield
   // CHECK:         %[[K:.*]] = gpu.launch_func async {{.*}} @k::@count {{.*}} args(%[[N]] : memref<1xi64>)
   // CHECK-NEXT:    %[[COMM0:.*]] = gpu.wait async
-  // CHECK:         ga.nccl_all_reduce async [%[[COMM0]]] %[[N]] {bucket = 0 : i64
-  // CHECK-NEXT:    %[[E0:.*]] = call @mgpuEventCreate()
-  // CHECK-NEXT:    call @mgpuEventRecord(%[[E0]], %[[COMM0]])
-  // CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[K]], %[[E0]])
-  // CHECK-NEXT:    call @mgpuEventDestroy(%[[E0]])
-  // CHECK-NEXT:    call @mgpuStreamDestroy(%[[COMM0]])
+  // CHECK-NEXT:    %[[F0:.*]] = ga.stream_wait async [%[[COMM0]], %[[K]]]
+  // CHECK-NEXT:    %[[RN:.*]] = ga.nccl_all_reduce async [%[[F0]]] %[[N]] {bucket = 0 : i64
+  // CHECK-NEXT:    %[[J0:.*]] = ga.stream_wait async [%[[K]], %[[RN]]]
+  // CHECK-NEXT:    ga.stream_release %[[COMM0]]
   // CHECK-NEXT:    %{{.*}} = arith.constant
-  // CHECK-NEXT:    scf.for {{.*}} iter_args(%{{.*}} = %[[K]])
+  // CHECK-NEXT:    scf.for {{.*}} iter_args(%{{.*}} = %[[J0]])
   // CHECK:           gpu.launch_func async {{.*}} @k::@acc
   // CHECK:         %[[A:.*]] = gpu.launch_func async {{.*}} @k::@acc
   // CHECK-NEXT:    %[[COMM1:.*]] = gpu.wait async
-  // CHECK:         ga.nccl_all_reduce async [%[[COMM1]]] %[[B]] {bucket = 1 : i64
-  // CHECK-NEXT:    %[[E1:.*]] = call @mgpuEventCreate()
-  // CHECK-NEXT:    call @mgpuEventRecord(%[[E1]], %[[COMM1]])
-  // CHECK-NEXT:    call @mgpuStreamWaitEvent(%[[A]], %[[E1]])
-  // CHECK-NEXT:    call @mgpuEventDestroy(%[[E1]])
-  // CHECK-NEXT:    call @mgpuStreamDestroy(%[[COMM1]])
-  // CHECK-NEXT:    gpu.launch_func async [%[[A]]] @k::@update
+  // CHECK-NEXT:    %[[F1:.*]] = ga.stream_wait async [%[[COMM1]], %[[A]]]
+  // CHECK-NEXT:    %[[RB:.*]] = ga.nccl_all_reduce async [%[[F1]]] %[[B]] {bucket = 1 : i64
+  // CHECK-NEXT:    %[[J1:.*]] = ga.stream_wait async [%[[A]], %[[RB]]]
+  // CHECK-NEXT:    ga.stream_release %[[COMM1]]
+  // CHECK-NEXT:    gpu.launch_func async [%[[J1]]] @k::@update
   func.func @count_then_bucket() {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
@@ -325,8 +294,8 @@ module attributes {gpu.container_module} {
     }
     %rb = ga.nccl_all_reduce async [%t] %b {bucket = 1 : i64, datatype = 7 : i32, reduction = 0 : i32} : memref<8xf32>
     %u = gpu.launch_func async [%rb] @k::@update blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<8xf32>)
-    func.call @mgpuStreamSynchronize(%u) : (!gpu.async.token) -> ()
-    func.call @mgpuStreamDestroy(%u) : (!gpu.async.token) -> ()
+    ga.stream_synchronize %u
+    ga.stream_release %u
     return
   }
 }
@@ -346,8 +315,6 @@ module attributes {gpu.container_module} {
     gpu.func @part(%a: memref<4xf32, strided<[1], offset: 4>>) kernel { gpu.return }
     gpu.func @other(%a: memref<4xf32>) kernel { gpu.return }
   }
-  func.func private @mgpuStreamSynchronize(!gpu.async.token)
-  func.func private @mgpuStreamDestroy(!gpu.async.token)
 
   // CHECK-LABEL: func.func @reduce_scatter(
   // CHECK:         scf.for
@@ -356,18 +323,18 @@ module attributes {gpu.container_module} {
   // CHECK-NEXT:    }
   // CHECK:         %[[A:.*]] = gpu.launch_func async {{.*}} @k::@acc {{.*}} args(%[[B:.*]] : memref<8xf32>)
   // CHECK-NEXT:    %[[COMM:.*]] = gpu.wait async
-  // CHECK:         call @mgpuStreamWaitEvent(%[[COMM]],
-  // CHECK:         %[[V:.*]] = memref.subview %[[B]][4] [4] [1]
-  // CHECK-NEXT:    ga.nccl_reduce_scatter async [%[[COMM]]] %[[B]], %[[V]] {datatype = 7 : i32, reduction = 0 : i32, world = 2 : i64}
+  // CHECK-NEXT:    %[[F:.*]] = ga.stream_wait async [%[[COMM]], %[[A]]]
+  // CHECK-NEXT:    %[[V:.*]] = memref.subview %[[B]][4] [4] [1]
+  // CHECK-NEXT:    %[[R:.*]] = ga.nccl_reduce_scatter async [%[[F]]] %[[B]], %[[V]] {datatype = 7 : i32, reduction = 0 : i32, world = 2 : i64}
   // CHECK-NEXT:    %[[O:.*]] = gpu.launch_func async [%[[A]]] @k::@other
-  // CHECK:         call @mgpuStreamWaitEvent(%[[O]],
-  // CHECK:         call @mgpuStreamDestroy(%[[COMM]])
-  // CHECK-NEXT:    gpu.launch_func async [%[[O]]] @k::@part
+  // CHECK:         %[[J:.*]] = ga.stream_wait async [%[[O]], %[[R]]]
+  // CHECK-NEXT:    ga.stream_release %[[COMM]]
+  // CHECK-NEXT:    gpu.launch_func async [%[[J]]] @k::@part
   // CHECK-LABEL: func.func @reduce_scatter_in_loop(
   // CHECK:         scf.for
   // CHECK:           gpu.launch_func async {{.*}} @k::@acc
   // CHECK-NEXT:      ga.nccl_reduce_scatter async
-  // CHECK-NOT:     mgpuEvent
+  // CHECK-NOT:     ga.stream_wait
   // CHECK:         return
   func.func @reduce_scatter(%x: memref<4xf32>) {
     %c0 = arith.constant 0 : index
@@ -383,8 +350,8 @@ module attributes {gpu.container_module} {
     %v = memref.subview %b[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
     %r = ga.nccl_reduce_scatter async [%t] %b, %v {datatype = 7 : i32, reduction = 0 : i32, world = 2 : i64} : memref<8xf32>, memref<4xf32, strided<[1], offset: 4>>
     %u = gpu.launch_func async [%r] @k::@part blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%v : memref<4xf32, strided<[1], offset: 4>>)
-    func.call @mgpuStreamSynchronize(%u) : (!gpu.async.token) -> ()
-    func.call @mgpuStreamDestroy(%u) : (!gpu.async.token) -> ()
+    ga.stream_synchronize %u
+    ga.stream_release %u
     return
   }
   func.func @reduce_scatter_in_loop(%b: memref<8xf32>) {
@@ -398,8 +365,8 @@ module attributes {gpu.container_module} {
       %r = ga.nccl_reduce_scatter async [%a] %b, %v {datatype = 7 : i32, reduction = 0 : i32, world = 2 : i64} : memref<8xf32>, memref<4xf32, strided<[1], offset: 4>>
       scf.yield %r : !gpu.async.token
     }
-    func.call @mgpuStreamSynchronize(%t) : (!gpu.async.token) -> ()
-    func.call @mgpuStreamDestroy(%t) : (!gpu.async.token) -> ()
+    ga.stream_synchronize %t
+    ga.stream_release %t
     return
   }
 }

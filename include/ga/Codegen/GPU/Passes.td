@@ -74,7 +74,8 @@ def ContractionsToCublasLt
 
 def LowerLibraryOps : Pass<"ga-lower-library-ops", "ModuleOp"> {
   let summary = "Turn the library ops (`ga.blas_matmul`, the NCCL "
-                "collectives, the CUDA graph ops) into their runtime calls";
+                "collectives, the CUDA graph and stream ops) into their "
+                "runtime calls";
   let description = [{
     The end of `--ga-lower-to-gpu-kernels` and `--ga-lower-to-gpu-loops`:
     until here the stream and graph passes order library products by their
@@ -94,7 +95,13 @@ def LowerLibraryOps : Pass<"ga-lower-library-ops", "ModuleOp"> {
     its stream, its body in its place, and `mgpuGraphEndCapture` after the
     body's last token (the graph); `ga.graph_launch` becomes
     `mgpuGraphLaunch(graph, stream)`, `ga.graph_destroy`
-    `mgpuGraphDestroy(graph)`.
+    `mgpuGraphDestroy(graph)`. After the other ops, the stream ops:
+    `ga.stream_wait` becomes, for each other stream, `mgpuEventCreate`,
+    `mgpuEventRecord(event, other)`, `mgpuStreamWaitEvent(stream, event)`
+    and `mgpuEventDestroy(event)` (tokens of one stream, e.g. the lowered
+    ops' streams, share one event); `ga.stream_synchronize`
+    `mgpuStreamSynchronize(stream)`; `ga.stream_release`
+    `mgpuStreamDestroy(stream)`.
     The stream argument is the op's async dependency, whose token the call
     leaves valid (the work is enqueued on that stream); an op without one
     takes a null stream (the CUDA default stream: the loop stage run on the
@@ -127,7 +134,9 @@ def LowerLibraryOps : Pass<"ga-lower-library-ops", "ModuleOp"> {
     Statistic<"numShardedCalls", "sharded-calls",
               "gaNcclReduceScatter and gaNcclAllGather calls emitted">,
     Statistic<"numGraphOps", "graph-ops",
-              "CUDA graph ops (capture, launch, destroy) lowered">
+              "CUDA graph ops (capture, launch, destroy) lowered">,
+    Statistic<"numStreamOps", "stream-ops",
+              "Stream ops (wait, synchronize, release) lowered">
   ];
   let dependentDialects = [
     "LLVM::LLVMDialect", "memref::MemRefDialect", "arith::ArithDialect",
@@ -396,8 +405,8 @@ def GPUSingleStream : Pass<"ga-gpu-single-stream", "ModuleOp"> {
     `ga.nccl_all_reduce`) becomes asynchronous and depends on the previous one; one `gpu.wait async` starts the chain (one
     stream, `mgpuStreamCreate`), and `scf.for` loops carry the token as an
     iteration argument, so that the host enqueues every micro-batch without
-    waiting. The host waits (a call of `mgpuStreamSynchronize`, then
-    `mgpuStreamDestroy`: `gpu.wait [%t]` would lower a token carried through
+    waiting. The host waits (`ga.stream_synchronize`, then
+    `ga.stream_release`: `gpu.wait [%t]` would lower a token carried through
     a loop as an event) only
     before an op that needs the device's results: a host access to a buffer
     that a `gpu.memcpy` reads or writes (a read-back), a call of an external
@@ -424,8 +433,8 @@ def GPUSingleStream : Pass<"ga-gpu-single-stream", "ModuleOp"> {
       %b = gpu.launch_func async [%a] @k::@b ...
       scf.yield %b : !gpu.async.token
     }
-    func.call @mgpuStreamSynchronize(%t) : (!gpu.async.token) -> ()
-    func.call @mgpuStreamDestroy(%t) : (!gpu.async.token) -> ()
+    ga.stream_synchronize %t
+    ga.stream_release %t
     return
     ```
   }];
@@ -435,7 +444,9 @@ def GPUSingleStream : Pass<"ga-gpu-single-stream", "ModuleOp"> {
     Statistic<"numSynchronizations", "synchronizations",
               "Host waits for the stream">
   ];
-  let dependentDialects = ["gpu::GPUDialect", "func::FuncDialect"];
+  let dependentDialects = [
+    "ga::GADialect", "gpu::GPUDialect", "func::FuncDialect"
+  ];
 }
 
 //===----------------------------------------------------------------------===//
@@ -698,10 +709,12 @@ def OverlapAllReduce : Pass<"ga-overlap-all-reduce", "ModuleOp"> {
        collectives run in bucket order on every rank); what followed its
        token on the step's stream follows its dependency;
     4. with `comm-stream=1`, order it on a communication stream forked from
-       the step's stream by an event, and make the step's stream wait for
-       that stream's last event before the first later op that may access a
-       moved bucket, waits for the host, has regions, or ends the block. No
-       host synchronization is added.
+       the step's stream (`ga.stream_wait`), and make the step's stream wait
+       for the moved all-reduces (`ga.stream_wait`; the later ops are ordered
+       after its token) before the first later op that may access a moved
+       bucket, waits for the host, has regions, or ends the block; the
+       communication stream is then released (`ga.stream_release`). No host
+       synchronization is added.
 
     All-reduces after different loops (a statistics loop's counts, then the
     gradient buckets) are separate runs, each with its own stream and join.
@@ -733,13 +746,11 @@ def OverlapAllReduce : Pass<"ga-overlap-all-reduce", "ModuleOp"> {
     %b = gpu.launch_func async [%a] @k::@dx ... args(...)
     %c = gpu.launch_func async [%b] @k::@dw1_acc ... args(%bucket_view1 : ...)
     %comm = gpu.wait async
-    %e = func.call @mgpuEventCreate() : () -> !llvm.ptr
-    func.call @mgpuEventRecord(%e, %c) : (!llvm.ptr, !gpu.async.token) -> ()
-    func.call @mgpuStreamWaitEvent(%comm, %e) : (!gpu.async.token, !llvm.ptr) -> ()
-    func.call @mgpuEventDestroy(%e) : (!llvm.ptr) -> ()
-    %r = ga.nccl_all_reduce async [%comm] %bucket {datatype = 7 : i32, reduction = 4 : i32} : memref<...>
-    // the join: %c waits for an event recorded on %comm; %comm is destroyed
-    %u = gpu.launch_func async [%c] @k::@update ... args(%bucket_view1 : ...)
+    %f = ga.stream_wait async [%comm, %c]
+    %r = ga.nccl_all_reduce async [%f] %bucket {datatype = 7 : i32, reduction = 4 : i32} : memref<...>
+    %j = ga.stream_wait async [%c, %r]
+    ga.stream_release %comm
+    %u = gpu.launch_func async [%j] @k::@update ... args(%bucket_view1 : ...)
     ```
   }];
   let options = [
@@ -757,8 +768,8 @@ def OverlapAllReduce : Pass<"ga-overlap-all-reduce", "ModuleOp"> {
               "All-reduces left after the loop (with a remark)">
   ];
   let dependentDialects = [
-    "arith::ArithDialect", "func::FuncDialect", "gpu::GPUDialect",
-    "LLVM::LLVMDialect", "scf::SCFDialect"
+    "arith::ArithDialect", "func::FuncDialect", "ga::GADialect",
+    "gpu::GPUDialect", "LLVM::LLVMDialect", "scf::SCFDialect"
   ];
 }
 
@@ -909,8 +920,9 @@ def GPUKernelReport : Pass<"ga-gpu-kernel-report", "ModuleOp"> {
                 "checks of a step at scale";
   let description = [{
     A test pass (it changes nothing) over the mapped-loop form of a step
-    (`--ga-lower-to-gpu-loops`: every kernel an outermost `scf.parallel`
-    mapped to blocks and threads, every matrix product a cuBLASLt call). It
+    (`--ga-lower-to-gpu-loops` with `library-calls=0`: every kernel an
+    outermost `scf.parallel` mapped to blocks and threads, every matrix
+    product a `ga.blas_matmul`, whose shape and types it reads). It
     prints, per function with kernels, a markdown table with one line per
     kernel and library call: its threads, the longest walk one of its
     threads makes alone (the product of the trip counts of the `scf.for`
