@@ -134,7 +134,8 @@ static LogicalResult chooseMicroBatches(ModuleOp step,
     result.recomputeWork = work.getInt();
   for (StringRef name :
        {StringRef(kMicroBatchesAttrName), StringRef("ga.recompute"),
-        StringRef("ga.predicted_peak"), StringRef("ga.recompute_work")})
+        StringRef("ga.predicted_peak"), StringRef("ga.recompute_work"),
+        StringRef("ga.candidates_measured")})
     func->removeAttr(name);
   return success();
 }

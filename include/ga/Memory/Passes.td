@@ -45,12 +45,19 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
       ops: products, element-wise work and what is recomputed) plus N times
       the parameters' elements (every micro-batch reads them again): for a
       fixed set the smallest N that fits, and recomputation only where it
-      lets a smaller N fit or nothing fits without it. A smaller budget
-      never gives a larger peak: the candidates only shrink. With
+      lets a smaller N fit or nothing fits without it. The work of each
+      set is counted first (one rewrite, no bufferization); the candidates
+      are then measured in the order of their estimated time (ties in the
+      order of the sets, then of N) and only up to the first that fits,
+      since every later one takes at least as long: that is the choice
+      (`ga.candidates_measured` records how many were bufferized). Only
+      when nothing fits is every candidate measured, to name the smallest
+      peak. A smaller budget never gives a larger peak: the candidates
+      only shrink. With
       `micro-batches=N` as well, N is fixed and only the set is chosen.
       The choice is recorded as `ga.micro_batches`, `ga.recompute`,
-      `ga.predicted_peak` and `ga.recompute_work` (the work the
-      recomputation adds). When nothing fits, the error at the function
+      `ga.predicted_peak`, `ga.recompute_work` (the work the
+      recomputation adds) and `ga.candidates_measured`. When nothing fits, the error at the function
       names the smallest peak and its configuration. With `in-place`
       (the pairs the library writes in place) and `roles`, a candidate is
       measured in the form of the library and with the classes that
@@ -131,7 +138,8 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
   ];
   let statistics = [
     Statistic<"numCandidates", "candidates",
-              "Candidate micro-batch counts rewritten and measured">
+              "Candidates (N and recompute set) rewritten and bufferized; "
+              "those after the first that fits are pruned">
   ];
 }
 
