@@ -89,6 +89,7 @@ static LogicalResult chooseMicroBatches(ModuleOp step,
   ChooseMicroBatchesOptions choose;
   choose.microBatchSize = options.microBatchSize;
   choose.maxMemory = options.maxMemory;
+  choose.reserved = options.reservedBytes;
   choose.microBatches = options.microBatches;
   choose.accumulateOptions = printRewriteOptions(rewrite);
   choose.recompute = options.recompute.empty() ? "auto" : options.recompute;

@@ -215,10 +215,10 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
         (*sets)[setOf[i]], order[i].n, batchSize, measure, &getContext());
     if (failed(peak))
       return failure();
-    if (!*peak || **peak > budget)
+    if (!*peak || **peak + reserved > budget)
       continue;
     Choice best = order[i];
-    best.peak = **peak;
+    best.peak = **peak + reserved;
     best.extraWork = baseWork >= 0 ? best.work - baseWork : 0;
     best.measured = measured;
     return best;
@@ -232,9 +232,9 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
         (*sets)[setOf[i]], choice.n, batchSize, measure, &getContext());
     if (failed(peak))
       return failure();
-    if (*peak && (!smallest || **peak < smallest->peak)) {
+    if (*peak && (!smallest || **peak + reserved < smallest->peak)) {
       smallest = choice;
-      smallest->peak = **peak;
+      smallest->peak = **peak + reserved;
     }
   }
   if (!smallest)
@@ -250,6 +250,9 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
       << formatByteCount(smallest->peak) << ", with N = " << smallest->n;
   if (smallest->recompute != "none")
     error << " and recompute=" << smallest->recompute;
+  if (reserved)
+    error << " (" << static_cast<int64_t>(reserved)
+          << " bytes of it for the returned results)";
   error << "; the smallest budget that fits is max-memory=" << smallest->peak
         << " (see --ga-memory-report)";
   return error;
@@ -315,6 +318,13 @@ void ChooseMicroBatchesPass::runOnOperation() {
     emitError(module.getLoc())
         << "--ga-choose-micro-batches: unknown recompute set '" << recompute
         << "' (expected auto, " << llvm::join(getRecomputeSets(), ", ") << ")";
+    return signalPassFailure();
+  }
+  if (reserved < 0) {
+    emitError(module.getLoc())
+        << DiagnosticCode::InvalidMaxMemory
+        << "--ga-choose-micro-batches: reserved="
+        << static_cast<int64_t>(reserved) << " is negative";
     return signalPassFailure();
   }
   int64_t budget = 0;

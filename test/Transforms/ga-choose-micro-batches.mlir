@@ -17,6 +17,7 @@
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=872" | FileCheck %s --check-prefix=COUNT872
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=871" | FileCheck %s --check-prefix=COUNT871
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=828" | FileCheck %s --check-prefix=COUNT828
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=872 reserved=1 recompute=none" | FileCheck %s --check-prefix=RESERVED
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=872 micro-batches=3" | FileCheck %s --check-prefix=FIXED3
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=776 in-place=0:0,1:1,2:2" | FileCheck %s --check-prefix=INPLACE776
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=775 in-place=0:0,1:1,2:2 roles=parameters,parameters,optimizer_state,optimizer_state,inputs,inputs" | FileCheck %s --check-prefix=INPLACE775
@@ -62,6 +63,11 @@
 // COUNT872: ga.candidates_measured = 1 : i64, ga.micro_batches = 1 : i64
 // COUNT871: ga.candidates_measured = 6 : i64, ga.micro_batches = 2 : i64
 // COUNT828: ga.candidates_measured = 36 : i64, ga.micro_batches = 12 : i64
+
+// reserved=R keeps R bytes of the budget for the results' objects the
+// caller allocates: N = 1 (872) no longer fits 872 with 1 byte kept, N = 2
+// (848) does, and its predicted peak counts the byte.
+// RESERVED: ga.micro_batches = 2 : i64, ga.predicted_peak = 849 : i64
 // micro-batches=N with max-memory fixes N; only the recompute set is
 // chosen.
 // FIXED3: attributes {{[{].*}}ga.micro_batches = 3 : i64, ga.predicted_peak = 840 : i64

@@ -57,7 +57,11 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
       `micro-batches=N` as well, N is fixed and only the set is chosen.
       The choice is recorded as `ga.micro_batches`, `ga.recompute`,
       `ga.predicted_peak`, `ga.recompute_work` (the work the
-      recomputation adds) and `ga.candidates_measured`. When nothing fits, the error at the function
+      recomputation adds) and `ga.candidates_measured`. `reserved`
+      keeps bytes of the budget for what the caller allocates to return the
+      step's results (the PyTorch frontend's loss tensor): a candidate fits
+      when its peak plus them is within the budget, and the predicted peak
+      and the smallest budget an error names include them. When nothing fits, the error at the function
       names the smallest peak and its configuration. With `in-place`
       (the pairs the library writes in place) and `roles`, a candidate is
       measured in the form of the library and with the classes that
@@ -131,6 +135,11 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
                "in that form, as --ga-memory-report measures the library, "
                "so the new parameters and states take no buffers of their "
                "own">,
+    Option<"reserved", "reserved", "int64_t", /*default=*/"0",
+           "Bytes of the budget kept for what the caller allocates to "
+           "return the step's results (the PyTorch frontend's tensors): "
+           "a candidate fits when its total peak plus these bytes is at "
+           "most max-memory, and the predicted peak includes them">,
     ListOption<"argumentRoles", "roles", "std::string",
                "The report class of every argument (parameters, "
                "optimizer_state or inputs), as --ga-memory-report's `roles`; "
