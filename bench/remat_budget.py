@@ -227,8 +227,13 @@ def worker_torch(a):
     import torch
     import torch._dynamo
     import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
     from ga_mlir import steplib
     torch.set_num_threads(1)
+    # Inductor's first C++ compile otherwise precompiles its common headers
+    # (one g++ run of 16-33 min on two loaded cores); the kernels compile
+    # alike without it (TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS=0).
+    inductor_config.cpp_cache_precompile_headers = False
     counter = steplib.HeapCounter()
     assert counter.active, "libGAHeapCount.so is not preloaded"
     out = []

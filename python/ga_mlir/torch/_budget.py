@@ -53,7 +53,8 @@ def _choose_micro_batches(ir, batch_args, micro_batches, micro_batch_size,
     `roles`, for `target` (for "cuda" the budget is device bytes of the
     GPU step, as _memory_report measures it); `reserved` bytes of the
     budget are kept for the results the call returns (_returned_bytes),
-    and counted in the predicted peak. Returns a dict: micro_batches, recompute,
+    and counted in the predicted peak. Returns a dict: micro_batches,
+    recompute,
     predicted_peak and recompute_work (None without a budget). Contradictory
     options and a budget that nothing fits raise CompileError with the
     compiler's diagnostics. Cached like the libraries."""

@@ -284,8 +284,8 @@ class CompiledTrainStep:
         total_peak, kept out of max_memory. For the CPU step of this class's
         report only (the GPU returns device tensors; the data-parallel
         report is its own)."""
-        if self.target != "cpu" or \
-                type(self).memory_report is not CompiledTrainStep.memory_report:
+        own_report = CompiledTrainStep.memory_report
+        if self.target != "cpu" or type(self).memory_report is not own_report:
             return 0
         return _returned_bytes([((), torch.float32)] + spec.metrics.results(),
                                bool(spec.layouts))
