@@ -53,16 +53,16 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
       (`ga.candidates_measured` records how many were bufferized). Only
       when nothing fits is every candidate measured, to name the smallest
       peak. A smaller budget never gives a larger peak: the candidates
-      only shrink. With
-      `micro-batches=N` as well, N is fixed and only the set is chosen.
-      The choice is recorded as `ga.micro_batches`, `ga.recompute`,
-      `ga.predicted_peak`, `ga.recompute_work` (the work the
-      recomputation adds) and `ga.candidates_measured`. `reserved`
-      keeps bytes of the budget for what the caller allocates to return the
-      step's results (the PyTorch frontend's loss tensor): a candidate fits
-      when its peak plus them is within the budget, and the predicted peak
-      and the smallest budget an error names include them. When nothing fits, the error at the function
-      names the smallest peak and its configuration. With `in-place`
+      only shrink. With `micro-batches=N` as well, N is fixed and only the
+      set is chosen. The choice is recorded as `ga.micro_batches`,
+      `ga.recompute`, `ga.predicted_peak`, `ga.recompute_work` (the work
+      the recomputation adds) and `ga.candidates_measured`. `reserved`
+      keeps bytes of the budget for what the caller allocates to return
+      the step's results (the PyTorch frontend's loss tensor): a candidate
+      fits when its peak plus them is within the budget, and the predicted
+      peak and the smallest budget an error names include them. When
+      nothing fits, the error at the function names the smallest peak and
+      its configuration. With `in-place`
       (the pairs the library writes in place) and `roles`, a candidate is
       measured in the form of the library and with the classes that
       `--ga-memory-report` gives it, so that the predicted peak is the
