@@ -56,10 +56,12 @@ usage: .venv/bin/python bench/remat_budget.py [--quick] [--models gpt2,llama]
 --quick: smaller models (2 layers, d 64, T 64, vocabulary 128, B 8), the
 sweep N in {1, 8}, the torch grid N = 8 x budget {1.0, 0.0}. Most of the
 time is compiling: each budget's choice rewrites and bufferizes the step
-for every N and set it weighs (4-6 min of wall time per choice of the
-quick Llama with the load average at 20 on two cores; not measured idle),
-then each point is compiled; each torch.compile point is an Inductor
-compile. Run one model per process (--models) to use both cores.
+for the candidates up to the first that fits, in order of estimated time
+(seconds for an ample budget, minutes when only the last candidates fit
+or none does), then each point is compiled; each torch.compile point is
+an Inductor compile (3-4 min under load, without Inductor's precompiled
+header). A --quick run of one model took 17-25 min at load average 5-8
+on two cores. Run one model per process (--models) to use both cores.
 --self-test checks the plumbing without compiling a model: the budget
 arithmetic, the recompute sets read from the compiler, the goal checks on
 synthetic rows (each violation flagged), the JSON shape.
@@ -227,8 +229,13 @@ def worker_torch(a):
     import torch
     import torch._dynamo
     import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
     from ga_mlir import steplib
     torch.set_num_threads(1)
+    # Inductor's first C++ compile otherwise precompiles its common headers
+    # (one g++ run of 16-33 min on two loaded cores); the kernels compile
+    # alike without it (TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS=0).
+    inductor_config.cpp_cache_precompile_headers = False
     counter = steplib.HeapCounter()
     assert counter.active, "libGAHeapCount.so is not preloaded"
     out = []

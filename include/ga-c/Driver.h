@@ -173,6 +173,10 @@ typedef struct MlirGACompileOptions {
   /// options, and its library workspaces). A budget for MlirGATargetCUDA is
   /// device bytes whatever this says.
   MlirGATarget memoryTarget;
+  /// Bytes that a budget (maxMemory) keeps for what the caller allocates
+  /// when it returns the step's results (the frontend's tensors): counted in
+  /// the predicted peak and in the smallest budget a refusal names (0: none).
+  int64_t reservedBytes;
 } MlirGACompileOptions;
 
 /// What a compilation chose and produced, valid during the callback.

@@ -179,6 +179,7 @@ static void unwrapOptions(const MlirGACompileOptions &c,
   plan.maxMemory = unwrap(c.shardPlanMaxMemory).str();
   options.memoryTarget = c.memoryTarget == MlirGATargetCUDA ? DriverTarget::CUDA
                                                             : DriverTarget::CPU;
+  options.reservedBytes = c.reservedBytes;
   LowerToCPUOptions &cpu = options.cpu;
   setUnlessDefault(cpu.blas, c.blas);
   setUnlessDefault(cpu.fuseElementwise, c.fuseElementwise);

@@ -89,6 +89,7 @@ static LogicalResult chooseMicroBatches(ModuleOp step,
   ChooseMicroBatchesOptions choose;
   choose.microBatchSize = options.microBatchSize;
   choose.maxMemory = options.maxMemory;
+  choose.reserved = options.reservedBytes;
   choose.microBatches = options.microBatches;
   choose.accumulateOptions = printRewriteOptions(rewrite);
   choose.recompute = options.recompute.empty() ? "auto" : options.recompute;
@@ -134,7 +135,8 @@ static LogicalResult chooseMicroBatches(ModuleOp step,
     result.recomputeWork = work.getInt();
   for (StringRef name :
        {StringRef(kMicroBatchesAttrName), StringRef("ga.recompute"),
-        StringRef("ga.predicted_peak"), StringRef("ga.recompute_work")})
+        StringRef("ga.predicted_peak"), StringRef("ga.recompute_work"),
+        StringRef("ga.candidates_measured")})
     func->removeAttr(name);
   return success();
 }

@@ -45,6 +45,25 @@ struct Choice {
   /// The estimated time: the work plus the parameters read again by every
   /// micro-batch (in elements).
   int64_t time = 0;
+  /// How many candidates were bufferized to choose this one (the others
+  /// were pruned by their estimated time).
+  int64_t measured = 0;
+};
+
+/// A recompute set as the planner weighs it: its --ga-accumulate options,
+/// its work, and the peaks measured so far, by pair of micro-batch sizes
+/// (N with the same sizes have the same buffers: only the trip counts of
+/// the loops differ).
+struct CandidateSet {
+  std::string name, options;
+  int64_t work = 0;
+  /// Whether a failure of the analyses drops the set (with `auto`) rather
+  /// than the choice.
+  bool optional = false;
+  /// The smallest N whose bufferization failed (an optional set has no
+  /// candidate from there on, as when the N were measured in order).
+  int64_t failedFrom = std::numeric_limits<int64_t>::max();
+  DenseMap<std::pair<int64_t, int64_t>, int64_t> peaks;
 };
 
 struct ChooseMicroBatchesPass
@@ -68,6 +87,9 @@ struct ChooseMicroBatchesPass
   /// error at `func` naming the smallest peak and its configuration).
   FailureOr<Choice> fitBudget(func::FuncOp func, int64_t batchSize,
                               int64_t budget);
+  /// The candidate sets of getCandidateSets() with their work (a set
+  /// whose rewrite fails is left out with `auto`).
+  FailureOr<SmallVector<CandidateSet>> getCandidateWork(func::FuncOp func);
   /// Runs the --ga-accumulate rewrite of each of `steps` with the N and
   /// recompute set recorded on it, and drops the records.
   LogicalResult applyChoices(ArrayRef<func::FuncOp> steps);
@@ -104,6 +126,35 @@ static int64_t getParameterElements(func::FuncOp func) {
   return elements;
 }
 
+/// The total peak of `set` with `n` micro-batches of a batch of
+/// `batchSize`, measured once per pair of sizes; std::nullopt when an
+/// optional set fails from `n` on, failure when a required one fails.
+static FailureOr<std::optional<int64_t>> measurePeak(
+    CandidateSet &set, int64_t n, int64_t batchSize,
+    llvm::function_ref<FailureOr<MemoryUsage>(int64_t, StringRef)> measure,
+    MLIRContext *context) {
+  if (n >= set.failedFrom)
+    return std::optional<int64_t>();
+  std::pair<int64_t, int64_t> sizes{llvm::divideCeil(batchSize, n),
+                                    batchSize / n};
+  auto it = set.peaks.find(sizes);
+  if (it != set.peaks.end())
+    return std::optional<int64_t>(it->second);
+  // An optional set's failure is silent, as its rewrite's is.
+  std::optional<ScopedDiagnosticHandler> silence;
+  if (set.optional)
+    silence.emplace(context, [](Diagnostic &) { return success(); });
+  FailureOr<MemoryUsage> usage = measure(n, set.options);
+  if (failed(usage) && !set.optional)
+    return failure();
+  if (failed(usage)) {
+    set.failedFrom = n;
+    return std::optional<int64_t>();
+  }
+  return std::optional<int64_t>(
+      set.peaks.try_emplace(sizes, usage->getTotalPeak()).first->second);
+}
+
 FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
                                                     int64_t batchSize,
                                                     int64_t budget) {
@@ -121,55 +172,75 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
   if (failed(lowering))
     return failure();
   SmallVector<std::string> pairs(inPlace.begin(), inPlace.end());
-  std::optional<Choice> best, smallest;
+  int64_t measured = 0;
+  auto measure = [&](int64_t n, StringRef options) {
+    ++numCandidates;
+    ++measured;
+    return estimateStepMemory(module, func, n, options, *lowering, *roles,
+                              pairs);
+  };
+
+  // The work of each set first: it is all the estimated time depends on
+  // (with N), and costs one rewrite, no bufferization.
+  FailureOr<SmallVector<CandidateSet>> sets = getCandidateWork(func);
+  if (failed(sets))
+    return failure();
   int64_t baseWork = -1;
-  for (const std::string &set : getCandidateSets()) {
-    std::string options = accumulateOptions;
-    if (set != "none")
-      options += " recompute=" + set;
-    // A recompute set that the analyses cannot follow (with `auto`) is left
-    // out, silently: the step without it is still a candidate.
-    bool optional = recompute == "auto" && set != "none";
-    std::optional<ScopedDiagnosticHandler> silence;
-    if (optional)
-      silence.emplace(&getContext(), [](Diagnostic &) { return success(); });
-    FailureOr<int64_t> work = estimateStepWork(module, func, options);
-    if (failed(work) && optional)
-      continue;
-    if (failed(work))
-      return failure();
-    if (baseWork < 0 || set == "none")
-      baseWork = set == "none" ? *work : baseWork;
-    // N with the same micro-batch sizes have the same buffers (only the
-    // trip counts of the loops differ): measure each pair of sizes once.
-    DenseMap<std::pair<int64_t, int64_t>, int64_t> peaks;
-    int64_t first = microBatches ? microBatches : 1;
-    int64_t last = microBatches ? microBatches : batchSize;
+  for (CandidateSet &set : *sets)
+    if (baseWork < 0 || set.name == "none")
+      baseWork = set.name == "none" ? set.work : baseWork;
+
+  // Every (set, N), in the order the sets and N are listed, then by
+  // estimated time (ties in the listed order, as they always went).
+  int64_t first = microBatches ? microBatches : 1;
+  int64_t last = microBatches ? microBatches : batchSize;
+  SmallVector<Choice> order;
+  SmallVector<size_t> setOf;
+  for (auto [index, set] : llvm::enumerate(*sets))
     for (int64_t n = first; n <= last; ++n) {
-      std::pair<int64_t, int64_t> sizes{llvm::divideCeil(batchSize, n),
-                                        batchSize / n};
-      auto it = peaks.find(sizes);
-      if (it == peaks.end()) {
-        FailureOr<MemoryUsage> usage = estimateStepMemory(
-            module, func, n, options, *lowering, *roles, pairs);
-        if (failed(usage) && optional)
-          break;
-        if (failed(usage))
-          return failure();
-        ++numCandidates;
-        it = peaks.try_emplace(sizes, usage->getTotalPeak()).first;
-      }
-      Choice choice{n, set, it->second, *work, 0, *work + n * parameters};
-      if (!smallest || choice.peak < smallest->peak)
-        smallest = choice;
-      if (choice.peak <= budget && (!best || choice.time < best->time))
-        best = choice;
+      order.push_back(
+          Choice{n, set.name, 0, set.work, 0, set.work + n * parameters});
+      setOf.push_back(index);
+    }
+  SmallVector<size_t> byTime =
+      llvm::to_vector(llvm::seq<size_t>(0, order.size()));
+  llvm::sort(byTime, [&](size_t a, size_t b) {
+    return std::tie(order[a].time, a) < std::tie(order[b].time, b);
+  });
+
+  // The first candidate by time that fits is the choice: every later one
+  // takes at least as long, so its peak need not be measured.
+  for (size_t i : byTime) {
+    FailureOr<std::optional<int64_t>> peak = measurePeak(
+        (*sets)[setOf[i]], order[i].n, batchSize, measure, &getContext());
+    if (failed(peak))
+      return failure();
+    if (!*peak || **peak + reserved > budget)
+      continue;
+    Choice best = order[i];
+    best.peak = **peak + reserved;
+    best.extraWork = baseWork >= 0 ? best.work - baseWork : 0;
+    best.measured = measured;
+    return best;
+  }
+
+  // Nothing fits: the smallest peak of all (the first in the listed order
+  // among equals) names the smallest budget.
+  std::optional<Choice> smallest;
+  for (auto [i, choice] : llvm::enumerate(order)) {
+    FailureOr<std::optional<int64_t>> peak = measurePeak(
+        (*sets)[setOf[i]], choice.n, batchSize, measure, &getContext());
+    if (failed(peak))
+      return failure();
+    if (*peak && (!smallest || **peak + reserved < smallest->peak)) {
+      smallest = choice;
+      smallest->peak = **peak + reserved;
     }
   }
-  if (best) {
-    best->extraWork = baseWork >= 0 ? best->work - baseWork : 0;
-    return *best;
-  }
+  if (!smallest)
+    return emitError(func.getLoc())
+           << DiagnosticCode::BudgetNotMet << "max-memory=" << maxMemory
+           << ": no candidate configuration could be measured";
   InFlightDiagnostic error =
       emitError(func.getLoc())
       << DiagnosticCode::BudgetNotMet
@@ -179,9 +250,39 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
       << formatByteCount(smallest->peak) << ", with N = " << smallest->n;
   if (smallest->recompute != "none")
     error << " and recompute=" << smallest->recompute;
+  if (reserved)
+    error << " (" << static_cast<int64_t>(reserved)
+          << " bytes of it for the returned results)";
   error << "; the smallest budget that fits is max-memory=" << smallest->peak
         << " (see --ga-memory-report)";
   return error;
+}
+
+FailureOr<SmallVector<CandidateSet>>
+ChooseMicroBatchesPass::getCandidateWork(func::FuncOp func) {
+  SmallVector<CandidateSet> sets;
+  for (const std::string &name : getCandidateSets()) {
+    CandidateSet set;
+    set.name = name;
+    set.options = accumulateOptions;
+    if (name != "none")
+      set.options += " recompute=" + name;
+    // A recompute set that the analyses cannot follow (with `auto`) is left
+    // out, silently: the step without it is still a candidate.
+    set.optional = recompute == "auto" && name != "none";
+    std::optional<ScopedDiagnosticHandler> silence;
+    if (set.optional)
+      silence.emplace(&getContext(), [](Diagnostic &) { return success(); });
+    FailureOr<int64_t> work =
+        estimateStepWork(getOperation(), func, set.options);
+    if (failed(work) && set.optional)
+      continue;
+    if (failed(work))
+      return failure();
+    set.work = *work;
+    sets.push_back(std::move(set));
+  }
+  return sets;
 }
 
 void ChooseMicroBatchesPass::runOnOperation() {
@@ -217,6 +318,13 @@ void ChooseMicroBatchesPass::runOnOperation() {
     emitError(module.getLoc())
         << "--ga-choose-micro-batches: unknown recompute set '" << recompute
         << "' (expected auto, " << llvm::join(getRecomputeSets(), ", ") << ")";
+    return signalPassFailure();
+  }
+  if (reserved < 0) {
+    emitError(module.getLoc())
+        << DiagnosticCode::InvalidMaxMemory
+        << "--ga-choose-micro-batches: reserved="
+        << static_cast<int64_t>(reserved) << " is negative";
     return signalPassFailure();
   }
   int64_t budget = 0;
@@ -265,6 +373,8 @@ void ChooseMicroBatchesPass::runOnOperation() {
       func->setAttr("ga.recompute_work",
                     builder.getI64IntegerAttr(fit->extraWork));
       func->setAttr("ga.recompute", builder.getStringAttr(fit->recompute));
+      func->setAttr("ga.candidates_measured",
+                    builder.getI64IntegerAttr(fit->measured));
     }
     func->setAttr(kMicroBatchesAttrName, builder.getI64IntegerAttr(n));
   }
@@ -287,7 +397,8 @@ ChooseMicroBatchesPass::applyChoices(ArrayRef<func::FuncOp> steps) {
             : (recompute == "auto" ? "none" : recompute.getValue()));
     for (StringRef name :
          {StringRef(kMicroBatchesAttrName), StringRef("ga.recompute"),
-          StringRef("ga.predicted_peak"), StringRef("ga.recompute_work")})
+          StringRef("ga.predicted_peak"), StringRef("ga.recompute_work"),
+          StringRef("ga.candidates_measured")})
       func->removeAttr(name);
   }
   for (auto &[name, n, set] : chosen) {

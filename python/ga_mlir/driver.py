@@ -69,7 +69,9 @@ class CompileOptions:
     "report" (the memory report, as the CPU library bufferizes the step, of
     the argument classes report_roles, on a data-parallel step's shard
     report_shard = (begin, end); with memory_target "cuda", as the GPU step
-    is bufferized, in device bytes, also what max_memory measures) or
+    is bufferized, in device bytes, also what max_memory measures;
+    reserved_bytes: what the caller allocates to return the results, kept
+    out of max_memory and counted in the predicted peak) or
     "shard-plan" (--ga-shard-plan's JSON of
     the step sharded by shard_parameters' default plan, chosen as
     shard_plan, a ShardPlan, asks). rewrite=False lowers the step as it is.
@@ -106,6 +108,7 @@ class CompileOptions:
     report_shard: tuple = None
     shard_plan: "ShardPlan" = None
     memory_target: str = "cpu"
+    reserved_bytes: int = 0
 
 
 @dataclasses.dataclass
@@ -240,7 +243,8 @@ class _Options(ctypes.Structure):
                 ("shardPlanBasePeaks", ctypes.POINTER(ctypes.c_int64)),
                 ("numShardPlanBasePeaks", ctypes.c_ssize_t),
                 ("shardPlanMaxMemory", _StringRef),
-                ("memoryTarget", ctypes.c_int)]
+                ("memoryTarget", ctypes.c_int),
+                ("reservedBytes", ctypes.c_int64)]
 
 
 class _Result(ctypes.Structure):
@@ -406,6 +410,7 @@ def compile(ir, options, filename=None):
         raise ValueError("compile: memory_target must be 'cpu' or 'cuda', "
                          f"got {options.memory_target!r}")
     c.memoryTarget = _TARGETS[options.memory_target]
+    c.reservedBytes = int(options.reserved_bytes or 0)
     _set_lowering_options(c, options.cpu, CPU_OPTIONS, "CPU", text)
     _set_lowering_options(c.nvvm, options.nvvm, NVVM_OPTIONS, "NVVM", text)
 

@@ -11,6 +11,8 @@
 // SET: error: --ga-choose-micro-batches: unknown recompute set 'all' (expected auto, none, pointwise, attention, products, layers)
 // RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="max-memory=1KiB roles=weights,inputs" -o /dev/null 2>&1 | FileCheck %s --check-prefix=ROLE
 // RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="max-memory=1KiB in-place=5:0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PAIR
+// RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="max-memory=100 reserved=8" -o /dev/null 2>&1 | FileCheck %s --check-prefix=RESERVED
+// RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="max-memory=100 reserved=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // The candidates' form (results in place, argument classes) as the
 // report's: a wrong class or pair is the error of the report or of
 // --ga-write-results-in-place.
@@ -27,6 +29,10 @@
 // UNIT: error: invalid max-memory '12XB': expected a number of bytes, optionally followed by KiB, MiB or GiB
 // ZERO: error: --ga-choose-micro-batches needs micro-batch-size (>= 1) or max-memory
 // FUNC: error: func=nope: no function with a body named 'nope'
+// The bytes kept for the returned results are part of the smallest budget
+// (304 bytes of the step, 8 kept).
+// RESERVED: error: no number of micro-batches fits max-memory=100: the smallest static peak is 312 bytes, with N = 1 (8 bytes of it for the returned results); the smallest budget that fits is max-memory=312
+// NEGATIVE: error: --ga-choose-micro-batches: reserved=-1 is negative
 
 // A budget below every N: the error at the step names the smallest peak.
 // expected-error @+1 {{no number of micro-batches fits max-memory=100: the smallest static peak is}}

@@ -13,6 +13,11 @@
 // RUN: ga-opt %s --ga-memory-report="sweep=1,2,3,4,6,12" | FileCheck %s --check-prefix=REPORT
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=839" | FileCheck %s --check-prefix=CHOICE
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=839 recompute=none" | FileCheck %s --check-prefix=CHOICE
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=839 recompute=none" | FileCheck %s --check-prefix=COUNT839NONE
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=872" | FileCheck %s --check-prefix=COUNT872
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=871" | FileCheck %s --check-prefix=COUNT871
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=828" | FileCheck %s --check-prefix=COUNT828
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=872 reserved=1 recompute=none" | FileCheck %s --check-prefix=RESERVED
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=872 micro-batches=3" | FileCheck %s --check-prefix=FIXED3
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=776 in-place=0:0,1:1,2:2" | FileCheck %s --check-prefix=INPLACE776
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=775 in-place=0:0,1:1,2:2 roles=parameters,parameters,optimizer_state,optimizer_state,inputs,inputs" | FileCheck %s --check-prefix=INPLACE775
@@ -30,24 +35,42 @@
 // REPORT: @step  12  {{.*}}  828
 
 // micro-batch-size=M: N = ceil(B / M); M >= B is the full batch.
-// SIZE5: func.func @step({{.*}} attributes {ga.micro_batches = 3 : i64{{[,}]}}
-// SIZE12: func.func @step({{.*}} attributes {ga.micro_batches = 1 : i64{{[,}]}}
-// SIZE1: func.func @step({{.*}} attributes {ga.micro_batches = 12 : i64{{[,}]}}
+// SIZE5: func.func @step({{.*}} attributes {{[{].*}}ga.micro_batches = 3 : i64{{[,}]}}
+// SIZE12: func.func @step({{.*}} attributes {{[{].*}}ga.micro_batches = 1 : i64{{[,}]}}
+// SIZE1: func.func @step({{.*}} attributes {{[{].*}}ga.micro_batches = 12 : i64{{[,}]}}
 
 // max-memory: the smallest N whose peak fits (peaks are not monotonic in N:
 // N = 5 needs two loops and 908 bytes, more than N = 4).
-// MEM871: attributes {ga.micro_batches = 2 : i64{{[,}]}}
-// MEM839: attributes {ga.micro_batches = 4 : i64{{[,}]}}
-// MEM835: attributes {ga.micro_batches = 6 : i64{{[,}]}}
-// MEM828: attributes {ga.micro_batches = 12 : i64{{[,}]}}
+// MEM871: attributes {{[{].*}}ga.micro_batches = 2 : i64{{[,}]}}
+// MEM839: attributes {{[{].*}}ga.micro_batches = 4 : i64{{[,}]}}
+// MEM835: attributes {{[{].*}}ga.micro_batches = 6 : i64{{[,}]}}
+// MEM828: attributes {{[{].*}}ga.micro_batches = 12 : i64{{[,}]}}
 
 // The choice is recorded with its predicted total peak and the work the
 // recomputation adds (this step has no element-wise value read twice:
 // recomputing changes nothing, and costs nothing).
-// CHOICE: attributes {ga.micro_batches = 4 : i64, ga.predicted_peak = 836 : i64, ga.recompute = "none", ga.recompute_work = 0 : i64}
+// CHOICE: attributes {ga.candidates_measured = {{[0-9]+}} : i64, ga.micro_batches = 4 : i64, ga.predicted_peak = 836 : i64, ga.recompute = "none", ga.recompute_work = 0 : i64}
+
+// Only the candidates up to the first that fits, by estimated time (work
+// + N x parameters), are bufferized: each later one takes at least as
+// long. With recompute=none that is N = 1 .. 4 at 839 bytes (not the 8
+// distinct micro-batch sizes of N = 1 .. 12). With auto, the 5 sets
+// (none, pointwise, attention, products, layers) have the same work here
+// (nothing to recompute), so each N is weighed with every set before the
+// next N: 1 candidate at 872 bytes (N = 1 fits), 5 + 1 at 871; at 828
+// every N up to 12 of the first set, 36 of the 40 (set, sizes) pairs.
+// COUNT839NONE: ga.candidates_measured = 4 : i64
+// COUNT872: ga.candidates_measured = 1 : i64, ga.micro_batches = 1 : i64
+// COUNT871: ga.candidates_measured = 6 : i64, ga.micro_batches = 2 : i64
+// COUNT828: ga.candidates_measured = 36 : i64, ga.micro_batches = 12 : i64
+
+// reserved=R keeps R bytes of the budget for the results' objects the
+// caller allocates: N = 1 (872) no longer fits 872 with 1 byte kept, N = 2
+// (848) does, and its predicted peak counts the byte.
+// RESERVED: ga.micro_batches = 2 : i64, ga.predicted_peak = 849 : i64
 // micro-batches=N with max-memory fixes N; only the recompute set is
 // chosen.
-// FIXED3: attributes {ga.micro_batches = 3 : i64, ga.predicted_peak = 840 : i64
+// FIXED3: attributes {{[{].*}}ga.micro_batches = 3 : i64, ga.predicted_peak = 840 : i64
 
 // With the results the library writes in place (in-place=, as the PyTorch
 // frontend compiles it), a candidate is measured in that form: the new
@@ -56,8 +79,8 @@
 // to the report of N = 1 chooses N = 1.
 // REPORT-INPLACE1: @step_in_place {{.*}} 776
 // REPORT-INPLACE2: @step_in_place {{.*}} 752
-// INPLACE776: attributes {ga.micro_batches = 1 : i64, ga.predicted_peak = 776 : i64
-// INPLACE775: attributes {ga.micro_batches = 2 : i64, ga.predicted_peak = 752 : i64
+// INPLACE776: attributes {{[{].*}}ga.micro_batches = 1 : i64, ga.predicted_peak = 776 : i64
+// INPLACE775: attributes {{[{].*}}ga.micro_batches = 2 : i64, ga.predicted_peak = 752 : i64
 
 // From --ga-accumulate, the rewrite runs with the chosen N and the attribute
 // is gone.

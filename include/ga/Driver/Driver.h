@@ -154,6 +154,9 @@ struct DriverOptions {
   /// with `cpu`) or CUDA (the device memory of the GPU step, with `nvvm`).
   /// A budget for DriverTarget::CUDA is device bytes whatever this says.
   DriverTarget memoryTarget = DriverTarget::CPU;
+  /// Bytes that a budget (maxMemory) keeps for what the caller allocates to
+  /// return the step's results (--ga-choose-micro-batches' `reserved`).
+  int64_t reservedBytes = 0;
 
   /// Whether the report and the budget measure the GPU step.
   bool measuresDevice() const {

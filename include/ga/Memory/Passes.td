@@ -45,13 +45,24 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
       ops: products, element-wise work and what is recomputed) plus N times
       the parameters' elements (every micro-batch reads them again): for a
       fixed set the smallest N that fits, and recomputation only where it
-      lets a smaller N fit or nothing fits without it. A smaller budget
-      never gives a larger peak: the candidates only shrink. With
-      `micro-batches=N` as well, N is fixed and only the set is chosen.
-      The choice is recorded as `ga.micro_batches`, `ga.recompute`,
-      `ga.predicted_peak` and `ga.recompute_work` (the work the
-      recomputation adds). When nothing fits, the error at the function
-      names the smallest peak and its configuration. With `in-place`
+      lets a smaller N fit or nothing fits without it. The work of each
+      set is counted first (one rewrite, no bufferization); the candidates
+      are then measured in the order of their estimated time (ties in the
+      order of the sets, then of N) and only up to the first that fits,
+      since every later one takes at least as long: that is the choice
+      (`ga.candidates_measured` records how many were bufferized). Only
+      when nothing fits is every candidate measured, to name the smallest
+      peak. A smaller budget never gives a larger peak: the candidates
+      only shrink. With `micro-batches=N` as well, N is fixed and only the
+      set is chosen. The choice is recorded as `ga.micro_batches`,
+      `ga.recompute`, `ga.predicted_peak`, `ga.recompute_work` (the work
+      the recomputation adds) and `ga.candidates_measured`. `reserved`
+      keeps bytes of the budget for what the caller allocates to return
+      the step's results (the PyTorch frontend's loss tensor): a candidate
+      fits when its peak plus them is within the budget, and the predicted
+      peak and the smallest budget an error names include them. When
+      nothing fits, the error at the function names the smallest peak and
+      its configuration. With `in-place`
       (the pairs the library writes in place) and `roles`, a candidate is
       measured in the form of the library and with the classes that
       `--ga-memory-report` gives it, so that the predicted peak is the
@@ -124,6 +135,11 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
                "in that form, as --ga-memory-report measures the library, "
                "so the new parameters and states take no buffers of their "
                "own">,
+    Option<"reserved", "reserved", "int64_t", /*default=*/"0",
+           "Bytes of the budget kept for what the caller allocates to "
+           "return the step's results (the PyTorch frontend's tensors): "
+           "a candidate fits when its total peak plus these bytes is at "
+           "most max-memory, and the predicted peak includes them">,
     ListOption<"argumentRoles", "roles", "std::string",
                "The report class of every argument (parameters, "
                "optimizer_state or inputs), as --ga-memory-report's `roles`; "
@@ -131,7 +147,8 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
   ];
   let statistics = [
     Statistic<"numCandidates", "candidates",
-              "Candidate micro-batch counts rewritten and measured">
+              "Candidates (N and recompute set) rewritten and bufferized; "
+              "those after the first that fits are pruned">
   ];
 }
 

@@ -80,6 +80,14 @@ def _versions_work():
 _VERSIONS = _versions_work()
 
 
+def _all_equal(values, expected):
+    """Whether the iterable `values` (as long as the list `expected`)
+    equals it, without building a list: a list of a large model's
+    parameters is a heap block that every call would add to its peak
+    (memory_report() and max_memory do not count it)."""
+    return all(map(operator.eq, values, expected))
+
+
 def _same_layouts(tensors, sizes, strides):
     """Whether `tensors` have the `sizes` and `strides`."""
     if _assert_size_stride_grouped is not None:
@@ -88,8 +96,8 @@ def _same_layouts(tensors, sizes, strides):
             return True
         except AssertionError:
             return False
-    return list(map(_SHAPE, tensors)) == sizes and \
-        list(map(_STRIDE, tensors)) == strides
+    return _all_equal(map(_SHAPE, tensors), sizes) and \
+        _all_equal(map(_STRIDE, tensors), strides)
 
 
 def hashable_setting(value):
@@ -206,15 +214,16 @@ class CallPlan:
             if t.shape != shape or t.dtype is not dtype or not t.is_cpu:
                 return False
         if sum(map(_dict_version, self.dicts)) != self.version or \
-                list(map(type, self.modules)) != self.types or \
+                not _all_equal(map(type, self.modules), self.types) or \
                 type(self.optimizer) is not self.optimizer_type or \
-                list(map(_REQUIRES_GRAD, self.named)) != self.requires_grad:
+                not _all_equal(map(_REQUIRES_GRAD, self.named),
+                               self.requires_grad):
             return False
         if not self._groups_hold():
             return False
         watched = self.watched
-        return (list(map(_DATA_PTR, watched)) == self.pointers and
-                list(map(_DTYPE, watched)) == self.dtypes and
+        return (_all_equal(map(_DATA_PTR, watched), self.pointers) and
+                _all_equal(map(_DTYPE, watched), self.dtypes) and
                 _same_layouts(watched, self.sizes, self.strides))
 
     def _groups_hold(self):
@@ -223,7 +232,8 @@ class CallPlan:
             return False
         for k, g in enumerate(groups):
             if g is not self.groups[k] or \
-                    list(map(id, g["params"])) != self.group_params[k]:
+                    len(g["params"]) != len(self.group_params[k]) or \
+                    not _all_equal(map(id, g["params"]), self.group_params[k]):
                 return False
             version = _dict_version(g)
             if version != self.group_versions[k]:

@@ -9,7 +9,7 @@ import torch
 
 from .. import aot, library_path
 from ._budget import (_budget_text, _cache_dir, _choose_micro_batches,
-                      _memory_report)
+                      _memory_report, _returned_bytes)
 from ._cache import cached_export, library_cpu
 from ._call import CpuLibrary, CudaLibrary, call_step, new_hyper, \
     require_cuda
@@ -275,8 +275,20 @@ class CompiledTrainStep:
         self.choice = _choose_micro_batches(
             ir, batch_args, *given, self.options,
             self._in_place_pairs(spec), argument_roles(spec, self.num_inputs),
-            self.target)
+            self.target, self._returned(spec))
         return self.choice["micro_batches"]
+
+    def _returned(self, spec):
+        """The heap bytes a call allocates to return the results of the
+        step of `spec` (_returned_bytes): a category of memory_report()'s
+        total_peak, kept out of max_memory. For the CPU step of this class's
+        report only (the GPU returns device tensors; the data-parallel
+        report is its own)."""
+        own_report = CompiledTrainStep.memory_report
+        if self.target != "cpu" or type(self).memory_report is not own_report:
+            return 0
+        return _returned_bytes([((), torch.float32)] + spec.metrics.results(),
+                               bool(spec.layouts))
 
     def _rewrite_options(self):
         """The options with the recompute set chosen under a budget."""
@@ -322,10 +334,17 @@ class CompiledTrainStep:
         workspace, in total_peak) and `host` (host buffers, apart)."""
         v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
             else next(iter(self._variants.values()))
-        return _memory_report(v.ir, v.micro_batches, v.batch_args,
-                              self._rewrite_options(), v.in_place,
-                              argument_roles(v.spec, self.num_inputs),
-                              self.target)
+        report = _memory_report(v.ir, v.micro_batches, v.batch_args,
+                                self._rewrite_options(), v.in_place,
+                                argument_roles(v.spec, self.num_inputs),
+                                self.target)
+        # What the call allocates to return the results (PyTorch's tensors
+        # beside the library's buffers), when it is measured.
+        returned = self._returned(v.spec)
+        if returned:
+            report["returned"] = returned
+            report["total_peak"] += returned
+        return report
 
     def writes_in_place(self, *inputs):
         """Whether the library for `inputs` (default: the example inputs'

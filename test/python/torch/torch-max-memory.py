@@ -7,7 +7,9 @@
 # in the library's form (rewritten, the new parameters and states written
 # into their arguments by --ga-write-results-in-place), bufferized as the
 # library is (its CPU options: static temporaries included, and buffers
-# shared, as max_memory= lowers it);
+# shared, as max_memory= lowers it), plus what a call allocates to return
+# the loss (PyTorch's tensor, measured by the frontend: memory_report()'s
+# `returned`, which max_memory= keeps out of the budget);
 # for budgets equal to a peak and between two peaks, the chosen N fits and
 # N - 1 does not, and the compiled step still equals PyTorch's full-batch
 # step. Budgets no N fits and contradictory options raise CompileError with
@@ -24,7 +26,13 @@ import zoo
 from ga_mlir import run_pipeline
 from ga_mlir.torch import CompileError, compile_train_step, \
     export_train_step
+from ga_mlir.torch._budget import _returned_bytes
 from ga_mlir.torch._options import library_cpu_options
+
+
+# The returned loss tensor's bytes (a 0-d float32), as the frontend
+# measures them.
+RETURNED = _returned_bytes([((), torch.float32)], False)
 
 
 def pass_options(options):
@@ -66,7 +74,7 @@ def static_peaks(make_model, make_batch, loss_fn, opt_name,
                 f"output={out} "
                 f"cpu={{{pass_options({'share_buffers': True})}}}}})")
             with open(out) as f:
-                peaks[n] = json.load(f)[0]["total_peak"]
+                peaks[n] = json.load(f)[0]["total_peak"] + RETURNED
     return peaks
 
 
