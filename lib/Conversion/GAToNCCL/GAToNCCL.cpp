@@ -31,6 +31,8 @@
 
 #include "ga-runtime/GARuntimeABI.h"
 
+#include <array>
+
 namespace mlir::ga {
 #define GEN_PASS_DEF_CONVERTGATONCCL
 #include "ga/Conversion/Passes.h.inc"
@@ -100,16 +102,24 @@ static RankedTensorType withRows(RankedTensorType type, int64_t rows) {
   return type.clone(shape);
 }
 
-/// The rows [offset, offset + size) of `tensor`.
-static Value extractRows(OpBuilder &b, Location loc, Value tensor,
-                         int64_t offset, int64_t size) {
-  auto type = cast<RankedTensorType>(tensor.getType());
+/// The offsets, sizes and strides of rows [offset, offset + size) of a
+/// tensor of `type` (every other dimension whole).
+static std::array<SmallVector<OpFoldResult>, 3>
+rowSlice(OpBuilder &b, RankedTensorType type, int64_t offset, int64_t size) {
   SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
   for (int64_t dim : type.getShape())
     sizes.push_back(b.getIndexAttr(dim));
   offsets[0] = b.getIndexAttr(offset);
   sizes[0] = b.getIndexAttr(size);
+  return {offsets, sizes, strides};
+}
+
+/// The rows [offset, offset + size) of `tensor`.
+static Value extractRows(OpBuilder &b, Location loc, Value tensor,
+                         int64_t offset, int64_t size) {
+  auto [offsets, sizes, strides] =
+      rowSlice(b, cast<RankedTensorType>(tensor.getType()), offset, size);
   return tensor::ExtractSliceOp::create(b, loc, tensor, offsets, sizes,
                                         strides);
 }
@@ -118,11 +128,8 @@ static Value extractRows(OpBuilder &b, Location loc, Value tensor,
 static Value insertRows(OpBuilder &b, Location loc, Value source, Value dest,
                         int64_t offset) {
   auto type = cast<RankedTensorType>(source.getType());
-  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
-  for (int64_t dim : type.getShape())
-    sizes.push_back(b.getIndexAttr(dim));
-  offsets[0] = b.getIndexAttr(offset);
+  auto [offsets, sizes, strides] =
+      rowSlice(b, type, offset, type.getDimSize(0));
   return tensor::InsertSliceOp::create(b, loc, source, dest, offsets, sizes,
                                        strides);
 }

@@ -47,7 +47,8 @@ import torch
 
 from ._common import CompileError
 from ._locations import current_user_line
-from ._permutation import _ELEMENTWISE, _METADATA, _entries, _name, _tensors
+from ._permutation import (_ELEMENTWISE, _METADATA, _entries, _name,
+                           _tensors, refuse)
 
 # The attribute that carries a traced tensor's part in the rule.
 _TAG = "_ga_expert_loop"
@@ -128,15 +129,15 @@ def _tagged(value, kind, loop=None, **info):
 
 
 def _refuse(loop, what):
-    where = f" (the experts hit at {loop.line})" if loop is not None else ""
-    raise CompileError(
-        f"{current_user_line()}: error: {what}{where}: a loop over the "
-        "experts a batch routes to is compiled as one pass over every "
-        "token-expert pair in token order (each pair's rows times its own "
-        "expert's matrices, added back to its token by index_add_), which "
-        "holds only while nothing reads which experts were hit, how many "
-        "pairs each has, or across the pairs; this use would depend on the "
-        "routing of the whole batch, which a micro-batch cannot see")
+    refuse(what,
+           f" (the experts hit at {loop.line})" if loop is not None else "",
+           "a loop over the "
+           "experts a batch routes to is compiled as one pass over every "
+           "token-expert pair in token order (each pair's rows times its own "
+           "expert's matrices, added back to its token by index_add_), which "
+           "holds only while nothing reads which experts were hit, how many "
+           "pairs each has, or across the pairs; this use would depend on the "
+           "routing of the whole batch, which a micro-batch cannot see")
 
 
 def _dim_arg(args, kwargs, position, default=None):

@@ -99,16 +99,22 @@ def _tensors(value):
             yield from _tensors(v)
 
 
-def _refuse(sort, what):
-    where = f" (sorted at {sort.line})" if sort is not None else ""
+def refuse(what, origin, reason):
+    """CompileError at the user's line: `what`, where the rule's value came
+    from (`origin`, or ""), and why the rule cannot take it (`reason`)."""
     raise CompileError(
-        f"{current_user_line()}: error: {what}{where}: a sort across the "
-        "batch (the token-expert pairs sorted by expert) is compiled only "
-        "when its permutation is undone before anything reads across the "
-        "sorted rows (gathers by it, element-wise operations among values "
-        "in its order, grouped products whose ends count its rows, then "
-        "the inverse permutation); this use would depend on the order of "
-        "the pairs of the whole batch, which a micro-batch cannot see")
+        f"{current_user_line()}: error: {what}{origin}: {reason}")
+
+
+def _refuse(sort, what):
+    refuse(what, f" (sorted at {sort.line})" if sort is not None else "",
+           "a sort across the "
+           "batch (the token-expert pairs sorted by expert) is compiled only "
+           "when its permutation is undone before anything reads across the "
+           "sorted rows (gathers by it, element-wise operations among values "
+           "in its order, grouped products whose ends count its rows, then "
+           "the inverse permutation); this use would depend on the order of "
+           "the pairs of the whole batch, which a micro-batch cannot see")
 
 
 def _entries(index):
