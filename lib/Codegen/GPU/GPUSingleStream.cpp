@@ -30,6 +30,8 @@ namespace mlir::ga {
 using namespace mlir;
 using namespace mlir::ga;
 
+namespace {
+
 /// True if `op` or an op nested in it is GPU work that runs on a stream: an
 /// op ordered by async tokens (gpu ops and the ga library ops alike: a loop
 /// of products, e.g. a convolution's products per sample, takes the step's
@@ -38,8 +40,6 @@ static bool containsGPUWork(Operation *op) {
   return op->walk([](gpu::AsyncOpInterface) { return WalkResult::interrupt(); })
       .wasInterrupted();
 }
-
-namespace {
 
 struct GPUSingleStreamPass
     : public ga::impl::GPUSingleStreamBase<GPUSingleStreamPass> {
