@@ -15,16 +15,15 @@ custom_functions() finds the Functions of the model's eager backward graph
 the older form the newer one, and takes it back afterwards (the class is
 the user's; nothing of PyTorch is patched):
 
-  forward(*args)                    = the user's forward on a context that
-                                      keeps nothing,
-  setup_context(ctx, inputs, out)   = the user's forward again on `ctx`,
-                                      for what it saves and sets,
+  forward(*args)                    = the user's forward, once, on a context
+                                      that records what it saves and sets,
+  setup_context(ctx, inputs, out)   = that record given to `ctx`,
 
-so the backward runs as written, on what the forward saved; the forward's
-ops appear twice in the trace (the second copy only feeds the backward).
-A forward that marks outputs (mark_dirty, mark_non_differentiable) cannot
-be split so and is refused at the user's line. The step is then traced in
-two stages (_export._trace), as the grouped products are.
+so the backward runs as written, on the very tensors the forward saved (a
+mask drawn in the forward is the one the backward reads). A forward that
+marks outputs (mark_dirty, mark_non_differentiable) cannot be split so and
+is refused at the user's line. The step is then traced in two stages
+(_export._trace), as the grouped products are.
 """
 
 import contextlib
@@ -65,49 +64,42 @@ def _has_setup_context(cls):
     return False
 
 
-class _Keeping:
-    """The context of the forward's first run: keeps nothing."""
+class _Recording:
+    """The context of the user's forward: records what it saves and the
+    attributes it sets, for setup_context to give the Function's context."""
 
-    def save_for_backward(self, *tensors):
-        pass
-
-    def save_for_forward(self, *tensors):
-        pass
-
-    def set_materialize_grads(self, value):
-        pass
-
-    def mark_dirty(self, *tensors):
-        _refuse("mark_dirty")
-
-    def mark_non_differentiable(self, *tensors):
-        _refuse("mark_non_differentiable")
-
-
-class _Saving:
-    """The context of the forward's second run: what it saves and sets
-    goes to the Function's context `ctx`."""
-
-    def __init__(self, ctx):
-        object.__setattr__(self, "_ctx", ctx)
+    def __init__(self):
+        object.__setattr__(self, "_saved", ())
+        object.__setattr__(self, "_attributes", {})
+        object.__setattr__(self, "_materialize", None)
 
     def __setattr__(self, name, value):
-        setattr(self._ctx, name, value)
+        self._attributes[name] = value
 
     def __getattr__(self, name):
-        return getattr(self._ctx, name)
+        try:
+            return self._attributes[name]
+        except KeyError:
+            raise AttributeError(name) from None
 
     def save_for_backward(self, *tensors):
-        self._ctx.save_for_backward(*tensors)
+        object.__setattr__(self, "_saved", tensors)
 
     def set_materialize_grads(self, value):
-        self._ctx.set_materialize_grads(value)
+        object.__setattr__(self, "_materialize", value)
 
     def mark_dirty(self, *tensors):
         _refuse("mark_dirty")
 
     def mark_non_differentiable(self, *tensors):
         _refuse("mark_non_differentiable")
+
+    def replay(self, ctx):
+        ctx.save_for_backward(*self._saved)
+        for name, value in self._attributes.items():
+            setattr(ctx, name, value)
+        if self._materialize is not None:
+            ctx.set_materialize_grads(self._materialize)
 
 
 def _refuse(what):
@@ -120,12 +112,21 @@ def _refuse(what):
 
 def _split(user):
     """The forward and setup_context of the user's forward(ctx, *args)
-    (no default arguments: torch binds the forward's defaults)."""
+    (no default arguments: torch binds the forward's defaults). The forward
+    runs once; torch calls setup_context after it, once per level of
+    torch.func's transforms, before any other forward of this Function
+    (a nested Function's calls complete inside the user's forward), each
+    time with what that run recorded."""
+    last = [None]
+
     def forward(*args):
-        return user(_Keeping(), *args)
+        ctx = _Recording()
+        output = user(ctx, *args)
+        last[0] = ctx
+        return output
 
     def setup_context(ctx, inputs, output):
-        user(_Saving(ctx), *inputs)
+        last[0].replay(ctx)
 
     return forward, setup_context
 

@@ -6,8 +6,9 @@
 # round (its derivative would be zero) in the older form, forward(ctx, ...),
 # with a non-tensor argument kept on ctx; a gradient reversal in the form
 # with setup_context; both in one model, against PyTorch's full-batch step
-# (N = 3 on a batch of 7: a remainder). A forward(ctx, ...) that marks its
-# output dirty is refused at its line.
+# (N = 3 on a batch of 7: a remainder). A Function that draws a random mask
+# and saves it: its backward reads the forward's draw. A forward(ctx, ...)
+# that marks its output dirty is refused at its line.
 
 import copy
 import sys
@@ -94,6 +95,54 @@ ok = worst < 1e-5 and moved > 1e-3
 print(f"custom backward: max difference {worst:.1e}, a moved by "
       f"{moved:.1e} {'OK' if ok else 'FAIL'}")
 # CHECK: custom backward: max difference {{.*}} OK
+
+
+class RandomMask(torch.autograd.Function):
+    """Draws its mask in the forward and reads the saved one in the
+    backward: the backward must see the forward's draw, not another."""
+
+    @staticmethod
+    def forward(ctx, x):
+        mask = (torch.rand_like(x) < 0.5).to(x.dtype)
+        ctx.save_for_backward(mask)
+        return x * mask
+
+    @staticmethod
+    def backward(ctx, grad):
+        mask, = ctx.saved_tensors
+        return grad * mask
+
+
+class Scale(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.tensor(1.5))
+
+    def forward(self, x):
+        return RandomMask.apply(x * self.w).sum()
+
+
+# loss = w * sum(x * mask), so its gradient is loss / w exactly when the
+# backward reads the forward's mask; and the draws are by sample, so N = 1
+# and N = 4 agree.
+torch.manual_seed(0)
+x4 = torch.rand(8, 16, generator=gen) + 0.5
+grads = []
+for n in (1, 4):
+    scale = Scale()
+    step = compile_train_step(scale, lambda m, x: m(x),
+                              torch.optim.SGD(scale.parameters(), lr=0.01),
+                              example_inputs=(x4,), micro_batches=n)
+    torch.manual_seed(3)
+    loss = step(x4).item()
+    grads.append(((1.5 - scale.w.item()) / 0.01, loss / 1.5))
+consistent = all(abs(g - l) <= 1e-4 * abs(l) for g, l in grads) and \
+    abs(grads[0][1] - grads[1][1]) <= 1e-5 * abs(grads[0][1])
+ok = ok and consistent
+print(f"saved random mask: gradient {grads[0][0]:.4f}, loss / w "
+      f"{grads[0][1]:.4f}, N = 4 {grads[1][1]:.4f} "
+      f"{'OK' if consistent else 'FAIL'}")
+# CHECK: saved random mask: {{.*}} OK
 
 
 class Dirty(torch.autograd.Function):
