@@ -359,48 +359,6 @@ def _rrelu_with_noise_backward(grad_output, self, noise, lower, upper,
                                             self_is_result)
 
 
-def _contiguous_strides(size):
-    """The strides of a contiguous tensor of `size`."""
-    strides, step = [], 1
-    for n in reversed(size):
-        strides.append(step)
-        step *= max(n, 1)
-    return strides[::-1]
-
-
-def _is_dense_window(base, size, stride):
-    """Whether as_strided(base, size, stride, offset) is a contiguous window
-    of a contiguous `base` (dimensions of size 1 may have any stride)."""
-    expected = _contiguous_strides(size)
-    return base.is_contiguous() and all(
-        n == 1 or s == e for n, s, e in zip(size, stride, expected))
-
-
-def _as_strided(base, size, stride, storage_offset=None):
-    """aten.as_strided of a contiguous window (what functionalization makes
-    of an in-place op on a view, e.g. an in-place dropout after flatten) as
-    a slice of the flattened base and a view: torch-mlir lowers neither
-    as_strided nor its scatter. Other windows are left as they are."""
-    if not _is_dense_window(base, size, stride):
-        return NotImplemented
-    offset = storage_offset or 0
-    numel = 1
-    for n in size:
-        numel *= n
-    return base.reshape(-1)[offset:offset + numel].view(size)
-
-
-def _as_strided_scatter(base, src, size, stride, storage_offset=None):
-    """aten.as_strided_scatter of a contiguous window (see _as_strided) as
-    a slice_scatter of the flattened base."""
-    if not _is_dense_window(base, size, stride):
-        return NotImplemented
-    offset = storage_offset or 0
-    flat = base.reshape(-1)
-    return aten.slice_scatter.default(flat, src.reshape(-1), 0, offset,
-                                      offset + src.numel()).view(base.shape)
-
-
 def _decomposition_table(indexing):
     from torch._decomp import core_aten_decompositions
     table = dict(core_aten_decompositions())
@@ -421,8 +379,6 @@ def _decomposition_table(indexing):
     table[aten.pow.Tensor_Scalar] = _pow_scalar
     table[aten.reciprocal.default] = _reciprocal
     table[aten.gelu.default] = _gelu
-    table[aten.as_strided.default] = _as_strided
-    table[aten.as_strided_scatter.default] = _as_strided_scatter
     table[aten.rrelu_with_noise.default] = _rrelu_with_noise
     table[aten.rrelu_with_noise_functional.default] = \
         _rrelu_with_noise_functional
