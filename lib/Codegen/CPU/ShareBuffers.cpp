@@ -166,33 +166,88 @@ struct ShareBuffersPass : public ga::impl::ShareBuffersBase<ShareBuffersPass> {
         groups[{range->block, alloc.getType()}].push_back(*range);
     });
     DominanceInfo dominance(func);
-    for (auto &entry : groups) {
-      SmallVector<LiveRange> &ranges = entry.second;
-      llvm::stable_sort(ranges, [](const LiveRange &a, const LiveRange &b) {
-        return a.first < b.first;
+    // Innermost blocks first: the buffers left in a block after its own
+    // sharing are candidates of the block around it too (see project).
+    SmallVector<std::pair<Block *, Type>> keys;
+    for (auto &entry : groups)
+      keys.push_back(entry.first);
+    auto depth = [](Block *block) {
+      unsigned d = 0;
+      for (Operation *op = block->getParentOp(); op; op = op->getParentOp())
+        ++d;
+      return d;
+    };
+    while (!keys.empty()) {
+      // The deepest block left (its group may have grown from inner ones).
+      auto *deepest = llvm::max_element(keys, [&](auto a, auto b) {
+        return depth(a.first) < depth(b.first);
       });
-      // Each slot: its allocation and the last access so far.
-      SmallVector<std::pair<memref::AllocOp, unsigned>> slots;
-      for (LiveRange &range : ranges) {
-        auto *slot = llvm::find_if(slots, [&](auto &slot) {
-          return slot.second < range.first &&
-                 dominance.properlyDominates(slot.first.getOperation(),
-                                             range.alloc.getOperation());
-        });
-        if (slot == slots.end()) {
-          slots.emplace_back(range.alloc, range.last);
-          continue;
-        }
-        memref::AllocOp shared = slot->first;
-        if (range.alloc.getAlignment().value_or(0) >
-            shared.getAlignment().value_or(0))
-          shared.setAlignment(*range.alloc.getAlignment());
-        range.alloc.getResult().replaceAllUsesWith(shared.getResult());
-        range.alloc.erase();
-        slot->second = range.last;
-        ++numShared;
-      }
+      std::pair<Block *, Type> key = *deepest;
+      keys.erase(deepest);
+      SmallVector<LiveRange> ranges = groups[key];
+      for (memref::AllocOp kept : share(ranges, dominance))
+        project(kept, key.first, groups, keys);
     }
+  }
+
+  /// Shares the buffers of `ranges` (candidates of one block and type);
+  /// returns the allocations left.
+  SmallVector<memref::AllocOp> share(SmallVector<LiveRange> &ranges,
+                                     DominanceInfo &dominance) {
+    llvm::stable_sort(ranges, [](const LiveRange &a, const LiveRange &b) {
+      return a.first < b.first;
+    });
+    // Each slot: its allocation and the last access so far.
+    SmallVector<std::pair<memref::AllocOp, unsigned>> slots;
+    for (LiveRange &range : ranges) {
+      auto *slot = llvm::find_if(slots, [&](auto &slot) {
+        return slot.second < range.first &&
+               dominance.properlyDominates(slot.first.getOperation(),
+                                           range.alloc.getOperation());
+      });
+      if (slot == slots.end()) {
+        slots.emplace_back(range.alloc, range.last);
+        continue;
+      }
+      memref::AllocOp shared = slot->first;
+      if (range.alloc.getAlignment().value_or(0) >
+          shared.getAlignment().value_or(0))
+        shared.setAlignment(*range.alloc.getAlignment());
+      range.alloc.getResult().replaceAllUsesWith(shared.getResult());
+      range.alloc.erase();
+      slot->second = range.last;
+      ++numShared;
+    }
+    return llvm::to_vector(llvm::make_first_range(slots));
+  }
+
+  /// A buffer whose contents never outlive one execution of `block` (every
+  /// candidate's, and so every buffer left after sharing them) is also dead
+  /// outside the op that holds `block`: a candidate of the block around
+  /// that op, live at that op alone. A micro-batch loop's temporaries then
+  /// share the storage of those of the first micro-batch peeled before it
+  /// (--ga-peel-first-accumulation), dead before the loop starts.
+  void
+  project(memref::AllocOp alloc, Block *block,
+          DenseMap<std::pair<Block *, Type>, SmallVector<LiveRange>> &groups,
+          SmallVector<std::pair<Block *, Type>> &keys) {
+    Operation *holder = block->getParentOp();
+    Block *outer = holder ? holder->getBlock() : nullptr;
+    // Defined inside the op, the buffer would be one per execution of it
+    // (and per iteration of a parallel loop): only hoisted ones, which every
+    // execution shares already.
+    if (!outer || isa<func::FuncOp>(holder) || holder->isAncestor(alloc))
+      return;
+    unsigned position = 0;
+    for (Operation &op : *outer) {
+      if (&op == holder)
+        break;
+      ++position;
+    }
+    std::pair<Block *, Type> key{outer, alloc.getType()};
+    if (!llvm::is_contained(keys, key))
+      keys.push_back(key);
+    groups[key].push_back(LiveRange{alloc, outer, position, position});
   }
 };
 } // namespace

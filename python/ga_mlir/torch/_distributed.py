@@ -43,7 +43,7 @@ import torch
 from .. import driver
 from ._common import CompileError
 from ._dp_collectives import collectives_for, shard_rows
-from ._dp_memory import report
+from ._dp_memory import budget_micro_batches, report
 from ._dp_shards import (_DEFAULT, _dist, _plain, exchange_shards,
                          global_shape, resolve_group, shard_arguments)
 from ._step import CompiledTrainStep
@@ -188,8 +188,20 @@ class DataParallelMixin:
         else:
             # The budget fits micro-batches of B / N samples of the global
             # step: the same size here.
-            chosen = super()._micro_batch_count(ir, batch_args, batch)
+            try:
+                chosen = super()._micro_batch_count(ir, batch_args, batch)
+            except CompileError as error:
+                if self.max_memory is None or error.code != "budget-not-met":
+                    raise
+                # Nothing fits the single-process step: the smallest budget
+                # to name is this rank's step's (at one sample each).
+                self.choice, chosen = None, total
             n = max(1, math.ceil(local * chosen / total))
+            if self.max_memory is not None:
+                # Measured as memory_report() measures this rank's step
+                # (its collectives' buffers, NCCL's for target="cuda").
+                n = budget_micro_batches(self, ir, batch_args,
+                                         self._budget_spec, n, local)
         if not 1 <= n <= local:
             raise CompileError(f"{n} micro-batches for this rank's "
                                f"{local} samples (rank {self.rank})",

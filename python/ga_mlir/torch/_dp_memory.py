@@ -45,3 +45,87 @@ def report(ir, compile_options, v, num_inputs, options):
         host_collectives=target == "cpu", report_shard=tuple(v.shard[:2]))
     result = run_driver(ir, compile_options, "--ga-memory-report failed")
     return json.loads(result.memory_report)[0]
+
+
+class Probe:
+    """What `report` reads of a variant (its spec, the rank's shard, the
+    results written in place), before the variant is compiled."""
+
+    def __init__(self, spec, batch_args, shard, in_place):
+        self.spec, self.batch_args = spec, batch_args
+        self.shard, self.in_place = shard, in_place
+
+
+_UNITS = {"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30}
+
+
+def budget_bytes(max_memory):
+    """max_memory in bytes, read as --ga-accumulate's max-memory is (an int,
+    or a number optionally followed by B, KiB, MiB or GiB)."""
+    if isinstance(max_memory, int):
+        return max_memory
+    text = str(max_memory).strip()
+    number = text.rstrip("BbKkMmGgIi ")
+    return int(float(number) * _UNITS[text[len(number):].strip().lower()])
+
+
+def budget_micro_batches(step, ir, batch_args, spec, first, local):
+    """N of a data-parallel step under `step.max_memory`, measured on the
+    step as memory_report() measures it (`report`: for target="cuda" the
+    GPU step's device bytes with the NCCL buffers of its buckets, for the
+    CPU the library with its host collectives): the least N from `first`
+    (the single-process choice, which counts no collective's buffers) up to this rank's `local` samples whose peak fits.
+    Sets `step.choice["predicted_peak"]` to that peak (and
+    `single_process_peak` to the first choice's, `peaks` to the peak of
+    each N measured), so that the budget
+    constrains the figure the report shows (each rank's own: its N is its
+    own, as without a budget). None fits: CompileError
+    (budget-not-met) naming the smallest per-rank budget that would."""
+    from ._common import CompileError
+    budget = budget_bytes(step.max_memory)
+    probe = Probe(spec, batch_args, step._shard, step._in_place_pairs(spec))
+    peaks = {}
+
+    def peak(n):
+        if n not in peaks:
+            marked, options = step._step_options(ir, n, batch_args, spec)
+            try:
+                row = report(marked, options, probe, step.num_inputs,
+                             step.options)
+            except CompileError:
+                if not probe.in_place:
+                    raise
+                # The library's copying form, as _step compiles it then.
+                probe.in_place = []
+                row = report(marked, options, probe, step.num_inputs,
+                             step.options)
+            peaks[n] = int(row["total_peak"])
+        return peaks[n]
+
+    # Doubling from `first`, then the least N between the last that does
+    # not fit and the first that does (the peak falls as N grows).
+    low, n = first - 1, max(1, min(first, local))
+    while peak(n) > budget and n < local:
+        low, n = n, min(2 * n, local)
+    if peak(n) > budget:
+        smallest = min(peaks.values())
+        raise CompileError(
+            f"compile_train_step: no number of micro-batches fits "
+            f"max_memory={step.max_memory} per rank: the data-parallel "
+            f"step's smallest per-rank peak is {smallest} bytes (N = "
+            f"{min(peaks, key=lambda k: (peaks[k], k))}, its collectives' "
+            f"buffers included); a per-rank budget of at least "
+            f"{smallest} bytes fits", code="budget-not-met")
+    high = n
+    while high - low > 1:
+        middle = (low + high) // 2
+        if peak(middle) <= budget:
+            high = middle
+        else:
+            low = middle
+    first_choice = step.choice or {}
+    step.choice = dict(first_choice, micro_batches=high,
+                       predicted_peak=peaks[high],
+                       single_process_peak=first_choice.get("predicted_peak"),
+                       peaks=dict(sorted(peaks.items())))
+    return high

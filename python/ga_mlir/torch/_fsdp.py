@@ -46,6 +46,7 @@ from .. import driver
 from . import _shard_plan
 from ._common import CompileError
 from ._dp_collectives import shard_rows
+from ._dp_memory import Probe
 from ._distributed import DataParallelTrainStep, data_parallel_signature
 from ._layout import _dtype_name
 from ._options import run_driver
@@ -69,14 +70,6 @@ def gather_rows(rows, full_rows, group):
     parts = [torch.empty_like(padded) for _ in range(world)]
     dist.all_gather(parts, padded.contiguous(), group=group)
     return torch.cat([p[:e - b] for p, (b, e) in zip(parts, bounds)])
-
-
-class _Probe:
-    """What _dp_memory.report reads of a variant, before it is compiled."""
-
-    def __init__(self, spec, batch_args, shard, in_place):
-        self.spec, self.batch_args = spec, batch_args
-        self.shard, self.in_place = shard, in_place
 
 
 class ShardedParametersTrainStep(DataParallelTrainStep):
@@ -270,7 +263,7 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
         counts = _shard_plan.candidate_counts(int(smallest),
                                               self.micro_batches)
         spec = self._traced
-        probe = _Probe(spec, batch_args, self._shard,
+        probe = Probe(spec, batch_args, self._shard,
                        self._in_place_pairs(spec))
         try:
             peaks = _shard_plan.base_peaks(self, ir, batch_args, spec,

@@ -87,3 +87,43 @@ func.func @scatter_reads(%x: memref<32xf32>, %y: memref<32xf32>) {
   memref.copy %b, %y : memref<32xf32> to memref<32xf32>
   return
 }
+
+// -----
+
+// %p is read after the loop: it is live across it, so the loop's
+// temporary %t (dead outside the loop) cannot take its buffer.
+// CHECK-LABEL: func.func @live_across_loop
+// CHECK-COUNT-2: memref.alloc
+func.func @live_across_loop(%x: memref<4xf32>, %y: memref<4xf32>, %z: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %p = memref.alloc() : memref<4xf32>
+  %t = memref.alloc() : memref<4xf32>
+  memref.copy %x, %p : memref<4xf32> to memref<4xf32>
+  scf.for %i = %c1 to %c4 step %c1 {
+    memref.copy %x, %t : memref<4xf32> to memref<4xf32>
+    memref.copy %t, %z : memref<4xf32> to memref<4xf32>
+  }
+  memref.copy %p, %y : memref<4xf32> to memref<4xf32>
+  return
+}
+
+// -----
+
+// %t is allocated inside the loop (one buffer per iteration, not hoisted):
+// it does not take the buffer of %p, held outside the loop.
+// CHECK-LABEL: func.func @allocated_inside
+// CHECK-COUNT-2: memref.alloc
+func.func @allocated_inside(%x: memref<4xf32>, %y: memref<4xf32>, %z: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %p = memref.alloc() : memref<4xf32>
+  memref.copy %x, %p : memref<4xf32> to memref<4xf32>
+  memref.copy %p, %y : memref<4xf32> to memref<4xf32>
+  scf.forall (%i) in (%c4) {
+    %t = memref.alloc() : memref<4xf32>
+    memref.copy %x, %t : memref<4xf32> to memref<4xf32>
+    memref.copy %t, %z : memref<4xf32> to memref<4xf32>
+  }
+  return
+}

@@ -106,3 +106,40 @@ func.func @gathered(%p1: memref<2x8xf32>, %p2: memref<2x8xf32>, %y1: memref<4x8x
   }
   return
 }
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// The first micro-batch peeled before the loop (--ga-peel-first-accumulation)
+// and the loop's: %p is the peeled iteration's temporary, dead before the
+// loop; %t's contents never outlive one iteration of the loop, so it is dead
+// outside the loop as well: one buffer for both (before, the peeled
+// iteration's temporaries were held beside the loop's). %q is written after
+// the loop: it takes that buffer too.
+// CHECK-LABEL: func.func @peeled
+// CHECK:         %[[P:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         memref.copy %arg0, %[[P]]
+// CHECK:         memref.copy %[[P]], %arg1
+// CHECK:         scf.for
+// CHECK:           memref.copy %arg0, %[[P]]
+// CHECK:           memref.copy %[[P]], %arg2
+// CHECK:         memref.copy %arg1, %[[P]]
+// CHECK:         memref.copy %[[P]], %arg2
+func.func @peeled(%x: memref<4xf32>, %y: memref<4xf32>, %z: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %p = memref.alloc() : memref<4xf32>
+  %t = memref.alloc() : memref<4xf32>
+  %q = memref.alloc() : memref<4xf32>
+  memref.copy %x, %p : memref<4xf32> to memref<4xf32>
+  memref.copy %p, %y : memref<4xf32> to memref<4xf32>
+  scf.for %i = %c1 to %c4 step %c1 {
+    memref.copy %x, %t : memref<4xf32> to memref<4xf32>
+    memref.copy %t, %z : memref<4xf32> to memref<4xf32>
+  }
+  memref.copy %y, %q : memref<4xf32> to memref<4xf32>
+  memref.copy %q, %z : memref<4xf32> to memref<4xf32>
+  return
+}

@@ -634,8 +634,14 @@ def ShareBuffers : Pass<"ga-share-buffers", "func::FuncOp"> {
     ops of the block from that write to the last access. Candidates of one
     block and one type share a buffer, first come first served, when their
     live ranges do not overlap and the first allocation dominates the
-    others. Exact: a buffer is reused only after its last access, by an op
-    that overwrites it entirely.
+    others. A buffer whose contents never outlive one execution of its
+    block (every candidate's, after the sharing in that block) is dead
+    outside the op that holds the block too: it is also a candidate of the
+    block around that op, live at that op alone (innermost blocks first;
+    only buffers allocated outside that op). The temporaries of a micro-batch
+    loop thus share the storage of those of the first micro-batch, peeled
+    before it by `--ga-peel-first-accumulation`. Exact: a buffer is reused
+    only after its last access, by an op that overwrites it entirely.
 
     Before:
 

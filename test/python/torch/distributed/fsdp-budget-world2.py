@@ -11,7 +11,7 @@
 # (AdamW), the same on both ranks, its collectives' calls and bytes as the
 # plan predicts, this rank's step as compiled (--ga-memory-report) within
 # the predicted per-rank peak (the chosen plan's, as compiled, the largest
-# over the ranks), at least two plans differ and a larger budget never
+# over the ranks: the largest of the ranks' reports equals it), at least two plans differ and a larger budget never
 # moves more bytes (the heap measured during the calls is printed only: see
 # fsdp_budget_worker.py). One byte under the smallest budget is refused,
 # naming it.

@@ -14,7 +14,10 @@ equal rank 0's bit for bit; whether every parameter holds exactly this
 rank's rows of it (the whole shape's rows [r D / W, (r + 1) D / W)) and
 equals those rows of the gathered one; the all-gathers and reduce-scatters
 counted per step by the collective layer, with their bytes and the bytes
-this rank sends, against the plan's prediction (step.shard_plan()).
+this rank sends, against the plan's prediction (step.shard_plan()); and the
+bytes this rank hands gloo in them, counted where torch.distributed is
+called (GlooBytes), against the plan's bytes sent plus gloo's padding of
+unequal parts.
 """
 import argparse
 import os
@@ -34,6 +37,51 @@ def rows_of(total, world, rank):
     return rank * total // world, (rank + 1) * total // world
 
 
+class GlooBytes:
+    """The bytes this rank hands gloo in the sharded collectives, counted
+    where torch.distributed is called (independently of the step's own
+    counter): a reduce-scatter sends the other ranks' parts of its input,
+    an all-gather its part, padded to the largest (gloo gathers equal parts
+    only), to every other rank."""
+
+    def __init__(self, world, rank):
+        self.sent = 0
+        for name in ("reduce_scatter", "all_gather_into_tensor"):
+            self._wrap(name, world, rank)
+
+    def _wrap(self, name, world, rank):
+        original = getattr(dist, name)
+
+        def counted(output, input, *args, **kwargs):
+            if name == "reduce_scatter":
+                self.sent += sum(t.nbytes for t in input) - input[rank].nbytes
+            else:
+                self.sent += input.nbytes * (world - 1)
+            return original(output, input, *args, **kwargs)
+        setattr(dist, name, counted)
+
+
+GLOO = None  # main's GlooBytes
+
+
+def gloo_padding(plan, shapes, itemsizes, world, rank):
+    """The bytes gloo's padding adds to what the plan says this rank sends:
+    per all-gather of a parameter whose rows do not split evenly, the rows
+    its part lacks of the largest, to each other rank."""
+    padding = 0
+    for pname, row in plan["parameters"].items():
+        shape = shapes[pname]
+        if not shape:
+            continue
+        per_row = itemsizes[pname] * (torch.Size(shape).numel() // shape[0])
+        longest = max(e - b for b, e in (rows_of(shape[0], world, r)
+                                         for r in range(world)))
+        b, e = rows_of(shape[0], world, rank)
+        padding += row["all_gathers"] * (longest - (e - b)) * per_row * \
+            (world - 1)
+    return padding
+
+
 def run_case(name, shards, rank, micro_batches, steps=2):
     world = dist.get_world_size()
     model, make_opt, loss_fn, max_norm, ref_model, _, ref_losses, local = \
@@ -43,7 +91,10 @@ def run_case(name, shards, rank, micro_batches, steps=2):
     step = compile_train_step(model, loss_fn, opt, local,
                               micro_batches=micro_batches,
                               max_grad_norm=max_norm, shard="parameters")
-    losses = [step(*local) for _ in range(steps)]
+    losses = [step(*local) for _ in range(steps - 1)]
+    GLOO.sent = 0
+    losses.append(step(*local))  # the step whose bytes are counted
+    gloo_sent = GLOO.sent
     full = step.full_state_dict()
     err, loss_err, same = compare(
         [full[n] for n, _ in model.named_parameters()], ref_model, losses,
@@ -66,16 +117,20 @@ def run_case(name, shards, rank, micro_batches, steps=2):
                 counts["all_gather"][1] + counts["reduce_scatter"][1],
                 counts["all_gather"][2] + counts["reduce_scatter"][2])
     predicted = (gathers, scatters, plan["bytes"], plan["sent"])
+    # What gloo was handed: the plan's bytes sent plus gloo's padding.
+    itemsizes = {n: p.element_size() for n, p in model.named_parameters()}
+    wire = gloo_sent == plan["sent"] + gloo_padding(
+        plan, whole_shapes, itemsizes, world, rank)
     ok = err <= TOLERANCE and loss_err <= TOLERANCE and same and held and \
-        measured == predicted
+        measured == predicted and wire
     n = step.chosen_micro_batches()
     say(f"rank {rank} {name} shards={','.join(map(str, shards))} N={n}: "
         f"params {err:.1e} loss {loss_err:.1e} same-as-rank-0 {same} "
         f"holds-its-rows {held} all-gathers/step {measured[0]} "
         f"(={measured[0] // n}N) reduce-scatters/step {measured[1]} "
         f"(={measured[1] // n}N) bytes {measured[2]} sent {measured[3]} "
-        f"predicted {predicted[2]} {predicted[3]} "
-        f"{'OK' if ok else 'FAIL'}")
+        f"predicted {predicted[2]} {predicted[3]} gloo-sent {gloo_sent} "
+        f"as-planned {wire} {'OK' if ok else 'FAIL'}")
     for pname, row in sorted(plan["parameters"].items()):
         if rank == 0:
             say(f"plan {name} {pname}: gathered {row['gathered']}, "
@@ -142,6 +197,8 @@ def main():
     args = parser.parse_args()
     dist.init_process_group("gloo")
     rank = dist.get_rank()
+    global GLOO
+    GLOO = GlooBytes(dist.get_world_size(), rank)
     shards = [int(s) for s in args.shards.split(",")]
     if args.checkpoint:
         ok = all([checkpoint_case(c, shards, rank, args.checkpoint,
