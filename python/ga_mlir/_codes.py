@@ -100,6 +100,15 @@ def first_code(diagnostics):
                  getattr(d, "code", None)), None)
 
 
+# Codes of DiagnosticCodes.def that the frontend raises itself, for a
+# refusal of the same family that it finds before or after the compiler (a
+# budget that no data-parallel step fits, measured by the frontend from the
+# compiled steps' reports: the compiler's own budget-not-met). A caller keys
+# its handling on the family, whoever found it. torch-refusals.py checks that
+# each is declared in DiagnosticCodes.def.
+SHARED_COMPILER_CODES = frozenset({"budget-not-met"})
+
+
 def compiler_code(diagnostics):
     """The code of a refusal made of the compiler's `diagnostics`: that of
     the first error with one, else "compiler-refused"."""
@@ -110,13 +119,14 @@ class CodedError(RuntimeError):
     """A refusal with its stable `code` and the compiler's `diagnostics`
     (ga_mlir.Diagnostic, each with its own code; empty for a refusal of the
     Python side). `code` is required and must be declared: one of
-    FRONTEND_CODES, or the code of one of `diagnostics` (declared in
-    DiagnosticCodes.def); anything else is a ValueError, so that a raise
+    FRONTEND_CODES or SHARED_COMPILER_CODES, or the code of one of
+    `diagnostics` (declared in DiagnosticCodes.def); anything else is a ValueError, so that a raise
     without a declared code fails wherever a test reaches it."""
 
     def __init__(self, message, code, diagnostics=()):
         diagnostics = list(diagnostics)
-        if code not in FRONTEND_CODES and not any(
+        if code not in FRONTEND_CODES and \
+                code not in SHARED_COMPILER_CODES and not any(
                 getattr(d, "code", None) == code for d in diagnostics):
             raise ValueError(f"undeclared refusal code {code!r} (declare it "
                              "in ga_mlir._codes.FRONTEND_CODES)")

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 import refusal_sources
 import zoo
 from ga_mlir.torch import CompileError, compile_train_step
-from ga_mlir._codes import FRONTEND_CODES
+from ga_mlir._codes import FRONTEND_CODES, SHARED_COMPILER_CODES
 from ga_mlir.torch._locations import ADVICE
 
 # Every message template of the sources: emitted with a code that has
@@ -44,6 +44,10 @@ for code in sorted({c for c in names if names.count(c) > 1} |
                    (codes & set(FRONTEND_CODES))):
     print(f"code declared twice: {code}")
 # CHECK-NOT: code declared twice
+# The compiler's codes that the frontend raises itself are the compiler's.
+for code in sorted(SHARED_COMPILER_CODES - codes):
+    print(f"shared code not declared in DiagnosticCodes.def: {code}")
+# CHECK-NOT: shared code not declared
 for pattern in unreachable:
     if not any(re.search(pattern, m.replace("{}", "0")) or
                re.search(pattern, m) for _, _, m, _ in templates):
@@ -91,7 +95,8 @@ sites = list(compile_errors(sys.argv[1]))
 for where, code in sites:
     if code is None:
         print(f"CompileError without a code: {where}")
-    elif code != "<expr>" and code not in FRONTEND_CODES:
+    elif code != "<expr>" and code not in FRONTEND_CODES and \
+            code not in SHARED_COMPILER_CODES:
         print(f"CompileError with an undeclared code: {where}: {code}")
 # CHECK-NOT: CompileError without a code
 # CHECK-NOT: CompileError with an undeclared code
