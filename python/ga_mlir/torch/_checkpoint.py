@@ -66,13 +66,20 @@ def _detached(value):
 
 def _plain(function, args, kwargs, *, use_reentrant=None,
            preserve_rng_state=True,
-           context_fn=_torch_checkpoint.noop_context_fn, **ignored):
+           context_fn=_torch_checkpoint.noop_context_fn, debug=False,
+           respect_saved_tensors_hooks=None, **ignored):
     """`function(*args, **kwargs)` as the call of _checkpoint_impl would
     compute it (see the module's docstring); PyTorch's own refusals of
-    misused options are kept."""
+    misused options are kept (its words)."""
     reentrant = True if use_reentrant is None else use_reentrant
     if reentrant and kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    if reentrant and (context_fn is not _torch_checkpoint.noop_context_fn
+                      or debug is not False
+                      or respect_saved_tensors_hooks is not None):
+        raise ValueError(
+            "Passing `context_fn`, `debug`, or `respect_saved_tensors_hooks` "
+            "is only supported when use_reentrant=False.")
     if context_fn is not _torch_checkpoint.noop_context_fn:
         raise CompileError(_refusal(
             "context_fn= (selective activation checkpointing), which the "
