@@ -5,7 +5,7 @@
 # each layer calls a functools.partial of torch.utils.checkpoint, and a hook
 # makes the input embeddings' output require a gradient): the zoo's GPT-2
 # (model_zoo.gpt2) with use_reentrant=True at N = 1 and with transformers'
-# default (use_reentrant=False) at N = 4, a padded batch of 6, SGD with
+# default (use_reentrant=False) at N = 4, a padded batch of 8, SGD with
 # momentum, two steps, against PyTorch's own full-batch step with its
 # checkpoints (the zoo's criterion for SGD: within 1e-4). The compiled
 # step's IR is the one of the same model without checkpointing, up to
@@ -38,7 +38,7 @@ def strip_locations(text):
 torch.manual_seed(0)
 base = model_zoo.gpt2().train()
 gen = torch.Generator().manual_seed(1)
-batches = [model_zoo.MODELS["gpt2"].make_batch(gen, 6) for _ in range(2)]
+batches = [model_zoo.MODELS["gpt2"].make_batch(gen, 8) for _ in range(2)]
 plain = copy.deepcopy(base)
 plain_ir, _ = export_train_step(plain, model_zoo.hf_loss, sgd(plain),
                                 batches[0])
