@@ -55,13 +55,30 @@ def _refusal(why):
 
 
 def _detached(value):
-    """`value` with each tensor in it (a tensor, or a tuple or list of
-    them, as CheckpointFunction returns) detached."""
+    """`value` with each tensor in it (in tuples, lists and dicts)
+    detached."""
     if isinstance(value, torch.Tensor):
         return value.detach()
     if isinstance(value, (tuple, list)):
         return type(value)(_detached(v) for v in value)
+    if isinstance(value, dict):
+        return type(value)((k, _detached(v)) for k, v in value.items())
     return value
+
+
+def _reentrant(output, differentiable):
+    """What CheckpointFunction.apply returns for `output`: it runs the
+    function without recording gradients, and only the tensors that it
+    returns as the output or as elements of an output tuple (a plain
+    tuple, also for a named one) become its differentiable outputs (when any argument needs a gradient,
+    `differentiable`); any other tensor comes out detached."""
+    def top(value):
+        if isinstance(value, torch.Tensor):
+            return value if differentiable else value.detach()
+        return _detached(value)
+    if isinstance(output, tuple):  # a named tuple comes out plain
+        return tuple(top(v) for v in output)
+    return top(output)
 
 
 def _plain(function, args, kwargs, *, use_reentrant=None,
@@ -97,9 +114,9 @@ def _plain(function, args, kwargs, *, use_reentrant=None,
             "without checkpoint (the compiled step chooses what it "
             "recomputes itself)"), code="checkpoint-random-without-rng-state")
     _substituted.calls += 1
-    if reentrant and torch.is_grad_enabled() and not any(
-            isinstance(a, torch.Tensor) and a.requires_grad for a in args):
-        return _detached(output)
+    if reentrant and torch.is_grad_enabled():
+        return _reentrant(output, any(
+            isinstance(a, torch.Tensor) and a.requires_grad for a in args))
     return output
 
 

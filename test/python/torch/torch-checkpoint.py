@@ -11,7 +11,9 @@
 #                   inside);
 #   reentrant       use_reentrant=True on the raw input (needs no gradient:
 #                   PyTorch gives the block's parameters no gradient, nor do
-#                   we) and on (hidden, mask) with a mask needing none;
+#                   we) and on (hidden, mask) with a mask needing none,
+#                   returning a tuple whose element is a list (a tensor
+#                   in it comes out of PyTorch's checkpoint detached);
 #   dropout         Dropout inside a checkpointed block of each form: the
 #                   reference is PyTorch's step with the compiled step's
 #                   masks (model_zoo.ReferenceDropout) on the model without
@@ -69,7 +71,8 @@ class Net(nn.Module):
         return torch.tanh(self.a(x))
 
     def masked(self, h, mask):
-        return torch.tanh(self.b(h)) * mask
+        y = self.b(h)
+        return torch.tanh(y) * mask, [y]
 
     def dropped(self, h):
         return self.drop(torch.tanh(self.b(h)))
@@ -78,8 +81,9 @@ class Net(nn.Module):
         if self.form == "reentrant":
             h = self.ckpt(self.first, x, use_reentrant=True)
             mask = (x[:, :1] > 0).to(x.dtype)
-            return self.c(self.ckpt(self.masked, self.b(h), mask,
-                                    use_reentrant=True))
+            out, [y] = self.ckpt(self.masked, self.b(h), mask,
+                                 use_reentrant=True)
+            return self.c(out + y)
         h = self.a(x)
         if self.form == "non-reentrant":
             h = self.ckpt(self.block, h, use_reentrant=False, scale=2.0)
