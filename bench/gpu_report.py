@@ -5,8 +5,10 @@
 #       [--chip sm_90] [--build-dir DIR] [--check] [--json]
 #
 # For each training step, without a GPU:
-#   1. ga-opt --ga-accumulate --ga-lower-to-gpu-kernels: the host code (which
-#      launches run before, inside and after the micro-batch loops) and the
+#   1. ga-opt --ga-accumulate --ga-lower-to-gpu-kernels, read as it is before
+#      its last pass (--mlir-print-ir-before=ga-lower-library-ops): the host
+#      code (which launches run before, inside and after the micro-batch
+#      loops, the graph captures), the library ops (`ga.blas_matmul`) and the
 #      kernel bodies (which buffers each kernel reads and writes);
 #   2. ga-opt --ga-lower-to-nvvm=format=isa: the PTX of every kernel, then
 #      `ptxas -arch=<chip> -v` on it: registers, spill stores/loads, stack,
@@ -14,15 +16,18 @@
 # It prints per kernel: where it runs, launches per micro-batch, grid x block,
 # registers, spills, shared memory, PTX instructions, and the bytes its
 # accumulation moves per micro-batch; per step: launches per micro-batch and
-# the accumulation traffic. Matrix products that are cuBLASLt calls
-# (gaCublasLtMatmul*, the default) are listed as library calls, with their
-# beta and the buffers they read and write (traced from their pointers).
+# the accumulation traffic. Matrix products by the BLAS library (cublas=1,
+# the default) are listed as library calls (blas_matmul#N), with their beta
+# (1 with the op's {accumulate}), their shape ([batch x ]MxNxK and element
+# types) and the buffers they read and write (the op's lhs, rhs and out):
+# read from the `ga.blas_matmul` ops, not from the operand positions of the
+# runtime calls they are lowered to.
 #
 # Accumulation invariants (--check exits 1 when one fails, or on any spill):
 #   * every accumulator (a buffer allocated before a micro-batch loop and
 #     read-modify-written inside it) is written by exactly one kernel per
 #     micro-batch, a producer with a reduction (`*_matmul_acc`,
-#     `*_reduce_acc`, or a cuBLASLt call with beta = 1): no separate
+#     `*_reduce_acc`, or a library product with beta = 1): no separate
 #     accumulate kernel, no copy;
 #   * that kernel reads the accumulator once and writes it once per element:
 #     the only traffic beyond the producer's own write is the read of the
@@ -61,7 +66,13 @@ def find_build_dir(arg):
     sys.exit("gpu_report: no ga-opt; pass --build-dir or set GA_BUILD_DIR")
 
 
-def run_ga_opt(ga_opt, step, passes):
+def run_ga_opt(ga_opt, step, passes, before=None):
+    """The output of ga-opt `passes` on `step`; with `before` (a pass's
+    flag), the module as it was before that pass ran instead (upstream's
+    --mlir-print-ir-before, the first such dump)."""
+    if before:
+        passes = passes + ["--mlir-print-ir-before=" + before, "-o",
+                           os.devnull]
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(find_ptxas()) + os.pathsep + env["PATH"]
     # libdevice (math functions in kernels) is found through the toolkit.
@@ -72,7 +83,14 @@ def run_ga_opt(ga_opt, step, passes):
     if r.returncode != 0:
         sys.exit("gpu_report: ga-opt %s failed on %s:\n%s" %
                  (" ".join(passes), step, r.stderr))
-    return r.stdout
+    if not before:
+        return r.stdout
+    dumps = re.split(r"(?m)^// -----// IR Dump Before .*//----- //\n",
+                     r.stderr)
+    if len(dumps) < 2:
+        sys.exit("gpu_report: ga-opt %s ran no %s on %s" %
+                 (" ".join(passes), before, step))
+    return dumps[1]
 
 
 # ===----------------------------------------------------------------------===#
@@ -124,31 +142,44 @@ def split_args(s):
     return res
 
 
-# Library calls (--ga-contractions-to-cublaslt): operand positions of the
-# pointers of A, B and C and of beta, after the stream.
-LIBRARY_OPERANDS = {
-    "gaCublasLtMatmul": {"a": 6, "b": 8, "c": 10, "beta": 15},
-    "gaCublasLtMatmulStridedBatched": {"a": 6, "b": 9, "c": 12, "beta": 19},
-}
+def split_types(s):
+    """'memref<2x3xf32, strided<[3, 1]>>, memref<4xf32>' -> the types."""
+    out, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
 
 
-def split_operands(s):
-    return [x.strip() for x in s.split(",") if x.strip()]
+def memref_shape(t):
+    """'memref<2x3xbf16, ...>' -> ([2, 3], 'bf16')."""
+    parts = re.match(r"memref<([^,>]*)", t.strip()).group(1).split("x")
+    return [int(d) if d.isdigit() else None for d in parts[:-1]], parts[-1]
 
 
-def record_pointer_source(step, s):
-    """Where host values come from: a pointer from the buffer it addresses
-    (extract_aligned_pointer_as_index, then offsets and casts), a view from
-    its source; f32 constants (beta)."""
-    m = re.match(r"(%\w+) = (?:memref\.extract_aligned_pointer_as_index|"
-                 r"arith\.addi|arith\.index_cast|llvm\.inttoptr|"
-                 r"memref\.subview|memref\.expand_shape|memref\.collapse_shape|"
-                 r"memref\.reinterpret_cast) (%\w+)", s)
+# A library product as its op prints it (include/ga/IR/GALibraryOps.td):
+# `ga.blas_matmul async [deps] lhs, rhs, out bias(b : type) {attrs} : types`.
+BLAS_MATMUL = re.compile(
+    r"ga\.blas_matmul(?: async)?(?: \[[^\]]*\])? (%\w+), (%\w+), (%\w+)"
+    r"(?: bias\((%\w+) : [^)]*\))?\s*(\{[^}]*\})?\s*: (.*)$")
+
+
+def record_source(step, s):
+    """Where a view comes from: the buffer that it is a view of."""
+    m = re.match(r"(%\w+) = (?:memref\.subview|memref\.expand_shape|"
+                 r"memref\.collapse_shape|memref\.reinterpret_cast) (%\w+)",
+                 s)
     if m:
         step["sources"][m.group(1)] = m.group(2)
-    m = re.match(r"(%\w+) = arith\.constant ([-+0-9.e]+) : f32", s)
-    if m:
-        step["f32_constants"][m.group(1)] = float(m.group(2))
 
 
 def buffer_of(step, value):
@@ -159,24 +190,34 @@ def buffer_of(step, value):
     return value
 
 
-def library_call(step, callee, operands, loop):
-    """A cuBLASLt call as a launch: it reads A and B, and C unless beta = 0,
-    and writes C."""
-    pos = LIBRARY_OPERANDS[callee]
-    beta = step["f32_constants"].get(operands[pos["beta"]])
+def library_product(step, m, loop):
+    """A `ga.blas_matmul` as a launch: it reads lhs and rhs, and out unless
+    beta = 0 (without {accumulate}), and writes out. Its figures come from
+    the op: out is [batch x] M x N, lhs [batch x] M x K (K x M with
+    transpose_lhs)."""
+    lhs, rhs, out, bias, attrs, types = m.groups()
+    attrs = {a.strip() for a in (attrs or "{}")[1:-1].split(",")}
+    (a_shape, a_type), (b_shape, b_type), (c_shape, c_type) = [
+        memref_shape(t) for t in split_types(types)[:3]]
+    k = a_shape[-2] if "transpose_lhs" in attrs else a_shape[-1]
+    batch = c_shape[0] if len(c_shape) == 3 else 1
     n = sum(1 for l in step["launches"] if l.get("library"))
-    return {"kernel": "%s#%d" % (callee, n), "library": True, "beta": beta,
+    return {"kernel": "blas_matmul#%d" % n, "library": True,
+            "beta": 1.0 if "accumulate" in attrs else 0.0,
+            "product": {"batch": batch, "m": c_shape[-2], "n": c_shape[-1],
+                        "k": k, "types": "%s x %s -> %s" % (a_type, b_type,
+                                                            c_type),
+                        "bias": bias is not None},
             "grid": [], "block": [], "args": [], "loop": loop,
-            "buffers": {"a": buffer_of(step, operands[pos["a"]]),
-                        "b": buffer_of(step, operands[pos["b"]]),
-                        "c": buffer_of(step, operands[pos["c"]])}}
+            "buffers": {"a": buffer_of(step, lhs), "b": buffer_of(step, rhs),
+                        "c": buffer_of(step, out)}}
 
 
 def parse_kernels_stage(text):
     """Launches (with loop nesting), allocations and kernel bodies."""
     step = {"launches": [], "allocs": {}, "kernels": {}, "loops": 0,
-            "memcpy_in_loop": 0, "sources": {}, "f32_constants": {},
-            "host_syncs": [], "captured_loops": set()}
+            "memcpy_in_loop": 0, "sources": {}, "host_syncs": [],
+            "captured_loops": set()}
     lines = text.splitlines()
     # Host functions: everything before the first gpu.module.
     stack = []  # "for" or "other"
@@ -211,14 +252,13 @@ def parse_kernels_stage(text):
                                           "loop": depth_loops[-1] if depth_loops else None}
         if "gpu.memcpy" in s and depth_loops:
             step["memcpy_in_loop"] += 1
-        if "call @mgpuStreamSynchronize(" in s:
+        if re.match(r"ga\.stream_synchronize ", s):
             step["host_syncs"].append(depth_loops[0] if depth_loops else None)
-        record_pointer_source(step, s)
-        m = re.search(r"call @(gaCublasLtMatmul\w*)\((.*?)\) :", s)
+        record_source(step, s)
+        m = BLAS_MATMUL.search(s)
         if m:
-            step["launches"].append(library_call(
-                step, m.group(1), split_operands(m.group(2)),
-                depth_loops[0] if depth_loops else None))
+            step["launches"].append(library_product(
+                step, m, depth_loops[0] if depth_loops else None))
         m = re.search(r"gpu\.launch_func .*?@(\w+)::@(\w+) blocks in \(([^)]*)\) "
                       r"threads in \(([^)]*)\)\s*(?:args\((.*)\))?", s)
         if m:
@@ -234,18 +274,14 @@ def parse_kernels_stage(text):
         if s.startswith("}") and net >= 0 and opens:
             continue  # "} else {"
         # A micro-batch loop captured as a CUDA graph (ga-capture-cuda-graphs):
-        # the launches recorded between begin and end capture run once per
-        # iteration of the loop that follows, which launches only the graph.
-        if "call @mgpuGraphBeginCapture(" in s:
+        # the launches of the ga.graph_capture region run once per iteration
+        # of the loop that follows, which launches only the graph.
+        if net > 0 and re.match(r"(%[^=]+= )?ga\.graph_capture ", s):
             loop_id += 1
             stack.append("for%d" % loop_id)
             step["captured_loops"].add("for%d" % loop_id)
             if len([x for x in stack if x.startswith("for")]) == 1:
                 step["loops"] += 1
-            continue
-        if "call @mgpuGraphEndCapture(" in s:
-            stack.pop()
-            replay = True
             continue
         if net > 0 and replay and re.match(r"(%\S+ = )?scf\.for ", s):
             stack.append("other")
@@ -261,8 +297,8 @@ def parse_kernels_stage(text):
                 stack.append("other")
         elif net < 0 and stack:
             for _ in range(-net):
-                if stack:
-                    stack.pop()
+                if stack and stack.pop() in step["captured_loops"]:
+                    replay = True
     return step
 
 
@@ -335,6 +371,7 @@ def analyze(step, ptx_stats, ptx_counts):
         rows.append({
             "kernel": l["kernel"], "where": "loop" if l["loop"] else "once",
             "library": bool(l.get("library")), "beta": l.get("beta"),
+            "product": l.get("product"),
             "grid": l["grid"], "block": l["block"],
             "registers": st.get("registers"),
             "spill_stores": st.get("spill_stores"),
@@ -390,9 +427,11 @@ def report_step(path, args, build):
     acc = [] if args.micro_batches == 0 else [
         "--ga-accumulate=micro-batches=%d" % args.micro_batches]
     extra = (" " + args.options) if args.options else ""
+    # The kernel stage before its last pass: the library products are
+    # still ga.blas_matmul ops, the graph captures ga.graph_capture regions.
     kernels_text = run_ga_opt(ga_opt, path, acc + [
         "--ga-lower-to-gpu-kernels=" + extra.strip()] if extra else
-        acc + ["--ga-lower-to-gpu-kernels"])
+        acc + ["--ga-lower-to-gpu-kernels"], before="ga-lower-library-ops")
     isa_text = run_ga_opt(ga_opt, path, acc + [
         "--ga-lower-to-nvvm=format=isa chip=%s%s" % (args.chip, extra)])
     step = parse_kernels_stage(kernels_text)
@@ -451,8 +490,12 @@ def print_report(r):
            "ptx", "ldg/lds/fp/bar", "acc B/mb"))
     for k in r["kernels"]:
         if k["library"]:
-            print("   %-38s %-5s %-11s beta = %g %46s" % (
-                k["kernel"], k["where"], "library", k["beta"],
+            p = k["product"]
+            shape = "%s%dx%dx%d %s" % (
+                "%d x " % p["batch"] if p["batch"] > 1 else "", p["m"],
+                p["n"], p["k"], p["types"])
+            print("   %-38s %-5s %-11s beta = %g  %-31s %13s" % (
+                k["kernel"], k["where"], "library", k["beta"], shape,
                 k["acc_bytes"] or "-"))
             continue
         o = k.get("ptx_ops", {})

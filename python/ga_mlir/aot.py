@@ -35,6 +35,7 @@ import sys
 import tempfile
 
 from . import build_dir as package_build_dir
+from ._codes import CodedError, compiler_code
 
 LLVM_BIN = os.environ.get("GA_LLVM_BIN", "/usr/lib/llvm-22/bin")
 DEFAULT_CHIPS = ("sm_80", "sm_90")
@@ -52,9 +53,12 @@ _RUNTIMES = [
 ]
 
 
-class CompileError(RuntimeError):
+class CompileError(CodedError):
     """A stage of the chain failed: the message names it and carries the
-    tool's diagnostics."""
+    tool's diagnostics. `code` is required (ga_mlir._codes: the compiler's
+    code, or one of FRONTEND_CODES). A class apart from
+    ga_mlir.torch.CompileError: the frontend turns this one into its own
+    (`except aot.CompileError`) without catching its own refusals."""
 
 
 class Toolchain:
@@ -72,7 +76,8 @@ class Toolchain:
                                if d)
             raise CompileError(f"no ga-opt in {looked}: build ga-mlir first "
                                "(bash scripts/setup.sh), or pass --build-dir "
-                               "/ set GA_BUILD_DIR")
+                               "/ set GA_BUILD_DIR",
+                               code="toolchain-missing")
         self.ga_opt = os.path.join(self.root, "bin", "ga-opt")
         self.lib_dir = os.path.join(self.root, "lib")
         self.cuda = {}
@@ -91,7 +96,8 @@ class Toolchain:
         path = os.path.join(d, name) if d else shutil.which(name)
         if not path or not os.path.exists(path):
             raise CompileError(f"{name} not found: --target=cuda needs the "
-                               "CUDA toolkit (ga-mlir built with it)")
+                               "CUDA toolkit (ga-mlir built with it)",
+                               code="toolchain-missing")
         return path
 
     def export_cuda_home(self):
@@ -111,7 +117,8 @@ def _run(cmd, what, verbose=False, env=None, stdin=None):
     r = subprocess.run(cmd, capture_output=True, text=True, env=env,
                        input=stdin)
     if r.returncode != 0:
-        raise CompileError(f"{what} failed:\n{r.stderr.strip()}")
+        raise CompileError(f"{what} failed:\n{r.stderr.strip()}",
+                           code="tool-failed")
     return r.stdout
 
 
@@ -155,7 +162,8 @@ def embed_fatbins(text, chips, tools, work, verbose=False):
     try:
         return rewrite_gpu_objects(text, bundle)
     except PipelineError as e:
-        raise CompileError(f"reading the GPU objects failed:\n{e}") \
+        raise CompileError(f"reading the GPU objects failed:\n{e}",
+                           code="tool-failed") \
             from None
 
 
@@ -194,7 +202,8 @@ def _option_value(flag, name, text, kind):
         return text
     except ValueError:
         raise CompileError(f"{flag}: {name}={text}: expected "
-                           f"{'0 or 1' if kind is bool else 'a number'}"
+                           f"{'0 or 1' if kind is bool else 'a number'}",
+                           code="invalid-argument"
                            ) from None
 
 
@@ -205,7 +214,8 @@ def _split_options(flag, text):
     for word in shlex.split(text or ""):
         name, sep, value = word.partition("=")
         if not sep:
-            raise CompileError(f"{flag}: expected name=value, got '{word}'")
+            raise CompileError(f"{flag}: expected name=value, got '{word}'",
+                               code="invalid-argument")
         options[name] = value
     return options
 
@@ -221,22 +231,26 @@ def driver_options(target, accumulate=None, lower_options="",
     the CPU)."""
     from . import driver
     if target not in ("cpu", "cuda"):
-        raise CompileError(f"unknown target '{target}' (cpu or cuda)")
+        raise CompileError(f"unknown target '{target}' (cpu or cuda)",
+                           code="invalid-argument")
     if mpi and target != "cpu":
         raise CompileError("--mpi lowers collectives for --target=cpu (the "
-                           "CUDA lowering calls NCCL)")
+                           "CUDA lowering calls NCCL)",
+                           code="options-contradict")
     fields = {"rewrite": accumulate is not None, "target": target,
               "mpi_collectives": bool(mpi)}
     for name, value in _split_options("--accumulate", accumulate).items():
         if name not in _ACCUMULATE_FIELDS:
             raise CompileError(f"--accumulate: unknown option '{name}' ("
-                               + ", ".join(sorted(_ACCUMULATE_FIELDS)) + ")")
+                               + ", ".join(sorted(_ACCUMULATE_FIELDS)) + ")",
+                               code="invalid-argument")
         field, kind = _ACCUMULATE_FIELDS[name]
         fields[field] = _option_value("--accumulate", name, value, kind)
     given = _split_options("--lower-options", lower_options)
     if target == "cuda" and given.keys() & {"format", "chip"}:
         raise CompileError("--target=cuda chooses format and chip itself "
-                           "(--chips for the architectures)")
+                           "(--chips for the architectures)",
+                           code="options-contradict")
     names = driver.CPU_OPTIONS if target == "cpu" else driver.NVVM_OPTIONS
     lowering = {"c_interface": True}
     if target == "cuda":
@@ -247,7 +261,8 @@ def driver_options(target, accumulate=None, lower_options="",
             raise CompileError(
                 f"--lower-options: unknown option '{name}' of --target="
                 f"{target} (" + ", ".join(sorted(
-                    n.replace("_", "-") for n in names)) + ")")
+                    n.replace("_", "-") for n in names)) + ")",
+                code="invalid-argument")
         kind = str if key in driver.STRING_OPTIONS else \
             int if key in driver.COUNT_OPTIONS else bool
         lowering[key] = _option_value("--lower-options", name, value, kind)
@@ -273,7 +288,8 @@ def lower(source, target, accumulate=None, lower_options="",
         return driver.compile(source, options, filename=name).module
     except PipelineError as error:
         raise CompileError("ga-mlir refused the step:\n" + "".join(
-            str(d) for d in error.diagnostics).strip()) from None
+            str(d) for d in error.diagnostics).strip(),
+            compiler_code(error.diagnostics), error.diagnostics) from None
 
 
 def link_library(lowered, output, target, mcpu=None, chips=DEFAULT_CHIPS,
@@ -332,7 +348,8 @@ def _runtime_libraries(undefined, tools):
             if not os.path.exists(os.path.join(tools.lib_dir, lib)):
                 raise CompileError(
                     f"the step calls {link}'s functions but {tools.lib_dir} "
-                    f"has no {lib} (built when its toolkit is found)")
+                    f"has no {lib} (built when its toolkit is found)",
+                    code="toolchain-missing")
             runtimes.append(lib)
             flags.append(f"-l{link}")
     if any(s.startswith("cblas_") for s in undefined):
@@ -404,15 +421,18 @@ def main(argv=None):
     chips = [c.strip() for c in a.chips.split(",") if c.strip()]
     try:
         if not chips or any(not re.fullmatch(r"sm_\d+a?", c) for c in chips):
-            raise CompileError(f"--chips={a.chips}: expected sm_NN,...")
+            raise CompileError(f"--chips={a.chips}: expected sm_NN,...",
+                               code="invalid-argument")
         if not a.output.endswith(".so"):
             raise CompileError(f"-o {a.output}: the output is a shared "
-                               "library (*.so)")
+                               "library (*.so)",
+                               code="invalid-argument")
         try:
             source = sys.stdin.read() if a.input == "-" else \
                 open(a.input).read()
         except OSError as e:
-            raise CompileError(f"cannot read {a.input}: {e.strerror}")
+            raise CompileError(f"cannot read {a.input}: {e.strerror}",
+                               code="file-unreadable")
         runtimes = compile_step(
             source, a.output, a.target, a.accumulate, a.lower_options,
             a.lowered, a.mcpu, chips, a.build_dir, a.keep, a.v,

@@ -52,6 +52,30 @@ static bool hasStaticStrides(Value value) {
   return llvm::none_of(strides, ShapedType::isDynamic);
 }
 
+/// A 0-d `vector.transfer_read` of a buffer (what linalg::vectorize makes of
+/// an operand that every lane of a tile reads whole, e.g. a per-sample scalar
+/// broadcast over the sample's features) as a `memref.load` and a broadcast.
+/// convert-vector-to-llvm lowers a transfer only through a vector load, which
+/// needs a unit innermost stride: a read of one column of a wider buffer
+/// (`memref<1xi64, strided<[1289]>>`) was left unlowered. One element is read
+/// either way.
+struct ScalarTransferReadToLoad final
+    : OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::TransferReadOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getVectorType().getRank() != 0 || op.getMask() ||
+        !isa<MemRefType>(op.getBase().getType()))
+      return failure();
+    Value element = memref::LoadOp::create(rewriter, op.getLoc(), op.getBase(),
+                                           op.getIndices());
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, op.getVectorType(),
+                                                     element);
+    return success();
+  }
+};
+
 /// Whether the payload of `op` has an op whose vector form the LLVM lowering
 /// rejects: `math.fpowi` / `math.ipowi` take a scalar exponent in LLVM
 /// (`llvm.intr.powi`), but the vectorizer broadcasts it to a vector.
@@ -363,6 +387,8 @@ struct VectorizeLinalgPass
     vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
     vector::populateVectorMultiReductionLoweringPatterns(
         patterns, vector::VectorMultiReductionLowering::InnerParallel);
+    patterns.add<ScalarTransferReadToLoad>(ctx);
+    vector::BroadcastOp::getCanonicalizationPatterns(patterns, ctx);
     vector::TransferReadOp::getCanonicalizationPatterns(patterns, ctx);
     vector::TransferWriteOp::getCanonicalizationPatterns(patterns, ctx);
     vector::ExtractOp::getCanonicalizationPatterns(patterns, ctx);

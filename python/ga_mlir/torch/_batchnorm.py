@@ -44,7 +44,9 @@ def _batch_norm_check(model, exact_statistics=False):
         if reason:
             stack = "".join(traceback.format_stack())
             where = _innermost_user_line(stack) or UNLOCATED
-            raise CompileError(f"{where}: error: {reason}")
+            raise CompileError(f"{where}: error: {reason}",
+                               code="unsupported-layer" if exact_statistics
+                               else "batch-norm-training")
     for m in model.modules():
         if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
             handles.append(m.register_forward_pre_hook(hook))

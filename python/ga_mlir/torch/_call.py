@@ -58,7 +58,7 @@ def entry_point(handle, path):
     try:
         return packed_entry_point(handle, path)
     except MissingEntryPoint as e:
-        raise CompileError(str(e)) from None
+        raise CompileError(str(e), code="saved-step-format") from None
 
 
 def check_no_shared_storage(flat, written):
@@ -83,7 +83,8 @@ def check_no_shared_storage(flat, written):
                 f"arguments {min(i, other)} and {max(i, other)} of the step "
                 "share memory, and one of them is updated in place: give "
                 "every parameter and optimizer state its own storage, or "
-                "pass in_place=False")
+                "pass in_place=False",
+                code="storage-layout")
         reach = max(reach, (end, i), key=lambda r: r[0])
         if i in targets:
             reach_written = max(reach_written, (end, i), key=lambda r: r[0])
@@ -98,7 +99,8 @@ def require_cuda(what="target='cuda'"):
             f"{what}: no CUDA device (torch.cuda.is_available() is False): "
             "the step was compiled for the GPU and can only run on a "
             "machine with an NVIDIA GPU and driver; compile with "
-            "target='cpu' to run here")
+            "target='cpu' to run here",
+            code="no-cuda-device")
 
 
 def _one_blas_thread_under_openmp(handle):
@@ -166,7 +168,8 @@ class _DeviceArray:
     def __init__(self, pointer, shape, dtype):
         if dtype not in self._TYPESTR:
             raise CompileError(f"a CUDA step's result of dtype {dtype} "
-                               "cannot be read back")
+                               "cannot be read back",
+                               code="tensor-placement")
         self.__cuda_array_interface__ = {
             "shape": tuple(shape), "typestr": self._TYPESTR[dtype],
             "data": (pointer, False), "version": 3, "strides": None}
@@ -266,7 +269,8 @@ def check_argument_types(flat, expected):
                 f"{what} is now {list(t.shape)} {t.dtype}; the step was "
                 f"compiled for {list(shape)} {dtype} (its storage was "
                 "replaced: p.data = ..., model.to(...), or a state of "
-                "another shape): compile the step again for it")
+                "another shape): compile the step again for it",
+                code="step-signature-mismatch")
 
 
 def call_step(library, spec, model, inputs, hyper, in_place,
@@ -284,13 +288,15 @@ def call_step(library, spec, model, inputs, hyper, in_place,
     for t in flat:
         if not t.is_contiguous():
             raise CompileError("parameters, buffers and optimizer states "
-                               "must be contiguous")
+                               "must be contiguous",
+                               code="storage-layout")
         if not library.device_ok(t):
             raise CompileError(
                 f"the step was compiled for target='{library.target}': its "
                 f"parameters, optimizer states, buffers and inputs must be "
                 f"{'CUDA' if library.target == 'cuda' else 'CPU'} tensors "
-                f"(found one on {t.device})")
+                f"(found one on {t.device})",
+                code="tensor-placement")
     if in_place:
         check_no_shared_storage(flat, [j for _, j in in_place])
     out = library.run(flat, arguments)

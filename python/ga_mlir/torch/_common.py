@@ -4,6 +4,8 @@ import contextlib
 import logging
 import os
 
+from .._codes import CodedError
+
 # make_fx imports torch.utils.flop_counter, which warns that triton (a GPU
 # compiler torch does not need here) is missing.
 logging.getLogger("torch.utils.flop_counter").setLevel(logging.ERROR)
@@ -11,19 +13,17 @@ logging.getLogger("torch.utils.flop_counter").setLevel(logging.ERROR)
 LLVM_BIN = os.environ.get("GA_LLVM_BIN", "/usr/lib/llvm-22/bin")
 
 
-class CompileError(RuntimeError):
+class CompileError(CodedError):
     """The step cannot be compiled exactly: unsupported model, optimizer or
     option, or a refusal of `--ga-accumulate` (located at the user's line).
 
-    `code` is the stable code of the compiler's refusal (the first error
-    with one: "batch-coupling", see include/ga/IR/DiagnosticCodes.def), or
-    None; `diagnostics` the compiler's diagnostics (ga_mlir.Diagnostic, each
-    with its `code`), empty for a refusal of the frontend itself."""
-
-    def __init__(self, message, code=None, diagnostics=()):
-        super().__init__(message)
-        self.code = code
-        self.diagnostics = list(diagnostics)
+    `code` (required) is the refusal's stable code: the compiler's (the
+    first error with one: "batch-coupling", see
+    include/ga/IR/DiagnosticCodes.def) or the frontend's
+    (ga_mlir._codes.FRONTEND_CODES: "unsupported-optimizer"); an undeclared
+    one is a ValueError. `diagnostics` are the compiler's diagnostics
+    (ga_mlir.Diagnostic, each with its `code`), empty for a refusal of the
+    frontend itself."""
 
 
 @contextlib.contextmanager

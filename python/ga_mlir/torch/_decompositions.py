@@ -97,7 +97,8 @@ def _embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
             "nn.Embedding(scale_grad_by_freq=True) is not supported: its "
             "gradient divides each row by how often its index occurs in the "
             "whole batch, which micro-batches cannot count; use "
-            "scale_grad_by_freq=False")
+            "scale_grad_by_freq=False",
+            code="unsupported-layer")
     valid = indices != padding_idx
     hot = _one_hot(indices, num_weights, indices.dim())
     hot = (hot & valid.unsqueeze(-1)).to(grad_output.dtype)
@@ -257,7 +258,8 @@ def one_hot(self, num_classes=-1):
         raise CompileError(
             f"{current_step_line('one_hot')}: error: F.one_hot without "
             "num_classes: the number of classes depends on the data; give "
-            "num_classes")
+            "num_classes",
+            code="data-dependent-size")
     return _one_hot(self, num_classes, self.dim()).to(torch.int64)
 
 
@@ -402,5 +404,6 @@ def _decomposition_table(indexing):
         table[aten.embedding.default] = _embedding
     elif indexing != "gather":
         raise CompileError(f"indexing={indexing!r}: expected 'one-hot' or "
-                           "'gather'")
+                           "'gather'",
+                           code="invalid-argument")
     return table

@@ -66,7 +66,8 @@ def _mark_data_parallel(ir):
                 op.attributes["ga.data_parallel"] = mlir.UnitAttr.get()
                 return module.operation.get_asm(enable_debug_info=True)
     raise CompileError("internal error: no func.func @train_step in the "
-                       "imported step")
+                       "imported step",
+                       code="internal-error")
 
 
 def data_parallel_signature(variant, batch_dims, bucket_cap_mb):
@@ -191,7 +192,8 @@ class DataParallelMixin:
             n = max(1, math.ceil(local * chosen / total))
         if not 1 <= n <= local:
             raise CompileError(f"{n} micro-batches for this rank's "
-                               f"{local} samples (rank {self.rank})")
+                               f"{local} samples (rank {self.rank})",
+                               code="too-few-samples")
         return n
 
     def _step_options(self, ir, n, batch_args, spec):
@@ -300,7 +302,8 @@ class DataParallelTrainStep(DataParallelMixin, CompiledTrainStep):
                 "step.save: a shard_optimizer=True (ZeRO-1) step is compiled "
                 "for one rank of one world size (its rows of every "
                 "parameter); saving it is not supported yet: save the step "
-                "compiled without shard_optimizer")
+                "compiled without shard_optimizer",
+                code="save-not-supported")
         v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
             else next(iter(self._variants.values()))
         self._save(directory, v, data_parallel=data_parallel_signature(
@@ -316,17 +319,20 @@ def data_parallel_options(kwargs):
     shard_optimizer = kwargs.pop("shard_optimizer", False)
     shard = kwargs.pop("shard", None)
     if shard not in (None, "parameters"):
-        raise CompileError(f"shard: None or 'parameters', not {shard!r}")
+        raise CompileError(f"shard: None or 'parameters', not {shard!r}",
+                           code="invalid-argument")
     if shard is not None:
         if group is None:
             raise CompileError(
                 "shard='parameters' shards the parameters over the ranks of "
                 "a process group: call compile_train_step inside an "
-                "initialized torch.distributed process group")
+                "initialized torch.distributed process group",
+                code="process-group-mismatch")
         shard_optimizer = shard
     if shard_optimizer and group is None:
         raise CompileError("shard_optimizer=True shards the optimizer state "
                            "over the ranks of a process group: call "
                            "compile_train_step inside an initialized "
-                           "torch.distributed process group")
+                           "torch.distributed process group",
+                           code="process-group-mismatch")
     return group, bucket_cap_mb, shard_optimizer

@@ -82,7 +82,8 @@ def load_global(path, what):
             try:
                 _runtimes[name] = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
             except OSError as error:
-                raise CompileError(f"cannot load {what} {path}: {error}") \
+                raise CompileError(f"cannot load {what} {path}: {error}",
+                                   code="file-unreadable") \
                     from None
     return _runtimes[name]
 

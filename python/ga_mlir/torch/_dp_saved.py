@@ -54,12 +54,14 @@ def load(directory, model, optimizer, process_group=_DEFAULT):
                 "torch.distributed has an initialized process group: it "
                 "would train this rank alone, synchronizing nothing. Pass "
                 "process_group=None to do that, or save the step compiled "
-                "inside the process group (a data-parallel step)")
+                "inside the process group (a data-parallel step)",
+                code="process-group-mismatch")
         if process_group not in (None, _DEFAULT):
             raise CompileError(
                 "load_step: process_group was given, but this step was "
                 "saved by a single process (it calls no collective): save "
-                "the step compiled inside the process group")
+                "the step compiled inside the process group",
+                code="process-group-mismatch")
         return LoadedTrainStep(directory, model, optimizer, signature)
     group = resolve_group(process_group)
     if group is None:
@@ -68,7 +70,8 @@ def load(directory, model, optimizer, process_group=_DEFAULT):
             "torch.distributed process group, global batch of "
             f"{data_parallel['global_batch']} samples): load it inside an "
             "initialized process group (torchrun, then "
-            "torch.distributed.init_process_group), on every rank")
+            "torch.distributed.init_process_group), on every rank",
+            code="process-group-mismatch")
     if "sharded" in data_parallel:
         return LoadedShardedStep(directory, model, optimizer, signature,
                                  group)
@@ -107,7 +110,8 @@ class LoadedDataParallelStep(LoadedTrainStep):
                 raise CompileError(
                     f"step: input {i} is {list(t.shape)} {t.dtype}; this "
                     f"rank's shard of the saved step's {shape} {dtype} "
-                    f"(batch dimension {d}) was expected")
+                    f"(batch dimension {d}) was expected",
+                    code="step-signature-mismatch")
 
     def _exchange(self, inputs):
         local = tuple((tuple(t.shape), t.dtype) for t in inputs)
@@ -125,7 +129,8 @@ class LoadedDataParallelStep(LoadedTrainStep):
             raise CompileError(
                 f"step: the ranks' shards hold {shard[2]} samples in all; "
                 f"the saved data-parallel step was compiled for a global "
-                f"batch of {total} (a saved step is not traced again)")
+                f"batch of {total} (a saved step is not traced again)",
+                code="step-signature-mismatch")
         self._shard, self._exchanged = shard, local
 
     def __call__(self, *inputs):
@@ -168,7 +173,8 @@ class LoadedShardedStep(LoadedDataParallelStep):
                 f"{sharded['rank']} of a group of {sharded['world_size']} "
                 "(its library holds that rank's rows of every parameter); "
                 f"this is rank {rank} of {world}: load each rank's saved "
-                "step on the same rank of a group of the same size")
+                "step on the same rank of a group of the same size",
+                code="step-signature-mismatch")
         _cut_to_rows(model, sharded["parameters"], world, rank)
         super().__init__(directory, model, optimizer, signature, group)
         # The ranks' libraries differ (each holds its rows): they agree on
@@ -187,13 +193,15 @@ def _cut_to_rows(model, full_shapes, world, rank):
         p = named.get(name)
         if p is None:
             raise CompileError(f"load_step: the model has no parameter "
-                               f"'{name}' (the step was compiled with it)")
+                               f"'{name}' (the step was compiled with it)",
+                               code="step-signature-mismatch")
         if list(p.shape) != list(shape):
             raise CompileError(
                 f"load_step: parameter '{name}' is {list(p.shape)}; the "
                 f"sharded step was compiled for the whole {list(shape)} "
                 "(load_step takes the model with its whole parameters and "
-                "keeps this rank's rows)")
+                "keeps this rank's rows)",
+                code="step-signature-mismatch")
     for name, shape in full_shapes.items():
         p = named[name]
         begin, end = shard_rows(shape[0], world, rank)

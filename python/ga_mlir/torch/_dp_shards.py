@@ -31,7 +31,8 @@ def resolve_group(process_group):
         return dist.group.WORLD if initialized else None
     if not initialized:
         raise CompileError("process_group was given, but torch.distributed "
-                           "has no initialized process group")
+                           "has no initialized process group",
+                           code="process-group-mismatch")
     return process_group
 
 
@@ -77,7 +78,8 @@ def exchange_shards(group, inputs, batch_dims, signature, micro_batches):
     with fewer samples than `micro_batches` (None: not checked)."""
     sizes = {t.shape[d] for t, d in zip(inputs, batch_dims)}
     if len(sizes) != 1:
-        raise CompileError(f"inputs disagree on the batch size: {sizes}")
+        raise CompileError(f"inputs disagree on the batch size: {sizes}",
+                           code="inputs-batch-disagree")
     size = sizes.pop()
     digest = hashlib.sha256(json.dumps(signature, sort_keys=True)
                             .encode()).digest()
@@ -100,12 +102,14 @@ def exchange_shards(group, inputs, batch_dims, signature, micro_batches):
             f"differently: {where} is {json.dumps(a)} on rank 0 but "
             f"{json.dumps(b)} on rank {other} (every rank must compile "
             "the same step: same model, optimizer, options and input "
-            "shapes except the batch size)")
+            "shapes except the batch size)",
+            code="ranks-disagree")
     batch_sizes = [int(e[0]) for e in everyone]
     empty = [r for r, s in enumerate(batch_sizes) if s < 1]
     if empty:
         raise CompileError(f"ranks {empty} have no sample: every rank "
-                           "needs at least one sample per step")
+                           "needs at least one sample per step",
+                           code="too-few-samples")
     if micro_batches is not None:
         # Raised on every rank, not only on the one that is short.
         short = [r for r, s in enumerate(batch_sizes) if s < micro_batches]
@@ -113,7 +117,8 @@ def exchange_shards(group, inputs, batch_dims, signature, micro_batches):
             raise CompileError(
                 f"micro_batches={micro_batches} but ranks {short} "
                 f"hold fewer samples ({[batch_sizes[r] for r in short]})"
-                ": every rank runs N micro-batches of its shard")
+                ": every rank runs N micro-batches of its shard",
+                code="too-few-samples")
     begin = sum(batch_sizes[:rank])
     return begin, begin + size, sum(batch_sizes)
 

@@ -190,7 +190,8 @@ class ExpertLoops:
                 f"(at {broken.line}) left before its end (break): PyTorch "
                 "serves only the experts before it, which depends on the "
                 "routing of the whole batch; the compiled loop serves every "
-                "expert at once")
+                "expert at once",
+                code="moe-routing")
         tags = [(t, _tag(t)) for t in _tensors((args, kwargs))]
         tags = [(t, tag) for t, tag in tags if tag is not None]
         if name in ("topk", "argmax") and not tags:

@@ -93,7 +93,8 @@ def _draw_layouts(model, loss_fn, inputs, batch_dims, exact_statistics):
         raise CompileError(
             f"{where}: error: the forward fails when run as it is traced "
             "(under PyTorch's compiling state, with the frontend's forms of "
-            f"its layers): {why}") from None
+            f"its layers): {why}",
+            code="trace-failed") from None
     if not full:
         return []
     batch = inputs[0].shape[batch_dims[0]]
@@ -113,7 +114,8 @@ def _draw_layouts(model, loss_fn, inputs, batch_dims, exact_statistics):
             "them) cannot be told apart from the others, and the compiled "
             "step draws each sample's numbers from its index in the batch: "
             "draw them for a tensor whose batch dimension has its own size, "
-            "or pass the mask as an input")
+            "or pass the mask as an input",
+            code="random-draw-unsupported")
     return layouts
 
 
@@ -302,7 +304,8 @@ def _trace(fn, flat, table, model, exact_statistics, autograd_functions=0):
             where, why = _user_failure(error)
             raise CompileError(
                 f"{where}: error: PyTorch could not trace the step"
-                f"{_trace_hint(str(error))} ({why})") from None
+                f"{_trace_hint(str(error))} ({why})",
+                code="trace-failed") from None
 
 
 def _refuse_random_ops(graph):
@@ -322,7 +325,8 @@ def _refuse_random_ops(graph):
                     f"numbers with {what}, which the "
                     "compiled step cannot draw (it draws those of Dropout, "
                     "torch.bernoulli, torch.rand and uniform_, by sample): "
-                    "pass the numbers as an input of the step")
+                    "pass the numbers as an input of the step",
+                    code="random-draw-unsupported")
 
 
 def export_train_step(model, loss_fn, optimizer, example_inputs,
@@ -360,10 +364,12 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
     spec.user_checkpoints = checkpoints
     if not spec.params:
         raise CompileError("the optimizer has no trainable parameter of the "
-                           "model")
+                           "model",
+                           code="invalid-argument")
     for p in spec.params:
         if p.dtype != torch.float32 or p.device.type != "cpu":
-            raise CompileError("parameters must be float32 CPU tensors")
+            raise CompileError("parameters must be float32 CPU tensors",
+                               code="tensor-placement")
     fn = _make_step_function(model, loss_fn, spec, max_grad_norm)
     flat = _flat_arguments(spec, model, example_inputs, for_trace=True)
     table = _decomposition_table(indexing)
@@ -390,7 +396,8 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
         raise CompileError(
             f"the forward drew random numbers {len(layouts)} times when run "
             f"eagerly but {draws.count} times when traced: the compiled step "
-            "cannot reproduce its draws")
+            "cannot reproduce its draws",
+            code="random-draw-unsupported")
     if _rolled.has_loops(gm):
         module = _rolled.import_rolled(
             gm, table, lambda graphs: _import_to_linalg(gm, graphs))
@@ -451,7 +458,8 @@ def _refuse_data_dependent_sizes(graph):
             raise CompileError(
                 f"{where or UNLOCATED}: error: {_DATA_DEPENDENT_WORDS} "
                 f"(torch.ops.{target}"
-                f"{' with a boolean mask' if masks else ''})")
+                f"{' with a boolean mask' if masks else ''})",
+                code="data-dependent-size")
 
 
 def _trace_hint(message):

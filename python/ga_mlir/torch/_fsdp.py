@@ -260,7 +260,8 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
             raise CompileError(
                 "compile_train_step: shard='parameters' with max_memory "
                 "chooses N itself: give micro_batches (N fixed) or "
-                "neither, not micro_batch_size")
+                "neither, not micro_batch_size",
+                code="options-contradict")
         dist = _dist()
         begin, end, _ = self._shard
         smallest = torch.tensor([end - begin], dtype=torch.int64)
@@ -322,7 +323,8 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
         path = getattr(self, "_plan_file", None)
         if path is None or not os.path.exists(path):
             raise CompileError("internal error: no plan written by "
-                               "--ga-shard-parameters")
+                               "--ga-shard-parameters",
+                               code="internal-error")
         with open(path) as f:
             rows = json.load(f)
         names = {p: n for n, p in self.model.named_parameters()}

@@ -107,7 +107,8 @@ def _refuse(what):
         f"{current_user_line() or UNLOCATED}: error: this autograd.Function's "
         f"forward(ctx, ...) calls ctx.{what}, which the compiled step cannot "
         "trace in that form: define it with a separate setup_context "
-        "(forward(*args) and setup_context(ctx, inputs, output))")
+        "(forward(*args) and setup_context(ctx, inputs, output))",
+        code="autograd-function-form")
 
 
 def _split(user):

@@ -213,7 +213,8 @@ class SelectionSize(int):
         where = current_user_line()
         if isinstance(other, SelectionSize) or type(other) not in (int,
                                                                     bool):
-            raise CompileError(_USE.format(where=where, what="compares"))
+            raise CompileError(_USE.format(where=where, what="compares"),
+                               code="data-dependent-size")
         tensor, count = self.source
         rec = _RECORDING
         op = _COMPARISONS[name]
@@ -230,7 +231,8 @@ class SelectionSize(int):
                 "the compiled step, traced once for each outcome of such a "
                 "branch, cannot know before it runs: branch only on masks "
                 "of the step's inputs (labels >= 0), or keep the shape "
-                "fixed (torch.where with the mask)")
+                "fixed (torch.where with the mask)",
+                code="data-dependent-size")
         from torch.fx.experimental.proxy_tensor import \
             disable_proxy_modes_tracing
         with disable_proxy_modes_tracing(), torch.no_grad():
@@ -245,7 +247,8 @@ class SelectionSize(int):
 
     def _refused(self, *args):
         raise CompileError(_USE.format(where=current_user_line(),
-                                       what="computes with"))
+                                       what="computes with"),
+                           code="data-dependent-size")
 
 
 for _name in _COMPARISONS:

@@ -21,7 +21,8 @@ def _refuse_tm_tensor_ops(module):
             ", which ga-mlir does not compile: write it without them "
             "(a one-hot product or torch.where instead of a write by index, "
             "a reduction instead of a sort) (torch-mlir: "
-            f"{', '.join(foreign)})")
+            f"{', '.join(foreign)})",
+            code="unsupported-operation")
 
 
 # What torch-mlir's tm_tensor ops come from, in PyTorch's words.
@@ -110,7 +111,8 @@ def _import_to_linalg(gm, graphs=None):
         if not errors:
             raise CompileError(
                 "torch-mlir could not lower the step to linalg-on-tensors: " +
-                str(error).strip().splitlines()[0]) from None
+                str(error).strip().splitlines()[0],
+                code="import-failed") from None
         raise _lowering_error(locate_failures(errors, importer.module)) \
             from None
     finally:
@@ -132,4 +134,5 @@ def _lowering_error(errors):
                      "operations, or report it (torch-mlir: "
                      f"{message.splitlines()[0]})")
     return CompileError("torch-mlir could not lower the step to "
-                        "linalg-on-tensors:\n" + "\n".join(lines))
+                        "linalg-on-tensors:\n" + "\n".join(lines),
+                        code="import-failed")

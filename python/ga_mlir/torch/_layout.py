@@ -42,7 +42,8 @@ def _dtype_name(dtype):
 def _dtype(name):
     value = getattr(torch, name, None)
     if not isinstance(value, torch.dtype):
-        raise CompileError(f"unknown dtype '{name}' in a saved step")
+        raise CompileError(f"unknown dtype '{name}' in a saved step",
+                           code="saved-step-format")
     return value
 
 
@@ -105,21 +106,25 @@ class StepLayout:
                 "whose library takes one C argument per tensor); this "
                 f"ga_mlir reads format {FORMAT} (libraries called through "
                 f"their packed entry point {ENTRY_POINT}): compile and "
-                "save the step again")
+                "save the step again",
+                code="saved-step-format")
         if d.get("format") == 2:
             raise CompileError(
                 "saved step of format 2 (written by an earlier ga_mlir, "
                 "whose step took SGD's, Adam's or AdamW's hyper-parameters "
                 f"per parameter); this ga_mlir reads format {FORMAT} (the "
                 "optimizer's own step, traced): compile and save the step "
-                "again")
+                "again",
+                code="saved-step-format")
         if d.get("format") != FORMAT:
             raise CompileError(f"saved step of format {d.get('format')!r}; "
-                               f"this ga_mlir reads format {FORMAT}")
+                               f"this ga_mlir reads format {FORMAT}",
+                               code="saved-step-format")
         if d.get("entry_point") != ENTRY_POINT:
             raise CompileError(f"saved step with entry point "
                                f"{d.get('entry_point')!r}; this ga_mlir "
-                               f"calls {ENTRY_POINT}")
+                               f"calls {ENTRY_POINT}",
+                               code="saved-step-format")
         return cls(**d)
 
     def arg_count(self):
@@ -142,12 +147,14 @@ class StepLayout:
             if n not in named:
                 raise CompileError(f"{where}: the step was compiled for a "
                                    f"model with parameter '{n}', which this "
-                                   "model does not have")
+                                   "model does not have",
+                                   code="step-signature-mismatch")
         known = set(train) | {n for n, _, _ in self.frozen}
         extra = [n for n in named if n not in known]
         if extra:
             raise CompileError(f"{where}: the model has parameters {extra} "
-                               "that the step was not compiled with")
+                               "that the step was not compiled with",
+                               code="step-signature-mismatch")
         unused = {n for n in named if n not in train}
         spec = _Spec(model, optimizer, len(self.inputs), unused,
                      set(self.mutated_buffers))
@@ -156,7 +163,8 @@ class StepLayout:
             raise CompileError(
                 f"{where}: the step trains the parameters {train}; this "
                 f"model and optimizer train {spec.train_names}" +
-                (f" (also {extra})" if extra else ""))
+                (f" (also {extra})" if extra else ""),
+                code="step-signature-mismatch")
         for kind, recorded, table in (("parameter", self.params, named),
                                       ("parameter", self.frozen, named),
                                       ("buffer", self.buffers, buffers)):
@@ -165,16 +173,19 @@ class StepLayout:
                 if t is None:
                     raise CompileError(f"{where}: the model has no {kind} "
                                        f"'{n}' (the step was compiled with "
-                                       "it)")
+                                       "it)",
+                                       code="step-signature-mismatch")
                 if list(t.shape) != shape or _dtype_name(t.dtype) != dtype:
                     raise CompileError(
                         f"{where}: {kind} '{n}' is {list(t.shape)} "
                         f"{_dtype_name(t.dtype)}; the step was compiled "
-                        f"for {shape} {dtype}")
+                        f"for {shape} {dtype}",
+                        code="step-signature-mismatch")
         if [n for n, _, _ in self.buffers] != spec.buffer_names:
             raise CompileError(f"{where}: the model's buffers are "
                                f"{spec.buffer_names}; the step was compiled "
-                               f"for {[n for n, _, _ in self.buffers]}")
+                               f"for {[n for n, _, _ in self.buffers]}",
+                               code="step-signature-mismatch")
         self.check_optimizer(spec.opt, where)
         spec.metrics = Metrics.from_json(getattr(self, "metrics", None))
         return spec
@@ -184,17 +195,20 @@ class StepLayout:
         if type(opt.optimizer).__name__ != saved["class"]:
             raise CompileError(f"{where}: the step was compiled for "
                                f"{saved['class']}; the optimizer is "
-                               f"{type(opt.optimizer).__name__}")
+                               f"{type(opt.optimizer).__name__}",
+                               code="step-signature-mismatch")
         now = _json(opt.signature[2])
         if now != saved["signature"]:
             raise CompileError(
-                f"{where}: {_difference(now, saved['signature'])}")
+                f"{where}: {_difference(now, saved['signature'])}",
+                code="step-signature-mismatch")
         if opt.num_hyper() != self.num_hyper:
             raise CompileError(
                 f"{where}: the optimizer's step takes {opt.num_hyper()} "
                 "hyper-parameter arguments (settings, and a flag per "
                 "parameter whose first step creates its state from the "
-                f"gradient); the step was compiled with {self.num_hyper}")
+                f"gradient); the step was compiled with {self.num_hyper}",
+                code="step-signature-mismatch")
 
     def check_inputs(self, inputs, where="step"):
         if len(inputs) != len(self.inputs):
@@ -205,7 +219,8 @@ class StepLayout:
                 raise CompileError(
                     f"{where}: input {i} is {list(t.shape)} "
                     f"{_dtype_name(t.dtype)}; the step was compiled for "
-                    f"{shape} {dtype} (a saved step is not traced again)")
+                    f"{shape} {dtype} (a saved step is not traced again)",
+                    code="step-signature-mismatch")
 
 
 def _difference(now, saved):

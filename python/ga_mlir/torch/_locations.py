@@ -231,12 +231,14 @@ def _locate_from_neighbours(graph, limit=256):
 UNLOCATED = "the training step (no line of the model)"
 
 
-# ga-mlir's refusals in PyTorch's words, keyed by the stable code that the
-# compiler gives each of its diagnostics where it emits it
-# (include/ga/IR/DiagnosticCodes.def; Diagnostic.code): what is wrong at the
-# user's line and what to do. test/python/torch/torch-refusals.py checks that
-# every refusal of the C++ sources (refusal_sources.py) carries a code with
-# words here, or is one a PyTorch step cannot meet.
+# ga-mlir's refusals in PyTorch's words, keyed by their stable code: the
+# compiler's, given to each of its diagnostics where it emits it
+# (include/ga/IR/DiagnosticCodes.def; Diagnostic.code), then the frontend's
+# own (ga_mlir._codes.FRONTEND_CODES; CompileError.code): what is wrong at
+# the user's line and what to do. test/python/torch/torch-refusals.py checks
+# that every refusal of the C++ sources (refusal_sources.py) carries a code
+# with words here, or is one a PyTorch step cannot meet, and that every
+# declared code has words here.
 ADVICE = {
     "per-sample-indexed-read":
         "this line reads a per-sample tensor by index (x[idx], torch.gather, "
@@ -366,6 +368,122 @@ ADVICE = {
         "the PyTorch operation of this line became an operation that "
         "ga-mlir's lowering to CPU or GPU code does not handle: write it with "
         "other operations, or report it with the line",
+    # The frontend's own refusals (ga_mlir._codes.FRONTEND_CODES).
+    "compiler-refused":
+        "ga-mlir cannot compile the PyTorch operation named in its words (a "
+        "limitation or a bug of ga-mlir): please report it with the line",
+    "tool-failed":
+        "a tool that compiles the lowered step (clang, llc, ptxas, "
+        "fatbinary) failed: its output follows; report it with the model",
+    "toolchain-missing":
+        "a tool or library that the step needs is not in the build: build "
+        "ga-mlir (bash scripts/setup.sh), with the CUDA toolkit for "
+        "target='cuda', or set GA_BUILD_DIR to a build that has it",
+    "no-cuda-device":
+        "the step was compiled for target='cuda' and this machine has no "
+        "CUDA device: run it where torch.cuda.is_available(), or compile it "
+        "with target='cpu'",
+    "invalid-argument":
+        "an argument of compile_train_step (or of ga-compile) has a value "
+        "that it does not take: the message names the argument and the "
+        "values it takes",
+    "options-contradict":
+        "these options of compile_train_step (or ga-compile) cannot be given "
+        "together: drop one of them, as the message says",
+    "file-unreadable":
+        "a file that the step needs (an input, a saved step, its library) "
+        "cannot be read: check its path and permissions",
+    "process-group-mismatch":
+        "the step and torch.distributed disagree on the process group: "
+        "compile (or load) a data-parallel step inside an initialized "
+        "process group (torchrun), and a single-process step outside one or "
+        "with process_group=None",
+    "ranks-disagree":
+        "every rank of a process group must compile the same step (same "
+        "model, optimizer, options and input shapes): the message names the "
+        "first difference",
+    "too-few-samples":
+        "every micro-batch (and every rank) needs at least one sample: pass "
+        "fewer micro-batches, or a larger batch",
+    "inputs-batch-disagree":
+        "the step's inputs have different batch sizes: give every input the "
+        "same number of samples along its batch dimension",
+    "tensor-placement":
+        "the step's tensors must be on the device of its target (CPU tensors "
+        "for target='cpu', CUDA tensors for target='cuda') and float32 "
+        "parameters: move them (model.to(...)) or compile for their device",
+    "storage-layout":
+        "give every parameter, buffer and optimizer state its own contiguous "
+        "storage (.contiguous(), .clone()), or pass in_place=False",
+    "step-signature-mismatch":
+        "the model, optimizer, state or inputs are not those the step was "
+        "compiled (or saved) for: compile the step again for them",
+    "saved-step-format":
+        "the saved step was written by another version of ga_mlir: compile "
+        "and save it again with this one",
+    "save-not-supported":
+        "this kind of step cannot be saved yet: compile it again where it is "
+        "needed instead of saving it",
+    "unsupported-optimizer":
+        "the compiled step cannot run this optimizer or this setting of it: "
+        "use a torch.optim optimizer with plain Python-number settings and "
+        "tensor state, without step hooks",
+    "optimizer-not-traceable":
+        "the optimizer's step() fails, or does something else, when traced "
+        "with the model's parameters: the message has PyTorch's error; run "
+        "optimizer.step() eagerly once to check it",
+    "optimizer-state-mismatch":
+        "the optimizer's state is not the one its step() keeps (a state "
+        "loaded from another optimizer or version): start from a fresh "
+        "optimizer or load a matching state",
+    "trace-failed":
+        "PyTorch cannot trace the step (torch.export's rules apply to the "
+        "forward): the message has PyTorch's error at the user's line",
+    "import-failed":
+        "torch-mlir cannot lower the traced step: the message names the "
+        "PyTorch operation; write it with other operations, or report it",
+    "random-draw-unsupported":
+        "the compiled step draws random numbers per sample as Dropout, "
+        "torch.bernoulli, torch.rand and uniform_ do, with the batch "
+        "dimension first: draw them in that form, or pass the numbers as an "
+        "input of the step",
+    "data-dependent-size":
+        "this line uses a size computed from the data (a boolean mask's "
+        "selection, F.one_hot without num_classes) where the compiled step "
+        "needs it known: use fixed sizes (torch.where with the mask, "
+        "num_classes=)",
+    "batch-norm-training":
+        "BatchNorm in training mode normalizes each sample with statistics "
+        "of the whole batch, which micro-batches cannot reproduce: pass "
+        "recompute_statistics=True to compile_train_step (exact: an extra "
+        "pass over the micro-batches), or use model.eval() for the "
+        "normalization layers, or GroupNorm/LayerNorm",
+    "unsupported-layer":
+        "this layer is used with an option that the compiled step does not "
+        "support: the message names it and what to give instead",
+    "unsupported-operation":
+        "this line's PyTorch operation (in this form) is not compiled: write "
+        "it with other operations, or report it with the line",
+    "moe-routing":
+        "the mixture-of-experts layer's routing is not in a form the "
+        "frontend can prove per-token (a sort, gather and grouped product "
+        "of the token-expert pairs, or a full loop over the experts): the "
+        "message names the value that breaks it",
+    "in-place-write":
+        "the forward writes in place into a buffer or an input that the "
+        "compiled step would not carry: compute a new tensor and return it, "
+        "or make it a parameter",
+    "autograd-function-form":
+        "define the autograd.Function with a separate setup_context "
+        "(forward(input, ...) without ctx, setup_context(ctx, inputs, "
+        "output)), as torch.func requires",
+    "loss-fn-result":
+        "loss_fn must return the loss of the whole batch (a 0-d tensor), or "
+        "(loss, metrics) with metrics tensors (a tensor, or a dict, tuple or "
+        "list of them)",
+    "internal-error":
+        "ga_mlir reached a state it does not expect (a bug): please report "
+        "it with the model",
 }
 
 # Pass options named in the compiler's notes, as compile_train_step takes
@@ -394,14 +512,6 @@ def explain(diagnostic):
         "limitation or a bug of ga-mlir: please report it with the line)")
     return (f"{where}: {severity}: {words} (ga-mlir: {first})"
             + (f"\n{rest}" if rest else ""))
-
-
-def first_code(diagnostics):
-    """The code of the first error among `diagnostics` that has one, or
-    None."""
-    return next((d.code for d in diagnostics
-                 if getattr(d, "severity", None) == "error" and
-                 getattr(d, "code", None)), None)
 
 
 def pytorch_operation(message):

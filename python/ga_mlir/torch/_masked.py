@@ -224,7 +224,8 @@ class MaskedRows(TorchFunctionMode):
                  if t in self.rows}
         if len(masks) != 1 or any(id(s.mask) not in masks for s in sizes):
             raise CompileError(_guards._USE.format(
-                where=current_user_line(), what="uses as a value"))
+                where=current_user_line(), what="uses as a value"),
+                               code="data-dependent-size")
         return torch.utils._pytree.tree_map(
             lambda a: int.__int__(a) if isinstance(a, SelectionSize) else a,
             (args, kwargs))
@@ -257,13 +258,15 @@ class MaskedRows(TorchFunctionMode):
         masks = [self.rows[t] for t in selections]
         if _among(func, _LEN):
             raise CompileError(_REFUSAL.format(
-                what=f"{where}: error: {_SIZE_READ}"))
+                what=f"{where}: error: {_SIZE_READ}"),
+                               code="data-dependent-size")
         if _among(func, _SIZE_READS) and args[0] in self.rows:
             return self._size(func, args, masks[0])
         if any(m is not masks[0] for m in masks[1:]):
             raise CompileError(_REFUSAL.format(
                 what=f"{where}: error: this line combines selections by "
-                "different masks"))
+                "different masks"),
+                               code="data-dependent-size")
         mask = masks[0]
         gathered = self._gather(func, args, kwargs, mask)
         if gathered is not None:
@@ -396,7 +399,8 @@ class MaskedRows(TorchFunctionMode):
         name = getattr(func, "__name__", str(func))
         raise CompileError(_REFUSAL.format(
             what=f"{where}: error: this line applies {name} to a selection "
-            "by a boolean mask"))
+            "by a boolean mask"),
+                           code="data-dependent-size")
 
 
 def _expand_mask(mask, x):

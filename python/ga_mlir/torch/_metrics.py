@@ -59,7 +59,8 @@ def split_result(value, loss_fn):
                     "compiled step returns "
                     "tensors only (computed for the whole batch); return "
                     "it as a tensor (torch.tensor(v) of a constant), or "
-                    "compute a Python value from the step's result")
+                    "compute a Python value from the step's result",
+                    code="loss-fn-result")
         nones = [i for i, leaf in enumerate(leaves) if leaf is None]
         return value[0], [t for t in leaves if t is not None], \
             (structure, nones)
@@ -68,7 +69,8 @@ def split_result(value, loss_fn):
     raise CompileError(
         f"{_where(loss_fn)}: error: loss_fn must return the loss of the "
         "whole batch (a 0-d tensor), or (loss, metrics) with metrics a "
-        f"tensor or a dict, tuple or list of tensors; it returns {what}")
+        f"tensor or a dict, tuple or list of tensors; it returns {what}",
+        code="loss-fn-result")
 
 
 class Metrics:
@@ -177,7 +179,8 @@ class Metrics:
             dtype = getattr(torch, name, None)
             if not isinstance(dtype, torch.dtype):
                 raise CompileError(f"unknown dtype '{name}' of a metric in "
-                                   "a saved step")
+                                   "a saved step",
+                                   code="saved-step-format")
             types.append((shape, dtype))
         return cls(pytree.treespec_loads(data["structure"]), types,
                    data["sources"], data.get("nones", ()))

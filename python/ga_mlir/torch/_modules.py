@@ -23,7 +23,8 @@ from ._locations import current_user_line
 
 def _refuse(module, what):
     raise CompileError(f"{current_user_line()}: error: "
-                       f"{type(module).__name__}({what}) is not supported")
+                       f"{type(module).__name__}({what}) is not supported",
+                       code="unsupported-layer")
 
 
 def _float_mask(mask, dtype):
@@ -68,7 +69,8 @@ def _attention_forward(m, query, key, value, key_padding_mask=None,
                            "MultiheadAttention: is_causal=True needs an "
                            "attn_mask (as PyTorch says): pass the causal "
                            "mask too (nn.Transformer."
-                           "generate_square_subsequent_mask)")
+                           "generate_square_subsequent_mask)",
+                           code="unsupported-layer")
     if mask is not None:
         # [T, S] for all, or [B*H, T, S] (sample-major, as PyTorch reads it).
         mask = mask.view(1, 1, tq, ts) if mask.dim() == 2 else \

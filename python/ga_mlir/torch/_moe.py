@@ -188,7 +188,8 @@ def grouped_product(input, weight, offs):
             "a [S, K] input by [E, K, N] weights with E group ends was "
             "expected, not "
             f"{tuple(input.shape)} by {tuple(weight.shape)} with "
-            f"{tuple(offs.shape)} ends")
+            f"{tuple(offs.shape)} ends",
+            code="unsupported-operation")
     if _COUNT is not None:
         _COUNT[0] += 1
     ids = _permutation.sorted_product(input, weight, offs)
@@ -313,4 +314,5 @@ def refuse_untraced(graph):
             raise CompileError(
                 f"{where or UNLOCATED}: error: a grouped product "
                 "(torch._grouped_mm) with a bias, an out_dtype or operands "
-                "other than [S, K] rows by [E, K, N] weights is not compiled")
+                "other than [S, K] rows by [E, K, N] weights is not compiled",
+                code="unsupported-operation")

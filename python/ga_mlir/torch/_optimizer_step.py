@@ -46,7 +46,8 @@ class _Optimizer:
                     f"{type(optimizer).__name__}: the state of a parameter "
                     f"of shape {list(p.shape)} holds {sorted(names)}, but "
                     f"its step keeps {sorted(lay.names)} (a state loaded "
-                    "from another optimizer or version?)")
+                    "from another optimizer or version?)",
+                    code="optimizer-state-mismatch")
         self.hyper_keys = []
         self.modes = []  # per group: its step arguments (see _probe)
         for k, group in enumerate(groups):
@@ -224,7 +225,8 @@ class _Optimizer:
                 raise CompileError(
                     f"{type(self.optimizer).__name__}: the traced step left "
                     f"the state {sorted(state)} where a step run eagerly "
-                    f"left {sorted(names)}")
+                    f"left {sorted(names)}",
+                    code="optimizer-not-traceable")
             new_states.append([state[n].to(self._whole(i, n)[1])
                                for n in names])
         for q in qs:

@@ -140,11 +140,13 @@ def refuse_unsupported(optimizer):
     """CompileError for an optimizer the compiled step cannot run."""
     if not isinstance(optimizer, torch.optim.Optimizer):
         raise CompileError(f"the optimizer must be a torch.optim.Optimizer "
-                           f"(got {type(optimizer).__name__})")
+                           f"(got {type(optimizer).__name__})",
+                           code="invalid-argument")
     for cls in type(optimizer).__mro__:
         if cls.__module__.startswith("torch.optim") and \
                 cls.__name__ in _REFUSED:
-            raise CompileError(_REFUSED[cls.__name__])
+            raise CompileError(_REFUSED[cls.__name__],
+                               code="unsupported-optimizer")
     from torch.optim import optimizer as module
     if optimizer._optimizer_step_pre_hooks or \
             optimizer._optimizer_step_post_hooks or \
@@ -153,7 +155,8 @@ def refuse_unsupported(optimizer):
         raise CompileError(
             f"{type(optimizer).__name__}: step hooks "
             "(register_step_pre_hook, register_step_post_hook) are not "
-            "supported: the compiled step does not call optimizer.step()")
+            "supported: the compiled step does not call optimizer.step()",
+            code="unsupported-optimizer")
     for group in optimizer.param_groups:
         for k, v in group.items():
             if k != "params" and (isinstance(v, torch.Tensor) or (
@@ -162,7 +165,8 @@ def refuse_unsupported(optimizer):
                 raise CompileError(
                     f"{type(optimizer).__name__}: a tensor hyper-parameter "
                     f"({k}) is not supported: give it as a Python number "
-                    "(the compiled step takes it as an argument anyway)")
+                    "(the compiled step takes it as an argument anyway)",
+                    code="unsupported-optimizer")
 
 
 # Per class: whether its step is traced in the capturable=True form. The
@@ -388,7 +392,8 @@ def layouts(optimizer, params):
                 f"{_where(optimizer, error)}: error: {name}.step() fails on "
                 "the model's parameters with dummy gradients (run to learn "
                 "the state it creates): "
-                f"{type(error).__name__}: {_first_line(error)}") from None
+                f"{type(error).__name__}: {_first_line(error)}",
+                code="optimizer-not-traceable") from None
         for p, a, b in zip(missing, first, second):
             for k, v in a.items():
                 if not isinstance(v, torch.Tensor):
@@ -396,7 +401,8 @@ def layouts(optimizer, params):
                         f"{name} keeps '{k}' in its state as a Python "
                         f"{type(v).__name__}, which a traced step cannot "
                         "carry from one call to the next: keep it as a "
-                        "tensor")
+                        "tensor",
+                        code="unsupported-optimizer")
             from_gradient = set(a.first) != set(b.first) or any(
                 not isinstance(a.first[k], torch.Tensor) or
                 not torch.equal(a.first[k], b.first[k]) for k in a.first)
@@ -518,7 +524,8 @@ def _probe(optimizer, group, params, state_sets, candidates):
         raise CompileError(
             f"{_where(optimizer, error)}: error: "
             f"{type(optimizer).__name__}.step() cannot be traced{hint}: "
-            f"{type(error).__name__}: {why}") from None
+            f"{type(error).__name__}: {why}",
+            code="optimizer-not-traceable") from None
 
     def works(modes):
         try:

@@ -8,8 +8,9 @@ PyTorch's words by their codes. No pass pipeline text is built here."""
 import dataclasses
 
 from .. import PipelineError, aot, driver
+from .._codes import compiler_code
 from ._common import CompileError
-from ._locations import explain, first_code
+from ._locations import explain
 
 
 # The options of compile_train_step that the driver takes (Python spelling ->
@@ -173,13 +174,14 @@ def run_driver(ir, compile_options, what):
         try:
             aot.Toolchain().export_cuda_home()
         except aot.CompileError as error:
-            raise CompileError(f"target='cuda': {error}") from None
+            raise CompileError(f"target='cuda': {error}",
+                               error.code, error.diagnostics) from None
     try:
         return driver.compile(ir, compile_options, filename="<train_step>")
     except PipelineError as error:
         raise CompileError(f"{what}:\n" +
                            "\n".join(explain(d) for d in error.diagnostics),
-                           first_code(error.diagnostics),
+                           compiler_code(error.diagnostics),
                            error.diagnostics) from None
 
 

@@ -103,7 +103,8 @@ def refuse(what, origin, reason):
     """CompileError at the user's line: `what`, where the rule's value came
     from (`origin`, or ""), and why the rule cannot take it (`reason`)."""
     raise CompileError(
-        f"{current_user_line()}: error: {what}{origin}: {reason}")
+        f"{current_user_line()}: error: {what}{origin}: {reason}",
+        code="moe-routing")
 
 
 def _refuse(sort, what):

@@ -125,7 +125,8 @@ class RandomDraws:
                 raise CompileError(
                     f"{self.where(k)}: error: a random draw of {size} "
                     "numbers per sample: the generator counts at most 2**32 "
-                    "per sample")
+                    "per sample",
+                    code="random-draw-unsupported")
             elements.append(torch.arange(size, device=device))
             draws.append(torch.full((size,), k, dtype=torch.int64,
                                     device=device))
@@ -157,7 +158,8 @@ class RandomDraws:
                 f"shape {list(shape)}) is not the one the forward made when "
                 "run eagerly: the forward draws random numbers in a "
                 "different order when traced, which the compiled step cannot "
-                "reproduce")
+                "reproduce",
+                code="random-draw-unsupported")
         layout = self.layouts[k]
         if layout.dim is None:
             return self._unbatched(k, shape, device)

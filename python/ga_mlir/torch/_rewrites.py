@@ -11,6 +11,20 @@ argument of the step among their inputs) and each an iota along its own
 dimension of the result, covering the indexed dimension of x in order,
 becomes permute + view + expand of x: the same values, with the batch
 dimension visible to the analysis.
+
+Windows of a flattened base. An in-place op on a view of an intermediate
+(torchvision's EfficientNet: `nn.Dropout(inplace=True)` on
+`torch.flatten(pool(x), 1)`) is written back by functionalization, and its
+backward read, through aten.as_strided / as_strided_scatter of the view's
+base, which torch-mlir lowers neither of. When the base is contiguous from
+the start of its storage and the window is dense (the strides of a
+contiguous tensor of the window's size), as_strided reads the elements
+[offset, offset + numel) of the flattened base: a slice and a view, and
+as_strided_scatter writes them: a slice_scatter of the flattened base. Other
+windows are left as they are (and refused by torch-mlir at their line).
+This is a rewrite of the traced graph rather than a decomposition: a
+decomposition also runs inside functionalization's own view replay, where
+its result is not traced and would become a constant.
 """
 
 import torch
@@ -124,6 +138,87 @@ def _rewrite_index(gm, node, constant, values):
     return True
 
 
+def _contiguous_strides(size):
+    """The strides of a contiguous tensor of `size`."""
+    strides, step = [], 1
+    for n in reversed(size):
+        strides.append(step)
+        step *= max(n, 1)
+    return strides[::-1]
+
+
+def _dense_window(node):
+    """(offset, numel) of the window that an as_strided(_scatter) node
+    reads or writes, when it is a dense window of a contiguous base that
+    starts its storage (see the module's docstring); else None."""
+    base = node.args[0].meta.get("val") if isinstance(
+        node.args[0], torch.fx.Node) else None
+    scatter = node.target == aten.as_strided_scatter.default
+    size, stride = node.args[2:4] if scatter else node.args[1:3]
+    rest = node.args[4:] if scatter else node.args[3:]
+    offset = node.kwargs.get("storage_offset", rest[0] if rest else None)
+    offset = offset or 0
+    if not isinstance(base, torch.Tensor) or not base.is_contiguous() or \
+            base.storage_offset() != 0 or not all(
+                isinstance(v, int) for v in list(size) + list(stride) +
+                [offset]):
+        return None
+    if any(n != 1 and s != e for n, s, e in zip(
+            size, stride, _contiguous_strides(size))):
+        return None
+    numel = 1
+    for n in size:
+        numel *= n
+    if offset + numel > base.numel():
+        return None
+    return offset, numel
+
+
+def _rewrite_as_strided(gm, node):
+    """Replaces an aten.as_strided(_scatter) node of a dense window by a
+    slice (slice_scatter) of the flattened base; returns whether it did."""
+    window = _dense_window(node)
+    if window is None:
+        return False
+    offset, numel = window
+    graph = gm.graph
+    base = node.args[0]
+    value = base.meta["val"]
+    flat_value = value.reshape(-1)
+    news = []
+
+    def add(target, args, val):
+        new = graph.call_function(target, args)
+        new.meta["val"] = val
+        news.append(new)
+        return new
+
+    with graph.inserting_before(node):
+        flat = add(aten.view.default, (base, [-1]), flat_value)
+        if node.target == aten.as_strided.default:
+            size = list(node.args[1])
+            window_value = flat_value[offset:offset + numel]
+            sliced = add(aten.slice.Tensor, (flat, 0, offset,
+                                             offset + numel), window_value)
+            result = add(aten.view.default, (sliced, size),
+                         window_value.reshape(size))
+        else:
+            src = node.args[1]
+            src_flat = add(aten.view.default, (src, [-1]),
+                           src.meta["val"].reshape(-1))
+            scattered = add(aten.slice_scatter.default,
+                            (flat, src_flat, 0, offset, offset + numel),
+                            flat_value.clone())
+            result = add(aten.view.default, (scattered, list(value.shape)),
+                         value.clone())
+    for new in news:
+        if "stack_trace" in node.meta:
+            new.meta["stack_trace"] = node.meta["stack_trace"]
+    node.replace_all_uses_with(result)
+    graph.erase_node(node)
+    return True
+
+
 def rewrite_graph(gm):
     """The rewrites above on the traced module's graph (in place); those of
     per-sample indexing (_gathers, which builds on this module's helpers)
@@ -135,6 +230,9 @@ def rewrite_graph(gm):
     for node in list(graph.nodes):
         if node.op == "call_function" and node.target == aten.index.Tensor:
             changed |= _rewrite_index(gm, node, constant, values)
+        elif node.op == "call_function" and node.target in (
+                aten.as_strided.default, aten.as_strided_scatter.default):
+            changed |= _rewrite_as_strided(gm, node)
     if changed:
         graph.eliminate_dead_code()
         gm.recompile()

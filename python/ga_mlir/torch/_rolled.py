@@ -236,7 +236,8 @@ def _type(ir, node):
     val = node.meta["val"]
     element = _element_types(ir).get(val.dtype)
     if element is None:
-        raise CompileError(f"a value of type {val.dtype} around a time loop")
+        raise CompileError(f"a value of type {val.dtype} around a time loop",
+                           code="internal-error")
     return ir.RankedTensorType.get(list(val.shape), element())
 
 

@@ -66,7 +66,8 @@ def _read_signature(directory):
         with open(path) as f:
             return json.load(f)
     except (OSError, ValueError) as e:
-        raise CompileError(f"load_step: cannot read {path}: {e}") from None
+        raise CompileError(f"load_step: cannot read {path}: {e}",
+                           code="file-unreadable") from None
 
 
 class LoadedTrainStep:
@@ -84,7 +85,8 @@ class LoadedTrainStep:
                 _digest(self.library_path) != signature["sha256"]:
             raise CompileError(f"load_step: {self.library_path} is missing "
                                "or is not the library the signature was "
-                               "written for")
+                               "written for",
+                               code="saved-step-format")
         self.spec = self.layout.check(model, optimizer)
         self.model, self.optimizer = model, optimizer
         self.target = self.layout.target

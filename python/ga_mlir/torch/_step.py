@@ -28,7 +28,8 @@ def _aot(what, fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except aot.CompileError as error:
-        raise CompileError(f"{what}: {error}") from None
+        raise CompileError(f"{what}: {error}",
+                           error.code, error.diagnostics) from None
 
 
 def _compile_library(ir, compile_options, mcpu, in_place):
@@ -108,7 +109,8 @@ class CompiledTrainStep:
                  batch_dims=None, indexing="one-hot", mcpu="native",
                  in_place=True, **options):
         if target not in ("cpu", "cuda"):
-            raise CompileError(f"target={target!r}: 'cpu' or 'cuda'")
+            raise CompileError(f"target={target!r}: 'cpu' or 'cuda'",
+                               code="invalid-argument")
         if micro_batches is None and micro_batch_size is None and \
                 max_memory is None:
             raise TypeError("pass one of micro_batches=, micro_batch_size= "
@@ -165,10 +167,12 @@ class CompiledTrainStep:
                 return v
         for t in inputs:
             if not isinstance(t, torch.Tensor):
-                raise CompileError("inputs must be tensors")
+                raise CompileError("inputs must be tensors",
+                                   code="invalid-argument")
             if t.device.type != "cpu" and self.target == "cpu":
                 raise CompileError("inputs must be CPU tensors "
-                                   "(target='cpu')")
+                                   "(target='cpu')",
+                                   code="tensor-placement")
         if self.target == "cuda":
             # Tracing needs shapes and dtypes only, and runs on the CPU.
             if any(p.device.type != "cpu" for p in self.model.parameters()):
@@ -177,11 +181,13 @@ class CompiledTrainStep:
                     "input shapes, but the model's parameters are on the "
                     "GPU: compile (or call once per input shape) with the "
                     "model on the CPU, then move it with model.cuda(), "
-                    "which keeps the parameters' identity")
+                    "which keeps the parameters' identity",
+                    code="tensor-placement")
             inputs = tuple(t.cpu() for t in inputs)
         batch = {t.shape[d] for t, d in zip(inputs, self.batch_dims)}
         if len(batch) != 1:
-            raise CompileError(f"inputs disagree on the batch size: {batch}")
+            raise CompileError(f"inputs disagree on the batch size: {batch}",
+                               code="inputs-batch-disagree")
         batch = batch.pop()
         ir, spec = self._export(inputs, None)
         batch_args = spec.batch_args()  # the inputs (and samples' indices)
@@ -191,7 +197,8 @@ class CompiledTrainStep:
         if not 1 <= n <= batch:
             raise CompileError(f"{n} micro-batches for a batch of {batch}: "
                                "every micro-batch needs at least one "
-                               "sample; pass at most the batch size")
+                               "sample; pass at most the batch size",
+                               code="too-few-samples")
         compiled_ir, compile_options = self._step_options(ir, n, batch_args,
                                                           spec)
         buffers = dict(self.model.named_buffers())
@@ -254,7 +261,8 @@ class CompiledTrainStep:
                 f"{spec.guards[0].where}: error: this line branches on the "
                 "size of a selection by a boolean mask, which a "
                 "data-parallel step does not support (each rank sees its "
-                "own samples)")
+                "own samples)",
+                code="data-dependent-size")
         return ir, spec
 
     # Whether branches on sizes of selections are supported (_guards).
@@ -406,12 +414,14 @@ class CompiledTrainStep:
             raise CompileError(
                 f"{v.spec.guards[0].where}: error: step.save: this step "
                 "branches on the size of a selection by a boolean mask, and "
-                "a saved step holds one outcome of the branch only")
+                "a saved step holds one outcome of the branch only",
+                code="save-not-supported")
         if v.spec.layouts:
             raise CompileError(
                 "step.save: this step draws random numbers (dropout); saving "
                 "such a step is not supported yet (its seed and samples' "
-                "indices are not part of the saved signature)")
+                "indices are not part of the saved signature)",
+                code="save-not-supported")
         save_step(directory, v.path, v.layout, data_parallel)
 
 

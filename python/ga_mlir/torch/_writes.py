@@ -67,7 +67,8 @@ def refuse_buffer_writes(model, loss_fn, inputs, names):
         f"{', '.join(sorted(names))} in place, which the traced step would "
         "lose: only BatchNorm's running statistics are carried as results "
         "of the step; compute the new value out of place and keep it "
-        "outside the step")
+        "outside the step",
+        code="in-place-write")
 def _argument_names(model):
     """{data_ptr: what} of the model's parameters and buffers."""
     names = {}
@@ -103,4 +104,5 @@ def refuse_argument_writes(graph, flat, model):
             "out of place (y = x * 2, not x.mul_(2)), or renormalize "
             "outside the step (nn.Embedding(max_norm=None), and "
             "torch.embedding_renorm_ of the weight under torch.no_grad() "
-            "before each call)")
+            "before each call)",
+            code="in-place-write")

@@ -252,11 +252,12 @@ func.func @im2col_stride_two(%in: memref<2x3x9x17xf32>, %col: memref<3x3x3x2x4x8
 // BatchNorm's per-channel scale and shift as torch-mlir broadcasts them:
 // read at `(0, c, 0, 0)`. The size-1 dimensions read at 0 are dropped (a
 // rank-reduced view of the channels), so the op vectorizes along w with
-// the channel's values broadcast.
+// the channel's values loaded one at a time and broadcast.
 // CHECK-LABEL: func.func @channel_broadcast(
 // CHECK-DAG:     memref.subview %{{.*}}[0, 0, 0, 0] [1, 16, 1, 1] [1, 1, 1, 1] : memref<1x16x1x1xf32> to memref<16xf32, strided<[1]>>
 // CHECK-DAG:     memref.subview %{{.*}}[0, 0, 0, 0] [1, 16, 1, 1] [1, 1, 1, 1] : memref<1x16x1x1xf32> to memref<16xf32, strided<[1]>>
-// CHECK:         vector.broadcast %{{.*}} : vector<f32> to vector<8xf32>
+// CHECK:         memref.load %{{.*}} : memref<1xf32, strided<[1], offset: ?>>
+// CHECK:         vector.broadcast %{{.*}} : f32 to vector<8xf32>
 // CHECK:         arith.mulf %{{.*}} : vector<8xf32>
 // CHECK:         arith.addf %{{.*}} : vector<8xf32>
 // CHECK-NOT:     linalg.generic
@@ -272,6 +273,29 @@ func.func @channel_broadcast(%x: memref<2x16x4x32xf32>, %scale: memref<1x16x1x1x
     %m = arith.mulf %a, %s : f32
     %r = arith.addf %m, %t : f32
     linalg.yield %r : f32
+  }
+  return
+}
+
+// A per-sample scalar (one column of a wider buffer: a random draw of
+// torchvision's stochastic depth) broadcast over the sample's features:
+// every lane reads the same element, through a view whose only stride is
+// not 1. A 0-d transfer of it has no vector load to lower to, so it is a
+// scalar load and a broadcast.
+// CHECK-LABEL: func.func @strided_column_broadcast(
+// CHECK:         %[[COLUMN:.*]] = memref.subview %{{.*}} : memref<2xi64, strided<[1289], offset: 5>> to memref<1xi64, strided<[1289], offset: ?>>
+// CHECK:         %[[ELEMENT:.*]] = memref.load %[[COLUMN]][%{{.*}}] : memref<1xi64, strided<[1289], offset: ?>>
+// CHECK:         vector.broadcast %[[ELEMENT]] : i64 to vector<4xi64>
+// CHECK-NOT:     vector<i64>
+// CHECK:         return
+func.func @strided_column_broadcast(%a: memref<2x1289xi64>, %out: memref<2x4x8xi64>) {
+  %s = memref.subview %a[0, 5] [2, 1] [1, 1] : memref<2x1289xi64> to memref<2xi64, strided<[1289], offset: 5>>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : memref<2xi64, strided<[1289], offset: 5>>) outs(%out : memref<2x4x8xi64>) {
+  ^bb0(%x: i64, %o: i64):
+    %y = arith.addi %x, %o : i64
+    linalg.yield %y : i64
   }
   return
 }

@@ -8,6 +8,8 @@
 # has PyTorch words (or is one a PyTorch step cannot meet). BatchNorm in
 # evaluation mode is accepted and exact.
 
+import ast
+import os
 import re
 import sys
 
@@ -18,6 +20,7 @@ import torch.nn.functional as F
 import refusal_sources
 import zoo
 from ga_mlir.torch import CompileError, compile_train_step
+from ga_mlir._codes import FRONTEND_CODES
 from ga_mlir.torch._locations import ADVICE
 
 # Every message template of the sources: emitted with a code that has
@@ -32,8 +35,15 @@ for where, line, message, code in templates:
     if code not in ADVICE and \
             not any(re.search(p, message) for p in unreachable):
         print(f"no PyTorch words: {where}:{line}: [{code}] {message}")
-for code in sorted(codes ^ set(ADVICE)):
+for code in sorted((codes | set(FRONTEND_CODES)) ^ set(ADVICE)):
     print(f"code without PyTorch words, or words without a code: {code}")
+# No code declared by both the compiler and the frontend, nor twice in
+# DiagnosticCodes.def (a dict literal cannot hold one twice).
+names = list(refusal_sources.codes(sys.argv[1]).values())
+for code in sorted({c for c in names if names.count(c) > 1} |
+                   (codes & set(FRONTEND_CODES))):
+    print(f"code declared twice: {code}")
+# CHECK-NOT: code declared twice
 for pattern in unreachable:
     if not any(re.search(pattern, m.replace("{}", "0")) or
                re.search(pattern, m) for _, _, m, _ in templates):
@@ -43,6 +53,63 @@ for pattern in unreachable:
 # CHECK-NOT: pattern matches no message
 # CHECK: refusal messages read from the sources: {{[1-9][0-9]+}}
 print(f"refusal messages read from the sources: {len(templates)}")
+
+
+def compile_errors(root):
+    """(path:line, code argument or None) of every call of CompileError in
+    python/ga_mlir, read with `ast`: the code is the second positional
+    argument or `code=`; a string constant is returned as it is, any other
+    expression as "<expr>", the branches of a conditional each."""
+    package = os.path.join(root, "python", "ga_mlir")
+    for dirpath, _, files in os.walk(package):
+        for f in sorted(files):
+            if not f.endswith(".py"):
+                continue
+            path = os.path.join(dirpath, f)
+            with open(path) as source:
+                tree = ast.parse(source.read(), path)
+            for node in ast.walk(tree):
+                if not (isinstance(node, ast.Call) and "CompileError" in (
+                        getattr(node.func, "id", None),
+                        getattr(node.func, "attr", None))):
+                    continue
+                where = f"{os.path.relpath(path, root)}:{node.lineno}"
+                code = node.args[1] if len(node.args) > 1 else next(
+                    (k.value for k in node.keywords if k.arg == "code"), None)
+                branches = [code.body, code.orelse] if isinstance(
+                    code, ast.IfExp) else [code]
+                for branch in branches:
+                    yield where, (None if branch is None else
+                                  branch.value if isinstance(
+                                      branch, ast.Constant) else "<expr>")
+
+
+# Every CompileError of the package is raised with a code, and every code
+# written as a constant is declared (an expression is a compiler's code,
+# checked when the error is made: ga_mlir._codes.CodedError).
+sites = list(compile_errors(sys.argv[1]))
+for where, code in sites:
+    if code is None:
+        print(f"CompileError without a code: {where}")
+    elif code != "<expr>" and code not in FRONTEND_CODES:
+        print(f"CompileError with an undeclared code: {where}: {code}")
+# CHECK-NOT: CompileError without a code
+# CHECK-NOT: CompileError with an undeclared code
+# CHECK: CompileError calls read from the package: {{[1-9][0-9][0-9]+}}
+print(f"CompileError calls read from the package: {len(sites)}")
+# A code is checked when the error is made: none, or an undeclared one
+# (neither the frontend's nor one of the compiler diagnostics' it carries),
+# is refused.
+for args, kwargs in [(("x",), {}), (("x", "no-such-code"), {}),
+                     (("x", "batch-coupling"), {})]:
+    try:
+        CompileError(*args, **kwargs)
+        print(f"made without a declared code: {args}")
+    except (TypeError, ValueError) as error:
+        print(f"refused: {type(error).__name__}")
+# CHECK: refused: TypeError
+# CHECK-NEXT: refused: ValueError
+# CHECK-NEXT: refused: ValueError
 
 def line_of(path, marker):
     with open(path) as f:
@@ -63,6 +130,10 @@ def in_pytorch_words(text, first):
             bool(said) and not re.match(_OP_NAME, said))
 
 
+# The refusals below that carried no code (none may).
+uncoded = []
+
+
 def refused(name, model, marker=None, path=__file__, **options):
     """Prints the first line of the refusal, whether it is in PyTorch's
     words and whether it names the line marked `marker` in this file."""
@@ -81,9 +152,11 @@ def refused(name, model, marker=None, path=__file__, **options):
         lines = text.splitlines()
         first = next((line for line in lines if "error" in line), lines[0])
         print(f"{name}: refused: {first}")
-        # The compiler's refusals carry their stable code (None: the
-        # frontend's own, which come with their words).
+        # Every refusal carries its stable code: the compiler's, or the
+        # frontend's own (ga_mlir._codes).
         print(f"{name}: code: {error.code}")
+        if error.code is None:
+            uncoded.append(name)
         print(f"{name}: in PyTorch words: {in_pytorch_words(text, first)}")
         if marker:
             lines = [f"{path}:{line_of(path, m)}" for m in marker.split("|")]
@@ -107,19 +180,21 @@ class WithBatchNorm(zoo.BatchNormCNN):
 
 
 # CHECK: bn-train: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: BatchNorm2d in training mode normalizes with statistics of the whole batch
-# CHECK: bn-train: code: None
+# CHECK: bn-train: code: batch-norm-training
 # CHECK: bn-train: in PyTorch words: True
 # CHECK: bn-train: located at the model's line: True
 refused("bn-train", WithBatchNorm(), "batch norm call")
 # Dropout, torch.bernoulli and torch.rand are drawn by sample (see
 # torch-dropout.py); Gaussian noise is not.
 # CHECK: noise: refused: {{.*}}: error: the step draws random numbers with torch.{{.*}}, which the compiled step cannot draw
+# CHECK: noise: code: random-draw-unsupported
 # CHECK: noise: in PyTorch words: True
 # CHECK: noise: located at the model's line: True
 refused("noise", WithNoise(), "noise call")
 # nn.MultiheadAttention is traced batch-first (torch-zoo-more.py checks it);
 # the forms it does not write are refused by name at the call.
 # CHECK: mha: refused: {{.*}}zoo.py:{{[0-9]+}}: error: MultiheadAttention(add_bias_kv=True or add_zero_attn=True) is not supported
+# CHECK: mha: code: unsupported-layer
 # CHECK: mha: in PyTorch words: True
 # CHECK: mha: located at the model's line: True
 model = zoo.GPT(mha=True)
@@ -154,6 +229,7 @@ refused("shuffle", WithShuffle(), "shuffle")
 # words of the PyTorch operations that make one (index_add and scatter_add
 # are comparisons with an iota: torch-zoo-gathers.py).
 # CHECK: scatter-reduce: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: torch-mlir lowers the PyTorch operation of this line (or its backward) to a write by index (x[idx] = v, index_put_, {{.*}}scatter_reduce{{.*}}(torch-mlir: tm_tensor.scatter)
+# CHECK: scatter-reduce: code: unsupported-operation
 # CHECK: scatter-reduce: in PyTorch words: True
 # CHECK: scatter-reduce: located at the model's line: True
 refused("scatter-reduce", WithScatterReduce(), "scatter")
@@ -252,10 +328,12 @@ refused("cat", WithCat(), "cat")
 # CHECK: gram: located at the model's line: True
 refused("gram", WithGram(), "gram")
 # CHECK: sort: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: torch-mlir lowers the PyTorch operation of this line {{.*}}a sort (torch.sort, topk{{.*}}(torch-mlir: {{.*}}tm_tensor.sort)
+# CHECK: sort: code: unsupported-operation
 # CHECK: sort: in PyTorch words: True
 # CHECK: sort: located at the model's line: True
 refused("sort", WithSort(), "sort")
 # CHECK: branch: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: PyTorch could not trace the step: this line reads the value of a tensor in Python {{.*}}use torch.where
+# CHECK: branch: code: trace-failed
 # CHECK: branch: in PyTorch words: True
 # CHECK: branch: located at the model's line: True
 refused("branch", WithBranch(), "branch")
@@ -264,16 +342,19 @@ refused("branch", WithBranch(), "branch")
 # example batch could be compiled in. A selection by a boolean mask is
 # reduced with the mask (torch-zoo-masked.py); its size is refused.
 # CHECK: mask: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: this line reads the size of a selection by a boolean mask {{.*}}which the step, traced once for every batch, would take the same way
+# CHECK: mask: code: data-dependent-size
 # CHECK: mask: in PyTorch words: True
 # CHECK: mask: located at the model's line: True
 refused("mask", WithMask(), "boolean mask")
 # CHECK: unique: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: a size on this line depends on the data {{.*}}(torch.ops.aten._unique2
+# CHECK: unique: code: data-dependent-size
 # CHECK: unique: in PyTorch words: True
 # CHECK: unique: located at the model's line: True
 refused("unique", WithUnique(), "unique")
 # Refused in PyTorch's backward (no model frame on the stack): located at the
 # forward operation it differentiates.
 # CHECK: embedding-frequency: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: nn.Embedding(scale_grad_by_freq=True) is not supported
+# CHECK: embedding-frequency: code: unsupported-layer
 # CHECK: embedding-frequency: in PyTorch words: True
 # CHECK: embedding-frequency: located at the model's line: True
 refused("embedding-frequency", WithFrequencyScaledEmbedding(), "frequency")
@@ -334,6 +415,7 @@ def every_error_located(name, model):
 
 
 # CHECK: max-norm: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: this line writes into the parameter 'emb.weight' in place (nn.Embedding(max_norm=...) renormalizes
+# CHECK: max-norm: code: in-place-write
 # CHECK: max-norm: in PyTorch words: True
 # CHECK: max-norm: located at the model's line: True
 # CHECK: max-norm: every error names a line: True
@@ -350,6 +432,7 @@ every_error_located("max-norm", WithMaxNorm())
 refused("balance", WithBalanceLoss(), "balance|router")
 every_error_located("balance", WithBalanceLoss())
 # CHECK: lgamma: refused: {{.*}}torch-refusals.py:{{[0-9]+}}{{.*}}: error: torch-mlir cannot lower torch.lgamma (torch.ops.aten.lgamma), the PyTorch operation of this line
+# CHECK: lgamma: code: import-failed
 # CHECK: lgamma: in PyTorch words: True
 # CHECK: lgamma: located at the model's line: True
 # CHECK: lgamma: every error names a line: True
@@ -398,6 +481,7 @@ class WithRoll(zoo.MLP):
 every_error_located("roll", WithRoll())
 
 # CHECK: optimizer: refused: torch.optim.LBFGS evaluates the loss again through a closure several times per step, which a compiled step (one forward and backward over the batch) cannot do: use another optimizer
+# CHECK: optimizer: code: unsupported-optimizer
 try:
     m = zoo.MLP()
     compile_train_step(m, zoo.classification_loss,
@@ -406,6 +490,7 @@ try:
                        micro_batches=2)
 except CompileError as error:
     print(f"optimizer: refused: {error}")
+    print(f"optimizer: code: {error.code}")
 
 
 def eval_batch_norm():
@@ -418,4 +503,6 @@ def eval_batch_norm():
 # CHECK: bn-eval sgd N=3: {{.*}} OK
 failures = zoo.check("bn-eval", eval_batch_norm, zoo.cnn_batch,
                      zoo.classification_loss, optimizers=("sgd",), ns=(3,))
+# CHECK: refusals without a code: []
+print(f"refusals without a code: {uncoded}")
 sys.exit(failures)
