@@ -70,8 +70,9 @@ def _reentrant(output, differentiable):
     """What CheckpointFunction.apply returns for `output`: it runs the
     function without recording gradients, and only the tensors that it
     returns as the output or as elements of an output tuple (a plain
-    tuple, also for a named one) become its differentiable outputs (when any argument needs a gradient,
-    `differentiable`); any other tensor comes out detached."""
+    tuple, also for a named one) become its differentiable outputs (when
+    any argument needs a gradient, `differentiable`); any other tensor
+    comes out detached."""
     def top(value):
         if isinstance(value, torch.Tensor):
             return value if differentiable else value.detach()
@@ -102,7 +103,7 @@ def _plain(function, args, kwargs, *, use_reentrant=None,
             "context_fn= (selective activation checkpointing), which the "
             "compiled step does not follow: remove it; the compiled step "
             "chooses what it keeps and recomputes itself (compile_train_step"
-            "'s max_memory= and recompute=)"), code="checkpoint-context-fn")
+            "'s max_memory= and recompute=)"), code="checkpoint-option")
     state = None if preserve_rng_state else torch.get_rng_state()
     output = function(*args, **kwargs)
     if state is not None and not torch.equal(state, torch.get_rng_state()):
@@ -112,7 +113,7 @@ def _plain(function, args, kwargs, *, use_reentrant=None,
             "numbers than its forward, and its gradient is not the one of "
             "its loss: pass preserve_rng_state=True, or call the block "
             "without checkpoint (the compiled step chooses what it "
-            "recomputes itself)"), code="checkpoint-random-without-rng-state")
+            "recomputes itself)"), code="checkpoint-option")
     _substituted.calls += 1
     if reentrant and torch.is_grad_enabled():
         return _reentrant(output, any(

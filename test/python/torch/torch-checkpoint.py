@@ -236,9 +236,9 @@ def refusal(**options):
 
 print(refusal(context_fn=lambda: (contextlib.nullcontext(),
                                   contextlib.nullcontext())))
-# CHECK: checkpoint-context-fn: {{.*}}torch-checkpoint.py:[[#@LINE-15]]: error: this line calls torch.utils.checkpoint with context_fn=
+# CHECK: checkpoint-option: {{.*}}torch-checkpoint.py:[[#@LINE-15]]: error: this line calls torch.utils.checkpoint with context_fn=
 print(refusal(preserve_rng_state=False))
-# CHECK: checkpoint-random-without-rng-state: {{.*}}torch-checkpoint.py:[[#@LINE-17]]: error: this line calls torch.utils.checkpoint with preserve_rng_state=False around a block that draws random numbers
+# CHECK: checkpoint-option: {{.*}}torch-checkpoint.py:[[#@LINE-17]]: error: this line calls torch.utils.checkpoint with preserve_rng_state=False around a block that draws random numbers
 restored = tuc._checkpoint_impl is IMPL and \
     torch.Tensor.requires_grad_ is REQUIRES_GRAD
 print(f"restored after a refusal: {restored}")
