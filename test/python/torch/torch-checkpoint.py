@@ -30,6 +30,7 @@ import contextlib
 import copy
 import re
 import sys
+import warnings
 
 import torch
 import torch.nn as nn
@@ -39,6 +40,9 @@ from torch.utils.checkpoint import checkpoint, checkpoint_sequential
 
 import model_zoo
 IMPL, REQUIRES_GRAD = tuc._checkpoint_impl, torch.Tensor.requires_grad_
+# PyTorch's reentrant checkpoint around the raw input warns that its
+# block gets no gradient: the point of the `reentrant` form.
+warnings.filterwarnings("ignore", message="None of the inputs")
 from ga_mlir.torch import CompileError, compile_train_step, \
     export_train_step
 
