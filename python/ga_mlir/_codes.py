@@ -89,6 +89,10 @@ FRONTEND_CODES = {
         "loss_fn returns something other than a loss and tensor metrics",
     "internal-error":
         "a state the frontend does not expect (a bug of ga_mlir)",
+    "checkpoint-option":
+        "a torch.utils.checkpoint option whose meaning the compiled step "
+        "cannot keep (context_fn=, preserve_rng_state=False around random "
+        "draws)",
 }
 
 

@@ -171,10 +171,11 @@ def cached_export(export, spec_type, model, loss_fn, optimizer, inputs,
     key = trace_key(model, loss_fn, optimizer, inputs, *options)
     if key is not None and key in _TRACES:
         text, unused, mutated, batch_dims, layouts, batch, metrics, \
-            guards = _TRACES[key]
+            guards, checkpoints = _TRACES[key]
         spec = spec_type(model, optimizer, len(inputs), unused, mutated,
                          batch_dims, layouts)
         spec.batch, spec.metrics, spec.guards = batch, metrics, guards
+        spec.user_checkpoints = checkpoints
         return text, spec
     text, spec = export(model, loss_fn, optimizer, inputs, *options)
     if key is not None:
@@ -185,7 +186,8 @@ def cached_export(export, spec_type, model, loss_fn, optimizer, inputs,
         _TRACES[key] = (text, trainable - set(spec.train_names),
                         set(spec.mutated_buffers), spec.batch_dims,
                         spec.layouts, spec.batch, spec.metrics,
-                        getattr(spec, "guards", []))
+                        getattr(spec, "guards", []),
+                        getattr(spec, "user_checkpoints", 0))
     return text, spec
 
 

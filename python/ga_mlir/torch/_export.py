@@ -7,7 +7,8 @@ import unittest.mock
 
 import torch
 
-from . import _functions, _guards, _moe, _philox, _recurrence, _rolled
+from . import (_checkpoint, _functions, _guards, _moe, _philox, _recurrence,
+               _rolled)
 from ._batchnorm import (_batch_norm_buffers, _batch_norm_check,
                          _explicit_batch_norm)
 from ._common import CompileError
@@ -53,10 +54,12 @@ def _tracing(model, exact_statistics):
     comparison, grouped and transposed convolutions in forms that torch-mlir
     lowers (_convolutions), selections by a boolean mask as masked rows
     (_masked), the grouped products of mixture-of-experts layers as
-    ga_mlir::grouped_mm (_moe)."""
+    ga_mlir::grouped_mm (_moe), the model's activation checkpoints as
+    plain calls (_checkpoint)."""
     from torch._export.utils import _compiling_state_context
     from torch.nn.attention import SDPBackend, sdpa_kernel
     with _batch_norm_check(model, exact_statistics), \
+            _checkpoint.substituted(), \
             _compiling_state_context(), \
             sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]), \
             unittest.mock.patch.object(torch.nn.functional, "one_hot",
@@ -123,13 +126,15 @@ def _probe(model, loss_fn, inputs):
     the buffers that the forward updates in place (BatchNorm's running
     statistics in training mode; they become results of the step), and
     the metrics loss_fn returns beside the loss (_metrics), and the
-    model's own autograd.Functions (_functions). The random number
-    generator's state and the buffers are restored."""
+    model's own autograd.Functions (_functions), and how many activation
+    checkpoints the forward calls (read as plain calls: _checkpoint). The
+    random number generator's state and the buffers are restored."""
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     buffers = list(model.named_buffers())
     saved = [(b, b._version, b.detach().clone()) for _, b in buffers]
     try:
-        with torch.random.fork_rng(devices=[]), torch.enable_grad():
+        with torch.random.fork_rng(devices=[]), torch.enable_grad(), \
+                _checkpoint.substituted(), _checkpoint.counting() as calls:
             loss, leaves, structure = split_result(
                 loss_fn(model, *inputs), loss_fn)
             functions = _functions.custom_functions(loss)
@@ -146,7 +151,7 @@ def _probe(model, loss_fn, inputs):
             for b, _, value in saved:
                 b.copy_(value)
     return ({n for (n, _), g in zip(named, grads) if g is None}, mutated,
-            Metrics.of(leaves, structure), functions)
+            Metrics.of(leaves, structure), functions, calls[0])
 
 
 def _make_step_function(model, loss_fn, spec, max_grad_norm):
@@ -342,8 +347,8 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
     sizes of selections that the trace took (_guards; `guard_outcomes`,
     their outcomes on the example inputs, only keys the trace cache)."""
     with _batch_norm_check(model, exact_statistics):
-        unused, mutated, metrics, functions = _probe(model, loss_fn,
-                                                     example_inputs)
+        unused, mutated, metrics, functions, checkpoints = _probe(
+            model, loss_fn, example_inputs)
     others = sorted(mutated - _batch_norm_buffers(model))
     if others:
         refuse_buffer_writes(model, loss_fn, example_inputs, others)
@@ -356,6 +361,7 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
     spec.batch = example_inputs[0].shape[batch_dims[0]] if \
         example_inputs else None
     spec.metrics = metrics
+    spec.user_checkpoints = checkpoints
     if not spec.params:
         raise CompileError("the optimizer has no trainable parameter of the "
                            "model",

@@ -484,6 +484,11 @@ ADVICE = {
     "internal-error":
         "ga_mlir reached a state it does not expect (a bug): please report "
         "it with the model",
+    "checkpoint-option":
+        "remove this option from the torch.utils.checkpoint call: the "
+        "compiled step reads checkpoint(fn, *args) as fn(*args) and chooses "
+        "what it keeps and recomputes itself (compile_train_step's "
+        "max_memory= and recompute=)",
 }
 
 # Pass options named in the compiler's notes, as compile_train_step takes

@@ -339,7 +339,11 @@ class CompiledTrainStep:
         (default: the example inputs' shapes), bufferized as the library
         is: for target="cuda" the GPU step's device bytes (bf16 buffers
         where autocast stores bf16), with `workspaces` (the cuBLASLt
-        workspace, in total_peak) and `host` (host buffers, apart)."""
+        workspace, in total_peak) and `host` (host buffers, apart).
+        `user_checkpoints`, where the model calls
+        torch.utils.checkpoint: how many calls the step read as plain calls
+        (its own recompute set, not the user's marks, is what this
+        report counts: _checkpoint)."""
         v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
             else next(iter(self._variants.values()))
         report = _memory_report(v.ir, v.micro_batches, v.batch_args,
@@ -352,6 +356,8 @@ class CompiledTrainStep:
         if returned:
             report["returned"] = returned
             report["total_peak"] += returned
+        if getattr(v.spec, "user_checkpoints", 0):
+            report["user_checkpoints"] = v.spec.user_checkpoints
         return report
 
     def writes_in_place(self, *inputs):
