@@ -9,6 +9,7 @@
 #include "ga/Codegen/Common/Passes.h"
 #include "ga/IR/Diagnostics.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace mlir::ga {
@@ -20,6 +21,28 @@ using namespace mlir;
 using namespace mlir::ga;
 
 namespace {
+
+/// The location to report `op` at: its own, or, when it has none (a cast
+/// that a conversion made without one), that of the nearest op with one
+/// among those it reads from and those that read it, breadth first: without
+/// it the refusal names no line of the user's program.
+static Location reportLocation(Operation *op) {
+  if (!isa<UnknownLoc>(op->getLoc()))
+    return op->getLoc();
+  llvm::SetVector<Operation *> seen;
+  seen.insert(op);
+  for (size_t next = 0; next < seen.size() && next < 64; ++next) {
+    Operation *current = seen[next];
+    if (!isa<UnknownLoc>(current->getLoc()))
+      return current->getLoc();
+    for (Value operand : current->getOperands())
+      if (Operation *producer = operand.getDefiningOp())
+        seen.insert(producer);
+    for (Operation *user : current->getUsers())
+      seen.insert(user);
+  }
+  return op->getLoc();
+}
 
 struct VerifyLoweredPass
     : public ga::impl::VerifyLoweredBase<VerifyLoweredPass> {
@@ -42,8 +65,9 @@ struct VerifyLoweredPass
           ops.contains(op->getName().getStringRef()) ||
           (allowed && allowed(op)))
         return WalkResult::advance();
-      op->emitError() << DiagnosticCode::NotLowered << "'" << op->getName()
-                      << "' was not lowered " << byWhat;
+      emitError(reportLocation(op))
+          << DiagnosticCode::NotLowered << "'" << op->getName()
+          << "' was not lowered " << byWhat;
       return WalkResult::interrupt();
     });
     if (result.wasInterrupted())

@@ -19,3 +19,15 @@ llvm.func @g() {
   %m = memref.alloc() : memref<4xf32>
   llvm.return
 }
+
+// -----
+
+// An op without a location (a cast that a conversion made without one) is
+// reported at the nearest op with one that it reads from or that reads it,
+// so that the refusal still names a line.
+llvm.func @h(%x: i64) -> i64 {
+  %i = builtin.unrealized_conversion_cast %x : i64 to index loc(unknown)
+  // expected-error @+1 {{'builtin.unrealized_conversion_cast' was not lowered by the pipeline}}
+  %j = builtin.unrealized_conversion_cast %i : index to i64
+  llvm.return %j : i64
+}
