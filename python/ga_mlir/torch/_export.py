@@ -324,8 +324,9 @@ def _refuse_random_ops(graph):
                     f"{where or UNLOCATED}: error: the step draws random "
                     f"numbers with {what}, which the "
                     "compiled step cannot draw (it draws those of Dropout, "
-                    "torch.bernoulli, torch.rand and uniform_, by sample): "
-                    "pass the numbers as an input of the step",
+                    "torch.bernoulli, torch.rand, uniform_ and "
+                    "exponential_, by sample): pass the numbers as an "
+                    "input of the step",
                     code="random-draw-unsupported")
 
 

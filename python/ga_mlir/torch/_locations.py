@@ -444,9 +444,9 @@ ADVICE = {
         "PyTorch operation; write it with other operations, or report it",
     "random-draw-unsupported":
         "the compiled step draws random numbers per sample as Dropout, "
-        "torch.bernoulli, torch.rand and uniform_ do, with the batch "
-        "dimension first: draw them in that form, or pass the numbers as an "
-        "input of the step",
+        "torch.bernoulli, torch.rand, uniform_ and exponential_ do, with "
+        "the batch dimension first: draw them in that form, or pass the "
+        "numbers as an input of the step",
     "data-dependent-size":
         "this line uses a size computed from the data (a boolean mask's "
         "selection, F.one_hot without num_classes) where the compiled step "

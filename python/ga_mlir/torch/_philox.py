@@ -206,6 +206,12 @@ class RandomDraws:
             u = self.uniform(self_.shape, self_.dtype, self_.device)
             return low + (high - low) * u
 
+        def exponential(self_, lambd=1.0, generator=None):
+            # Inverse transform of a uniform u in [0, 1): -log(1 - u) /
+            # lambd, 1 - u in (0, 1] (exact in float32: 24 bits).
+            u = self.uniform(self_.shape, torch.float32, self_.device)
+            return (-torch.log1p(-u) / lambd).to(self_.dtype)
+
         def rand(size, generator=None, dtype=None, layout=None, device=None,
                  pin_memory=None):
             return self.uniform(size, dtype or torch.float32, device)
@@ -215,10 +221,28 @@ class RandomDraws:
             return self.uniform(self_.shape, dtype or self_.dtype,
                                 device or self_.device)
 
+        def bernoulli_tensor_(self_, p, generator=None):
+            u = self.uniform(self_.shape, torch.float32, self_.device)
+            return self_.copy_(u < p)
+
+        def in_place(functional):
+            # The in-place form (Tensor.bernoulli_, uniform_, exponential_):
+            # a step traced without functionalization first (the model's
+            # own autograd.Functions, time loops, grouped products: _export)
+            # meets these before they become functional; as the same draw,
+            # so that the draws keep their order.
+            return lambda self_, *args, **kwargs: self_.copy_(
+                functional(self_, *args, **kwargs))
+
         return {aten.bernoulli.p: bernoulli_p,
                 aten.bernoulli.default: bernoulli,
+                aten.bernoulli_.float: in_place(bernoulli_p),
+                aten.bernoulli_.Tensor: bernoulli_tensor_,
                 aten.native_dropout.default: native_dropout,
                 aten.uniform.default: uniform,
+                aten.uniform_.default: in_place(uniform),
+                aten.exponential.default: exponential,
+                aten.exponential_.default: in_place(exponential),
                 aten.rand.default: rand,
                 aten.rand_like.default: rand_like}
 
@@ -232,7 +256,7 @@ RANDOM_OPS = ("bernoulli", "bernoulli_", "rand", "rand_like", "uniform",
               "cauchy_", "geometric_", "log_normal_", "rrelu_with_noise",
               "rrelu_with_noise_", "rrelu_with_noise_functional")
 SUPPORTED = ("bernoulli", "bernoulli_", "rand", "rand_like", "uniform",
-             "uniform_", "native_dropout")
+             "uniform_", "native_dropout", "exponential", "exponential_")
 
 
 def _draws(name, args, kwargs):

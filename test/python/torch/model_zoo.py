@@ -78,6 +78,26 @@ def bernoulli_keep(seed, draw, shape, p_one):
     return keep.reshape(shape).astype(np.float64)
 
 
+def uniform_draw(seed, draw, shape):
+    """The values (float64, numpy) of the compiled step's draw number
+    `draw` of uniform numbers (torch.rand_like) for a batch-first tensor of
+    `shape`: dropout_keep's bits as u = (bits >> 8) / 2**24 in [0, 1)."""
+    b, rest = shape[0], int(np.prod(shape[1:], dtype=np.int64))
+    element = np.arange(rest, dtype=np.uint64)[None, :]
+    sample = np.arange(b, dtype=np.uint64)[:, None]
+    bits = philox_np(element, sample, np.uint64(draw), np.uint64(0),
+                     seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF)
+    return ((bits >> np.uint64(8)).astype(np.float64) *
+            2.0 ** -24).reshape(shape)
+
+
+def exponential_draw(seed, draw, shape, lambd):
+    """The values (float64, numpy) of the compiled step's draw number `draw`
+    for Tensor.exponential_(lambd) of a batch-first tensor of `shape`:
+    -log(1 - u) / lambd of uniform_draw's u."""
+    return -np.log1p(-uniform_draw(seed, draw, shape)) / lambd
+
+
 def next_seed():
     """The seed that the compiled step's next call draws from torch's
     default generator (without drawing it)."""
@@ -90,8 +110,9 @@ def next_seed():
 class ReferenceDropout(TorchFunctionMode):
     """PyTorch's eager step with the compiled step's dropout masks: each
     F.dropout in training mode multiplies by dropout_keep(seed, k, ...) / (1
-    - p), and each Tensor.bernoulli_(p) fills bernoulli_keep(seed, k, ...),
-    k counting the draws."""
+    - p), each Tensor.bernoulli_(p) fills bernoulli_keep(seed, k, ...) and
+    each Tensor.exponential_(lambd) exponential_draw(seed, k, ...), k
+    counting the draws (for a tensor whose first dimension is the batch's)."""
 
     def __init__(self, seed):
         super().__init__()
@@ -117,6 +138,14 @@ class ReferenceDropout(TorchFunctionMode):
             self.draws += 1
             with torch.no_grad():
                 return x.copy_(torch.from_numpy(keep))
+        if func is torch.Tensor.exponential_:
+            x = args[0]
+            lambd = args[1] if len(args) > 1 else kwargs.get("lambd", 1.0)
+            values = exponential_draw(self.seed, self.draws, tuple(x.shape),
+                                      lambd)
+            self.draws += 1
+            with torch.no_grad():
+                return x.copy_(torch.from_numpy(values))
         return func(*args, **kwargs)
 
 

@@ -9,7 +9,8 @@
 # same masks (computed independently: numpy uint64 arithmetic, in
 # model_zoo.philox_np) agrees; another seed gives other masks. PyTorch's
 # own dropout under gradient accumulation is not reproducible across N
-# (shown at the end).
+# (shown at the end). Tensor.exponential_ draws -log(1 - u) / lambd of the
+# same uniform numbers (checked the same way: a Gumbel router).
 
 import copy
 import sys
@@ -160,6 +161,68 @@ d = distance(noise[3], noise[1])
 print(f"rand_like and bernoulli: N=3 vs N=1 {d:.2g}",
       "OK" if d <= 1e-5 else "FAIL")
 failures += d > 1e-5
+
+
+class GumbelRouter(nn.Module):
+    """Gumbel noise on a router's logits from Tensor.exponential_ (PhiMoE's
+    sparse mixer: -log of an exponential draw), in the model."""
+
+    def __init__(self):
+        super().__init__()
+        self.router = nn.Linear(4, 6)
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, x):
+        logits = self.router(x)
+        gumbel = -torch.empty_like(logits).exponential_(2.0).log()
+        return self.fc(F.softmax(logits + gumbel, -1).mean(1))
+
+
+class Halved(torch.autograd.Function):
+    """x with half its gradient: a model's own autograd.Function, which
+    makes the frontend trace the step before functionalizing it (the
+    in-place draws are then met as such, before the functional ones)."""
+
+    @staticmethod
+    def forward(x):
+        return x.clone()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0.5
+
+
+class GumbelRouterFunction(GumbelRouter):
+    """GumbelRouter with an autograd.Function on the logits and a later
+    rand_like: the draws must keep their order."""
+
+    def forward(self, x):
+        logits = Halved.apply(self.router(x))
+        gumbel = -torch.empty_like(logits).exponential_(2.0).log()
+        h = F.softmax(logits + gumbel, -1) * (
+            1 + 0.1 * torch.rand_like(logits[..., :1]))
+        return self.fc(h.mean(1))
+
+
+for name, make in (("exponential_", GumbelRouter),
+                   ("exponential_ beside an autograd.Function",
+                    GumbelRouterFunction)):
+    gumbel = {n: train(n, seed=5, make=make) for n in (1, 4)}
+    d_n = distance(gumbel[4], gumbel[1])
+    ok = d_n <= 1e-5
+    line = f"{name}: N=4 vs N=1 {d_n:.2g}"
+    if make is GumbelRouter:
+        d_ref = distance(gumbel[4], reference(seed=5, make=make))
+        ok = ok and d_ref <= 1e-5
+        line += f" vs PyTorch with the same draws {d_ref:.2g}"
+    # CHECK: exponential_: N=4 vs N=1 {{.*}} vs PyTorch with the same draws {{.*}} OK
+    # CHECK: exponential_ beside an autograd.Function: N=4 vs N=1 {{.*}} OK
+    print(line, "OK" if ok else "FAIL")
+    failures += not ok
 
 
 class StackedGRU(nn.Module):
