@@ -65,13 +65,19 @@ def philox(counter, key):
     return c0
 
 
+# The draws that take two words per number (a normal number: Box-Muller of
+# two uniform ones).
+_TWO_WORDS = ("randn", "randn_like", "normal", "normal_", "normal_functional")
+
+
 class _Draw:
     """Where the samples are in a drawn tensor: `dim` (None: the draw is
     the same for every sample) holds `per` consecutive entries per
-    sample."""
+    sample; each number takes `words` words of the generator."""
 
-    def __init__(self, shape, dim=None, per=1):
+    def __init__(self, shape, dim=None, per=1, words=1):
         self.shape, self.dim, self.per = tuple(shape), dim, per
+        self.words = words
 
 
 def _batch_layout(shape, other, batch, other_batch):
@@ -105,10 +111,11 @@ class RandomDraws:
         return (self.seed & MASK32, (self.seed >> 32) & MASK32)
 
     def _sample_shape(self, layout):
-        """The shape of one sample's part of a draw (the batch dimension
-        holds `per` entries per sample)."""
+        """The shape of one sample's words of a draw (the batch dimension
+        holds `per` entries per sample; a last dimension of `words` words
+        per number)."""
         return [layout.per if d == layout.dim else s
-                for d, s in enumerate(layout.shape)]
+                for d, s in enumerate(layout.shape)] + [layout.words]
 
     def _block(self, device):
         """The words of every draw that has a batch dimension, computed at
@@ -139,7 +146,8 @@ class RandomDraws:
 
     def _unbatched(self, k, shape, device):
         """The words of a draw without a batch dimension (the same for
-        every sample: sample index 0)."""
+        every sample: sample index 0) of `shape` (its last dimension the
+        words of each number)."""
         offset = torch.arange(math.prod(shape), device=device).view(shape)
         zero = torch.zeros((), dtype=torch.int64, device=device)
         draw = torch.full((), k, dtype=torch.int64, device=device)
@@ -148,7 +156,8 @@ class RandomDraws:
     def bits(self, shape, device):
         """The next draw: 32-bit random words of `shape` (int64), word
         (element, sample, draw) of Philox where `element` is the row-major
-        index in the sample's part of the draw."""
+        index in the sample's part of the draw; for a draw of `words` > 1
+        words per number, of shape `shape + (words,)`."""
         k = self.count
         self.count += 1
         shape = tuple(shape)
@@ -161,8 +170,9 @@ class RandomDraws:
                 "reproduce",
                 code="random-draw-unsupported")
         layout = self.layouts[k]
+        full = shape + ((layout.words,) if layout.words > 1 else ())
         if layout.dim is None:
-            return self._unbatched(k, shape, device)
+            return self._unbatched(k, full, device)
         if self.block is None:
             self.block = self._block(device)
         offset, size = self.columns[k]
@@ -170,15 +180,31 @@ class RandomDraws:
         words = words.reshape(-1, *self._sample_shape(layout))
         d = layout.dim
         if d == 0 and layout.per == 1:
-            return words.reshape(shape)
+            return words.reshape(full)
         # [B, ..., per, ...] -> [..., B, per, ...] -> [..., B * per, ...]
-        return words.movedim(0, d).reshape(shape)
+        return words.movedim(0, d).reshape(full)
 
     def uniform(self, shape, dtype, device):
         """Uniform numbers in [0, 1) with 24 random bits (exact in
         float32)."""
         bits = self.bits(shape, device) >> 8
         return bits.to(dtype) * (2.0 ** -24)
+
+    def normal(self, shape, dtype, device):
+        """Standard normal numbers: Box-Muller of two 24-bit uniform
+        numbers u, v of the number's two words, sqrt(-2 log(1 - u)) *
+        cos(2 pi v) (|z| < 5.8: 1 - u is at least 2**-24)."""
+        words = self.bits(shape, device) >> 8
+        u = words[..., 0].to(torch.float32) * (2.0 ** -24)
+        v = words[..., 1].to(torch.float32) * (2.0 ** -24)
+        z = torch.sqrt(-2.0 * torch.log1p(-u)) * torch.cos(
+            (2.0 * math.pi) * v)
+        return z.to(dtype)
+
+    def integers(self, low, high, shape, dtype, device):
+        """Integers in [low, high): low + the word modulo high - low (the
+        word has 32 bits: a bias of at most (high - low) / 2**32)."""
+        return (low + self.bits(shape, device) % (high - low)).to(dtype)
 
     def keep(self, shape, p_one, device):
         """A boolean tensor that is True with probability `p_one` (a
@@ -212,6 +238,28 @@ class RandomDraws:
             u = self.uniform(self_.shape, torch.float32, self_.device)
             return (-torch.log1p(-u) / lambd).to(self_.dtype)
 
+        def randn(size, generator=None, dtype=None, layout=None, device=None,
+                  pin_memory=None):
+            return self.normal(size, dtype or torch.float32, device)
+
+        def randn_like(self_, dtype=None, layout=None, device=None,
+                       pin_memory=None, memory_format=None):
+            return self.normal(self_.shape, dtype or self_.dtype,
+                               device or self_.device)
+
+        def normal_functional(self_, mean=0.0, std=1.0, generator=None):
+            z = self.normal(self_.shape, self_.dtype, self_.device)
+            return mean + std * z
+
+        def randint_low(low, high, size, generator=None, dtype=None,
+                        layout=None, device=None, pin_memory=None):
+            return self.integers(low, high, size, dtype or torch.int64,
+                                 device)
+
+        def randint(high, size, generator=None, dtype=None, layout=None,
+                    device=None, pin_memory=None):
+            return randint_low(0, high, size, dtype=dtype, device=device)
+
         def rand(size, generator=None, dtype=None, layout=None, device=None,
                  pin_memory=None):
             return self.uniform(size, dtype or torch.float32, device)
@@ -243,6 +291,12 @@ class RandomDraws:
                 aten.uniform_.default: in_place(uniform),
                 aten.exponential.default: exponential,
                 aten.exponential_.default: in_place(exponential),
+                aten.randn.default: randn,
+                aten.randn_like.default: randn_like,
+                aten.normal_functional.default: normal_functional,
+                aten.normal_.default: in_place(normal_functional),
+                aten.randint.low: randint_low,
+                aten.randint.default: randint,
                 aten.rand.default: rand,
                 aten.rand_like.default: rand_like}
 
@@ -251,12 +305,15 @@ class RandomDraws:
 # decomposition above are refused.
 RANDOM_OPS = ("bernoulli", "bernoulli_", "rand", "rand_like", "uniform",
               "uniform_", "native_dropout", "randn", "randn_like", "normal",
-              "normal_", "randint", "randint_like", "multinomial",
+              "normal_", "normal_functional", "randint", "randint_like",
+              "multinomial",
               "randperm", "exponential", "exponential_", "random_",
               "cauchy_", "geometric_", "log_normal_", "rrelu_with_noise",
               "rrelu_with_noise_", "rrelu_with_noise_functional")
 SUPPORTED = ("bernoulli", "bernoulli_", "rand", "rand_like", "uniform",
-             "uniform_", "native_dropout", "exponential", "exponential_")
+             "uniform_", "native_dropout", "exponential", "exponential_",
+             "randn", "randn_like", "normal_", "normal_functional",
+             "randint")
 
 
 def _draws(name, args, kwargs):
@@ -308,13 +365,15 @@ def draw_layouts(full, smaller, batch, smaller_batch):
             dims = [d for d, s in enumerate(shape) if s == batch]
             if batch != 1 and len(dims) != 1:
                 return None, k
-            layouts.append(_Draw(shape, dims[0] if dims else None))
+            layouts.append(_Draw(shape, dims[0] if dims else None,
+                                 words=2 if name in _TWO_WORDS else 1))
             continue
         if k >= len(smaller) or smaller[k][0] != name:
             return None, k
         layout = _batch_layout(shape, smaller[k][1], batch, smaller_batch)
         if layout is None:
             return None, k
+        layout.words = 2 if name in _TWO_WORDS else 1
         layouts.append(layout)
     return layouts, None
 

@@ -78,6 +78,36 @@ def bernoulli_keep(seed, draw, shape, p_one):
     return keep.reshape(shape).astype(np.float64)
 
 
+def draw_words(seed, draw, shape, words=1):
+    """The compiled step's 32-bit words (numpy uint64) of its draw number
+    `draw` for a batch-first tensor of `shape`, `words` per number (a last
+    dimension when more than one): counter (element in the sample, sample,
+    draw, 0), key = the seed's two words."""
+    b, rest = shape[0], int(np.prod(shape[1:], dtype=np.int64)) * words
+    element = np.arange(rest, dtype=np.uint64)[None, :]
+    sample = np.arange(b, dtype=np.uint64)[:, None]
+    bits = philox_np(element, sample, np.uint64(draw), np.uint64(0),
+                     seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF)
+    return bits.reshape(tuple(shape) + ((words,) if words > 1 else ()))
+
+
+def normal_draw(seed, draw, shape):
+    """The values (float64, numpy) of the compiled step's draw number
+    `draw` for torch.randn_like of a batch-first tensor of `shape`:
+    Box-Muller of the two 24-bit uniform numbers of each number's words."""
+    u, v = np.moveaxis((draw_words(seed, draw, shape, 2) >> np.uint64(8))
+                       .astype(np.float64) * 2.0 ** -24, -1, 0)
+    return np.sqrt(-2.0 * np.log1p(-u)) * np.cos(2.0 * np.pi * v)
+
+
+def integer_draw(seed, draw, shape, low, high):
+    """The values (int64, numpy) of the compiled step's draw number `draw`
+    for torch.randint(low, high, shape) (batch-first): low + the word
+    modulo high - low."""
+    words = draw_words(seed, draw, shape)
+    return (np.uint64(low) + words % np.uint64(high - low)).astype(np.int64)
+
+
 def uniform_draw(seed, draw, shape):
     """The values (float64, numpy) of the compiled step's draw number
     `draw` of uniform numbers (torch.rand_like) for a batch-first tensor of
@@ -111,8 +141,10 @@ class ReferenceDropout(TorchFunctionMode):
     """PyTorch's eager step with the compiled step's dropout masks: each
     F.dropout in training mode multiplies by dropout_keep(seed, k, ...) / (1
     - p), each Tensor.bernoulli_(p) fills bernoulli_keep(seed, k, ...) and
-    each Tensor.exponential_(lambd) exponential_draw(seed, k, ...), k
-    counting the draws (for a tensor whose first dimension is the batch's)."""
+    each Tensor.exponential_(lambd) exponential_draw(seed, k, ...), each
+    torch.randn_like normal_draw(seed, k, ...) and each torch.randint(low,
+    high, size) integer_draw(seed, k, ...), k counting the draws (for a
+    tensor whose first dimension is the batch's)."""
 
     def __init__(self, seed):
         super().__init__()
@@ -138,6 +170,17 @@ class ReferenceDropout(TorchFunctionMode):
             self.draws += 1
             with torch.no_grad():
                 return x.copy_(torch.from_numpy(keep))
+        if func is torch.randn_like:
+            x = args[0]
+            values = normal_draw(self.seed, self.draws, tuple(x.shape))
+            self.draws += 1
+            return torch.from_numpy(values).to(x.dtype)
+        if func is torch.randint and len(args) == 3:
+            low, high, size = args
+            values = integer_draw(self.seed, self.draws, tuple(size), low,
+                                  high)
+            self.draws += 1
+            return torch.from_numpy(values)
         if func is torch.Tensor.exponential_:
             x = args[0]
             lambd = args[1] if len(args) > 1 else kwargs.get("lambd", 1.0)

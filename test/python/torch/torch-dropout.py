@@ -10,7 +10,9 @@
 # model_zoo.philox_np) agrees; another seed gives other masks. PyTorch's
 # own dropout under gradient accumulation is not reproducible across N
 # (shown at the end). Tensor.exponential_ draws -log(1 - u) / lambd of the
-# same uniform numbers (checked the same way: a Gumbel router).
+# same uniform numbers (checked the same way: a Gumbel router); torch.randn_like
+# and torch.randint (a diffusion model's noise and step) take Box-Muller
+# of two words and the word modulo the range.
 
 import copy
 import sys
@@ -52,21 +54,21 @@ def batches():
              torch.randint(0, 3, (B,), generator=gen)) for _ in range(2)]
 
 
-def train(n, seed, make=DropoutNet, data=None):
+def train(n, seed, make=DropoutNet, data=None, loss=loss_fn):
     """Two compiled steps in n micro-batches after torch.manual_seed(seed);
     the parameters and losses."""
     torch.manual_seed(0)
     model = make()
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     data = data or batches()
-    step = compile_train_step(model, loss_fn, opt, example_inputs=data[0],
+    step = compile_train_step(model, loss, opt, example_inputs=data[0],
                               micro_batches=n)
     torch.manual_seed(seed)
     losses = [step(*batch) for batch in data]
     return [p.detach().clone() for p in model.parameters()], losses
 
 
-def reference(seed, make=DropoutNet, data=None):
+def reference(seed, make=DropoutNet, data=None, loss_of=loss_fn):
     """PyTorch's full-batch step with the compiled step's masks."""
     torch.manual_seed(0)
     model = make()
@@ -77,7 +79,7 @@ def reference(seed, make=DropoutNet, data=None):
         draw = model_zoo.next_seed()
         torch.randint(2 ** 63 - 1, (), dtype=torch.int64)  # as the step
         with model_zoo.ReferenceDropout(draw):
-            loss = loss_fn(model, *batch)
+            loss = loss_of(model, *batch)
         loss.backward()
         opt.step()
         opt.zero_grad()
@@ -223,6 +225,47 @@ for name, make in (("exponential_", GumbelRouter),
     # CHECK: exponential_ beside an autograd.Function: N=4 vs N=1 {{.*}} OK
     print(line, "OK" if ok else "FAIL")
     failures += not ok
+
+
+class Denoiser(nn.Module):
+    """A diffusion model's training step: Gaussian noise (torch.randn_like)
+    at a random step of a schedule (torch.randint) per sample, the model
+    predicting the noise."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 4))
+        self.register_buffer("scale", torch.linspace(0.1, 1.0, 10))
+
+    def forward(self, x):
+        noise = torch.randn_like(x)
+        t = torch.randint(0, 10, (x.shape[0],))
+        s = self.scale[t].view(-1, 1, 1)
+        noisy = (1 - s) * x + s * noise
+        guess = self.net(torch.cat([noisy, s.expand(-1, x.shape[1], 1)],
+                                   -1))
+        return (guess - noise).square().mean((1, 2))
+
+
+def denoise_loss(model, x, y):
+    return model(x).mean()
+
+
+diffusion = {n: train(n, seed=5, make=Denoiser, loss=denoise_loss)
+             for n in (1, 4)}
+d_n = distance(diffusion[4], diffusion[1])
+d_ref = distance(diffusion[4], reference(seed=5, make=Denoiser,
+                                         loss_of=denoise_loss))
+ok = d_n <= 1e-5 and d_ref <= 1e-5
+# CHECK: randn_like and randint: N=4 vs N=1 {{.*}} vs PyTorch with the same draws {{.*}} OK
+print(f"randn_like and randint: N=4 vs N=1 {d_n:.2g} vs PyTorch with the "
+      f"same draws {d_ref:.2g}", "OK" if ok else "FAIL")
+failures += not ok
+# The oracle's normal numbers are standard normal (one draw of 10^6).
+z = model_zoo.normal_draw(123, 0, (1000, 1000))
+# CHECK: normal draw: mean {{.*}} std {{.*}} OK
+print(f"normal draw: mean {z.mean():.4f} std {z.std():.4f}",
+      "OK" if abs(z.mean()) < 5e-3 and abs(z.std() - 1) < 5e-3 else "FAIL")
 
 
 class StackedGRU(nn.Module):
