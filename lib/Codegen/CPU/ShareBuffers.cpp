@@ -1,9 +1,11 @@
 //===- ShareBuffers.cpp - one buffer for disjoint live ranges -------------===//
 //
-// --ga-share-buffers: temporaries of one type whose live ranges inside a
-// block do not overlap get one allocation. After the hoisting of
-// allocations out of the micro-batch loop, this is what lets a value
-// recomputed in the backward reuse the storage of values dead by then.
+// --ga-share-buffers: temporaries of one type whose live ranges do not
+// overlap get one allocation. After the hoisting of allocations out of the
+// micro-batch loop, this is what lets a value recomputed in the backward
+// reuse the storage of values dead by then, and the loop's temporaries the
+// storage of the peeled first micro-batch's (--ga-peel-first-accumulation),
+// which are all dead before the loop starts.
 //
 // Invariant: a buffer is only reused by an op that writes every element of
 // it without reading it, placed after the last access to the buffer it
@@ -31,12 +33,36 @@ using namespace mlir;
 using namespace mlir::ga;
 
 namespace {
-/// A candidate allocation: the block that holds its accesses and its live
-/// range there (positions of ops in that block).
+/// A candidate allocation and its live range in the function's pre-order
+/// numbering of ops: from the op of its block that writes it first to the
+/// last op nested in the op of its block that accesses it last. Its
+/// contents never outlive one execution of its block, so two candidates
+/// whose ranges are disjoint are never live at once, whichever blocks hold
+/// them: a range either holds all of an op of another candidate's block (a
+/// loop that holds the other) or none of it.
 struct LiveRange {
   memref::AllocOp alloc;
-  Block *block = nullptr;
   unsigned first = 0, last = 0;
+};
+
+/// Pre-order positions of the ops of a function, and for each op the
+/// position of the last op nested in it (itself when it has no regions).
+struct OpOrder {
+  DenseMap<Operation *, unsigned> position, subtreeEnd;
+
+  explicit OpOrder(func::FuncOp func) {
+    unsigned next = 0;
+    func.walk<WalkOrder::PreOrder>(
+        [&](Operation *op) { position[op] = next++; });
+    func.walk<WalkOrder::PostOrder>([&](Operation *op) {
+      unsigned end = position.lookup(op);
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          if (!block.empty())
+            end = std::max(end, subtreeEnd.lookup(&block.back()));
+      subtreeEnd[op] = end;
+    });
+  }
 };
 } // namespace
 
@@ -108,7 +134,8 @@ static FailureOr<SmallVector<Operation *>> getAccesses(memref::AllocOp alloc) {
 }
 
 /// The live range of `alloc` when it is a candidate.
-static std::optional<LiveRange> getLiveRange(memref::AllocOp alloc) {
+static std::optional<LiveRange> getLiveRange(memref::AllocOp alloc,
+                                             const OpOrder &order) {
   if (!alloc.getType().hasStaticShape() || !alloc.getDynamicSizes().empty())
     return std::nullopt;
   FailureOr<SmallVector<Operation *>> accesses = getAccesses(alloc);
@@ -127,15 +154,12 @@ static std::optional<LiveRange> getLiveRange(memref::AllocOp alloc) {
   }
   if (!block)
     return std::nullopt;
-  // Positions of the ops of the block.
-  DenseMap<Operation *, unsigned> positions;
-  for (auto [i, op] : llvm::enumerate(*block))
-    positions[&op] = i;
-  LiveRange range{alloc, block, ~0u, 0};
+  LiveRange range{alloc, ~0u, 0};
   Operation *firstAccess = nullptr;
   bool firstIsShared = false;
   for (Operation *op : *accesses) {
-    unsigned position = positions.lookup(block->findAncestorOpInBlock(*op));
+    Operation *ancestor = block->findAncestorOpInBlock(*op);
+    unsigned position = order.position.lookup(ancestor);
     if (position < range.first) {
       range.first = position;
       firstAccess = op;
@@ -143,7 +167,7 @@ static std::optional<LiveRange> getLiveRange(memref::AllocOp alloc) {
     } else if (position == range.first) {
       firstIsShared = true;
     }
-    range.last = std::max(range.last, position);
+    range.last = std::max(range.last, order.subtreeEnd.lookup(ancestor));
   }
   // The first access is an op of the block alone, which overwrites it.
   if (firstIsShared || firstAccess->getBlock() != block ||
@@ -152,18 +176,28 @@ static std::optional<LiveRange> getLiveRange(memref::AllocOp alloc) {
   return range;
 }
 
+/// Whether the allocation `shared` dominates `alloc`, or can be moved
+/// before it: both in one block, `shared` without operands.
+static bool dominatesOrCanMove(DominanceInfo &dominance, memref::AllocOp shared,
+                               memref::AllocOp alloc) {
+  return dominance.properlyDominates(shared.getOperation(),
+                                     alloc.getOperation()) ||
+         (shared->getBlock() == alloc->getBlock() &&
+          shared->getNumOperands() == 0);
+}
+
 namespace {
 struct ShareBuffersPass : public ga::impl::ShareBuffersBase<ShareBuffersPass> {
   using Base::Base;
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    // Candidates, grouped by block and type, in the order of their first
-    // access.
-    DenseMap<std::pair<Block *, Type>, SmallVector<LiveRange>> groups;
+    OpOrder order(func);
+    // Candidates, grouped by type, in the order of their first access.
+    DenseMap<Type, SmallVector<LiveRange>> groups;
     func.walk([&](memref::AllocOp alloc) {
-      if (std::optional<LiveRange> range = getLiveRange(alloc))
-        groups[{range->block, alloc.getType()}].push_back(*range);
+      if (std::optional<LiveRange> range = getLiveRange(alloc, order))
+        groups[alloc.getType()].push_back(*range);
     });
     DominanceInfo dominance(func);
     for (auto &entry : groups) {
@@ -176,14 +210,18 @@ struct ShareBuffersPass : public ga::impl::ShareBuffersBase<ShareBuffersPass> {
       for (LiveRange &range : ranges) {
         auto *slot = llvm::find_if(slots, [&](auto &slot) {
           return slot.second < range.first &&
-                 dominance.properlyDominates(slot.first.getOperation(),
-                                             range.alloc.getOperation());
+                 dominatesOrCanMove(dominance, slot.first, range.alloc);
         });
         if (slot == slots.end()) {
           slots.emplace_back(range.alloc, range.last);
           continue;
         }
         memref::AllocOp shared = slot->first;
+        // Hoisted allocations sit in one block in any order: the shared
+        // one (no operands) moves up to dominate the uses it takes over.
+        if (!dominance.properlyDominates(shared.getOperation(),
+                                         range.alloc.getOperation()))
+          shared->moveBefore(range.alloc);
         if (range.alloc.getAlignment().value_or(0) >
             shared.getAlignment().value_or(0))
           shared.setAlignment(*range.alloc.getAlignment());

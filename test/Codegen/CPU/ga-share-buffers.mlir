@@ -106,3 +106,47 @@ func.func @gathered(%p1: memref<2x8xf32>, %p2: memref<2x8xf32>, %y1: memref<4x8x
   }
   return
 }
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// The peeled first micro-batch (--ga-peel-first-accumulation) before the
+// loop: its temporary %p is dead before the loop starts, so the loop's %t
+// (allocated first by the hoisting) takes its buffer. %q is read after the
+// loop as well: live across it, a buffer of its own. The shared allocation
+// moves up to dominate the uses it takes over.
+// CHECK-LABEL: func.func @peeled
+// CHECK:         %[[P:.*]] = memref.alloc() : memref<4xf32>
+// CHECK:         %[[Q:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[P]] : memref<4xf32>)
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[Q]] : memref<4xf32>)
+// CHECK:         memref.copy %[[P]], %arg1
+// CHECK:         scf.for
+// CHECK:           linalg.generic {{.*}} outs(%[[P]] : memref<4xf32>)
+// CHECK:           memref.copy %[[P]], %arg1
+// CHECK:         memref.copy %[[Q]], %arg2
+func.func @peeled(%x: memref<4xf32>, %y: memref<4xf32>, %z: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %f = arith.constant 2.0 : f32
+  %t = memref.alloc() : memref<4xf32>
+  %p = memref.alloc() : memref<4xf32>
+  %q = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%f : f32) outs(%p : memref<4xf32>)
+  linalg.fill ins(%f : f32) outs(%q : memref<4xf32>)
+  memref.copy %p, %y : memref<4xf32> to memref<4xf32>
+  scf.for %i = %c1 to %c3 step %c1 {
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%x : memref<4xf32>) outs(%t : memref<4xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %e = math.exp %a : f32
+      linalg.yield %e : f32
+    }
+    memref.copy %t, %y : memref<4xf32> to memref<4xf32>
+  }
+  memref.copy %q, %z : memref<4xf32> to memref<4xf32>
+  return
+}

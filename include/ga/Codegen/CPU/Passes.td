@@ -617,8 +617,10 @@ def ShareBuffers : Pass<"ga-share-buffers", "func::FuncOp"> {
     temporaries of the same type whose live ranges are disjoint one buffer,
     so that a value recomputed in the backward (`--ga-rematerialize`) takes
     the storage of values that are dead by then instead of adding to the
-    peak. Static temporaries (`--ga-promote-buffers-to-globals`, run after
-    it) then share one global.
+    peak, and the loop's temporaries the storage of the peeled first
+    micro-batch's (`--ga-peel-first-accumulation`), dead before the loop.
+    Static temporaries (`--ga-promote-buffers-to-globals`, run after it)
+    then share one global.
 
     A statically shaped `memref.alloc` is a candidate when every access to it
     (through views) is by an op with declared memory effects, none yields,
@@ -631,11 +633,14 @@ def ShareBuffers : Pass<"ga-share-buffers", "func::FuncOp"> {
     parameter: its buffer lives from the gather to its wait's last
     reader). Its contents then
     never outlive one execution of that block, and its live range is the
-    ops of the block from that write to the last access. Candidates of one
-    block and one type share a buffer, first come first served, when their
-    live ranges do not overlap and the first allocation dominates the
-    others. Exact: a buffer is reused only after its last access, by an op
-    that overwrites it entirely.
+    ops of the block from that write to the last access, with everything
+    nested in them. Candidates of one type share a buffer, first come first
+    served, when their live ranges do not overlap, whichever blocks hold
+    them (a range holds all of a loop or none of it: a temporary of the
+    loop's body can take the buffer of one dead before the loop), and the
+    first allocation dominates the others or sits in the same block (it is
+    then moved up). Exact: a buffer is reused only after its last access,
+    by an op that overwrites it entirely.
 
     Before:
 
