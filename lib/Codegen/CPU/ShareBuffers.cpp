@@ -1,10 +1,10 @@
 //===- ShareBuffers.cpp - one buffer for disjoint live ranges -------------===//
 //
-// --ga-share-buffers: temporaries of one type whose live ranges do not
-// overlap get one allocation. After the hoisting of allocations out of the
-// micro-batch loop, this is what lets a value recomputed in the backward
-// reuse the storage of values dead by then, and the loop's temporaries the
-// storage of the peeled first micro-batch's (--ga-peel-first-accumulation),
+// --ga-share-buffers: temporaries of one element type and size whose live
+// ranges do not overlap get one allocation. After the hoisting of allocations
+// out of the micro-batch loop, this is what lets a value recomputed in the
+// backward reuse the storage of values dead by then, and the loop's temporaries
+// the storage of the peeled first micro-batch's (--ga-peel-first-accumulation),
 // which are all dead before the loop starts.
 //
 // Invariant: a buffer is only reused by an op that writes every element of
@@ -23,6 +23,8 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include <numeric>
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_SHAREBUFFERS
@@ -186,6 +188,42 @@ static bool dominatesOrCanMove(DominanceInfo &dominance, memref::AllocOp shared,
           shared->getNumOperands() == 0);
 }
 
+/// What candidates must have in common to share a buffer: an identity
+/// layout of rank >= 1 needs only the element type, the number of elements
+/// and the memory space (a reshape of the shared buffer gives its shape);
+/// any other type the whole type.
+using StorageKey = std::tuple<Type, int64_t, Attribute>;
+static StorageKey getStorageKey(MemRefType type) {
+  if (type.getRank() == 0 || !type.getLayout().isIdentity())
+    return {type, -1, Attribute()};
+  return {type.getElementType(), type.getNumElements(), type.getMemorySpace()};
+}
+
+/// The buffer of `shared` in the shape of `alloc` (same storage key), built
+/// before `alloc`: itself, or the reshape of all of it (collapsed to one
+/// dimension, then expanded), a view the accesses and the memory report
+/// follow to `shared`.
+static Value reshapeTo(memref::AllocOp shared, memref::AllocOp alloc) {
+  MemRefType from = shared.getType(), to = alloc.getType();
+  if (from == to)
+    return shared.getResult();
+  OpBuilder builder(alloc);
+  Location loc = alloc.getLoc();
+  Value flat = shared.getResult();
+  if (from.getRank() != 1) {
+    ReassociationIndices all(from.getRank());
+    std::iota(all.begin(), all.end(), 0);
+    flat = memref::CollapseShapeOp::create(builder, loc, flat,
+                                           ArrayRef<ReassociationIndices>{all});
+  }
+  if (to.getRank() == 1)
+    return flat;
+  ReassociationIndices all(to.getRank());
+  std::iota(all.begin(), all.end(), 0);
+  return memref::ExpandShapeOp::create(builder, loc, to.getShape(), flat,
+                                       ArrayRef<ReassociationIndices>{all});
+}
+
 namespace {
 struct ShareBuffersPass : public ga::impl::ShareBuffersBase<ShareBuffersPass> {
   using Base::Base;
@@ -193,11 +231,12 @@ struct ShareBuffersPass : public ga::impl::ShareBuffersBase<ShareBuffersPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     OpOrder order(func);
-    // Candidates, grouped by type, in the order of their first access.
-    DenseMap<Type, SmallVector<LiveRange>> groups;
+    // Candidates, grouped by storage (getStorageKey), in the order of
+    // their first access.
+    DenseMap<StorageKey, SmallVector<LiveRange>> groups;
     func.walk([&](memref::AllocOp alloc) {
       if (std::optional<LiveRange> range = getLiveRange(alloc, order))
-        groups[alloc.getType()].push_back(*range);
+        groups[getStorageKey(alloc.getType())].push_back(*range);
     });
     DominanceInfo dominance(func);
     for (auto &entry : groups) {
@@ -225,7 +264,8 @@ struct ShareBuffersPass : public ga::impl::ShareBuffersBase<ShareBuffersPass> {
         if (range.alloc.getAlignment().value_or(0) >
             shared.getAlignment().value_or(0))
           shared.setAlignment(*range.alloc.getAlignment());
-        range.alloc.getResult().replaceAllUsesWith(shared.getResult());
+        range.alloc.getResult().replaceAllUsesWith(
+            reshapeTo(shared, range.alloc));
         range.alloc.erase();
         slot->second = range.last;
         ++numShared;

@@ -150,3 +150,41 @@ func.func @peeled(%x: memref<4xf32>, %y: memref<4xf32>, %z: memref<4xf32>) {
   memref.copy %q, %z : memref<4xf32> to memref<4xf32>
   return
 }
+
+// -----
+
+// Shapes with the same element type and number of elements share through a
+// reshape of the whole buffer (collapsed to one dimension, then expanded):
+// %b (2x16) and %c (32) take the storage of %a (4x8) once it is dead. %d
+// has as many bytes but another element type: a buffer of its own.
+// CHECK-LABEL: func.func @reshaped
+// CHECK:         %[[A:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK:         %[[D:.*]] = memref.alloc() : memref<32xi32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[A]] : memref<4x8xf32>)
+// CHECK:         memref.copy %[[A]], %arg0
+// CHECK:         %[[F:.*]] = memref.collapse_shape %[[A]] {{\[}}[0, 1]] : memref<4x8xf32> into memref<32xf32>
+// CHECK:         %[[B:.*]] = memref.expand_shape %[[F]] {{\[}}[0, 1]] output_shape [2, 16] : memref<32xf32> into memref<2x16xf32>
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[B]] : memref<2x16xf32>)
+// CHECK:         memref.copy %[[B]], %arg1
+// CHECK:         %[[C:.*]] = memref.collapse_shape %[[A]] {{\[}}[0, 1]] : memref<4x8xf32> into memref<32xf32>
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[C]] : memref<32xf32>)
+// CHECK:         memref.copy %[[C]], %arg2
+// CHECK:         linalg.fill ins(%{{.*}} : i32) outs(%[[D]] : memref<32xi32>)
+func.func @reshaped(%x: memref<4x8xf32>, %y: memref<2x16xf32>, %z: memref<32xf32>, %w: memref<32xi32>) {
+  %f = arith.constant 2.0 : f32
+  %i = arith.constant 3 : i32
+  %a = memref.alloc() : memref<4x8xf32>
+  %d = memref.alloc() : memref<32xi32>
+  linalg.fill ins(%f : f32) outs(%a : memref<4x8xf32>)
+  memref.copy %a, %x : memref<4x8xf32> to memref<4x8xf32>
+  %b = memref.alloc() : memref<2x16xf32>
+  linalg.fill ins(%f : f32) outs(%b : memref<2x16xf32>)
+  memref.copy %b, %y : memref<2x16xf32> to memref<2x16xf32>
+  %c = memref.alloc() : memref<32xf32>
+  linalg.fill ins(%f : f32) outs(%c : memref<32xf32>)
+  memref.copy %c, %z : memref<32xf32> to memref<32xf32>
+  linalg.fill ins(%i : i32) outs(%d : memref<32xi32>)
+  memref.copy %d, %w : memref<32xi32> to memref<32xi32>
+  return
+}

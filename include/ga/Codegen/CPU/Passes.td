@@ -614,7 +614,9 @@ def ShareBuffers : Pass<"ga-share-buffers", "func::FuncOp"> {
     temporary of a micro-batch (an activation, its gradient, a recomputed
     value) is one allocation that lives for the whole loop, even when it is
     only used between two points of one iteration. This pass gives
-    temporaries of the same type whose live ranges are disjoint one buffer,
+    temporaries of the same element type and number of elements whose live
+    ranges are disjoint one buffer (a reshape of all of it gives each its
+    shape),
     so that a value recomputed in the backward (`--ga-rematerialize`) takes
     the storage of values that are dead by then instead of adding to the
     peak, and the loop's temporaries the storage of the peeled first
@@ -634,8 +636,9 @@ def ShareBuffers : Pass<"ga-share-buffers", "func::FuncOp"> {
     reader). Its contents then
     never outlive one execution of that block, and its live range is the
     ops of the block from that write to the last access, with everything
-    nested in them. Candidates of one type share a buffer, first come first
-    served, when their live ranges do not overlap, whichever blocks hold
+    nested in them. Candidates of one element type, number of elements
+    and memory space (any identity-layout shape of rank >= 1; otherwise of
+    one type) share a buffer, first come first served, when their live ranges do not overlap, whichever blocks hold
     them (a range holds all of a loop or none of it: a temporary of the
     loop's body can take the buffer of one dead before the loop), and the
     first allocation dominates the others or sits in the same block (it is
