@@ -1,9 +1,11 @@
 //===- ShareBuffers.cpp - one buffer for disjoint live ranges -------------===//
 //
-// --ga-share-buffers: temporaries of one type whose live ranges inside a
-// block do not overlap get one allocation. After the hoisting of
-// allocations out of the micro-batch loop, this is what lets a value
-// recomputed in the backward reuse the storage of values dead by then.
+// --ga-share-buffers: temporaries of one element type and size whose live
+// ranges do not overlap get one allocation. After the hoisting of allocations
+// out of the micro-batch loop, this is what lets a value recomputed in the
+// backward reuse the storage of values dead by then, and the loop's temporaries
+// the storage of the peeled first micro-batch's (--ga-peel-first-accumulation),
+// which are all dead before the loop starts.
 //
 // Invariant: a buffer is only reused by an op that writes every element of
 // it without reading it, placed after the last access to the buffer it
@@ -18,9 +20,12 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include <numeric>
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_SHAREBUFFERS
@@ -31,12 +36,36 @@ using namespace mlir;
 using namespace mlir::ga;
 
 namespace {
-/// A candidate allocation: the block that holds its accesses and its live
-/// range there (positions of ops in that block).
+/// A candidate allocation and its live range in the function's pre-order
+/// numbering of ops: from the op of its block that writes it first to the
+/// last op nested in the op of its block that accesses it last. Its
+/// contents never outlive one execution of its block, so two candidates
+/// whose ranges are disjoint are never live at once, whichever blocks hold
+/// them: a range either holds all of an op of another candidate's block (a
+/// loop that holds the other) or none of it.
 struct LiveRange {
   memref::AllocOp alloc;
-  Block *block = nullptr;
   unsigned first = 0, last = 0;
+};
+
+/// Pre-order positions of the ops of a function, and for each op the
+/// position of the last op nested in it (itself when it has no regions).
+struct OpOrder {
+  DenseMap<Operation *, unsigned> position, subtreeEnd;
+
+  explicit OpOrder(func::FuncOp func) {
+    unsigned next = 0;
+    func.walk<WalkOrder::PreOrder>(
+        [&](Operation *op) { position[op] = next++; });
+    func.walk<WalkOrder::PostOrder>([&](Operation *op) {
+      unsigned end = position.lookup(op);
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          if (!block.empty())
+            end = std::max(end, subtreeEnd.lookup(&block.back()));
+      subtreeEnd[op] = end;
+    });
+  }
 };
 } // namespace
 
@@ -108,7 +137,8 @@ static FailureOr<SmallVector<Operation *>> getAccesses(memref::AllocOp alloc) {
 }
 
 /// The live range of `alloc` when it is a candidate.
-static std::optional<LiveRange> getLiveRange(memref::AllocOp alloc) {
+static std::optional<LiveRange> getLiveRange(memref::AllocOp alloc,
+                                             const OpOrder &order) {
   if (!alloc.getType().hasStaticShape() || !alloc.getDynamicSizes().empty())
     return std::nullopt;
   FailureOr<SmallVector<Operation *>> accesses = getAccesses(alloc);
@@ -127,15 +157,12 @@ static std::optional<LiveRange> getLiveRange(memref::AllocOp alloc) {
   }
   if (!block)
     return std::nullopt;
-  // Positions of the ops of the block.
-  DenseMap<Operation *, unsigned> positions;
-  for (auto [i, op] : llvm::enumerate(*block))
-    positions[&op] = i;
-  LiveRange range{alloc, block, ~0u, 0};
+  LiveRange range{alloc, ~0u, 0};
   Operation *firstAccess = nullptr;
   bool firstIsShared = false;
   for (Operation *op : *accesses) {
-    unsigned position = positions.lookup(block->findAncestorOpInBlock(*op));
+    Operation *ancestor = block->findAncestorOpInBlock(*op);
+    unsigned position = order.position.lookup(ancestor);
     if (position < range.first) {
       range.first = position;
       firstAccess = op;
@@ -143,7 +170,7 @@ static std::optional<LiveRange> getLiveRange(memref::AllocOp alloc) {
     } else if (position == range.first) {
       firstIsShared = true;
     }
-    range.last = std::max(range.last, position);
+    range.last = std::max(range.last, order.subtreeEnd.lookup(ancestor));
   }
   // The first access is an op of the block alone, which overwrites it.
   if (firstIsShared || firstAccess->getBlock() != block ||
@@ -152,102 +179,116 @@ static std::optional<LiveRange> getLiveRange(memref::AllocOp alloc) {
   return range;
 }
 
+/// Whether the allocation `shared` dominates `alloc`, or can be moved
+/// before it: both in one block, `shared` without operands.
+static bool dominatesOrCanMove(DominanceInfo &dominance, memref::AllocOp shared,
+                               memref::AllocOp alloc) {
+  return dominance.properlyDominates(shared.getOperation(),
+                                     alloc.getOperation()) ||
+         (shared->getBlock() == alloc->getBlock() &&
+          shared->getNumOperands() == 0);
+}
+
+/// The innermost op around `op` whose region may run several times at once
+/// (a parallel loop), or null.
+static Operation *getParallelAncestor(Operation *op) {
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp())
+    if (isa<scf::ForallOp, scf::ParallelOp>(parent) ||
+        parent->getName().getDialectNamespace() == "omp")
+      return parent;
+  return nullptr;
+}
+
+/// What candidates must have in common to share a buffer: an identity
+/// layout of rank >= 1 needs only the element type, the number of elements
+/// and the memory space (a reshape of the shared buffer gives its shape);
+/// any other type the whole type. And the same innermost parallel loop
+/// around the allocation: one allocated in a parallel loop's body is one
+/// buffer per iteration, which must not become a buffer that iterations
+/// running at once would share.
+using StorageKey = std::tuple<Type, int64_t, Attribute, Operation *>;
+static StorageKey getStorageKey(memref::AllocOp alloc) {
+  MemRefType type = alloc.getType();
+  Operation *parallel = getParallelAncestor(alloc);
+  if (type.getRank() == 0 || !type.getLayout().isIdentity())
+    return {type, -1, Attribute(), parallel};
+  return {type.getElementType(), type.getNumElements(), type.getMemorySpace(),
+          parallel};
+}
+
+/// The buffer of `shared` in the shape of `alloc` (same storage key), built
+/// before `alloc`: itself, or the reshape of all of it (collapsed to one
+/// dimension, then expanded), a view the accesses and the memory report
+/// follow to `shared`.
+static Value reshapeTo(memref::AllocOp shared, memref::AllocOp alloc) {
+  MemRefType from = shared.getType(), to = alloc.getType();
+  if (from == to)
+    return shared.getResult();
+  OpBuilder builder(alloc);
+  Location loc = alloc.getLoc();
+  Value flat = shared.getResult();
+  if (from.getRank() != 1) {
+    ReassociationIndices all(from.getRank());
+    std::iota(all.begin(), all.end(), 0);
+    flat = memref::CollapseShapeOp::create(builder, loc, flat,
+                                           ArrayRef<ReassociationIndices>{all});
+  }
+  if (to.getRank() == 1)
+    return flat;
+  ReassociationIndices all(to.getRank());
+  std::iota(all.begin(), all.end(), 0);
+  return memref::ExpandShapeOp::create(builder, loc, to.getShape(), flat,
+                                       ArrayRef<ReassociationIndices>{all});
+}
+
 namespace {
 struct ShareBuffersPass : public ga::impl::ShareBuffersBase<ShareBuffersPass> {
   using Base::Base;
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    // Candidates, grouped by block and type, in the order of their first
-    // access.
-    DenseMap<std::pair<Block *, Type>, SmallVector<LiveRange>> groups;
+    OpOrder order(func);
+    // Candidates, grouped by storage (getStorageKey), in the order of
+    // their first access.
+    DenseMap<StorageKey, SmallVector<LiveRange>> groups;
     func.walk([&](memref::AllocOp alloc) {
-      if (std::optional<LiveRange> range = getLiveRange(alloc))
-        groups[{range->block, alloc.getType()}].push_back(*range);
+      if (std::optional<LiveRange> range = getLiveRange(alloc, order))
+        groups[getStorageKey(alloc)].push_back(*range);
     });
     DominanceInfo dominance(func);
-    // Innermost blocks first: the buffers left in a block after its own
-    // sharing are candidates of the block around it too (see project).
-    SmallVector<std::pair<Block *, Type>> keys;
-    for (auto &entry : groups)
-      keys.push_back(entry.first);
-    auto depth = [](Block *block) {
-      unsigned d = 0;
-      for (Operation *op = block->getParentOp(); op; op = op->getParentOp())
-        ++d;
-      return d;
-    };
-    while (!keys.empty()) {
-      // The deepest block left (its group may have grown from inner ones).
-      auto *deepest = llvm::max_element(keys, [&](auto a, auto b) {
-        return depth(a.first) < depth(b.first);
+    for (auto &entry : groups) {
+      SmallVector<LiveRange> &ranges = entry.second;
+      llvm::stable_sort(ranges, [](const LiveRange &a, const LiveRange &b) {
+        return a.first < b.first;
       });
-      std::pair<Block *, Type> key = *deepest;
-      keys.erase(deepest);
-      SmallVector<LiveRange> ranges = groups[key];
-      for (memref::AllocOp kept : share(ranges, dominance))
-        project(kept, key.first, groups, keys);
-    }
-  }
-
-  /// Shares the buffers of `ranges` (candidates of one block and type);
-  /// returns the allocations left.
-  SmallVector<memref::AllocOp> share(SmallVector<LiveRange> &ranges,
-                                     DominanceInfo &dominance) {
-    llvm::stable_sort(ranges, [](const LiveRange &a, const LiveRange &b) {
-      return a.first < b.first;
-    });
-    // Each slot: its allocation and the last access so far.
-    SmallVector<std::pair<memref::AllocOp, unsigned>> slots;
-    for (LiveRange &range : ranges) {
-      auto *slot = llvm::find_if(slots, [&](auto &slot) {
-        return slot.second < range.first &&
-               dominance.properlyDominates(slot.first.getOperation(),
-                                           range.alloc.getOperation());
-      });
-      if (slot == slots.end()) {
-        slots.emplace_back(range.alloc, range.last);
-        continue;
+      // Each slot: its allocation and the last access so far.
+      SmallVector<std::pair<memref::AllocOp, unsigned>> slots;
+      for (LiveRange &range : ranges) {
+        auto *slot = llvm::find_if(slots, [&](auto &slot) {
+          return slot.second < range.first &&
+                 dominatesOrCanMove(dominance, slot.first, range.alloc);
+        });
+        if (slot == slots.end()) {
+          slots.emplace_back(range.alloc, range.last);
+          continue;
+        }
+        memref::AllocOp shared = slot->first;
+        // Hoisted allocations sit in one block in any order: the shared
+        // one (no operands) moves up to dominate the uses it takes over.
+        if (!dominance.properlyDominates(shared.getOperation(),
+                                         range.alloc.getOperation()))
+          shared->moveBefore(range.alloc);
+        if (range.alloc.getAlignment().value_or(0) >
+            shared.getAlignment().value_or(0))
+          shared.setAlignment(*range.alloc.getAlignment());
+        range.alloc.getResult().replaceAllUsesWith(
+            reshapeTo(shared, range.alloc));
+        range.alloc.erase();
+        slot->second = range.last;
+        ++numShared;
       }
-      memref::AllocOp shared = slot->first;
-      if (range.alloc.getAlignment().value_or(0) >
-          shared.getAlignment().value_or(0))
-        shared.setAlignment(*range.alloc.getAlignment());
-      range.alloc.getResult().replaceAllUsesWith(shared.getResult());
-      range.alloc.erase();
-      slot->second = range.last;
-      ++numShared;
     }
-    return llvm::to_vector(llvm::make_first_range(slots));
-  }
-
-  /// A buffer whose contents never outlive one execution of `block` (every
-  /// candidate's, and so every buffer left after sharing them) is also dead
-  /// outside the op that holds `block`: a candidate of the block around
-  /// that op, live at that op alone. A micro-batch loop's temporaries then
-  /// share the storage of those of the first micro-batch peeled before it
-  /// (--ga-peel-first-accumulation), dead before the loop starts.
-  void
-  project(memref::AllocOp alloc, Block *block,
-          DenseMap<std::pair<Block *, Type>, SmallVector<LiveRange>> &groups,
-          SmallVector<std::pair<Block *, Type>> &keys) {
-    Operation *holder = block->getParentOp();
-    Block *outer = holder ? holder->getBlock() : nullptr;
-    // Defined inside the op, the buffer would be one per execution of it
-    // (and per iteration of a parallel loop): only hoisted ones, which every
-    // execution shares already.
-    if (!outer || isa<func::FuncOp>(holder) || holder->isAncestor(alloc))
-      return;
-    unsigned position = 0;
-    for (Operation &op : *outer) {
-      if (&op == holder)
-        break;
-      ++position;
-    }
-    std::pair<Block *, Type> key{outer, alloc.getType()};
-    if (!llvm::is_contained(keys, key))
-      keys.push_back(key);
-    groups[key].push_back(LiveRange{alloc, outer, position, position});
   }
 };
 } // namespace

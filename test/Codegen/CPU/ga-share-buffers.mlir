@@ -111,35 +111,80 @@ func.func @gathered(%p1: memref<2x8xf32>, %p2: memref<2x8xf32>, %y1: memref<4x8x
 
 #id = affine_map<(d0) -> (d0)>
 
-// The first micro-batch peeled before the loop (--ga-peel-first-accumulation)
-// and the loop's: %p is the peeled iteration's temporary, dead before the
-// loop; %t's contents never outlive one iteration of the loop, so it is dead
-// outside the loop as well: one buffer for both (before, the peeled
-// iteration's temporaries were held beside the loop's). %q is written after
-// the loop: it takes that buffer too.
+// The peeled first micro-batch (--ga-peel-first-accumulation) before the
+// loop: its temporary %p is dead before the loop starts, so the loop's %t
+// (allocated first by the hoisting) takes its buffer. %q is read after the
+// loop as well: live across it, a buffer of its own. The shared allocation
+// moves up to dominate the uses it takes over.
 // CHECK-LABEL: func.func @peeled
 // CHECK:         %[[P:.*]] = memref.alloc() : memref<4xf32>
+// CHECK:         %[[Q:.*]] = memref.alloc() : memref<4xf32>
 // CHECK-NOT:     memref.alloc
-// CHECK:         memref.copy %arg0, %[[P]]
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[P]] : memref<4xf32>)
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[Q]] : memref<4xf32>)
 // CHECK:         memref.copy %[[P]], %arg1
 // CHECK:         scf.for
-// CHECK:           memref.copy %arg0, %[[P]]
-// CHECK:           memref.copy %[[P]], %arg2
-// CHECK:         memref.copy %arg1, %[[P]]
-// CHECK:         memref.copy %[[P]], %arg2
+// CHECK:           linalg.generic {{.*}} outs(%[[P]] : memref<4xf32>)
+// CHECK:           memref.copy %[[P]], %arg1
+// CHECK:         memref.copy %[[Q]], %arg2
 func.func @peeled(%x: memref<4xf32>, %y: memref<4xf32>, %z: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %c4 = arith.constant 4 : index
-  %p = memref.alloc() : memref<4xf32>
+  %c3 = arith.constant 3 : index
+  %f = arith.constant 2.0 : f32
   %t = memref.alloc() : memref<4xf32>
+  %p = memref.alloc() : memref<4xf32>
   %q = memref.alloc() : memref<4xf32>
-  memref.copy %x, %p : memref<4xf32> to memref<4xf32>
+  linalg.fill ins(%f : f32) outs(%p : memref<4xf32>)
+  linalg.fill ins(%f : f32) outs(%q : memref<4xf32>)
   memref.copy %p, %y : memref<4xf32> to memref<4xf32>
-  scf.for %i = %c1 to %c4 step %c1 {
-    memref.copy %x, %t : memref<4xf32> to memref<4xf32>
-    memref.copy %t, %z : memref<4xf32> to memref<4xf32>
+  scf.for %i = %c1 to %c3 step %c1 {
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%x : memref<4xf32>) outs(%t : memref<4xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %e = math.exp %a : f32
+      linalg.yield %e : f32
+    }
+    memref.copy %t, %y : memref<4xf32> to memref<4xf32>
   }
-  memref.copy %y, %q : memref<4xf32> to memref<4xf32>
   memref.copy %q, %z : memref<4xf32> to memref<4xf32>
+  return
+}
+
+// -----
+
+// Shapes with the same element type and number of elements share through a
+// reshape of the whole buffer (collapsed to one dimension, then expanded):
+// %b (2x16) and %c (32) take the storage of %a (4x8) once it is dead. %d
+// has as many bytes but another element type: a buffer of its own.
+// CHECK-LABEL: func.func @reshaped
+// CHECK:         %[[A:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK:         %[[D:.*]] = memref.alloc() : memref<32xi32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[A]] : memref<4x8xf32>)
+// CHECK:         memref.copy %[[A]], %arg0
+// CHECK:         %[[F:.*]] = memref.collapse_shape %[[A]] {{\[}}[0, 1]] : memref<4x8xf32> into memref<32xf32>
+// CHECK:         %[[B:.*]] = memref.expand_shape %[[F]] {{\[}}[0, 1]] output_shape [2, 16] : memref<32xf32> into memref<2x16xf32>
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[B]] : memref<2x16xf32>)
+// CHECK:         memref.copy %[[B]], %arg1
+// CHECK:         %[[C:.*]] = memref.collapse_shape %[[A]] {{\[}}[0, 1]] : memref<4x8xf32> into memref<32xf32>
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[C]] : memref<32xf32>)
+// CHECK:         memref.copy %[[C]], %arg2
+// CHECK:         linalg.fill ins(%{{.*}} : i32) outs(%[[D]] : memref<32xi32>)
+func.func @reshaped(%x: memref<4x8xf32>, %y: memref<2x16xf32>, %z: memref<32xf32>, %w: memref<32xi32>) {
+  %f = arith.constant 2.0 : f32
+  %i = arith.constant 3 : i32
+  %a = memref.alloc() : memref<4x8xf32>
+  %d = memref.alloc() : memref<32xi32>
+  linalg.fill ins(%f : f32) outs(%a : memref<4x8xf32>)
+  memref.copy %a, %x : memref<4x8xf32> to memref<4x8xf32>
+  %b = memref.alloc() : memref<2x16xf32>
+  linalg.fill ins(%f : f32) outs(%b : memref<2x16xf32>)
+  memref.copy %b, %y : memref<2x16xf32> to memref<2x16xf32>
+  %c = memref.alloc() : memref<32xf32>
+  linalg.fill ins(%f : f32) outs(%c : memref<32xf32>)
+  memref.copy %c, %z : memref<32xf32> to memref<32xf32>
+  linalg.fill ins(%i : i32) outs(%d : memref<32xi32>)
+  memref.copy %d, %w : memref<32xi32> to memref<32xi32>
   return
 }

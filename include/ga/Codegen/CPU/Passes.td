@@ -614,11 +614,15 @@ def ShareBuffers : Pass<"ga-share-buffers", "func::FuncOp"> {
     temporary of a micro-batch (an activation, its gradient, a recomputed
     value) is one allocation that lives for the whole loop, even when it is
     only used between two points of one iteration. This pass gives
-    temporaries of the same type whose live ranges are disjoint one buffer,
+    temporaries of the same element type and number of elements whose live
+    ranges are disjoint one buffer (a reshape of all of it gives each its
+    shape),
     so that a value recomputed in the backward (`--ga-rematerialize`) takes
     the storage of values that are dead by then instead of adding to the
-    peak. Static temporaries (`--ga-promote-buffers-to-globals`, run after
-    it) then share one global.
+    peak, and the loop's temporaries the storage of the peeled first
+    micro-batch's (`--ga-peel-first-accumulation`), dead before the loop.
+    Static temporaries (`--ga-promote-buffers-to-globals`, run after it)
+    then share one global.
 
     A statically shaped `memref.alloc` is a candidate when every access to it
     (through views) is by an op with declared memory effects, none yields,
@@ -631,17 +635,19 @@ def ShareBuffers : Pass<"ga-share-buffers", "func::FuncOp"> {
     parameter: its buffer lives from the gather to its wait's last
     reader). Its contents then
     never outlive one execution of that block, and its live range is the
-    ops of the block from that write to the last access. Candidates of one
-    block and one type share a buffer, first come first served, when their
-    live ranges do not overlap and the first allocation dominates the
-    others. A buffer whose contents never outlive one execution of its
-    block (every candidate's, after the sharing in that block) is dead
-    outside the op that holds the block too: it is also a candidate of the
-    block around that op, live at that op alone (innermost blocks first;
-    only buffers allocated outside that op). The temporaries of a micro-batch
-    loop thus share the storage of those of the first micro-batch, peeled
-    before it by `--ga-peel-first-accumulation`. Exact: a buffer is reused
-    only after its last access, by an op that overwrites it entirely.
+    ops of the block from that write to the last access, with everything
+    nested in them. Candidates of one element type, number of elements
+    and memory space (any identity-layout shape of rank >= 1; otherwise of
+    one type), allocated in the same innermost parallel loop (or none),
+    share a buffer, first come first served, when their live ranges do not
+    overlap, whichever blocks hold them (a range holds all of a loop or none
+    of it: a temporary of the loop's body can take the buffer of one dead
+    before the loop), and the first allocation dominates the others or sits
+    in the same block (it is then moved up). A buffer allocated in a
+    parallel loop's body is one per iteration: it never takes one from
+    outside, which iterations running at once would share. Exact: a buffer
+    is reused only after its last access, by an op that overwrites it
+    entirely.
 
     Before:
 
