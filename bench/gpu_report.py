@@ -120,30 +120,9 @@ def const_value(name):
     return int(m.group(1)) if m else None
 
 
-def split_args(s):
-    """'%a : memref<2x3xf32, strided<[3, 1]>>, %b : f32' -> [(a, type)]."""
-    out, depth, cur = [], 0, ""
-    for ch in s:
-        if ch in "<([{":
-            depth += 1
-        elif ch in ">)]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur)
-    res = []
-    for a in out:
-        name, _, typ = a.partition(":")
-        res.append((name.strip(), typ.strip()))
-    return res
-
-
 def split_types(s):
-    """'memref<2x3xf32, strided<[3, 1]>>, memref<4xf32>' -> the types."""
+    """'memref<2x3xf32, strided<[3, 1]>>, memref<4xf32>' -> the types (the
+    parts of `s` between its top-level commas)."""
     out, depth, cur = [], 0, ""
     for ch in s:
         if ch in "<([{":
@@ -158,6 +137,15 @@ def split_types(s):
     if cur.strip():
         out.append(cur.strip())
     return out
+
+
+def split_args(s):
+    """'%a : memref<2x3xf32, strided<[3, 1]>>, %b : f32' -> [(a, type)]."""
+    res = []
+    for a in split_types(s):
+        name, _, typ = a.partition(":")
+        res.append((name.strip(), typ.strip()))
+    return res
 
 
 def memref_shape(t):

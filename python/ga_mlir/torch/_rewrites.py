@@ -130,12 +130,18 @@ def _rewrite_index(gm, node, constant, values):
     permuted.meta["val"] = value.permute(order)
     viewed.meta["val"] = permuted.meta["val"].reshape(shape)
     expanded.meta["val"] = viewed.meta["val"].expand(out.shape)
-    for new in (permuted, viewed, expanded):
+    _replace(graph, node, expanded, (permuted, viewed, expanded))
+    return True
+
+
+def _replace(graph, node, result, news):
+    """Replaces `node` by `result`, the last of the nodes `news` built for
+    it, which keep its stack trace (the user's line of a refusal)."""
+    for new in news:
         if "stack_trace" in node.meta:
             new.meta["stack_trace"] = node.meta["stack_trace"]
-    node.replace_all_uses_with(expanded)
+    node.replace_all_uses_with(result)
     graph.erase_node(node)
-    return True
 
 
 def _contiguous_strides(size):
@@ -211,11 +217,7 @@ def _rewrite_as_strided(gm, node):
                             flat_value.clone())
             result = add(aten.view.default, (scattered, list(value.shape)),
                          value.clone())
-    for new in news:
-        if "stack_trace" in node.meta:
-            new.meta["stack_trace"] = node.meta["stack_trace"]
-    node.replace_all_uses_with(result)
-    graph.erase_node(node)
+    _replace(graph, node, result, news)
     return True
 
 
