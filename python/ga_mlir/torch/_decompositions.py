@@ -308,6 +308,52 @@ def _constant_pad_nd(self, pad, value=0):
     return x.clone()
 
 
+def _im2col(self, kernel_size, dilation, padding, stride):
+    """aten.im2col (F.unfold; ConvBERT's span-based convolution) as one
+    strided slice of the padded input per kernel position, stacked: the
+    core decomposition reads them with an advanced index, whose backward
+    is a scatter that ga-mlir refuses."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (
+        kernel_size, dilation, padding, stride)
+    x = self if self.dim() == 4 else self.unsqueeze(0)
+    n, c, h, w = x.shape
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    x = aten.constant_pad_nd.default(x, [pw, pw, ph, ph], 0.0)
+    cols = [x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+              j * dw:j * dw + sw * (ow - 1) + 1:sw]
+            for i in range(kh) for j in range(kw)]
+    out = torch.stack(cols, dim=2).reshape(n, c * kh * kw, oh * ow)
+    return out if self.dim() == 4 else out.squeeze(0)
+
+
+def _col2im(self, output_size, kernel_size, dilation, padding, stride):
+    """aten.col2im (im2col's backward, F.fold) with stride 1 as a sum of
+    the kernel positions' blocks, each padded to its place: the core
+    decomposition is a scatter with accumulation. Other strides:
+    NotImplemented (the core one)."""
+    (h, w), (kh, kw), (dh, dw), (ph, pw) = (
+        output_size, kernel_size, dilation, padding)
+    if tuple(stride) != (1, 1):
+        return NotImplemented
+    x = self if self.dim() == 3 else self.unsqueeze(0)
+    oh = h + 2 * ph - dh * (kh - 1)
+    ow = w + 2 * pw - dw * (kw - 1)
+    n, c = x.shape[0], x.shape[1] // (kh * kw)
+    blocks = x.reshape(n, c, kh, kw, oh, ow)
+    out = None
+    for i in range(kh):
+        for j in range(kw):
+            # Rows i*dh .. i*dh+oh-1 of the padded image, then the padding
+            # cut (negative amounts: _constant_pad_nd's slice).
+            placed = aten.constant_pad_nd.default(
+                blocks[:, :, i, j],
+                [j * dw - pw, (kw - 1 - j) * dw - pw,
+                 i * dh - ph, (kh - 1 - i) * dh - ph], 0.0)
+            out = placed if out is None else out + placed
+    return out if self.dim() == 3 else out.squeeze(0)
+
+
 def _first_implemented(first, second, args):
     """first(*args), or second(*args) where first is NotImplemented."""
     out = first(*args)
@@ -378,6 +424,11 @@ def _decomposition_table(indexing):
     table[aten.empty_permuted.default] = _empty_permuted
     table[torch.ops.prims.copy_strided.default] = _copy_strided
     table[aten.cumsum.default] = _cumsum
+    table[aten.im2col.default] = _im2col
+    core_col2im = table.get(aten.col2im.default,
+                            lambda *args: NotImplemented)
+    table[aten.col2im.default] = \
+        lambda *args: _first_implemented(_col2im, core_col2im, args)
     table[aten.pow.Tensor_Scalar] = _pow_scalar
     table[aten.reciprocal.default] = _reciprocal
     table[aten.gelu.default] = _gelu
