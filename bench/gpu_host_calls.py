@@ -126,12 +126,20 @@ def report(step, args, build, batch_args=None, name=None):
     name = name or os.path.basename(step)
     if subprocess.run(accumulate, capture_output=True).returncode != 0:
         return {"step": name, "refused": True}
-    proc = subprocess.run(accumulate + [f"--ga-lower-to-gpu-kernels{opts}"],
-                          capture_output=True, text=True)
+    # The kernel stage as gpu_report reads it: the module before
+    # ga-lower-library-ops (library calls, streams and graphs still ops).
+    proc = subprocess.run(accumulate + [
+        f"--ga-lower-to-gpu-kernels{opts}",
+        "--mlir-print-ir-before=ga-lower-library-ops", "-o", os.devnull],
+        capture_output=True, text=True)
     if proc.returncode != 0:
         return {"step": name, "error": proc.stderr.strip()[:600]}
+    dumps = re.split(r"(?m)^// -----// IR Dump Before .*//----- //\n",
+                     proc.stderr)
+    if len(dumps) < 2:
+        return {"step": name, "error": "no ga-lower-library-ops stage"}
     row = {"step": name, "products": products, "convolutions": convs}
-    row.update(count(proc.stdout))
+    row.update(count(dumps[1]))
     return row
 
 
