@@ -312,22 +312,21 @@ def _refuse_random_ops(graph):
     """Refuses, at the user's line, a draw of random numbers that the
     decomposition table did not replace by a per-sample draw."""
     for node in graph.nodes:
-        if node.op == "call_function":
+        if node.op == "call_function" and _philox.is_random(node.target):
             name = str(node.target).split(".")[1] if "." in str(
                 node.target) else str(node.target)
-            if name in _philox.RANDOM_OPS:
-                where = _innermost_user_line(node.meta.get("stack_trace"))
-                what = ("nn.RReLU (F.rrelu) in training mode"
-                        if name.startswith("rrelu_with_noise") else
-                        f"torch.{name.rstrip('_')}")
-                raise CompileError(
-                    f"{where or UNLOCATED}: error: the step draws random "
-                    f"numbers with {what}, which the "
-                    "compiled step cannot draw (it draws those of Dropout, "
-                    "torch.bernoulli, torch.rand, uniform_ and "
-                    "exponential_, by sample): pass the numbers as an "
-                    "input of the step",
-                    code="random-draw-unsupported")
+            where = _innermost_user_line(node.meta.get("stack_trace"))
+            what = ("nn.RReLU (F.rrelu) in training mode"
+                    if name.startswith("rrelu_with_noise") else
+                    f"torch.{name.rstrip('_')}")
+            raise CompileError(
+                f"{where or UNLOCATED}: error: the step draws random "
+                f"numbers with {what}, which the "
+                "compiled step cannot draw (it draws those of Dropout, "
+                "torch.bernoulli, torch.rand, uniform_, exponential_, "
+                "torch.randn, normal_ and torch.randint, by sample): pass "
+                "the numbers as an input of the step",
+                code="random-draw-unsupported")
 
 
 def export_train_step(model, loss_fn, optimizer, example_inputs,
@@ -347,7 +346,8 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
     per-sample, and the seed (see _philox). spec.guards: the branches on
     sizes of selections that the trace took (_guards; `guard_outcomes`,
     their outcomes on the example inputs, only keys the trace cache)."""
-    with _batch_norm_check(model, exact_statistics):
+    with _batch_norm_check(model, exact_statistics), \
+            _philox.host_generators_kept():
         unused, mutated, metrics, functions, checkpoints = _probe(
             model, loss_fn, example_inputs)
     others = sorted(mutated - _batch_norm_buffers(model))

@@ -30,8 +30,13 @@ each draw (a dimension that holds several samples, [B*T, D], is found as
 well: its size scales with B).
 """
 
+import contextlib
 import math
+import pickle
+import random
+import sys
 
+import numpy
 import torch
 
 from ._common import CompileError
@@ -301,19 +306,20 @@ class RandomDraws:
                 aten.rand_like.default: rand_like}
 
 
-# The ops that draw random numbers (overload packets); those without a
-# decomposition above are refused.
-RANDOM_OPS = ("bernoulli", "bernoulli_", "rand", "rand_like", "uniform",
-              "uniform_", "native_dropout", "randn", "randn_like", "normal",
-              "normal_", "normal_functional", "randint", "randint_like",
-              "multinomial",
-              "randperm", "exponential", "exponential_", "random_",
-              "cauchy_", "geometric_", "log_normal_", "rrelu_with_noise",
-              "rrelu_with_noise_", "rrelu_with_noise_functional")
+# The draws (overload packets) with a decomposition above; the others (is_random)
+# are refused at their line.
 SUPPORTED = ("bernoulli", "bernoulli_", "rand", "rand_like", "uniform",
              "uniform_", "native_dropout", "exponential", "exponential_",
              "randn", "randn_like", "normal_", "normal_functional",
              "randint")
+
+
+def is_random(op):
+    """Whether the op overload `op` draws random numbers: what PyTorch
+    declares of it (the nondeterministic_seeded tag: every op that reads
+    the generator, poisson, binomial and _standard_gamma included), not a
+    list of names."""
+    return torch.Tag.nondeterministic_seeded in getattr(op, "tags", ())
 
 
 def _draws(name, args, kwargs):
@@ -335,7 +341,7 @@ class _Recorder(torch.utils._python_dispatch.TorchDispatchMode):
         kwargs = kwargs or {}
         name = func.overloadpacket.__name__
         out = func(*args, **kwargs)
-        if name in RANDOM_OPS and _draws(name, args, kwargs):
+        if is_random(func) and _draws(name, args, kwargs):
             from ._locations import current_user_line
             first = out[0] if isinstance(out, tuple) else out
             self.shapes.append((name, tuple(first.shape),
@@ -343,11 +349,80 @@ class _Recorder(torch.utils._python_dispatch.TorchDispatchMode):
         return out
 
 
+def _host_states():
+    """The states of the generators a model may draw from outside torch:
+    numpy's global one (np.random.rand, ...) and Python's (random.random,
+    ...)."""
+    return numpy.random.get_state(), random.getstate()
+
+
+@contextlib.contextmanager
+def host_generators_kept():
+    """Leaves numpy's and Python's global generators as they were: the
+    frontend runs the forward eagerly (the probe, the draws' layouts),
+    which must not consume the user's numbers."""
+    states = _host_states()
+    try:
+        yield
+    finally:
+        numpy.random.set_state(states[0])
+        random.setstate(states[1])
+
+
+def _refuse_host_draws(run):
+    """Runs `run()` once more with the functions of numpy.random and random
+    that draw from their global generators wrapped to record the user's
+    line of the first call; CompileError there. A number drawn while the
+    step is traced is a constant of the trace: the compiled step would use
+    the same numbers at every call (silently: a frozen mask), so it is
+    refused. A function imported under another name is not wrapped: the
+    refusal is then not located."""
+    from ._locations import UNLOCATED, current_user_line
+    found = []
+
+    def recording(module, name, function):
+        def call(*args, **kwargs):
+            if not found:
+                found.append((current_user_line(),
+                              f"{module.__name__}.{name}"))
+            return function(*args, **kwargs)
+        return call
+
+    wrapped = []
+    for module, owner in ((numpy.random, numpy.random.mtrand._rand),
+                          (random, random._inst)):
+        for name, value in list(vars(module).items()):
+            if callable(value) and getattr(value, "__self__", None) is owner:
+                wrapped.append((module, name, value))
+                setattr(module, name, recording(module, name, value))
+    try:
+        with torch.random.fork_rng(devices=[]):
+            run()
+    finally:
+        for module, name, value in wrapped:
+            setattr(module, name, value)
+    where, what = found[0] if found else (UNLOCATED, "numpy or random")
+    raise CompileError(
+        f"{where}: error: the forward draws random numbers with {what}, "
+        "outside torch: the trace would keep the numbers it drew as "
+        "constants, the same at every call of the compiled step; draw them "
+        "with torch (torch.rand, torch.bernoulli, torch.randn, ...), which "
+        "the compiled step draws per sample, or pass them as an input of "
+        "the step",
+        code="random-draw-unsupported")
+
+
 def record_draws(run):
-    """The (op name, shape, user's line) of each random draw of `run()`."""
+    """The (op name, shape, user's line) of each random draw of `run()`.
+    A draw from numpy's or Python's generator is refused (_refuse_host_draws);
+    their states are left as they were."""
     recorder = _Recorder()
-    with torch.random.fork_rng(devices=[]), recorder:
-        run()
+    with host_generators_kept():
+        before = pickle.dumps(_host_states())
+        with torch.random.fork_rng(devices=[]), recorder:
+            run()
+        if pickle.dumps(_host_states()) != before:
+            _refuse_host_draws(run)
     return recorder.shapes
 
 

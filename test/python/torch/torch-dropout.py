@@ -306,6 +306,48 @@ for name, make in (("GRU dropout between layers", StackedGRU),
     failures += d > 1e-5
 
 
+class HostDraws(nn.Module):
+    """A mask drawn with numpy's or Python's generator in the forward (as
+    Wav2Vec2's SpecAugment does with np.random): a trace would keep the
+    numbers as constants, the same mask at every call. Refused at the line
+    that draws; the generators' states are left as they were."""
+
+    def __init__(self, draw):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.draw = draw
+
+    def forward(self, x):
+        keep = torch.as_tensor(self.draw(x.shape)) > 0.3  # the draw's line
+        return self.fc(torch.where(keep, x, 0.0).mean(1))
+
+
+import random  # noqa: E402
+from ga_mlir.torch import CompileError  # noqa: E402
+
+for name, draw in (("numpy.random", lambda shape: np.random.rand(*shape)),
+                   ("random", lambda shape: [[[random.random()] * shape[2]] *
+                                             shape[1]] * shape[0])):
+    states = np.random.get_state()[1].copy(), random.getstate()
+    torch.manual_seed(0)
+    model = HostDraws(draw)
+    try:
+        compile_train_step(model, loss_fn,
+                           torch.optim.SGD(model.parameters(), lr=0.1),
+                           example_inputs=batches()[0], micro_batches=2)
+        print(f"{name}: compiled")
+    except CompileError as error:
+        line = str(error).splitlines()[0]
+        where = line.split(": error:")[0].rsplit("/", 1)[-1]
+        print(f"{name}: refused at {where} [{error.code}]:",
+              line.split("random numbers with ")[1].split(",")[0],
+              "states kept:",
+              bool((np.random.get_state()[1] == states[0]).all()) and
+              random.getstate() == states[1])
+# CHECK: numpy.random: refused at torch-dropout.py:{{[0-9]+}} [random-draw-unsupported]: numpy.random.rand states kept: True
+# CHECK: random: refused at torch-dropout.py:{{[0-9]+}} [random-draw-unsupported]: random.random states kept: True
+
+
 # PyTorch's own dropout under accumulation: the same seed, the same batch,
 # N = 1 and N = 2 micro-batches draw other masks, so the weights differ.
 def pytorch_accumulated(n):
