@@ -27,7 +27,7 @@ import torch
 from .. import driver, library_path
 from ._budget import _cache_dir
 from ._common import CompileError
-from ._dp_memory import report
+from ._dp_memory import budget_bytes, report
 from ._options import run_driver
 
 
@@ -112,10 +112,10 @@ def choose(step, ir, batch_args, spec, counts, peaks, max_memory):
     return choice
 
 
-# Above this many binary decisions (keep a bucket gathered, reduce a bucket
-# after the loop) the plans are not enumerated: the model guides the search
-# (_fit_by_model), at most _ROUNDS plans measured.
-_ENUMERATED = 12
+# Above this many plans (N, and per bucket kept gathered or not, reduced
+# after the loop or not) they are not all measured: the model guides the
+# search (_fit_by_model), at most _ROUNDS plans measured.
+_EXHAUSTIVE = 64
 _ROUNDS = 4
 
 
@@ -235,80 +235,69 @@ def fit(step, ir, batch_args, spec, counts, peaks, max_memory, variant):
     --ga-choose-micro-batches chooses N: every plan (N among `counts`, each
     bucket kept gathered or not, reduced after the loop or not) ordered by
     bytes moved, each measured (--ga-memory-report of the step as compiled
-    with it, the largest over the ranks) until the first that fits. Not
-    measured: a plan at an N whose default plan (measured: `peaks`) is over
-    the budget, and a plan that takes every decision of one measured over
-    it, each decision alone measured first (a kept bucket or a full
-    accumulator only adds what lives through the loop). The choice records
+    with it, the largest over the ranks) until the first that fits; none
+    fits: CompileError (budget-not-met) naming the least peak of all. None is
+    skipped: the peak is not monotone in the decisions (keeping a bucket
+    gathered can lower it: one copy through the loop instead of the
+    forward's and the backward's re-gathers; with buffers shared, two
+    decisions can fit where one alone does not), so a plan measured over
+    the budget rules out no other. Exact, and at most _EXHAUSTIVE plans:
+    beyond, the model guides the search (_fit_by_model). The choice records
     the plan of the next fewer bytes (`next_cheaper`: measured over the
     budget, or ruled out) and how many plans were measured; the model's
     peak (base peak plus what the kept buckets and full accumulators hold,
     as --ga-shard-plan sums it) stays as `modelled_peak`."""
-    choice = choose(step, ir, batch_args, spec, counts, peaks, max_memory)
     if max_memory is None:
-        return choice
+        return choose(step, ir, batch_args, spec, counts, peaks, None)
+    # The default plan (every decision not taken): its costs, its buckets.
+    choice = choose(step, ir, batch_args, spec, counts, peaks, None)
     rows = _rows(step, choice)
     buckets = [{"arguments": b["arguments"], "results": b["results"],
                 "bytes": b["bytes"]} for b in choice["buckets"]]
     items = _decisions(rows, buckets)
-    if len(items) > _ENUMERATED:
+    if len(counts) << len(items) > _EXHAUSTIVE:
+        choice = choose(step, ir, batch_args, spec, counts, peaks, max_memory)
         return _fit_by_model(step, ir, batch_args, spec, counts, peaks,
                              choice, variant)
-    budget, world = int(choice["budget"]), step.world_size
+    budget, world = budget_bytes(max_memory), step.world_size
     plans = []
+    # Every N, even one whose default plan is over the budget.
     for n, base in zip(counts, peaks):
-        if base > budget:
-            continue
         for mask in range(1 << len(items)):
             taken = {item for k, item in enumerate(items) if mask >> k & 1}
             plans.append((taken, _plan(rows, buckets, n, taken, base, world)))
     plans.sort(key=lambda tp: (tp[1]["moved"], tp[1]["micro_batches"],
                                tp[1]["calls"], tp[1]["predicted_peak"]))
-    base_of, over, alone, count = dict(zip(counts, peaks)), [], {}, [0]
-
-    def peak(plan):
-        count[0] += 1
-        return _measure(step, ir, batch_args, spec, plan, variant)
-
-    def pruned(n, taken):
-        # Each decision alone at N = n measured first (once): one over the
-        # budget alone rules out every plan that takes it. In sorted order:
-        # every rank measures the same plans in the same order.
-        if any(m == n and t <= taken for m, t in over):
-            return True
-        for item in sorted(taken):
-            if (n, item) not in alone:
-                alone[n, item] = peak(_plan(rows, buckets, n, {item},
-                                            base_of[n], world))
-                if alone[n, item] > budget:
-                    over.append((n, {item}))
-        return any(m == n and t <= taken for m, t in over)
-
+    measured = 0
     for index, (taken, plan) in enumerate(plans):
-        n = plan["micro_batches"]
-        if pruned(n, taken):
-            continue
         plan["modelled_peak"] = plan["predicted_peak"]
-        if not taken:
-            plan["predicted_peak"] = plan["base_peak"]
-        elif len(taken) == 1:
-            plan["predicted_peak"] = alone[n, next(iter(taken))]
+        if taken:
+            measured += 1
+            plan["predicted_peak"] = _measure(step, ir, batch_args, spec,
+                                              plan, variant)
         else:
-            plan["predicted_peak"] = peak(plan)
+            plan["predicted_peak"] = plan["base_peak"]
         if plan["predicted_peak"] <= budget:
             cheaper = [p for _, p in plans[:index]
                        if p["moved"] < plan["moved"]]
             plan.update(budget=budget, candidates=choice["candidates"],
-                        measured_plans=count[0], next_cheaper={
+                        measured_plans=measured, next_cheaper={
                             k: cheaper[-1][k] for k in (
                                 "micro_batches", "keep_gathered",
                                 "reduce_after_loop", "moved", "calls")}
                         if cheaper else None)
             return plan
-        over.append((n, taken))
-    raise CompileError("internal error: no sharded-parameter plan fits, "
-                       "not even a default one measured to fit",
-                       code="internal-error")
+    # Every plan measured: the smallest per-rank budget is the least of
+    # their peaks (not necessarily the default plan's at the largest N).
+    least = min(plans, key=lambda tp: (tp[1]["predicted_peak"],
+                                       tp[1]["moved"]))[1]
+    raise CompileError(
+        f"compile_train_step: no sharded-parameter plan fits "
+        f"max_memory={max_memory} per rank: the smallest per-rank peak of "
+        f"the {len(plans)} plans (N = {least['micro_batches']}, "
+        f"{least['moved']} bytes moved per step) is "
+        f"{least['predicted_peak']} bytes; a per-rank budget of at least "
+        f"{least['predicted_peak']} bytes fits", code="budget-not-met")
 
 
 def _fit_by_model(step, ir, batch_args, spec, counts, peaks, choice,

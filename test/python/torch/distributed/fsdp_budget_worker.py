@@ -26,6 +26,7 @@ one line per budget; rank 0 the three plans.
 """
 import argparse
 import os
+import re
 import sys
 
 from ga_mlir import steplib
@@ -43,6 +44,9 @@ from ga_mlir.torch._dp_memory import report  # noqa: E402
 
 torch.set_num_threads(1)
 COUNTER = steplib.HeapCounter()
+# Two buckets of the MLP (its first layer's 704 bytes, then its head's
+# 272): three N, 16 plans each, every one measurable by the planner.
+BUCKET_MB = 734 / (1 << 20)
 
 
 def measured_peak(step, model, opt, local):
@@ -80,9 +84,13 @@ def run_budget(name, shards, rank, budget, steps=2):
     model, make_opt, loss_fn, max_norm, ref_model, _, ref_losses, local = \
         sharded_case(name, shards, rank, steps)
     opt = make_opt(model)
+    # N fixed at the smallest shard's samples: at N = 1 the least traffic
+    # (1 all-gather and 1 reduce-scatter a parameter) has the least peak as
+    # well, so no budget would trade bytes for memory.
     step = compile_train_step(model, loss_fn, opt, local, max_memory=budget,
+                              micro_batches=min(shards),
                               max_grad_norm=max_norm, shard="parameters",
-                              bucket_cap_mb=0)
+                              bucket_cap_mb=BUCKET_MB)
     losses, peaks = [], []
     for _ in range(steps):
         loss, peak = measured_peak(step, model, opt, local)
@@ -145,12 +153,18 @@ def main():
     shards = [int(s) for s in args.shards.split(",")]
     assert COUNTER.active, "libGAHeapCount.so is not preloaded"
     ok, ample = run_budget(args.case, shards, rank, "1GiB")
-    candidates = dict(ample["candidates"])
-    smallest = min(candidates.values())
-    # Halfway between N = 1's default plan and what the planner's model
-    # gives the ample plan (its measured peak may be lower: a kept bucket
-    # frees the buffers its re-gathers took).
-    middle = candidates[1] + (ample["modelled_peak"] - candidates[1]) // 2
+    # The smallest per-rank budget, as the refusal of a budget of one byte
+    # names it (the least peak of every plan, each measured).
+    try:
+        run_budget(args.case, shards, rank, 1)
+        ok, smallest = False, ample["predicted_peak"]
+    except CompileError as error:
+        found = re.search(r"at least (\d+) bytes fits", str(error))
+        ok &= error.code == "budget-not-met" and found is not None
+        smallest = int(found.group(1)) if found else ample["predicted_peak"]
+    # Halfway between the smallest budget and the ample plan's peak as
+    # compiled.
+    middle = (smallest + ample["predicted_peak"]) // 2
     plans = [ample]
     for budget in (middle, smallest):
         good, plan = run_budget(args.case, shards, rank, budget)
@@ -160,7 +174,9 @@ def main():
     # A larger budget never moves more bytes (ample, middle, smallest).
     monotone = all(a["predicted_bytes"] <= b["predicted_bytes"]
                    for a, b in zip(plans, plans[1:]))
-    ok &= distinct >= 2 and monotone
+    # The smallest budget's plan peaks at it exactly.
+    ok &= distinct >= 2 and monotone and \
+        plans[-1]["predicted_peak"] == smallest
     if rank == 0:
         for label, plan in zip(("ample", "middle", "smallest"), plans):
             say(f"plan {label}: {describe(plan)} bytes "
