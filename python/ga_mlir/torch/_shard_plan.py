@@ -1,19 +1,19 @@
 """The sharded-parameter plan under `max_memory` (see _fsdp): N and, per
 bucket of parameters, kept gathered or re-gathered per micro-batch and
-reduced per micro-batch or after the loop, as --ga-shard-plan chooses them.
+reduced per micro-batch or after the loop.
 
-The per-rank peak of the default plan (every bucket resharded after use) is
+The per-rank peak of the default plan (every bucket resharded) is
 measured for each candidate N by --ga-memory-report on this rank's step as
 compiled (the driver's report target, _dp_memory.report), the largest over
 the ranks taken (one all_reduce: every rank compiles together and gets the
-same plan); the driver's shard-plan target (--ga-shard-plan) then adds
-what each kept bucket holds and chooses the plan of fewest bytes moved
-that fits. That sum is a model (a kept bucket changes what the buffers
-around it can share), so the chosen plan's own peak is measured the same
-way, as compiled, before it is taken (fit): over the budget, the planner
-chooses again with less room; under it by more than the model assumed,
-with more; the plan of fewest bytes among those measured to fit is taken,
-its measured peak reported as the predicted one. A budget that nothing fits
+same plan). Then (fit) every plan is ordered by bytes moved per step and
+measured the same way, as compiled, until the first that fits: the least
+traffic that fits, its measured peak reported as the predicted one, as
+--ga-choose-micro-batches measures N. The peak is not monotone in the
+choices (a kept bucket can lower it), so no plan is ruled out by
+another's; above _EXHAUSTIVE plans --ga-shard-plan's model (the default
+plan's peak plus what each kept bucket and full accumulator holds) guides
+a search of a few measured plans instead. A budget that nothing fits
 raises CompileError (budget-not-met) naming the smallest per-rank budget
 that would."""
 

@@ -4,19 +4,20 @@ libGAHeapCount.so preloaded by re-executing itself).
 
     fsdp_budget_worker.py CASE --shards 5,3
 
-shard="parameters" with max_memory (bucket_cap_mb=0: one bucket per
-parameter). The budgets come from the plan itself: a first compile under a
-budget that everything fits gives the candidates (N and the per-rank peak
-of the default plan, every bucket resharded); then three budgets: that
-ample one, the smallest candidate peak (the least memory: every bucket
-resharded, the largest N), and one between (N = 1's default peak plus half
-of what the ample plan adds). For each: two steps on the rank's shard
+shard="parameters" with max_memory, N fixed at the smallest shard's
+samples, two buckets (BUCKET_MB: a layer each; 16 plans, every one
+measured by the planner). The budgets come from the plan itself: an ample
+one, the smallest (named by the refusal of a budget of one byte: the
+least peak of all the plans), and one halfway between the two plans'
+peaks. For each: two steps on the rank's shard
 against PyTorch's single-process full-batch step (dp_worker.reference), bit
 for bit the same on every rank; the collectives counted per step by the
 collective layer (calls and bytes of the whole tensors) against the plan's
 prediction; the plan's predicted per-rank peak, which must bound this
-rank's step as compiled (its --ga-memory-report total peak). The heap measured during a
-call (arguments, the heap's growth, the static storage) is printed, not
+rank's step as compiled (its --ga-memory-report total peak) and lie within
+the budget; the plan of the next fewer bytes (the planner's next_cheaper),
+compiled anew here, over the budget. The heap measured during a call
+(arguments, the heap's growth, the static storage) is printed, not
 checked: the host collectives run through torch.distributed, whose gloo
 buffers and threads allocate in the same heap while the step runs (tens
 to hundreds of KiB here, more than the step's own ~10 KiB), so it does not
@@ -132,8 +133,8 @@ def run_budget(name, shards, rank, budget, steps=2):
         f"compiled {static} largest {int(largest)} predicted "
         f"{plan['predicted_peak']} modelled {plan['modelled_peak']} "
         f"heap-measured {peak} plans-measured {plan.get('measured_plans')} "
-        f"next-cheaper {plan['next_cheaper'] and plan['next_cheaper']['moved']}"
-        f" peak {cheaper} {'OK' if ok else 'FAIL'}")
+        f"next-cheaper {(plan['next_cheaper'] or {}).get('moved')} peak "
+        f"{cheaper} {'OK' if ok else 'FAIL'}")
     return ok, plan
 
 
