@@ -370,6 +370,8 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
             "predicted_bytes": choice["moved"],
             "predicted_calls": choice["calls"],
             "candidates": choice["candidates"],
+            "measured_plans": choice.get("measured_plans"),
+            "next_cheaper": choice.get("next_cheaper"),
             "buckets": [{
                 "parameters": [by_result[r] for r in b["results"]],
                 "bytes": b["bytes"], "gathered": b["gathered"],

@@ -3,11 +3,12 @@
 #
 # As fsdp-budget-world2.py with three gloo processes and rows that 3 does
 # not divide (16 hidden rows: 5 / 5 / 6, 4 classes: 1 / 1 / 2): the smallest
-# shard has 2 samples (N <= 2). Three budgets, each plan exact, its
-# collectives as predicted, bytes never more for a larger budget, the compiled step's peak within the predicted
-# one; one byte under the smallest refused.
+# shard has 2 samples (N = 2). Three budgets, each plan exact, its
+# collectives as predicted, bytes never more for a larger budget, the
+# compiled step's peak within the predicted one, the plan of the next fewer
+# bytes over the budget; one byte under the smallest refused.
 #
-# CHECK: plan ample: N=1 {{.*}}
+# CHECK: plan ample: N=2 {{.*}}
 # CHECK: plan middle: {{.*}}
 # CHECK: plan smallest: N=2 {{.*}}
 # CHECK: rank 0 distinct plans {{[23]}} bytes-monotone True; budget smallest-1 refused budget-not-met names-smallest True

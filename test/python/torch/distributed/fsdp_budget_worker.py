@@ -4,19 +4,20 @@ libGAHeapCount.so preloaded by re-executing itself).
 
     fsdp_budget_worker.py CASE --shards 5,3
 
-shard="parameters" with max_memory (bucket_cap_mb=0: one bucket per
-parameter). The budgets come from the plan itself: a first compile under a
-budget that everything fits gives the candidates (N and the per-rank peak
-of the default plan, every bucket resharded); then three budgets: that
-ample one, the smallest candidate peak (the least memory: every bucket
-resharded, the largest N), and one between (N = 1's default peak plus half
-of what the ample plan adds). For each: two steps on the rank's shard
+shard="parameters" with max_memory, N fixed at the smallest shard's
+samples, two buckets (BUCKET_MB: a layer each; 16 plans, every one
+measured by the planner). The budgets come from the plan itself: an ample
+one, the smallest (named by the refusal of a budget of one byte: the
+least peak of all the plans), and one halfway between the two plans'
+peaks. For each: two steps on the rank's shard
 against PyTorch's single-process full-batch step (dp_worker.reference), bit
 for bit the same on every rank; the collectives counted per step by the
 collective layer (calls and bytes of the whole tensors) against the plan's
 prediction; the plan's predicted per-rank peak, which must bound this
-rank's step as compiled (its --ga-memory-report total peak). The heap measured during a
-call (arguments, the heap's growth, the static storage) is printed, not
+rank's step as compiled (its --ga-memory-report total peak) and lie within
+the budget; the plan of the next fewer bytes (the planner's next_cheaper),
+compiled anew here, over the budget. The heap measured during a call
+(arguments, the heap's growth, the static storage) is printed, not
 checked: the host collectives run through torch.distributed, whose gloo
 buffers and threads allocate in the same heap while the step runs (tens
 to hundreds of KiB here, more than the step's own ~10 KiB), so it does not
@@ -26,6 +27,7 @@ one line per budget; rank 0 the three plans.
 """
 import argparse
 import os
+import re
 import sys
 
 from ga_mlir import steplib
@@ -39,9 +41,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dp_worker import TOLERANCE, compare, say, sharded_case  # noqa: E402
 
 from ga_mlir.torch import CompileError, compile_train_step  # noqa: E402
+from ga_mlir.torch._dp_memory import report  # noqa: E402
 
 torch.set_num_threads(1)
 COUNTER = steplib.HeapCounter()
+# Two buckets of the MLP (its first layer's 704 bytes, then its head's
+# 272): three N, 16 plans each, every one measurable by the planner.
+BUCKET_MB = 734 / (1 << 20)
 
 
 def measured_peak(step, model, opt, local):
@@ -53,13 +59,39 @@ def measured_peak(step, model, opt, local):
     return COUNTER.step_peak(step, lambda: step(*local), arguments)
 
 
+def next_cheaper_peak(step, plan):
+    """The per-rank peak (the largest over the ranks) of the plan that
+    moves the most bytes among those that move fewer than the chosen one
+    (the planner's `next_cheaper`), compiled here anew and measured by
+    --ga-memory-report, not read from the planner's cache; None when the
+    chosen plan moves the fewest."""
+    cheaper = plan.get("next_cheaper")
+    if cheaper is None:
+        return None
+    v = next(iter(step._variants.values()))
+    saved, step._choice = step._choice, cheaper
+    try:
+        marked, options = step._step_options(
+            v.ir, cheaper["micro_batches"], v.batch_args, v.spec)
+        row = report(marked, options, v, step.num_inputs, step.options)
+    finally:
+        step._choice = saved
+    largest = torch.tensor([int(row["total_peak"])], dtype=torch.int64)
+    dist.all_reduce(largest, op=dist.ReduceOp.MAX)
+    return int(largest)
+
+
 def run_budget(name, shards, rank, budget, steps=2):
     model, make_opt, loss_fn, max_norm, ref_model, _, ref_losses, local = \
         sharded_case(name, shards, rank, steps)
     opt = make_opt(model)
+    # N fixed at the smallest shard's samples: at N = 1 the least traffic
+    # (1 all-gather and 1 reduce-scatter a parameter) has the least peak as
+    # well, so no budget would trade bytes for memory.
     step = compile_train_step(model, loss_fn, opt, local, max_memory=budget,
+                              micro_batches=min(shards),
                               max_grad_norm=max_norm, shard="parameters",
-                              bucket_cap_mb=0)
+                              bucket_cap_mb=BUCKET_MB)
     losses, peaks = [], []
     for _ in range(steps):
         loss, peak = measured_peak(step, model, opt, local)
@@ -85,16 +117,24 @@ def run_budget(name, shards, rank, budget, steps=2):
     dist.all_reduce(largest, op=dist.ReduceOp.MAX)
     fits = static <= plan["predicted_peak"] <= plan["budget"] and \
         int(largest) == plan["predicted_peak"]
+    # The least traffic that fits: the plan of the next fewer bytes does
+    # not fit (measured anew), and moves fewer bytes.
+    cheaper = next_cheaper_peak(step, plan)
+    least = cheaper is None or (
+        cheaper > plan["budget"] and
+        plan["next_cheaper"]["moved"] < plan["predicted_bytes"])
     ok = err <= TOLERANCE and loss_err <= TOLERANCE and same and \
         (calls, moved) == (plan["predicted_calls"],
-                           plan["predicted_bytes"]) and fits
+                           plan["predicted_bytes"]) and fits and least
     say(f"rank {rank} {name} budget {budget}: N={plan['micro_batches']} "
         f"params {err:.1e} loss {loss_err:.1e} same-as-rank-0 {same} "
         f"collectives {calls} bytes {moved} predicted "
         f"{plan['predicted_calls']} {plan['predicted_bytes']} peak: "
         f"compiled {static} largest {int(largest)} predicted "
         f"{plan['predicted_peak']} modelled {plan['modelled_peak']} "
-        f"heap-measured {peak} {'OK' if ok else 'FAIL'}")
+        f"heap-measured {peak} plans-measured {plan.get('measured_plans')} "
+        f"next-cheaper {(plan['next_cheaper'] or {}).get('moved')} peak "
+        f"{cheaper} {'OK' if ok else 'FAIL'}")
     return ok, plan
 
 
@@ -114,12 +154,18 @@ def main():
     shards = [int(s) for s in args.shards.split(",")]
     assert COUNTER.active, "libGAHeapCount.so is not preloaded"
     ok, ample = run_budget(args.case, shards, rank, "1GiB")
-    candidates = dict(ample["candidates"])
-    smallest = min(candidates.values())
-    # Halfway between N = 1's default plan and what the planner's model
-    # gives the ample plan (its measured peak may be lower: a kept bucket
-    # frees the buffers its re-gathers took).
-    middle = candidates[1] + (ample["modelled_peak"] - candidates[1]) // 2
+    # The smallest per-rank budget, as the refusal of a budget of one byte
+    # names it (the least peak of every plan, each measured).
+    try:
+        run_budget(args.case, shards, rank, 1)
+        ok, smallest = False, ample["predicted_peak"]
+    except CompileError as error:
+        found = re.search(r"at least (\d+) bytes fits", str(error))
+        ok &= error.code == "budget-not-met" and found is not None
+        smallest = int(found.group(1)) if found else ample["predicted_peak"]
+    # Halfway between the smallest budget and the ample plan's peak as
+    # compiled.
+    middle = (smallest + ample["predicted_peak"]) // 2
     plans = [ample]
     for budget in (middle, smallest):
         good, plan = run_budget(args.case, shards, rank, budget)
@@ -129,7 +175,9 @@ def main():
     # A larger budget never moves more bytes (ample, middle, smallest).
     monotone = all(a["predicted_bytes"] <= b["predicted_bytes"]
                    for a, b in zip(plans, plans[1:]))
-    ok &= distinct >= 2 and monotone
+    # The smallest budget's plan peaks at it exactly.
+    ok &= distinct >= 2 and monotone and \
+        plans[-1]["predicted_peak"] == smallest
     if rank == 0:
         for label, plan in zip(("ample", "middle", "smallest"), plans):
             say(f"plan {label}: {describe(plan)} bytes "
