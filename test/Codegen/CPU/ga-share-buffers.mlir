@@ -156,10 +156,14 @@ func.func @peeled(%x: memref<4xf32>, %y: memref<4xf32>, %z: memref<4xf32>) {
 // Shapes with the same element type and number of elements share through a
 // reshape of the whole buffer (collapsed to one dimension, then expanded):
 // %b (2x16) and %c (32) take the storage of %a (4x8) once it is dead. %d
-// has as many bytes but another element type: a buffer of its own.
+// has as many bytes but another element type: a buffer of its own, which
+// pack=true then puts at offset 0 of one arena with %a's (their live
+// ranges are disjoint).
 // CHECK-LABEL: func.func @reshaped
-// CHECK:         %[[A:.*]] = memref.alloc() : memref<4x8xf32>
-// CHECK:         %[[D:.*]] = memref.alloc() : memref<32xi32>
+// CHECK:         %[[ARENA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128xi8>
+// CHECK:         %[[O0:.*]] = arith.constant 0 : index
+// CHECK:         %[[A:.*]] = memref.view %[[ARENA]][%[[O0]]][] : memref<128xi8> to memref<4x8xf32>
+// CHECK:         %[[D:.*]] = memref.view %[[ARENA]][%[[O0]]][] : memref<128xi8> to memref<32xi32>
 // CHECK-NOT:     memref.alloc
 // CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[A]] : memref<4x8xf32>)
 // CHECK:         memref.copy %[[A]], %arg0
@@ -186,5 +190,86 @@ func.func @reshaped(%x: memref<4x8xf32>, %y: memref<2x16xf32>, %z: memref<32xf32
   memref.copy %c, %z : memref<32xf32> to memref<32xf32>
   linalg.fill ins(%i : i32) outs(%d : memref<32xi32>)
   memref.copy %d, %w : memref<32xi32> to memref<32xi32>
+  return
+}
+
+// -----
+
+// pack=true: buffers of different sizes at byte offsets of one i8 arena.
+// %a (128 B) is dead before %b (64 B) and %c (32 B) are written: %b takes
+// offset 0; %c is live with %b, so it takes the next aligned offset, 64.
+// CHECK-LABEL: func.func @packed
+// CHECK:         %[[ARENA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128xi8>
+// CHECK-DAG:     %[[O0:.*]] = arith.constant 0 : index
+// CHECK-DAG:     %[[O64:.*]] = arith.constant 64 : index
+// CHECK-DAG:     %[[A:.*]] = memref.view %[[ARENA]][%[[O0]]][] : memref<128xi8> to memref<32xf32>
+// CHECK-DAG:     %[[B:.*]] = memref.view %[[ARENA]][%[[O0]]][] : memref<128xi8> to memref<4x4xf32>
+// CHECK-DAG:     %[[C:.*]] = memref.view %[[ARENA]][%[[O64]]][] : memref<128xi8> to memref<8xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[A]] : memref<32xf32>)
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[B]] : memref<4x4xf32>)
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[C]] : memref<8xf32>)
+func.func @packed(%x: memref<32xf32>, %y: memref<4x4xf32>, %z: memref<8xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %c1 = arith.constant 1.0 : f32
+  %a = memref.alloc() : memref<32xf32>
+  %b = memref.alloc() : memref<4x4xf32>
+  %c = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%c0 : f32) outs(%a : memref<32xf32>)
+  memref.copy %a, %x : memref<32xf32> to memref<32xf32>
+  linalg.fill ins(%c1 : f32) outs(%b : memref<4x4xf32>)
+  linalg.fill ins(%c1 : f32) outs(%c : memref<8xf32>)
+  memref.copy %b, %y : memref<4x4xf32> to memref<4x4xf32>
+  memref.copy %c, %z : memref<8xf32> to memref<8xf32>
+  return
+}
+
+// -----
+
+// Live ranges that all overlap: no offset is shared, an arena would not be
+// smaller than the buffers: they stay as they are.
+// CHECK-LABEL: func.func @overlapping
+// CHECK:         memref.alloc() : memref<32xf32>
+// CHECK:         memref.alloc() : memref<16xf32>
+// CHECK-NOT:     memref.view
+func.func @overlapping(%x: memref<32xf32>, %y: memref<16xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<32xf32>
+  %b = memref.alloc() : memref<16xf32>
+  linalg.fill ins(%c0 : f32) outs(%a : memref<32xf32>)
+  linalg.fill ins(%c0 : f32) outs(%b : memref<16xf32>)
+  memref.copy %a, %x : memref<32xf32> to memref<32xf32>
+  memref.copy %b, %y : memref<16xf32> to memref<16xf32>
+  return
+}
+
+// -----
+
+// A buffer allocated in a parallel loop's body is one per iteration: it
+// never becomes a view of the arena of the buffers outside the loop.
+// CHECK-LABEL: func.func @parallel_inside
+// CHECK:         %[[ARENA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128xi8>
+// CHECK:         scf.parallel
+// CHECK:           memref.alloc() : memref<8xf32>
+// CHECK-NOT:       memref.view
+// CHECK:         scf.reduce
+func.func @parallel_inside(%x: memref<32xf32>, %y: memref<16xf32>, %z: memref<4x8xf32>) {
+  %f0 = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %a = memref.alloc() : memref<32xf32>
+  %b = memref.alloc() : memref<16xf32>
+  linalg.fill ins(%f0 : f32) outs(%a : memref<32xf32>)
+  memref.copy %a, %x : memref<32xf32> to memref<32xf32>
+  linalg.fill ins(%f0 : f32) outs(%b : memref<16xf32>)
+  memref.copy %b, %y : memref<16xf32> to memref<16xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %t = memref.alloc() : memref<8xf32>
+    linalg.fill ins(%f0 : f32) outs(%t : memref<8xf32>)
+    %row = memref.subview %z[%i, 0] [1, 8] [1, 1] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    memref.copy %t, %row : memref<8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    scf.reduce
+  }
   return
 }
