@@ -256,6 +256,8 @@ struct Slot {
   memref::AllocOp alloc;
   SmallVector<std::pair<unsigned, unsigned>> ranges;
   int64_t bytes = 0, offset = 0;
+  /// The candidate it stands for, whose allocation packing clears.
+  LiveRange *origin = nullptr;
 };
 } // namespace
 
@@ -374,6 +376,8 @@ static bool packSlots(MutableArrayRef<Slot *> slots) {
                                         offsets[slot->offset], ValueRange());
     slot->alloc.getResult().replaceAllUsesWith(view);
     slot->alloc.erase();
+    if (slot->origin)
+      slot->origin->alloc = nullptr;
   }
   return true;
 }
@@ -392,12 +396,23 @@ struct ShareBuffersPass : public ga::impl::ShareBuffersBase<ShareBuffersPass> {
       if (std::optional<LiveRange> range = getLiveRange(alloc, order))
         groups[getStorageKey(alloc)].push_back(*range);
     });
+    // Packing first, each candidate on its own (an arena reuses offsets
+    // of equal sizes as the slots below would); what it leaves is shared.
+    if (pack) {
+      std::deque<Slot> candidates;
+      for (auto &entry : groups)
+        for (LiveRange &range : entry.second)
+          candidates.push_back(
+              {range.alloc, {{range.first, range.last}}, 0, 0, &range});
+      packGroups(func, candidates);
+    }
     DominanceInfo dominance(func);
     std::deque<Slot> slots;
-    for (auto &entry : groups)
+    for (auto &entry : groups) {
+      llvm::erase_if(entry.second,
+                     [](const LiveRange &range) { return !range.alloc; });
       shareGroup(entry.second, dominance, slots);
-    if (pack)
-      packGroups(func, slots);
+    }
   }
 
   /// Gives the candidates of one storage key one buffer each time one is

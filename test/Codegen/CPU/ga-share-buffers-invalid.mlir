@@ -1,4 +1,4 @@
-// RUN: ga-opt %s --split-input-file --ga-share-buffers -verify-diagnostics | FileCheck %s
+// RUN: ga-opt %s --split-input-file --ga-share-buffers=pack=true -verify-diagnostics | FileCheck %s
 
 // What the pass cannot prove dead is left alone, silently (no
 // diagnostics): each function keeps both of its allocations.

@@ -649,8 +649,8 @@ def ShareBuffers : Pass<"ga-share-buffers", "func::FuncOp"> {
     is reused only after its last access, by an op that overwrites it
     entirely.
 
-    Then (`pack=true`, the default) buffers of different sizes share
-    storage: those of one block, memory space, and category of the memory
+    With `pack=true` (off by default), first, candidates of different sizes
+    share storage: those of one block, memory space, and category of the memory
     report (written by a recomputation or not, and the number of loops of
     the entry block before their last use: an arena is never used in a loop
     and after it, as an accumulator is; none that is, an accumulator itself)
@@ -662,7 +662,8 @@ def ShareBuffers : Pass<"ga-share-buffers", "func::FuncOp"> {
     `--ga-promote-buffers-to-globals` follow to the arena. Only when the
     arena is smaller than the buffers; a buffer allocated with operands or
     in a parallel loop, of a layout other than the identity, of rank 0 or
-    of an element type that is not whole bytes keeps its allocation.
+    of an element type that is not whole bytes is not packed. The sharing
+    of equal sizes above then takes what packing left.
 
     Before:
 
@@ -696,7 +697,7 @@ def ShareBuffers : Pass<"ga-share-buffers", "func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"pack", "pack", "bool", /*default=*/"true",
+    Option<"pack", "pack", "bool", /*default=*/"false",
            "Then pack the buffers of different sizes at byte offsets of one "
            "i8 allocation per block (memref.view), first fit by decreasing "
            "size over their live ranges">,
