@@ -16,15 +16,22 @@
 
 #include "ga/Codegen/CPU/Passes.h"
 
+#include "ga/Analysis/MemoryUsage.h"
 #include "ga/IR/GAShardOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include "llvm/ADT/MapVector.h"
+
+#include <deque>
 #include <numeric>
 
 namespace mlir::ga {
@@ -243,6 +250,139 @@ static Value reshapeTo(memref::AllocOp shared, memref::AllocOp alloc) {
 }
 
 namespace {
+/// A buffer after the sharing by storage key: its allocation and the live
+/// ranges of the candidates it holds, in order, each after the last.
+struct Slot {
+  memref::AllocOp alloc;
+  SmallVector<std::pair<unsigned, unsigned>> ranges;
+  int64_t bytes = 0, offset = 0;
+  /// The candidate it stands for, whose allocation packing clears.
+  LiveRange *origin = nullptr;
+};
+} // namespace
+
+/// Whether two slots are live at once.
+static bool overlap(const Slot &a, const Slot &b) {
+  for (auto [aFirst, aLast] : a.ranges)
+    for (auto [bFirst, bLast] : b.ranges)
+      if (aFirst <= bLast && bFirst <= aLast)
+        return true;
+  return false;
+}
+
+/// Bytes of a slot that can take a byte offset of an arena: an identity
+/// layout of rank >= 1, of integers or floats of whole bytes, allocated
+/// without operands outside any parallel loop; failure otherwise.
+static FailureOr<int64_t> getPackableBytes(memref::AllocOp alloc) {
+  MemRefType type = alloc.getType();
+  Type element = type.getElementType();
+  if (alloc->getNumOperands() != 0 || type.getRank() == 0 ||
+      !type.getLayout().isIdentity() || !element.isIntOrFloat() ||
+      element.getIntOrFloatBitWidth() % 8 != 0 || getParallelAncestor(alloc))
+    return failure();
+  return type.getNumElements() * (element.getIntOrFloatBitWidth() / 8);
+}
+
+/// What the memory report tells apart in a slot, which an arena must not
+/// mix (it gives an allocation one role from all its uses): whether a
+/// recomputation (`ga.recomputed`) writes it, and how many loops of the
+/// function's entry block precede its last access there (`segments`: of
+/// each op of the entry block). An arena of one such class is never used
+/// in a loop and after it, as an accumulator is; a slot that is (an
+/// accumulator itself) is not packed: failure.
+static FailureOr<std::pair<bool, unsigned>>
+getReportClass(memref::AllocOp alloc,
+               const DenseMap<Operation *, unsigned> &segments, Block &entry) {
+  FailureOr<SmallVector<Operation *>> accesses = getAccesses(alloc);
+  if (failed(accesses))
+    return failure();
+  bool recomputed = false;
+  Operation *last = nullptr;
+  SmallVector<Operation *> anchors;
+  for (Operation *op : *accesses) {
+    recomputed |= op->hasAttr(kRecomputedAttrName);
+    if (Operation *anchor = entry.findAncestorOpInBlock(*op)) {
+      anchors.push_back(anchor);
+      if (!last || last->isBeforeInBlock(anchor))
+        last = anchor;
+    }
+  }
+  if (!last)
+    return failure();
+  for (Operation *anchor : anchors)
+    if (isa<LoopLikeOpInterface>(anchor) && anchor->isBeforeInBlock(last))
+      return failure();
+  return std::make_pair(recomputed, segments.lookup(last));
+}
+
+/// Offsets for `slots` in one arena, first fit by decreasing size: each at
+/// the lowest offset, aligned to `align`, free of the slots placed before
+/// it that are live at the same time. Returns the arena's bytes.
+static int64_t assignOffsets(MutableArrayRef<Slot *> slots, int64_t align) {
+  llvm::stable_sort(
+      slots, [](const Slot *a, const Slot *b) { return a->bytes > b->bytes; });
+  int64_t arena = 0;
+  for (auto [index, slot] : llvm::enumerate(slots)) {
+    SmallVector<Slot *> live;
+    for (Slot *placed : slots.take_front(index))
+      if (overlap(*placed, *slot))
+        live.push_back(placed);
+    llvm::sort(live, [](Slot *a, Slot *b) { return a->offset < b->offset; });
+    int64_t offset = 0;
+    for (Slot *placed : live) {
+      if (offset + slot->bytes <= placed->offset)
+        break;
+      offset = std::max(offset, static_cast<int64_t>(llvm::alignTo(
+                                    placed->offset + placed->bytes, align)));
+    }
+    slot->offset = offset;
+    arena = std::max(arena, offset + slot->bytes);
+  }
+  return arena;
+}
+
+/// Replaces the allocations of `slots` (one block, no operands) by views at
+/// their offsets of one `i8` allocation, when that needs fewer bytes than
+/// the buffers themselves (the offsets are aligned, the sizes are not).
+static bool packSlots(MutableArrayRef<Slot *> slots) {
+  int64_t align = 64, total = 0;
+  for (Slot *slot : slots) {
+    align = std::max<int64_t>(align, slot->alloc.getAlignment().value_or(0));
+    total += slot->bytes;
+  }
+  int64_t arenaBytes = assignOffsets(slots, align);
+  if (slots.size() < 2 || arenaBytes >= total)
+    return false;
+  memref::AllocOp first = slots.front()->alloc;
+  for (Slot *slot : slots)
+    if (slot->alloc->isBeforeInBlock(first))
+      first = slot->alloc;
+  OpBuilder builder(first);
+  auto arenaType = MemRefType::get({arenaBytes}, builder.getI8Type(),
+                                   MemRefLayoutAttrInterface(),
+                                   first.getType().getMemorySpace());
+  auto arena = memref::AllocOp::create(builder, first.getLoc(), arenaType,
+                                       builder.getI64IntegerAttr(align));
+  // One constant per offset, after the arena.
+  DenseMap<int64_t, Value> offsets;
+  for (Slot *slot : slots)
+    if (!offsets.count(slot->offset))
+      offsets[slot->offset] =
+          arith::ConstantIndexOp::create(builder, first.getLoc(), slot->offset);
+  for (Slot *slot : slots) {
+    builder.setInsertionPoint(slot->alloc);
+    Value view = memref::ViewOp::create(builder, slot->alloc.getLoc(),
+                                        slot->alloc.getType(), arena,
+                                        offsets[slot->offset], ValueRange());
+    slot->alloc.getResult().replaceAllUsesWith(view);
+    slot->alloc.erase();
+    if (slot->origin)
+      slot->origin->alloc = nullptr;
+  }
+  return true;
+}
+
+namespace {
 struct ShareBuffersPass : public ga::impl::ShareBuffersBase<ShareBuffersPass> {
   using Base::Base;
 
@@ -256,39 +396,89 @@ struct ShareBuffersPass : public ga::impl::ShareBuffersBase<ShareBuffersPass> {
       if (std::optional<LiveRange> range = getLiveRange(alloc, order))
         groups[getStorageKey(alloc)].push_back(*range);
     });
-    DominanceInfo dominance(func);
-    for (auto &entry : groups) {
-      SmallVector<LiveRange> &ranges = entry.second;
-      llvm::stable_sort(ranges, [](const LiveRange &a, const LiveRange &b) {
-        return a.first < b.first;
-      });
-      // Each slot: its allocation and the last access so far.
-      SmallVector<std::pair<memref::AllocOp, unsigned>> slots;
-      for (LiveRange &range : ranges) {
-        auto *slot = llvm::find_if(slots, [&](auto &slot) {
-          return slot.second < range.first &&
-                 dominatesOrCanMove(dominance, slot.first, range.alloc);
-        });
-        if (slot == slots.end()) {
-          slots.emplace_back(range.alloc, range.last);
-          continue;
-        }
-        memref::AllocOp shared = slot->first;
-        // Hoisted allocations sit in one block in any order: the shared
-        // one (no operands) moves up to dominate the uses it takes over.
-        if (!dominance.properlyDominates(shared.getOperation(),
-                                         range.alloc.getOperation()))
-          shared->moveBefore(range.alloc);
-        if (range.alloc.getAlignment().value_or(0) >
-            shared.getAlignment().value_or(0))
-          shared.setAlignment(*range.alloc.getAlignment());
-        range.alloc.getResult().replaceAllUsesWith(
-            reshapeTo(shared, range.alloc));
-        range.alloc.erase();
-        slot->second = range.last;
-        ++numShared;
-      }
+    // Packing first, each candidate on its own (an arena reuses offsets
+    // of equal sizes as the slots below would); what it leaves is shared.
+    if (pack) {
+      std::deque<Slot> candidates;
+      for (auto &entry : groups)
+        for (LiveRange &range : entry.second)
+          candidates.push_back(
+              {range.alloc, {{range.first, range.last}}, 0, 0, &range});
+      packGroups(func, candidates);
     }
+    DominanceInfo dominance(func);
+    std::deque<Slot> slots;
+    for (auto &entry : groups) {
+      llvm::erase_if(entry.second,
+                     [](const LiveRange &range) { return !range.alloc; });
+      shareGroup(entry.second, dominance, slots);
+    }
+  }
+
+  /// Gives the candidates of one storage key one buffer each time one is
+  /// free, first come first served; appends the buffers to `slots`.
+  void shareGroup(SmallVector<LiveRange> &ranges, DominanceInfo &dominance,
+                  std::deque<Slot> &slots) {
+    llvm::stable_sort(ranges, [](const LiveRange &a, const LiveRange &b) {
+      return a.first < b.first;
+    });
+    size_t begin = slots.size();
+    for (LiveRange &range : ranges) {
+      auto slot = std::find_if(
+          slots.begin() + begin, slots.end(), [&](const Slot &slot) {
+            return slot.ranges.back().second < range.first &&
+                   dominatesOrCanMove(dominance, slot.alloc, range.alloc);
+          });
+      if (slot == slots.end()) {
+        slots.push_back({range.alloc, {{range.first, range.last}}});
+        continue;
+      }
+      memref::AllocOp shared = slot->alloc;
+      // Hoisted allocations sit in one block in any order: the shared
+      // one (no operands) moves up to dominate the uses it takes over.
+      if (!dominance.properlyDominates(shared.getOperation(),
+                                       range.alloc.getOperation()))
+        shared->moveBefore(range.alloc);
+      if (range.alloc.getAlignment().value_or(0) >
+          shared.getAlignment().value_or(0))
+        shared.setAlignment(*range.alloc.getAlignment());
+      range.alloc.getResult().replaceAllUsesWith(
+          reshapeTo(shared, range.alloc));
+      range.alloc.erase();
+      slot->ranges.push_back({range.first, range.last});
+      ++numShared;
+    }
+  }
+
+  /// Packs the buffers of one block and memory space that the memory
+  /// report counts alike (getReportClass) at byte offsets of one arena.
+  void packGroups(func::FuncOp func, std::deque<Slot> &slots) {
+    using PackKey = std::tuple<Block *, Attribute, unsigned, unsigned>;
+    llvm::MapVector<PackKey, SmallVector<Slot *>> groups;
+    Block &entry = func.getBody().front();
+    DenseMap<Operation *, unsigned> segments;
+    unsigned loops = 0;
+    for (Operation &op : entry) {
+      segments[&op] = loops;
+      loops += isa<LoopLikeOpInterface>(op);
+    }
+    for (Slot &slot : slots) {
+      FailureOr<int64_t> bytes = getPackableBytes(slot.alloc);
+      if (failed(bytes))
+        continue;
+      slot.bytes = *bytes;
+      auto reportClass = getReportClass(slot.alloc, segments, entry);
+      if (failed(reportClass))
+        continue;
+      groups[{slot.alloc->getBlock(), slot.alloc.getType().getMemorySpace(),
+              static_cast<unsigned>(reportClass->first), reportClass->second}]
+          .push_back(&slot);
+    }
+    for (auto &group : groups)
+      if (packSlots(group.second)) {
+        ++numArenas;
+        numPacked += group.second.size();
+      }
   }
 };
 } // namespace

@@ -1,4 +1,4 @@
-// RUN: ga-opt %s --split-input-file --ga-share-buffers -verify-diagnostics | FileCheck %s
+// RUN: ga-opt %s --split-input-file --ga-share-buffers=pack=true -verify-diagnostics | FileCheck %s
 
 // What the pass cannot prove dead is left alone, silently (no
 // diagnostics): each function keeps both of its allocations.
@@ -125,5 +125,60 @@ func.func @allocated_inside(%x: memref<4xf32>, %y: memref<4xf32>, %z: memref<4xf
     memref.copy %x, %t : memref<4xf32> to memref<4xf32>
     memref.copy %t, %z : memref<4xf32> to memref<4xf32>
   }
+  return
+}
+
+// -----
+
+// pack=true leaves alone what it cannot place at a byte offset: a buffer
+// of i1 (not whole bytes) and one of a strided layout keep their own
+// allocations, though dead before the f32 buffers are written; those two
+// (disjoint) share an arena.
+// CHECK-LABEL: func.func @not_packable
+// CHECK-DAG:     memref.alloc() : memref<64xi1>
+// CHECK-DAG:     memref.alloc() : memref<4xf32, strided<[2]>>
+// CHECK-DAG:     memref.alloc() {alignment = 64 : i64} : memref<128xi8>
+// CHECK-NOT:     memref.alloc
+func.func @not_packable(%x: memref<64xi1>, %y: memref<4xf32, strided<[2]>>, %z: memref<32xf32>, %w: memref<16xf32>) {
+  %t = arith.constant true
+  %c0 = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<64xi1>
+  %b = memref.alloc() : memref<4xf32, strided<[2]>>
+  %c = memref.alloc() : memref<32xf32>
+  %d = memref.alloc() : memref<16xf32>
+  linalg.fill ins(%t : i1) outs(%a : memref<64xi1>)
+  memref.copy %a, %x : memref<64xi1> to memref<64xi1>
+  linalg.fill ins(%c0 : f32) outs(%b : memref<4xf32, strided<[2]>>)
+  memref.copy %b, %y : memref<4xf32, strided<[2]>> to memref<4xf32, strided<[2]>>
+  linalg.fill ins(%c0 : f32) outs(%c : memref<32xf32>)
+  memref.copy %c, %z : memref<32xf32> to memref<32xf32>
+  linalg.fill ins(%c0 : f32) outs(%d : memref<16xf32>)
+  memref.copy %d, %w : memref<16xf32> to memref<16xf32>
+  return
+}
+
+// -----
+
+// The memory report gives an allocation one role from all its uses: a
+// buffer used in a loop of the function and one used after it would make an
+// arena that looks like an accumulator. They are not packed together,
+// though their live ranges are disjoint.
+// CHECK-LABEL: func.func @loop_then_after
+// CHECK-DAG:     memref.alloc() : memref<32xf32>
+// CHECK-DAG:     memref.alloc() : memref<16xf32>
+// CHECK-NOT:     memref.view
+func.func @loop_then_after(%x: memref<32xf32>, %y: memref<16xf32>) {
+  %f0 = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %a = memref.alloc() : memref<32xf32>
+  %b = memref.alloc() : memref<16xf32>
+  scf.for %i = %c0 to %c3 step %c1 {
+    linalg.fill ins(%f0 : f32) outs(%a : memref<32xf32>)
+    memref.copy %a, %x : memref<32xf32> to memref<32xf32>
+  }
+  linalg.fill ins(%f0 : f32) outs(%b : memref<16xf32>)
+  memref.copy %b, %y : memref<16xf32> to memref<16xf32>
   return
 }

@@ -1,4 +1,8 @@
-// RUN: ga-opt %s --split-input-file --ga-share-buffers | FileCheck %s
+// RUN: ga-opt %s --split-input-file --ga-share-buffers=pack=true | FileCheck %s
+// RUN: ga-opt %s --split-input-file --ga-share-buffers | FileCheck %s --check-prefix=SLOTS
+// The prefix SLOTS checks the sharing of equal-sized buffers alone
+// (the default, pack=false). With pack=true (CHECK), buffers of equal size that the
+// slots would share are views at one offset of an arena instead.
 
 #id = affine_map<(d0) -> (d0)>
 
@@ -46,13 +50,15 @@ func.func @disjoint(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<8xf32>) {
 // live ranges are positions in the loop's body. %t is written whole by a
 // generic that does not read its init, read, and dead before %u is written.
 // CHECK-LABEL: func.func @loop
-// CHECK:         %[[T:.*]] = memref.alloc() : memref<4xf32>
-// CHECK-NOT:     memref.alloc
-// CHECK:         scf.for
-// CHECK:           linalg.generic {{.*}} outs(%[[T]] : memref<4xf32>)
-// CHECK:           memref.copy %[[T]], %arg1
-// CHECK:           memref.copy %arg0, %[[T]]
-// CHECK:           memref.copy %[[T]], %arg2
+// CHECK:         memref.alloc() {alignment = 64 : i64} : memref<16xi8>
+// SLOTS-LABEL: func.func @loop
+// SLOTS:         %[[T:.*]] = memref.alloc() : memref<4xf32>
+// SLOTS-NOT:     memref.alloc
+// SLOTS:         scf.for
+// SLOTS:           linalg.generic {{.*}} outs(%[[T]] : memref<4xf32>)
+// SLOTS:           memref.copy %[[T]], %arg1
+// SLOTS:           memref.copy %arg0, %[[T]]
+// SLOTS:           memref.copy %[[T]], %arg2
 func.func @loop(%x: memref<4xf32>, %y: memref<4xf32>, %z: memref<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -82,12 +88,14 @@ func.func @loop(%x: memref<4xf32>, %y: memref<4xf32>, %z: memref<4xf32>) {
 // reader after the wait. The second layer's parameters are gathered after
 // the first's are dead: one buffer for both.
 // CHECK-LABEL: func.func @gathered
-// CHECK:         %[[W:.*]] = memref.alloc() : memref<4x8xf32>
-// CHECK-NOT:     memref.alloc
-// CHECK:         %[[F1:.*]] = memref.collapse_shape %[[W]]
-// CHECK:         ga.host_collective_start %[[F1]] from %arg0
-// CHECK:         %[[F2:.*]] = memref.collapse_shape %[[W]]
-// CHECK:         ga.host_collective_start %[[F2]] from %arg1
+// CHECK:         memref.alloc() {alignment = 64 : i64} : memref<128xi8>
+// SLOTS-LABEL: func.func @gathered
+// SLOTS:         %[[W:.*]] = memref.alloc() : memref<4x8xf32>
+// SLOTS-NOT:     memref.alloc
+// SLOTS:         %[[F1:.*]] = memref.collapse_shape %[[W]]
+// SLOTS:         ga.host_collective_start %[[F1]] from %arg0
+// SLOTS:         %[[F2:.*]] = memref.collapse_shape %[[W]]
+// SLOTS:         ga.host_collective_start %[[F2]] from %arg1
 func.func @gathered(%p1: memref<2x8xf32>, %p2: memref<2x8xf32>, %y1: memref<4x8xf32>, %y2: memref<4x8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -117,16 +125,18 @@ func.func @gathered(%p1: memref<2x8xf32>, %p2: memref<2x8xf32>, %y1: memref<4x8x
 // loop as well: live across it, a buffer of its own. The shared allocation
 // moves up to dominate the uses it takes over.
 // CHECK-LABEL: func.func @peeled
-// CHECK:         %[[P:.*]] = memref.alloc() : memref<4xf32>
-// CHECK:         %[[Q:.*]] = memref.alloc() : memref<4xf32>
-// CHECK-NOT:     memref.alloc
-// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[P]] : memref<4xf32>)
-// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[Q]] : memref<4xf32>)
-// CHECK:         memref.copy %[[P]], %arg1
-// CHECK:         scf.for
-// CHECK:           linalg.generic {{.*}} outs(%[[P]] : memref<4xf32>)
-// CHECK:           memref.copy %[[P]], %arg1
-// CHECK:         memref.copy %[[Q]], %arg2
+// CHECK:         memref.alloc() {alignment = 64 : i64} : memref<16xi8>
+// SLOTS-LABEL: func.func @peeled
+// SLOTS:         %[[P:.*]] = memref.alloc() : memref<4xf32>
+// SLOTS:         %[[Q:.*]] = memref.alloc() : memref<4xf32>
+// SLOTS-NOT:     memref.alloc
+// SLOTS:         linalg.fill ins(%{{.*}} : f32) outs(%[[P]] : memref<4xf32>)
+// SLOTS:         linalg.fill ins(%{{.*}} : f32) outs(%[[Q]] : memref<4xf32>)
+// SLOTS:         memref.copy %[[P]], %arg1
+// SLOTS:         scf.for
+// SLOTS:           linalg.generic {{.*}} outs(%[[P]] : memref<4xf32>)
+// SLOTS:           memref.copy %[[P]], %arg1
+// SLOTS:         memref.copy %[[Q]], %arg2
 func.func @peeled(%x: memref<4xf32>, %y: memref<4xf32>, %z: memref<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -156,21 +166,26 @@ func.func @peeled(%x: memref<4xf32>, %y: memref<4xf32>, %z: memref<4xf32>) {
 // Shapes with the same element type and number of elements share through a
 // reshape of the whole buffer (collapsed to one dimension, then expanded):
 // %b (2x16) and %c (32) take the storage of %a (4x8) once it is dead. %d
-// has as many bytes but another element type: a buffer of its own.
+// has as many bytes but another element type: a buffer of its own. With
+// pack=true all four, disjoint, are views at offset 0 of one arena.
 // CHECK-LABEL: func.func @reshaped
-// CHECK:         %[[A:.*]] = memref.alloc() : memref<4x8xf32>
-// CHECK:         %[[D:.*]] = memref.alloc() : memref<32xi32>
+// CHECK:         %[[ARENA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128xi8>
+// CHECK-COUNT-4: memref.view %[[ARENA]][%{{.*}}][] : memref<128xi8> to
 // CHECK-NOT:     memref.alloc
-// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[A]] : memref<4x8xf32>)
-// CHECK:         memref.copy %[[A]], %arg0
-// CHECK:         %[[F:.*]] = memref.collapse_shape %[[A]] {{\[}}[0, 1]] : memref<4x8xf32> into memref<32xf32>
-// CHECK:         %[[B:.*]] = memref.expand_shape %[[F]] {{\[}}[0, 1]] output_shape [2, 16] : memref<32xf32> into memref<2x16xf32>
-// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[B]] : memref<2x16xf32>)
-// CHECK:         memref.copy %[[B]], %arg1
-// CHECK:         %[[C:.*]] = memref.collapse_shape %[[A]] {{\[}}[0, 1]] : memref<4x8xf32> into memref<32xf32>
-// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[C]] : memref<32xf32>)
-// CHECK:         memref.copy %[[C]], %arg2
-// CHECK:         linalg.fill ins(%{{.*}} : i32) outs(%[[D]] : memref<32xi32>)
+// SLOTS-LABEL: func.func @reshaped
+// SLOTS:         %[[A:.*]] = memref.alloc() : memref<4x8xf32>
+// SLOTS:         %[[D:.*]] = memref.alloc() : memref<32xi32>
+// SLOTS-NOT:     memref.alloc
+// SLOTS:         linalg.fill ins(%{{.*}} : f32) outs(%[[A]] : memref<4x8xf32>)
+// SLOTS:         memref.copy %[[A]], %arg0
+// SLOTS:         %[[F:.*]] = memref.collapse_shape %[[A]] {{\[}}[0, 1]] : memref<4x8xf32> into memref<32xf32>
+// SLOTS:         %[[B:.*]] = memref.expand_shape %[[F]] {{\[}}[0, 1]] output_shape [2, 16] : memref<32xf32> into memref<2x16xf32>
+// SLOTS:         linalg.fill ins(%{{.*}} : f32) outs(%[[B]] : memref<2x16xf32>)
+// SLOTS:         memref.copy %[[B]], %arg1
+// SLOTS:         %[[C:.*]] = memref.collapse_shape %[[A]] {{\[}}[0, 1]] : memref<4x8xf32> into memref<32xf32>
+// SLOTS:         linalg.fill ins(%{{.*}} : f32) outs(%[[C]] : memref<32xf32>)
+// SLOTS:         memref.copy %[[C]], %arg2
+// SLOTS:         linalg.fill ins(%{{.*}} : i32) outs(%[[D]] : memref<32xi32>)
 func.func @reshaped(%x: memref<4x8xf32>, %y: memref<2x16xf32>, %z: memref<32xf32>, %w: memref<32xi32>) {
   %f = arith.constant 2.0 : f32
   %i = arith.constant 3 : i32
@@ -186,5 +201,86 @@ func.func @reshaped(%x: memref<4x8xf32>, %y: memref<2x16xf32>, %z: memref<32xf32
   memref.copy %c, %z : memref<32xf32> to memref<32xf32>
   linalg.fill ins(%i : i32) outs(%d : memref<32xi32>)
   memref.copy %d, %w : memref<32xi32> to memref<32xi32>
+  return
+}
+
+// -----
+
+// pack=true: buffers of different sizes at byte offsets of one i8 arena.
+// %a (128 B) is dead before %b (64 B) and %c (32 B) are written: %b takes
+// offset 0; %c is live with %b, so it takes the next aligned offset, 64.
+// CHECK-LABEL: func.func @packed
+// CHECK:         %[[ARENA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128xi8>
+// CHECK-DAG:     %[[O0:.*]] = arith.constant 0 : index
+// CHECK-DAG:     %[[O64:.*]] = arith.constant 64 : index
+// CHECK-DAG:     %[[A:.*]] = memref.view %[[ARENA]][%[[O0]]][] : memref<128xi8> to memref<32xf32>
+// CHECK-DAG:     %[[B:.*]] = memref.view %[[ARENA]][%[[O0]]][] : memref<128xi8> to memref<4x4xf32>
+// CHECK-DAG:     %[[C:.*]] = memref.view %[[ARENA]][%[[O64]]][] : memref<128xi8> to memref<8xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[A]] : memref<32xf32>)
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[B]] : memref<4x4xf32>)
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%[[C]] : memref<8xf32>)
+func.func @packed(%x: memref<32xf32>, %y: memref<4x4xf32>, %z: memref<8xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %c1 = arith.constant 1.0 : f32
+  %a = memref.alloc() : memref<32xf32>
+  %b = memref.alloc() : memref<4x4xf32>
+  %c = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%c0 : f32) outs(%a : memref<32xf32>)
+  memref.copy %a, %x : memref<32xf32> to memref<32xf32>
+  linalg.fill ins(%c1 : f32) outs(%b : memref<4x4xf32>)
+  linalg.fill ins(%c1 : f32) outs(%c : memref<8xf32>)
+  memref.copy %b, %y : memref<4x4xf32> to memref<4x4xf32>
+  memref.copy %c, %z : memref<8xf32> to memref<8xf32>
+  return
+}
+
+// -----
+
+// Live ranges that all overlap: no offset is shared, an arena would not be
+// smaller than the buffers: they stay as they are.
+// CHECK-LABEL: func.func @overlapping
+// CHECK:         memref.alloc() : memref<32xf32>
+// CHECK:         memref.alloc() : memref<16xf32>
+// CHECK-NOT:     memref.view
+func.func @overlapping(%x: memref<32xf32>, %y: memref<16xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<32xf32>
+  %b = memref.alloc() : memref<16xf32>
+  linalg.fill ins(%c0 : f32) outs(%a : memref<32xf32>)
+  linalg.fill ins(%c0 : f32) outs(%b : memref<16xf32>)
+  memref.copy %a, %x : memref<32xf32> to memref<32xf32>
+  memref.copy %b, %y : memref<16xf32> to memref<16xf32>
+  return
+}
+
+// -----
+
+// A buffer allocated in a parallel loop's body is one per iteration: it
+// never becomes a view of the arena of the buffers outside the loop.
+// CHECK-LABEL: func.func @parallel_inside
+// CHECK:         %[[ARENA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128xi8>
+// CHECK:         scf.parallel
+// CHECK:           memref.alloc() : memref<8xf32>
+// CHECK-NOT:       memref.view
+// CHECK:         scf.reduce
+func.func @parallel_inside(%x: memref<32xf32>, %y: memref<16xf32>, %z: memref<4x8xf32>) {
+  %f0 = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %a = memref.alloc() : memref<32xf32>
+  %b = memref.alloc() : memref<16xf32>
+  linalg.fill ins(%f0 : f32) outs(%a : memref<32xf32>)
+  memref.copy %a, %x : memref<32xf32> to memref<32xf32>
+  linalg.fill ins(%f0 : f32) outs(%b : memref<16xf32>)
+  memref.copy %b, %y : memref<16xf32> to memref<16xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %t = memref.alloc() : memref<8xf32>
+    linalg.fill ins(%f0 : f32) outs(%t : memref<8xf32>)
+    %row = memref.subview %z[%i, 0] [1, 8] [1, 1] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    memref.copy %t, %row : memref<8xf32> to memref<8xf32, strided<[1], offset: ?>>
+    scf.reduce
+  }
   return
 }

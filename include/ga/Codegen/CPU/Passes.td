@@ -649,6 +649,22 @@ def ShareBuffers : Pass<"ga-share-buffers", "func::FuncOp"> {
     is reused only after its last access, by an op that overwrites it
     entirely.
 
+    With `pack=true` (off by default), first, candidates of different sizes
+    share storage: those of one block, memory space, and category of the memory
+    report (written by a recomputation or not, and the number of loops of
+    the entry block before their last use: an arena is never used in a loop
+    and after it, as an accumulator is; none that is, an accumulator itself)
+    get byte offsets of one `i8`
+    allocation, first fit by decreasing size over their live ranges (each
+    at the lowest offset, aligned to 64 bytes or the largest alignment,
+    that no buffer live at the same time holds), and each becomes a
+    `memref.view` of it, which the memory report and
+    `--ga-promote-buffers-to-globals` follow to the arena. Only when the
+    arena is smaller than the buffers; a buffer allocated with operands or
+    in a parallel loop, of a layout other than the identity, of rank 0 or
+    of an element type that is not whole bytes is not packed. The sharing
+    of equal sizes above then takes what packing left.
+
     Before:
 
     ```mlir
@@ -669,12 +685,31 @@ def ShareBuffers : Pass<"ga-share-buffers", "func::FuncOp"> {
     linalg.fill ins(%c1 : f32) outs(%a : memref<8xf32>)
     linalg.generic ... ins(%a, %x) outs(%z)
     ```
+
+    With `pack=true`, a buffer of 32 floats dead before two of 16 and 8
+    floats live at once:
+
+    ```mlir
+    %arena = memref.alloc() {alignment = 64 : i64} : memref<128xi8>
+    %a = memref.view %arena[%c0][] : memref<128xi8> to memref<32xf32>
+    %b = memref.view %arena[%c0][] : memref<128xi8> to memref<16xf32>
+    %c = memref.view %arena[%c64][] : memref<128xi8> to memref<8xf32>
+    ```
   }];
+  let options = [
+    Option<"pack", "pack", "bool", /*default=*/"false",
+           "Then pack the buffers of different sizes at byte offsets of one "
+           "i8 allocation per block (memref.view), first fit by decreasing "
+           "size over their live ranges">,
+  ];
   let statistics = [
     Statistic<"numShared", "shared-buffers",
               "Allocations replaced by an earlier one">,
+    Statistic<"numPacked", "packed-buffers",
+              "Buffers replaced by a view of an arena">,
+    Statistic<"numArenas", "arenas", "Arenas allocated (pack=true)">,
   ];
-  let dependentDialects = ["memref::MemRefDialect"];
+  let dependentDialects = ["arith::ArithDialect", "memref::MemRefDialect"];
 }
 
 #endif // GA_CODEGEN_CPU_PASSES_TD
