@@ -407,6 +407,13 @@ def _rrelu_with_noise_backward(grad_output, self, noise, lower, upper,
                                             self_is_result)
 
 
+def _before_core(table, op, decomposition):
+    """`op`'s entry of `table`: `decomposition`, and where it returns
+    NotImplemented the core table's (or none)."""
+    core = table.get(op, lambda *args: NotImplemented)
+    table[op] = lambda *args: _first_implemented(decomposition, core, args)
+
+
 def _decomposition_table(indexing):
     from torch._decomp import core_aten_decompositions
     table = dict(core_aten_decompositions())
@@ -416,19 +423,13 @@ def _decomposition_table(indexing):
     _routing.register(table)  # topk, histc (MoE routers)
     # Grouped convolutions' gradients as forward convolutions
     # (_convolutions.grouped_backward; the others as before).
-    ungrouped = table.get(aten.convolution_backward.default,
-                          lambda *args: NotImplemented)
-    table[aten.convolution_backward.default] = \
-        lambda *args: _first_implemented(grouped_backward, ungrouped, args)
+    _before_core(table, aten.convolution_backward.default, grouped_backward)
     table[aten.constant_pad_nd.default] = _constant_pad_nd
     table[aten.empty_permuted.default] = _empty_permuted
     table[torch.ops.prims.copy_strided.default] = _copy_strided
     table[aten.cumsum.default] = _cumsum
     table[aten.im2col.default] = _im2col
-    core_col2im = table.get(aten.col2im.default,
-                            lambda *args: NotImplemented)
-    table[aten.col2im.default] = \
-        lambda *args: _first_implemented(_col2im, core_col2im, args)
+    _before_core(table, aten.col2im.default, _col2im)
     table[aten.pow.Tensor_Scalar] = _pow_scalar
     table[aten.reciprocal.default] = _reciprocal
     table[aten.gelu.default] = _gelu
