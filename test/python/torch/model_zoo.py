@@ -53,29 +53,18 @@ def philox_np(c0, c1, c2, c3, k0, k1):
 
 def dropout_keep(seed, draw, shape, p):
     """The keep mask (bool, numpy) of the compiled step's draw number `draw`
-    for a batch-first tensor of `shape` with drop probability p: counter
-    (element in the sample, sample, draw, 0), key = the seed's two words."""
-    b, rest = shape[0], int(np.prod(shape[1:], dtype=np.int64))
-    element = np.arange(rest, dtype=np.uint64)[None, :]
-    sample = np.arange(b, dtype=np.uint64)[:, None]
-    bits = philox_np(element, sample, np.uint64(draw), np.uint64(0),
-                     seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF)
-    keep = (bits >> np.uint64(8)) < np.uint64(math.ceil((1 - p) * 2 ** 24))
-    return keep.reshape(shape)
+    for a batch-first tensor of `shape` with drop probability p: the 24-bit
+    number of each word (draw_words) below ceil((1 - p) * 2**24)."""
+    return bernoulli_keep(seed, draw, shape, 1 - p).astype(bool)
 
 
 def bernoulli_keep(seed, draw, shape, p_one):
     """The values (0. or 1., numpy) of the compiled step's draw number
     `draw` for a Bernoulli draw (Tensor.bernoulli_(p_one), e.g.
-    torchvision's stochastic depth) of a batch-first tensor of `shape`:
-    dropout_keep's bits, compared with ceil(p_one * 2**24)."""
-    b, rest = shape[0], int(np.prod(shape[1:], dtype=np.int64))
-    element = np.arange(rest, dtype=np.uint64)[None, :]
-    sample = np.arange(b, dtype=np.uint64)[:, None]
-    bits = philox_np(element, sample, np.uint64(draw), np.uint64(0),
-                     seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF)
-    keep = (bits >> np.uint64(8)) < np.uint64(math.ceil(p_one * 2 ** 24))
-    return keep.reshape(shape).astype(np.float64)
+    torchvision's stochastic depth) of a batch-first tensor of `shape`: the
+    24-bit number of each word (draw_words) below ceil(p_one * 2**24)."""
+    bits = draw_words(seed, draw, shape) >> np.uint64(8)
+    return (bits < np.uint64(math.ceil(p_one * 2 ** 24))).astype(np.float64)
 
 
 def draw_words(seed, draw, shape, words=1):
@@ -111,14 +100,9 @@ def integer_draw(seed, draw, shape, low, high):
 def uniform_draw(seed, draw, shape):
     """The values (float64, numpy) of the compiled step's draw number
     `draw` of uniform numbers (torch.rand_like) for a batch-first tensor of
-    `shape`: dropout_keep's bits as u = (bits >> 8) / 2**24 in [0, 1)."""
-    b, rest = shape[0], int(np.prod(shape[1:], dtype=np.int64))
-    element = np.arange(rest, dtype=np.uint64)[None, :]
-    sample = np.arange(b, dtype=np.uint64)[:, None]
-    bits = philox_np(element, sample, np.uint64(draw), np.uint64(0),
-                     seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF)
-    return ((bits >> np.uint64(8)).astype(np.float64) *
-            2.0 ** -24).reshape(shape)
+    `shape`: each word's 24-bit number u = (word >> 8) / 2**24 in [0, 1)."""
+    return (draw_words(seed, draw, shape) >> np.uint64(8)).astype(
+        np.float64) * 2.0 ** -24
 
 
 def exponential_draw(seed, draw, shape, lambd):
