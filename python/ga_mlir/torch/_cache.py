@@ -5,7 +5,8 @@ Two levels:
 * The trace (make_fx + torch-mlir, the slow part of a compile whose library
   is already cached) is kept in memory for the process, keyed by
   `trace_key`: the classes and code of the model's modules and of the loss
-  function, every module's plain settings (training flag, Dropout's p, ...),
+  function, every module's plain settings (training flag, Dropout's p, a
+  configuration object's state, ...),
   hooks, the parameters' and buffers' names, shapes, dtypes and
   `requires_grad`, the optimizer's class, the settings its traced step
   bakes in and the names of its state (by parameter name), the inputs'
@@ -25,9 +26,11 @@ Two levels:
 
 import functools
 import hashlib
+import logging
 import os
 import re
 import subprocess
+import threading
 import types
 
 import torch
@@ -37,6 +40,11 @@ from ._common import LLVM_BIN
 
 class _Uncacheable(Exception):
     """A part of the step whose identity cannot be captured in a key."""
+
+
+# Objects a traced function may refer to that cannot change the trace.
+_SIDE_CHANNELS = (logging.Logger, logging.LoggerAdapter,
+                  type(threading.Lock()), type(threading.RLock()))
 
 
 def _plain(value):
@@ -57,6 +65,17 @@ def _plain(value):
                 tuple(value.detach().cpu().reshape(-1).tolist()))
     if isinstance(value, (types.FunctionType, types.MethodType)):
         return _function_key(value)
+    if isinstance(value, _SIDE_CHANNELS):
+        # A logger or a lock a forward refers to (every transformers
+        # module's `logger`, its output-capturing decorator's lock) writes
+        # messages or orders threads; it computes nothing the trace holds.
+        return ("side channel", type(value).__name__)
+    if not callable(value) and isinstance(getattr(value, "__dict__", None),
+                                          dict):
+        # A plain-data object (transformers' PretrainedConfig, a user's
+        # settings class): its class and its whole state, underscored names
+        # included (`_attn_implementation` chooses the attention's code).
+        return ("state", id(type(value)), _plain(vars(value)))
     if isinstance(value, (types.ModuleType, type, types.BuiltinFunctionType,
                           functools.partial)) or callable(value):
         # Modules, classes, builtins: identity, stable within a process.
@@ -93,7 +112,12 @@ def _function_key(fn, seen=None):
                 referenced.append((name, id(value)))
             else:
                 referenced.append((name, _plain(value)))
-    closure = tuple(_plain(c.cell_contents) for c in fn.__closure__ or ())
+    # A decorator's wrapper can hold itself in its closure (transformers'
+    # layers): functions there share `seen`.
+    closure = tuple(
+        _function_key(c.cell_contents, seen)
+        if isinstance(c.cell_contents, (types.FunctionType, types.MethodType))
+        else _plain(c.cell_contents) for c in fn.__closure__ or ())
     return ("function", _code_key(code, seen), tuple(referenced), closure,
             _plain(fn.__defaults__), _plain(fn.__kwdefaults__))
 

@@ -124,6 +124,7 @@ for c in report["configurations"]:
 
 # The trace key: the same for a copy, another for what the trace bakes in.
 import copy  # noqa: E402
+import functools  # noqa: E402
 
 inputs = batches[0]
 options = (None, "one-hot", False)
@@ -157,6 +158,51 @@ print("a global the loss reads changed: same key",
 print("other shapes: same key",
       key == _cache.trace_key(model, loss_fn, optimizer,
                               tuple(t[:6] for t in inputs), *options))
+
+
+
+# A module holding a configuration object (transformers' PretrainedConfig,
+# a user's settings class) and a forward under a decorator whose wrapper
+# holds itself, as transformers' layers are: a key, the configuration's
+# state in it.
+class Settings:
+    def __init__(self):
+        self.scale, self._kind = 2.0, "tanh"
+
+
+def decorated(forward):
+    @functools.wraps(forward)
+    def wrapper(*args, **kwargs):
+        return wrapper.__wrapped__(*args, **kwargs)
+    return wrapper
+
+
+class Configured(torch.nn.Module):
+    def __init__(self, settings):
+        super().__init__()
+        self.config, self.linear = settings, torch.nn.Linear(4, 3)
+
+    @decorated
+    def forward(self, x):
+        return getattr(torch, self.config._kind)(self.linear(x)) * \
+            self.config.scale
+
+
+settings = Settings()
+configured = Configured(settings)
+configured_opt = torch.optim.SGD(configured.parameters(), lr=0.1)
+xs = (torch.randn(4, 4), torch.tensor([0, 1, 2, 0]))
+first = _cache.trace_key(configured, loss_fn, configured_opt, xs, *options)
+twin = copy.deepcopy(configured)
+twin_opt = torch.optim.SGD(twin.parameters(), lr=0.1)
+# CHECK-NEXT: configured: a key True; same for a copy True
+print(f"configured: a key {first is not None}; same for a copy",
+      first == _cache.trace_key(twin, loss_fn, twin_opt, xs, *options))
+settings._kind = "sigmoid"
+# CHECK-NEXT: a configuration's private setting changed: same key False
+print("a configuration's private setting changed: same key",
+      first == _cache.trace_key(configured, loss_fn, configured_opt, xs,
+                                *options))
 # CHECK-NEXT: library cpu: True
 print("library cpu:", _cache.library_cpu("native") != "native" and
       _cache.library_cpu("znver4") == "znver4")
