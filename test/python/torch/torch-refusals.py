@@ -448,12 +448,14 @@ every_error_located("lgamma", WithLgamma())
 
 # torch-mlir fails on an op that it created without a location (here a
 # constant that its lowering of torch.roll leaves behind): the error takes
-# the line of the nearest located op that reads it. Checked on a module
+# the line of the nearest located op that reads it. The op is found on the
+# IR at the error's location, not in its message (not read). Checked on a module
 # written here (what torch-mlir does not lower may change), and on the model.
 def torch_mlir_failure_line():
     from torch_mlir import ir
     from torch_mlir.dialects import torch as torch_dialect
-    from ga_mlir.torch._locations import describe_location, locate_failures
+    from ga_mlir.torch._mlir_locations import (describe_location,
+                                               locate_failures)
     context = ir.Context()
     torch_dialect.register_dialect(context)
     with context:
