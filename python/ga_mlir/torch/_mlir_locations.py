@@ -175,6 +175,29 @@ def _aten_name(op):
         if name.startswith(prefix) else None
 
 
+def _pytorch_readers(ops, limit=256):
+    """The nearest ops of torch's dialect that stand for a PyTorch operation
+    (_aten_name) and read the results of `ops`, directly or through other
+    ops of torch's dialect (a list of constants), breadth first; [] if
+    none."""
+    seen, frontier = set(), list(ops)
+    while frontier and len(seen) < limit:
+        readers = []
+        for op in frontier:
+            for result in op.results:
+                for use in result.uses:
+                    user = use.owner
+                    user = getattr(user, "operation", user)
+                    if user not in seen and user.name.startswith("torch."):
+                        seen.add(user)
+                        readers.append(user)
+        named = [op for op in readers if _aten_name(op)]
+        if named:
+            return named
+        frontier = readers
+    return []
+
+
 def locate_failures(errors, module):
     """torch-mlir's (location, message) errors as (location, X) with X of
     the PyTorch operation torch.ops.aten.X that the error is at, or None.
@@ -183,18 +206,24 @@ def locate_failures(errors, module):
     pipeline left it, or None) by the error's location: among the ops of
     torch-mlir's torch dialect there, a torch.operator (an operation
     torch-mlir imports without an op of its own, which no pattern lowers),
-    else each of them (the backend contract's check reports the first that
-    is left). X is named only when those ops are all of one PyTorch
-    operation. An error without a line takes the line of the nearest
-    located op to the first of them: a constant, a list or another op that
-    torch-mlir created without a location, whose users (the model's
-    operations that read it) have one."""
+    else those that stand for a PyTorch operation; where none does (a
+    constant, a literal, a list: left because what reads it was not
+    lowered, and the backend contract's check reports the first op left),
+    the nearest PyTorch operations of torch's dialect that read the first,
+    at their location. X is named only when those are all of one PyTorch
+    operation. An error still without a line takes the line of the
+    nearest located op to the first of them (an op that torch-mlir created
+    without a location: its users, the model's operations, have one)."""
     located = []
     for location, _ in errors:
         ops = [] if module is None else _operations(
             module.operation, lambda op: op.name.startswith("torch.") and
             op.location == location)
-        ops = [op for op in ops if op.name == "torch.operator"] or ops
+        ops = [op for op in ops if op.name == "torch.operator"] or \
+            [op for op in ops if _aten_name(op)] or \
+            _pytorch_readers(ops[:1]) or ops
+        if ops and location_frames(ops[0].location):
+            location = ops[0].location
         names = {_aten_name(op) for op in ops}
         name = names.pop() if len(names) == 1 else None
         if ops and not location_frames(location):
