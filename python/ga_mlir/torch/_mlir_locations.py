@@ -129,11 +129,13 @@ def _operations(operation, keep):
 
 
 def first_location(operation, prefix):
-    """file:line of the first op named `prefix`... in `operation` that has a
-    file location, or UNLOCATED."""
-    return next((describe_location(op.location) for op in _operations(
-        operation, lambda op: op.name.startswith(prefix) and
-        location_frames(op.location))), UNLOCATED)
+    """file:line of the innermost frame of the first op named `prefix`... in
+    `operation` that has a file location, or UNLOCATED."""
+    for op in _operations(operation, lambda op: op.name.startswith(prefix)):
+        frames = location_frames(op.location)
+        if frames:
+            return f"{frames[0][0]}:{frames[0][1]}"
+    return UNLOCATED
 
 
 def _nearest_located(op, limit=256):
@@ -204,9 +206,10 @@ def locate_failures(errors, module):
 
     The op an error is at is found on `module` (the IR as the failing
     pipeline left it, or None) by the error's location: among the ops of
-    torch-mlir's torch dialect there, a torch.operator (an operation
-    torch-mlir imports without an op of its own, which no pattern lowers),
-    else those that stand for a PyTorch operation; where none does (a
+    torch-mlir's torch dialect there, the first torch.operator (an
+    operation torch-mlir imports without an op of its own, which no pattern
+    lowers: a conversion legalizes ops in order and stops at the first it
+    cannot, so the first), else those that stand for a PyTorch operation; where none does (a
     constant, a literal, a list: left because what reads it was not
     lowered, and the backend contract's check reports the first op left),
     the nearest PyTorch operations of torch's dialect that read the first,
@@ -219,7 +222,7 @@ def locate_failures(errors, module):
         ops = [] if module is None else _operations(
             module.operation, lambda op: op.name.startswith("torch.") and
             op.location == location)
-        ops = [op for op in ops if op.name == "torch.operator"] or \
+        ops = [op for op in ops if op.name == "torch.operator"][:1] or \
             [op for op in ops if _aten_name(op)] or \
             _pytorch_readers(ops[:1]) or ops
         if ops and location_frames(ops[0].location):
