@@ -205,13 +205,13 @@ def locate_failures(errors, module):
     the PyTorch operation torch.ops.aten.X that the error is at, or None.
 
     The op an error is at is found on `module` (the IR as the failing
-    pipeline left it, or None) by the error's location: among the ops of
-    torch-mlir's torch dialect there, the first torch.operator (an
-    operation torch-mlir imports without an op of its own, which no pattern
-    lowers: a conversion legalizes ops in order and stops at the first it
-    cannot, so the first), else those that stand for a PyTorch operation; where none does (a
-    constant, a literal, a list: left because what reads it was not
-    lowered, and the backend contract's check reports the first op left),
+    pipeline left it, or None) by the error's location. Among the ops of
+    torch-mlir's torch dialect there: the first torch.operator (an
+    operation torch-mlir imports without an op of its own, which no
+    pattern lowers; a conversion legalizes ops in order and stops at the
+    first it cannot); else those that stand for a PyTorch operation; else
+    (a constant, a literal, a list: left because what reads it was not
+    lowered, and the backend contract's check reports the first op left)
     the nearest PyTorch operations of torch's dialect that read the first,
     at their location. X is named only when those are all of one PyTorch
     operation. An error still without a line takes the line of the
