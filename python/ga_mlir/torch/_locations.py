@@ -8,6 +8,7 @@ _parse_stack_trace. torch-mlir's locations are read in _mlir_locations."""
 
 import functools
 import os
+import sys
 import traceback
 
 import torch
@@ -69,7 +70,7 @@ def _running_frames():
     """The frames of the running Python stack, outermost first (without
     their source lines: only files and lines are read)."""
     return list(reversed(traceback.StackSummary.extract(
-        traceback.walk_stack(None), lookup_lines=False)))
+        traceback.walk_stack(sys._getframe()), lookup_lines=False)))
 
 
 def _user_frames(frames, inside_step=False):
