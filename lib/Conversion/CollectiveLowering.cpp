@@ -2,6 +2,7 @@
 
 #include "CollectiveLowering.h"
 
+#include "ga/IR/Diagnostics.h"
 #include "ga/IR/GAOps.h"
 #include "ga/IR/GAShardOps.h"
 #include "ga/Utils/FlatViews.h"
@@ -258,22 +259,31 @@ CollectiveBuffer mlir::ga::detail::prepareBuffer(OpBuilder &b, Location loc,
     buf.tensor = packed;
     buf.copied = true;
   }
-  auto type = cast<RankedTensorType>(buf.tensor.getType());
-  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-  buf.buffer =
-      bufferization::ToBufferOp::create(b, loc, memrefType, buf.tensor);
+  setBuffers(b, loc, buf);
+  return buf;
+}
+
+Value mlir::ga::detail::flattenBuffer(OpBuilder &b, Location loc,
+                                      Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
   auto flatType =
       MemRefType::get({type.getNumElements()}, type.getElementType());
   if (type.getRank() == 1)
-    buf.flat = buf.buffer;
-  else if (type.getRank() == 0)
-    buf.flat = memref::ExpandShapeOp::create(b, loc, flatType, buf.buffer,
-                                             getCollapseAllReassociation(0));
-  else
-    buf.flat = memref::CollapseShapeOp::create(
-        b, loc, flatType, buf.buffer,
-        getCollapseAllReassociation(type.getRank()));
-  return buf;
+    return buffer;
+  if (type.getRank() == 0)
+    return memref::ExpandShapeOp::create(b, loc, flatType, buffer,
+                                         getCollapseAllReassociation(0));
+  return memref::CollapseShapeOp::create(
+      b, loc, flatType, buffer, getCollapseAllReassociation(type.getRank()));
+}
+
+void mlir::ga::detail::setBuffers(OpBuilder &b, Location loc,
+                                  CollectiveBuffer &buf) {
+  auto type = cast<RankedTensorType>(buf.tensor.getType());
+  buf.buffer = bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+      buf.tensor);
+  buf.flat = flattenBuffer(b, loc, buf.buffer);
 }
 
 void mlir::ga::detail::replaceWithReduced(OpBuilder &b, Location loc,
@@ -346,56 +356,149 @@ void mlir::ga::detail::eraseUnusedGrids(ModuleOp module) {
       grid.erase();
 }
 
+LogicalResult mlir::ga::detail::lowerCollectives(
+    ModuleOp module, function_ref<LogicalResult(CollectiveGroup &)> lowerGroup,
+    function_ref<LogicalResult(Operation *)> lowerSharded) {
+  SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+  for (func::FuncOp func : funcs) {
+    if (func.isExternal())
+      continue;
+    FailureOr<SmallVector<CollectiveGroup>> groups = collectCollectives(func);
+    if (failed(groups))
+      return failure();
+    for (CollectiveGroup &group : *groups)
+      if (failed(lowerGroup(group)))
+        return failure();
+    SmallVector<Operation *> sharded;
+    func.walk([&](Operation *op) {
+      if (isa<ReduceScatterOp, AllGatherOp>(op))
+        sharded.push_back(op);
+    });
+    for (Operation *op : sharded)
+      if (failed(lowerSharded(op)))
+        return failure();
+  }
+  eraseUnusedGrids(module);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Element types
 //===----------------------------------------------------------------------===//
 
+/// How the runtimes number element types: a row per type (the floats, then
+/// 8 to 64-bit signless, signed and unsigned integers: getElementTypeCode),
+/// a column per CollectiveRuntime; -1 where a runtime has none. Host: the host
+/// collectives runtime's (its pass's description: signed and signless
+/// integers alike, no unsigned ones). NCCL: ncclDataType_t (nccl.h, stable
+/// across NCCL 2.x): ncclInt8, ncclInt32, ncclInt64 for signless integers,
+/// the ncclUint* for unsigned ones, no 16-bit integers.
+static constexpr int32_t kElementTypeCodes[][2] = {
+    // Host, NCCL
+    {2, 6},   // f16
+    {3, 9},   // bf16
+    {0, 7},   // f32
+    {1, 8},   // f64
+    {4, 0},   // i8 (signless)
+    {5, -1},  // i16
+    {6, 2},   // i32
+    {7, 4},   // i64
+    {4, -1},  // si8
+    {5, -1},  // si16
+    {6, -1},  // si32
+    {7, -1},  // si64
+    {-1, 1},  // ui8
+    {-1, -1}, // ui16
+    {-1, 3},  // ui32
+    {-1, 5},  // ui64
+};
+
+/// How the runtimes number reductions: a row per `Reduction`, in the
+/// enum's order, a column per CollectiveRuntime; -1 where a runtime has
+/// none. NCCL: ncclRedOp_t (ncclSum, ncclAvg, ncclMax, ncclMin, ncclProd;
+/// no bitwise reductions).
+static constexpr int32_t kReductionCodes[][2] = {
+    // Host, NCCL
+    {0, 0},   // sum
+    {1, 4},   // mean
+    {2, 2},   // max
+    {3, 3},   // min
+    {-1, 1},  // product
+    {-1, -1}, // and
+    {-1, -1}, // or
+    {-1, -1}, // xor
+};
+
+/// The code in `row` of a table for `runtime`, or nullopt where it is -1.
+static std::optional<int32_t> lookUp(const int32_t (&row)[2],
+                                     CollectiveRuntime runtime) {
+  int32_t code = row[static_cast<size_t>(runtime)];
+  if (code < 0)
+    return std::nullopt;
+  return code;
+}
+
+StringRef mlir::ga::detail::getRuntimeName(CollectiveRuntime runtime) {
+  return runtime == CollectiveRuntime::Nccl ? "NCCL"
+                                            : "the host collectives runtime";
+}
+
 std::optional<int32_t>
-mlir::ga::detail::getElementTypeCode(Type type, const ElementTypeCodes &codes) {
-  int32_t code = -1;
+mlir::ga::detail::getElementTypeCode(Type type, CollectiveRuntime runtime) {
+  size_t row;
   if (type.isF16())
-    code = codes.f16;
+    row = 0;
   else if (type.isBF16())
-    code = codes.bf16;
+    row = 1;
   else if (type.isF32())
-    code = codes.f32;
+    row = 2;
   else if (type.isF64())
-    code = codes.f64;
+    row = 3;
   else if (auto integer = dyn_cast<IntegerType>(type)) {
     unsigned width = integer.getWidth();
     if (width < 8 || width > 64 || !llvm::isPowerOf2_32(width))
       return std::nullopt;
-    unsigned index = llvm::Log2_32(width / 8);
-    code = integer.isUnsigned() ? codes.unsignedInt[index]
-           : integer.isSigned() ? codes.signedInt[index]
-                                : codes.signless[index];
-  }
-  if (code < 0)
+    size_t signedness = integer.isUnsigned() ? 2 : integer.isSigned() ? 1 : 0;
+    row = 4 + 4 * signedness + llvm::Log2_32(width / 8);
+  } else {
     return std::nullopt;
-  return code;
+  }
+  return lookUp(kElementTypeCodes[row], runtime);
 }
 
 std::optional<int32_t>
 mlir::ga::detail::getReductionCode(Reduction reduction,
-                                   const ReductionCodes &codes) {
-  int32_t code = codes[static_cast<size_t>(reduction)];
-  if (code < 0)
-    return std::nullopt;
-  return code;
+                                   CollectiveRuntime runtime) {
+  return lookUp(kReductionCodes[static_cast<size_t>(reduction)], runtime);
 }
 
-FailureOr<RuntimeCodes> mlir::ga::detail::getRuntimeCodes(
-    const CollectiveGroup &group, const ElementTypeCodes &datatypes,
-    const ReductionCodes &reductions, StringRef runtime) {
+FailureOr<RuntimeCodes>
+mlir::ga::detail::getRuntimeCodes(const CollectiveGroup &group,
+                                  CollectiveRuntime runtime) {
   Operation *anchor = group.ops.back();
   Type element =
       cast<RankedTensorType>(anchor->getOperand(0).getType()).getElementType();
-  std::optional<int32_t> datatype = getElementTypeCode(element, datatypes);
-  std::optional<int32_t> reduction =
-      getReductionCode(group.reduction, reductions);
+  std::optional<int32_t> datatype = getElementTypeCode(element, runtime);
+  std::optional<int32_t> reduction = getReductionCode(group.reduction, runtime);
   if (!datatype || !reduction)
     return anchor->emitError()
-           << runtime << " has no all-reduce of this kind on " << element
+           << getRuntimeName(runtime) << " has no all-reduce of this kind on "
+           << element << " elements";
+  return RuntimeCodes{*datatype, *reduction};
+}
+
+FailureOr<RuntimeCodes>
+mlir::ga::detail::getShardedCodes(Operation *op, RankedTensorType full,
+                                  std::optional<CollectiveKind> kind,
+                                  CollectiveRuntime runtime) {
+  std::optional<int32_t> datatype =
+      getElementTypeCode(full.getElementType(), runtime);
+  std::optional<int32_t> reduction =
+      kind ? getReductionCode(toReduction(*kind), runtime) : 0;
+  if (!datatype || !reduction)
+    return op->emitOpError()
+           << DiagnosticCode::NotLowered << getRuntimeName(runtime)
+           << " has no collective of this kind on " << full.getElementType()
            << " elements";
   return RuntimeCodes{*datatype, *reduction};
 }
@@ -417,11 +520,8 @@ Value mlir::ga::detail::getFirstElementAddress(OpBuilder &b, Location loc,
 
 FailureOr<RuntimeCallOperands>
 mlir::ga::detail::prepareRuntimeCall(OpBuilder &b, const CollectiveGroup &group,
-                                     const ElementTypeCodes &datatypes,
-                                     const ReductionCodes &reductions,
-                                     StringRef runtime) {
-  FailureOr<RuntimeCodes> codes =
-      getRuntimeCodes(group, datatypes, reductions, runtime);
+                                     CollectiveRuntime runtime) {
+  FailureOr<RuntimeCodes> codes = getRuntimeCodes(group, runtime);
   if (failed(codes))
     return failure();
   Location loc = group.ops.back()->getLoc();

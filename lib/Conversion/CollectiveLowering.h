@@ -17,7 +17,6 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 
-#include <array>
 #include <optional>
 
 namespace mlir::ga::detail {
@@ -28,13 +27,19 @@ enum class Reduction { Sum, Mean, Max, Min, Product, And, Or, Xor };
 /// The reduction of a `ga` collective kind.
 Reduction toReduction(CollectiveKind kind);
 
-/// How a collective runtime numbers reductions: its code of each
-/// `Reduction`, in the enum's order; -1 where it has none.
-using ReductionCodes = std::array<int32_t, 8>;
+/// The collective runtimes that the lowerings call, each a column of the
+/// code tables of CollectiveLowering.cpp: the host collectives runtime
+/// (lib/Runtime/HostCollectives, --ga-convert-ga-to-host-collectives) and
+/// NCCL (--ga-convert-ga-to-nccl).
+enum class CollectiveRuntime { Host, Nccl };
 
-/// The code of `reduction` in `codes`; nullopt when the runtime has none.
+/// The runtime's name in messages ("NCCL").
+StringRef getRuntimeName(CollectiveRuntime runtime);
+
+/// The code of `reduction` in `runtime`'s numbering; nullopt when the
+/// runtime has none.
 std::optional<int32_t> getReductionCode(Reduction reduction,
-                                        const ReductionCodes &codes);
+                                        CollectiveRuntime runtime);
 
 /// One collective to emit: a single op, or the `ga.all_reduce` ops of one
 /// bucket id in one block (packed into one buffer).
@@ -63,6 +68,14 @@ struct CollectiveBuffer {
   /// Whether `tensor` is a copy of the input(s) (not in place).
   bool copied = false;
 };
+
+/// `buffer` (a memref of identity layout) as a 1-d memref of all its
+/// elements: itself when 1-d, else an expand_shape (0-d) or collapse_shape.
+Value flattenBuffer(OpBuilder &b, Location loc, Value buffer);
+
+/// Sets `buf.buffer` to the buffer of `buf.tensor` and `buf.flat` to that
+/// buffer flattened.
+void setBuffers(OpBuilder &b, Location loc, CollectiveBuffer &buf);
 
 /// Prepares the buffer of `group` before its first op: the input itself when
 /// it is a private accumulator (see `isPrivateAccumulator`), else a copy.
@@ -98,19 +111,18 @@ bool isPrivateAccumulator(Value value);
 /// Erases the `shard.grid` ops of `module` that nothing references anymore.
 void eraseUnusedGrids(ModuleOp module);
 
-/// How a collective runtime numbers element types: a code per float type,
-/// and per integer width (8, 16, 32, 64 bits) one for signless, one for
-/// signed and one for unsigned integers; -1 where it has none.
-struct ElementTypeCodes {
-  int32_t f16 = -1, bf16 = -1, f32 = -1, f64 = -1;
-  std::array<int32_t, 4> signless = {-1, -1, -1, -1};
-  std::array<int32_t, 4> signedInt = {-1, -1, -1, -1};
-  std::array<int32_t, 4> unsignedInt = {-1, -1, -1, -1};
-};
+/// Lowers the collectives of each function of `module` that has a body: its
+/// groups (collectCollectives) by `lowerGroup`, then its `ga.reduce_scatter`
+/// and `ga.all_gather` ops by `lowerSharded`; then erases the grids left
+/// unused. Fails at the first failure (which emitted its error).
+LogicalResult
+lowerCollectives(ModuleOp module,
+                 function_ref<LogicalResult(CollectiveGroup &)> lowerGroup,
+                 function_ref<LogicalResult(Operation *)> lowerSharded);
 
-/// The code of `type` in `codes`; nullopt when the runtime has none.
-std::optional<int32_t> getElementTypeCode(Type type,
-                                          const ElementTypeCodes &codes);
+/// The code of `type` in `runtime`'s numbering; nullopt when the runtime
+/// has none.
+std::optional<int32_t> getElementTypeCode(Type type, CollectiveRuntime runtime);
 
 /// The codes of a group's element type and reduction in a runtime's tables.
 struct RuntimeCodes {
@@ -118,13 +130,20 @@ struct RuntimeCodes {
   int32_t reduction;
 };
 
-/// The codes of `group` in a runtime's tables; emits "<runtime> has no
+/// The codes of `group` in `runtime`'s numbering; emits "<runtime> has no
 /// all-reduce of this kind on <type> elements" at the group's last op and
 /// fails where the runtime has none.
 FailureOr<RuntimeCodes> getRuntimeCodes(const CollectiveGroup &group,
-                                        const ElementTypeCodes &datatypes,
-                                        const ReductionCodes &reductions,
-                                        StringRef runtime);
+                                        CollectiveRuntime runtime);
+
+/// The codes of the element type of `full` and of the reduction of a
+/// sharded collective `op` (`ga.reduce_scatter` with its `kind`, or
+/// `ga.all_gather` without: sum, as it reduces nothing) in `runtime`'s
+/// numbering; fails with a located error at `op` where the runtime has no
+/// such collective.
+FailureOr<RuntimeCodes> getShardedCodes(Operation *op, RankedTensorType full,
+                                        std::optional<CollectiveKind> kind,
+                                        CollectiveRuntime runtime);
 
 /// The address of the first element of the 1-d memref `flat` as an
 /// `!llvm.ptr` (aligned base plus offset), what a runtime call takes.
@@ -145,10 +164,9 @@ struct RuntimeCallOperands {
 /// Looks up the codes of `group` (getRuntimeCodes: fails with its error
 /// where `runtime` has none), then prepares its buffer (prepareBuffer) and
 /// the operands of the call at `b`'s insertion point.
-FailureOr<RuntimeCallOperands>
-prepareRuntimeCall(OpBuilder &b, const CollectiveGroup &group,
-                   const ElementTypeCodes &datatypes,
-                   const ReductionCodes &reductions, StringRef runtime);
+FailureOr<RuntimeCallOperands> prepareRuntimeCall(OpBuilder &b,
+                                                  const CollectiveGroup &group,
+                                                  CollectiveRuntime runtime);
 
 } // namespace mlir::ga::detail
 

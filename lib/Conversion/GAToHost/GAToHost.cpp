@@ -40,19 +40,6 @@ using namespace mlir;
 using namespace mlir::ga;
 using namespace mlir::ga::detail;
 
-/// The runtime's element type codes (see the pass description): signed and
-/// signless integers alike, no unsigned ones.
-static constexpr ElementTypeCodes kDatatypes = {
-    /*f16=*/2,
-    /*bf16=*/3,
-    /*f32=*/0,
-    /*f64=*/1,
-    /*signless=*/{4, 5, 6, 7},
-    /*signedInt=*/{4, 5, 6, 7}};
-
-/// The runtime's reduction codes: sum, mean, max, min.
-static constexpr ReductionCodes kOps = {0, 1, 2, 3, -1, -1, -1, -1};
-
 /// Whether `op` only views its tensor operand (no computation): the views
 /// of a bucket's gradients move down with the wait.
 static bool isView(Operation *op) {
@@ -106,7 +93,7 @@ LogicalResult ConvertGAToHostCollectivesPass::lower(CollectiveGroup &group,
   Operation *anchor = group.ops.back();
   Location loc = anchor->getLoc();
   FailureOr<RuntimeCodes> codes =
-      getRuntimeCodes(group, kDatatypes, kOps, "the host collectives runtime");
+      getRuntimeCodes(group, CollectiveRuntime::Host);
   if (failed(codes))
     return failure();
   // Where the result is first needed: computed before anything is rewritten.
@@ -129,26 +116,6 @@ LogicalResult ConvertGAToHostCollectivesPass::lower(CollectiveGroup &group,
   return success();
 }
 
-/// The buffer of a new tensor of type `full`, and that buffer as a 1-d
-/// memref of all its elements. A tensor of its own (not a memref.alloc:
-/// bufferization owns and frees it like any other tensor).
-static CollectiveBuffer newBuffer(OpBuilder &b, Location loc,
-                                  RankedTensorType full) {
-  CollectiveBuffer buf;
-  auto memrefType = MemRefType::get(full.getShape(), full.getElementType());
-  buf.tensor = bufferization::AllocTensorOp::create(b, loc, full, ValueRange());
-  buf.buffer =
-      bufferization::ToBufferOp::create(b, loc, memrefType, buf.tensor);
-  buf.flat =
-      full.getRank() == 1
-          ? buf.buffer
-          : memref::CollapseShapeOp::create(
-                b, loc,
-                MemRefType::get({full.getNumElements()}, full.getElementType()),
-                buf.buffer, getCollapseAllReassociation(full.getRank()));
-  return buf;
-}
-
 /// `ga.reduce_scatter` and `ga.all_gather`, in place on a buffer of the
 /// whole tensor: the reduce-scatter reduces the accumulator's buffer (this
 /// rank's rows are valid afterwards, and read back); the all-gather gives
@@ -161,12 +128,11 @@ LogicalResult ConvertGAToHostCollectivesPass::lowerSharded(Operation *op,
   auto gather = dyn_cast<AllGatherOp>(op);
   auto full = cast<RankedTensorType>(scatter ? scatter.getInput().getType()
                                              : gather.getResult().getType());
-  std::optional<int32_t> dtype =
-      getElementTypeCode(full.getElementType(), kDatatypes);
-  if (!dtype)
-    return op->emitError()
-           << "the host collectives runtime has no collective on "
-           << full.getElementType() << " elements";
+  FailureOr<RuntimeCodes> codes = getShardedCodes(
+      op, full, scatter ? std::optional(scatter.getKind()) : std::nullopt,
+      CollectiveRuntime::Host);
+  if (failed(codes))
+    return failure();
   int64_t rank = scatter ? scatter.getRank() : gather.getRank();
   int64_t world = scatter ? scatter.getWorld() : gather.getWorld();
   int64_t rows = full.getDimSize(0);
@@ -183,7 +149,11 @@ LogicalResult ConvertGAToHostCollectivesPass::lowerSharded(Operation *op,
     group.ops.push_back(op);
     buf = prepareBuffer(b, loc, group);
   } else {
-    buf = newBuffer(b, loc, full);
+    // A tensor of its own (not a memref.alloc: bufferization owns and
+    // frees it like any other tensor).
+    buf.tensor =
+        bufferization::AllocTensorOp::create(b, loc, full, ValueRange());
+    setBuffers(b, loc, buf);
     auto inputType = cast<RankedTensorType>(gather.getInput().getType());
     input = bufferization::ToBufferOp::create(
         b, loc,
@@ -191,10 +161,9 @@ LogicalResult ConvertGAToHostCollectivesPass::lowerSharded(Operation *op,
         gather.getInput(), /*read_only=*/b.getUnitAttr());
     inputOffset = b.getI64IntegerAttr(begin * (full.getNumElements() / rows));
   }
-  int32_t reduction =
-      scatter ? *getReductionCode(toReduction(scatter.getKind()), kOps) : 0;
-  HostCollectiveStartOp::create(b, loc, buf.flat, input, id, *dtype, reduction,
-                                b.getI64IntegerAttr(rows), inputOffset);
+  HostCollectiveStartOp::create(b, loc, buf.flat, input, id, codes->datatype,
+                                codes->reduction, b.getI64IntegerAttr(rows),
+                                inputOffset);
   ++numCollectives;
 
   b.setInsertionPoint(waitPoint);
@@ -206,26 +175,10 @@ LogicalResult ConvertGAToHostCollectivesPass::lowerSharded(Operation *op,
 }
 
 void ConvertGAToHostCollectivesPass::runOnOperation() {
-  ModuleOp module = getOperation();
-  SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
   int64_t id = 0;
-  for (func::FuncOp func : funcs) {
-    if (func.isExternal())
-      continue;
-    FailureOr<SmallVector<CollectiveGroup>> groups = collectCollectives(func);
-    if (failed(groups))
-      return signalPassFailure();
-    for (CollectiveGroup &group : *groups)
-      if (failed(lower(group, id++)))
-        return signalPassFailure();
-    SmallVector<Operation *> sharded;
-    func.walk([&](Operation *op) {
-      if (isa<ReduceScatterOp, AllGatherOp>(op))
-        sharded.push_back(op);
-    });
-    for (Operation *op : sharded)
-      if (failed(lowerSharded(op, id++)))
-        return signalPassFailure();
-  }
-  eraseUnusedGrids(module);
+  if (failed(lowerCollectives(
+          getOperation(),
+          [&](CollectiveGroup &group) { return lower(group, id++); },
+          [&](Operation *op) { return lowerSharded(op, id++); })))
+    signalPassFailure();
 }

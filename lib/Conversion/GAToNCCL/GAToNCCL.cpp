@@ -42,51 +42,6 @@ using namespace mlir;
 using namespace mlir::ga;
 using namespace mlir::ga::detail;
 
-/// NCCL's ncclDataType_t (nccl.h; stable across NCCL 2.x): ncclInt8,
-/// ncclInt32, ncclInt64 for signless integers, the ncclUint* for unsigned
-/// ones, no 16-bit integers.
-static constexpr ElementTypeCodes kNcclDatatypes = {
-    /*f16=*/6,
-    /*bf16=*/9,
-    /*f32=*/7,
-    /*f64=*/8,
-    /*signless=*/{0, -1, 2, 4},
-    /*signedInt=*/{-1, -1, -1, -1},
-    /*unsignedInt=*/{1, -1, 3, 5}};
-
-/// NCCL's ncclRedOp_t in the order of `Reduction`: ncclSum, ncclAvg,
-/// ncclMax, ncclMin, ncclProd; no bitwise reductions.
-static constexpr ReductionCodes kNcclOps = {0, 4, 2, 3, 1, -1, -1, -1};
-
-namespace {
-struct ConvertGAToNCCLPass
-    : public ga::impl::ConvertGAToNCCLBase<ConvertGAToNCCLPass> {
-  using ConvertGAToNCCLBase::ConvertGAToNCCLBase;
-
-  void runOnOperation() override;
-
-private:
-  LogicalResult lowerSharded(Operation *op);
-};
-} // namespace
-
-/// The NCCL codes of the element type and reduction of a `ga.reduce_scatter`
-/// or `ga.all_gather` (sum for the gather, which reduces nothing); fails with
-/// a located error where NCCL has no such collective.
-static FailureOr<std::pair<int32_t, int32_t>>
-getShardedCodes(Operation *op, RankedTensorType full,
-                std::optional<CollectiveKind> kind) {
-  std::optional<int32_t> datatype =
-      getElementTypeCode(full.getElementType(), kNcclDatatypes);
-  std::optional<int32_t> reduction =
-      kind ? getReductionCode(toReduction(*kind), kNcclOps) : 0;
-  if (!datatype || !reduction)
-    return op->emitOpError() << DiagnosticCode::NotLowered
-                             << "NCCL has no collective of this kind on "
-                             << full.getElementType() << " elements";
-  return std::make_pair(*datatype, *reduction);
-}
-
 /// `flat`'s elements [rank * count, (rank + 1) * count): this rank's part.
 static Value getPart(OpBuilder &b, Location loc, Value flat, int64_t rank,
                      int64_t count) {
@@ -162,21 +117,6 @@ struct PaddedLayout {
   }
 };
 
-/// Flattens the buffer of `buf.tensor` into `buf` (`buffer`, `flat`).
-static void setBuffers(OpBuilder &b, Location loc, CollectiveBuffer &buf) {
-  auto type = cast<RankedTensorType>(buf.tensor.getType());
-  buf.buffer = bufferization::ToBufferOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()),
-      buf.tensor);
-  buf.flat =
-      type.getRank() == 1
-          ? buf.buffer
-          : memref::CollapseShapeOp::create(
-                b, loc,
-                MemRefType::get({type.getNumElements()}, type.getElementType()),
-                buf.buffer, getCollapseAllReassociation(type.getRank()));
-}
-
 /// `ga.reduce_scatter` on uneven rows: the input copied into the padded
 /// buffer rank by rank (each rank's rows at the start of its part, the rest
 /// zero), reduced there in place; this rank's rows are the start of its part.
@@ -249,6 +189,18 @@ static void lowerPaddedGather(OpBuilder &b, Location loc, AllGatherOp gather,
   gather.erase();
 }
 
+namespace {
+struct ConvertGAToNCCLPass
+    : public ga::impl::ConvertGAToNCCLBase<ConvertGAToNCCLPass> {
+  using ConvertGAToNCCLBase::ConvertGAToNCCLBase;
+
+  void runOnOperation() override;
+
+private:
+  LogicalResult lowerSharded(Operation *op);
+};
+} // namespace
+
 /// `ga.reduce_scatter` reduces the whole input's buffer in place (the
 /// accumulator itself when private, else a copy) and reads back this rank's
 /// rows; `ga.all_gather` writes this rank's rows into a new buffer of the
@@ -264,8 +216,9 @@ LogicalResult ConvertGAToNCCLPass::lowerSharded(Operation *op) {
                                              : gather.getResult().getType());
   int64_t rank = scatter ? scatter.getRank() : gather.getRank();
   int64_t world = scatter ? scatter.getWorld() : gather.getWorld();
-  auto codes = getShardedCodes(
-      op, full, scatter ? std::optional(scatter.getKind()) : std::nullopt);
+  FailureOr<RuntimeCodes> codes = getShardedCodes(
+      op, full, scatter ? std::optional(scatter.getKind()) : std::nullopt,
+      CollectiveRuntime::Nccl);
   if (failed(codes))
     return failure();
   auto [datatype, reduction] = *codes;
@@ -308,14 +261,7 @@ LogicalResult ConvertGAToNCCLPass::lowerSharded(Operation *op) {
     bufferization::MaterializeInDestinationOp::create(b, loc, TypeRange(),
                                                       gather.getInput(), rows)
         .setWritable(true);
-    buf.flat =
-        full.getRank() == 1
-            ? buf.buffer
-            : memref::CollapseShapeOp::create(
-                  b, loc,
-                  MemRefType::get({full.getNumElements()},
-                                  full.getElementType()),
-                  buf.buffer, getCollapseAllReassociation(full.getRank()));
+    buf.flat = flattenBuffer(b, loc, buf.buffer);
     Value part = getPart(b, loc, buf.flat, rank, count);
     NcclAllGatherOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{}, part,
                             buf.flat, datatype, world);
@@ -325,38 +271,24 @@ LogicalResult ConvertGAToNCCLPass::lowerSharded(Operation *op) {
 }
 
 void ConvertGAToNCCLPass::runOnOperation() {
-  ModuleOp module = getOperation();
-  SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
-  for (func::FuncOp func : funcs) {
-    if (func.isExternal())
-      continue;
-    FailureOr<SmallVector<CollectiveGroup>> groups = collectCollectives(func);
-    if (failed(groups))
-      return signalPassFailure();
-    for (CollectiveGroup &group : *groups) {
-      // prepareRuntimeCall's codes and buffer; the address and count are the
-      // op's lowering's (--ga-lower-library-ops), from the memref.
-      FailureOr<RuntimeCodes> codes =
-          getRuntimeCodes(group, kNcclDatatypes, kNcclOps, "NCCL");
-      if (failed(codes))
-        return signalPassFailure();
-      Location loc = group.ops.back()->getLoc();
-      OpBuilder b(group.ops.back());
-      CollectiveBuffer buf = prepareBuffer(b, loc, group);
-      // No stream yet: --ga-gpu-single-stream orders the op on the step's.
-      NcclAllReduceOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},
-                              buf.flat, codes->datatype, codes->reduction);
-      ++numCollectives;
-      replaceWithReduced(b, loc, group, buf, nullptr);
-    }
-    SmallVector<Operation *> sharded;
-    func.walk([&](Operation *op) {
-      if (isa<ReduceScatterOp, AllGatherOp>(op))
-        sharded.push_back(op);
-    });
-    for (Operation *op : sharded)
-      if (failed(lowerSharded(op)))
-        return signalPassFailure();
-  }
-  eraseUnusedGrids(module);
+  auto lowerGroup = [&](CollectiveGroup &group) -> LogicalResult {
+    // prepareRuntimeCall's codes and buffer; the address and count are the
+    // op's lowering's (--ga-lower-library-ops), from the memref.
+    FailureOr<RuntimeCodes> codes =
+        getRuntimeCodes(group, CollectiveRuntime::Nccl);
+    if (failed(codes))
+      return failure();
+    Location loc = group.ops.back()->getLoc();
+    OpBuilder b(group.ops.back());
+    CollectiveBuffer buf = prepareBuffer(b, loc, group);
+    // No stream yet: --ga-gpu-single-stream orders the op on the step's.
+    NcclAllReduceOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},
+                            buf.flat, codes->datatype, codes->reduction);
+    ++numCollectives;
+    replaceWithReduced(b, loc, group, buf, nullptr);
+    return success();
+  };
+  if (failed(lowerCollectives(getOperation(), lowerGroup,
+                              [&](Operation *op) { return lowerSharded(op); })))
+    signalPassFailure();
 }

@@ -4,12 +4,11 @@ then traced as explicit operations whose running-statistics updates are
 results of the step."""
 
 import contextlib
-import traceback
 
 import torch
 
 from ._common import CompileError, patched_forwards
-from ._locations import UNLOCATED, _innermost_user_line
+from ._locations import current_user_line
 
 
 @contextlib.contextmanager
@@ -42,8 +41,7 @@ def _batch_norm_check(model, exact_statistics=False):
                       "buffer at every call, which a compiled step cannot "
                       "do: give a momentum")
         if reason:
-            stack = "".join(traceback.format_stack())
-            where = _innermost_user_line(stack) or UNLOCATED
+            where = current_user_line()
             raise CompileError(f"{where}: error: {reason}",
                                code="unsupported-layer" if exact_statistics
                                else "batch-norm-training")

@@ -34,7 +34,7 @@ import torch
 from ._call import call_step
 from ._common import CompileError
 from ._dp_collectives import collectives_for, shard_rows
-from ._layout import _dtype_name
+from ._layout import check_tensor
 from ._dp_shards import (_DEFAULT, _dist, exchange_shards, resolve_group,
                          shard_arguments)
 from ._saved import LoadedTrainStep, _read_signature
@@ -106,12 +106,9 @@ class LoadedDataParallelStep(LoadedTrainStep):
         for i, (t, (shape, dtype, d)) in enumerate(zip(inputs, saved)):
             local = list(shape)
             local[d] = t.shape[d] if t.dim() > d else -1
-            if list(t.shape) != local or _dtype_name(t.dtype) != dtype:
-                raise CompileError(
-                    f"step: input {i} is {list(t.shape)} {t.dtype}; this "
-                    f"rank's shard of the saved step's {shape} {dtype} "
-                    f"(batch dimension {d}) was expected",
-                    code="step-signature-mismatch")
+            check_tensor(t, local, dtype, f"step: input {i}",
+                         f"this rank's shard of the saved step's {shape} "
+                         f"{dtype} (batch dimension {d}) was expected")
 
     def _exchange(self, inputs):
         local = tuple((tuple(t.shape), t.dtype) for t in inputs)

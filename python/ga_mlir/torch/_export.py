@@ -17,7 +17,7 @@ from ._decompositions import _decomposition_table, one_hot
 from ._masked import MaskedRows
 from ._locations import (UNLOCATED, _innermost_user_line,
                          current_user_line, kept_frame, locate_graph,
-                         preserve_backward_locations)
+                         preserve_backward_locations, traceback_user_line)
 from ._metrics import Metrics, split_result
 from ._modules import batch_first_forms
 from ._layout import flat_arguments as _flat_arguments
@@ -213,8 +213,7 @@ def _make_step_function(model, loss_fn, spec, max_grad_norm):
 def _user_failure(error):
     """(the user's innermost line in `error`'s traceback, or UNLOCATED;
     "<exception type>: <first line of its message>")."""
-    where = _innermost_user_line("".join(
-        traceback.format_tb(error.__traceback__)))
+    where = traceback_user_line(error.__traceback__)
     reason = str(error).strip().splitlines()
     return (where or UNLOCATED,
             f"{type(error).__name__}: {reason[0] if reason else ''}")

@@ -4,8 +4,9 @@ ga-mlir does not take) as refusals at the user's line, in PyTorch's
 words."""
 
 from ._common import CompileError
-from ._locations import (UNLOCATED, _first_location, describe_location,
-                         locate_failures, pytorch_operation)
+from ._locations import UNLOCATED
+from ._mlir_locations import (describe_location, first_location,
+                              locate_failures, pytorch_operation)
 
 
 def _refuse_tm_tensor_ops(module):
@@ -14,7 +15,7 @@ def _refuse_tm_tensor_ops(module):
     foreign = sorted(_op_names(module, "tm_tensor.") - {"tm_tensor.yield"})
     if foreign:
         raise CompileError(
-            f"{_first_location(module.operation, 'tm_tensor.')}: error: "
+            f"{first_location(module.operation, 'tm_tensor.')}: error: "
             "torch-mlir lowers the PyTorch operation of this line (or its "
             "backward) to " + " and ".join(
                 _TM_TENSOR_WORDS.get(name, name) for name in foreign) +
@@ -113,23 +114,25 @@ def _import_to_linalg(gm, graphs=None):
                 "torch-mlir could not lower the step to linalg-on-tensors: " +
                 str(error).strip().splitlines()[0],
                 code="import-failed") from None
-        raise _lowering_error(locate_failures(errors, importer.module)) \
-            from None
+        raise _lowering_error(errors, locate_failures(
+            errors, importer.module)) from None
     finally:
         handler.detach()
     return module
 
 
-def _lowering_error(errors):
-    """torch-mlir's failure (its (location, message) errors) at the user's
-    (or library's) line, in words that say what it means for the model."""
+def _lowering_error(errors, located):
+    """torch-mlir's failure (its (location, message) errors, and each one's
+    (location, PyTorch operation) from locate_failures) at the user's (or
+    library's) line, in words that say what it means for the model;
+    torch-mlir's own words are quoted, not read."""
     lines = []
-    for location, message in errors:
+    for (_, message), (location, operation) in zip(errors, located):
         where = describe_location(location)
         what = "of this line (or of its backward)" if where != UNLOCATED \
             else "that it gives no line (named in its words)"
         lines.append(f"{where}: error: torch-mlir cannot lower "
-                     f"{pytorch_operation(message)}the PyTorch operation "
+                     f"{pytorch_operation(operation)}the PyTorch operation "
                      f"{what}, to linalg: rewrite it with other "
                      "operations, or report it (torch-mlir: "
                      f"{message.splitlines()[0]})")

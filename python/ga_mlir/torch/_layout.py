@@ -39,6 +39,17 @@ def _dtype_name(dtype):
     return str(dtype).replace("torch.", "")
 
 
+def check_tensor(tensor, shape, dtype, what, expected):
+    """Refuses `tensor` (step-signature-mismatch) unless it has `shape` and
+    the dtype named `dtype` (_dtype_name): "<what> is <its shape and
+    dtype>; <expected>"."""
+    if list(tensor.shape) != list(shape) or \
+            _dtype_name(tensor.dtype) != dtype:
+        raise CompileError(f"{what} is {list(tensor.shape)} "
+                           f"{_dtype_name(tensor.dtype)}; {expected}",
+                           code="step-signature-mismatch")
+
+
 def _dtype(name):
     value = getattr(torch, name, None)
     if not isinstance(value, torch.dtype):
@@ -175,12 +186,8 @@ class StepLayout:
                                        f"'{n}' (the step was compiled with "
                                        "it)",
                                        code="step-signature-mismatch")
-                if list(t.shape) != shape or _dtype_name(t.dtype) != dtype:
-                    raise CompileError(
-                        f"{where}: {kind} '{n}' is {list(t.shape)} "
-                        f"{_dtype_name(t.dtype)}; the step was compiled "
-                        f"for {shape} {dtype}",
-                        code="step-signature-mismatch")
+                check_tensor(t, shape, dtype, f"{where}: {kind} '{n}'",
+                             f"the step was compiled for {shape} {dtype}")
         if [n for n, _, _ in self.buffers] != spec.buffer_names:
             raise CompileError(f"{where}: the model's buffers are "
                                f"{spec.buffer_names}; the step was compiled "
@@ -215,12 +222,9 @@ class StepLayout:
             raise TypeError(f"{where}: expected {len(self.inputs)} inputs, "
                             f"got {len(inputs)}")
         for i, (t, (shape, dtype, _)) in enumerate(zip(inputs, self.inputs)):
-            if list(t.shape) != shape or _dtype_name(t.dtype) != dtype:
-                raise CompileError(
-                    f"{where}: input {i} is {list(t.shape)} "
-                    f"{_dtype_name(t.dtype)}; the step was compiled for "
-                    f"{shape} {dtype} (a saved step is not traced again)",
-                    code="step-signature-mismatch")
+            check_tensor(t, shape, dtype, f"{where}: input {i}",
+                         f"the step was compiled for {shape} {dtype} (a "
+                         "saved step is not traced again)")
 
 
 def _difference(now, saved):

@@ -1,10 +1,14 @@
 """Where a problem is, in the user's terms: the user's (or a library's)
 file and line from a traced node's Python stack trace, without the frames
-of torch and ga_mlir."""
+of torch and ga_mlir. Frames are read as data (traceback.FrameSummary):
+from the running stack or a traceback as Python gives them, and from an FX
+node's recorded stack trace, which PyTorch keeps only as text
+(node.meta["stack_trace"], pytorch/pytorch#91000), by one reader,
+_parse_stack_trace. torch-mlir's locations are read in _mlir_locations."""
 
 import functools
 import os
-import re
+import sys
 import traceback
 
 import torch
@@ -24,6 +28,14 @@ _ENTRY = (os.path.join(os.path.dirname(os.path.abspath(__file__)),
                        "_export.py"), "forward")
 
 
+def _foreign(filename):
+    """Whether a frame of `filename` is not the user's: torch's, torch-mlir's,
+    ga_mlir's or generated code's ("<eval_with_key>")."""
+    path = os.path.abspath(filename)
+    return filename.startswith("<") or path.startswith(_PACKAGE_DIRS) or \
+        os.sep + "torch_mlir" + os.sep in path
+
+
 @functools.lru_cache(maxsize=None)
 def kept_frame(filename, name):
     """Whether _user_frames can use a frame of `filename` in function
@@ -31,53 +43,74 @@ def kept_frame(filename, name):
     step's entry into the loss function. Tracing records only these (see
     _export._trace): formatting the others' source lines for every node
     of the graph was a good part of the trace's time."""
-    path = os.path.abspath(filename)
-    if (path, name) == _ENTRY:
-        return True
-    return not (filename.startswith("<") or path.startswith(_PACKAGE_DIRS)
-                or os.sep + "torch_mlir" + os.sep in path)
+    return (os.path.abspath(filename), name) == _ENTRY or \
+        not _foreign(filename)
 
 
-def _user_frames(stack_trace, inside_step=False):
-    """The frames of a node's stack trace outside torch and ga_mlir, in the
-    traceback's format (outermost first). With `inside_step`, only those
-    inside the step's call of the user's loss function (none if the stack
-    does not pass through it: an operation of the backward or of the
-    optimizer)."""
-    frames = re.split(r'(?m)^(?=  File ")', stack_trace or "")
+def _parse_stack_trace(stack_trace):
+    """The frames (traceback.FrameSummary, outermost first) of a stack
+    trace in traceback's format ('  File "f", line N, in name' then the
+    source line, as PyTorch records a node's): the one reader of that
+    text."""
+    start = '  File "'
+    frames = []
+    for line in (stack_trace or "").splitlines():
+        if line.startswith(start):
+            filename, _, rest = line[len(start):].rpartition('", line ')
+            number, _, name = rest.partition(", in ")
+            if filename and number.isdigit():
+                frames.append([filename, int(number), name, ""])
+        elif frames and not frames[-1][3] and line.startswith("    "):
+            frames[-1][3] = line.strip()  # the source line; not the carets
+    return [traceback.FrameSummary(f, n, name, lookup_line=False, line=text)
+            for f, n, name, text in frames]
+
+
+def _running_frames():
+    """The frames of the running Python stack, outermost first (without
+    their source lines: only files and lines are read)."""
+    return list(reversed(traceback.StackSummary.extract(
+        traceback.walk_stack(sys._getframe()), lookup_lines=False)))
+
+
+def _user_frames(frames, inside_step=False):
+    """The frames (FrameSummary, outermost first) outside torch and ga_mlir.
+    With `inside_step`, only those inside the step's call of the user's
+    loss function (none if the stack does not pass through it: an
+    operation of the backward or of the optimizer)."""
     for i in reversed(range(len(frames))):
-        m = re.match(r'\s*File "([^"]+)", line \d+, in (\w+)', frames[i])
-        if m and (os.path.abspath(m.group(1)), m.group(2)) == _ENTRY:
+        if (os.path.abspath(frames[i].filename), frames[i].name) == _ENTRY:
             frames = frames[i + 1:]
             break
     else:
         if inside_step:
-            return ""
-    kept = []
-    for frame in frames:
-        m = re.match(r'\s*File "([^"]+)", line \d+', frame)
-        if not m:
-            continue
-        path = os.path.abspath(m.group(1))
-        if m.group(1).startswith("<") or path.startswith(_PACKAGE_DIRS) \
-                or os.sep + "torch_mlir" + os.sep in path:
-            continue
-        kept.append(frame if frame.endswith("\n") else frame + "\n")
-    return "".join(kept)
+            return []
+    return [frame for frame in frames if not _foreign(frame.filename)]
+
+
+def _innermost(frames):
+    """file:line of the last of `frames`, or None."""
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
 
 
 def _innermost_user_line(stack_trace):
-    frames = re.findall(r'File "([^"]+)", line (\d+)', _user_frames(
-        stack_trace))
-    return f"{frames[-1][0]}:{frames[-1][1]}" if frames else None
+    """file:line of the innermost user's frame of a node's recorded stack
+    trace (text), or None."""
+    return _innermost(_user_frames(_parse_stack_trace(stack_trace)))
+
+
+def traceback_user_line(tb):
+    """file:line of the innermost user's frame of an exception's traceback,
+    or None."""
+    return _innermost(_user_frames(list(traceback.StackSummary.extract(
+        traceback.walk_tb(tb), lookup_lines=False))))
 
 
 def current_user_line():
     """file:line of the innermost frame of the running Python stack outside
     torch and ga_mlir (the model's line that is being traced), or
     UNLOCATED."""
-    return _innermost_user_line("".join(traceback.format_stack())) or \
-        UNLOCATED
+    return _innermost(_user_frames(_running_frames())) or UNLOCATED
 
 
 def current_step_line(backward_of=None):
@@ -85,11 +118,10 @@ def current_step_line(backward_of=None):
     the traced step's call of the loss function (the model's line being
     traced); in PyTorch's backward, which runs without the model's frames,
     "the backward of `backward_of`" (UNLOCATED without it)."""
-    frames = re.findall(r'File "([^"]+)", line (\d+)', _user_frames(
-        "".join(traceback.format_stack()), inside_step=True)) or \
-        _backward_frames()
-    if frames:
-        return f"{frames[-1][0]}:{frames[-1][1]}"
+    where = _innermost(_user_frames(_running_frames(), inside_step=True)
+                       or _backward_frames())
+    if where:
+        return where
     return (f"the model's backward of {backward_of} (no line: PyTorch runs "
             "the backward without the model's frames)") if backward_of \
         else UNLOCATED
@@ -113,23 +145,8 @@ def _backward_frames():
         if nr >= numbers[-1] and node.meta.get("stack_trace") and \
                 (best is None or nr < best[0]):
             best = (nr, node.meta["stack_trace"])
-    return re.findall(r'File "([^"]+)", line (\d+)', _user_frames(
-        best[1], inside_step=True)) if best else []
-
-
-def _first_location(operation, prefix):
-    """file:line of the first op named `prefix`... under `operation` that
-    has a file location, or UNLOCATED."""
-    stack = [operation]
-    while stack:
-        op = stack.pop(0)
-        if op.name.startswith(prefix):
-            found = re.search(r'"([^"]+)":(\d+)', str(op.location))
-            if found:
-                return f"{found.group(1)}:{found.group(2)}"
-        stack[:0] = [inner.operation for region in op.regions
-                     for block in region.blocks for inner in block.operations]
-    return UNLOCATED
+    return _user_frames(_parse_stack_trace(best[1]), inside_step=True) \
+        if best else []
 
 
 def preserve_backward_locations(loss):
@@ -172,8 +189,11 @@ def locate_graph(graph):
     forward = []
     for node in graph.nodes:
         if "stack_trace" in node.meta:
-            node.meta["stack_trace"] = _user_frames(node.meta["stack_trace"],
-                                                    inside_step=True)
+            # Kept as text in traceback's format: torch-mlir's importer
+            # reads its frames into the op's location.
+            node.meta["stack_trace"] = "".join(traceback.format_list(
+                _user_frames(_parse_stack_trace(node.meta["stack_trace"]),
+                             inside_step=True)))
         if node.meta.get("stack_trace") and node.meta.get("seq_nr", -1) >= 0:
             forward.append((node.meta["seq_nr"], node.meta["stack_trace"]))
     forward.sort(key=lambda entry: entry[0])
@@ -517,100 +537,3 @@ def explain(diagnostic):
         "limitation or a bug of ga-mlir: please report it with the line)")
     return (f"{where}: {severity}: {words} (ga-mlir: {first})"
             + (f"\n{rest}" if rest else ""))
-
-
-def pytorch_operation(message):
-    """"torch.X (torch.ops.aten.X), " for the PyTorch operation that a
-    message of torch-mlir names ('torch.aten.X' or a torch.operator named
-    "torch.aten.X"; torch.ops.aten.X alone when torch has no function X),
-    or ""."""
-    found = re.search(r"""['"]torch\.aten\.(\w+)""", message)
-    if not found:
-        return ""
-    name = found.group(1)
-    public = f"torch.{name} (torch.ops.aten.{name})" if hasattr(
-        torch, name) and not name.startswith("_") else \
-        f"torch.ops.aten.{name}"
-    return public + ", "
-
-
-def _nearest_located(op, limit=256):
-    """The location of the nearest op (torch-mlir's MLIR Python API) that
-    names a file, breadth first over the users of `op`'s results and the
-    producers of its operands (users first), or None."""
-    def has_file(location):
-        return bool(re.search(r'"[^"]+":\d+', str(location)))
-
-    seen, frontier = set(), [op]
-    while frontier and len(seen) < limit:
-        following = []
-        for current in frontier:
-            neighbours = [use.owner for result in current.results
-                          for use in result.uses]
-            neighbours += [operand.owner for operand in current.operands
-                           if hasattr(operand.owner, "location")]
-            for other in neighbours:
-                key = other.operation if hasattr(other, "operation") \
-                    else other
-                if key in seen:
-                    continue
-                seen.add(key)
-                if has_file(other.location):
-                    return other.location
-                following.append(other)
-        frontier = following
-    return None
-
-
-def locate_failures(errors, module):
-    """torch-mlir's (location, message) errors, each without a line given
-    the line of the nearest located op to the op that its message names
-    ("failed to legalize operation 'torch.constant.int': %0 = ...") in
-    `module` (the module in the state the failing pipeline left it, or
-    None): a constant, a list or another op that torch-mlir created
-    without a location, whose users (the model's operations that read it)
-    have one."""
-    if module is None:
-        return errors
-    located = []
-    for location, message in errors:
-        name = re.search(r"operation '([\w.]+)'", message)
-        if describe_location(location) != UNLOCATED or not name:
-            located.append((location, message))
-            continue
-        printed = message.partition(" = ")[2].splitlines()[0] \
-            if " = " in message else None
-        candidates = []
-
-        def visit(op):
-            if op.name == name.group(1) and describe_location(
-                    op.location) == UNLOCATED:
-                generic = op.get_asm(print_generic_op_form=True)
-                candidates.append((printed is not None and generic.partition(
-                    " = ")[2].strip() == printed.strip(), op))
-            return _walk_advance()
-        module.operation.walk(visit)
-        # The op the message prints, else the first of its name.
-        candidates.sort(key=lambda c: not c[0])
-        near = next((loc for loc in (_nearest_located(op)
-                                     for _, op in candidates)
-                     if loc is not None), None)
-        located.append((near or location, message))
-    return located
-
-
-def _walk_advance():
-    from torch_mlir import ir
-    return ir.WalkResult.ADVANCE
-
-
-def describe_location(location):
-    """An MLIR location of the imported step ("loc(callsite(...))") as
-    "file:line" of its innermost frame, with the frames that called it;
-    UNLOCATED when it has none."""
-    frames = re.findall(r'"([^"]+)":(\d+):\d+', str(location))
-    if not frames:
-        return UNLOCATED
-    inner = f"{frames[0][0]}:{frames[0][1]}"
-    callers = ", ".join(f"{f}:{n}" for f, n in frames[1:])
-    return inner + (f" (called from {callers})" if callers else "")

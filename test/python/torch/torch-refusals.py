@@ -448,32 +448,43 @@ every_error_located("lgamma", WithLgamma())
 
 # torch-mlir fails on an op that it created without a location (here a
 # constant that its lowering of torch.roll leaves behind): the error takes
-# the line of the nearest located op that reads it. Checked on a module
-# written here (what torch-mlir does not lower may change), and on the model.
+# the line of the nearest PyTorch operation that reads it, and its name. On
+# a literal (the zeros of an as_strided_scatter that functionalization
+# makes of a view's backward, as in Hugging Face's Funnel), the same: the
+# PyTorch operation that reads it, not the literal, nor the list of sizes
+# at the same line. The op is found on the IR at the error's location (the
+# message is not read: here it is empty). Checked on a module written here
+# (what torch-mlir does not lower may change), and on the model.
 def torch_mlir_failure_line():
     from torch_mlir import ir
     from torch_mlir.dialects import torch as torch_dialect
-    from ga_mlir.torch._locations import describe_location, locate_failures
+    from ga_mlir.torch._mlir_locations import (describe_location,
+                                               locate_failures)
     context = ir.Context()
     torch_dialect.register_dialect(context)
     with context:
         module = ir.Module.parse("""
-func.func @train_step(%x: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4,8],f32> {
+func.func @train_step(%x: !torch.vtensor<[4,8],f32>, %g: !torch.vtensor<[2,2],f32>) -> (!torch.vtensor<[4,8],f32>, !torch.vtensor<[8],f32>) {
   %int8 = torch.constant.int 8 loc(unknown)
   %int1 = torch.constant.int 1 loc(unknown)
+  %int2 = torch.constant.int 2 loc(unknown)
+  %int3 = torch.constant.int 3 loc(unknown)
   %s = torch.prim.ListConstruct %int8 : (!torch.int) -> !torch.list<int> loc(unknown)
   %d = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int> loc(unknown)
   %0 = torch.aten.roll %x, %s, %d : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.list<int> -> !torch.vtensor<[4,8],f32> loc("model.py":12:0)
-  return %0 : !torch.vtensor<[4,8],f32> loc(unknown)
+  %z = torch.vtensor.literal(dense<0.000000e+00> : tensor<8xf32>) : !torch.vtensor<[8],f32> loc("model.py":20:0)
+  %size = torch.prim.ListConstruct %int2, %int2 : (!torch.int, !torch.int) -> !torch.list<int> loc("model.py":20:0)
+  %stride = torch.prim.ListConstruct %int3, %int1 : (!torch.int, !torch.int) -> !torch.list<int> loc("model.py":20:0)
+  %1 = torch.aten.as_strided_scatter %z, %g, %size, %stride, %int1 : !torch.vtensor<[8],f32>, !torch.vtensor<[2,2],f32>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[8],f32> loc(callsite("model.py":21:0 at "train.py":3:0))
+  return %0, %1 : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8],f32> loc(unknown)
 }""")
-        errors = [(ir.Location.unknown(), "failed to legalize operation "
-                   "'torch.constant.int': %0 = \"torch.constant.int\"() "
-                   "<{value = 8 : i64}> : () -> !torch.int")]
-        return [describe_location(where)
-                for where, _ in locate_failures(errors, module)]
+        errors = [(ir.Location.unknown(), ""),
+                  (ir.Location.file("model.py", 20, 0), "")]
+        return [(describe_location(where), name)
+                for where, name in locate_failures(errors, module)]
 
 
-# CHECK: unlocated torch-mlir op: ['model.py:12']
+# CHECK: unlocated torch-mlir op: [('model.py:12', 'roll'), ('model.py:21 (called from train.py:3)', 'as_strided_scatter')]
 print(f"unlocated torch-mlir op: {torch_mlir_failure_line()}")
 
 
