@@ -240,29 +240,37 @@ def _rows(step, choice):
 def _spaces(rows, buckets, counts, peaks, resident, world):
     """The plans at each N of `counts` (_shard_search.Space): the default
     plan's bytes and calls, what it holds through the loop (`resident`:
-    arguments and accumulators, the largest over the ranks), and each
+    arguments and accumulators, the largest over the ranks), each
     decision that saves bytes with what it saves and what it adds to that
     on every rank (a kept bucket's gathered parameters; a deferred
     bucket's full accumulators less the shard accumulators they replace,
-    of the most rows a rank holds)."""
+    of the most rows a rank holds), and the whole parameters gathered and
+    gradients reduce-scattered per micro-batch, each with the decision
+    that removes it from the loop."""
     decisions = _decisions(rows, buckets)
     spaces = []
     for n, base, held in zip(counts, peaks, resident):
         default = _plan(rows, buckets, n, set(), base, world)
-        items = []
+        items, transients = [], []
         for d in decisions:
             one = _plan(rows, buckets, n, {d}, base, world)
             members = [rows[a] for a in buckets[d[0]]["arguments"]]
-            extra = sum(r["gathered_bytes"] for r in members
-                        if r["gathers_per_micro_batch"] > 0) \
-                if d[1] == "gather" else \
+            gather = d[1] == "gather"
+            sizes = [r["gathered_bytes"] if gather else r["scattered_bytes"]
+                     for r in members if r["gathers_per_micro_batch" if
+                                          gather else
+                                          "scatters_per_micro_batch"] > 0]
+            extra = sum(sizes) if gather else \
                 sum(_fewest_extra(r, world) for r in members
                     if r["scatters_per_micro_batch"] > 0)
-            if one["moved"] < default["moved"]:
+            saves = one["moved"] < default["moved"]
+            if saves:
                 items.append((d, default["moved"] - one["moved"],
                               default["calls"] - one["calls"], extra))
+            transients += [(d if saves else None, b) for b in sizes]
         spaces.append(_shard_search.Space(n, default["moved"],
-                                          default["calls"], held, items))
+                                          default["calls"], held, items,
+                                          transients))
     return spaces
 
 
@@ -292,8 +300,7 @@ class _Search:
         plan = _plan(self.rows, self.buckets, space.n, set(taken),
                      self.base[space.n], self.step.world_size)
         plan["modelled_peak"] = plan.pop("predicted_peak")
-        plan["lower_bound"] = space.bound(
-            [i[3] for i in space.items if i[0] in taken])
+        plan["lower_bound"] = space.bound(taken)
         return plan
 
     def peak(self, plan):
@@ -376,6 +383,8 @@ def _smallest(search, spaces):
         if best is not None and bound >= best["predicted_peak"]:
             break
         plan = search.plan(s, taken)
+        if best is not None and plan["lower_bound"] >= best["predicted_peak"]:
+            continue
         if search.compiles - start >= _SMALLEST and _key(plan) not in \
                 search.peaks and (plan["keep_gathered"] or
                                   plan["reduce_after_loop"]):

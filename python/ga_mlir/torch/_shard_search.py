@@ -7,15 +7,16 @@ per step. What rules a plan out without compiling it is a lower bound on
 its per-rank peak (`lower_bound`): what the step as compiled must hold at
 one point whatever its buffers share. --ga-memory-report's total peak
 counts every argument buffer (this rank's parameter rows, optimizer state,
-samples, out-parameters: the same whatever the plan), and inside the
-micro-batch loop (N >= 2) every kept bucket's gathered parameters and
-every deferred bucket's full accumulator are live at once: gathered or
-zeroed before the loop, read in every iteration, so no two of them share
-a buffer and none is an argument. At N = 1 the loop may be folded, so only
-the largest of them is counted (each is allocated at some point). The
-shard accumulators and every temporary are left out (a buffer can be an
-out-parameter), so the bound is below the peak by the activations' peak:
-plans above the budget by their bound are never compiled, the others are.
+samples, out-parameters: the same whatever the plan) and, inside the
+micro-batch loop (N >= 2), the accumulators (carried through it), every
+kept bucket's gathered parameters and every deferred bucket's full
+accumulators (gathered or zeroed before the loop, read in every
+iteration) at once, and, where a parameter is gathered or a gradient
+reduce-scattered in the loop, that whole tensor too: all live together,
+so no two share a buffer and none is an argument. At N = 1 the loop may
+be folded, so only the largest of them is counted. Every other temporary
+(activations, their gradients) is left out: the bound is below the peak
+by those, and plans above the budget by their bound are never compiled.
 
 `by_bytes` yields the plans whose bound fits the budget in order of bytes
 moved (a best-first branch and bound over the decisions, the bound of a
@@ -27,28 +28,46 @@ exact orders; a caller stops them when it has what it needs."""
 import heapq
 
 
-def lower_bound(arguments, extras, n):
-    """The least per-rank peak a plan at `n` micro-batches can have: the
-    argument bytes plus what its decisions keep resident (`extras`: bytes
-    of each kept bucket's gathered parameters and deferred bucket's full
-    accumulators), all at once inside the loop when N >= 2."""
-    if not extras:
-        return arguments
-    return arguments + (sum(extras) if n >= 2 else max(extras))
+def lower_bound(held, extras, transient, n):
+    """The least per-rank peak a plan at `n` micro-batches can have: what
+    the default plan holds through the loop (`held`: arguments and
+    accumulators) plus what its decisions keep resident (`extras`), all at
+    once inside the loop when N >= 2, and `transient`, the largest
+    parameter gathered or gradient reduced inside the loop by the plan
+    (live where it is used, beside all of those). At N = 1 (the loop may
+    be folded) the largest of them alone."""
+    if n >= 2:
+        return held + sum(extras) + transient
+    return held + max(list(extras) + [transient])
 
 
 class Space:
     """The plans at one N: `moved` and `calls` of the default plan (every
-    decision not taken), `arguments` (the argument bytes, the largest over
-    the ranks) and `items`, each (decision, bytes saved, collectives
-    saved, resident bytes) for the decisions that save bytes."""
+    decision not taken), `held` (what it holds through the loop, the
+    largest over the ranks), `items`, each (decision, bytes saved,
+    collectives saved, resident bytes) for the decisions that save bytes,
+    and `transients`, each (decision, bytes): a whole parameter gathered,
+    or a whole gradient reduce-scattered, per micro-batch unless that
+    decision (None: none) is taken."""
 
-    def __init__(self, n, moved, calls, arguments, items):
+    def __init__(self, n, moved, calls, held, items, transients=()):
         self.n, self.moved, self.calls = n, moved, calls
-        self.arguments, self.items = arguments, items
+        self.held, self.items = held, items
+        self.transients = list(transients)
 
-    def bound(self, extras):
-        return lower_bound(self.arguments, extras, self.n)
+    def additive(self, extras):
+        """The part of the bound that only grows with the decisions (what
+        the searches order and prune by: at most the bound)."""
+        return self.held + (sum(extras) if self.n >= 2 else
+                            max(extras, default=0))
+
+    def bound(self, taken):
+        """lower_bound of the plan that takes the decisions `taken`."""
+        taken = set(taken)
+        return lower_bound(
+            self.held, [i[3] for i in self.items if i[0] in taken],
+            max((b for d, b in self.transients if d is None or
+                 d not in taken), default=0), self.n)
 
 
 def _relaxed(items, k, room):
@@ -69,12 +88,14 @@ def by_bytes(spaces, budget, chunk=64, visits=20000):
     bytes moved: lists of (moved, space, decisions taken, calls) of equal
     bytes moved (at most `chunk` in a list; the next list may continue the
     same bytes). Lazily: a heap of partial plans keyed by the fewest bytes
-    any completion can move. After `visits` partial plans it yields None
-    and stops (the order is proven only up to there)."""
+    any completion can move, pruned by the additive part of the bound;
+    a complete plan is yielded when its whole bound fits. After `visits`
+    plans, partial or complete, it yields None and stops (the order is
+    proven only up to there)."""
     heap, counter = [], 0
     prepared = []
     for s in spaces:
-        room = budget - s.arguments
+        room = budget - s.held
         if room < 0:
             continue
         # At N = 1 a decision fits alone or not at all (the bound counts
@@ -103,7 +124,8 @@ def by_bytes(spaces, budget, chunk=64, visits=20000):
             group = []
         s, items, room = prepared[which]
         if not partial:
-            group.append((key, s, taken, s.calls - calls))
+            if s.bound(taken) <= budget:
+                group.append((key, s, taken, s.calls - calls))
             continue
         if k == len(items):
             heapq.heappush(heap, (s.moved - saved, 0, counter, which, k,
@@ -126,13 +148,14 @@ def by_bytes(spaces, budget, chunk=64, visits=20000):
 
 
 def by_lower_bound(spaces):
-    """Every plan of `spaces` in order of its lower bound: (bound, space,
-    decisions taken). Each set of decisions is reached once (a child adds
-    a decision after the last one its parent added); adding a decision
-    never lowers the bound, so the heap's order is the bound's."""
+    """Every plan of `spaces` in order of the additive part of its bound
+    (Space.additive): (that part, space, decisions taken); its whole
+    bound is at least that part. Each set of decisions is reached once (a
+    child adds a decision after the last one its parent added); adding a
+    decision never lowers that part, so the heap's order is its order."""
     heap, counter = [], 0
     for which, s in enumerate(spaces):
-        heapq.heappush(heap, (s.arguments, counter, which, -1, ()))
+        heapq.heappush(heap, (s.held, counter, which, -1, ()))
         counter += 1
     while heap:
         bound, _, which, last, taken = heapq.heappop(heap)
@@ -140,6 +163,6 @@ def by_lower_bound(spaces):
         yield bound, s, tuple(s.items[i][0] for i in taken)
         extras = [s.items[i][3] for i in taken]
         for j in range(last + 1, len(s.items)):
-            heapq.heappush(heap, (s.bound(extras + [s.items[j][3]]),
+            heapq.heappush(heap, (s.additive(extras + [s.items[j][3]]),
                                   counter, which, j, taken + (j,)))
             counter += 1
