@@ -266,17 +266,17 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
         probe = Probe(spec, batch_args, self._shard,
                        self._in_place_pairs(spec))
         try:
-            peaks = _shard_plan.base_peaks(self, ir, batch_args, spec,
-                                           counts, probe)
+            peaks, resident = _shard_plan.base_peaks(
+                self, ir, batch_args, spec, counts, probe)
         except CompileError:
             if not probe.in_place:
                 raise
             probe.in_place = []
-            peaks = _shard_plan.base_peaks(self, ir, batch_args, spec,
-                                           counts, probe)
+            peaks, resident = _shard_plan.base_peaks(
+                self, ir, batch_args, spec, counts, probe)
         self._choice = _shard_plan.fit(
-            self, ir, batch_args, spec, counts, peaks, self.max_memory,
-            probe)
+            self, ir, batch_args, spec, counts, peaks, resident,
+            self.max_memory, probe)
         return self._choice["micro_batches"]
 
     def _step_options(self, ir, n, batch_args, spec):
@@ -371,6 +371,8 @@ class ShardedParametersTrainStep(DataParallelTrainStep):
             "predicted_calls": choice["calls"],
             "candidates": choice["candidates"],
             "measured_plans": choice.get("measured_plans"),
+            "proven_least": choice.get("proven_least"),
+            "least_bytes": choice.get("least_bytes"),
             "next_cheaper": choice.get("next_cheaper"),
             "buckets": [{
                 "parameters": [by_result[r] for r in b["results"]],

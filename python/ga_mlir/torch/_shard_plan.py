@@ -6,16 +6,17 @@ The per-rank peak of the default plan (every bucket resharded) is
 measured for each candidate N by --ga-memory-report on this rank's step as
 compiled (the driver's report target, _dp_memory.report), the largest over
 the ranks taken (one all_reduce: every rank compiles together and gets the
-same plan). Then (fit) every plan is ordered by bytes moved per step and
-measured the same way, as compiled, until the first that fits: the least
-traffic that fits, its measured peak reported as the predicted one, as
+same plan). Then (fit) the plans are visited in order of bytes moved per
+step (_shard_search.by_bytes: lazily, never listed) and measured the same
+way, as compiled, until the first that fits: the least traffic that fits,
+its measured peak reported as the predicted one, as
 --ga-choose-micro-batches measures N. The peak is not monotone in the
 choices (a kept bucket can lower it), so no plan is ruled out by
-another's; above _EXHAUSTIVE plans --ga-shard-plan's model (the default
-plan's peak plus what each kept bucket and full accumulator holds) guides
-a search of a few measured plans instead. A budget that nothing fits
-raises CompileError (budget-not-met) naming the smallest per-rank budget
-that would."""
+another's; only by a lower bound on its own peak over the budget
+(_shard_search.lower_bound). After _CAP compiles the choice is not proven
+least (`proven_least`, `least_bytes`). A budget that nothing fits raises
+CompileError (budget-not-met) naming the smallest per-rank budget that
+would (the plans visited in order of their lower bound)."""
 
 import dataclasses
 import hashlib
@@ -25,6 +26,7 @@ import os
 import torch
 
 from .. import driver, library_path
+from . import _shard_search
 from ._budget import _cache_dir
 from ._common import CompileError
 from ._dp_memory import budget_bytes, report
@@ -63,10 +65,11 @@ def _largest(peak, step):
 
 
 def base_peaks(step, ir, batch_args, spec, counts, variant):
-    """The per-rank peak (the largest over the ranks) of the default plan
-    for each N in `counts`: --ga-memory-report's total peak of the step as
-    compiled with every bucket resharded (the driver's report target, as
-    _dp_memory.report measures it)."""
+    """The per-rank peak of the default plan for each N in `counts`, and
+    what it holds through the loop (each the largest over the ranks):
+    --ga-memory-report's total peak, and its `arguments` plus
+    `accumulators`, of the step as compiled with every bucket resharded
+    (the driver's report target, as _dp_memory.report measures it)."""
     import torch.distributed as dist
     peaks = []
     for n in counts:
@@ -79,19 +82,20 @@ def base_peaks(step, ir, batch_args, spec, counts, variant):
              repr(variant.in_place), repr(sorted(step.options.items())),
              os.path.realpath(library_path()),
              str(os.path.getmtime(library_path()))]).encode()).hexdigest()
-        cached = os.path.join(_cache_dir(), f"shard-peak-{key[:24]}.json")
+        cached = os.path.join(_cache_dir(), f"shard-base-{key[:24]}.json")
         if os.path.exists(cached):
             with open(cached) as f:
                 peaks.append(json.load(f))
             continue
         row = report(marked, options, variant, step.num_inputs, step.options)
-        peaks.append(int(row["total_peak"]))
+        peaks.append([int(row["total_peak"]),
+                      int(row["arguments"]) + int(row["accumulators"])])
         with open(cached + f".{os.getpid()}", "w") as f:
             json.dump(peaks[-1], f)
         os.replace(cached + f".{os.getpid()}", cached)
     mine = torch.tensor(peaks, dtype=torch.int64)
     dist.all_reduce(mine, op=dist.ReduceOp.MAX, group=step.process_group)
-    return [int(p) for p in mine]
+    return [int(p) for p in mine[:, 0]], [int(a) for a in mine[:, 1]]
 
 
 def choose(step, ir, batch_args, spec, counts, peaks, max_memory):
@@ -112,11 +116,13 @@ def choose(step, ir, batch_args, spec, counts, peaks, max_memory):
     return choice
 
 
-# Above this many plans (N, and per bucket kept gathered or not, reduced
-# after the loop or not) they are not all measured: the model guides the
-# search (_fit_by_model), at most _ROUNDS plans measured.
-_EXHAUSTIVE = 64
-_ROUNDS = 4
+# New compiles (each a rewrite and a memory report on every rank) the search
+# makes before it stops proving: _CAP in order of bytes, then at most
+# _FALLBACK descending from the default plan (the choice then not proven
+# least); _SMALLEST more for the smallest budget of a refusal.
+_CAP = 32
+_FALLBACK = 8
+_SMALLEST = 16
 
 
 def _measure(step, ir, batch_args, spec, choice, variant):
@@ -229,115 +235,238 @@ def _rows(step, choice):
     return rows
 
 
-def fit(step, ir, batch_args, spec, counts, peaks, max_memory, variant):
+
+
+def _spaces(rows, buckets, counts, peaks, resident, world):
+    """The plans at each N of `counts` (_shard_search.Space): the default
+    plan's bytes and calls, what it holds through the loop (`resident`:
+    arguments and accumulators, the largest over the ranks), each
+    decision that saves bytes with what it saves and what it adds to that
+    on every rank (a kept bucket's gathered parameters; a deferred
+    bucket's full accumulators less the shard accumulators they replace,
+    of the most rows a rank holds), and the whole parameters gathered and
+    gradients reduce-scattered per micro-batch, each with the decision
+    that removes it from the loop."""
+    decisions = _decisions(rows, buckets)
+    spaces = []
+    for n, base, held in zip(counts, peaks, resident):
+        default = _plan(rows, buckets, n, set(), base, world)
+        items, transients = [], []
+        for d in decisions:
+            one = _plan(rows, buckets, n, {d}, base, world)
+            members = [rows[a] for a in buckets[d[0]]["arguments"]]
+            gather = d[1] == "gather"
+            sizes = [r["gathered_bytes"] if gather else r["scattered_bytes"]
+                     for r in members if r["gathers_per_micro_batch" if
+                                          gather else
+                                          "scatters_per_micro_batch"] > 0]
+            extra = sum(sizes) if gather else \
+                sum(_fewest_extra(r, world) for r in members
+                    if r["scatters_per_micro_batch"] > 0)
+            saves = one["moved"] < default["moved"]
+            if saves:
+                items.append((d, default["moved"] - one["moved"],
+                              default["calls"] - one["calls"], extra))
+            transients += [(d if saves else None, b) for b in sizes]
+        spaces.append(_shard_search.Space(n, default["moved"],
+                                          default["calls"], held, items,
+                                          transients))
+    return spaces
+
+
+def _fewest_extra(row, world):
+    """What the full accumulator adds over the shard accumulator on the
+    rank of most rows (the least over the ranks: a lower bound's)."""
+    size, rows = row["scattered_bytes"], row.get("rows", 0)
+    return 0 if rows <= 0 else size - size // rows * (-(-rows // world))
+
+
+class _Search:
+    """The measurements of one fit(): each plan's per-rank peak as
+    compiled (the largest over the ranks), the default plans' from
+    base_peaks, the new compiles counted, and whether every measured peak
+    was at least its lower bound (else nothing ruled out by a bound is
+    proven)."""
+
+    def __init__(self, step, ir, batch_args, spec, variant, rows, buckets,
+                 spaces, peaks):
+        self.step, self.ir, self.batch_args = step, ir, batch_args
+        self.spec, self.variant = spec, variant
+        self.rows, self.buckets = rows, buckets
+        self.base = {s.n: p for s, p in zip(spaces, peaks)}
+        self.peaks, self.compiles, self.bound_held = {}, 0, True
+
+    def plan(self, space, taken):
+        plan = _plan(self.rows, self.buckets, space.n, set(taken),
+                     self.base[space.n], self.step.world_size)
+        plan["modelled_peak"] = plan.pop("predicted_peak")
+        plan["lower_bound"] = space.bound(taken)
+        return plan
+
+    def peak(self, plan):
+        key = _key(plan)
+        if key not in self.peaks:
+            if plan["keep_gathered"] or plan["reduce_after_loop"]:
+                self.compiles += 1
+                self.peaks[key] = _measure(self.step, self.ir,
+                                           self.batch_args, self.spec, plan,
+                                           self.variant)
+            else:
+                self.peaks[key] = self.base[plan["micro_batches"]]
+            self.bound_held &= self.peaks[key] >= plan["lower_bound"]
+        plan["predicted_peak"] = self.peaks[key]
+        return plan["predicted_peak"]
+
+
+def _first_fit(search, spaces, budget):
+    """The first plan in order of bytes moved (then N, calls, the model's
+    peak) whose measured peak fits `budget`, among those whose lower bound
+    does: (plan, least, over), `least` the fewest bytes any fitting plan
+    can move (the plan's own when it is proven the least: every plan of
+    fewer bytes measured or bounded over the budget), `over` the plans
+    measured over the budget, in order. After _CAP compiles, _descend's
+    plan (not proven). No plan fits: (None, None, over)."""
+    over, seen = [], 0
+    for group in _shard_search.by_bytes(spaces, budget):
+        if group is None:
+            # The enumeration's own cap (visits): no plan left moves fewer
+            # bytes than the last yielded.
+            return _descend(search, spaces, budget), seen, over
+        seen = group[0][0]
+        plans = sorted((search.plan(s, taken) for _, s, taken, _ in group),
+                       key=lambda p: (p["moved"], p["micro_batches"],
+                                      p["calls"], p["modelled_peak"]))
+        for plan in plans:
+            if search.compiles >= _CAP and _key(plan) not in search.peaks \
+                    and (plan["keep_gathered"] or plan["reduce_after_loop"]):
+                return _descend(search, spaces, budget), plan["moved"], over
+            if search.peak(plan) <= budget:
+                return plan, plan["moved"], over
+            over.append(plan)
+    return None, None, over
+
+
+def _descend(search, spaces, budget):
+    """A plan that fits when the search stops unproven (None if none does):
+    from the default plan of each N that fits (measured: base_peaks), the
+    decisions tried in order of bytes saved, each kept when the plan with
+    it measures within the budget, at most _FALLBACK compiles in all; the
+    fewest bytes of those reached."""
+    best, start = None, search.compiles
+    for s in sorted(spaces, key=lambda s: (s.moved, s.n)):
+        if search.base[s.n] > budget:
+            continue
+        taken = ()
+        for item in sorted(s.items, key=lambda i: -i[1]):
+            if search.compiles - start >= _FALLBACK:
+                break
+            trial = taken + (item[0],)
+            plan = search.plan(s, trial)
+            if plan["lower_bound"] <= budget and \
+                    search.peak(plan) <= budget:
+                taken = trial
+        plan = search.plan(s, taken)
+        search.peak(plan)
+        if best is None or (plan["moved"], plan["micro_batches"]) < (
+                best["moved"], best["micro_batches"]):
+            best = plan
+    return best
+
+
+def _smallest(search, spaces):
+    """The least measured peak of any plan: (plan, bound), `bound` the
+    least peak any plan can have (the plan's own when proven: every plan
+    of a lower bound under it measured, within _SMALLEST further
+    compiles)."""
+    best, start = None, search.compiles
+    for bound, s, taken in _shard_search.by_lower_bound(spaces):
+        if best is not None and bound >= best["predicted_peak"]:
+            break
+        plan = search.plan(s, taken)
+        if best is not None and plan["lower_bound"] >= best["predicted_peak"]:
+            continue
+        if search.compiles - start >= _SMALLEST and _key(plan) not in \
+                search.peaks and (plan["keep_gathered"] or
+                                  plan["reduce_after_loop"]):
+            return best, bound
+        search.peak(plan)
+        if best is None or (plan["predicted_peak"], plan["moved"]) < (
+                best["predicted_peak"], best["moved"]):
+            best = plan
+    return best, best["predicted_peak"]
+
+
+def fit(step, ir, batch_args, spec, counts, peaks, resident, max_memory,
+        variant):
     """The plan of fewest bytes moved (then smallest N, fewest collectives)
     whose per-rank peak as compiled fits the budget, as
-    --ga-choose-micro-batches chooses N: every plan (N among `counts`, each
-    bucket kept gathered or not, reduced after the loop or not) ordered by
-    bytes moved, each measured (--ga-memory-report of the step as compiled
-    with it, the largest over the ranks) until the first that fits; none
-    fits: CompileError (budget-not-met) naming the least peak of all. None is
-    skipped: the peak is not monotone in the decisions (keeping a bucket
-    gathered can lower it: one copy through the loop instead of the
-    forward's and the backward's re-gathers; with buffers shared, two
-    decisions can fit where one alone does not), so a plan measured over
-    the budget rules out no other. Exact, and at most _EXHAUSTIVE plans:
-    beyond, the model guides the search (_fit_by_model). The choice records
-    the plan of the next fewer bytes (`next_cheaper`: measured over the
-    budget, or ruled out) and how many plans were measured; the model's
-    peak (base peak plus what the kept buckets and full accumulators hold,
-    as --ga-shard-plan sums it) stays as `modelled_peak`."""
-    if max_memory is None:
-        return choose(step, ir, batch_args, spec, counts, peaks, None)
-    # The default plan (every decision not taken): its costs, its buckets.
+    --ga-choose-micro-batches chooses N: the plans (N among `counts`, each
+    bucket kept gathered or not, reduced after the loop or not; a decision
+    that saves no bytes is not taken) in order of bytes moved
+    (_shard_search.by_bytes, lazily), each whose lower bound fits measured
+    (--ga-memory-report of the step as compiled with it, the largest over
+    the ranks) until the first that fits. A plan measured over the budget
+    rules out no other: the peak is not monotone in the decisions (keeping
+    a bucket gathered can lower it: one copy through the loop instead of
+    the forward's and the backward's re-gathers; with buffers shared, two
+    decisions can fit where one alone does not); only a lower bound over
+    the budget does (`resident`: what the default plan holds through the
+    loop at each N, its arguments and accumulators, the largest over the
+    ranks). `proven_least` says whether the choice is
+    the least (every cheaper plan measured or bounded over the budget, and
+    every measured peak at least its bound); else `least_bytes` is the
+    fewest bytes any fitting plan can move (_CAP compiles reached). The
+    choice records the plan of the next fewer bytes (`next_cheaper`) and
+    how many plans were compiled. None fits: CompileError (budget-not-met)
+    naming the least peak of all the plans (proven least, or the least
+    measured, with the bound below which none peaks)."""
     choice = choose(step, ir, batch_args, spec, counts, peaks, None)
+    if max_memory is None:
+        return choice
     rows = _rows(step, choice)
     buckets = [{"arguments": b["arguments"], "results": b["results"],
                 "bytes": b["bytes"]} for b in choice["buckets"]]
-    items = _decisions(rows, buckets)
-    if len(counts) << len(items) > _EXHAUSTIVE:
-        choice = choose(step, ir, batch_args, spec, counts, peaks, max_memory)
-        return _fit_by_model(step, ir, batch_args, spec, counts, peaks,
-                             choice, variant)
-    budget, world = budget_bytes(max_memory), step.world_size
-    plans = []
-    # Every N, even one whose default plan is over the budget.
-    for n, base in zip(counts, peaks):
-        for mask in range(1 << len(items)):
-            taken = {item for k, item in enumerate(items) if mask >> k & 1}
-            plans.append((taken, _plan(rows, buckets, n, taken, base, world)))
-    plans.sort(key=lambda tp: (tp[1]["moved"], tp[1]["micro_batches"],
-                               tp[1]["calls"], tp[1]["predicted_peak"]))
-    measured = 0
-    for index, (taken, plan) in enumerate(plans):
-        plan["modelled_peak"] = plan["predicted_peak"]
-        if taken:
-            measured += 1
-            plan["predicted_peak"] = _measure(step, ir, batch_args, spec,
-                                              plan, variant)
-        else:
-            plan["predicted_peak"] = plan["base_peak"]
-        if plan["predicted_peak"] <= budget:
-            cheaper = [p for _, p in plans[:index]
-                       if p["moved"] < plan["moved"]]
-            plan.update(budget=budget, candidates=choice["candidates"],
-                        measured_plans=measured, next_cheaper={
-                            k: cheaper[-1][k] for k in (
-                                "micro_batches", "keep_gathered",
-                                "reduce_after_loop", "moved", "calls")}
-                        if cheaper else None)
-            return plan
-    # Every plan measured: the smallest per-rank budget is the least of
-    # their peaks (not necessarily the default plan's at the largest N).
-    least = min(plans, key=lambda tp: (tp[1]["predicted_peak"],
-                                       tp[1]["moved"]))[1]
-    raise CompileError(
+    budget = budget_bytes(max_memory)
+    spaces = _spaces(rows, buckets, counts, peaks, resident,
+                     step.world_size)
+    search = _Search(step, ir, batch_args, spec, variant, rows, buckets,
+                     spaces, peaks)
+    plan, least, over = _first_fit(search, spaces, budget)
+    if plan is None and least is not None:
+        # Stopped unproven and the descent found none: the least peak
+        # measured may still fit.
+        search.smallest = _smallest(search, spaces)
+        plan = search.smallest[0]
+        plan = plan if plan["predicted_peak"] <= budget else None
+    if plan is not None:
+        least = min(least, plan["moved"])
+        over = [p for p in over if p["moved"] < plan["moved"]]
+        over = over[-1] if over else None
+        plan.update(budget=budget, candidates=choice["candidates"],
+                    measured_plans=search.compiles,
+                    proven_least=least == plan["moved"] and
+                    search.bound_held,
+                    least_bytes=least, next_cheaper={
+                        k: over[k] for k in (
+                            "micro_batches", "keep_gathered",
+                            "reduce_after_loop", "moved", "calls")}
+                    if over else None)
+        return plan
+    least_plan, floor = getattr(search, "smallest", None) or \
+        _smallest(search, spaces)
+    peak = least_plan["predicted_peak"]
+    exact = floor == peak and search.bound_held
+    said = (f"the smallest per-rank peak of the plans (N = "
+            f"{least_plan['micro_batches']}, {least_plan['moved']} bytes "
+            f"moved per step) is {peak} bytes; a per-rank budget of at "
+            f"least {peak} bytes fits") if exact else (
+        f"the smallest per-rank peak measured ({search.compiles} plans "
+        f"compiled; N = {least_plan['micro_batches']}, "
+        f"{least_plan['moved']} bytes moved per step) is {peak} bytes, "
+        f"not proven the least (none peaks under {floor} bytes); a "
+        f"per-rank budget of {peak} bytes fits")
+    error = CompileError(
         f"compile_train_step: no sharded-parameter plan fits "
-        f"max_memory={max_memory} per rank: the smallest per-rank peak of "
-        f"the {len(plans)} plans (N = {least['micro_batches']}, "
-        f"{least['moved']} bytes moved per step) is "
-        f"{least['predicted_peak']} bytes; a per-rank budget of at least "
-        f"{least['predicted_peak']} bytes fits", code="budget-not-met")
-
-
-def _fit_by_model(step, ir, batch_args, spec, counts, peaks, choice,
-                  variant):
-    """fit() for plans of many decisions: --ga-shard-plan's choice, the
-    chosen plan's peak measured as compiled: the plan of fewest bytes moved
-    (then smallest N, fewest collectives, lowest peak) among those measured
-    to fit the budget, the model's room corrected by each measurement. The
-    default plan (every bucket resharded) at an N whose base peak fits is
-    measured already, so one always fits when choose() finds any."""
-    budget, base = int(choice["budget"]), dict(zip(counts, peaks))
-    best, seen = None, set()
-    for _ in range(_ROUNDS):
-        if _key(choice) in seen:
-            break
-        seen.add(_key(choice))
-        modelled = choice["predicted_peak"]
-        extra = choice["keep_gathered"] or choice["reduce_after_loop"]
-        measured = _measure(step, ir, batch_args, spec, choice, variant) \
-            if extra else base[choice["micro_batches"]]
-        choice.update(modelled_peak=modelled, predicted_peak=measured)
-        rank = (choice["moved"], choice["micro_batches"], choice["calls"],
-                measured)
-        if measured <= budget and (best is None or rank < best[0]):
-            best = (rank, choice)
-        # The room the model would need for the measured peak to meet the
-        # budget exactly.
-        room = modelled + budget - measured
-        if room < min(peaks):
-            break
-        try:
-            choice = choose(step, ir, batch_args, spec, counts, peaks, room)
-        except CompileError:
-            break
-    if best is None:
-        # Every bucket resharded at the N of lowest base peak: measured.
-        choice = choose(step, ir, batch_args, spec, counts, peaks,
-                        min(peaks))
-        choice.update(modelled_peak=choice["predicted_peak"],
-                      predicted_peak=base[choice["micro_batches"]])
-        best = (None, choice)
-    best[1]["budget"] = budget
-    return best[1]
+        f"max_memory={max_memory} per rank: {said}", code="budget-not-met")
+    error.smallest_budget, error.proven_least = peak, exact
+    raise error
