@@ -94,9 +94,9 @@ def convolution_backward(grad, x, weight, bias_sizes, stride, padding,
     largest tensors are the input, the output gradient and the weight:
 
       input gradient:  the transposed convolution of the output gradient
-                       (transposed_convolution: stride - 1 zeros between its
-                       elements, padded, convolved with stride 1 with the
-                       weight flipped and its channels swapped per group);
+                       (transposed_convolution: by phases, stride-1
+                       convolutions with the taps of each, flipped, channels
+                       swapped per group, interleaved);
       weight gradient: weight_gradient.
 
     torch-mlir's own lowering of the weight gradient is a grouped
@@ -152,16 +152,17 @@ def weight_gradient(grad, x, kernel, stride, padding, dilation, groups):
     xs = xs.reshape(cg, groups * b, *read)
     gs = grad.reshape(b, groups, og, *out).permute(1, 2, 0, *spatial)
     gs = gs.reshape(cout, b, *out)
-    full = torch.ops.aten.convolution(xs, gs, None, list(dilation),
-                                      [0] * n, list(stride), False,
-                                      [0] * n, groups)
-    return full.transpose(0, 1)
+    grad_w = torch.ops.aten.convolution(xs, gs, None, list(dilation),
+                                        [0] * n, list(stride), False,
+                                        [0] * n, groups)
+    return grad_w.transpose(0, 1)
 
 
 def grouped_convolution(x, weight, bias, stride, padding, dilation, groups):
     """F.convNd(x, weight, bias, stride, padding, dilation, groups) for any
     number of groups: 2-d as PyTorch's own op (whose backward the trace
-    decomposes by convolution_backward), else from slices, products and sums."""
+    decomposes by convolution_backward), else from slices, products and
+    sums."""
     n = weight.dim() - 2
     batched = x.dim() == n + 2
     if not batched:
