@@ -27,6 +27,7 @@ the same build or install tree (the driver, and the GPU objects).
 
 import argparse
 import os
+import platform
 import re
 import shlex
 import shutil
@@ -312,7 +313,7 @@ def link_library(lowered, output, target, mcpu=None, chips=DEFAULT_CHIPS,
         _run([tools.tool("mlir-translate"), "--mlir-to-llvmir", mlir, "-o",
               ll], "mlir-translate", verbose)
         _run([tools.tool("llc"), "-O3", "-filetype=obj",
-              "-relocation-model=pic", ll, "-o", obj] +
+              "-relocation-model=pic", ll, "-o", obj] + _CODE_MODEL +
              ([f"-mcpu={mcpu}"] if mcpu else []), "llc", verbose)
         undefined = _run([tools.tool("llvm-nm"), "-u", "--format=just-symbols",
                           obj], "llvm-nm").split()
@@ -338,6 +339,15 @@ def link_library(lowered, output, target, mcpu=None, chips=DEFAULT_CHIPS,
     finally:
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
+
+
+# x86-64's medium code model: globals over 64 KiB (the static temporaries of
+# a large step) in .lbss, addressed with 64-bit offsets, so that a step whose
+# static storage passes the small model's 2 GiB reach links (the small
+# model's "relocation truncated to fit: R_X86_64_PC32 against .bss"); the
+# others and the code stay as near as before.
+_CODE_MODEL = (["-code-model=medium", "-large-data-threshold=65536"]
+               if platform.machine() in ("x86_64", "AMD64") else [])
 
 
 def _runtime_libraries(undefined, tools):

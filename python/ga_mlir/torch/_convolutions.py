@@ -19,16 +19,25 @@ operations) by:
               dilation: operations whose forward and backward torch-mlir
               lowers exactly;
   transposed: the gradient of a convolution with respect to its input, as
-              PyTorch defines it: the input with stride - 1 zeros between
-              elements, padded by dilation * (kernel - 1) - padding (plus
-              output_padding at the end), convolved with stride 1 with the
-              weight flipped along its spatial dimensions and its two
-              channel dimensions swapped per group.
+              PyTorch defines it, by phases: along each dimension the
+              output positions p + stride * m are reached by the taps t with
+              t * dilation = p (mod stride) only, so each phase is a
+              stride-1 convolution of the (padded) input with those taps,
+              flipped, channels swapped per group; the phases are then
+              interleaved (no zeros inserted between the input's elements:
+              at stride 2, 3/4 of such a convolution's work and its window
+              copy would be on zeros).
+
+The backward of every other convolution (aten.convolution_backward) is
+decomposed too (convolution_backward): its input gradient as the transposed
+convolution above, its weight gradient as one forward convolution with the
+samples as the reduced channels (weight_gradient).
 
 Each output element is the same sum of products as PyTorch's (in another
 order: within rounding)."""
 
 import itertools
+import math
 
 import torch
 import torch.nn.functional as F
@@ -77,57 +86,83 @@ def _windows(x, kernel, stride, dilation):
     return torch.stack(slices, dim=2), out
 
 
-def grouped_backward(grad, x, weight, bias_sizes, stride, padding,
-                     dilation, transposed, output_padding, groups, mask):
-    """aten.convolution_backward of a 2-d convolution with groups > 1 (a
-    decomposition for the trace; NotImplemented otherwise) as forward
-    grouped convolutions, which torch-mlir lowers
-    (linalg.depthwise_conv_2d_nchw_chw, linalg.conv_2d_ngchw_gfchw; its own
-    lowering of this op fails or is wrong for groups > 1):
+def convolution_backward(grad, x, weight, bias_sizes, stride, padding,
+                         dilation, transposed, output_padding, groups, mask):
+    """aten.convolution_backward of a convolution with any number of
+    spatial dimensions and groups (a decomposition for the trace;
+    NotImplemented for a transposed one) as forward convolutions, whose
+    largest tensors are the input, the output gradient and the weight:
 
       input gradient:  the transposed convolution of the output gradient
-                       (transposed_convolution: stride - 1 zeros between its
-                       elements, padded, convolved with stride 1 with the
-                       weight flipped and its channels swapped per group);
-      weight gradient: per group, the padded input (samples as its
-                       channels) convolved with the output gradient (samples
-                       as its channels) with stride and dilation exchanged,
-                       cut to the kernel size.
-    """
-    if groups == 1 or transposed or weight.dim() != 4 or x.dim() != 4:
+                       (transposed_convolution: by phases, stride-1
+                       convolutions with the taps of each, flipped, channels
+                       swapped per group, interleaved);
+      weight gradient: weight_gradient.
+
+    torch-mlir's own lowering of the weight gradient is a grouped
+    convolution with one group per sample, holding C_in x B x C_out x the
+    input's pixels before it sums over the samples (268 MB for a 1024 ->
+    2048 1 x 1 stride-2 convolution at B = 8), and is wrong for groups > 1
+    with stride 2 and padding."""
+    if transposed:
         return NotImplemented
+    n = x.dim() - 2
+    stride, padding, dilation = (_tuple(v[0] if len(v) == 1 else v, n)
+                                 for v in (stride, padding, dilation))
     grad_x = grad_w = grad_b = None
-    b, c, h, w = x.shape
-    cout, cg, kh, kw = weight.shape
-    og = cout // groups
+    kernel = weight.shape[2:]
     out = grad.shape[2:]
     if mask[0]:
-        # The rows and columns of x that no window reaches get zeros.
+        # The input's rows (columns, ...) that no window reaches get zeros.
         extra = [size + 2 * p - ((o - 1) * s + d * (k - 1) + 1)
-                 for size, o, s, p, d, k in zip((h, w), out, stride, padding,
-                                                dilation, (kh, kw))]
+                 for size, o, s, p, d, k in zip(x.shape[2:], out, stride,
+                                                padding, dilation, kernel)]
         grad_x = transposed_convolution(grad, weight, None, stride, padding,
                                         extra, groups, dilation)
     if mask[1]:
-        xp = _pad(x, [(p, p) for p in padding])
-        hp, wp = xp.shape[2:]
-        # [cg, G * B, Hp, Wp] (*) [G * og, B, Ho, Wo], G groups.
-        xs = xp.reshape(b, groups, cg, hp, wp).permute(2, 1, 0, 3, 4)
-        xs = xs.reshape(cg, groups * b, hp, wp)
-        gs = grad.reshape(b, groups, og, *out).permute(1, 2, 0, 3, 4)
-        gs = gs.reshape(cout, b, *out)
-        full = torch.ops.aten.convolution(xs, gs, None, dilation, [0, 0],
-                                          stride, False, [0, 0], groups)
-        grad_w = full[:, :, :kh, :kw].transpose(0, 1)
+        grad_w = weight_gradient(grad, x, kernel, stride, padding, dilation,
+                                 groups)
     if mask[2]:
-        grad_b = grad.sum((0, 2, 3))
+        grad_b = grad.sum([0] + list(range(2, n + 2)))
     return grad_x, grad_w, grad_b
+
+
+def weight_gradient(grad, x, kernel, stride, padding, dilation, groups):
+    """The weight gradient [C_out, C_in/G, *kernel] of a convolution of x
+    [B, C_in, *spatial] whose output gradient is grad [B, C_out, *out], as
+    one forward convolution per group with the samples as the reduced
+    channels: the padded input, cut to the part that the windows read
+    ([C_in/G, G * B, *read]), convolved with the output gradient as the
+    filter ([C_out, B, *out]) with stride and dilation exchanged, gives
+    [C_in/G, C_out, *kernel] exactly (no position outside the kernel is
+    computed)."""
+    n = len(kernel)
+    b, c = x.shape[:2]
+    cout = grad.shape[1]
+    cg, og = c // groups, cout // groups
+    out = grad.shape[2:]
+    read = [(o - 1) * s + d * (k - 1) + 1
+            for o, s, d, k in zip(out, stride, dilation, kernel)]
+    # Padded, then cut to what is read (a stride-2 convolution of an even
+    # image leaves the last row unread).
+    xp = _pad(x, [(p, r - p - size) for p, r, size in
+                  zip(padding, read, x.shape[2:])])
+    spatial = list(range(3, 3 + n))
+    xs = xp.reshape(b, groups, cg, *read).permute(2, 1, 0, *spatial)
+    xs = xs.reshape(cg, groups * b, *read)
+    gs = grad.reshape(b, groups, og, *out).permute(1, 2, 0, *spatial)
+    gs = gs.reshape(cout, b, *out)
+    grad_w = torch.ops.aten.convolution(xs, gs, None, list(dilation),
+                                        [0] * n, list(stride), False,
+                                        [0] * n, groups)
+    return grad_w.transpose(0, 1)
 
 
 def grouped_convolution(x, weight, bias, stride, padding, dilation, groups):
     """F.convNd(x, weight, bias, stride, padding, dilation, groups) for any
     number of groups: 2-d as PyTorch's own op (whose backward the trace
-    decomposes by grouped_backward), else from slices, products and sums."""
+    decomposes by convolution_backward), else from slices, products and
+    sums."""
     n = weight.dim() - 2
     batched = x.dim() == n + 2
     if not batched:
@@ -141,7 +176,7 @@ def grouped_convolution(x, weight, bias, stride, padding, dilation, groups):
     else:
         pads = [(p, p) for p in _tuple(padding, n)]
     if n == 2:
-        # PyTorch's own op; its backward is grouped_backward.
+        # PyTorch's own op; its backward is convolution_backward.
         symmetric = all(p == q for p, q in pads)
         if not symmetric:
             x = _pad(x, pads)
@@ -179,8 +214,10 @@ def grouped_convolution(x, weight, bias, stride, padding, dilation, groups):
 
 def transposed_convolution(x, weight, bias, stride, padding, output_padding,
                            groups, dilation):
-    """F.conv_transposeNd as a convolution with stride 1 of the input with
-    zeros inserted (see the module's docstring)."""
+    """F.conv_transposeNd (and the input gradient of a convolution) by
+    phases (see the module's docstring): no zeros between the input's
+    elements, so nothing larger than the input and the output is held
+    beyond the stride-1 convolutions' own windows."""
     n = weight.dim() - 2
     batched = x.dim() == n + 2
     if not batched:
@@ -189,30 +226,56 @@ def transposed_convolution(x, weight, bias, stride, padding, output_padding,
     output_padding, dilation = _tuple(output_padding, n), _tuple(dilation, n)
     kernel = weight.shape[2:]
     b, cin = x.shape[:2]
-    spatial = x.shape[2:]
-    # stride - 1 zeros after each element: [.., s, 1] padded to [.., s, st].
-    if any(st > 1 for st in stride):
-        view, pads = [b, cin], []
-        for s, st in zip(spatial, stride):
-            view += [s, 1]
-            pads += [(0, 0), (0, st - 1)]
-        x = _pad(x.reshape(view), pads)
-        x = x.reshape([b, cin] + [s * st for s, st in zip(spatial, stride)])
-        x = x[(slice(None), slice(None)) + tuple(
-            slice(0, (s - 1) * st + 1) for s, st in zip(spatial, stride))]
-    x = _pad(x, [(d * (k - 1) - p, d * (k - 1) - p + op) for k, p, op, d in
-                 zip(kernel, padding, output_padding, dilation)])
-    # weight [Cin, Cout/G, *k] -> [Cout, Cin/G, *k], flipped.
+    # weight [Cin, Cout/G, *k] -> [Cout, Cin/G, *k], a convolution's.
     og = weight.shape[1]
     w = weight.reshape(groups, cin // groups, og, *kernel).transpose(1, 2)
-    w = w.reshape(groups * og, cin // groups, *kernel).flip(
-        list(range(2, 2 + n)))
-    if groups > 1:
-        y = _conv(x, w, bias, 1, 0, dilation, groups)
-    else:
-        conv = (F.conv1d, F.conv2d, F.conv3d)[n - 1]
-        y = conv(x, w, bias, 1, 0, dilation, 1)
+    w = w.reshape(groups * og, cin // groups, *kernel)
+    # The output before its padding is cut, and each phase's rows (the
+    # largest phase's count, for all: the extra rows are cut).
+    full = [(i - 1) * st + d * (k - 1) + 1 + op for i, st, d, k, op in
+            zip(x.shape[2:], stride, dilation, kernel, output_padding)]
+    rows = [-(-f // st) for f, st in zip(full, stride)]
+    phases = [_phase(x, w, phase, stride, dilation, rows, groups)
+              for phase in itertools.product(*(range(st) for st in stride))]
+    # [B, Cout, *stride, *rows] -> [B, Cout, rows_1, stride_1, ...].
+    y = torch.stack(phases, 2).reshape(b, groups * og, *stride, *rows)
+    y = y.permute(0, 1, *itertools.chain.from_iterable(
+        (2 + n + i, 2 + i) for i in range(n)))
+    y = y.reshape(b, groups * og, *[m * st for m, st in zip(rows, stride)])
+    y = y[(slice(None), slice(None)) + tuple(
+        slice(p, f - p) for p, f in zip(padding, full))]
+    if bias is not None:
+        y = y + bias.reshape(-1, *([1] * n))
     return y if batched else y.squeeze(0)
+
+
+def _phase(x, w, phase, stride, dilation, rows, groups):
+    """The output positions phase + stride * m (m < rows) of the transposed
+    convolution of x [B, Cin, *in] by w (a convolution's weight [Cout,
+    Cin/G, *k]): along each dimension only the taps t with t * dilation =
+    phase (mod stride) reach them, every stride / gcd-th tap, each shifted
+    by dilation / gcd input positions from the last: a stride-1 convolution
+    with that dilation of x padded, by those taps flipped."""
+    index, pads, dilations = [slice(None), slice(None)], [], []
+    for r, st, d, k, m, i in zip(phase, stride, dilation, w.shape[2:], rows,
+                                 x.shape[2:]):
+        taps = [t for t in range(k) if t * d % st == r]
+        if not taps:  # no tap reaches these positions: zeros
+            return x.new_zeros(x.shape[0], w.shape[0], *rows)
+        g = math.gcd(st, d)
+        step, shift = st // g, d // g
+        first = (taps[0] * d - r) // st
+        left = first + (len(taps) - 1) * shift
+        index.append(slice(taps[0], None, step))
+        pads.append((left, m - i - first))
+        dilations.append(shift)
+    ws = w[tuple(index)].flip(list(range(2, w.dim())))
+    xs = _pad(x, pads)
+    if groups == 1 or w.dim() == 4:
+        return torch.ops.aten.convolution(
+            xs, ws, None, [1] * len(pads), [0] * len(pads), dilations, False,
+            [0] * len(pads), groups)
+    return _conv(xs, ws, None, 1, 0, dilations, groups)
 
 
 def _conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):

@@ -6,7 +6,7 @@ embedding, max pooling) replaced by comparisons with an iota, which
 import torch
 
 from ._common import CompileError
-from ._convolutions import grouped_backward
+from ._convolutions import convolution_backward
 from ._gathers import scatter_decompositions
 from ._locations import current_step_line
 from . import _routing, _pooling, _rearrange
@@ -421,9 +421,10 @@ def _decomposition_table(indexing):
     _rearrange.register(table)  # roll, index_put(accumulate=True)
     _pooling.register(table)  # 3-d max and average pooling
     _routing.register(table)  # topk, histc (MoE routers)
-    # Grouped convolutions' gradients as forward convolutions
-    # (_convolutions.grouped_backward; the others as before).
-    _before_core(table, aten.convolution_backward.default, grouped_backward)
+    # Convolutions' gradients as forward convolutions
+    # (_convolutions.convolution_backward; transposed ones as before).
+    _before_core(table, aten.convolution_backward.default,
+                 convolution_backward)
     table[aten.constant_pad_nd.default] = _constant_pad_nd
     table[aten.empty_permuted.default] = _empty_permuted
     table[torch.ops.prims.copy_strided.default] = _copy_strided
