@@ -288,6 +288,21 @@ def _cumsum(self, dim, dtype=None):
     return terms.sum(-1).movedim(-1, dim)
 
 
+def _arange_start_step(start, end, step=1, *, dtype=None, layout=None,
+                       device=None, pin_memory=None):
+    """aten.arange.start_step of an 8-bit integer type (torch.eye's
+    decomposition counts in uint8) counted in int64 and converted: the same
+    values (an 8-bit arange holds only values that fit). torch-mlir's
+    lowering of an 8-bit arange reports an error and then crashes the
+    process (a segmentation fault in its linalg conversion), so any model
+    with a torch.eye ended the user's Python. Other types: as traced."""
+    if dtype not in (torch.uint8, torch.int8):
+        return NotImplemented
+    return aten.arange.start_step(start, end, step, dtype=torch.int64,
+                                  layout=layout, device=device,
+                                  pin_memory=pin_memory).to(dtype)
+
+
 def _constant_pad_nd(self, pad, value=0):
     """aten.constant_pad_nd with negative amounts (the backward of a
     padding: a cut) as a slice, then the padding by the positive amounts
@@ -425,6 +440,7 @@ def _decomposition_table(indexing):
     # (_convolutions.grouped_backward; the others as before).
     _before_core(table, aten.convolution_backward.default, grouped_backward)
     table[aten.constant_pad_nd.default] = _constant_pad_nd
+    table[aten.arange.start_step] = _arange_start_step
     table[aten.empty_permuted.default] = _empty_permuted
     table[torch.ops.prims.copy_strided.default] = _copy_strided
     table[aten.cumsum.default] = _cumsum
