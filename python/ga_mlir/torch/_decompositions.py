@@ -9,7 +9,7 @@ from ._common import CompileError
 from ._convolutions import grouped_backward
 from ._gathers import scatter_decompositions
 from ._locations import current_step_line
-from . import _routing, _pooling, _rearrange
+from . import _routing, _pooling, _rearrange, _resize
 from ._attention import attention_decompositions
 
 
@@ -436,6 +436,7 @@ def _decomposition_table(indexing):
     _rearrange.register(table)  # roll, index_put(accumulate=True)
     _pooling.register(table)  # 3-d max and average pooling
     _routing.register(table)  # topk, histc (MoE routers)
+    _resize.register(table)  # bilinear resizing's backward
     # Grouped convolutions' gradients as forward convolutions
     # (_convolutions.grouped_backward; the others as before).
     _before_core(table, aten.convolution_backward.default, grouped_backward)

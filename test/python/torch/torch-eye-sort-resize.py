@@ -12,6 +12,11 @@
 #   torch.sort's order (ties by index, NaN last), checked here against
 #   torch.sort, then a ViTMAE-like step against PyTorch's with the same
 #   noise (model_zoo.ReferenceDropout draws it as the compiled step does).
+# - F.interpolate(mode="bilinear") (Segformer's decode head, BEiT's
+#   relative position bias table) was refused: torch-mlir lowers neither
+#   aten.upsample_bilinear2d to a size nor its backward. Now two products
+#   with PyTorch's interpolation weights each (_resize), checked against
+#   PyTorch's kernel and autograd, then a step of a Segformer-like head.
 
 import sys
 
@@ -21,7 +26,7 @@ import torch.nn.functional as F
 
 import model_zoo
 import zoo
-from ga_mlir.torch import _routing
+from ga_mlir.torch import _resize, _routing
 
 # ------------------------------------------- the sort against torch.sort
 torch.manual_seed(0)
@@ -110,4 +115,59 @@ CASE = model_zoo.Case(RandomMasking,
 # CHECK: masking adamw N=4: {{.*}} OK
 model_zoo.MODELS["masking"] = CASE
 failures += model_zoo.run([("masking", "sgd", 3), ("masking", "adamw", 4)])
+
+
+# ------------------------------------------- bilinear resizing's backward
+worst = {torch.float64: 0.0, torch.float32: 0.0}
+for dtype in worst:
+    for shape, size in (((2, 3, 5, 7), dict(size=(9, 4))),
+                        ((1, 2, 4, 4), dict(size=(16, 16))),
+                        ((2, 1, 6, 5), dict(scale_factor=2.5)),
+                        ((2, 1, 6, 5), dict(scale_factor=(0.6, 1.7)))):
+        for corners in (False, True):
+            x = torch.randn(shape, dtype=dtype, requires_grad=True)
+            y = F.interpolate(x, mode="bilinear", align_corners=corners,
+                              **size)
+            g = torch.randn_like(y)
+            (want,) = torch.autograd.grad(y, x, g)
+            scales = size.get("scale_factor", (None, None))
+            scales = scales if isinstance(scales, tuple) else (scales,) * 2
+            got = _resize._upsample_bilinear2d_backward(
+                g, y.shape[2:], x.shape, corners, *scales)
+            resized = _resize._upsample_bilinear2d(x, y.shape[2:], corners,
+                                                   *scales)
+            worst[dtype] = max(worst[dtype], ((got - want).abs().max() /
+                                              want.abs().max()).item(),
+                               ((resized - y).abs().max() /
+                                y.abs().max()).item())
+# CHECK: bilinear forward and backward: float64 OK float32 OK
+print("bilinear forward and backward:", *(
+    f"{str(t)[6:]} {'OK' if worst[t] <= bound else worst[t]}"
+    for t, bound in ((torch.float64, 1e-13), (torch.float32, 1e-6))))
+
+
+class SegmentationHead(nn.Module):
+    """Segformer's decode head, reduced: features at half resolution,
+    resized bilinearly to the labels' size, a cross-entropy per pixel."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 4, 3, stride=2, padding=1)
+        self.classify = nn.Conv2d(4, 3, 1)
+
+    def forward(self, x):
+        logits = self.classify(F.gelu(self.down(x)))
+        return F.interpolate(logits, size=x.shape[2:], mode="bilinear",
+                             align_corners=False)
+
+
+def pixel_batch(gen, b=7):
+    return (torch.randn(b, 3, 8, 8, generator=gen),
+            torch.randint(0, 3, (b, 8, 8), generator=gen))
+
+
+# CHECK: resize sgd N=3: {{.*}} OK
+# CHECK: resize adamw N=3: {{.*}} OK
+failures += zoo.check("resize", SegmentationHead, pixel_batch,
+                      zoo.classification_loss, ns=(3,), steps=2)
 sys.exit(failures)
