@@ -6,7 +6,8 @@ embedding, max pooling) replaced by comparisons with an iota, which
 import torch
 
 from ._common import CompileError
-from ._convolutions import grouped_backward
+from ._convolutions import (expanded_backward, expanded_convolution,
+                            grouped_backward)
 from ._gathers import scatter_decompositions
 from ._locations import current_step_line
 from . import _routing, _pooling, _rearrange, _resize
@@ -440,6 +441,9 @@ def _decomposition_table(indexing):
     # Grouped convolutions' gradients as forward convolutions
     # (_convolutions.grouped_backward; the others as before).
     _before_core(table, aten.convolution_backward.default, grouped_backward)
+    # One-element parameter lists written out first (padding="valid").
+    _before_core(table, aten.convolution_backward.default, expanded_backward)
+    _before_core(table, aten.convolution.default, expanded_convolution)
     table[aten.constant_pad_nd.default] = _constant_pad_nd
     table[aten.arange.start_step] = _arange_start_step
     table[aten.empty_permuted.default] = _empty_permuted

@@ -1,7 +1,7 @@
 # RUN: rm -rf %t.cache
 # RUN: env PYTHONPATH=%ga_python_path:%torch_zoo GA_MLIR_CACHE_DIR=%t.cache %torch_python %s | FileCheck %s
 #
-# Two ops of round three's models (docs/Results.md, 2026-11-30):
+# Ops of round three's models (docs/Results.md, 2026-11-30):
 # - torch.eye (XLNet's mask of the non-target positions): PyTorch's
 #   decomposition counts in uint8, and torch-mlir's lowering of an 8-bit
 #   arange crashed the process (a segmentation fault, no message). Now
@@ -17,6 +17,10 @@
 #   aten.upsample_bilinear2d to a size nor its backward. Now two products
 #   with PyTorch's interpolation weights each (_resize), checked against
 #   PyTorch's kernel and autograd, then a step of a Segformer-like head.
+# - Conv2d(padding="valid") (SigLIP's patch embedding) was refused: its
+#   output_padding is a one-element list, and the traced weight gradient
+#   came out with a garbage width. The lists are now written out per
+#   dimension (_convolutions.expanded_convolution).
 
 import sys
 
@@ -169,5 +173,28 @@ def pixel_batch(gen, b=7):
 # CHECK: resize sgd N=3: {{.*}} OK
 # CHECK: resize adamw N=3: {{.*}} OK
 failures += zoo.check("resize", SegmentationHead, pixel_batch,
+                      zoo.classification_loss, ns=(3,), steps=2)
+
+
+class ValidPatches(nn.Module):
+    """SigLIP's patch embedding: a convolution with padding="valid" and
+    stride = kernel, then a Conv1d with padding="valid"."""
+
+    def __init__(self):
+        super().__init__()
+        self.patches = nn.Conv2d(3, 8, 4, stride=4, padding="valid")
+        self.mix = nn.Conv1d(8, 8, 2, padding="valid")
+        self.out = nn.Linear(8, 3)
+
+    def forward(self, x):
+        h = self.patches(x).flatten(2)  # [B, 8, 4]
+        return self.out(F.gelu(self.mix(h)).mean(-1))
+
+
+# CHECK: valid sgd N=3: {{.*}} OK
+# CHECK: valid adamw N=3: {{.*}} OK
+failures += zoo.check("valid", ValidPatches,
+                      lambda gen: pixel_batch(gen)[:1] + (
+                          torch.randint(0, 3, (7,), generator=gen),),
                       zoo.classification_loss, ns=(3,), steps=2)
 sys.exit(failures)
