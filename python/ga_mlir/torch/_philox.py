@@ -31,6 +31,7 @@ well: its size scales with B).
 """
 
 import contextlib
+import gc
 import math
 import pickle
 import random
@@ -369,6 +370,69 @@ def host_generators_kept():
         random.setstate(states[1])
 
 
+def _held_generators():
+    """The generators other than numpy's and Python's global ones that
+    exist now (a numpy Generator from np.random.default_rng(), a
+    RandomState, a random.Random the model holds), each with a function of
+    its state."""
+    kinds = {numpy.random.Generator: lambda g: g.bit_generator.state,
+             numpy.random.RandomState: lambda g: g.get_state(),
+             random.Random: lambda g: g.getstate()}
+    everything = tuple(kinds)
+    # (random.SystemRandom has no state: not watched.)
+    return [(g, next(kinds[k] for k in kinds if isinstance(g, k)))
+            for g in gc.get_objects() if isinstance(g, everything) and
+            g is not numpy.random.mtrand._rand and g is not random._inst and
+            not isinstance(g, random.SystemRandom)]
+
+
+@contextlib.contextmanager
+def _held_draws_watched(found):
+    """While the body runs: the user's line of the first draw from a
+    generator that _held_generators finds (their methods are compiled and
+    cannot be wrapped: each line's state is compared with the last one, so
+    this runs only when such a generator exists). Its numbers would be
+    constants of the trace as well; a draw is refused, seeded or not."""
+    from ._locations import current_user_line, kept_frame
+    held = _held_generators()
+    if not held:
+        yield
+        return
+    before = [pickle.dumps(state(g)) for g, state in held]
+    last = {}
+
+    def drew(frame, event):
+        if found or all(pickle.dumps(state(g)) == b
+                        for (g, state), b in zip(held, before)):
+            return
+        # The draw ran since the last event: on the frame's previous line,
+        # or on the caller's line for a call.
+        at = frame.f_back if event == "call" else frame
+        line = last.get(id(at)) if event != "call" else at and at.f_lineno
+        where = f"{at.f_code.co_filename}:{line}" if line and kept_frame(
+            at.f_code.co_filename, at.f_code.co_name) else current_user_line()
+        found.append((where, "a generator of its own (a numpy Generator, "
+                      "RandomState or random.Random)"))
+
+    def local(frame, event, arg):
+        drew(frame, event)
+        last[id(frame)] = frame.f_lineno
+        return local
+
+    def watch(frame, event, arg):
+        drew(frame, event)
+        return local
+
+    previous = sys.gettrace()
+    sys.settrace(watch)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+    if not found:
+        drew(sys._getframe(), "line")
+
+
 @contextlib.contextmanager
 def _host_draws_refused():
     """Runs the body with the functions of numpy.random and random that
@@ -384,7 +448,10 @@ def _host_draws_refused():
     seeded). The calls are watched, not only the states: a forward that
     draws and then seeds may end in the state it started from. A function
     imported under another name is not wrapped: its draw is refused
-    without a line (the state changed), or at the seed that follows it."""
+    without a line (the state changed), or at the seed that follows it.
+    Generators of the model's own (np.random.default_rng(), RandomState,
+    random.Random) are watched too (_held_draws_watched): their draws were
+    frozen silently before."""
     from ._locations import UNLOCATED, current_user_line
     found, seeded = [], set()
     states = {numpy.random: numpy.random.get_state, random: random.getstate}
@@ -418,7 +485,8 @@ def _host_draws_refused():
     for module, name, value in wrapped:
         setattr(module, name, recording(module, name, value))
     try:
-        yield
+        with _held_draws_watched(found):
+            yield
     finally:
         for module, name, value in wrapped:
             setattr(module, name, value)
@@ -431,8 +499,9 @@ def _host_draws_refused():
         "constants, the same at every call of the compiled step; draw them "
         "with torch (torch.rand, torch.bernoulli, torch.randn, ...), which "
         "the compiled step draws per sample, or pass them as an input of "
-        "the step (or seed the generator with a number before drawing, "
-        "when the numbers are meant to be the same at every step)",
+        "the step" + ("" if "own" in what else " (or seed the generator "
+                      "with a number before drawing, when the numbers are "
+                      "meant to be the same at every step)"),
         code="random-draw-unsupported")
 
 

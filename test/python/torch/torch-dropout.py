@@ -368,8 +368,17 @@ def seeded_by_entropy(shape):
     return np.random.rand(*shape)
 
 
+# A generator of the model's own (np.random.default_rng(), RandomState,
+# random.Random) is not the global one: its draws were frozen silently; now
+# refused at the drawing line, seeded or not.
+held = (np.random.default_rng(0), np.random.RandomState(0), random.Random(0))
 for name, draw in (("seeded", seeded), ("drawn before seed", drawn_before_seed),
-                   ("seeded by entropy", seeded_by_entropy)):
+                   ("seeded by entropy", seeded_by_entropy),
+                   ("default_rng", lambda shape: held[0].random(shape)),
+                   ("RandomState", lambda shape: held[1].rand(*shape)),
+                   ("random.Random", lambda shape: [[[held[2].random()] *
+                                                     shape[2]] * shape[1]] *
+                    shape[0])):
     torch.manual_seed(0)
     model = HostDraws(draw)
     ref = copy.deepcopy(model)
@@ -382,7 +391,8 @@ for name, draw in (("seeded", seeded), ("drawn before seed", drawn_before_seed),
         line = str(error).splitlines()[0]
         print(f"{name}: refused at",
               line.split(": error:")[0].rsplit("/", 1)[-1],
-              line.split("random numbers with ")[1].split(",")[0])
+              line.split("random numbers with ")[1].split(" (")[0].split(
+                  ",")[0])
         continue
     ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
     for x, y in batches()[:2]:
@@ -398,6 +408,9 @@ for name, draw in (("seeded", seeded), ("drawn before seed", drawn_before_seed),
 # CHECK: seeded: compiled, 2 steps vs PyTorch {{.*}} OK
 # CHECK: drawn before seed: refused at torch-dropout.py:{{[0-9]+}} numpy.random.rand
 # CHECK: seeded by entropy: refused at torch-dropout.py:{{[0-9]+}} numpy.random.seed
+# CHECK: default_rng: refused at torch-dropout.py:{{[0-9]+}} a generator of its own
+# CHECK: RandomState: refused at torch-dropout.py:{{[0-9]+}} a generator of its own
+# CHECK: random.Random: refused at torch-dropout.py:{{[0-9]+}} a generator of its own
 
 
 # PyTorch's own dropout under accumulation: the same seed, the same batch,
