@@ -36,6 +36,7 @@ import math
 import pickle
 import random
 import sys
+import warnings
 
 import numpy
 import torch
@@ -379,11 +380,16 @@ def _held_generators():
              numpy.random.RandomState: lambda g: g.get_state(),
              random.Random: lambda g: g.getstate()}
     everything = tuple(kinds)
-    # (random.SystemRandom has no state: not watched.)
-    return [(g, next(kinds[k] for k in kinds if isinstance(g, k)))
-            for g in gc.get_objects() if isinstance(g, everything) and
-            g is not numpy.random.mtrand._rand and g is not random._inst and
-            not isinstance(g, random.SystemRandom)]
+    # (random.SystemRandom has no state: not watched.) isinstance reads
+    # __class__, which some objects answer with a deprecation warning
+    # (torch.distributed.reduce_op): not the user's concern.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [(g, next(kinds[k] for k in kinds if isinstance(g, k)))
+                for g in gc.get_objects() if isinstance(g, everything) and
+                g is not numpy.random.mtrand._rand and
+                g is not random._inst and
+                not isinstance(g, random.SystemRandom)]
 
 
 @contextlib.contextmanager
