@@ -86,6 +86,43 @@ def _windows(x, kernel, stride, dilation):
     return torch.stack(slices, dim=2), out
 
 
+def _full_lists(lists, n):
+    """`lists` with each one-element list repeated to `n` entries; None
+    when none needed it."""
+    out = [list(v) * n if len(v) == 1 and n > 1 else list(v) for v in lists]
+    return None if out == [list(v) for v in lists] else out
+
+
+def expanded_convolution(x, weight, bias, stride, padding, dilation,
+                         transposed, output_padding, groups):
+    """aten.convolution with a one-element parameter list (F.conv2d with
+    padding="valid" passes output_padding [0]) as the same convolution with
+    the lists written out per spatial dimension; NotImplemented when they
+    are. Traced as given, the weight gradient of such a convolution (SigLIP's
+    patch embedding) came out with a garbage width (2213513222, a
+    one-element list read as two), and torch-mlir refused it."""
+    full = _full_lists((stride, padding, dilation, output_padding),
+                       weight.dim() - 2)
+    if full is None:
+        return NotImplemented
+    return torch.ops.aten.convolution.default(x, weight, bias, full[0],
+                                              full[1], full[2], transposed,
+                                              full[3], groups)
+
+
+def expanded_backward(grad, x, weight, bias_sizes, stride, padding,
+                      dilation, transposed, output_padding, groups, mask):
+    """aten.convolution_backward with its lists written out (see
+    expanded_convolution); NotImplemented when they are."""
+    full = _full_lists((stride, padding, dilation, output_padding),
+                       weight.dim() - 2)
+    if full is None:
+        return NotImplemented
+    return torch.ops.aten.convolution_backward.default(
+        grad, x, weight, bias_sizes, full[0], full[1], full[2], transposed,
+        full[3], groups, mask)
+
+
 def convolution_backward(grad, x, weight, bias_sizes, stride, padding,
                          dilation, transposed, output_padding, groups, mask):
     """aten.convolution_backward of a convolution with any number of

@@ -6,10 +6,11 @@ embedding, max pooling) replaced by comparisons with an iota, which
 import torch
 
 from ._common import CompileError
-from ._convolutions import convolution_backward
+from ._convolutions import (convolution_backward, expanded_backward,
+                            expanded_convolution)
 from ._gathers import scatter_decompositions
 from ._locations import current_step_line
-from . import _routing, _pooling, _rearrange
+from . import _routing, _pooling, _rearrange, _resize
 from ._attention import attention_decompositions
 
 
@@ -288,6 +289,21 @@ def _cumsum(self, dim, dtype=None):
     return terms.sum(-1).movedim(-1, dim)
 
 
+def _arange_start_step(start, end, step=1, *, dtype=None, layout=None,
+                       device=None, pin_memory=None):
+    """aten.arange.start_step of an 8-bit integer type (torch.eye's
+    decomposition counts in uint8) counted in int64 and converted: the same
+    values (an 8-bit arange holds only values that fit). torch-mlir's
+    lowering of an 8-bit arange reports an error and then crashes the
+    process (a segmentation fault in its linalg conversion), so any model
+    with a torch.eye ended the user's Python. Other types: as traced."""
+    if dtype not in (torch.uint8, torch.int8):
+        return NotImplemented
+    return aten.arange.start_step(start, end, step, dtype=torch.int64,
+                                  layout=layout, device=device,
+                                  pin_memory=pin_memory).to(dtype)
+
+
 def _constant_pad_nd(self, pad, value=0):
     """aten.constant_pad_nd with negative amounts (the backward of a
     padding: a cut) as a slice, then the padding by the positive amounts
@@ -421,11 +437,16 @@ def _decomposition_table(indexing):
     _rearrange.register(table)  # roll, index_put(accumulate=True)
     _pooling.register(table)  # 3-d max and average pooling
     _routing.register(table)  # topk, histc (MoE routers)
+    _resize.register(table)  # bilinear resizing's backward
     # Convolutions' gradients as forward convolutions
     # (_convolutions.convolution_backward; transposed ones as before).
     _before_core(table, aten.convolution_backward.default,
                  convolution_backward)
+    # One-element parameter lists written out first (padding="valid").
+    _before_core(table, aten.convolution_backward.default, expanded_backward)
+    _before_core(table, aten.convolution.default, expanded_convolution)
     table[aten.constant_pad_nd.default] = _constant_pad_nd
+    table[aten.arange.start_step] = _arange_start_step
     table[aten.empty_permuted.default] = _empty_permuted
     table[torch.ops.prims.copy_strided.default] = _copy_strided
     table[aten.cumsum.default] = _cumsum

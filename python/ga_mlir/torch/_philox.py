@@ -31,10 +31,12 @@ well: its size scales with B).
 """
 
 import contextlib
+import gc
 import math
 import pickle
 import random
 import sys
+import warnings
 
 import numpy
 import torch
@@ -369,38 +371,133 @@ def host_generators_kept():
         random.setstate(states[1])
 
 
-def _refuse_host_draws(run):
-    """Runs `run()` once more with the functions of numpy.random and random
-    that draw from their global generators wrapped to record the user's
-    line of the first call; CompileError there. A number drawn while the
-    step is traced is a constant of the trace: the compiled step would use
-    the same numbers at every call (silently: a frozen mask), so it is
-    refused. A function imported under another name is not wrapped: the
-    refusal is then not located."""
+def _held_generators():
+    """The generators other than numpy's and Python's global ones that
+    exist now (a numpy Generator from np.random.default_rng(), a
+    RandomState, a random.Random the model holds), each with a function of
+    its state."""
+    kinds = {numpy.random.Generator: lambda g: g.bit_generator.state,
+             numpy.random.RandomState: lambda g: g.get_state(),
+             random.Random: lambda g: g.getstate()}
+    everything = tuple(kinds)
+    # (random.SystemRandom has no state: not watched.) isinstance reads
+    # __class__, which some objects answer with a deprecation warning
+    # (torch.distributed.reduce_op): not the user's concern.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [(g, next(kinds[k] for k in kinds if isinstance(g, k)))
+                for g in gc.get_objects() if isinstance(g, everything) and
+                g is not numpy.random.mtrand._rand and
+                g is not random._inst and
+                not isinstance(g, random.SystemRandom)]
+
+
+@contextlib.contextmanager
+def _held_draws_watched(found):
+    """While the body runs: the user's line of the first draw from a
+    generator that _held_generators finds (their methods are compiled and
+    cannot be wrapped: each line's state is compared with the last one, so
+    this runs only when such a generator exists). Its numbers would be
+    constants of the trace as well; a draw is refused, seeded or not."""
+    from ._locations import current_user_line, kept_frame
+    held = _held_generators()
+    if not held:
+        yield
+        return
+    before = [pickle.dumps(state(g)) for g, state in held]
+    last = {}
+
+    def drew(frame, event):
+        if found or all(pickle.dumps(state(g)) == b
+                        for (g, state), b in zip(held, before)):
+            return
+        # The draw ran since the last event: on the frame's previous line,
+        # or on the caller's line for a call.
+        at = frame.f_back if event == "call" else frame
+        line = last.get(id(at)) if event != "call" else at and at.f_lineno
+        where = f"{at.f_code.co_filename}:{line}" if line and kept_frame(
+            at.f_code.co_filename, at.f_code.co_name) else current_user_line()
+        found.append((where, "a generator of its own (a numpy Generator, "
+                      "RandomState or random.Random)"))
+
+    def local(frame, event, arg):
+        drew(frame, event)
+        last[id(frame)] = frame.f_lineno
+        return local
+
+    def watch(frame, event, arg):
+        drew(frame, event)
+        return local
+
+    previous = sys.gettrace()
+    sys.settrace(watch)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+    if not found:
+        drew(sys._getframe(), "line")
+
+
+@contextlib.contextmanager
+def _host_draws_refused():
+    """Runs the body with the functions of numpy.random and random that
+    draw from their global generators wrapped to record the user's line of
+    the first draw; CompileError there. A number drawn while the step is
+    traced is a constant of the trace: the compiled step would use the same
+    numbers at every call (silently: a frozen mask), so it is refused,
+    unless the forward itself seeded that generator with a Python number
+    before it drew (BigBird's random blocks: np.random.seed(layer) in
+    training): its draws are then the same at every call, and the
+    constants are what the forward computes (the compiled step leaves the
+    generators' states as they were, where the forward leaves them
+    seeded). The calls are watched, not only the states: a forward that
+    draws and then seeds may end in the state it started from. A function
+    imported under another name is not wrapped: its draw is refused
+    without a line (the state changed), or at the seed that follows it.
+    Generators of the model's own (np.random.default_rng(), RandomState,
+    random.Random) are watched too (_held_draws_watched): their draws were
+    frozen silently before."""
     from ._locations import UNLOCATED, current_user_line
-    found = []
+    found, seeded = [], set()
+    states = {numpy.random: numpy.random.get_state, random: random.getstate}
+    entry = {m: pickle.dumps(get()) for m, get in states.items()}
+
+    def changed(module):
+        return pickle.dumps(states[module]()) != entry[module]
 
     def recording(module, name, function):
         def call(*args, **kwargs):
-            if not found:
+            value = args[0] if args else next(iter(kwargs.values()), None)
+            # Seeded with a number and nothing drawn before (by a function
+            # not wrapped, too): what it draws from here on is the same at
+            # every call. A seed of None (the system's entropy) draws.
+            if name == "seed" and isinstance(value, int) and \
+                    module not in seeded and not changed(module):
+                seeded.add(module)
+            elif not found and module not in seeded and \
+                    name not in ("get_state", "getstate"):
                 found.append((current_user_line(),
                               f"{module.__name__}.{name}"))
             return function(*args, **kwargs)
         return call
 
-    wrapped = []
+    wrapped = [(numpy.random, "seed", numpy.random.seed)]
     for module, owner in ((numpy.random, numpy.random.mtrand._rand),
                           (random, random._inst)):
         for name, value in list(vars(module).items()):
             if callable(value) and getattr(value, "__self__", None) is owner:
                 wrapped.append((module, name, value))
-                setattr(module, name, recording(module, name, value))
+    for module, name, value in wrapped:
+        setattr(module, name, recording(module, name, value))
     try:
-        with torch.random.fork_rng(devices=[]):
-            run()
+        with _held_draws_watched(found):
+            yield
     finally:
         for module, name, value in wrapped:
             setattr(module, name, value)
+    if not found and all(m in seeded or not changed(m) for m in states):
+        return
     where, what = found[0] if found else (UNLOCATED, "numpy or random")
     raise CompileError(
         f"{where}: error: the forward draws random numbers with {what}, "
@@ -408,21 +505,21 @@ def _refuse_host_draws(run):
         "constants, the same at every call of the compiled step; draw them "
         "with torch (torch.rand, torch.bernoulli, torch.randn, ...), which "
         "the compiled step draws per sample, or pass them as an input of "
-        "the step",
+        "the step" + ("" if "own" in what else " (or seed the generator "
+                      "with a number before drawing, when the numbers are "
+                      "meant to be the same at every step)"),
         code="random-draw-unsupported")
 
 
 def record_draws(run):
     """The (op name, shape, user's line) of each random draw of `run()`.
-    A draw from numpy's or Python's generator is refused (_refuse_host_draws);
-    their states are left as they were."""
+    A draw from numpy's or Python's generator is refused unless the forward
+    seeded it first (_host_draws_refused); their states are left as they
+    were."""
     recorder = _Recorder()
-    with host_generators_kept():
-        before = pickle.dumps(_host_states())
+    with host_generators_kept(), _host_draws_refused():
         with torch.random.fork_rng(devices=[]), recorder:
             run()
-        if pickle.dumps(_host_states()) != before:
-            _refuse_host_draws(run)
     return recorder.shapes
 
 

@@ -1,7 +1,13 @@
-"""The operations of mixture-of-experts routers for tracing, which torch-mlir
-lowers to a sort (topk) or not at all (histc):
+"""The operations of mixture-of-experts routers (and of random masking by
+sorting noise) for tracing, which torch-mlir lowers to a sort (topk, sort)
+or not at all (histc):
 - aten.topk as k rounds of a maximum and the first index that reaches it
   (a comparison with an iota), the values picked by that comparison;
+- aten.sort (argsort, ViTMAE's per-sample shuffle of patches by the
+  argsort of uniform noise) along a dimension of at most _SORT_SIZE
+  entries as the rank of each element (how many come before it: a
+  comparison of every pair) and the element of each rank picked by a
+  comparison of the ranks with an iota: exact, a permutation;
 - aten.histc as the bin of every element compared with an iota of the bins
   and summed over the elements. Load-balancing losses count the tokens
   routed to each expert this way (transformers' load_balancing_loss_func);
@@ -71,6 +77,50 @@ def _topk(self, k, dim=-1, largest=True, sorted=True):
     return torch.cat(values, dim), torch.cat(indices, dim)
 
 
+# The longest dimension that _sort sorts (it compares every pair: n * n
+# entries per row).
+_SORT_SIZE = 1024
+
+
+def _sort(self, dim=-1, descending=False, stable=False):
+    """aten.sort (stable or not: the stable order is one the unstable sort
+    may return) along `dim` of at most _SORT_SIZE entries: the values in
+    order and their indices, equal values in the order of their indices,
+    NaN last (first when descending), as PyTorch orders them. Element i's
+    rank is the number of elements that come before it: smaller (larger
+    when descending) or equal at a lower index."""
+    if self.dim() == 0 or self.dtype == torch.bool or \
+            self.shape[dim] > _SORT_SIZE:
+        return NotImplemented
+    x = self.movedim(dim, -1)
+    n = x.shape[-1]
+    mine, other = x.unsqueeze(-1), x.unsqueeze(-2)  # [..., i, 1], [..., 1, j]
+    if descending:
+        mine, other = other, mine
+    before = other < mine
+    same = other == mine
+    if self.is_floating_point():
+        # NaN compares false with everything: after every number, equal
+        # to the other NaN (PyTorch's order), on either side.
+        before = before | (mine.isnan() & ~other.isnan())
+        same = same | (mine.isnan() & other.isnan())
+    iota = torch.arange(n, device=self.device)
+    earlier = iota < iota.view(n, 1)  # [i, j]: j < i
+    rank = (before | (same & earlier)).sum(-1)
+    hot = rank.unsqueeze(-2) == iota.view(n, 1)  # [..., rank, i]
+    indices = torch.where(hot, iota, 0).sum(-1)
+    # The value of each rank: the one element the row holds there (a
+    # maximum over -inf elsewhere keeps -0.0 and NaN as they are).
+    low = float("-inf") if self.is_floating_point() else \
+        torch.iinfo(self.dtype).min
+    values = torch.where(hot, x.unsqueeze(-2), low).amax(-1)
+    return values.movedim(-1, dim), indices.movedim(-1, dim)
+
+
+def _sort_stable(self, *, stable=None, dim=-1, descending=False):
+    return _sort(self, dim, descending, bool(stable))
+
+
 # The most values per row that _scatter_src writes in rounds (topk's k).
 _SCATTER_ROUNDS = 16
 
@@ -131,5 +181,7 @@ def register(table):
     """Adds the decompositions of this module to a trace's table."""
     table[aten.histc.default] = _histc
     table[aten.topk.default] = _topk
+    table[aten.sort.default] = _sort
+    table[aten.sort.stable] = _sort_stable
     table[aten.scatter.src] = _scatter_src
     table[aten.scatter.value] = _scatter_value

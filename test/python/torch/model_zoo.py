@@ -126,7 +126,8 @@ class ReferenceDropout(TorchFunctionMode):
     F.dropout in training mode multiplies by dropout_keep(seed, k, ...) / (1
     - p), each Tensor.bernoulli_(p) fills bernoulli_keep(seed, k, ...) and
     each Tensor.exponential_(lambd) exponential_draw(seed, k, ...), each
-    torch.randn_like normal_draw(seed, k, ...) and each torch.randint(low,
+    torch.randn_like normal_draw(seed, k, ...), each torch.rand
+    uniform_draw(seed, k, ...) and each torch.randint(low,
     high, size) integer_draw(seed, k, ...), k counting the draws (for a
     tensor whose first dimension is the batch's)."""
 
@@ -159,6 +160,14 @@ class ReferenceDropout(TorchFunctionMode):
             values = normal_draw(self.seed, self.draws, tuple(x.shape))
             self.draws += 1
             return torch.from_numpy(values).to(x.dtype)
+        if func is torch.rand:
+            # torch.rand(*size) or torch.rand(size) (ViTMAE's noise).
+            size = args[0] if len(args) == 1 and not isinstance(
+                args[0], int) else args
+            values = uniform_draw(self.seed, self.draws, tuple(size))
+            self.draws += 1
+            return torch.from_numpy(values).to(
+                kwargs.get("dtype") or torch.get_default_dtype())
         if func is torch.randint and len(args) == 3:
             low, high, size = args
             values = integer_draw(self.seed, self.draws, tuple(size), low,

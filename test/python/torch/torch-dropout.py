@@ -348,6 +348,71 @@ for name, draw in (("numpy.random", lambda shape: np.random.rand(*shape)),
 # CHECK: random: refused at torch-dropout.py:{{[0-9]+}} [random-draw-unsupported]: random.random states kept: True
 
 
+# A forward that seeds the generator with a number before it draws
+# (BigBird's random blocks: np.random.seed(layer) in training) draws the same
+# numbers at every call: constants of the trace are exact. Compiled, and
+# its two steps match PyTorch's; a draw before the seed, or a seed of None
+# (from the system's entropy), is still refused at its line.
+def seeded(shape):
+    np.random.seed(3)
+    return np.random.rand(*shape)
+
+
+def drawn_before_seed(shape):
+    np.random.rand()  # a draw before the seed
+    return seeded(shape)
+
+
+def seeded_by_entropy(shape):
+    np.random.seed(None)  # entropy
+    return np.random.rand(*shape)
+
+
+# A generator of the model's own (np.random.default_rng(), RandomState,
+# random.Random) is not the global one: its draws were frozen silently; now
+# refused at the drawing line, seeded or not.
+held = (np.random.default_rng(0), np.random.RandomState(0), random.Random(0))
+for name, draw in (("seeded", seeded), ("drawn before seed", drawn_before_seed),
+                   ("seeded by entropy", seeded_by_entropy),
+                   ("default_rng", lambda shape: held[0].random(shape)),
+                   ("RandomState", lambda shape: held[1].rand(*shape)),
+                   ("random.Random", lambda shape: [[[held[2].random()] *
+                                                     shape[2]] * shape[1]] *
+                    shape[0])):
+    torch.manual_seed(0)
+    model = HostDraws(draw)
+    ref = copy.deepcopy(model)
+    try:
+        step = compile_train_step(model, loss_fn,
+                                  torch.optim.SGD(model.parameters(), lr=0.1),
+                                  example_inputs=batches()[0],
+                                  micro_batches=2)
+    except CompileError as error:
+        line = str(error).splitlines()[0]
+        print(f"{name}: refused at",
+              line.split(": error:")[0].rsplit("/", 1)[-1],
+              line.split("random numbers with ")[1].split(" (")[0].split(
+                  ",")[0])
+        continue
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    for x, y in batches()[:2]:
+        step(x, y)
+        loss_fn(ref, x, y).backward()
+        ref_opt.step()
+        ref_opt.zero_grad()
+    d = max((p - q).abs().max().item()
+            for p, q in zip(model.parameters(), ref.parameters()))
+    print(f"{name}: compiled, 2 steps vs PyTorch {d:.2g}",
+          "OK" if d <= 1e-6 else "FAIL")
+    failures += d > 1e-6
+# CHECK: seeded: compiled, 2 steps vs PyTorch {{.*}} OK
+# CHECK: drawn before seed: refused at torch-dropout.py:{{[0-9]+}} numpy.random.rand
+# CHECK: seeded by entropy: refused at torch-dropout.py:{{[0-9]+}} numpy.random.seed
+# CHECK: default_rng: refused at torch-dropout.py:{{[0-9]+}} a generator of its own
+# CHECK: RandomState: refused at torch-dropout.py:{{[0-9]+}} a generator of its own
+# CHECK: random.Random: refused at torch-dropout.py:{{[0-9]+}} a generator of its own
+
+
 # PyTorch's own dropout under accumulation: the same seed, the same batch,
 # N = 1 and N = 2 micro-batches draw other masks, so the weights differ.
 def pytorch_accumulated(n):
