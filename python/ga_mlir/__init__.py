@@ -38,6 +38,11 @@ import os
 import threading
 import warnings
 
+from ._blas import load_host_blas
+
+# Before any step library binds to it (see _blas).
+load_host_blas()
+
 __all__ = ["run_pipeline", "verify", "function_info", "FunctionInfo", "ValueType", "draw_inputs", "DrawnInput",
            "rewrite_gpu_objects", "GpuObject",
            "PipelineError", "Diagnostic", "GADiagnosticWarning",
