@@ -164,9 +164,11 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
            "read of a value touched more than this many live bytes ago "
            "comes from memory (default: this host's per-core L2 cache for "
            "target=cpu, 0 for target=cuda)">,
-    Option<"memoryCost", "memory-cost", "double", /*default=*/"1.0",
+    Option<"memoryCost", "memory-cost", "double", /*default=*/"6.0",
            "Operations of the time model per byte read from beyond the "
-           "cache (the ratio of arithmetic rate to memory bandwidth)">
+           "cache: the ratio of the arithmetic rate to the memory "
+           "bandwidth (default: fitted to the steps of "
+           "bench/remat_budget.py on a 2-core EPYC, docs/Results.md)">
   ];
   let statistics = [
     Statistic<"numCandidates", "candidates",
