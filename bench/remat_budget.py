@@ -35,8 +35,13 @@ CPU allocator and our libraries both allocate through them), one thread
 what it holds: the bytes of the parameters, the optimizer state and the
 batch before the call, plus the peak growth of the live heap during one
 steady-state call, plus (ours) the library's static storage (its .bss,
-steplib.static_storage_bytes). Time: median of --reps calls after
---warmup. Shared options of every compile of ours: --options (default
+steplib.static_storage_bytes). Time: the median over --reps rounds, each
+of which calls every step of the worker in turn (--warmup untimed calls,
+then one timed), after all of them are compiled: the budgets' choices and
+the sweep are timed interleaved in one process, so that a load that comes
+and goes weighs on all alike (the goal of 3 % is below the noise of
+steps timed minutes apart on a shared machine). Shared options of every
+compile of ours: --options (default
 share_buffers=true: recomputation lowers a peak only when buffers are
 shared; the budget and the sweep are compiled alike).
 
@@ -49,7 +54,8 @@ equal peak for the 50 % and 25 % budgets.
 usage: .venv/bin/python bench/remat_budget.py [--quick] [--models gpt2,llama]
            [--budgets 100,75,50,35,25] [--ns 1,2,4,8,16]
            [--torch-ns 1,2,4,8,16] [--torch-fractions 1.0,0.5,0.2,0.0]
-           [--reps 3] [--warmup 1] [--json out.json] [--markdown out.md]
+           [--reps 3] [--warmup 1] [--no-torch] [--json out.json]
+           [--markdown out.md]
        .venv/bin/python bench/remat_budget.py --self-test
        .venv/bin/python bench/remat_budget.py --from-json out.json
 
@@ -174,11 +180,22 @@ def worker_ours(a):
     torch.set_num_threads(1)
     counter = steplib.HeapCounter()
     assert counter.active, "libGAHeapCount.so is not preloaded"
-    rows = []
+    rows, calls = [], []
     for config in json.loads(a.configs):
-        rows.append(_measure_ours(a, config, counter))
+        row, call = _measure_ours(a, config, counter)
+        rows.append(row)
+        calls.append(call)
         # Progress, and what a run cut short leaves in its log.
         print("row " + json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    # Timed interleaved, after every step is compiled: round r calls each
+    # step `warmup` + 1 times and keeps the last call's time, so that a
+    # load that comes and goes weighs on every step alike.
+    live = [(row, call) for row, call in zip(rows, calls) if call]
+    for row, _ in live:
+        row["times"] = []
+    for _ in range(a.reps):
+        for row, call in live:
+            row["times"] += steplib.time_calls(call, a.warmup, 1)
     return {"rows": rows}
 
 
@@ -202,14 +219,14 @@ def _measure_ours(a, config, counter):
         # The compiler's own reason (a budget names the smallest peak).
         reason = next((l for l in lines if "smallest" in l),
                       next((l for l in lines if "error" in l), lines[0]))
-        return dict(config, error=reason.strip()[:400], code=error.code)
+        return dict(config, error=reason.strip()[:400], code=error.code), \
+            None
     setup = time.perf_counter() - t0
     choice = step.chosen_configuration() or {}
     report = step.memory_report()
     held = _held_bytes(model, optimizer, batch)
     _, measured = counter.step_peak(step, lambda: step(*batch), held)
     static = steplib.step_static_bytes(step)
-    times = steplib.time_calls(lambda: step(*batch), a.warmup, a.reps)
     return dict(config, n=step.chosen_micro_batches(),
                 recompute=choice.get("recompute") or
                 config.get("recompute") or "none",
@@ -218,8 +235,8 @@ def _measure_ours(a, config, counter):
                 predicted=report["total_peak"],
                 report={k: v for k, v in report.items()
                         if isinstance(v, (int, float))},
-                measured=measured, static=static, times=times,
-                setup=setup)
+                measured=measured, static=static,
+                setup=setup), lambda: step(*batch)
 
 
 def worker_torch(a):
@@ -347,8 +364,8 @@ def goal_checks(result):
         r["best_sweep"] = best and {k: best[k] for k in
                                     ("n", "recompute", "ms", "measured")}
         if best and r["ms"] > (1 + TIME_TOLERANCE) * best["ms"]:
-            slow.append(f"{r['percent']} %: {r['ms']:.1f} ms vs N="
-                        f"{best['n']} {best['recompute']} {best['ms']:.1f}"
+            slow.append(f"{r['percent']} %: {r['ms']:.2f} ms vs N="
+                        f"{best['n']} {best['recompute']} {best['ms']:.2f}"
                         " ms")
     compared = [r for r in budgets if r["best_sweep"]]
     checks.append((f"time within {100 * TIME_TOLERANCE:.0f} % of the sweep's"
@@ -408,7 +425,7 @@ def run_model(a, model, sets, log):
                 if "max_memory" in row else "") + (
                 f"N={row['n']} {row['recompute']} predicted "
                 f"{row['predicted']} measured {row['measured']} B "
-                f"{row['ms']:.1f} ms (compiled in {row['setup']:.0f} s)"
+                f"{row['ms']:.2f} ms (compiled in {row['setup']:.0f} s)"
                 if "ms" in row else f"error: {row['error']}"))
         return rows
 
@@ -417,14 +434,15 @@ def run_model(a, model, sets, log):
         raise RuntimeError(f"{model}: the base step failed: {base['error']}")
     result["base"] = base
     budgets = budgets_for(base["predicted"], a.budgets)
+    # The budgets' choices and the sweep in one worker, timed interleaved
+    # (N = 1 none again: the base's time was not).
     rows = ours([{"max_memory": b} for _, b in budgets] +
-                [{"n": n, "recompute": s} for n in a.ns for s in sets
-                 if (n, s) != (1, "none")])
+                [{"n": n, "recompute": s} for n in a.ns for s in sets])
     result["budgets"] = [dict(row, percent=p, budget=b)
                          for (p, b), row in zip(budgets, rows)]
-    result["sweep"] = [dict(base)] + rows[len(budgets):]
+    result["sweep"] = rows[len(budgets):]
     result["torch"] = []
-    for n in a.torch_ns:
+    for n in [] if a.no_torch else a.torch_ns:
         res = run_worker(worker="torch", model=model, size=a.size, n=n,
                          fractions=a.torch_fractions, reps=a.reps,
                          warmup=a.warmup)
@@ -432,7 +450,7 @@ def run_model(a, model, sets, log):
             p["ms"] = median_ms(p)
             result["torch"].append(p)
             log(f"  {model} torch.compile N={n} budget {p['fraction']}: "
-                f"measured {p['measured']} B {p['ms']:.1f} ms")
+                f"measured {p['measured']} B {p['ms']:.2f} ms")
         if "error" in res:
             result["torch"].append({"n": n, "error": res["error"]})
             log(f"  {model} torch.compile N={n}: error: {res['error']}")
@@ -456,7 +474,7 @@ def markdown(results, header):
                   f"No-recompute N = 1 peak: predicted "
                   f"{_mb(r['base']['predicted'])} MiB, measured "
                   f"{_mb(r['base']['measured'])} MiB, "
-                  f"{r['base']['ms']:.1f} ms/step.", "",
+                  f"{r['base']['ms']:.2f} ms/step.", "",
                   "| budget | MiB | chosen N | set | planner MiB | "
                   "report MiB | measured MiB | report error | ms/step | "
                   "best sweep point | torch.compile at <= peak | speed-up |",
@@ -472,11 +490,11 @@ def markdown(results, header):
                 f"{b['recompute']} | {_mb(b.get('chosen_predicted_peak'))} | "
                 f"{_mb(b['predicted'])} | "
                 f"{_mb(b['measured'])} | {100 * _error(b):+.2f} % | "
-                f"{b['ms']:.1f} | " +
-                (f"N={best['n']} {best['recompute']} {best['ms']:.1f} ms"
+                f"{b['ms']:.2f} | " +
+                (f"N={best['n']} {best['recompute']} {best['ms']:.2f} ms"
                  if best else "none fits") + " | " +
                 (f"N={t['n']} budget {t['fraction']}: {_mb(t['measured'])}"
-                 f" MiB, {t['ms']:.1f} ms" if t else "none at this peak") +
+                 f" MiB, {t['ms']:.2f} ms" if t else "none at this peak") +
                 " | " + (f"{b['speedup_vs_torch']:.2f}x" if t else "-") +
                 " |")
         lines += ["", "Sweep (predicted / measured MiB, ms/step):", "",
@@ -490,7 +508,7 @@ def markdown(results, header):
                 cells.append("-" if p is None else
                              "refused" if "measured" not in p else
                              f"{_mb(p['predicted'])} / {_mb(p['measured'])}"
-                             f", {p['ms']:.1f}")
+                             f", {p['ms']:.2f}")
             lines.append(f"| {n} | " + " | ".join(cells) + " |")
         lines += ["", "torch.compile with activation_memory_budget "
                   "(measured MiB, ms/step):", "",
@@ -498,7 +516,7 @@ def markdown(results, header):
                   "|---|---|---|---|"]
         for p in r["torch"]:
             lines.append(f"| {p['n']} | {p.get('fraction', '-')} | " +
-                         (f"{_mb(p['measured'])} | {p['ms']:.1f} |"
+                         (f"{_mb(p['measured'])} | {p['ms']:.2f} |"
                           if "ms" in p else f"error: {p['error']} | |"))
         lines += ["", "Goals:", ""]
         for c in r["checks"]:
@@ -569,6 +587,9 @@ def main():
                    "the compiler offers)")
     p.add_argument("--torch-ns", default=None)
     p.add_argument("--torch-fractions", default=None)
+    p.add_argument("--no-torch", action="store_true",
+                   help="only our steps (each torch.compile point is an "
+                   "Inductor compile of minutes)")
     p.add_argument("--options", default="share_buffers=true")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--warmup", type=int, default=1)

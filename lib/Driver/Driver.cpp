@@ -136,7 +136,8 @@ static LogicalResult chooseMicroBatches(ModuleOp step,
   for (StringRef name :
        {StringRef(kMicroBatchesAttrName), StringRef("ga.recompute"),
         StringRef("ga.predicted_peak"), StringRef("ga.recompute_work"),
-        StringRef("ga.candidates_measured")})
+        StringRef("ga.candidates_measured"), StringRef("ga.estimated_work"),
+        StringRef("ga.moved_bytes")})
     func->removeAttr(name);
   return success();
 }

@@ -39,24 +39,25 @@ struct Choice {
   int64_t n = 0;
   std::string recompute;
   int64_t peak = 0;
-  /// The arithmetic work of the step with this recompute set, and what the
-  /// recomputation adds to it.
+  /// The arithmetic work of the step with this N and recompute set, and
+  /// what the recomputation adds to it (against `none` at the same N).
   int64_t work = 0, extraWork = 0;
-  /// The estimated time: the work plus the parameters read again by every
-  /// micro-batch (in elements).
-  int64_t time = 0;
+  /// The bytes its ops read from beyond the cache (StepCost).
+  int64_t movedBytes = 0;
+  /// The estimated time: the work plus `memory-cost` operations per byte
+  /// read from beyond the cache (StepCost).
+  double time = 0;
   /// How many candidates were bufferized to choose this one (the others
   /// were pruned by their estimated time).
   int64_t measured = 0;
 };
 
-/// A recompute set as the planner weighs it: its --ga-accumulate options,
-/// its work, and the peaks measured so far, by pair of micro-batch sizes
-/// (N with the same sizes have the same buffers: only the trip counts of
-/// the loops differ).
+/// A recompute set as the planner weighs it: its --ga-accumulate options
+/// and the peaks measured so far, by pair of micro-batch sizes (N with the
+/// same sizes have the same buffers: only the trip counts of the loops
+/// differ).
 struct CandidateSet {
   std::string name, options;
-  int64_t work = 0;
   /// Whether a failure of the analyses drops the set (with `auto`) rather
   /// than the choice.
   bool optional = false;
@@ -87,9 +88,20 @@ struct ChooseMicroBatchesPass
   /// error at `func` naming the smallest peak and its configuration).
   FailureOr<Choice> fitBudget(func::FuncOp func, int64_t batchSize,
                               int64_t budget);
-  /// The candidate sets of getCandidateSets() with their work (a set
-  /// whose rewrite fails is left out with `auto`).
-  FailureOr<SmallVector<CandidateSet>> getCandidateWork(func::FuncOp func);
+  /// The candidates of every set of getCandidateSets() and N from `first`
+  /// to `last`, with their work and estimated time (a candidate whose
+  /// rewrite fails is left out with `auto`), and the index of each
+  /// one's set in `sets`.
+  FailureOr<SmallVector<Choice>>
+  getCandidateTimes(func::FuncOp func, int64_t first, int64_t last,
+                    SmallVectorImpl<CandidateSet> &sets,
+                    SmallVectorImpl<size_t> &setOf);
+  /// Parses `cache-size` (default: this host's cache, none for
+  /// target=cuda) into `cacheBytes` and checks `memory-cost`.
+  LogicalResult parseTimeModel();
+
+  /// The cache of the time model, in bytes.
+  int64_t cacheBytes = 0;
   /// Runs the --ga-accumulate rewrite of each of `steps` with the N and
   /// recompute set recorded on it, and drops the records.
   LogicalResult applyChoices(ArrayRef<func::FuncOp> steps);
@@ -108,22 +120,6 @@ SmallVector<std::string> ChooseMicroBatchesPass::getCandidateSets() {
   for (StringRef set : getRecomputeSets())
     sets.push_back(set.str());
   return sets;
-}
-
-/// Elements of the parameters of `func` (what every micro-batch reads
-/// again).
-static int64_t getParameterElements(func::FuncOp func) {
-  SmallVector<BufferRole> roles = getArgumentRoles(func);
-  int64_t elements = 0;
-  for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    bool parameter = roles.empty()
-                         ? !func.getArgAttr(i, GADialect::getBatchAttrName())
-                         : roles[i] == BufferRole::Parameters;
-    if (tensor && tensor.hasStaticShape() && parameter)
-      elements += tensor.getNumElements();
-  }
-  return elements;
 }
 
 /// The total peak of `set` with `n` micro-batches of a batch of
@@ -159,7 +155,6 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
                                                     int64_t batchSize,
                                                     int64_t budget) {
   ModuleOp module = getOperation();
-  int64_t parameters = getParameterElements(func);
   // The classes the report gives the arguments (empty: inferred).
   FailureOr<SmallVector<BufferRole>> roles =
       parseRoles(argumentRoles, func.getLoc());
@@ -180,46 +175,35 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
                               pairs);
   };
 
-  // The work of each set first: it is all the estimated time depends on
-  // (with N), and costs one rewrite, no bufferization.
-  FailureOr<SmallVector<CandidateSet>> sets = getCandidateWork(func);
-  if (failed(sets))
-    return failure();
-  int64_t baseWork = -1;
-  for (CandidateSet &set : *sets)
-    if (baseWork < 0 || set.name == "none")
-      baseWork = set.name == "none" ? set.work : baseWork;
-
-  // Every (set, N), in the order the sets and N are listed, then by
-  // estimated time (ties in the listed order, as they always went).
+  // The time of every (set, N) first: one rewrite each, no bufferization.
   int64_t first = microBatches ? microBatches : 1;
   int64_t last = microBatches ? microBatches : batchSize;
-  SmallVector<Choice> order;
+  SmallVector<CandidateSet> sets;
   SmallVector<size_t> setOf;
-  for (auto [index, set] : llvm::enumerate(*sets))
-    for (int64_t n = first; n <= last; ++n) {
-      order.push_back(
-          Choice{n, set.name, 0, set.work, 0, set.work + n * parameters});
-      setOf.push_back(index);
-    }
+  FailureOr<SmallVector<Choice>> candidates =
+      getCandidateTimes(func, first, last, sets, setOf);
+  if (failed(candidates))
+    return failure();
+  SmallVector<Choice> &order = *candidates;
   SmallVector<size_t> byTime =
       llvm::to_vector(llvm::seq<size_t>(0, order.size()));
+  // Ties by N, then in the order of the sets.
   llvm::sort(byTime, [&](size_t a, size_t b) {
-    return std::tie(order[a].time, a) < std::tie(order[b].time, b);
+    return std::tie(order[a].time, order[a].n, a) <
+           std::tie(order[b].time, order[b].n, b);
   });
 
   // The first candidate by time that fits is the choice: every later one
   // takes at least as long, so its peak need not be measured.
   for (size_t i : byTime) {
     FailureOr<std::optional<int64_t>> peak = measurePeak(
-        (*sets)[setOf[i]], order[i].n, batchSize, measure, &getContext());
+        sets[setOf[i]], order[i].n, batchSize, measure, &getContext());
     if (failed(peak))
       return failure();
     if (!*peak || **peak + reserved > budget)
       continue;
     Choice best = order[i];
     best.peak = **peak + reserved;
-    best.extraWork = baseWork >= 0 ? best.work - baseWork : 0;
     best.measured = measured;
     return best;
   }
@@ -229,7 +213,7 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
   std::optional<Choice> smallest;
   for (auto [i, choice] : llvm::enumerate(order)) {
     FailureOr<std::optional<int64_t>> peak = measurePeak(
-        (*sets)[setOf[i]], choice.n, batchSize, measure, &getContext());
+        sets[setOf[i]], choice.n, batchSize, measure, &getContext());
     if (failed(peak))
       return failure();
     if (*peak && (!smallest || **peak + reserved < smallest->peak)) {
@@ -258,9 +242,33 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
   return error;
 }
 
-FailureOr<SmallVector<CandidateSet>>
-ChooseMicroBatchesPass::getCandidateWork(func::FuncOp func) {
-  SmallVector<CandidateSet> sets;
+LogicalResult ChooseMicroBatchesPass::parseTimeModel() {
+  Location where = getOperation().getLoc();
+  if (memoryCost < 0)
+    return emitError(where)
+           << DiagnosticCode::InvalidOptions
+           << "--ga-choose-micro-batches: memory-cost must be at least 0";
+  if (cacheSize.empty()) {
+    cacheBytes = target == "cuda" ? 0 : getHostCacheBytes();
+    return success();
+  }
+  FailureOr<int64_t> bytes = parseByteCount(cacheSize);
+  if (failed(bytes))
+    return emitError(where)
+           << DiagnosticCode::InvalidOptions
+           << "--ga-choose-micro-batches: invalid cache-size '" << cacheSize
+           << "': expected a number of bytes, optionally "
+              "followed by KiB, MiB or GiB";
+  cacheBytes = *bytes;
+  return success();
+}
+
+FailureOr<SmallVector<Choice>> ChooseMicroBatchesPass::getCandidateTimes(
+    func::FuncOp func, int64_t first, int64_t last,
+    SmallVectorImpl<CandidateSet> &sets, SmallVectorImpl<size_t> &setOf) {
+  // The work of `none` at each N, which the recomputation adds to.
+  DenseMap<int64_t, int64_t> baseWork;
+  SmallVector<Choice> candidates;
   for (const std::string &name : getCandidateSets()) {
     CandidateSet set;
     set.name = name;
@@ -270,19 +278,36 @@ ChooseMicroBatchesPass::getCandidateWork(func::FuncOp func) {
     // A recompute set that the analyses cannot follow (with `auto`) is left
     // out, silently: the step without it is still a candidate.
     set.optional = recompute == "auto" && name != "none";
-    std::optional<ScopedDiagnosticHandler> silence;
-    if (set.optional)
-      silence.emplace(&getContext(), [](Diagnostic &) { return success(); });
-    FailureOr<int64_t> work =
-        estimateStepWork(getOperation(), func, set.options);
-    if (failed(work) && set.optional)
-      continue;
-    if (failed(work))
-      return failure();
-    set.work = *work;
+    // N with the same micro-batch sizes differ only in trip counts: each N
+    // is counted, as the trips weigh the work and the traffic.
+    for (int64_t n = first; n <= last; ++n) {
+      std::optional<ScopedDiagnosticHandler> silence;
+      if (set.optional)
+        silence.emplace(&getContext(), [](Diagnostic &) { return success(); });
+      FailureOr<StepCost> cost =
+          estimateStepCost(getOperation(), func, n, set.options, cacheBytes);
+      if (failed(cost) && set.optional)
+        break;
+      if (failed(cost))
+        return failure();
+      if (name == "none")
+        baseWork[n] = cost->work;
+      Choice choice{n,
+                    name,
+                    0,
+                    cost->work,
+                    0,
+                    cost->movedBytes,
+                    double(cost->work) + memoryCost * double(cost->movedBytes)};
+      candidates.push_back(choice);
+      setOf.push_back(sets.size());
+    }
     sets.push_back(std::move(set));
   }
-  return sets;
+  for (Choice &choice : candidates)
+    if (auto it = baseWork.find(choice.n); it != baseWork.end())
+      choice.extraWork = choice.work - it->second;
+  return candidates;
 }
 
 void ChooseMicroBatchesPass::runOnOperation() {
@@ -327,6 +352,8 @@ void ChooseMicroBatchesPass::runOnOperation() {
         << static_cast<int64_t>(reserved) << " is negative";
     return signalPassFailure();
   }
+  if (failed(parseTimeModel()))
+    return signalPassFailure();
   int64_t budget = 0;
   if (!maxMemory.empty()) {
     FailureOr<int64_t> parsed = parseByteCount(maxMemory);
@@ -373,6 +400,9 @@ void ChooseMicroBatchesPass::runOnOperation() {
       func->setAttr("ga.recompute_work",
                     builder.getI64IntegerAttr(fit->extraWork));
       func->setAttr("ga.recompute", builder.getStringAttr(fit->recompute));
+      func->setAttr("ga.estimated_work", builder.getI64IntegerAttr(fit->work));
+      func->setAttr("ga.moved_bytes",
+                    builder.getI64IntegerAttr(fit->movedBytes));
       func->setAttr("ga.candidates_measured",
                     builder.getI64IntegerAttr(fit->measured));
     }
@@ -398,7 +428,8 @@ ChooseMicroBatchesPass::applyChoices(ArrayRef<func::FuncOp> steps) {
     for (StringRef name :
          {StringRef(kMicroBatchesAttrName), StringRef("ga.recompute"),
           StringRef("ga.predicted_peak"), StringRef("ga.recompute_work"),
-          StringRef("ga.candidates_measured")})
+          StringRef("ga.candidates_measured"), StringRef("ga.estimated_work"),
+          StringRef("ga.moved_bytes")})
       func->removeAttr(name);
   }
   for (auto &[name, n, set] : chosen) {

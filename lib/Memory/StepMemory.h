@@ -84,15 +84,33 @@ LogicalResult addMicroBatchRewrite(OpPassManager &pm, func::FuncOp func,
 FailureOr<SmallVector<BufferRole>> parseRoles(ArrayRef<std::string> names,
                                               Location where);
 
-/// The arithmetic work of `func` rewritten by --ga-accumulate with one
-/// micro-batch and the options `accumulateOptions` (a recompute set): the
-/// sum over its linalg ops of their iterations times the operations of
-/// their payload, and over the element-wise ops on tensors of their
-/// elements, times the constant trip counts of the loops around them. It
-/// does not depend on N but through the per-micro-batch traffic that the
-/// caller adds.
-FailureOr<int64_t> estimateStepWork(ModuleOp module, func::FuncOp func,
-                                    StringRef accumulateOptions);
+/// What a candidate configuration of a step costs, counted on its tensor
+/// ops: the time --ga-choose-micro-batches compares candidates by is
+/// `work + memoryCost * movedBytes`.
+struct StepCost {
+  /// The sum over its linalg ops of their iterations times the operations
+  /// of their payload, and over the element-wise ops on tensors of their
+  /// elements, times the constant trip counts of the loops around them.
+  int64_t work = 0;
+  /// The bytes its ops read from beyond a cache of the given size: an LRU
+  /// cache replayed over the tensors the ops read, in the order they run,
+  /// a value taking the storage bufferization gives it and a dead storage
+  /// leaving the cache (its buffer is reused); the step's arguments come
+  /// from memory.
+  int64_t movedBytes = 0;
+};
+
+/// The cost of `func` rewritten by --ga-accumulate with `microBatches`
+/// micro-batches and the options `accumulateOptions` (a recompute set),
+/// with a cache of `cacheBytes`.
+FailureOr<StepCost> estimateStepCost(ModuleOp module, func::FuncOp func,
+                                     int64_t microBatches,
+                                     StringRef accumulateOptions,
+                                     int64_t cacheBytes);
+
+/// The cache of one core of this host (its L2, from sysconf), or 1 MiB
+/// where the system does not say.
+int64_t getHostCacheBytes();
 
 /// Adds the dialects of the pipelines estimateStepMemory runs (for the
 /// getDependentDialects of the passes that call it).

@@ -13,6 +13,11 @@
 // RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="max-memory=1KiB in-place=5:0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PAIR
 // RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="max-memory=100 reserved=8" -o /dev/null 2>&1 | FileCheck %s --check-prefix=RESERVED
 // RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="max-memory=100 reserved=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="max-memory=1KiB cache-size=big" -o /dev/null 2>&1 | FileCheck %s --check-prefix=CACHE
+// RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="max-memory=1KiB memory-cost=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=COST
+// The time model's options: a cache of bytes, a cost of at least 0.
+// CACHE: error: --ga-choose-micro-batches: invalid cache-size 'big': expected a number of bytes, optionally followed by KiB, MiB or GiB
+// COST: error: --ga-choose-micro-batches: memory-cost must be at least 0
 // The candidates' form (results in place, argument classes) as the
 // report's: a wrong class or pair is the error of the report or of
 // --ga-write-results-in-place.

@@ -21,6 +21,10 @@
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=872 micro-batches=3" | FileCheck %s --check-prefix=FIXED3
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=776 in-place=0:0,1:1,2:2" | FileCheck %s --check-prefix=INPLACE776
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=775 in-place=0:0,1:1,2:2 roles=parameters,parameters,optimizer_state,optimizer_state,inputs,inputs" | FileCheck %s --check-prefix=INPLACE775
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=872 recompute=none cache-size=256 memory-cost=100" | FileCheck %s --check-prefix=CACHE256
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=872 recompute=none cache-size=512 memory-cost=100" | FileCheck %s --check-prefix=CACHE512
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=872 recompute=none cache-size=256 memory-cost=0" | FileCheck %s --check-prefix=NOCOST
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=872 recompute=none cache-size=0 memory-cost=100" | FileCheck %s --check-prefix=NOCACHE
 // RUN: ga-opt %s --ga-accumulate="micro-batches=1" --ga-write-results-in-place="func=step pairs=0:0,1:1,2:2" --ga-memory-report="func=step_in_place" -o /dev/null | FileCheck %s --check-prefix=REPORT-INPLACE1
 // RUN: ga-opt %s --ga-accumulate="micro-batches=2" --ga-write-results-in-place="func=step pairs=0:0,1:1,2:2" --ga-memory-report="func=step_in_place" -o /dev/null | FileCheck %s --check-prefix=REPORT-INPLACE2
 
@@ -49,28 +53,45 @@
 // The choice is recorded with its predicted total peak and the work the
 // recomputation adds (this step has no element-wise value read twice:
 // recomputing changes nothing, and costs nothing).
-// CHOICE: attributes {ga.candidates_measured = {{[0-9]+}} : i64, ga.micro_batches = 4 : i64, ga.predicted_peak = 836 : i64, ga.recompute = "none", ga.recompute_work = 0 : i64}
+// CHOICE: attributes {ga.candidates_measured = {{[0-9]+}} : i64, ga.estimated_work = 475 : i64, ga.micro_batches = 4 : i64, ga.moved_bytes = 500 : i64, ga.predicted_peak = 836 : i64, ga.recompute = "none", ga.recompute_work = 0 : i64}
 
-// Only the candidates up to the first that fits, by estimated time (work
-// + N x parameters), are bufferized: each later one takes at least as
-// long. With recompute=none that is N = 1 .. 4 at 839 bytes (not the 8
+// The estimated time is the work plus memory-cost x the bytes read from
+// beyond the cache. This step's work (475 operations) does not change with
+// N (the accumulation is fused into the products), and with the host's
+// cache it reads from memory only its arguments once (500 bytes): the
+// times tie, and ties go to the smaller N.
+// Only the candidates up to the first that fits, by estimated time, are
+// bufferized: each later one takes at least as long. With recompute=none that is N = 1 .. 4 at 839 bytes (not the 8
 // distinct micro-batch sizes of N = 1 .. 12). With auto, the 5 sets
 // (none, pointwise, attention, products, layers) have the same work here
 // (nothing to recompute), so each N is weighed with every set before the
 // next N: 1 candidate at 872 bytes (N = 1 fits), 5 + 1 at 871; at 828
 // every N up to 12 of the first set, 36 of the 40 (set, sizes) pairs.
 // COUNT839NONE: ga.candidates_measured = 4 : i64
-// COUNT872: ga.candidates_measured = 1 : i64, ga.micro_batches = 1 : i64
-// COUNT871: ga.candidates_measured = 6 : i64, ga.micro_batches = 2 : i64
-// COUNT828: ga.candidates_measured = 36 : i64, ga.micro_batches = 12 : i64
+// COUNT872: ga.candidates_measured = 1 : i64, {{.*}}ga.micro_batches = 1 : i64
+// COUNT871: ga.candidates_measured = 6 : i64, {{.*}}ga.micro_batches = 2 : i64
+// COUNT828: ga.candidates_measured = 36 : i64, {{.*}}ga.micro_batches = 12 : i64
+
+// With a cache smaller than x (12x8 f32, 384 bytes), N = 1 reads x from
+// memory again in the backward (vecmat), 1052 bytes in all; at N = 2 its
+// slices of 192 bytes still outgrow 256 bytes with the rest of the
+// micro-batch (600), and from N = 3 on only the arguments come from
+// memory: with a 256-byte cache N = 3 is the fastest (its peak fits 872
+// bytes), with 512 bytes N = 2, and without a cost per byte, or without a
+// cache (every read from memory: each micro-batch reads w, b and v
+// again), N = 1.
+// CACHE256: ga.estimated_work = 475 : i64, ga.micro_batches = 3 : i64, ga.moved_bytes = 500 : i64
+// CACHE512: ga.estimated_work = 475 : i64, ga.micro_batches = 2 : i64, ga.moved_bytes = 500 : i64
+// NOCOST: ga.estimated_work = 475 : i64, ga.micro_batches = 1 : i64, ga.moved_bytes = 1052 : i64
+// NOCACHE: ga.estimated_work = 475 : i64, ga.micro_batches = 1 : i64, ga.moved_bytes = 1216 : i64
 
 // reserved=R keeps R bytes of the budget for the results' objects the
 // caller allocates: N = 1 (872) no longer fits 872 with 1 byte kept, N = 2
 // (848) does, and its predicted peak counts the byte.
-// RESERVED: ga.micro_batches = 2 : i64, ga.predicted_peak = 849 : i64
+// RESERVED: ga.micro_batches = 2 : i64, ga.moved_bytes = 500 : i64, ga.predicted_peak = 849 : i64
 // micro-batches=N with max-memory fixes N; only the recompute set is
 // chosen.
-// FIXED3: attributes {{[{].*}}ga.micro_batches = 3 : i64, ga.predicted_peak = 840 : i64
+// FIXED3: attributes {{[{].*}}ga.micro_batches = 3 : i64, ga.moved_bytes = 500 : i64, ga.predicted_peak = 840 : i64
 
 // With the results the library writes in place (in-place=, as the PyTorch
 // frontend compiles it), a candidate is measured in that form: the new
@@ -79,8 +100,8 @@
 // to the report of N = 1 chooses N = 1.
 // REPORT-INPLACE1: @step_in_place {{.*}} 776
 // REPORT-INPLACE2: @step_in_place {{.*}} 752
-// INPLACE776: attributes {{[{].*}}ga.micro_batches = 1 : i64, ga.predicted_peak = 776 : i64
-// INPLACE775: attributes {{[{].*}}ga.micro_batches = 2 : i64, ga.predicted_peak = 752 : i64
+// INPLACE776: attributes {{[{].*}}ga.micro_batches = 1 : i64, {{.*}}ga.predicted_peak = 776 : i64
+// INPLACE775: attributes {{[{].*}}ga.micro_batches = 2 : i64, {{.*}}ga.predicted_peak = 752 : i64
 
 // From --ga-accumulate, the rewrite runs with the chosen N and the attribute
 // is gone.

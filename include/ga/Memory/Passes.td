@@ -40,23 +40,38 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
       `products` only lowers the peak with `cpu={share-buffers=1}`, where
       the recomputed values take the storage of the dead ones); N with the
       same micro-batch sizes (ceil(B/N), floor(B/N)) have the same buffers
-      and are measured once. The estimated time is the step's arithmetic
-      work with that set (iterations times payload operations of its linalg
-      ops: products, element-wise work and what is recomputed) plus N times
-      the parameters' elements (every micro-batch reads them again): for a
-      fixed set the smallest N that fits, and recomputation only where it
-      lets a smaller N fit or nothing fits without it. The work of each
-      set is counted first (one rewrite, no bufferization); the candidates
-      are then measured in the order of their estimated time (ties in the
-      order of the sets, then of N) and only up to the first that fits,
+      and are measured once. The estimated time of a candidate is counted
+      on the step rewritten with its N and set: its arithmetic work
+      (iterations times payload operations of its linalg ops: products,
+      element-wise work, what is recomputed, the accumulation of every
+      micro-batch) plus `memory-cost` operations per byte its ops read from
+      beyond a cache of `cache-size` bytes. The traffic is that of an LRU
+      cache replayed over the tensors the ops read in the order they run
+      (a loop's first iteration, then its steady state weighed by the
+      other trips): a read misses when the live bytes touched since its
+      value was last touched, its own included, exceed the cache; a value
+      takes the storage that bufferization gives it (the init it is
+      written into, the source of a reshape) and a dead storage leaves the
+      cache (its buffer is reused). A smaller N costs fewer per-micro-batch
+      reads of the parameters and accumulators but keeps larger
+      activations from the forward to the backward, which miss once they
+      outgrow the cache; recomputation adds work and makes the backward
+      read fresh values. The time of every candidate is estimated first
+      (one rewrite each, no bufferization); the candidates
+      are then measured in the order of their estimated time (ties by N,
+      then in the order of the sets) and only up to the first that fits,
       since every later one takes at least as long: that is the choice
       (`ga.candidates_measured` records how many were bufferized). Only
       when nothing fits is every candidate measured, to name the smallest
-      peak. A smaller budget never gives a larger peak: the candidates
-      only shrink. With `micro-batches=N` as well, N is fixed and only the
+      peak. A smaller budget never gives a larger peak: the choice of a
+      larger budget is chosen again when it fits the smaller one (the
+      fastest of fewer candidates), and otherwise its peak is above the
+      smaller budget, which the new choice's is not. With `micro-batches=N` as well, N is fixed and only the
       set is chosen. The choice is recorded as `ga.micro_batches`,
       `ga.recompute`, `ga.predicted_peak`, `ga.recompute_work` (the work
-      the recomputation adds) and `ga.candidates_measured`. `reserved`
+      the recomputation adds, against `none` at the same N),
+      `ga.estimated_work` and `ga.moved_bytes` (the two terms of its
+      estimated time) and `ga.candidates_measured`. `reserved`
       keeps bytes of the budget for what the caller allocates to return
       the step's results (the PyTorch frontend's loss tensor): a candidate
       fits when its peak plus them is within the budget, and the predicted
@@ -95,8 +110,8 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
     Option<"microBatchSize", "micro-batch-size", "int64_t", /*default=*/"0",
            "Samples per micro-batch M (>= 1): N = ceil(B / M)">,
     Option<"maxMemory", "max-memory", "std::string", /*default=*/"\"\"",
-           "Memory budget (bytes, or with KiB/MiB/GiB): the smallest N whose "
-           "static peak fits">,
+           "Memory budget (bytes, or with KiB/MiB/GiB): the N and recompute "
+           "set of least estimated time whose static peak fits">,
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"0",
            "A number of micro-batches given as well (0: none): with "
            "max-memory it fixes N and only the recompute set is chosen; "
@@ -143,7 +158,17 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
     ListOption<"argumentRoles", "roles", "std::string",
                "The report class of every argument (parameters, "
                "optimizer_state or inputs), as --ga-memory-report's `roles`; "
-               "default: inferred from the step">
+               "default: inferred from the step">,
+    Option<"cacheSize", "cache-size", "std::string", /*default=*/"\"\"",
+           "The cache of the time model (bytes, or with KiB/MiB/GiB): a "
+           "read of a value touched more than this many live bytes ago "
+           "comes from memory (default: this host's per-core L2 cache for "
+           "target=cpu, 0 for target=cuda)">,
+    Option<"memoryCost", "memory-cost", "double", /*default=*/"6.0",
+           "Operations of the time model per byte read from beyond the "
+           "cache: the ratio of the arithmetic rate to the memory "
+           "bandwidth (default: fitted to the steps of "
+           "bench/remat_budget.py on a 2-core EPYC, docs/Results.md)">
   ];
   let statistics = [
     Statistic<"numCandidates", "candidates",
