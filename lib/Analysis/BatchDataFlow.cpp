@@ -151,9 +151,8 @@ unsigned BatchTransfer::checkCoupling(ArrayRef<Value> inputs, bool quiet) {
           << "ghost batch: per-sample computation uses a statistic of each "
              "micro-batch instead of the whole batch; results differ from "
              "the full-batch step";
-      if (cls.origin)
-        diag.attachNote(getUserLocation(cls.origin))
-            << "the statistic is reduced over the batch here";
+      attachOriginNote(diag, cls.origin,
+                       "the statistic is reduced over the batch here");
       continue;
     }
     Diagnostic &diag =
@@ -162,9 +161,8 @@ unsigned BatchTransfer::checkCoupling(ArrayRef<Value> inputs, bool quiet) {
                      "reduced over the whole batch, so micro-batches would "
                      "compute different values (BatchNorm-like statistics, "
                      "in-batch normalization)";
-    if (cls.origin)
-      diag.attachNote(getUserLocation(cls.origin))
-          << "the value is reduced over the batch here";
+    attachOriginNote(diag, cls.origin,
+                     "the value is reduced over the batch here");
     diag.attachNote() << "it depends on parameters: use recompute-statistics "
                          "to compute it exactly in an earlier loop (one more "
                          "pass over the micro-batches), or allow-ghost-batch "

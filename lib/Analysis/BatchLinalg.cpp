@@ -219,9 +219,9 @@ static LogicalResult checkGuardedReduction(BatchTransfer &t,
                           "condition depends on the samples: micro-batches "
                           "could take other branches than the full batch; "
                           "reduce after the region";
-    if (condition.origin)
-      diag.attachNote(getUserLocation(condition.origin))
-          << "the condition is computed from this reduction over the batch";
+    attachOriginNote(
+        diag, condition.origin,
+        "the condition is computed from this reduction over the batch");
     return failure();
   }
   // The accumulators start before the loop, outside the branch: their sizes

@@ -376,9 +376,8 @@ Value mlir::ga::recomputeElementwiseTile(MicroBatchBuilder &b, OpResult result,
 
 static Operation *materializeExtractSlice(MicroBatchBuilder &b,
                                           tensor::ExtractSliceOp slice) {
-  BatchClass src = b.getClass(slice.getSource());
-  SmallVector<OpFoldResult> sizes = b.getList(slice.getMixedSizes());
-  sizes[src.dim] = b.getMicroSize(src.factor);
+  SmallVector<OpFoldResult> sizes =
+      b.getMicroSizes(slice.getMixedSizes(), b.getClass(slice.getSource()));
   return tensor::ExtractSliceOp::create(
       b.getBuilder(), slice.getLoc(), getMicroResultType(b, slice),
       b.getMicro(slice.getSource()), b.getList(slice.getMixedOffsets()), sizes,
@@ -392,8 +391,8 @@ static Operation *materializeInsertSlice(MicroBatchBuilder &b,
   int64_t sourceDim = 0;
   for (int64_t i = 0; i < cls.dim; ++i)
     sourceDim += !dropped.test(i);
-  SmallVector<OpFoldResult> sizes = b.getList(insert.getMixedSizes());
-  sizes[cls.dim] = b.getMicroSize(cls.factor);
+  SmallVector<OpFoldResult> sizes =
+      b.getMicroSizes(insert.getMixedSizes(), cls);
   return tensor::InsertSliceOp::create(
       b.getBuilder(), insert.getLoc(),
       b.getAlong(insert.getSource(), sourceDim, cls.factor),
@@ -404,9 +403,8 @@ static Operation *materializeInsertSlice(MicroBatchBuilder &b,
 
 static Operation *materializeExpandShape(MicroBatchBuilder &b,
                                          tensor::ExpandShapeOp expand) {
-  BatchClass cls = b.getClass(expand.getResult());
-  SmallVector<OpFoldResult> shape = b.getList(expand.getMixedOutputShape());
-  shape[cls.dim] = b.getMicroSize(cls.factor);
+  SmallVector<OpFoldResult> shape = b.getMicroSizes(
+      expand.getMixedOutputShape(), b.getClass(expand.getResult()));
   return tensor::ExpandShapeOp::create(
       b.getBuilder(), expand.getLoc(), getMicroResultType(b, expand),
       b.getMicro(expand.getSrc()), expand.getReassociationIndices(), shape);

@@ -32,6 +32,14 @@ MicroBatchBuilder::getList(ArrayRef<OpFoldResult> list) {
   return result;
 }
 
+SmallVector<OpFoldResult>
+MicroBatchBuilder::getMicroSizes(ArrayRef<OpFoldResult> sizes,
+                                 const BatchClass &cls) {
+  SmallVector<OpFoldResult> result = getList(sizes);
+  result[cls.dim] = getMicroSize(cls.factor);
+  return result;
+}
+
 SmallVector<Type>
 MicroBatchBuilder::getMicroTypes(ValueRange values,
                                  SmallVectorImpl<BatchClass> &classes) {

@@ -55,3 +55,9 @@ Location ga::getUserLocation(Operation *op, unsigned limit) {
   }
   return op->getLoc();
 }
+
+void ga::attachOriginNote(Diagnostic &diag, Operation *origin,
+                          const Twine &message) {
+  if (origin)
+    diag.attachNote(getUserLocation(origin)) << message;
+}

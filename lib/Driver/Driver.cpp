@@ -315,13 +315,22 @@ static OwningOpRef<ModuleOp> lowerInPlaceQuietly(ModuleOp rewritten,
 // Driver
 //===----------------------------------------------------------------------===//
 
+/// The options of a sharding pass (--ga-shard-optimizer,
+/// --ga-shard-parameters) that both take alike: the function, and the rank
+/// of `shard` in its world.
+template <typename Options, typename Shard>
+static Options getShardOptions(StringRef funcName, const Shard &shard) {
+  Options options;
+  options.funcName = funcName.str();
+  options.rank = shard.rank;
+  options.world = shard.world;
+  return options;
+}
+
 /// Adds --ga-shard-optimizer for `shard` (after the rewrite).
 static void buildShardOptimizer(OpPassManager &pm, StringRef funcName,
                                 const ShardOptimizer &shard) {
-  ShardOptimizerOptions zero;
-  zero.funcName = funcName.str();
-  zero.rank = shard.rank;
-  zero.world = shard.world;
+  auto zero = getShardOptions<ShardOptimizerOptions>(funcName, shard);
   zero.params.assign(shard.params.begin(), shard.params.end());
   zero.stateResults.assign(shard.stateResults.begin(),
                            shard.stateResults.end());
@@ -332,10 +341,7 @@ static void buildShardOptimizer(OpPassManager &pm, StringRef funcName,
 /// Adds --ga-shard-parameters for `shard` (after the rewrite).
 static void buildShardParameters(OpPassManager &pm, StringRef funcName,
                                  const ShardParameters &shard) {
-  ShardParametersOptions fsdp;
-  fsdp.funcName = funcName.str();
-  fsdp.rank = shard.rank;
-  fsdp.world = shard.world;
+  auto fsdp = getShardOptions<ShardParametersOptions>(funcName, shard);
   fsdp.loss = shard.loss;
   fsdp.paramArgs.assign(shard.paramArgs.begin(), shard.paramArgs.end());
   fsdp.paramResults.assign(shard.paramResults.begin(),

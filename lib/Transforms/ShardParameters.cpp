@@ -322,6 +322,16 @@ ShardParametersPass::shardParameter(func::FuncOp func, int64_t argIndex,
   return success();
 }
 
+/// A new tensor of `type` filled with `value`.
+static Value createFilled(OpBuilder &b, Location loc, Value value,
+                          RankedTensorType type) {
+  return linalg::FillOp::create(b, loc, value,
+                                tensor::EmptyOp::create(b, loc, type.getShape(),
+                                                        type.getElementType())
+                                    .getResult())
+      .getResult(0);
+}
+
 /// Turns the full accumulator that `scatter` reduces after its loop into a
 /// shard accumulator that each micro-batch's gradient is reduce-scattered
 /// into; false (nothing changed) when the accumulator is not provably a sum
@@ -369,12 +379,7 @@ bool ShardParametersPass::scatterPerMicroBatch(ReduceScatterOp scatter) {
   // The shard accumulator's zero before the first loop.
   OpBuilder b(chain.front().first);
   Value zero = init.getInputs()[0];
-  Value rowsInit = linalg::FillOp::create(
-                       b, loc, zero,
-                       tensor::EmptyOp::create(b, loc, rowsType.getShape(),
-                                               rowsType.getElementType())
-                           .getResult())
-                       .getResult(0);
+  Value rowsInit = createFilled(b, loc, zero, rowsType);
   for (auto [loop, k] : chain) {
     BlockArgument acc = loop.getRegionIterArgs()[k];
     Block *body = loop.getBody();
@@ -390,12 +395,7 @@ bool ShardParametersPass::scatterPerMicroBatch(ReduceScatterOp scatter) {
       b.setInsertionPoint(firstReader);
     else
       b.setInsertionPointToStart(body);
-    Value fullZero = linalg::FillOp::create(
-                         b, loc, zero,
-                         tensor::EmptyOp::create(b, loc, fullType.getShape(),
-                                                 fullType.getElementType())
-                             .getResult())
-                         .getResult(0);
+    Value fullZero = createFilled(b, loc, zero, fullType);
     acc.replaceAllUsesWith(fullZero);
     acc.setType(rowsType);
     Operation *yield = body->getTerminator();

@@ -144,50 +144,41 @@ static float bf16ToFloat(uint16_t b) {
   return f;
 }
 
+/// The `T` stored at `p`, which may be unaligned for `T`.
+template <typename T> static T load(const char *p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+/// Stores `v` at `p`, which may be unaligned for `T`.
+template <typename T> static void store(char *p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+}
+
 /// Reads element `i` of `a` as a double (integers exactly up to 2^53).
 double mlir::ga::verify::readElement(const HostArray &a, int64_t i) {
   const char *p = a.bytes.data() + i * elemSize(a.kind);
   switch (a.kind) {
-  case ElemKind::F16: {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return halfToFloat(v);
-  }
-  case ElemKind::BF16: {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return bf16ToFloat(v);
-  }
-  case ElemKind::F32: {
-    float v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  case ElemKind::F64: {
-    double v;
-    std::memcpy(&v, p, 8);
-    return v;
-  }
+  case ElemKind::F16:
+    return halfToFloat(load<uint16_t>(p));
+  case ElemKind::BF16:
+    return bf16ToFloat(load<uint16_t>(p));
+  case ElemKind::F32:
+    return load<float>(p);
+  case ElemKind::F64:
+    return load<double>(p);
   case ElemKind::I1:
     return (*p & 1) ? 1 : 0;
   case ElemKind::I8:
     return static_cast<int8_t>(*p);
-  case ElemKind::I16: {
-    int16_t v;
-    std::memcpy(&v, p, 2);
-    return v;
-  }
-  case ElemKind::I32: {
-    int32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
+  case ElemKind::I16:
+    return load<int16_t>(p);
+  case ElemKind::I32:
+    return load<int32_t>(p);
   case ElemKind::I64:
-  case ElemKind::Index: {
-    int64_t v;
-    std::memcpy(&v, p, 8);
-    return static_cast<double>(v);
-  }
+  case ElemKind::Index:
+    return static_cast<double>(load<int64_t>(p));
   }
   llvm_unreachable("unknown element kind");
 }
@@ -197,11 +188,8 @@ int64_t mlir::ga::verify::readInteger(const HostArray &a, int64_t i) {
   const char *p = a.bytes.data() + i * elemSize(a.kind);
   switch (a.kind) {
   case ElemKind::I64:
-  case ElemKind::Index: {
-    int64_t v;
-    std::memcpy(&v, p, 8);
-    return v;
-  }
+  case ElemKind::Index:
+    return load<int64_t>(p);
   default:
     return static_cast<int64_t>(readElement(a, i));
   }
@@ -210,46 +198,27 @@ int64_t mlir::ga::verify::readInteger(const HostArray &a, int64_t i) {
 void mlir::ga::verify::writeElement(HostArray &a, int64_t i, double value) {
   char *p = a.bytes.data() + i * elemSize(a.kind);
   switch (a.kind) {
-  case ElemKind::F16: {
-    uint16_t v = floatToHalf(static_cast<float>(value));
-    std::memcpy(p, &v, 2);
-    return;
-  }
-  case ElemKind::BF16: {
-    uint16_t v = floatToBF16(static_cast<float>(value));
-    std::memcpy(p, &v, 2);
-    return;
-  }
-  case ElemKind::F32: {
-    float v = static_cast<float>(value);
-    std::memcpy(p, &v, 4);
-    return;
-  }
+  case ElemKind::F16:
+    return store(p, floatToHalf(static_cast<float>(value)));
+  case ElemKind::BF16:
+    return store(p, floatToBF16(static_cast<float>(value)));
+  case ElemKind::F32:
+    return store(p, static_cast<float>(value));
   case ElemKind::F64:
-    std::memcpy(p, &value, 8);
-    return;
+    return store(p, value);
   case ElemKind::I1:
     *p = value != 0 ? 1 : 0;
     return;
   case ElemKind::I8:
     *p = static_cast<int8_t>(value);
     return;
-  case ElemKind::I16: {
-    int16_t v = static_cast<int16_t>(value);
-    std::memcpy(p, &v, 2);
-    return;
-  }
-  case ElemKind::I32: {
-    int32_t v = static_cast<int32_t>(value);
-    std::memcpy(p, &v, 4);
-    return;
-  }
+  case ElemKind::I16:
+    return store(p, static_cast<int16_t>(value));
+  case ElemKind::I32:
+    return store(p, static_cast<int32_t>(value));
   case ElemKind::I64:
-  case ElemKind::Index: {
-    int64_t v = static_cast<int64_t>(value);
-    std::memcpy(p, &v, 8);
-    return;
-  }
+  case ElemKind::Index:
+    return store(p, static_cast<int64_t>(value));
   }
 }
 

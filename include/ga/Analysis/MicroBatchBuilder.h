@@ -62,6 +62,10 @@ public:
   }
   /// The values of `list`, mapped with `get`.
   SmallVector<OpFoldResult> getList(ArrayRef<OpFoldResult> list);
+  /// The sizes `sizes` of a shape whose dimension `cls.dim` spans the batch,
+  /// mapped with `get`, that dimension's at micro-batch size.
+  SmallVector<OpFoldResult> getMicroSizes(ArrayRef<OpFoldResult> sizes,
+                                          const BatchClass &cls);
 
   /// The size of the micro-batch along a dimension with `factor` entries
   /// per sample.

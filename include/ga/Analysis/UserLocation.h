@@ -13,6 +13,7 @@
 #ifndef GA_ANALYSIS_USERLOCATION_H
 #define GA_ANALYSIS_USERLOCATION_H
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Operation.h"
 
 namespace mlir::ga {
@@ -27,6 +28,12 @@ bool hasFileLocation(Location loc);
 /// through their parents), at most `limit` ops looked at; else the op's
 /// own.
 Location getUserLocation(Operation *op, unsigned limit = 256);
+
+/// Attaches to `diag` the note `message` at the user location of `origin`,
+/// the op a value was reduced over the batch at, when it is known (non-null):
+/// the refusal then names the user's line of the reduction too.
+void attachOriginNote(Diagnostic &diag, Operation *origin,
+                      const Twine &message);
 
 } // namespace mlir::ga
 

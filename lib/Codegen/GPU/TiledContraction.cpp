@@ -130,13 +130,18 @@ struct TiledContractionBuilder {
                           Value zero, Value one, ArrayRef<Value> sizes)
       : op(op), roles(roles), fill(fill), tile(tile), zero(zero), one(one),
         sizeI(sizes[roles.i]), sizeJ(sizes[roles.j]), sizeK(sizes[roles.k]),
-        t(t) {}
+        t(t), out(op.getDpsInitOperand(0)),
+        outMap(op.getMatchingIndexingMap(out)) {}
 
   linalg::LinalgOp op;
   const ContractionRoles &roles;
   linalg::LinalgOp fill; // a fill folded into the accumulator, or null
   Value tile, zero, one, sizeI, sizeJ, sizeK;
   int64_t t;
+  /// The accumulator (C) and its indexing map, which the running values
+  /// start from and are written back to.
+  OpOperand *out;
+  AffineMap outMap;
   // Per block: its batch index, tile origin and buffers.
   Value bz, i0, j0, as, bs, acc;
 
@@ -196,8 +201,7 @@ void TiledContractionBuilder::buildBlock(OpBuilder &b, Location loc,
   };
   as = memref::AllocOp::create(b, loc, tileType(roles.a->get()));
   bs = memref::AllocOp::create(b, loc, tileType(roles.b->get()));
-  acc =
-      memref::AllocOp::create(b, loc, tileType(op.getDpsInitOperand(0)->get()));
+  acc = memref::AllocOp::create(b, loc, tileType(out->get()));
   buildInit(b, loc);
   // Over K by tiles: stage a tile of A (rows I) and of B (rows J), then every
   // thread advances its running value over the tile.
@@ -213,14 +217,12 @@ void TiledContractionBuilder::buildBlock(OpBuilder &b, Location loc,
 /// 1. The running values: the accumulator's elements (or the value of a
 ///    folded fill).
 void TiledContractionBuilder::buildInit(OpBuilder &b, Location loc) {
-  OpOperand *init = op.getDpsInitOperand(0);
-  AffineMap outMap = op.getMatchingIndexingMap(init);
   forEachElement(
       b, loc,
       [&](OpBuilder &cb, Location cl, Value ty, Value tx, Value i, Value j) {
         Value v =
             fill ? fillValue(cb, fill, {})
-                 : loadOperand(cb, cl, init->get(), outMap, ivsFor(i, j, zero));
+                 : loadOperand(cb, cl, out->get(), outMap, ivsFor(i, j, zero));
         memref::StoreOp::create(cb, cl, v, acc, ValueRange{ty, tx});
       });
 }
@@ -297,13 +299,11 @@ void TiledContractionBuilder::buildAdvance(OpBuilder &b, Location loc,
 
 /// 3. Write back: the accumulator once per element.
 void TiledContractionBuilder::buildWriteBack(OpBuilder &b, Location loc) {
-  OpOperand *init = op.getDpsInitOperand(0);
-  AffineMap outMap = op.getMatchingIndexingMap(init);
   forEachElement(
       b, loc,
       [&](OpBuilder &cb, Location cl, Value ty, Value tx, Value i, Value j) {
         Value v = memref::LoadOp::create(cb, cl, acc, ValueRange{ty, tx});
-        memref::StoreOp::create(cb, cl, v, init->get(),
+        memref::StoreOp::create(cb, cl, v, out->get(),
                                 indicesFor(cb, cl, outMap, ivsFor(i, j, zero)));
       });
 }

@@ -77,6 +77,21 @@ def say(line):
     os.write(1, (line + "\n").encode())
 
 
+def verdict(ok, line):
+    """Says `line` and then OK or FAIL as `ok` says; returns `ok`."""
+    say(f"{line} {'OK' if ok else 'FAIL'}")
+    return ok
+
+
+def worker_arguments(shards):
+    """The arguments every worker takes: the cases it runs and the samples of
+    each rank, comma-separated (`shards` by default)."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("cases", nargs="+")
+    parser.add_argument("--shards", default=shards)
+    return parser
+
+
 def classification_loss(model, x, y):
     return F.cross_entropy(model(x), y)
 
@@ -220,12 +235,11 @@ def run_case(name, shards, rank, steps=2, micro_batch_size=2,
     ok = err <= TOLERANCE and loss_err <= TOLERANCE and same and \
         (state_ok or not shard_optimizer)
     count, nbytes = step.collectives_per_call()
-    say(f"rank {rank} {name} shards={','.join(map(str, shards))} "
-        f"N={step.chosen_micro_batches()}: params {err:.1e} loss "
-        f"{loss_err:.1e} same-as-rank-0 {same} collectives/step {count}"
-        f"{state} "
-        f"{'OK' if ok else 'FAIL'}")
-    return ok
+    return verdict(ok, f"rank {rank} {name} "
+                   f"shards={','.join(map(str, shards))} "
+                   f"N={step.chosen_micro_batches()}: params {err:.1e} loss "
+                   f"{loss_err:.1e} same-as-rank-0 {same} collectives/step "
+                   f"{count}{state}")
 
 
 def refused(rank, what, model, make_opt, loss_fn, local):
@@ -398,16 +412,14 @@ def memory(shards, rank, world):
         held += 2 * mine * per_row * p.element_size()
     full, sharded = (r["optimizer_state"] for r in reports)
     ok = full - sharded == whole - held and held < whole
-    say(f"rank {rank} memory: optimizer_state {full} unsharded, {sharded} "
-        f"sharded: {full - sharded} bytes fewer, the {whole - held} of the "
-        f"moments' rows other ranks hold {'OK' if ok else 'FAIL'}")
-    return ok
+    return verdict(ok, f"rank {rank} memory: optimizer_state {full} "
+                   f"unsharded, {sharded} sharded: {full - sharded} bytes "
+                   f"fewer, the {whole - held} of the moments' rows other "
+                   f"ranks hold")
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("cases", nargs="+")
-    parser.add_argument("--shards", default=None)
+    parser = worker_arguments(None)
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--shard-optimizer", action="store_true")
     parser.add_argument("--dir")

@@ -19,7 +19,6 @@ bytes this rank hands gloo in them, counted where torch.distributed is
 called (GlooBytes), against the plan's bytes sent plus gloo's padding of
 unequal parts.
 """
-import argparse
 import os
 import sys
 
@@ -28,7 +27,7 @@ import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dp_worker import (CASES, TOLERANCE, compare, local_rows,  # noqa: E402
-                       say, sharded_case)
+                       say, sharded_case, verdict, worker_arguments)
 
 from ga_mlir.torch import compile_train_step  # noqa: E402
 
@@ -124,13 +123,13 @@ def run_case(name, shards, rank, micro_batches, steps=2):
     ok = err <= TOLERANCE and loss_err <= TOLERANCE and same and held and \
         measured == predicted and wire
     n = step.chosen_micro_batches()
-    say(f"rank {rank} {name} shards={','.join(map(str, shards))} N={n}: "
-        f"params {err:.1e} loss {loss_err:.1e} same-as-rank-0 {same} "
-        f"holds-its-rows {held} all-gathers/step {measured[0]} "
-        f"(={measured[0] // n}N) reduce-scatters/step {measured[1]} "
-        f"(={measured[1] // n}N) bytes {measured[2]} sent {measured[3]} "
-        f"predicted {predicted[2]} {predicted[3]} gloo-sent {gloo_sent} "
-        f"as-planned {wire} {'OK' if ok else 'FAIL'}")
+    verdict(ok, f"rank {rank} {name} shards={','.join(map(str, shards))} "
+            f"N={n}: params {err:.1e} loss {loss_err:.1e} same-as-rank-0 "
+            f"{same} holds-its-rows {held} all-gathers/step {measured[0]} "
+            f"(={measured[0] // n}N) reduce-scatters/step {measured[1]} "
+            f"(={measured[1] // n}N) bytes {measured[2]} sent {measured[3]} "
+            f"predicted {predicted[2]} {predicted[3]} gloo-sent {gloo_sent} "
+            f"as-planned {wire}")
     for pname, row in sorted(plan["parameters"].items()):
         if rank == 0:
             say(f"plan {name} {pname}: gathered {row['gathered']}, "
@@ -181,16 +180,13 @@ def checkpoint_case(name, shards, rank, directory, micro_batches):
     sharded = sum(type(v).__name__ == "ShardedTensor"
                   for v in state.values())
     ok = same_params and same_state and same_loss and sharded > 0
-    say(f"rank {rank} {name} resumed: loss {same_loss} parameters "
-        f"{same_params} optimizer-state {same_state} sharded-entries "
-        f"{sharded}/{len(state)} {'OK' if ok else 'FAIL'}")
-    return ok
+    return verdict(ok, f"rank {rank} {name} resumed: loss {same_loss} "
+                   f"parameters {same_params} optimizer-state {same_state} "
+                   f"sharded-entries {sharded}/{len(state)}")
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("cases", nargs="+")
-    parser.add_argument("--shards", default="5,3")
+    parser = worker_arguments("5,3")
     parser.add_argument("--micro-batches", type=int, default=2)
     parser.add_argument("--checkpoint", default=None,
                         help="a directory: the stop-and-resume test")
