@@ -206,12 +206,18 @@ def dominates(a, b):
             and (a["peak"] < b["peak"] or a["sent"] < b["sent"]))
 
 
-def main():
+def model_parser():
+    """The options of the model and its step (fsdp_plan_search's too)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--width", type=int, default=256)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--micro-batches", type=int, default=4)
+    return parser
+
+
+def main():
+    parser = model_parser()
     parser.add_argument("--json")
     args = parser.parse_args()
     dist.init_process_group("gloo")

@@ -13,7 +13,6 @@ each fraction of the way from the default plan's peak (every bucket
 resharded) to the ample plan's (every bucket kept and reduced after the
 loop). Rank 0 prints a line a budget.
 """
-import argparse
 import copy
 import os
 import sys
@@ -30,11 +29,7 @@ from ga_mlir.torch import _shard_plan  # noqa: E402
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--width", type=int, default=256)
-    parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--micro-batches", type=int, default=4)
+    parser = fsdp_compare.model_parser()
     parser.add_argument("--fractions", default="0.25,0.5,0.75")
     args = parser.parse_args()
     torch.set_num_threads(1)
