@@ -279,13 +279,24 @@ FailureOr<SmallVector<Choice>> ChooseMicroBatchesPass::getCandidateTimes(
     // out, silently: the step without it is still a candidate.
     set.optional = recompute == "auto" && name != "none";
     // N with the same micro-batch sizes differ only in trip counts: each N
-    // is counted, as the trips weigh the work and the traffic.
+    // is counted, as the trips weigh the work and the traffic. Without the
+    // traffic term the work does not depend on N (the accumulation is fused
+    // into the producers): one rewrite serves every N, instead of one per
+    // N (at B = 16 a 2-layer GPT-2's choice took 104 s instead of 7 s).
+    bool perN = memoryCost > 0;
+    std::optional<FailureOr<StepCost>> shared;
     for (int64_t n = first; n <= last; ++n) {
       std::optional<ScopedDiagnosticHandler> silence;
       if (set.optional)
         silence.emplace(&getContext(), [](Diagnostic &) { return success(); });
-      FailureOr<StepCost> cost =
-          estimateStepCost(getOperation(), func, n, set.options, cacheBytes);
+      if (!shared || perN) {
+        shared =
+            estimateStepCost(getOperation(), func, n, set.options, cacheBytes);
+        // Not a term of the time: not recorded.
+        if (!perN && succeeded(*shared))
+          (*shared)->movedBytes = 0;
+      }
+      FailureOr<StepCost> cost = *shared;
       if (failed(cost) && set.optional)
         break;
       if (failed(cost))

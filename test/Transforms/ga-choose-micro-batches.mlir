@@ -53,13 +53,13 @@
 // The choice is recorded with its predicted total peak and the work the
 // recomputation adds (this step has no element-wise value read twice:
 // recomputing changes nothing, and costs nothing).
-// CHOICE: attributes {ga.candidates_measured = {{[0-9]+}} : i64, ga.estimated_work = 475 : i64, ga.micro_batches = 4 : i64, ga.moved_bytes = 500 : i64, ga.predicted_peak = 836 : i64, ga.recompute = "none", ga.recompute_work = 0 : i64}
+// CHOICE: attributes {ga.candidates_measured = {{[0-9]+}} : i64, ga.estimated_work = 475 : i64, ga.micro_batches = 4 : i64, ga.moved_bytes = 0 : i64, ga.predicted_peak = 836 : i64, ga.recompute = "none", ga.recompute_work = 0 : i64}
 
 // The estimated time is the work plus memory-cost x the bytes read from
-// beyond the cache. This step's work (475 operations) does not change with
-// N (the accumulation is fused into the products), and with the host's
-// cache it reads from memory only its arguments once (500 bytes): the
-// times tie, and ties go to the smaller N.
+// beyond the cache; by default memory-cost is 0 and the traffic is left
+// out (ga.moved_bytes 0). This step's work (475 operations) does not change
+// with N (the accumulation is fused into the products): the times tie, and
+// ties go to the smaller N.
 // Only the candidates up to the first that fits, by estimated time, are
 // bufferized: each later one takes at least as long. With recompute=none that is N = 1 .. 4 at 839 bytes (not the 8
 // distinct micro-batch sizes of N = 1 .. 12). With auto, the 5 sets
@@ -79,19 +79,19 @@
 // memory: with a 256-byte cache N = 3 is the fastest (its peak fits 872
 // bytes), with 512 bytes N = 2, and without a cost per byte, or without a
 // cache (every read from memory: each micro-batch reads w, b and v
-// again), N = 1.
+// again), N = 1 (without a cost the traffic is not counted: 0).
 // CACHE256: ga.estimated_work = 475 : i64, ga.micro_batches = 3 : i64, ga.moved_bytes = 500 : i64
 // CACHE512: ga.estimated_work = 475 : i64, ga.micro_batches = 2 : i64, ga.moved_bytes = 500 : i64
-// NOCOST: ga.estimated_work = 475 : i64, ga.micro_batches = 1 : i64, ga.moved_bytes = 1052 : i64
+// NOCOST: ga.estimated_work = 475 : i64, ga.micro_batches = 1 : i64, ga.moved_bytes = 0 : i64
 // NOCACHE: ga.estimated_work = 475 : i64, ga.micro_batches = 1 : i64, ga.moved_bytes = 1216 : i64
 
 // reserved=R keeps R bytes of the budget for the results' objects the
 // caller allocates: N = 1 (872) no longer fits 872 with 1 byte kept, N = 2
 // (848) does, and its predicted peak counts the byte.
-// RESERVED: ga.micro_batches = 2 : i64, ga.moved_bytes = 500 : i64, ga.predicted_peak = 849 : i64
+// RESERVED: ga.micro_batches = 2 : i64, ga.moved_bytes = 0 : i64, ga.predicted_peak = 849 : i64
 // micro-batches=N with max-memory fixes N; only the recompute set is
 // chosen.
-// FIXED3: attributes {{[{].*}}ga.micro_batches = 3 : i64, ga.moved_bytes = 500 : i64, ga.predicted_peak = 840 : i64
+// FIXED3: attributes {{[{].*}}ga.micro_batches = 3 : i64, ga.moved_bytes = 0 : i64, ga.predicted_peak = 840 : i64
 
 // With the results the library writes in place (in-place=, as the PyTorch
 // frontend compiles it), a candidate is measured in that form: the new
