@@ -64,6 +64,28 @@ def _largest(peak, step):
     return int(mine)
 
 
+def _cached_report(prefix, step, marked, options, variant, figures):
+    """`figures` of this rank's --ga-memory-report row (_dp_memory.report)
+    of `marked` compiled with `options`, kept as JSON in the cache folder
+    under `prefix` and a hash of all that the report depends on (the
+    library included): a budget sweep measures a step once."""
+    key = hashlib.sha256("\0".join(
+        [marked, repr(_without_plan_file(options)), repr(variant.shard),
+         repr(variant.in_place), repr(sorted(step.options.items())),
+         os.path.realpath(library_path()),
+         str(os.path.getmtime(library_path()))]).encode()).hexdigest()
+    cached = os.path.join(_cache_dir(), f"{prefix}-{key[:24]}.json")
+    if os.path.exists(cached):
+        with open(cached) as f:
+            return json.load(f)
+    value = figures(report(marked, options, variant, step.num_inputs,
+                           step.options))
+    with open(cached + f".{os.getpid()}", "w") as f:
+        json.dump(value, f)
+    os.replace(cached + f".{os.getpid()}", cached)
+    return value
+
+
 def base_peaks(step, ir, batch_args, spec, counts, variant):
     """The per-rank peak of the default plan for each N in `counts`, and
     what it holds through the loop (each the largest over the ranks):
@@ -77,22 +99,10 @@ def base_peaks(step, ir, batch_args, spec, counts, variant):
         # arguments) and the driver's options for it.
         marked, options = step._step_options(ir, n, batch_args, spec)
         # Cached beside the libraries (a budget sweep measures each N once).
-        key = hashlib.sha256("\0".join(
-            [marked, repr(_without_plan_file(options)), repr(variant.shard),
-             repr(variant.in_place), repr(sorted(step.options.items())),
-             os.path.realpath(library_path()),
-             str(os.path.getmtime(library_path()))]).encode()).hexdigest()
-        cached = os.path.join(_cache_dir(), f"shard-base-{key[:24]}.json")
-        if os.path.exists(cached):
-            with open(cached) as f:
-                peaks.append(json.load(f))
-            continue
-        row = report(marked, options, variant, step.num_inputs, step.options)
-        peaks.append([int(row["total_peak"]),
-                      int(row["arguments"]) + int(row["accumulators"])])
-        with open(cached + f".{os.getpid()}", "w") as f:
-            json.dump(peaks[-1], f)
-        os.replace(cached + f".{os.getpid()}", cached)
+        peaks.append(_cached_report(
+            "shard-base", step, marked, options, variant,
+            lambda row: [int(row["total_peak"]),
+                         int(row["arguments"]) + int(row["accumulators"])]))
     mine = torch.tensor(peaks, dtype=torch.int64)
     dist.all_reduce(mine, op=dist.ReduceOp.MAX, group=step.process_group)
     return [int(p) for p in mine[:, 0]], [int(a) for a in mine[:, 1]]
@@ -133,22 +143,8 @@ def _measure(step, ir, batch_args, spec, choice, variant):
     try:
         marked, options = step._step_options(
             ir, choice["micro_batches"], batch_args, spec)
-        key = hashlib.sha256("\0".join(
-            [marked, repr(_without_plan_file(options)), repr(variant.shard),
-             repr(variant.in_place), repr(sorted(step.options.items())),
-             os.path.realpath(library_path()),
-             str(os.path.getmtime(library_path()))]).encode()).hexdigest()
-        cached = os.path.join(_cache_dir(), f"shard-plan-peak-{key[:24]}.json")
-        if os.path.exists(cached):
-            with open(cached) as f:
-                peak = json.load(f)
-        else:
-            row = report(marked, options, variant, step.num_inputs,
-                         step.options)
-            peak = int(row["total_peak"])
-            with open(cached + f".{os.getpid()}", "w") as f:
-                json.dump(peak, f)
-            os.replace(cached + f".{os.getpid()}", cached)
+        peak = _cached_report("shard-plan-peak", step, marked, options,
+                              variant, lambda row: int(row["total_peak"]))
     finally:
         step._choice = saved
     return _largest(peak, step)
