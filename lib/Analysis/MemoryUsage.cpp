@@ -9,6 +9,7 @@
 #include "ga/Analysis/MemoryUsage.h"
 
 #include "ga/IR/GADialect.h"
+#include "ga/IR/GAShardOps.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/BufferViewFlowAnalysis.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -149,6 +150,8 @@ MemoryUsageAnalysis::MemoryUsageAnalysis(func::FuncOp func,
   if (!ok || func.isExternal())
     return;
   ok = ::mlir::succeeded(simulate(func.getBody().front()));
+  if (ok && !device)
+    computeLoopProfile(argRoles);
 }
 
 BufferRole MemoryUsageAnalysis::getRole(Operation *alloc) const {
@@ -447,6 +450,118 @@ LogicalResult MemoryUsageAnalysis::simulate(Operation *op) {
              << " bytes it allocates";
   }
   return success();
+}
+
+/// The ops that access the contents of the buffer `def` defines (through
+/// views and casts, which do not), other than to free it: by their order
+/// in `order`, the first and the last, or nothing.
+static std::optional<std::pair<unsigned, unsigned>>
+getAccessRange(BufferViewFlowAnalysis &aliases, Operation *def,
+               const llvm::DenseMap<Operation *, unsigned> &order) {
+  std::optional<std::pair<unsigned, unsigned>> range;
+  for (Value alias : aliases.resolve(def->getResult(0)))
+    for (Operation *user : alias.getUsers()) {
+      if (isa<memref::DeallocOp, gpu::DeallocOp, ViewLikeOpInterface,
+              memref::CastOp, memref::DimOp>(user))
+        continue;
+      unsigned at = order.lookup(user);
+      range = range ? std::make_pair(std::min(range->first, at),
+                                     std::max(range->second, at))
+                    : std::make_pair(at, at);
+    }
+  return range;
+}
+
+/// The profile of the micro-batch loops' bodies (a data-parallel rank's
+/// step has two when its micro-batches differ in size): at the first access
+/// of every buffer inside one (and at its start), the bytes of the
+/// buffers whose contents are live there: from the first op that accesses
+/// a buffer to the last, in program order (a pre-order walk). That range is
+/// within the contents' live range whatever storage the lowering gives the
+/// buffer, so no two buffers live at one point share bytes, in this step
+/// or in one that differs from it only by the collectives it moves out of
+/// the loop (a sharded-parameter plan): what the planner's lower bound
+/// adds up (python/ga_mlir/torch/_shard_search.py). Element bytes, without
+/// the heap's alignment; measured on a step bufferized without
+/// --ga-share-buffers (whose shared storage merges the ranges).
+void MemoryUsageAnalysis::computeLoopProfile(ArrayRef<BufferRole> argRoles) {
+  Block &entry = func.getBody().front();
+  SmallPtrSet<Operation *, 4> loops =
+      findMicroBatchLoops(entry, getArgumentRoles(func, argRoles));
+  llvm::DenseMap<Operation *, unsigned> order;
+  func.walk<WalkOrder::PreOrder>(
+      [&](Operation *op) { order.try_emplace(op, order.size()); });
+  // Each loop's first and last op.
+  SmallVector<std::pair<unsigned, unsigned>> bodies;
+  for (Operation *loop : loops) {
+    unsigned begin = order.lookup(loop), end = begin;
+    loop->walk([&](Operation *op) { end = std::max(end, order.lookup(op)); });
+    bodies.push_back({begin, end});
+  }
+
+  // The collectives' buffers: an all-gather's by the argument it gathers
+  // (>= 0), any other's -1.
+  llvm::DenseMap<Operation *, int64_t> collective;
+  func.walk([&](HostCollectiveStartOp start) {
+    Operation *def = getViewRoot(start.getBuffer()).getDefiningOp();
+    if (!def || !start.getRows())
+      return;
+    auto arg = start.getInput()
+                   ? dyn_cast<BlockArgument>(getViewRoot(start.getInput()))
+                   : BlockArgument();
+    collective[def] = arg && arg.getOwner() == &entry
+                          ? static_cast<int64_t>(arg.getArgNumber())
+                          : int64_t(-1);
+  });
+
+  // Every buffer's access range, bytes and collective (or -2).
+  struct Range {
+    unsigned first, last;
+    int64_t bytes, collective;
+  };
+  SmallVector<Range> ranges;
+  BufferViewFlowAnalysis aliases(func);
+  func.walk([&](Operation *def) {
+    FailureOr<int64_t> bytes = failure();
+    if (auto alloc = dyn_cast<memref::AllocOp>(def))
+      bytes = getAllocBytes(def, alloc.getDynamicSizes());
+    else if (auto get = dyn_cast<memref::GetGlobalOp>(def)) {
+      auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+          get, get.getNameAttr());
+      if (global && !global.getConstant())
+        bytes = getBufferBytes(global.getType(), global);
+    }
+    if (::mlir::failed(bytes))
+      return;
+    if (auto range = getAccessRange(aliases, def, order))
+      ranges.push_back(
+          {range->first, range->second, *bytes, collective.lookup_or(def, -2)});
+  });
+
+  SmallVector<unsigned> points;
+  for (auto [begin, end] : bodies) {
+    points.push_back(begin);
+    for (const Range &range : ranges)
+      if (range.first > begin && range.first <= end)
+        points.push_back(range.first);
+  }
+  llvm::sort(points);
+  points.erase(llvm::unique(points), points.end());
+  for (unsigned at : points) {
+    LoopPoint point;
+    for (const Range &range : ranges) {
+      if (range.first > at || range.last < at)
+        continue;
+      if (range.collective >= 0)
+        point.gathered.push_back({range.collective, range.bytes});
+      else if (range.collective == -1)
+        point.scattered += range.bytes;
+      else
+        point.bytes += range.bytes;
+    }
+    llvm::sort(point.gathered);
+    usage.loopProfile.push_back(std::move(point));
+  }
 }
 
 void MemoryUsageAnalysis::print(raw_ostream &os) const {

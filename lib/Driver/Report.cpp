@@ -149,6 +149,9 @@ LogicalResult driver::runReport(ModuleOp module, ModuleOp rewritten,
     report.gpuOptions = printOptions(options.nvvm);
   }
   bool shard = options.reportShard.has_value();
+  // A data-parallel step's rows carry the loop's profile (the sharded-
+  // parameter planner's lower bound; cheap beside the bufferization).
+  report.loopProfile = shard;
   if (options.inPlace.empty() && !shard) {
     // The step before the rewrite, which the report's sweep rewrites at N:
     // its rows name N.

@@ -256,6 +256,21 @@ void MemoryReportPass::printJSON(raw_ostream &os, ArrayRef<ReportRow> rows) {
     json.attribute("allocation_peak", row.usage.allocationPeak);
     json.attribute("allocations", row.usage.numAllocations);
     json.attribute("target", target.getValue());
+    if (loopProfile)
+      json.attributeArray("loop_profile", [&] {
+        for (const LoopPoint &point : row.usage.loopProfile)
+          json.array([&] {
+            json.value(point.bytes);
+            json.value(point.scattered);
+            json.array([&] {
+              for (auto [argument, bytes] : point.gathered)
+                json.array([&] {
+                  json.value(argument);
+                  json.value(bytes);
+                });
+            });
+          });
+      });
     json.objectEnd();
   }
   json.arrayEnd();

@@ -52,6 +52,21 @@ constexpr unsigned kNumBufferRoles = 6;
 /// The name of a role as the report prints it ("parameters", ...).
 StringRef stringifyBufferRole(BufferRole role);
 
+/// One point of the micro-batch loop's body in the memory profile
+/// (MemoryUsage::loopProfile): the bytes of the buffers whose contents are
+/// live there, by the ops that access them.
+struct LoopPoint {
+  /// Every buffer live at the point (allocations and static storage, their
+  /// elements only) other than an argument and a buffer of a host
+  /// all-gather or reduce-scatter (`ga.host_collective_start` with `rows`).
+  int64_t bytes = 0;
+  /// The all-gather buffers live at the point: (the argument gathered,
+  /// bytes).
+  SmallVector<std::pair<unsigned, int64_t>> gathered;
+  /// The reduce-scatter buffers live at the point.
+  int64_t scattered = 0;
+};
+
 /// The byte counts of one bufferized function. All counts are heap bytes as
 /// the CPU lowering requests them from `malloc`: the buffer's elements, plus
 /// its alignment when the allocation has one (the LLVM lowering of
@@ -90,6 +105,9 @@ struct MemoryUsage {
   /// Library workspaces the runtime holds for the step (the cuBLASLt
   /// workspace of a GPU step with library products), set by the caller.
   int64_t workspaceBytes = 0;
+  /// The points of the micro-batch loop's body (see computeLoopProfile),
+  /// empty without a micro-batch loop or for a device step.
+  SmallVector<LoopPoint> loopProfile;
 
   int64_t get(BufferRole role) const {
     return bytes[static_cast<unsigned>(role)];
@@ -136,6 +154,7 @@ public:
 
 private:
   void classify(ArrayRef<BufferRole> argRoles, bool inferOptimizerState);
+  void computeLoopProfile(ArrayRef<BufferRole> argRoles);
   LogicalResult simulate(Block &block);
   LogicalResult simulate(Operation *op);
 

@@ -212,7 +212,13 @@ def MemoryReport : Pass<"ga-memory-report", "ModuleOp"> {
     the cuBLASLt workspace the runtime holds when the step has library
     products (part of `total_peak`), and `host` the peak of the host
     buffers that are left (deallocation's bookkeeping; not in `total_peak`).
-    The JSON rows name their `target`.
+    The JSON rows name their `target`. With `loop-profile` they also list,
+    at each point of the micro-batch loop's body, the bytes of the buffers
+    whose contents are live there (from the first op that accesses one to
+    the last), the all-gather buffers apart by argument and the
+    reduce-scatter buffers apart: on a step bufferized with
+    `share-buffers=0`, a lower bound of the peak of every step that differs
+    from it only by the collectives moved out of the loop.
 
     Without `sweep`, each function is reported as it is (a step already
     rewritten, or the full-batch step). With `sweep=1,2,4,8`, each step with
@@ -258,7 +264,14 @@ def MemoryReport : Pass<"ga-memory-report", "ModuleOp"> {
     ListOption<"argumentRoles", "roles", "std::string",
                "The class of every argument of the reported functions, in "
                "order (parameters, optimizer_state, inputs), as `ga.role` "
-               "declares it; default: from batch dependence">
+               "declares it; default: from batch dependence">,
+    Option<"loopProfile", "loop-profile", "bool", /*default=*/"false",
+           "With format=json, each row's `loop_profile`: at each point of "
+           "the micro-batch loop's body, [bytes live, bytes of "
+           "reduce-scatter buffers, [[argument, bytes] of each all-gather "
+           "buffer]], a buffer live from the first op that accesses it to "
+           "the last (meaningful with the cpu option share-buffers=0; the "
+           "sharded-parameter planner's lower bound)">
   ];
 }
 
