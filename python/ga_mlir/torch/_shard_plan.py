@@ -13,7 +13,8 @@ its measured peak reported as the predicted one, as
 --ga-choose-micro-batches measures N. The peak is not monotone in the
 choices (a kept bucket can lower it), so no plan is ruled out by
 another's; only by a lower bound on its own peak over the budget
-(_shard_search.lower_bound). After _CAP compiles the choice is not proven
+(_shard_search.Space.bound: what it holds through the loop, and the
+default plan's loop profile). After _CAP compiles the choice is not proven
 least (`proven_least`, `least_bytes`). A budget that nothing fits raises
 CompileError (budget-not-met) naming the smallest per-rank budget that
 would (the plans visited in order of their lower bound)."""
@@ -64,14 +65,17 @@ def _largest(peak, step):
     return int(mine)
 
 
-def _cached_report(prefix, step, marked, options, variant, figures):
+def _cached_report(prefix, step, marked, options, variant, figures,
+                   lowering=None):
     """`figures` of this rank's --ga-memory-report row (_dp_memory.report)
-    of `marked` compiled with `options`, kept as JSON in the cache folder
+    of `marked` compiled with `options` (the library's options
+    `lowering`, by default the step's), kept as JSON in the cache folder
     under `prefix` and a hash of all that the report depends on (the
     library included): a budget sweep measures a step once."""
+    lowering = step.options if lowering is None else lowering
     key = hashlib.sha256("\0".join(
         [marked, repr(_without_plan_file(options)), repr(variant.shard),
-         repr(variant.in_place), repr(sorted(step.options.items())),
+         repr(variant.in_place), repr(sorted(lowering.items())),
          os.path.realpath(library_path()),
          str(os.path.getmtime(library_path()))]).encode()).hexdigest()
     cached = os.path.join(_cache_dir(), f"{prefix}-{key[:24]}.json")
@@ -79,7 +83,7 @@ def _cached_report(prefix, step, marked, options, variant, figures):
         with open(cached) as f:
             return json.load(f)
     value = figures(report(marked, options, variant, step.num_inputs,
-                           step.options))
+                           lowering))
     with open(cached + f".{os.getpid()}", "w") as f:
         json.dump(value, f)
     os.replace(cached + f".{os.getpid()}", cached)
@@ -106,6 +110,30 @@ def base_peaks(step, ir, batch_args, spec, counts, variant):
     mine = torch.tensor(peaks, dtype=torch.int64)
     dist.all_reduce(mine, op=dist.ReduceOp.MAX, group=step.process_group)
     return [int(p) for p in mine[:, 0]], [int(a) for a in mine[:, 1]]
+
+
+def loop_profiles(step, ir, batch_args, spec, counts, variant):
+    """For each N of `counts`, the points of the default plan's micro-batch
+    loop (--ga-memory-report's loop_profile of the step bufferized without
+    --ga-share-buffers, whose shared storage would merge the buffers'
+    ranges), every rank's: each (bytes live there plus the rank's
+    arguments, [(argument, bytes) of each parameter gathered there]), the
+    reduce-scatter buffers left out (a deferred bucket has none). Cached
+    as base_peaks' figures."""
+    import torch.distributed as dist
+    lowering = dict(step.options, share_buffers=False)
+    mine = []
+    for n in counts:
+        marked, options = step._step_options(ir, n, batch_args, spec)
+        mine.append(_cached_report(
+            "shard-profile", step, marked, options, variant,
+            lambda row: [[int(row["arguments"]) + b, [list(g) for g in gs]]
+                         for b, _, gs in row.get("loop_profile", [])],
+            lowering))
+    every = [None] * step.world_size
+    dist.all_gather_object(every, mine, group=step.process_group)
+    return [[(b, [tuple(g) for g in gs]) for rank in every
+             for b, gs in rank[i]] for i in range(len(counts))]
 
 
 def choose(step, ir, batch_args, spec, counts, peaks, max_memory):
@@ -226,14 +254,17 @@ def _rows(step, choice):
     with open(step._plan_file) as f:
         rows = {r["argument"]: r for r in json.load(f)}
     for r in rows.values():
+        # The plan is chosen before the parameters are cut to this rank's
+        # rows (_FSDPTrainStep._variant): a whole one has its own shape.
         p = step._traced.params[r["result"]]
-        r["rows"] = step._full_shapes[p][0] if p in step._full_shapes else 0
+        shape = step._full_shapes.get(p, tuple(p.shape))
+        r["rows"] = shape[0] if shape else 0
     return rows
 
 
 
 
-def _spaces(rows, buckets, counts, peaks, resident, world):
+def _spaces(rows, buckets, counts, peaks, resident, world, profiles):
     """The plans at each N of `counts` (_shard_search.Space): the default
     plan's bytes and calls, what it holds through the loop (`resident`:
     arguments and accumulators, the largest over the ranks), each
@@ -242,10 +273,11 @@ def _spaces(rows, buckets, counts, peaks, resident, world):
     bucket's full accumulators less the shard accumulators they replace,
     of the most rows a rank holds), and the whole parameters gathered and
     gradients reduce-scattered per micro-batch, each with the decision
-    that removes it from the loop."""
+    that removes it from the loop; `profiles` (loop_profiles) with each
+    gathered argument's decision (None where none saves bytes)."""
     decisions = _decisions(rows, buckets)
     spaces = []
-    for n, base, held in zip(counts, peaks, resident):
+    for n, base, held, profile in zip(counts, peaks, resident, profiles):
         default = _plan(rows, buckets, n, set(), base, world)
         items, transients = [], []
         for d in decisions:
@@ -264,9 +296,13 @@ def _spaces(rows, buckets, counts, peaks, resident, world):
                 items.append((d, default["moved"] - one["moved"],
                               default["calls"] - one["calls"], extra))
             transients += [(d if saves else None, b) for b in sizes]
-        spaces.append(_shard_search.Space(n, default["moved"],
-                                          default["calls"], held, items,
-                                          transients))
+        gather = {a: (b, "gather") for b, bucket in enumerate(buckets)
+                  for a in bucket["arguments"]}
+        saving = {i[0] for i in items}
+        spaces.append(_shard_search.Space(
+            n, default["moved"], default["calls"], held, items, transients,
+            [(b, [(gather.get(a) if gather.get(a) in saving else None, g)
+                  for a, g in gathered]) for b, gathered in profile]))
     return spaces
 
 
@@ -424,7 +460,8 @@ def fit(step, ir, batch_args, spec, counts, peaks, resident, max_memory,
                 "bytes": b["bytes"]} for b in choice["buckets"]]
     budget = budget_bytes(max_memory)
     spaces = _spaces(rows, buckets, counts, peaks, resident,
-                     step.world_size)
+                     step.world_size, loop_profiles(
+                         step, ir, batch_args, spec, counts, variant))
     search = _Search(step, ir, batch_args, spec, variant, rows, buckets,
                      spaces, peaks)
     plan, least, over = _first_fit(search, spaces, budget)

@@ -14,9 +14,11 @@ accumulators (gathered or zeroed before the loop, read in every
 iteration) at once, and, where a parameter is gathered or a gradient
 reduce-scattered in the loop, that whole tensor too: all live together,
 so no two share a buffer and none is an argument. At N = 1 the loop may
-be folded, so only the largest of them is counted. Every other temporary
-(activations, their gradients) is left out: the bound is below the peak
-by those, and plans above the budget by their bound are never compiled.
+be folded, so only the largest of them is counted. At N >= 2 the default
+plan's loop profile (Space.profile_bound: the buffers live at each point
+of its loop, activations and gathered parameters included) gives a second
+bound, the larger taken; plans above the budget by their bound are never
+compiled.
 
 `by_bytes` yields the plans whose bound fits the budget in order of bytes
 moved (a best-first branch and bound over the decisions, the bound of a
@@ -48,12 +50,37 @@ class Space:
     collectives saved, resident bytes) for the decisions that save bytes,
     and `transients`, each (decision, bytes): a whole parameter gathered,
     or a whole gradient reduce-scattered, per micro-batch unless that
-    decision (None: none) is taken."""
+    decision (None: none) is taken. `profile` (N >= 2 only), the
+    points of the default plan's micro-batch loop (--ga-memory-report's
+    loop_profile, every rank's): each (bytes live there with the
+    arguments, [(decision, bytes) of each parameter gathered there]).
 
-    def __init__(self, n, moved, calls, held, items, transients=()):
+    Why a plan's peak is at least, at every point p of the profile, p's
+    bytes, the gathered parameters at p whose decision it does not take,
+    and what its decisions keep resident (profile_bound): the profile
+    counts a buffer from the first op that accesses it to the last, a
+    range within its contents' life whatever storage the lowering gives
+    it, so the buffers counted at p hold distinct bytes in any
+    bufferization of the same ops. A plan's loop runs the default plan's
+    ops but the collectives its decisions move out (a kept bucket's
+    gathers, a deferred bucket's reduce-scatters and their buffers, left
+    out of the profile's bytes): every other buffer live at p is live at
+    p in the plan, beside its kept buckets' parameters and the full
+    accumulators' extra rows, live through the loop. The static storage
+    is held for the whole call and the arguments throughout, so the
+    report's total peak is at least that sum. fit() checks it on every
+    plan it compiles (bound_held)."""
+
+    def __init__(self, n, moved, calls, held, items, transients=(),
+                 profile=()):
         self.n, self.moved, self.calls = n, moved, calls
-        self.held, self.items = held, items
+        self.items = items
         self.transients = list(transients)
+        self.profile = list(profile) if n >= 2 else []
+        # What every plan holds, the decisions aside: the larger of the
+        # two bounds' parts that no decision changes.
+        self.resident = held
+        self.held = max([held] + [b for b, _ in self.profile])
 
     def additive(self, extras):
         """The part of the bound that only grows with the decisions (what
@@ -61,13 +88,24 @@ class Space:
         return self.held + (sum(extras) if self.n >= 2 else
                             max(extras, default=0))
 
+    def profile_bound(self, taken, extras):
+        """The least peak the profile proves for the plan taking `taken`
+        (a set) with resident `extras` (0 without a profile)."""
+        return max((b + sum(g for d, g in gathered if d not in taken)
+                    for b, gathered in self.profile), default=0) + \
+            sum(extras)
+
     def bound(self, taken):
-        """lower_bound of the plan that takes the decisions `taken`."""
+        """The plan's lower bound: lower_bound, or profile_bound where
+        higher (both proven; N >= 2 only for the second)."""
         taken = set(taken)
-        return lower_bound(
-            self.held, [i[3] for i in self.items if i[0] in taken],
+        extras = [i[3] for i in self.items if i[0] in taken]
+        first = lower_bound(
+            self.resident, extras,
             max((b for d, b in self.transients if d is None or
                  d not in taken), default=0), self.n)
+        return max(first, self.profile_bound(taken, extras)) \
+            if self.profile else first
 
 
 def _relaxed(items, k, room):
