@@ -118,13 +118,18 @@ def loop_profiles(step, ir, batch_args, spec, counts, variant):
     --ga-share-buffers, whose shared storage would merge the buffers'
     ranges), every rank's: each (bytes live there plus the rank's
     arguments, [(argument, bytes) of each parameter gathered there]), the
-    reduce-scatter buffers left out (a deferred bucket has none). Cached
-    as base_peaks' figures."""
+    reduce-scatter buffers left out (a deferred bucket has none); none for
+    target="cuda". Cached as base_peaks' figures."""
     import torch.distributed as dist
     lowering = dict(step.options, share_buffers=False)
     mine = []
     for n in counts:
         marked, options = step._step_options(ir, n, batch_args, spec)
+        if options.target == "cuda":
+            # A device step's report has no profile (its buffers are the
+            # GPU bufferization's).
+            mine.append([])
+            continue
         mine.append(_cached_report(
             "shard-profile", step, marked, options, variant,
             lambda row: [[int(row["arguments"]) + b, [list(g) for g in gs]]

@@ -76,7 +76,10 @@ class Space:
         self.n, self.moved, self.calls = n, moved, calls
         self.items = items
         self.transients = list(transients)
-        self.profile = list(profile) if n >= 2 else []
+        # Points alike once (every rank's profile is joined).
+        self.profile = sorted({(b, tuple(sorted(g, key=repr)))
+                               for b, g in profile}, key=repr) \
+            if n >= 2 else []
         # What every plan holds, the decisions aside: the larger of the
         # two bounds' parts that no decision changes.
         self.resident = held

@@ -9,14 +9,15 @@
 # transient and (N >= 2) the profile's largest point with the parameters
 # its decisions do not keep gathered, plus what they keep resident
 # (computed here from those definitions), the profile raising it on some
-# plans; by_bytes yields exactly the plans whose lower bound (Space.bound) fits the
+# plans; by_bytes yields exactly the plans whose lower bound fits the
 # budget, each once, in nondecreasing bytes moved (its groups of equal
 # bytes split at `chunk`), and stops with None at its cap on visits;
 # by_lower_bound yields every plan once, in nondecreasing additive part of
 # the bound (the sum of what the decisions keep resident at N >= 2, the
 # largest at N = 1), never above the whole bound.
 #
-# CHECK: bound 300 spaces, {{[0-9]+}} plans: as defined True raised-by-profile True
+# CHECK: bound 300 spaces, {{[0-9]+}} plans: as defined True
+# CHECK-SAME: raised-by-profile True
 # CHECK: by_bytes 300 spaces, {{[0-9]+}} plans: exact True ordered True
 # CHECK: by_bytes capped: stops True
 # CHECK: by_lower_bound 300 spaces, {{[0-9]+}} plans: exact True ordered True
