@@ -29,6 +29,7 @@ import hashlib
 import logging
 import os
 import re
+import contextvars
 import subprocess
 import threading
 import types
@@ -45,6 +46,9 @@ class _Uncacheable(Exception):
 # Objects a traced function may refer to that cannot change the trace.
 _SIDE_CHANNELS = (logging.Logger, logging.LoggerAdapter,
                   type(threading.Lock()), type(threading.RLock()))
+
+
+_UNSET = ("unset context variable",)
 
 
 def _plain(value):
@@ -70,6 +74,14 @@ def _plain(value):
         # module's `logger`, its output-capturing decorator's lock) writes
         # messages or orders threads; it computes nothing the trace holds.
         return ("side channel", type(value).__name__)
+    if isinstance(value, contextvars.ContextVar):
+        # A context variable (transformers' output collector, set by its
+        # output-capturing decorator around a forward): what a forward reads
+        # from it is its value in the compiling context, which the trace
+        # bakes in; the decorator's own `set` inside the forward is code the
+        # key already holds.
+        return ("context variable", value.name,
+                _plain(value.get(_UNSET)))
     if not callable(value) and isinstance(getattr(value, "__dict__", None),
                                           dict):
         # A plain-data object (transformers' PretrainedConfig, a user's
