@@ -399,6 +399,9 @@ def _held_generators():
             g is not numpy.random.mtrand._rand and g is not random._inst]
 
 
+_C_EVENTS = frozenset(("c_call", "c_return", "c_exception"))
+
+
 @contextlib.contextmanager
 def _held_draws_watched(found):
     """While the body runs: the user's line of the first draw from a
@@ -436,39 +439,38 @@ def _held_draws_watched(found):
         watched = {id(g) for g, _ in held}
 
         def calls(frame, event, arg):
-            if id(getattr(arg, "__self__", None)) in watched:
+            # (Only C functions: a Python function's return value may be
+            # any object, whose __getattr__ could run code.)
+            if event in _C_EVENTS and \
+                    id(getattr(arg, "__self__", None)) in watched:
                 drew(frame, frame.f_lineno)
 
-        previous = sys.getprofile()
-        sys.setprofile(calls)
-        try:
-            yield
-        finally:
-            sys.setprofile(previous)
-        drew(None, None)
-        held.clear()  # the closures' cycle would keep the user's objects
-        return
-    last = {}
+        hooks = sys.getprofile, sys.setprofile, calls
+    else:
+        last = {}
 
-    def local(frame, event, arg):
-        # The draw ran since the last event: on the frame's previous line.
-        drew(frame, last.get(id(frame)))
-        last[id(frame)] = frame.f_lineno
-        return local
+        def local(frame, event, arg):
+            # The draw ran since the last event: on the frame's previous
+            # line.
+            drew(frame, last.get(id(frame)))
+            last[id(frame)] = frame.f_lineno
+            return local
 
-    def watch(frame, event, arg):
-        # A call: the draw ran on the caller's line.
-        drew(frame.f_back, frame.f_back and frame.f_back.f_lineno)
-        return local
+        def watch(frame, event, arg):
+            # A call: the draw ran on the caller's line.
+            drew(frame.f_back, frame.f_back and frame.f_back.f_lineno)
+            return local
 
-    previous = sys.gettrace()
-    sys.settrace(watch)
+        hooks = sys.gettrace, sys.settrace, watch
+    get, install, hook = hooks
+    previous = get()
+    install(hook)
     try:
         yield
     finally:
-        sys.settrace(previous)
+        install(previous)
     drew(None, None)
-    held.clear()
+    held.clear()  # the closures' cycle would keep the user's objects
 
 
 @contextlib.contextmanager
