@@ -220,9 +220,15 @@ static void transferCollapseShape(BatchTransfer &t,
     int64_t factor = src.factor;
     for (auto before = group.begin(); before != it; ++before) {
       if (shape[*before] != 1) {
+        // Where the batch went says what to fix: a layout with the batch
+        // dimension inward ([T, B] ids of a sequence-first model).
         t.error(op) << DiagnosticCode::BatchDimensionReshaped
                     << "collapsing the batch dimension into an outer "
-                       "dimension interleaves samples";
+                       "dimension interleaves samples: the batch is "
+                       "dimension "
+                    << src.dim << " of " << collapse.getSrcType()
+                    << ", merged with dimension " << *before << " of size "
+                    << shape[*before] << " before it";
         return;
       }
     }

@@ -204,7 +204,7 @@ func.func @chain_init_read(%w: tensor<3xf32>, %x: tensor<8x3xf32> {ga.batch = 0 
 // -----
 
 func.func @interleave(%x: tensor<2x8xf32> {ga.batch = 1 : i64}) -> tensor<16xf32> {
-  // expected-error @+1 {{collapsing the batch dimension into an outer dimension interleaves samples}}
+  // expected-error @+1 {{collapsing the batch dimension into an outer dimension interleaves samples: the batch is dimension 1 of 'tensor<2x8xf32>', merged with dimension 0 of size 2 before it}}
   %c = tensor.collapse_shape %x [[0, 1]] : tensor<2x8xf32> into tensor<16xf32>
   return %c : tensor<16xf32>
 }

@@ -6,7 +6,8 @@ Two levels:
   is already cached) is kept in memory for the process, keyed by
   `trace_key`: the classes and code of the model's modules and of the loss
   function, every module's plain settings (training flag, Dropout's p, a
-  configuration object's state, ...),
+  configuration object's state, ...), the values of the context variables
+  the code reads (transformers' output collector) in the compiling context,
   hooks, the parameters' and buffers' names, shapes, dtypes and
   `requires_grad`, the optimizer's class, the settings its traced step
   bakes in and the names of its state (by parameter name), the inputs'
@@ -29,6 +30,7 @@ import hashlib
 import logging
 import os
 import re
+import contextvars
 import subprocess
 import threading
 import types
@@ -45,6 +47,9 @@ class _Uncacheable(Exception):
 # Objects a traced function may refer to that cannot change the trace.
 _SIDE_CHANNELS = (logging.Logger, logging.LoggerAdapter,
                   type(threading.Lock()), type(threading.RLock()))
+
+
+_UNSET = object()  # a context variable without a value or default
 
 
 def _plain(value):
@@ -70,6 +75,15 @@ def _plain(value):
         # module's `logger`, its output-capturing decorator's lock) writes
         # messages or orders threads; it computes nothing the trace holds.
         return ("side channel", type(value).__name__)
+    if isinstance(value, contextvars.ContextVar):
+        # A context variable (transformers' output collector, set by its
+        # output-capturing decorator around a forward): what a forward reads
+        # from it is its value in the compiling context, which the trace
+        # bakes in; the decorator's own `set` inside the forward is code the
+        # key already holds.
+        current = value.get(_UNSET)
+        return ("context variable", value.name) + (
+            ("unset",) if current is _UNSET else ("set", _plain(current)))
     if not callable(value) and isinstance(getattr(value, "__dict__", None),
                                           dict):
         # A plain-data object (transformers' PretrainedConfig, a user's

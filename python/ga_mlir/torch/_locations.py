@@ -293,10 +293,15 @@ ADVICE = {
         "this line reshapes the batch dimension so that samples are split "
         "apart or merged with another dimension (x.view(2, -1, ...), "
         "x.reshape(-1) or flatten over dimensions that do not start at the "
-        "batch dimension, a view with a size computed from the batch): keep "
-        "the batch dimension whole and outermost of what is merged "
-        "(x.view(B, ...), x.flatten(1), x.reshape(B * T, ...) of a [B, T, ...] "
-        "tensor)",
+        "batch dimension, a view with a size computed from the batch; or a "
+        "batch dimension that is not first, as in a sequence-first [T, B, "
+        "...] layout or after a transpose, merged with the dimensions before "
+        "it, as an embedding lookup of [T, B] indices does: the compiler's "
+        "words in parentheses say which dimension the batch is): keep the "
+        "batch dimension whole and outermost of what is merged (x.view(B, "
+        "...), x.flatten(1), x.reshape(B * T, ...) of a [B, T, ...] tensor; "
+        "batch_first=True, or transpose the batch dimension back to the "
+        "front before the merge)",
     "batch-coupling":
         "each sample's computation here uses a value computed from the whole "
         "batch (a mean, variance, norm, max or softmax over the batch "

@@ -36,7 +36,6 @@ import math
 import pickle
 import random
 import sys
-import warnings
 
 import numpy
 import torch
@@ -371,6 +370,17 @@ def host_generators_kept():
         random.setstate(states[1])
 
 
+def _subclasses(kinds):
+    """`kinds` and every class derived from them, now."""
+    found, stack = set(), list(kinds)
+    while stack:
+        kind = stack.pop()
+        if kind not in found:
+            found.add(kind)
+            stack.extend(type.__subclasses__(kind))
+    return found
+
+
 def _held_generators():
     """The generators other than numpy's and Python's global ones that
     exist now (a numpy Generator from np.random.default_rng(), a
@@ -379,64 +389,88 @@ def _held_generators():
     kinds = {numpy.random.Generator: lambda g: g.bit_generator.state,
              numpy.random.RandomState: lambda g: g.get_state(),
              random.Random: lambda g: g.getstate()}
-    everything = tuple(kinds)
-    # (random.SystemRandom has no state: not watched.) isinstance reads
-    # __class__, which some objects answer with a deprecation warning
-    # (torch.distributed.reduce_op): not the user's concern.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return [(g, next(kinds[k] for k in kinds if isinstance(g, k)))
-                for g in gc.get_objects() if isinstance(g, everything) and
-                g is not numpy.random.mtrand._rand and
-                g is not random._inst and
-                not isinstance(g, random.SystemRandom)]
+    # (random.SystemRandom has no state: not watched.) The objects' own
+    # classes are looked up in a set: isinstance over the whole heap took
+    # 0.1 s with 400 k objects, and reads __class__, which some objects
+    # answer with a deprecation warning (torch.distributed.reduce_op).
+    classes = _subclasses(kinds) - _subclasses([random.SystemRandom])
+    return [(g, next(kinds[k] for k in kinds if isinstance(g, k)))
+            for g in gc.get_objects() if type(g) in classes and
+            g is not numpy.random.mtrand._rand and g is not random._inst]
+
+
+_C_EVENTS = frozenset(("c_call", "c_return", "c_exception"))
 
 
 @contextlib.contextmanager
 def _held_draws_watched(found):
     """While the body runs: the user's line of the first draw from a
-    generator that _held_generators finds (their methods are compiled and
-    cannot be wrapped: each line's state is compared with the last one, so
-    this runs only when such a generator exists). Its numbers would be
-    constants of the trace as well; a draw is refused, seeded or not."""
-    from ._locations import current_user_line, kept_frame
+    generator that _held_generators finds (this runs only when such a
+    generator exists). Its numbers would be constants of the trace as
+    well; a change of its state (a draw, a seed) is refused.
+
+    A random.Random's state changes only in its C methods (random,
+    getrandbits, seed, setstate): a profile function compares the states
+    around each call of a C method bound to a held generator (a change
+    made where no Python line calls it, map(r.random, ...), is found at
+    the next such call or at the end). numpy's methods are Cython
+    functions, which a profile function does not see: with a numpy
+    generator held, each line's state is compared with the last one."""
+    from ._locations import UNLOCATED, current_user_line, kept_frame
     held = _held_generators()
     if not held:
         yield
         return
     before = [pickle.dumps(state(g)) for g, state in held]
-    last = {}
 
-    def drew(frame, event):
+    def drew(at, line):
         if found or all(pickle.dumps(state(g)) == b
                         for (g, state), b in zip(held, before)):
             return
-        # The draw ran since the last event: on the frame's previous line,
-        # or on the caller's line for a call.
-        at = frame.f_back if event == "call" else frame
-        line = last.get(id(at)) if event != "call" else at and at.f_lineno
-        where = f"{at.f_code.co_filename}:{line}" if line and kept_frame(
-            at.f_code.co_filename, at.f_code.co_name) else current_user_line()
+        # At the end (no frame): a change no watched event saw.
+        where = UNLOCATED if at is None else \
+            f"{at.f_code.co_filename}:{line}" if line and kept_frame(
+                at.f_code.co_filename, at.f_code.co_name) else \
+            current_user_line()
         found.append((where, "a generator of its own (a numpy Generator, "
                       "RandomState or random.Random)"))
 
-    def local(frame, event, arg):
-        drew(frame, event)
-        last[id(frame)] = frame.f_lineno
-        return local
+    if all(isinstance(g, random.Random) for g, _ in held):
+        watched = {id(g) for g, _ in held}
 
-    def watch(frame, event, arg):
-        drew(frame, event)
-        return local
+        def calls(frame, event, arg):
+            # (Only C functions: a Python function's return value may be
+            # any object, whose __getattr__ could run code.)
+            if event in _C_EVENTS and \
+                    id(getattr(arg, "__self__", None)) in watched:
+                drew(frame, frame.f_lineno)
 
-    previous = sys.gettrace()
-    sys.settrace(watch)
+        hooks = sys.getprofile, sys.setprofile, calls
+    else:
+        last = {}
+
+        def local(frame, event, arg):
+            # The draw ran since the last event: on the frame's previous
+            # line.
+            drew(frame, last.get(id(frame)))
+            last[id(frame)] = frame.f_lineno
+            return local
+
+        def watch(frame, event, arg):
+            # A call: the draw ran on the caller's line.
+            drew(frame.f_back, frame.f_back and frame.f_back.f_lineno)
+            return local
+
+        hooks = sys.gettrace, sys.settrace, watch
+    get, install, hook = hooks
+    previous = get()
+    install(hook)
     try:
         yield
     finally:
-        sys.settrace(previous)
-    if not found:
-        drew(sys._getframe(), "line")
+        install(previous)
+    drew(None, None)
+    held.clear()  # the closures' cycle would keep the user's objects
 
 
 @contextlib.contextmanager

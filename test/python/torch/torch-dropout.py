@@ -368,17 +368,9 @@ def seeded_by_entropy(shape):
     return np.random.rand(*shape)
 
 
-# A generator of the model's own (np.random.default_rng(), RandomState,
-# random.Random) is not the global one: its draws were frozen silently; now
-# refused at the drawing line, seeded or not.
-held = (np.random.default_rng(0), np.random.RandomState(0), random.Random(0))
-for name, draw in (("seeded", seeded), ("drawn before seed", drawn_before_seed),
-                   ("seeded by entropy", seeded_by_entropy),
-                   ("default_rng", lambda shape: held[0].random(shape)),
-                   ("RandomState", lambda shape: held[1].rand(*shape)),
-                   ("random.Random", lambda shape: [[[held[2].random()] *
-                                                     shape[2]] * shape[1]] *
-                    shape[0])):
+def compiled_or_refused(name, draw):
+    """Where compile_train_step refuses HostDraws(draw), or its distance
+    from PyTorch's steps; the number of failures."""
     torch.manual_seed(0)
     model = HostDraws(draw)
     ref = copy.deepcopy(model)
@@ -393,7 +385,7 @@ for name, draw in (("seeded", seeded), ("drawn before seed", drawn_before_seed),
               line.split(": error:")[0].rsplit("/", 1)[-1],
               line.split("random numbers with ")[1].split(" (")[0].split(
                   ",")[0])
-        continue
+        return 0
     ref_opt = torch.optim.SGD(ref.parameters(), lr=0.1)
     for x, y in batches()[:2]:
         step(x, y)
@@ -404,13 +396,51 @@ for name, draw in (("seeded", seeded), ("drawn before seed", drawn_before_seed),
             for p, q in zip(model.parameters(), ref.parameters()))
     print(f"{name}: compiled, 2 steps vs PyTorch {d:.2g}",
           "OK" if d <= 1e-6 else "FAIL")
-    failures += d > 1e-6
+    return d > 1e-6
+
+
+# A generator of the model's own (np.random.default_rng(), RandomState,
+# random.Random) is not the global one: its draws were frozen silently; now
+# refused at the drawing line, seeded or not.
+held = (np.random.default_rng(0), np.random.RandomState(0), random.Random(0))
+for name, draw in (("seeded", seeded), ("drawn before seed", drawn_before_seed),
+                   ("seeded by entropy", seeded_by_entropy),
+                   ("default_rng", lambda shape: held[0].random(shape)),
+                   ("RandomState", lambda shape: held[1].rand(*shape)),
+                   ("random.Random", lambda shape: [[[held[2].random()] *
+                                                     shape[2]] * shape[1]] *
+                    shape[0])):
+    failures += compiled_or_refused(name, draw)
 # CHECK: seeded: compiled, 2 steps vs PyTorch {{.*}} OK
 # CHECK: drawn before seed: refused at torch-dropout.py:{{[0-9]+}} numpy.random.rand
 # CHECK: seeded by entropy: refused at torch-dropout.py:{{[0-9]+}} numpy.random.seed
 # CHECK: default_rng: refused at torch-dropout.py:{{[0-9]+}} a generator of its own
 # CHECK: RandomState: refused at torch-dropout.py:{{[0-9]+}} a generator of its own
 # CHECK: random.Random: refused at torch-dropout.py:{{[0-9]+}} a generator of its own
+
+# With random.Random generators alone held, their C methods are watched by
+# a profile function, not line by line: a draw through a Python method
+# (randint) is refused at the line of the draw (random.py's, a frame outside
+# torch and ga_mlir counting as the user's); one that no Python line calls
+# (map over the C method) at the end of the forward.
+import gc  # noqa: E402
+
+from ga_mlir.torch import _philox  # noqa: E402
+
+del held
+gc.collect()
+kept = random.Random(0)
+
+# CHECK: held: random.Random alone True
+print("held: random.Random alone", all(
+    isinstance(g, random.Random) for g, _ in _philox._held_generators()))
+for name, draw in (
+        ("randint", lambda shape: np.full(shape, kept.randint(0, 1))),
+        ("mapped", lambda shape: np.full(shape, sum(map(kept.getrandbits,
+                                                        [1]))))):
+    failures += compiled_or_refused(name, draw)
+# CHECK: randint: refused at {{.*}}.py:{{[0-9]+}} a generator of its own
+# CHECK: mapped: refused at the training step (no line of the model) a generator of its own
 
 
 # PyTorch's own dropout under accumulation: the same seed, the same batch,

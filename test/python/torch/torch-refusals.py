@@ -262,6 +262,19 @@ class WithHalves(zoo.MLP):
         return self.net[1:](h.view(2, -1, 24).sum(0).repeat(2, 1))  # halves
 
 
+class WithSequenceFirst(zoo.MLP):
+    """XLNet's layout: [B, T] ids transposed to [T, B], then embedded."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 3)
+
+    def forward(self, x):
+        ids = ((x.abs() * 3).long() % 10).transpose(0, 1)
+        h = self.emb(ids).transpose(0, 1)  # sequence first
+        return self.net(h.sum(-1))
+
+
 class WithCat(zoo.MLP):
     def forward(self, x):
         h = self.net[0](x)
@@ -325,6 +338,11 @@ refused("sample", WithSample(), "first sample")
 # CHECK: halves: in PyTorch words: True
 # CHECK: halves: located at the model's line: True
 refused("halves", WithHalves(), "halves")
+# CHECK: sequence-first: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: this line reshapes the batch dimension {{.*}}a batch dimension that is not first, as in a sequence-first [T, B, ...] layout {{.*}}(ga-mlir: collapsing the batch dimension into an outer dimension interleaves samples: the batch is dimension 1 of {{.*}}, merged with dimension 0 of size
+# CHECK: sequence-first: code: batch-dimension-reshaped
+# CHECK: sequence-first: in PyTorch words: True
+# CHECK: sequence-first: located at the model's line: True
+refused("sequence-first", WithSequenceFirst(), "sequence first")
 # CHECK: cat: refused: {{.*}}torch-refusals.py:{{[0-9]+}}: error: torch.cat (or a reshape after it) here joins per-sample tensors{{.*}}(ga-mlir: {{.*}}batches stacked along dimension 0
 # CHECK: cat: code: batches-joined
 # CHECK: cat: in PyTorch words: True
