@@ -13,7 +13,8 @@
 # docs/GPU.md) of `ga-opt --ga-accumulate --ga-lower-to-gpu-kernels` with
 # library-calls=0 (the last stage before LLVM: host func/scf code with
 # gpu.launch_func, library products and graph captures still ops), as
-# bench/gpu_report.py reads it (without its ptxas part), and counts, for the micro-batch loops (host scf.for ops that enqueue GPU work)
+# bench/gpu_report.py reads it (without its ptxas part), and counts, for
+# the micro-batch loops (host scf.for ops that enqueue GPU work)
 # and for the rest of the step:
 #   * kernels: gpu.launch_func ops;
 #   * library calls: calls of gaCublasLtMatmul* (cuBLASLt);
