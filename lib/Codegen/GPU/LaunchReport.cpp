@@ -102,9 +102,8 @@ static std::optional<int64_t> bytesOf(Type type) {
   if (!memref || !memref.hasStaticShape() ||
       !memref.getElementType().isIntOrIndexOrFloat())
     return std::nullopt;
-  unsigned bits = memref.getElementType().isIndex()
-                      ? 64
-                      : memref.getElementTypeBitWidth();
+  unsigned bits =
+      memref.getElementType().isIndex() ? 64 : memref.getElementTypeBitWidth();
   return memref.getNumElements() * llvm::divideCeil(bits, 8);
 }
 
@@ -222,8 +221,9 @@ void LaunchWalker::writeProduct(llvm::json::OStream &json,
       writeOptional(json, dim(out.getDimSize(rank - 1)));
       json.attributeEnd();
       json.attributeBegin("k");
-      writeOptional(json, dim(lhs.getDimSize(
-                              product.getTransposeLhs() ? rank - 2 : rank - 1)));
+      writeOptional(
+          json,
+          dim(lhs.getDimSize(product.getTransposeLhs() ? rank - 2 : rank - 1)));
       json.attributeEnd();
       json.attribute("types", typeString(lhs.getElementType()) + " x " +
                                   typeString(rhs.getElementType()) + " -> " +
@@ -312,11 +312,10 @@ static void countPtxLine(StringRef line, llvm::StringMap<int64_t> &counts) {
     return;
   ++counts["instructions"];
   if (line.starts_with("@")) // a predicate: @%p1 or @!%p1
-    line = line.drop_until([](char c) { return c == ' ' || c == '\t'; })
-               .ltrim();
-  StringRef mnemonic = line.take_until([](char c) {
-    return c == ' ' || c == '\t' || c == ';';
-  });
+    line =
+        line.drop_until([](char c) { return c == ' ' || c == '\t'; }).ltrim();
+  StringRef mnemonic =
+      line.take_until([](char c) { return c == ' ' || c == '\t' || c == ';'; });
   for (StringRef cls : {"ld.global", "st.global", "ld.shared", "st.shared"})
     if (mnemonic.starts_with(cls))
       ++counts[cls];
@@ -400,8 +399,8 @@ void LaunchWalker::writePtx(llvm::json::OStream &json) {
 /// step before any rewrite).
 static std::pair<int64_t, int64_t> countLinalgProducts(ModuleOp module) {
   static const llvm::StringSet<> productNames = {
-      "linalg.matmul",  "linalg.batch_matmul", "linalg.matvec",
-      "linalg.batch_matvec", "linalg.vecmat", "linalg.batch_vecmat",
+      "linalg.matmul",       "linalg.batch_matmul", "linalg.matvec",
+      "linalg.batch_matvec", "linalg.vecmat",       "linalg.batch_vecmat",
       "linalg.dot"};
   int64_t products = 0, convolutions = 0;
   module.walk([&](Operation *op) {

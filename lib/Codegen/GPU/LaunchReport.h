@@ -1,4 +1,5 @@
-//===- LaunchReport.h - the launch structure of a GPU step as JSON -*- C++ -*-===//
+//===- LaunchReport.h - the launch structure of a GPU step as JSON -*- C++
+//-*-===//
 //
 // What the host code of a GPU-lowered step launches, and where: read from the
 // ops and types of the module (`--ga-gpu-kernel-report=format=json`), so that
