@@ -11,6 +11,7 @@
 #include "LaunchReport.h"
 
 #include "ga/IR/GALibraryOps.h"
+#include "ga/Utils/IRUtils.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -26,12 +27,11 @@ namespace {
 /// The host side of the module as the report walks it.
 class LaunchWalker {
 public:
-  LaunchWalker(ModuleOp module) : module(module), state(module) {}
+  explicit LaunchWalker(ModuleOp module) : module(module), state(module) {}
   void write(llvm::json::OStream &json);
 
 private:
   std::string nameOf(Value value);
-  Value rootOf(Value value);
   bool isLoop(Operation *op);
   std::optional<int64_t> outermostLoop(Operation *op);
   void writeKernels(llvm::json::OStream &json);
@@ -54,23 +54,6 @@ std::string LaunchWalker::nameOf(Value value) {
   llvm::raw_string_ostream os(s);
   value.printAsOperand(os, state);
   return s;
-}
-
-/// The buffer a view is a view of (through subviews, reshapes and casts).
-Value LaunchWalker::rootOf(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (auto view = dyn_cast<memref::SubViewOp>(def))
-      value = view.getSource();
-    else if (auto expand = dyn_cast<memref::ExpandShapeOp>(def))
-      value = expand.getSrc();
-    else if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def))
-      value = collapse.getSrc();
-    else if (auto cast = dyn_cast<memref::ReinterpretCastOp>(def))
-      value = cast.getSource();
-    else
-      break;
-  }
-  return value;
 }
 
 /// A micro-batch loop: a host `scf.for`, or a `ga.graph_capture` region (the
@@ -187,7 +170,7 @@ void LaunchWalker::writeLaunch(llvm::json::OStream &json,
     json.attributeEnd();
     json.attributeArray("args", [&] {
       for (Value v : launch.getKernelOperands())
-        json.value(nameOf(rootOf(v)));
+        json.value(nameOf(getViewRoot(v)));
     });
     json.attributeBegin("loop");
     writeOptional(json, outermostLoop(launch));
@@ -231,9 +214,9 @@ void LaunchWalker::writeProduct(llvm::json::OStream &json,
       json.attribute("bias", static_cast<bool>(product.getBias()));
     });
     json.attributeObject("buffers", [&] {
-      json.attribute("a", nameOf(rootOf(product.getLhs())));
-      json.attribute("b", nameOf(rootOf(product.getRhs())));
-      json.attribute("c", nameOf(rootOf(product.getOut())));
+      json.attribute("a", nameOf(getViewRoot(product.getLhs())));
+      json.attribute("b", nameOf(getViewRoot(product.getRhs())));
+      json.attribute("c", nameOf(getViewRoot(product.getOut())));
     });
     json.attributeBegin("loop");
     writeOptional(json, outermostLoop(product));
