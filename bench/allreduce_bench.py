@@ -29,7 +29,6 @@ steps after one warm-up step.
 """
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -38,18 +37,14 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INPUTS = os.path.join(ROOT, "test", "Integration", "MPI", "Inputs")
 BUCKET_BYTES = 25 * 1024 * 1024
-LINE = re.compile(r"rank 0/\d+: MPI_Allreduce calls per step = (\d+), "
-                  r"bytes per step = (\d+), time per step = ([0-9.e+-]+) s")
 
 
 def widen(template: str, features: int, hidden: int) -> str:
-    """The test template with its 16 input features and 32 hidden units
-    replaced, in tensor types only."""
-    sizes = {"16": str(features), "32": str(hidden)}
-    return re.sub(r"tensor<([^>]*)>",
-                  lambda m: "tensor<" + "x".join(
-                      sizes.get(d, d) for d in m.group(1).split("x")) + ">",
-                  template)
+    """The test template at IN features and HIDDEN units: its declared
+    placeholders @IN@ and @HID@ filled (as the tests fill them with 16 and
+    32)."""
+    return template.replace("@IN@", str(features)).replace(
+        "@HID@", str(hidden))
 
 
 def build(args, template, batch, n, out):
@@ -89,10 +84,22 @@ def run(args, binary, ranks, per_rank, steps, warmup=0):
          "--results", "2,1,2,1,0", "--reference", binary + ".out",
          "--steps", str(steps), "--warmup", str(warmup)],
         check=True, capture_output=True, text=True).stdout
-    match = LINE.search(out)
-    if not match:
-        sys.exit("unexpected driver output:\n" + out)
-    return int(match.group(1)), int(match.group(2)), float(match.group(3))
+    return read_counts(out)
+
+
+def read_counts(out):
+    """(collectives, bytes, seconds) from rank 0's line of dp_driver.c, the
+    driver's own report: `rank 0/R: MPI_Allreduce calls per step = C, bytes
+    per step = B, time per step = S s`."""
+    for line in out.splitlines():
+        if not line.startswith("rank 0/") or "MPI_Allreduce calls" not in line:
+            continue
+        fields = dict(item.split(" = ", 1) for item in
+                      line.split(": ", 1)[1].split(", "))
+        return (int(fields["MPI_Allreduce calls per step"]),
+                int(fields["bytes per step"]),
+                float(fields["time per step"].split()[0]))
+    sys.exit("unexpected driver output:\n" + out)
 
 
 def main():

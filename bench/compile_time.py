@@ -10,9 +10,9 @@ growth exponent of our time with depth (1.0 = linear).
     python3 bench/compile_time.py --ga-opt build/bin/ga-opt
 """
 import argparse
+import json
 import math
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -26,21 +26,18 @@ NOT_PASSES = {"Parser", "Output", "Rest", "Total"}
 
 def pass_time(ga_opt, path, pipeline, verify, whole=False):
     """Seconds spent in passes (top-level timing entries that are passes), or
-    in the whole invocation (parsing and printing included) with `whole`."""
-    cmd = [ga_opt, path, *pipeline, "-mlir-timing", "-o", os.devnull]
+    in the whole invocation (parsing and printing included) with `whole`,
+    from MLIR's timing report as JSON (-mlir-output-format=json)."""
+    cmd = [ga_opt, path, *pipeline, "-mlir-timing",
+           "-mlir-output-format=json", "-o", os.devnull]
     if not verify:
         cmd.append("-verify-each=0")
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stderr
-    total = 0.0
+    entries = {e["name"]: e["wall"]["duration"] for e in json.loads(out)}
     if whole:
-        return float(re.search(r"Total Execution Time: ([0-9.]+)", out).group(1))
-    for line in out.splitlines():
-        # "    0.0099 ( 15.7%)  MicroBatch": top-level entries have two spaces
-        # before the name; nested ones ("    Cleanup...") more.
-        m = re.match(r"\s+([0-9.]+) \(\s*[0-9.]+%\)  (\S.*)$", line)
-        if m and m.group(2) not in NOT_PASSES and not m.group(2).startswith("(A)"):
-            total += float(m.group(1))
-    return total
+        return entries["Total"]
+    return sum(seconds for name, seconds in entries.items()
+               if name not in NOT_PASSES and not name.startswith("(A)"))
 
 
 def median_time(ga_opt, path, pipeline, verify, repeat, whole=False):

@@ -9,10 +9,12 @@
 #       with ga_mlir.torch.export_train_step: B = 8, AdamW; ResNet-18 with
 #       BatchNorm in eval mode; kept in --cache to compare builds)
 #
-# Reads the host code of `ga-opt --ga-accumulate --ga-lower-to-gpu-kernels`
-# (the last stage before LLVM: host func/scf code with gpu.launch_func and
-# runtime calls), parsed by bench/gpu_report.py (without its ptxas part), and
-# counts, for the micro-batch loops (host scf.for ops that enqueue GPU work)
+# Reads the compiler's kernel report (`--ga-gpu-kernel-report=format=json`,
+# docs/GPU.md) of `ga-opt --ga-accumulate --ga-lower-to-gpu-kernels` with
+# library-calls=0 (the last stage before LLVM: host func/scf code with
+# gpu.launch_func, library products and graph captures still ops), as
+# bench/gpu_report.py reads it (without its ptxas part), and counts, for
+# the micro-batch loops (host scf.for ops that enqueue GPU work)
 # and for the rest of the step:
 #   * kernels: gpu.launch_func ops;
 #   * library calls: calls of gaCublasLtMatmul* (cuBLASLt);
@@ -39,26 +41,18 @@
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gpu_report  # noqa: E402  (its parse of the kernel stage)
-
-def products_in(text):
-    """Matrix products and convolutions of a step (its linalg ops)."""
-    products = len(re.findall(
-        r"\blinalg\.(?:batch_)?(?:matmul|matvec|vecmat|dot)\b", text))
-    convs = len(re.findall(r"\blinalg\.(?:depthwise_)?conv_\w+", text))
-    return products, convs
+import gpu_report  # noqa: E402  (its reading of the kernel report)
+from gpu_ptx import kernel_report  # noqa: E402
 
 
-def count(text):
+def count(step):
     """Counts per micro-batch (summed over the micro-batch loops) and outside
-    the loops, from gpu_report's parse of the kernel stage's host code."""
-    step = gpu_report.parse_kernels_stage(text)
+    the loops, from gpu_report's reading of the kernel stage's report."""
     inside = {"kernels": 0, "library": 0}
     outside = {"kernels": 0, "library": 0}
     for launch in step["launches"]:
@@ -122,24 +116,23 @@ def report(step, args, build, batch_args=None, name=None):
     if batch_args:
         acc += f" batch-args={batch_args}"
     accumulate = [ga_opt, step, f"--ga-accumulate={acc}"]
-    products, convs = products_in(open(step).read())
     name = name or os.path.basename(step)
+    # The products of the step before any rewrite (its linalg named ops).
+    source, err = kernel_report(ga_opt, step)
+    if source is None:
+        return {"step": name, "error": err.strip()[:600]}
     if subprocess.run(accumulate, capture_output=True).returncode != 0:
         return {"step": name, "refused": True}
-    # The kernel stage as gpu_report reads it: the module before
-    # ga-lower-library-ops (library calls, streams and graphs still ops).
-    proc = subprocess.run(accumulate + [
-        f"--ga-lower-to-gpu-kernels{opts}",
-        "--mlir-print-ir-before=ga-lower-library-ops", "-o", os.devnull],
-        capture_output=True, text=True)
-    if proc.returncode != 0:
-        return {"step": name, "error": proc.stderr.strip()[:600]}
-    dumps = re.split(r"(?m)^// -----// IR Dump Before .*//----- //\n",
-                     proc.stderr)
-    if len(dumps) < 2:
-        return {"step": name, "error": "no ga-lower-library-ops stage"}
-    row = {"step": name, "products": products, "convolutions": convs}
-    row.update(count(dumps[1]))
+    # The kernel stage as gpu_report reads it: without ga-lower-library-ops
+    # (library calls, streams and graphs still ops).
+    sep = " " if opts else "="
+    report, err = kernel_report(ga_opt, step, accumulate[2:] + [
+        f"--ga-lower-to-gpu-kernels{opts}{sep}library-calls=0"])
+    if report is None:
+        return {"step": name, "error": err.strip()[:600]}
+    row = {"step": name, "products": source["products"],
+           "convolutions": source["convolutions"]}
+    row.update(count(gpu_report.step_of_report(report)))
     return row
 
 

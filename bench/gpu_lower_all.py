@@ -22,15 +22,26 @@
 import argparse
 import concurrent.futures
 import os
-import re
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_ptx  # noqa: E402
-import gpu_report  # noqa: E402
 
 ACCUMULATE_VARIANTS = ["", "recompute-statistics=1", "allow-ghost-batch=1"]
+
+
+def split_input_file(text):
+    """The pieces of `text` between its `// -----` lines (as ga-opt
+    -split-input-file splits it)."""
+    pieces, current = [], []
+    for line in text.splitlines(keepends=True):
+        if line.rstrip() == "// -----":
+            pieces.append("".join(current))
+            current = []
+        else:
+            current.append(line)
+    return pieces + ["".join(current)]
 
 
 def collect_steps(paths, root):
@@ -44,7 +55,7 @@ def collect_steps(paths, root):
             files.append(p)
     steps = []
     for f in sorted(set(files)):
-        pieces = re.split(r"^// -----\s*$", open(f).read(), flags=re.M)
+        pieces = split_input_file(open(f).read())
         for i, text in enumerate(pieces):
             # Steps marked ga.data_parallel (torchrun's shards, whose
             # collectives are host calls into torch.distributed) and the
@@ -103,8 +114,12 @@ def lower_step(step, ga_opt_path, chips, micro_batches, env):
             l.split("remark: ", 1)[1] for l in r.stderr.splitlines()
             if "not captured as a CUDA graph" in l])
         kernels = {}
-        for ptx in gpu_ptx.extract_ptx(r.stdout).values():
-            kernels.update(run_ptxas_checked(ptx, chip))
+        report, err = gpu_ptx.kernel_report(ga_opt_path, "-", text=r.stdout)
+        if report is None:
+            result["failure"] = "%s: %s" % (chip, first_error(err))
+            return result
+        for binary in report["ptx"]:
+            kernels.update(run_ptxas_checked(binary["assembly"], chip))
         result["chips"][chip] = kernels
     return result
 
@@ -125,15 +140,15 @@ def main():
     p.add_argument("--build-dir")
     p.add_argument("-j", type=int, default=2)
     a = p.parse_args()
-    build = gpu_report.find_build_dir(a.build_dir)
+    build = gpu_ptx.find_build_dir(a.build_dir)
     ga_opt_path = os.path.join(build, "bin", "ga-opt")
     env = dict(os.environ)
-    ptxas = gpu_report.find_ptxas()
+    ptxas = gpu_ptx.find_ptxas()
     env["PATH"] = os.path.dirname(ptxas) + os.pathsep + env["PATH"]
     if not any(env.get(v) for v in ("CUDA_HOME", "CUDA_ROOT", "CUDA_PATH")):
         env["CUDA_HOME"] = os.path.dirname(os.path.dirname(ptxas))
     chips = a.chips.split(",")
-    steps = collect_steps(a.paths, gpu_report.ROOT)
+    steps = collect_steps(a.paths, gpu_ptx.ROOT)
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.j) as pool:
         results = list(pool.map(
             lambda s: lower_step(s, ga_opt_path, chips, a.micro_batches, env),

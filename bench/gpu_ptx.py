@@ -2,18 +2,24 @@
 # ===- gpu_ptx.py - PTX of a GPU-lowered step, and what ptxas says of it ---===#
 #
 # The PTX side of bench/gpu_report.py (also used by the frontend's CUDA-target
-# test): the PTX strings embedded in `--ga-lower-to-nvvm=format=isa` output,
-# their instruction counts per kernel, and `ptxas -arch=<chip> -v` figures per
+# test): the compiler's kernel report as JSON (`ga-opt
+# --ga-gpu-kernel-report=format=json`, docs/GPU.md "The kernel report as
+# JSON"), which carries the PTX of every gpu.binary of a format=isa module and
+# its instruction counts per kernel, and `ptxas -arch=<chip> -v` figures per
 # kernel (registers, spills, stack, shared memory, barriers). No GPU needed.
+# Nothing here reads IR text.
 #
 # ===----------------------------------------------------------------------===#
 
+import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 def find_ptxas():
     p = shutil.which("ptxas")
@@ -26,94 +32,94 @@ def find_ptxas():
     sys.exit("gpu_report: ptxas not found (PATH, CUDA_HOME, /usr/local/cuda)")
 
 
-def unescape_mlir_string(s):
-    out = bytearray()
-    i = 0
-    while i < len(s):
-        c = s[i]
-        if c == "\\":
-            n = s[i + 1]
-            if n in "\\\"":
-                out.append(ord(n))
-                i += 2
-            elif n == "n":
-                out.append(10)
-                i += 2
-            elif n == "t":
-                out.append(9)
-                i += 2
-            else:
-                out.append(int(s[i + 1:i + 3], 16))
-                i += 3
-        else:
-            out.extend(c.encode())
-            i += 1
-    return out.decode()
+def find_build_dir(arg=None):
+    """The build with bin/ga-opt: `arg`, $GA_BUILD_DIR, build-gpu, build, or
+    the one whose ga-opt is on PATH (lit's)."""
+    on_path = shutil.which("ga-opt")
+    for d in [arg, os.environ.get("GA_BUILD_DIR"),
+              os.path.join(ROOT, "build-gpu"), os.path.join(ROOT, "build"),
+              os.path.dirname(os.path.dirname(on_path)) if on_path else None]:
+        if d and os.path.exists(os.path.join(d, "bin", "ga-opt")):
+            return d
+    sys.exit("gpu_report: no ga-opt; pass --build-dir or set GA_BUILD_DIR")
 
 
-def extract_ptx(mlir_text):
+def toolkit_env():
+    """The environment for ga-opt's serialization: ptxas on PATH, and the
+    toolkit (libdevice for math functions in kernels) through CUDA_HOME."""
+    env = dict(os.environ)
+    env["PATH"] = os.path.dirname(find_ptxas()) + os.pathsep + env["PATH"]
+    if not any(env.get(v) for v in ("CUDA_HOME", "CUDA_ROOT", "CUDA_PATH")):
+        env["CUDA_HOME"] = os.path.dirname(os.path.dirname(find_ptxas()))
+    return env
+
+
+def kernel_report(ga_opt, source, passes=(), text=None):
+    """The compiler's kernel report (JSON) of `source` (a file, or "-" with
+    `text`) after ga-opt `passes`; (None, stderr) when ga-opt fails."""
+    r = subprocess.run([ga_opt, source] + list(passes) +
+                       ["--ga-gpu-kernel-report=format=json", "-o",
+                        os.devnull], input=text, capture_output=True,
+                       text=True, env=toolkit_env())
+    if r.returncode != 0:
+        return None, r.stderr
+    return json.loads(r.stdout), r.stderr
+
+
+def extract_ptx(mlir_text, build_dir=None):
     """PTX of every gpu.binary of a format=isa output: {module: ptx}."""
-    result = {}
-    for m in re.finditer(r'gpu\.binary @(\w+)\s*\[#gpu\.object<.*?assembly = "',
-                         mlir_text):
-        start = m.end()
-        i = start
-        while True:
-            if mlir_text[i] == "\\":
-                i += 2
-                continue
-            if mlir_text[i] == '"':
-                break
-            i += 1
-        result[m.group(1)] = unescape_mlir_string(mlir_text[start:i])
-    return result
+    ga_opt = os.path.join(find_build_dir(build_dir), "bin", "ga-opt")
+    report, err = kernel_report(ga_opt, "-", text=mlir_text)
+    if report is None:
+        sys.exit("gpu_report: ga-opt cannot read the module:\n" + err)
+    return {b["module"]: b["assembly"] for b in report["ptx"]}
 
 
-PTX_CLASSES = [("ld.global", r"^ld\.global"), ("st.global", r"^st\.global"),
-               ("ld.shared", r"^ld\.shared"), ("st.shared", r"^st\.shared"),
-               ("fp", r"^(fma|mad|mul|add|sub)(\.r[nmpz])?(\.ftz)?\.f(32|64)"),
-               ("bar", r"^bar\.")]
-
-
-def ptx_op_classes(ptx):
-    """Per kernel: static counts of global/shared loads and stores,
-    floating-point add/sub/mul/fma and barriers (after LLVM's unrolling)."""
-    out, current = {}, None
-    for line in ptx.splitlines():
-        m = re.match(r"\s*\.(?:visible\s+)?\.entry\s+(\w+)\(", line)
-        if m:
-            current = m.group(1)
-            out[current] = {k: 0 for k, _ in PTX_CLASSES}
-            continue
-        s = line.strip()
-        if current is None:
-            continue
-        s = re.sub(r"^@%?!?\w+\s+", "", s)  # predicate
-        for k, pat in PTX_CLASSES:
-            if re.match(pat, s):
-                out[current][k] += 1
-    return out
-
-
-def ptx_instruction_counts(ptx):
-    counts, current = {}, None
-    for line in ptx.splitlines():
-        m = re.match(r"\s*\.(?:visible\s+)?\.entry\s+(\w+)\(", line)
-        if m:
-            current = m.group(1)
-            counts[current] = 0
-            continue
-        s = line.strip()
-        if current is None or not s or s.startswith((".", "//", "{", "}")):
-            continue
-        if s.endswith(":"):
-            continue  # label
-        if s.endswith(";"):
-            counts[current] += 1
+def ptx_kernel_counts(report):
+    """{kernel: {"instructions": n, "ld.global": n, ..., "bar": n}} of the
+    PTX in a kernel report (static counts, after LLVM's unrolling)."""
+    counts = {}
+    for binary in report["ptx"]:
+        counts.update(binary["kernels"])
     return counts
 
 
+# ptxas -v writes its figures only as an info log (CUDA 13 has no structured
+# form without a GPU: `cuobjdump -res-usage` and nvPTXCompilerGetInfoLog are
+# the same text, cuFuncGetAttribute needs a device). This is the one parser
+# of that log, by words rather than patterns, for lines such as
+#   ptxas info    : Compiling entry function 'k' for 'sm_90'
+#   ptxas info    : Function properties for k
+#       0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+#   ptxas info    : Used 12 registers, used 1 barriers, 64 bytes smem, ...
+
+def _ptxas_line(line, figures):
+    """Reads the `<number> <what>` items of one ptxas log line into
+    `figures` (a kernel's)."""
+    for item in line.split(":", 1)[-1].split(","):
+        words = item.split()
+        numbers = [i for i, w in enumerate(words) if w.isdigit()]
+        if not numbers:
+            continue
+        i = numbers[-1]
+        value, what = int(words[i]), words[i + 1:]
+        if what[:2] == ["bytes", "stack"]:
+            figures["stack"] = value
+        elif what[:3] == ["bytes", "spill", "stores"]:
+            figures["spill_stores"] = value
+        elif what[:3] == ["bytes", "spill", "loads"]:
+            figures["spill_loads"] = value
+        elif what[:1] == ["registers"] and words[:1] == ["Used"]:
+            figures["registers"] = value
+        elif what[:1] == ["barriers"]:
+            figures["barriers"] = value
+        elif what[:2] == ["bytes", "smem"]:
+            figures["smem"] = value
+
+
 def run_ptxas(ptx, chip):
+    """`ptxas -arch=<chip> -v` on `ptx`: {kernel: {registers, spill_stores,
+    spill_loads, stack, smem, barriers}}."""
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "k.ptx")
         with open(src, "w") as f:
@@ -124,29 +130,13 @@ def run_ptxas(ptx, chip):
     if r.returncode != 0:
         sys.exit("gpu_report: ptxas -arch=%s failed:\n%s" % (chip, r.stderr))
     kernels, name = {}, None
+    marker = "Compiling entry function '"
     for line in (r.stdout + r.stderr).splitlines():
-        m = re.search(r"Compiling entry function '(\w+)'", line)
-        if m:
-            name = m.group(1)
+        if marker in line:
+            name = line.split(marker, 1)[1].split("'", 1)[0]
             kernels[name] = {"registers": 0, "spill_stores": 0,
                              "spill_loads": 0, "stack": 0, "smem": 0,
                              "barriers": 0}
-            continue
-        if name is None:
-            continue
-        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, "
-                      r"(\d+) bytes spill loads", line)
-        if m:
-            k = kernels[name]
-            k["stack"], k["spill_stores"], k["spill_loads"] = map(int,
-                                                                   m.groups())
-        m = re.search(r"Used (\d+) registers", line)
-        if m:
-            kernels[name]["registers"] = int(m.group(1))
-            b = re.search(r"used (\d+) barriers", line)
-            if b:
-                kernels[name]["barriers"] = int(b.group(1))
-            s = re.search(r"(\d+) bytes smem", line)
-            if s:
-                kernels[name]["smem"] = int(s.group(1))
+        elif name is not None:
+            _ptxas_line(line, kernels[name])
     return kernels

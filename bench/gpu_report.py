@@ -4,15 +4,15 @@
 #   python3 bench/gpu_report.py STEP.mlir [STEP.mlir ...] [--micro-batches N]
 #       [--chip sm_90] [--build-dir DIR] [--check] [--json]
 #
-# For each training step, without a GPU:
-#   1. ga-opt --ga-accumulate --ga-lower-to-gpu-kernels, read as it is before
-#      its last pass (--mlir-print-ir-before=ga-lower-library-ops): the host
-#      code (which launches run before, inside and after the micro-batch
-#      loops, the graph captures), the library ops (`ga.blas_matmul`) and the
-#      kernel bodies (which buffers each kernel reads and writes);
-#   2. ga-opt --ga-lower-to-nvvm=format=isa: the PTX of every kernel, then
-#      `ptxas -arch=<chip> -v` on it: registers, spill stores/loads, stack,
-#      shared memory, barriers per kernel; PTX instructions per kernel.
+# For each training step, without a GPU, from the compiler's kernel report
+# (ga-opt --ga-gpu-kernel-report=format=json; no IR text is read here):
+#   1. after --ga-accumulate --ga-lower-to-gpu-kernels=library-calls=0: the
+#      host code (which launches run before, inside and after the micro-batch
+#      loops, the graph captures), the library products (`ga.blas_matmul`)
+#      and the kernels (which parameters each reads and writes);
+#   2. after --ga-lower-to-nvvm=format=isa: the PTX of every kernel and its
+#      instruction counts, then `ptxas -arch=<chip> -v` on it: registers,
+#      spill stores/loads, stack, shared memory, barriers per kernel.
 # It prints per kernel: where it runs, launches per micro-batch, grid x block,
 # registers, spills, shared memory, PTX instructions, and the bytes its
 # accumulation moves per micro-batch; per step: launches per micro-batch and
@@ -42,252 +42,55 @@
 import argparse
 import json
 import os
-import re
-import subprocess
 import sys
 
-from gpu_ptx import (extract_ptx, find_ptxas, ptx_instruction_counts,
-                     ptx_op_classes, run_ptxas)
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ELEM_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4,
-              "i16": 2, "i8": 1, "i1": 1, "index": 8}
+from gpu_ptx import (find_build_dir, kernel_report, ptx_kernel_counts,
+                     run_ptxas)
 
 
 # ===----------------------------------------------------------------------===#
-# Tools
+# The compiler's kernel report (--ga-gpu-kernel-report=format=json)
 # ===----------------------------------------------------------------------===#
 
-def find_build_dir(arg):
-    for d in [arg, os.environ.get("GA_BUILD_DIR"),
-              os.path.join(ROOT, "build-gpu"), os.path.join(ROOT, "build")]:
-        if d and os.path.exists(os.path.join(d, "bin", "ga-opt")):
-            return d
-    sys.exit("gpu_report: no ga-opt; pass --build-dir or set GA_BUILD_DIR")
-
-
-def run_ga_opt(ga_opt, step, passes, before=None):
-    """The output of ga-opt `passes` on `step`; with `before` (a pass's
-    flag), the module as it was before that pass ran instead (upstream's
-    --mlir-print-ir-before, the first such dump)."""
-    if before:
-        passes = passes + ["--mlir-print-ir-before=" + before, "-o",
-                           os.devnull]
-    env = dict(os.environ)
-    env["PATH"] = os.path.dirname(find_ptxas()) + os.pathsep + env["PATH"]
-    # libdevice (math functions in kernels) is found through the toolkit.
-    if not any(env.get(v) for v in ("CUDA_HOME", "CUDA_ROOT", "CUDA_PATH")):
-        env["CUDA_HOME"] = os.path.dirname(os.path.dirname(find_ptxas()))
-    r = subprocess.run([ga_opt, step] + passes, capture_output=True,
-                       text=True, env=env)
-    if r.returncode != 0:
+def run_report(ga_opt, step, passes):
+    """The kernel report of `step` after ga-opt `passes`."""
+    report, err = kernel_report(ga_opt, step, passes)
+    if report is None:
         sys.exit("gpu_report: ga-opt %s failed on %s:\n%s" %
-                 (" ".join(passes), step, r.stderr))
-    if not before:
-        return r.stdout
-    dumps = re.split(r"(?m)^// -----// IR Dump Before .*//----- //\n",
-                     r.stderr)
-    if len(dumps) < 2:
-        sys.exit("gpu_report: ga-opt %s ran no %s on %s" %
-                 (" ".join(passes), before, step))
-    return dumps[1]
+                 (" ".join(passes), step, err))
+    return report
 
 
-# ===----------------------------------------------------------------------===#
-# PTX and ptxas
-# ===----------------------------------------------------------------------===#
-
-# ===----------------------------------------------------------------------===#
-# Host structure (--ga-lower-to-gpu-kernels output)
-# ===----------------------------------------------------------------------===#
-
-def memref_bytes(t):
-    m = re.match(r"memref<(.*)>", t.strip())
-    if not m:
-        return None
-    parts = m.group(1).split(",")[0].split("x")
-    elem = parts[-1].strip()
-    n = 1
-    for d in parts[:-1]:
-        if not d.strip().isdigit():
-            return None
-        n *= int(d)
-    return n * ELEM_BYTES.get(elem, 4)
-
-
-def const_value(name):
-    m = re.match(r"%c(\d+)(_\d+)?$", name)
-    return int(m.group(1)) if m else None
-
-
-def split_types(s):
-    """'memref<2x3xf32, strided<[3, 1]>>, memref<4xf32>' -> the types (the
-    parts of `s` between its top-level commas)."""
-    out, depth, cur = [], 0, ""
-    for ch in s:
-        if ch in "<([{":
-            depth += 1
-        elif ch in ">)]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
-
-
-def split_args(s):
-    """'%a : memref<2x3xf32, strided<[3, 1]>>, %b : f32' -> [(a, type)]."""
-    res = []
-    for a in split_types(s):
-        name, _, typ = a.partition(":")
-        res.append((name.strip(), typ.strip()))
-    return res
-
-
-def memref_shape(t):
-    """'memref<2x3xbf16, ...>' -> ([2, 3], 'bf16')."""
-    parts = re.match(r"memref<([^,>]*)", t.strip()).group(1).split("x")
-    return [int(d) if d.isdigit() else None for d in parts[:-1]], parts[-1]
-
-
-# A library product as its op prints it (include/ga/IR/GALibraryOps.td):
-# `ga.blas_matmul async [deps] lhs, rhs, out bias(b : type) {attrs} : types`.
-BLAS_MATMUL = re.compile(
-    r"ga\.blas_matmul(?: async)?(?: \[[^\]]*\])? (%\w+), (%\w+), (%\w+)"
-    r"(?: bias\((%\w+) : [^)]*\))?\s*(\{[^}]*\})?\s*: (.*)$")
-
-
-def record_source(step, s):
-    """Where a view comes from: the buffer that it is a view of."""
-    m = re.match(r"(%\w+) = (?:memref\.subview|memref\.expand_shape|"
-                 r"memref\.collapse_shape|memref\.reinterpret_cast) (%\w+)",
-                 s)
-    if m:
-        step["sources"][m.group(1)] = m.group(2)
-
-
-def buffer_of(step, value):
-    seen = set()
-    while value in step["sources"] and value not in seen:
-        seen.add(value)
-        value = step["sources"][value]
-    return value
-
-
-def library_product(step, m, loop):
-    """A `ga.blas_matmul` as a launch: it reads lhs and rhs, and out unless
-    beta = 0 (without {accumulate}), and writes out. Its figures come from
-    the op: out is [batch x] M x N, lhs [batch x] M x K (K x M with
-    transpose_lhs)."""
-    lhs, rhs, out, bias, attrs, types = m.groups()
-    attrs = {a.strip() for a in (attrs or "{}")[1:-1].split(",")}
-    (a_shape, a_type), (b_shape, b_type), (c_shape, c_type) = [
-        memref_shape(t) for t in split_types(types)[:3]]
-    k = a_shape[-2] if "transpose_lhs" in attrs else a_shape[-1]
-    batch = c_shape[0] if len(c_shape) == 3 else 1
-    n = sum(1 for l in step["launches"] if l.get("library"))
-    return {"kernel": "blas_matmul#%d" % n, "library": True,
-            "beta": 1.0 if "accumulate" in attrs else 0.0,
-            "product": {"batch": batch, "m": c_shape[-2], "n": c_shape[-1],
-                        "k": k, "types": "%s x %s -> %s" % (a_type, b_type,
-                                                            c_type),
-                        "bias": bias is not None},
-            "grid": [], "block": [], "args": [], "loop": loop,
-            "buffers": {"a": buffer_of(step, lhs), "b": buffer_of(step, rhs),
-                        "c": buffer_of(step, out)}}
-
-
-def parse_kernels_stage(text):
-    """Launches (with loop nesting), allocations and kernel bodies."""
-    step = {"launches": [], "allocs": {}, "kernels": {}, "loops": 0,
-            "memcpy_in_loop": 0, "sources": {}, "host_syncs": [],
-            "captured_loops": set()}
-    lines = text.splitlines()
-    # Host functions: everything before the first gpu.module.
-    stack = []  # "for" or "other"
-    loop_id = 0
-    in_gpu_module = False
-    replay = False
-    kernel = None
-    for line in lines:
-        s = line.strip()
-        if s.startswith("gpu.module"):
-            in_gpu_module = True
-        if in_gpu_module:
-            m = re.match(r"gpu\.func @(\w+)\((.*?)\) kernel", s)
-            if m:
-                kernel = {"params": [a for a, _ in split_args(m.group(2))],
-                          "stores": set(), "loads": set(), "first": {}}
-                step["kernels"][m.group(1)] = kernel
-                continue
-            if kernel is not None:
-                for a in re.findall(r"memref\.store [^,]+, (%\w+)\[", s):
-                    kernel["stores"].add(a)
-                    kernel["first"].setdefault(a, "write")
-                for a in re.findall(r"memref\.load (%\w+)\[", s):
-                    kernel["loads"].add(a)
-                    kernel["first"].setdefault(a, "read")
-            continue
-        opens, closes = s.count("{"), s.count("}")
-        depth_loops = [x for x in stack if x.startswith("for")]
-        m = re.match(r"(%\w+), %\w+ = gpu\.alloc .*: (memref<.*>)$", s)
-        if m:
-            step["allocs"][m.group(1)] = {"type": m.group(2),
-                                          "loop": depth_loops[-1] if depth_loops else None}
-        if "gpu.memcpy" in s and depth_loops:
-            step["memcpy_in_loop"] += 1
-        if re.match(r"ga\.stream_synchronize ", s):
-            step["host_syncs"].append(depth_loops[0] if depth_loops else None)
-        record_source(step, s)
-        m = BLAS_MATMUL.search(s)
-        if m:
-            step["launches"].append(library_product(
-                step, m, depth_loops[0] if depth_loops else None))
-        m = re.search(r"gpu\.launch_func .*?@(\w+)::@(\w+) blocks in \(([^)]*)\) "
-                      r"threads in \(([^)]*)\)\s*(?:args\((.*)\))?", s)
-        if m:
-            grid = [const_value(x.strip()) for x in m.group(3).split(",")]
-            block = [const_value(x.strip()) for x in m.group(4).split(",")]
-            args = split_args(m.group(5)) if m.group(5) else []
-            step["launches"].append({
-                "kernel": m.group(2), "grid": grid, "block": block,
-                "args": args,
-                "loop": depth_loops[0] if depth_loops else None})
-        # Nesting (a line can close one region and open another).
-        net = opens - closes
-        if s.startswith("}") and net >= 0 and opens:
-            continue  # "} else {"
-        # A micro-batch loop captured as a CUDA graph (ga-capture-cuda-graphs):
-        # the launches of the ga.graph_capture region run once per iteration
-        # of the loop that follows, which launches only the graph.
-        if net > 0 and re.match(r"(%[^=]+= )?ga\.graph_capture ", s):
-            loop_id += 1
-            stack.append("for%d" % loop_id)
-            step["captured_loops"].add("for%d" % loop_id)
-            if len([x for x in stack if x.startswith("for")]) == 1:
-                step["loops"] += 1
-            continue
-        if net > 0 and replay and re.match(r"(%\S+ = )?scf\.for ", s):
-            stack.append("other")
-            replay = False
-            continue
-        if net > 0:
-            if s.startswith("scf.for") or re.match(r"(%\S+ = )?scf\.for ", s):
-                loop_id += 1
-                stack.append("for%d" % loop_id)
-                if len([x for x in stack if x.startswith("for")]) == 1:
-                    step["loops"] += 1
-            else:
-                stack.append("other")
-        elif net < 0 and stack:
-            for _ in range(-net):
-                if stack and stack.pop() in step["captured_loops"]:
-                    replay = True
+def step_of_report(report):
+    """Launches (with their outermost micro-batch loop), host buffers and
+    kernel bodies as the analysis reads them: a kernel's parameters are
+    numbered, a launch's arguments are the buffers (views resolved to what
+    they view) in parameter order."""
+    step = {"launches": report["launches"], "allocs": report["buffers"],
+            "kernels": {}, "memcpy_in_loop": report["memcpy_in_loop"],
+            "host_syncs": report["host_syncs"],
+            "captured_loops": {l["id"] for l in report["loops"]
+                               if l["captured"]}}
+    for name, k in report["kernels"].items():
+        acc = k["accesses"]
+        step["kernels"][name] = {
+            "params": list(range(k["params"])),
+            "loads": {a["param"] for a in acc if a["read"]},
+            "stores": {a["param"] for a in acc if a["written"]},
+            "first": {a["param"]: a["first"] for a in acc}}
+    for l in step["launches"]:
+        if l.get("library"):
+            l.update(grid=[], block=[], args=[], beta=float(l["beta"]))
     return step
+
+
+def kernel_kind(name):
+    """`train_step_k03_matmul_acc` -> `matmul_acc`: the name without the
+    function and the kernel's number."""
+    parts = name.split("_")
+    numbered = [i for i, p in enumerate(parts)
+                if len(p) > 1 and p[0] == "k" and p[1:].isdigit()]
+    return "_".join(parts[numbered[-1] + 1:]) if numbered else name
 
 
 def analyze(step, ptx_stats, ptx_counts):
@@ -309,7 +112,7 @@ def analyze(step, ptx_stats, ptx_counts):
     for l in step["launches"]:
         k = step["kernels"].get(l["kernel"])
         if k and l["kernel"].endswith("_index_step"):
-            operand = dict(zip(k["params"], [a for a, _ in l["args"]]))
+            operand = dict(zip(k["params"], l["args"]))
             index_buffers |= {operand.get(p) for p in k["stores"]}
     for l in step["launches"]:
         if l.get("library"):
@@ -318,10 +121,10 @@ def analyze(step, ptx_stats, ptx_counts):
             step["kernels"][l["kernel"]] = {
                 "params": ["a", "b", "c"], "stores": {"c"},
                 "loads": {"a", "b"} | ({"c"} if l["beta"] != 0.0 else set())}
-            l["args"] = [(b["a"], ""), (b["b"], ""), (b["c"], "")]
+            l["args"] = [b["a"], b["b"], b["c"]]
         k = step["kernels"].get(l["kernel"], {"params": [], "stores": set(),
                                                "loads": set()})
-        operand = dict(zip(k["params"], [a for a, _ in l["args"]]))
+        operand = dict(zip(k["params"], l["args"]))
         l["operand"] = operand
         if not l["loop"]:
             continue
@@ -354,7 +157,7 @@ def analyze(step, ptx_stats, ptx_counts):
         for p in k.get("stores", ()):
             buf = l["operand"].get(p)
             if (l["loop"], buf) in acc_keys:
-                acc_bytes += 2 * (memref_bytes(step["allocs"][buf]["type"]) or 0)
+                acc_bytes += 2 * (step["allocs"][buf]["bytes"] or 0)
         st = ptx_stats.get(l["kernel"], {})
         rows.append({
             "kernel": l["kernel"], "where": "loop" if l["loop"] else "once",
@@ -375,7 +178,7 @@ def analyze(step, ptx_stats, ptx_counts):
         loop, buf = key
         ws = writers[key]
         accumulators.append({"buffer": buf, "type": step["allocs"][buf]["type"],
-                             "bytes": memref_bytes(step["allocs"][buf]["type"]),
+                             "bytes": step["allocs"][buf]["bytes"],
                              "writers": ws})
         if len(ws) != 1:
             problems.append("accumulator %s written by %d kernels per "
@@ -387,7 +190,7 @@ def analyze(step, ptx_stats, ptx_counts):
             # once: the accumulation fused into the product.
             if library_beta.get(w) == 1.0:
                 continue
-            if not re.search(r"_(matmul|gemm|reduce)_acc$", w):
+            if not w.endswith(("_matmul_acc", "_gemm_acc", "_reduce_acc")):
                 problems.append("accumulator %s written by %s, not by a "
                                 "producer with a reduction" % (buf, w))
     # The tensor-level marking (ga.accumulates -> *_acc) and the data flow
@@ -415,19 +218,18 @@ def report_step(path, args, build):
     acc = [] if args.micro_batches == 0 else [
         "--ga-accumulate=micro-batches=%d" % args.micro_batches]
     extra = (" " + args.options) if args.options else ""
-    # The kernel stage before its last pass: the library products are
-    # still ga.blas_matmul ops, the graph captures ga.graph_capture regions.
-    kernels_text = run_ga_opt(ga_opt, path, acc + [
-        "--ga-lower-to-gpu-kernels=" + extra.strip()] if extra else
-        acc + ["--ga-lower-to-gpu-kernels"], before="ga-lower-library-ops")
-    isa_text = run_ga_opt(ga_opt, path, acc + [
+    # The kernel stage without its last pass (library-calls=0): the library
+    # products are still ga.blas_matmul ops, the graph captures
+    # ga.graph_capture regions.
+    step = step_of_report(run_report(ga_opt, path, acc + [
+        "--ga-lower-to-gpu-kernels=library-calls=0" + extra]))
+    isa = run_report(ga_opt, path, acc + [
         "--ga-lower-to-nvvm=format=isa chip=%s%s" % (args.chip, extra)])
-    step = parse_kernels_stage(kernels_text)
-    ptx_stats, counts, classes = {}, {}, {}
-    for module, ptx in extract_ptx(isa_text).items():
-        ptx_stats.update(run_ptxas(ptx, args.chip))
-        counts.update(ptx_instruction_counts(ptx))
-        classes.update(ptx_op_classes(ptx))
+    ptx_stats = {}
+    for binary in isa["ptx"]:
+        ptx_stats.update(run_ptxas(binary["assembly"], args.chip))
+    classes = ptx_kernel_counts(isa)
+    counts = {k: c.pop("instructions") for k, c in classes.items()}
     rows, accs, counts_per_loop, problems = analyze(step, ptx_stats, counts)
     loops = sorted(set(counts_per_loop["kernels"]) |
                    set(counts_per_loop["library"]))
@@ -502,7 +304,7 @@ def print_report(r):
     for k in r["kernels"]:
         if k["library"]:
             continue
-        kind = re.sub(r"^.*_k\d+_", "", k["kernel"])
+        kind = kernel_kind(k["kernel"])
         e = kinds.setdefault(kind, {"loop": 0, "once": 0, "regs": [], "smem": 0})
         e[k["where"]] += 1
         if k["registers"] is not None:
@@ -534,26 +336,29 @@ def main():
         p.add_argument("mlir")
         p.add_argument("--chip", default="sm_90")
         p.add_argument("--max-spills", type=int, default=None)
+        p.add_argument("--build-dir")
         a = p.parse_args(sys.argv[2:])
-        text = open(a.mlir).read()
+        ga_opt = os.path.join(find_build_dir(a.build_dir), "bin", "ga-opt")
+        report = run_report(ga_opt, a.mlir, [])
         status = 0
-        for module, ptx in sorted(extract_ptx(text).items()):
-            counts = ptx_instruction_counts(ptx)
-            stats = run_ptxas(ptx, a.chip)
-            print("module %s: %d kernels (ptxas -arch=%s)" % (module, len(stats),
-                                                             a.chip))
+        for binary in sorted(report["ptx"], key=lambda b: b["module"]):
+            counts = binary["kernels"]
+            stats = run_ptxas(binary["assembly"], a.chip)
+            print("module %s: %d kernels (ptxas -arch=%s)" % (
+                binary["module"], len(stats), a.chip))
             for name, s in sorted(stats.items()):
                 spills = s["spill_stores"] + s["spill_loads"]
                 print("  %-40s registers %3d  spill stores %d  spill loads %d"
-                      "  smem %d  ptx %d" % (name, s["registers"],
-                                            s["spill_stores"], s["spill_loads"],
-                                            s["smem"], counts.get(name, 0)))
+                      "  smem %d  ptx %d" % (
+                          name, s["registers"], s["spill_stores"],
+                          s["spill_loads"], s["smem"],
+                          counts.get(name, {}).get("instructions", 0)))
                 if a.max_spills is not None and spills > a.max_spills:
                     status = 1
             total = sum(s["spill_stores"] + s["spill_loads"]
                         for s in stats.values())
             print("  total spill bytes: %d" % total)
-        if not extract_ptx(text):
+        if not report["ptx"]:
             print("gpu_report: no PTX (format=isa) gpu.binary in " + a.mlir,
                   file=sys.stderr)
             status = 1

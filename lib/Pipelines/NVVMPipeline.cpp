@@ -190,6 +190,10 @@ static void addKernelStage(OpPassManager &pm,
     pm.addPass(createCaptureCudaGraphs());
   // The library ops as runtime calls on the step's stream, the last stage
   // before the LLVM conversion: the passes above order them by their tokens.
+  // Without (library-calls=0), the module is left as the kernel report reads
+  // it: every launch, product and capture still an op.
+  if (!options.libraryCalls)
+    return;
   pm.addPass(createLowerLibraryOps());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

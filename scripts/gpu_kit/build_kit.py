@@ -73,6 +73,13 @@ def find_build(arg):
     sys.exit("build_kit: no build with ga-compile (pass --build-dir)")
 
 
+def typed(arg_type):
+    """A step's argument or result type for step.json: its shape (null for a
+    scalar) and element type, as steplib read them from the parsed IR."""
+    return {"shape": list(arg_type.shape) if arg_type.is_tensor else None,
+            "element": arg_type.element, "text": arg_type.text}
+
+
 def build_corpus(kit, build, steps, log):
     sys.path.insert(0, os.path.join(build, "python_packages"))
     from ga_mlir import aot, steplib
@@ -128,8 +135,9 @@ def build_corpus(kit, build, steps, log):
                              lower_options=lower, build_dir=build, name=path)
             lowered[variant] = os.path.basename(lib)
         with open(os.path.join(out, "step.json"), "w") as f:
-            json.dump({"args": [t.text for t in arg_types],
-                       "results": [t.text for t in result_types],
+            # Types as read from the parsed IR (shape: null for a scalar).
+            json.dump({"args": [typed(t) for t in arg_types],
+                       "results": [typed(t) for t in result_types],
                        "micro_batches": n, "accumulate": accumulate,
                        "data_parallel": data_parallel,
                        "libraries": lowered}, f, indent=1)

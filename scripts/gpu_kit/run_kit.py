@@ -25,7 +25,6 @@ import ctypes
 import glob
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -128,13 +127,11 @@ _SCALARS = {"f32": ctypes.c_float, "f64": ctypes.c_double,
             "index": ctypes.c_int64}
 
 
-def parse_type(text):
-    """(shape, element) of a tensor type; (None, element) of a scalar."""
-    m = re.fullmatch(r"tensor<((?:\d+x)*)(\w+)>", text)
-    if not m:
-        return None, text
-    shape = tuple(int(d) for d in m.group(1).split("x") if d)
-    return shape, m.group(2)
+def parse_type(entry):
+    """(shape, element) of a tensor type of step.json; (None, element) of a
+    scalar (build_kit.typed)."""
+    shape = entry["shape"]
+    return (None if shape is None else tuple(shape)), entry["element"]
 
 
 def call_corpus_library(lib_path, step, inputs):
@@ -150,8 +147,8 @@ def call_corpus_library(lib_path, step, inputs):
     fn = lib._mlir_ciface_train_step
     fn.restype = None
     args, scalars = [], {}
-    for i, (a, text) in enumerate(zip(inputs, step["args"])):
-        shape, element = parse_type(text)
+    for i, (a, entry) in enumerate(zip(inputs, step["args"])):
+        shape, element = parse_type(entry)
         if shape is None:  # a scalar, passed by value
             scalars[i] = _SCALARS[element](a.item())
             args.append(None)

@@ -5,7 +5,7 @@
 // leave a remainder, i.e. two loops, and the bucket buffer is carried from
 // the first to the second).
 
-// RUN: sed 's/@B@/24/g' %S/../Integration/MPI/Inputs/dp_mlp.mlir.in > %t.mlp.mlir
+// RUN: sed -e 's/@B@/24/g' -e 's/@IN@/16/g' -e 's/@HID@/32/g' %S/../Integration/MPI/Inputs/dp_mlp.mlir.in > %t.mlp.mlir
 // RUN: ga-opt %t.mlp.mlir --ga-accumulate="micro-batches=1" --ga-bucket-gradients | FileCheck %s
 // RUN: ga-opt %t.mlp.mlir --ga-accumulate="micro-batches=4" --ga-bucket-gradients | FileCheck %s
 // RUN: ga-opt %t.mlp.mlir --ga-accumulate="micro-batches=5" --ga-bucket-gradients | FileCheck %s

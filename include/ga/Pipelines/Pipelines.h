@@ -379,6 +379,14 @@ struct GPUMappingOptions : public PassPipelineOptions<Derived> {
                      "index in a device buffer: ga-device-iteration-index, "
                      "ga-capture-cuda-graphs)"),
       llvm::cl::init(true)};
+  GPUOption<bool> libraryCalls{
+      *this, "library-calls",
+      llvm::cl::desc("Lower the library ops to their runtime calls "
+                     "(--ga-lower-library-ops; false: leave them as ops, "
+                     "graph captures and products as ga ops, the form "
+                     "--ga-gpu-kernel-report reads; --ga-lower-to-nvvm "
+                     "needs them lowered)"),
+      llvm::cl::init(true)};
 };
 
 /// Options of the first GPU stage: bufferization and loop mapping.
@@ -390,12 +398,6 @@ struct LowerToGPULoopsOptions
                      "calling the mapped function through a wrapper (for "
                      "ga-verify)"),
       llvm::cl::init(false)};
-  GPUOption<bool> libraryCalls{
-      *this, "library-calls",
-      llvm::cl::desc("Lower the library ops to their runtime calls "
-                     "(--ga-lower-library-ops; false: leave them as ops, the "
-                     "form --ga-gpu-kernel-report reads)"),
-      llvm::cl::init(true)};
 };
 
 /// Adds the tensor-to-mapped-loops stage: one-shot bufferization across

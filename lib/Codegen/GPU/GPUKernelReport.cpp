@@ -11,10 +11,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelReport.h"
+#include "LaunchReport.h"
 
 #include "ga/Codegen/GPU/Passes.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::ga {
@@ -34,6 +36,7 @@ struct GPUKernelReportPass
 private:
   void print(func::FuncOp func, const KernelReport &report,
              raw_ostream &os) const;
+  void printJson(raw_ostream &os);
 };
 } // namespace
 
@@ -120,13 +123,56 @@ void GPUKernelReportPass::print(func::FuncOp func, const KernelReport &report,
              logits.size() <= 1 ? SmallVector<std::string>() : logits);
 }
 
+/// The figures of every function with kernels, then the launch structure
+/// (LaunchReport.h), as one JSON object.
+void GPUKernelReportPass::printJson(raw_ostream &os) {
+  RooflineTarget target;
+  llvm::json::OStream json(os, /*IndentSize=*/1);
+  json.object([&] {
+    json.attributeArray("functions", [&] {
+      getOperation().walk([&](func::FuncOp func) {
+        KernelReport report(func, seq, vocab, tokens);
+        if (report.kernels.empty())
+          return;
+        json.object([&] {
+          json.attribute("name", func.getSymName());
+          json.attributeArray("kernels", [&] {
+            for (const KernelFigures &k : report.kernels)
+              json.object([&] {
+                json.attribute("name", k.name);
+                json.attribute("library", k.library);
+                json.attribute("in_loop", k.inMicroBatchLoop);
+                json.attribute("threads", k.threads);
+                json.attribute("alone", k.aloneWalk);
+                json.attribute("bytes", k.bytes);
+                json.attribute("flops", k.flops);
+                json.attribute("types", k.types);
+                json.attribute("dynamic", k.dynamic);
+                json.attribute("seconds", k.estimate(target));
+              });
+          });
+        });
+      });
+    });
+    writeLaunchReport(getOperation(), json);
+  });
+  os << "\n";
+}
+
 void GPUKernelReportPass::runOnOperation() {
+  if (format != "text" && format != "json") {
+    getOperation().emitError() << "ga-gpu-kernel-report: unknown format '"
+                               << format << "' (expected text or json)";
+    return signalPassFailure();
+  }
   if (vocab > 0 && tokens <= 0) {
     getOperation().emitError()
         << "ga-gpu-kernel-report: vocab needs tokens (the tokens per "
            "micro-batch) to size the logits";
     return signalPassFailure();
   }
+  if (format == "json")
+    return printJson(llvm::outs());
   getOperation().walk([&](func::FuncOp func) {
     KernelReport report(func, seq, vocab, tokens);
     if (report.kernels.empty())

@@ -938,6 +938,14 @@ def GPUKernelReport : Pass<"ga-gpu-kernel-report", "ModuleOp"> {
     logits). Each check prints PASS or FAIL. docs/GPU.md ("Static check at
     GPT-2 scale") has the table for GPT-2-124M's widths.
 
+    `format=json` prints one JSON object instead (docs/GPU.md, "The kernel
+    report as JSON"): the same figures per function, and, read from the ops
+    of any later form, the launch structure: kernels (`gpu.func`) with the
+    parameters they load and store, host buffers, launches and library
+    products in program order with the outermost micro-batch loop or graph
+    capture around each, memcpys in loops, host synchronizations, and the
+    PTX of each `gpu.binary` with instruction counts per launched kernel.
+
     Before (the form of `--ga-lower-to-gpu-loops`):
 
     ```mlir
@@ -966,7 +974,10 @@ def GPUKernelReport : Pass<"ga-gpu-kernel-report", "ModuleOp"> {
     Option<"layers", "layers", "unsigned", /*default=*/"0",
            "Layers of the model, for kernels per layer (0: not printed)">,
     Option<"maxAlone", "max-alone", "unsigned", /*default=*/"256",
-           "The longest walk a thread may make alone">
+           "The longest walk a thread may make alone">,
+    Option<"format", "format", "std::string", /*default=*/"\"text\"",
+           "text (the tables and checks) or json (the same figures, and the "
+           "launch structure of a kernel-stage or PTX module)">
   ];
 }
 

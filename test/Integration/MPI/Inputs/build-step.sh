@@ -4,6 +4,7 @@
 #   build-step.sh TEMPLATE B N OUT [LOWERING-OPTIONS]
 #
 # Substitutes the per-rank batch B for @B@ (and 8*B for @BT@) in TEMPLATE,
+# and the MLP's widths (@IN@ = 16 features, @HID@ = 32 hidden units),
 # rewrites the step into N micro-batches (--ga-accumulate; N = 0: the
 # original step), lowers it with --ga-lower-to-cpu-mpi (c-interface=1 plus
 # LOWERING-OPTIONS), and links OUT: dp_driver.c + the PMPI counter + the step,
@@ -13,7 +14,8 @@
 set -euo pipefail
 template=$1 b=$2 n=$3 out=$4 opts=${5:-}
 inputs=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-sed -e "s/@BT@/$((b * 8))/g" -e "s/@B@/$b/g" "$template" > "$out.mlir"
+sed -e "s/@BT@/$((b * 8))/g" -e "s/@B@/$b/g" -e "s/@IN@/16/g" -e "s/@HID@/32/g" \
+  "$template" > "$out.mlir"
 rewrite=()
 if [[ $n != 0 ]]; then
   rewrite=(--ga-accumulate="micro-batches=$n")
