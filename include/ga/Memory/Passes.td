@@ -167,12 +167,15 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
            "read of a value touched more than this many live bytes ago "
            "comes from memory (default: this host's per-core L2 cache for "
            "target=cpu, 0 for target=cuda)">,
-    Option<"memoryCost", "memory-cost", "double", /*default=*/"0.0",
+    Option<"memoryCost", "memory-cost", "double", /*default=*/"6.0",
            "Operations of the time model per byte read from beyond the "
            "cache: the ratio of the arithmetic rate to the memory "
            "bandwidth (6 fits the steps of bench/remat_budget.py on a "
-           "2-core EPYC, docs/Results.md). 0 (the default) leaves the "
-           "traffic out: one rewrite per set instead of one per set and N">
+           "2-core EPYC, docs/Results.md); 0 leaves the traffic out">,
+    Option<"verifyTraffic", "verify-traffic", "bool", /*default=*/"false",
+           "Also rewrite the step for every N of a set whose cost is "
+           "modeled from two rewrites, and remark both costs (a check of "
+           "the model)">
   ];
   let statistics = [
     Statistic<"numCandidates", "candidates",
