@@ -184,7 +184,8 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
                               pairs);
   };
 
-  // The time of every (set, N) first: one rewrite each, no bufferization.
+  // The time of every (set, N) first: no bufferization, two rewrites per
+  // set (StepCostModel), or one per N where the model does not apply.
   int64_t first = microBatches ? microBatches : 1;
   int64_t last = microBatches ? microBatches : batchSize;
   SmallVector<CandidateSet> sets;
