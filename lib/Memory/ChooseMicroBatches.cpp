@@ -93,9 +93,18 @@ struct ChooseMicroBatchesPass
   /// rewrite fails is left out with `auto`), and the index of each
   /// one's set in `sets`.
   FailureOr<SmallVector<Choice>>
-  getCandidateTimes(func::FuncOp func, int64_t first, int64_t last,
-                    SmallVectorImpl<CandidateSet> &sets,
+  getCandidateTimes(func::FuncOp func, int64_t batchSize, int64_t first,
+                    int64_t last, SmallVectorImpl<CandidateSet> &sets,
                     SmallVectorImpl<size_t> &setOf);
+  /// The cost of `set` with `n` micro-batches of a batch of `batchSize`:
+  /// from `model` (built at N = 1 when `everyN` N are weighed and the
+  /// traffic counts), else from the rewrite of `n`, or without the
+  /// traffic `shared`, the work of the first N, which is every N's.
+  FailureOr<StepCost> getCandidateCost(func::FuncOp func, int64_t n,
+                                       int64_t batchSize,
+                                       const CandidateSet &set, bool everyN,
+                                       std::unique_ptr<StepCostModel> &model,
+                                       std::optional<StepCost> &shared);
   /// Parses `cache-size` (default: this host's cache, none for
   /// target=cuda) into `cacheBytes` and checks `memory-cost`.
   LogicalResult parseTimeModel();
@@ -175,13 +184,14 @@ FailureOr<Choice> ChooseMicroBatchesPass::fitBudget(func::FuncOp func,
                               pairs);
   };
 
-  // The time of every (set, N) first: one rewrite each, no bufferization.
+  // The time of every (set, N) first: no bufferization, two rewrites per
+  // set (StepCostModel), or one per N where the model does not apply.
   int64_t first = microBatches ? microBatches : 1;
   int64_t last = microBatches ? microBatches : batchSize;
   SmallVector<CandidateSet> sets;
   SmallVector<size_t> setOf;
   FailureOr<SmallVector<Choice>> candidates =
-      getCandidateTimes(func, first, last, sets, setOf);
+      getCandidateTimes(func, batchSize, first, last, sets, setOf);
   if (failed(candidates))
     return failure();
   SmallVector<Choice> &order = *candidates;
@@ -263,8 +273,46 @@ LogicalResult ChooseMicroBatchesPass::parseTimeModel() {
   return success();
 }
 
+FailureOr<StepCost> ChooseMicroBatchesPass::getCandidateCost(
+    func::FuncOp func, int64_t n, int64_t batchSize, const CandidateSet &set,
+    bool everyN, std::unique_ptr<StepCostModel> &model,
+    std::optional<StepCost> &shared) {
+  if (memoryCost == 0 && shared)
+    return *shared;
+  if (memoryCost > 0 && everyN && n == 1 && !model) {
+    FailureOr<std::unique_ptr<StepCostModel>> built =
+        StepCostModel::build(getOperation(), func, batchSize, set.options);
+    if (failed(built))
+      return failure();
+    model = std::move(*built);
+  }
+  FailureOr<StepCost> cost = failure();
+  if (model && !verifyTraffic)
+    return model->getCost(n, cacheBytes);
+  // The rewrite of this N: where the set has no model, without the
+  // traffic, or to check the model against (verify-traffic).
+  cost = estimateStepCost(getOperation(), func, n, set.options, cacheBytes);
+  if (failed(cost))
+    return failure();
+  if (model) {
+    StepCost modeled = model->getCost(n, cacheBytes);
+    emitRemark(func.getLoc())
+        << "N = " << n << ", recompute=" << set.name << ": work "
+        << modeled.work << " modeled, " << cost->work << " rewritten; moved "
+        << modeled.movedBytes << " bytes modeled, " << cost->movedBytes
+        << " rewritten";
+    return modeled;
+  }
+  if (memoryCost == 0) {
+    // Not a term of the time: not recorded.
+    cost->movedBytes = 0;
+    shared = *cost;
+  }
+  return cost;
+}
+
 FailureOr<SmallVector<Choice>> ChooseMicroBatchesPass::getCandidateTimes(
-    func::FuncOp func, int64_t first, int64_t last,
+    func::FuncOp func, int64_t batchSize, int64_t first, int64_t last,
     SmallVectorImpl<CandidateSet> &sets, SmallVectorImpl<size_t> &setOf) {
   // The work of `none` at each N, which the recomputation adds to.
   DenseMap<int64_t, int64_t> baseWork;
@@ -278,25 +326,17 @@ FailureOr<SmallVector<Choice>> ChooseMicroBatchesPass::getCandidateTimes(
     // A recompute set that the analyses cannot follow (with `auto`) is left
     // out, silently: the step without it is still a candidate.
     set.optional = recompute == "auto" && name != "none";
-    // N with the same micro-batch sizes differ only in trip counts: each N
-    // is counted, as the trips weigh the work and the traffic. Without the
-    // traffic term the work does not depend on N (the accumulation is fused
-    // into the producers): one rewrite serves every N, instead of one per
-    // N (at B = 16 a 2-layer GPT-2's choice took 104 s instead of 7 s).
-    bool perN = memoryCost > 0;
-    std::optional<FailureOr<StepCost>> shared;
+    // The model of the set's traffic, or the work of every N (without
+    // the traffic, the work does not depend on N: the accumulation is
+    // fused into the producers, and one rewrite serves every N).
+    std::unique_ptr<StepCostModel> model;
+    std::optional<StepCost> shared;
     for (int64_t n = first; n <= last; ++n) {
       std::optional<ScopedDiagnosticHandler> silence;
       if (set.optional)
         silence.emplace(&getContext(), [](Diagnostic &) { return success(); });
-      if (!shared || perN) {
-        shared =
-            estimateStepCost(getOperation(), func, n, set.options, cacheBytes);
-        // Not a term of the time: not recorded.
-        if (!perN && succeeded(*shared))
-          (*shared)->movedBytes = 0;
-      }
-      FailureOr<StepCost> cost = *shared;
+      FailureOr<StepCost> cost = getCandidateCost(func, n, batchSize, set,
+                                                  first < last, model, shared);
       if (failed(cost) && set.optional)
         break;
       if (failed(cost))

@@ -12,9 +12,12 @@
 
 #include "ga/Analysis/MemoryUsage.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <memory>
 #include <optional>
 
 namespace mlir::ga::detail {
@@ -107,6 +110,46 @@ FailureOr<StepCost> estimateStepCost(ModuleOp module, func::FuncOp func,
                                      int64_t microBatches,
                                      StringRef accumulateOptions,
                                      int64_t cacheBytes);
+
+/// The cost of a step for every N from two rewrites of a recompute set
+/// instead of one per N: the step rewritten with N = 1 (one trip of the
+/// whole batch) is a template whose micro-batch loop is walked as the loops
+/// of N micro-batches (B mod N of ceil(B / N) samples, then floor(B / N)),
+/// the bytes of its per-sample values and the work of its per-sample ops
+/// scaled by the micro-batch size. Which ones are per sample, and by how
+/// much, is read off the rewrite with N = B (one sample a trip): the two
+/// must have the same ops on tensors with the same sizes, except inside the
+/// micro-batch loop where a value's bytes (an op's work) may be B times
+/// the N = B one, linear in the size. A step whose rewrites differ in
+/// another way has no model (weigh each N by its own rewrite).
+class StepCostModel {
+public:
+  /// The model of `func` (a batch of `batchSize`) with the --ga-accumulate
+  /// options `accumulateOptions`; failure when the rewrite with N = 1 fails
+  /// (with its errors), nullptr when there is no model.
+  static FailureOr<std::unique_ptr<StepCostModel>>
+  build(ModuleOp module, func::FuncOp func, int64_t batchSize,
+        StringRef accumulateOptions);
+
+  /// What estimateStepCost counts on the rewrite with `microBatches`.
+  StepCost getCost(int64_t microBatches, int64_t cacheBytes) const;
+
+private:
+  StepCostModel() = default;
+  /// Finds the micro-batch loop and the per-sample values and ops of `step`
+  /// against `single`, the rewrite with N = B; false when they differ
+  /// otherwise.
+  bool match(func::FuncOp single);
+
+  int64_t batchSize = 1;
+  OwningOpRef<ModuleOp> rewritten;
+  func::FuncOp step;
+  /// The micro-batch loops of the template.
+  SmallPtrSet<Operation *, 2> loops;
+  /// Bytes (work) per sample of the micro-batch.
+  DenseMap<Value, int64_t> sampleBytes;
+  DenseMap<Operation *, int64_t> sampleWork;
+};
 
 /// The cache of one core of this host (its L2, from sysconf), or 1 MiB
 /// where the system does not say.

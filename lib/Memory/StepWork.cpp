@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -60,6 +61,16 @@ static int64_t getTensorBytes(Type type) {
 }
 
 namespace {
+/// How a template's micro-batch loop is walked as the loops of N
+/// micro-batches (StepCostModel): its body with micro-batch sizes and trips,
+/// the values and ops whose bytes and work are per sample (times the size).
+struct TraceScaling {
+  const SmallPtrSetImpl<Operation *> &loops;
+  SmallVector<std::pair<int64_t, int64_t>> segments;
+  const DenseMap<Value, int64_t> &sampleBytes;
+  const DenseMap<Operation *, int64_t> &sampleWork;
+};
+
 /// One event of the replay: a read or a write of a storage, or its death.
 struct Access {
   enum Kind { Read, Write, Kill } kind;
@@ -85,6 +96,11 @@ public:
   SmallVector<Access> accesses;
   int64_t work = 0;
 
+  /// Without `scaling`, the step as it is; with it, its micro-batch loop is
+  /// walked as the loops of `scaling->segments` (StepCostModel).
+  explicit StepTrace(const TraceScaling *scaling = nullptr)
+      : scaling(scaling), size(scaling ? scaling->segments.front().first : 0) {}
+
   void walkFunction(func::FuncOp func) {
     for (BlockArgument argument : func.getArguments())
       define(argument, argument);
@@ -92,14 +108,27 @@ public:
   }
 
 private:
+  const TraceScaling *scaling;
+  /// The micro-batch size of the segment being walked (with `scaling`; the
+  /// first one's before the loop).
+  int64_t size;
   DenseMap<Value, Value> storageOf;
   /// Live values per storage.
   DenseMap<Value, int64_t> users;
 
   Value storage(Value value) { return storageOf.lookup(value); }
 
+  /// The bytes of `value` in the segment being walked.
+  int64_t bytes(Value value) const {
+    if (scaling)
+      if (auto it = scaling->sampleBytes.find(value);
+          it != scaling->sampleBytes.end())
+        return it->second * size;
+    return getTensorBytes(value.getType());
+  }
+
   void define(Value value, Value storage) {
-    if (!getTensorBytes(value.getType()))
+    if (!bytes(value))
       return;
     storageOf[value] = storage;
     ++users[storage];
@@ -116,7 +145,7 @@ private:
 
   void record(Access::Kind kind, Value value, int64_t weight) {
     if (Value s = storage(value))
-      accesses.push_back({kind, s, getTensorBytes(value.getType()), weight});
+      accesses.push_back({kind, s, bytes(value), weight});
   }
 
   /// The values of `block` (its arguments but a function's, its ops'
@@ -151,7 +180,9 @@ private:
     for (Value value : deaths.lookup(nullptr))
       release(value);
     for (Operation &op : block) {
-      if (auto loop = dyn_cast<scf::ForOp>(op))
+      if (scaling && scaling->loops.contains(&op))
+        walkSegments(cast<scf::ForOp>(op), weight);
+      else if (auto loop = dyn_cast<scf::ForOp>(op))
         walkLoop(loop, weight);
       else if (op.getNumRegions() && !isa<linalg::LinalgOp>(op))
         walkRegions(&op, weight);
@@ -184,6 +215,33 @@ private:
         storageOf[result] = s;
   }
 
+  /// The micro-batch loop of a template walked as the loops that N
+  /// micro-batches run: each segment's first trip, then its steady state,
+  /// the carried values passing from one segment to the next as from one
+  /// trip to the next (the rewrite chains its loops so).
+  void walkSegments(scf::ForOp loop, int64_t weight) {
+    Block &body = *loop.getBody();
+    auto yielded = cast<scf::YieldOp>(body.getTerminator()).getOperands();
+    for (auto [argument, init] :
+         llvm::zip(loop.getRegionIterArgs(), loop.getInitArgs()))
+      define(argument, storage(init));
+    bool first = true;
+    for (auto [segmentSize, trips] : scaling->segments) {
+      size = segmentSize;
+      for (int64_t pass = 0; pass < std::min<int64_t>(trips, 2); ++pass) {
+        if (!first)
+          for (auto [argument, value] :
+               llvm::zip(loop.getRegionIterArgs(), yielded))
+            storageOf[argument] = storage(value);
+        first = false;
+        walkBlock(body, pass ? weight * (trips - 1) : weight);
+      }
+    }
+    for (auto [result, value] : llvm::zip(loop.getResults(), yielded))
+      if (Value s = storage(value))
+        storageOf[result] = s;
+  }
+
   /// An op with regions other than a loop with a trip count (a branch, a
   /// loop of run-time trips): each region once.
   void walkRegions(Operation *op, int64_t weight) {
@@ -197,6 +255,10 @@ private:
   void walkLeaf(Operation *op, int64_t weight) {
     auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
     int64_t opWork = linalgOp ? getOpWork(linalgOp) : getTensorOpWork(op);
+    if (scaling)
+      if (auto it = scaling->sampleWork.find(op);
+          it != scaling->sampleWork.end())
+        opWork = it->second * size;
     work += opWork * weight;
     auto dps = dyn_cast<DestinationStyleOpInterface>(op);
     if (!linalgOp && !opWork && !dps) {
@@ -210,8 +272,7 @@ private:
           source = operand;
       for (Value result : op->getResults()) {
         bool whole = source && op->getNumResults() == 1 &&
-                     getTensorBytes(result.getType()) ==
-                         getTensorBytes(source.getType());
+                     bytes(result) == bytes(source);
         define(result, whole ? storage(source) : result);
         if (!whole)
           accesses.push_back({Access::Kill, result, 0, weight});
@@ -286,17 +347,173 @@ int64_t mlir::ga::detail::getHostCacheBytes() {
   return int64_t(1) << 20;
 }
 
-FailureOr<StepCost> mlir::ga::detail::estimateStepCost(
-    ModuleOp module, func::FuncOp func, int64_t microBatches,
-    StringRef accumulateOptions, int64_t cacheBytes) {
+/// A copy of `module` whose `func` is rewritten by --ga-accumulate with
+/// `microBatches` micro-batches and the options `accumulateOptions`.
+static FailureOr<OwningOpRef<ModuleOp>>
+rewriteCopy(ModuleOp module, func::FuncOp func, int64_t microBatches,
+            StringRef accumulateOptions) {
   PassManager pm(module.getContext());
   if (failed(addMicroBatchRewrite(pm, func, microBatches, accumulateOptions)))
     return failure();
   OwningOpRef<ModuleOp> copy = cast<ModuleOp>(module->clone());
   if (failed(pm.run(*copy)))
     return failure();
-  auto rewritten = copy->lookupSymbol<func::FuncOp>(func.getSymName());
+  return copy;
+}
+
+FailureOr<StepCost> mlir::ga::detail::estimateStepCost(
+    ModuleOp module, func::FuncOp func, int64_t microBatches,
+    StringRef accumulateOptions, int64_t cacheBytes) {
+  FailureOr<OwningOpRef<ModuleOp>> copy =
+      rewriteCopy(module, func, microBatches, accumulateOptions);
+  if (failed(copy))
+    return failure();
   StepTrace trace;
-  trace.walkFunction(rewritten);
+  trace.walkFunction((**copy).lookupSymbol<func::FuncOp>(func.getSymName()));
+  return StepCost{trace.work, replayCache(trace.accesses, cacheBytes)};
+}
+
+/// The work StepTrace counts for `op`.
+static int64_t getWork(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  return linalgOp ? getOpWork(linalgOp) : getTensorOpWork(op);
+}
+
+/// The ops of `func` whose order the two rewrites of a StepCostModel are
+/// compared by: those with tensor operands or results, or with regions
+/// (the index arithmetic folds differently with the trip counts).
+static SmallVector<Operation *> getTensorOps(func::FuncOp func) {
+  SmallVector<Operation *> ops;
+  auto isTensor = [](Value value) { return isa<TensorType>(value.getType()); };
+  func.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op != func &&
+        (op->getNumRegions() || llvm::any_of(op->getOperands(), isTensor) ||
+         llvm::any_of(op->getResults(), isTensor)))
+      ops.push_back(op);
+  });
+  return ops;
+}
+
+FailureOr<std::unique_ptr<StepCostModel>>
+StepCostModel::build(ModuleOp module, func::FuncOp func, int64_t batchSize,
+                     StringRef accumulateOptions) {
+  FailureOr<OwningOpRef<ModuleOp>> whole =
+      rewriteCopy(module, func, 1, accumulateOptions);
+  if (failed(whole))
+    return failure();
+  std::unique_ptr<StepCostModel> model(new StepCostModel());
+  model->batchSize = batchSize;
+  model->rewritten = std::move(*whole);
+  model->step = model->rewritten->lookupSymbol<func::FuncOp>(func.getSymName());
+  if (batchSize < 2)
+    return model;
+  FailureOr<OwningOpRef<ModuleOp>> single;
+  {
+    // A set that N = B does not rewrite is weighed N by N.
+    ScopedDiagnosticHandler silence(module.getContext(),
+                                    [](Diagnostic &) { return success(); });
+    single = rewriteCopy(module, func, batchSize, accumulateOptions);
+  }
+  if (failed(single) ||
+      !model->match((**single).lookupSymbol<func::FuncOp>(func.getSymName())))
+    return std::unique_ptr<StepCostModel>();
+  return model;
+}
+
+/// Finds the micro-batch loops of `step` (the rewrite with N = 1; a data-only
+/// statistic has a loop of its own before the main one) against `single`
+/// (the rewrite with N = B), their ops on tensors in order: the loops whose
+/// trip counts differ, one trip against B, directly in the step; false when
+/// there is none or the ops differ otherwise.
+static bool findMicroBatchLoops(func::FuncOp step, ArrayRef<Operation *> ours,
+                                ArrayRef<Operation *> theirs, int64_t batchSize,
+                                SmallPtrSetImpl<Operation *> &loops) {
+  if (ours.size() != theirs.size())
+    return false;
+  for (auto [op, other] : llvm::zip(ours, theirs)) {
+    if (op->getName() != other->getName() ||
+        op->getNumResults() != other->getNumResults() ||
+        op->getNumRegions() != other->getNumRegions())
+      return false;
+    auto forOp = dyn_cast<scf::ForOp>(op);
+    if (!forOp)
+      continue;
+    std::optional<APInt> trips = forOp.getStaticTripCount(),
+                         otherTrips =
+                             cast<scf::ForOp>(other).getStaticTripCount();
+    if (!trips || !otherTrips)
+      return false;
+    if (*trips == *otherTrips)
+      continue;
+    if (!trips->isOne() || otherTrips->getSExtValue() != batchSize ||
+        op->getParentOp() != step)
+      return false;
+    loops.insert(op);
+  }
+  return !loops.empty();
+}
+
+bool StepCostModel::match(func::FuncOp single) {
+  SmallVector<Operation *> ours = getTensorOps(step),
+                           theirs = getTensorOps(single);
+  if (!findMicroBatchLoops(step, ours, theirs, batchSize, loops))
+    return false;
+  // A value or op of the template is per sample when it is B times that of
+  // N = B inside the micro-batch loop, or an allocation hoisted out of it
+  // (not an access: only whether it has bytes matters); it is the same
+  // otherwise.
+  auto inLoop = [&](Region *region) {
+    return llvm::any_of(loops, [&](Operation *loop) {
+      return loop->getRegion(0).isAncestor(region);
+    });
+  };
+  auto perSample = [&](Region *region, int64_t whole, int64_t one, auto &table,
+                       auto key, bool allocation) {
+    if (whole == one)
+      return true;
+    if (whole != batchSize * one || !(allocation || inLoop(region)))
+      return false;
+    table[key] = one;
+    return true;
+  };
+  auto matchValues = [&](ValueRange a, ValueRange b) {
+    if (a.size() != b.size())
+      return false;
+    for (auto [value, other] : llvm::zip(a, b))
+      if (!perSample(value.getParentRegion(), getTensorBytes(value.getType()),
+                     getTensorBytes(other.getType()), sampleBytes, value,
+                     isa_and_nonnull<tensor::EmptyOp>(value.getDefiningOp())))
+        return false;
+    return true;
+  };
+  for (auto [op, other] : llvm::zip(ours, theirs)) {
+    if (!matchValues(op->getResults(), other->getResults()) ||
+        !perSample(op->getParentRegion(), getWork(op), getWork(other),
+                   sampleWork, op, false))
+      return false;
+    for (auto [region, otherRegion] :
+         llvm::zip(op->getRegions(), other->getRegions())) {
+      if (region.getBlocks().size() != otherRegion.getBlocks().size())
+        return false;
+      for (auto [block, otherBlock] : llvm::zip(region, otherRegion))
+        if (!matchValues(block.getArguments(), otherBlock.getArguments()))
+          return false;
+    }
+  }
+  return true;
+}
+
+StepCost StepCostModel::getCost(int64_t microBatches,
+                                int64_t cacheBytes) const {
+  // The rewrite's loops: B mod N micro-batches of ceil(B / N) samples,
+  // then the others of floor(B / N).
+  TraceScaling scaling{loops, {}, sampleBytes, sampleWork};
+  int64_t larger = batchSize % microBatches;
+  if (larger)
+    scaling.segments.push_back(
+        {llvm::divideCeil(batchSize, microBatches), larger});
+  scaling.segments.push_back({batchSize / microBatches, microBatches - larger});
+  StepTrace trace(loops.empty() ? nullptr : &scaling);
+  trace.walkFunction(step);
   return StepCost{trace.work, replayCache(trace.accesses, cacheBytes)};
 }

@@ -25,6 +25,7 @@
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=872 recompute=none cache-size=512 memory-cost=100" | FileCheck %s --check-prefix=CACHE512
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=872 recompute=none cache-size=256 memory-cost=0" | FileCheck %s --check-prefix=NOCOST
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=872 recompute=none cache-size=0 memory-cost=100" | FileCheck %s --check-prefix=NOCACHE
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=839 recompute=none cache-size=256 verify-traffic=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=VERIFY
 // RUN: ga-opt %s --ga-accumulate="micro-batches=1" --ga-write-results-in-place="func=step pairs=0:0,1:1,2:2" --ga-memory-report="func=step_in_place" -o /dev/null | FileCheck %s --check-prefix=REPORT-INPLACE1
 // RUN: ga-opt %s --ga-accumulate="micro-batches=2" --ga-write-results-in-place="func=step pairs=0:0,1:1,2:2" --ga-memory-report="func=step_in_place" -o /dev/null | FileCheck %s --check-prefix=REPORT-INPLACE2
 
@@ -53,11 +54,12 @@
 // The choice is recorded with its predicted total peak and the work the
 // recomputation adds (this step has no element-wise value read twice:
 // recomputing changes nothing, and costs nothing).
-// CHOICE: attributes {ga.candidates_measured = {{[0-9]+}} : i64, ga.estimated_work = 475 : i64, ga.micro_batches = 4 : i64, ga.moved_bytes = 0 : i64, ga.predicted_peak = 836 : i64, ga.recompute = "none", ga.recompute_work = 0 : i64}
+// CHOICE: attributes {ga.candidates_measured = {{[0-9]+}} : i64, ga.estimated_work = 475 : i64, ga.micro_batches = 4 : i64, ga.moved_bytes = 500 : i64, ga.predicted_peak = 836 : i64, ga.recompute = "none", ga.recompute_work = 0 : i64}
 
 // The estimated time is the work plus memory-cost x the bytes read from
-// beyond the cache; by default memory-cost is 0 and the traffic is left
-// out (ga.moved_bytes 0). This step's work (475 operations) does not change
+// beyond the cache (by default 6 per byte, and the host's cache, which
+// this step fits: every N reads its 500 bytes of arguments once). This
+// step's work (475 operations) does not change
 // with N (the accumulation is fused into the products): the times tie, and
 // ties go to the smaller N.
 // Only the candidates up to the first that fits, by estimated time, are
@@ -85,13 +87,22 @@
 // NOCOST: ga.estimated_work = 475 : i64, ga.micro_batches = 1 : i64, ga.moved_bytes = 0 : i64
 // NOCACHE: ga.estimated_work = 475 : i64, ga.micro_batches = 1 : i64, ga.moved_bytes = 1216 : i64
 
+// The traffic of every N comes from two rewrites of the set (N = 1 and
+// N = B = 12) whose micro-batch loop is replayed with the sizes and trips
+// of N; verify-traffic rewrites each N too and remarks both: the same
+// here, with N = 5 (loops of 3 and of 2 samples) as with N = 4.
+// VERIFY: N = 1, recompute=none: work [[W:[0-9]+]] modeled, [[W]] rewritten; moved 1052 bytes modeled, 1052 rewritten
+// VERIFY: N = 2, recompute=none: work [[W]] modeled, [[W]] rewritten; moved 600 bytes modeled, 600 rewritten
+// VERIFY: N = 4, recompute=none: work [[W]] modeled, [[W]] rewritten; moved [[M4:[0-9]+]] bytes modeled, [[M4]] rewritten
+// VERIFY: N = 5, recompute=none: work [[W]] modeled, [[W]] rewritten; moved [[M5:[0-9]+]] bytes modeled, [[M5]] rewritten
+
 // reserved=R keeps R bytes of the budget for the results' objects the
 // caller allocates: N = 1 (872) no longer fits 872 with 1 byte kept, N = 2
 // (848) does, and its predicted peak counts the byte.
-// RESERVED: ga.micro_batches = 2 : i64, ga.moved_bytes = 0 : i64, ga.predicted_peak = 849 : i64
+// RESERVED: ga.micro_batches = 2 : i64, ga.moved_bytes = 500 : i64, ga.predicted_peak = 849 : i64
 // micro-batches=N with max-memory fixes N; only the recompute set is
 // chosen.
-// FIXED3: attributes {{[{].*}}ga.micro_batches = 3 : i64, ga.moved_bytes = 0 : i64, ga.predicted_peak = 840 : i64
+// FIXED3: attributes {{[{].*}}ga.micro_batches = 3 : i64, ga.moved_bytes = 500 : i64, ga.predicted_peak = 840 : i64
 
 // With the results the library writes in place (in-place=, as the PyTorch
 // frontend compiles it), a candidate is measured in that form: the new

@@ -45,10 +45,15 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
       (iterations times payload operations of its linalg ops: products,
       element-wise work, what is recomputed, the accumulation of every
       micro-batch) plus `memory-cost` operations per byte its ops read from
-      beyond a cache of `cache-size` bytes (by default `memory-cost` is 0:
-      the work alone, which does not depend on N, so one rewrite per set
-      serves every N and ties go to the smallest N that fits; with a cost,
-      each N of each set is rewritten, B x 5 rewrites). The traffic is that of an LRU
+      beyond a cache of `cache-size` bytes (`memory-cost=0`: the work
+      alone, one rewrite per set; ties go to the smaller N). Every N of a
+      set is counted from two rewrites of it, N = 1 and N = B: the first
+      is walked with its micro-batch loops replayed as N's loops (B mod N
+      trips of ceil(B/N) samples, then floor(B/N)), the bytes of its
+      per-sample values and the work of its per-sample ops (B times those
+      of N = B) scaled by the micro-batch size; a set whose two rewrites
+      differ otherwise is rewritten for each N (`verify-traffic` does both
+      and remarks the two costs). The traffic is that of an LRU
       cache replayed over the tensors the ops read in the order they run
       (a loop's first iteration, then its steady state weighed by the
       other trips): a read misses when the live bytes touched since its
@@ -167,12 +172,15 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
            "read of a value touched more than this many live bytes ago "
            "comes from memory (default: this host's per-core L2 cache for "
            "target=cpu, 0 for target=cuda)">,
-    Option<"memoryCost", "memory-cost", "double", /*default=*/"0.0",
+    Option<"memoryCost", "memory-cost", "double", /*default=*/"6.0",
            "Operations of the time model per byte read from beyond the "
            "cache: the ratio of the arithmetic rate to the memory "
            "bandwidth (6 fits the steps of bench/remat_budget.py on a "
-           "2-core EPYC, docs/Results.md). 0 (the default) leaves the "
-           "traffic out: one rewrite per set instead of one per set and N">
+           "2-core EPYC, docs/Results.md); 0 leaves the traffic out">,
+    Option<"verifyTraffic", "verify-traffic", "bool", /*default=*/"false",
+           "Also rewrite the step for every N of a set whose cost is "
+           "modeled from two rewrites, and remark both costs (a check of "
+           "the model)">
   ];
   let statistics = [
     Statistic<"numCandidates", "candidates",
