@@ -80,9 +80,10 @@ def _plain(value):
         # output-capturing decorator around a forward): what a forward reads
         # from it is its value in the compiling context, which the trace
         # bakes in; the decorator's own `set` inside the forward is code the
-        # key already holds.
+        # key already holds. Keyed by identity too: two variables may share
+        # a name.
         current = value.get(_UNSET)
-        return ("context variable", value.name) + (
+        return ("context variable", id(value)) + (
             ("unset",) if current is _UNSET else ("set", _plain(current)))
     if not callable(value) and isinstance(getattr(value, "__dict__", None),
                                           dict):
