@@ -63,7 +63,11 @@ CORPUS = [("mlp_sgd", 4, ""), ("mlp_adamw", 4, ""), ("mlp_momentum", 4, ""),
 VARIANTS = {"graphs+cublaslt": "cuda-graphs=1 cublas=1",
             "graphs": "cuda-graphs=1 cublas=0",
             "cublaslt": "cuda-graphs=0 cublas=1",
-            "plain": "cuda-graphs=0 cublas=0"}
+            "plain": "cuda-graphs=0 cublas=0",
+            # A warp per row of at least 32 elements, a block per row from
+            # 1024 (reductions in a tree): validated here against the CPU
+            # reference before it becomes the default.
+            "rows": "cuda-graphs=1 cublas=1 row-warp-min=32"}
 
 
 def find_build(arg):
@@ -146,7 +150,7 @@ def build_corpus(kit, build, steps, log):
     return entries
 
 
-def build_zoo(kit, build, models, ns, log):
+def build_zoo(kit, build, models, ns, log, extra=None):
     sys.path.insert(0, os.path.join(build, "python_packages"))
     sys.path.insert(0, HERE)
     import torch
@@ -157,7 +161,7 @@ def build_zoo(kit, build, models, ns, log):
         out = os.path.join(kit, "zoo", name)
         os.makedirs(out, exist_ok=True)
         if name in kit_models.SCALE:
-            build_scale_model(out, name, ns, log)
+            build_scale_model(out, name, ns, log, extra)
             entries.append(name)
             continue
         model, loss_fn, batch = kit_models.make(name)
@@ -166,6 +170,7 @@ def build_zoo(kit, build, models, ns, log):
         torch.save(batch, os.path.join(out, "batch.pt"))
         options = {"accumulator_type": "f32"} if name in ("gpt", "gpt-moe") \
             else {}
+        options.update(extra or {})
         for n in ns:
             model.load_state_dict(init)
             opt = kit_models.optimizer_for(model)
@@ -186,8 +191,10 @@ def build_zoo(kit, build, models, ns, log):
                            model.state_dict().items()}
         model.load_state_dict(init)
         opt = kit_models.optimizer_for(model)
+        from ga_mlir.driver import NVVM_OPTIONS
         cpu = compile_train_step(model, loss_fn, opt, batch, micro_batches=4,
-                                 **options)
+                                 **{k: v for k, v in options.items()
+                                    if k not in NVVM_OPTIONS})
         refs["ours_cpu_loss"] = cpu(*batch).item()
         # Only how far our CPU step is from PyTorch's (its whole state would
         # double the kit's largest file).
@@ -217,7 +224,7 @@ def save_memory_report(step, out, log):
         json.dump(report, f)
 
 
-def build_scale_model(out, name, ns, log):
+def build_scale_model(out, name, ns, log, extra=None):
     """A scale model (kit_models.SCALE): its step compiled for the GPU at
     every N (micro-batches of kit_models.MICRO_BATCH[name] sequences) and
     saved; no weights, batch or reference travel: run_kit draws them on the
@@ -233,7 +240,7 @@ def build_scale_model(out, name, ns, log):
         opt = kit_models.optimizer_for(model)
         step = compile_train_step(model, loss_fn, opt, batch,
                                   micro_batches=n, target="cuda",
-                                  accumulator_type="f32")
+                                  accumulator_type="f32", **(extra or {}))
         step.save(os.path.join(out, f"n{n}"))
         save_memory_report(step, os.path.join(out, f"n{n}"), log)
         log(f"zoo {name}: N={n} ({batch[0].shape[0]} x "
@@ -260,6 +267,11 @@ def main():
                    help="of kit_models.MODELS (gpt2-124m, llama-1b: the "
                    "scale models)")
     p.add_argument("--ns", default="1,4,16")
+    p.add_argument("--option", action="append", default=[],
+                   metavar="KEY=VALUE",
+                   help="a compile_train_step option of the zoo and scale "
+                   "models' steps (e.g. row_warp_min=32, indexing=gather); "
+                   "integers as integers")
     a = p.parse_args()
     build = find_build(a.build_dir)
     kit = os.path.abspath(a.dir)
@@ -278,7 +290,11 @@ def main():
     models = [m for m in a.models.split(",") if m]
     ns = [int(n) for n in a.ns.split(",") if n]
     corpus = build_corpus(kit, build, steps, log)
-    zoo = build_zoo(kit, build, models, ns, log) if models else []
+    extra = {}
+    for option in a.option:
+        key, _, value = option.partition("=")
+        extra[key] = int(value) if value.isdigit() else value
+    zoo = build_zoo(kit, build, models, ns, log, extra) if models else []
     # The torch data-parallel step (dp_step.py, issue #24's hook).
     import dp_step
     import kit_models
@@ -292,6 +308,7 @@ def main():
     shutil.rmtree(os.path.join(kit, ".work"), ignore_errors=True)
     with open(os.path.join(kit, "manifest.json"), "w") as f:
         json.dump({"corpus": corpus, "zoo": zoo, "dp": dp, "ns": ns,
+                   "options": extra,
                    "variants": list(VARIANTS), "log": lines}, f, indent=1)
     size = sum(os.path.getsize(os.path.join(d, f))
                for d, _, fs in os.walk(kit) for f in fs)

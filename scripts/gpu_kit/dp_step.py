@@ -35,6 +35,13 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 N = 4  # micro-batches of the saved step
 
+# The saved variants of each model, by the suffix of their directory (and
+# manifest entry): the deferred all-reduce step, and the shard="parameters"
+# step (issue #44), whose all-gathers and reduce-scatters NCCL runs (a world
+# of one rank: each collective copies the rank's own rows, so the numerics
+# are the full-batch step's and the count says they ran).
+VARIANTS = {"": {}, ".sharded": {"shard": "parameters"}}
+
 
 # ===------------------------------------------------------------------===#
 # Build (here: torch, torch-mlir, no GPU)
@@ -50,6 +57,7 @@ def build(kit, models, log):
     from ga_mlir.torch import compile_train_step
     dist.init_process_group("gloo", store=dist.HashStore(), rank=0,
                             world_size=1)
+    entries = []
     try:
         for name in models:
             model, loss_fn, _ = kit_models.make(name)
@@ -58,15 +66,22 @@ def build(kit, models, log):
             batch = torch.load(os.path.join(zoo, "batch.pt"))
             options = {"accumulator_type": "f32"} \
                 if name in ("gpt", "gpt-moe") else {}
-            step = compile_train_step(
-                model, loss_fn, kit_models.optimizer_for(model), batch,
-                micro_batches=N, target="cuda", **options)
-            step.save(os.path.join(kit, "dp", name))
-            log(f"dp {name}: N={N} compiled data-parallel for the GPU "
-                f"(torch.distributed) and saved")
+            init = {k: v.clone() for k, v in model.state_dict().items()}
+            saved = []
+            for variant, extra in VARIANTS.items():
+                model.load_state_dict(init)
+                step = compile_train_step(
+                    model, loss_fn, kit_models.optimizer_for(model), batch,
+                    micro_batches=N, target="cuda", **options, **extra)
+                step.save(os.path.join(kit, "dp", name + variant))
+                saved.append(name + variant)
+                log(f"dp {name + variant}: N={N} compiled data-parallel for "
+                    f"the GPU (torch.distributed, {extra or 'all-reduce'}) "
+                    f"and saved")
+            entries += saved
     finally:
         dist.destroy_process_group()
-    return list(models)
+    return entries
 
 
 # ===------------------------------------------------------------------===#
@@ -82,16 +97,18 @@ def _nccl_calls(step_dir):
     lib = _dp_collectives._runtimes.get("libGANcclRuntime.so") or \
         ctypes.CDLL(os.path.join(step_dir, "libGANcclRuntime.so"))
     lib.gaNcclAllReduceCalls.restype = ctypes.c_int64
-    return lib.gaNcclAllReduceCalls()
+    lib.gaNcclShardedCalls.restype = ctypes.c_int64
+    return lib.gaNcclAllReduceCalls() + lib.gaNcclShardedCalls()
 
 
-def check_model(kit, name, torch, dist):
+def check_model(kit, entry, torch, dist):
     import kit_models
     import run_kit
     from ga_mlir.torch import load_step
-    row = {"kind": "dp", "model": name, "N": N,
+    row = {"kind": "dp", "model": entry, "N": N,
            "world": dist.get_world_size(), "backend": dist.get_backend()}
-    step_dir = os.path.join(kit, "dp", name)
+    step_dir = os.path.join(kit, "dp", entry)
+    name = entry.split(".")[0]
     try:
         model, _, opt, batch = run_kit.fresh(kit, name, torch, kit_models)
         ref = torch.load(os.path.join(kit, "zoo", name, "reference.pt"))
@@ -103,7 +120,11 @@ def check_model(kit, name, torch, dist):
         before = _nccl_calls(step_dir)
         loss = step(*shard).item()
         torch.cuda.synchronize()
-        row["collectives"] = step.collectives_per_call()[0]
+        # All-reduces, and the sharded steps' all-gathers and
+        # reduce-scatters, as the frontend forwarded them.
+        sharded = getattr(step._collectives, "sharded_counts", {})
+        row["collectives"] = step.collectives_per_call()[0] + sum(
+            c[0] for c in sharded.values())
         row["nccl_calls"] = _nccl_calls(step_dir) - before
         tol = 2e-2 if name in ("gpt", "gpt-moe") else 1e-4
         row["loss_error"] = abs(loss - ref["pytorch_loss"]) / abs(

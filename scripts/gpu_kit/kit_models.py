@@ -110,12 +110,24 @@ class Experts(nn.Module):
         counts = torch.histc(ids.float(), bins=self.experts, min=0,
                              max=self.experts - 1)
         ends = torch.cumsum(counts, dim=0, dtype=torch.int32)
-        y = F.gelu(torch._grouped_mm(rows, self.w1, offs=ends))
-        y = torch._grouped_mm(y, self.w2, offs=ends)
+        y = F.gelu(_grouped_mm(rows, self.w1, ends))
+        y = _grouped_mm(y, self.w2, ends)
         inverse = torch.empty_like(perm)
         inverse[perm] = torch.arange(perm.shape[0], device=perm.device)
         y = y[inverse] * top.reshape(-1, 1)
         return y.reshape(-1, k, x.shape[-1]).sum(1).reshape(tokens.shape)
+
+
+def _grouped_mm(rows, weights, ends):
+    """torch._grouped_mm under autocast with autocast's cast written out:
+    eager autocast casts both operands to bf16, but torch.compile's
+    fake-tensor pass checks their types before any cast and refuses f32
+    (torch 2.11). The same values either way."""
+    kind = rows.device.type
+    if torch.is_autocast_enabled(kind):
+        dtype = torch.get_autocast_dtype(kind)
+        rows, weights = rows.to(dtype), weights.to(dtype)
+    return torch._grouped_mm(rows, weights, offs=ends)
 
 
 class GPTMoE(GPT):

@@ -497,6 +497,16 @@ def _driver_pool():
         return None
 
 
+def release(torch):
+    """Frees what earlier rows left (torch.compile's code cache holds its
+    model's parameters), so that torch's allocator peak around a step is the
+    step's own arguments."""
+    import gc
+    torch._dynamo.reset()
+    gc.collect()
+    torch.cuda.empty_cache()
+
+
 def device_peak(fn, torch):
     """What one call of fn holds on the device at its peak, measured: the
     peak of torch's allocator (the step's arguments: parameters, optimizer
@@ -543,6 +553,7 @@ def run_timing(kit, manifest, reps, results):
     for name in manifest["zoo"]:
         for n in manifest["ns"]:
             row = {"kind": "timing", "model": name, "N": n}
+            release(torch)
             try:
                 scale = name in kit_models.SCALE
                 if scale:
@@ -621,7 +632,7 @@ def data_parallel_report_lines(results):
     lines = ["## Data-parallel step (torchrun, NCCL; load_step) against "
              "PyTorch's full-batch step", "",
              "| model | N | world | collectives per step (frontend / "
-             "gaNcclAllReduce) | loss rel. error | max param diff | params "
+             "NCCL calls) | loss rel. error | max param diff | params "
              "off | ms per step | result |",
              "|---|---|---|---|---|---|---|---|---|"]
     def fmt(v, spec=".3g"):

@@ -168,6 +168,15 @@ class Permutations:
         if len(sorts) > 1:
             _refuse(sort, f"{name} mixes the orders of two sorts")
         kinds = [tag.kind for _, tag in tags]
+        if name in _METADATA:
+            # What a tensor is (device, dtype, shape), never its values in
+            # the sorted order: a property that returns a tensor (`.T`,
+            # `.data`) would carry them out of the rule untagged.
+            result = func(*args, **kwargs)
+            if next(_tensors(result), None) is not None:
+                _refuse(sort, f"the permutation or a value sorted by it "
+                        f"reaches {name} (a tensor view)")
+            return result
         if name in ("__getitem__", "index_select"):
             return self._gather(name, args, tags[0][1], sort)
         if name == "__setitem__":
@@ -196,8 +205,6 @@ class Permutations:
             return func(*args, **kwargs)
         if set(kinds) == {"sorted"}:
             return self._sorted(func, name, args, kwargs, sort)
-        if name in _METADATA:
-            return func(*args, **kwargs)
         return _refuse(sort, f"the permutation or a value sorted by it "
                        f"reaches {name}")
 

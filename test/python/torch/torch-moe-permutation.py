@@ -42,6 +42,11 @@ class SortedExperts(nn.Module):
         top, experts = torch.topk(F.softmax(self.gate(h), -1), K, dim=-1)
         ids, perm = torch.sort(experts.reshape(-1))
         rows = h[perm // K]
+        # What the rows are (their device and type) reads nothing of their
+        # order: allowed (the kit's MoE model casts so under autocast).
+        assert rows.device.type == "cpu" and rows.dtype.is_floating_point
+        if self.misuse == "transposed":
+            rows = rows.mT.mT  # transposed
         weights = top.reshape(-1)[perm]
         counts = torch.histc(ids.float(), bins=E, min=0, max=E - 1)
         ends = torch.cumsum(counts, dim=0, dtype=torch.int32)
@@ -82,7 +87,9 @@ failures = zoo.check("sorted experts", SortedExperts, batch,
 # CHECK: mixed: located: True
 # CHECK: unsorted: refused: {{.*}}: error: reshape of sorted rows across the rows
 # CHECK: unsorted: located: True
-for misuse in ("scan", "mixed", "unsorted"):
+# CHECK: transposed: refused: {{.*}}: error: the permutation or a value sorted by it reaches __get__ (a tensor view)
+# CHECK: transposed: located: True
+for misuse in ("scan", "mixed", "unsorted", "transposed"):
     where = f"torch-moe-permutation.py:{zoo.line_of(__file__, misuse)}"
     zoo.refused(misuse, SortedExperts(misuse), zoo.classification_loss,
                 batch, where)
