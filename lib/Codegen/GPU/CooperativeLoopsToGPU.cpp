@@ -229,16 +229,45 @@ static FailureOr<SmallVector<int64_t>> getBlockSize(scf::ParallelOp op) {
   return blockSize;
 }
 
+/// Static shared memory a block may use without opting in (sm_70 to sm_90).
+static constexpr int64_t kStaticSharedBytes = 48 * 1024;
+
+static int64_t getStaticBytes(memref::AllocOp alloc) {
+  MemRefType t = alloc.getType();
+  if (!t.hasStaticShape() || !t.getElementType().isIntOrFloat())
+    return kStaticSharedBytes + 1;
+  return t.getNumElements() *
+         llvm::divideCeil(t.getElementType().getIntOrFloatBitWidth(), 8);
+}
+
 /// The block-scope buffers of `op`: allocated in its body, or allocated
 /// outside (buffer hoisting moves them out of loops) and used by this loop
 /// only, apart from their deallocation (those are also in `hoisted`).
-static SmallVector<memref::AllocOp>
+///
+/// A buffer allocated outside and used by this loop only may also be one
+/// that the loop indexes by its rows (a row group's values between its
+/// members, one entry per row of the whole kernel): each block reads and
+/// writes only its own rows' entries, so it is correct in workgroup memory
+/// (one copy per block) and in global memory alike. It goes to workgroup
+/// memory while the block's shared memory has room, else it stays a global
+/// buffer (a GPT-2 attention's [B, H, T] row values are 384 KiB). The
+/// buffers the mapping allocates per block (row kernels' lane partials,
+/// contraction tiles) are sized for one block, well under the limit.
+static FailureOr<SmallVector<memref::AllocOp>>
 getBlockScopeBuffers(scf::ParallelOp op,
                      SmallVectorImpl<memref::AllocOp> &hoisted) {
   SmallVector<memref::AllocOp> allocs;
+  int64_t bytes = 0;
   for (Operation &inner : op.getBody()->without_terminator())
-    if (auto alloc = dyn_cast<memref::AllocOp>(inner))
+    if (auto alloc = dyn_cast<memref::AllocOp>(inner)) {
       allocs.push_back(alloc);
+      bytes += getStaticBytes(alloc);
+    }
+  if (bytes > kStaticSharedBytes)
+    return op.emitOpError()
+           << "the block-scope buffers of a cooperative loop need " << bytes
+           << " bytes of shared memory, more than the " << kStaticSharedBytes
+           << " a block has";
   llvm::SetVector<Value> usedFromOutside;
   op.getBody()->walk([&](Operation *inner) {
     for (Value v : inner->getOperands())
@@ -251,7 +280,8 @@ getBlockScopeBuffers(scf::ParallelOp op,
     bool onlyHere = llvm::all_of(alloc->getUsers(), [&](Operation *user) {
       return op->isAncestor(user) || isa<memref::DeallocOp>(user);
     });
-    if (onlyHere) {
+    if (onlyHere && bytes + getStaticBytes(alloc) <= kStaticSharedBytes) {
+      bytes += getStaticBytes(alloc);
       allocs.push_back(alloc);
       hoisted.push_back(alloc);
     }
@@ -337,8 +367,14 @@ LogicalResult CooperativeLoopsToGPUPass::convert(scf::ParallelOp op) {
                             blockValues[1], blockValues[2]);
   // Block-scope buffers become workgroup memory.
   SmallVector<memref::AllocOp> hoisted;
+  FailureOr<SmallVector<memref::AllocOp>> blockScope =
+      getBlockScopeBuffers(op, hoisted);
+  if (failed(blockScope)) {
+    launch.erase();
+    return failure();
+  }
   FailureOr<DenseMap<Value, Value>> workgroup =
-      attributeWorkgroupMemory(launch, getBlockScopeBuffers(op, hoisted));
+      attributeWorkgroupMemory(launch, *blockScope);
   if (failed(workgroup))
     return failure();
 

@@ -43,6 +43,20 @@ struct DeviceState {
   bool memoryPools = false;
 };
 
+/// Keeps what a step frees in the device's default pool across
+/// synchronizations. The pool's default release threshold (0) hands every
+/// freed byte back to the driver at each synchronization, so a step whose
+/// buffers take gigabytes maps them again at every call (measured on an
+/// H200: 60 ms of a 234 ms GPT-2-124M step). Like PyTorch's caching
+/// allocator, the pool keeps them; gaGpuReleaseCachedMemory hands them back.
+void keepPoolMemory(CUdevice device) {
+  CUmemoryPool pool = nullptr;
+  GA_CUDA_CHECK(cuDeviceGetDefaultMemPool(&pool, device));
+  cuuint64_t keep = ~cuuint64_t(0);
+  GA_CUDA_CHECK(
+      cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep));
+}
+
 /// Initializes the driver and retains the primary context once; makes it
 /// current on the calling thread.
 DeviceState &state() {
@@ -61,6 +75,8 @@ DeviceState &state() {
     GA_CUDA_CHECK(cuDeviceGetAttribute(
         &pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, s.device));
     s.memoryPools = pools != 0 && !std::getenv("GA_CUDA_SYNC_ALLOC");
+    if (s.memoryPools)
+      keepPoolMemory(s.device);
   });
   thread_local bool current = false;
   if (!current) {
@@ -385,6 +401,16 @@ extern "C" void gaGpuCopyToHost(void *dst, const void *src, size_t sizeBytes) {
   state();
   GA_CUDA_CHECK(
       cuMemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), sizeBytes));
+}
+
+extern "C" void gaGpuReleaseCachedMemory(void) {
+  DeviceState &s = state();
+  if (!s.memoryPools)
+    return;
+  GA_CUDA_CHECK(cuCtxSynchronize());
+  CUmemoryPool pool = nullptr;
+  GA_CUDA_CHECK(cuDeviceGetDefaultMemPool(&pool, s.device));
+  GA_CUDA_CHECK(cuMemPoolTrimTo(pool, 0));
 }
 
 extern "C" void gaGpuSynchronize(void) {

@@ -14,6 +14,9 @@
 //
 // Memory: device allocations are stream-ordered (cuMemAllocAsync /
 // cuMemFreeAsync) when the device supports memory pools, else synchronous.
+// What a step frees stays in the device's default pool for the next call
+// (its release threshold is raised at initialization); see
+// gaGpuReleaseCachedMemory.
 // Memory returned by a compiled step (its results) is owned by the caller and
 // freed with mgpuMemFree(ptr, nullptr) or gaGpuFree(ptr).
 //
@@ -113,6 +116,11 @@ void gaGpuCopyToDevice(void *dst, const void *src, size_t sizeBytes);
 void gaGpuCopyToHost(void *dst, const void *src, size_t sizeBytes);
 /// Waits for all work on the device.
 void gaGpuSynchronize(void);
+/// Hands the device memory that the default pool keeps for later steps (the
+/// buffers of finished calls) back to the driver, after all work on the
+/// device: for a program that needs it elsewhere (another library's
+/// allocator) once training is done.
+void gaGpuReleaseCachedMemory(void);
 /// Orders the compiled steps that this thread calls after the work already
 /// enqueued on `stream` (a CUstream or cudaStream_t of the primary context,
 /// e.g. torch.cuda.current_stream().cuda_stream; null: no ordering): each

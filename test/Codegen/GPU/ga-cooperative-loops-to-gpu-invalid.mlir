@@ -78,3 +78,26 @@ func.func @not_blocks(%a: memref<32xf32>) {
   } {ga.cooperative, mapping = [#tx]}
   return
 }
+
+// -----
+
+#bx = #gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+#tx = #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+
+// Buffers allocated per block must fit a block's shared memory.
+func.func @block_scope_too_large(%a: memref<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  // expected-error @+1 {{the block-scope buffers of a cooperative loop need 65536 bytes of shared memory, more than the 49152 a block has}}
+  scf.parallel (%bx) = (%c0) to (%c1) step (%c1) {
+    %t = memref.alloc() : memref<16384xf32>
+    scf.parallel (%tx) = (%c0) to (%c32) step (%c1) {
+      %v = memref.load %a[%tx] : memref<32xf32>
+      memref.store %v, %t[%tx] : memref<16384xf32>
+      scf.reduce
+    } {mapping = [#tx]}
+    scf.reduce
+  } {ga.cooperative, mapping = [#bx]}
+  return
+}

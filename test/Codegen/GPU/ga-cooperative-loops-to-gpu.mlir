@@ -102,3 +102,55 @@ func.func @hoisted(%a: memref<32xf32>, %b: memref<32xf32>) {
   } {mapping = [#bx]}
   return
 }
+
+// -----
+
+#bx = #gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+#tx = #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>
+
+// A buffer used by this loop only but larger than a block's shared memory
+// (48 KiB): one entry per row of the whole kernel (a row group's values
+// between its members), each block touching its own row. It stays a global
+// buffer, allocated and freed around the launch; the lane partials still go
+// to workgroup memory.
+// CHECK-LABEL: func.func @rows_too_large(
+// CHECK:         %[[ROWS:.*]] = memref.alloc() : memref<16384xf32>
+// CHECK:         gpu.launch blocks(%[[BX:[^,]+]], {{.*}} workgroup(%[[T:.*]] : memref<32xf32, #gpu.address_space<workgroup>>)
+// CHECK:           memref.store %{{.*}}, %[[T]]
+// CHECK:           memref.store %{{.*}}, %[[ROWS]][%[[BX]]]
+// CHECK:           memref.load %[[ROWS]][%[[BX]]]
+// CHECK:         memref.dealloc %[[ROWS]]
+func.func @rows_too_large(%a: memref<16384x32xf32>, %b: memref<16384xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c16384 = arith.constant 16384 : index
+  %rows = memref.alloc() : memref<16384xf32>
+  scf.parallel (%bx) = (%c0) to (%c16384) step (%c1) {
+    %t = memref.alloc() : memref<32xf32>
+    scf.parallel (%tx) = (%c0) to (%c32) step (%c1) {
+      %v = memref.load %a[%bx, %tx] : memref<16384x32xf32>
+      memref.store %v, %t[%tx] : memref<32xf32>
+      scf.reduce
+    } {mapping = [#tx]}
+    scf.parallel (%tx) = (%c0) to (%c32) step (%c1) {
+      %z = arith.cmpi eq, %tx, %c0 : index
+      scf.if %z {
+        %v = memref.load %t[%c0] : memref<32xf32>
+        memref.store %v, %rows[%bx] : memref<16384xf32>
+      }
+      scf.reduce
+    } {mapping = [#tx]}
+    scf.parallel (%tx) = (%c0) to (%c32) step (%c1) {
+      %z = arith.cmpi eq, %tx, %c0 : index
+      scf.if %z {
+        %v = memref.load %rows[%bx] : memref<16384xf32>
+        memref.store %v, %b[%bx] : memref<16384xf32>
+      }
+      scf.reduce
+    } {mapping = [#tx]}
+    scf.reduce
+  } {ga.cooperative, mapping = [#bx]}
+  memref.dealloc %rows : memref<16384xf32>
+  return
+}
