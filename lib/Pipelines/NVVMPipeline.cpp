@@ -69,8 +69,12 @@ static void addLoopStage(OpPassManager &pm, const Options &options) {
   // Products first: the contractions cuBLASLt takes absorb their transposes
   // and are marked, so that fusion leaves them (and the reshapes around
   // them) alone.
-  if (options.cublas)
+  if (options.cublas) {
+    // Products of bf16 values extended to f32 (attention's scores under
+    // autocast) on the bf16 values: tensor-core products, exact.
+    pm.addNestedPass<func::FuncOp>(createNarrowProductOperands());
     pm.addNestedPass<func::FuncOp>(createIsolateLibraryProducts());
+  }
   // Unit dimensions out of the way of fusion and row kernels (keepdim
   // reductions, broadcasts through a unit dimension); products and
   // accumulator updates keep theirs.

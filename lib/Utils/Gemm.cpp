@@ -273,3 +273,25 @@ linalg::LinalgOp mlir::ga::findZeroFillOfOutput(
   }
   return fill;
 }
+
+std::optional<Permutation> mlir::ga::asPermutation(Value value) {
+  auto producer = value.getDefiningOp<linalg::LinalgOp>();
+  if (!producer || !producer.hasPureTensorSemantics() ||
+      producer.getNumDpsInputs() != 1 || producer.getNumDpsInits() != 1 ||
+      producer.getNumLoops() != producer.getNumParallelLoops())
+    return std::nullopt;
+  OpOperand *input = producer.getDpsInputOperand(0);
+  OpOperand *init = producer.getDpsInitOperand(0);
+  AffineMap inputMap = producer.getMatchingIndexingMap(input);
+  AffineMap initMap = producer.getMatchingIndexingMap(init);
+  if (!inputMap.isPermutation() || !initMap.isPermutation())
+    return std::nullopt;
+  Block *body = producer.getBlock();
+  if (body->getOperations().size() != 1 ||
+      body->getTerminator()->getNumOperands() != 1 ||
+      body->getTerminator()->getOperand(0) !=
+          producer.getMatchingBlockArgument(input))
+    return std::nullopt;
+  return Permutation{input->get(),
+                     inputMap.compose(inversePermutation(initMap))};
+}

@@ -116,6 +116,19 @@ findZeroFillOfOutput(linalg::LinalgOp op, Value c,
                      llvm::function_ref<bool(linalg::LinalgOp)> isZeroFill,
                      llvm::function_ref<bool(Value)> isOwnBuffer);
 
+/// A permutation of a tensor: `result[i] = source[permute(i)]`.
+struct Permutation {
+  Value source;
+  /// From the result's indices to the source's (both of the same rank).
+  AffineMap permute;
+};
+
+/// `value` as a permutation of another tensor, if its producer only moves
+/// data: a linalg op on tensors with one input and one init, all loops
+/// parallel, permutation maps, and a body that yields the input unchanged
+/// (`linalg.transpose`, or its generic form).
+std::optional<Permutation> asPermutation(Value value);
+
 } // namespace mlir::ga
 
 #endif // GA_UTILS_GEMM_H

@@ -25,39 +25,6 @@ using namespace mlir::ga;
 
 namespace {
 
-/// A permutation of a tensor: `result[i] = source[permute(i)]`.
-struct Permutation {
-  Value source;
-  /// From the result's indices to the source's (both of the same rank).
-  AffineMap permute;
-};
-
-/// `value` as a permutation of another tensor, if its producer only moves
-/// data: a linalg op on tensors with one input and one init, all loops
-/// parallel, permutation maps, and a body that yields the input unchanged
-/// (`linalg.transpose`, or its generic form).
-std::optional<Permutation> asPermutation(Value value) {
-  auto producer = value.getDefiningOp<linalg::LinalgOp>();
-  if (!producer || !producer.hasPureTensorSemantics() ||
-      producer.getNumDpsInputs() != 1 || producer.getNumDpsInits() != 1 ||
-      producer.getNumLoops() != producer.getNumParallelLoops())
-    return std::nullopt;
-  OpOperand *input = producer.getDpsInputOperand(0);
-  OpOperand *init = producer.getDpsInitOperand(0);
-  AffineMap inputMap = producer.getMatchingIndexingMap(input);
-  AffineMap initMap = producer.getMatchingIndexingMap(init);
-  if (!inputMap.isPermutation() || !initMap.isPermutation())
-    return std::nullopt;
-  Block *body = producer.getBlock();
-  if (body->getOperations().size() != 1 ||
-      body->getTerminator()->getNumOperands() != 1 ||
-      body->getTerminator()->getOperand(0) !=
-          producer.getMatchingBlockArgument(input))
-    return std::nullopt;
-  return Permutation{input->get(),
-                     inputMap.compose(inversePermutation(initMap))};
-}
-
 struct IsolateLibraryProductsPass
     : public ga::impl::IsolateLibraryProductsBase<IsolateLibraryProductsPass> {
   void runOnOperation() override {

@@ -741,6 +741,66 @@ def IsolateLibraryProducts
 }
 
 //===----------------------------------------------------------------------===//
+// NarrowProductOperands
+//===----------------------------------------------------------------------===//
+
+def NarrowProductOperands
+    : Pass<"ga-narrow-product-operands", "func::FuncOp"> {
+  let summary = "Let a contraction of exact extensions (arith.extf) read the "
+                "narrow tensors and extend in its body";
+  let description = [{
+    PyTorch's attention under bf16 autocast computes its scores in float32
+    from bf16 queries and keys (`q.float() @ k.float().transpose(-2, -1)`,
+    the CPU kernel's contract that the frontend traces). On the GPU that is
+    an f32 GEMM on extended copies, where the same values as bf16 operands
+    are a tensor-core product with f32 accumulation. This pass rewrites, on
+    tensors: a contraction (`linalg::isaContractionOpInterface`, named or
+    generic) whose every input is an exact extension of one narrower float
+    type to the init's element type (a linalg op with identity maps whose
+    body yields `arith.extf` of its input) reads the narrow tensors and
+    extends them at the start of its body. The `linalg.transpose`,
+    `tensor.collapse_shape` and `tensor.expand_shape` ops between an
+    extension and the product are replayed on the narrow tensor (the wide
+    ones stay for their other users), so they move the narrow data. Exact: every
+    product multiplies the same values; the body's arithmetic is unchanged.
+    A contraction with an input that is not such an extension is left alone
+    (cuBLASLt takes two operands of one type).
+
+    Before:
+
+    ```mlir
+    %qf = linalg.generic {identity maps} ins(%q : tensor<8x64xbf16>)
+        outs(%e0 : tensor<8x64xf32>) { arith.extf ... }
+    %kf = linalg.generic {identity maps} ins(%k : tensor<64x8xbf16>)
+        outs(%e1 : tensor<64x8xf32>) { arith.extf ... }
+    %s = linalg.matmul ins(%qf, %kf : tensor<8x64xf32>, tensor<64x8xf32>)
+        outs(%acc : tensor<8x8xf32>) -> tensor<8x8xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %s = linalg.generic {matmul maps}
+        ins(%q, %k : tensor<8x64xbf16>, tensor<64x8xbf16>)
+        outs(%acc : tensor<8x8xf32>) {
+    ^bb0(%a: bf16, %b: bf16, %c: f32):
+      %af = arith.extf %a : bf16 to f32
+      %bf = arith.extf %b : bf16 to f32
+      %m = arith.mulf %af, %bf : f32
+      %s = arith.addf %c, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<8x8xf32>
+    ```
+  }];
+  let statistics = [
+    Statistic<"numNarrowed", "narrowed-products",
+              "Contractions that read narrow operands">
+  ];
+  let dependentDialects = ["linalg::LinalgDialect", "arith::ArithDialect",
+                           "tensor::TensorDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // ConcatenateProducts
 //===----------------------------------------------------------------------===//
 
