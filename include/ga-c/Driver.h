@@ -66,6 +66,7 @@ typedef struct MlirGANVVMOptions {
   int64_t splitRowReductionMin;
   int64_t rowWarpMin;
   int64_t rowBlockMin;
+  int64_t rowMinRows;
   int fma;
   int cublas;
   int cudaGraphs;

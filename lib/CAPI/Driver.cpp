@@ -47,7 +47,7 @@ void mlirGACompileOptionsInit(MlirGACompileOptions *options) {
   for (int64_t *count :
        {&nvvm.optLevel, &nvvm.blockSize, &nvvm.gemmTile, &nvvm.gemmMinReduction,
         &nvvm.splitReductionMin, &nvvm.splitRowReductionMin, &nvvm.rowWarpMin,
-        &nvvm.rowBlockMin})
+        &nvvm.rowBlockMin, &nvvm.rowMinRows})
     *count = -1;
 }
 
@@ -89,7 +89,8 @@ static void unwrapNVVMOptions(const MlirGANVVMOptions &c,
         std::pair(&nvvm.splitReductionMin, c.splitReductionMin),
         std::pair(&nvvm.splitRowReductionMin, c.splitRowReductionMin),
         std::pair(&nvvm.rowWarpMin, c.rowWarpMin),
-        std::pair(&nvvm.rowBlockMin, c.rowBlockMin)})
+        std::pair(&nvvm.rowBlockMin, c.rowBlockMin),
+        std::pair(&nvvm.rowMinRows, c.rowMinRows)})
     if (value != -1)
       *option = static_cast<unsigned>(value);
   for (auto [option, value] :

@@ -45,14 +45,15 @@ NVVM_OPTIONS = {
     "gemm_tile": "gemmTile", "gemm_min_reduction": "gemmMinReduction",
     "split_reduction_min": "splitReductionMin",
     "split_row_reduction_min": "splitRowReductionMin",
-    "row_warp_min": "rowWarpMin", "row_block_min": "rowBlockMin", "fma": "fma",
+    "row_warp_min": "rowWarpMin", "row_block_min": "rowBlockMin",
+    "row_min_rows": "rowMinRows", "fma": "fma",
     "cublas": "cublas", "cuda_graphs": "cudaGraphs",
     "c_interface": "cInterface",
 }
 COUNT_OPTIONS = _COUNTS = {"vector_width", "num_threads", "min_parallel_work", "opt_level",
            "block_size", "gemm_tile", "gemm_min_reduction",
            "split_reduction_min", "split_row_reduction_min",
-           "row_warp_min", "row_block_min"}
+           "row_warp_min", "row_block_min", "row_min_rows"}
 STRING_OPTIONS = _STRINGS = {"chip", "features", "format", "ptxas_options"}
 
 
@@ -183,6 +184,7 @@ class _NVVMOptions(ctypes.Structure):
                 ("splitRowReductionMin", ctypes.c_int64),
                 ("rowWarpMin", ctypes.c_int64),
                 ("rowBlockMin", ctypes.c_int64),
+                ("rowMinRows", ctypes.c_int64),
                 ("fma", ctypes.c_int), ("cublas", ctypes.c_int),
                 ("cudaGraphs", ctypes.c_int), ("cInterface", ctypes.c_int)]
 

@@ -63,11 +63,7 @@ CORPUS = [("mlp_sgd", 4, ""), ("mlp_adamw", 4, ""), ("mlp_momentum", 4, ""),
 VARIANTS = {"graphs+cublaslt": "cuda-graphs=1 cublas=1",
             "graphs": "cuda-graphs=1 cublas=0",
             "cublaslt": "cuda-graphs=0 cublas=1",
-            "plain": "cuda-graphs=0 cublas=0",
-            # A warp per row of at least 32 elements, a block per row from
-            # 1024 (reductions in a tree): validated here against the CPU
-            # reference before it becomes the default.
-            "rows": "cuda-graphs=1 cublas=1 row-warp-min=32"}
+            "plain": "cuda-graphs=0 cublas=0"}
 
 
 def find_build(arg):
@@ -267,6 +263,11 @@ def main():
                    help="of kit_models.MODELS (gpt2-124m, llama-1b: the "
                    "scale models)")
     p.add_argument("--ns", default="1,4,16")
+    p.add_argument("--variant", action="append", default=[],
+                   metavar="NAME=LOWER_OPTIONS",
+                   help="corpus libraries to build instead of the four "
+                   "default ones, e.g. 'rows=row-min-rows=1 row-warp-min=4' "
+                   "(options of --ga-lower-to-nvvm)")
     p.add_argument("--option", action="append", default=[],
                    metavar="KEY=VALUE",
                    help="a compile_train_step option of the zoo and scale "
@@ -289,6 +290,11 @@ def main():
     steps = [s for s in a.steps.split(",") if s]
     models = [m for m in a.models.split(",") if m]
     ns = [int(n) for n in a.ns.split(",") if n]
+    if a.variant:
+        VARIANTS.clear()
+        for v in a.variant:
+            name, _, lower = v.partition("=")
+            VARIANTS[name] = lower
     corpus = build_corpus(kit, build, steps, log)
     extra = {}
     for option in a.option:

@@ -75,8 +75,9 @@ def build(kit, models, log):
                     micro_batches=N, target="cuda", **options, **extra)
                 step.save(os.path.join(kit, "dp", name + variant))
                 saved.append(name + variant)
+                how = ", ".join(f"{k}={v!r}" for k, v in extra.items())
                 log(f"dp {name + variant}: N={N} compiled data-parallel for "
-                    f"the GPU (torch.distributed, {extra or 'all-reduce'}) "
+                    f"the GPU (torch.distributed, {how or 'all-reduce'}) "
                     f"and saved")
             entries += saved
     finally:

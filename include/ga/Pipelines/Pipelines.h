@@ -341,10 +341,10 @@ struct GPUMappingOptions : public PassPipelineOptions<Derived> {
       *this, "row-warp-min",
       llvm::cl::desc("Row kernels whose rows are at least this long (and at "
                      "least row-min-rows of them) run a warp per row, "
-                     "reductions in a tree (0, the default until the mapping "
-                     "has run on a GPU: one thread per row, bitwise; "
-                     "ga-linalg-to-gpu-loops row-warp-min)"),
-      llvm::cl::init(0)};
+                     "reductions in a tree (0: one thread per row, bitwise "
+                     "the unfused kernels; ga-linalg-to-gpu-loops "
+                     "row-warp-min)"),
+      llvm::cl::init(32)};
   GPUOption<unsigned> rowMinRows{
       *this, "row-min-rows",
       llvm::cl::desc("The fewest rows for a warp or a block per row "

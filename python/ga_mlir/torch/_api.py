@@ -52,11 +52,13 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
         (model.cuda() after compiling) and run after the work queued on
         torch.cuda.current_stream(); calling without a GPU raises
         CompileError. Options: cublas, cuda_graphs, fma, block_size,
-        fuse_elementwise, row_warp_min, row_block_min (of
+        fuse_elementwise, row_warp_min, row_block_min, row_min_rows (of
         --ga-lower-to-nvvm).
-    indexing: "one-hot" (default; nll_loss and embedding as comparisons with
-        an iota) or "gather" (PyTorch's gather forward; needs the exact
-        rewrite of gathers in linalg payloads).
+    indexing: "one-hot" (the default for target="cpu": nll_loss and
+        embedding as comparisons with an iota) or "gather" (the default for
+        target="cuda": PyTorch's gather forward; needs the exact rewrite of
+        gathers in linalg payloads). Both are exact; the embedding's
+        gradient is a product with the one-hot rows either way.
     mcpu: llc's -mcpu for target="cpu" (default "native"; a saved step
         for other machines: e.g. "x86-64-v3").
     in_place: write the new parameters and optimizer states directly into

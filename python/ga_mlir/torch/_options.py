@@ -48,6 +48,7 @@ _NVVM_OPTIONS = {
     # a block per row").
     "row_warp_min": "row-warp-min",
     "row_block_min": "row-block-min",
+    "row_min_rows": "row-min-rows",
 }
 
 
@@ -59,7 +60,7 @@ _SWITCHES = {"allow_ghost_batch", "recompute_statistics", "fuse", "blas",
              "cuda_graphs", "fma", "split_row_reductions",
              "approximate_math", "share_buffers"}
 _COUNTS = {"vector_width", "num_threads", "min_parallel_work", "block_size",
-           "row_warp_min", "row_block_min"}
+           "row_warp_min", "row_block_min", "row_min_rows"}
 
 
 def _choices(key):

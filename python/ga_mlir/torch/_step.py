@@ -106,7 +106,7 @@ class CompiledTrainStep:
     def __init__(self, model, loss_fn, optimizer, example_inputs,
                  micro_batches=None, micro_batch_size=None,
                  max_memory=None, max_grad_norm=None, target="cpu",
-                 batch_dims=None, indexing="one-hot", mcpu="native",
+                 batch_dims=None, indexing=None, mcpu="native",
                  in_place=True, **options):
         if target not in ("cpu", "cuda"):
             raise CompileError(f"target={target!r}: 'cpu' or 'cuda'",
@@ -138,6 +138,11 @@ class CompiledTrainStep:
         self.choice = None
         self.in_place = in_place
         self.max_grad_norm = max_grad_norm
+        # Class indices and embedding rows: gathered on the GPU (a one-hot
+        # product over a 50257-row vocabulary is a GEMM per lookup), compared
+        # with an iota on the CPU. Both are exact.
+        if indexing is None:
+            indexing = "gather" if target == "cuda" else "one-hot"
         self.indexing, self.mcpu, self.options = indexing, mcpu, options
         self.num_inputs = len(example_inputs)
         self.batch_dims = list(batch_dims) if batch_dims is not None else \
