@@ -139,10 +139,9 @@ static void buildThreadLoop(
         if (k.rows % k.rowsPerBlock != 0)
           ok = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::ult, row,
                                      constIndex(nb, nloc, k.rows));
-        if (laneFilter) {
-          Value f = laneFilter(nb, nloc, lane);
+        // A filter may let every lane through (a null condition).
+        if (Value f = laneFilter ? laneFilter(nb, nloc, lane) : Value())
           ok = ok ? arith::AndIOp::create(nb, nloc, ok, f).getResult() : f;
-        }
         auto emit = [&](OpBuilder &eb, Location el) {
           SmallVector<Value> rowIvs(k.rowShape.size());
           SmallVector<unsigned> dims = llvm::to_vector(

@@ -209,10 +209,12 @@ RowGroup::rowDimsOf(linalg::LinalgOp op) const {
     }
     rows = dims;
   }
-  // Distinct dimensions: a diagonal read (i, i) would read another thread's
-  // element.
-  if (llvm::SmallDenseSet<unsigned>(rows->begin(), rows->end()).size() !=
-      rows->size())
+  // One dimension per row dimension (a read of fewer would leave a row
+  // index undefined in the kernel), and distinct ones: a diagonal read
+  // (i, i) would read another thread's element.
+  if (rows->size() != rowShape.size() ||
+      llvm::SmallDenseSet<unsigned>(rows->begin(), rows->end()).size() !=
+          rows->size())
     return failure();
   SmallVector<int64_t> sizes = op.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
