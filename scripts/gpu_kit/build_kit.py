@@ -146,7 +146,7 @@ def build_corpus(kit, build, steps, log):
     return entries
 
 
-def build_zoo(kit, build, models, ns, log, extra=None):
+def build_zoo(kit, build, models, ns, log, extra=None, micro_batch=None):
     sys.path.insert(0, os.path.join(build, "python_packages"))
     sys.path.insert(0, HERE)
     import torch
@@ -157,7 +157,7 @@ def build_zoo(kit, build, models, ns, log, extra=None):
         out = os.path.join(kit, "zoo", name)
         os.makedirs(out, exist_ok=True)
         if name in kit_models.SCALE:
-            build_scale_model(out, name, ns, log, extra)
+            build_scale_model(out, name, ns, log, extra, micro_batch)
             entries.append(name)
             continue
         model, loss_fn, batch = kit_models.make(name)
@@ -220,7 +220,7 @@ def save_memory_report(step, out, log):
         json.dump(report, f)
 
 
-def build_scale_model(out, name, ns, log, extra=None):
+def build_scale_model(out, name, ns, log, extra=None, micro_batch=None):
     """A scale model (kit_models.SCALE): its step compiled for the GPU at
     every N (micro-batches of kit_models.MICRO_BATCH[name] sequences) and
     saved; no weights, batch or reference travel: run_kit draws them on the
@@ -232,7 +232,8 @@ def build_scale_model(out, name, ns, log, extra=None):
     import kit_models
     from ga_mlir.torch import compile_train_step
     for n in ns:
-        model, loss_fn, batch = kit_models.make(name, n=n)
+        model, loss_fn, batch = kit_models.make(name, n=n,
+                                                micro_batch=micro_batch)
         opt = kit_models.optimizer_for(model)
         step = compile_train_step(model, loss_fn, opt, batch,
                                   micro_batches=n, target="cuda",
@@ -263,6 +264,10 @@ def main():
                    help="of kit_models.MODELS (gpt2-124m, llama-1b: the "
                    "scale models)")
     p.add_argument("--ns", default="1,4,16")
+    p.add_argument("--micro-batch", type=int,
+                   help="sequences per micro-batch of the scale models "
+                   "(default kit_models.MICRO_BATCH; the trace holds the "
+                   "whole batch's activations on this machine's CPU)")
     p.add_argument("--variant", action="append", default=[],
                    metavar="NAME=LOWER_OPTIONS",
                    help="corpus libraries to build instead of the four "
@@ -300,7 +305,8 @@ def main():
     for option in a.option:
         key, _, value = option.partition("=")
         extra[key] = int(value) if value.isdigit() else value
-    zoo = build_zoo(kit, build, models, ns, log, extra) if models else []
+    zoo = build_zoo(kit, build, models, ns, log, extra, a.micro_batch) \
+        if models else []
     # The torch data-parallel step (dp_step.py, issue #24's hook).
     import dp_step
     import kit_models

@@ -397,12 +397,23 @@ def run_sanitizers(kit, only, results):
 # Zoo models: numerics and timing against PyTorch
 # ===------------------------------------------------------------------===#
 
+def scale_micro_batch(kit, name, n):
+    """The sequences per micro-batch of a saved scale-model step (its first
+    input is [B, T] with B = n micro-batches), or None (the model's
+    default)."""
+    path = os.path.join(kit or "", "zoo", name, f"n{n}", "step.json")
+    if not kit or not os.path.exists(path):
+        return None
+    return json.load(open(path))["inputs"][0][0][0] // n
+
+
 def fresh(kit, name, torch, kit_models, n=1):
     if name in kit_models.SCALE:
-        # No weights travel: the model and the batch (n micro-batches) are
-        # drawn on the GPU from the kit's seed.
-        model, loss_fn, batch = kit_models.make(name, seed=0, device="cuda",
-                                                n=n)
+        # No weights travel: the model and the batch (n micro-batches of the
+        # saved step's size) are drawn on the GPU from the kit's seed.
+        model, loss_fn, batch = kit_models.make(
+            name, seed=0, device="cuda", n=n,
+            micro_batch=scale_micro_batch(kit, name, n))
         return model, loss_fn, kit_models.optimizer_for(model), batch
     model, loss_fn, _ = kit_models.make(name)
     model.load_state_dict(torch.load(os.path.join(kit, "zoo", name,
@@ -437,7 +448,7 @@ def run_zoo_numerics(kit, manifest, results):
     for name in manifest["zoo"]:
         for n in manifest["ns"]:
             if name in kit_models.SCALE:
-                ref = scale_models.reference(name, n, fresh, torch,
+                ref = scale_models.reference(kit, name, n, fresh, torch,
                                              kit_models)
             else:
                 ref = torch.load(os.path.join(kit, "zoo", name,

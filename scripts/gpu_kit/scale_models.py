@@ -7,14 +7,14 @@
 # ===----------------------------------------------------------------------===#
 
 
-def reference(name, n, fresh, torch, kit_models):
+def reference(kit, name, n, fresh, torch, kit_models):
     """PyTorch's own step (bf16 autocast) of a scale model on this GPU,
     from the kit's seed: its loss and state (on the GPU). Accumulated over
     the same N micro-batches (each loss scaled by its share), the full
     batch's step in exact arithmetic: the whole batch at once (B = 128
     sequences at N = 16) would not fit PyTorch's eager activations.
-    `fresh`: run_kit.fresh."""
-    model, loss_fn, opt, batch = fresh(None, name, torch, kit_models, n)
+    `fresh`: run_kit.fresh (drawing `kit`'s micro-batch size)."""
+    model, loss_fn, opt, batch = fresh(kit, name, torch, kit_models, n)
     loss = kit_models.torch_accumulation_step(model, loss_fn, opt, batch, n)
     state = {k: v.detach().clone() for k, v in model.state_dict().items()}
     return {"pytorch_loss": loss.item(), "pytorch": state}
