@@ -472,6 +472,18 @@ getAccessRange(BufferViewFlowAnalysis &aliases, Operation *def,
   return range;
 }
 
+/// The position in `order` of the last `memref.dealloc` of `alloc` in its
+/// block, or nothing.
+static std::optional<unsigned>
+getDeallocation(memref::AllocOp alloc,
+                const llvm::DenseMap<Operation *, unsigned> &order) {
+  std::optional<unsigned> last;
+  for (Operation *user : alloc->getUsers())
+    if (isa<memref::DeallocOp>(user) && user->getBlock() == alloc->getBlock())
+      last = std::max(last.value_or(0), order.lookup(user));
+  return last;
+}
+
 /// The profile of the micro-batch loops' bodies (a data-parallel rank's
 /// step has two when its micro-batches differ in size): at the first access
 /// of every buffer inside one (and at its start), the bytes of the
@@ -481,8 +493,12 @@ getAccessRange(BufferViewFlowAnalysis &aliases, Operation *def,
 /// buffer, so no two buffers live at one point share bytes, in this step
 /// or in one that differs from it only by the collectives it moves out of
 /// the loop (a sharded-parameter plan): what the planner's lower bound
-/// adds up (python/ga_mlir/torch/_shard_search.py). Element bytes, without
-/// the heap's alignment; measured on a step bufferized without
+/// adds up (python/ga_mlir/torch/_shard_search.py). A buffer of a run-time
+/// size (a micro-batch's activation in a data-parallel step) is counted
+/// from its allocation to its deallocation: no sharing takes it (it is a
+/// heap block of its own), and the deallocation frees it only at the end
+/// of its block, in this step and in such a plan alike. Element bytes,
+/// without the heap's alignment; measured on a step bufferized without
 /// --ga-share-buffers (whose shared storage merges the ranges).
 void MemoryUsageAnalysis::computeLoopProfile(ArrayRef<BufferRole> argRoles) {
   Block &entry = func.getBody().front();
@@ -533,9 +549,21 @@ void MemoryUsageAnalysis::computeLoopProfile(ArrayRef<BufferRole> argRoles) {
     }
     if (::mlir::failed(bytes))
       return;
-    if (auto range = getAccessRange(aliases, def, order))
-      ranges.push_back(
-          {range->first, range->second, *bytes, collective.lookup_or(def, -2)});
+    std::optional<std::pair<unsigned, unsigned>> range =
+        getAccessRange(aliases, def, order);
+    if (!range)
+      return;
+    // A buffer of a run-time size is its own heap block (--ga-share-buffers
+    // takes static shapes only) from its allocation to its deallocation
+    // (at the end of its block: the ownership-based deallocation's place),
+    // in any step that runs the same ops.
+    if (auto alloc = dyn_cast<memref::AllocOp>(def);
+        alloc && !alloc.getDynamicSizes().empty())
+      if (std::optional<unsigned> freed = getDeallocation(alloc, order))
+        range = std::make_pair(std::min(range->first, order.lookup(def)),
+                               std::max(range->second, *freed));
+    ranges.push_back(
+        {range->first, range->second, *bytes, collective.lookup_or(def, -2)});
   });
 
   SmallVector<unsigned> points;

@@ -54,7 +54,8 @@ StringRef stringifyBufferRole(BufferRole role);
 
 /// One point of the micro-batch loop's body in the memory profile
 /// (MemoryUsage::loopProfile): the bytes of the buffers whose contents are
-/// live there, by the ops that access them.
+/// live there, by the ops that access them (a buffer of a run-time size:
+/// from its allocation to its deallocation).
 struct LoopPoint {
   /// Every buffer live at the point (allocations and static storage, their
   /// elements only) other than an argument and a buffer of a host

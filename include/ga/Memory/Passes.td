@@ -223,8 +223,9 @@ def MemoryReport : Pass<"ga-memory-report", "ModuleOp"> {
     The JSON rows name their `target`. With `loop-profile` they also list,
     at each point of the micro-batch loop's body, the bytes of the buffers
     whose contents are live there (from the first op that accesses one to
-    the last), the all-gather buffers apart by argument and the
-    reduce-scatter buffers apart: on a step bufferized with
+    the last; one of a run-time size, its own heap block, from its
+    allocation to its deallocation), the all-gather buffers apart by
+    argument and the reduce-scatter buffers apart: on a step bufferized with
     `share-buffers=0`, a lower bound of the peak of every step that differs
     from it only by the collectives moved out of the loop.
 
@@ -278,7 +279,8 @@ def MemoryReport : Pass<"ga-memory-report", "ModuleOp"> {
            "the micro-batch loop's body, [bytes live, bytes of "
            "reduce-scatter buffers, [[argument, bytes] of each all-gather "
            "buffer]], a buffer live from the first op that accesses it to "
-           "the last (meaningful with the cpu option share-buffers=0; the "
+           "the last (one of a run-time size from its allocation to its "
+           "deallocation; meaningful with the cpu option share-buffers=0; the "
            "sharded-parameter planner's lower bound)">
   ];
 }

@@ -45,12 +45,30 @@ struct PeelFirstAccumulationPass
     }
   }
 
-  /// Whether `loop` runs at least twice (statically) and one of its
-  /// loop-carried values starts as a zero `linalg.fill` and is the output of
-  /// a contraction in the body.
+  /// Whether the body of `loop` has a tensor of a run-time size (a
+  /// data-parallel rank's micro-batch). Peeled, the first micro-batch's
+  /// temporaries would be held through the loop (the function's block
+  /// frees its buffers at its end; in static storage where the peeled
+  /// iteration's sizes fold to constants) beside the loop's own, which
+  /// --ga-share-buffers cannot give their storage (it takes static shapes
+  /// only): memory for the saving of one zero fill per accumulator.
+  static bool computesRunTimeSizes(scf::ForOp loop) {
+    WalkResult found = loop.getBody()->walk([](Operation *op) {
+      for (Type type : op->getResultTypes())
+        if (auto tensor = dyn_cast<RankedTensorType>(type);
+            tensor && !tensor.hasStaticShape())
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    return found.wasInterrupted();
+  }
+
+  /// Whether `loop` runs at least twice (statically), computes on tensors
+  /// of static shapes only, and one of its loop-carried values starts as a
+  /// zero `linalg.fill` and is the output of a contraction in the body.
   static bool accumulatesProductIntoZeros(scf::ForOp loop) {
     std::optional<APInt> trips = loop.getStaticTripCount();
-    if (!trips || trips->ult(2))
+    if (!trips || trips->ult(2) || computesRunTimeSizes(loop))
       return false;
     for (auto [init, iterArg] :
          llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs())) {

@@ -60,8 +60,11 @@ class Space:
     and what its decisions keep resident (profile_bound): the profile
     counts a buffer from the first op that accesses it to the last, a
     range within its contents' life whatever storage the lowering gives
-    it, so the buffers counted at p hold distinct bytes in any
-    bufferization of the same ops. A plan's loop runs the default plan's
+    it, and one of a run-time size (a micro-batch's activation) from its
+    allocation to its deallocation at the end of the loop's body (a heap
+    block of its own: --ga-share-buffers takes static shapes only), so
+    the buffers counted at p hold distinct bytes in any bufferization of
+    the same ops. A plan's loop runs the default plan's
     ops but the collectives its decisions move out (a kept bucket's
     gathers, a deferred bucket's reduce-scatters and their buffers, left
     out of the profile's bytes): every other buffer live at p is live at

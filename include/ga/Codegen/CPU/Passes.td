@@ -75,7 +75,13 @@ def PeelFirstAccumulation
     into the zero fill itself, which `--convert-linalg-to-blas` turns into
     beta = 0 without the fill. The accumulators are then neither zeroed nor
     read by the first micro-batch. The arithmetic is unchanged (0 + x == x).
-    Loops with a dynamic or single trip count are left alone.
+    Loops with a dynamic or single trip count are left alone, and so are
+    loops whose body has tensors of a run-time size (a data-parallel
+    rank's micro-batch): peeled, the first micro-batch's temporaries would
+    be held through the loop (the function's block frees them at its end,
+    or, where the report's bound shard folds their sizes, in static
+    storage) beside the loop's own, whose storage `--ga-share-buffers`
+    cannot share (it takes static shapes only).
 
     Before:
 
