@@ -22,8 +22,9 @@ compile, peaks by the same heap counter, libGAHeapCount.so), and the same
 process loads our chosen steps (compiled once, from GA_MLIR_CACHE_DIR
 after the first) and times them interleaved with the torch point: round
 r calls each step --warmup + 1 times and keeps the last call's time; the
-ratio of a budget is torch's median over ours from the same rounds, so
-that a load that comes and goes weighs on both alike. One thread for both
+speed-up of a budget is the median over the rounds of torch's time over
+ours in that round, so that a load that comes and goes weighs on both
+alike. One thread for both
 (OMP, BLAS, torch.set_num_threads, Inductor's compile threads).
 
 usage: .venv/bin/python bench/remat_vs_torch.py [--quick] [--model gpt2]
@@ -31,6 +32,7 @@ usage: .venv/bin/python bench/remat_vs_torch.py [--quick] [--model gpt2]
            [--fractions 1.0,0.5,0.2,0.0] [--reps 15] [--warmup 1]
            [--base-peak BYTES] [--json out.json] [--markdown out.md]
        .venv/bin/python bench/remat_vs_torch.py --self-test
+       .venv/bin/python bench/remat_vs_torch.py --from-json out.json
 
 --base-peak: the no-recompute N = 1 predicted peak, when known (skips its
 compile). Each torch point is an Inductor compile (a minute or more on a
@@ -107,8 +109,8 @@ def _ms(times):
 
 def compare(ours, points, goal_budgets):
     """Per budget: our row, torch's fastest point at or below its measured
-    peak, and the speed-up (torch's time over ours, from the rounds of
-    that point's process)."""
+    peak, and the speed-up: the median over the rounds of that point's
+    process of torch's time over ours."""
     rows = []
     for o in ours:
         key = str(o["max_memory"])
@@ -122,10 +124,14 @@ def compare(ours, points, goal_budgets):
         if best:
             ours_ms, torch_ms = _ms(best["times"][key]), \
                 _ms(best["times"]["torch"])
+            # Round by round: a load that comes and goes weighs on both
+            # calls of a round alike.
+            ratios = [t / o for t, o in zip(best["times"]["torch"],
+                                            best["times"][key])]
             row.update(ms=ours_ms, torch={
                 "n": best["n"], "fraction": best["fraction"],
                 "measured": best["measured"], "ms": torch_ms},
-                speedup=torch_ms / ours_ms)
+                speedup=statistics.median(ratios))
         row["goal"] = (None if o["percent"] not in goal_budgets else
                        bool(best) and row["speedup"] >= GOAL)
         rows.append(row)
@@ -202,6 +208,8 @@ def main():
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--self-test", action="store_true")
+    p.add_argument("--from-json", default=None,
+                   help="the tables of a saved --json run, compared again")
     p.add_argument("--model", default="gpt2")
     p.add_argument("--budgets", default="50,25")
     p.add_argument("--torch-ns", default="1,2,4,8")
@@ -223,6 +231,15 @@ def main():
         return
     if a.self_test:
         self_test()
+        return
+    if a.from_json:
+        with open(a.from_json) as f:
+            run = json.load(f)
+        r = run["result"]
+        r["compare"] = compare(r["ours"], [q for q in r["points"]
+                                           if "times" in q],
+                               rb.TORCH_GOAL_BUDGETS)
+        print(markdown(r, run["header"]))
         return
     if a.quick:
         a.size = "quick"
