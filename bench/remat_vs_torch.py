@@ -206,14 +206,15 @@ def markdown(result, header):
     lines += ["", "Every torch.compile point tried (measured peak, "
               "ms/step; ours in the same rounds):", "",
               "| N | activation_memory_budget | measured | MiB | ms/step "
-              "| ours (ms/step by budget) | compile s |",
+              "| ours by budget: ms/step (torch / ours) | compile s |",
               "|---|---|---|---|---|---|---|"]
     for p in result["points"]:
         if "error" in p:
             lines.append(f"| {p['n']} | error: {p['error']} ||||||")
             continue
-        ours = ", ".join(f"{k}: {_ms(v):.2f}" for k, v in p["times"].items()
-                         if k != "torch")
+        ours = ", ".join(f"{k}: {_ms(v):.2f} "
+                         f"({statistics.median(ratios(p, k)):.2f}x)"
+                         for k, v in p["times"].items() if k != "torch")
         lines.append(f"| {p['n']} | {p['fraction']} | {p['measured']:,} | "
                      f"{mb(p['measured'])} | {_ms(p['times']['torch']):.2f}"
                      f" | {ours} | {p['setup']:.0f} |")
