@@ -26,7 +26,9 @@ For each model:
            model under torch.compile (Inductor, C++ CPU code) for each N of
            --torch-ns and each activation_memory_budget of
            --torch-fractions; for each of our budgets, the fastest of these
-           points whose measured peak is at most ours ("equal peak").
+           points whose measured peak is at most ours ("equal peak");
+           bench/remat_vs_torch.py searches N and the fraction for each
+           budget and times both sides in the same rounds.
 
 Measurement: every figure comes from its own process with libGAHeapCount.so
 preloaded (lib/Runtime/HeapCount: malloc, posix_memalign, ... wrapped; c10's
@@ -244,57 +246,72 @@ def worker_torch(a):
     each activation_memory_budget of a.fractions at N = a.n: measured peak
     and times (a fresh model, optimizer and compile for each)."""
     import torch
-    import torch._dynamo
-    import torch._functorch.config as functorch_config
-    import torch._inductor.config as inductor_config
     from ga_mlir import steplib
     torch.set_num_threads(1)
-    # Inductor's first C++ compile otherwise precompiles its common headers
-    # (one g++ run of 16-33 min on two loaded cores); the kernels compile
-    # alike without it (TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS=0).
-    inductor_config.cpp_cache_precompile_headers = False
     counter = steplib.HeapCounter()
     assert counter.active, "libGAHeapCount.so is not preloaded"
     out = []
     for fraction in (float(f) for f in a.fractions.split(",")):
-        torch._dynamo.reset()
-        functorch_config.activation_memory_budget = fraction
-        model, loss_fn, optimizer, batch = make(a.model, a.size)
-        forward = torch.compile(model)
-        b = batch[0].shape[0]
-        chunks = list(zip(*(t.tensor_split(a.n) for t in batch)))
-
-        def step():
-            for chunk in chunks:
-                loss = loss_fn(forward, *chunk) * (chunk[0].shape[0] / b)
-                loss.backward()
-            optimizer.step()
-            optimizer.zero_grad()
-
-        t0 = time.perf_counter()
-        step()  # compiles
-        setup = time.perf_counter() - t0
-        step()  # recompiles (if anything changes) before measuring
-        held = _held_bytes(model, optimizer, batch)
-        counter.reset_peak()
-        live = counter.live()
-        step()
-        measured = held + counter.peak() - live
-        times = steplib.time_calls(step, a.warmup, a.reps)
-        out.append({"n": a.n, "fraction": fraction, "measured": measured,
-                    "times": times, "setup": setup})
+        row, step = torch_point(a.model, a.size, a.n, fraction, counter)
+        row["times"] = steplib.time_calls(step, a.warmup, a.reps)
+        out.append(row)
         print("row " + json.dumps(out[-1]), file=sys.stderr, flush=True)
     return {"points": out}
 
 
-def run_worker(**kw):
-    """Runs this script as a worker with the flags `kw`, preloaded with the
-    heap counter, on one thread; returns the JSON object of its last
-    line (an "error" entry when the process fails)."""
+def torch_point(model_name, size, n, fraction, counter):
+    """PyTorch's loop (loss of each of `n` micro-batches weighted by its
+    share of the batch, backward per micro-batch, one AdamW step) with
+    the model under torch.compile and activation_memory_budget =
+    `fraction`: ({n, fraction, measured, setup}, the step), compiled and
+    its steady-state peak measured by `counter` (the model, optimizer and
+    compile are fresh; torch._dynamo is reset first, so the step of an
+    earlier call must not be called again)."""
+    import torch
+    import torch._dynamo
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+    # Inductor's first C++ compile otherwise precompiles its common headers
+    # (one g++ run of 16-33 min on two loaded cores); the kernels compile
+    # alike without it (TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS=0).
+    inductor_config.cpp_cache_precompile_headers = False
+    torch._dynamo.reset()
+    functorch_config.activation_memory_budget = fraction
+    model, loss_fn, optimizer, batch = make(model_name, size)
+    forward = torch.compile(model)
+    b = batch[0].shape[0]
+    chunks = list(zip(*(t.tensor_split(n) for t in batch)))
+
+    def step():
+        for chunk in chunks:
+            loss = loss_fn(forward, *chunk) * (chunk[0].shape[0] / b)
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+    t0 = time.perf_counter()
+    step()  # compiles
+    setup = time.perf_counter() - t0
+    step()  # recompiles (if anything changes) before measuring
+    held = _held_bytes(model, optimizer, batch)
+    counter.reset_peak()
+    live = counter.live()
+    step()
+    measured = held + counter.peak() - live
+    return {"n": n, "fraction": fraction, "measured": measured,
+            "setup": setup}, step
+
+
+def run_worker(script=__file__, **kw):
+    """Runs `script` (this one by default) as a worker with the flags `kw`,
+    preloaded with the heap counter, on one thread (Inductor's compiles
+    too); returns the JSON object of its last line (an "error" entry when
+    the process fails)."""
     from ga_mlir import steplib
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               MKL_NUM_THREADS="1", LD_PRELOAD=steplib.heap_count_library())
-    cmd = [sys.executable, os.path.abspath(__file__)]
+               MKL_NUM_THREADS="1", TORCHINDUCTOR_COMPILE_THREADS="1",
+               LD_PRELOAD=steplib.heap_count_library())
+    cmd = [sys.executable, os.path.abspath(script)]
     for k, v in kw.items():
         cmd += ["--" + k.replace("_", "-"), str(v)]
     proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
