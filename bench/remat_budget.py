@@ -646,30 +646,41 @@ def main():
     a.budgets = [int(b) for b in a.budgets.split(",")]
     sets = a.sets.split(",") if a.sets else recompute_sets()
 
-    t0 = time.time()
-    stamp = datetime.datetime.now(datetime.timezone.utc)
-    header = (f"remat_budget {'--quick ' if a.quick else ''}"
-              f"{stamp:%Y-%m-%d %H:%M} UTC on {platform.node()} "
-              f"({os.cpu_count()} CPUs, {platform.processor() or '?'}), "
-              "1 thread; load average at start %.2f %.2f %.2f"
-              % os.getloadavg())
-    print(header + "\nrecompute sets: " + ", ".join(sets), flush=True)
+    run = Run(f"remat_budget {'--quick ' if a.quick else ''}")
+    print(run.header + "\nrecompute sets: " + ", ".join(sets), flush=True)
+    results = [run_model(a, m, sets, run.log) for m in a.models.split(",")]
+    run.finish(a, "results", results, markdown, "calls")
 
-    def log(text):
-        print(f"[{time.time() - t0:6.0f} s] {text}", flush=True)
 
-    results = [run_model(a, m, sets, log) for m in a.models.split(",")]
-    header += (f"; {time.time() - t0:.0f} s in all, load average at end "
-               "%.2f %.2f %.2f; median of %d calls after %d warm-up"
-               % (os.getloadavg() + (a.reps, a.warmup)))
-    text = markdown(results, header)
-    print("\n" + text)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"header": header, "results": results}, f, indent=1)
-    if a.markdown:
-        with open(a.markdown, "w") as f:
-            f.write(text + "\n")
+class Run:
+    """A benchmark run's clock, header (time, host, load) and log lines;
+    `finish` completes the header, prints the tables (`markdown(payload,
+    header)`) and writes --json and --markdown."""
+
+    def __init__(self, title):
+        self.t0 = time.time()
+        stamp = datetime.datetime.now(datetime.timezone.utc)
+        self.header = (f"{title}{stamp:%Y-%m-%d %H:%M} UTC on "
+                       f"{platform.node()} ({os.cpu_count()} CPUs, "
+                       f"{platform.processor() or '?'}), 1 thread; load "
+                       "average at start %.2f %.2f %.2f" % os.getloadavg())
+
+    def log(self, text):
+        print(f"[{time.time() - self.t0:6.0f} s] {text}", flush=True)
+
+    def finish(self, a, key, payload, markdown, what):
+        self.header += (f"; {time.time() - self.t0:.0f} s in all, load "
+                        "average at end %.2f %.2f %.2f; median of %d "
+                        f"{what} after %d warm-up"
+                        % (os.getloadavg() + (a.reps, a.warmup)))
+        text = markdown(payload, self.header)
+        print("\n" + text)
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump({"header": self.header, key: payload}, f, indent=1)
+        if a.markdown:
+            with open(a.markdown, "w") as f:
+                f.write(text + "\n")
 
 
 if __name__ == "__main__":

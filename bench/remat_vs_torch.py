@@ -44,10 +44,8 @@ loaded machine); a --quick run of GPT-2 with the default grid compiles
 4-16 of them.
 """
 import argparse
-import datetime
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -263,16 +261,9 @@ def main():
     if a.quick:
         a.size = "quick"
     percents = [int(b) for b in a.budgets.split(",")]
-    t0 = time.time()
-    stamp = datetime.datetime.now(datetime.timezone.utc)
-    header = (f"remat_vs_torch {'--quick ' if a.quick else ''}{a.model} "
-              f"{stamp:%Y-%m-%d %H:%M} UTC on {platform.node()} "
-              f"({os.cpu_count()} CPUs), 1 thread; load average at start "
-              "%.2f %.2f %.2f" % os.getloadavg())
-    print(header, flush=True)
-
-    def log(text):
-        print(f"[{time.time() - t0:6.0f} s] {text}", flush=True)
+    run = rb.Run(f"remat_vs_torch {'--quick ' if a.quick else ''}{a.model} ")
+    print(run.header, flush=True)
+    log = run.log
 
     base = a.base_peak
     if base is None:
@@ -308,17 +299,7 @@ def main():
               "ours": ours, "points": points,
               "compare": compare(ours, [q for q in points if "times" in q],
                                  rb.TORCH_GOAL_BUDGETS)}
-    header += (f"; {time.time() - t0:.0f} s in all, load average at end "
-               "%.2f %.2f %.2f; median of %d rounds after %d warm-up"
-               % (os.getloadavg() + (a.reps, a.warmup)))
-    text = markdown(result, header)
-    print("\n" + text)
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump({"header": header, "result": result}, f, indent=1)
-    if a.markdown:
-        with open(a.markdown, "w") as f:
-            f.write(text + "\n")
+    run.finish(a, "result", result, markdown, "rounds")
 
 
 if __name__ == "__main__":
