@@ -359,20 +359,19 @@ LogicalResult CooperativeLoopsToGPUPass::convert(scf::ParallelOp op) {
   FailureOr<SmallVector<int64_t>> blockSize = getBlockSize(op);
   if (failed(blockSize))
     return failure();
+  // Block-scope buffers become workgroup memory (chosen before the launch
+  // is built: a refusal leaves no half-built launch).
+  SmallVector<memref::AllocOp> hoisted;
+  FailureOr<SmallVector<memref::AllocOp>> blockScope =
+      getBlockScopeBuffers(op, hoisted);
+  if (failed(blockScope))
+    return failure();
   SmallVector<Value> blockValues;
   for (int64_t s : *blockSize)
     blockValues.push_back(arith::ConstantIndexOp::create(b, loc, s));
   auto launch =
       gpu::LaunchOp::create(b, loc, grid[0], grid[1], grid[2], blockValues[0],
                             blockValues[1], blockValues[2]);
-  // Block-scope buffers become workgroup memory.
-  SmallVector<memref::AllocOp> hoisted;
-  FailureOr<SmallVector<memref::AllocOp>> blockScope =
-      getBlockScopeBuffers(op, hoisted);
-  if (failed(blockScope)) {
-    launch.erase();
-    return failure();
-  }
   FailureOr<DenseMap<Value, Value>> workgroup =
       attributeWorkgroupMemory(launch, *blockScope);
   if (failed(workgroup))
