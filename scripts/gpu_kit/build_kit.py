@@ -21,6 +21,10 @@
 #   DIR/dp/<model>/                              step.save of the
 #       data-parallel compile_train_step(target="cuda", micro_batches=4) in
 #       a torch.distributed group (dp_step.py, run under torchrun there)
+#   DIR/budget/<model>/<step>/                   (--budget) issue #42's
+#       sweep on the GPU: step.save of target="cuda" steps at every (N,
+#       recompute set) and under max_memory= budgets, libraries
+#       gzip-compressed (budget_sweep.py; the goals by remat_budget.py)
 #   DIR/manifest.json
 # Needs the project's virtual environment (torch, torch-mlir, numpy) and a
 # build with the CUDA runtime; no GPU.
@@ -273,6 +277,17 @@ def main():
                    help="corpus libraries to build instead of the four "
                    "default ones, e.g. 'rows=row-min-rows=1 row-warp-min=4' "
                    "(options of --ga-lower-to-nvvm)")
+    p.add_argument("--budget", default="",
+                   help="budget sweeps (issue #42) of these models "
+                   "(budget_sweep.MODELS: gpt2, llama): every N of "
+                   "--budget-ns x every set of --budget-sets, and "
+                   "max_memory= at --budget-percentages of the N = 1 peak")
+    p.add_argument("--budget-size", default="full",
+                   help="full (the benchmark's: 4 layers, d 256, T 256, "
+                   "B 16) or tiny")
+    p.add_argument("--budget-ns", default="1,2,4,8,16")
+    p.add_argument("--budget-sets", default="none,pointwise,attention,layers")
+    p.add_argument("--budget-percentages", default="100,75,50,35,25")
     p.add_argument("--option", action="append", default=[],
                    metavar="KEY=VALUE",
                    help="a compile_train_step option of the zoo and scale "
@@ -312,14 +327,25 @@ def main():
     import kit_models
     small = [m for m in zoo if m not in kit_models.SCALE]
     dp = dp_step.build(kit, small, log) if small else []
+    sys.path.insert(0, os.path.join(build, "python_packages"))
+    import budget_sweep
+    budget = budget_sweep.build(
+        kit, [m for m in a.budget.split(",") if m], a.budget_size,
+        [int(n) for n in a.budget_ns.split(",")],
+        [s for s in a.budget_sets.split(",") if s],
+        [int(p) for p in a.budget_percentages.split(",")], log, extra)
     copy_runtime_package(kit, build)
     for f in ("run_kit.py", "kit_models.py", "dp_step.py",
-              "scale_models.py"):
+              "scale_models.py", "budget_sweep.py"):
         shutil.copy2(os.path.join(HERE, f), os.path.join(kit, f))
+    # The budget sweep's goals are the CPU benchmark's own checks.
+    shutil.copy2(os.path.join(ROOT, "bench", "remat_budget.py"),
+                 os.path.join(kit, "remat_budget.py"))
     shutil.copy2(os.path.join(HERE, "run.sh"), os.path.join(kit, "run.sh"))
     shutil.rmtree(os.path.join(kit, ".work"), ignore_errors=True)
     with open(os.path.join(kit, "manifest.json"), "w") as f:
         json.dump({"corpus": corpus, "zoo": zoo, "dp": dp, "ns": ns,
+                   "budget": budget,
                    "options": extra,
                    "variants": list(VARIANTS), "log": lines}, f, indent=1)
     size = sum(os.path.getsize(os.path.join(d, f))

@@ -3,6 +3,7 @@
 #
 #   bash DIR/run.sh [--quick] [--out DIR] [--only STEP] [--variant V]
 #                   [--models gpt2-124m,llama-1b]
+#                   [--budget-only] [--budget-models gpt2,llama]
 #
 # Runs where there is an NVIDIA GPU, python3, torch and numpy (no LLVM):
 #  1. numerics: every corpus step of the kit (each library variant: CUDA
@@ -15,6 +16,8 @@
 #     step (when compute-sanitizer is found);
 #  3. timing: our step against PyTorch's own accumulation loop (eager and
 #     torch.compile; bf16 autocast for gpt) at every N of the kit;
+#  4. the budget sweep of a kit built with --budget (budget_sweep.py; only
+#     it with --budget-only): issue #42's benchmark on the GPU;
 # and writes report.md. Exit status: 0 when every check passed, 1 when one
 # failed, 2 when there is no GPU (nothing is run).
 #
@@ -724,6 +727,8 @@ def write_report(path, device, cublaslt, results, sanitizer_found):
     lines += memory_report_lines(timing)
     import scale_models
     lines += scale_models.report_lines(timing)
+    import budget_sweep
+    lines += budget_sweep.report_lines(results)
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     return path
@@ -772,6 +777,14 @@ def main():
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--models", help="zoo models to run (default: all the "
                    "kit holds), e.g. gpt2-124m")
+    p.add_argument("--budget-only", action="store_true",
+                   help="only the budget sweep (a kit built with --budget)")
+    p.add_argument("--budget-models", help="of the kit's budget sweeps "
+                   "(default all), e.g. gpt2")
+    p.add_argument("--budget-torch-ns", help="torch.compile's N of the "
+                   "budget sweep (default the sweep's)")
+    p.add_argument("--budget-fractions", default="1.0,0.5,0.0",
+                   help="torch.compile's activation_memory_budget values")
     a = p.parse_args()
     torch = require_gpu()
     sys.path.insert(0, a.kit)
@@ -783,9 +796,11 @@ def main():
         manifest["zoo"] = [m for m in manifest["zoo"]
                            if m in a.models.split(",")]
     results = []
+    if a.budget_only:
+        manifest.update(corpus=[], zoo=[], dp=[])
     if a.in_process:
         run_corpus_in_process(a.kit, a.only, a.variant, results)
-    else:
+    elif not a.budget_only:
         run_corpus(a.kit, a.only, a.variant, results)
     if a.rows:
         with open(a.rows, "w") as f:
@@ -796,9 +811,17 @@ def main():
     # The torch data-parallel step, under torchrun (NCCL).
     results.extend(run_data_parallel(a.kit, manifest))
     sanitizer_found = None
-    if not a.quick:
+    if not a.quick and not a.budget_only:
         sanitizer_found = run_sanitizers(a.kit, a.only, results)
     run_timing(a.kit, manifest, 5 if a.quick else a.reps, results)
+    # Issue #42's sweep: one byte budget chooses N and the recompute set.
+    import budget_sweep
+    budget_sweep.run(
+        a.kit, manifest, results, 5 if a.quick else a.reps,
+        models=a.budget_models and a.budget_models.split(","),
+        torch_ns=a.budget_torch_ns and [
+            int(n) for n in a.budget_torch_ns.split(",")],
+        fractions=[float(f) for f in a.budget_fractions.split(",")])
     device = torch.cuda.get_device_name(0)
     out = a.out or os.environ.get("OUT") or a.kit
     os.makedirs(out, exist_ok=True)
