@@ -314,7 +314,15 @@ class HeapCounter:
         return self.lib.ga_heap_live() if self.active else None
 
     def peak(self):
-        return self.lib.ga_heap_peak() if self.active else None
+        """The peak since reset_peak(); a RuntimeError when the library's
+        table could not grow (its figures then miss blocks)."""
+        if not self.active:
+            return None
+        if self.lib.ga_heap_overflowed():
+            raise RuntimeError("libGAHeapCount.so: its table could not grow "
+                               "(mmap failed); the heap figures are "
+                               "incomplete")
+        return self.lib.ga_heap_peak()
 
     def reset_peak(self):
         if self.active:
