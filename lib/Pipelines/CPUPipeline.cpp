@@ -175,6 +175,9 @@ void mlir::ga::buildBufferizeForCPUPipeline(OpPassManager &pm,
   // arith/math on whole tensors (`arith.addf %a, %b : tensor<4xf32>`) have no
   // bufferization; as linalg.generic they do.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  // Transposes that move no data as reshapes (views), and the collapses of
+  // transposes as transposes of collapses, which the products below absorb.
+  pm.addNestedPass<func::FuncOp>(createRegroupTransposes());
   // Products first: the contractions CBLAS takes absorb their transposes and
   // are marked, so that fusion leaves them (and the reshapes around them)
   // alone.

@@ -674,6 +674,76 @@ def FuseElementwise : Pass<"ga-fuse-elementwise", "func::FuncOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// RegroupTransposes
+//===----------------------------------------------------------------------===//
+
+def RegroupTransposes : Pass<"ga-regroup-transposes", "func::FuncOp"> {
+  let summary = "Transposes that move no data become reshapes, and a collapse "
+                "of a transpose becomes a transpose of a collapse, so that "
+                "products read the transposes' inputs";
+  let description = [{
+    Frontends split heads with a reshape and a transpose (`[B, T, H, D]` to
+    `[B, H, T, D]`) and merge them back with a transpose and a reshape; the
+    products in between (`linalg.batch_matmul` over `B * H`) read the
+    transposes through a `tensor.collapse_shape`. Bufferized, every
+    `linalg.transpose` is a copy into a buffer of its own, even when
+    `--ga-isolate-library-products` could let the product read the source
+    through its indexing map (a transposed BLAS operand): it looks for a
+    transpose right at the product, not behind a reshape.
+
+    The rule, from the permutation and the reshape's groups only: a
+    transpose (`linalg.transpose`, or a generic that only permutes its input,
+    as `asPermutation` in include/ga/Utils/Gemm.h takes it) followed by a
+    collapse with groups G of its result dimensions (each dimension its own
+    group when no collapse follows) is a collapse of its source, a smaller
+    transpose and an expansion, when the non-unit source dimensions of every
+    group are consecutive among the source's non-unit dimensions (unit
+    dimensions go anywhere). Then:
+
+    * when the smaller transpose is the identity (the transpose only moved
+      dimensions of extent 1, e.g. the heads of a key with one key-value
+      head), the transpose, or its collapse, becomes reshapes of its source:
+      views on buffers, no copy;
+    * otherwise, a collapse that is the transpose's only user becomes the
+      smaller transpose of the collapsed source (one transpose for one, of the
+      same size), which `--ga-isolate-library-products` then absorbs into the
+      product that reads it when the product keeps a library layout (the
+      transposed keys of `Q K^T`, the transposed probabilities of the
+      attention's backward).
+
+    A rewrite never adds a copy: a transpose with other users than the
+    collapse keeps them, and only identities are split off it. Every element
+    is read from the same source element as before: the values are bitwise
+    the same. Ops on buffers and tensors of dynamic shape are left alone.
+
+    Before:
+
+    ```mlir
+    %t = linalg.transpose ins(%k : tensor<1x2x64x32xf32>)
+        outs(%e : tensor<1x2x32x64xf32>) permutation = [0, 1, 3, 2]
+    %c = tensor.collapse_shape %t [[0, 1], [2], [3]]
+        : tensor<1x2x32x64xf32> into tensor<2x32x64xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %s = tensor.collapse_shape %k [[0, 1], [2], [3]]
+        : tensor<1x2x64x32xf32> into tensor<2x64x32xf32>
+    %c = linalg.transpose ins(%s : tensor<2x64x32xf32>)
+        outs(%e2 : tensor<2x32x64xf32>) permutation = [0, 2, 1]
+    ```
+  }];
+  let statistics = [
+    Statistic<"numReshaped", "reshaped",
+              "Transposes (or their collapses) that became reshapes only">,
+    Statistic<"numRegrouped", "regrouped",
+              "Collapses of transposes that became transposes of collapses">
+  ];
+  let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // IsolateLibraryProducts
 //===----------------------------------------------------------------------===//
 
