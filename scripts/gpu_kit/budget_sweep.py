@@ -8,15 +8,16 @@
 #   - under max_memory= at 100, 75, 50, 35 and 25 % of the N = 1 `none`
 #     step's device peak (step.memory_report()["total_peak"]): the budget
 #     chooses N and the set,
-# each saved with its memory report. Run there (run_kit.py --budget): each
-# step alone against PyTorch's own step (the zoo's rule) and bitwise against
-# the `none` step of the same N (recomputation is exact), its device peak
-# measured as the kit measures it (torch's allocator peak + the step's pool
-# peak + the cuBLASLt workspace), the steps timed in interleaved rounds, then
-# PyTorch's accumulation loop under torch.compile with
-# activation_memory_budget, whose peak is torch.cuda.max_memory_allocated;
-# the goals are checked by remat_budget.goal_checks, the CPU benchmark's
-# own rule (the kit carries remat_budget.py).
+# each saved with its memory report. Run there (run_kit.py; alone with
+# --budget-only): each step alone against PyTorch's own step (the zoo's
+# rule) and bitwise against the `none` step of the same N (recomputation is
+# exact), its device peak measured as the kit measures it (torch's allocator
+# peak + the step's pool peak + the cuBLASLt workspace: measure.py), the
+# steps timed in interleaved rounds, then PyTorch's accumulation loop under
+# torch.compile with activation_memory_budget, whose peak is
+# torch.cuda.max_memory_allocated; the goals are checked by
+# remat_budget.goal_checks, the CPU benchmark's own rule (the kit carries
+# remat_budget.py).
 #
 # ===----------------------------------------------------------------------===#
 
@@ -268,31 +269,31 @@ def _numerics_and_peaks(points, rows):
     zoo's rule), a digest of the state it leaves (for the bitwise check),
     then its device peak over a second call."""
     import kit_models
-    import run_kit
+    import measure
     torch = points.torch
     refs = {}
     for row in rows:
         n = row["n"]
         if n not in refs:
-            run_kit.release(torch)
+            measure.release(torch)
             model, loss_fn, opt, batch = points.fresh()
             loss = kit_models.torch_accumulation_step(model, loss_fn, opt,
                                                       batch, n).item()
             refs[n] = (loss, {k: v.detach().clone() for k, v in
                               model.state_dict().items()})
-        run_kit.release(torch)
+        measure.release(torch)
         step, model, batch = points.load(row)
         loss = step(*batch).item()
         torch.cuda.synchronize()
         row["loss"], row["digest"] = loss, state_digest(model, torch)
         ref_loss, ref_state = refs[n]
         row["loss_error"] = abs(loss - ref_loss) / abs(ref_loss)
-        row["param_max_diff"], row["param_off"] = run_kit.check_params(
+        row["param_max_diff"], row["param_off"] = measure.check_params(
             model, ref_state)
         row["pass"] = (row["loss_error"] <= 2e-2 and
                        row["param_max_diff"] <= 2.5e-3 and
                        row["param_off"] <= 0.01)
-        torch_peak, pool_peak = run_kit.device_peak(lambda: step(*batch),
+        torch_peak, pool_peak = measure.device_peak(lambda: step(*batch),
                                                     torch)
         row["measured_torch_peak"], row["measured_pool_peak"] = \
             torch_peak, pool_peak
@@ -303,7 +304,7 @@ def _numerics_and_peaks(points, rows):
               f" predicted {row['predicted']} B", flush=True)
         step = model = None
     refs.clear()
-    run_kit.release(torch)
+    measure.release(torch)
 
 
 def state_digest(model, torch):
@@ -357,13 +358,13 @@ def _torch_points(points, ns, fractions, targets, reps):
     at or under it."""
     import torch._functorch.config as functorch_config
     import kit_models
-    import run_kit
+    import measure
     torch = points.torch
     found = []
     try:
         for n in ns:
             for fraction in fractions:
-                run_kit.release(torch)
+                measure.release(torch)
                 functorch_config.activation_memory_budget = fraction
                 found.append(_torch_point(points, n, fraction, reps,
                                           kit_models))

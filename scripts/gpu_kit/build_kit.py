@@ -336,7 +336,7 @@ def main():
         [int(p) for p in a.budget_percentages.split(",")], log, extra)
     copy_runtime_package(kit, build)
     for f in ("run_kit.py", "kit_models.py", "dp_step.py",
-              "scale_models.py", "budget_sweep.py"):
+              "scale_models.py", "budget_sweep.py", "measure.py"):
         shutil.copy2(os.path.join(HERE, f), os.path.join(kit, f))
     # The budget sweep's goals are the CPU benchmark's own checks.
     shutil.copy2(os.path.join(ROOT, "bench", "remat_budget.py"),
