@@ -310,11 +310,23 @@ class HeapCounter:
             for f in ("ga_heap_live", "ga_heap_peak", "ga_heap_allocations"):
                 getattr(self.lib, f).restype = ctypes.c_longlong
 
+    def _checked(self, value):
+        """`value`, unless the counter's table overflowed: it then misses
+        allocations and its figures are wrong, which must not pass for a
+        measurement."""
+        if self.lib.ga_heap_overflowed():
+            raise RuntimeError(
+                "libGAHeapCount.so: its table of live allocations "
+                "overflowed, the heap counts are incomplete")
+        return value
+
     def live(self):
-        return self.lib.ga_heap_live() if self.active else None
+        return self._checked(self.lib.ga_heap_live()) if self.active \
+            else None
 
     def peak(self):
-        return self.lib.ga_heap_peak() if self.active else None
+        return self._checked(self.lib.ga_heap_peak()) if self.active \
+            else None
 
     def reset_peak(self):
         if self.active:
