@@ -6,6 +6,7 @@ words."""
 from ._common import CompileError
 from ._locations import UNLOCATED
 from ._mlir_locations import (describe_location, first_location,
+                              location_frames,
                               locate_failures, pytorch_operation)
 
 
@@ -67,6 +68,29 @@ def _import_graphs(importer, graphs):
         backend_options=BackendLoweringOptions(allow_non_finites=True))
 
 
+def _located_importer(context):
+    """torch-mlir's FxImporter, but for the location of each imported
+    function: the first node's location with a file line, where the
+    importer takes the first node's whatever it is. A graph whose first
+    nodes carry an empty stack (placeholders of a rewritten graph: the
+    recurrences of _recurrence) would otherwise give the function an
+    unknown location, and a refusal at the function (a byte budget nothing
+    fits) would name no line of the model."""
+    from torch_mlir.extras.fx_importer import FxImporter
+
+    class LocatedImporter(FxImporter):
+        def _graph_to_function_meta(self, g):
+            ftype, loc = super()._graph_to_function_meta(g)
+            if loc is None or not location_frames(loc):
+                for node in g.nodes:
+                    found = self._cc.get_node_location(node)
+                    if found is not None and location_frames(found):
+                        return ftype, found
+            return ftype, loc
+
+    return LocatedImporter(context=context)
+
+
 def _import_to_linalg(gm, graphs=None):
     """torch-mlir's own FX import and lowering to linalg-on-tensors
     (torch_mlir.fx.stateless_fx_import: its importer and its pipelines,
@@ -76,7 +100,6 @@ def _import_to_linalg(gm, graphs=None):
     from torch_mlir import ir
     from torch_mlir.compiler_utils import TorchMlirCompilerError
     from torch_mlir.dialects import torch as torch_dialect
-    from torch_mlir.extras.fx_importer import FxImporter
     from torch_mlir.fx import stateless_fx_import
 
     # Our context, so that a failure's diagnostics reach us with their
@@ -95,7 +118,7 @@ def _import_to_linalg(gm, graphs=None):
         return True  # handled: not printed
 
     handler = context.attach_diagnostic_handler(collect)
-    importer = FxImporter(context=context)  # lowered in place
+    importer = _located_importer(context)  # lowered in place
     try:
         if graphs is None:
             module = stateless_fx_import(

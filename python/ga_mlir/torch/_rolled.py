@@ -24,6 +24,7 @@ from torch.fx import Graph, GraphModule
 from . import _moe, _recurrence
 from ._common import CompileError
 from ._locations import _innermost_user_line
+from ._mlir_locations import location_frames
 
 _SCANS = (_recurrence.SCAN_FORWARD, _recurrence.SCAN_BACKWARD)
 
@@ -370,11 +371,17 @@ def import_rolled(gm, table, import_graphs):
             op.attributes["sym_visibility"] = ir.StringAttr.get("private")
         b = _Builder(ir, signatures)
         inputs = [_type(ir, p) for p in placeholders]
+        # The step at the first part's line of the model (each part is
+        # at its first located node, _import._located_importer): a
+        # refusal at the function (a budget nothing fits) names it.
+        b.loc = next((op.location for op in module.body.operations
+                      if location_frames(op.location)), b.loc)
         with ir.InsertionPoint(module.body):
             main = b.op("func.func", attributes={
                 "sym_name": ir.StringAttr.get("train_step"),
                 "function_type": ir.TypeAttr.get(
                     ir.FunctionType.get(inputs, []))}, regions=1)
+        b.loc = ir.Location.unknown()
         entry = ir.Block.create_at_start(main.regions[0], inputs)
         vals = dict(zip(placeholders, entry.arguments))
         with ir.InsertionPoint(entry):
