@@ -19,6 +19,7 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::ga {
 #define GEN_PASS_DEF_CONCATENATEPRODUCTS
@@ -80,6 +81,44 @@ bool isTensorSum(Operation *operation) {
          (add.getLhs() == b && add.getRhs() == a);
 }
 
+/// Folds the users of `value` into one when they are all element-wise sums
+/// (`isTensorSum`) of the same two values and one of them dominates the
+/// others: the copies that --ga-rematerialize makes of a sum at each of its
+/// users. They compute one value, so this is CSE; without it, a step whose
+/// sum of accumulators was recomputed would keep the accumulators apart and
+/// sum in another order than the same step without recomputation, and the
+/// two would differ in the last bits. Returns the one user, or null.
+Operation *foldCopiedSums(Value value, DominanceInfo &dominance) {
+  llvm::SetVector<Operation *> users(llvm::from_range, value.getUsers());
+  if (users.empty() || !llvm::all_of(users, isTensorSum))
+    return nullptr;
+  auto operands = [](Operation *sum) {
+    Value a = sum->getOperand(0), b = sum->getOperand(1);
+    return a.getAsOpaquePointer() < b.getAsOpaquePointer()
+               ? std::make_pair(a, b)
+               : std::make_pair(b, a);
+  };
+  Operation *first = users.front();
+  if (!llvm::all_of(users, [&](Operation *user) {
+        return operands(user) == operands(first);
+      }))
+    return nullptr;
+  Operation *keep = nullptr;
+  for (Operation *candidate : users)
+    if (llvm::all_of(users, [&](Operation *user) {
+          return dominance.dominates(candidate, user);
+        }))
+      keep = candidate;
+  if (!keep)
+    return nullptr;
+  for (Operation *user : users)
+    if (user != keep) {
+      user->getResult(0).replaceAllUsesWith(keep->getResult(0));
+      user->erase();
+    }
+  return keep;
+}
+
 /// An accumulator of a loop: the iter_arg at `index`, and the ops that carry
 /// it from its block argument to the yield, each adding into the previous.
 struct Accumulator {
@@ -90,8 +129,10 @@ struct Accumulator {
 /// The accumulator of `loop` at `index`, when its block argument flows
 /// through a chain of ops that only add into their init (each result used
 /// only by the next op, all in the loop's body) into the yield, and the
-/// loop's result is used once, by an element-wise sum.
-std::optional<Accumulator> matchAccumulator(scf::ForOp loop, unsigned index) {
+/// loop's result is read by one element-wise sum (or by copies of it, which
+/// are folded into one: foldCopiedSums).
+std::optional<Accumulator> matchAccumulator(scf::ForOp loop, unsigned index,
+                                            DominanceInfo &dominance) {
   Block *body = loop.getBody();
   Operation *yield = body->getTerminator();
   Accumulator acc{index, {}};
@@ -113,19 +154,16 @@ std::optional<Accumulator> matchAccumulator(scf::ForOp loop, unsigned index) {
   }
   if (acc.chain.empty())
     return std::nullopt;
-  if (!isTensorSum(singleUser(loop.getResult(index))))
+  if (!foldCopiedSums(loop.getResult(index), dominance))
     return std::nullopt;
   return acc;
 }
 
 /// The last sum of the tree of element-wise sums that `sum` belongs to
-/// (following results used once by another sum).
-Operation *sumTreeRoot(Operation *sum) {
-  while (Operation *user = singleUser(sum->getResult(0))) {
-    if (!isTensorSum(user))
-      break;
+/// (following results read by another sum, or by copies of it).
+Operation *sumTreeRoot(Operation *sum, DominanceInfo &dominance) {
+  while (Operation *user = foldCopiedSums(sum->getResult(0), dominance))
     sum = user;
-  }
   return sum;
 }
 
@@ -183,9 +221,11 @@ struct ConcatenateProductsPass
 void ConcatenateProductsPass::mergeSummedAccumulators(scf::ForOp loop) {
   // Group the accumulators by the sum tree that reads their results.
   llvm::MapVector<Operation *, SmallVector<Accumulator>> groups;
+  DominanceInfo dominance(getOperation());
   for (unsigned i = 0, e = loop.getNumResults(); i < e; ++i)
-    if (std::optional<Accumulator> acc = matchAccumulator(loop, i))
-      groups[sumTreeRoot(singleUser(loop.getResult(i)))].push_back(*acc);
+    if (std::optional<Accumulator> acc = matchAccumulator(loop, i, dominance))
+      groups[sumTreeRoot(singleUser(loop.getResult(i)), dominance)].push_back(
+          *acc);
   bool changed = false;
   for (auto &[root, members] : groups) {
     if (members.size() < 2)

@@ -55,6 +55,119 @@ func.func @weight_gradient(%g: tensor<8x8xf32>, %h: tensor<8x16xf32>) -> tensor<
 
 // -----
 
+// The sum of the two accumulators was recomputed at each of its users
+// (--ga-rematerialize, a tied weight's two gradients read by Adam's two
+// moments): the copies are one sum, folded into the first, so the
+// accumulators merge as without the copies and the step sums in the same
+// order with and without recomputation.
+// CHECK-LABEL: func.func @copied_sum
+// CHECK:         %[[R:.*]] = scf.for {{.*}} -> (tensor<8x16xf32>)
+// CHECK:           %[[P:.*]] = linalg.generic {{.*}} attrs =  {ga.library_product}
+// CHECK:           linalg.generic {{.*}} outs(%[[P]] : tensor<8x16xf32>) attrs =  {ga.library_product}
+// CHECK-NOT:     ga.recomputed
+// CHECK:         %[[M:.*]] = linalg.generic {{.*}} ins(%[[R]], %[[R]] :
+// CHECK:         return %[[M]]
+#g = affine_map<(i, j, r) -> (r, i)>
+#h = affine_map<(i, j, r) -> (r, j)>
+#o = affine_map<(i, j, r) -> (i, j)>
+#id = affine_map<(i, j) -> (i, j)>
+func.func @copied_sum(%g: tensor<8x8xf32>, %h: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %r:2 = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %z, %b = %z) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+    %p = linalg.generic {indexing_maps = [#g, #h, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%g, %h : tensor<8x8xf32>, tensor<8x16xf32>) outs(%a : tensor<8x16xf32>) attrs = {ga.library_product} {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %m = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<8x16xf32>
+    %q = linalg.generic {indexing_maps = [#g, #h, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%g, %h : tensor<8x8xf32>, tensor<8x16xf32>) outs(%b : tensor<8x16xf32>) attrs = {ga.library_product} {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %m = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<8x16xf32>
+    scf.yield %p, %q : tensor<8x16xf32>, tensor<8x16xf32>
+  }
+  %sum = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%r#0, %r#1 : tensor<8x16xf32>, tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  %copy = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%r#1, %r#0 : tensor<8x16xf32>, tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) attrs = {ga.recomputed} {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  %moment = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%sum, %copy : tensor<8x16xf32>, tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.mulf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  return %moment : tensor<8x16xf32>
+}
+
+// -----
+
+// One accumulator read by two different sums (with the other accumulator
+// and with an argument): not copies of one sum, so nothing is folded or
+// merged (merging would add the other accumulator into the second sum).
+// CHECK-LABEL: func.func @different_sums
+// CHECK:         scf.for {{.*}} -> (tensor<8x16xf32>, tensor<8x16xf32>)
+#g = affine_map<(i, j, r) -> (r, i)>
+#h = affine_map<(i, j, r) -> (r, j)>
+#o = affine_map<(i, j, r) -> (i, j)>
+#id = affine_map<(i, j) -> (i, j)>
+func.func @different_sums(%g: tensor<8x8xf32>, %h: tensor<8x16xf32>, %t: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x16xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %r:2 = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %z, %b = %z) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+    %p = linalg.generic {indexing_maps = [#g, #h, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%g, %h : tensor<8x8xf32>, tensor<8x16xf32>) outs(%a : tensor<8x16xf32>) attrs = {ga.library_product} {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %m = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<8x16xf32>
+    %q = linalg.generic {indexing_maps = [#g, #h, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%g, %h : tensor<8x8xf32>, tensor<8x16xf32>) outs(%b : tensor<8x16xf32>) attrs = {ga.library_product} {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %m = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<8x16xf32>
+    scf.yield %p, %q : tensor<8x16xf32>, tensor<8x16xf32>
+  }
+  %sum = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%r#0, %r#1 : tensor<8x16xf32>, tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  %other = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%r#0, %t : tensor<8x16xf32>, tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  return %sum, %other : tensor<8x16xf32>, tensor<8x16xf32>
+}
+
+// -----
+
 // Four accumulators in one tree of sums with another value (a weight decay
 // term): the tree keeps that term and the first accumulator's result, which
 // carries the three steps. The accumulator that starts from the function's
