@@ -97,22 +97,6 @@ def _models():
             x = self.patch(x).flatten(2).transpose(1, 2)
             return self.head(self.ln(self.blocks(x)).mean(1))
 
-    class LSTMLM(nn.Module):
-        """A 2-layer LSTM language model with dropout between the layers and
-        on the embeddings and outputs."""
-
-        def __init__(self, vocab=mz.VOCAB, dim=16, p=0.2):
-            super().__init__()
-            self.emb = nn.Embedding(vocab, dim)
-            self.drop = nn.Dropout(p)
-            self.lstm = nn.LSTM(dim, dim, num_layers=2, dropout=p,
-                                batch_first=True)
-            self.head = nn.Linear(dim, vocab)
-
-        def forward(self, ids):
-            out, _ = self.lstm(self.drop(self.emb(ids)))
-            return self.head(self.drop(out))
-
     def lm_loss(model, ids, mask, labels):
         logits = model(ids)
         return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]),
@@ -164,7 +148,7 @@ def _models():
         "conv-bn-dropout2d": (ConvBNDropout, images8, mz.classification,
                               {"recompute_statistics": True}),
         "mlp-mixer": (Mixer, images8, mz.classification, {}),
-        "lstm-lm": (LSTMLM, text, lm_loss, {}),
+        "lstm-lm": (mz.LSTMLM, text, lm_loss, {}),
         "resnet18": (lambda: mz.resnet18(width=4),
                      lambda g, b: mz.images(g, b, 32), mz.classification,
                      {"recompute_statistics": True}),

@@ -385,6 +385,23 @@ class LSTMLastState(nn.Module):
         return self.fc(h_n[-1])
 
 
+class LSTMLM(nn.Module):
+    """A 2-layer LSTM language model with dropout between the layers and on
+    the embeddings and outputs (the held-out check of issue #42)."""
+
+    def __init__(self, vocab=VOCAB, dim=16, p=0.2):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim)
+        self.drop = nn.Dropout(p)
+        self.lstm = nn.LSTM(dim, dim, num_layers=2, dropout=p,
+                            batch_first=True)
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(self, ids):
+        out, _ = self.lstm(self.drop(self.emb(ids)))  # FORWARD_LINE
+        return self.head(self.drop(out))
+
+
 class BidirectionalGRU(nn.Module):
     def __init__(self, features=4, hidden=8):
         super().__init__()

@@ -3,34 +3,21 @@
 #
 # What the held-out check of issue #42 (bench/recompute_heldout.py) found on
 # models the remat/budget tests never used: an LSTM language model with
-# dropout (its time loop imported in parts, _rolled) whose budget nothing
-# fits was refused at "the training step (no line of the model)": the
-# function built around the parts had no location, and torch-mlir's
-# importer gives each part its first node's location even when that node
-# has an empty stack. The refusal must name the line of the model's
-# forward, with the smallest budget in the compiler's words.
+# dropout (model_zoo.LSTMLM; its time loop imported in parts, _rolled) whose
+# budget nothing fits was refused at "the training step (no line of the
+# model)": the function built around the parts had no location, and
+# torch-mlir's importer gives each part its first node's location even when
+# that node has an empty stack. The refusal must name the line of the
+# model's forward, with the smallest budget in the compiler's words.
 
+import inspect
 import sys
 
 import torch
-from torch import nn
 from torch.nn import functional as F
 
 from ga_mlir.torch import CompileError, compile_train_step
-
-
-class LSTMLM(nn.Module):
-    def __init__(self, vocab=16, dim=8, p=0.2):
-        super().__init__()
-        self.emb = nn.Embedding(vocab, dim)
-        self.drop = nn.Dropout(p)
-        self.lstm = nn.LSTM(dim, dim, num_layers=2, dropout=p,
-                            batch_first=True)
-        self.head = nn.Linear(dim, vocab)
-
-    def forward(self, ids):
-        out, _ = self.lstm(self.drop(self.emb(ids)))  # FORWARD_LINE
-        return self.head(self.drop(out))
+from model_zoo import LSTMLM
 
 
 def loss_fn(model, ids):
@@ -40,9 +27,10 @@ def loss_fn(model, ids):
 
 
 torch.manual_seed(0)
-model = LSTMLM()
+model = LSTMLM(vocab=16, dim=8)
 ids = torch.randint(0, 16, (2, 6))
-line = next(i for i, text in enumerate(open(__file__), 1)
+source = inspect.getsourcefile(LSTMLM)
+line = next(i for i, text in enumerate(open(source), 1)
             if text.rstrip().endswith("# FORWARD_LINE"))
 try:
     compile_train_step(model, loss_fn, torch.optim.SGD(model.parameters()),
@@ -51,7 +39,7 @@ try:
     sys.exit(1)
 except CompileError as error:
     first = str(error).splitlines()[1]
-    located = first.startswith(f"{__file__}:{line}: error:")
+    located = first.startswith(f"{source}:{line}: error:")
     print(f"code {error.code}, located at the forward {located}, names the "
           f"smallest budget {'the smallest budget that fits is' in str(error)}")
     sys.exit(not located)
