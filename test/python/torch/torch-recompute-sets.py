@@ -10,6 +10,11 @@
 #   mask is the kept one), T = 16 > 2 x the head size, so that the scores
 #   outgrow the values they are computed from (recompute=attention has
 #   something to recompute): attention, products and layers;
+# * the same GPT with its head tied to the token embeddings (GPT-2's,
+#   RoBERTa's MLM head): the embedding's gradient is the sum of two
+#   accumulators after the loop, read by both Adam moments, which
+#   recompute=pointwise copies at each (the CPU lowering must merge the
+#   accumulators alike with and without the copies);
 # * a convolution with BatchNorm (batch statistics: reductions over the
 #   micro-batch, never recomputed) and ReLU: layers (the only set that
 #   recomputes a buffer of it);
@@ -76,6 +81,12 @@ class AttentionGPT(nn.Module):
         return self.head(self.ln(self.layers(x)))
 
 
+class TiedGPT(AttentionGPT):
+    def __init__(self):
+        super().__init__()
+        self.head.weight = self.tok.weight
+
+
 def gpt_batch(gen):
     return zoo.lm_batch(gen, b=4, t=T, vocab=VOCAB)
 
@@ -119,6 +130,8 @@ def bitwise(name, sets, make_model, make_batch, loss_fn, **options):
 # CHECK: gpt-dropout recompute=layers: bitwise True
 bitwise("gpt-dropout", ("attention", "products", "layers"), AttentionGPT,
         gpt_batch, zoo.lm_loss)
+# CHECK: gpt-tied recompute=pointwise: bitwise True
+bitwise("gpt-tied", ("pointwise",), TiedGPT, gpt_batch, zoo.lm_loss)
 # CHECK: conv-bn recompute=layers: bitwise True
 bitwise("conv-bn", ("layers",), zoo.BatchNormCNN, zoo.cnn_batch,
         zoo.classification_loss, recompute_statistics=True)
