@@ -3,7 +3,8 @@
 // --ga-vectorize-math: replaces math ops on f32 vectors (exp, erf, tanh, ...)
 // by upstream's polynomial approximations, which are vector arithmetic.
 // Lowered as they are, LLVM scalarizes each of them into one libm call per
-// element.
+// element. With `scalars`, f32 scalar ops too: one implementation per
+// function in a step, whichever loops were vectorized.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,15 +42,17 @@ constexpr StringLiteral kApproximable[] = {
 constexpr StringLiteral kDefault[] = {"exp",  "expm1", "log1p",
                                       "tanh", "erf",   "erfc"};
 
-/// Whether `op` is a math op on vectors of f32.
-static bool isF32VectorMath(Operation *op) {
+/// Whether `op` is a math op on vectors of f32, or with `scalars` on f32.
+static bool isF32Math(Operation *op, bool scalars) {
   if (op->getDialect() == nullptr ||
       op->getDialect()->getNamespace() !=
           math::MathDialect::getDialectNamespace() ||
       op->getNumResults() != 1)
     return false;
-  auto type = dyn_cast<VectorType>(op->getResult(0).getType());
-  return type && type.getElementType().isF32();
+  Type type = op->getResult(0).getType();
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.getElementType().isF32();
+  return scalars && type.isF32();
 }
 
 /// tanh on f32 vectors through exp: upstream's rational approximation of
@@ -61,20 +64,21 @@ static bool isF32VectorMath(Operation *op) {
 /// loses little where tanh >= 0.29), the sign of x copied. exp(2|x|)
 /// overflows to +inf past 44, giving 1; NaN stays NaN.
 struct TanhThroughExp : public OpRewritePattern<math::TanhOp> {
-  using OpRewritePattern::OpRewritePattern;
+  TanhThroughExp(MLIRContext *context, bool scalars)
+      : OpRewritePattern(context), scalars(scalars) {}
 
   LogicalResult matchAndRewrite(math::TanhOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!isF32VectorMath(op))
+    if (!isF32Math(op, scalars))
       return failure();
     Location loc = op.getLoc();
     Type type = op.getType();
-    auto cst = [&](double v) {
-      return arith::ConstantOp::create(
-                 rewriter, loc, type,
-                 SplatElementsAttr::get(cast<ShapedType>(type),
-                                        rewriter.getF32FloatAttr(v)))
-          .getResult();
+    auto cst = [&](double v) -> Value {
+      FloatAttr value = rewriter.getF32FloatAttr(v);
+      if (auto shaped = dyn_cast<ShapedType>(type))
+        return arith::ConstantOp::create(rewriter, loc, type,
+                                         SplatElementsAttr::get(shaped, value));
+      return arith::ConstantOp::create(rewriter, loc, type, value);
     };
     Value x = op.getOperand();
     Value ax = math::AbsFOp::create(rewriter, loc, x);
@@ -105,6 +109,9 @@ struct TanhThroughExp : public OpRewritePattern<math::TanhOp> {
     rewriter.replaceOpWithNewOp<arith::SelectOp>(op, isSmall, small, large);
     return success();
   }
+
+private:
+  bool scalars;
 };
 
 struct VectorizeMathPass
@@ -129,11 +136,16 @@ struct VectorizeMathPass
       names.insert(name);
     }
 
-    // Only vector ops: a scalar math op keeps its (correctly rounded or
-    // nearly so) libm call, which costs the same as its approximation.
+    // Vector ops; scalar ones only with `scalars`: otherwise a scalar math
+    // op keeps its (correctly rounded or nearly so) libm call, which costs
+    // the same as its approximation but rounds otherwise.
+    auto isTarget = [&](Operation *op) {
+      return isF32Math(op, scalars) &&
+             names.contains(op->getName().stripDialect());
+    };
     SmallVector<Operation *> targets;
     func.walk([&](Operation *op) {
-      if (isF32VectorMath(op) && names.contains(op->getName().stripDialect()))
+      if (isTarget(op))
         targets.push_back(op);
     });
     if (targets.empty())
@@ -148,7 +160,7 @@ struct VectorizeMathPass
              (names.contains(name) || (tanh && name == "exp"));
     });
     if (tanh)
-      patterns.add<TanhThroughExp>(&getContext());
+      patterns.add<TanhThroughExp>(&getContext(), scalars);
     GreedyRewriteConfig config;
     // Approximations written with other approximated ops (erfc through exp)
     // are rewritten too, but nothing else in the function is touched.
@@ -164,7 +176,7 @@ struct VectorizeMathPass
     // they refuse) stay and are not counted.
     int64_t left = 0;
     func.walk([&](Operation *op) {
-      if (isF32VectorMath(op) && names.contains(op->getName().stripDialect()))
+      if (isTarget(op))
         ++left;
     });
     numApproximated += targets.size() - left;

@@ -1,5 +1,6 @@
 // RUN: ga-opt %s -ga-vectorize-math | FileCheck %s
 // RUN: ga-opt %s -ga-vectorize-math="ops=tanh" | FileCheck %s --check-prefix=TANH
+// RUN: ga-opt %s -ga-vectorize-math="scalars=1" | FileCheck %s --check-prefix=SCALARS
 
 // The default functions on f32 vectors become vector arithmetic; scalars,
 // f64 vectors and log (not in the default set) keep their math op (libm).
@@ -19,6 +20,15 @@
 // TANH-NOT: math.tanh {{.*}}vector<8xf32>
 // TANH-DAG: math.exp %{{.*}} : vector<8xf32>
 // TANH-DAG: math.erf %{{.*}} : vector<8xf32>
+// With scalars, the f32 scalar exp takes the approximation too (one
+// implementation of exp in the function); f64 and log still keep libm.
+// SCALARS-LABEL: func.func @gelu_softmax
+// SCALARS-NOT: math.exp {{.*}} : f32
+// SCALARS-NOT: math.exp {{.*}}vector<8xf32>
+// SCALARS-DAG: math.exp %{{.*}} : vector<4xf64>
+// SCALARS-DAG: math.log %{{.*}} : vector<8xf32>
+// SCALARS-DAG: math.fma {{.*}} : f32
+// SCALARS: return
 func.func @gelu_softmax(%x: vector<8xf32>, %s: f32, %d: vector<4xf64>)
     -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, f32,
         vector<4xf64>) {
@@ -30,4 +40,17 @@ func.func @gelu_softmax(%x: vector<8xf32>, %s: f32, %d: vector<4xf64>)
   %ed = math.exp %d : vector<4xf64>
   return %e, %r, %t, %l, %es, %ed : vector<8xf32>, vector<8xf32>,
       vector<8xf32>, vector<8xf32>, f32, vector<4xf64>
+}
+
+// A scalar tanh with scalars: through exp, as on vectors (no tanh left, no
+// libm call), its constants scalars.
+// SCALARS-LABEL: func.func @scalar_tanh
+// SCALARS-NOT: math.tanh
+// SCALARS-NOT: math.exp
+// SCALARS: math.copysign {{.*}} : f32
+// CHECK-LABEL: func.func @scalar_tanh
+// CHECK: math.tanh %{{.*}} : f32
+func.func @scalar_tanh(%x: f32) -> f32 {
+  %t = math.tanh %x : f32
+  return %t : f32
 }

@@ -281,8 +281,13 @@ def VectorizeMath : Pass<"ga-vectorize-math", "func::FuncOp"> {
     vector into upstream's polynomial approximation
     (`populateMathPolynomialApproximationPatterns`: range reduction, a
     polynomial or rational function, special cases for 0, infinities, NaN
-    and the ends of the range), which is vector arithmetic only. Scalar ops
-    and other element types keep libm. The approximations are not bit-exact:
+    and the ends of the range), which is vector arithmetic only. With
+    `scalars`, the f32 scalar ops of the same names take the same
+    approximations: a function that computes `exp` both in a vectorized loop
+    and in one the vectorizer leaves (a reduction, a recomputed copy fused
+    into another loop) then computes it one way, lane for lane, and a value
+    computed again is the kept one bit for bit. Without it, scalar ops keep
+    libm. Other element types keep libm. The approximations are not bit-exact:
     test/Integration/CPU/math-approximations.test measures each default
     one against float64 over the whole f32 range (`Inputs/math_oracle.py`):
     at most 4 ulp (tanh 2) where libm is within 2, with infinities, NaN and
@@ -313,11 +318,15 @@ def VectorizeMath : Pass<"ga-vectorize-math", "func::FuncOp"> {
                "Math ops to approximate on f32 vectors, by name without the "
                "dialect (default: exp, expm1, log1p, tanh, erf, erfc; log "
                "and log2 are left out: their approximations flush "
-               "subnormal inputs)">
+               "subnormal inputs)">,
+    Option<"scalars", "scalars", "bool", /*default=*/"false",
+           "Approximate the f32 scalar ops of the same names too, so that a "
+           "function computes each math function one way whether its loop "
+           "was vectorized or not">
   ];
   let statistics = [
     Statistic<"numApproximated", "approximated",
-              "Vector math ops replaced by approximations">
+              "Math ops replaced by approximations">
   ];
   let dependentDialects = ["arith::ArithDialect", "math::MathDialect",
                            "vector::VectorDialect"];
