@@ -33,6 +33,7 @@ import datetime
 import os
 import sys
 import tempfile
+import time
 
 import torch
 import torch.distributed as dist
@@ -454,8 +455,11 @@ def main():
     # Every rank leaves together: a rank that tears gloo down while its peer
     # still sends (the last collective's tail) makes the peer's gloo thread
     # throw, and the process ends with "terminate called without an active
-    # exception" although every check passed.
+    # exception" although every check passed. The barrier has a tail of its
+    # own, which a loaded machine still sends when a fast rank returns (seen
+    # in CI: dp-world2, dp-world3); a pause lets it land before any close.
     dist.barrier()
+    time.sleep(0.5)
     dist.destroy_process_group()
     sys.exit(0 if ok else 1)
 
