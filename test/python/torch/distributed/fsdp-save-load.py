@@ -29,7 +29,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dp_worker import say  # noqa: E402
+from dp_worker import leave, say  # noqa: E402
 
 import zoo
 from ga_mlir.torch import CompileError, load_step
@@ -106,4 +106,4 @@ else:
     say(f"rank {rank} resumed: holds-its-rows {held} "
         f"loss {torch.equal(loss, after2['loss'])} parameters {params} "
         f"optimizer-state {state}")
-dist.destroy_process_group()
+leave(True)

@@ -40,7 +40,8 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dp_worker import TOLERANCE, compare, say, sharded_case  # noqa: E402
+from dp_worker import (TOLERANCE, compare, leave, say,  # noqa: E402
+                       sharded_case)
 
 from ga_mlir.torch import CompileError, compile_train_step  # noqa: E402
 from ga_mlir.torch._dp_memory import report  # noqa: E402
@@ -316,8 +317,7 @@ def main():
         ok &= parameters(functools.partial(
             run_budget, args.case, shards, rank, bucket_mb=0,
             counts=counts, many=3), rank)
-    dist.destroy_process_group()
-    sys.exit(0 if ok else 1)
+    leave(ok)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,8 @@ import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dp_worker import (CASES, TOLERANCE, compare, local_rows,  # noqa: E402
-                       say, sharded_case, verdict, worker_arguments)
+                       leave, say, sharded_case, verdict,
+                       worker_arguments)
 
 from ga_mlir.torch import compile_train_step  # noqa: E402
 
@@ -199,12 +200,10 @@ def main():
     if args.checkpoint:
         ok = all([checkpoint_case(c, shards, rank, args.checkpoint,
                                   args.micro_batches) for c in args.cases])
-        dist.destroy_process_group()
-        sys.exit(0 if ok else 1)
+        leave(ok)
     ok = all([run_case(c, shards, rank, args.micro_batches)
               for c in args.cases])
-    dist.destroy_process_group()
-    sys.exit(0 if ok else 1)
+    leave(ok)
 
 
 if __name__ == "__main__":
