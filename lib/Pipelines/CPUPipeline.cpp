@@ -93,10 +93,14 @@ static void addLoopStage(OpPassManager &pm, const LowerToCPUOptions &options) {
     vectorize.parallelLoops = options.openmp;
     pm.addNestedPass<func::FuncOp>(createVectorizeLinalg(vectorize));
     // exp, erf, tanh, ... on those vectors as vector polynomials: LLVM would
-    // split them into one libm call per element. Scalars keep libm (not
-    // `scalars`: docs/Results.md, "Issue #42 continued", why not yet).
-    if (options.approximateMath)
-      pm.addNestedPass<func::FuncOp>(createVectorizeMath());
+    // split them into one libm call per element. Scalars too (`scalars`):
+    // a value computed in a vectorized loop and again in a scalar one (a
+    // recomputed copy, a peeled iteration) must round alike.
+    if (options.approximateMath) {
+      VectorizeMathOptions math;
+      math.scalars = true;
+      pm.addNestedPass<func::FuncOp>(createVectorizeMath(math));
+    }
   }
   if (options.openmp)
     pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());

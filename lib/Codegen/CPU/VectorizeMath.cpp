@@ -114,6 +114,85 @@ private:
   bool scalars;
 };
 
+/// A constant of `type` (f32 or a vector of f32, or i32 likewise) with
+/// every element `v`.
+static Value splat(PatternRewriter &rewriter, Location loc, Type type,
+                   Attribute value) {
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    return arith::ConstantOp::create(rewriter, loc, type,
+                                     SplatElementsAttr::get(shaped, value));
+  return arith::ConstantOp::create(rewriter, loc, cast<TypedAttr>(value));
+}
+
+/// exp on f32 within 1 ulp (upstream's approximation is within 4): as a
+/// scalar libm call is within 0.5, a step that computes exp in vectorized
+/// loops and in scalar ones rounds the two alike only if both are this.
+/// exp(x) = 2^k exp(r), k = x log2(e) rounded to nearest, r = x - k ln 2 by
+/// two fmas against ln 2 split into a head with 12 trailing zero bits and a
+/// tail (k ln2_hi is exact for |k| < 2^12), exp(r) by its Taylor series to
+/// r^7 (|r| <= ln 2 / 2: the next term is under 0.12 ulp) as 1 + (r + r^2
+/// q(r)), one rounding in the last addition. 2^k is applied as 2^(k >> 1)
+/// times 2^(k - (k >> 1)), both normal floats, so a subnormal result is
+/// rounded once. x is clamped to [-104, 89] first (exp is 0 below -103.98 and
+/// overflows past 88.73, which the products still do); NaN is returned.
+struct ExpThroughPowersOfTwo : public OpRewritePattern<math::ExpOp> {
+  ExpThroughPowersOfTwo(MLIRContext *context, bool scalars)
+      : OpRewritePattern(context), scalars(scalars) {}
+
+  LogicalResult matchAndRewrite(math::ExpOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isF32Math(op, scalars))
+      return failure();
+    Location loc = op.getLoc();
+    Type type = op.getType();
+    Type intType = rewriter.getI32Type();
+    if (auto vector = dyn_cast<VectorType>(type))
+      intType = vector.clone(intType);
+    auto cst = [&](double v) {
+      return splat(rewriter, loc, type, rewriter.getF32FloatAttr(v));
+    };
+    auto icst = [&](int32_t v) {
+      return splat(rewriter, loc, intType, rewriter.getI32IntegerAttr(v));
+    };
+    Value x = op.getOperand();
+    Value clamped = arith::MinNumFOp::create(
+        rewriter, loc, arith::MaxNumFOp::create(rewriter, loc, x, cst(-104.0)),
+        cst(89.0));
+    Value k = math::RoundEvenOp::create(
+        rewriter, loc,
+        arith::MulFOp::create(rewriter, loc, clamped, cst(M_LOG2E)));
+    // ln 2 = 0x1.62e4p-1 + 0x1.7f7d1cp-20 (to 2^-44).
+    Value r = math::FmaOp::create(rewriter, loc, k, cst(-0x1.62e4p-1), clamped);
+    r = math::FmaOp::create(rewriter, loc, k, cst(-0x1.7f7d1cp-20), r);
+    Value q = cst(1.0 / 5040.0);
+    for (double c : {1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5})
+      q = math::FmaOp::create(rewriter, loc, q, r, cst(c));
+    Value r2 = arith::MulFOp::create(rewriter, loc, r, r);
+    Value p = arith::AddFOp::create(
+        rewriter, loc, cst(1.0), math::FmaOp::create(rewriter, loc, r2, q, r));
+    // 2^j as the float with biased exponent j + 127, for j in [-75, 64].
+    Value ki = arith::FPToSIOp::create(rewriter, loc, intType, k);
+    Value k1 = arith::ShRSIOp::create(rewriter, loc, ki, icst(1));
+    Value k2 = arith::SubIOp::create(rewriter, loc, ki, k1);
+    auto pow2 = [&](Value j) -> Value {
+      Value bits = arith::ShLIOp::create(
+          rewriter, loc, arith::AddIOp::create(rewriter, loc, j, icst(127)),
+          icst(23));
+      return arith::BitcastOp::create(rewriter, loc, type, bits);
+    };
+    Value y = arith::MulFOp::create(
+        rewriter, loc, arith::MulFOp::create(rewriter, loc, p, pow2(k1)),
+        pow2(k2));
+    Value isNaN =
+        arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::UNO, x, x);
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, isNaN, x, y);
+    return success();
+  }
+
+private:
+  bool scalars;
+};
+
 struct VectorizeMathPass
     : public ga::impl::VectorizeMathBase<VectorizeMathPass> {
   using Base::Base;
@@ -154,13 +233,19 @@ struct VectorizeMathPass
     RewritePatternSet patterns(&getContext());
     // tanh through exp (TanhThroughExp), whose exp is then approximated too.
     bool tanh = names.contains("tanh");
+    // exp as ExpThroughPowersOfTwo, also where another approximation
+    // (tanh, erfc, expm1) is written with it.
+    bool exp =
+        llvm::any_of(ArrayRef<StringRef>{"exp", "tanh", "erfc", "expm1"},
+                     [&](StringRef name) { return names.contains(name); });
     populateMathPolynomialApproximationPatterns(patterns, [&](StringRef name) {
       name.consume_front("math.");
-      return name != "tanh" &&
-             (names.contains(name) || (tanh && name == "exp"));
+      return name != "tanh" && name != "exp" && names.contains(name);
     });
     if (tanh)
       patterns.add<TanhThroughExp>(&getContext(), scalars);
+    if (exp)
+      patterns.add<ExpThroughPowersOfTwo>(&getContext(), scalars);
     GreedyRewriteConfig config;
     // Approximations written with other approximated ops (erfc through exp)
     // are rewritten too, but nothing else in the function is touched.

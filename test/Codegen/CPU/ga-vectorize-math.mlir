@@ -1,6 +1,7 @@
 // RUN: ga-opt %s -ga-vectorize-math | FileCheck %s
 // RUN: ga-opt %s -ga-vectorize-math="ops=tanh" | FileCheck %s --check-prefix=TANH
 // RUN: ga-opt %s -ga-vectorize-math="scalars=1" | FileCheck %s --check-prefix=SCALARS
+// RUN: ga-opt %s -ga-vectorize-math="ops=exp" | FileCheck %s --check-prefix=EXP
 
 // The default functions on f32 vectors become vector arithmetic; scalars,
 // f64 vectors and log (not in the default set) keep their math op (libm).
@@ -53,4 +54,28 @@ func.func @gelu_softmax(%x: vector<8xf32>, %s: f32, %d: vector<4xf64>)
 func.func @scalar_tanh(%x: f32) -> f32 {
   %t = math.tanh %x : f32
   return %t : f32
+}
+
+// exp (ExpThroughPowersOfTwo): x clamped, k = roundeven(x log2 e), r by two
+// fmas, the Taylor series to r^7 by Horner, 2^k as two exponent-bit floats,
+// NaN passed through.
+// EXP-LABEL: func.func @exp_vector
+// EXP-NOT: math.exp
+// EXP: %[[LO:.*]] = arith.maxnumf %[[X:.*]], %{{.*}} : vector<8xf32>
+// EXP: %[[C:.*]] = arith.minnumf %[[LO]], %{{.*}} : vector<8xf32>
+// EXP: %[[K:.*]] = math.roundeven %{{.*}} : vector<8xf32>
+// EXP: %[[R0:.*]] = math.fma %[[K]], %{{.*}}, %[[C]]
+// EXP: %[[R:.*]] = math.fma %[[K]], %{{.*}}, %[[R0]]
+// EXP-COUNT-5: math.fma %{{.*}}, %[[R]], %{{.*}}
+// EXP: %[[KI:.*]] = arith.fptosi %[[K]] : vector<8xf32> to vector<8xi32>
+// EXP: %[[K1:.*]] = arith.shrsi %[[KI]]
+// EXP: arith.subi %[[KI]], %[[K1]]
+// EXP-COUNT-2: arith.shli
+// EXP: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]]
+// EXP: arith.select %[[NAN]], %[[X]], %{{.*}} : vector<8xi1>, vector<8xf32>
+// EXP: math.exp %{{.*}} : f32
+func.func @exp_vector(%x: vector<8xf32>, %s: f32) -> (vector<8xf32>, f32) {
+  %e = math.exp %x : vector<8xf32>
+  %es = math.exp %s : f32
+  return %e, %es : vector<8xf32>, f32
 }

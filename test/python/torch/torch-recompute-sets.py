@@ -16,11 +16,10 @@
 #   recompute=pointwise copies at each (the CPU lowering must merge the
 #   accumulators alike with and without the copies);
 # * transformers' GPT-Neo (local and global attention, attention dropout)
-#   under products, with approximate_math=False: its copy of the softmax
-#   lands in a loop the vectorizer treats otherwise than the kept one, and
-#   with approximate_math (the default) exp is a polynomial on vectors and
-#   libm on scalars, which differ in the last bits (docs/CPU.md); with libm
-#   everywhere the copy is the kept value;
+#   under products and layers: its copy of the softmax lands in a loop the
+#   vectorizer treats otherwise than the kept one (scalar, not vector), so
+#   its exp is the kept one only if scalar and vector exp are one
+#   implementation (ga-vectorize-math's `scalars`, set by ga-lower-to-cpu);
 # * a convolution with BatchNorm (batch statistics: reductions over the
 #   micro-batch, never recomputed) and ReLU: layers (the only set that
 #   recomputes a buffer of it);
@@ -140,14 +139,14 @@ bitwise("gpt-dropout", ("attention", "products", "layers"), AttentionGPT,
 # CHECK: gpt-tied recompute=pointwise: bitwise True
 bitwise("gpt-tied", ("pointwise",), TiedGPT, gpt_batch, zoo.lm_loss)
 # CHECK: gpt-neo recompute=products: bitwise True
-bitwise("gpt-neo", ("products",), lambda: model_zoo._hf(
+# CHECK: gpt-neo recompute=layers: bitwise True
+bitwise("gpt-neo", ("products", "layers"), lambda: model_zoo._hf(
     "GPTNeoConfig", "GPTNeoForCausalLM", vocab_size=model_zoo.VOCAB,
     hidden_size=16, num_layers=2, num_heads=2,
     attention_types=[[["global", "local"], 1]], window_size=4,
     max_position_embeddings=16, embed_dropout=0.1, attention_dropout=0.1,
     resid_dropout=0.1, bos_token_id=1, eos_token_id=1),
-    lambda gen: model_zoo.padded_text(gen, 4, t=8), model_zoo.hf_loss,
-    approximate_math=False)
+    lambda gen: model_zoo.padded_text(gen, 4, t=8), model_zoo.hf_loss)
 # CHECK: conv-bn recompute=layers: bitwise True
 bitwise("conv-bn", ("layers",), zoo.BatchNormCNN, zoo.cnn_batch,
         zoo.classification_loss, recompute_statistics=True)

@@ -287,16 +287,21 @@ def VectorizeMath : Pass<"ga-vectorize-math", "func::FuncOp"> {
     and in one the vectorizer leaves (a reduction, a recomputed copy fused
     into another loop) then computes it one way, lane for lane, and a value
     computed again is the kept one bit for bit. Without it, scalar ops keep
-    libm. Other element types keep libm. The approximations are not bit-exact:
+    libm (ga-lower-to-cpu sets `scalars`). Other element types keep libm.
+    The approximations are not bit-exact:
     test/Integration/CPU/math-approximations.test measures each default
     one against float64 over the whole f32 range (`Inputs/math_oracle.py`):
-    at most 4 ulp (tanh 2) where libm is within 2, with infinities, NaN and
-    overflow as libm has them. `tanh` is not upstream's rational
-    approximation (5 ulp) but computed as libm computes it: its Taylor
-    series below 0.3, else `1 - 2 / (exp(2|x|) + 1)` with the sign of x,
-    the exp approximated as above. `log` and `log2` are not in the default set:
-    their approximations read a subnormal input as the smallest normal
-    number.
+    at most 4 ulp (exp 1, tanh 2) where libm is within 2, with infinities,
+    NaN and overflow as libm has them. `exp` is not upstream's approximation
+    (4 ulp) but 2^k exp(r) with r = x - k ln 2 reduced by two fmas and
+    exp(r) by its Taylor series to r^7: within 1 ulp, so that exp rounds as
+    libm's correctly rounded `expf` does for most inputs (an AdamW step
+    amplifies the difference of a 4-ulp exp in its smallest gradients).
+    `tanh` is not upstream's rational approximation (5 ulp) but computed as
+    libm computes it: its Taylor series below 0.3, else
+    `1 - 2 / (exp(2|x|) + 1)` with the sign of x, the exp as above. `log`
+    and `log2` are not in the default set: their approximations read a
+    subnormal input as the smallest normal number.
 
     Before (`--ga-vectorize-math`):
 
@@ -307,10 +312,10 @@ def VectorizeMath : Pass<"ga-vectorize-math", "func::FuncOp"> {
     After (abridged):
 
     ```mlir
-    %k = math.floor (%x * log2(e) + 0.5) : vector<8xf32>
-    %r = %x - %k * ln(2)                   // range reduction
-    %p = 1 + %r + %r^2 * (c2 + %r * ...)   // polynomial in %r
-    %e = %p * 2^%k                          // exponent bits, clamped
+    %k = math.roundeven (%x * log2(e)) : vector<8xf32>  // %x clamped
+    %r = %x - %k * ln(2)                    // two fmas
+    %p = 1 + (%r + %r^2 * (1/2 + %r * ...)) // Taylor series to r^7
+    %e = %p * 2^(%k >> 1) * 2^(%k - (%k >> 1))   // exponent bits
     ```
   }];
   let options = [
