@@ -52,7 +52,7 @@ static bool hasVectorLayout(Type type) {
 static std::optional<Plan> planSplit(linalg::LinalgOp op,
                                      unsigned vectorWidth) {
   if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
-      op.getNumDpsInits() != 1 || op.hasIndexSemantics())
+      op.getNumDpsInits() != 1)
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
@@ -60,12 +60,10 @@ static std::optional<Plan> planSplit(linalg::LinalgOp op,
   unsigned inner = op.getNumLoops() - 1;
   if (op.getIteratorTypesArray()[inner] != utils::IteratorType::reduction)
     return std::nullopt;
-  unsigned widest = 0;
   for (OpOperand &operand : op->getOpOperands()) {
     Type elem = getElementTypeOrSelf(operand.get().getType());
     if (!hasVectorLayout(elem))
       return std::nullopt;
-    widest = std::max(widest, elem.getIntOrFloatBitWidth());
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (!type)
       continue; // a scalar, broadcast
@@ -81,12 +79,22 @@ static std::optional<Plan> planSplit(linalg::LinalgOp op,
         return std::nullopt;
       continue;
     }
-    // Contiguous: the innermost loop indexes the last dimension.
+    // Contiguous: the innermost loop indexes the last dimension. (Not
+    // strided rows: products without BLAS have them in one operand, and
+    // splitting them made the recomputed and the kept form of a product
+    // round apart, recompute-products.test.)
     auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
     if (!last || last.getPosition() != inner || !type.isLastDimUnitStride())
       return std::nullopt;
   }
-  int64_t lanes = vectorWidth / widest;
+  // The lanes, and so the order of the sum, follow from the result's type
+  // alone: not from the operands that element-wise fusion (or a recomputed
+  // copy fused into this op) brought in, so that the same row is summed in
+  // the same order whatever was fused into its reduction. Wider operands
+  // (the i64 random bits of a dropout mask) take vectors of more than
+  // `vectorWidth` bits, which LLVM splits.
+  Type resultType = getElementTypeOrSelf(op.getDpsInitOperand(0)->get());
+  int64_t lanes = vectorWidth / resultType.getIntOrFloatBitWidth();
   // At least two vectors per row: a shorter row gains nothing.
   if (lanes < 2 || ranges[inner] < 2 * lanes)
     return std::nullopt;
@@ -97,21 +105,45 @@ static std::optional<Plan> planSplit(linalg::LinalgOp op,
   std::optional<TypedAttr> identity = arith::getNeutralElement(combiners[0]);
   if (!identity)
     return std::nullopt;
-  return Plan{combiners[0], *identity, lanes,
-              getElementTypeOrSelf(op.getDpsInitOperand(0)->get().getType())};
+  return Plan{combiners[0], *identity, lanes, resultType};
 }
 
-/// `value` (a buffer whose last dimension the innermost loop indexes)
-/// restricted to [begin, begin + size) in that dimension.
-static Value sliceLast(OpBuilder &b, Location loc, Value value, int64_t begin,
-                       int64_t size) {
+/// Rewrites the `linalg.index` ops of `op`'s payload, whose loops were those
+/// of a row tile (every loop but the innermost of one iteration), for the
+/// loops `op` has now: an outer loop's index is 0, the innermost one's is
+/// `innerIndex(builder)` (built before the index op).
+static void
+remapRowIndices(RewriterBase &b, Operation *op, unsigned inner,
+                function_ref<Value(OpBuilder &, Location)> innerIndex) {
+  SmallVector<linalg::IndexOp> indices;
+  op->walk([&](linalg::IndexOp index) { indices.push_back(index); });
+  for (linalg::IndexOp index : indices) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(index);
+    Value value =
+        index.getDim() == inner
+            ? innerIndex(b, index.getLoc())
+            : arith::ConstantIndexOp::create(b, index.getLoc(), 0).getResult();
+    b.replaceOp(index, value);
+  }
+}
+
+/// The dimension of an operand read through `map` that the innermost loop
+/// `inner` indexes (one: `map` is a projected permutation that reads it).
+static unsigned rowDim(AffineMap map, unsigned inner) {
+  return *map.getResultPosition(getAffineDimExpr(inner, map.getContext()));
+}
+
+/// `value` restricted to [begin, begin + size) in dimension `dim`.
+static Value sliceDim(OpBuilder &b, Location loc, Value value, unsigned dim,
+                      int64_t begin, int64_t size) {
   auto type = cast<MemRefType>(value.getType());
   int64_t rank = type.getRank();
   SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
       sizes = memref::getMixedSizes(b, loc, value),
       strides(rank, b.getIndexAttr(1));
-  offsets.back() = b.getIndexAttr(begin);
-  sizes.back() = b.getIndexAttr(size);
+  offsets[dim] = b.getIndexAttr(begin);
+  sizes[dim] = b.getIndexAttr(size);
   return memref::SubViewOp::create(b, loc, value, offsets, sizes, strides);
 }
 
@@ -173,18 +205,20 @@ static void splitRow(RewriterBase &b, linalg::LinalgOp tile, const Plan &plan,
     AffineMap lanewiseMap = outerToZero(map, 2, k);
     if (isa<MemRefType>(value.getType()) && map.isFunctionOfDim(inner)) {
       auto type = cast<MemRefType>(value.getType());
-      Value part = sliceLast(b, loc, value, 0, body);
+      unsigned dim = rowDim(map, inner);
+      Value part = sliceDim(b, loc, value, dim, 0, body);
       SmallVector<ReassociationIndices> groups;
-      for (int64_t d = 0; d + 1 < type.getRank(); ++d)
-        groups.push_back({d});
-      groups.push_back({type.getRank() - 1, type.getRank()});
+      for (int64_t d = 0, e = type.getRank(); d < e; ++d)
+        groups.push_back(d == dim ? ReassociationIndices{d, d + 1}
+                                  : ReassociationIndices{d + (d > dim)});
       SmallVector<int64_t> shape(type.getShape());
-      shape.back() = body / plan.lanes;
-      shape.push_back(plan.lanes);
+      shape[dim] = body / plan.lanes;
+      shape.insert(shape.begin() + dim + 1, plan.lanes);
       value = memref::ExpandShapeOp::create(b, loc, shape, part, groups);
-      // [.., n] -> [.., n / lanes, lanes]: the last index becomes (k, l).
+      // [.., n, ..] -> [.., n / lanes, lanes, ..]: the row's index becomes
+      // (k, l).
       SmallVector<AffineExpr> results(lanewiseMap.getResults());
-      results.push_back(l);
+      results.insert(results.begin() + dim + 1, l);
       lanewiseMap = AffineMap::get(2, 0, results, ctx);
     }
     std::tie(value, lanewiseMap) = dropConstantDims(b, loc, value, lanewiseMap);
@@ -198,6 +232,15 @@ static void splitRow(RewriterBase &b, linalg::LinalgOp tile, const Plan &plan,
                                             ValueRange{acc}, maps, iterators);
   IRMapping same;
   tile->getRegion(0).cloneInto(&lanewise.getRegion(), same);
+  // An index of the row (a one-hot or a position mask fused in): k * lanes
+  // + l of the lane-wise loops.
+  remapRowIndices(b, lanewise, inner, [&](OpBuilder &nested, Location at) {
+    Value chunk = linalg::IndexOp::create(nested, at, 0);
+    Value lane = linalg::IndexOp::create(nested, at, 1);
+    Value width = arith::ConstantIndexOp::create(nested, at, plan.lanes);
+    return arith::AddIOp::create(
+        nested, at, arith::MulIOp::create(nested, at, chunk, width), lane);
+  });
   b.setInsertionPointAfter(lanewise);
 
   // result = combine(result, acc[l]) over l.
@@ -226,13 +269,20 @@ static void splitRow(RewriterBase &b, linalg::LinalgOp tile, const Plan &plan,
     for (OpOperand &operand : tile->getOpOperands()) {
       Value value = operand.get();
       bool isInput = tile.isDpsInput(&operand);
+      AffineMap map = tile.getMatchingIndexingMap(&operand);
       if (isInput && isa<MemRefType>(value.getType()) &&
-          tile.getMatchingIndexingMap(&operand).isFunctionOfDim(inner))
-        value = sliceLast(b, loc, value, body, rows - body);
+          map.isFunctionOfDim(inner))
+        value = sliceDim(b, loc, value, rowDim(map, inner), body, rows - body);
       operands.push_back(value);
     }
     Operation *tail = b.clone(*tile);
     tail->setOperands(operands);
+    // Its row starts at `body`.
+    remapRowIndices(b, tail, inner, [&](OpBuilder &nested, Location at) {
+      Value offset = arith::ConstantIndexOp::create(nested, at, body);
+      return arith::AddIOp::create(
+          nested, at, linalg::IndexOp::create(nested, at, inner), offset);
+    });
   }
   b.eraseOp(tile);
 }

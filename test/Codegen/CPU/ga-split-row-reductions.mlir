@@ -103,12 +103,12 @@ func.func @sum_of_squares(%x: memref<6x24xf32>, %s: memref<f32>) {
 }
 
 // Left alone: a row shorter than two vectors, a reduction over a strided
-// (column) dimension, a payload that reads the result twice (no single
-// combiner), and an op that reads its loop indices.
+// (column) dimension and a payload that reads the result twice (no single
+// combiner).
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT:     memref.alloca
 // CHECK-NOT:     scf.for
-// CHECK-COUNT-4: linalg.generic
+// CHECK-COUNT-3: linalg.generic
 // CHECK-NOT:     linalg.generic
 func.func @left_alone(%short: memref<4x12xf32>, %col: memref<32x4xf32>,
                       %rows: memref<4x32xf32>, %out: memref<4xf32>) {
@@ -134,9 +134,46 @@ func.func @left_alone(%short: memref<4x12xf32>, %col: memref<32x4xf32>,
     %a = arith.addf %m, %o : f32
     linalg.yield %a : f32
   }
+  return
+}
+
+// What element-wise fusion brings into a reduction does not change how its
+// rows are summed: the lanes follow from the result's type (8 for f32, also
+// with an i64 operand: a recomputed dropout mask's random bits), and an op
+// that reads its loop indices (a one-hot mask fused in) is split too, its
+// row index k * lanes + l in the lane-wise op and 16 + j in the tail (20 =
+// 2 x 8 + 4).
+// CHECK-LABEL: func.func @fused_operands
+// CHECK:         memref.alloca() : memref<8xf32>
+// CHECK:         scf.for
+// CHECK:           linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]
+// CHECK-SAME:        ins({{.*}}memref<2x8xf32{{.*}}memref<2x8xi64{{.*}}) outs({{.*}} : memref<8xf32>)
+// CHECK:         scf.for
+// CHECK:           linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]
+// CHECK:             %[[K:.*]] = linalg.index 0 : index
+// CHECK:             %[[L:.*]] = linalg.index 1 : index
+// CHECK:             %[[KL:.*]] = arith.muli %[[K]], %c8
+// CHECK:             arith.addi %[[KL]], %[[L]]
+// CHECK:           linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK-SAME:        ins({{.*}}memref<1x4xf32
+// CHECK:             %[[J:.*]] = linalg.index 1 : index
+// CHECK:             arith.addi %[[J]], %c16
+func.func @fused_operands(%x: memref<4x16xf32>, %bits: memref<4x16xi64>,
+                          %rows: memref<4x20xf32>, %out: memref<4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%x, %bits : memref<4x16xf32>, memref<4x16xi64>) outs(%out : memref<4xf32>) {
+  ^bb0(%v: f32, %b: i64, %o: f32):
+    %c = arith.constant 4611686018427387904 : i64
+    %keep = arith.cmpi ult, %b, %c : i64
+    %z = arith.constant 0.0 : f32
+    %m = arith.select %keep, %v, %z : f32
+    %a = arith.addf %m, %o : f32
+    linalg.yield %a : f32
+  }
   linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
                   iterator_types = ["parallel", "reduction"]}
-      ins(%rows : memref<4x32xf32>) outs(%out : memref<4xf32>) {
+      ins(%rows : memref<4x20xf32>) outs(%out : memref<4xf32>) {
   ^bb0(%v: f32, %o: f32):
     %j = linalg.index 1 : index
     %c = arith.index_cast %j : index to i32

@@ -20,6 +20,11 @@
 #   vectorizer treats otherwise than the kept one (scalar, not vector), so
 #   its exp is the kept one only if scalar and vector exp are one
 #   implementation (ga-vectorize-math's `scalars`, set by ga-lower-to-cpu);
+# * transformers' T5 (encoder-decoder, relative position buckets, RMSNorm,
+#   gated GELU, dropout) under pointwise: the copies of its dropout masks
+#   (from i64 random bits) and of its loss's one-hot selection (linalg.index)
+#   are fused into row sums, whose split into vector lanes must not depend
+#   on them (ga-split-row-reductions);
 # * a convolution with BatchNorm (batch statistics: reductions over the
 #   micro-batch, never recomputed) and ReLU: layers (the only set that
 #   recomputes a buffer of it);
@@ -147,6 +152,15 @@ bitwise("gpt-neo", ("products", "layers"), lambda: model_zoo._hf(
     max_position_embeddings=16, embed_dropout=0.1, attention_dropout=0.1,
     resid_dropout=0.1, bos_token_id=1, eos_token_id=1),
     lambda gen: model_zoo.padded_text(gen, 4, t=8), model_zoo.hf_loss)
+# CHECK: t5 recompute=pointwise: bitwise True
+bitwise("t5", ("pointwise",), lambda: model_zoo._hf(
+    "T5Config", "T5ForConditionalGeneration", vocab_size=model_zoo.VOCAB,
+    d_model=16, d_kv=8, d_ff=32, num_layers=1, num_decoder_layers=1,
+    num_heads=2, relative_attention_num_buckets=8,
+    relative_attention_max_distance=8, dropout_rate=0.1,
+    feed_forward_proj="gated-gelu", decoder_start_token_id=0, pad_token_id=0,
+    eos_token_id=1), lambda gen: model_zoo.padded_text(gen, 4, t=8),
+    model_zoo.hf_loss)
 # CHECK: conv-bn recompute=layers: bitwise True
 bitwise("conv-bn", ("layers",), zoo.BatchNormCNN, zoo.cnn_batch,
         zoo.classification_loss, recompute_statistics=True)

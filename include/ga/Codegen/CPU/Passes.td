@@ -434,14 +434,17 @@ def SplitRowReductions : Pass<"ga-split-row-reductions", "func::FuncOp"> {
     into the row's result in memory.
 
     This pass rewrites such an op (static ranges, one result, its innermost
-    loop a reduction that every operand reading it indexes in its unit-stride
-    last dimension, a payload that folds one value into the result with one
-    combiner that has a neutral element: `arith.addf`, `arith.maximumf`,
-    `arith.mulf`, `arith.addi`, ...; rows of at least two vectors) into a
-    loop over its rows (every other loop tiled by 1) whose body
+    loop a reduction that every operand reading it indexes in its
+    unit-stride last dimension, other operands read through projected
+    permutations, a
+    payload that folds one value into the result with one combiner that has
+    a neutral element: `arith.addf`, `arith.maximumf`, `arith.mulf`,
+    `arith.addi`, ...; rows of at least two vectors) into a loop over its
+    rows (every other loop tiled by 1) whose body
 
-    1. fills a stack buffer of `lanes = vector-width / bits` elements with
-       the combiner's neutral element;
+    1. fills a stack buffer of `lanes = vector-width / bits` elements (the
+       bits of the result's element type) with the combiner's neutral
+       element;
     2. reduces the row's first `lanes * floor(n / lanes)` elements lane-wise
        into it: the same payload over [n / lanes, lanes], a linalg op whose
        innermost loop is parallel, which `ga-vectorize-linalg` (run after)
@@ -452,7 +455,16 @@ def SplitRowReductions : Pass<"ga-split-row-reductions", "func::FuncOp"> {
     Maxima and minima are unchanged; sums and products are reassociated:
     each lane sums every `lanes`-th element, which rounds no worse than the
     sequential sum (the corpus checks the lowering against the plain loops
-    and float64). With `parallel-rows` (the pipeline's `openmp`), the loop
+    and float64). The order depends on the row's length and the result's
+    type only, never on what element-wise fusion brought into the payload:
+    an operand of a wider type (the i64 random bits of a dropout mask) does
+    not change `lanes`, a payload that reads its loop indices (a one-hot
+    selection) is split with the row's index rewritten (`k * lanes + l`,
+    and the tail's offset). A value that `--ga-rematerialize` copies into a
+    reduction is then summed as the kept one was. (Rows read across a
+    strided dimension are left alone: splitting them splits the products
+    that run without BLAS, whose kept and recomputed forms then round
+    apart, `recompute-products.test`.) With `parallel-rows` (the pipeline's `openmp`), the loop
     over the rows is an `scf.parallel` and its body (an automatic allocation
     scope: one per iteration) allocates the lane buffer, so that rows
     reduced by different threads share no buffer.
