@@ -55,6 +55,36 @@ static bool isF32Math(Operation *op, bool scalars) {
   return scalars && type.isF32();
 }
 
+/// A constant of `type` (f32 or a vector of f32, or i32 likewise) with
+/// every element `v`.
+static Value splat(PatternRewriter &rewriter, Location loc, Type type,
+                   Attribute value) {
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    return arith::ConstantOp::create(rewriter, loc, type,
+                                     SplatElementsAttr::get(shaped, value));
+  return arith::ConstantOp::create(rewriter, loc, cast<TypedAttr>(value));
+}
+
+/// A rewrite of a math op on f32 vectors, or with `scalars` on f32 too
+/// (isF32Math): `rewriteF32` replaces an op that qualifies.
+template <typename OpTy> struct F32MathPattern : public OpRewritePattern<OpTy> {
+  F32MathPattern(MLIRContext *context, bool scalars)
+      : OpRewritePattern<OpTy>(context), scalars(scalars) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const final {
+    if (!isF32Math(op, scalars))
+      return failure();
+    rewriteF32(op, rewriter);
+    return success();
+  }
+
+  virtual void rewriteF32(OpTy op, PatternRewriter &rewriter) const = 0;
+
+private:
+  bool scalars;
+};
+
 /// tanh on f32 vectors through exp: upstream's rational approximation of
 /// tanh is within 5 ulp but biased enough to double the float32 error of an
 /// LSTM's AdamW step against float64 (the zoo's criterion,
@@ -63,22 +93,14 @@ static bool isF32Math(Operation *op, bool scalars) {
 /// 1 - 2 / (exp(2|x|) + 1) (at most 2.4x the error of exp: the subtraction
 /// loses little where tanh >= 0.29), the sign of x copied. exp(2|x|)
 /// overflows to +inf past 44, giving 1; NaN stays NaN.
-struct TanhThroughExp : public OpRewritePattern<math::TanhOp> {
-  TanhThroughExp(MLIRContext *context, bool scalars)
-      : OpRewritePattern(context), scalars(scalars) {}
+struct TanhThroughExp : public F32MathPattern<math::TanhOp> {
+  using F32MathPattern::F32MathPattern;
 
-  LogicalResult matchAndRewrite(math::TanhOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!isF32Math(op, scalars))
-      return failure();
+  void rewriteF32(math::TanhOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type type = op.getType();
-    auto cst = [&](double v) -> Value {
-      FloatAttr value = rewriter.getF32FloatAttr(v);
-      if (auto shaped = dyn_cast<ShapedType>(type))
-        return arith::ConstantOp::create(rewriter, loc, type,
-                                         SplatElementsAttr::get(shaped, value));
-      return arith::ConstantOp::create(rewriter, loc, type, value);
+    auto cst = [&](double v) {
+      return splat(rewriter, loc, type, rewriter.getF32FloatAttr(v));
     };
     Value x = op.getOperand();
     Value ax = math::AbsFOp::create(rewriter, loc, x);
@@ -107,22 +129,8 @@ struct TanhThroughExp : public OpRewritePattern<math::TanhOp> {
     Value isSmall = arith::CmpFOp::create(
         rewriter, loc, arith::CmpFPredicate::OLT, ax, cst(0.3));
     rewriter.replaceOpWithNewOp<arith::SelectOp>(op, isSmall, small, large);
-    return success();
   }
-
-private:
-  bool scalars;
 };
-
-/// A constant of `type` (f32 or a vector of f32, or i32 likewise) with
-/// every element `v`.
-static Value splat(PatternRewriter &rewriter, Location loc, Type type,
-                   Attribute value) {
-  if (auto shaped = dyn_cast<ShapedType>(type))
-    return arith::ConstantOp::create(rewriter, loc, type,
-                                     SplatElementsAttr::get(shaped, value));
-  return arith::ConstantOp::create(rewriter, loc, cast<TypedAttr>(value));
-}
 
 /// exp on f32 within 1 ulp (upstream's approximation is within 4): as a
 /// scalar libm call is within 0.5, a step that computes exp in vectorized
@@ -135,14 +143,10 @@ static Value splat(PatternRewriter &rewriter, Location loc, Type type,
 /// times 2^(k - (k >> 1)), both normal floats, so a subnormal result is
 /// rounded once. x is clamped to [-104, 89] first (exp is 0 below -103.98 and
 /// overflows past 88.73, which the products still do); NaN is returned.
-struct ExpThroughPowersOfTwo : public OpRewritePattern<math::ExpOp> {
-  ExpThroughPowersOfTwo(MLIRContext *context, bool scalars)
-      : OpRewritePattern(context), scalars(scalars) {}
+struct ExpThroughPowersOfTwo : public F32MathPattern<math::ExpOp> {
+  using F32MathPattern::F32MathPattern;
 
-  LogicalResult matchAndRewrite(math::ExpOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!isF32Math(op, scalars))
-      return failure();
+  void rewriteF32(math::ExpOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type type = op.getType();
     Type intType = rewriter.getI32Type();
@@ -186,11 +190,7 @@ struct ExpThroughPowersOfTwo : public OpRewritePattern<math::ExpOp> {
     Value isNaN =
         arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::UNO, x, x);
     rewriter.replaceOpWithNewOp<arith::SelectOp>(op, isNaN, x, y);
-    return success();
   }
-
-private:
-  bool scalars;
 };
 
 struct VectorizeMathPass
