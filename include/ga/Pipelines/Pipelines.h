@@ -166,8 +166,10 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       *this, "approximate-math",
       llvm::cl::desc("Compute exp, expm1, log1p, tanh, erf and erfc on f32 "
                      "vectors by polynomial approximations "
-                     "(ga-vectorize-math; at most 4 ulp) instead of one libm "
-                     "call per element; off for libm's results"),
+                     "(ga-vectorize-math; at most 4 ulp, exp 1) instead of "
+                     "one libm call per element, and on f32 scalars by the "
+                     "same ones (one implementation per step: a recomputed "
+                     "value is the kept one); off for libm's results"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> fuseElementwise{
       *this, "fuse-elementwise",

@@ -128,22 +128,17 @@ remapRowIndices(RewriterBase &b, Operation *op, unsigned inner,
   }
 }
 
-/// The dimension of an operand read through `map` that the innermost loop
-/// `inner` indexes (one: `map` is a projected permutation that reads it).
-static unsigned rowDim(AffineMap map, unsigned inner) {
-  return *map.getResultPosition(getAffineDimExpr(inner, map.getContext()));
-}
-
-/// `value` restricted to [begin, begin + size) in dimension `dim`.
-static Value sliceDim(OpBuilder &b, Location loc, Value value, unsigned dim,
-                      int64_t begin, int64_t size) {
+/// `value` (a buffer whose last dimension the innermost loop indexes)
+/// restricted to [begin, begin + size) in that dimension.
+static Value sliceLast(OpBuilder &b, Location loc, Value value, int64_t begin,
+                       int64_t size) {
   auto type = cast<MemRefType>(value.getType());
   int64_t rank = type.getRank();
   SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
       sizes = memref::getMixedSizes(b, loc, value),
       strides(rank, b.getIndexAttr(1));
-  offsets[dim] = b.getIndexAttr(begin);
-  sizes[dim] = b.getIndexAttr(size);
+  offsets.back() = b.getIndexAttr(begin);
+  sizes.back() = b.getIndexAttr(size);
   return memref::SubViewOp::create(b, loc, value, offsets, sizes, strides);
 }
 
@@ -205,20 +200,18 @@ static void splitRow(RewriterBase &b, linalg::LinalgOp tile, const Plan &plan,
     AffineMap lanewiseMap = outerToZero(map, 2, k);
     if (isa<MemRefType>(value.getType()) && map.isFunctionOfDim(inner)) {
       auto type = cast<MemRefType>(value.getType());
-      unsigned dim = rowDim(map, inner);
-      Value part = sliceDim(b, loc, value, dim, 0, body);
+      Value part = sliceLast(b, loc, value, 0, body);
       SmallVector<ReassociationIndices> groups;
-      for (int64_t d = 0, e = type.getRank(); d < e; ++d)
-        groups.push_back(d == dim ? ReassociationIndices{d, d + 1}
-                                  : ReassociationIndices{d + (d > dim)});
+      for (int64_t d = 0; d + 1 < type.getRank(); ++d)
+        groups.push_back({d});
+      groups.push_back({type.getRank() - 1, type.getRank()});
       SmallVector<int64_t> shape(type.getShape());
-      shape[dim] = body / plan.lanes;
-      shape.insert(shape.begin() + dim + 1, plan.lanes);
+      shape.back() = body / plan.lanes;
+      shape.push_back(plan.lanes);
       value = memref::ExpandShapeOp::create(b, loc, shape, part, groups);
-      // [.., n, ..] -> [.., n / lanes, lanes, ..]: the row's index becomes
-      // (k, l).
+      // [.., n] -> [.., n / lanes, lanes]: the last index becomes (k, l).
       SmallVector<AffineExpr> results(lanewiseMap.getResults());
-      results.insert(results.begin() + dim + 1, l);
+      results.push_back(l);
       lanewiseMap = AffineMap::get(2, 0, results, ctx);
     }
     std::tie(value, lanewiseMap) = dropConstantDims(b, loc, value, lanewiseMap);
@@ -269,10 +262,9 @@ static void splitRow(RewriterBase &b, linalg::LinalgOp tile, const Plan &plan,
     for (OpOperand &operand : tile->getOpOperands()) {
       Value value = operand.get();
       bool isInput = tile.isDpsInput(&operand);
-      AffineMap map = tile.getMatchingIndexingMap(&operand);
       if (isInput && isa<MemRefType>(value.getType()) &&
-          map.isFunctionOfDim(inner))
-        value = sliceDim(b, loc, value, rowDim(map, inner), body, rows - body);
+          tile.getMatchingIndexingMap(&operand).isFunctionOfDim(inner))
+        value = sliceLast(b, loc, value, body, rows - body);
       operands.push_back(value);
     }
     Operation *tail = b.clone(*tile);

@@ -2,6 +2,7 @@
 // RUN: ga-opt %s -ga-vectorize-math="ops=tanh" | FileCheck %s --check-prefix=TANH
 // RUN: ga-opt %s -ga-vectorize-math="scalars=1" | FileCheck %s --check-prefix=SCALARS
 // RUN: ga-opt %s -ga-vectorize-math="ops=exp" | FileCheck %s --check-prefix=EXP
+// RUN: ga-opt %s -ga-vectorize-math="ops=erfc,expm1" | FileCheck %s --check-prefix=INNER
 
 // The default functions on f32 vectors become vector arithmetic; scalars,
 // f64 vectors and log (not in the default set) keep their math op (libm).
@@ -78,4 +79,18 @@ func.func @exp_vector(%x: vector<8xf32>, %s: f32) -> (vector<8xf32>, f32) {
   %e = math.exp %x : vector<8xf32>
   %es = math.exp %s : f32
   return %e, %es : vector<8xf32>, f32
+}
+
+// erfc and expm1 are written with exp, which takes ExpThroughPowersOfTwo
+// too: no math.exp is left, and no libm call.
+// INNER-LABEL: func.func @exp_inside
+// INNER-NOT: math.exp
+// INNER-NOT: math.erfc
+// INNER-NOT: math.expm1
+// INNER-COUNT-2: math.roundeven
+// INNER: return
+func.func @exp_inside(%x: vector<8xf32>) -> (vector<8xf32>, vector<8xf32>) {
+  %a = math.expm1 %x : vector<8xf32>
+  %b = math.erfc %x : vector<8xf32>
+  return %a, %b : vector<8xf32>, vector<8xf32>
 }
