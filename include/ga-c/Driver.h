@@ -210,6 +210,12 @@ typedef void (*MlirGACompileResultCallback)(const MlirGACompileResult *result,
 /// planner weighs with recompute=auto and what `recompute` may name.
 MLIR_CAPI_EXPORTED MlirStringRef mlirGAGetRecomputeSets(void);
 
+/// Reads a byte count as max-memory takes it (a number, optionally followed
+/// by B, KiB, MiB, GiB, TiB, kB, MB, GB or TB) into `*bytes`, rounded down;
+/// fails on anything else. The one reader of budgets, for the bindings.
+MLIR_CAPI_EXPORTED MlirLogicalResult mlirGAParseByteCount(MlirStringRef text,
+                                                          int64_t *bytes);
+
 /// Sets every field of `options` to its default.
 MLIR_CAPI_EXPORTED void mlirGACompileOptionsInit(MlirGACompileOptions *options);
 

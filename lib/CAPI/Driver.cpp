@@ -9,6 +9,7 @@
 #include "InputSession.h"
 
 #include "ga/Driver/Driver.h"
+#include "ga/Memory/ByteCount.h"
 #include "ga/Transforms/Passes.h"
 
 #include "mlir/CAPI/Support.h"
@@ -241,6 +242,14 @@ MlirLogicalResult mlirGACompile(MlirStringRef input, MlirStringRef bufferName,
           reportResult(result, resultCallback, userData);
         return success();
       });
+}
+
+MlirLogicalResult mlirGAParseByteCount(MlirStringRef text, int64_t *bytes) {
+  FailureOr<int64_t> parsed = mlir::ga::parseByteCount(unwrap(text));
+  if (failed(parsed))
+    return mlirLogicalResultFailure();
+  *bytes = *parsed;
+  return mlirLogicalResultSuccess();
 }
 
 MlirStringRef mlirGAGetRecomputeSets(void) {

@@ -267,8 +267,8 @@ LogicalResult ChooseMicroBatchesPass::parseTimeModel() {
     return emitError(where)
            << DiagnosticCode::InvalidOptions
            << "--ga-choose-micro-batches: invalid cache-size '" << cacheSize
-           << "': expected a number of bytes, optionally "
-              "followed by KiB, MiB or GiB";
+           << "': expected a number of bytes, optionally followed by "
+           << getByteCountUnits();
   cacheBytes = *bytes;
   return success();
 }
@@ -409,10 +409,11 @@ void ChooseMicroBatchesPass::runOnOperation() {
   if (!maxMemory.empty()) {
     FailureOr<int64_t> parsed = parseByteCount(maxMemory);
     if (failed(parsed)) {
-      emitError(module.getLoc()) << DiagnosticCode::InvalidMaxMemory
-                                 << "invalid max-memory '" << maxMemory
-                                 << "': expected a number of bytes, optionally "
-                                    "followed by KiB, MiB or GiB";
+      emitError(module.getLoc())
+          << DiagnosticCode::InvalidMaxMemory << "invalid max-memory '"
+          << maxMemory
+          << "': expected a number of bytes, optionally followed by "
+          << getByteCountUnits();
       return signalPassFailure();
     }
     budget = *parsed;

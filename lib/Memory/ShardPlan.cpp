@@ -392,10 +392,11 @@ void ShardPlanPass::runOnOperation() {
   if (!maxMemory.empty()) {
     FailureOr<int64_t> parsed = parseByteCount(maxMemory);
     if (failed(parsed)) {
-      func.emitError() << DiagnosticCode::InvalidMaxMemory
-                       << "invalid max-memory '" << maxMemory
-                       << "': expected a number of bytes, optionally "
-                          "followed by KiB, MiB or GiB";
+      func.emitError()
+          << DiagnosticCode::InvalidMaxMemory << "invalid max-memory '"
+          << maxMemory
+          << "': expected a number of bytes, optionally followed by "
+          << getByteCountUnits();
       return signalPassFailure();
     }
     budget = *parsed;

@@ -13,7 +13,10 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/APInt.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -244,26 +247,58 @@ void mlir::ga::detail::getStepMemoryDialects(DialectRegistry &registry) {
   pm.getDependentDialects(registry);
 }
 
-FailureOr<int64_t> mlir::ga::detail::parseByteCount(StringRef text) {
+FailureOr<int64_t> mlir::ga::parseByteCount(StringRef text) {
   StringRef rest = text.trim();
-  size_t numberEnd = rest.find_first_not_of("0123456789.");
-  StringRef number = rest.take_front(numberEnd);
-  StringRef suffix = rest.drop_front(number.size()).trim();
-  double value;
-  if (number.empty() || number.getAsDouble(value) || value < 0)
+  StringRef number = rest.take_while([](char c) { return llvm::isDigit(c); });
+  StringRef fraction;
+  rest = rest.drop_front(number.size());
+  if (rest.consume_front("."))
+    fraction = rest.take_while([](char c) { return llvm::isDigit(c); });
+  rest = rest.drop_front(fraction.size());
+  if (number.empty() && fraction.empty())
     return failure();
-  double scale = llvm::StringSwitch<double>(suffix.lower())
-                     .Cases({"", "b"}, 1.0)
-                     .Case("kib", 1024.0)
-                     .Case("mib", 1024.0 * 1024)
-                     .Case("gib", 1024.0 * 1024 * 1024)
-                     .Default(0.0);
-  if (scale == 0.0 || value * scale >= 9.0e18)
+  // Binary units as the reports print them; decimal ones as device memory
+  // is sold and as `nvidia-smi` and accelerate's max_memory write it.
+  uint64_t scale = llvm::StringSwitch<uint64_t>(rest.trim().lower())
+                       .Cases({"", "b"}, 1)
+                       .Case("kib", uint64_t(1) << 10)
+                       .Case("mib", uint64_t(1) << 20)
+                       .Case("gib", uint64_t(1) << 30)
+                       .Case("tib", uint64_t(1) << 40)
+                       .Case("kb", 1000)
+                       .Case("mb", 1000 * 1000)
+                       .Case("gb", 1000 * 1000 * 1000)
+                       .Case("tb", uint64_t(1000) * 1000 * 1000 * 1000)
+                       .Default(0);
+  if (scale == 0)
     return failure();
-  return static_cast<int64_t>(std::floor(value * scale));
+  // In integers, so that "0.000839GB" is 839 bytes, not 838.99...: the
+  // digits as one integer times the scale, over 10^(fraction digits), with
+  // room for any count below 2^63 (digits past the 30th cannot change the
+  // whole bytes of such a count).
+  fraction = fraction.take_front(30);
+  unsigned width = 256;
+  APInt digits(width, 0), ten(width, 10), power(width, 1);
+  for (char c : number) {
+    digits = digits * ten + APInt(width, c - '0');
+    if (digits.getActiveBits() > 128)
+      return failure();
+  }
+  for (char c : fraction) {
+    digits = digits * ten + APInt(width, c - '0');
+    power *= ten;
+  }
+  APInt bytes = (digits * APInt(width, scale)).udiv(power);
+  if (bytes.getActiveBits() > 63)
+    return failure();
+  return static_cast<int64_t>(bytes.getZExtValue());
 }
 
-std::string mlir::ga::detail::formatByteCount(int64_t bytes) {
+StringRef mlir::ga::getByteCountUnits() {
+  return "B, KiB, MiB, GiB, TiB, kB, MB, GB or TB";
+}
+
+std::string mlir::ga::formatByteCount(int64_t bytes) {
   const char *units[] = {"bytes", "KiB", "MiB", "GiB"};
   double value = bytes;
   unsigned unit = 0;

@@ -11,6 +11,7 @@
 #define GA_LIB_MEMORY_STEPMEMORY_H
 
 #include "ga/Analysis/MemoryUsage.h"
+#include "ga/Memory/ByteCount.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -158,13 +159,6 @@ int64_t getHostCacheBytes();
 /// Adds the dialects of the pipelines estimateStepMemory runs (for the
 /// getDependentDialects of the passes that call it).
 void getStepMemoryDialects(DialectRegistry &registry);
-
-/// Parses a byte count: a number (with an optional fraction), optionally
-/// followed by B, KiB, MiB or GiB; the result is rounded down to whole bytes.
-FailureOr<int64_t> parseByteCount(StringRef text);
-
-/// "1.50 MiB (1572864 bytes)".
-std::string formatByteCount(int64_t bytes);
 
 } // namespace mlir::ga::detail
 

@@ -19,7 +19,8 @@ from . import (GADiagnosticWarning, PipelineError, _diagnostic_collector,
                _string_ref, _StringRef)
 
 __all__ = ["CompileOptions", "CompileResult", "ShardOptimizer",
-           "ShardParameters", "ShardPlan", "compile", "recompute_sets",
+           "ShardParameters", "ShardPlan", "compile", "parse_byte_count",
+           "recompute_sets",
            "CPU_OPTIONS", "NVVM_OPTIONS"]
 
 
@@ -276,6 +277,9 @@ def _library():
         lib.mlirGACompile.restype = _LogicalResult
         lib.mlirGAGetRecomputeSets.argtypes = []
         lib.mlirGAGetRecomputeSets.restype = _StringRef
+        lib.mlirGAParseByteCount.argtypes = [
+            _StringRef, ctypes.POINTER(ctypes.c_int64)]
+        lib.mlirGAParseByteCount.restype = _LogicalResult
         lib._ga_driver_bound = True
     return lib
 
@@ -285,6 +289,17 @@ def recompute_sets():
     """The recompute sets of --ga-rematerialize as the compiler lists them
     (mlirGAGetRecomputeSets), from the least to the most recomputation."""
     return tuple(_text(_library().mlirGAGetRecomputeSets()).split(","))
+
+
+def parse_byte_count(text):
+    """A byte count as max-memory takes it (mlirGAParseByteCount: a number,
+    optionally followed by B, KiB, MiB, GiB, TiB, kB, MB, GB or TB), in
+    whole bytes; None when `text` is not one."""
+    buffer, ref = _string_ref(str(text).encode())
+    out = ctypes.c_int64()
+    result = _library().mlirGAParseByteCount(ref, ctypes.byref(out))
+    del buffer  # kept alive until the call returned
+    return out.value if result.value else None
 
 
 def _pairs(pairs):

@@ -23,7 +23,7 @@
 // BUDGET: step.mlir:1:1: error: no number of micro-batches fits max-memory=16: the smallest static peak is {{.*}}, with N = {{[0-9]+}}; the smallest budget that fits is max-memory={{[0-9]+}} (see --ga-memory-report)
 //
 // RUN: not ga-opt %t/step.mlir --ga-accumulate=max-memory=lots 2>&1 | %{check} --check-prefix=BAD-BUDGET
-// BAD-BUDGET: error: invalid max-memory 'lots': expected a number of bytes, optionally followed by KiB, MiB or GiB
+// BAD-BUDGET: error: invalid max-memory 'lots': expected a number of bytes, optionally followed by B, KiB, MiB, GiB, TiB, kB, MB, GB or TB
 //
 // No N at all: refused before anything runs, as flag and as textual pipeline.
 // RUN: not ga-opt %t/step.mlir --ga-accumulate -o %t/out 2>&1 | %{check} --check-prefix=NO-N

@@ -16,7 +16,7 @@
 // RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="max-memory=1KiB cache-size=big" -o /dev/null 2>&1 | FileCheck %s --check-prefix=CACHE
 // RUN: not ga-opt %s -split-input-file --ga-choose-micro-batches="max-memory=1KiB memory-cost=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=COST
 // The time model's options: a cache of bytes, a cost of at least 0.
-// CACHE: error: --ga-choose-micro-batches: invalid cache-size 'big': expected a number of bytes, optionally followed by KiB, MiB or GiB
+// CACHE: error: --ga-choose-micro-batches: invalid cache-size 'big': expected a number of bytes, optionally followed by B, KiB, MiB, GiB, TiB, kB, MB, GB or TB
 // COST: error: --ga-choose-micro-batches: memory-cost must be at least 0
 // The candidates' form (results in place, argument classes) as the
 // report's: a wrong class or pair is the error of the report or of
@@ -31,7 +31,7 @@
 // BOTH: error: max-memory needs a batch size known at compile time
 // SIZE-MEM: error: contradictory options micro-batch-size=4, max-memory=1KiB
 // DYN: error: contradictory options micro-batch-size=4, dynamic-micro-batches=true
-// UNIT: error: invalid max-memory '12XB': expected a number of bytes, optionally followed by KiB, MiB or GiB
+// UNIT: error: invalid max-memory '12XB': expected a number of bytes, optionally followed by B, KiB, MiB, GiB, TiB, kB, MB, GB or TB
 // ZERO: error: --ga-choose-micro-batches needs micro-batch-size (>= 1) or max-memory
 // FUNC: error: func=nope: no function with a body named 'nope'
 // The bytes kept for the returned results are part of the smallest budget

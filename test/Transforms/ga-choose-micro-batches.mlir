@@ -8,6 +8,12 @@
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=835" | FileCheck %s --check-prefix=MEM835
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=1KiB" | FileCheck %s --check-prefix=SIZE12
 // RUN: ga-opt %s --ga-choose-micro-batches="max-memory=828B" | FileCheck %s --check-prefix=MEM828
+// Decimal units are powers of 1000, read exactly (0.000839 GB is 839 bytes,
+// not 838.99...): the same choices as the byte counts above.
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=0.872kB" | FileCheck %s --check-prefix=SIZE12
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=0.000871MB" | FileCheck %s --check-prefix=MEM871
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=0.000000839GB" | FileCheck %s --check-prefix=MEM839
+// RUN: ga-opt %s --ga-choose-micro-batches="max-memory=0.000000000872TB" | FileCheck %s --check-prefix=SIZE12
 // RUN: ga-opt %s --ga-accumulate="micro-batch-size=5" | FileCheck %s --check-prefix=PIPE5
 // RUN: ga-opt %s --ga-accumulate="max-memory=839" | FileCheck %s --check-prefix=PIPE839
 // RUN: ga-opt %s --ga-memory-report="sweep=1,2,3,4,6,12" | FileCheck %s --check-prefix=REPORT

@@ -266,3 +266,10 @@ try:
                                                cpu={"blas": 1}))
 except TypeError as error:
     print("TypeError:", error)
+
+# Budgets are read by the compiler's one reader: binary units and decimal
+# ones (powers of 1000) exactly, anything else None.
+# CHECK: bytes: 2048 2000 839 1610612736 2000000000 2147483648 None None None
+print("bytes:", *(driver.parse_byte_count(text) for text in (
+    "2KiB", "2kB", "0.000000839GB", "1.5GiB", "2 GB", "2gib", "12XB", "-5",
+    "9223372036854775808")))

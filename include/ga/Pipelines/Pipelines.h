@@ -73,8 +73,9 @@ struct AccumulatePipelineOptions
       llvm::cl::init(0)};
   PassOptions::Option<std::string> maxMemory{
       *this, "max-memory",
-      llvm::cl::desc("Memory budget (bytes, or with KiB/MiB/GiB) instead of "
-                     "micro-batches: the smallest N whose static peak after "
+      llvm::cl::desc("Memory budget (bytes, or with KiB/MiB/GiB/TiB or "
+                     "kB/MB/GB/TB) instead of micro-batches: the smallest N "
+                     "whose static peak after "
                      "the CPU bufferization fits (--ga-choose-micro-batches)"),
       llvm::cl::init("")};
   PassOptions::Option<std::string> recompute{

@@ -30,7 +30,8 @@ def compile_train_step(model, loss_fn, optimizer, example_inputs,
         into the compiled step (see _optimizers).
     example_inputs: the per-sample inputs of one batch (tensors).
     micro_batches=N, or micro_batch_size=M (N = ceil(B / M)), or
-        max_memory=bytes (an int, or a string such as "256MiB", "1.5GiB"):
+        max_memory=bytes (an int, or a string such as "256MiB", "1.5GiB"
+        or "2GB": KiB, MiB, GiB, TiB, and kB, MB, GB, TB in powers of 1000):
         N and the recompute set (recompute=, --ga-rematerialize) of least
         estimated time whose total peak (step.memory_report()) fits, as
         --ga-accumulate="max-memory=..." chooses them among none,

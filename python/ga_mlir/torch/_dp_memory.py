@@ -11,6 +11,7 @@ declares its class (`ga.role`), as the frontend lays them out."""
 import dataclasses
 import json
 
+from .. import driver
 from ._options import report_options, run_driver
 
 
@@ -56,17 +57,17 @@ class Probe:
         self.shard, self.in_place = shard, in_place
 
 
-_UNITS = {"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30}
-
-
 def budget_bytes(max_memory):
     """max_memory in bytes, read as --ga-accumulate's max-memory is (an int,
-    or a number optionally followed by B, KiB, MiB or GiB)."""
+    or a string that ga_mlir.driver.parse_byte_count reads: the compiler's
+    own reader). A string it does not read was refused before (the
+    budget's pass checks it first)."""
     if isinstance(max_memory, int):
         return max_memory
-    text = str(max_memory).strip()
-    number = text.rstrip("BbKkMmGgIi ")
-    return int(float(number) * _UNITS[text[len(number):].strip().lower()])
+    parsed = driver.parse_byte_count(max_memory)
+    if parsed is None:
+        raise ValueError(f"max_memory: not a byte count: {max_memory!r}")
+    return parsed
 
 
 def budget_micro_batches(step, ir, batch_args, spec, first, local):

@@ -383,7 +383,8 @@ ADVICE = {
         "(each of them sets the number of micro-batches)",
     "invalid-max-memory":
         "max_memory= must be a number of bytes or a string such as '256MiB' "
-        "(a number followed by KiB, MiB or GiB)",
+        "(a number followed by KiB, MiB, GiB, TiB, or kB, MB, GB, TB in "
+        "powers of 1000)",
     "invalid-options":
         "an option of compile_train_step has a value that the compiler does "
         "not take (True or False for the switches such as "
