@@ -206,10 +206,14 @@ struct FoldIotaOperandsPass
   using FoldIotaOperandsBase::FoldIotaOperandsBase;
 
   void runOnOperation() override;
+
+  /// Folds every count operand once and cleans up the generics it folded
+  /// into; whether any was folded.
+  bool foldOnce();
 };
 } // namespace
 
-void FoldIotaOperandsPass::runOnOperation() {
+bool FoldIotaOperandsPass::foldOnce() {
   SmallVector<linalg::GenericOp> folded;
   getOperation()->walk([&](linalg::GenericOp op) {
     bool any = false;
@@ -230,7 +234,7 @@ void FoldIotaOperandsPass::runOnOperation() {
       folded.push_back(op);
   });
   if (folded.empty())
-    return;
+    return false;
   // The operands are no longer read: upstream's pattern drops them.
   // The wrap-around selects decided above fold away, and with them the casts
   // between index and the constant's type, so that a payload reads at
@@ -246,4 +250,17 @@ void FoldIotaOperandsPass::runOnOperation() {
     op.getBody()->walk([&](Operation *nested) { ops.push_back(nested); });
   }
   (void)applyOpPatternsGreedily(ops, std::move(patterns));
+  return true;
+}
+
+void FoldIotaOperandsPass::runOnOperation() {
+  // To a fixpoint: a generic whose only input was a count becomes an iota
+  // itself once the cleanup drops that input (GPT-J's positions, counted,
+  // then broadcast into a gather), and its own consumers fold in the next
+  // round. One round would leave them to whatever runs the pass again, so
+  // the step a pipeline builds would depend on how often it ran the pass
+  // (the budget planner runs it before the rewrite that runs it again).
+  // Each round removes at least one operand, so the loop ends.
+  while (foldOnce()) {
+  }
 }

@@ -206,3 +206,45 @@ func.func @split_iota(%x: tensor<6xf32>) -> tensor<2x3xf32> {
   } -> tensor<2x3xf32>
   return %r : tensor<2x3xf32>
 }
+
+// -----
+
+// A count broadcast by a generic (GPT-J's positions: an iota, expanded over
+// the rotary dimension, then gathered from a table). Folding the iota into
+// the broadcast leaves the broadcast an iota itself, and its consumer folds
+// in the same run (a second run of the pass changes nothing: the step that a
+// pipeline builds does not depend on how often it ran the pass).
+// CHECK-LABEL: func.func @count_of_a_count
+// CHECK-NOT: ins(%{{.*}} : tensor<8xi64>)
+// CHECK-NOT: tensor<2x8xi64>
+// CHECK: linalg.generic
+// CHECK-NOT: ins(
+// CHECK-DAG: %[[I1:.*]] = linalg.index 1 : index
+// CHECK: tensor.extract %{{.*}}[%[[I1]]] : tensor<8xf32>
+#vec = affine_map<(d0, d1) -> (d1)>
+#mat = affine_map<(d0, d1) -> (d0, d1)>
+func.func @count_of_a_count(%table: tensor<8xf32>) -> tensor<2x8xf32> {
+  %e8 = tensor.empty() : tensor<8xi64>
+  %iota = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      outs(%e8 : tensor<8xi64>) {
+  ^bb0(%o: i64):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i64
+    linalg.yield %c : i64
+  } -> tensor<8xi64>
+  %e28 = tensor.empty() : tensor<2x8xi64>
+  %positions = linalg.generic {indexing_maps = [#vec, #mat], iterator_types = ["parallel", "parallel"]}
+      ins(%iota : tensor<8xi64>) outs(%e28 : tensor<2x8xi64>) {
+  ^bb0(%p: i64, %o: i64):
+    linalg.yield %p : i64
+  } -> tensor<2x8xi64>
+  %e = tensor.empty() : tensor<2x8xf32>
+  %r = linalg.generic {indexing_maps = [#mat, #mat], iterator_types = ["parallel", "parallel"]}
+      ins(%positions : tensor<2x8xi64>) outs(%e : tensor<2x8xf32>) {
+  ^bb0(%p: i64, %o: f32):
+    %i = arith.index_cast %p : i64 to index
+    %v = tensor.extract %table[%i] : tensor<8xf32>
+    linalg.yield %v : f32
+  } -> tensor<2x8xf32>
+  return %r : tensor<2x8xf32>
+}

@@ -111,7 +111,12 @@ def FoldIotaOperands : Pass<"ga-fold-iota-operands"> {
     the gather then says which loop it reads at, which the batch analysis
     needs to see a read at the sample's own position. Constants that do not
     fit, and those with a negative coefficient (a reversal or a wrap-around,
-    which read other samples), are left alone.
+    which read other samples), are left alone. A generic whose only input
+    was such a count (a count broadcast or repeated) is an iota once that
+    input is dropped, and its own users are folded in turn: the pass runs to
+    a fixpoint, so running it again changes nothing (the memory planner
+    runs it before the rewrite that runs it again, and must measure the
+    step the library is built from).
 
     Before:
 
