@@ -3,11 +3,13 @@
  * Usage: consumer-capi FILE PIPELINE [FUNC]
  * Loads the ga dialect through its handle (upstream C API style), parses FILE
  * and prints it, then runs PIPELINE on it with mlirGARunPipeline and prints
- * the result, then shows that a bad pipeline reports a diagnostic. With FUNC,
+ * the result, then shows that a bad pipeline reports a diagnostic and reads a
+ * memory budget as the compiler does (mlirGAParseByteCount). With FUNC,
  * first prints the types of that function (mlirGAInspectFunction).
  *
  *===----------------------------------------------------------------------===*/
 
+#include "ga-c/Driver.h"
 #include "ga-c/Inspect.h"
 #include "ga-c/Registration.h"
 #include "mlir-c/IR.h"
@@ -113,5 +115,11 @@ int main(int argc, char **argv) {
   printf("// result: %s\n",
          mlirLogicalResultIsSuccess(result) ? "success" : "failure");
   free(input);
+  int64_t bytes = 0;
+  MlirLogicalResult parsed =
+      mlirGAParseByteCount(mlirStringRefCreateFromCString("1.5GB"), &bytes);
+  printf("// 1.5GB: %s, %lld bytes\n",
+         mlirLogicalResultIsSuccess(parsed) ? "read" : "refused",
+         (long long)bytes);
   return mlirLogicalResultIsFailure(result) ? 0 : 1;
 }
