@@ -7,7 +7,7 @@ import threading
 
 import torch
 
-from .. import aot, library_path
+from .. import aot, driver, library_path
 from ._budget import (_budget_text, _cache_dir, _choose_micro_batches,
                       _memory_report, _returned_bytes)
 from ._cache import cached_export, library_cpu
@@ -228,9 +228,37 @@ class CompiledTrainStep:
             spec, self.model, inputs, self.batch_dims, n, self.target,
             variant.in_place, results)
         variant.expected = _argument_types(spec, self.model)
+        if self.max_memory is not None:
+            self._check_budget(variant)
         self._variants[_Guarded(key, spec.guards) if spec.guards
                        else key] = variant
         return variant
+
+    def _check_budget(self, variant):
+        """Refuses a library built under max_memory whose report
+        (memory_report()'s total_peak) is over the budget. The planner
+        measures each candidate as the library is built, so this holds by
+        construction; it is checked because a planner that measured another
+        step than the one built would let the step exceed its budget with
+        no word (GPT-J's gathers, which one more run of
+        --ga-fold-iota-operands shrank by 256 bytes; a library that could
+        not write its results in place, while the planner measured the
+        in-place form). Data-parallel steps check their own budgets."""
+        if type(self).memory_report is not CompiledTrainStep.memory_report:
+            return
+        budget = driver.parse_byte_count(_budget_text(self.max_memory))
+        total = self._report(variant)["total_peak"]
+        if budget is None or total <= budget:
+            return
+        predicted = (self.choice or {}).get("predicted_peak")
+        raise CompileError(
+            f"the step compiled under max_memory={self.max_memory!r} "
+            f"({budget} bytes) holds {total} bytes "
+            f"(memory_report()['total_peak']), over the budget, although "
+            f"the planner predicted {predicted} bytes for N = "
+            f"{variant.micro_batches}: an internal error of ga-mlir; "
+            "raise max_memory, or pass micro_batches= and recompute= "
+            "yourself", code="budget-not-met")
 
     def _in_place_pairs(self, spec):
         """The (result, argument) pairs the library writes in place (none
@@ -351,6 +379,13 @@ class CompiledTrainStep:
         report counts: _checkpoint)."""
         v = self._variant(tuple(t.contiguous() for t in inputs)) if inputs \
             else next(iter(self._variants.values()))
+        return dict(self._report(v))
+
+    def _report(self, v):
+        """memory_report() of variant `v`, computed once (a bufferization
+        of the step)."""
+        if getattr(v, "report", None) is not None:
+            return v.report
         report = _memory_report(v.ir, v.micro_batches, v.batch_args,
                                 self._rewrite_options(), v.in_place,
                                 argument_roles(v.spec, self.num_inputs),
@@ -363,6 +398,7 @@ class CompiledTrainStep:
             report["total_peak"] += returned
         if getattr(v.spec, "user_checkpoints", 0):
             report["user_checkpoints"] = v.spec.user_checkpoints
+        v.report = report
         return report
 
     def writes_in_place(self, *inputs):

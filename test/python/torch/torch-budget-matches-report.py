@@ -36,3 +36,35 @@ for kwargs in ({}, {"micro_batches": 4}):
     print(f"N = {choice['micro_batches']}: predicted == report: "
           f"{choice['predicted_peak'] == report}", choice["predicted_peak"],
           report)
+
+# Should the planner measure another step than the one built again, the
+# library is refused rather than run over its budget: a planner that ignores
+# the budget (N = 1 at any budget, simulated here) is caught by the check of
+# the built library against the budget.
+from ga_mlir.torch import CompileError, _step  # noqa: E402
+
+real = _step._choose_micro_batches
+
+
+def careless(*args, **kwargs):
+    choice = real(*args, **kwargs)
+    return dict(choice, micro_batches=1, recompute="none")
+
+
+_step._choose_micro_batches = careless
+torch.manual_seed(1)
+model = mz._hf("GPTJConfig", "GPTJForCausalLM", vocab_size=mz.VOCAB,
+               n_positions=16, n_embd=16, n_layer=1, n_head=2, rotary_dim=4,
+               bos_token_id=1, eos_token_id=1)
+model.train()
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+try:
+    step = compile_train_step(model, mz.hf_loss, opt, batch,
+                              max_memory=200000, share_buffers=True)
+    print("careless planner: compiled, peak",
+          step.memory_report()["total_peak"])
+except CompileError as error:
+    # CHECK: careless planner: budget-not-met: the step compiled under max_memory=200000 (200000 bytes) holds {{[0-9]+}} bytes (memory_report()['total_peak']), over the budget
+    print(f"careless planner: {error.code}: {str(error).splitlines()[0]}")
+finally:
+    _step._choose_micro_batches = real
