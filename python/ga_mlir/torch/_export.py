@@ -14,6 +14,7 @@ from ._batchnorm import (_batch_norm_buffers, _batch_norm_check,
 from ._common import CompileError
 from ._convolutions import ConvolutionForms
 from ._decompositions import _decomposition_table, one_hot
+from ._domains import mark_domains
 from ._masked import MaskedRows
 from ._locations import (UNLOCATED, _innermost_user_line,
                          current_user_line, kept_frame, locate_graph,
@@ -405,6 +406,7 @@ def export_train_step(model, loss_fn, optimizer, example_inputs,
         module = _import_to_linalg(gm)
     spec.metrics.distinct_results(module, len(spec.params) + sum(
         spec.num_states) + len(spec.mutated_buffers))
+    mark_domains(module, spec)
     text = module.operation.get_asm(enable_debug_info=True)
     _refuse_tm_tensor_ops(module)
     return text, spec
