@@ -20,8 +20,7 @@ from . import (GADiagnosticWarning, PipelineError, _diagnostic_collector,
 
 __all__ = ["CompileOptions", "CompileResult", "ShardOptimizer",
            "ShardParameters", "ShardPlan", "compile", "parse_byte_count",
-           "recompute_sets",
-           "CPU_OPTIONS", "NVVM_OPTIONS"]
+           "recompute_sets", "CPU_OPTIONS", "NVVM_OPTIONS"]
 
 
 # The switches and counts of --ga-lower-to-cpu that compile takes (Python

@@ -28,9 +28,10 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
     * `micro-batch-size=M`: N = ceil(B / M) for the step's batch size B
       (M >= B gives N = 1; a remainder is handled as by `--ga-micro-batch`).
     * `max-memory=<bytes>` (a number of bytes, optionally followed by `KiB`,
-      `MiB`, `GiB`, `TiB`, or `kB`, `MB`, `GB`, `TB` in powers of 1000): N and the recompute set (`--ga-rematerialize`)
-      together, the configuration of least estimated time whose total peak
-      fits the budget. The peak of a candidate is the total peak of
+      `MiB`, `GiB`, `TiB`, or `kB`, `MB`, `GB`, `TB` in powers of 1000): N
+      and the recompute set (`--ga-rematerialize`) together, the
+      configuration of least estimated time whose total peak fits the
+      budget. The peak of a candidate is the total peak of
       `--ga-memory-report` (arguments, heap and static storage): a copy of
       the module is rewritten by `--ga-accumulate` with N micro-batches and
       the recompute set and bufferized as `--ga-lower-to-cpu` (its defaults,
@@ -119,8 +120,8 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
            "Samples per micro-batch M (>= 1): N = ceil(B / M)">,
     Option<"maxMemory", "max-memory", "std::string", /*default=*/"\"\"",
            "Memory budget (bytes, or with KiB/MiB/GiB/TiB or kB/MB/GB/TB): "
-           "the N and recompute "
-           "set of least estimated time whose static peak fits">,
+           "the N and recompute set of least estimated time whose static "
+           "peak fits">,
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"0",
            "A number of micro-batches given as well (0: none): with "
            "max-memory it fixes N and only the recompute set is chosen; "
@@ -169,9 +170,10 @@ def ChooseMicroBatches : Pass<"ga-choose-micro-batches", "ModuleOp"> {
                "optimizer_state or inputs), as --ga-memory-report's `roles`; "
                "default: inferred from the step">,
     Option<"cacheSize", "cache-size", "std::string", /*default=*/"\"\"",
-           "The cache of the time model (bytes, or with a unit as max-memory): a "
-           "read of a value touched more than this many live bytes ago "
-           "comes from memory (default: this host's per-core L2 cache for "
+           "The cache of the time model (bytes, or with a unit as "
+           "max-memory): a read of a value touched more than this many "
+           "live bytes ago comes from memory (default: this host's per-core "
+           "L2 cache for "
            "target=cpu, 0 for target=cuda)">,
     Option<"memoryCost", "memory-cost", "double", /*default=*/"6.0",
            "Operations of the time model per byte read from beyond the "
@@ -347,8 +349,8 @@ def ShardPlan : Pass<"ga-shard-plan", "ModuleOp"> {
     ListOption<"basePeaks", "base-peaks", "int64_t",
                "Per-rank peak bytes of the default plan for each candidate">,
     Option<"maxMemory", "max-memory", "std::string", /*default=*/"\"\"",
-           "Per-rank budget (bytes, optionally KiB, MiB, GiB, TiB or kB, MB, GB, TB); empty: "
-           "every bucket resharded">,
+           "Per-rank budget (bytes, optionally KiB, MiB, GiB, TiB or kB, "
+           "MB, GB, TB); empty: every bucket resharded">,
     Option<"bucketSize", "bucket-size", "int64_t", /*default=*/"26214400",
            "Bytes of the parameters of one bucket at most (0: one "
            "parameter a bucket)">,

@@ -75,8 +75,8 @@ struct AccumulatePipelineOptions
       *this, "max-memory",
       llvm::cl::desc("Memory budget (bytes, or with KiB/MiB/GiB/TiB or "
                      "kB/MB/GB/TB) instead of micro-batches: the smallest N "
-                     "whose static peak after "
-                     "the CPU bufferization fits (--ga-choose-micro-batches)"),
+                     "whose static peak after the CPU bufferization fits "
+                     "(--ga-choose-micro-batches)"),
       llvm::cl::init("")};
   PassOptions::Option<std::string> recompute{
       *this, "recompute",

@@ -7,14 +7,14 @@ import threading
 
 import torch
 
-from .. import aot, driver, library_path
+from .. import aot, library_path
 from ._budget import (_budget_text, _cache_dir, _choose_micro_batches,
                       _memory_report, _returned_bytes)
 from ._cache import cached_export, library_cpu
 from ._call import CpuLibrary, CudaLibrary, call_step, new_hyper, \
     require_cuda
 from ._common import CompileError
-from ._dp_memory import argument_roles
+from ._dp_memory import argument_roles, budget_bytes
 from ._export import _Spec, export_train_step
 from ._guards import all_hold
 from ._fastcall import CallPlan, traced_state as _traced_state
@@ -246,9 +246,9 @@ class CompiledTrainStep:
         in-place form). Data-parallel steps check their own budgets."""
         if type(self).memory_report is not CompiledTrainStep.memory_report:
             return
-        budget = driver.parse_byte_count(_budget_text(self.max_memory))
+        budget = budget_bytes(self.max_memory)
         total = self._report(variant)["total_peak"]
-        if budget is None or total <= budget:
+        if total <= budget:
             return
         predicted = (self.choice or {}).get("predicted_peak")
         raise CompileError(
