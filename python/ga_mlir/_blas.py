@@ -1,19 +1,24 @@
 """The host BLAS that compiled CPU steps call (OpenBLAS, libopenblas.so.0),
-loaded once so that a step allocates nothing the static peak cannot see.
+loaded once, before any step library: the step libraries loaded later (their
+DT_NEEDED libopenblas.so.0) bind to this copy.
 
-OpenBLAS chooses its kernels by CPU when it is loaded. On CPUs with AVX-512
-(its SkylakeX, Cooperlake and SapphireRapids cores) it runs products of at
-most 100^3 multiply-adds through "small-matrix" kernels that malloc a
-packing buffer on every call (1,152 bytes for a 16 x 18 panel, measured on
-an AMD EPYC with AVX-512): heap the step's memory report does not hold, so a
-step compiled to `max_memory` measured a few hundred bytes over its budget
-on such a machine. Its AVX2 kernels (the Haswell core) allocate nothing per
-call. Before anything else loads it, the library is therefore loaded here
-with OPENBLAS_CORETYPE=Haswell on an x86-64 CPU that has AVX2, FMA and
-AVX-512; the step libraries loaded later (their DT_NEEDED libopenblas.so.0)
-bind to this copy. A user's own OPENBLAS_CORETYPE is kept, and then a
-measured peak may exceed the report by those buffers. numpy's and torch's
-BLAS are other libraries and are not affected."""
+OpenBLAS picks its kernels when it is loaded, by CPU model, and falls back
+to its oldest x86-64 kernels (Prescott: SSE3) on a model its release
+predates: Debian's 0.3.21 does so on an Emerald Rapids Xeon (family 6,
+model 207), where its AVX-512 (SkylakeX) kernels run our products about
+four times as fast. The library is therefore loaded with
+OPENBLAS_CORETYPE set from the CPU's features (best_core): SkylakeX with
+AVX-512, Haswell with AVX2 and FMA, Sandybridge with AVX. A user's own
+OPENBLAS_CORETYPE is kept.
+
+One of the AVX-512 kernels allocates in the call: the "small-matrix"
+kernel for untransposed operands mallocs a packing buffer for some
+products of at most 100^3 multiply-adds, heap that a step's memory report
+cannot hold. `--convert-linalg-to-blas` leaves exactly those products to
+the step's loops (`avoid-allocating-kernels`, see its description), so no
+call that a step makes allocates, whichever kernels run
+(test/python/host-blas.py). numpy's and torch's BLAS are other libraries
+and are not affected."""
 
 import ctypes
 import os
@@ -35,15 +40,19 @@ def _cpu_flags():
     return set()
 
 
-def allocation_free_core():
-    """The OPENBLAS_CORETYPE whose kernels allocate nothing per call on
-    this CPU, or None where OpenBLAS's own choice already does (no
-    AVX-512) or cannot be replaced."""
+def best_core(flags=None):
+    """The OPENBLAS_CORETYPE of the widest vector kernels this x86-64 CPU
+    runs (Linux lists an AVX-512 flag only where the kernel saves the
+    registers), or None off x86-64 or without AVX."""
     if platform.machine() not in ("x86_64", "AMD64"):
         return None
-    flags = _cpu_flags()
-    if "avx512f" in flags and {"avx2", "fma"} <= flags:
+    flags = _cpu_flags() if flags is None else flags
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq", "avx2", "fma"} <= flags:
+        return "SkylakeX"
+    if {"avx2", "fma"} <= flags:
         return "Haswell"
+    if "avx" in flags:
+        return "Sandybridge"
     return None
 
 
@@ -53,7 +62,7 @@ def load_host_blas():
     global _loaded
     if _loaded is not None:
         return _loaded
-    core = allocation_free_core()
+    core = best_core()
     keep = "OPENBLAS_CORETYPE" in os.environ
     if core and not keep:
         os.environ["OPENBLAS_CORETYPE"] = core

@@ -1,6 +1,8 @@
 // RUN: ga-opt %s -convert-linalg-to-blas -split-input-file | FileCheck %s
 // RUN: ga-opt %s -convert-linalg-to-blas="parallel-blocks=3 min-parallel-work=100" \
 // RUN:   -split-input-file | FileCheck %s --check-prefix=PAR
+// RUN: ga-opt %s -convert-linalg-to-blas="avoid-allocating-kernels=0" \
+// RUN:   -split-input-file | FileCheck %s --check-prefix=ALL
 
 // A product into a zero-filled C: the fill is dropped, beta = 0; one
 // declaration per routine.
@@ -97,6 +99,52 @@ func.func @matvec_transposed(%a: memref<5x3xf32>, %x: memref<5xf32>, %y: memref<
 
 // -----
 
+// Products that OpenBLAS's AVX-512 small-matrix kernel would compute with a
+// malloc'ed copy of A's last rows (untransposed, at most 10^6 multiply-adds,
+// N mod 16 in 1..8 and K >= 32 for f32; N mod 8 in 1..4 and K >= 16 for f64)
+// stay linalg ops; each neighbour just outside the rule becomes a call.
+// CHECK-LABEL: func.func @allocating_kernels
+// CHECK-COUNT-2: linalg.matmul
+// CHECK-NOT:     linalg.matmul
+// CHECK:         linalg.matvec
+// CHECK-NOT:     linalg.matvec
+// CHECK:         linalg.matmul
+// CHECK-NOT:     linalg.matmul
+// CHECK-COUNT-5: call @cblas_
+// CHECK-NOT:     call @cblas_
+// CHECK:         return
+// ALL-LABEL: func.func @allocating_kernels
+// ALL-NOT:     linalg.mat
+// ALL-COUNT-9: call @cblas_
+// ALL-NOT:     linalg.mat
+func.func @allocating_kernels(%a: memref<6x36xf32>, %b: memref<36x8xf32>, %c: memref<6x8xf32>,
+                              %b17: memref<36x17xf32>, %c17: memref<6x17xf32>,
+                              %b9: memref<36x9xf32>, %c9: memref<6x9xf32>,
+                              %a31: memref<6x31xf32>, %b31: memref<31x8xf32>,
+                              %bt: memref<8x36xf32>,
+                              %big: memref<100x100xf32>, %bb: memref<100x101xf32>, %cb: memref<100x101xf32>,
+                              %x: memref<36xf32>, %y: memref<6xf32>,
+                              %ad: memref<6x16xf64>, %bd: memref<16x4xf64>, %cd: memref<6x4xf64>,
+                              %bd5: memref<16x5xf64>, %cd5: memref<6x5xf64>) {
+  // Kept: 6 x 8 x 36 (tail 8), 6 x 17 x 36 (tail 1).
+  linalg.matmul ins(%a, %b : memref<6x36xf32>, memref<36x8xf32>) outs(%c : memref<6x8xf32>)
+  linalg.matmul ins(%a, %b17 : memref<6x36xf32>, memref<36x17xf32>) outs(%c17 : memref<6x17xf32>)
+  // Kept: a matrix-vector product is a GEMM with N = 1.
+  linalg.matvec ins(%a, %x : memref<6x36xf32>, memref<36xf32>) outs(%y : memref<6xf32>)
+  // Kept: f64, 6 x 4 x 16 (tail 4).
+  linalg.matmul ins(%ad, %bd : memref<6x16xf64>, memref<16x4xf64>) outs(%cd : memref<6x4xf64>)
+  // Calls: tail 9; K = 31; B transposed; 100 x 101 x 100 > 10^6; f64 tail 5.
+  linalg.matmul ins(%a, %b9 : memref<6x36xf32>, memref<36x9xf32>) outs(%c9 : memref<6x9xf32>)
+  linalg.matmul ins(%a31, %b31 : memref<6x31xf32>, memref<31x8xf32>) outs(%c : memref<6x8xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+                ins(%a, %bt : memref<6x36xf32>, memref<8x36xf32>) outs(%c : memref<6x8xf32>)
+  linalg.matmul ins(%big, %bb : memref<100x100xf32>, memref<100x101xf32>) outs(%cb : memref<100x101xf32>)
+  linalg.matmul ins(%ad, %bd5 : memref<6x16xf64>, memref<16x5xf64>) outs(%cd5 : memref<6x5xf64>)
+  return
+}
+
+// -----
+
 // parallel-blocks = 3: a product of at least min-parallel-work = 100
 // multiply-adds is split over 3 threads. M = 30 >= N = 4: blocks of
 // ceil(30 / 3) rows, each call on its rows of A (a row offset: lo x lda) and
@@ -158,5 +206,19 @@ func.func @split_columns_transposed(%a: memref<4x5xf32>, %b: memref<40x5xf32>, %
 // PAR-NOT:     scf.for
 func.func @batched_parallel(%a: memref<3x4x5xf32>, %b: memref<3x5x6xf32>, %c: memref<3x4x6xf32>) {
   linalg.batch_matmul ins(%a, %b : memref<3x4x5xf32>, memref<3x5x6xf32>) outs(%c : memref<3x4x6xf32>)
+  return
+}
+
+// -----
+
+// A product that may not allocate (4 x 12 x 36: N mod 16 = 12) whose
+// column blocks would (12 / 3 = 4 columns each) stays one call.
+// PAR-LABEL: func.func @blocks_would_allocate
+// PAR-NOT:     scf.parallel
+// PAR:         call @cblas_sgemm
+// PAR-NOT:     scf.parallel
+// PAR:         return
+func.func @blocks_would_allocate(%a: memref<4x36xf32>, %b: memref<36x12xf32>, %c: memref<4x12xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x36xf32>, memref<36x12xf32>) outs(%c : memref<4x12xf32>)
   return
 }

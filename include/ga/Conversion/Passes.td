@@ -379,6 +379,18 @@ def ConvertLinalgToBLAS : Pass<"convert-linalg-to-blas", "ModuleOp"> {
     OpenBLAS 0.3.21 exports no `cblas_sgemm_batch`). Everything else is left
     unchanged for the loop lowering.
 
+    With `avoid-allocating-kernels` (the default), a product that OpenBLAS
+    may compute by allocating memory in the call is left to the loop
+    lowering too, so that what a step holds is what its memory report
+    says. On CPUs with AVX-512, OpenBLAS runs products of at most 10^6
+    multiply-adds through "small-matrix" kernels; the one for untransposed
+    operands mallocs a copy of A's last rows when N mod 16 is 1 to 8 (f32;
+    N mod 8 is 1 to 4 for f64) and K >= 32 (f32; 16 for f64). These are
+    small products (a 6 x 8 x 36 one in a CNN's step), so the loops cost
+    little; OpenBLAS's AVX-512 kernels, which run the large products twice
+    as fast as its AVX2 ones on such CPUs, can then be used. A size that is
+    not static counts as one that may allocate.
+
     With `parallel-blocks` = P > 1 (`--ga-lower-to-cpu openmp=1
     num-threads=P` sets it), a product of at least `min-parallel-work`
     multiply-adds (batch x M x N x K; a dynamic size counts as large) runs on
@@ -421,7 +433,11 @@ def ConvertLinalgToBLAS : Pass<"convert-linalg-to-blas", "ModuleOp"> {
     Option<"minParallelWork", "min-parallel-work", "uint64_t",
            /*default=*/"32768",
            "With parallel-blocks, the multiply-adds below which a product "
-           "stays one call">
+           "stays one call">,
+    Option<"avoidAllocatingKernels", "avoid-allocating-kernels", "bool",
+           /*default=*/"true",
+           "Leave to the loops the products that OpenBLAS's AVX-512 "
+           "small-matrix kernels compute with a malloc'ed buffer">
   ];
   let statistics = [
     Statistic<"numConverted", "converted", "Contractions rewritten into gemm "
@@ -429,7 +445,9 @@ def ConvertLinalgToBLAS : Pass<"convert-linalg-to-blas", "ModuleOp"> {
     Statistic<"numParallel", "parallel", "Products among them split over "
               "parallel-blocks threads (an scf.parallel)">,
     Statistic<"numBatched", "batched", "Batched contractions among them (a "
-              "loop of gemm calls)">
+              "loop of gemm calls)">,
+    Statistic<"numKeptInLoops", "kept-in-loops", "Products left to the "
+              "loops because OpenBLAS may allocate in their calls">
   ];
   let dependentDialects = ["LLVM::LLVMDialect", "memref::MemRefDialect",
                            "arith::ArithDialect", "func::FuncDialect",

@@ -92,6 +92,18 @@ struct ConvertLinalgToBLASPass
       if (getElementTypeOrSelf(v.getType()) != elem)
         return failure();
 
+    GemmSizes sizes = getGemmSizes(*gemm);
+    if (avoidAllocatingKernels &&
+        mayAllocatePerCall(elem, *gemm, sizes.m, sizes.n, sizes.k)) {
+      ++numKeptInLoops;
+      return failure();
+    }
+    // Each block of a split unbatched product is a call of its own, with
+    // sizes of its own.
+    bool parallel = parallelBlocks > 1 && isLarge(sizes) &&
+                    !(avoidAllocatingKernels && !gemm->batched &&
+                      blockMayAllocate(elem, *gemm, sizes));
+
     // beta = 0 instead of a zero fill of C right before the product (the
     // fill covers every matrix of a batch).
     linalg::FillOp zeroFill = findZeroFill(op, gemm->out);
@@ -99,7 +111,6 @@ struct ConvertLinalgToBLASPass
     Location loc = op.getLoc();
     viewVectorsAsMatrices(builder, loc, *gemm);
     GemmArguments args = buildGemmArguments(builder, loc, *gemm);
-    bool parallel = parallelBlocks > 1 && isLarge(*gemm);
     if (gemm->batched)
       // CBLAS has no strided-batched gemm (Debian's OpenBLAS 0.3.21 exports
       // no cblas_sgemm_batch): one call per matrix of the batch, at the
@@ -118,21 +129,92 @@ struct ConvertLinalgToBLASPass
     return success();
   }
 
-  /// Whether the product `gemm` (its vectors viewed as matrices) has at
-  /// least min-parallel-work multiply-adds; a dynamic size counts as large,
-  /// as a run-time trip count does for ga-serialize-small-parallel-loops.
-  bool isLarge(const GemmOperands &gemm) const {
+  /// The static sizes of the GEMM calls of `gemm` (ShapedType::kDynamic
+  /// where not static): a matrix-vector product has N = 1, a vector-matrix
+  /// one M = 1; `batch` is 1 when not batched.
+  struct GemmSizes {
+    int64_t batch, m, n, k;
+  };
+  static GemmSizes getGemmSizes(const GemmOperands &gemm) {
     ArrayRef<int64_t> out = cast<MemRefType>(gemm.out.getType()).getShape();
     ArrayRef<int64_t> lhs = cast<MemRefType>(gemm.lhs.getType()).getShape();
-    SmallVector<int64_t> sizes(out);
-    sizes.push_back(lhs[lhs.size() - (gemm.transposeLhs ? 2 : 1)]);
+    int64_t batch = gemm.batched ? out.front() : 1;
+    int64_t k = lhs[lhs.size() - (gemm.transposeLhs ? 2 : 1)];
+    switch (gemm.vector) {
+    case GemmOperands::Vector::NoN:
+      return {batch, out.back(), 1, k};
+    case GemmOperands::Vector::NoM:
+      return {batch, 1, out.back(), k};
+    case GemmOperands::Vector::None:
+      break;
+    }
+    return {batch, out[out.size() - 2], out.back(), k};
+  }
+
+  /// Whether a product of `sizes` has at least min-parallel-work
+  /// multiply-adds (batch x M x N x K); a dynamic size counts as large, as a
+  /// run-time trip count does for ga-serialize-small-parallel-loops.
+  bool isLarge(const GemmSizes &sizes) const {
     uint64_t work = 1;
-    for (int64_t size : sizes) {
+    for (int64_t size : {sizes.batch, sizes.m, sizes.n, sizes.k}) {
       if (ShapedType::isDynamic(size))
         return true;
       work *= static_cast<uint64_t>(size);
     }
     return work >= minParallelWork;
+  }
+
+  /// Whether OpenBLAS may compute a row-major gemm call of `gemm`'s element
+  /// type and transposes, with sizes `m`, `n` and `k` (kDynamic: any), by
+  /// malloc-ing a buffer in the call. Its AVX-512 cores (SkylakeX,
+  /// Cooperlake, SapphireRapids; OpenBLAS 0.3.21 as in its current
+  /// sources) take products of at most 10^6 multiply-adds to "small-matrix"
+  /// kernels; the one for untransposed operands (column-major "NN", which a
+  /// row-major call with neither operand transposed is) copies the last rows
+  /// of the column-major M (our N) into a malloc'ed buffer when fewer than
+  /// half a vector of them remain (N mod 16 in 1..8 for f32, N mod 8 in
+  /// 1..4 for f64) and K is at least 32 (f32) or 16 (f64). Its other
+  /// kernels, and its larger products, allocate nothing per call.
+  static bool mayAllocatePerCall(Type elem, const GemmOperands &gemm, int64_t m,
+                                 int64_t n, int64_t k) {
+    if (gemm.transposeLhs || gemm.transposeRhs)
+      return false;
+    bool f32 = elem.isF32();
+    int64_t lanes = f32 ? 16 : 8, minK = f32 ? 32 : 16;
+    if (!ShapedType::isDynamic(k) && k < minK)
+      return false;
+    if (!ShapedType::isDynamic(n)) {
+      int64_t tail = n % lanes;
+      if (tail == 0 || tail > lanes / 2)
+        return false;
+    }
+    if (ShapedType::isDynamic(m) || ShapedType::isDynamic(n) ||
+        ShapedType::isDynamic(k))
+      return true;
+    return static_cast<double>(m) * static_cast<double>(n) *
+               static_cast<double>(k) <=
+           1e6;
+  }
+
+  /// Whether one of the calls of an unbatched product of `sizes` split into
+  /// parallel-blocks blocks (buildBlockLoop: of C's rows when M >= N or M is
+  /// not static, else of its columns) may allocate (mayAllocatePerCall).
+  bool blockMayAllocate(Type elem, const GemmOperands &gemm,
+                        const GemmSizes &sizes) const {
+    bool rows = ShapedType::isDynamic(sizes.m) ||
+                (!ShapedType::isDynamic(sizes.n) && sizes.m >= sizes.n);
+    int64_t extent = rows ? sizes.m : sizes.n;
+    SmallVector<int64_t, 2> blocks = {extent};
+    if (!ShapedType::isDynamic(extent)) {
+      int64_t size = llvm::divideCeil(extent, int64_t(parallelBlocks));
+      blocks = {size};
+      if (int64_t last = extent % size)
+        blocks.push_back(last);
+    }
+    return llvm::any_of(blocks, [&](int64_t block) {
+      return rows ? mayAllocatePerCall(elem, gemm, block, sizes.n, sizes.k)
+                  : mayAllocatePerCall(elem, gemm, sizes.m, block, sizes.k);
+    });
   }
 
   /// Advances the pointer of `matrix` by `offset` elements (an index).
