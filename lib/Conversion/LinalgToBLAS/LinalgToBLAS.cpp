@@ -196,13 +196,18 @@ struct ConvertLinalgToBLASPass
            1e6;
   }
 
+  /// Whether a split into parallel blocks divides C's `m` rows (M >= N, or
+  /// M not static) rather than its `n` columns.
+  static bool splitsRows(int64_t m, int64_t n) {
+    return ShapedType::isDynamic(m) || (!ShapedType::isDynamic(n) && m >= n);
+  }
+
   /// Whether one of the calls of an unbatched product of `sizes` split into
   /// parallel-blocks blocks (buildBlockLoop: of C's rows when M >= N or M is
   /// not static, else of its columns) may allocate (mayAllocatePerCall).
   bool blockMayAllocate(Type elem, const GemmOperands &gemm,
                         const GemmSizes &sizes) const {
-    bool rows = ShapedType::isDynamic(sizes.m) ||
-                (!ShapedType::isDynamic(sizes.n) && sizes.m >= sizes.n);
+    bool rows = splitsRows(sizes.m, sizes.n);
     int64_t extent = rows ? sizes.m : sizes.n;
     SmallVector<int64_t, 2> blocks = {extent};
     if (!ShapedType::isDynamic(extent)) {
@@ -259,8 +264,7 @@ struct ConvertLinalgToBLASPass
   void buildBlockLoop(OpBuilder &builder, Location loc, Type elem,
                       const GemmOperands &gemm, GemmArguments &args) {
     ArrayRef<int64_t> out = cast<MemRefType>(gemm.out.getType()).getShape();
-    bool rows = ShapedType::isDynamic(out[0]) ||
-                (!ShapedType::isDynamic(out[1]) && out[0] >= out[1]);
+    bool rows = splitsRows(out[0], out[1]);
     auto idx = [&](int64_t v) {
       return arith::ConstantIndexOp::create(builder, loc, v).getResult();
     };
