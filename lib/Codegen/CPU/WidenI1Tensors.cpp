@@ -37,10 +37,13 @@ static RankedTensorType withElement(Type type, Type elem) {
   return cast<RankedTensorType>(type).clone(elem);
 }
 
-/// Whether a linalg op reads `value`: whether an i8 form of it can be read
-/// without a narrowing copy.
+/// Whether a linalg op reads `value`, directly or through reshapes: whether
+/// an i8 form of it can be read without a narrowing copy (see
+/// Widener::wideOf).
 static bool readByLinalg(Value value) {
   return llvm::any_of(value.getUsers(), [](Operation *user) {
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user))
+      return readByLinalg(user->getResult(0));
     return isa<linalg::LinalgOp>(user);
   });
 }
@@ -58,7 +61,8 @@ public:
   /// given) an i8 form; returns whether it did.
   bool widen(linalg::LinalgOp op);
 
-  /// Erases the narrowing copies (and their tensor.empty) nobody reads.
+  /// Erases the narrowing copies (and their tensor.empty) and the i1
+  /// reshapes nobody reads.
   void eraseUnusedNarrowings();
 
 private:
@@ -71,6 +75,8 @@ private:
   /// An i1 tensor -> the i8 tensor with its values (0 or 1).
   DenseMap<Value, Value> wide;
   SmallVector<linalg::GenericOp> narrowings;
+  /// The i1 reshapes given an i8 form, in the order they were met.
+  SmallVector<Operation *> reshapes;
 };
 
 /// The i8 form of the i1 tensor `value`: the widened result it narrows or,
@@ -91,6 +97,31 @@ Value Widener::wideOf(Value value, bool isInit, bool create) {
     return wide[value] = tensor::EmptyOp::create(
                rewriter, empty.getLoc(), withElement(value.getType(), i8),
                empty.getDynamicSizes());
+  }
+  // A reshape of a widened tensor (a mask unsqueezed to broadcast along
+  // a row: `expand_shape` of [B, H, T] into [B, H, T, 1]) reshapes its i8
+  // form, so that its reader reads i8 too.
+  if (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def) &&
+      !isInit) {
+    Value source = def->getOperand(0);
+    Value wideSource = wideOf(source, /*isInit=*/false, /*create=*/false);
+    if (!wideSource)
+      return {};
+    rewriter.setInsertionPointAfter(def);
+    auto type = withElement(value.getType(), i8);
+    Operation *reshape =
+        isa<tensor::ExpandShapeOp>(def)
+            ? tensor::ExpandShapeOp::create(
+                  rewriter, def->getLoc(), type, wideSource,
+                  cast<tensor::ExpandShapeOp>(def).getReassociationIndices(),
+                  cast<tensor::ExpandShapeOp>(def).getMixedOutputShape())
+                  .getOperation()
+            : tensor::CollapseShapeOp::create(
+                  rewriter, def->getLoc(), type, wideSource,
+                  cast<tensor::CollapseShapeOp>(def).getReassociationIndices())
+                  .getOperation();
+    reshapes.push_back(def);
+    return wide[value] = reshape->getResult(0);
   }
   DenseElementsAttr dense;
   if (auto cst = dyn_cast_or_null<arith::ConstantOp>(def))
@@ -227,6 +258,14 @@ bool Widener::widen(linalg::LinalgOp op) {
 }
 
 void Widener::eraseUnusedNarrowings() {
+  // The i1 reshapes whose readers all read their i8 forms (a reshape of a
+  // reshape after it).
+  for (Operation *reshape : llvm::reverse(reshapes)) {
+    if (!reshape->use_empty())
+      continue;
+    wide.erase(reshape->getResult(0));
+    rewriter.eraseOp(reshape);
+  }
   for (linalg::GenericOp copy : llvm::reverse(narrowings)) {
     if (!copy->use_empty())
       continue;

@@ -151,3 +151,38 @@ func.func @named_reader(%x: tensor<16xf32>) -> tensor<16xf32> {
     }
   return %y : tensor<16xf32>
 }
+
+// -----
+
+// A mask read through a reshape (a row mask unsqueezed to broadcast along
+// the row, as the probabilities of an attention read `empty[..., None]`):
+// the reshape takes the i8 form, and its reader reads i8.
+// CHECK-LABEL: func.func @reshaped_reader
+// CHECK:         %[[M8:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4xi8>)
+// CHECK-NOT:     xi1>
+// CHECK:         %[[E8:.*]] = tensor.expand_shape %[[M8]] {{\[\[}}0, 1]] output_shape [4, 1] : tensor<4xi8> into tensor<4x1xi8>
+// CHECK:         linalg.generic {{.*}} ins(%[[E8]], %{{.*}} : tensor<4x1xi8>, tensor<4x8xf32>)
+// CHECK:           arith.trunci
+// CHECK-NOT:     xi1>
+// VEC-LABEL: func.func @reshaped_reader
+// VEC-NOT:     linalg.generic
+// VEC:         arith.select {{.*}} : vector<8xi1>, vector<8xf32>
+func.func @reshaped_reader(%row: tensor<4xf32>, %x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4xi1>
+  %m = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%row : tensor<4xf32>) outs(%e : tensor<4xi1>) {
+  ^bb0(%v: f32, %o: i1):
+    %lt = arith.cmpf olt, %v, %zero : f32
+    linalg.yield %lt : i1
+  } -> tensor<4xi1>
+  %m2 = tensor.expand_shape %m [[0, 1]] output_shape [4, 1] : tensor<4xi1> into tensor<4x1xi1>
+  %out = tensor.empty() : tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, 0)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%m2, %x : tensor<4x1xi1>, tensor<4x8xf32>) outs(%out : tensor<4x8xf32>) {
+  ^bb0(%a: i1, %v: f32, %o: f32):
+    %s = arith.select %a, %zero, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

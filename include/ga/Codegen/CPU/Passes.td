@@ -552,7 +552,11 @@ def WidenI1Tensors : Pass<"ga-widen-i1-tensors", "func::FuncOp"> {
     through `arith.trunci` and writes a widened result through
     `arith.extui`, so an `i8` element is always 0 or 1. Named ops are
     rewritten through their generic form, except `linalg.fill`, which fills
-    the `i8` tensor with the widened scalar. Users that are not linalg ops
+    the `i8` tensor with the widened scalar. A `tensor.expand_shape` or
+    `tensor.collapse_shape` of a widened tensor that a linalg op reads (a
+    row mask unsqueezed to broadcast along the row, `empty[..., None]`)
+    reshapes the `i8` form, and the i1 reshape is erased when nobody reads
+    it. Other users that are not linalg ops
     (a `return`, a `tensor.insert_slice`, an `scf.yield`) read an `i1` copy
     (a `linalg.generic` of `arith.trunci`), which is erased when nobody
     reads it. Function arguments and results keep their types. Only the
