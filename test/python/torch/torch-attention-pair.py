@@ -11,11 +11,17 @@
 # in the last place of the type at the largest value (a wrong formula, a
 # lost mask or group, errs by the values themselves); the results' and the
 # logsumexp's types and shapes PyTorch's.
+#
+# Each case runs twice: whole (the default BLOCK_ROWS exceeds these
+# sizes), and in blocks of 2 queries, where the causal, sliding-window and
+# empty-row masks take the block form (queries against the keys the mask
+# leaves them); the count of block forms taken is checked too.
 
 import sys
 
 import torch
 
+from ga_mlir.torch import _attention
 from ga_mlir.torch._attention import (flash_attention_for_cpu,
                                       flash_attention_for_cpu_backward)
 
@@ -55,6 +61,11 @@ def case(dtype, seed, is_causal, mask_kind, kv_heads, tq, scale):
         keep = torch.rand(2, 1, tq, 8, generator=gen) > 0.3
         if mask_kind == "empty rows":
             keep[:, :, 1] = False
+            keep[:, :, :, 6:] = False
+        mask = torch.where(keep, 0.0, float("-inf")).to(dtype)
+    elif mask_kind == "window":  # keys i - 2 .. i of query i
+        i, j = torch.arange(tq)[:, None], torch.arange(8)[None, :]
+        keep = ((j <= i) & (j > i - 3)).expand(2, 1, tq, 8)
         mask = torch.where(keep, 0.0, float("-inf")).to(dtype)
     elif mask_kind == "additive":
         mask = torch.randn(2, 1, tq, 8, generator=gen).to(dtype)
@@ -78,15 +89,29 @@ def case(dtype, seed, is_causal, mask_kind, kv_heads, tq, scale):
     return ok
 
 
+taken = []
+blocks = _attention._blocks
+_attention._blocks = lambda *a: taken.append(blocks(*a)) or taken[-1]
 failures = 0
-for dtype in (torch.float32, torch.bfloat16, torch.float64):
-    ok = all(case(dtype, seed, *args) for seed in range(3) for args in (
-        (True, None, 4, 8, None), (True, None, 2, 5, None),
-        (False, "bool", 4, 8, None), (False, "additive", 2, 8, 0.3),
-        (False, "empty rows", 4, 8, None), (True, "additive", 4, 8, None)))
-    failures += not ok
-    print(f"{dtype}: {'OK' if ok else 'FAIL'}")
-# CHECK: torch.float32: OK
-# CHECK: torch.bfloat16: OK
-# CHECK: torch.float64: OK
+for rows in (_attention.BLOCK_ROWS, 2):
+    _attention.BLOCK_ROWS = rows
+    for dtype in (torch.float32, torch.bfloat16, torch.float64):
+        taken.clear()
+        ok = all(case(dtype, seed, *args) for seed in range(3) for args in (
+            (True, None, 4, 8, None), (True, None, 2, 5, None),
+            (False, "bool", 4, 8, None), (False, "additive", 2, 8, 0.3),
+            (False, "empty rows", 4, 8, None), (True, "additive", 4, 8, None),
+            (False, "window", 2, 8, None)))
+        failures += not ok
+        forms = sum(b is not None for b in taken)
+        print(f"{dtype}, blocks of {rows}: {'OK' if ok else 'FAIL'}, "
+              f"{forms} of {len(taken)} calls in blocks")
+# CHECK: torch.float32, blocks of 64: OK, 0 of 42 calls in blocks
+# CHECK: torch.bfloat16, blocks of 64: OK, 0 of 42 calls in blocks
+# CHECK: torch.float64, blocks of 64: OK, 0 of 42 calls in blocks
+# Causal (2 cases), causal with a mask, the window, the empty rows (keys
+# 6 and 7 excluded), in forward and backward, 3 seeds.
+# CHECK: torch.float32, blocks of 2: OK, 30 of 42 calls in blocks
+# CHECK: torch.bfloat16, blocks of 2: OK, 30 of 42 calls in blocks
+# CHECK: torch.float64, blocks of 2: OK, 30 of 42 calls in blocks
 sys.exit(failures)
