@@ -45,7 +45,6 @@ of them.
 """
 
 import torch
-import torch.nn.functional as F
 
 from ._known_mask import excluded_positions, untraced
 
@@ -181,12 +180,15 @@ def flash_attention_for_cpu(query, key, value, dropout_p=0.0,
     return out.to(query.dtype), lse
 
 
-def _key_rows(x, keys, tk):
-    """x [..., k1 - k0, D] as the rows keys of [..., tk, D] (zeros
-    elsewhere)."""
+def _add_key_rows(total, x, keys, tk):
+    """total (None: zeros) plus x [..., k1 - k0, D] at the rows keys of
+    [..., tk, D]: a slice updated in place, not a padded copy."""
     if keys == (0, tk):
-        return x
-    return F.pad(x, (0, 0, keys[0], tk - keys[1]))
+        return x if total is None else total + x
+    if total is None:
+        total = x.new_zeros((*x.shape[:-2], tk, x.shape[-1]))
+    return total.slice_scatter(_part(total, -2, keys) + x, dim=-2,
+                               start=keys[0], end=keys[1])
 
 
 def flash_attention_for_cpu_backward(grad_out, query, key, value, out,
@@ -206,18 +208,16 @@ def flash_attention_for_cpu_backward(grad_out, query, key, value, out,
         p = _probabilities(s, _part(logsumexp, -1, (r0, r1)).to(ct))
         g = _part(grad_out, -2, (r0, r1)).to(ct)
         v = _repeated(_part(value, -2, (k0, k1)), group, ct)
-        dv_part = _key_rows(torch.matmul(p.transpose(-2, -1), g), (k0, k1),
-                            tk)
+        dv = _add_key_rows(dv, torch.matmul(p.transpose(-2, -1), g),
+                           (k0, k1), tk)
         dp = torch.matmul(g, v.transpose(-2, -1))
         ds = p * (dp - (p * dp).sum(-1, keepdim=True))
         k = _repeated(_part(key, -2, (k0, k1)), group, ct)
         dqs.append(torch.matmul(ds, k) * scale_)
-        dk_part = _key_rows(
-            torch.matmul(ds.transpose(-2, -1),
-                         _part(query, -2, (r0, r1)).to(ct)),
+        dk = _add_key_rows(
+            dk, torch.matmul(ds.transpose(-2, -1),
+                             _part(query, -2, (r0, r1)).to(ct)),
             (k0, k1), tk)
-        dv = dv_part if dv is None else dv + dv_part
-        dk = dk_part if dk is None else dk + dk_part
     dq = dqs[0] if len(dqs) == 1 else torch.cat(dqs, dim=-2)
     dk = dk * scale_
     if group > 1:
