@@ -46,7 +46,7 @@ of them.
 
 import torch
 
-from ._known_mask import excluded_positions, untraced
+from ._known_mask import causal_excluded, excluded_positions, untraced
 
 aten = torch.ops.aten
 
@@ -74,10 +74,11 @@ def _blocks(tq, tk, is_causal, attn_mask):
         return None
     with untraced():
         rows = max(BLOCK_ROWS, -(-tq // 8))
-        needed = [(~excluded[r0:r0 + rows]).any(0).nonzero().flatten()
-                  .tolist() for r0 in range(0, tq, rows)]
+        keys_of_blocks = [
+            (~excluded[r0:r0 + rows]).any(0).nonzero().flatten().tolist()
+            for r0 in range(0, tq, rows)]
     blocks, computed = [], 0
-    for r0, needed in zip(range(0, tq, rows), needed):
+    for r0, needed in zip(range(0, tq, rows), keys_of_blocks):
         r1 = min(r0 + rows, tq)
         # A block whose every key is excluded keeps one: its rows are
         # empty (-inf scores, output 0) in either form.
@@ -123,9 +124,8 @@ def _scores(q, k, is_causal, attn_mask, scale, rows=None, keys=None):
         scale = q.shape[-1] ** -0.5
     s = torch.matmul(q.to(ct), k.transpose(-2, -1)) * scale
     if is_causal:
-        query = torch.arange(rows[0], rows[1], device=q.device)
-        key = torch.arange(keys[0], keys[1], device=q.device)
-        s = s.masked_fill(key[None, :] > query[:, None], float("-inf"))
+        s = s.masked_fill(causal_excluded(rows, keys, q.device),
+                          float("-inf"))
     if attn_mask is not None:
         attn_mask = _mask_block(attn_mask, rows, keys)
         if attn_mask.dtype == torch.bool:

@@ -270,10 +270,19 @@ def excluded_positions(attn_mask, is_causal, tq, tk):
         return _excluded(partial, is_causal, tq, tk)
 
 
+def causal_excluded(rows, keys, device=None):
+    """[rows, keys] bool: is_causal's excluded pairs (a key after the
+    query, aligned at the top left as PyTorch's SDPA) for the queries and
+    keys of the (start, end) spans rows and keys."""
+    query = torch.arange(rows[0], rows[1], device=device)
+    key = torch.arange(keys[0], keys[1], device=device)
+    return key[None, :] > query[:, None]
+
+
 def _excluded(partial, is_causal, tq, tk):
     excluded = None
     if is_causal:
-        excluded = ~torch.ones(tq, tk, dtype=torch.bool).tril()
+        excluded = causal_excluded((0, tq), (0, tk))
     if partial is not None:
         value, known = partial
         out = known & (~value.bool() if value.dtype == torch.bool
