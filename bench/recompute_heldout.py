@@ -2,9 +2,10 @@
 """The held-out check of issue #42: recomputation and the byte budget on
 models that the remat/budget tests never used, with dropout active.
 
-For each model (tiny configurations, random weights, AdamW, B = 4), in a
-process of its own with libGAHeapCount.so preloaded, against the oracle
-that shares no code with recomputation, the same step with
+For each model of heldout_models.py (tiny configurations, random
+weights, AdamW, B = 4), in a process of its own with libGAHeapCount.so
+preloaded, against the oracle that shares no code with recomputation, the
+same step with
 recompute="none" (share_buffers=True everywhere):
   sets:    every recompute set of ga_mlir.driver.recompute_sets() at every
            N of --ns (3 is uneven at B = 4: micro-batches of 2, 1, 1): the
@@ -34,226 +35,15 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test", "python", "torch"))
 
+import heldout_models  # noqa: E402
+
 B = 4  # the sets' check: N = 1, 2, 4 and 3 (2, 1, 1)
 B_BUDGET = 8  # the budget's: activations weigh more against the parameters
 
 
-def _models():
-    import torch
-    from torch import nn
-    from torch.nn import functional as F
-    import model_zoo as mz
-    import zoo
-
-    def hf(config_class, model_class, **config):
-        return mz._hf(config_class, model_class, **config)
-
-    text = lambda g, b: mz.padded_text(g, b, t=8)  # noqa: E731
-    d, h = 16, 2
-
-    class ConvBNDropout(nn.Module):
-        """Convolutions, BatchNorm, ReLU and Dropout2d (whole channels)."""
-
-        def __init__(self):
-            super().__init__()
-            self.body = nn.Sequential(
-                nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
-                nn.Dropout2d(0.2), nn.Conv2d(8, 8, 3, padding=1),
-                nn.BatchNorm2d(8), nn.ReLU(), nn.Dropout(0.1))
-            self.head = nn.Linear(8 * 8 * 8, 3)
-
-        def forward(self, x):
-            return self.head(self.body(x).flatten(1))
-
-    class MixerBlock(nn.Module):
-        def __init__(self, tokens, dim, p):
-            super().__init__()
-            self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
-            self.token_mlp = nn.Sequential(
-                nn.Linear(tokens, 2 * tokens), nn.GELU(), nn.Dropout(p),
-                nn.Linear(2 * tokens, tokens))
-            self.channel_mlp = nn.Sequential(
-                nn.Linear(dim, 2 * dim), nn.GELU(), nn.Dropout(p),
-                nn.Linear(2 * dim, dim))
-            self.drop = nn.Dropout(p)
-
-        def forward(self, x):
-            x = x + self.drop(self.token_mlp(self.ln1(x).transpose(1, 2))
-                              .transpose(1, 2))
-            return x + self.drop(self.channel_mlp(self.ln2(x)))
-
-    class Mixer(nn.Module):
-        """MLP-Mixer: 4x4 patches of an 8x8 image, two blocks."""
-
-        def __init__(self, dim=16, p=0.1):
-            super().__init__()
-            self.patch = nn.Conv2d(3, dim, 4, stride=4)
-            self.blocks = nn.Sequential(MixerBlock(4, dim, p),
-                                        MixerBlock(4, dim, p))
-            self.ln = nn.LayerNorm(dim)
-            self.head = nn.Linear(dim, 3)
-
-        def forward(self, x):
-            x = self.patch(x).flatten(2).transpose(1, 2)
-            return self.head(self.ln(self.blocks(x)).mean(1))
-
-    def lm_loss(model, ids, mask, labels):
-        logits = model(ids)
-        return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]),
-                               labels[:, 1:].reshape(-1))
-
-    def images8(g, b):
-        return mz.images(g, b, 8)
-
-    p = 0.1
-    return {
-        "bert": (lambda: mz.bert(dropout=p, t=8), mz.text_classes,
-                 mz.hf_loss, {}),
-        "roberta-mlm": (lambda: hf(
-            "RobertaConfig", "RobertaForMaskedLM", vocab_size=mz.VOCAB,
-            hidden_size=d, num_hidden_layers=2, num_attention_heads=h,
-            intermediate_size=2 * d, max_position_embeddings=16,
-            pad_token_id=0, hidden_dropout_prob=p,
-            attention_probs_dropout_prob=p), text, mz.hf_loss, {}),
-        "vit": (lambda: hf(
-            "ViTConfig", "ViTForImageClassification", image_size=8,
-            patch_size=4, num_channels=3, hidden_size=d,
-            num_hidden_layers=1, num_attention_heads=h,
-            intermediate_size=2 * d, num_labels=3, hidden_dropout_prob=p,
-            attention_probs_dropout_prob=p), images8,
-            mz.hf_image_classification, {}),
-        "bart": (lambda: hf(
-            "BartConfig", "BartForConditionalGeneration",
-            vocab_size=mz.VOCAB, d_model=d, encoder_layers=1,
-            decoder_layers=1, encoder_attention_heads=h,
-            decoder_attention_heads=h, encoder_ffn_dim=2 * d,
-            decoder_ffn_dim=2 * d, max_position_embeddings=16, dropout=p,
-            attention_dropout=p, activation_dropout=p, pad_token_id=0,
-            bos_token_id=1, eos_token_id=1, decoder_start_token_id=1,
-            forced_eos_token_id=None), text, mz.hf_loss, {}),
-        "gpt-neo": (lambda: hf(
-            "GPTNeoConfig", "GPTNeoForCausalLM", vocab_size=mz.VOCAB,
-            hidden_size=d, num_layers=2, num_heads=h,
-            attention_types=[[["global", "local"], 1]], window_size=4,
-            max_position_embeddings=16, embed_dropout=p,
-            attention_dropout=p, resid_dropout=p, bos_token_id=1,
-            eos_token_id=1), text, mz.hf_loss, {}),
-        "qwen2": (lambda: hf(
-            "Qwen2Config", "Qwen2ForCausalLM", vocab_size=mz.VOCAB,
-            hidden_size=d, intermediate_size=2 * d, num_hidden_layers=2,
-            num_attention_heads=h, num_key_value_heads=1,
-            max_position_embeddings=16, attention_dropout=p,
-            bos_token_id=1, eos_token_id=1, pad_token_id=0,
-            attn_implementation="eager"), text, mz.hf_loss, {}),
-        "gpt2": (lambda: hf(
-            "GPT2Config", "GPT2LMHeadModel", vocab_size=mz.VOCAB,
-            n_positions=16, n_embd=d, n_layer=2, n_head=h, resid_pdrop=p,
-            embd_pdrop=p, attn_pdrop=p, bos_token_id=1, eos_token_id=1,
-            attn_implementation="eager"), text, mz.hf_loss, {}),
-        "t5": (lambda: hf(
-            "T5Config", "T5ForConditionalGeneration", vocab_size=mz.VOCAB,
-            d_model=d, d_kv=d // h, d_ff=2 * d, num_layers=1,
-            num_decoder_layers=1, num_heads=h,
-            relative_attention_num_buckets=8,
-            relative_attention_max_distance=8, dropout_rate=p,
-            feed_forward_proj="gated-gelu", decoder_start_token_id=0,
-            pad_token_id=0, eos_token_id=1), text, mz.hf_loss, {}),
-        "bloom": (lambda: hf(
-            "BloomConfig", "BloomForCausalLM", vocab_size=mz.VOCAB,
-            hidden_size=d, n_layer=2, n_head=h, hidden_dropout=p,
-            attention_dropout=p, bos_token_id=1, eos_token_id=1,
-            pad_token_id=0), text, mz.hf_loss, {}),
-        "mixtral": (lambda: hf(
-            "MixtralConfig", "MixtralForCausalLM", vocab_size=mz.VOCAB,
-            hidden_size=2 * d, intermediate_size=3 * d, num_hidden_layers=2,
-            num_attention_heads=h, num_key_value_heads=1,
-            num_local_experts=4, num_experts_per_tok=2,
-            max_position_embeddings=16, attention_dropout=p,
-            bos_token_id=1, eos_token_id=1, pad_token_id=0), text,
-            mz.hf_loss, {}),
-        "albert": (lambda: hf(
-            "AlbertConfig", "AlbertForMaskedLM", vocab_size=mz.VOCAB,
-            embedding_size=8, hidden_size=d, num_hidden_layers=2,
-            num_attention_heads=h, intermediate_size=2 * d,
-            max_position_embeddings=16, hidden_dropout_prob=p,
-            attention_probs_dropout_prob=p, pad_token_id=0), text,
-            mz.hf_loss, {}),
-        "distilbert": (lambda: hf(
-            "DistilBertConfig", "DistilBertForSequenceClassification",
-            vocab_size=mz.VOCAB, dim=d, n_layers=2, n_heads=h,
-            hidden_dim=2 * d, max_position_embeddings=16, dropout=p,
-            attention_dropout=p, seq_classif_dropout=p, num_labels=3,
-            pad_token_id=0), mz.text_classes, mz.hf_loss, {}),
-        "electra": (lambda: hf(
-            "ElectraConfig", "ElectraForMaskedLM", vocab_size=mz.VOCAB,
-            embedding_size=8, hidden_size=d, num_hidden_layers=2,
-            num_attention_heads=h, intermediate_size=2 * d,
-            max_position_embeddings=16, hidden_dropout_prob=p,
-            attention_probs_dropout_prob=p, pad_token_id=0), text,
-            mz.hf_loss, {}),
-        "deberta-v2": (lambda: hf(
-            "DebertaV2Config", "DebertaV2ForMaskedLM", vocab_size=mz.VOCAB,
-            hidden_size=d, num_hidden_layers=2, num_attention_heads=h,
-            intermediate_size=2 * d, max_position_embeddings=16,
-            relative_attention=True, position_buckets=4,
-            pos_att_type=["p2c", "c2p"], hidden_dropout_prob=p,
-            attention_probs_dropout_prob=p, pad_token_id=0), text,
-            mz.hf_loss, {}),
-        "gptj": (lambda: hf(
-            "GPTJConfig", "GPTJForCausalLM", vocab_size=mz.VOCAB,
-            n_positions=16, n_embd=d, n_layer=2, n_head=h, rotary_dim=4,
-            resid_pdrop=p, embd_pdrop=p, attn_pdrop=p, bos_token_id=1,
-            eos_token_id=1), text, mz.hf_loss, {}),
-        "phi": (lambda: hf(
-            "PhiConfig", "PhiForCausalLM", vocab_size=mz.VOCAB,
-            hidden_size=d, intermediate_size=2 * d, num_hidden_layers=2,
-            num_attention_heads=h, max_position_embeddings=16,
-            resid_pdrop=p, embd_pdrop=p, attention_dropout=p,
-            partial_rotary_factor=0.5, bos_token_id=1, eos_token_id=1,
-            pad_token_id=0), text, mz.hf_loss, {}),
-        "convnext": (lambda: hf(
-            "ConvNextConfig", "ConvNextForImageClassification",
-            num_channels=3, patch_size=2, num_stages=2, hidden_sizes=[8, 16],
-            depths=[1, 1], drop_path_rate=0.2, num_labels=3,
-            image_size=8), images8, mz.hf_image_classification, {}),
-        "opt": (lambda: hf(
-            "OPTConfig", "OPTForCausalLM", vocab_size=mz.VOCAB,
-            hidden_size=d, num_hidden_layers=2, ffn_dim=2 * d,
-            num_attention_heads=h, max_position_embeddings=16,
-            word_embed_proj_dim=d, dropout=p, attention_dropout=p,
-            pad_token_id=0, bos_token_id=1, eos_token_id=1), text,
-            mz.hf_loss, {}),
-        "gpt-neox": (lambda: hf(
-            "GPTNeoXConfig", "GPTNeoXForCausalLM", vocab_size=mz.VOCAB,
-            hidden_size=d, num_hidden_layers=2, num_attention_heads=h,
-            intermediate_size=2 * d, max_position_embeddings=16,
-            rotary_pct=0.5, hidden_dropout=p, attention_dropout=p,
-            bos_token_id=1, eos_token_id=1), text, mz.hf_loss, {}),
-        "gemma": (lambda: hf(
-            "GemmaConfig", "GemmaForCausalLM", vocab_size=mz.VOCAB,
-            hidden_size=d, intermediate_size=2 * d, num_hidden_layers=2,
-            num_attention_heads=h, num_key_value_heads=1, head_dim=8,
-            max_position_embeddings=16, attention_dropout=p,
-            bos_token_id=1, eos_token_id=1, pad_token_id=0), text,
-            mz.hf_loss, {}),
-        "falcon": (lambda: hf(
-            "FalconConfig", "FalconForCausalLM", vocab_size=mz.VOCAB,
-            hidden_size=d, num_hidden_layers=2, num_attention_heads=h,
-            hidden_dropout=p, attention_dropout=p, bos_token_id=1,
-            eos_token_id=1), text, mz.hf_loss, {}),
-        "conv-bn-dropout2d": (ConvBNDropout, images8, mz.classification,
-                              {"recompute_statistics": True}),
-        "mlp-mixer": (Mixer, images8, mz.classification, {}),
-        "lstm-lm": (mz.LSTMLM, text, lm_loss, {}),
-        "resnet18": (lambda: mz.resnet18(width=4),
-                     lambda g, b: mz.images(g, b, 32), mz.classification,
-                     {"recompute_statistics": True}),
-    }, zoo
-
-
 def _setup(name, b):
     import torch
-    models, zoo = _models()
+    models, zoo = heldout_models.models()
     make_model, make_batch, loss_fn, options = models[name]
     gen = torch.Generator().manual_seed(2)
     batches = [make_batch(gen, b) for _ in range(2)]
@@ -436,7 +226,7 @@ def main():
     a = ap.parse_args()
     if a.worker:
         return worker(a)
-    names = a.models.split(",") if a.models else list(_models()[0])
+    names = a.models.split(",") if a.models else list(heldout_models.models()[0])
     rows, failed = [], []
     for name in names:
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", name,
