@@ -174,6 +174,28 @@ def models():
             num_classes=3)
 
     p = 0.1
+
+    def causal_lm(config_class, model_class, **config):
+        """A two-layer decoder of the Llama family (grouped keys and
+        values, attention dropout), `config` over the shared settings."""
+        shared = dict(
+            vocab_size=mz.VOCAB, hidden_size=d, intermediate_size=2 * d,
+            num_hidden_layers=2, num_attention_heads=h,
+            num_key_value_heads=1, max_position_embeddings=16,
+            attention_dropout=p, bos_token_id=1, eos_token_id=1,
+            pad_token_id=0)
+        return lambda: hf(config_class, model_class, **dict(shared, **config))
+
+    def encoder(config_class, model_class, **config):
+        """A two-layer BERT-family encoder with hidden and attention
+        dropout, `config` over the shared settings."""
+        shared = dict(
+            vocab_size=mz.VOCAB, hidden_size=d, num_hidden_layers=2,
+            num_attention_heads=h, intermediate_size=2 * d,
+            max_position_embeddings=16, hidden_dropout_prob=p,
+            attention_probs_dropout_prob=p, pad_token_id=0)
+        return lambda: hf(config_class, model_class, **dict(shared, **config))
+
     return {
         "bert": (lambda: mz.bert(dropout=p, t=8), mz.text_classes,
                  mz.hf_loss, {}),
@@ -206,13 +228,9 @@ def models():
             max_position_embeddings=16, embed_dropout=p,
             attention_dropout=p, resid_dropout=p, bos_token_id=1,
             eos_token_id=1), text, mz.hf_loss, {}),
-        "qwen2": (lambda: hf(
-            "Qwen2Config", "Qwen2ForCausalLM", vocab_size=mz.VOCAB,
-            hidden_size=d, intermediate_size=2 * d, num_hidden_layers=2,
-            num_attention_heads=h, num_key_value_heads=1,
-            max_position_embeddings=16, attention_dropout=p,
-            bos_token_id=1, eos_token_id=1, pad_token_id=0,
-            attn_implementation="eager"), text, mz.hf_loss, {}),
+        "qwen2": (causal_lm("Qwen2Config", "Qwen2ForCausalLM",
+                            attn_implementation="eager"),
+                  text, mz.hf_loss, {}),
         "gpt2": (lambda: hf(
             "GPT2Config", "GPT2LMHeadModel", vocab_size=mz.VOCAB,
             n_positions=16, n_embd=d, n_layer=2, n_head=h, resid_pdrop=p,
@@ -231,34 +249,20 @@ def models():
             hidden_size=d, n_layer=2, n_head=h, hidden_dropout=p,
             attention_dropout=p, bos_token_id=1, eos_token_id=1,
             pad_token_id=0), text, mz.hf_loss, {}),
-        "mixtral": (lambda: hf(
-            "MixtralConfig", "MixtralForCausalLM", vocab_size=mz.VOCAB,
-            hidden_size=2 * d, intermediate_size=3 * d, num_hidden_layers=2,
-            num_attention_heads=h, num_key_value_heads=1,
-            num_local_experts=4, num_experts_per_tok=2,
-            max_position_embeddings=16, attention_dropout=p,
-            bos_token_id=1, eos_token_id=1, pad_token_id=0), text,
-            mz.hf_loss, {}),
-        "albert": (lambda: hf(
-            "AlbertConfig", "AlbertForMaskedLM", vocab_size=mz.VOCAB,
-            embedding_size=8, hidden_size=d, num_hidden_layers=2,
-            num_attention_heads=h, intermediate_size=2 * d,
-            max_position_embeddings=16, hidden_dropout_prob=p,
-            attention_probs_dropout_prob=p, pad_token_id=0), text,
-            mz.hf_loss, {}),
+        "mixtral": (causal_lm("MixtralConfig", "MixtralForCausalLM",
+                              hidden_size=2 * d, intermediate_size=3 * d,
+                              num_local_experts=4, num_experts_per_tok=2),
+                    text, mz.hf_loss, {}),
+        "albert": (encoder("AlbertConfig", "AlbertForMaskedLM",
+                           embedding_size=8), text, mz.hf_loss, {}),
         "distilbert": (lambda: hf(
             "DistilBertConfig", "DistilBertForSequenceClassification",
             vocab_size=mz.VOCAB, dim=d, n_layers=2, n_heads=h,
             hidden_dim=2 * d, max_position_embeddings=16, dropout=p,
             attention_dropout=p, seq_classif_dropout=p, num_labels=3,
             pad_token_id=0), mz.text_classes, mz.hf_loss, {}),
-        "electra": (lambda: hf(
-            "ElectraConfig", "ElectraForMaskedLM", vocab_size=mz.VOCAB,
-            embedding_size=8, hidden_size=d, num_hidden_layers=2,
-            num_attention_heads=h, intermediate_size=2 * d,
-            max_position_embeddings=16, hidden_dropout_prob=p,
-            attention_probs_dropout_prob=p, pad_token_id=0), text,
-            mz.hf_loss, {}),
+        "electra": (encoder("ElectraConfig", "ElectraForMaskedLM",
+                            embedding_size=8), text, mz.hf_loss, {}),
         "deberta-v2": (lambda: hf(
             "DebertaV2Config", "DebertaV2ForMaskedLM", vocab_size=mz.VOCAB,
             hidden_size=d, num_hidden_layers=2, num_attention_heads=h,
@@ -297,13 +301,8 @@ def models():
             intermediate_size=2 * d, max_position_embeddings=16,
             rotary_pct=0.5, hidden_dropout=p, attention_dropout=p,
             bos_token_id=1, eos_token_id=1), text, mz.hf_loss, {}),
-        "gemma": (lambda: hf(
-            "GemmaConfig", "GemmaForCausalLM", vocab_size=mz.VOCAB,
-            hidden_size=d, intermediate_size=2 * d, num_hidden_layers=2,
-            num_attention_heads=h, num_key_value_heads=1, head_dim=8,
-            max_position_embeddings=16, attention_dropout=p,
-            bos_token_id=1, eos_token_id=1, pad_token_id=0), text,
-            mz.hf_loss, {}),
+        "gemma": (causal_lm("GemmaConfig", "GemmaForCausalLM", head_dim=8),
+                  text, mz.hf_loss, {}),
         "falcon": (lambda: hf(
             "FalconConfig", "FalconForCausalLM", vocab_size=mz.VOCAB,
             hidden_size=d, num_hidden_layers=2, num_attention_heads=h,
@@ -316,20 +315,13 @@ def models():
         "resnet18": (lambda: mz.resnet18(width=4),
                      lambda g, b: mz.images(g, b, 32), mz.classification,
                      {"recompute_statistics": True}),
-        "llama-sdpa": (lambda: hf(
-            "LlamaConfig", "LlamaForCausalLM", vocab_size=mz.VOCAB,
-            hidden_size=d, intermediate_size=2 * d, num_hidden_layers=2,
-            num_attention_heads=h, num_key_value_heads=1,
-            max_position_embeddings=16, attention_dropout=p,
-            bos_token_id=1, eos_token_id=1, pad_token_id=0,
-            attn_implementation="sdpa"), text, mz.hf_loss, {}),
-        "mistral": (lambda: hf(
-            "MistralConfig", "MistralForCausalLM", vocab_size=mz.VOCAB,
-            hidden_size=d, intermediate_size=2 * d, num_hidden_layers=2,
-            num_attention_heads=h, num_key_value_heads=1, sliding_window=4,
-            max_position_embeddings=16, attention_dropout=p,
-            bos_token_id=1, eos_token_id=1, pad_token_id=0,
-            attn_implementation="eager"), text, mz.hf_loss, {}),
+        "llama-sdpa": (causal_lm("LlamaConfig", "LlamaForCausalLM",
+                                 attn_implementation="sdpa"),
+                       text, mz.hf_loss, {}),
+        "mistral": (causal_lm("MistralConfig", "MistralForCausalLM",
+                              sliding_window=4,
+                              attn_implementation="eager"),
+                    text, mz.hf_loss, {}),
         "gpt2-sdpa": (lambda: hf(
             "GPT2Config", "GPT2ForSequenceClassification",
             vocab_size=mz.VOCAB, n_positions=16, n_embd=d, n_layer=2,
@@ -344,13 +336,9 @@ def models():
         "stochastic-depth": (StochasticDepthNet, images8, mz.classification,
                              {"recompute_statistics": True}),
         "tv-vit": (tv_vit, images8, mz.classification, {}),
-        "qwen3": (lambda: hf(
-            "Qwen3Config", "Qwen3ForCausalLM", vocab_size=mz.VOCAB,
-            hidden_size=d, intermediate_size=2 * d, num_hidden_layers=2,
-            num_attention_heads=h, num_key_value_heads=1, head_dim=8,
-            max_position_embeddings=16, attention_dropout=p,
-            bos_token_id=1, eos_token_id=1, pad_token_id=0,
-            attn_implementation="sdpa"), text, mz.hf_loss, {}),
+        "qwen3": (causal_lm("Qwen3Config", "Qwen3ForCausalLM", head_dim=8,
+                            attn_implementation="sdpa"),
+                  text, mz.hf_loss, {}),
         "mobilebert": (lambda: hf(
             "MobileBertConfig", "MobileBertForSequenceClassification",
             vocab_size=mz.VOCAB, hidden_size=d, embedding_size=8,
