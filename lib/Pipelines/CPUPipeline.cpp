@@ -53,9 +53,13 @@ static void addBufferizationStage(OpPassManager &pm,
   }
   // One allocation per step instead of one per micro-batch.
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
-  // Temporaries dead before another is written share its buffer.
-  if (options.shareBuffers)
-    pm.addNestedPass<func::FuncOp>(createShareBuffers());
+  // Temporaries dead before another is written share its storage: at byte
+  // offsets of one arena when their sizes differ.
+  if (options.shareBuffers) {
+    ShareBuffersOptions share;
+    share.pack = true;
+    pm.addNestedPass<func::FuncOp>(createShareBuffers(share));
+  }
   if (options.staticTemporaries)
     pm.addPass(createPromoteBuffersToGlobals());
   bufferization::buildBufferDeallocationPipeline(pm);

@@ -189,10 +189,12 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::init(false)};
   PassOptions::Option<bool> shareBuffers{
       *this, "share-buffers",
-      llvm::cl::desc("Give temporaries of one type whose live ranges do not "
-                     "overlap one buffer (ga-share-buffers), after the "
-                     "hoisting out of loops: what lets recomputation "
-                     "(--ga-rematerialize) lower the peak"),
+      llvm::cl::desc("Give temporaries whose live ranges do not overlap "
+                     "one storage (ga-share-buffers pack=true: one buffer "
+                     "for one type, byte offsets of one arena for "
+                     "different sizes), after the hoisting out of loops: "
+                     "what lets recomputation (--ga-rematerialize) lower "
+                     "the peak"),
       llvm::cl::init(false)};
   PassOptions::Option<bool> outParams{
       *this, "out-params",
