@@ -5,8 +5,7 @@ models that the remat/budget tests never used, with dropout active.
 For each model of heldout_models.py (tiny configurations, random
 weights, AdamW, B = 4), in a process of its own with libGAHeapCount.so
 preloaded, against the oracle that shares no code with recomputation, the
-same step with
-recompute="none" (share_buffers=True everywhere):
+same step with recompute="none" (share_buffers=True everywhere):
   sets:    every recompute set of ga_mlir.driver.recompute_sets() at every
            N of --ns (3 is uneven at B = 4: micro-batches of 2, 1, 1): the
            losses, parameters, optimizer states and buffers after two

@@ -687,9 +687,8 @@ def ShareBuffers : Pass<"ga-share-buffers", "func::FuncOp"> {
 
     With `pack=true` (off by default; `--ga-lower-to-cpu="share-buffers=1"`
     and `compile_train_step(share_buffers=True)` run the pass with it),
-    first, candidates of different sizes
-    share storage: those of one block, memory space, and category of the memory
-    report (written by a recomputation or not, and the number of loops of
+    first, candidates of different sizes share storage: those of one block,
+    memory space, and category of the memory report (written by a recomputation or not, and the number of loops of
     the entry block before their last use: an arena is never used in a loop
     and after it, as an accumulator is; none that is, an accumulator itself)
     get byte offsets of one `i8`
