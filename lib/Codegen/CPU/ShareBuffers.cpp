@@ -7,10 +7,12 @@
 // the storage of the peeled first micro-batch's (--ga-peel-first-accumulation),
 // which are all dead before the loop starts.
 //
-// Invariant: a buffer is only reused by an op that writes every element of
-// it without reading it, placed after the last access to the buffer it
-// reuses; a candidate's contents never outlive one execution of the block
-// that holds its accesses. The results are bitwise those without the pass.
+// Invariant: a buffer is only reused by ops that write every element of it
+// before reading any (one op that overwrites all of it, or ops that write
+// disjoint parts of it, such as the pieces of a concatenation), placed after
+// the last access to the buffer it reuses; a candidate's contents never
+// outlive one execution of the block that holds its accesses. The results
+// are bitwise those without the pass.
 //
 //===----------------------------------------------------------------------===//
 
@@ -113,14 +115,16 @@ static bool overwritesWhole(Operation *op, Value buffer) {
   return false;
 }
 
-/// The accesses to the buffer of `alloc` (through views), or failure when
-/// one may let it escape or touch it in a way not declared.
-static FailureOr<SmallVector<Operation *>> getAccesses(memref::AllocOp alloc) {
-  SmallVector<Operation *> accesses;
+/// The accesses to the buffer of `alloc` (the operands that hold it or a
+/// view of it), or failure when one may let it escape or touch it in a way
+/// not declared.
+static FailureOr<SmallVector<OpOperand *>> getAccesses(memref::AllocOp alloc) {
+  SmallVector<OpOperand *> accesses;
   SmallVector<Value> worklist{alloc.getResult()};
   while (!worklist.empty()) {
     Value value = worklist.pop_back_val();
-    for (Operation *user : value.getUsers()) {
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
       if (auto view = dyn_cast<ViewLikeOpInterface>(user);
           view && view.getViewSource() == value) {
         worklist.append(user->result_begin(), user->result_end());
@@ -137,10 +141,104 @@ static FailureOr<SmallVector<Operation *>> getAccesses(memref::AllocOp alloc) {
             return isa<BaseMemRefType, TensorType>(type);
           }))
         return failure();
-      accesses.push_back(user);
+      accesses.push_back(&use);
     }
   }
   return accesses;
+}
+
+namespace {
+/// The part of a buffer that a view of it covers: the offsets and sizes of
+/// a subview with static offsets and sizes and unit strides.
+struct Box {
+  SmallVector<int64_t> offsets, sizes;
+
+  int64_t volume() const {
+    return std::accumulate(sizes.begin(), sizes.end(), int64_t{1},
+                           std::multiplies<int64_t>());
+  }
+  bool overlaps(const Box &other) const {
+    for (auto [a, n, b, m] :
+         llvm::zip_equal(offsets, sizes, other.offsets, other.sizes))
+      if (a + n <= b || b + m <= a)
+        return false;
+    return true;
+  }
+  bool contains(const Box &other) const {
+    for (auto [a, n, b, m] :
+         llvm::zip_equal(offsets, sizes, other.offsets, other.sizes))
+      if (b < a || b + m > a + n)
+        return false;
+    return true;
+  }
+};
+} // namespace
+
+/// The box of the buffer `alloc` that `view` covers: all of it (itself or a
+/// reshape of all of it), or a subview of it with static offsets and sizes
+/// and unit strides; none for any other view.
+static std::optional<Box> getBox(Value view, memref::AllocOp alloc) {
+  MemRefType type = alloc.getType();
+  if (isWholeView(view, alloc.getResult()))
+    return Box{SmallVector<int64_t>(type.getRank(), 0),
+               llvm::to_vector(type.getShape())};
+  auto subview = view.getDefiningOp<memref::SubViewOp>();
+  if (!subview || subview.getSource() != alloc.getResult() ||
+      ShapedType::isDynamicShape(subview.getStaticOffsets()) ||
+      ShapedType::isDynamicShape(subview.getStaticSizes()) ||
+      llvm::any_of(subview.getStaticStrides(),
+                   [](int64_t stride) { return stride != 1; }))
+    return std::nullopt;
+  return Box{llvm::to_vector(subview.getStaticOffsets()),
+             llvm::to_vector(subview.getStaticSizes())};
+}
+
+/// Whether the accesses to `alloc`, in the order they run, write every
+/// element of it before they read any: ops of `block` that each overwrite
+/// one box of it (overwritesWhole of the view, their only access to it),
+/// pairwise disjoint, until the boxes cover it, and between them only ops
+/// of `block` that access boxes written before (a reduction into its
+/// piece, a read of a finished piece). The pieces of a concatenation, each
+/// copied into its subview, are written so; one op that overwrites all of
+/// the buffer is the case of one box.
+static bool writesBeforeReading(memref::AllocOp alloc,
+                                ArrayRef<OpOperand *> accesses, Block *block,
+                                const OpOrder &order) {
+  // The accesses of each op, the ops in the order they run.
+  llvm::MapVector<Operation *, SmallVector<Value>> byOp;
+  for (OpOperand *access : accesses)
+    byOp[access->getOwner()].push_back(access->get());
+  SmallVector<Operation *> ops = llvm::to_vector(llvm::make_first_range(byOp));
+  llvm::sort(ops, [&](Operation *a, Operation *b) {
+    return order.position.lookup(a) < order.position.lookup(b);
+  });
+  SmallVector<Box> written;
+  int64_t covered = 0, total = alloc.getType().getNumElements();
+  for (Operation *op : ops) {
+    if (op->getBlock() != block)
+      return false;
+    SmallVector<Box> boxes;
+    for (Value view : byOp[op]) {
+      std::optional<Box> box = getBox(view, alloc);
+      if (!box)
+        return false;
+      boxes.push_back(std::move(*box));
+    }
+    if (boxes.size() == 1 && overwritesWhole(op, byOp[op].front()) &&
+        llvm::none_of(written,
+                      [&](const Box &box) { return box.overlaps(boxes[0]); })) {
+      covered += boxes[0].volume();
+      written.push_back(std::move(boxes[0]));
+      if (covered == total)
+        return true;
+      continue;
+    }
+    for (const Box &box : boxes)
+      if (llvm::none_of(written,
+                        [&](const Box &done) { return done.contains(box); }))
+        return false;
+  }
+  return false;
 }
 
 /// The live range of `alloc` when it is a candidate.
@@ -148,14 +246,14 @@ static std::optional<LiveRange> getLiveRange(memref::AllocOp alloc,
                                              const OpOrder &order) {
   if (!alloc.getType().hasStaticShape() || !alloc.getDynamicSizes().empty())
     return std::nullopt;
-  FailureOr<SmallVector<Operation *>> accesses = getAccesses(alloc);
+  FailureOr<SmallVector<OpOperand *>> accesses = getAccesses(alloc);
   if (failed(accesses) || accesses->empty())
     return std::nullopt;
   // The innermost block that holds every access.
-  Block *block = (*accesses)[0]->getBlock();
+  Block *block = (*accesses)[0]->getOwner()->getBlock();
   auto holds = [&](Block *candidate) {
-    return llvm::all_of(*accesses, [&](Operation *op) {
-      return candidate->findAncestorOpInBlock(*op) != nullptr;
+    return llvm::all_of(*accesses, [&](OpOperand *access) {
+      return candidate->findAncestorOpInBlock(*access->getOwner()) != nullptr;
     });
   };
   while (block && !holds(block)) {
@@ -165,23 +263,12 @@ static std::optional<LiveRange> getLiveRange(memref::AllocOp alloc,
   if (!block)
     return std::nullopt;
   LiveRange range{alloc, ~0u, 0};
-  Operation *firstAccess = nullptr;
-  bool firstIsShared = false;
-  for (Operation *op : *accesses) {
-    Operation *ancestor = block->findAncestorOpInBlock(*op);
-    unsigned position = order.position.lookup(ancestor);
-    if (position < range.first) {
-      range.first = position;
-      firstAccess = op;
-      firstIsShared = false;
-    } else if (position == range.first) {
-      firstIsShared = true;
-    }
+  for (OpOperand *access : *accesses) {
+    Operation *ancestor = block->findAncestorOpInBlock(*access->getOwner());
+    range.first = std::min(range.first, order.position.lookup(ancestor));
     range.last = std::max(range.last, order.subtreeEnd.lookup(ancestor));
   }
-  // The first access is an op of the block alone, which overwrites it.
-  if (firstIsShared || firstAccess->getBlock() != block ||
-      !overwritesWhole(firstAccess, alloc.getResult()))
+  if (!writesBeforeReading(alloc, *accesses, block, order))
     return std::nullopt;
   return range;
 }
@@ -293,13 +380,14 @@ static FailureOr<int64_t> getPackableBytes(memref::AllocOp alloc) {
 static FailureOr<std::pair<bool, unsigned>>
 getReportClass(memref::AllocOp alloc,
                const DenseMap<Operation *, unsigned> &segments, Block &entry) {
-  FailureOr<SmallVector<Operation *>> accesses = getAccesses(alloc);
+  FailureOr<SmallVector<OpOperand *>> accesses = getAccesses(alloc);
   if (failed(accesses))
     return failure();
   bool recomputed = false;
   Operation *last = nullptr;
   SmallVector<Operation *> anchors;
-  for (Operation *op : *accesses) {
+  for (OpOperand *access : *accesses) {
+    Operation *op = access->getOwner();
     recomputed |= op->hasAttr(kRecomputedAttrName);
     if (Operation *anchor = entry.findAncestorOpInBlock(*op)) {
       anchors.push_back(anchor);

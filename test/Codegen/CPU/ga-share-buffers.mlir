@@ -284,3 +284,47 @@ func.func @parallel_inside(%x: memref<32xf32>, %y: memref<16xf32>, %z: memref<4x
   }
   return
 }
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+
+// A concatenation: %b is written in two disjoint pieces (a copy into one
+// half; a fill of the other, then a sum into that piece, which reads only
+// what the fill wrote) before anything reads all of it, so it takes the
+// buffer of %a, dead by then.
+// CHECK-LABEL: func.func @concatenated
+// CHECK:         memref.alloc() {alignment = 64 : i64} : memref<32xi8>
+// CHECK-NOT:     memref.alloc
+// CHECK:         return
+// SLOTS-LABEL: func.func @concatenated
+// SLOTS:         %[[A:.*]] = memref.alloc() : memref<8xf32>
+// SLOTS-NOT:     memref.alloc
+// SLOTS:         memref.copy %[[A]], %arg1
+// SLOTS:         %[[LO:.*]] = memref.subview %[[A]][0] [4] [1]
+// SLOTS:         %[[HI:.*]] = memref.subview %[[A]][4] [4] [1]
+// SLOTS:         memref.copy %{{.*}}, %[[LO]]
+// SLOTS:         linalg.fill ins(%{{.*}} : f32) outs(%[[HI]]
+// SLOTS:         linalg.generic {{.*}} outs(%[[HI]]
+// SLOTS:         memref.copy %[[A]], %arg2
+func.func @concatenated(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<8xf32>) {
+  %c0 = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<8xf32>
+  %b = memref.alloc() : memref<8xf32>
+  memref.copy %x, %a : memref<8xf32> to memref<8xf32>
+  memref.copy %a, %y : memref<8xf32> to memref<8xf32>
+  %lo = memref.subview %b[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+  %hi = memref.subview %b[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  %xlo = memref.subview %x[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+  memref.copy %xlo, %lo : memref<4xf32, strided<[1]>> to memref<4xf32, strided<[1]>>
+  linalg.fill ins(%c0 : f32) outs(%hi : memref<4xf32, strided<[1], offset: 4>>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%xlo : memref<4xf32, strided<[1]>>)
+      outs(%hi : memref<4xf32, strided<[1], offset: 4>>) {
+  ^bb0(%p: f32, %o: f32):
+    %s = arith.addf %p, %o : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %b, %z : memref<8xf32> to memref<8xf32>
+  return
+}

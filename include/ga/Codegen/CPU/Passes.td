@@ -669,7 +669,13 @@ def ShareBuffers : Pass<"ga-share-buffers", "func::FuncOp"> {
     not read the init, and which does not also read it, or the
     `ga.host_collective_start` of an all-gather into all of it (a gathered
     parameter: its buffer lives from the gather to its wait's last
-    reader). Its contents then
+    reader); or the first accesses are ops of that block that each write all
+    of one piece of it without reading it (a subview with static offsets
+    and sizes and unit strides, through which the op alone accesses it),
+    the pieces disjoint, until they cover it, with only ops between them
+    that access pieces already written (the pieces of a concatenation, each
+    copied into its subview; a row statistic filled, then reduced into its
+    piece). Its contents then
     never outlive one execution of that block, and its live range is the
     ops of the block from that write to the last access, with everything
     nested in them. Candidates of one element type, number of elements
@@ -682,8 +688,8 @@ def ShareBuffers : Pass<"ga-share-buffers", "func::FuncOp"> {
     in the same block (it is then moved up). A buffer allocated in a
     parallel loop's body is one per iteration: it never takes one from
     outside, which iterations running at once would share. Exact: a buffer
-    is reused only after its last access, by an op that overwrites it
-    entirely.
+    is reused only after its last access, by ops that write all of it
+    before reading any of it.
 
     With `pack=true` (off by default; `--ga-lower-to-cpu="share-buffers=1"`
     and `compile_train_step(share_buffers=True)` run the pass with it),
