@@ -185,8 +185,9 @@ func.func @loop_then_after(%x: memref<32xf32>, %y: memref<16xf32>) {
 
 // -----
 
-// Pieces written before any read, but they overlap (%b) or leave a gap
-// that is read (%c): neither is written whole before it is read, so
+// Pieces written before any read, but they overlap (%b: 5 + 3 elements,
+// as many as the buffer holds, yet 6 and 7 are never written) or leave a
+// gap that is read (%c): neither is written whole before it is read, so
 // neither takes the buffer of %a, dead by then.
 // CHECK-LABEL: func.func @pieces
 // CHECK-COUNT-3: memref.alloc
@@ -198,9 +199,10 @@ func.func @pieces(%x: memref<8xf32>, %y: memref<8xf32>) {
   memref.copy %a, %y : memref<8xf32> to memref<8xf32>
   %x5 = memref.subview %x[0] [5] [1] : memref<8xf32> to memref<5xf32, strided<[1]>>
   %b0 = memref.subview %b[0] [5] [1] : memref<8xf32> to memref<5xf32, strided<[1]>>
-  %b3 = memref.subview %b[3] [5] [1] : memref<8xf32> to memref<5xf32, strided<[1], offset: 3>>
+  %x3 = memref.subview %x[0] [3] [1] : memref<8xf32> to memref<3xf32, strided<[1]>>
+  %b3 = memref.subview %b[3] [3] [1] : memref<8xf32> to memref<3xf32, strided<[1], offset: 3>>
   memref.copy %x5, %b0 : memref<5xf32, strided<[1]>> to memref<5xf32, strided<[1]>>
-  memref.copy %x5, %b3 : memref<5xf32, strided<[1]>> to memref<5xf32, strided<[1], offset: 3>>
+  memref.copy %x3, %b3 : memref<3xf32, strided<[1]>> to memref<3xf32, strided<[1], offset: 3>>
   memref.copy %b, %y : memref<8xf32> to memref<8xf32>
   %c0 = memref.subview %c[0] [5] [1] : memref<8xf32> to memref<5xf32, strided<[1]>>
   %c6 = memref.subview %c[6] [2] [1] : memref<8xf32> to memref<2xf32, strided<[1], offset: 6>>
