@@ -38,7 +38,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import remat_budget as rb  # noqa: E402
@@ -181,10 +180,7 @@ def worker(a):
     for _ in range(a.reps):
         for p in providers:
             shim.ga_blas_select(PROVIDERS.index(p))
-            step(*batch)
-            t0 = time.perf_counter()
-            step(*batch)
-            times[p].append(time.perf_counter() - t0)
+            times[p] += steplib.time_calls(lambda: step(*batch), 1, 1)
     rows = []
     for p in providers:
         ratios = sorted(x / y for x, y in zip(times["openblas"], times[p]))
@@ -206,27 +202,22 @@ def main():
     p.add_argument("--onednn", default=None)
     p.add_argument("--json", default=None)
     p.add_argument("--self-test", action="store_true")
-    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--worker", default=None, choices=["providers"],
+                   help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.self_test:
         return self_test()
     if a.worker:
         print(json.dumps(worker(a)))
         return
-    from ga_mlir import steplib
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-                   MKL_NUM_THREADS="1", **provider_env(a.onednn),
-                   LD_PRELOAD=" ".join([steplib.heap_count_library(),
-                                        build_shim(tmp)]))
-        cmd = [sys.executable, os.path.abspath(__file__), "--worker",
-               "--model", a.model, "--n", str(a.n), "--recompute",
-               a.recompute, "--reps", str(a.reps)]
-        if a.onednn:
-            cmd += ["--onednn", a.onednn]
-        out = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True,
-                             check=True).stdout.strip().splitlines()[-1]
-    result = json.loads(out)
+        result = rb.run_worker(
+            __file__, preload=[build_shim(tmp)],
+            extra_env=provider_env(a.onednn), worker="providers",
+            model=a.model, n=a.n, recompute=a.recompute, reps=a.reps,
+            onednn=a.onednn and os.path.abspath(a.onednn))
+    if "error" in result:
+        sys.exit(f"blas_providers: {result['error']}")
     print(f"{a.model}, N = {a.n}, recompute {a.recompute}; median of "
           f"{a.reps} interleaved rounds, one thread")
     print("| provider | ms/step | speed-up over OpenBLAS (quartiles) | "

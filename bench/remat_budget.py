@@ -305,18 +305,22 @@ def torch_point(model_name, size, n, fraction, counter):
             "setup": setup}, step
 
 
-def run_worker(script=__file__, **kw):
-    """Runs `script` (this one by default) as a worker with the flags `kw`,
-    preloaded with the heap counter, on one thread (Inductor's compiles
-    too); returns the JSON object of its last line (an "error" entry when
-    the process fails)."""
+def run_worker(script=__file__, preload=(), extra_env=None, **kw):
+    """Runs `script` (this one by default) as a worker with the flags `kw`
+    (None: left out), preloaded with the heap counter and the libraries
+    `preload`, with the variables `extra_env`, on one thread (Inductor's
+    compiles too); returns the JSON object of its last line (an "error"
+    entry when the process fails)."""
     from ga_mlir import steplib
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                MKL_NUM_THREADS="1", TORCHINDUCTOR_COMPILE_THREADS="1",
-               LD_PRELOAD=steplib.heap_count_library())
+               **(extra_env or {}),
+               LD_PRELOAD=" ".join([steplib.heap_count_library(),
+                                    *preload]))
     cmd = [sys.executable, os.path.abspath(script)]
     for k, v in kw.items():
-        cmd += ["--" + k.replace("_", "-"), str(v)]
+        if v is not None:
+            cmd += ["--" + k.replace("_", "-"), str(v)]
     proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
     lines = proc.stdout.strip().splitlines()
     if proc.returncode or not lines:
