@@ -5,7 +5,8 @@
 // miscompiles (MLIR 22): a producer reading its own init, fused into a
 // consumer with loops the producer does not have. Optionally
 // (recompute-shared), a cheap producer with several users is fused into each
-// of them.
+// of them; optionally (fuse-kept), a producer read again after its consumer
+// is fused into it as an extra result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,7 +99,74 @@ static bool isCheapToRecompute(linalg::GenericOp producer, unsigned maxOps) {
   return true;
 }
 
+/// True when the producer of `fused` may be fused into its consumer although
+/// its results have other users (fuse-kept): upstream then yields them from
+/// the fused op, which stands where the consumer stood, and replaces every
+/// other use by them. So each other user must come after the consumer in
+/// its block (nested or not): a forward value that the backward reads
+/// again. Producer and consumer share a block, so that no work moves into a
+/// loop, and the consumer's loops are all parallel, so that each element of
+/// a preserved result is written once.
+static bool isReadAgainAfterConsumer(OpOperand *fused) {
+  Operation *producer = fused->get().getDefiningOp();
+  auto consumer = dyn_cast<linalg::GenericOp>(fused->getOwner());
+  if (!producer || !consumer || producer->getBlock() != consumer->getBlock() ||
+      consumer.getNumParallelLoops() != consumer.getNumLoops())
+    return false;
+  Block *block = consumer->getBlock();
+  for (OpOperand &use : producer->getUses()) {
+    if (&use == fused)
+      continue;
+    // The consumer reading it through another operand as well would read
+    // its own result.
+    Operation *user = block->findAncestorOpInBlock(*use.getOwner());
+    if (!user || user == consumer || !consumer->isBeforeInBlock(user))
+      return false;
+  }
+  return true;
+}
+
 namespace {
+
+/// Fuses a producer whose results are read by `consumer` and again only after
+/// it into `consumer`; the fused op yields those results too, and their later
+/// users read them from it (fuse-kept). Upstream's pattern takes single-use
+/// producers only; with several users its fusion recomputes the producer in
+/// each of them as they are fused in turn, where a kept value is to be
+/// computed, and stored, once.
+struct FuseKeptProducer : OpRewritePattern<linalg::GenericOp> {
+  FuseKeptProducer(MLIRContext *context, linalg::ControlFusionFn control,
+                   std::function<void()> onFuse)
+      : OpRewritePattern(context), control(std::move(control)),
+        onFuse(std::move(onFuse)) {}
+
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    for (OpOperand *operand : consumer.getDpsInputOperands()) {
+      auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+      if (!producer || producer->hasOneUse() ||
+          !linalg::areElementwiseOpsFusable(operand) ||
+          !isReadAgainAfterConsumer(operand) || !control(operand))
+        continue;
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, operand);
+      if (failed(fused))
+        continue;
+      // Every use left is after the fused op (isReadAgainAfterConsumer).
+      for (auto [original, replacement] : fused->replacements)
+        rewriter.replaceAllUsesWith(original, replacement);
+      rewriter.eraseOp(consumer);
+      if (producer->use_empty())
+        rewriter.eraseOp(producer);
+      onFuse();
+      return success();
+    }
+    return rewriter.notifyMatchFailure(consumer, "no kept producer");
+  }
+
+  linalg::ControlFusionFn control;
+  std::function<void()> onFuse;
+};
 
 /// Fuses a cheap producer with several users into all of them: every use
 /// but the first gets a copy of the producer, after which each copy has a
@@ -202,6 +270,14 @@ struct FuseElementwisePass
     context->getLoadedDialect<linalg::LinalgDialect>()
         ->getCanonicalizationPatterns(patterns);
     linalg::populateConstantFoldLinalgOperations(patterns, singleUse);
+    if (fuseKept) {
+      // The checks of `control` less its single-use test.
+      linalg::ControlFusionFn absorbable = [](OpOperand *fused) {
+        return !repeatsInitUpdate(fused) && !changesLibraryProduct(fused);
+      };
+      patterns.add<FuseKeptProducer>(context, absorbable,
+                                     [this] { ++numFusedKept; });
+    }
     auto countRecomputed = [this] { ++numRecomputed; };
     if (recomputeShared) {
       // Each use is checked against `control` less its single-use test.

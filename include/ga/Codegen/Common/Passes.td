@@ -566,6 +566,9 @@ def FoldUnitDims : Pass<"ga-fold-unit-dims", "func::FuncOp"> {
     Statistic<"numFolded", "folded-ops",
               "Generics with a loop of extent 1 whose unit dimensions were "
               "offered to the folding">,
+    Statistic<"numFusedKept", "fused-kept-producers",
+              "Producers read again after their consumer fused into it as "
+              "an extra result (fuse-kept)">,
     Statistic<"numKeptProducts", "kept-products",
               "Library products left with their unit dimensions">,
     Statistic<"numKeptAccumulators", "kept-accumulators",
@@ -607,6 +610,16 @@ def FuseElementwise : Pass<"ga-fuse-elementwise", "func::FuncOp"> {
       producer that moves data (a transpose). With `keep-product-epilogues=1`
       a producer that reads a library product's result stays one op (the
       cuBLASLt bias epilogue).
+    * with `fuse-kept=1`, a producer whose result is read by its consumer
+      and again only after it (a forward value the backward reads) is fused
+      into that consumer, which yields the producer's result as an extra
+      result (upstream's preserved producer results): the value is computed
+      once and stored once, in the consumer's loop, instead of a loop of
+      its own that the consumer reads back. Only into an all-parallel
+      consumer in the producer's block (the preserved result keeps the
+      producer's shape and no work moves into a loop), and never when
+      another user lies between the two (it would read the fused op's
+      result before it is defined).
 
     Left alone (the consumer reduces over `k`, which `%y`'s map drops):
 
@@ -629,6 +642,20 @@ def FuseElementwise : Pass<"ga-fuse-elementwise", "func::FuncOp"> {
     A producer that does not read its init, or a consumer whose map of the
     fused operand is a permutation of all its loops, is fused as upstream
     fuses it.
+
+    With `fuse-kept=1`, `%h` (read by `%y` and, later, by the backward's
+    `%d`) is computed in `%y`'s loop, which yields it as a second result:
+
+    ```mlir
+    %h = linalg.generic {...} ins(%x, %bias : ...) { addf }
+    %y = linalg.generic {...} ins(%h : ...) { tanh }
+    ...
+    %d = linalg.generic {...} ins(%g, %h : ...) { ... }
+    // becomes
+    %y:2 = linalg.generic {...} ins(%x, %bias : ...) { addf, tanh } // %h, %y
+    ...
+    %d = linalg.generic {...} ins(%g, %y#0 : ...) { ... }
+    ```
 
     With `recompute-shared=1`, `%b` (read by two generics) is fused into
     both and disappears:
@@ -653,7 +680,11 @@ def FuseElementwise : Pass<"ga-fuse-elementwise", "func::FuncOp"> {
            /*default=*/"false",
            "With recompute-shared: leave a producer that reads a matrix "
            "product's result in place (one op, which the cuBLASLt lowering "
-           "folds into the product as its bias epilogue)">
+           "folds into the product as its bias epilogue)">,
+    Option<"fuseKept", "fuse-kept", "bool", /*default=*/"false",
+           "Fuse a producer whose result is also read after its consumer "
+           "(a value kept for the backward) into that consumer, which then "
+           "writes the producer's result too (computed once)">
   ];
   let statistics = [
     Statistic<"numRefused", "refused-fusions",
@@ -661,6 +692,9 @@ def FuseElementwise : Pass<"ga-fuse-elementwise", "func::FuncOp"> {
               "consumer has loops the producer does not">,
     Statistic<"numRecomputed", "recomputed-producers",
               "Producers with several users fused into each of them">,
+    Statistic<"numFusedKept", "fused-kept-producers",
+              "Producers read again after their consumer fused into it as "
+              "an extra result (fuse-kept)">,
     Statistic<"numKeptProducts", "kept-products",
               "Fusions and reshape foldings left out because they would "
               "change a ga.library_product">,
