@@ -270,20 +270,17 @@ struct FuseElementwisePass
     context->getLoadedDialect<linalg::LinalgDialect>()
         ->getCanonicalizationPatterns(patterns);
     linalg::populateConstantFoldLinalgOperations(patterns, singleUse);
-    if (fuseKept) {
-      // The checks of `control` less its single-use test.
-      linalg::ControlFusionFn absorbable = [](OpOperand *fused) {
-        return !repeatsInitUpdate(fused) && !changesLibraryProduct(fused);
-      };
+    // The checks of `control` less its single-use test, for the patterns
+    // that fuse a producer with several users.
+    linalg::ControlFusionFn absorbable = [](OpOperand *fused) {
+      return !repeatsInitUpdate(fused) && !changesLibraryProduct(fused);
+    };
+    if (fuseKept)
       patterns.add<FuseKeptProducer>(context, absorbable,
                                      [this] { ++numFusedKept; });
-    }
     auto countRecomputed = [this] { ++numRecomputed; };
     if (recomputeShared) {
-      // Each use is checked against `control` less its single-use test.
-      linalg::ControlFusionFn absorbable = [](OpOperand *fused) {
-        return !repeatsInitUpdate(fused) && !changesLibraryProduct(fused);
-      };
+      // Each use is checked against `absorbable`.
       patterns.add<RecomputeSharedProducer>(context, maxRecomputeOps,
                                             keepProductEpilogues, absorbable,
                                             countRecomputed);
